@@ -1,0 +1,55 @@
+# minidb: the two commands a student needs are `make run` and `make test`.
+# Both set everything up first (system programs, .venv, minidb with all extras).
+
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST := $(BIN)/python -m pytest
+
+.PHONY: all setup system run test test-fast lab figures notebooks bench clean
+
+all: run
+
+# System programs (graphviz's dot, Java 17+ for Spark); cheap when present.
+system:
+	@scripts/ensure-system.sh
+
+# The virtual environment, rebuilt when the dependencies change.
+$(STAMP): pyproject.toml constraints.txt scripts/make-venv.sh
+	@rm -rf $(VENV)
+	scripts/make-venv.sh
+	@touch $(STAMP)
+
+setup: system $(STAMP)
+
+# The main job: a tour of every part of minidb that exists, writing figures/.
+run: setup
+	$(BIN)/minidb tour --out figures
+
+# Every test: unit, property and crash tests, the notebooks (nbval), the exercises.
+test: setup
+	$(PYTEST) -n 2 --dist loadfile --minidb-full-suite \
+	    --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg
+
+# Unit tests only, for a quick loop while editing.
+test-fast: setup
+	$(PYTEST) -q tests -m "not slow"
+
+# JupyterLab on the notebooks.
+lab: setup
+	$(BIN)/jupyter lab --notebook-dir=notebooks
+
+# Regenerate every picture in figures/.
+figures: setup
+	$(BIN)/minidb figures --out figures
+
+# Re-execute every notebook in place (after changing the code they show).
+notebooks: setup
+	$(BIN)/python scripts/run-notebooks.py notebooks/*.ipynb
+
+# Benchmarks; ratios go into BENCHMARKS.md.
+bench: setup
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,41 @@
+"""Suite-wide pytest set-up.
+
+``--minidb-full-suite`` (used by ``make test``) makes sure the run really
+covers everything: every notebook in notebooks/, the unit tests in tests/ and
+every exercise in exercises/ must contribute collected tests, so a missing
+plugin flag or a misnamed file cannot turn the run green by accident.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent
+
+
+def pytest_addoption(parser):
+    parser.addoption("--minidb-full-suite", action="store_true",
+                     help="fail unless tests, every notebook and every exercise were collected")
+
+
+def expected_areas() -> list[Path]:
+    areas = [ROOT / "tests"]
+    areas += sorted((ROOT / "notebooks").glob("*.ipynb"))
+    areas += sorted(p for p in (ROOT / "exercises").iterdir() if p.is_dir() and p.name[:2].isdigit())
+    return areas
+
+
+def pytest_collection_finish(session):
+    if not session.config.getoption("--minidb-full-suite"):
+        return
+    collected = [Path(str(item.path)).resolve() for item in session.items]
+    missing = []
+    for area in expected_areas():
+        area = area.resolve()
+        if not any(path == area or area in path.parents for path in collected):
+            missing.append(os.path.relpath(area, ROOT))
+    if missing:
+        pytest.exit(f"the full suite collected nothing from: {', '.join(missing)}", returncode=4)

@@ -1,0 +1,5 @@
+import sys
+
+from minidb.cli import main
+
+sys.exit(main())

@@ -1,0 +1,31 @@
+"""Helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+
+from minidb.io import OSDisk
+from minidb.log import LSN
+
+
+def lsn_arg(text: str) -> LSN:
+    """argparse type for ``0x1/0x26``; a bad LSN becomes a one-line usage error."""
+    try:
+        return LSN.parse(text)
+    except Exception as e:  # UserError with the expected form
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def log_disk(path: str) -> OSDisk:
+    """The directory of a log, opened read-only (inspecting never changes it)."""
+    return OSDisk(path, readonly=True)

@@ -1,0 +1,7 @@
+"""Imports every part of minidb that declares log entry types.
+
+Importing a ``logdef`` module registers its entry-type table, which is how
+``printlog`` and ``verify`` learn every type name. Add new engines here.
+"""
+
+import minidb.log.logdef  # noqa: F401

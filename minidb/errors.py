@@ -1,0 +1,46 @@
+"""The errors minidb raises, in one place.
+
+Every error that a user can cause (a missing directory, a file that is not a
+minidb log, a bad LSN, a corrupt entry) is a :class:`MinidbError`. Its message
+names *what* went wrong and *where* (file, offset, page id...), so the CLI can
+print it as one line and exit with code 2 (user error) or 1 (a check failed).
+Errors are raised before anything is changed: an operation that fails leaves
+the disk and the in-memory state as they were.
+"""
+
+
+class MinidbError(Exception):
+    """Base class of every error minidb raises on purpose."""
+
+
+class UserError(MinidbError):
+    """The request itself is wrong: bad syntax, a missing path, a wrong id."""
+
+
+class DiskError(MinidbError):
+    """An I/O operation failed (a missing file, a failing fsync, a full disk)."""
+
+
+class DiskFullError(DiskError):
+    """A write needed more space than the disk has; nothing was written."""
+
+
+class SimulatedCrash(MinidbError):
+    """The simulated disk crashed at a scheduled point; the process 'died'."""
+
+
+class LogError(MinidbError):
+    """The log cannot be read as a minidb log."""
+
+
+class LogCorruptionError(LogError):
+    """A bad entry lies before valid entries: the log is corrupt, not torn.
+
+    Carries the log file name and the byte offset of the bad entry.
+    """
+
+    def __init__(self, file_name: str, offset: int, what: str):
+        self.file_name = file_name
+        self.offset = offset
+        self.what = what
+        super().__init__(f"{file_name} at offset 0x{offset:x}: {what}")

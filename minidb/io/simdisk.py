@@ -1,0 +1,501 @@
+"""A simulated disk that records every write and fsync and can crash.
+
+The simulated disk keeps, for each file, two images:
+
+- the *volatile* image: what reads see, every write applied (the page cache);
+- the *durable* image: what survives any crash, as of the file's last fsync.
+
+Between the two lies the list of *pending* operations (writes and truncates
+not yet covered by an fsync), in the order they were issued. ``crash(mode)``
+throws the volatile images away and rebuilds every file from its durable
+image plus the pending operations that the crash mode keeps:
+
+==============================  ================================================
+``CrashMode.nothing()``          no pending operation survives
+``CrashMode.everything()``       all of them survive (the page cache was written)
+``CrashMode.prefix(n)``          the first ``n`` survive, in issue order
+``CrashMode.prefix(n, torn=k)``  ... and the first ``k`` bytes of operation ``n``
+``CrashMode.torn(k)``            all but the last, and ``k`` bytes of the last
+                                 write (seeded when ``k`` is None)
+``CrashMode.random(seed)``       a seeded random subset, each kept with p = 1/2
+==============================  ================================================
+
+A dropped write that lies before a kept one leaves zeros (or older durable
+bytes) behind: exactly the holes a real disk can leave in unsynced data.
+
+Every operation is recorded as an :class:`Event` in ``disk.events`` (the
+*write record*); tests use it to check ordering rules such as write-ahead
+logging. ``crash_image(i, mode)`` builds a new disk as if the crash had
+happened right after event ``i``, so a crash sweep runs a workload once and
+then examines every crash point; :func:`crash_points` enumerates them.
+
+Creating, deleting and renaming files are durable at once (the contract of
+:mod:`minidb.io.base`); files are inodes, so a rename keeps pending writes.
+
+Faults: ``schedule_crash(after_ops=n)`` crashes during the n-th next write,
+truncate or fsync (after performing it) and raises
+:class:`~minidb.errors.SimulatedCrash`; ``fail_fsyncs(n)`` makes the next
+``n`` fsyncs fail without making anything durable; ``capacity`` makes a write
+that would grow the disk past it fail with
+:class:`~minidb.errors.DiskFullError`, writing nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from minidb.errors import DiskError, DiskFullError, SimulatedCrash
+from minidb.io.base import Disk, File
+from minidb.stats import Stats
+
+DATA_OPS = ("write", "truncate")
+CRASH_POINT_KINDS = ("write", "truncate", "fsync")
+
+
+@dataclass(frozen=True, repr=False)
+class Event:
+    """One recorded operation of the simulated disk."""
+
+    index: int
+    kind: str  # create, write, truncate, fsync, delete, rename, crash
+    name: str
+    offset: int = 0
+    data: bytes = b""
+    size: int = 0  # the new size, for truncate
+    new_name: str = ""  # for rename
+    mode: "CrashMode | None" = None  # for crash
+
+    def __repr__(self) -> str:
+        return f"Event({self})"
+
+    def __str__(self) -> str:
+        if self.kind == "write":
+            return f"#{self.index} write {self.name} @{self.offset} +{len(self.data)}"
+        if self.kind == "truncate":
+            return f"#{self.index} truncate {self.name} to {self.size}"
+        if self.kind == "rename":
+            return f"#{self.index} rename {self.name} -> {self.new_name}"
+        if self.kind == "crash":
+            return f"#{self.index} crash keeping {self.mode}"
+        return f"#{self.index} {self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class CrashMode:
+    """Which unsynced operations a crash keeps (see the module table)."""
+
+    keep: str  # nothing | everything | prefix | torn | random
+    count: int = 0
+    torn_bytes: int | None = None
+    seed: int = 0
+
+    @classmethod
+    def nothing(cls) -> "CrashMode":
+        return cls("nothing")
+
+    @classmethod
+    def everything(cls) -> "CrashMode":
+        return cls("everything")
+
+    @classmethod
+    def prefix(cls, count: int, torn: int | None = None) -> "CrashMode":
+        return cls("prefix", count=count, torn_bytes=torn)
+
+    @classmethod
+    def torn(cls, torn_bytes: int | None = None, seed: int = 0) -> "CrashMode":
+        return cls("torn", torn_bytes=torn_bytes, seed=seed)
+
+    @classmethod
+    def random(cls, seed: int) -> "CrashMode":
+        return cls("random", seed=seed)
+
+    def __str__(self) -> str:
+        if self.keep == "prefix":
+            torn = f", torn={self.torn_bytes}" if self.torn_bytes is not None else ""
+            return f"prefix({self.count}{torn})"
+        if self.keep == "torn":
+            return f"torn({self.torn_bytes if self.torn_bytes is not None else f'seed={self.seed}'})"
+        if self.keep == "random":
+            return f"random(seed={self.seed})"
+        return self.keep
+
+
+@dataclass
+class _Op:
+    """A pending (unsynced) write or truncate of one inode."""
+
+    ino: int
+    kind: str
+    offset: int = 0
+    data: bytes = b""
+    size: int = 0
+
+    def apply(self, image: bytearray, torn_bytes: int | None = None) -> None:
+        if self.kind == "truncate":
+            _truncate(image, self.size)
+            return
+        data = self.data if torn_bytes is None else self.data[:torn_bytes]
+        end = self.offset + len(data)
+        if end > len(image):
+            image.extend(bytes(end - len(image)))
+        image[self.offset:end] = data
+
+
+def _truncate(image: bytearray, size: int) -> None:
+    if size < len(image):
+        del image[size:]
+    else:
+        image.extend(bytes(size - len(image)))
+
+
+@dataclass
+class _Inode:
+    ino: int
+    data: bytearray = field(default_factory=bytearray)
+    durable: bytearray = field(default_factory=bytearray)
+
+
+class _State:
+    """Files, their two images and the pending operations: what a crash acts on."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, _Inode] = {}
+        self.pending: list[_Op] = []
+        self.next_ino = 1
+
+    def create(self, name: str) -> _Inode:
+        inode = _Inode(self.next_ino)
+        self.next_ino += 1
+        self.names[name] = inode
+        return inode
+
+    def do(self, op: _Op) -> None:
+        inode = self._inode(op.ino)
+        op.apply(inode.data)
+        self.pending.append(op)
+
+    def fsync(self, ino: int) -> None:
+        inode = self._inode(ino)
+        keep = []
+        for op in self.pending:
+            if op.ino == ino:
+                op.apply(inode.durable)
+            else:
+                keep.append(op)
+        self.pending = keep
+
+    def _inode(self, ino: int) -> _Inode:
+        for inode in self.names.values():
+            if inode.ino == ino:
+                return inode
+        return _Inode(ino)  # a deleted file: its operations no longer matter
+
+    def delete(self, name: str) -> None:
+        ino = self.names.pop(name).ino
+        self.pending = [op for op in self.pending if op.ino != ino]
+
+    def crash(self, mode: CrashMode) -> None:
+        kept = _choose(self.pending, mode)
+        live = {inode.ino: inode for inode in self.names.values()}
+        for inode in live.values():
+            inode.data = bytearray(inode.durable)
+        for op, torn in kept:
+            if op.ino in live:
+                op.apply(live[op.ino].data, torn)
+        for inode in live.values():
+            inode.durable = bytearray(inode.data)
+        self.pending = []
+
+    def copy(self) -> "_State":
+        twin = _State()
+        twin.next_ino = self.next_ino
+        twin.names = {
+            name: _Inode(i.ino, bytearray(i.data), bytearray(i.durable)) for name, i in self.names.items()
+        }
+        twin.pending = list(self.pending)
+        return twin
+
+    def total_size(self) -> int:
+        return sum(len(i.data) for i in self.names.values())
+
+
+def _choose(pending: list[_Op], mode: CrashMode) -> list[tuple[_Op, int | None]]:
+    """The pending operations a crash keeps, each with its torn length (None = whole)."""
+    if mode.keep == "nothing" or not pending:
+        return []
+    if mode.keep == "everything":
+        return [(op, None) for op in pending]
+    if mode.keep == "random":
+        rng = random.Random(mode.seed)
+        return [(op, None) for op in pending if rng.random() < 0.5]
+    if mode.keep == "torn":
+        count, torn = len(pending) - 1, mode.torn_bytes
+        last = pending[-1]
+        if torn is None and last.kind == "write" and len(last.data) > 1:
+            torn = random.Random(mode.seed).randrange(1, len(last.data))
+    elif mode.keep == "prefix":
+        count, torn = min(mode.count, len(pending)), mode.torn_bytes
+    else:
+        raise ValueError(f"unknown crash mode {mode.keep!r}")
+    kept: list[tuple[_Op, int | None]] = [(op, None) for op in pending[:count]]
+    if torn is not None and count < len(pending) and pending[count].kind == "write":
+        kept.append((pending[count], torn))
+    return kept
+
+
+class SimFile(File):
+    def __init__(self, disk: "SimDisk", name: str, inode: _Inode):
+        self.disk = disk
+        self.name = name
+        self._inode = inode
+        self._generation = disk.generation
+        self._closed = False
+
+    def _live(self) -> _Inode:
+        if self._closed:
+            raise DiskError(f"{self.disk.where(self.name)}: file is closed")
+        if self._generation != self.disk.generation:
+            raise DiskError(f"{self.disk.where(self.name)}: handle was lost in a crash; reopen the file")
+        return self._inode
+
+    def read(self, offset: int, size: int) -> bytes:
+        data = self._live().data
+        chunk = bytes(data[offset:offset + size])
+        self.disk.stats.add("reads")
+        self.disk.stats.add("bytesRead", len(chunk))
+        return chunk
+
+    def write(self, offset: int, data: bytes) -> None:
+        inode = self._live()
+        self.disk.check_space(len(inode.data), offset + len(data))
+        self.disk.perform(self.name, _Op(inode.ino, "write", offset=offset, data=bytes(data)))
+
+    def append(self, data: bytes) -> int:
+        offset = len(self._live().data)
+        self.write(offset, data)
+        return offset
+
+    def fsync(self) -> None:
+        self.disk.fsync(self.name, self._live())
+
+    def truncate(self, size: int) -> None:
+        inode = self._live()
+        self.disk.check_space(len(inode.data), size)
+        self.disk.perform(self.name, _Op(inode.ino, "truncate", size=size))
+
+    def size(self) -> int:
+        return len(self._live().data)
+
+    def close(self) -> None:
+        self._closed = True
+
+
+class SimDisk(Disk):
+    """An in-memory disk that can crash; see the module documentation."""
+
+    def __init__(self, name: str = "sim", capacity: int | None = None):
+        self.name = name
+        self.capacity = capacity
+        self.events: list[Event] = []
+        self.generation = 0
+        self.stats = Stats("disk", ["writes", "bytesWritten", "fsyncs", "truncates", "reads", "bytesRead", "crashes"])
+        self._state = _State()
+        self._crash_countdown: int | None = None
+        self._scheduled_mode = CrashMode.nothing()
+        self._failing_fsyncs = 0
+
+    # -- the Disk interface ------------------------------------------------
+    def where(self, name: str = "") -> str:
+        return f"sim:{self.name}/{name}" if name else f"sim:{self.name}"
+
+    def open(self, name: str, create: bool = False) -> File:
+        self.check_name(name)
+        inode = self._state.names.get(name)
+        if inode is None:
+            if not create:
+                raise DiskError(f"{self.where(name)}: no such file")
+            inode = self._state.create(name)
+            self._record("create", name)
+        return SimFile(self, name, inode)
+
+    def exists(self, name: str) -> bool:
+        return name in self._state.names
+
+    def list(self) -> list[str]:
+        return sorted(self._state.names)
+
+    def delete(self, name: str) -> None:
+        if name not in self._state.names:
+            raise DiskError(f"{self.where(name)}: no such file")
+        self._state.delete(name)
+        self._record("delete", name)
+
+    def rename(self, old: str, new: str) -> None:
+        self.check_name(new)
+        if old not in self._state.names:
+            raise DiskError(f"{self.where(old)}: no such file")
+        self._state.names[new] = self._state.names.pop(old)
+        self._record("rename", old, new_name=new)
+
+    def size(self, name: str) -> int:
+        if name not in self._state.names:
+            raise DiskError(f"{self.where(name)}: no such file")
+        return len(self._state.names[name].data)
+
+    # -- recording and faults ---------------------------------------------
+    def _record(self, kind: str, name: str, **kw: object) -> Event:
+        event = Event(len(self.events), kind, name, **kw)  # type: ignore[arg-type]
+        self.events.append(event)
+        return event
+
+    def check_space(self, current: int, new_size: int) -> None:
+        if self.capacity is None or new_size <= current:
+            return
+        if self._state.total_size() + (new_size - current) > self.capacity:
+            raise DiskFullError(f"{self.where()}: disk full (capacity {self.capacity} bytes)")
+
+    def perform(self, name: str, op: _Op) -> None:
+        self._state.do(op)
+        if op.kind == "write":
+            self.stats.add("writes")
+            self.stats.add("bytesWritten", len(op.data))
+            self._record("write", name, offset=op.offset, data=op.data)
+        else:
+            self.stats.add("truncates")
+            self._record("truncate", name, size=op.size)
+        self._count_down()
+
+    def fsync(self, name: str, inode: _Inode) -> None:
+        if self._failing_fsyncs:
+            self._failing_fsyncs -= 1
+            raise DiskError(f"{self.where(name)}: fsync failed (injected fault)")
+        self._state.fsync(inode.ino)
+        self.stats.add("fsyncs")
+        self._record("fsync", name)
+        self._count_down()
+
+    def _count_down(self) -> None:
+        if self._crash_countdown is None:
+            return
+        self._crash_countdown -= 1
+        if self._crash_countdown == 0:
+            last = self.events[-1]
+            self._crash_countdown = None
+            self.crash(self._scheduled_mode)
+            raise SimulatedCrash(f"{self.where()}: simulated crash after event {last}")
+
+    def schedule_crash(self, after_ops: int, mode: CrashMode = CrashMode.nothing()) -> None:
+        """Crash right after the ``after_ops``-th next write, truncate or fsync."""
+        if after_ops < 1:
+            raise ValueError("after_ops must be at least 1")
+        self._crash_countdown = after_ops
+        self._scheduled_mode = mode
+
+    def fail_fsyncs(self, count: int = 1) -> None:
+        """Make the next ``count`` fsyncs fail (nothing becomes durable)."""
+        self._failing_fsyncs = count
+
+    # -- crashing -----------------------------------------------------------
+    def crash(self, mode: CrashMode = CrashMode.nothing()) -> None:
+        """Lose the volatile state as ``mode`` says; open handles become invalid."""
+        self._state.crash(mode)
+        self.generation += 1
+        self.stats.add("crashes")
+        self._record("crash", "", mode=mode)
+
+    def pending_ops(self) -> int:
+        """How many writes and truncates are not yet durable."""
+        return len(self._state.pending)
+
+    def durable_bytes(self, name: str) -> bytes:
+        """What of ``name`` would survive a crash right now (for teaching)."""
+        return bytes(self._state.names[name].durable)
+
+    def clone(self, name: str | None = None) -> "SimDisk":
+        """An independent copy of the current state, pending operations included."""
+        twin = SimDisk(name or self.name, self.capacity)
+        twin._state = self._state.copy()
+        return twin
+
+    def crash_image(self, after_event: int, mode: CrashMode = CrashMode.nothing()) -> "SimDisk":
+        """A new disk: this disk's history replayed up to event ``after_event``, then crashed."""
+        state = _replay(self.events[: after_event + 1])
+        twin = SimDisk(self.name, self.capacity)
+        state.crash(mode)
+        twin._state = state
+        return twin
+
+    def __repr__(self) -> str:
+        return f"SimDisk({self.name!r}, files={len(self._state.names)}, events={len(self.events)})"
+
+
+def _replay(events: list[Event]) -> _State:
+    """Rebuild the state that a sequence of recorded events produces."""
+    state = _State()
+    for event in events:
+        _replay_one(state, event)
+    return state
+
+
+def _replay_one(state: _State, event: Event) -> None:
+    kind = event.kind
+    if kind == "create":
+        state.create(event.name)
+    elif kind in DATA_OPS:
+        ino = state.names[event.name].ino
+        state.do(_Op(ino, kind, offset=event.offset, data=event.data, size=event.size))
+    elif kind == "fsync":
+        state.fsync(state.names[event.name].ino)
+    elif kind == "delete":
+        state.delete(event.name)
+    elif kind == "rename":
+        state.names[event.new_name] = state.names.pop(event.name)
+    elif kind == "crash":
+        state.crash(event.mode or CrashMode.nothing())
+
+
+@dataclass(frozen=True)
+class CrashPoint:
+    """A crashed copy of a disk: after which event, with which mode."""
+
+    event: Event
+    mode: CrashMode
+    disk: SimDisk
+
+    def __str__(self) -> str:
+        return f"crash after {self.event} keeping {self.mode}"
+
+
+def crash_points(
+    disk: SimDisk,
+    start: int = 0,
+    torn_variants: int = 2,
+    random_variants: int = 0,
+    seed: int = 0,
+) -> Iterator[CrashPoint]:
+    """Every crash point of ``disk``'s history from event ``start`` on.
+
+    After each write, truncate and fsync event, yields the crash that keeps
+    nothing unsynced and the one that keeps everything; after each write, also
+    ``torn_variants`` torn versions of that write (seeded lengths) and
+    ``random_variants`` random subsets of the unsynced operations.
+    """
+    state = _State()
+    rng = random.Random(seed)
+    for event in disk.events:
+        _replay_one(state, event)
+        if event.index < start or event.kind not in CRASH_POINT_KINDS:
+            continue
+        modes = [CrashMode.nothing(), CrashMode.everything()]
+        if event.kind == "write" and len(event.data) > 1:
+            modes += [CrashMode.torn(seed=rng.randrange(1 << 30)) for _ in range(torn_variants)]
+        if event.kind == "write":
+            modes += [CrashMode.random(rng.randrange(1 << 30)) for _ in range(random_variants)]
+        for mode in modes:
+            crashed = state.copy()
+            crashed.crash(mode)
+            image = SimDisk(disk.name, disk.capacity)
+            image._state = crashed
+            yield CrashPoint(event, mode, image)

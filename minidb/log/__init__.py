@@ -1,0 +1,34 @@
+"""The shared log: LSNs, entry headers and types, files, the writer, readers.
+
+Both engines and replication write through this package (following Berkeley
+DB JE's log layout). Public surface::
+
+    LSN, NULL_LSN                      log sequence numbers (lsn.py)
+    Provisional                        provisional flag values (header.py)
+    EntryType, EntryTable, fields      entry-type tables (types.py, fields.py)
+    LOG_TYPES, FILE_HEADER, TRACE      the log's own entry types (logdef.py)
+    LogManager, open_log               appending, flushing, group commit
+    LogEntry, format_entry             an entry as read back; as a printlog line
+    LogEnd, TailCut, find_end          the end of the log; torn tails
+    file_name, file_number             log file names (00000001.jdb)
+    inspect_file, read_file            one file's entries and bad part, read-only
+"""
+
+from minidb.log import fields
+from minidb.log.end import LogEnd, TailCut, find_end, read_file
+from minidb.log.entry import LogEntry
+from minidb.log.files import file_name, file_number, log_file_numbers
+from minidb.log.header import Provisional
+from minidb.log.logdef import FILE_HEADER, LOG_TYPES, TRACE
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.scan import FileInspection, Verdict, inspect_file
+from minidb.log.manager import LogManager, open_log
+from minidb.log.printer import format_entry
+from minidb.log.types import EntryTable, EntryType, known_types, type_by_code, type_by_name
+
+__all__ = [
+    "LSN", "NULL_LSN", "Provisional", "EntryType", "EntryTable", "fields", "known_types",
+    "type_by_code", "type_by_name", "LOG_TYPES", "FILE_HEADER", "TRACE", "LogManager",
+    "open_log", "LogEntry", "LogEnd", "TailCut", "find_end", "file_name", "file_number",
+    "log_file_numbers", "FileInspection", "format_entry", "Verdict", "inspect_file", "read_file",
+]

@@ -1,0 +1,112 @@
+"""Finding the end of the log when it is opened.
+
+After a crash, the last log file may end in a *torn tail*: entries that were
+being written when the power went out, cut short or only partly on disk.
+Opening the log reads the last file entry by entry (see
+:mod:`minidb.log.scan`) and stops at the first bad entry:
+
+- a torn tail or unwritten space is *cut off*: the log's end is set before
+  it, and a writer truncates the file there (a reader leaves it alone); the
+  cut is reported in :class:`TailCut` (file, offset, bytes, why);
+- a bad entry with an intact entry after it is *corruption*:
+  :class:`~minidb.errors.LogCorruptionError` names the file and offset, and
+  nothing is changed.
+
+Only the last file needs this: a new file is started only after the previous
+one was flushed and fsynced, so earlier files are complete. Readers check
+them as they go, and ``minidb verify`` checks everything.
+
+A last file that was created but whose ``FileHeader`` never reached the disk
+ends up empty: its header is written again by the next writer, which needs
+the LSN of the previous file's last entry (``last_entry_in_prev_file``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minidb.errors import LogCorruptionError, LogError
+from minidb.io import Disk
+from minidb.log.files import file_name, log_file_numbers
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.scan import FileScanner, judge_bad_entry
+
+
+@dataclass(frozen=True)
+class TailCut:
+    file_number: int
+    offset: int
+    length: int
+    kind: str  # torn | unwritten
+    problem: str
+
+    def __str__(self) -> str:
+        what = "torn tail" if self.kind == "torn" else "unwritten space (a lost unsynced write)"
+        return (
+            f"{file_name(self.file_number)}: cut {self.length} bytes at offset 0x{self.offset:x}: "
+            f"{what}; {self.problem}"
+        )
+
+
+@dataclass(frozen=True)
+class LogEnd:
+    """Where the log ends; where the next entry goes."""
+
+    files: tuple[int, ...]
+    last_file: int | None  # None: there is no log file yet
+    end_offset: int  # next entry's offset in last_file (0: a FileHeader is needed first)
+    last_offset: int | None  # offset of the last entry of last_file
+    last_entry: LSN  # LSN of the last entry of the log (NULL_LSN if none)
+    last_entry_in_prev_file: LSN
+    cut: TailCut | None
+
+    @property
+    def end_lsn(self) -> LSN:
+        return LSN(self.last_file or 0, self.end_offset)
+
+
+def read_file(disk: Disk, number: int) -> bytes:
+    with disk.open(file_name(number)) as handle:
+        return handle.read_all()
+
+
+def last_entry_of(disk: Disk, number: int) -> LSN:
+    """The LSN of the last entry of a complete (non-last) log file."""
+    scanner = FileScanner(read_file(disk, number), number).run()
+    if scanner.problem is not None:
+        raise LogCorruptionError(file_name(number), scanner.bad_offset or 0, scanner.problem)
+    if scanner.last_offset is None:
+        raise LogCorruptionError(file_name(number), 0, "log file is empty but is not the last file")
+    return LSN(number, scanner.last_offset)
+
+
+def find_end(disk: Disk) -> LogEnd:
+    files = tuple(log_file_numbers(disk))
+    if not files:
+        return LogEnd(files, None, 0, None, NULL_LSN, NULL_LSN, None)
+    last = files[-1]
+    buf = read_file(disk, last)
+    scanner = FileScanner(buf, last).run()
+    cut = None
+    if scanner.problem is not None:
+        bad = scanner.bad_offset or 0
+        verdict = judge_bad_entry(buf, bad, scanner.bad_header)
+        if verdict.kind == "foreign":
+            raise LogError(f"{disk.where(file_name(last))}: not a minidb log file (it does not start with a FileHeader)")
+        if verdict.kind == "corrupt":
+            raise LogCorruptionError(
+                file_name(last), bad,
+                f"{scanner.problem}; an intact entry follows at 0x{verdict.successor:x}, so this is not a torn tail",
+            )
+        cut = TailCut(last, bad, len(buf) - bad, verdict.kind, scanner.problem)
+    if scanner.file_header is not None:
+        prev_last = scanner.file_header["last_entry_lsn"]
+    elif len(files) > 1:
+        prev_last = last_entry_of(disk, files[-2])
+    else:
+        prev_last = NULL_LSN
+    if scanner.last_offset is None:
+        last_entry = prev_last
+    else:
+        last_entry = LSN(last, scanner.last_offset)
+    return LogEnd(files, last, scanner.end, scanner.last_offset, last_entry, prev_last, cut)

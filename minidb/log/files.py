@@ -1,0 +1,31 @@
+"""Log file names: eight lowercase hex digits and ``.jdb``, as in JE.
+
+File 1 is ``00000001.jdb``, file 26 is ``0000001a.jdb``. Files are numbered
+from 1 and never renamed; the cleaner (later) deletes whole files, so the set
+of files may have gaps at the low end but the numbering only grows.
+"""
+
+from __future__ import annotations
+
+import re
+
+from minidb.io import Disk
+
+SUFFIX = ".jdb"
+_NAME = re.compile(r"^([0-9a-f]{8})\.jdb$")
+
+
+def file_name(number: int) -> str:
+    return f"{number:08x}{SUFFIX}"
+
+
+def file_number(name: str) -> int | None:
+    """The number of a log file name, or None if ``name`` is not one."""
+    match = _NAME.match(name)
+    return int(match.group(1), 16) if match else None
+
+
+def log_file_numbers(disk: Disk) -> list[int]:
+    """The numbers of the log files on ``disk``, ascending; other files are ignored."""
+    numbers = (file_number(name) for name in disk.list())
+    return sorted(n for n in numbers if n is not None)

@@ -1,0 +1,196 @@
+"""The log entry header: the one place where its bytes are read and written.
+
+Every log entry is a header followed by an *item* (the entry type's fields).
+The header follows Berkeley DB JE's ``LogEntryHeader``::
+
+    offset size  field
+    ------ ----  -----------------------------------------------------------
+       0     4   checksum   CRC-32 of bytes [4, end of entry), with the
+                            INVISIBLE flag bit taken as 0
+       4     1   type       entry type code (0xff once the entry is erased)
+       5     1   flags      bit 0  PROVISIONAL_YES
+                            bit 1  PROVISIONAL_BEFORE_CKPT_END
+                            bit 2  REPLICATED
+                            bit 3  INVISIBLE
+                            bit 4  VLSN_PRESENT
+       6     4   prev       offset of the previous entry in the same file
+                            (0 for the file header, the first entry)
+      10     4   item size  bytes of the item that follows the header
+     [14     8   VLSN]      only when VLSN_PRESENT
+     14/22   n   item
+
+All integers are little-endian (``struct`` format ``<IBBII`` + ``<Q``).
+
+Two bytes may change after an entry is written, so the checksum treats them
+specially:
+
+- the INVISIBLE bit is set in place by syncup rollback (replication), so it
+  is masked out of the checksum;
+- the type byte is overwritten with :data:`ERASED_TYPE` by the data eraser,
+  after which the checksum cannot be verified (JE: ``hasChecksum()`` is false
+  for ``LOG_ERASED``); readers report such entries as erased.
+
+Because INVISIBLE is masked, a flipped INVISIBLE bit is only detectable
+through the flag rules: an invisible entry must be replicated, and an entry is
+replicated exactly when it carries a VLSN. Type codes 1..0x7e are the only
+valid ones, so no single flipped bit turns a valid code into 0xff.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+import zlib
+from dataclasses import dataclass
+
+HEADER = struct.Struct("<IBBII")
+VLSN = struct.Struct("<Q")
+HEADER_SIZE = HEADER.size  # 14
+VLSN_SIZE = VLSN.size  # 8
+MAX_HEADER_SIZE = HEADER_SIZE + VLSN_SIZE
+
+PROVISIONAL_YES = 0x01
+PROVISIONAL_BEFORE_CKPT_END = 0x02
+REPLICATED = 0x04
+INVISIBLE = 0x08
+VLSN_PRESENT = 0x10
+KNOWN_FLAGS = PROVISIONAL_YES | PROVISIONAL_BEFORE_CKPT_END | REPLICATED | INVISIBLE | VLSN_PRESENT
+
+ERASED_TYPE = 0xFF
+MAX_TYPE_CODE = 0x7E
+
+
+class Provisional(enum.Enum):
+    """How recovery treats a logged IN (JE's ``Provisional``)."""
+
+    NO = 0
+    YES = PROVISIONAL_YES
+    BEFORE_CKPT_END = PROVISIONAL_BEFORE_CKPT_END
+
+
+@dataclass(frozen=True)
+class EntryHeader:
+    checksum: int
+    type_code: int
+    flags: int
+    prev_offset: int
+    item_size: int
+    vlsn: int | None = None
+
+    @property
+    def size(self) -> int:
+        return HEADER_SIZE + (VLSN_SIZE if self.flags & VLSN_PRESENT else 0)
+
+    @property
+    def entry_size(self) -> int:
+        return self.size + self.item_size
+
+    @property
+    def provisional(self) -> Provisional:
+        if self.flags & PROVISIONAL_YES:
+            return Provisional.YES
+        if self.flags & PROVISIONAL_BEFORE_CKPT_END:
+            return Provisional.BEFORE_CKPT_END
+        return Provisional.NO
+
+    @property
+    def replicated(self) -> bool:
+        return bool(self.flags & REPLICATED)
+
+    @property
+    def invisible(self) -> bool:
+        return bool(self.flags & INVISIBLE)
+
+    @property
+    def erased(self) -> bool:
+        return self.type_code == ERASED_TYPE
+
+
+def make_flags(provisional: Provisional = Provisional.NO, replicated: bool = False, invisible: bool = False) -> int:
+    flags = provisional.value
+    if replicated:
+        flags |= REPLICATED | VLSN_PRESENT
+    if invisible:
+        flags |= INVISIBLE
+    return flags
+
+
+def checksum(type_code: int, flags: int, rest: bytes | memoryview) -> int:
+    """CRC-32 of type, flags (INVISIBLE masked) and everything after them."""
+    crc = zlib.crc32(bytes((type_code, flags & ~INVISIBLE & 0xFF)))
+    return zlib.crc32(rest, crc)
+
+
+def pack_entry(type_code: int, flags: int, prev_offset: int, item: bytes, vlsn: int | None = None) -> bytes:
+    """The bytes of a whole entry: header (with checksum) and item."""
+    if bool(flags & VLSN_PRESENT) != (vlsn is not None):
+        raise ValueError("a VLSN is written exactly when the entry is replicated")
+    tail = bytearray(struct.pack("<II", prev_offset, len(item)))
+    if vlsn is not None:
+        tail += VLSN.pack(vlsn)
+    tail += item
+    crc = checksum(type_code, flags, tail)
+    return struct.pack("<IBB", crc, type_code, flags) + bytes(tail)
+
+
+def flag_problem(type_code: int, flags: int) -> str | None:
+    """Why a (type, flags) pair cannot occur, or None."""
+    if type_code == 0 or (type_code > MAX_TYPE_CODE and type_code != ERASED_TYPE):
+        return f"invalid entry type code 0x{type_code:02x}"
+    if flags & ~KNOWN_FLAGS:
+        return f"unknown flag bits 0x{flags & ~KNOWN_FLAGS:02x}"
+    if flags & PROVISIONAL_YES and flags & PROVISIONAL_BEFORE_CKPT_END:
+        return "both provisional flags are set"
+    if bool(flags & REPLICATED) != bool(flags & VLSN_PRESENT):
+        return "the replicated flag and the VLSN-present flag disagree"
+    if flags & INVISIBLE and not flags & REPLICATED:
+        return "invisible flag on a non-replicated entry"
+    return None
+
+
+def read_header(buf: bytes | memoryview, pos: int) -> tuple[EntryHeader | None, str | None]:
+    """Decode the header at ``pos`` of ``buf`` (one file's bytes).
+
+    Returns ``(header, None)`` or ``(header_or_None, problem)``: the header is
+    returned whenever its fixed part could be read, even if the entry is bad,
+    so callers can report its fields.
+    """
+    available = len(buf) - pos
+    if available < HEADER_SIZE:
+        return None, f"only {available} bytes left, a header needs {HEADER_SIZE}"
+    crc, type_code, flags, prev, item_size = HEADER.unpack_from(buf, pos)
+    vlsn = None
+    if flags & VLSN_PRESENT:
+        if available < HEADER_SIZE + VLSN_SIZE:
+            return None, f"only {available} bytes left, a replicated header needs {MAX_HEADER_SIZE}"
+        (vlsn,) = VLSN.unpack_from(buf, pos + HEADER_SIZE)
+    header = EntryHeader(crc, type_code, flags, prev, item_size, vlsn)
+    problem = flag_problem(type_code, flags)
+    if problem:
+        return header, problem
+    if header.entry_size > available:
+        return header, f"entry of {header.entry_size} bytes runs past the end of the file ({available} bytes left)"
+    return header, None
+
+
+def verify_checksum(buf: bytes | memoryview, pos: int, header: EntryHeader) -> str | None:
+    """None if the stored checksum matches; erased entries cannot be checked."""
+    if header.erased:
+        return None
+    view = memoryview(buf)[pos + 6 : pos + header.entry_size]
+    computed = checksum(header.type_code, header.flags, view)
+    if computed != header.checksum:
+        return f"checksum mismatch (stored 0x{header.checksum:08x}, computed 0x{computed:08x})"
+    return None
+
+
+def check_entry(buf: bytes | memoryview, pos: int, expected_prev: int | None, verify: bool = True) -> tuple[EntryHeader | None, str | None]:
+    """Header and problem of the entry at ``pos``; checks chain and checksum too."""
+    header, problem = read_header(buf, pos)
+    if problem or header is None:
+        return header, problem
+    if expected_prev is not None and header.prev_offset != expected_prev:
+        return header, f"prev offset 0x{header.prev_offset:x} does not point to the previous entry at 0x{expected_prev:x}"
+    if verify:
+        problem = verify_checksum(buf, pos, header)
+    return header, problem

@@ -1,0 +1,343 @@
+"""The log manager: appends entries, flushes, fsyncs, group-commits.
+
+Appending takes the *log write latch* (a lock), gives the entry its LSN (the
+current file and the next offset), fills in the header's ``prev`` offset (the
+entry before it in this file) and, for a replicated entry, its VLSN (from
+``vlsn_allocator``, called under the latch, as JE allocates VLSNs), and
+copies the entry into the *log buffer*. The buffer is written to the file
+when the next entry does not fit, or on ``flush()``/``sync()``.
+
+A new file is started when the next entry would pass ``file_max`` (an entry
+bigger than ``file_max`` gets a file to itself). The old file is written and
+fsynced first, then the new file is created with its ``FileHeader``, which
+records the LSN of the old file's last entry. Hence only the last file can
+have a torn tail, which :mod:`minidb.log.end` cuts off when the log opens.
+
+Durability and group commit: ``sync(lsn)`` returns when the entry at ``lsn``
+(default: everything appended so far) is on stable storage. One caller, the
+leader, writes the buffer and fsyncs outside the write latch, so appends go
+on meanwhile; callers that arrive during an fsync wait for it and, if it
+covered their entry, return without an fsync of their own. ``nFsyncs`` versus
+``nSyncRequests`` in :attr:`stats` shows how much the group shared.
+
+A failed fsync leaves the file's state unknown, so the log manager refuses
+all further work (the remedy is to reopen, which trusts only what is on
+disk). A full disk refuses the append that needed the space and changes
+nothing: the entry is not logged, and earlier buffered entries stay buffered.
+
+Listeners (``add_listener``) are called after the latch is released with
+``(lsn, entry_type, vlsn)``; the VLSN index registers mappings this way.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from minidb.errors import DiskError, DiskFullError, LogError, UserError
+from minidb.io import Disk, File
+from minidb.log.end import LogEnd, TailCut, find_end
+from minidb.log.entry import LogEntry
+from minidb.log.files import file_name
+from minidb.log.header import HEADER_SIZE, VLSN_SIZE, Provisional, make_flags, pack_entry
+from minidb.log.logdef import FILE_HEADER, LOG_VERSION
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.reader import LogReader
+from minidb.log.types import EntryType
+from minidb.stats import Stats, Trace
+
+DEFAULT_FILE_MAX = 10 * 1024 * 1024
+DEFAULT_BUFFER_SIZE = 64 * 1024
+MIN_FILE_MAX = 256
+
+Listener = Callable[[LSN, EntryType, "int | None"], None]
+
+
+class LogManager:
+    """The shared log of one environment (see the module documentation)."""
+
+    def __init__(
+        self,
+        disk: Disk,
+        *,
+        file_max: int = DEFAULT_FILE_MAX,
+        buffer_size: int = DEFAULT_BUFFER_SIZE,
+        readonly: bool = False,
+        clock: Callable[[], float] = time.time,
+    ):
+        if file_max < MIN_FILE_MAX:
+            raise UserError(f"file_max {file_max} is too small (at least {MIN_FILE_MAX} bytes)")
+        if buffer_size < 1:
+            raise UserError(f"buffer_size {buffer_size} must be positive")
+        self.disk = disk
+        self.file_max = file_max
+        self.buffer_size = buffer_size
+        self.readonly = readonly
+        self.clock = clock
+        self.trace = Trace()
+        self.stats = Stats("log", [
+            "nEntries", "nBytes", "nWrites", "nBytesWritten", "nFlushes", "nSyncRequests",
+            "nFsyncs", "nGroupCommitWaits", "nFileFlips",
+        ])
+        self.vlsn_allocator: Callable[[], int] | None = None
+        self._listeners: list[Listener] = []
+        self._latch = threading.Lock()  # the log write latch
+        self._sync_cond = threading.Condition()
+        self._syncing = False
+        self._retired: list[File] = []
+        self._failed: str | None = None
+        self._closed = False
+
+        found = find_end(disk)
+        self.tail_cut: TailCut | None = found.cut
+        if found.cut is not None:
+            self.trace.emit("opened with %s", found.cut)
+        self._file_number = found.last_file or 1
+        self._next_offset = found.end_offset
+        self._last_offset = found.last_offset
+        self._last_lsn = found.last_entry
+        self._prev_file_last = found.last_entry_in_prev_file
+        self._buffer = bytearray()
+        self._buffer_base = self._next_offset
+        self._handle: File | None = None
+        self._durable_end = LSN(self._file_number, self._next_offset)
+        self._files = list(found.files)
+        self.reader = LogReader(disk, self.end, self._buffer_view)
+        if not readonly:
+            self._open_for_writing(found)
+
+    # -- opening ------------------------------------------------------------
+    def _open_for_writing(self, found: LogEnd) -> None:
+        name = file_name(self._file_number)
+        self._handle = self.disk.open(name, create=True)
+        if found.cut is not None:
+            self._handle.truncate(found.cut.offset)
+            self._handle.fsync()
+            self.trace.emit("truncated %s to %d bytes", name, found.cut.offset)
+        if self._file_number not in self._files:
+            self._files.append(self._file_number)
+        if self._next_offset == 0:
+            self._log_file_header()
+
+    def _log_file_header(self) -> None:
+        values = {
+            "file_number": self._file_number,
+            "created_ms": int(self.clock() * 1000),
+            "last_entry_lsn": self._prev_file_last,
+            "log_version": LOG_VERSION,
+        }
+        self._add(FILE_HEADER.code, make_flags(), FILE_HEADER.encode(values), None)
+
+    # -- appending ----------------------------------------------------------
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def append(
+        self,
+        entry_type: EntryType,
+        values: dict[str, Any] | None = None,
+        *,
+        provisional: Provisional = Provisional.NO,
+        replicated: bool = False,
+        vlsn: int | None = None,
+    ) -> LSN:
+        """Log one entry; return its LSN. Not durable until :meth:`sync`."""
+        item = entry_type.encode(values or {})
+        with self._latch:
+            self._check_usable()
+            replicated = replicated or vlsn is not None
+            if replicated and vlsn is None and self.vlsn_allocator is None:
+                raise LogError(f"cannot log replicated {entry_type.name}: this log allocates no VLSNs")
+            size = HEADER_SIZE + (VLSN_SIZE if replicated else 0) + len(item)
+            if self._next_offset + size > self.file_max and self._last_offset:
+                self._flip()
+            self._make_room(size)
+            if replicated and vlsn is None:
+                # Allocated only now that nothing can fail: the VLSN stream has no gaps.
+                vlsn = self.vlsn_allocator()  # type: ignore[misc]
+            lsn = self._add(entry_type.code, make_flags(provisional, replicated), item, vlsn)
+        for listener in self._listeners:
+            listener(lsn, entry_type, vlsn)
+        return lsn
+
+    def _add(self, code: int, flags: int, item: bytes, vlsn: int | None) -> LSN:
+        data = pack_entry(code, flags, self._last_offset or 0, item, vlsn)
+        lsn = LSN(self._file_number, self._next_offset)
+        self._buffer += data
+        self._last_offset = self._next_offset
+        self._next_offset += len(data)
+        self._last_lsn = lsn
+        self.stats.add("nEntries")
+        self.stats.add("nBytes", len(data))
+        return lsn
+
+    def _make_room(self, size: int) -> None:
+        """Write the buffer out if an entry of ``size`` bytes would not fit in it."""
+        if self._buffer and len(self._buffer) + size > self.buffer_size:
+            self._write_buffer()
+
+    def _write_buffer(self) -> None:
+        """Write the log buffer to the current file (caller holds the latch)."""
+        if not self._buffer:
+            return
+        assert self._handle is not None
+        self._handle.write(self._buffer_base, bytes(self._buffer))
+        self.stats.add("nWrites")
+        self.stats.add("nBytesWritten", len(self._buffer))
+        self._buffer_base += len(self._buffer)
+        self._buffer.clear()
+
+    def _flip(self) -> None:
+        """Finish the current file (write and fsync it) and start the next."""
+        assert self._handle is not None
+        old = self._file_number
+        self._write_buffer()
+        with self._sync_cond:
+            synced = LSN(old, self._next_offset) <= self._durable_end
+        if not synced:
+            self._fsync_handle(self._handle)
+        with self._sync_cond:
+            self._durable_end = max(self._durable_end, LSN(old, self._next_offset))
+            if self._syncing:
+                self._retired.append(self._handle)
+            else:
+                self._handle.close()
+        self._prev_file_last = LSN(old, self._last_offset or 0)
+        self._file_number = old + 1
+        self._handle = self.disk.open(file_name(self._file_number), create=True)
+        self._files.append(self._file_number)
+        self._next_offset = self._buffer_base = 0
+        self._last_offset = None
+        self._log_file_header()
+        self.stats.add("nFileFlips")
+        self.trace.emit("file %s full at 0x%x bytes; now writing %s", file_name(old), self._prev_file_last.offset, file_name(self._file_number))
+
+    # -- flushing and syncing -----------------------------------------------
+    def flush(self) -> None:
+        """Write the log buffer to the file (no fsync)."""
+        with self._latch:
+            self._check_usable()
+            self._write_buffer()
+            self.stats.add("nFlushes")
+
+    def is_durable(self, lsn: LSN) -> bool:
+        with self._sync_cond:
+            return lsn < self._durable_end
+
+    def sync(self, lsn: LSN | None = None) -> None:
+        """Return once the entry at ``lsn`` (default: the last one) is durable."""
+        if lsn is None:
+            with self._latch:
+                lsn = self._last_lsn
+        if lsn.is_null:
+            return
+        self.stats.add("nSyncRequests")
+        with self._sync_cond:
+            while not lsn < self._durable_end:
+                if not self._syncing:
+                    self._syncing = True
+                    break
+                self.stats.add("nGroupCommitWaits")
+                self._sync_cond.wait()
+            else:
+                return
+        self._lead_sync()
+
+    def _lead_sync(self) -> None:
+        end = None
+        try:
+            with self._latch:
+                self._check_usable()
+                self._write_buffer()
+                end = LSN(self._file_number, self._next_offset)
+                handle = self._handle
+            assert handle is not None
+            self._fsync_handle(handle)
+        finally:
+            with self._sync_cond:
+                if end is not None and self._failed is None:
+                    self._durable_end = max(self._durable_end, end)
+                self._syncing = False
+                for retired in self._retired:
+                    retired.close()
+                self._retired.clear()
+                self._sync_cond.notify_all()
+
+    def _fsync_handle(self, handle: File) -> None:
+        try:
+            handle.fsync()
+        except DiskError as e:
+            self._failed = f"fsync of {handle.name} failed ({e})"
+            raise LogError(f"{self.disk.where()}: {self._failed}; the log must be reopened") from e
+        self.stats.add("nFsyncs")
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise LogError(f"{self.disk.where()}: the log is closed")
+        if self.readonly:
+            raise LogError(f"{self.disk.where()}: the log is open read-only")
+        if self._failed is not None:
+            raise LogError(f"{self.disk.where()}: {self._failed}; the log must be reopened")
+
+    # -- positions and reading ------------------------------------------------
+    def end(self) -> LogEnd:
+        """The current end of the log (the next entry's position)."""
+        return LogEnd(
+            tuple(self._files), self._file_number if (self._files or self._handle) else None,
+            self._next_offset, self._last_offset, self._last_lsn, self._prev_file_last, self.tail_cut,
+        )
+
+    @property
+    def last_lsn(self) -> LSN:
+        """The LSN of the last entry appended (NULL_LSN for an empty log)."""
+        return self._last_lsn
+
+    @property
+    def end_lsn(self) -> LSN:
+        """The LSN the next entry will get, were it to fit in this file."""
+        return LSN(self._file_number, self._next_offset)
+
+    def _buffer_view(self, number: int) -> tuple[bytes, int] | None:
+        with self._latch:
+            if number != self._file_number or not self._buffer:
+                return None
+            return bytes(self._buffer), self._buffer_base
+
+    def read(self, lsn: LSN) -> LogEntry:
+        return self.reader.read_entry(lsn)
+
+    def scan(self, start: LSN | None = None, stop: LSN | None = None):
+        return self.reader.forward(start, stop)
+
+    def scan_backward(self, start: LSN | None = None):
+        return self.reader.backward(start)
+
+    # -- closing ------------------------------------------------------------
+    def close(self, sync: bool = True) -> None:
+        if self._closed:
+            return
+        if not self.readonly and self._failed is None and sync:
+            self.sync()
+        self._closed = True
+        if self._handle is not None:
+            self._handle.close()
+        self.reader.close()
+
+    def __enter__(self) -> "LogManager":
+        return self
+
+    def __exit__(self, exc_type, *exc: object) -> None:
+        self.close(sync=exc_type is None)
+
+    def __repr__(self) -> str:
+        return f"LogManager({self.disk.where()}, end={self.end_lsn})"
+
+
+def open_log(disk: Disk, **options: Any) -> LogManager:
+    """Open (or create) the log on ``disk``; see :class:`LogManager`."""
+    return LogManager(disk, **options)
+
+
+__all__ = ["LogManager", "open_log", "DEFAULT_FILE_MAX", "NULL_LSN", "DiskFullError"]

@@ -1,0 +1,128 @@
+"""Readers: one entry by LSN, and forward and backward scans.
+
+Forward scans read file after file, each entry checked as in
+:mod:`minidb.log.scan`; a bad entry anywhere before the end of the log is
+reported as :class:`~minidb.errors.LogCorruptionError` (file and offset) —
+readers skip nothing silently. The end of the log is the one found when the
+log was opened (:mod:`minidb.log.end`), so a torn tail that a read-only
+opener left in place is never read as data.
+
+Backward scans follow the ``prev`` offsets of the entry headers inside a file
+and, at a file's ``FileHeader``, its ``last_entry_lsn`` into the previous
+file, as JE's backward readers do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from minidb.errors import LogCorruptionError, LogError
+from minidb.io import Disk, File
+from minidb.log.end import LogEnd
+from minidb.log.entry import LogEntry
+from minidb.log.files import file_name, log_file_numbers
+from minidb.log.header import MAX_HEADER_SIZE, check_entry, read_header
+from minidb.log.logdef import FILE_HEADER
+from minidb.log.lsn import LSN
+from minidb.log.scan import FileScanner
+
+# Returns the bytes of the unwritten log buffer and the file offset where they
+# start, for the file being written (or None when nothing is buffered).
+BufferView = Callable[[int], tuple[bytes, int] | None]
+
+
+class LogReader:
+    """Reads entries of a log whose end is known."""
+
+    def __init__(self, disk: Disk, end: Callable[[], LogEnd], buffered: BufferView | None = None):
+        self.disk = disk
+        self._end = end
+        self._buffered = buffered
+        self._handles: dict[int, File] = {}
+
+    def close(self) -> None:
+        for handle in self._handles.values():
+            handle.close()
+        self._handles.clear()
+
+    def _handle(self, number: int) -> File:
+        handle = self._handles.get(number)
+        if handle is None:
+            name = file_name(number)
+            if not self.disk.exists(name):
+                raise LogError(f"{self.disk.where(name)}: log file does not exist")
+            handle = self._handles[number] = self.disk.open(name)
+        return handle
+
+    def file_bytes(self, number: int) -> bytes:
+        """The bytes of log file ``number`` up to the end of the log, buffer included."""
+        end = self._end()
+        data = self._handle(number).read_all()
+        if number == end.last_file:
+            data = data[: end.end_offset]
+            if self._buffered is not None:
+                pending = self._buffered(number)
+                if pending is not None:
+                    chunk, base = pending
+                    data = data[:base] + chunk
+        return data
+
+    def read_entry(self, lsn: LSN) -> LogEntry:
+        """The entry at ``lsn``; a bad or missing entry is an error naming the LSN."""
+        end = self._end()
+        if lsn.is_null or end.last_file is None or lsn >= end.end_lsn:
+            raise LogError(f"no log entry at {lsn}: the log ends at {end.end_lsn}")
+        data, base = self._bytes_around(lsn)
+        pos = lsn.offset - base
+        header, problem = check_entry(data, pos, None)
+        if problem is not None or header is None:
+            raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
+        return LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
+
+    def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
+        if self._buffered is not None:
+            pending = self._buffered(lsn.file)
+            if pending is not None and lsn.offset >= pending[1]:
+                return pending
+        handle = self._handle(lsn.file)
+        head = handle.read(lsn.offset, MAX_HEADER_SIZE)
+        header, _ = read_header(head, 0)
+        size = header.entry_size if header is not None else MAX_HEADER_SIZE
+        return handle.read(lsn.offset, size), lsn.offset
+
+    def forward(self, start: LSN | None = None, stop: LSN | None = None) -> Iterator[LogEntry]:
+        """Entries from ``start`` (default: the first) up to, not including, ``stop``."""
+        end = self._end()
+        if end.last_file is None:
+            return
+        files = [n for n in log_file_numbers(self.disk) if n <= end.last_file]
+        for number in files:
+            if start is not None and number < start.file:
+                continue
+            if stop is not None and number > stop.file:
+                return
+            data = self.file_bytes(number)
+            offset = start.offset if start is not None and number == start.file else 0
+            scanner = FileScanner(data, number, start=offset)
+            for pos, header in scanner:
+                lsn = LSN(number, pos)
+                if stop is not None and lsn >= stop:
+                    return
+                yield LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
+            if scanner.problem is not None:
+                raise LogCorruptionError(file_name(number), scanner.bad_offset or 0, scanner.problem)
+
+    def backward(self, start: LSN | None = None) -> Iterator[LogEntry]:
+        """Entries from ``start`` (default: the last) back to the first."""
+        lsn = self._end().last_entry if start is None else start
+        while not lsn.is_null:
+            entry = self.read_entry(lsn)
+            yield entry
+            if lsn.offset == 0:
+                if entry.header.type_code != FILE_HEADER.code:
+                    raise LogCorruptionError(file_name(lsn.file), 0, "the first entry is not a FileHeader")
+                lsn = entry.values["last_entry_lsn"]
+            else:
+                if entry.header.prev_offset >= lsn.offset:
+                    raise LogCorruptionError(file_name(lsn.file), lsn.offset, "prev offset does not point backwards")
+                lsn = LSN(lsn.file, entry.header.prev_offset)

@@ -1,0 +1,153 @@
+"""Reading the entries of one log file, and judging a bad entry.
+
+:class:`FileScanner` walks a file's bytes entry by entry, checking each one:
+the header is readable, flags are legal, the entry fits in the file, its
+``prev`` field points to the entry before it, and (unless told not to) the
+checksum matches. The first entry must be a ``FileHeader`` naming this file.
+It stops at the first entry that fails, and records where and why.
+
+A bad entry is not always corruption. :func:`judge_bad_entry` decides, from
+the bytes after it, which of three situations this is:
+
+``torn``      nothing intact follows: the tail of a write that a crash cut
+              short (or never finished); the log ends before it.
+``unwritten`` the header bytes are zeros: space that a lost write never
+              filled, while a later unsynced write survived; the log ends
+              before it too, and whatever follows was never synced.
+``foreign``   the file does not even start like a log file (its first type
+              byte is not a FileHeader's): it is not a minidb log file.
+``corrupt``   the header holds data and an intact entry follows that names
+              the bad one as its predecessor (or starts where the bad entry's
+              size says it ends): a synced entry changed on disk. This is an
+              error; nothing is cut.
+
+The successor search looks for the bad entry's offset in the ``prev`` field
+of later entries (a fast byte search) and at the end the bad entry's own size
+claims; two bad entries in a row would hide a corruption behind a torn
+verdict, which is why ``minidb verify`` reads every file in full.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Iterator
+
+from minidb.log.fields import ItemFormatError
+from minidb.log.header import HEADER_SIZE, EntryHeader, check_entry
+from minidb.log.logdef import FILE_HEADER
+
+
+class FileScanner:
+    """Iterate ``(offset, header)`` over the good entries of one file's bytes.
+
+    After iteration: ``end`` is the offset just past the last good entry,
+    ``last_offset`` that entry's offset (None if there is none), and
+    ``problem``/``bad_offset``/``bad_header`` describe the entry that stopped
+    the scan (``problem`` is None when the scan reached the end of the bytes).
+    """
+
+    def __init__(self, buf: bytes | memoryview, file_number: int, verify: bool = True, start: int = 0, prev: int | None = None):
+        self.buf = buf
+        self.file_number = file_number
+        self.verify = verify
+        self.start = start
+        self.end = start
+        self.last_offset: int | None = prev
+        self.problem: str | None = None
+        self.bad_offset: int | None = None
+        self.bad_header: EntryHeader | None = None
+        self.file_header: dict | None = None
+        self.count = 0
+
+    def __iter__(self) -> Iterator[tuple[int, EntryHeader]]:
+        buf, pos = self.buf, self.start
+        while pos < len(buf):
+            expected_prev = 0 if pos == 0 else self.last_offset
+            header, problem = check_entry(buf, pos, expected_prev, self.verify)
+            if problem is None and pos == 0:
+                problem = self._check_file_header(header)
+            if problem is not None or header is None:
+                self.problem, self.bad_offset, self.bad_header = problem, pos, header
+                return
+            yield pos, header
+            self.count += 1
+            self.last_offset = pos
+            pos += header.entry_size
+            self.end = pos
+
+    def _check_file_header(self, header: EntryHeader) -> str | None:
+        if header.type_code != FILE_HEADER.code:
+            return f"the first entry is type 0x{header.type_code:02x}, not a FileHeader"
+        item = bytes(self.buf[header.size : header.entry_size])
+        try:
+            values = FILE_HEADER.decode(item)
+        except ItemFormatError as e:
+            return f"unreadable FileHeader: {e}"
+        if values["file_number"] != self.file_number:
+            return f"FileHeader says file 0x{values['file_number']:x}, but this is file 0x{self.file_number:x}"
+        self.file_header = values
+        return None
+
+    def run(self) -> "FileScanner":
+        for _ in self:
+            pass
+        return self
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: str  # torn | unwritten | foreign | corrupt
+    successor: int | None  # offset of an intact entry after the bad one
+
+
+def intact_successor(buf: bytes | memoryview, bad_offset: int, header: EntryHeader | None) -> int | None:
+    """The offset of an intact entry that follows the bad one, or None."""
+    if header is not None:
+        claimed = bad_offset + header.entry_size
+        if bad_offset < claimed < len(buf) and check_entry(buf, claimed, bad_offset)[1] is None:
+            return claimed
+    pattern = struct.pack("<I", bad_offset)
+    data = bytes(buf)
+    hit = data.find(pattern, bad_offset + 1 + 6)
+    while hit != -1:
+        candidate = hit - 6
+        if check_entry(data, candidate, bad_offset)[1] is None:
+            return candidate
+        hit = data.find(pattern, hit + 1)
+    return None
+
+
+def judge_bad_entry(buf: bytes | memoryview, bad_offset: int, header: EntryHeader | None) -> Verdict:
+    """Is the bad entry at ``bad_offset`` a torn tail, unwritten space, or corruption?"""
+    head = bytes(buf[bad_offset : bad_offset + HEADER_SIZE])
+    if bad_offset == 0 and len(head) > 4 and any(head) and head[4] != FILE_HEADER.code:
+        return Verdict("foreign", None)
+    successor = intact_successor(buf, bad_offset, header)
+    if not any(head):
+        return Verdict("unwritten", successor)
+    if successor is None:
+        return Verdict("torn", None)
+    return Verdict("corrupt", successor)
+
+
+@dataclass(frozen=True)
+class FileInspection:
+    """What one log file holds: its good entries and, if any, the bad part."""
+
+    number: int
+    size: int
+    entries: tuple[tuple[int, EntryHeader], ...]
+    problem: str | None
+    bad_offset: int | None
+    verdict: Verdict | None
+
+
+def inspect_file(buf: bytes | memoryview, number: int) -> FileInspection:
+    """Read one file's bytes without changing anything (for pictures and tools)."""
+    scanner = FileScanner(buf, number)
+    entries = tuple(scanner)
+    verdict = None
+    if scanner.problem is not None:
+        verdict = judge_bad_entry(buf, scanner.bad_offset or 0, scanner.bad_header)
+    return FileInspection(number, len(buf), entries, scanner.problem, scanner.bad_offset, verdict)

@@ -1,0 +1,100 @@
+"""Checking a whole log: every file, every entry, every item.
+
+:func:`verify_log` reads every log file in full (opening a log reads only the
+last one) and checks, for each entry, what readers check (header, flags, size,
+``prev`` chain, checksum) and also that the item decodes by its entry type.
+Across files it checks that each ``FileHeader`` names its own file and points
+(``last_entry_lsn``) at the true last entry of the file before it.
+
+The first problem found is reported with its file and offset. A torn tail or
+unwritten space at the end of the last file is not a problem: it is what a
+crash leaves, and opening the log cuts it. It is reported as a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from minidb.errors import UserError
+from minidb.io import Disk
+from minidb.log.end import read_file
+from minidb.log.fields import ItemFormatError
+from minidb.log.files import file_name, log_file_numbers
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.scan import FileScanner, judge_bad_entry
+from minidb.log.types import type_by_code
+
+
+@dataclass(frozen=True)
+class Problem:
+    file_name: str
+    offset: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.file_name} at offset 0x{self.offset:x}: {self.what}"
+
+
+@dataclass
+class VerifyReport:
+    files: int = 0
+    entries: int = 0
+    end: LSN = NULL_LSN
+    problem: Problem | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+def require_log(disk: Disk) -> list[int]:
+    """The log file numbers on ``disk``; a UserError if there are none."""
+    numbers = log_file_numbers(disk)
+    if not numbers:
+        raise UserError(f"{disk.where()}: not a minidb log (no log files named like 00000001.jdb)")
+    return numbers
+
+
+def verify_log(disk: Disk) -> VerifyReport:
+    numbers = require_log(disk)
+    report = VerifyReport()
+    previous_last = NULL_LSN
+    for index, number in enumerate(numbers):
+        name = file_name(number)
+        buf = read_file(disk, number)
+        scanner = FileScanner(buf, number)
+        for offset, header in scanner:
+            if offset == 0 and index > 0 and scanner.file_header is not None:
+                claimed = scanner.file_header["last_entry_lsn"]
+                if claimed != previous_last:
+                    report.problem = Problem(
+                        name, 0, f"FileHeader says the previous file ends at {claimed}, but its last entry is {previous_last}"
+                    )
+                    return report
+            entry_type = type_by_code(header.type_code)
+            if entry_type is not None and not header.erased:
+                try:
+                    entry_type.decode(buf[offset + header.size : offset + header.entry_size])
+                except ItemFormatError as e:
+                    report.problem = Problem(name, offset, f"item does not match {entry_type.name}: {e}")
+                    return report
+            report.entries += 1
+        report.files += 1
+        if scanner.problem is not None:
+            bad = scanner.bad_offset or 0
+            verdict = judge_bad_entry(buf, bad, scanner.bad_header)
+            if verdict.kind == "foreign":
+                report.problem = Problem(name, 0, "not a minidb log file (it does not start with a FileHeader)")
+                return report
+            if index < len(numbers) - 1 or verdict.kind == "corrupt":
+                report.problem = Problem(name, bad, scanner.problem)
+                return report
+            report.notes.append(
+                f"{name}: {len(buf) - bad} bytes at offset 0x{bad:x} are a {verdict.kind} tail "
+                f"({scanner.problem}); opening the log cuts them"
+            )
+        if scanner.last_offset is not None:
+            previous_last = LSN(number, scanner.last_offset)
+        report.end = LSN(number, scanner.end)
+    return report

@@ -1,0 +1,41 @@
+"""Every picture in ``figures/``, by file name, and how to make it.
+
+``minidb figures`` (and ``make figures``) writes them all; ``minidb tour``
+writes them as it goes. Each entry is a function returning a Figure, built
+from seeded, scripted workloads so the pictures are the same on every run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from matplotlib.figure import Figure
+
+from minidb.viz.style import save
+
+
+def _log_files() -> Figure:
+    from minidb.viz.log import draw_log, log_layout
+    from minidb.viz.log_demo import DEMO_FILE_MAX, demo_disk
+
+    return draw_log(log_layout(demo_disk()), scale=DEMO_FILE_MAX,
+                    title="The demo log: two files, entries coloured by type, arcs for the prev chain")
+
+
+def _log_torn_tail() -> Figure:
+    from minidb.viz.log_demo import log_crash_demo
+
+    return log_crash_demo(after_write=5, keep="torn").figure
+
+
+FIGURES: dict[str, Callable[[], Figure]] = {
+    "log_files.png": _log_files,
+    "log_torn_tail.png": _log_torn_tail,
+}
+
+
+def write_figures(out_dir: str, names: list[str] | None = None) -> list[str]:
+    """Write the named figures (default: all) into ``out_dir``; return the paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    return [save(FIGURES[name](), os.path.join(out_dir, name)) for name in names or FIGURES]

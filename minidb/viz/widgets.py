@@ -1,0 +1,68 @@
+"""Interactive controls for the notebooks, built on pure callbacks.
+
+An :class:`Explorer` joins ipywidgets controls to a pure function: whenever a
+control changes, the function is called with all control values as keyword
+arguments, its result is kept in ``explorer.result`` and shown in an output
+area. Tests drive an explorer from code (``explorer.controls["k"].value = 3``)
+and assert on ``explorer.result``; an exception in the callback propagates to
+the code that set the value, instead of vanishing as it would inside
+``ipywidgets.interact``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+from IPython.display import display
+
+
+class Explorer:
+    def __init__(
+        self,
+        callback: Callable[..., Any],
+        controls: dict[str, widgets.ValueWidget],
+        show: Callable[[Any], None],
+    ):
+        self.callback = callback
+        self.controls = controls
+        self.show = show
+        self.output = widgets.Output()
+        self.result: Any = None
+        for control in controls.values():
+            control.observe(self._update, names="value")
+        self._update()
+
+    def values(self) -> dict[str, Any]:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def _update(self, change: object = None) -> None:
+        self.result = self.callback(**self.values())
+        with self.output:
+            self.output.clear_output(wait=True)
+            self.show(self.result)
+
+    def widget(self) -> widgets.Widget:
+        return widgets.VBox([widgets.HBox(list(self.controls.values())), self.output])
+
+    def _ipython_display_(self) -> None:
+        display(self.widget())
+
+
+def show_figure_and_text(result: Any) -> None:
+    """Show ``result.figure`` and ``result.summary()`` (the usual demo result)."""
+    display(result.figure)
+    print(result.summary())
+
+
+def log_crash_explorer() -> Explorer:
+    """The crash slider of ``01_log.ipynb``: crash after write k, keep what?"""
+    from minidb.viz.log_demo import KEEP_MODES, demo_writes, log_crash_demo
+
+    writes = len(demo_writes())
+    controls = {
+        "after_write": widgets.IntSlider(value=writes // 2, min=1, max=writes, description="crash after write"),
+        "keep": widgets.Dropdown(options=list(KEEP_MODES), value="torn", description="unsynced kept"),
+    }
+    return Explorer(log_crash_demo, controls, show_figure_and_text)

@@ -1,0 +1,105 @@
+"""The disk interface behaves the same on real files and on the simulated disk."""
+
+import pytest
+
+from minidb.errors import DiskError, UserError
+from minidb.io import OSDisk, SimDisk
+
+
+@pytest.fixture(params=["os", "sim"])
+def disk(request, tmp_path):
+    if request.param == "os":
+        return OSDisk(tmp_path / "d", create=True)
+    return SimDisk("contract")
+
+
+def test_create_write_read_append(disk):
+    with disk.open("a", create=True) as f:
+        assert f.size() == 0
+        assert f.append(b"hello") == 0
+        assert f.append(b" world") == 5
+        f.write(2, b"LL")
+        assert f.read(0, 100) == b"heLLo world"
+        assert f.read(6, 3) == b"wor"
+        assert f.read(50, 3) == b""
+        f.fsync()
+    assert disk.size("a") == 11
+    assert disk.exists("a") and not disk.exists("b")
+
+
+def test_write_past_end_fills_with_zeros(disk):
+    with disk.open("a", create=True) as f:
+        f.write(4, b"xy")
+        assert f.read_all() == b"\0\0\0\0xy"
+
+
+def test_truncate_shrinks_and_grows(disk):
+    with disk.open("a", create=True) as f:
+        f.append(b"abcdef")
+        f.truncate(2)
+        assert f.read_all() == b"ab"
+        f.truncate(4)
+        assert f.read_all() == b"ab\0\0"
+
+
+def test_list_rename_delete(disk):
+    for name in ("b", "a", "c"):
+        disk.open(name, create=True).close()
+    assert disk.list() == ["a", "b", "c"]
+    with disk.open("a") as f:
+        f.append(b"data")
+    disk.rename("a", "z")
+    assert disk.list() == ["b", "c", "z"]
+    with disk.open("z") as f:
+        assert f.read_all() == b"data"
+    disk.delete("b")
+    assert disk.list() == ["c", "z"]
+
+
+@pytest.mark.parametrize("action", [
+    lambda d: d.open("missing"),
+    lambda d: d.delete("missing"),
+    lambda d: d.rename("missing", "x"),
+    lambda d: d.size("missing"),
+])
+def test_missing_file_is_a_clear_error(disk, action):
+    with pytest.raises(DiskError, match="missing: no such file"):
+        action(disk)
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "..", "."])
+def test_bad_names_are_refused(disk, name):
+    with pytest.raises(UserError, match="not a plain file name"):
+        disk.open(name, create=True)
+
+
+def test_closed_handle_refuses_work(disk):
+    f = disk.open("a", create=True)
+    f.close()
+    with pytest.raises(DiskError, match="closed"):
+        f.read(0, 1)
+
+
+def test_osdisk_missing_directory(tmp_path):
+    with pytest.raises(UserError, match="no such directory"):
+        OSDisk(tmp_path / "nope")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UserError, match="not a directory"):
+        OSDisk(tmp_path / "file")
+
+
+def test_osdisk_readonly_refuses_changes(tmp_path):
+    rw = OSDisk(tmp_path, create=True)
+    with rw.open("a", create=True) as f:
+        f.append(b"keep")
+    ro = OSDisk(tmp_path, readonly=True)
+    with ro.open("a") as f:
+        assert f.read_all() == b"keep"
+        with pytest.raises(DiskError, match="read-only"):
+            f.write(0, b"x")
+        with pytest.raises(DiskError, match="read-only"):
+            f.truncate(0)
+    for action in (lambda: ro.open("b", create=True), lambda: ro.delete("a"), lambda: ro.rename("a", "b")):
+        with pytest.raises(DiskError, match="read-only"):
+            action()
+    assert (tmp_path / "a").read_bytes() == b"keep"

@@ -1,0 +1,144 @@
+"""The simulated disk: what survives each kind of crash, the write record, faults."""
+
+import pytest
+
+from minidb.errors import DiskError, DiskFullError, SimulatedCrash
+from minidb.io import CrashMode, SimDisk, crash_points
+
+
+def ledger():
+    """A file with 'AAAA' fsynced, then three unsynced writes."""
+    disk = SimDisk("t")
+    f = disk.open("f", create=True)
+    f.append(b"AAAA")
+    f.fsync()
+    f.append(b"BBBB")
+    f.append(b"CCCC")
+    f.write(0, b"xx")
+    return disk, f
+
+
+def content(disk, name="f"):
+    with disk.open(name) as f:
+        return f.read_all()
+
+
+@pytest.mark.parametrize("mode, expected", [
+    (CrashMode.nothing(), b"AAAA"),
+    (CrashMode.everything(), b"xxAABBBBCCCC"),
+    (CrashMode.prefix(1), b"AAAABBBB"),
+    (CrashMode.prefix(2), b"AAAABBBBCCCC"),
+    (CrashMode.prefix(1, torn=2), b"AAAABBBBCC"),
+    (CrashMode.torn(1), b"xAAABBBBCCCC"),
+])
+def test_crash_modes(mode, expected):
+    disk, _ = ledger()
+    disk.crash(mode)
+    assert content(disk) == expected
+
+
+def test_random_crash_is_seeded_and_a_subset():
+    outcomes = set()
+    for seed in range(40):
+        disk, _ = ledger()
+        disk.crash(CrashMode.random(seed))
+        again, _ = ledger()
+        again.crash(CrashMode.random(seed))
+        assert content(disk) == content(again)
+        outcomes.add(content(disk))
+    # every subset of the three writes shows up; a lost middle write leaves zeros
+    assert b"AAAA\0\0\0\0CCCC" in outcomes
+    assert b"AAAA" in outcomes and b"xxAABBBBCCCC" in outcomes
+    assert len(outcomes) == 8
+
+
+def test_fsync_makes_writes_durable_per_file():
+    disk = SimDisk()
+    f, g = disk.open("f", create=True), disk.open("g", create=True)
+    f.append(b"f1")
+    g.append(b"g1")
+    f.fsync()
+    assert disk.pending_ops() == 1
+    assert disk.durable_bytes("f") == b"f1" and disk.durable_bytes("g") == b""
+    disk.crash()
+    assert content(disk, "f") == b"f1" and content(disk, "g") == b""
+
+
+def test_handles_die_in_a_crash():
+    disk, f = ledger()
+    disk.crash()
+    with pytest.raises(DiskError, match="lost in a crash"):
+        f.append(b"z")
+    with disk.open("f") as f2:
+        f2.append(b"ok")
+    assert content(disk) == b"AAAAok"
+
+
+def test_metadata_is_durable_at_once_and_rename_keeps_pending_writes():
+    disk = SimDisk()
+    with disk.open("a", create=True) as f:
+        f.append(b"data")
+    disk.rename("a", "b")
+    disk.crash(CrashMode.everything())
+    assert disk.list() == ["b"] and content(disk, "b") == b"data"
+    disk.open("c", create=True)
+    disk.delete("b")
+    disk.crash()
+    assert disk.list() == ["c"]
+
+
+def test_write_record_and_counters():
+    disk, _ = ledger()
+    kinds = [e.kind for e in disk.events]
+    assert kinds == ["create", "write", "fsync", "write", "write", "write"]
+    assert str(disk.events[3]) == "#3 write f @4 +4"
+    assert disk.stats["writes"] == 4 and disk.stats["bytesWritten"] == 14 and disk.stats["fsyncs"] == 1
+
+
+def test_crash_image_replays_history_to_any_point():
+    disk, _ = ledger()
+    assert content(disk.crash_image(1, CrashMode.nothing())) == b""
+    assert content(disk.crash_image(1, CrashMode.everything())) == b"AAAA"
+    assert content(disk.crash_image(4, CrashMode.everything())) == b"AAAABBBBCCCC"
+    assert content(disk) == b"xxAABBBBCCCC"  # the original is untouched
+
+
+def test_crash_points_cover_every_write_and_fsync():
+    disk, _ = ledger()
+    points = list(crash_points(disk, torn_variants=1, random_variants=1))
+    events = {p.event.index for p in points}
+    assert events == {1, 2, 3, 4, 5}
+    for point in points:
+        expected = disk.crash_image(point.event.index, point.mode)
+        assert content(point.disk) == content(expected), str(point)
+
+
+def test_scheduled_crash_fires_during_the_operation():
+    disk, f = ledger()
+    disk.schedule_crash(after_ops=2, mode=CrashMode.everything())
+    f.append(b"D")
+    with pytest.raises(SimulatedCrash, match="after event #7 fsync f"):
+        f.fsync()
+    assert content(disk) == b"xxAABBBBCCCCD"
+
+
+def test_failing_fsync_makes_nothing_durable():
+    disk, f = ledger()
+    disk.fail_fsyncs(1)
+    with pytest.raises(DiskError, match="fsync failed"):
+        f.fsync()
+    assert disk.pending_ops() == 3
+    f.fsync()
+    assert disk.pending_ops() == 0
+
+
+def test_full_disk_refuses_and_changes_nothing():
+    disk = SimDisk(capacity=10)
+    f = disk.open("f", create=True)
+    f.append(b"12345678")
+    events = len(disk.events)
+    with pytest.raises(DiskFullError, match="disk full"):
+        f.append(b"abc")
+    assert content(disk) == b"12345678" and len(disk.events) == events
+    f.write(0, b"ab")  # overwriting needs no new space
+    assert content(disk) == b"ab345678"
