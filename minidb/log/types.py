@@ -106,7 +106,7 @@ def _escape(text: str) -> str:
 class EntryTable:
     """The entry types of one owner; registering it makes the codes known."""
 
-    def __init__(self, owner: str, rows: list[tuple[str, int, str, list[tuple[str, Kind]]]]):
+    def __init__(self, owner: str, rows: list[tuple[str, int, str, list[tuple[str, Kind]]]], register: bool = True):
         if owner not in OWNER_CODES:
             raise ValueError(f"unknown entry table owner {owner!r}")
         self.owner = owner
@@ -117,7 +117,8 @@ class EntryTable:
             if name in self.types:
                 raise ValueError(f"{owner}: entry type {name} declared twice")
             self.types[name] = EntryType(name, code, flags, tuple(fields), owner)
-        register(self)
+        if register:
+            register_table(self)
 
     def __getitem__(self, name: str) -> EntryType:
         return self.types[name]
@@ -136,7 +137,7 @@ _BY_CODE: dict[int, EntryType] = {}
 _BY_NAME: dict[str, EntryType] = {}
 
 
-def register(table: EntryTable) -> None:
+def register_table(table: EntryTable) -> None:
     for entry_type in table:
         known = _BY_CODE.get(entry_type.code)
         if known is not None and known != entry_type:

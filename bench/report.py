@@ -1,0 +1,205 @@
+"""Shared helpers for the benchmarks: timing, scratch space, Markdown output.
+
+Every benchmark module uses the same pieces so that its numbers are taken
+the same way: the median of a few repetitions (one slow run, from another
+process using the disk, should not decide the result), scratch files on the
+disk that holds the repository (``bench/out/``, which git ignores; ``/tmp``
+may be a RAM disk, where an fsync costs nothing), and one Markdown section
+per benchmark in ``BENCHMARKS.md`` between ``<!-- bench:NAME begin -->`` and
+``<!-- bench:NAME end -->``, so each benchmark rewrites only its own section.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import gc
+import os
+import platform
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT_DIR = os.path.join(REPO_ROOT, "bench", "out")
+BENCHMARKS_MD = os.path.join(REPO_ROOT, "BENCHMARKS.md")
+MB = 1_000_000  # rates are in decimal megabytes, like disk vendors' figures
+
+INTRO = """\
+# Benchmarks
+
+Measurements of minidb next to simple baselines: raw `os.write`/`os.fsync`
+on the same disk, and Python's `sqlite3`. Each benchmark is a module in
+`bench/`; regenerate all of this file with `make bench`, or one section with
+`.venv/bin/python -m bench NAME` (for example `log`).
+
+The numbers come from one machine on one day (each section says which), so
+the absolute rates mean little elsewhere. What matters are the ratios:
+minidb against a baseline measured in the same run, on the same files,
+with the same data. Every figure is the median of a few repetitions.
+"""
+
+
+# -- scratch space and timing -------------------------------------------------
+@contextlib.contextmanager
+def scratch_dir(prefix: str) -> Iterator[str]:
+    """A fresh directory under ``bench/out/`` (the repository's disk), removed afterwards."""
+    os.makedirs(OUT_DIR, exist_ok=True)
+    path = tempfile.mkdtemp(prefix=prefix, dir=OUT_DIR)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def fsync_dir(path: str) -> None:
+    """Make a directory's entries durable, so a later file fsync does not pay for them."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def timed(work: Callable[[], object]) -> float:
+    """Seconds taken by ``work()``.
+
+    Garbage from setup is collected first, so a collection it would trigger
+    does not land inside the measurement of whoever happens to run next.
+    """
+    gc.collect()
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def timed_threads(workers: Sequence[Callable[[], object]]) -> float:
+    """Seconds from the moment all ``workers`` are ready until the last one ends.
+
+    Each worker runs in its own thread. The barrier keeps thread start-up out
+    of the measurement; an exception in a worker is re-raised here.
+    """
+    barrier = threading.Barrier(len(workers) + 1)
+    errors: list[BaseException] = []
+
+    def body(work: Callable[[], object]) -> None:
+        barrier.wait()
+        try:
+            work()
+        except BaseException as e:  # noqa: BLE001 - handed to the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=body, args=(w,)) for w in workers]
+    for thread in threads:
+        thread.start()
+    gc.collect()
+    barrier.wait()
+    start = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    if errors:
+        raise errors[0]
+    return elapsed
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+# -- Markdown -----------------------------------------------------------------
+def machine_line() -> str:
+    """One line naming the machine and software the numbers come from."""
+    cpu = _cpu_model() or platform.machine()
+    return (
+        f"{os.cpu_count()} CPUs ({cpu}), {platform.platform()}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def file_system(path: str = REPO_ROOT) -> str:
+    """The file system type and device holding ``path`` (what an fsync depends on most)."""
+    path = os.path.realpath(path)
+    best = ("", "unknown file system")
+    try:
+        with open("/proc/mounts", encoding="utf-8") as f:
+            for line in f:
+                device, mount, kind = line.split()[:3]
+                inside = path == mount or path.startswith(mount.rstrip("/") + "/")
+                if inside and len(mount) >= len(best[0]):  # the deepest mount wins
+                    best = (mount, f"{kind} on {device}")
+    except OSError:
+        pass
+    return best[1]
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def run_date() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    """A Markdown table; columns whose index is in ``right`` are right-aligned (numbers)."""
+    rule = ["---:" if i in right else "---" for i in range(len(headers))]
+    lines = [headers, rule, *rows]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
+
+
+def fmt_rate(value: float) -> str:
+    """A rate with as many digits as are meaningful: 163,498 / 12.3 / 0.42."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def fmt_ratio(value: float) -> str:
+    return f"{value:.2f}×"
+
+
+# -- BENCHMARKS.md ------------------------------------------------------------
+def markers(name: str) -> tuple[str, str]:
+    return f"<!-- bench:{name} begin -->", f"<!-- bench:{name} end -->"
+
+
+def replace_section(document: str, name: str, body: str) -> str:
+    """``document`` with section ``name`` set to ``body``; appended if absent.
+
+    Everything outside the markers, the other sections included, is kept.
+    """
+    begin, end = markers(name)
+    section = f"{begin}\n{body.strip()}\n{end}"
+    start = document.find(begin)
+    stop = document.find(end, start)
+    if start < 0 or stop < 0:
+        return document.rstrip("\n") + "\n\n" + section + "\n"
+    return document[:start] + section + document[stop + len(end):]
+
+
+def write_section(name: str, body: str, path: str = BENCHMARKS_MD) -> None:
+    """Rewrite section ``name`` of ``BENCHMARKS.md`` (created with the intro if missing)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = f.read()
+    except FileNotFoundError:
+        document = INTRO
+    updated = replace_section(document, name, body)
+    # Written aside and renamed, so an interrupted run never leaves half a file.
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(updated)
+    os.replace(temporary, path)

@@ -1,0 +1,95 @@
+"""Pytest set-up for the exercises (see exercises/README.md).
+
+Every exercise directory ``exercises/NN_name/`` holds a ``student.py`` (the
+stub a student fills in) and a ``reference.py`` (the same functions on top of
+minidb's own code). Its tests ask for the ``impl`` fixture and never import
+either file themselves, so one set of tests checks both:
+
+``--exercise-impl=reference``  (the default) minidb's implementation; this is
+                               what CI runs, and it must pass;
+``--exercise-impl=student``    the student's file.
+
+When the option is not given, the environment variable
+``MINIDB_EXERCISE_IMPL`` (``reference`` or ``student``) decides. It is the
+fallback for runs in which this conftest is loaded too late to register a
+command-line option (pytest only accepts options from conftests it loads
+before parsing the command line: the rootdir's, and those on the path of a
+command-line argument such as ``exercises/01_log_end``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+IMPLS = ("reference", "student")
+DEFAULT_IMPL = "reference"
+ENV_VAR = "MINIDB_EXERCISE_IMPL"
+OPTION = "--exercise-impl"
+
+_loaded: dict[Path, ModuleType] = {}
+
+
+def pytest_addoption(parser):
+    try:
+        parser.addoption(
+            OPTION, action="store", choices=IMPLS, default=None,
+            help=f"run the exercises against minidb's reference implementation or the student's stub "
+                 f"(default: ${ENV_VAR} if set, else {DEFAULT_IMPL})",
+        )
+    except ValueError:  # already registered (by the root conftest or a plugin): use that one
+        pass
+
+
+def chosen_impl(config: pytest.Config) -> str:
+    """``--exercise-impl`` if given, else $MINIDB_EXERCISE_IMPL, else reference."""
+    try:
+        value = config.getoption(OPTION)
+    except ValueError:  # the option is not registered (see the module documentation)
+        value = None
+    if value is None:
+        value = os.environ.get(ENV_VAR, "").strip() or DEFAULT_IMPL
+    if value not in IMPLS:
+        raise pytest.UsageError(f"{ENV_VAR}={value!r}: expected one of {', '.join(IMPLS)}")
+    return value
+
+
+def pytest_configure(config):
+    chosen_impl(config)  # a bad $MINIDB_EXERCISE_IMPL is a usage error, reported once
+
+
+def pytest_report_header(config):
+    return f"minidb exercises: testing the {chosen_impl(config)} implementation"
+
+
+def load_impl(exercise_dir: Path, which: str) -> ModuleType:
+    """Import ``<exercise_dir>/<which>.py`` under a module name unique to that directory."""
+    path = (exercise_dir / f"{which}.py").resolve()
+    module = _loaded.get(path)
+    if module is None:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} does not exist: every exercise needs reference.py and student.py")
+        tag = "".join(c if c.isalnum() else "_" for c in exercise_dir.name)
+        name = f"minidb_exercise_{tag}_{which}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        _loaded[path] = module
+    return module
+
+
+@pytest.fixture
+def impl(request) -> ModuleType:
+    """The module under test: reference.py or student.py next to the requesting test file."""
+    return load_impl(Path(request.path).parent, chosen_impl(request.config))

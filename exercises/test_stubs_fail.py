@@ -1,0 +1,82 @@
+"""Meta-test: every exercise's tests fail, all of them, against its pristine stub.
+
+An exercise whose tests pass (even partly) against the untouched
+``student.py`` checks nothing, or gives part of the answer away; one whose
+tests error out or collect nothing would fail for the wrong reason. So for
+each ``exercises/NN_*`` this runs pytest on it in a subprocess with
+``--exercise-impl=student`` and requires exit code 1 (tests failed) with every
+test failed.
+
+If you have solved an exercise in place, its case here fails on purpose:
+``student.py`` is no longer the stub. Restore the stub (``git stash`` or
+``git checkout exercises/NN_name/student.py``) before committing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+EXERCISES = sorted(p for p in HERE.iterdir() if p.is_dir() and re.match(r"\d\d_", p.name))
+
+# Outcome words of pytest's summary line ("3 failed, 1 passed, 2 errors in 0.12s").
+OUTCOMES = ("failed", "passed", "skipped", "xfailed", "xpassed", "error", "errors")
+# Variables of the running pytest (xdist worker, current test) that must not leak into the child.
+INHERITED = ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID",
+             "PYTEST_CURRENT_TEST", "PYTEST_PLUGINS")
+
+
+def summary_counts(output: str) -> dict[str, int]:
+    """The counts on pytest's last summary line, e.g. {"failed": 3, "passed": 1}."""
+    lines = [line for line in output.splitlines() if re.search(r"\bin [\d.]+s\b", line)]
+    if not lines:
+        return {}
+    counts: dict[str, int] = {}
+    for number, word in re.findall(r"(\d+) (\w+)", lines[-1]):
+        if word in OUTCOMES:
+            word = "errors" if word == "error" else word
+            counts[word] = counts.get(word, 0) + int(number)
+    return counts
+
+
+def run_student(exercise: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED}
+    env["MINIDB_EXERCISE_IMPL"] = "student"
+    command = [
+        sys.executable, "-m", "pytest", os.path.relpath(exercise, ROOT), "--exercise-impl=student",
+        "-q", "-p", "no:cacheprovider",
+        "-p", "no:nbval",  # exercises hold no notebooks; nbval's imports would double the start-up time
+    ]
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_there_are_exercises():
+    assert EXERCISES, f"no exercise directories (NN_name) in {HERE}"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=[p.name for p in EXERCISES])
+def test_pristine_stub_fails_every_test(exercise):
+    assert (exercise / "student.py").is_file() and (exercise / "reference.py").is_file()
+    result = run_student(exercise)
+    output = result.stdout + result.stderr
+    tail = "\n".join(output.splitlines()[-25:])
+    counts = summary_counts(result.stdout)
+    assert result.returncode == 1, (
+        f"pytest on {exercise.name} with the student stub exited with {result.returncode}, "
+        f"expected 1 (tests failed); 0: tests passed, 2: interrupted, 3: internal error, "
+        f"4: usage error, 5: no tests collected\n{tail}"
+    )
+    total = sum(counts.values())
+    assert total > 0, f"no summary line in the output of pytest on {exercise.name}\n{tail}"
+    assert counts.get("failed", 0) == total, (
+        f"{exercise.name}: against the pristine stub every test must fail, but the run ended with "
+        f"{counts} (is student.py still the stub? restore it with git checkout {exercise.relative_to(ROOT)}/student.py)"
+        f"\n{tail}"
+    )

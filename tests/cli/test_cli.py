@@ -1,0 +1,126 @@
+"""The command line: printlog (golden text), verify, crashtest, and one-line errors."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from minidb.cli import main
+from minidb.io import OSDisk
+from minidb.log import TRACE, LogManager, Provisional, file_name
+from minidb.viz.log_demo import DEMO_MESSAGES
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+
+
+def fixed_clock():
+    return 1_700_000_000.0
+
+
+@pytest.fixture
+def demo_dir(tmp_path):
+    """The demo messages, plus a provisional and two replicated entries, on real files."""
+    path = tmp_path / "log"
+    log = LogManager(OSDisk(path, create=True), file_max=330, buffer_size=70, clock=fixed_clock)
+    for message in DEMO_MESSAGES:
+        log.append(TRACE, {"message": message})
+    log.append(TRACE, {"message": "logged provisionally"}, provisional=Provisional.YES)
+    log.append(TRACE, {"message": "replicated <one>"}, vlsn=41)
+    log.append(TRACE, {"message": "replicated & two"}, vlsn=42, provisional=Provisional.BEFORE_CKPT_END)
+    log.close()
+    return path
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def check_golden(name, text):
+    path = GOLDEN / name
+    if os.environ.get("MINIDB_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"output differs from {path}; rerun with MINIDB_UPDATE_GOLDEN=1 if intended"
+
+
+def test_printlog_golden(capsys, demo_dir):
+    code, out, err = run(capsys, "printlog", demo_dir)
+    assert code == 0 and err == ""
+    check_golden("printlog_demo.txt", out)
+
+
+def test_printlog_quiet_range_and_type(capsys, demo_dir):
+    code, out, _ = run(capsys, "printlog", demo_dir, "-q", "-s", "0x1/0x26", "-e", "0x1/0x68")
+    assert code == 0
+    assert out.splitlines() == [
+        '<entry lsn="0x1/0x26" type="Trace" prev="0x0" size="20" cksum="4103114586"/>',
+        '<entry lsn="0x1/0x48" type="Trace" prev="0x26" size="18" cksum="575801969"/>',
+        '<entry lsn="0x1/0x68" type="Trace" prev="0x48" size="19" cksum="1124737449"/>',
+    ]
+    code, out, _ = run(capsys, "printlog", demo_dir, "--type", "FileHeader", "-q")
+    assert code == 0 and len(out.splitlines()) == len(list(demo_dir.glob("*.jdb")))
+
+
+def test_verify_ok_and_problem(capsys, demo_dir):
+    code, out, _ = run(capsys, "verify", demo_dir)
+    assert code == 0 and out.startswith("ok: ") and "entries" in out
+    second = demo_dir / file_name(1)
+    data = bytearray(second.read_bytes())
+    data[0x30] ^= 1
+    second.write_bytes(bytes(data))
+    code, out, _ = run(capsys, "verify", demo_dir)
+    assert code == 1
+    assert out.strip() == "problem: 00000001.jdb at offset 0x26: checksum mismatch (stored 0xf4908f5a, computed 0xdbc1164c)"
+
+
+def test_verify_notes_a_torn_tail(capsys, demo_dir):
+    last = sorted(demo_dir.glob("*.jdb"))[-1]
+    with open(last, "ab") as f:
+        f.write(b"\x12\x34\x56")
+    code, out, _ = run(capsys, "verify", demo_dir)
+    assert code == 0 and "note:" in out and "torn tail" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["printlog", "{missing}"], "no such directory"),
+    (["printlog", "{empty}"], "not a minidb log (no log files named like 00000001.jdb)"),
+    (["verify", "{missing}"], "no such directory"),
+    (["printlog", "{log}", "-s", "1/26"], "bad LSN '1/26'"),
+    (["printlog", "{log}", "-s", "0x1/0x27"], "no log entry starts at 0x1/0x27"),
+    (["printlog", "{log}", "--type", "Nope"], "unknown entry type 'Nope'"),
+    (["printlog", "{foreign}"], "not a minidb log file"),
+    (["crashtest", "log", "--ops", "0"], "must be at least 1"),
+    (["crashtest", "nosuchengine"], "invalid choice"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_user_errors_are_one_line_and_exit_2(tmp_path, demo_dir, argv, message):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / file_name(1)).write_bytes(b"GIF89a not a log at all")
+    places = {"missing": tmp_path / "missing", "empty": tmp_path / "empty", "log": demo_dir,
+              "foreign": tmp_path / "foreign"}
+    argv = [a.format(**places) for a in argv]
+    done = subprocess.run([sys.executable, "-m", "minidb", *argv], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
+
+
+def test_corruption_found_by_printlog_exits_1(capsys, demo_dir):
+    first = demo_dir / file_name(1)
+    data = bytearray(first.read_bytes())
+    data[0x30] ^= 1
+    first.write_bytes(bytes(data))
+    code, _, err = run(capsys, "printlog", demo_dir)
+    assert code == 1 and "corrupt log: 00000001.jdb at offset 0x26" in err
+
+
+def test_crashtest_log(capsys):
+    code, out, _ = run(capsys, "crashtest", "log", "--seed", "7", "--ops", "30")
+    assert code == 0
+    points = int(out.split("crash points: ")[1].split(",")[0])
+    assert points > 50 and out.strip().endswith("violations: 0")

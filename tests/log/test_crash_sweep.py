@@ -1,0 +1,37 @@
+"""The log's crash sweep: 200 seeded workloads, every crash point, zero violations."""
+
+import pytest
+
+from minidb.io import CrashMode
+from minidb.log.crashtest import check_point, crash_sweep, run_workload
+
+CHUNKS = 8
+SEEDS_PER_CHUNK = 25  # 8 x 25 = 200 workloads
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_crash_sweep_has_no_violations(chunk):
+    points = 0
+    for seed in range(chunk * SEEDS_PER_CHUNK, (chunk + 1) * SEEDS_PER_CHUNK):
+        result = crash_sweep(seed, ops=40)
+        assert result.violations == [], result.violations[:3]
+        points += result.points
+    assert points > 50 * SEEDS_PER_CHUNK  # every workload really has many crash points
+
+
+def test_the_checker_catches_a_log_that_lost_synced_entries():
+    workload = run_workload(seed=3, ops=40)
+    last_fsync = max(e.index for e in workload.disk.events if e.kind == "fsync")
+    promised = max(n for index, n in workload.promised if index <= last_fsync)
+    assert promised > 0
+    # An image from before the last fsync lacks entries that were promised afterwards.
+    early = workload.disk.crash_image(1, CrashMode.nothing())
+    problem = check_point(workload, early, promised)
+    assert problem is not None and "were synced" in problem
+
+
+def test_the_checker_catches_entries_that_are_not_a_prefix():
+    workload = run_workload(seed=5, ops=40)
+    workload.messages[0] = "something else"
+    image = workload.disk.crash_image(len(workload.disk.events) - 1, CrashMode.everything())
+    assert "not a prefix" in check_point(workload, image, 0)

@@ -1,0 +1,87 @@
+"""The architecture, enforced: imports point down; the engine core is stdlib-only.
+
+Layers, bottom up (see DESIGN.md and docs/ARCHITECTURE.md)::
+
+    0  minidb.errors, minidb.stats
+    1  minidb.io
+    2  minidb.log
+    3  minidb.pagestore | minidb.logstore   (never import each other)
+    4  minidb.replication
+    5  minidb.cli, minidb.viz, minidb.spark (front ends)
+"""
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "minidb"
+LAYERS = {
+    "minidb.errors": 0, "minidb.stats": 0, "minidb": 0,
+    "minidb.io": 1,
+    "minidb.log": 2,
+    "minidb.pagestore": 3, "minidb.logstore": 3,
+    "minidb.replication": 4,
+    "minidb.cli": 5, "minidb.viz": 5, "minidb.spark": 5, "minidb.__main__": 5,
+}
+ENGINES = {"minidb.pagestore", "minidb.logstore"}
+FRONT_ENDS = {"minidb.cli", "minidb.viz", "minidb.spark", "minidb.__main__"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def component(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def imports_of(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+    return found
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_imports_point_down(path):
+    me = component(module_name(path))
+    assert me in LAYERS, f"{me} is not placed in a layer; add it to LAYERS and docs/ARCHITECTURE.md"
+    for imported in imports_of(path):
+        if not imported.startswith("minidb"):
+            continue
+        other = component(imported)
+        assert other in LAYERS, f"{path}: imports {imported}, which has no layer"
+        if me == other:
+            continue
+        assert not (me in ENGINES and other in ENGINES), f"{path}: the two engines never import each other"
+        assert LAYERS[other] < LAYERS[me] or (me in FRONT_ENDS and other in FRONT_ENDS), \
+            f"{path}: {me} (layer {LAYERS[me]}) imports {imported} (layer {LAYERS[other]})"
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if component(module_name(p)) not in FRONT_ENDS],
+                         ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_engine_core_uses_the_standard_library_only(path):
+    for imported in imports_of(path):
+        top = imported.split(".")[0]
+        assert top == "minidb" or top in sys.stdlib_module_names, f"{path}: imports {imported}"
+
+
+def test_no_pickle_marshal_shelve_or_eval():
+    banned = re.compile(r"^\s*(import|from)\s+(pickle|marshal|shelve)\b|\beval\(", re.MULTILINE)
+    for path in SOURCES:
+        match = banned.search(path.read_text())
+        assert match is None, f"{path}: {match.group(0) if match else ''}"
