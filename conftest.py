@@ -19,6 +19,9 @@ ROOT = Path(__file__).parent
 def pytest_addoption(parser):
     parser.addoption("--minidb-full-suite", action="store_true",
                      help="fail unless tests, every notebook and every exercise were collected")
+    parser.addoption("--exercise-impl", choices=("reference", "student"), default=None,
+                     help="run exercises/ against minidb's code or the student stubs "
+                          "(default: $MINIDB_EXERCISE_IMPL if set, else reference)")
 
 
 def expected_areas() -> list[Path]:

@@ -549,8 +549,8 @@ files on {report.file_system(report.OUT_DIR)}.
 
 Group commit counters of minidb's log per run in (c), median (min–max) of {REPEATS} runs:
 `nSyncRequests` {counter_range(group, "nSyncRequests")}, `nFsyncs` {counter_range(group, "nFsyncs")},
-`nGroupCommitWaits` {counter_range(group, "nGroupCommitWaits")} (a waiting thread counts
-once per wake-up, so waits can outnumber requests).
+`nGroupCommitWaits` {counter_range(group, "nGroupCommitWaits")}; a waiting thread counts once
+per wake-up, so waits can outnumber requests.
 
 {interpretation(results, group)}
 """

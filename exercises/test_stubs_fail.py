@@ -75,8 +75,11 @@ def test_pristine_stub_fails_every_test(exercise):
     )
     total = sum(counts.values())
     assert total > 0, f"no summary line in the output of pytest on {exercise.name}\n{tail}"
+    if counts.get("errors"):
+        hint = "errors are not failures: a fixture, an import or the collection broke, not an assertion"
+    else:
+        hint = f"is student.py still the stub? restore it with git checkout {exercise.relative_to(ROOT)}/student.py"
     assert counts.get("failed", 0) == total, (
-        f"{exercise.name}: against the pristine stub every test must fail, but the run ended with "
-        f"{counts} (is student.py still the stub? restore it with git checkout {exercise.relative_to(ROOT)}/student.py)"
+        f"{exercise.name}: against the pristine stub every test must fail, but the run ended with {counts} ({hint})"
         f"\n{tail}"
     )

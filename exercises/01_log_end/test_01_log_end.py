@@ -12,6 +12,8 @@ minidb's scanner for the answer.
 
 from __future__ import annotations
 
+import struct
+import zlib
 from dataclasses import dataclass
 
 import pytest
@@ -213,6 +215,20 @@ def test_bit_flip_in_last_entry(impl, where):
     assert impl.valid_end(data, 1) == last.offset
 
 
+def test_entry_claiming_more_bytes_than_the_file_holds(impl):
+    """The last entry's item size grows by 10 and its checksum is made to match the bytes that are there:
+    only the size check can tell that the entry does not fit."""
+    log = written_log(4)
+    last = log.entries[-1]
+    data = bytearray(log.bytes())
+    (size,) = struct.unpack_from("<I", data, last.offset + SIZE)
+    struct.pack_into("<I", data, last.offset + SIZE, size + 10)
+    type_code, flags = data[last.offset + TYPE], data[last.offset + FLAGS]
+    crc = zlib.crc32(bytes(data[last.offset + 6 :]), zlib.crc32(bytes((type_code, flags & ~INVISIBLE))))
+    struct.pack_into("<I", data, last.offset, crc)
+    assert impl.valid_end(bytes(data), 1) == last.offset
+
+
 def test_bit_flip_in_a_middle_entry_stops_there(impl):
     """valid_end stops at the first bad entry, even if intact entries follow it."""
     log = written_log(6)
@@ -281,3 +297,16 @@ def test_first_entry_is_not_a_file_header(impl):
     log = written_log(3)
     data = log.bytes()[FILE_HEADER_SIZE:]
     assert impl.valid_end(data, 1) == 0
+
+
+def test_trace_entry_is_not_a_file_header_even_if_its_bytes_fit(impl):
+    """The first Trace entry, moved to offset 0: prev 0, a valid checksum, and its item
+    (length 2, two zero bytes) reads as file number 2 where a FileHeader keeps it.
+    Only its type code says it is not a FileHeader."""
+    log = new_log()
+    log.append("\x00\x00")
+    log.append("next")
+    log.log.sync()
+    data = log.bytes()[FILE_HEADER_SIZE:]
+    assert data[PREV : PREV + 4] == bytes(4) and data[HEADER_SIZE : HEADER_SIZE + 4] == bytes((2, 0, 0, 0))
+    assert impl.valid_end(data, 2) == 0
