@@ -284,10 +284,11 @@ class LogManager:
     # -- positions and reading ------------------------------------------------
     def end(self) -> LogEnd:
         """The current end of the log (the next entry's position)."""
-        return LogEnd(
-            tuple(self._files), self._file_number if (self._files or self._handle) else None,
-            self._next_offset, self._last_offset, self._last_lsn, self._prev_file_last, self.tail_cut,
-        )
+        with self._latch:
+            return LogEnd(
+                tuple(self._files), self._file_number if (self._files or self._handle) else None,
+                self._next_offset, self._last_offset, self._last_lsn, self._prev_file_last, self.tail_cut,
+            )
 
     @property
     def last_lsn(self) -> LSN:
@@ -301,7 +302,7 @@ class LogManager:
 
     def _buffer_view(self, number: int) -> tuple[bytes, int] | None:
         with self._latch:
-            if number != self._file_number or not self._buffer:
+            if number != self._file_number or self._handle is None:
                 return None
             return bytes(self._buffer), self._buffer_base
 

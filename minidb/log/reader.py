@@ -26,8 +26,8 @@ from minidb.log.logdef import FILE_HEADER
 from minidb.log.lsn import LSN
 from minidb.log.scan import FileScanner
 
-# Returns the bytes of the unwritten log buffer and the file offset where they
-# start, for the file being written (or None when nothing is buffered).
+# For the file being written: the bytes of the log buffer (possibly none) and the
+# file offset where they start; None for any other file.
 BufferView = Callable[[int], tuple[bytes, int] | None]
 
 
@@ -56,16 +56,14 @@ class LogReader:
 
     def file_bytes(self, number: int) -> bytes:
         """The bytes of log file ``number`` up to the end of the log, buffer included."""
+        pending = self._buffered(number) if self._buffered is not None else None
+        if pending is not None:
+            # Taken atomically first: the bytes before ``base`` are on disk and never change.
+            chunk, base = pending
+            return self._handle(number).read(0, base) + chunk
         end = self._end()
         data = self._handle(number).read_all()
-        if number == end.last_file:
-            data = data[: end.end_offset]
-            if self._buffered is not None:
-                pending = self._buffered(number)
-                if pending is not None:
-                    chunk, base = pending
-                    data = data[:base] + chunk
-        return data
+        return data[: end.end_offset] if number == end.last_file else data
 
     def read_entry(self, lsn: LSN) -> LogEntry:
         """The entry at ``lsn``; a bad or missing entry is an error naming the LSN."""
@@ -82,7 +80,7 @@ class LogReader:
     def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
         if self._buffered is not None:
             pending = self._buffered(lsn.file)
-            if pending is not None and lsn.offset >= pending[1]:
+            if pending is not None and pending[0] and lsn.offset >= pending[1]:
                 return pending
         handle = self._handle(lsn.file)
         head = handle.read(lsn.offset, MAX_HEADER_SIZE)
