@@ -1,0 +1,44 @@
+"""The log store: Berkeley DB Java Edition's architecture, where the log is the database.
+
+Public surface::
+
+    Environment, open_environment          an environment: the log, its databases, recovery (env.py)
+    EnvironmentConfig, EnvironmentHooks,   configuration; hooks for the cleaner and the VLSN index
+    Durability
+    Database, Transaction, Cursor          records, transactions, scans
+    LOGSTORE_TYPES, REPLICABLE_TYPES       the entry-type table (logdef.py)
+    Provisional, is_provisional,           provisional logging (provisional.py)
+    checkpoint_provisional
+    CkptState, DirtyINMap                  the checkpoint dirty map (dirty_map.py)
+    CheckpointRun, CheckpointResult        a checkpoint, step by step (checkpointer.py)
+    RecoveryInfo                           what recovery found and did (recovery.py)
+    FileSummary                            per-file utilization (utilization.py)
+    LockConflictError, ...                 errors (errors.py)
+
+Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
+``records``, ``txn``, ``locks``, ``evictor``, ``node_logger``, ``inspect``
+(read-only views for pictures and checks), ``verify``, ``crashtest``.
+"""
+
+from minidb.log import Provisional
+from minidb.logstore.checkpointer import CheckpointResult, CheckpointRun
+from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHooks
+from minidb.logstore.database import Database
+from minidb.logstore.dirty_map import CkptState, DirtyINMap
+from minidb.logstore.env import Environment, open_environment
+from minidb.logstore.errors import (DatabaseNotFoundError, EnvironmentClosedError, LockConflictError,
+                                    TransactionStateError, TreeError)
+from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
+from minidb.logstore.provisional import checkpoint_provisional, is_provisional
+from minidb.logstore.recovery import RecoveryInfo
+from minidb.logstore.tree.cursor import Cursor
+from minidb.logstore.txn import Transaction
+from minidb.logstore.utilization import FileSummary
+
+__all__ = [
+    "Environment", "open_environment", "EnvironmentConfig", "EnvironmentHooks", "Durability", "Database",
+    "Transaction", "Cursor", "LOGSTORE_TYPES", "REPLICABLE_TYPES", "Provisional", "is_provisional",
+    "checkpoint_provisional", "CkptState", "DirtyINMap", "CheckpointRun", "CheckpointResult", "RecoveryInfo",
+    "FileSummary", "LockConflictError", "DatabaseNotFoundError", "EnvironmentClosedError",
+    "TransactionStateError", "TreeError",
+]

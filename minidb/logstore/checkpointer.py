@@ -1,0 +1,402 @@
+"""The checkpointer (JE's ``Checkpointer``): the seed's ten steps, one at a time.
+
+A checkpoint bounds recovery: recovery reads INs from the last complete
+checkpoint's CkptStart and LNs from its firstActiveLSN, so the checkpoint
+must log, and make reachable through non-provisional ancestors, every IN
+that was dirty at CkptStart. Its steps, each a line of the run's trace::
+
+     1  ask the cleaner which files it may delete after this checkpoint (hook)
+     2  dirty map state DIRTY_MAP_INCOMPLETE
+     3  log CkptStart; note firstActiveLSN (after CkptStart: JE #20270)
+     4  build the dirty map by level from the dirty resident INs, with the
+        highest flush level of each database; state DIRTY_MAP_COMPLETE
+     5  flush the map bottom up: the bottom two levels a subtree at a time
+        (a level-2 IN right after its BINs), higher levels strictly by level;
+        Provisional.YES at the bottom level, BEFORE_CKPT_END in between, NO at
+        a database's max flush level. Logging a child dirties its parent,
+        which is added to the map and logged in its turn, up to the max
+        flush level. The mapping tree comes last, up to its root.
+     6  flush the VLSN index (hook; replication)
+     7  flush the utilization tracker: a FileSummaryLN per changed file
+     8  log CkptEnd (CkptStart LSN, firstActiveLSN, mapping-tree root) and fsync
+     9  delete the cleaned files of step 1 (hook)
+    10  dirty map state NONE
+
+A :class:`CheckpointRun` is a generator of pauses: between two pauses (after
+each step, after each IN examined in step 4 and each IN flushed in step 5)
+the environment may run other operations, including eviction, exactly as
+JE's evictor runs concurrently with a checkpoint. ``env.checkpoint()`` runs
+one to the end; ``env.checkpointer.start()`` returns one to step through.
+
+Two details keep the seed's rule "Provisional.NO is used for INs at the max
+flush level during an active checkpoint" true while eviction follows the
+seed's table (YES for every non-root IN once the map is complete):
+
+- like JE, the parent of every IN taken from the map is added to the map,
+  even when the IN is no longer dirty (eviction or a split logged it since);
+- an IN at the max flush level that eviction logged provisionally after
+  CkptStart is logged again, non-provisionally.
+
+Example trace (a 3-level tree, one dirty BIN, minimize_recovery_time)::
+
+    step 3: CkptStart at 0x1/0x7a2; firstActiveLSN 0x1/0x7a2 (no active txn)
+    step 4: level 1: BIN 12 (accounts) ... highest flush level of accounts: 3
+    step 5: BIN 12 (accounts, level 1) -> 0x1/0x7c0 YES
+    step 5: IN 5 (accounts, level 2) -> 0x1/0x812 BEFORE_CKPT_END
+    step 5: IN 3 root (accounts, level 3) -> 0x1/0x860 NO; MapLN for accounts
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from minidb.errors import UserError
+from minidb.log import LSN, NULL_LSN, Provisional
+from minidb.logstore.dirty_map import CheckpointReference, CkptState, DirtyMapSnapshot
+from minidb.logstore.logdef import CKPT_END, CKPT_START
+from minidb.logstore.provisional import BIN_LEVEL, checkpoint_provisional
+from minidb.stats import Stats, Trace
+
+if TYPE_CHECKING:
+    from minidb.logstore.env import Environment
+
+STEP_NAMES = {
+    1: "cleaner: files to delete",
+    2: "dirty map incomplete",
+    3: "log CkptStart",
+    4: "build the dirty map",
+    5: "flush the dirty map",
+    6: "flush the VLSN index",
+    7: "flush utilization",
+    8: "log CkptEnd",
+    9: "delete cleaned files",
+    10: "dirty map state NONE",
+}
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Where a checkpoint run stopped: in (or at the end of) step ``step``."""
+
+    step: int
+    step_done: bool
+    state: CkptState
+    message: str
+
+
+@dataclass(frozen=True)
+class LoggedIN:
+    """One IN the checkpoint logged."""
+
+    lsn: LSN
+    node_id: int
+    is_bin: bool
+    db_name: str
+    level: int
+    provisional: Provisional
+    is_root: bool
+
+    def describe(self) -> str:
+        kind = "BIN" if self.is_bin else "IN"
+        root = " root" if self.is_root else ""
+        return f"{kind} {self.node_id}{root} ({self.db_name}, level {self.level}) -> {self.lsn} {self.provisional.name}"
+
+
+@dataclass
+class CheckpointResult:
+    checkpoint_id: int
+    invoker: str
+    ckpt_start_lsn: LSN = NULL_LSN
+    ckpt_end_lsn: LSN = NULL_LSN
+    first_active_lsn: LSN = NULL_LSN
+    files_to_delete: list[int] = field(default_factory=list)
+    dirty_map: DirtyMapSnapshot | None = None
+    highest_flush_levels: dict[str, int] = field(default_factory=dict)
+    logged: list[LoggedIN] = field(default_factory=list)
+    summaries: list[tuple[int, LSN]] = field(default_factory=list)
+    trace: list[str] = field(default_factory=list)
+
+    def provisional_of(self, node_id: int) -> list[Provisional]:
+        return [l.provisional for l in self.logged if l.node_id == node_id]
+
+
+class CheckpointRun:
+    """One checkpoint, advanced pause by pause (see the module documentation)."""
+
+    def __init__(self, checkpointer: "Checkpointer", invoker: str, minimize_recovery_time: bool):
+        self.checkpointer = checkpointer
+        self.env = checkpointer.env
+        self.minimize_recovery_time = minimize_recovery_time
+        checkpointer.last_checkpoint_id += 1
+        self.result = CheckpointResult(checkpointer.last_checkpoint_id, invoker)
+        self.trace = Trace()
+        self.step = 0  # the last step begun
+        self.done = False
+        self._gen = self._steps()
+
+    # -- driving ---------------------------------------------------------------------
+    def advance(self) -> Pause | None:
+        """Do the next piece of work; return where it paused (None once finished)."""
+        if self.done:
+            return None
+        env = self.env
+        with env.latch:
+            env.check_usable()
+            try:
+                pause = next(self._gen)
+            except StopIteration:
+                return None
+            except BaseException:
+                self._abandon()
+                raise
+        return pause
+
+    def through(self, step: int) -> Pause | None:
+        """Advance until step ``step`` is done."""
+        pause = None
+        while not self.done:
+            pause = self.advance()
+            if pause is None or (pause.step_done and pause.step >= step):
+                break
+        return pause
+
+    def until(self, step: int) -> Pause | None:
+        """Advance until step ``step`` has begun and made its first pause."""
+        pause = None
+        while not self.done and self.step < step:
+            pause = self.advance()
+            if pause is None:
+                break
+        return pause
+
+    def finish(self) -> CheckpointResult:
+        while not self.done:
+            if self.advance() is None:
+                break
+        return self.result
+
+    def _abandon(self) -> None:
+        self.env.dirty_map.reset()
+        self.checkpointer.current = None
+        self.done = True
+
+    # -- reporting ----------------------------------------------------------------------
+    def _say(self, step: int, message: str, *args: object) -> None:
+        line = f"step {step}: " + (message % args if args else message)
+        self.trace.emit(line)
+        self.result.trace.append(line)
+        self.env.trace.emit("checkpoint %d %s", self.result.checkpoint_id, line)
+
+    def _pause(self, step: int, done: bool, message: str = "") -> Pause:
+        return Pause(step, done, self.env.dirty_map.state, message or STEP_NAMES[step])
+
+    def _db_name(self, db_id: int) -> str:
+        db = self.env.db_by_id(db_id)
+        return db.name if db is not None else f"db {db_id}"
+
+    # -- the ten steps ---------------------------------------------------------------------
+    def _steps(self) -> Iterator[Pause]:
+        env = self.env
+        hooks = env.hooks
+        dirty_map = env.dirty_map
+        result = self.result
+
+        self.step = 1
+        files = list(hooks.cleaner_files_to_delete()) if hooks.cleaner_files_to_delete else []
+        result.files_to_delete = files
+        self._say(1, "cleaner: files to delete after this checkpoint: %s",
+                  ", ".join(map(str, files)) if files else "none")
+        yield self._pause(1, True)
+
+        self.step = 2
+        dirty_map.begin_checkpoint(self.minimize_recovery_time)
+        self._say(2, "dirty map state %s", dirty_map.state.name)
+        yield self._pause(2, True)
+
+        self.step = 3
+        start = env.log_entry(CKPT_START, {"checkpoint_id": result.checkpoint_id, "invoker": result.invoker,
+                                           "time_ms": env.now_ms()})
+        result.ckpt_start_lsn = start
+        self.checkpointer.bytes_at_last_start = env.log.stats["nBytes"]
+        first_active = env.txn_manager.first_active_lsn()
+        result.first_active_lsn = start if first_active.is_null else first_active
+        self._say(3, "CkptStart logged at %s; firstActiveLSN %s%s", start, result.first_active_lsn,
+                  " (no active txn)" if first_active.is_null else "")
+        yield self._pause(3, True)
+
+        self.step = 4
+        for node in dirty_map.select_dirty_ins_for_checkpoint():
+            yield self._pause(4, False, f"examined {node.describe()}")
+        dirty_map.complete()
+        result.dirty_map = dirty_map.snapshot()
+        names = {db_id: self._db_name(db_id) for db_id, _ in result.dirty_map.highest_flush_levels}
+        names.update({r.db_id: self._db_name(r.db_id) for _, _, refs in result.dirty_map.levels for r in refs})
+        for line in result.dirty_map.lines(names) or ["no dirty INs"]:
+            self._say(4, "%s", line)
+        self._say(4, "dirty map state %s", dirty_map.state.name)
+        yield self._pause(4, True)
+
+        self.step = 5
+        yield from self._flush_dirty_nodes()
+        dirty_map.flush_done = True
+        result.highest_flush_levels = {self._db_name(d): lvl for d, lvl in dirty_map.highest_flush_levels.items()}
+        self._say(5, "flushed %d INs", len(result.logged))
+        yield self._pause(5, True)
+
+        self.step = 6
+        for flush in hooks.flush_vlsn_index:
+            flush(self)
+        self._say(6, "VLSN index: %s", f"flushed ({len(hooks.flush_vlsn_index)} hooks)" if hooks.flush_vlsn_index
+                  else "nothing to flush (not replicated)")
+        yield self._pause(6, True)
+
+        self.step = 7
+        result.summaries = env.utilization.flush()
+        for number, lsn in result.summaries:
+            self._say(7, "FileSummaryLN at %s: %s", lsn, env.utilization.summary(number))
+        if not result.summaries:
+            self._say(7, "no file's utilization changed")
+        yield self._pause(7, True)
+
+        self.step = 8
+        end = env.log_entry(CKPT_END, {
+            "checkpoint_id": result.checkpoint_id, "invoker": result.invoker, "time_ms": env.now_ms(),
+            "ckpt_start_lsn": start, "first_active_lsn": result.first_active_lsn,
+            "root_lsn": env.db_tree.mapping.root_lsn, "last_node_id": env.last_node_id,
+            "last_db_id": env.db_tree.last_db_id, "last_txn_id": env.txn_manager.last_txn_id,
+            "files_to_delete": [{"file": f} for f in files],
+        })
+        env.log.sync(end)
+        result.ckpt_end_lsn = end
+        self.checkpointer.last_ckpt_start = start
+        self.checkpointer.last_ckpt_end = end
+        self._say(8, "CkptEnd logged at %s (CkptStart %s, firstActiveLSN %s, mapping tree root %s); log fsynced",
+                  end, start, result.first_active_lsn, env.db_tree.mapping.root_lsn)
+        yield self._pause(8, True)
+
+        self.step = 9
+        if files and hooks.delete_cleaned_files is not None:
+            hooks.delete_cleaned_files(files)
+        self._say(9, "cleaner: deleted files: %s", ", ".join(map(str, files)) if files else "none")
+        yield self._pause(9, True)
+
+        self.step = 10
+        dirty_map.reset()
+        self.checkpointer.current = None
+        self.checkpointer.stats.add("nCheckpoints")
+        self._say(10, "dirty map state %s", dirty_map.state.name)
+        self.done = True
+        self.checkpointer.history.append(result)
+        yield self._pause(10, True)
+
+    # -- step 5 ------------------------------------------------------------------------------
+    def _flush_dirty_nodes(self) -> Iterator[Pause]:
+        dirty_map = self.env.dirty_map
+        while (key := dirty_map.lowest_level_set()) is not None:
+            while (ref := dirty_map.remove_next_node(key)) is not None:
+                highest = dirty_map.highest_flush_level(ref.db_id)
+                if highest is not None and ref.level <= highest:
+                    yield from self._flush_in(ref, allow_subtree=True)
+            dirty_map.remove_level(key)
+
+    def _log(self, node, provisional: Provisional, reason: str) -> LSN:
+        env = self.env
+        db = env.db_by_id(node.db_id)
+        is_root = db.root is node
+        lsn = env.node_logger.log_in(node, provisional, reason=reason)
+        logged = LoggedIN(lsn, node.node_id, node.is_bin, db.name, node.level, provisional, is_root)
+        self.result.logged.append(logged)
+        self.checkpointer.stats.add("nFullBINFlush" if node.is_bin else "nFullINFlush")
+        extra = f"; MapLN for {db.name}" if is_root and db.id != 0 else ""
+        self._say(5, "%s%s", logged.describe(), extra)
+        return lsn
+
+    def _flush_in(self, ref: CheckpointReference, allow_subtree: bool) -> Iterator[Pause]:
+        env, dirty_map = self.env, self.env.dirty_map
+        db = env.db_by_id(ref.db_id)
+        if db is None:
+            return
+        highest = dirty_map.highest_flush_level(db.id) or ref.level
+        root = db.tree.root_node()
+        if root.node_id == ref.node_id:
+            if root.dirty or root.last_logged_lsn.is_null:
+                self._log(root, Provisional.NO, "checkpoint: root")
+            yield self._pause(5, False, f"{ref.describe()} of {db.name}")
+            return
+        parent, index, _ = db.tree.find_parent(ref.id_key, ref.level, ref.node_id)
+        if parent is None or index is None:
+            if parent is not None and parent.level > ref.level:
+                dirty_map.add_in(parent, update_flush_levels=False)
+            self._say(5, "%s (%s) is no longer in the tree", ref.describe(), db.name)
+            yield self._pause(5, False)
+            return
+        # Like JE: the parent goes into the map even when this IN is no longer dirty.
+        dirty_map.add_in(parent, update_flush_levels=False)
+        provisional = checkpoint_provisional(ref.level, highest)
+        node = parent.targets[index]
+        must_log = node is not None and node.dirty
+        if not must_log and provisional is Provisional.NO and parent.lsns[index] >= self.result.ckpt_start_lsn:
+            node = db.tree.fetch_child(parent, index)
+            if node.last_logged_provisional is not Provisional.NO:
+                must_log = True  # evicted provisionally since CkptStart: the max flush level must be NO
+        if must_log:
+            self._log(node, provisional, f"checkpoint: level {ref.level}")
+        else:
+            self._say(5, "%s (%s, level %d) not dirty; parent %s added", ref.describe(), db.name, ref.level,
+                      parent.describe())
+        yield self._pause(5, False, f"{ref.describe()} of {db.name}")
+        if ref.level != BIN_LEVEL or not allow_subtree:
+            return
+        # The bottom two levels, a subtree at a time: the other mapped BINs of this parent, then the parent.
+        for child_id in list(parent.node_ids):
+            if child_id == ref.node_id:
+                continue
+            sibling = dirty_map.remove_node(db.id, BIN_LEVEL, child_id)
+            if sibling is not None:
+                yield from self._flush_in(sibling, allow_subtree=False)
+        highest = dirty_map.highest_flush_level(db.id) or highest
+        if parent.level <= highest:
+            parent_ref = dirty_map.remove_node(db.id, parent.level, parent.node_id)
+            if parent_ref is not None:
+                yield from self._flush_in(parent_ref, allow_subtree=False)
+
+
+class Checkpointer:
+    """Runs checkpoints, on demand and by log growth (``checkpoint_bytes_interval``)."""
+
+    def __init__(self, env: "Environment"):
+        self.env = env
+        self.last_checkpoint_id = 0
+        self.last_ckpt_start: LSN = NULL_LSN
+        self.last_ckpt_end: LSN = NULL_LSN
+        self.bytes_at_last_start = 0
+        self.current: CheckpointRun | None = None
+        self.history: list[CheckpointResult] = []
+        self.stats = Stats("checkpointer", ["nCheckpoints", "nFullINFlush", "nFullBINFlush"])
+
+    def start(self, invoker: str = "api", minimize_recovery_time: bool = False) -> CheckpointRun:
+        """Begin a checkpoint to advance step by step (one at a time)."""
+        with self.env.latch:
+            self.env.check_usable()
+            if self.current is not None:
+                raise UserError(f"checkpoint {self.current.result.checkpoint_id} is still running")
+            self.current = CheckpointRun(self, invoker, minimize_recovery_time)
+            return self.current
+
+    def run(self, invoker: str = "api", minimize_recovery_time: bool = False) -> CheckpointResult:
+        return self.start(invoker, minimize_recovery_time).finish()
+
+    def bytes_since_last_start(self) -> int:
+        return self.env.log.stats["nBytes"] - self.bytes_at_last_start
+
+    def maybe_checkpoint(self) -> CheckpointResult | None:
+        """The daemon's check, made after each operation: a checkpoint by log growth."""
+        interval = self.env.config.checkpoint_bytes_interval
+        if interval is None or self.current is not None or self.bytes_since_last_start() < interval:
+            return None
+        return self.run("bytes interval")
+
+
+__all__ = ["Checkpointer", "CheckpointRun", "CheckpointResult", "LoggedIN", "Pause", "STEP_NAMES"]

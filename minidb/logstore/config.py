@@ -1,0 +1,85 @@
+"""How an environment is configured (JE's ``EnvironmentConfig``, reduced).
+
+Every setting has a JE counterpart, named after it:
+
+=============================  ==================================  ==============
+setting                        JE parameter                        default
+=============================  ==================================  ==============
+``file_max``                   je.log.fileMax                      10 MiB
+``buffer_size``                je.log.bufferSize                   64 KiB
+``node_max_entries``           je.nodeMaxEntries                   128
+``node_budget``                je.maxMemory (in nodes here)        None (no limit)
+``checkpoint_bytes_interval``  je.checkpointer.bytesInterval       20 MiB
+``durability``                 Durability.SyncPolicy (commit)      SYNC
+``replicated``                 a ReplicatedEnvironment             False
+=============================  ==================================  ==============
+
+``bug_evict_with_before_ckpt_end`` exists only to demonstrate the bug of the
+seed's third BEFORE_CKPT_END case (JE SR #19422, CacheMode.EVICT_BIN): the
+evictor logs with BEFORE_CKPT_END where the checkpoint rules say YES. It is
+never on by default, and nothing but the demonstrations turns it on.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from minidb.errors import UserError
+
+MIN_NODE_MAX_ENTRIES = 4
+
+
+class Durability(enum.Enum):
+    """What a commit waits for (JE's Durability.SyncPolicy)."""
+
+    SYNC = "sync"  # the Commit entry is fsynced before commit returns
+    WRITE_NO_SYNC = "write_no_sync"  # written to the file, not fsynced
+    NO_SYNC = "no_sync"  # left in the log buffer
+
+
+@dataclass
+class EnvironmentConfig:
+    file_max: int = 10 * 1024 * 1024
+    buffer_size: int = 64 * 1024
+    node_max_entries: int = 128
+    node_budget: int | None = None
+    checkpoint_bytes_interval: int | None = 20 * 1024 * 1024
+    durability: Durability = Durability.SYNC
+    replicated: bool = False
+    clock: Callable[[], float] = time.time
+    bug_evict_with_before_ckpt_end: bool = False
+    trace: bool = True
+
+    def __post_init__(self) -> None:
+        if self.node_max_entries < MIN_NODE_MAX_ENTRIES:
+            raise UserError(f"node_max_entries {self.node_max_entries} is too small (at least {MIN_NODE_MAX_ENTRIES})")
+        if self.node_budget is not None and self.node_budget < 1:
+            raise UserError(f"node_budget {self.node_budget} must be positive (or None for no limit)")
+        if self.checkpoint_bytes_interval is not None and self.checkpoint_bytes_interval < 1:
+            raise UserError(f"checkpoint_bytes_interval {self.checkpoint_bytes_interval} must be positive (or None)")
+        if not isinstance(self.durability, Durability):
+            raise UserError(f"durability must be a Durability, not {self.durability!r}")
+
+
+@dataclass
+class EnvironmentHooks:
+    """Where later parts plug in (the cleaner, the VLSN index of replication).
+
+    ``cleaner_files_to_delete``  checkpoint step 1: files the cleaner may delete
+                                 once this checkpoint ends
+    ``flush_vlsn_index``         checkpoint step 6: make the VLSN index recoverable
+    ``delete_cleaned_files``     checkpoint step 9: delete the files of step 1
+    ``recovery_listeners``       called by recovery with every entry from the
+                                 last CkptStart to the end of the log, in order
+    """
+
+    cleaner_files_to_delete: Callable[[], list[int]] | None = None
+    flush_vlsn_index: list[Callable[[object], None]] = field(default_factory=list)
+    delete_cleaned_files: Callable[[list[int]], None] | None = None
+    recovery_listeners: list[Callable[[object], None]] = field(default_factory=list)
+
+
+__all__ = ["Durability", "EnvironmentConfig", "EnvironmentHooks", "MIN_NODE_MAX_ENTRIES"]

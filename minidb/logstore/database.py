@@ -1,0 +1,142 @@
+"""Databases: a named B+tree of records in an environment.
+
+:class:`DatabaseImpl` is the environment's record of a database (JE's
+``DatabaseImpl``): its id, name, whether it is internal (used by minidb
+itself: the mapping tree, ``_utilization``, later the VLSN index) and whether
+it is replicated, and its tree's root (resident node and root LSN).
+
+:class:`Database` is the handle applications use::
+
+    db = env.database("accounts")
+    db.put(b"alice", b"100")                 # no transaction
+    with env.begin() as txn:                 # commit at the end of the block
+        db.put(b"bob", b"50", txn=txn)
+        db.delete(b"alice", txn=txn)
+    db.get(b"bob")                           # -> b"50"
+    list(db.items())                         # [(b"bob", b"50")]
+
+Keys and data are bytes (a ``str`` is taken as UTF-8). Every operation runs
+under the environment latch, then lets the evictor bring the cache back under
+its budget and the checkpointer start a checkpoint if the log has grown by
+``checkpoint_bytes_interval`` since the last one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from minidb.errors import UserError
+from minidb.log import LSN, NULL_LSN
+
+if TYPE_CHECKING:
+    from minidb.logstore.env import Environment
+    from minidb.logstore.tree.in_node import IN
+    from minidb.logstore.tree.tree import Tree
+    from minidb.logstore.txn import Transaction
+
+
+def as_bytes(value: bytes | str, what: str) -> bytes:
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise UserError(f"{what} must be bytes or str, not {type(value).__name__}")
+
+
+@dataclass(eq=False)
+class DatabaseImpl:
+    id: int
+    name: str
+    internal: bool
+    replicated: bool
+    root_lsn: LSN = NULL_LSN
+    root: "IN | None" = None
+    tree: "Tree" = field(init=False, repr=False)
+
+    def map_values(self) -> dict[str, Any]:
+        """The fields of this database's MapLN."""
+        return {"db_id": self.id, "name": self.name, "root_lsn": self.root_lsn,
+                "internal": self.internal, "replicated": self.replicated}
+
+
+class Database:
+    """An application's handle on one database (see the module documentation)."""
+
+    def __init__(self, env: "Environment", impl: DatabaseImpl):
+        self.env = env
+        self.impl = impl
+
+    @property
+    def name(self) -> str:
+        return self.impl.name
+
+    @property
+    def id(self) -> int:
+        return self.impl.id
+
+    def _txn(self, txn: "Transaction | None") -> "Transaction | None":
+        if txn is not None:
+            if txn.env is not self.env:
+                raise UserError(f"txn {txn.id} belongs to another environment")
+            txn.check_open()
+        return txn
+
+    def get(self, key: bytes | str, txn: "Transaction | None" = None) -> bytes | None:
+        key = as_bytes(key, "key")
+        with self.env.latch:
+            self.env.check_usable()
+            self._txn(txn)
+            value = self.env.records.read(self.impl, key, txn)
+            self.env.stats.add("nGets")
+            self.env.after_operation()
+            return value
+
+    def put(self, key: bytes | str, data: bytes | str, txn: "Transaction | None" = None) -> LSN:
+        """Write a record; returns the LSN of the LN logged for it."""
+        key, data = as_bytes(key, "key"), as_bytes(data, "data")
+        with self.env.latch:
+            self.env.check_usable()
+            self._txn(txn)
+            lsn = self.env.records.write(self.impl, key, data, txn)
+            self.env.after_operation()
+            assert lsn is not None
+            return lsn
+
+    def delete(self, key: bytes | str, txn: "Transaction | None" = None) -> LSN | None:
+        """Delete ``key``; the LSN of the deleted LN logged, or None if there was no such record."""
+        key = as_bytes(key, "key")
+        with self.env.latch:
+            self.env.check_usable()
+            self._txn(txn)
+            lsn = self.env.records.write(self.impl, key, None, txn)
+            self.env.after_operation()
+            return lsn
+
+    def cursor(self, txn: "Transaction | None" = None) -> "Cursor":
+        from minidb.logstore.tree.cursor import Cursor
+
+        self._txn(txn)
+        return Cursor(self.env, self.impl, txn)
+
+    def items(self, start: bytes | str | None = None, stop: bytes | str | None = None,
+              txn: "Transaction | None" = None) -> Iterator[tuple[bytes, bytes]]:
+        """Records in key order, from ``start`` (inclusive) to ``stop`` (exclusive)."""
+        cursor = self.cursor(txn)
+        item = cursor.seek(start if start is not None else b"")
+        stop_key = as_bytes(stop, "stop") if stop is not None else None
+        while item is not None:
+            if stop_key is not None and item[0] >= stop_key:
+                return
+            yield item
+            item = cursor.next()
+
+    def keys(self, txn: "Transaction | None" = None) -> list[bytes]:
+        return [k for k, _ in self.items(txn=txn)]
+
+    def __repr__(self) -> str:
+        return f"Database({self.name!r}, id={self.id})"
+
+
+__all__ = ["Database", "DatabaseImpl", "as_bytes"]

@@ -1,0 +1,230 @@
+"""The environment (JE's ``Environment``): a directory of log files holding databases.
+
+In the log store the log is the database. An environment is one shared log
+(:mod:`minidb.log`) on a disk (a directory of real files, or a simulated disk
+that can crash); everything else is rebuilt from that log when the
+environment opens, by recovery::
+
+    env = Environment.open("/tmp/bank")          # or Environment.open(SimDisk("bank"))
+    accounts = env.database("accounts")          # created if missing (a MapLN)
+    accounts.put("alice", "100")
+    with env.begin() as txn:
+        accounts.put("bob", "50", txn=txn)       # committed, fsynced, at the end of the block
+    env.checkpoint()                             # the ten steps; returns what it did
+    env.close()                                  # a last checkpoint, then the log is closed
+
+Its parts, one module each: the mapping tree of databases
+(:mod:`.mapping_tree`), the trees (:mod:`.tree`), records (:mod:`.records`),
+transactions and locks (:mod:`.txn`, :mod:`.locks`), the evictor, the
+dirty map and the checkpointer, the utilization tracker and recovery.
+
+Every entry the environment writes goes through :meth:`Environment.log_entry`,
+which counts it for the utilization tracker. Every public operation takes the
+environment latch, then lets the evictor and the checkpointer (by log growth)
+run: a single-writer engine, deterministic, with checkpoints that can
+nevertheless be stepped through while other operations run between steps.
+
+For issue 6 (replication) the environment offers: ``config.replicated`` (the
+records of replicated databases and their Commit/Abort get VLSNs from
+``env.log.vlsn_allocator``; :data:`~minidb.logstore.logdef.REPLICABLE_TYPES`),
+internal databases that are never replicated (:meth:`internal_database`),
+a checkpoint hook at step 6 and recovery listeners that see every entry from
+CkptStart on (:class:`~minidb.logstore.config.EnvironmentHooks`).
+
+``crash()`` (simulated disks only) drops everything not yet on the disk and
+closes the environment; ``Environment.open`` on the same disk then recovers.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from minidb.errors import UserError
+from minidb.io import CrashMode, Disk, OSDisk, SimDisk
+from minidb.log import LSN, LogManager, Provisional
+from minidb.log.types import EntryType
+from minidb.logstore.checkpointer import Checkpointer, CheckpointResult
+from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
+from minidb.logstore.database import Database, DatabaseImpl
+from minidb.logstore.dirty_map import DirtyINMap
+from minidb.logstore.errors import EnvironmentClosedError
+from minidb.logstore.evictor import Evictor
+from minidb.logstore.locks import LockTable
+from minidb.logstore.mapping_tree import DbTree
+from minidb.logstore.node_logger import NodeLogger
+from minidb.logstore.records import RecordOps
+from minidb.logstore.recovery import RecoveryInfo, RecoveryManager
+from minidb.logstore.txn import Transaction, TxnManager
+from minidb.logstore.utilization import FileSummary, UtilizationTracker
+from minidb.stats import Stats, Trace
+
+ENV_STATS = ["nPuts", "nDeletes", "nGets", "nCursorSteps", "nCommits", "nAborts", "nINsFetched", "nLNsFetched",
+             "nINsLogged", "nSplits", "nRootSplits", "nSlotsCompressed"]
+
+
+class Environment:
+    """An open environment (see the module documentation)."""
+
+    def __init__(self, disk: Disk, config: EnvironmentConfig | None = None, hooks: EnvironmentHooks | None = None,
+                 phase_listener=None):
+        self.disk = disk
+        self.config = config or EnvironmentConfig()
+        self.hooks = hooks or EnvironmentHooks()
+        self.latch = threading.RLock()
+        self.trace = Trace(enabled=self.config.trace)
+        self.stats = Stats("environment", ENV_STATS)
+        self.closed = False
+        self.last_node_id = 0
+        self._in_after_operation = False
+        self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
+                              clock=self.config.clock)
+        self.locks = LockTable()
+        self.txn_manager = TxnManager(self)
+        self.utilization = UtilizationTracker(self)
+        self.evictor = Evictor(self)
+        self.dirty_map = DirtyINMap(self)
+        self.node_logger = NodeLogger(self)
+        self.records = RecordOps(self)
+        self.db_tree = DbTree(self)
+        self.checkpointer = Checkpointer(self)
+        with self.latch:
+            self.recovery_info: RecoveryInfo = RecoveryManager(self, phase_listener).recover()
+
+    @classmethod
+    def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
+             hooks: EnvironmentHooks | None = None, create: bool = True, phase_listener=None) -> "Environment":
+        """Open (and recover) the environment in a directory or on a disk."""
+        disk = where if isinstance(where, Disk) else OSDisk(os.fspath(where), create=create)
+        return cls(disk, config, hooks, phase_listener)
+
+    # -- services the parts share ---------------------------------------------------------
+    def where(self) -> str:
+        return self.disk.where()
+
+    def check_usable(self) -> None:
+        if self.closed:
+            raise EnvironmentClosedError(f"environment {self.where()} is closed; open it again")
+
+    def next_node_id(self) -> int:
+        self.last_node_id += 1
+        return self.last_node_id
+
+    def now_ms(self) -> int:
+        return int(self.config.clock() * 1000)
+
+    def db_by_id(self, db_id: int) -> DatabaseImpl:
+        impl = self.db_tree.get_by_id(db_id)
+        if impl is None:
+            raise UserError(f"no database with id {db_id} in {self.where()}")
+        return impl
+
+    def log_entry(self, entry_type: EntryType, values: dict[str, Any], *, provisional: Provisional = Provisional.NO,
+                  replicated: bool = False) -> LSN:
+        """Append one entry to the log and count it for the utilization tracker."""
+        lsn = self.log.append(entry_type, values, provisional=provisional, replicated=replicated)
+        end = self.log.end_lsn
+        size = end.offset - lsn.offset if end.file == lsn.file else self.log.read(lsn).size
+        self.utilization.count_new(lsn, size, entry_type.name)
+        return lsn
+
+    def after_operation(self) -> None:
+        """After each operation: eviction to the budget, a checkpoint if the log grew enough."""
+        if self._in_after_operation or self.closed:
+            return
+        self._in_after_operation = True
+        try:
+            self.evictor.evict_to_budget()
+            self.checkpointer.maybe_checkpoint()
+        finally:
+            self._in_after_operation = False
+
+    # -- databases -------------------------------------------------------------------------
+    def database(self, name: str, create: bool = True) -> Database:
+        """The user database ``name``; created if missing (unless ``create`` is False)."""
+        return self._database(name, internal=False, create=create)
+
+    def internal_database(self, name: str, create: bool = True) -> Database:
+        """An internal database (name starting with ``_``): never replicated (e.g. the VLSN index)."""
+        return self._database(name, internal=True, create=create)
+
+    def _database(self, name: str, internal: bool, create: bool) -> Database:
+        with self.latch:
+            self.check_usable()
+            impl = self.db_tree.get(name)
+            if impl is None:
+                if not create:
+                    self.db_tree.require(name)
+                impl = self.db_tree.create(name, internal=internal)
+                self.after_operation()
+            elif impl.internal != internal:
+                kind = "an internal" if impl.internal else "a user"
+                raise UserError(f"database {name!r} is {kind} database")
+            return Database(self, impl)
+
+    def database_names(self, internal: bool = False) -> list[str]:
+        return self.db_tree.names(internal)
+
+    # -- transactions and checkpoints --------------------------------------------------------
+    def begin(self, durability=None) -> Transaction:
+        with self.latch:
+            self.check_usable()
+            return self.txn_manager.begin(durability)
+
+    def checkpoint(self, minimize_recovery_time: bool = False) -> CheckpointResult:
+        with self.latch:
+            self.check_usable()
+            return self.checkpointer.run("api", minimize_recovery_time)
+
+    def sync(self) -> None:
+        """Make everything logged so far durable (an fsync of the log)."""
+        with self.latch:
+            self.check_usable()
+            self.log.sync()
+
+    def utilization_report(self) -> list[FileSummary]:
+        return self.utilization.report()
+
+    # -- closing and crashing ------------------------------------------------------------------
+    def close(self) -> None:
+        """A last checkpoint, then close the log. Open transactions must be ended first."""
+        with self.latch:
+            if self.closed:
+                return
+            if self.txn_manager.active:
+                ids = ", ".join(str(t) for t in sorted(self.txn_manager.active))
+                raise UserError(f"cannot close {self.where()}: transactions {ids} are still open")
+            if self.checkpointer.current is not None:
+                self.checkpointer.current.finish()
+            self.checkpointer.run("close")
+            self.log.close()
+            self.closed = True
+            self.evictor.clear()
+
+    def crash(self, mode: CrashMode | None = None) -> None:
+        """Simulate a power failure: what was not fsynced is lost as ``mode`` says (default: all of it)."""
+        if not isinstance(self.disk, SimDisk):
+            raise UserError(f"crash() needs a simulated disk; {self.where()} is a real directory")
+        with self.latch:
+            self.disk.crash(mode or CrashMode.nothing())
+            self.closed = True
+            self.evictor.clear()
+
+    def __enter__(self) -> "Environment":
+        return self
+
+    def __exit__(self, exc_type, *exc: object) -> None:
+        if not self.closed and exc_type is None:
+            self.close()
+
+    def __repr__(self) -> str:
+        return f"Environment({self.where()}, databases={self.database_names()})"
+
+
+def open_environment(where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
+                     hooks: EnvironmentHooks | None = None, create: bool = True) -> Environment:
+    return Environment.open(where, config, hooks, create)
+
+
+__all__ = ["Environment", "open_environment"]

@@ -1,0 +1,41 @@
+"""The errors of the log store, each a :class:`~minidb.errors.MinidbError`.
+
+Messages name what and where (database, key, transaction, LSN) so the CLI can
+print them as one line. An operation that raises one has changed nothing.
+"""
+
+from __future__ import annotations
+
+from minidb.errors import LogError, MinidbError, UserError
+
+
+class EnvironmentClosedError(UserError):
+    """The environment was closed (or crashed); reopen it."""
+
+
+class DatabaseNotFoundError(UserError):
+    """No database of that name exists in the environment."""
+
+
+class TransactionStateError(UserError):
+    """A committed or aborted transaction was used again."""
+
+
+class LockConflictError(MinidbError):
+    """A record is write-locked by another transaction (JE's LockConflictException).
+
+    The log store takes no waits: the conflicting operation fails at once and
+    changes nothing; the caller may abort its transaction and retry.
+    """
+
+    def __init__(self, db_name: str, key: bytes, owner: int, requester: str):
+        self.db_name = db_name
+        self.key = key
+        self.owner = owner
+        super().__init__(
+            f"record {key!r} of database {db_name!r} is write-locked by txn {owner}; {requester} cannot use it"
+        )
+
+
+class TreeError(LogError):
+    """A node read from the log is not what its parent's slot says it is."""

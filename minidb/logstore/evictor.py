@@ -1,0 +1,121 @@
+"""The evictor (JE's ``Evictor``): keeps the resident INs within a budget of nodes.
+
+Every resident IN and BIN is on the *INList* (here an LRU-ordered dict; a
+node is moved to the back whenever a search passes through it). The budget
+counts nodes (``node_budget``; JE counts bytes); the records cached in a BIN
+leave with it. After every operation the evictor takes nodes from the front
+of the list until the budget holds:
+
+- only nodes without resident children are evicted (BINs first, then the
+  INs whose children have gone), and never a root;
+- a clean node is just detached: its parent's slot keeps its LSN;
+- a dirty node is logged first. How, the evictor asks the checkpointer
+  (:meth:`~minidb.logstore.dirty_map.DirtyINMap.coordinate_eviction_with_checkpoint`):
+  NO between checkpoints; during a checkpoint YES below the max flush level,
+  NO at it. Logging dirties the parent, which now points at the new version.
+
+``bug_evict_with_before_ckpt_end`` (off unless a demonstration turns it on)
+reproduces SR #19422: where the rules say YES, it logs BEFORE_CKPT_END. The
+old version is then counted obsolete at once, although the checkpoint may
+end without logging the parent: the seed's third, incorrect case.
+
+Example (budget 3, a root IN over BINs 2 and 4, BIN 2 dirty, no checkpoint)::
+
+    resident: IN 3, BIN 2, BIN 4, BIN 6     -> 4 > 3: evict BIN 2 (oldest leaf)
+    BIN 2 logged at 0x1/0x400 provisional NO; IN 3's slot -> 0x1/0x400; IN 3 dirty
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from minidb.log import LSN, Provisional
+from minidb.logstore.dirty_map import CkptState
+from minidb.logstore.tree.in_node import IN
+from minidb.stats import Stats
+
+if TYPE_CHECKING:
+    from minidb.logstore.env import Environment
+
+
+class Evictor:
+    def __init__(self, env: "Environment"):
+        self.env = env
+        self._resident: OrderedDict[int, IN] = OrderedDict()
+        self.stats = Stats("evictor", ["nNodesEvicted", "nDirtyNodesEvicted", "nBINsEvicted", "nINsEvicted"])
+        self.history: list[tuple[str, LSN | None, Provisional | None]] = []  # (node, lsn, provisional) per eviction
+
+    # -- the INList -----------------------------------------------------------------------
+    def register(self, node: IN) -> None:
+        node.resident = True
+        self._resident[node.node_id] = node
+
+    def touch(self, node: IN) -> None:
+        if node.node_id in self._resident:
+            self._resident.move_to_end(node.node_id)
+
+    def forget(self, node: IN) -> None:
+        self._resident.pop(node.node_id, None)
+        node.resident = False
+
+    def resident_nodes(self) -> list[IN]:
+        return list(self._resident.values())
+
+    def resident_count(self) -> int:
+        return len(self._resident)
+
+    def clear(self) -> None:
+        for node in self._resident.values():
+            node.resident = False
+        self._resident.clear()
+
+    # -- evicting --------------------------------------------------------------------------
+    def is_evictable(self, node: IN) -> bool:
+        db = self.env.db_by_id(node.db_id)
+        return db is not None and db.root is not node and node.parent is not None and not node.has_resident_children()
+
+    def evict_to_budget(self) -> int:
+        """Evict until the budget holds (or nothing more can go); return how many nodes left."""
+        budget = self.env.config.node_budget
+        evicted = 0
+        if budget is None:
+            return 0
+        while len(self._resident) > budget:
+            victim = next((n for n in self._resident.values() if self.is_evictable(n)), None)
+            if victim is None:
+                break
+            self.evict(victim)
+            evicted += 1
+        return evicted
+
+    def evict(self, node: IN) -> LSN | None:
+        """Evict one node (logging it first if dirty); return the LSN it was logged at, if it was."""
+        env = self.env
+        if not self.is_evictable(node):
+            raise ValueError(f"{node.describe()} cannot be evicted (a root, or it has resident children)")
+        parent = node.parent
+        assert parent is not None
+        lsn = None
+        provisional = None
+        if node.dirty:
+            provisional = env.dirty_map.coordinate_eviction_with_checkpoint(node.db_id, node.level, parent)
+            if (env.config.bug_evict_with_before_ckpt_end and provisional is Provisional.YES
+                    and env.dirty_map.state is not CkptState.NONE):
+                provisional = Provisional.BEFORE_CKPT_END  # SR #19422, for the demonstration only
+            lsn = env.node_logger.log_in(node, provisional, reason="evicted")
+            self.stats.add("nDirtyNodesEvicted")
+        index = parent.index_of_child(node.node_id)
+        assert index is not None
+        parent.targets[index] = None
+        node.parent = None
+        self.forget(node)
+        self.stats.add("nNodesEvicted")
+        self.stats.add("nBINsEvicted" if node.is_bin else "nINsEvicted")
+        self.history.append((node.describe(), lsn, provisional))
+        env.trace.emit("evicted %s%s", node.describe(),
+                       f" (logged at {lsn} provisional={provisional.name})" if lsn is not None and provisional else "")
+        return lsn
+
+
+__all__ = ["Evictor"]

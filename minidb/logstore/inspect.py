@@ -1,0 +1,138 @@
+"""Read-only views of the trees, for pictures, checks and tests.
+
+:func:`tree_view` walks a database's tree as it stands: resident nodes as
+they are in memory (dirty or not), the others as their current version in
+the log, read without attaching them (so looking never changes the cache,
+evicts nothing and logs nothing). Each node comes out as a
+:class:`NodeView` of plain data: its id, level, where its current version
+lives (the LSN in its parent's slot, or the database's root LSN), whether it
+is resident and dirty, and its slots.
+
+Example, after three puts into a new database::
+
+    TreeView(db 'accounts', root IN 3 level 2, never logged, dirty)
+      BIN 4  lsn 0x1/0x9c (YES)  keys [b'a', b'b', b'c']  resident, dirty
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from minidb.log import LSN, NULL_LSN
+from minidb.logstore.tree.tree import node_from_entry, read_node_entry
+
+if TYPE_CHECKING:
+    from minidb.logstore.env import Environment
+    from minidb.logstore.tree.in_node import IN
+
+
+@dataclass(frozen=True)
+class NodeView:
+    node_id: int
+    db_id: int
+    level: int
+    is_bin: bool
+    lsn: LSN  # the current version (NULL_LSN: never logged)
+    provisional: str  # of that version: NO | YES | BEFORE_CKPT_END | "" when never logged
+    resident: bool
+    dirty: bool
+    id_key: bytes
+    high_key: bytes | None
+    keys: tuple[bytes, ...]
+    slot_lsns: tuple[LSN, ...]
+    known_deleted: tuple[bool, ...]  # BINs only
+    child_ids: tuple[int, ...]  # upper INs only
+    children: tuple["NodeView", ...]  # upper INs only
+
+    @property
+    def label(self) -> str:
+        return f"{'BIN' if self.is_bin else 'IN'} {self.node_id}"
+
+    def walk(self) -> Iterator["NodeView"]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass(frozen=True)
+class TreeView:
+    db_id: int
+    db_name: str
+    root_lsn: LSN
+    root: NodeView
+
+    def nodes(self) -> list[NodeView]:
+        return list(self.root.walk())
+
+    def height(self) -> int:
+        return self.root.level
+
+    def levels(self) -> dict[int, list[NodeView]]:
+        out: dict[int, list[NodeView]] = {}
+        for node in self.nodes():
+            out.setdefault(node.level, []).append(node)
+        return out
+
+
+def _view(env: "Environment", node: "IN", lsn: LSN, resident: bool) -> NodeView:
+    children: list[NodeView] = []
+    if not node.is_bin:
+        for i in range(node.n_entries):
+            target = node.targets[i]
+            if target is not None:
+                children.append(_view(env, target, node.lsns[i], True))
+            else:
+                entry = read_node_entry(env.log, node.lsns[i], node.node_ids[i], f"child of {node.describe()}")
+                children.append(_view(env, node_from_entry(entry), node.lsns[i], False))
+    provisional = node.last_logged_provisional.name if not node.last_logged_lsn.is_null else ""
+    if not lsn.is_null and lsn != node.last_logged_lsn:
+        provisional = env.log.read(lsn).provisional.name
+    return NodeView(
+        node.node_id, node.db_id, node.level, node.is_bin, lsn, provisional, resident,
+        node.dirty if resident else False, node.id_key, node.high_key, tuple(node.keys), tuple(node.lsns),
+        tuple(node.known_deleted) if node.is_bin else (), tuple(node.node_ids) if not node.is_bin else (),
+        tuple(children),
+    )
+
+
+def tree_view(env: "Environment", db_name: str) -> TreeView:
+    """The whole tree of ``db_name``, resident or not, without changing anything."""
+    with env.latch:
+        impl = env.db_tree.get(db_name) if db_name != "_mapping" else env.db_tree.mapping
+        if impl is None:
+            env.db_tree.require(db_name)
+        assert impl is not None
+        if impl.root is not None:
+            root = _view(env, impl.root, impl.root.last_logged_lsn, True)
+        else:
+            entry = read_node_entry(env.log, impl.root_lsn, None, f"root of {db_name!r}")
+            root = _view(env, node_from_entry(entry), impl.root_lsn, False)
+        return TreeView(impl.id, impl.name, impl.root_lsn, root)
+
+
+def all_tree_views(env: "Environment") -> list[TreeView]:
+    names = ["_mapping"] + env.db_tree.names(internal=True)
+    return [tree_view(env, name) for name in names]
+
+
+def live_lsns(env: "Environment") -> dict[LSN, str]:
+    """Every log entry the trees use now: node versions and records (not deletions)."""
+    live: dict[LSN, str] = {}
+    for view in all_tree_views(env):
+        if not view.root.lsn.is_null:
+            live[view.root.lsn] = f"{view.root.label} (root of {view.db_name})"
+        for node in view.nodes():
+            if node.is_bin:
+                for key, lsn, deleted in zip(node.keys, node.slot_lsns, node.known_deleted):
+                    if not deleted:
+                        live[lsn] = f"record {key!r} of {view.db_name}"
+            else:
+                for child in node.children:
+                    if not child.lsn.is_null:
+                        live[child.lsn] = f"{child.label} of {view.db_name}"
+    return live
+
+
+__all__ = ["NodeView", "TreeView", "tree_view", "all_tree_views", "live_lsns", "NULL_LSN"]

@@ -1,0 +1,138 @@
+"""The log store's entry types, in one table (codes 0x40-0x6f).
+
+In Berkeley DB Java Edition the log *is* the database: every version of every
+node is an entry in the log, and nothing is ever updated in place. This table
+declares those entries, like Shore's ``logdef.dat``; encoding, decoding and
+printing come from it (:mod:`minidb.log.types`), and recovery looks up its
+redo handler by the entry's type name (``redo_LN``, ``redo_IN`` ...).
+
+=================  ====  =====  ==================================================
+name               code  flags  what it is
+=================  ====  =====  ==================================================
+``LN``             0x40  R      a record (leaf node) written without a transaction
+``LN_TX``          0x41  RUT    a record written by a transaction, with its abort LSN
+``DEL_LN``         0x42  R      a record deleted without a transaction
+``DEL_LN_TX``      0x43  RUT    a record deleted by a transaction
+``MapLN``          0x44  R      a record of the mapping tree: database name -> id, root
+``FileSummaryLN``  0x45  R      a record of ``_utilization``: one log file's counts
+``IN``             0x48  R      an upper internal node (level >= 2)
+``BIN``            0x49  R      a bottom internal node (level 1): slots point at LNs
+``Commit``         0x50  T      a transaction committed
+``Abort``          0x51  T      a transaction aborted (logged before its undo)
+``CkptStart``      0x58         a checkpoint began
+``CkptEnd``        0x59         a checkpoint ended: where recovery starts
+=================  ====  =====  ==================================================
+
+Field by field (integers little-endian; ``BYTES`` is a U32 length and the
+bytes; ``LSN`` is 8 bytes, ``file << 32 | offset``; ``ListOf`` is a U32 count
+and the records; ``T`` types begin with ``txn_id`` U64 and ``txn_prev_lsn``)::
+
+    LN_TX item                                  IN item
+    +--------+--------------+                   +--------+-------------------+
+    | 0  8   | txn_id       |                   | 0  4   | db_id             |
+    | 8  8   | txn_prev_lsn |  the txn's chain  | 4  8   | node_id           |
+    | 16 4   | db_id        |                   | 12 2   | level             |
+    | 20 4+k | key          |                   | 14 1   | is_root           |
+    | .. 4+d | data         |                   | 15 4+k | id_key (low bound)|
+    | .. 8   | prev_lsn     |  version replaced | .. 1   | high_inf          |
+    | .. 8   | abort_lsn    |  version before   | .. 4+h | high_key          |
+    | .. 1   | abort_known_deleted   the txn    | .. 8   | prev_lsn          |
+    +--------+--------------+                   | .. 4+  | obsolete: [lsn]   |
+                                                | .. 4+  | entries: [key,    |
+                                                |        |  lsn, node_id]    |
+                                                +--------+-------------------+
+
+A BIN is laid out like an IN, its entries ``[key, lsn, known_deleted]``. A
+node records its key range: ``id_key`` is the low bound (JE's identifier
+key: recovery and the checkpointer find a node's parent by it) and
+``high_key`` the exclusive high bound (``high_inf`` for +infinity), so that
+recovery can tell a version logged after a split that its parent does not
+know about. ``prev_lsn`` is the node's previous version and ``obsolete``
+lists the versions this entry made obsolete when it was logged
+non-provisionally, so recovery can recount them (the utilization tracker).
+
+Which entries a replicated environment gives VLSNs to (issue 6) is
+:data:`REPLICABLE_TYPES`: the records and transaction ends of replicated
+databases; nodes, checkpoints and internal databases are never replicated.
+"""
+
+from __future__ import annotations
+
+from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U16, U32, U64, ListOf
+from minidb.log.types import EntryTable, EntryType
+
+_KEY_RANGE = [("id_key", BYTES), ("high_inf", BOOL), ("high_key", BYTES)]
+_NODE_HEAD = [("db_id", U32), ("node_id", U64), ("level", U16), ("is_root", BOOL)] + _KEY_RANGE + [
+    ("prev_lsn", LSN_FIELD),
+    ("obsolete", ListOf(("lsn", LSN_FIELD))),
+]
+_ABORT = [("abort_lsn", LSN_FIELD), ("abort_known_deleted", BOOL)]
+
+LOGSTORE_TYPES = EntryTable(
+    "logstore",
+    [
+        # name             code  flags  fields
+        ("LN",             0x40, "R",   [("db_id", U32), ("key", BYTES), ("data", BYTES), ("prev_lsn", LSN_FIELD)]),
+        ("LN_TX",          0x41, "RUT", [("db_id", U32), ("key", BYTES), ("data", BYTES), ("prev_lsn", LSN_FIELD)]
+                                        + _ABORT),
+        ("DEL_LN",         0x42, "R",   [("db_id", U32), ("key", BYTES), ("prev_lsn", LSN_FIELD)]),
+        ("DEL_LN_TX",      0x43, "RUT", [("db_id", U32), ("key", BYTES), ("prev_lsn", LSN_FIELD)] + _ABORT),
+        ("MapLN",          0x44, "R",   [("db_id", U32), ("name", STR), ("root_lsn", LSN_FIELD),
+                                         ("internal", BOOL), ("replicated", BOOL), ("prev_lsn", LSN_FIELD)]),
+        ("FileSummaryLN",  0x45, "R",   [("file_number", U32), ("total_count", U32), ("total_size", U64),
+                                         ("node_count", U32), ("node_size", U64),
+                                         ("obsolete", ListOf(("offset", U32), ("size", U32))),
+                                         ("prev_lsn", LSN_FIELD)]),
+        ("IN",             0x48, "R",   _NODE_HEAD + [("entries", ListOf(("key", BYTES), ("lsn", LSN_FIELD),
+                                                                          ("node_id", U64)))]),
+        ("BIN",            0x49, "R",   _NODE_HEAD + [("entries", ListOf(("key", BYTES), ("lsn", LSN_FIELD),
+                                                                          ("known_deleted", BOOL)))]),
+        ("Commit",         0x50, "T",   [("time_ms", U64)]),
+        ("Abort",          0x51, "T",   [("time_ms", U64)]),
+        ("CkptStart",      0x58, "",    [("checkpoint_id", U64), ("invoker", STR), ("time_ms", U64)]),
+        ("CkptEnd",        0x59, "",    [("checkpoint_id", U64), ("invoker", STR), ("time_ms", U64),
+                                         ("ckpt_start_lsn", LSN_FIELD), ("first_active_lsn", LSN_FIELD),
+                                         ("root_lsn", LSN_FIELD), ("last_node_id", U64), ("last_db_id", U32),
+                                         ("last_txn_id", U64),
+                                         ("files_to_delete", ListOf(("file", U32)))]),
+    ],
+)
+
+LN = LOGSTORE_TYPES.LN
+LN_TX = LOGSTORE_TYPES.LN_TX
+DEL_LN = LOGSTORE_TYPES.DEL_LN
+DEL_LN_TX = LOGSTORE_TYPES.DEL_LN_TX
+MAP_LN = LOGSTORE_TYPES.MapLN
+FILE_SUMMARY_LN = LOGSTORE_TYPES.FileSummaryLN
+IN_ENTRY = LOGSTORE_TYPES.IN
+BIN_ENTRY = LOGSTORE_TYPES.BIN
+COMMIT = LOGSTORE_TYPES.Commit
+ABORT = LOGSTORE_TYPES.Abort
+CKPT_START = LOGSTORE_TYPES.CkptStart
+CKPT_END = LOGSTORE_TYPES.CkptEnd
+
+#: Records of user databases (what recovery redoes and undoes).
+USER_LN_TYPES = frozenset({"LN", "LN_TX", "DEL_LN", "DEL_LN_TX"})
+#: Every record type: a leaf node of some tree.
+LN_TYPES = USER_LN_TYPES | {"MapLN", "FileSummaryLN"}
+#: Internal nodes.
+IN_TYPES = frozenset({"IN", "BIN"})
+#: Entries the cleaner would have to migrate while live; all others are obsolete when written.
+NODE_TYPES = LN_TYPES | IN_TYPES
+#: Deletions: obsolete as soon as the deletion is committed.
+DELETED_LN_TYPES = frozenset({"DEL_LN", "DEL_LN_TX"})
+#: Entry types that get a VLSN when logged for a replicated database of a
+#: replicated environment (JE: LogEntryType.isReplicationPossible).
+REPLICABLE_TYPES = frozenset({"LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "Commit", "Abort"})
+
+
+def is_replicable(entry_type: EntryType) -> bool:
+    """May entries of this type carry a VLSN (in a replicated database)?"""
+    return entry_type.name in REPLICABLE_TYPES
+
+
+__all__ = [
+    "LOGSTORE_TYPES", "LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "MAP_LN", "FILE_SUMMARY_LN", "IN_ENTRY",
+    "BIN_ENTRY", "COMMIT", "ABORT", "CKPT_START", "CKPT_END", "USER_LN_TYPES", "LN_TYPES", "IN_TYPES",
+    "NODE_TYPES", "DELETED_LN_TYPES", "REPLICABLE_TYPES", "is_replicable",
+]

@@ -1,0 +1,60 @@
+"""Provisional logging: which logged INs recovery replays (JE's ``Provisional``).
+
+Recovery rebuilds the tree from the last checkpoint by replaying the INs
+logged after its CkptStart, except *provisional* ones: a provisional IN is
+reachable only through a parent logged after it, so replaying it on its own
+would be wasted work at best, and at worst would bring back a node that
+depends on a file the checkpoint let the cleaner delete. Three values:
+
+``NO``               always replayed (when it follows the CkptStart);
+``YES``              never replayed;
+``BEFORE_CKPT_END``  provisional only if a CkptEnd follows it, i.e. only if
+                     the checkpoint that logged it completed (and so logged
+                     its parent non-provisionally, which recovery replays).
+
+:func:`is_provisional` is JE's ``Provisional.isProvisional``; the seed's
+worked cases, with ``last_ckpt_end_lsn`` the CkptEnd recovery starts from::
+
+    050 BIN-A   060 IN-B   100 CkptStart   200 BIN-A (BEFORE_CKPT_END)
+    crash, no CkptEnd after 200:    is_provisional(200, BEFORE_CKPT_END, NULL or < 200) -> False
+    CkptEnd at 500 after it:        is_provisional(200, BEFORE_CKPT_END, 500) -> True
+
+:func:`checkpoint_provisional` is what the checkpointer uses for each level
+it flushes: ``NO`` at the max flush level, ``YES`` at the bottom level (BINs),
+``BEFORE_CKPT_END`` in between.
+"""
+
+from __future__ import annotations
+
+from minidb.log import LSN, Provisional
+
+BIN_LEVEL = 1
+
+
+def is_provisional(entry_lsn: LSN, flag: Provisional, last_ckpt_end_lsn: LSN) -> bool:
+    """Does recovery treat the entry at ``entry_lsn`` as provisional (not replay it)?
+
+    ``last_ckpt_end_lsn`` is the CkptEnd recovery starts from (NULL_LSN when
+    the log holds none).
+    """
+    if entry_lsn.is_null:
+        raise ValueError("an entry without an LSN cannot be judged")
+    if flag is Provisional.NO:
+        return False
+    if flag is Provisional.YES:
+        return True
+    if flag is Provisional.BEFORE_CKPT_END:
+        return not last_ckpt_end_lsn.is_null and entry_lsn < last_ckpt_end_lsn
+    raise ValueError(f"not a provisional flag: {flag!r}")
+
+
+def checkpoint_provisional(level: int, max_flush_level: int) -> Provisional:
+    """The flag the checkpointer logs an IN of ``level`` with (seed, step 5)."""
+    if level >= max_flush_level:
+        return Provisional.NO
+    if level == BIN_LEVEL:
+        return Provisional.YES
+    return Provisional.BEFORE_CKPT_END
+
+
+__all__ = ["Provisional", "is_provisional", "checkpoint_provisional", "BIN_LEVEL"]

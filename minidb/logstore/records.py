@@ -1,0 +1,147 @@
+"""Reading and writing records: an LN in the log, then its BIN slot.
+
+A write (JE's ``CursorImpl.put``/``delete``) does, while it "holds the BIN
+latch" (here: the environment latch, so no checkpoint step can come in
+between, as the seed's non-transactional example requires):
+
+1. lock the record (transactions) or check that no transaction holds it;
+2. find the BIN; note the slot's current LSN, the version being replaced;
+3. log the LN (``LN``/``LN_TX``/``DEL_LN``/``DEL_LN_TX``);
+4. point the slot at it (inserting a slot for a new key), making the BIN
+   dirty; split the BIN if it overflowed;
+5. utilization: without a transaction, the replaced version is obsolete at
+   once (and a deletion is obsolete itself); a transaction counts at commit.
+
+A read finds the BIN slot; a known-deleted slot or no slot means no record;
+the data comes from the slot's cache or is read from the log.
+
+``restore`` puts a record's abort version back (transaction abort, and
+recovery's undo). ``write_internal`` is the non-transactional write used by
+the mapping tree (MapLN) and the utilization tracker (FileSummaryLN).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from minidb.log import LSN, NULL_LSN
+from minidb.log.types import EntryType
+from minidb.logstore.tree.ln import AbortInfo, ln_type, record_of
+
+if TYPE_CHECKING:
+    from minidb.logstore.database import DatabaseImpl
+    from minidb.logstore.env import Environment
+    from minidb.logstore.txn import Transaction
+
+
+class RecordOps:
+    def __init__(self, env: "Environment"):
+        self.env = env
+
+    # -- reading -----------------------------------------------------------------------
+    def read(self, db: "DatabaseImpl", key: bytes, txn: "Transaction | None") -> Any:
+        env = self.env
+        env.locks.check(db.id, db.name, key, txn.id if txn else None, "read")
+        bin_node = db.tree.search(key)
+        index, exact = bin_node.find(key)
+        if not exact or bin_node.known_deleted[index]:
+            return None
+        return self.record_at(bin_node, index)
+
+    def record_at(self, bin_node, index: int) -> Any:
+        record = bin_node.records[index]
+        if record is None:
+            entry = self.env.log.read(bin_node.lsns[index])
+            record = record_of(entry)
+            bin_node.records[index] = record
+            self.env.stats.add("nLNsFetched")
+        return record
+
+    # -- writing -----------------------------------------------------------------------
+    def write(self, db: "DatabaseImpl", key: bytes, data: bytes | None, txn: "Transaction | None") -> LSN | None:
+        """Put ``data`` (or delete, when None); the LN's LSN, or None if there was nothing to delete."""
+        env = self.env
+        deleted = data is None
+        if txn is not None:
+            env.locks.lock_write(db.id, db.name, key, txn.id)
+        else:
+            env.locks.check(db.id, db.name, key, None, "write")
+        bin_node = db.tree.search(key)
+        index, exact = bin_node.find(key)
+        if deleted and (not exact or bin_node.known_deleted[index]):
+            return None
+        prev = bin_node.lsns[index] if exact else NULL_LSN
+        prev_deleted = bin_node.known_deleted[index] if exact else True
+        values: dict[str, Any] = {"db_id": db.id, "key": key, "prev_lsn": prev}
+        if not deleted:
+            values["data"] = data
+        abort = None
+        if txn is not None:
+            abort = txn.abort_info(db.id, key) or AbortInfo(prev, prev_deleted)
+            values.update({"txn_id": txn.id, "txn_prev_lsn": txn.last_lsn,
+                           "abort_lsn": abort.lsn, "abort_known_deleted": abort.known_deleted})
+        replicated = env.config.replicated and db.replicated
+        lsn = env.log_entry(ln_type(deleted, txn is not None), values, replicated=replicated)
+        if exact:
+            bin_node.update_slot(index, lsn, deleted, data)
+        else:
+            bin_node.insert_slot(index, key, lsn, deleted, data)
+        bin_node.dirty = True
+        if txn is not None:
+            assert abort is not None
+            txn.note_write(db.id, key, lsn, deleted, abort, prev, replicated)
+        else:
+            if not prev.is_null:
+                env.utilization.count_obsolete(prev)
+            if deleted:
+                env.utilization.count_obsolete(lsn)
+        env.stats.add("nDeletes" if deleted else "nPuts")
+        if not exact:
+            db.tree.split_if_needed(bin_node)
+        return lsn
+
+    def write_internal(self, db: "DatabaseImpl", key: bytes, entry_type: EntryType, values: dict[str, Any]) -> LSN:
+        """A non-transactional record of an internal database (MapLN, FileSummaryLN)."""
+        env = self.env
+        bin_node = db.tree.search(key)
+        index, exact = bin_node.find(key)
+        prev = bin_node.lsns[index] if exact else NULL_LSN
+        values = dict(values, prev_lsn=prev)
+        lsn = env.log_entry(entry_type, values)
+        if exact:
+            bin_node.update_slot(index, lsn, False, values)
+        else:
+            bin_node.insert_slot(index, key, lsn, False, values)
+        bin_node.dirty = True
+        if not prev.is_null:
+            env.utilization.count_obsolete(prev)
+        if not exact:
+            db.tree.split_if_needed(bin_node)
+        return lsn
+
+    # -- undo ---------------------------------------------------------------------------
+    def restore(self, db: "DatabaseImpl", key: bytes, abort: AbortInfo, only_if: LSN | None = None) -> bool:
+        """Put the record's abort version back in its slot; False if nothing changed.
+
+        ``only_if``: restore only when the slot holds exactly that LSN (recovery's
+        undo: the tree may hold an older version already, or a newer one).
+        """
+        bin_node = db.tree.search(key)
+        index, exact = bin_node.find(key)
+        if only_if is not None and (not exact or bin_node.lsns[index] != only_if):
+            return False
+        if abort.lsn.is_null:
+            if exact:
+                bin_node.remove_slot(index)
+        elif exact:
+            bin_node.update_slot(index, abort.lsn, abort.known_deleted, None)
+        else:
+            bin_node.insert_slot(index, key, abort.lsn, abort.known_deleted, None)
+            bin_node.dirty = True
+            db.tree.split_if_needed(bin_node)
+            return True
+        bin_node.dirty = True
+        return True
+
+
+__all__ = ["RecordOps"]

@@ -1,0 +1,446 @@
+"""Recovery (JE's ``RecoveryManager``): the tree and the committed records, from the log.
+
+Opening an environment runs recovery, whether the last run closed cleanly or
+crashed; a clean close just leaves little to do. Its passes:
+
+1. **Find the end of the log** (the shared log cuts a torn tail when it opens).
+2. **Find the last CkptEnd** (scanning backward) and from it the checkpoint's
+   CkptStart, firstActiveLSN and the mapping tree's root. Without one (a new
+   environment, or a crash during the first checkpoint) everything starts at
+   the beginning of the log.
+3. **Read the log** once from min(firstActiveLSN, CkptStart) to the end.
+4. **The mapping tree**: replay its non-provisional INs from CkptStart, then
+   its MapLNs; this gives every database and its root.
+5. **The other trees**: replay non-provisional INs and BINs from CkptStart.
+   An IN is provisional by :func:`~minidb.logstore.provisional.is_provisional`
+   (BEFORE_CKPT_END only when the CkptEnd follows it). A root replaces the
+   database's root if it is newer; any other IN replaces its parent's slot
+   only if the logged LSN is newer than the slot's, and only if the logged
+   key range is the slot's (a version logged after a split its parent does
+   not know about cannot be placed: LN replay covers it).
+6. **Redo LNs** from firstActiveLSN (the seed: "Recovery will process LNs
+   between the FirstActiveLSN and the end of the log"): those of committed
+   transactions and those written without a transaction (and
+   FileSummaryLNs). A slot takes the logged LSN if it is newer; a missing key
+   is inserted (unless the LN is a deletion). Non-transactional LNs between
+   firstActiveLSN and CkptStart are already in the checkpoint's BINs, but a
+   deletion among them must be replayed after an older committed write of
+   the same key that recovery redoes: the checkpoint's BIN may have
+   compressed the deleted slot away, and the older write would come back.
+7. **Undo losers**: the LNs of transactions that did not commit (aborted, or
+   still active at the crash), newest first: a slot holding exactly that LSN
+   goes back to the LN's abort LSN.
+8. **Utilization**: each file's last FileSummaryLN plus the entries after it;
+   the obsolete versions named by the replayed LNs are counted again, and
+   those named by non-provisional INs when the recovered tree uses that IN's
+   version (or a newer one).
+9. **Finish with a checkpoint**, so the next recovery starts here.
+
+Recovery hooks (``EnvironmentHooks.recovery_listeners``) see every entry from
+CkptStart to the end of the log, in order (the VLSN index rebuilds its
+recent mappings this way). Every pass is a phase of :class:`RecoveryInfo`,
+which notebooks show step by step.
+
+Example (the seed's recovery period)::
+
+    100 LN-A txn 1      firstActiveLSN = 100
+    200 CkptStart
+    300 BIN-B (YES)     provisional: not replayed
+    350 IN-C (NO)       replayed: IN-C's slot in its parent -> 350
+    400 CkptEnd
+    450 Commit txn 1    -> txn 1 committed: LN-A at 100 is redone
+    crash
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from minidb.log import LSN, NULL_LSN, LogEntry
+from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
+from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME
+from minidb.logstore.provisional import is_provisional
+from minidb.logstore.tree.cursor import Cursor
+from minidb.logstore.tree.ln import AbortInfo, is_deletion, record_of
+from minidb.logstore.utilization import file_key
+
+if TYPE_CHECKING:
+    from minidb.logstore.database import DatabaseImpl
+    from minidb.logstore.env import Environment
+
+
+RECOVERY_LOCKER = 0  # transaction ids start at 1
+
+
+@dataclass
+class RecoveryPhase:
+    name: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RecoveryInfo:
+    """What recovery found and did."""
+
+    end_of_log: LSN = NULL_LSN  # where the log ended when opened, before recovery wrote anything
+    tail_cut: str | None = None
+    last_ckpt_end: LSN = NULL_LSN
+    last_ckpt_start: LSN = NULL_LSN
+    first_active_lsn: LSN = NULL_LSN
+    checkpoint_id: int = 0
+    scan_start: LSN = NULL_LSN
+    entries_read: int = 0
+    ins_replayed: int = 0
+    ins_provisional: int = 0
+    ins_not_newer: int = 0
+    ins_not_placed: int = 0
+    map_lns_redone: int = 0
+    lns_redone: int = 0
+    lns_not_newer: int = 0
+    lns_undone: int = 0
+    committed: set[int] = field(default_factory=set)
+    losers: set[int] = field(default_factory=set)
+    phases: list[RecoveryPhase] = field(default_factory=list)
+
+    def summary(self) -> str:
+        where = (f"last CkptEnd {self.last_ckpt_end} (CkptStart {self.last_ckpt_start}, "
+                 f"firstActiveLSN {self.first_active_lsn})" if not self.last_ckpt_end.is_null
+                 else "no checkpoint: from the start of the log")
+        return (f"recovery: log ends at {self.end_of_log}; {where}; read {self.entries_read} entries; "
+                f"INs replayed {self.ins_replayed}, provisional {self.ins_provisional}, "
+                f"not newer {self.ins_not_newer}, not placed {self.ins_not_placed}; "
+                f"LNs redone {self.lns_redone}, undone {self.lns_undone}; "
+                f"committed txns {sorted(self.committed)}, losers {sorted(self.losers)}")
+
+
+class RecoveryManager:
+    def __init__(self, env: "Environment", phase_listener: Callable[[str, "Environment"], None] | None = None):
+        self.env = env
+        self.info = RecoveryInfo()
+        self.phase_listener = phase_listener
+        self.entries: list[LogEntry] = []
+        self.replayable_obsoletes: list[LogEntry] = []  # non-provisional INs naming obsolete versions
+
+    # -- helpers -----------------------------------------------------------------------
+    def _phase(self, name: str) -> RecoveryPhase:
+        phase = RecoveryPhase(name)
+        self.info.phases.append(phase)
+        return phase
+
+    def _say(self, phase: RecoveryPhase, message: str, *args: object) -> None:
+        line = message % args if args else message
+        phase.lines.append(line)
+        self.env.trace.emit("recovery: %s: %s", phase.name, line)
+
+    def _done(self, phase: RecoveryPhase) -> None:
+        if self.phase_listener is not None:
+            self.phase_listener(phase.name, self.env)
+
+    def _from(self, start: LSN):
+        return (e for e in self.entries if e.lsn >= start)
+
+    # -- the passes ---------------------------------------------------------------------
+    def recover(self) -> RecoveryInfo:
+        env, info = self.env, self.info
+        env.utilization.begin_recovery()
+        log = env.log
+        info.end_of_log = log.end_lsn
+        info.tail_cut = str(log.tail_cut) if log.tail_cut else None
+
+        phase = self._phase("find the end of the log")
+        self._say(phase, "the log ends at %s%s", info.end_of_log,
+                  f"; opening cut a torn tail: {info.tail_cut}" if info.tail_cut else "")
+        self._done(phase)
+
+        phase = self._phase("find the last checkpoint")
+        ckpt_end = next((e for e in log.scan_backward() if e.type_name == "CkptEnd"), None)
+        root_lsn = NULL_LSN
+        if ckpt_end is not None:
+            values = ckpt_end.values
+            info.last_ckpt_end = ckpt_end.lsn
+            info.last_ckpt_start = values["ckpt_start_lsn"]
+            info.first_active_lsn = values["first_active_lsn"]
+            info.checkpoint_id = values["checkpoint_id"]
+            info.scan_start = min(info.first_active_lsn, info.last_ckpt_start)
+            root_lsn = values["root_lsn"]
+            env.last_node_id = max(env.last_node_id, values["last_node_id"])
+            env.db_tree.last_db_id = max(env.db_tree.last_db_id, values["last_db_id"])
+            env.txn_manager.last_txn_id = max(env.txn_manager.last_txn_id, values["last_txn_id"])
+            env.checkpointer.last_checkpoint_id = values["checkpoint_id"]
+            env.checkpointer.last_ckpt_start = info.last_ckpt_start
+            env.checkpointer.last_ckpt_end = info.last_ckpt_end
+            self._say(phase, "CkptEnd %d at %s: CkptStart %s, firstActiveLSN %s, mapping tree root %s",
+                      info.checkpoint_id, ckpt_end.lsn, info.last_ckpt_start, info.first_active_lsn, root_lsn)
+        else:
+            self._say(phase, "no CkptEnd in the log: recovery starts at its beginning")
+        self._done(phase)
+
+        phase = self._phase("read the log")
+        self.entries = list(log.scan(None if info.scan_start.is_null else info.scan_start))
+        info.entries_read = len(self.entries)
+        if ckpt_end is None and self.entries:
+            info.last_ckpt_start = info.first_active_lsn = info.scan_start = self.entries[0].lsn
+        self._learn_ids()
+        self._say(phase, "read %d entries from %s to %s", info.entries_read, info.scan_start, info.end_of_log)
+        for listener in env.hooks.recovery_listeners:
+            for entry in self._from(info.last_ckpt_start):
+                listener(entry)
+        self._done(phase)
+
+        self._recover_mapping_tree(root_lsn)
+        self._replay_ins()
+        self._redo_and_undo_lns()
+        self._recover_utilization()
+
+        phase = self._phase("checkpoint")
+        result = env.checkpointer.run("recovery")
+        self._say(phase, "recovery's checkpoint: CkptStart %s, CkptEnd %s", result.ckpt_start_lsn, result.ckpt_end_lsn)
+        self._done(phase)
+        env.trace.emit("%s", info.summary())
+        return info
+
+    def _learn_ids(self) -> None:
+        """Node, database and transaction ids continue after the largest the log holds."""
+        env = self.env
+        for entry in self.entries:
+            name = entry.type_name
+            if name in IN_TYPES:
+                env.last_node_id = max(env.last_node_id, entry.values["node_id"])
+            elif name == "MapLN":
+                env.db_tree.last_db_id = max(env.db_tree.last_db_id, entry.values["db_id"])
+            txn_id = entry.txn_id
+            if txn_id is not None:
+                env.txn_manager.last_txn_id = max(env.txn_manager.last_txn_id, txn_id)
+            if name in IN_TYPES or name in USER_LN_TYPES or name in ("MapLN", "FileSummaryLN"):
+                env.utilization.note_size(entry.lsn, entry.size)
+
+    def _recover_mapping_tree(self, root_lsn: LSN) -> None:
+        env, info = self.env, self.info
+        mapping = env.db_tree.mapping
+        phase = self._phase("mapping tree INs")
+        mapping.root, mapping.root_lsn = None, root_lsn
+        if root_lsn.is_null:
+            mapping.tree.create_empty()
+            self._say(phase, "no mapping tree root: a new, empty mapping tree")
+        before = info.ins_replayed
+        for entry in self._from(info.last_ckpt_start):
+            if entry.type_name in IN_TYPES and entry.values["db_id"] == MAPPING_DB_ID:
+                self._replay_in(entry, phase)
+        self._say(phase, "replayed %d INs of the mapping tree", info.ins_replayed - before)
+        self._done(phase)
+
+        phase = self._phase("MapLNs")
+        for entry in self._from(info.last_ckpt_start):
+            if entry.type_name == "MapLN":
+                if self._redo_ln(mapping, entry.values["name"].encode("utf-8"), entry, record_of(entry)):
+                    info.map_lns_redone += 1
+                env.utilization.count_obsolete(entry.values["prev_lsn"])
+        env.db_tree.load_from_mapping_tree()
+        for impl in list(env.db_tree.by_id.values()):
+            if impl.id != MAPPING_DB_ID and impl.root_lsn.is_null:
+                impl.tree.create_empty()
+        if env.db_tree.get(UTILIZATION_DB_NAME) is None:
+            env.db_tree.create(UTILIZATION_DB_NAME, internal=True, db_id=UTILIZATION_DB_ID)
+        self._say(phase, "redid %d MapLNs; databases: %s", info.map_lns_redone,
+                  ", ".join(f"{n} (root {env.db_tree.get(n).root_lsn})" for n in env.db_tree.names(internal=True)))
+        self._done(phase)
+
+    def _replay_ins(self) -> None:
+        info = self.info
+        phase = self._phase("INs")
+        before = (info.ins_replayed, info.ins_provisional, info.ins_not_newer, info.ins_not_placed)
+        for entry in self._from(info.last_ckpt_start):
+            if entry.type_name in IN_TYPES and entry.values["db_id"] != MAPPING_DB_ID:
+                self._replay_in(entry, phase)
+        after = (info.ins_replayed, info.ins_provisional, info.ins_not_newer, info.ins_not_placed)
+        replayed, provisional, not_newer, not_placed = (a - b for a, b in zip(after, before))
+        self._say(phase, "replayed %d; skipped %d provisional, %d not newer than the tree, %d not placeable",
+                  replayed, provisional, not_newer, not_placed)
+        self._done(phase)
+
+    def _replay_in(self, entry: LogEntry, phase: RecoveryPhase) -> None:
+        env, info = self.env, self.info
+        values = entry.values
+        if is_provisional(entry.lsn, entry.provisional, info.last_ckpt_end):
+            info.ins_provisional += 1
+            return
+        if values["obsolete"]:
+            self.replayable_obsoletes.append(entry)
+        db = env.db_tree.get_by_id(values["db_id"])
+        if db is None:
+            info.ins_not_placed += 1
+            return
+        kind = entry.type_name
+        if values["is_root"]:
+            if db.root_lsn.is_null or entry.lsn > db.root_lsn:
+                self._drop_subtree(db.root)
+                db.root, db.root_lsn = None, entry.lsn
+                info.ins_replayed += 1
+                self._say(phase, "%s %d at %s is the new root of %s", kind, values["node_id"], entry.lsn, db.name)
+                env.db_tree.modify_db_root(db)
+            else:
+                info.ins_not_newer += 1
+            return
+        parent, index, high = db.tree.find_parent(values["id_key"], values["level"], values["node_id"])
+        logged_high = None if values["high_inf"] else values["high_key"]
+        if parent is None or index is None or logged_high != high:
+            info.ins_not_placed += 1
+            return
+        if entry.lsn > parent.lsns[index]:
+            self._drop_subtree(parent.targets[index])
+            parent.targets[index] = None
+            parent.lsns[index] = entry.lsn
+            parent.dirty = True
+            info.ins_replayed += 1
+            self._say(phase, "%s %d at %s replaces its slot in %s", kind, values["node_id"], entry.lsn,
+                      parent.describe())
+        else:
+            info.ins_not_newer += 1
+
+    def _version_in_tree(self, values: dict) -> LSN | None:
+        """The LSN of the version of this IN that the recovered tree uses (None: the node is not in it).
+
+        The old versions a logged IN names in its ``obsolete`` field are obsolete
+        only if the tree uses that logged version or a newer one: an IN that
+        recovery could not place (its parent was never logged non-provisionally)
+        made nothing obsolete.
+        """
+        db = self.env.db_tree.get_by_id(values["db_id"])
+        if db is None:
+            return None
+        root = db.tree.root_node()
+        if root.node_id == values["node_id"]:
+            return None if root.last_logged_lsn.is_null else root.last_logged_lsn
+        parent, index, _ = db.tree.find_parent(values["id_key"], values["level"], values["node_id"])
+        if parent is None or index is None:
+            return None
+        return parent.lsns[index]
+
+    def _drop_subtree(self, node) -> None:
+        """Forget a resident subtree that an older version of the log replaced."""
+        if node is None:
+            return
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            stack.extend(current.resident_children())
+            self.env.evictor.forget(current)
+
+    def _redo_ln(self, db: "DatabaseImpl", key: bytes, entry: LogEntry, record) -> bool:
+        """Put the LN in the tree if it is newer than the slot (JE's redo); True if it went in."""
+        deleted = is_deletion(entry.type_name)
+        bin_node = db.tree.search(key)
+        index, exact = bin_node.find(key)
+        if exact:
+            if entry.lsn <= bin_node.lsns[index]:
+                self.info.lns_not_newer += 1
+                return False
+            bin_node.update_slot(index, entry.lsn, deleted, record)
+        elif deleted:
+            return False
+        else:
+            bin_node.insert_slot(index, key, entry.lsn, False, record)
+        bin_node.dirty = True
+        if not exact:
+            db.tree.split_if_needed(bin_node)
+        return True
+
+    def _redo_and_undo_lns(self) -> None:
+        env, info = self.env, self.info
+        phase = self._phase("transactions")
+        txn_lns: dict[int, list[LogEntry]] = {}
+        for entry in self._from(info.first_active_lsn):
+            if entry.type_name == "Commit":
+                info.committed.add(entry.txn_id)
+            elif entry.type_name in ("LN_TX", "DEL_LN_TX"):
+                txn_lns.setdefault(entry.txn_id, []).append(entry)
+        info.losers = set(txn_lns) - info.committed
+        # The losers' records stay locked until they are undone, so that no BIN compresses
+        # their deleted slots away in the meantime (one owner for all: recovery itself).
+        for txn_id in sorted(info.losers):
+            for entry in txn_lns[txn_id]:
+                db = env.db_tree.get_by_id(entry.values["db_id"])
+                if db is not None:
+                    env.locks.lock_write(db.id, db.name, entry.values["key"], RECOVERY_LOCKER)
+        self._say(phase, "committed: %s; losers (aborted or active at the crash): %s",
+                  sorted(info.committed & set(txn_lns)) or "none", sorted(info.losers) or "none")
+        self._done(phase)
+
+        phase = self._phase("redo LNs")
+        for entry in self._from(info.scan_start):
+            name = entry.type_name
+            transactional = name in ("LN_TX", "DEL_LN_TX")
+            if transactional:
+                if entry.lsn < info.first_active_lsn or entry.txn_id not in info.committed:
+                    continue
+            elif name in ("LN", "DEL_LN", "FileSummaryLN"):
+                if entry.lsn < info.first_active_lsn:
+                    continue
+            else:
+                continue
+            values = entry.values
+            if name == "FileSummaryLN":
+                db, key = env.db_tree.get_by_id(UTILIZATION_DB_ID), file_key(values["file_number"])
+            else:
+                db, key = env.db_tree.get_by_id(values["db_id"]), values["key"]
+            if db is None:
+                continue
+            if self._redo_ln(db, key, entry, record_of(entry)):
+                info.lns_redone += 1
+            env.utilization.count_obsolete(values["prev_lsn"])
+            if is_deletion(name):
+                env.utilization.count_obsolete(entry.lsn)
+            env.evictor.evict_to_budget()
+        self._say(phase, "redid %d LNs (%d not newer than the tree)", info.lns_redone, info.lns_not_newer)
+        self._done(phase)
+
+        phase = self._phase("undo losers")
+        for entry in reversed(self.entries):
+            if entry.type_name not in ("LN_TX", "DEL_LN_TX") or entry.txn_id not in info.losers:
+                continue
+            if entry.lsn < info.first_active_lsn:
+                continue
+            values = entry.values
+            db = env.db_tree.get_by_id(values["db_id"])
+            if db is None:
+                continue
+            abort = AbortInfo(values["abort_lsn"], values["abort_known_deleted"])
+            if env.records.restore(db, values["key"], abort, only_if=entry.lsn):
+                info.lns_undone += 1
+            env.utilization.count_obsolete(entry.lsn)
+            if values["prev_lsn"] != values["abort_lsn"]:
+                env.utilization.count_obsolete(values["prev_lsn"])
+            env.evictor.evict_to_budget()
+        env.locks.release_all(RECOVERY_LOCKER)
+        self._say(phase, "undid %d LNs of %d losers", info.lns_undone, len(info.losers))
+        self._done(phase)
+
+    def _recover_utilization(self) -> None:
+        env = self.env
+        phase = self._phase("utilization")
+        db = env.db_tree.utilization
+        summaries = []
+        cursor = Cursor(env, db, None)
+        item = cursor.seek(b"")
+        while item is not None:
+            summaries.append((item[1], cursor.lsn()))
+            item = cursor.next()
+        counted = 0
+        for entry in self.replayable_obsoletes:
+            version = self._version_in_tree(entry.values)
+            if version is not None and version >= entry.lsn:
+                for old in entry.values["obsolete"]:
+                    env.utilization.count_obsolete(old["lsn"])
+                counted += 1
+        self._say(phase, "counted the obsolete versions named by %d of %d non-provisional INs (those the tree uses)",
+                  counted, len(self.replayable_obsoletes))
+        scanned = [(e.lsn, e.size, e.type_name) for e in self.entries]
+        env.utilization.finish_recovery(summaries, scanned)
+        self._say(phase, "%d files: %s", len(env.utilization.files),
+                  "; ".join(str(s) for s in env.utilization.report()))
+        self._done(phase)
+
+
+__all__ = ["RecoveryManager", "RecoveryInfo", "RecoveryPhase"]

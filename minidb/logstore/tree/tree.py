@@ -1,0 +1,206 @@
+"""A database's B+tree: search, fetch from the log, insert slots, split.
+
+The tree of a database is reached from its root. The root's current version
+is recorded in the database's MapLN (``root_lsn``, see
+:mod:`minidb.logstore.mapping_tree`); a node that is not resident is read
+from the log at its parent's slot LSN (*fetched*) and attached to the parent.
+The root is always an upper IN (level 2 or more) and is never evicted; a new
+database starts as a root IN over one empty BIN.
+
+Splits. When a node holds more than ``node_max_entries`` slots it splits: the
+upper half moves to a new right sibling, whose first key becomes the
+separator inserted into the parent; the parent may overflow and split in
+turn, up to the root, which then gets a new root above it (the tree grows a
+level). Both halves of every split are logged at once with
+Provisional.YES, so a parent never holds a slot without an LSN; the parent
+stays dirty and records the split when it is itself logged. A split during
+a checkpoint is coordinated with it (:mod:`minidb.logstore.dirty_map`).
+
+Example, node_max_entries 4: inserting k1..k5 into one BIN splits it::
+
+    before:  IN 3 [""] -> BIN 2 [k1 k2 k3 k4 k5]        (5 > 4)
+    after:   IN 3 ["" , k3] -> BIN 2 [k1 k2]   BIN 4 [k3 k4 k5]
+             logged: BIN 2 (YES), BIN 4 (YES); IN 3 dirty
+
+Finding a node's parent (the checkpointer and recovery do this) searches
+by the node's low bound, ``id_key``, down to the level above it, and checks
+the slot's node id (JE's ``getParentINForChildIN``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minidb.errors import LogError
+from minidb.log import LSN, NULL_LSN, Provisional
+from minidb.logstore.errors import TreeError
+from minidb.logstore.logdef import BIN_ENTRY, IN_ENTRY
+from minidb.logstore.tree.bin import BIN
+from minidb.logstore.tree.in_node import IN
+
+if TYPE_CHECKING:
+    from minidb.logstore.database import DatabaseImpl
+    from minidb.logstore.env import Environment
+
+
+def node_from_entry(entry) -> IN:
+    """Build a (detached, clean) node from its IN or BIN log entry."""
+    values = entry.values
+    high = None if values["high_inf"] else values["high_key"]
+    if entry.type_name == "BIN":
+        node: IN = BIN(values["db_id"], values["node_id"], values["id_key"], high)
+    else:
+        node = IN(values["db_id"], values["node_id"], values["level"], values["id_key"], high)
+    node.load_entries(values["entries"])
+    node.last_logged_lsn = entry.lsn
+    node.last_logged_provisional = entry.provisional
+    return node
+
+
+def read_node_entry(log, lsn: LSN, expected_node_id: int | None, what: str):
+    """The IN/BIN entry at ``lsn``; a clear error if it is not the node the slot names."""
+    try:
+        entry = log.read(lsn)
+    except LogError as e:
+        raise TreeError(f"cannot fetch {what} at {lsn}: {e}") from None
+    if entry.header.erased:
+        raise TreeError(f"{what} at {lsn} was erased from the log: the node is gone (log file not found in JE terms)")
+    if entry.type_name not in (IN_ENTRY.name, BIN_ENTRY.name):
+        raise TreeError(f"{what} at {lsn} is a {entry.type_name} entry, not an IN or BIN")
+    if expected_node_id is not None and entry.values["node_id"] != expected_node_id:
+        raise TreeError(f"{what} at {lsn} is node {entry.values['node_id']}, not node {expected_node_id}")
+    return entry
+
+
+class Tree:
+    """The B+tree of one database (JE's ``Tree``)."""
+
+    def __init__(self, env: "Environment", db: "DatabaseImpl"):
+        self.env = env
+        self.db = db
+
+    # -- the root -------------------------------------------------------------------
+    def create_empty(self) -> IN:
+        """A root IN over one empty BIN (the BIN is logged at once, provisionally)."""
+        env, db = self.env, self.db
+        root = IN(db.id, env.next_node_id(), 2, b"", None)
+        leaf = BIN(db.id, env.next_node_id(), b"", None)
+        root.insert_child(0, b"", NULL_LSN, leaf.node_id, leaf)
+        root.dirty = leaf.dirty = True
+        db.root = root
+        env.evictor.register(root)
+        env.evictor.register(leaf)
+        env.node_logger.log_in(leaf, Provisional.YES, reason="new tree")
+        return root
+
+    def root_node(self) -> IN:
+        db = self.db
+        if db.root is None:
+            if db.root_lsn.is_null:
+                raise TreeError(f"database {db.name!r} has no root")
+            entry = read_node_entry(self.env.log, db.root_lsn, None, f"root of {db.name!r}")
+            db.root = node_from_entry(entry)
+            self.env.stats.add("nINsFetched")
+            self.env.evictor.register(db.root)
+        self.env.evictor.touch(db.root)
+        return db.root
+
+    def is_root(self, node: IN) -> bool:
+        return self.db.root is node
+
+    # -- fetching ----------------------------------------------------------------------
+    def fetch_child(self, parent: IN, index: int) -> IN:
+        child = parent.targets[index]
+        if child is None:
+            lsn = parent.lsns[index]
+            if lsn.is_null:
+                raise TreeError(f"{parent.describe()} slot {index} has no LSN")
+            what = f"child {parent.node_ids[index]} of {parent.describe()}"
+            entry = read_node_entry(self.env.log, lsn, parent.node_ids[index], what)
+            child = node_from_entry(entry)
+            if child.level != parent.level - 1:
+                raise TreeError(f"{what} at {lsn} has level {child.level}, expected {parent.level - 1}")
+            parent.targets[index] = child
+            child.parent = parent
+            self.env.stats.add("nINsFetched")
+            self.env.evictor.register(child)
+        else:
+            self.env.evictor.touch(child)
+        return child
+
+    # -- searching ------------------------------------------------------------------------
+    def search(self, key: bytes) -> BIN:
+        """The BIN whose range holds ``key`` (fetching what is not resident)."""
+        node = self.root_node()
+        while not node.is_bin:
+            node = self.fetch_child(node, node.find_child_index(key))
+        assert isinstance(node, BIN)
+        return node
+
+    def find_parent(self, id_key: bytes, level: int, node_id: int, fetch: bool = True) -> tuple[IN | None, int | None, bytes | None]:
+        """The parent of node ``node_id`` (level ``level``, low bound ``id_key``).
+
+        Returns ``(parent, index, high)``: the node at ``level + 1`` whose range
+        holds ``id_key``, the index of the slot naming ``node_id`` (None if the
+        slot there names another node), and that slot's exclusive high bound
+        as seen from the root (None: +infinity). ``(None, None, None)`` when
+        the tree has no level ``level + 1``.
+        """
+        node = self.root_node()
+        if node.level < level + 1:
+            return None, None, None
+        high: bytes | None = None
+        while node.level > level + 1:
+            i = node.find_child_index(id_key)
+            high = node.keys[i + 1] if i + 1 < node.n_entries else high
+            if node.targets[i] is None and not fetch:
+                return None, None, None
+            node = self.fetch_child(node, i)
+        i = node.find_child_index(id_key)
+        high = node.keys[i + 1] if i + 1 < node.n_entries else high
+        if node.n_entries == 0 or node.node_ids[i] != node_id:
+            return node, None, high
+        return node, i, high
+
+    # -- splits -------------------------------------------------------------------------------
+    def split_if_needed(self, node: IN) -> None:
+        """Split ``node`` (and its ancestors, as needed) if it holds too many slots."""
+        env, db = self.env, self.db
+        max_entries = env.config.node_max_entries
+        if node.n_entries <= max_entries:
+            return
+        splits: list[tuple[IN, IN]] = []
+        while node.n_entries > max_entries:
+            parent = node.parent
+            if parent is None:
+                parent = IN(db.id, env.next_node_id(), node.level + 1, b"", None)
+                parent.insert_child(0, node.id_key, node.last_logged_lsn, node.node_id, node)
+                parent.dirty = True
+                db.root = parent
+                env.evictor.register(parent)
+                env.stats.add("nRootSplits")
+                env.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
+                               parent.node_id, parent.level, node.describe())
+            mid = node.n_entries // 2
+            if node.is_bin:
+                sibling: IN = BIN(db.id, env.next_node_id(), node.keys[mid], node.high_key)
+            else:
+                sibling = IN(db.id, env.next_node_id(), node.level, node.keys[mid], node.high_key)
+            node.move_upper_half(sibling, mid)
+            node.high_key = sibling.id_key
+            index = parent.index_of_child(node.node_id)
+            assert index is not None
+            parent.insert_child(index + 1, sibling.id_key, NULL_LSN, sibling.node_id, sibling)
+            node.dirty = sibling.dirty = parent.dirty = True
+            env.evictor.register(sibling)
+            env.stats.add("nSplits")
+            env.trace.emit("split %s at %r: new sibling %s", node.describe(), sibling.id_key, sibling.describe())
+            splits.append((node, sibling))
+            node = parent
+        for left, right in splits:
+            env.node_logger.log_in(left, Provisional.YES, reason="split")
+            env.node_logger.log_in(right, Provisional.YES, reason="split")
+        env.dirty_map.coordinate_split_with_checkpoint(db, splits)
+
+
+__all__ = ["Tree", "node_from_entry", "read_node_entry"]

@@ -1,0 +1,193 @@
+"""Transactions: LNs logged with a transaction id, ended by Commit or Abort.
+
+A transaction (JE's ``Txn``) write-locks every record it writes and logs
+transactional LNs (``LN_TX``, ``DEL_LN_TX``), chained by ``txn_prev_lsn``.
+Each LN carries the record's *abort LSN*: the version before the
+transaction's first write of it. The transaction remembers, per record, that
+abort version and the LSNs it logged.
+
+- **commit** logs a ``Commit`` entry and, with Durability.SYNC (the default),
+  fsyncs the log before returning; the versions the transaction replaced,
+  and its own deletions, become obsolete; the locks are released.
+- **abort** logs an ``Abort`` entry, then *undoes*: each record's slot goes
+  back to its abort version (or disappears if the record did not exist).
+  The transaction stays registered as active until the undo is done, so a
+  checkpoint that starts in between still has its first LSN as
+  firstActiveLSN and recovery will replay the abort (the seed's "Example:
+  Abort"). Its own LNs become obsolete.
+
+The transaction manager keeps the active transactions; the smallest first
+LSN among them is *firstActiveLSN*, from which recovery reads LNs. Example::
+
+    txn 5 first logs at 0x1/0x200, txn 6 at 0x1/0x340 -> firstActiveLSN 0x1/0x200
+    txn 5 commits                                      -> firstActiveLSN 0x1/0x340
+    txn 6 aborts                                       -> no active txn (NULL_LSN)
+
+Transactions are also context managers: commit when the block ends, abort
+when it raises.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from minidb.log import LSN, NULL_LSN
+from minidb.logstore.errors import TransactionStateError
+from minidb.logstore.logdef import ABORT, COMMIT
+from minidb.logstore.config import Durability
+from minidb.logstore.tree.ln import AbortInfo
+
+if TYPE_CHECKING:
+    from minidb.logstore.env import Environment
+
+
+class TxnState(enum.Enum):
+    OPEN = "open"
+    COMMITTED = "committed"
+    ABORTED = "aborted"
+
+
+@dataclass
+class WriteRecord:
+    """What a transaction wrote to one record."""
+
+    db_id: int
+    key: bytes
+    abort: AbortInfo
+    lsns: list[tuple[LSN, bool]] = field(default_factory=list)  # (lsn, is a deletion)
+
+
+class Transaction:
+    """One transaction of an environment (see the module documentation)."""
+
+    def __init__(self, env: "Environment", txn_id: int, durability: Durability):
+        self.env = env
+        self.id = txn_id
+        self.durability = durability
+        self.state = TxnState.OPEN
+        self.first_lsn: LSN = NULL_LSN
+        self.last_lsn: LSN = NULL_LSN
+        self.writes: dict[tuple[int, bytes], WriteRecord] = {}
+        self.order: list[tuple[int, bytes]] = []
+        self.replicated = False
+        self.end_lsn: LSN = NULL_LSN
+
+    # -- used by the record operations ---------------------------------------------
+    def check_open(self) -> None:
+        if self.state is not TxnState.OPEN:
+            raise TransactionStateError(f"txn {self.id} is {self.state.value}; it cannot be used any more")
+
+    def abort_info(self, db_id: int, key: bytes) -> AbortInfo | None:
+        record = self.writes.get((db_id, key))
+        return record.abort if record else None
+
+    def note_write(self, db_id: int, key: bytes, lsn: LSN, deleted: bool, abort: AbortInfo, prev: LSN,
+                   replicated: bool) -> None:
+        record = self.writes.get((db_id, key))
+        if record is None:
+            record = self.writes[(db_id, key)] = WriteRecord(db_id, key, abort)
+            self.order.append((db_id, key))
+        elif record.lsns and not prev.is_null and prev == record.lsns[-1][0]:
+            # Overwriting our own version: no abort can return to it, so it is obsolete now.
+            self.env.utilization.count_obsolete(prev)
+        record.lsns.append((lsn, deleted))
+        if self.first_lsn.is_null:
+            self.first_lsn = lsn
+        self.last_lsn = lsn
+        self.replicated = self.replicated or replicated
+
+    # -- ending ----------------------------------------------------------------------------
+    def commit(self) -> LSN:
+        """Commit; returns the Commit entry's LSN (NULL_LSN if nothing was written)."""
+        env = self.env
+        with env.latch:
+            env.check_usable()
+            self.check_open()
+            if self.writes:
+                lsn = env.log_entry(COMMIT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
+                                             "time_ms": env.now_ms()}, replicated=self.replicated)
+                if self.durability is Durability.SYNC:
+                    env.log.sync(lsn)
+                elif self.durability is Durability.WRITE_NO_SYNC:
+                    env.log.flush()
+                for record in self.writes.values():
+                    if not record.abort.lsn.is_null:
+                        env.utilization.count_obsolete(record.abort.lsn)
+                    for ln_lsn, deleted in record.lsns:
+                        if deleted:
+                            env.utilization.count_obsolete(ln_lsn)
+                self.end_lsn = lsn
+                env.stats.add("nCommits")
+                env.trace.emit("txn %d committed at %s (%d records)", self.id, lsn, len(self.writes))
+            self._end(TxnState.COMMITTED)
+            env.after_operation()
+            return self.end_lsn
+
+    def abort(self) -> LSN:
+        """Abort: log Abort, undo every write, then unregister."""
+        env = self.env
+        with env.latch:
+            env.check_usable()
+            self.check_open()
+            if self.writes:
+                lsn = env.log_entry(ABORT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
+                                            "time_ms": env.now_ms()}, replicated=self.replicated)
+                for db_id, key in reversed(self.order):
+                    record = self.writes[(db_id, key)]
+                    env.records.restore(env.db_by_id(db_id), key, record.abort)
+                for record in self.writes.values():
+                    for ln_lsn, _ in record.lsns:
+                        env.utilization.count_obsolete(ln_lsn)
+                self.end_lsn = lsn
+                env.stats.add("nAborts")
+                env.trace.emit("txn %d aborted at %s; undid %d records", self.id, lsn, len(self.writes))
+            self._end(TxnState.ABORTED)
+            env.after_operation()
+            return self.end_lsn
+
+    def _end(self, state: TxnState) -> None:
+        self.state = state
+        self.env.locks.release_all(self.id)
+        self.env.txn_manager.unregister(self)
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, exc_type, *exc: object) -> None:
+        if self.state is not TxnState.OPEN or self.env.closed:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+    def __repr__(self) -> str:
+        return f"Transaction({self.id}, {self.state.value}, first={self.first_lsn})"
+
+
+class TxnManager:
+    """The active transactions and the next transaction id (JE's ``TxnManager``)."""
+
+    def __init__(self, env: "Environment"):
+        self.env = env
+        self.last_txn_id = 0
+        self.active: dict[int, Transaction] = {}
+
+    def begin(self, durability: Durability | None = None) -> Transaction:
+        self.last_txn_id += 1
+        txn = Transaction(self.env, self.last_txn_id, durability or self.env.config.durability)
+        self.active[txn.id] = txn
+        return txn
+
+    def unregister(self, txn: Transaction) -> None:
+        self.active.pop(txn.id, None)
+
+    def first_active_lsn(self) -> LSN:
+        """The first LSN of the oldest active transaction that has logged (NULL_LSN if none)."""
+        firsts = [t.first_lsn for t in self.active.values() if not t.first_lsn.is_null]
+        return min(firsts) if firsts else NULL_LSN
+
+
+__all__ = ["Transaction", "TxnManager", "TxnState", "WriteRecord"]
