@@ -17,7 +17,13 @@ def _log_sweep(seed: int, ops: int) -> SweepResult:
     return crash_sweep(seed, ops)
 
 
-SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {"log": _log_sweep}
+def _logstore_sweep(seed: int, ops: int) -> SweepResult:
+    from minidb.logstore.crashtest import crash_sweep
+
+    return crash_sweep(seed, ops)
+
+
+SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {"log": _log_sweep, "logstore": _logstore_sweep}
 
 
 def register(commands) -> None:

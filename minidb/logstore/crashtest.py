@@ -93,32 +93,23 @@ def workload_config(rng: random.Random) -> EnvironmentConfig:
     )
 
 
-class _Runner:
-    def __init__(self, seed: int, ops: int):
-        self.rng = random.Random(seed)
-        config = workload_config(self.rng)
-        self.workload = Workload(seed, SimDisk(f"crashtest-logstore-{seed}"), config)
-        self.env = Environment.open(self.workload.disk, config)
-        self.dbs = {name: self.env.database(name) for name in DATABASES}
-        self.long_txn = None
-        self.ops = ops
-        self.keys = [f"k{i:02d}".encode() for i in range(rng_keys(self.rng))]
+class Recorder:
+    """Runs operations on a workload's environment and records what recovery must reproduce."""
+
+    def __init__(self, workload: Workload, env: Environment):
+        self.workload = workload
+        self.env = env
 
     def promise(self, lsn: LSN) -> None:
+        """An fsync just returned: the entry at ``lsn`` must survive any later crash."""
         self.workload.promises.append((len(self.workload.disk.events) - 1, lsn))
 
-    def value(self) -> bytes:
-        return f"v{self.rng.randrange(1000)}".encode() * self.rng.choice([1, 1, 3])
-
-    def write(self, txn=None) -> None:
-        rng, wl = self.rng, self.workload
-        name = rng.choice(DATABASES)
-        key = rng.choice(self.keys)
-        value = None if rng.random() < 0.25 else self.value()
-        db = self.dbs[name]
+    def write(self, db_name: str, key: bytes, value: bytes | None, txn=None) -> LSN | None:
+        db = self.env.database(db_name)
         lsn = db.delete(key, txn=txn) if value is None else db.put(key, value, txn=txn)
         if lsn is not None:
-            wl.writes.append((lsn, name, key, value, txn.id if txn else None))
+            self.workload.writes.append((lsn, db_name, key, value, txn.id if txn else None))
+        return lsn
 
     def commit(self, txn) -> None:
         lsn = txn.commit()
@@ -126,6 +117,48 @@ class _Runner:
             self.workload.commits[txn.id] = lsn
             if txn.durability is Durability.SYNC:
                 self.promise(lsn)
+
+    def checkpoint(self, minimize: bool = False) -> None:
+        result = self.env.checkpoint(minimize_recovery_time=minimize)
+        self.promise(result.ckpt_end_lsn)
+        self.workload.checkpoints += 1
+
+    def stepped_checkpoint(self, between) -> None:
+        """A checkpoint advanced pause by pause; ``between(pause)`` may run operations after each pause."""
+        run = self.env.checkpointer.start("stepped")
+        while not run.done:
+            pause = run.advance()
+            if not run.done and pause is not None:
+                between(pause)
+        self.promise(run.result.ckpt_end_lsn)
+        self.workload.checkpoints += 1
+        self.workload.stepped_checkpoints += 1
+
+    def sync(self) -> None:
+        self.env.sync()
+        self.promise(self.env.log.last_lsn)
+
+
+class _Runner:
+    def __init__(self, seed: int, ops: int):
+        self.rng = random.Random(seed)
+        config = workload_config(self.rng)
+        self.workload = Workload(seed, SimDisk(f"crashtest-logstore-{seed}"), config)
+        self.env = Environment.open(self.workload.disk, config)
+        for name in DATABASES:
+            self.env.database(name)
+        self.record = Recorder(self.workload, self.env)
+        self.long_txn = None
+        self.ops = ops
+        self.keys = [f"k{i:02d}".encode() for i in range(rng_keys(self.rng))]
+
+    def value(self) -> bytes:
+        return f"v{self.rng.randrange(1000)}".encode() * self.rng.choice([1, 1, 3])
+
+    def write(self, txn=None) -> None:
+        rng = self.rng
+        value = None if rng.random() < 0.25 else self.value()
+        self.record.write(rng.choice(DATABASES), rng.choice(self.keys), value, txn)
 
     def short_txn(self) -> None:
         txn = self.env.begin()
@@ -137,12 +170,14 @@ class _Runner:
             txn.abort()
             return
         if self.rng.random() < 0.75:
-            self.commit(txn)
+            self.record.commit(txn)
         else:
             txn.abort()
 
-    def small_op(self) -> None:
+    def small_op(self, pause=None) -> None:
         """Something to do between two pauses of a stepped checkpoint."""
+        if self.rng.random() >= 0.3:
+            return
         roll = self.rng.random()
         try:
             if roll < 0.6:
@@ -152,32 +187,21 @@ class _Runner:
             elif roll < 0.9 and self.long_txn is not None:
                 self.write(self.long_txn)
             else:
-                self.dbs[self.rng.choice(DATABASES)].get(self.rng.choice(self.keys))
+                self.env.database(self.rng.choice(DATABASES)).get(self.rng.choice(self.keys))
         except LockConflictError:
             self.workload.conflicts += 1
 
-    def stepped_checkpoint(self) -> None:
-        run = self.env.checkpointer.start("stepped")
-        while not run.done:
-            run.advance()
-            if not run.done and self.rng.random() < 0.3:
-                self.small_op()
-        self.workload.stepped_checkpoints += 1
-        self.promise(run.result.ckpt_end_lsn)
-
     def run(self) -> Workload:
-        rng, env, wl = self.rng, self.env, self.workload
+        rng, env, wl, record = self.rng, self.env, self.workload, self.record
         forced = {self.ops // 3, (2 * self.ops) // 3}
         for i in range(self.ops):
             roll = rng.random()
             try:
                 if i in forced:
-                    result = env.checkpoint() if rng.random() < 0.5 else None
-                    if result is None:
-                        self.stepped_checkpoint()
+                    if rng.random() < 0.5:
+                        record.checkpoint()
                     else:
-                        self.promise(result.ckpt_end_lsn)
-                    wl.checkpoints += 1
+                        record.stepped_checkpoint(self.small_op)
                 elif roll < 0.40:
                     self.write()
                 elif roll < 0.62:
@@ -188,23 +212,18 @@ class _Runner:
                     self.write(self.long_txn)
                 elif roll < 0.76 and self.long_txn is not None:
                     if rng.random() < 0.6:
-                        self.commit(self.long_txn)
+                        record.commit(self.long_txn)
                     else:
                         self.long_txn.abort()
                     self.long_txn = None
                 elif roll < 0.82:
-                    self.stepped_checkpoint()
-                    wl.checkpoints += 1
+                    record.stepped_checkpoint(self.small_op)
                 elif roll < 0.86:
-                    result = env.checkpoint()
-                    self.promise(result.ckpt_end_lsn)
-                    wl.checkpoints += 1
+                    record.checkpoint(minimize=rng.random() < 0.3)
                 elif roll < 0.9:
-                    env.sync()
-                    self.promise(env.log.last_lsn)
+                    record.sync()
                 else:
-                    db = self.dbs[rng.choice(DATABASES)]
-                    list(db.items())
+                    list(env.database(rng.choice(DATABASES)).items())
             except LockConflictError:
                 wl.conflicts += 1
         return wl
@@ -294,4 +313,4 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     return result
 
 
-__all__ = ["Workload", "run_workload", "check_point", "crash_sweep", "DATABASES"]
+__all__ = ["Workload", "Recorder", "run_workload", "check_point", "crash_sweep", "image_digest", "DATABASES"]

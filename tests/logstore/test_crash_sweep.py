@@ -1,0 +1,52 @@
+"""The log store's crash sweep: 200 seeded workloads, every crash point, zero violations.
+
+Each workload (minidb.logstore.crashtest) spans at least two checkpoints, some of them stepped with
+operations and evictions between their steps, with a tiny node budget; every write, truncate and
+fsync of its disk history is a crash point (keeping nothing, everything, a torn write, a random
+subset of the unsynced writes), and recovery must give exactly the committed state.
+"""
+
+import pytest
+
+from minidb.io import CrashMode
+from minidb.log import LSN
+from minidb.logstore.crashtest import check_point, crash_sweep, run_workload
+
+CHUNKS = 10
+SEEDS_PER_CHUNK = 20  # 10 x 20 = 200 workloads
+OPS = 12
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_crash_sweep_has_no_violations(chunk):
+    points = 0
+    for seed in range(chunk * SEEDS_PER_CHUNK, (chunk + 1) * SEEDS_PER_CHUNK):
+        result = crash_sweep(seed, ops=OPS)
+        assert result.violations == [], result.violations[:3]
+        points += result.points
+    assert points > 40 * SEEDS_PER_CHUNK  # every workload really has many crash points
+
+
+def test_every_workload_spans_two_checkpoints():
+    for seed in range(10):
+        workload = run_workload(seed, OPS)
+        assert workload.checkpoints >= 2
+        assert workload.writes
+
+
+def test_the_checker_catches_a_wrong_committed_state():
+    workload = run_workload(seed=4, ops=OPS)
+    last = len(workload.disk.events) - 1
+    image = workload.disk.crash_image(last, CrashMode.everything())
+    assert check_point(workload, image, last) is None
+    lsn, db, key, value, txn = workload.writes[0]
+    workload.writes[0] = (lsn, db, key, b"something else", None)
+    image = workload.disk.crash_image(last, CrashMode.everything())
+    assert "wrong values" in check_point(workload, image, last) or "missing" in check_point(workload, image, last)
+
+
+def test_the_checker_catches_a_broken_promise():
+    workload = run_workload(seed=5, ops=OPS)
+    image = workload.disk.crash_image(1, CrashMode.nothing())
+    workload.promises.append((0, LSN(0x7F, 0)))
+    assert "was fsynced before the crash" in check_point(workload, image, 1)

@@ -1,0 +1,176 @@
+"""Recovery from the last CkptEnd: INs from CkptStart, LNs from firstActiveLSN, losers undone."""
+
+from minidb.errors import SimulatedCrash
+from minidb.io import CrashMode
+from minidb.log import NULL_LSN, Provisional
+from minidb.logstore import EnvironmentHooks, Environment
+from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
+
+from tests.logstore.helpers import fill, keys, new_env, reopen, small_config
+
+
+def test_a_new_environment_recovers_from_nothing():
+    _, env = new_env()
+    info = env.recovery_info
+    assert info.last_ckpt_end == NULL_LSN
+    assert [p.name for p in info.phases] == [
+        "find the end of the log", "find the last checkpoint", "read the log", "mapping tree INs", "MapLNs",
+        "INs", "transactions", "redo LNs", "undo losers", "utilization", "checkpoint",
+    ]
+    assert env.checkpointer.last_ckpt_end != NULL_LSN  # recovery ends with a checkpoint
+    assert env.database_names(internal=True) == ["_utilization"]
+
+
+def test_a_clean_close_leaves_little_to_do():
+    disk, env = new_env()
+    fill(env.database("t"), 20)
+    env.close()
+    again = reopen(disk)
+    info = again.recovery_info
+    assert info.last_ckpt_end != NULL_LSN and info.losers == set() and info.lns_undone == 0
+    assert records(again) == {"t": {k.encode(): f"v-{k}".encode() for k in keys(20)}}
+
+
+def test_committed_state_after_a_crash():
+    disk, env = new_env()
+    db = env.database("t")
+    fill(db, 10)
+    env.checkpoint()
+    db.put("key001", "after the checkpoint")  # not synced yet
+    with env.begin() as txn:  # the commit's fsync makes everything before it durable
+        db.put("key002", "committed", txn=txn)
+        db.delete("key003", txn=txn)
+    loser = env.begin()
+    db.put("key004", "never committed", txn=loser)
+    db.delete("key005", txn=loser)
+    db.put("key999", "never committed", txn=loser)
+    env.sync()  # the loser's LNs are on disk
+    db.put("key006", "lost: not synced")
+    env.crash(CrashMode.nothing())
+    again = reopen(disk)
+    info = again.recovery_info
+    assert info.losers == {loser.id}
+    got = records(again)["t"]
+    assert got[b"key001"] == b"after the checkpoint"
+    assert got[b"key002"] == b"committed" and b"key003" not in got
+    assert got[b"key004"] == b"v-key004" and got[b"key005"] == b"v-key005" and b"key999" not in got
+    assert got[b"key006"] == b"v-key006"
+    assert info.lns_undone == 0  # no BIN on disk ever held the loser's versions
+    assert verify_tree(again) == [] and live_but_obsolete(again) == [] and utilization_totals_problems(again) == []
+
+
+def test_a_transaction_spanning_a_checkpoint_is_replayed_from_first_active_lsn():
+    disk, env = new_env()
+    db = env.database("t")
+    fill(db, 10)
+    txn = env.begin()
+    first = db.put("key001", "long", txn=txn)
+    result = env.checkpoint()
+    assert result.first_active_lsn == first < result.ckpt_start_lsn
+    db.put("key002", "long too", txn=txn)
+    txn.commit()
+    env.crash(CrashMode.nothing())
+    again = reopen(disk)
+    assert again.recovery_info.first_active_lsn == first
+    assert again.recovery_info.committed >= {txn.id}
+    got = records(again)["t"]
+    assert got[b"key001"] == b"long" and got[b"key002"] == b"long too"
+
+
+def test_a_loser_that_started_before_the_checkpoint_is_undone():
+    disk, env = new_env()
+    db = env.database("t")
+    fill(db, 10)
+    loser = env.begin()
+    db.put("key001", "uncommitted", txn=loser)
+    env.checkpoint(minimize_recovery_time=True)  # its BIN is logged with the uncommitted slot
+    db.put("key002", "uncommitted", txn=loser)
+    env.sync()
+    env.crash(CrashMode.nothing())
+    again = reopen(disk)
+    got = records(again)["t"]
+    assert got[b"key001"] == b"v-key001" and got[b"key002"] == b"v-key002"
+    # The checkpoint's BIN held key001's uncommitted version: undone. key002's never reached a BIN.
+    assert again.recovery_info.lns_undone == 1
+
+
+def test_non_provisional_ins_after_ckpt_start_are_replayed_provisional_ones_are_not():
+    disk, env = new_env()
+    db = env.database("t")
+    fill(db, 20)
+    env.checkpoint(minimize_recovery_time=True)
+    db.put("key001", "changed")
+    evicted = env.evictor.evict(env.db_tree.get("t").tree.search(b"key001"))  # NO: no checkpoint running
+    assert env.log.read(evicted).provisional is Provisional.NO
+    db.put("key019", "changed too")
+    env.sync()
+    env.crash(CrashMode.nothing())
+    again = reopen(disk)
+    info = again.recovery_info
+    assert info.ins_replayed >= 1 and info.ins_provisional >= 1
+    assert any(f"at {evicted} replaces its slot" in line for p in info.phases for line in p.lines)
+    got = records(again)["t"]
+    assert got[b"key001"] == b"changed" and got[b"key019"] == b"changed too"
+
+
+def test_recovery_listeners_see_every_entry_from_ckpt_start():
+    disk, env = new_env()
+    db = env.database("t")
+    fill(db, 5)
+    result = env.checkpoint()
+    db.put("after", "x")
+    env.sync()
+    env.crash(CrashMode.nothing())
+    seen = []
+    again = Environment.open(disk, small_config(), EnvironmentHooks(recovery_listeners=[seen.append]))
+    assert seen[0].lsn == result.ckpt_start_lsn
+    assert [e.lsn for e in seen] == sorted(e.lsn for e in seen)
+    assert seen[-1].lsn < again.recovery_info.end_of_log
+    assert any(e.type_name == "LN" and e["key"] == b"after" for e in seen)
+
+
+def test_a_crash_during_recovery_then_recovery_again():
+    disk, env = new_env(node_budget=6, buffer_size=256)
+    db = env.database("t")
+    fill(db, 30)
+    env.checkpoint()
+    loser = env.begin()
+    db.put("key003", "loser", txn=loser)
+    with env.begin() as txn:
+        db.put("key004", "winner", txn=txn)
+    env.crash(CrashMode.nothing())
+    expected = {k.encode(): f"v-{k}".encode() for k in keys(30)}
+    expected[b"key004"] = b"winner"
+    # Count recovery's writes and fsyncs on a copy, then crash a fresh copy at each one of them.
+    probe = disk.clone()
+    reopen(probe, node_budget=6, buffer_size=256)
+    io = [e for e in probe.events if e.kind in ("write", "truncate", "fsync")]
+    assert len(io) >= 6
+    for after_ops in range(1, len(io) + 1):
+        image = disk.clone()
+        image.schedule_crash(after_ops)
+        try:
+            reopen(image, node_budget=6, buffer_size=256)
+            raise AssertionError("recovery did not reach the scheduled crash")
+        except SimulatedCrash:
+            pass
+        assert records(reopen(image, node_budget=6, buffer_size=256))["t"] == expected, f"crash after recovery op {after_ops}"
+    again = reopen(disk, node_budget=6, buffer_size=256)
+    assert records(again)["t"] == expected
+    assert verify_tree(again) == [] and live_but_obsolete(again) == []
+
+
+def test_a_torn_tail_is_cut_and_the_rest_recovered():
+    disk, env = new_env()
+    db = env.database("t")
+    fill(db, 10)
+    env.checkpoint()
+    with env.begin() as txn:
+        db.put("key001", "committed", txn=txn)
+    db.put("key002", "being written")
+    env.log.flush()
+    disk.crash(CrashMode.torn(5))
+    again = reopen(disk)
+    assert again.recovery_info.tail_cut is not None
+    got = records(again)["t"]
+    assert got[b"key001"] == b"committed" and got[b"key002"] == b"v-key002"
