@@ -8,9 +8,14 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     out = capsys.readouterr().out
     for expected in ("The disk layer", "The shared log on real files", "group commit: 4 threads",
-                     "A crash with a torn tail", "violations: 0", "wrote "):
+                     "A crash with a torn tail", "violations: 0", "wrote ", "The log store",
+                     "step 10: dirty map state NONE", "case 3 with the evictor bug option"):
         assert expected in out
-    assert sorted(p.name for p in figures.iterdir()) == ["log_files.png", "log_torn_tail.png"]
+    from minidb.viz.gallery import FIGURES
+
+    assert sorted(p.name for p in figures.iterdir()) == sorted(FIGURES)
+    assert main(["verify", str(workdir / "logstore")]) == 0
+    capsys.readouterr()
     log_dir = workdir / "log"
     assert main(["printlog", str(log_dir), "--type", "Trace", "-q"]) == 0
     lines = capsys.readouterr().out.splitlines()

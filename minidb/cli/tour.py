@@ -3,8 +3,10 @@
 Sections, bottom up: the disk layer (a simulated disk that crashes), the
 shared log (appends across files, forward and backward scans, group commit
 from four threads, on real files), a crash with a torn tail, a crash sweep,
-and the figures. The log it writes stays in ``WORKDIR/log`` for
-``minidb printlog`` and ``minidb verify``.
+the log store (a tree in the log, transactions, a checkpoint's ten steps,
+recovery, the seed's BEFORE_CKPT_END cases, its crash sweep), and the
+figures. The logs it writes stay in ``WORKDIR/log`` and
+``WORKDIR/logstore`` for ``minidb printlog`` and ``minidb verify``.
 """
 
 from __future__ import annotations
@@ -102,16 +104,81 @@ def tour_sweep() -> None:
         print(f"  violation: {violation}")
 
 
+def tour_logstore(workdir: str) -> str:
+    section("5. The log store: the log is the database")
+    from minidb.logstore import Environment, EnvironmentConfig
+    from minidb.logstore.cases import seed_case
+    from minidb.logstore.crashtest import crash_sweep
+    from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
+
+    path = os.path.join(workdir, "logstore")
+    disk = OSDisk(path, create=True)
+    for name in disk.list():
+        if file_number(name) is not None:
+            disk.delete(name)
+    config = EnvironmentConfig(node_max_entries=4, checkpoint_bytes_interval=None, clock=lambda: 1_700_000_000.0)
+    env = Environment.open(disk, config)
+    accounts = env.database("accounts")
+    for i in range(20):
+        accounts.put(f"acct{i:02d}", str(100 + i))
+    print(f"20 records in 4-slot nodes: a tree of height {env.db_tree.get('accounts').root.level}, "
+          f"{env.stats['nSplits']} splits; every version of every node is an entry at the end of the log")
+    with env.begin() as txn:
+        accounts.put("acct01", "50", txn=txn)
+        accounts.put("acct02", "150", txn=txn)
+    txn = env.begin()
+    accounts.delete("acct03", txn=txn)
+    txn.abort()
+    print(f"txn {txn.id - 1} committed (fsynced); txn {txn.id} deleted acct03 and aborted: "
+          f"acct03 = {accounts.get('acct03').decode()}")
+    result = env.checkpoint(minimize_recovery_time=True)
+    print("a checkpoint, its ten steps:")
+    for line in result.trace:
+        if not line.startswith("step 5: ") or "root" in line or "flushed" in line:
+            print(f"  {line}")
+    flags = {}
+    for logged in result.logged:
+        flags[logged.provisional.name] = flags.get(logged.provisional.name, 0) + 1
+    print(f"  step 5 logged {len(result.logged)} INs: " + ", ".join(f"{n} {k}" for k, n in sorted(flags.items())))
+    env.close()
+    again = Environment.open(disk, config)
+    print(again.recovery_info.summary())
+    print(f"reopened: {len(again.database('accounts').keys())} records")
+    again.close()
+
+    last = len(bank_writes())
+    demo = logstore_crash_demo(last, "nothing")
+    print(f"\na crash of the bank workload after its last write, keeping nothing unsynced:")
+    for name in ("transactions", "redo LNs", "undo losers"):
+        phase = next(p for p in demo.phases if p.name == name)
+        print(f"  recovery, {name}: {'; '.join(phase.lines)}")
+    print("  records: " + ", ".join(f"{k.decode()}={v.decode()}" for k, v in demo.records.items()))
+
+    print("\nthe seed's three BEFORE_CKPT_END cases, in the engine:")
+    for number, bug in ((1, False), (2, False), (3, False), (3, True)):
+        case = seed_case(number, bug)
+        verdict = "correct" if case.correct else "INCORRECT: " + case.problems[0]
+        print(f"  case {number}{' with the evictor bug option' if bug else ''}: A logged at 200 with "
+              f"{case.a_provisional.name}; the tree uses A at {case.active_a}; {verdict}")
+    sweep = crash_sweep(seed=1, ops=12)
+    print(f"\nlog store crash sweep, seed 1, 12 operations: {sweep.summary()}")
+    for violation in sweep.violations[:5]:
+        print(f"  violation: {violation}")
+    return path
+
+
 def run(args) -> int:
     print("minidb tour: every part of minidb that exists, bottom up")
     tour_disk()
     path = tour_log(args.workdir)
     tour_crash()
     tour_sweep()
-    section("5. Figures")
+    store = tour_logstore(args.workdir)
+    section("6. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):
         print(f"wrote {written}")
     print(f"\nnext: minidb printlog {path} | head   and   minidb verify {path}")
+    print(f"      minidb printlog {store} --type IN   (the log store's log, with provisional flags)")
     return 0

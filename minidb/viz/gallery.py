@@ -29,9 +29,58 @@ def _log_torn_tail() -> Figure:
     return log_crash_demo(after_write=5, keep="torn").figure
 
 
+def _logstore_tree() -> Figure:
+    from minidb.viz.logstore_demo import TREE_OPS, tree_step
+
+    return tree_step(len(TREE_OPS)).figure
+
+
+def _logstore_utilization() -> Figure:
+    from minidb.viz.logstore import draw_utilization
+    from minidb.viz.logstore_demo import TREE_OPS, tree_step
+
+    return draw_utilization(tree_step(len(TREE_OPS)).env, title="The tree demo's log files: live and obsolete bytes")
+
+
+def _logstore_dirty_map() -> Figure:
+    from minidb.viz.checkpoint import draw_dirty_map
+    from minidb.viz.logstore_demo import checkpoint_demo_env
+
+    env = checkpoint_demo_env()
+    run = env.checkpointer.start()
+    run.through(4)
+    names = {impl.id: impl.name for impl in env.db_tree.by_id.values()}
+    return draw_dirty_map(run.result.dirty_map, names, title="The dirty map by level, after step 4")
+
+
+def _logstore_checkpoint() -> Figure:
+    from minidb.viz.checkpoint import draw_checkpoint
+    from minidb.viz.logstore_demo import checkpoint_demo_env
+
+    return draw_checkpoint(checkpoint_demo_env().checkpoint(minimize_recovery_time=True))
+
+
+def _logstore_seed_cases() -> Figure:
+    from minidb.viz.logstore_demo import seed_cases_figure
+
+    return seed_cases_figure()
+
+
+def _logstore_recovery() -> Figure:
+    from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
+
+    return logstore_crash_demo(len(bank_writes()) - 1, "nothing", 10).figure
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     "log_files.png": _log_files,
     "log_torn_tail.png": _log_torn_tail,
+    "logstore_tree.png": _logstore_tree,
+    "logstore_utilization.png": _logstore_utilization,
+    "logstore_dirty_map.png": _logstore_dirty_map,
+    "logstore_checkpoint.png": _logstore_checkpoint,
+    "logstore_seed_cases.png": _logstore_seed_cases,
+    "logstore_recovery.png": _logstore_recovery,
 }
 
 
