@@ -8,10 +8,10 @@ it is replicated, and its tree's root (resident node and root LSN).
 :class:`Database` is the handle applications use::
 
     db = env.database("accounts")
-    db.put(b"alice", b"100")                 # no transaction
+    db.put(b"alice", b"100")                 # no transaction; returns the LN's LSN
     with env.begin() as txn:                 # commit at the end of the block
         db.put(b"bob", b"50", txn=txn)
-        db.delete(b"alice", txn=txn)
+        db.delete(b"alice", txn=txn)         # the DEL_LN_TX's LSN (None if there was no record)
     db.get(b"bob")                           # -> b"50"
     list(db.items())                         # [(b"bob", b"50")]
 

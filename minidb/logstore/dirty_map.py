@@ -62,6 +62,21 @@ MAPPING_DB_ID = 0
 MAPPING_RANK = 1  # the mapping tree's levels come after every other database's (JE: 0x20000 + level)
 
 
+def flush_level_of(level: int, is_bin: bool, is_root: bool, root_level: int, flush_all: bool) -> int:
+    """The flush level a dirty IN asks for (JE's ``updateFlushLevels``).
+
+    A BIN that is not the root asks for the level above it, so that the BIN
+    can be logged provisionally and recovery never processes BINs; any other
+    IN (an upper IN, a root) asks for its own level; with ``flush_all``
+    (minimize_recovery_time) every IN asks for its tree's root level.
+    """
+    if flush_all:
+        return root_level
+    if is_bin and not is_root:
+        return level + 1
+    return level
+
+
 class CkptState(enum.Enum):
     NONE = "NONE"
     DIRTY_MAP_INCOMPLETE = "DIRTY_MAP_INCOMPLETE"
@@ -158,12 +173,9 @@ class DirtyINMap:
         return True
 
     def _update_flush_levels(self, ref: CheckpointReference) -> None:
-        if self.flush_all or ref.db_id == MAPPING_DB_ID:
-            level = self.env.db_by_id(ref.db_id).tree.root_node().level
-        elif ref.is_bin and not ref.is_root:
-            level = ref.level + 1
-        else:
-            level = ref.level
+        flush_all = self.flush_all or ref.db_id == MAPPING_DB_ID
+        root_level = self.env.db_by_id(ref.db_id).tree.root_node().level if flush_all else ref.level
+        level = flush_level_of(ref.level, ref.is_bin, ref.is_root, root_level, flush_all)
         if level > self.highest_flush_levels.get(ref.db_id, 0):
             self.highest_flush_levels[ref.db_id] = level
 
@@ -271,4 +283,4 @@ class DirtyINMap:
         return DirtyMapSnapshot(self.state, levels, tuple(sorted(self.highest_flush_levels.items())))
 
 
-__all__ = ["CkptState", "CheckpointReference", "DirtyINMap", "DirtyMapSnapshot", "MAPPING_RANK"]
+__all__ = ["flush_level_of", "CkptState", "CheckpointReference", "DirtyINMap", "DirtyMapSnapshot", "MAPPING_RANK"]

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from minidb.errors import UserError
-from minidb.log import NULL_LSN, Provisional
+from minidb.log import Provisional
 from minidb.logstore import CkptState, EnvironmentHooks
 from minidb.logstore.checkpointer import STEP_NAMES
 

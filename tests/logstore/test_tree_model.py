@@ -128,7 +128,7 @@ class LogStoreAgainstADict(RuleBasedStateMachine):
 
 
 LogStoreAgainstADict.TestCase.settings = settings(
-    max_examples=60, stateful_step_count=120, deadline=None, derandomize=True, database=None,
+    max_examples=45, stateful_step_count=120, deadline=None, derandomize=True, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 test_log_store_against_a_dict = LogStoreAgainstADict.TestCase

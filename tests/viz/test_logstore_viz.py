@@ -8,7 +8,7 @@ from minidb.logstore.cases import seed_case
 from minidb.logstore.verify import live_but_obsolete
 from minidb.viz.checkpoint import PROVISIONAL_COLOURS, draw_checkpoint, draw_dirty_map, draw_seed_case
 from minidb.viz.gallery import FIGURES
-from minidb.viz.logstore import draw_tree_and_log, draw_utilization, tree_and_log, tree_graph
+from minidb.viz.logstore import draw_tree_and_log, draw_utilization, tree_graph
 from minidb.viz.logstore_demo import (TREE_OPS, bank_writes, checkpoint_demo_env, logstore_crash_demo,
                                       tree_step)
 from minidb.viz.logstore_widgets import logstore_crash_explorer, tree_explorer
