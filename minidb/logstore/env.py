@@ -76,6 +76,7 @@ class Environment:
         self.trace = Trace(enabled=self.config.trace)
         self.stats = Stats("environment", ENV_STATS)
         self.closed = False
+        self.recovering = False
         self.last_node_id = 0
         self._in_after_operation = False
         self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
@@ -90,7 +91,11 @@ class Environment:
         self.db_tree = DbTree(self)
         self.checkpointer = Checkpointer(self)
         with self.latch:
-            self.recovery_info: RecoveryInfo = RecoveryManager(self, phase_listener).recover()
+            self.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
+            try:
+                self.recovery_info: RecoveryInfo = RecoveryManager(self, phase_listener).recover()
+            finally:
+                self.recovering = False
 
     @classmethod
     def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
@@ -131,7 +136,7 @@ class Environment:
 
     def after_operation(self) -> None:
         """After each operation: eviction to the budget, a checkpoint if the log grew enough."""
-        if self._in_after_operation or self.closed:
+        if self._in_after_operation or self.closed or self.recovering:
             return
         self._in_after_operation = True
         try:

@@ -122,6 +122,8 @@ class RecoveryManager:
         self.phase_listener = phase_listener
         self.entries: list[LogEntry] = []
         self.replayable_obsoletes: list[LogEntry] = []  # non-provisional INs naming obsolete versions
+        self.counted_obsoletes: list[LogEntry] = []  # ... of which the recovered tree uses the version
+        self.named_obsoletes = 0
 
     # -- helpers -----------------------------------------------------------------------
     def _phase(self, name: str) -> RecoveryPhase:
@@ -229,6 +231,7 @@ class RecoveryManager:
             if entry.type_name in IN_TYPES and entry.values["db_id"] == MAPPING_DB_ID:
                 self._replay_in(entry, phase)
         self._say(phase, "replayed %d INs of the mapping tree", info.ins_replayed - before)
+        self._keep_counted_obsoletes()
         self._done(phase)
 
         phase = self._phase("MapLNs")
@@ -258,7 +261,22 @@ class RecoveryManager:
         replayed, provisional, not_newer, not_placed = (a - b for a, b in zip(after, before))
         self._say(phase, "replayed %d; skipped %d provisional, %d not newer than the tree, %d not placeable",
                   replayed, provisional, not_newer, not_placed)
+        self._keep_counted_obsoletes()
         self._done(phase)
+
+    def _keep_counted_obsoletes(self) -> None:
+        """Right after an IN phase, before anything splits or logs a node: which replayed INs does the tree use?
+
+        The old versions a logged IN names in its ``obsolete`` field are obsolete
+        only if the recovered tree uses that logged version or a newer one from
+        the log: an IN that recovery could not place (its parent never recorded
+        it non-provisionally) made nothing obsolete.
+        """
+        for entry in self.replayable_obsoletes:
+            version = self._version_in_tree(entry.values)
+            if version is not None and version >= entry.lsn:
+                self.counted_obsoletes.append(entry)
+        self.replayable_obsoletes = []
 
     def _replay_in(self, entry: LogEntry, phase: RecoveryPhase) -> None:
         env, info = self.env, self.info
@@ -268,6 +286,7 @@ class RecoveryManager:
             return
         if values["obsolete"]:
             self.replayable_obsoletes.append(entry)
+            self.named_obsoletes += 1
         db = env.db_tree.get_by_id(values["db_id"])
         if db is None:
             info.ins_not_placed += 1
@@ -300,13 +319,7 @@ class RecoveryManager:
             info.ins_not_newer += 1
 
     def _version_in_tree(self, values: dict) -> LSN | None:
-        """The LSN of the version of this IN that the recovered tree uses (None: the node is not in it).
-
-        The old versions a logged IN names in its ``obsolete`` field are obsolete
-        only if the tree uses that logged version or a newer one: an IN that
-        recovery could not place (its parent was never logged non-provisionally)
-        made nothing obsolete.
-        """
+        """The LSN of the version of this IN that the recovered tree uses (None: the node is not in it)."""
         db = self.env.db_tree.get_by_id(values["db_id"])
         if db is None:
             return None
@@ -427,15 +440,11 @@ class RecoveryManager:
         while item is not None:
             summaries.append((item[1], cursor.lsn()))
             item = cursor.next()
-        counted = 0
-        for entry in self.replayable_obsoletes:
-            version = self._version_in_tree(entry.values)
-            if version is not None and version >= entry.lsn:
-                for old in entry.values["obsolete"]:
-                    env.utilization.count_obsolete(old["lsn"])
-                counted += 1
+        for entry in self.counted_obsoletes:
+            for old in entry.values["obsolete"]:
+                env.utilization.count_obsolete(old["lsn"])
         self._say(phase, "counted the obsolete versions named by %d of %d non-provisional INs (those the tree uses)",
-                  counted, len(self.replayable_obsoletes))
+                  len(self.counted_obsoletes), self.named_obsoletes)
         scanned = [(e.lsn, e.size, e.type_name) for e in self.entries]
         env.utilization.finish_recovery(summaries, scanned)
         self._say(phase, "%d files: %s", len(env.utilization.files),

@@ -190,12 +190,14 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
     return fig
 
 
-def tree_graph(picture: TreeAndLog):
-    """The tree as a graphviz digraph: record nodes with a field per slot (key and LSN)."""
+def tree_graph(picture: TreeAndLog, show_log: bool = True):
+    """The tree as a graphviz digraph: a record node per IN/BIN with a field per slot (key and LSN),
+    and, below it, the log as one strip of cells (obsolete entries grey) that the slots point into."""
     import graphviz
 
-    graph = graphviz.Digraph("tree", graph_attr={"rankdir": "TB", "fontsize": "10"},
+    graph = graphviz.Digraph("tree", graph_attr={"rankdir": "TB", "fontsize": "10", "nodesep": "0.15", "ordering": "out"},
                              node_attr={"shape": "record", "fontsize": "9", "fontname": "Helvetica"})
+    index = {box.lsn: i for i, box in enumerate(picture.boxes)}
     for node in picture.view.nodes():
         kind = "BIN" if node.is_bin else "IN"
         fields = []
@@ -210,6 +212,23 @@ def tree_graph(picture: TreeAndLog):
         graph.node(f"n{node.node_id}", label, **style)
         for i, child in enumerate(node.children):
             graph.edge(f"n{node.node_id}:s{i}", f"n{child.node_id}")
+    if not show_log:
+        return graph
+    cells = []
+    for i, box in enumerate(picture.boxes):
+        fill = OBSOLETE if box.obsolete else colour(box.type_name)
+        cells.append(f'<TD PORT="e{i}" BGCOLOR="{fill}">{box.type_name}<BR/>'
+                     f'<FONT POINT-SIZE="7">{box.lsn.file:x}/{box.lsn.offset:x}</FONT></TD>')
+    graph.node("log", "<<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\"><TR>" + "".join(cells)
+               + "</TR></TABLE>>", shape="plaintext")
+    for node in picture.view.nodes():
+        if node.is_bin:
+            for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
+                if not deleted and lsn in index:
+                    graph.edge(f"n{node.node_id}:s{i}", f"log:e{index[lsn]}", color="#8d6e63", arrowsize="0.5")
+        if not node.lsn.is_null and node.lsn in index:
+            graph.edge(f"n{node.node_id}", f"log:e{index[node.lsn]}", color="#455a64", style="dotted",
+                       arrowsize="0.5")
     return graph
 
 

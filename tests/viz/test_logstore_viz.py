@@ -43,7 +43,13 @@ def test_tree_graph_has_a_record_per_node():
     source = tree_graph(picture).source
     for node in picture.view.nodes():
         assert f"n{node.node_id} [label=" in source
-    assert source.count("->") == sum(len(n.children) for n in picture.view.nodes())
+    tree_edges = [line for line in source.splitlines() if "->" in line and "log:" not in line]
+    assert len(tree_edges) == sum(len(n.children) for n in picture.view.nodes())
+    # Every record slot points into the log strip, where obsolete entries are grey.
+    records = sum(1 for n in picture.view.nodes() if n.is_bin for d in n.known_deleted if not d)
+    assert sum(1 for line in source.splitlines() if ":s" in line and "-> log:" in line) == records
+    assert source.count('BGCOLOR="#d9d9d9"') == sum(1 for b in picture.boxes if b.obsolete)
+    assert tree_graph(picture, show_log=False).source.count("log:") == 0
 
 
 def test_utilization_bars():
