@@ -29,12 +29,16 @@ crashed; a clean close just leaves little to do. Its passes:
    compressed the deleted slot away, and the older write would come back.
 7. **Undo losers**: the LNs of transactions that did not commit (aborted, or
    still active at the crash), newest first: a slot holding exactly that LSN
-   goes back to the LN's abort LSN.
+   goes back to the LN's abort LSN. The losers' records stay locked from the
+   redo pass until their undo, so that no BIN logged meanwhile (a split, an
+   eviction) compresses a loser's deleted slot away.
 8. **Utilization**: each file's last FileSummaryLN plus the entries after it;
    the obsolete versions named by the replayed LNs are counted again, and
    those named by non-provisional INs when the recovered tree uses that IN's
    version (or a newer one).
-9. **Finish with a checkpoint**, so the next recovery starts here.
+9. **Finish with a checkpoint**, so the next recovery starts here. No other
+   checkpoint runs while recovery does (not even by log growth: the
+   utilization counts are not whole before pass 8).
 
 Recovery hooks (``EnvironmentHooks.recovery_listeners``) see every entry from
 CkptStart to the end of the log, in order (the VLSN index rebuilds its
