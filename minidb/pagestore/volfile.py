@@ -15,7 +15,7 @@ beyond the end of the file reads as zeros: a page never written (tag FREE).
 from __future__ import annotations
 
 from minidb.io import Disk, File
-from minidb.pagestore.errors import BadRequestError, VolumeError
+from minidb.pagestore.errors import BadRequestError, TornPageError, VolumeError
 from minidb.pagestore.volheader import RECORD, VolumeHeader
 from minidb.pagestore.page import HEADER_SIZE, MIN_PAGE_SIZE, Page
 
@@ -53,7 +53,10 @@ class VolumeFile:
         page = Page(bytearray(self.file.read(0, header.page_size)))
         if page.size != header.page_size:
             raise VolumeError(f"{self.where(0)}: the header page is cut short")
-        page.check(self.where(0))
+        try:
+            page.check(self.where(0))
+        except TornPageError as e:
+            raise VolumeError(str(e)) from None
         return header
 
     def check_page(self, page: int) -> None:
