@@ -59,7 +59,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from minidb.log.lsn import LSN
-from minidb.pagestore.clock import ClockFrame, choose_victim
+from minidb.pagestore.clock import ClockChoice, ClockFrame, choose_victim
 from minidb.pagestore.errors import BadRequestError, BufferPoolFullError, PageStoreError
 from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.latch import EX, SH, Latch, LatchMode
@@ -134,6 +134,7 @@ class BufferPool:
         self.max_many_pages = max_many_pages
         self.frames = [Frame(i, SlottedPage(bytearray(page_size))) for i in range(num_frames)]
         self.hand = 0
+        self.last_clock: ClockChoice | None = None  # the last victim choice, for pictures and tests
         self.stats = Stats("bufferpool", self.STAT_NAMES)
         self.trace = Trace(enabled=trace)
         self._table: dict[tuple[int, int], Frame] = {}
@@ -168,7 +169,7 @@ class BufferPool:
                 self.stats.add("nHits")
                 self.trace.emit("fix %s %s: hit in frame %d", pid, mode.name, frame.index)
             else:
-                frame = self._load(pid, virgin)
+                frame = self._load(pid, mode, virgin)
             frame.pin_count += 1
             frame.referenced = True
         if not frame.latch.acquire(mode, conditional):
@@ -180,7 +181,7 @@ class BufferPool:
             frame.rec_lsn = self.log.end_lsn if self.log is not None else frame.page.lsn
         return frame.page
 
-    def _load(self, pid: PageId, virgin: bool) -> Frame:
+    def _load(self, pid: PageId, mode: LatchMode, virgin: bool) -> Frame:
         """A miss: put page ``pid`` in a free or victim frame (caller holds the mutex)."""
         volfile = self.volume_file(pid.vol)
         volfile.check_page(pid.page)
@@ -203,7 +204,8 @@ class BufferPool:
         frame.dirty = False
         frame.rec_lsn = None
         self._table[pid.key] = frame
-        self.trace.emit("fix %s: miss, %s into frame %d", pid, "virgin" if virgin else "read", frame.index)
+        self.trace.emit("fix %s %s: miss, %s frame %d", pid, mode.name, "virgin" if virgin else "read into",
+                        frame.index)
         return frame
 
     def _free_frame(self) -> Frame:
@@ -211,12 +213,15 @@ class BufferPool:
             return self.frames[self._free.pop(0)]
         views = [ClockFrame(f.pin_count > 0, f.dirty, f.referenced) for f in self.frames]
         choice = choose_victim(views, self.hand)
+        self.last_clock = choice
         self.stats.add("nClockSweeps")
         self.stats.add("nClockSteps", len(choice.steps))
         self.stats.add("nRefBitsCleared", len(choice.cleared))
         if choice.victim is None:
             raise BufferPoolFullError(f"all {len(self.frames)} frames of the buffer pool are pinned")
         victim = self.frames[choice.victim]
+        for step in choice.steps:
+            self.trace.emit("clock %s%s", step, f" ({victim.pid})" if step.action == "victim" else "")
         if victim.dirty:
             self._write_frames([victim], sync=False)  # may raise: nothing changed yet
             self.stats.add("nDirtyVictims")
@@ -224,8 +229,6 @@ class BufferPool:
             self.frames[index].referenced = False
         self.hand = choice.hand
         self.stats.add("nVictims")
-        for step in choice.steps:
-            self.trace.emit("clock %s%s", step, f" ({self.frames[step.frame].pid})" if step.action == "victim" else "")
         del self._table[victim.pid.key]  # type: ignore[union-attr]
         victim.old_pid, victim.pid = victim.pid, None
         victim.dirty, victim.rec_lsn, victim.referenced = False, None, False

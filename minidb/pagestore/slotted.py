@@ -193,9 +193,9 @@ class SlottedPage(Page):
     def find_slot(self, length: int, user: SpaceUser = NO_TXN) -> int:
         """The slot an insert of ``length`` bytes would take; raises if it cannot fit."""
         self._check_length(length)
+        usable = self.usable_space(user)  # first: it may void a reservation and free its slots
         slot = self._free_slot()
         need = length + (SLOT_SIZE if slot is None else 0)
-        usable = self.usable_space(user)
         if need > usable:
             raise RecordWontFitError(
                 f"{self.pid}: a record of {length} bytes needs {need} bytes, {usable} are usable "
