@@ -8,7 +8,8 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     out = capsys.readouterr().out
     for expected in ("The disk layer", "The shared log on real files", "group commit: 4 threads",
-                     "A crash with a torn tail", "violations: 0", "wrote "):
+                     "A crash with a torn tail", "violations: 0", "wrote ",
+                     "The page store", "consistency check: ok", "crash sweep of the volume"):
         assert expected in out
     from minidb.viz.gallery import FIGURES
 

@@ -59,7 +59,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from minidb.log.lsn import LSN
-from minidb.pagestore.clock import ClockChoice, ClockFrame, choose_victim
+from minidb.pagestore.clock import ClockChoice, choose_victim
 from minidb.pagestore.errors import BadRequestError, BufferPoolFullError, PageStoreError
 from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.latch import EX, SH, Latch, LatchMode
@@ -88,6 +88,10 @@ class Frame:
     def __post_init__(self) -> None:
         self.latch = Latch()
         self.page.frame = self
+
+    @property
+    def pinned(self) -> bool:  # what the clock reads (a frame is its own ClockFrame)
+        return self.pin_count > 0
 
 
 @dataclass(frozen=True)
@@ -194,12 +198,10 @@ class BufferPool:
             data = volfile.read_page(pid.page)
             self.stats.add("nPageReads")
             frame.page.buf[:] = data
-            try:
-                frame.page.check(volfile.where(pid.page))
-            except PageStoreError:
+            if frame.page.is_torn():
                 self._free.append(frame.index)
                 self._free.sort()
-                raise
+                frame.page.check(volfile.where(pid.page))  # raises TornPageError, naming the page
         frame.pid = pid
         frame.dirty = False
         frame.rec_lsn = None
@@ -211,8 +213,7 @@ class BufferPool:
     def _free_frame(self) -> Frame:
         if self._free:
             return self.frames[self._free.pop(0)]
-        views = [ClockFrame(f.pin_count > 0, f.dirty, f.referenced) for f in self.frames]
-        choice = choose_victim(views, self.hand)
+        choice = choose_victim(self.frames, self.hand)  # type: ignore[arg-type]
         self.last_clock = choice
         self.stats.add("nClockSweeps")
         self.stats.add("nClockSteps", len(choice.steps))
@@ -220,8 +221,9 @@ class BufferPool:
         if choice.victim is None:
             raise BufferPoolFullError(f"all {len(self.frames)} frames of the buffer pool are pinned")
         victim = self.frames[choice.victim]
-        for step in choice.steps:
-            self.trace.emit("clock %s%s", step, f" ({victim.pid})" if step.action == "victim" else "")
+        if self.trace.enabled:
+            for step in choice.steps:
+                self.trace.emit("clock %s%s", step, f" ({victim.pid})" if step.action == "victim" else "")
         if victim.dirty:
             self._write_frames([victim], sync=False)  # may raise: nothing changed yet
             self.stats.add("nDirtyVictims")

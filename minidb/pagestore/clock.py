@@ -73,7 +73,11 @@ class ClockChoice:
 
 
 def choose_victim(frames: Sequence[ClockFrame], hand: int) -> ClockChoice:
-    """Sweep from ``hand`` by the rules above; see the module documentation."""
+    """Sweep from ``hand`` by the rules above; see the module documentation.
+
+    ``frames`` may be anything with ``pinned``, ``dirty`` and ``referenced``
+    attributes (the buffer pool passes its control blocks).
+    """
     n = len(frames)
     if n == 0:
         raise ValueError("a buffer pool without frames has no victim")

@@ -71,8 +71,8 @@ returns ``p(1.3.16)``. Freeing page 16 frees ``x(1.4)`` again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
 from typing import Any
 
@@ -97,6 +97,39 @@ from minidb.pagestore.volheader import DEFAULT_EXT_SZ, VolumeHeader
 from minidb.stats import Stats, Trace
 
 
+class SortedExtents:
+    """A small sorted set of extent numbers: the reserved-page cache of one store.
+
+    The lowest extent is wanted at every compact allocation, so it is kept
+    first rather than searched for.
+    """
+
+    def __init__(self, exts: Iterable[int] = ()):
+        self._exts = sorted(set(exts))
+
+    def add(self, ext: int) -> None:
+        i = bisect_left(self._exts, ext)
+        if i == len(self._exts) or self._exts[i] != ext:
+            self._exts.insert(i, ext)
+
+    def discard(self, ext: int) -> None:
+        i = bisect_left(self._exts, ext)
+        if i < len(self._exts) and self._exts[i] == ext:
+            del self._exts[i]
+
+    def first(self) -> int:
+        return self._exts[0]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(list(self._exts))
+
+    def __len__(self) -> int:
+        return len(self._exts)
+
+    def __contains__(self, ext: object) -> bool:
+        return ext in self._exts
+
+
 class AllocMode(Enum):
     APPEND = "append"
     COMPACT = "compact"
@@ -112,7 +145,8 @@ STAT_NAMES = [
 class Volume:
     """A mounted volume (see the module documentation)."""
 
-    def __init__(self, disk: Disk, bufferpool: BufferPool, log: Any, vid: int = 1, use_caches: bool = True):
+    def __init__(self, disk: Disk, bufferpool: BufferPool, log: Any, vid: int = 1, use_caches: bool = True,
+                 trace: bool = False):
         self.file = VolumeFile(disk, vid)
         self.header: VolumeHeader = self.file.header
         self.vid = vid
@@ -122,12 +156,12 @@ class Volume:
         self.use_caches = use_caches
         bufferpool.register(self.file)
         self.stats = Stats("volume", STAT_NAMES)
-        self.trace = Trace()
+        self.trace = Trace(enabled=trace)
         self.is_extent_locked: Callable[[int], bool] | None = None  # set by the lock manager (next layer)
         self._mutex = threading.RLock()
         self._min_free_ext = self.header.first_data_ext
         self._store_cursor = FIRST_USER_STORE
-        self._reserved_cache: dict[int, set[int]] = {}
+        self._reserved_cache: dict[int, SortedExtents] = {}
         self._last_ext_cache: dict[int, int] = {}
 
     @classmethod
@@ -262,7 +296,8 @@ class Volume:
             self.bp.unfix(page)  # type: ignore[arg-type]
             raise
         self.bp.unfix(page, dirty=True)  # type: ignore[arg-type]
-        self.trace.emit("%s %s at %s", entry_type.name, _brief(values), lsn)
+        if self.trace.enabled:
+            self.trace.emit("%s %s at %s", entry_type.name, _brief(values), lsn)
 
     def _store_op(self, snum: int, op: str, value: int, old: int, xct: LogContext | None) -> None:
         self._update(self._stmap_pid(snum), STORE_OPERATION,
@@ -281,7 +316,7 @@ class Volume:
             self._store_op(snum, "set_first_ext", ext, 0, xct)
             self._store_cursor = snum + 1 if snum + 1 < self.header.num_stores else FIRST_USER_STORE
             self._last_ext_cache[snum] = ext
-            self._reserved_cache[snum] = {ext}
+            self._reserved_cache[snum] = SortedExtents([ext])
             self.stats.add("nStoresCreated")
             self.trace.emit("created %s with extent %s", self.stid(snum), ExtentId(self.vid, ext))
             return self.stid(snum)
@@ -374,22 +409,22 @@ class Volume:
             self._update(self._extmap_pid(tail), SET_EXT_NEXT, {"ext": tail, "next": exts[0], "old_next": 0}, xct)
         self.stats.add("nExtentsAllocated", len(exts))
 
-    def _last_extent(self, snum: int) -> int:
-        """The store's last extent: from the last-page cache if still valid, else by walking."""
+    def _last_extent(self, snum: int) -> tuple[int, Extlink]:
+        """The store's last extent and its extlink: from the last-page cache if still valid, else by walking."""
         cached = self._last_ext_cache.get(snum) if self.use_caches else None
         if cached is not None:
             link = self.extlink(cached)
             if link.owner == snum and link.next == 0:
                 self.stats.add("nLastPageCacheHits")
-                return cached
+                return cached, link
         self.stats.add("nLastPageCacheMisses")
         exts = self._walk(snum, self.store_node(snum).first_ext)
         self._last_ext_cache[snum] = exts[-1]
-        return exts[-1]
+        return exts[-1], self.extlink(exts[-1])
 
     def _grow(self, snum: int, xct: LogContext | None) -> int:
         """Allocate one new extent at the tail of the store's list."""
-        tail = self._last_extent(snum)
+        tail, _ = self._last_extent(snum)
         ext = self._find_free_extents(1)[0]
         self._link_extents(snum, tail, [ext], xct)
         self._last_ext_cache[snum] = ext
@@ -447,43 +482,45 @@ class Volume:
             self._check_store(stid)
             snum = stid.store
             found = self._append_position(snum) if mode == AllocMode.APPEND else self._reserved_page(snum)
-            ext, index = found if found is not None else (self._grow(snum, xct), 0)
+            ext, index, pmap = found if found is not None else (self._grow(snum, xct), 0, 0)
             self._update(self._extmap_pid(ext), ALLOC_PAGES_IN_EXT,
                          {"snum": snum, "ext": ext, "pmap": 1 << index}, xct)
-            if snum in self._reserved_cache and not self.extlink(ext).reserved(self.ext_sz):
-                self._reserved_cache[snum].discard(ext)
+            if snum in self._reserved_cache and pmap | 1 << index == (1 << self.ext_sz) - 1:
+                self._reserved_cache[snum].discard(ext)  # the extent is full now
             self.stats.add("nPagesAllocated")
             pid = PageId(self.vid, snum, ext * self.ext_sz + index)
             self.trace.emit("allocated %s (%s)", pid, mode.value)
             return pid
 
-    def _append_position(self, snum: int) -> tuple[int, int] | None:
-        last = self._last_extent(snum)
-        link = self.extlink(last)
-        allocated = link.allocated(self.ext_sz)
-        index = allocated[-1] + 1 if allocated else 0
-        return (last, index) if index < self.ext_sz else None
+    def _append_position(self, snum: int) -> tuple[int, int, int] | None:
+        """(extent, page index, its pmap) after the last allocated page of the last extent."""
+        last, link = self._last_extent(snum)
+        index = link.pmap.bit_length()  # one past the highest allocated page (0 if none)
+        return (last, index, link.pmap) if index < self.ext_sz else None
 
-    def _reserved_page(self, snum: int) -> tuple[int, int] | None:
+    def _reserved_page(self, snum: int) -> tuple[int, int, int] | None:
+        """(extent, page index, its pmap) of the lowest reserved page of the lowest such extent."""
         if self.use_caches:
             cached = self._reserved_cache.get(snum)
             if cached is not None:
                 self.stats.add("nReservedCacheHits")
-                for ext in sorted(cached):
+                while cached:
+                    ext = cached.first()
                     link = self.extlink(ext)
                     reserved = link.reserved(self.ext_sz) if link.owner == snum else []
                     if reserved:
-                        return ext, reserved[0]
+                        return ext, reserved[0], link.pmap
                     cached.discard(ext)  # stale: verify before use, as Shore does
                 return None
             self.stats.add("nReservedCacheMisses")
         with_reserved = self._search_reserved(snum)
         if self.use_caches:
-            self._reserved_cache[snum] = set(with_reserved)
+            self._reserved_cache[snum] = SortedExtents(with_reserved)
         if not with_reserved:
             return None
         ext = min(with_reserved)
-        return ext, self.extlink(ext).reserved(self.ext_sz)[0]
+        link = self.extlink(ext)
+        return ext, link.reserved(self.ext_sz)[0], link.pmap
 
     def _search_reserved(self, snum: int) -> list[int]:
         """A full search of the store's extents for those with reserved pages."""
@@ -492,8 +529,9 @@ class Volume:
         for ext in self._walk(snum, node.first_ext):
             if self.extlink(ext).reserved(self.ext_sz):
                 found.append(ext)
-        self.trace.emit("searched the extents of %s: reserved pages in %s", self.stid(snum),
-                        [str(ExtentId(self.vid, e)) for e in found])
+        if self.trace.enabled:
+            self.trace.emit("searched the extents of %s: reserved pages in %s", self.stid(snum),
+                            [str(ExtentId(self.vid, e)) for e in found])
         return found
 
     def free_page(self, pid: PageId, xct: LogContext | None = None, free_empty_extent: bool = True) -> None:
