@@ -16,6 +16,7 @@ Modules, bottom up::
     clock.py        clock replacement (pure)
     bufferpool.py   frames, fix/unfix, recovery LSNs, the write-ahead rule, the cleaner
     volume.py       the volume manager: stores, extents, page allocation, caches
+    crashtest.py    every crash point of a volume workload: redo must rebuild the maps
 
 Public surface::
 

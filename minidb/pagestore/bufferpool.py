@@ -42,9 +42,9 @@ destroyed store's frames without writing them. A victim is written alone
 and not fsynced (eviction must be quick); it stays in the dirty page table
 until the next fsync of its volume.
 
-Worked example (4 frames, 8 dirty pages 5, 6, 7, 9, 10, 20, ...): the
-cleaner writes pages 5-7 in one write of 3 pages, 9-10 in one of 2, 20 in
-one of 1: ``write_sizes()`` = {3: 1, 2: 1, 1: 1}.
+Worked example: with dirty pages 20, 10, 6, 5, 9 and 7 in the frames, the
+cleaner writes pages 5-7 in one write of 3 pages, 9-10 in one of 2 and 20
+in one of 1 (``write_sizes()`` = {1: 1, 2: 1, 3: 1}), then fsyncs once.
 
 Locking order: the pool mutex, then (never the reverse) a frame latch may
 be *tried*; blocking latch waits happen without the pool mutex. A miss does
