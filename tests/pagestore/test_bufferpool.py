@@ -270,3 +270,28 @@ def test_frames_must_fit_the_volume_pages():
     other = BufferPool(2, page_size=1024)
     with pytest.raises(Exception, match="do not fit frames of 1024"):
         Volume(s.disk, other, s.log)
+
+
+def test_set_dirty_and_force_until():
+    s = new_volume(frames=8)
+    first = update(s, 8, virgin=True)
+    update(s, 9, virgin=True)
+    table = s.bp.dirty_page_table()
+    assert table[pid(8)] < table[pid(9)]
+    runs = s.bp.force_until(table[pid(8)])  # only pages whose recovery LSN is that old or older
+    assert [(r.first_page, r.count) for r in runs] == [(8, 1)]
+    assert s.bp.dirty_page_table().keys() == {pid(9)}
+    page = s.bp.fix(pid(10), EX, virgin=True)
+    page.format(pid(10), PageTag.FILE)  # an unlogged change (a page about to be logged as formatted)
+    s.bp.set_dirty(page)
+    s.bp.unfix(page)
+    assert pid(10) in s.bp.dirty_page_table()
+    assert s.log.is_durable(first)  # the write-ahead rule synced the log up to page 8's LSN at least
+
+
+def test_discard_volume_drops_every_frame():
+    s = new_volume(frames=8)
+    update(s, 8, virgin=True)
+    s.bp.unfix(s.bp.fix(pid(9)))
+    assert s.bp.discard_volume(1) == 2
+    assert all(v.pid is None for v in s.bp.frame_views()) and s.bp.dirty_page_table() == {}

@@ -33,3 +33,11 @@ def test_the_sweep_catches_pages_written_before_the_log(monkeypatch):
     monkeypatch.setattr(bufferpool.BufferPool, "_write_copies", without_wal)
     violations = sum(len(crash_sweep(seed, ops=40).violations) for seed in range(3))
     assert violations > 0
+
+
+def test_minidb_crashtest_volume(capsys):
+    from minidb.cli import main
+
+    assert main(["crashtest", "volume", "--seed", "3", "--ops", "30"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("crash points: ") and out.strip().endswith("violations: 0")
