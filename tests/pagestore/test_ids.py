@@ -1,7 +1,7 @@
 """Shore's identifiers: printing, parsing back, extent arithmetic."""
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minidb.errors import UserError
@@ -57,6 +57,7 @@ def test_parse_typed_checks_the_kind():
         parse_typed("s(1.3)", PageId)
 
 
+@settings(deadline=None)
 @given(st.sampled_from([VolumeId, StoreId, PageId, RecordId, ExtentId]), st.data())
 def test_every_id_round_trips(cls, data):
     numbers = [data.draw(st.integers(0, 2**32 - 1)) for _ in cls._fields]
@@ -73,6 +74,7 @@ def test_extent_arithmetic_worked_example():
     assert extent_of(55, 8) == 6 and extent_of(56, 8) == 7
 
 
+@settings(deadline=None)
 @given(st.integers(0, 10**9), st.integers(1, 32))
 def test_extent_arithmetic_round_trips(page, ext_sz):
     ext = extent_of(page, ext_sz)
