@@ -17,7 +17,13 @@ def _log_sweep(seed: int, ops: int) -> SweepResult:
     return crash_sweep(seed, ops)
 
 
-SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {"log": _log_sweep}
+def _volume_sweep(seed: int, ops: int) -> SweepResult:
+    from minidb.pagestore.crashtest import crash_sweep
+
+    return crash_sweep(seed, ops)
+
+
+SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {"log": _log_sweep, "volume": _volume_sweep}
 
 
 def register(commands) -> None:

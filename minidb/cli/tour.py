@@ -3,8 +3,11 @@
 Sections, bottom up: the disk layer (a simulated disk that crashes), the
 shared log (appends across files, forward and backward scans, group commit
 from four threads, on real files), a crash with a torn tail, a crash sweep,
+the page store's storage layer (a volume formatted, stores and pages
+allocated and freed, the buffer pool forced, a crash sweep of the volume),
 and the figures. The log it writes stays in ``WORKDIR/log`` for
-``minidb printlog`` and ``minidb verify``.
+``minidb printlog`` and ``minidb verify``; the page store's volume and log
+stay in ``WORKDIR/pagestore``.
 """
 
 from __future__ import annotations
@@ -102,16 +105,66 @@ def tour_sweep() -> None:
         print(f"  violation: {violation}")
 
 
+def tour_pagestore(workdir: str) -> str:
+    section("5. The page store: a volume of extents, and the buffer pool")
+    from minidb.pagestore import AllocMode, BufferPool, StoreFlags, Volume, volume_file_name
+    from minidb.pagestore.crashtest import crash_sweep
+
+    path = os.path.join(workdir, "pagestore")
+    disk = OSDisk(path, create=True)
+    for name in disk.list():
+        if file_number(name) is not None or name == volume_file_name(1):
+            disk.delete(name)
+    log = LogManager(disk)
+    bp = BufferPool(8, log=log, trace=True)
+    vol = Volume.format(disk, bp, log, num_pages=256, ext_sz=8)
+    h = vol.header
+    print(f"formatted v(1) in {path}: {h.num_pages} pages of {h.page_size} bytes, {h.num_exts} extents of "
+          f"{h.ext_sz}; store 0 (header, extent map, store map) = pages 0-{h.store0_pages - 1}")
+    files, index = vol.create_store(), vol.create_store(StoreFlags.REGULAR)
+    appended = [vol.alloc_page(files, AllocMode.APPEND) for _ in range(10)]
+    print(f"created {files} and {index}; 10 appends to {files}: {appended[0]} .. {appended[-1]} "
+          f"(a second extent after page {appended[7].page})")
+    vol.alloc_page(index)
+    for pid in appended[2:5]:
+        vol.free_page(pid)
+    last = vol.alloc_page(files, AllocMode.APPEND)
+    print(f"freed {', '.join(str(p) for p in appended[2:5])}; append gives {last} (after the last allocated "
+          f"page), compact gives {vol.alloc_page(files, AllocMode.COMPACT)} (the lowest reserved page)")
+    second = vol.store_extents(files)
+    for pid in appended[8:] + [last]:
+        vol.free_page(pid)
+    print(f"freed {', '.join(str(p) for p in appended[8:] + [last])}, the allocated pages of x(1.{second[-1]}): "
+          f"{files} goes from extents {second} to {vol.store_extents(files)}")
+    scratch = vol.create_store()
+    vol.alloc_page(scratch)
+    print(f"created {scratch} and dropped it again: extents {vol.drop_store(scratch)} are free")
+    print(vol.dump_extents(only_used=True), end="")
+    print(vol.dump_stores(), end="")
+    print(f"consistency check: {vol.check() or 'ok'}")
+    runs = bp.force_all()
+    print(f"force_all: the log synced first, then {', '.join(str(r) for r in runs)}")
+    print(f"buffer pool: {bp.stats}")
+    print(f"volume: {vol.stats}")
+    vol.close()
+    log.close()
+    print("crash sweep of the volume (redo after every crash point), seed 1, 40 operations: "
+          f"{crash_sweep(seed=1, ops=40).summary()}")
+    return path
+
+
 def run(args) -> int:
     print("minidb tour: every part of minidb that exists, bottom up")
     tour_disk()
     path = tour_log(args.workdir)
     tour_crash()
     tour_sweep()
-    section("5. Figures")
+    pagestore = tour_pagestore(args.workdir)
+    section("6. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):
         print(f"wrote {written}")
     print(f"\nnext: minidb printlog {path} | head   and   minidb verify {path}")
+    print(f"      minidb printlog {pagestore} --type alloc_pages_in_ext | head")
     return 0

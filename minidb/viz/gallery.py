@@ -29,9 +29,30 @@ def _log_torn_tail() -> Figure:
     return log_crash_demo(after_write=5, keep="torn").figure
 
 
+def _page_slotted() -> Figure:
+    from minidb.viz.page_demo import page_step
+
+    return page_step(4).figure
+
+
+def _volume_extents() -> Figure:
+    from minidb.viz.volume_demo import volume_step
+
+    return volume_step(11).figure
+
+
+def _bufferpool_clock() -> Figure:
+    from minidb.viz.bufferpool_demo import pool_step
+
+    return pool_step(8).figure
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     "log_files.png": _log_files,
     "log_torn_tail.png": _log_torn_tail,
+    "page_slotted.png": _page_slotted,
+    "volume_extents.png": _volume_extents,
+    "bufferpool_clock.png": _bufferpool_clock,
 }
 
 
