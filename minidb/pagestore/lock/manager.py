@@ -50,8 +50,8 @@ interleavings on it.
 
 Locking order: one mutex (re-entrant) guards the whole table, every head,
 every request and every transaction's state; waiting threads release it in
-``Condition.wait``. Listeners are called with it held and must not call the
-manager back.
+``Condition.wait``. Listeners are called with it held: they may read the table
+(the mutex is re-entrant) but must not lock, unlock or wait.
 """
 
 from __future__ import annotations
@@ -99,6 +99,13 @@ STAT_NAMES = (
 _DEPTH = {"r": 3, "p": 2, "k": 2, "s": 1, "v": 0, "x": 0, "u": 0}
 _READ_COVER = (SH, SIX, UD, EX)
 _LONG = Duration.LONG
+
+
+class _LockStats(Stats):
+    """The lock manager's statistics: counted under the manager's mutex, so without Stats' own lock."""
+
+    def bump(self, name: str) -> None:
+        self._values[name] += 1
 
 
 class _Owner:
@@ -160,7 +167,7 @@ class LockManager:
         self._owners: dict[int, _Owner] = {}
         self._waiters: dict[LockRequest, None] = {}  # an ordered set, in order of waiting
         self._listeners: list[Callable[[str, int, LockId, LockMode], None]] = []
-        self.stats = Stats("lock", STAT_NAMES)
+        self.stats = _LockStats("lock", STAT_NAMES)
         self.trace = Trace(enabled=trace)
         self.fingerprints = Fingerprints(fingerprint_bits, bits_per_fingerprint, fingerprint_seed,
                                          on_collision=lambda: self.stats.add("nFingerprintCollisions"))
@@ -186,13 +193,13 @@ class LockManager:
                 raise BadLockRequest(f"T{txn_id} already waits for {st.waiting.head.lock_id}: one thread of a "
                                      f"transaction may wait at a time")
             st.fingerprint = fingerprint
-            self.stats.add("nRequests")
+            self.stats.bump("nRequests")
             locks = st.locks
             ancestors = lock_id.ancestors()
             for ancestor in ancestors:
                 held = locks.get(ancestor)
                 if held is not None and implicitly_covers(held.mode, mode):
-                    self.stats.add("nCovered")
+                    self.stats.bump("nCovered")
                     self.trace.emit("T%d %s %s: covered by %s on %s", txn_id, mode, lock_id, held.mode, ancestor)
                     return
             undo: list[tuple] = []
@@ -201,7 +208,7 @@ class LockManager:
                     pmode = parent_mode(mode)
                     for ancestor in ancestors:
                         held = locks.get(ancestor)
-                        if held is not None and covers(held.mode, pmode) and held.duration.value >= duration.value:
+                        if held is not None and covers(held.mode, pmode) and held.duration.rank >= duration.rank:
                             continue
                         step = self._acquire(st, ancestor, pmode, duration, timeout, deadline, implicit=True)
                         if step is not None:
@@ -243,7 +250,8 @@ class LockManager:
                 raise BadLockRequest(f"T{txn_id} cannot unlock {lock_id}: it still holds {below} lock"
                                      f"{'s' if below > 1 else ''} below it")
             self._release(st, request)
-            self.trace.emit("T%d unlocks %s", txn_id, lock_id)
+            if self.trace.enabled:
+                self.trace.emit("T%d unlocks %s", txn_id, lock_id)
 
     def unlock_duration(self, owner: Any, duration: Duration) -> int:
         """Release every lock of ``owner`` whose duration is at most ``duration``; return how many.
@@ -262,7 +270,7 @@ class LockManager:
                 return 0
             if st.waiting is not None:
                 raise BadLockRequest(f"T{txn_id} is waiting for {st.waiting.head.lock_id}")
-            chosen = [r for r in st.locks.values() if r.duration.value <= duration.value]
+            chosen = [r for r in st.locks.values() if r.duration.rank <= duration.rank]
             chosen.sort(key=lambda r: -_DEPTH[r.head.lock_id.code])
             for request in chosen:
                 self._release(st, request)
@@ -412,8 +420,10 @@ class LockManager:
 
     def add_listener(self, listener: Callable[[str, int, LockId, LockMode], None]) -> None:
         """Call ``listener(event, txn_id, lock_id, mode)`` on ``"wait"`` (a thread is about to block,
-        its first Dreadlocks step done), ``"granted"`` (after a wait), ``"victim"`` and ``"timeout"``.
-        Called with the mutex held: it must not call the manager."""
+        its first Dreadlocks step done), ``"granted"`` (after a wait), ``"deadlock"`` (a cycle was
+        found: the victim is about to be told; the transaction is the one that found it),
+        ``"victim"`` and ``"timeout"``. Called in the thread concerned, with the mutex held: it may
+        read the table (:meth:`snapshot`, :meth:`waits_for`), but must not lock, unlock or wait."""
         self._listeners.append(listener)
 
     # == acquiring =======================================================================
@@ -426,13 +436,13 @@ class LockManager:
             previous = request.mode
             if new is previous:
                 if not implicit:
-                    self.stats.add("nExtraneous")
+                    self.stats.bump("nExtraneous")
                 self._lengthen(st, request, duration)
                 return None
             head = request.head
             if head.can_convert(request, new):
                 request.mode = new
-                self.stats.add("nConversions")
+                self.stats.bump("nConversions")
                 self.trace.emit("T%d %s->%s %s: converted", st.txn_id, previous, new, lock_id)
             else:
                 if timeout == 0:
@@ -442,7 +452,7 @@ class LockManager:
                     raise self._immediate_failure(st, lock_id, new, blockers, previous)
                 head.start_conversion(request, new)
                 self._wait(st, request, deadline, timeout)
-                self.stats.add("nConversions")
+                self.stats.bump("nConversions")
             self._lengthen(st, request, duration)
             return ("convert", request, previous)
         head = self._table.get(lock_id)
@@ -452,10 +462,11 @@ class LockManager:
             request = LockRequest(st, head, mode, duration)
             head.add(request)
             self._hold(st, request)
-            self.stats.add("nGranted")
+            self.stats.bump("nGranted")
             if implicit:
-                self.stats.add("nImplicitLocks")
-            self.trace.emit("T%d %s %s: granted%s", st.txn_id, mode, lock_id, " (implicit)" if implicit else "")
+                self.stats.bump("nImplicitLocks")
+            if self.trace.enabled:
+                self.trace.emit("T%d %s %s: granted%s", st.txn_id, mode, lock_id, " (implicit)" if implicit else "")
             return ("new", request)
         request = LockRequest(st, head, mode, duration, WAITING)
         head.add(request)
@@ -470,7 +481,7 @@ class LockManager:
 
     def _immediate_failure(self, st: _Owner, lock_id: LockId, mode: LockMode,
                            blockers: list[tuple[LockRequest, str]], previous: LockMode | None = None) -> LockTimeout:
-        self.stats.add("nTimeouts")
+        self.stats.bump("nTimeouts")
         what = f"{previous}->{mode}" if previous is not None else str(mode)
         self.trace.emit("T%d %s %s: not granted at once (timeout 0): %s", st.txn_id, what, lock_id,
                         _holders_text(blockers))
@@ -481,17 +492,19 @@ class LockManager:
         """Bookkeeping of a newly granted request: the owner's locks and child counts."""
         lock_id = request.head.lock_id
         st.locks[lock_id] = request
-        parent = lock_id.parent()
+        path = lock_id.ancestors()
+        parent = path[-1] if path else None
         if parent is not None:
             st.children[parent] = st.children.get(parent, 0) + 1
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 st.long_children[parent] = st.long_children.get(parent, 0) + 1
 
     def _lengthen(self, st: _Owner, request: LockRequest, duration: Duration) -> None:
-        if duration.value <= request.duration.value:
+        if duration.rank <= request.duration.rank:
             return
         if duration is _LONG:
-            parent = request.head.lock_id.parent()
+            path = request.head.lock_id.ancestors()
+            parent = path[-1] if path else None
             if parent is not None and parent.code in ESCALATION_TARGETS:
                 st.long_children[parent] = st.long_children.get(parent, 0) + 1
         request.duration = duration
@@ -514,7 +527,7 @@ class LockManager:
         st.waiting = request
         st.digest = st.fingerprint
         self._waiters[request] = None
-        self.stats.add("nWaits")
+        self.stats.bump("nWaits")
         lock_id = request.head.lock_id
         if self.trace.enabled:
             blockers = request.head.blockers(request)
@@ -614,22 +627,23 @@ class LockManager:
                  f"digest {format_bits(theirs)}")
         if younger is other and theirs_waiting is None:
             # The younger one runs: it waits for nobody, so no cycle goes through it.
-            self.stats.add("nFalseDeadlocks")
+            self.stats.bump("nFalseDeadlocks")
             self.trace.emit("%s, but T%d is not waiting: a false positive, no victim", found, other.txn_id)
             return
         real = in_cycle(exact_edges(list(self._waiters), lambda w: w.head.blockers(w)), st.txn_id)
-        self.stats.add("nDeadlocks")
+        self.stats.bump("nDeadlocks")
         if not real:
-            self.stats.add("nFalseDeadlocks")
+            self.stats.bump("nFalseDeadlocks")
         note = "" if real else " (a false positive: no cycle in the waits-for graph, fingerprints share bits)"
         self.trace.emit("%s: deadlock%s; the younger, T%d, is the victim", found, note, younger.txn_id)
+        self._notify("deadlock", st.txn_id, request.head.lock_id, request.wanted)  # the cycle still stands
         error = DeadlockVictim(f"T{younger.txn_id} is a deadlock victim: {found}{note}", younger.txn_id,
                                (other if younger is st else st).txn_id, false_positive=not real)
         if younger is st:
-            self.stats.add("nVictimSelf")
+            self.stats.bump("nVictimSelf")
             request.victim = error
         else:
-            self.stats.add("nVictimOther")
+            self.stats.bump("nVictimOther")
             theirs_waiting.victim = error  # type: ignore[union-attr]
             self._signal(theirs_waiting)  # type: ignore[arg-type]
 
@@ -646,7 +660,7 @@ class LockManager:
             self.trace.emit("T%d %s %s: deadlock victim, %s", st.txn_id, wanted, lock_id, outcome)
             self._notify("victim", st.txn_id, lock_id, wanted)
         else:
-            self.stats.add("nTimeouts")
+            self.stats.bump("nTimeouts")
             self.trace.emit("T%d %s %s: timed out, %s", st.txn_id, wanted, lock_id, outcome)
             self._notify("timeout", st.txn_id, lock_id, wanted)
         return error
@@ -683,12 +697,13 @@ class LockManager:
         lock_id = head.lock_id
         head.remove(request)
         del st.locks[lock_id]
-        parent = lock_id.parent()
+        path = lock_id.ancestors()
+        parent = path[-1] if path else None
         if parent is not None:
             _decrement(st.children, parent)
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 _decrement(st.long_children, parent)
-        self.stats.add("nReleases")
+        self.stats.bump("nReleases")
         self._after_change(head)
 
     def _after_change(self, head: LockHead) -> None:
@@ -697,17 +712,18 @@ class LockManager:
             st = request.owner
             if st.locks.get(head.lock_id) is not request:
                 self._hold(st, request)
-                self.stats.add("nGranted")
+                self.stats.bump("nGranted")
                 self.trace.emit("T%d %s %s: granted after waiting", st.txn_id, request.mode, head.lock_id)
             else:
                 self.trace.emit("T%d %s %s: conversion granted after waiting", st.txn_id, request.mode,
                                 head.lock_id)
             self._notify("granted", st.txn_id, head.lock_id, request.mode)
             self._signal(request)
-        for request in head.queue:
-            if request.status is not GRANTED and request.cond is not None and not request.recheck:
-                request.recheck = True
-                self._signal(request)
+        if head.n_waiting:
+            for request in head.queue:
+                if request.status is not GRANTED and request.cond is not None and not request.recheck:
+                    request.recheck = True
+                    self._signal(request)
         if not head.queue and self._table.get(head.lock_id) is head:
             del self._table[head.lock_id]
 
@@ -728,7 +744,7 @@ class LockManager:
         new = supremum(parent.mode, escalation_mode(parent.mode))
         head = parent.head
         if new is not parent.mode and not head.can_convert(parent, new):
-            self.stats.add("nEscalationsRefused")
+            self.stats.bump("nEscalationsRefused")
             others = [r.describe() for r in head.queue if r is not parent and r.status is not WAITING]
             self.trace.emit("T%d escalation to %s on %s refused: %s hold it", st.txn_id, new, target,
                             " ".join(others))
@@ -740,7 +756,7 @@ class LockManager:
         below.sort(key=lambda r: -_DEPTH[r.head.lock_id.code])
         for request in below:
             self._release(st, request)
-        self.stats.add("nEscalations")
+        self.stats.bump("nEscalations")
         self.trace.emit("T%d escalates %s->%s on %s: %d locks below reached the threshold %d; released %d",
                         st.txn_id, previous, new, target, count, threshold, len(below))
         if new is not previous:
