@@ -267,7 +267,7 @@ def draw_mode_tables() -> Figure:
                 else:
                     face, text, asym = "white", supremum(a, b).name, False
                 ax.add_patch(Rectangle((j, i), 1, 1, facecolor=face, edgecolor=BAD if asym else "#9e9e9e",
-                                       lw=2.2 if asym else 0.6))
+                                       lw=2.2 if asym else 0.6, zorder=3 if asym else 1))
                 ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=8, family="monospace")
     return fig
 
