@@ -25,12 +25,19 @@ first two threads get these)::
     T2 asks for r(1.3.48.2): waits for T1, whose digest {0,6,12,15} contains
         {0,6}: a cycle; T2 is the younger: T2 is the victim.
 
-Digests are kept up to date in the blocked threads themselves: when a
-digest changes, the threads that wait for its transaction run their step again
-(Shore polls every 10 ms; minidb wakes them, so tests need no sleeps).
+The cycle test runs in the blocked threads: when a thread blocks (so a
+cycle is found at once by the thread whose request closes it), and again
+whenever a change puts its own fingerprint in a digest it depends on (a cycle
+closed by someone else's request, a conversion for instance). The digests
+themselves are kept exact: at every change of who waits for whom (a request
+blocks, is granted or cancelled, a lock is released) the lock manager
+recomputes the waiting transactions' digests from the fingerprints up. Shore
+instead lets each blocked thread recompute its own digest every 10 ms; between
+two rounds a stale digest can still hold the bits of a thread that has since
+moved on to another transaction, and make a false victim.
 
-**False positives.** The test is exact while no two live threads share a
-bit. With more threads than ``bitmap_bits // bits_per_fingerprint``, a new
+**False positives.** With exact digests, the test is exact while no two live
+threads share a bit. With more threads than ``bitmap_bits // bits_per_fingerprint``, a new
 fingerprint must reuse bits, and a digest can contain a thread's fingerprint
 without that thread being in it: a *false positive*, and a transaction is
 aborted for nothing. As Shore does, :class:`Fingerprints` counts the times it

@@ -22,10 +22,14 @@ it a victim (:class:`~.errors.DeadlockVictim`, raised in the victim's own
 thread). A failed request changes nothing, except that locks on ancestors
 taken on the way stay held, as in Shore (the transaction aborts anyway).
 
-**Dreadlocks** (:mod:`.dreadlocks`) runs in the blocked threads: each thread,
-when it blocks and whenever a digest it depends on changes, ORs the digests
-of the transactions it waits for into its own; finding its own fingerprint
-there means a cycle, and the younger of the two transactions is the victim.
+**Dreadlocks** (:mod:`.dreadlocks`) runs in the blocked threads: a thread
+that must block looks for its own fingerprint in the digests of the
+transactions it waits for; finding it means a cycle, and the younger of the
+two transactions is the victim. Every waiting transaction's digest (its
+fingerprint ORed with the digests of those it waits for) is kept exact at each
+change of the waits, so the thread whose request closes a cycle finds it at
+once; a waiter whose fingerprint appears in a digest it depends on because of
+someone else's change is woken to run the test itself.
 
 **Durations and release.** :meth:`unlock` releases a short lock (refused for
 long locks, extent locks, and locks with locks held below them);
@@ -192,7 +196,10 @@ class LockManager:
             if st.waiting is not None:
                 raise BadLockRequest(f"T{txn_id} already waits for {st.waiting.head.lock_id}: one thread of a "
                                      f"transaction may wait at a time")
-            st.fingerprint = fingerprint
+            if st.fingerprint != fingerprint:
+                st.fingerprint = fingerprint  # the transaction's thread: a new one, or another one
+                if self._waiters:
+                    self._refresh_digests()  # digests that hold the old thread's bits are stale now
             self.stats.bump("nRequests")
             locks = st.locks
             ancestors = lock_id.ancestors()
@@ -444,6 +451,8 @@ class LockManager:
                 request.mode = new
                 self.stats.bump("nConversions")
                 self.trace.emit("T%d %s->%s %s: converted", st.txn_id, previous, new, lock_id)
+                if head.n_waiting:
+                    self._refresh_digests()  # the waiters here may now wait for this stronger mode
             else:
                 if timeout == 0:
                     head.start_conversion(request, new)
@@ -534,7 +543,10 @@ class LockManager:
             what = (f"{request.mode}->{request.convert_mode}" if request.status is CONVERTING
                     else str(request.mode))
             self.trace.emit("T%d %s %s: waits for %s", st.txn_id, what, lock_id, _holders_text(blockers))
-        request.recheck = True
+        # The first Dreadlocks step, in this thread, before it blocks: a cycle that this request
+        # closes is found here, by this thread, at once.
+        self._dreadlocks(st, request, first=True)
+        self._refresh_digests()
         announced = False
         try:
             while True:
@@ -544,7 +556,7 @@ class LockManager:
                     raise self._fail(st, request, request.victim)
                 if request.recheck:
                     request.recheck = False
-                    self._dreadlocks(st, request, first=not announced)
+                    self._dreadlocks(st, request, first=False)
                     continue
                 remaining = None
                 if deadline is not None:
@@ -565,13 +577,13 @@ class LockManager:
             request.cond = None
             del self._waiters[request]
             st.waiting = None
-            old, st.digest = st.digest, 0
-            if old != st.fingerprint:
-                self._recheck_dependents(st)
+            st.digest = 0
+            self._refresh_digests()
             self._watchers.notify_all()
 
     def _dreadlocks(self, st: _Owner, request: LockRequest, first: bool) -> None:
-        """One Dreadlocks step, in the waiting thread: OR in the blockers' digests, look for a cycle."""
+        """One Dreadlocks step, in the waiting thread: look for its fingerprint in the digest of each
+        transaction it waits for; a hit is a cycle. (Its own digest is kept by :meth:`_refresh_digests`.)"""
         blockers = request.head.blockers(request)
         mine = st.fingerprint
         digest = mine
@@ -588,34 +600,50 @@ class LockManager:
                             format_bits(mine), parts)
         if hit is not None:
             self._deadlock(st, request, hit[0], hit[1])
-            if request.victim is not None:
-                return  # a victim publishes nothing: it is about to stop waiting
-            # The other is the victim now and counts as not waiting: leave its digest out of ours,
-            # or the cycle being broken would live on in the digests of everyone waiting for us.
-            digest = mine
-            for blocker, _reason in blockers:
-                digest |= self._digest_of(blocker.owner)
-        if digest != st.digest:
-            st.digest = digest
-            self._recheck_dependents(st)
 
     def _digest_of(self, st: _Owner) -> int:
-        """A waiting transaction's digest; a running one (or a chosen victim) has just its fingerprint."""
+        """A waiting transaction's digest; a running one (or a chosen victim, or one whose request was
+        just granted) has just its fingerprint."""
         waiting = st.waiting
-        if waiting is not None and waiting.victim is None:
+        if waiting is not None and waiting.victim is None and waiting.status is not GRANTED:
             return st.digest
         return st.fingerprint
 
-    def _recheck_dependents(self, st: _Owner) -> None:
-        """``st``'s digest changed: every thread waiting for it runs its Dreadlocks step again."""
-        for waiter in self._waiters:
-            if waiter.owner is st or waiter.victim is not None or waiter.recheck:
-                continue
-            for blocker, _ in waiter.head.blockers(waiter):
-                if blocker.owner is st:
-                    waiter.recheck = True
-                    self._signal(waiter)
-                    break
+    def _refresh_digests(self) -> None:
+        """Make every digest exact again after a change: each waiting transaction's digest becomes its
+        fingerprint ORed with the digests of those it waits for (the least fixed point, computed
+        from the fingerprints up). A waiter that now finds its own fingerprint in a digest it
+        depends on is woken to run its Dreadlocks step (a cycle closed by someone else's change).
+
+        Shore lets each blocked thread recompute its digest every 10 ms; between two rounds, stale
+        digests can hold the bits of a thread that has since moved on to another transaction, and
+        make false victims. Recomputing at every change keeps digests exact, so only shared
+        fingerprint bits can still deceive the test."""
+        if not self._waiters:
+            return
+        waiting = [w for w in self._waiters if w.victim is None and w.status is not GRANTED]
+        edges = {w.owner: [b.owner for b, _ in w.head.blockers(w)] for w in waiting}
+        digests = {owner: owner.fingerprint for owner in edges}
+        changed = True
+        while changed:
+            changed = False
+            for owner, blockers in edges.items():
+                digest = digests[owner]
+                for other in blockers:
+                    digest |= digests.get(other, other.fingerprint)
+                if digest != digests[owner]:
+                    digests[owner] = digest
+                    changed = True
+        for owner, digest in digests.items():
+            owner.digest = digest
+        for w in waiting:
+            # Only the digests of waiting transactions count here: a hit on a running one is a shared
+            # fingerprint, which the waiter's first step has already reported.
+            mine = w.owner.fingerprint
+            if not w.recheck and any(o is not w.owner and o in digests and digests[o] & mine == mine
+                                     for o in edges[w.owner]):
+                w.recheck = True
+                self._signal(w)
 
     def _deadlock(self, st: _Owner, request: LockRequest, other: _Owner, theirs: int) -> None:
         """``st`` found its fingerprint in ``other``'s digest: choose the younger as the victim."""
@@ -646,6 +674,7 @@ class LockManager:
             self.stats.bump("nVictimOther")
             theirs_waiting.victim = error  # type: ignore[union-attr]
             self._signal(theirs_waiting)  # type: ignore[arg-type]
+        self._refresh_digests()  # the victim counts as running now: its digest leaves the others'
 
     def _fail(self, st: _Owner, request: LockRequest, error: Exception) -> Exception:
         """A wait ends without the lock: cancel the request (a conversion keeps its old mode)."""
@@ -653,7 +682,7 @@ class LockManager:
         converting = request.status is CONVERTING
         wanted = request.wanted
         head.cancel(request)
-        self._after_change(head)
+        self._after_change(head, refresh=True)
         lock_id = head.lock_id
         outcome = f"conversion denied, keeps {request.mode}" if converting else "request cancelled"
         if isinstance(error, DeadlockVictim):
@@ -706,8 +735,9 @@ class LockManager:
         self.stats.bump("nReleases")
         self._after_change(head)
 
-    def _after_change(self, head: LockHead) -> None:
-        """A head's queue changed: grant what can be granted, let the other waiters recompute."""
+    def _after_change(self, head: LockHead, refresh: bool = False) -> None:
+        """A head's queue changed: grant what can be granted; if anyone waited here, the digests change."""
+        refresh = refresh or head.n_waiting > 0
         for request in head.wakeup():
             st = request.owner
             if st.locks.get(head.lock_id) is not request:
@@ -719,11 +749,8 @@ class LockManager:
                                 head.lock_id)
             self._notify("granted", st.txn_id, head.lock_id, request.mode)
             self._signal(request)
-        if head.n_waiting:
-            for request in head.queue:
-                if request.status is not GRANTED and request.cond is not None and not request.recheck:
-                    request.recheck = True
-                    self._signal(request)
+        if refresh:
+            self._refresh_digests()
         if not head.queue and self._table.get(head.lock_id) is head:
             del self._table[head.lock_id]
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.pagestore.lock.lockid import LockId
@@ -51,6 +51,7 @@ class Step:
     status: str = "running"  # running, blocked, done, raised
     result: Any = None
     error: BaseException | None = None
+    owner: Any = field(default=None, repr=False, compare=False)
 
     @property
     def outcome(self) -> str:
@@ -64,15 +65,13 @@ class Step:
 
 
 class _Actor:
-    """A transaction's thread: runs the steps given to it, one at a time."""
+    """A thread: runs the steps given to it, one at a time (usually all of one transaction's)."""
 
-    def __init__(self, script: "Interleaving", owner: Any, txn_id: int):
+    def __init__(self, script: "Interleaving", name: str):
         self.script = script
-        self.owner = owner
-        self.txn_id = txn_id
         self.current: Step | None = None
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._run, name=f"T{txn_id}", daemon=True)
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
@@ -100,29 +99,39 @@ class Interleaving:
         self.timeout = timeout  # a guard against a scenario that never settles (a bug), not a clock
         self.steps: list[Step] = []
         self.log: list[str] = []
-        self._actors: dict[int, _Actor] = {}
+        self._actors: dict[Any, _Actor] = {}
+        self._owners: dict[int, Any] = {}
         self._logged: set[int] = set()
         self._blocked: set[int] = set()
 
     # -- steps ---------------------------------------------------------------------------
-    def run(self, owner: Any, label: str, action: Callable[[], Any]) -> Step:
-        """Run ``action()`` in ``owner``'s thread; return once everything has settled."""
-        step = self._submit(owner, label, action)
+    def run(self, owner: Any, label: str, action: Callable[[], Any], thread: Any = None) -> Step:
+        """Run ``action()`` for ``owner`` in its thread; return once everything has settled.
+
+        Each transaction has a thread of its own, unless ``thread`` names one (any key): then
+        transactions can take turns on one thread, as they do on a server's thread pool.
+        """
+        step = self._submit(owner, label, action, thread)
         self.settle()
         return step
 
     def lock(self, owner: Any, lock_id: LockId, mode: LockMode, duration: Duration = Duration.LONG,
-             timeout: float | None = None) -> Step:
+             timeout: float | None = None, thread: Any = None) -> Step:
         extra = "" if duration is Duration.LONG else f" {duration}"
         extra += "" if timeout is None else f" timeout {timeout:g}"
         return self.run(owner, f"{mode} {lock_id}{extra}",
-                        lambda: self.manager.lock(owner, lock_id, mode, duration, timeout))
+                        lambda: self.manager.lock(owner, lock_id, mode, duration, timeout), thread)
 
-    def unlock(self, owner: Any, lock_id: LockId) -> Step:
-        return self.run(owner, f"unlock {lock_id}", lambda: self.manager.unlock(owner, lock_id))
+    def unlock(self, owner: Any, lock_id: LockId, thread: Any = None) -> Step:
+        return self.run(owner, f"unlock {lock_id}", lambda: self.manager.unlock(owner, lock_id), thread)
 
-    def release_all(self, owner: Any) -> Step:
-        return self.run(owner, "release all", lambda: self.manager.release_all(owner))
+    def release_all(self, owner: Any, thread: Any = None) -> Step:
+        return self.run(owner, "release all", lambda: self.manager.release_all(owner), thread)
+
+    def busy(self, thread: Any) -> bool:
+        """Whether the thread (a key, or an owner: its own thread) is still in a step (blocked)."""
+        actor = self._actors.get(self._key(thread))
+        return actor is not None and actor.current is not None
 
     def step(self, number: int) -> Step:
         return self.steps[number - 1]
@@ -156,26 +165,30 @@ class Interleaving:
         if not manager.settled():
             return False
         for actor in self._actors.values():
-            if actor.current is not None and not manager.blocked(actor.owner):
+            current = actor.current
+            if current is not None and not manager.blocked(current.owner):
                 return False
         return True
 
     # -- threads -------------------------------------------------------------------------
-    def _actor(self, owner: Any) -> _Actor:
-        txn_id = _txn_id_of(owner)
-        actor = self._actors.get(txn_id)
-        if actor is None:
-            actor = self._actors[txn_id] = _Actor(self, owner, txn_id)
-        return actor
+    @staticmethod
+    def _key(thread: Any) -> Any:
+        txn_id = getattr(thread, "txn_id", None)
+        return ("txn", txn_id) if isinstance(txn_id, int) else ("thread", thread)
 
-    def _submit(self, owner: Any, label: str, action: Callable[[], Any], record: bool = True) -> Step:
-        actor = self._actor(owner)
+    def _submit(self, owner: Any, label: str, action: Callable[[], Any], thread: Any = None) -> Step:
+        txn_id = _txn_id_of(owner)
+        key = self._key(owner if thread is None else thread)
+        actor = self._actors.get(key)
+        if actor is None:
+            name = f"T{txn_id}" if thread is None else f"thread {thread}"
+            actor = self._actors[key] = _Actor(self, name)
         if actor.current is not None:
-            raise RuntimeError(f"T{actor.txn_id} is still blocked in step {actor.current.number} "
+            raise RuntimeError(f"T{actor.current.txn_id} is still blocked in step {actor.current.number} "
                                f"({actor.current.label}): its thread can do nothing else until that returns")
-        step = Step(len(self.steps) + 1 if record else 0, actor.txn_id, label)
-        if record:
-            self.steps.append(step)
+        self._owners[txn_id] = owner
+        step = Step(len(self.steps) + 1, txn_id, label, owner=owner)
+        self.steps.append(step)
         actor.current = step
         actor.jobs.put((step, action))
         return step
@@ -183,18 +196,17 @@ class Interleaving:
     def close(self) -> None:
         """Release the locks of idle transactions until every thread is idle; stop the threads."""
         while any(a.current is not None for a in self._actors.values()):
-            idle = [a for a in self._actors.values() if a.current is None and self.manager.held(a.owner)]
+            waiting = {a.current.txn_id for a in self._actors.values() if a.current is not None}
+            idle = [o for t, o in self._owners.items() if t not in waiting and self.manager.held(o)]
             if not idle:
-                stuck = ", ".join(f"T{a.txn_id}" for a in self._actors.values() if a.current is not None)
+                stuck = ", ".join(f"T{t}" for t in sorted(waiting))
                 raise RuntimeError(f"cannot close the interleaving: {stuck} wait and nobody can release")
-            for actor in idle:
-                self._submit(actor.owner, "release all", lambda o=actor.owner: self.manager.release_all(o),
-                             record=False)
-                self.manager.watch(lambda a=actor: a.current is None or self.manager.blocked(a.owner),
-                                   self.timeout)
+            for owner in idle:
+                self.manager.release_all(owner)
             self.manager.watch(self._settled, self.timeout)
+        for owner in self._owners.values():
+            self.manager.release_all(owner)
         for actor in self._actors.values():
-            self.manager.release_all(actor.owner)
             actor.jobs.put(None)
         for actor in self._actors.values():
             actor.thread.join(self.timeout)
@@ -203,5 +215,9 @@ class Interleaving:
     def __enter__(self) -> "Interleaving":
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        try:
+            self.close()
+        except RuntimeError:
+            if exc_type is None:
+                raise  # otherwise the error that ended the script is the one to see

@@ -138,6 +138,26 @@ def test_a_conversion_ahead_is_waited_for_and_found_in_a_cycle():
         assert script.step(6).outcome == "ok"
 
 
+def test_a_conversion_granted_at_once_makes_a_waiter_wait_for_it():
+    """T2 waits for SH on u(1) behind T4's IX; T1's IS there was no obstacle, until T1 converts to IX
+    (at once: compatible with T4). Now T2 waits for T1 too, and its digest must say so at once: when
+    T1 then asks for a record T2 holds, T1 closes the cycle and finds it itself."""
+    lm = manager()
+    with Interleaving(lm) as script:
+        script.lock(T2, rec(5), EX)
+        script.lock(T1, user(1), IS)
+        script.lock(T4, user(1), IX)
+        assert script.lock(T2, user(1), SH).outcome == "blocked"
+        assert lm.waits_for().successors(2) == [4]
+        assert script.lock(T1, user(1), IX).outcome == "ok"
+        graph = lm.waits_for()
+        assert graph.successors(2) == [1, 4] and contains(graph.node(2).digest, graph.node(1).fingerprint)
+        assert script.lock(T1, rec(5), SH).outcome == "blocked"
+        assert script.step(4).outcome == "DeadlockVictim"
+    assert lm.stats["nVictimOther"] == 1 and lm.stats["nDeadlocks"] == 1
+    assert any(line.startswith("T1 found its fingerprint") for line in lm.trace.lines)
+
+
 def test_first_come_first_served_can_make_a_real_deadlock():
     """T3's IS is compatible with T1's IX but waits behind T2's SH; T1 then waits for T3: a real cycle."""
     lm = manager()
