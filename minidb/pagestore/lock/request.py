@@ -28,8 +28,9 @@ transaction: a SHORT extent request is held LONG.
 
 The fields ``cond``, ``parked``, ``recheck`` and ``victim`` are the waiting
 thread's: the condition it blocks on, whether it is blocked right now, whether
-it must run its Dreadlocks step again (a digest it depends on changed), and
-the :class:`~.errors.DeadlockVictim` to raise if a cycle chose it.
+it must run its Dreadlocks test again (someone else's change put its
+fingerprint in a digest it depends on), and the
+:class:`~.errors.DeadlockVictim` to raise if a cycle chose it.
 """
 
 from __future__ import annotations

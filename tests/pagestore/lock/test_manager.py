@@ -212,6 +212,16 @@ def test_a_timed_wait_gives_up_and_leaves_the_queue(lm):
         assert lm.stats["nTimeouts"] == 1 and lm.stats["nWaits"] == 1
 
 
+def test_a_timed_conversion_gives_up_and_keeps_the_old_mode(lm):
+    lm.lock(T1, user(1), SH)
+    lm.lock(T2, user(1), SH)
+    with Interleaving(lm) as script:
+        step = script.lock(T2, user(1), EX, timeout=0.05)
+        lm.watch(lambda: step.finished, 30)
+        assert isinstance(step.error, LockTimeout) and lm.held(T2) == {user(1): SH}
+        assert [r.status for r in lm.snapshot().head(user(1)).requests] == ["granted", "granted"]
+
+
 def test_a_timed_wait_that_is_granted_in_time(lm):
     lm.lock(T1, user(1), EX)
     with Interleaving(lm) as script:
