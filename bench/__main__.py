@@ -23,6 +23,8 @@ from bench import report
 # Section name -> module; the order is the order of a full run.
 SECTIONS = {
     "log": "bench.log_bench",
+    "pagestore": "bench.pagestore_bench",
+    "locks": "bench.locks_bench",
     "logstore": "bench.logstore_bench",
 }
 

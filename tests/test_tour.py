@@ -8,8 +8,11 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     out = capsys.readouterr().out
     for expected in ("The disk layer", "The shared log on real files", "group commit: 4 threads",
-                     "A crash with a torn tail", "violations: 0", "wrote ", "The log store",
-                     "step 10: dirty map state NONE", "case 3 with the evictor bug option"):
+                     "A crash with a torn tail", "violations: 0", "wrote ",
+                     "The page store", "consistency check: ok", "crash sweep of the volume",
+                     "The lock manager", "T3: SH r(1.3.48.1) -> DeadlockVictim",
+                     "T3 found its fingerprint {5,10} in T1's digest {0,5,6,10,12,15}",
+                     "The log store", "step 10: dirty map state NONE", "case 3 with the evictor bug option"):
         assert expected in out
     from minidb.viz.gallery import FIGURES
 

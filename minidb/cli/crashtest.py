@@ -17,13 +17,21 @@ def _log_sweep(seed: int, ops: int) -> SweepResult:
     return crash_sweep(seed, ops)
 
 
+def _volume_sweep(seed: int, ops: int) -> SweepResult:
+    from minidb.pagestore.crashtest import crash_sweep
+
+    return crash_sweep(seed, ops)
+
+
 def _logstore_sweep(seed: int, ops: int) -> SweepResult:
     from minidb.logstore.crashtest import crash_sweep
 
     return crash_sweep(seed, ops)
 
 
-SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {"log": _log_sweep, "logstore": _logstore_sweep}
+SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {
+    "log": _log_sweep, "volume": _volume_sweep, "logstore": _logstore_sweep,
+}
 
 
 def register(commands) -> None:

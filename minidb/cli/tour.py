@@ -3,10 +3,14 @@
 Sections, bottom up: the disk layer (a simulated disk that crashes), the
 shared log (appends across files, forward and backward scans, group commit
 from four threads, on real files), a crash with a torn tail, a crash sweep,
-the log store (a tree in the log, transactions, a checkpoint's ten steps,
-recovery, the seed's BEFORE_CKPT_END cases, its crash sweep), and the
-figures. The logs it writes stay in ``WORKDIR/log`` and
-``WORKDIR/logstore`` for ``minidb printlog`` and ``minidb verify``.
+the page store's storage layer (a volume formatted, stores and pages
+allocated and freed, the buffer pool forced, a crash sweep of the volume),
+the lock manager (a scripted deadlock of three transactions found by
+Dreadlocks and resolved), the log store (a tree in the log, transactions, a
+checkpoint's ten steps, recovery, the seed's BEFORE_CKPT_END cases, its crash
+sweep), and the figures. The log it writes stays in ``WORKDIR/log`` for
+``minidb printlog`` and ``minidb verify``; the page store's volume and log
+stay in ``WORKDIR/pagestore``, the log store's environment in ``WORKDIR/logstore``.
 """
 
 from __future__ import annotations
@@ -104,8 +108,84 @@ def tour_sweep() -> None:
         print(f"  violation: {violation}")
 
 
+def tour_pagestore(workdir: str) -> str:
+    section("5. The page store: a volume of extents, and the buffer pool")
+    from minidb.pagestore import AllocMode, BufferPool, StoreFlags, Volume, volume_file_name
+    from minidb.pagestore.crashtest import crash_sweep
+
+    path = os.path.join(workdir, "pagestore")
+    disk = OSDisk(path, create=True)
+    for name in disk.list():
+        if file_number(name) is not None or name == volume_file_name(1):
+            disk.delete(name)
+    log = LogManager(disk)
+    bp = BufferPool(8, log=log, trace=True)
+    vol = Volume.format(disk, bp, log, num_pages=256, ext_sz=8)
+    h = vol.header
+    print(f"formatted v(1) in {path}: {h.num_pages} pages of {h.page_size} bytes, {h.num_exts} extents of "
+          f"{h.ext_sz}; store 0 (header, extent map, store map) = pages 0-{h.store0_pages - 1}")
+    files, index = vol.create_store(), vol.create_store(StoreFlags.REGULAR)
+    appended = [vol.alloc_page(files, AllocMode.APPEND) for _ in range(10)]
+    print(f"created {files} and {index}; 10 appends to {files}: {appended[0]} .. {appended[-1]} "
+          f"(a second extent after page {appended[7].page})")
+    vol.alloc_page(index)
+    for pid in appended[2:5]:
+        vol.free_page(pid)
+    last = vol.alloc_page(files, AllocMode.APPEND)
+    print(f"freed {', '.join(str(p) for p in appended[2:5])}; append gives {last} (after the last allocated "
+          f"page), compact gives {vol.alloc_page(files, AllocMode.COMPACT)} (the lowest reserved page)")
+    second = vol.store_extents(files)
+    for pid in appended[8:] + [last]:
+        vol.free_page(pid)
+    print(f"freed {', '.join(str(p) for p in appended[8:] + [last])}, the allocated pages of x(1.{second[-1]}): "
+          f"{files} goes from extents {second} to {vol.store_extents(files)}")
+    scratch = vol.create_store()
+    vol.alloc_page(scratch)
+    print(f"created {scratch} and dropped it again: extents {vol.drop_store(scratch)} are free")
+    print(vol.dump_extents(only_used=True), end="")
+    print(vol.dump_stores(), end="")
+    print(f"consistency check: {vol.check() or 'ok'}")
+    runs = bp.force_all()
+    print(f"force_all: the log synced first, then {', '.join(str(r) for r in runs)}")
+    print(f"buffer pool: {bp.stats}")
+    print(f"volume: {vol.stats}")
+    vol.close()
+    log.close()
+    print("crash sweep of the volume (redo after every crash point), seed 1, 40 operations: "
+          f"{crash_sweep(seed=1, ops=40).summary()}")
+    return path
+
+
+def tour_locks() -> None:
+    section("6. The lock manager: a deadlock found by Dreadlocks, and resolved")
+    from minidb.pagestore.lock import Interleaving, LockManager
+    from minidb.pagestore.lock.modes import EX, SH
+    from minidb.viz.locks_demo import DemoTxn, rec
+
+    lm = LockManager(escalation_threshold=None, fingerprint_bits=16, bits_per_fingerprint=2, trace=True)
+    t1, t2, t3 = DemoTxn(1), DemoTxn(2), DemoTxn(3)
+    print("three transactions, each in its own thread; each updates one record, then reads the next one's:")
+    with Interleaving(lm) as script:
+        for txn, slot in ((t1, 1), (t2, 2), (t3, 3)):
+            script.lock(txn, rec(48, slot), EX)
+        script.lock(t1, rec(48, 2), EX)
+        script.lock(t2, rec(48, 3), SH)
+        print(lm.dump(), end="")
+        script.lock(t3, rec(48, 1), SH)
+        script.release_all(t3)
+        script.release_all(t2)
+        for line in script.log:
+            print(f"  {line}")
+        print("what Dreadlocks did:")
+        for line in lm.trace.lines:
+            if "digest" in line or "victim" in line or "after waiting" in line:
+                print(f"  {line}")
+        print(f"in the end T1 holds {', '.join(str(lid) for lid in lm.held(t1))}")
+    print(f"lock statistics: {lm.stats}")
+
+
 def tour_logstore(workdir: str) -> str:
-    section("5. The log store: the log is the database")
+    section("7. The log store: the log is the database")
     from minidb.logstore import Environment, EnvironmentConfig
     from minidb.logstore.cases import seed_case
     from minidb.logstore.crashtest import crash_sweep
@@ -173,12 +253,15 @@ def run(args) -> int:
     path = tour_log(args.workdir)
     tour_crash()
     tour_sweep()
+    pagestore = tour_pagestore(args.workdir)
+    tour_locks()
     store = tour_logstore(args.workdir)
-    section("6. Figures")
+    section("8. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):
         print(f"wrote {written}")
     print(f"\nnext: minidb printlog {path} | head   and   minidb verify {path}")
+    print(f"      minidb printlog {pagestore} --type alloc_pages_in_ext | head")
     print(f"      minidb printlog {store} --type IN   (the log store's log, with provisional flags)")
     return 0

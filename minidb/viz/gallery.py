@@ -29,6 +29,42 @@ def _log_torn_tail() -> Figure:
     return log_crash_demo(after_write=5, keep="torn").figure
 
 
+def _page_slotted() -> Figure:
+    from minidb.viz.page_demo import page_step
+
+    return page_step(4).figure
+
+
+def _volume_extents() -> Figure:
+    from minidb.viz.volume_demo import volume_step
+
+    return volume_step(11).figure
+
+
+def _bufferpool_clock() -> Figure:
+    from minidb.viz.bufferpool_demo import pool_step
+
+    return pool_step(8).figure
+
+
+def _lock_modes() -> Figure:
+    from minidb.viz.locks import draw_mode_tables
+
+    return draw_mode_tables()
+
+
+def _locks_hierarchy() -> Figure:
+    from minidb.viz.locks_demo import lock_step
+
+    return lock_step("hierarchy", 4).figure
+
+
+def _locks_deadlock() -> Figure:
+    from minidb.viz.locks_demo import detection_figure, lock_step
+
+    return detection_figure(lock_step("cycle", 6))
+
+
 def _logstore_tree() -> Figure:
     from minidb.viz.logstore_demo import TREE_OPS, tree_step
 
@@ -75,6 +111,12 @@ def _logstore_recovery() -> Figure:
 FIGURES: dict[str, Callable[[], Figure]] = {
     "log_files.png": _log_files,
     "log_torn_tail.png": _log_torn_tail,
+    "page_slotted.png": _page_slotted,
+    "volume_extents.png": _volume_extents,
+    "bufferpool_clock.png": _bufferpool_clock,
+    "lock_modes.png": _lock_modes,
+    "locks_hierarchy.png": _locks_hierarchy,
+    "locks_deadlock.png": _locks_deadlock,
     "logstore_tree.png": _logstore_tree,
     "logstore_utilization.png": _logstore_utilization,
     "logstore_dirty_map.png": _logstore_dirty_map,

@@ -1,0 +1,60 @@
+"""The page store (Shore lineage), storage layer: volumes, extents, stores, pages, buffer pool.
+
+Modules, bottom up::
+
+    ids.py          v(1) s(1.3) p(1.3.48) r(1.3.48.2) x(1.6); extent arithmetic
+    page.py         the page frame: header, slot table, footer (torn-page detection)
+    slotted.py      slotted pages and space reservation
+    logdef.py       the page store's log entry types (Shore's logdef.dat)
+    logrec.py       fix EX / apply / log / set page LSN; redo and undo dispatch by name
+    extmap.py       extlink entries on extent-map pages
+    stores.py       store nodes on store-map pages
+    volheader.py    the volume header (page 0) and the layout it implies
+    volfile.py      a volume's file: pages by number, runs in one write
+    format.py       formatting a volume
+    latch.py        SH/EX latches
+    clock.py        clock replacement (pure)
+    bufferpool.py   frames, fix/unfix, recovery LSNs, the write-ahead rule, the cleaner
+    volume.py       the volume manager: stores, extents, page allocation, caches
+    crashtest.py    every crash point of a volume workload: redo must rebuild the maps
+
+Public surface::
+
+    VolumeId, StoreId, PageId, RecordId, ExtentId, parse_id
+    PageTag, StoreFlags, Page, SlottedPage, SpaceUser, NO_TXN
+    LatchMode, SH, EX, BufferPool, Frame, FrameView, WriteRun
+    ClockFrame, ClockChoice, choose_victim
+    Volume, AllocMode, format_volume, VolumeHeader, volume_file_name
+    Extlink, StoreNode, Deleting
+    PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo
+"""
+
+from minidb.pagestore import stores as _stores  # noqa: F401  (registers the store_operation redo handler)
+from minidb.pagestore import extmap as _extmap  # noqa: F401  (registers the extent-map redo handlers)
+from minidb.pagestore.bufferpool import BufferPool, Frame, FrameView, WriteRun
+from minidb.pagestore.clock import ClockChoice, ClockFrame, choose_victim
+from minidb.pagestore.errors import (
+    BadRequestError, BufferPoolFullError, PageStoreError, RecordWontFitError, SlotError, TornPageError,
+    VolumeError, VolumeFullError,
+)
+from minidb.pagestore.extmap import Extlink
+from minidb.pagestore.format import format_volume
+from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, VolumeId, parse_id
+from minidb.pagestore.latch import EX, SH, LatchMode
+from minidb.pagestore.logdef import PAGESTORE_TYPES
+from minidb.pagestore.logrec import TxnRef, apply_and_log, redo, undo
+from minidb.pagestore.page import Page, PageTag, StoreFlags
+from minidb.pagestore.slotted import NO_TXN, SlottedPage, SpaceUser
+from minidb.pagestore.stores import Deleting, StoreNode
+from minidb.pagestore.volfile import volume_file_name
+from minidb.pagestore.volheader import VolumeHeader
+from minidb.pagestore.volume import AllocMode, Volume
+
+__all__ = [
+    "VolumeId", "StoreId", "PageId", "RecordId", "ExtentId", "parse_id", "PageTag", "StoreFlags", "Page",
+    "SlottedPage", "SpaceUser", "NO_TXN", "LatchMode", "SH", "EX", "BufferPool", "Frame", "FrameView",
+    "WriteRun", "ClockFrame", "ClockChoice", "choose_victim", "Volume", "AllocMode", "format_volume",
+    "VolumeHeader", "volume_file_name", "Extlink", "StoreNode", "Deleting", "PAGESTORE_TYPES", "TxnRef",
+    "apply_and_log", "redo", "undo", "PageStoreError", "VolumeError", "VolumeFullError", "BadRequestError",
+    "TornPageError", "BufferPoolFullError", "RecordWontFitError", "SlotError",
+]

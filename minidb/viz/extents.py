@@ -1,0 +1,119 @@
+"""Pictures of a volume's extent map: extents as blocks of pages, coloured by store.
+
+:func:`extent_map_layout` reads a mounted :class:`~minidb.pagestore.Volume`
+(through its public API) into plain data; :func:`draw_extent_map` draws it:
+
+- one block per extent, ``ext_sz`` cells wide (one cell per page, labelled
+  with the page number), ``per_row`` blocks a row, labelled ``x(1.e)``;
+- a page *allocated* to a store is filled with the store's colour; a page
+  *reserved* for it (its extent is the store's, its bit is clear) is a pale
+  tint of that colour; a free extent is white; store 0 (the header, extent
+  map and store map) is grey;
+- each store's extent list as arrows from an extent to its ``next``;
+- extents listed in ``highlight`` (those the last operation touched) get a
+  thick red outline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+
+from minidb.pagestore import Volume
+from minidb.viz.style import BAD, new_figure
+
+STORE_COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#e15759", "#76b7b2", "#edc948", "#9c755f",
+                 "#d37295", "#8cd17d"]
+STORE0 = "#9e9e9e"
+
+
+def store_colour(snum: int) -> str:
+    return STORE0 if snum == 0 else STORE_COLOURS[(snum - 1) % len(STORE_COLOURS)]
+
+
+def _tint(colour: str, amount: float = 0.75) -> tuple[float, float, float]:
+    r, g, b = to_rgb(colour)
+    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
+
+
+@dataclass(frozen=True)
+class ExtentCell:
+    ext: int
+    owner: int
+    pmap: int
+    next: int
+    free: bool
+
+
+@dataclass(frozen=True)
+class ExtentMap:
+    vid: int
+    ext_sz: int
+    extents: tuple[ExtentCell, ...]
+    stores: tuple[tuple[int, int, str], ...]  # (store number, first extent, deleting state)
+
+    def owned_by(self, snum: int) -> list[int]:
+        return [c.ext for c in self.extents if c.owner == snum and not c.free]
+
+
+def extent_map_layout(volume: Volume) -> ExtentMap:
+    first_data = volume.header.first_data_ext
+    cells = tuple(ExtentCell(ext, link.owner, link.pmap, link.next, link.owner == 0 and ext >= first_data)
+                  for ext, link in enumerate(volume.extlinks()))
+    stores = tuple((s.store, volume.store_node(s.store).first_ext, volume.store_node(s.store).deleting_state.name)
+                   for s in volume.stores())
+    return ExtentMap(volume.vid, volume.ext_sz, cells, stores)
+
+
+def draw_extent_map(layout: ExtentMap, *, title: str | None = None, highlight: tuple[int, ...] = (),
+                    per_row: int = 8, show_links: bool = True) -> Figure:
+    """The extent map as a grid (see the module documentation)."""
+    ext_sz = layout.ext_sz
+    gap = 0.7
+    block = ext_sz + gap
+    rows = -(-len(layout.extents) // per_row)
+    height = 1.3 + 0.95 * rows
+    fig = new_figure(10.0, height)
+    ax = fig.add_axes((0.02, 0.35 / height, 0.96, 1 - 1.0 / height))
+    place = {}
+    for cell in layout.extents:
+        row, col = divmod(cell.ext, per_row)
+        x0, y0 = col * block, (rows - 1 - row) * 1.6
+        place[cell.ext] = (x0, y0)
+        colour = store_colour(cell.owner)
+        for i in range(ext_sz):
+            allocated = bool(cell.pmap >> i & 1)
+            face = "white" if cell.free else (colour if allocated else _tint(colour))
+            ax.add_patch(Rectangle((x0 + i, y0), 1, 1, facecolor=face, edgecolor="#757575", lw=0.5))
+            if ext_sz <= 8:
+                ax.text(x0 + i + 0.5, y0 + 0.5, str(cell.ext * ext_sz + i), ha="center", va="center",
+                        fontsize=5.5, color="white" if allocated and not cell.free else "#424242")
+        edge = BAD if cell.ext in highlight else "black"
+        ax.add_patch(Rectangle((x0, y0), ext_sz, 1, fill=False, edgecolor=edge,
+                               lw=2.2 if cell.ext in highlight else 0.9))
+        ax.text(x0 + ext_sz / 2, y0 + 1.18, f"x({layout.vid}.{cell.ext})", ha="center", va="center", fontsize=7)
+    if show_links:
+        for cell in layout.extents:
+            if cell.free or not cell.next or cell.next not in place:
+                continue
+            (x0, y0), (x1, y1) = place[cell.ext], place[cell.next]
+            # under the blocks, bending down, so an arrow never hides a page
+            ax.add_patch(FancyArrowPatch((x0 + ext_sz - 0.3, y0), (x1 + 0.3, y1),
+                                         connectionstyle="arc3,rad=0.25", arrowstyle="-|>", mutation_scale=8,
+                                         color=store_colour(cell.owner), lw=1.0))
+    ax.set_xlim(-0.3, per_row * block)
+    ax.set_ylim(-0.6, (rows - 1) * 1.6 + 1.5)
+    ax.set_axis_off()
+    handles = [Patch(facecolor=STORE0, label="s(%d.0) maps" % layout.vid)]
+    for snum, first, deleting in layout.stores:
+        label = f"s({layout.vid}.{snum})" + (" deleting" if deleting != "NOT_DELETING" else "")
+        handles.append(Patch(facecolor=store_colour(snum), label=label))
+    handles.append(Patch(facecolor=_tint(STORE_COLOURS[0]), edgecolor="#757575", label="pale: reserved page"))
+    handles.append(Patch(facecolor="white", edgecolor="#757575", label="free extent"))
+    fig.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=7, frameon=False)
+    if title:
+        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+    return fig

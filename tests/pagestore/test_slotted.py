@@ -1,0 +1,201 @@
+"""The page frame and slotted pages: layout, torn pages, space reservation, coalescing."""
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minidb.log import LSN
+from minidb.pagestore import PageId, PageTag, RecordWontFitError, SlotError, SlottedPage, SpaceUser, StoreFlags
+from minidb.pagestore.errors import TornPageError
+from minidb.pagestore.page import FOOTER_SIZE, HEADER, HEADER_SIZE, NO_PAGE_LSN
+from minidb.pagestore.slotted import NO_TXN
+
+PID = PageId(1, 3, 48)
+
+
+def file_page(size=512) -> SlottedPage:
+    page = SlottedPage(bytearray(size))
+    page.format(PID, PageTag.FILE)
+    return page
+
+
+def test_header_layout_is_the_documented_bytes():
+    assert HEADER_SIZE == 48 and FOOTER_SIZE == 8
+    page = file_page()
+    page.lsn = LSN(2, 0x1A0)
+    page.next, page.prev = 49, 47
+    raw = bytes(page.buf)
+    assert struct.unpack_from("<Q", raw, 0)[0] == (2 << 32) | 0x1A0
+    assert struct.unpack_from("<III", raw, 8) == (1, 3, 48)
+    assert struct.unpack_from("<II", raw, 20) == (49, 47)
+    assert raw[28] == PageTag.FILE and raw[29] == StoreFlags.REGULAR
+    assert struct.unpack_from("<HHHHH", raw, 30) == (0, 456, 0, 0, 48)
+    assert raw[-8:] == raw[:8]  # the footer copies the LSN
+    assert HEADER.unpack_from(raw)[0] == page.lsn.packed
+    assert page.header_fields()["pid"] == PID
+
+
+def test_docstring_worked_example_one_record():
+    page = file_page()
+    assert page.nfree == 456 and page.record_end == 48
+    assert page.insert(b"x" * 20) == 0
+    assert (page.nfree, page.record_end, page.slot_table_start) == (432, 68, 500)
+
+
+def test_a_torn_page_is_detected():
+    page = file_page()
+    page.lsn = LSN(1, 0x26)
+    old = bytes(page.buf)
+    page.lsn = LSN(1, 0x80)
+    torn = SlottedPage(bytearray(bytes(page.buf)[:100] + old[100:]))  # only the first 100 bytes were written
+    assert torn.is_torn()
+    with pytest.raises(TornPageError, match=r"vol page 48: torn page: header LSN 0x1/0x80 but footer LSN 0x1/0x26"):
+        torn.check("vol page 48")
+    page.check("fine")  # an intact page passes
+
+
+def test_a_page_never_written_is_free_and_not_torn():
+    page = SlottedPage(bytearray(512))
+    assert page.tag == PageTag.FREE and page.lsn == NO_PAGE_LSN and not page.is_torn()
+
+
+def test_insert_read_remove_without_transactions():
+    page = file_page()
+    slots = [page.insert(data) for data in (b"alpha", b"bravo!", b"c")]
+    assert slots == [0, 1, 2]
+    assert page.read(1) == b"bravo!"
+    assert page.remove(1) == b"bravo!"
+    assert page.slot_state(1) == "free"  # no transaction: nothing is reserved
+    assert page.insert(b"delta") == 1  # the free slot is reused
+    assert page.records() == [(0, b"alpha"), (1, b"delta"), (2, b"c")]
+    page.check_space()
+    with pytest.raises(SlotError, match="slot 7 out of range"):
+        page.read(7)
+
+
+def test_space_reservation_worked_example():
+    """The module's example: 40, 60 and 30 bytes; transaction 2 frees the 60."""
+    page = file_page()
+    t1 = SpaceUser(tid=1, oldest_active=1)
+    for size in (40, 60, 30):
+        page.insert(bytes(size), t1)
+    assert page.nfree == 456 - 3 * 4 - 130 == 314
+    page.remove(1, SpaceUser(tid=2, oldest_active=1))
+    assert (page.nfree, page.nrsvd, page.rsvd_tid, page.xct_rsvd) == (374, 60, 2, 60)
+    assert page.slot_state(1) == "reserved"
+    while_2_active = 2
+    assert page.usable_space(SpaceUser(tid=3, oldest_active=while_2_active)) == 314
+    assert page.usable_space(SpaceUser(tid=2, oldest_active=while_2_active)) == 374
+    assert page.usable_space(SpaceUser(tid=3, oldest_active=1, rolling_back=True)) == 374
+    # Transaction 3 may not take the reserved bytes, nor the reserved slot.
+    with pytest.raises(RecordWontFitError, match="needs 316 bytes, 314 are usable"):
+        page.insert(bytes(312), SpaceUser(tid=3, oldest_active=2))
+    assert page.insert(b"t3", SpaceUser(tid=3, oldest_active=2)) == 3
+    # Once 3 is the oldest active transaction, the 60 bytes and slot 1 are free for all.
+    assert page.usable_space(SpaceUser(tid=4, oldest_active=3)) == 374 - 6
+    assert (page.nrsvd, page.rsvd_tid, page.slot_state(1)) == (0, 0, "free")
+    assert page.insert(b"reuse", SpaceUser(tid=4, oldest_active=3)) == 1
+    page.check_space()
+
+
+def test_rollback_puts_a_freed_record_back_in_its_slot():
+    page = file_page()
+    t1 = SpaceUser(tid=1, oldest_active=1)
+    page.insert(b"keep", t1)
+    page.insert(b"the record", t1)
+    t5 = SpaceUser(tid=5, oldest_active=1)
+    data = page.remove(1, t5)
+    with pytest.raises(SlotError, match="reserved for a transaction"):
+        page.insert_at(1, b"thief", SpaceUser(tid=6, oldest_active=1))
+    page.insert_at(1, data, SpaceUser(tid=5, oldest_active=1, rolling_back=True))
+    assert page.read(1) == b"the record"
+    assert (page.nrsvd, page.xct_rsvd) == (0, 0)
+    page.check_space()
+
+
+def test_the_youngest_reserver_uses_its_own_reserved_bytes_first():
+    page = file_page()
+    old = SpaceUser(tid=1, oldest_active=1)
+    page.insert(bytes(100), old)
+    page.remove(0, SpaceUser(tid=3, oldest_active=1))
+    assert (page.nrsvd, page.xct_rsvd) == (100, 100)
+    page.insert(bytes(30), SpaceUser(tid=3, oldest_active=1))  # a new slot: 30 + 4 bytes
+    assert (page.nrsvd, page.xct_rsvd) == (66, 66)
+    # an older reserver only adds to nrsvd; the youngest stays 3
+    page.insert(bytes(10), old)
+    page.remove(2, SpaceUser(tid=2, oldest_active=1))
+    assert (page.nrsvd, page.xct_rsvd, page.rsvd_tid) == (76, 66, 3)
+    page.check_space()
+
+
+def test_holes_are_coalesced_only_when_needed():
+    page = file_page()
+    for i in range(4):
+        page.insert(bytes([65 + i]) * 100)
+    page.remove(0)
+    page.remove(2)
+    assert page.contiguous_free == 456 - 16 - 400
+    assert page.nfree == page.contiguous_free + 200
+    page.insert(bytes(30))  # fits the gap: no coalescing
+    assert page.record_end == 48 + 430
+    slot = page.insert(b"Z" * 150)  # fits only after the holes are slid out
+    assert page.read(1) == b"B" * 100 and page.read(3) == b"D" * 100 and page.read(slot) == b"Z" * 150
+    assert page.record_end == 48 + 100 + 100 + 30 + 150
+    page.check_space()
+
+
+def test_errors_change_nothing():
+    page = file_page()
+    page.insert(bytes(200))
+    page.insert(b"gone")
+    page.remove(1)
+    before = bytes(page.buf)
+    with pytest.raises(RecordWontFitError, match="never fit"):
+        page.insert(bytes(600))
+    with pytest.raises(RecordWontFitError, match="needs 300 bytes, 248 are usable"):
+        page.insert(bytes(300))
+    with pytest.raises(RecordWontFitError, match="at least one byte"):
+        page.insert(b"")
+    with pytest.raises(SlotError, match="slot 0 is in use"):
+        page.insert_at(0, b"x")
+    with pytest.raises(SlotError, match="slot 1 is not in use"):
+        page.remove(1)
+    with pytest.raises(SlotError, match="slot 9 out of range"):
+        page.remove(9)
+    assert bytes(page.buf) == before
+
+
+def test_redo_can_put_a_record_beyond_the_slot_table():
+    page = file_page()
+    page.insert_at(3, b"late")  # slots 0-2 become free slots
+    assert page.nslots == 4 and [page.slot_state(s) for s in range(4)] == ["free", "free", "free", "in use"]
+    page.check_space()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["insert", "remove", "coalesce"]), st.integers(1, 120),
+                          st.integers(0, 5), st.integers(1, 6)), max_size=40))
+def test_space_accounting_invariant_under_random_operations(ops):
+    page = file_page()
+    model: dict[int, bytes] = {}
+    oldest = 1
+    for op, size, pick, tid in ops:
+        user = SpaceUser(tid=tid, oldest_active=oldest)
+        if op == "insert":
+            data = bytes([size % 251]) * size
+            try:
+                slot = page.insert(data, user)
+            except RecordWontFitError:
+                continue
+            assert slot not in model
+            model[slot] = data
+        elif op == "remove" and model:
+            slot = sorted(model)[pick % len(model)]
+            assert page.remove(slot, user) == model.pop(slot)
+        else:
+            page.coalesce()
+            oldest = max(oldest, tid)
+        page.check_space()
+        assert dict(page.records()) == model

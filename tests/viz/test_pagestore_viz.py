@@ -1,0 +1,118 @@
+"""Pictures and widgets of the page store: layouts, demo scripts, pure callbacks."""
+
+import pytest
+from matplotlib.figure import Figure
+
+from minidb.viz.bufferpool_demo import STEPS as POOL_STEPS, pool_step
+from minidb.viz.extents import draw_extent_map, extent_map_layout
+from minidb.viz.page_demo import STEPS as PAGE_STEPS, page_step
+from minidb.viz.pages import draw_page, page_layout
+from minidb.viz.pagestore_widgets import buffer_pool_explorer, page_explorer, volume_explorer
+from minidb.viz.volume_demo import STEPS as VOLUME_STEPS, new_demo_volume, volume_step
+
+
+# -- slotted pages ------------------------------------------------------------------------
+@pytest.mark.parametrize("step", range(PAGE_STEPS + 1))
+def test_page_regions_cover_every_byte_once(step):
+    layout = page_step(step).layout
+    position = 0
+    for region in sorted(layout.regions, key=lambda r: r.start):
+        assert region.start == position and region.length > 0
+        position += region.length
+    assert position == layout.size == 512
+    assert layout.nfree == layout.contiguous + layout.count("hole")
+
+
+def test_the_page_script_outcomes():
+    assert page_step(4).layout.slots[1][1] == "reserved" and page_step(4).layout.nrsvd == 60
+    assert page_step(4).layout.count("hole") == 60
+    assert page_step(5).outcome.startswith("refused: p(1.3.12): a record of 330 bytes needs 334 bytes, 314 are usable")
+    assert page_step(6).outcome == "slot 3 at offset 178"
+    assert page_step(7).outcome == "slot 1 at offset 228"  # the reservation of T2 is void: slot 1 reused
+    assert page_step(9).outcome.endswith("after coalescing the holes")
+    assert page_step(9).layout.count("hole") == 0
+    with pytest.raises(ValueError, match="step must be between 0 and 9"):
+        page_step(10)
+
+
+def test_draw_page_has_a_fixed_size():
+    fig = draw_page(page_layout(page_step(3).page), title="t")
+    assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (10.0, 5.6)
+
+
+# -- the extent map ---------------------------------------------------------------------------
+def test_extent_map_layout_reads_the_volume():
+    _, _, _, volume = new_demo_volume()
+    st = volume.create_store()
+    volume.alloc_page(st)
+    layout = extent_map_layout(volume)
+    assert len(layout.extents) == 16 and layout.ext_sz == 4
+    assert layout.owned_by(3) == [3] and layout.extents[3].pmap == 1
+    assert [c.free for c in layout.extents[:4]] == [False] * 4 and layout.extents[4].free
+    assert [s[0] for s in layout.stores] == [1, 2, 3]
+    fig = draw_extent_map(layout, highlight=(3,))
+    assert tuple(fig.get_size_inches()) == (10.0, 1.3 + 0.95 * 2)
+
+
+def test_the_volume_script_steps():
+    first = volume_step(1)
+    assert first.result == "s(1.3)" and [line.split()[1] for line in first.entries] == \
+        ["store_operation", "create_ext_list", "store_operation"]
+    grow = volume_step(7)
+    assert grow.result == "p(1.3.20)" and "create_ext_list" in grow.entries[0] and "exts=[5]" in grow.entries[0]
+    assert volume_step(10).result == "p(1.3.21)" and volume_step(11).result == "p(1.3.13)"
+    freed = volume_step(13)
+    assert "free_ext_list" in freed.entries[-1] and freed.extent_map.extents[5].free
+    removed = volume_step(16)
+    assert removed.result == "4" and removed.extent_map.extents[4].free
+    assert [s[0] for s in removed.extent_map.stores] == [1, 2, 3, 5]
+    assert "x(1.4)" not in removed.extent_dump
+    with pytest.raises(ValueError):
+        volume_step(VOLUME_STEPS + 1)
+
+
+# -- the buffer pool ----------------------------------------------------------------------------
+def test_the_pool_script_chooses_victims_by_the_clock():
+    assert pool_step(4).choice is None and [v.pin_count for v in pool_step(4).frames] == [0, 0, 0, 1]
+    five = pool_step(5)
+    assert (five.choice.victim, five.choice.passes, five.choice.cleared) == (0, 2, (0, 1, 2))
+    six = pool_step(6)
+    assert (six.choice.victim, six.choice.passes) == (2, 1)
+    eight = pool_step(8)
+    assert eight.choice.victim == 3 and eight.frames[3].pid.page == 10
+
+
+def test_the_pool_script_shows_the_write_ahead_rule_and_the_cleaner():
+    eight = pool_step(8)
+    assert eight.events == ("write 00000001.jdb @0 +160", "fsync 00000001.jdb", "write v1.vol @3584 +512")
+    assert any(line.startswith("WAL: log synced up to") for line in eight.trace)
+    assert {pid.page for pid in eight.dirty_page_table} == {5, 6, 7}  # 7 is written, not yet fsynced
+    nine = pool_step(POOL_STEPS)
+    assert nine.events == ("write v1.vol @2560 +1024", "fsync v1.vol")
+    assert nine.dirty_page_table == {}
+    assert tuple(nine.figure.get_size_inches()) == (10.0, 5.0)
+
+
+# -- widgets --------------------------------------------------------------------------------------
+def test_page_explorer_drives_the_callback():
+    explorer = page_explorer()
+    assert explorer.result.step == PAGE_STEPS
+    explorer.controls["step"].value = 4
+    assert explorer.result.layout.nrsvd == 60
+
+
+def test_volume_explorer_drives_the_callback():
+    explorer = volume_explorer()
+    assert explorer.result.step == 1
+    explorer.controls["step"].value = 7
+    assert explorer.result.result == "p(1.3.20)"
+    explorer.controls["step"].value = 0
+    assert explorer.result.entries == ()
+
+
+def test_buffer_pool_explorer_drives_the_callback():
+    explorer = buffer_pool_explorer()
+    explorer.controls["step"].value = 5
+    assert explorer.result.choice.victim == 0
+    explorer.controls["step"].value = 0
+    assert all(v.pid is None for v in explorer.result.frames)
