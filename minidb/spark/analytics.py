@@ -70,7 +70,11 @@ def _bad() -> Column:
 
 # -- positions ----------------------------------------------------------------------
 def with_log_position(df: DataFrame) -> DataFrame:
-    """``df`` with ``log_pos``: bytes of the environment's log before each entry."""
+    """``df`` with ``log_pos``: bytes of the environment's log before each entry.
+
+    A file's size is where its last row ends, so ``df`` must hold every entry
+    of the environment's files: filter after, not before.
+    """
     ends = df.groupBy("env", "file").agg(
         F.max(F.col("offset") + F.coalesce(F.col("entry_size"), F.lit(0))).alias("file_end"))
     earlier = Window.partitionBy("env").orderBy("file").rowsBetween(Window.unboundedPreceding, -1)
@@ -137,7 +141,7 @@ def transactions(df: DataFrame) -> DataFrame:
     Columns: env, txn_id, entries, updates, outcome, first_lsn, last_lsn,
     span_bytes, chain_ok.
     """
-    txn = with_log_position(intact(df).where(F.col("txn_id").isNotNull()))
+    txn = intact(with_log_position(df)).where(F.col("txn_id").isNotNull())
     in_txn = Window.partitionBy("env", "txn_id").orderBy("lsn_packed")
     txn = txn.withColumn("link_ok", F.col("txn_prev_lsn_packed").eqNullSafe(F.lag("lsn_packed").over(in_txn)))
     ends = F.col("type_name").isin(list(ROLES["commit"] + ROLES["abort"]))
@@ -193,7 +197,7 @@ def checkpoints(df: DataFrame) -> DataFrame:
     Columns: env, ckpt, start_lsn, end_lsn, complete, duration_bytes,
     interval_bytes.
     """
-    marks = with_log_position(intact(df).where(is_role("ckpt_start") | is_role("ckpt_end")))
+    marks = intact(with_log_position(df)).where(is_role("ckpt_start") | is_role("ckpt_end"))
     in_env = Window.partitionBy("env").orderBy("log_pos")
     marks = (marks.withColumn("next_is_end", F.lead(is_role("ckpt_end")).over(in_env))
              .withColumn("next_lsn", F.lead("lsn").over(in_env))

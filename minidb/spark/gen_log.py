@@ -33,8 +33,9 @@ the same. Three faults are written on purpose, for the analyses to find:
 
 The anomalies go to the second node (the first when the group has two), so
 the divergence is the only difference of the last node. Worked example
-(``--envs 3 --group 3 --ops 200 --seed 1``): 176 replicated operations;
-env-01 misses one VLSN and repeats another; env-02 differs from VLSN 88 on.
+(``minidb generate --engine log --envs 3 --ops 200 --seed 1 OUT``): a
+stream of 176 replicated operations; env-01 never logs VLSN 44 and logs
+VLSN 105 twice; env-02's entries differ from VLSN 88 on.
 """
 
 from __future__ import annotations

@@ -58,7 +58,6 @@ class TxnRecord:
     last_lsn: LSN
     entries: int = 0  # updates plus the commit or abort entry
     outcome: str = "open"  # open | commit | abort
-    end_size: int = 0  # size in bytes of the last entry
 
 
 @dataclass

@@ -139,11 +139,13 @@ def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = T
     try:
         result = AnalyzeResult(path, out, df.count())
         for name, table in analyses(df).items():
-            table = table.persist()
-            result.counts[name] = table.count()
-            table.coalesce(1).write.mode("overwrite").parquet(os.path.join(out, name))
+            table = table.persist()  # computed once, for counting (or collecting) and writing
             if name in COLLECTED:
                 result.rows[name] = [tuple(r) for r in table.collect()]
+                result.counts[name] = len(result.rows[name])
+            else:
+                result.counts[name] = table.count()
+            table.coalesce(1).write.mode("overwrite").parquet(os.path.join(out, name))
             table.unpersist()
     finally:
         df.unpersist()
