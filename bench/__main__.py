@@ -23,6 +23,7 @@ from bench import report
 # Section name -> module; the order is the order of a full run.
 SECTIONS = {
     "log": "bench.log_bench",
+    "spark": "bench.spark_bench",
 }
 
 

@@ -73,8 +73,11 @@ def with_log_position(df: DataFrame) -> DataFrame:
     """``df`` with ``log_pos``: bytes of the environment's log before each entry.
 
     A file's size is where its last row ends, so ``df`` must hold every entry
-    of the environment's files: filter after, not before.
+    of the environment's files: filter after, not before. A ``df`` that has
+    ``log_pos`` already is returned as it is (compute it once, then cache).
     """
+    if "log_pos" in df.columns:
+        return df
     ends = df.groupBy("env", "file").agg(
         F.max(F.col("offset") + F.coalesce(F.col("entry_size"), F.lit(0))).alias("file_end"))
     earlier = Window.partitionBy("env").orderBy("file").rowsBetween(Window.unboundedPreceding, -1)

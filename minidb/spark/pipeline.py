@@ -135,7 +135,8 @@ FIGURES: dict[str, Callable[[dict[str, list]], object]] = {
 def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = True) -> AnalyzeResult:
     """Run every analysis on the logs under ``path``; write tables and figures to ``out``."""
     os.makedirs(out, exist_ok=True)
-    df = read_logs(spark, path, verify_checksums).persist()
+    # Cached with log positions: the logs are read once, the positions computed once.
+    df = A.with_log_position(read_logs(spark, path, verify_checksums)).persist()
     try:
         result = AnalyzeResult(path, out, df.count())
         for name, table in analyses(df).items():

@@ -201,3 +201,25 @@ def draw_vlsn_streams(streams: Iterable[Sequence], gaps: Iterable[Sequence] = ()
     fig.legend(handles=handles, loc="upper right", ncol=3, fontsize=8, frameon=False)
     fig.suptitle(title or "VLSN streams of the replication group", x=0.02, ha="left", fontsize=10)
     return fig
+
+
+def entry_types_explorer(rows: Sequence[Sequence]):
+    """The control at the end of notebook 15: pick an environment and a measure,
+    see its files' entry types. ``rows`` are ``entries_by_file`` rows, collected."""
+    import ipywidgets as widgets
+
+    from minidb.viz.widgets import Explorer, show_figure
+
+    rows = [tuple(r) for r in rows]
+    envs = sorted({r[0] for r in rows})
+
+    def pick(env: str, measure: str) -> Figure:
+        chosen = rows if env == "every environment" else [r for r in rows if r[0] == env]
+        return draw_entry_types_per_file(chosen, measure, title=f"Entry types per log file of {env}, by {measure}")
+
+    controls = {
+        "env": widgets.Dropdown(options=["every environment", *envs], value="every environment",
+                                description="environment"),
+        "measure": widgets.ToggleButtons(options=["entries", "bytes"], value="entries", description="measure"),
+    }
+    return Explorer(pick, controls, show_figure)

@@ -81,3 +81,16 @@ def test_empty_inputs_say_so():
 
 def test_types_keep_their_colours():
     assert type_colour("GenCommit") == "#59a14f" and type_colour("GenAbort") == "#e15759"
+
+
+def test_the_explorer_redraws_for_the_chosen_environment_and_measure():
+    from minidb.viz.pipeline import entry_types_explorer
+
+    explorer = entry_types_explorer(BY_FILE)
+    assert len(explorer.result.axes[0].get_yticklabels()) == 3
+    explorer.controls["env"].value = "env-00"
+    labels = [t.get_text() for t in explorer.result.axes[0].get_yticklabels()]
+    assert labels == ["env-00 #1", "env-00 #2"]
+    explorer.controls["measure"].value = "bytes"
+    assert sum(b.get_width() for b in bars(explorer.result.axes[0])) == 4000 + 190 + 76
+    assert "of env-00, by bytes" in explorer.result._suptitle.get_text()
