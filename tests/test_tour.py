@@ -8,7 +8,8 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     out = capsys.readouterr().out
     for expected in ("The disk layer", "The shared log on real files", "group commit: 4 threads",
-                     "A crash with a torn tail", "violations: 0", "wrote "):
+                     "A crash with a torn tail", "violations: 0", "wrote ",
+                     "Environments for the data pipeline", "env-02 diverges from VLSN"):
         assert expected in out
     assert sorted(p.name for p in figures.iterdir()) == ["log_files.png", "log_torn_tail.png"]
     log_dir = workdir / "log"
@@ -17,6 +18,7 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert len(lines) == 162  # 61 entries, 4 threads x 25 commits, "the tour ends"
     assert main(["verify", str(log_dir)]) == 0
     assert capsys.readouterr().out.startswith("ok: ")
+    assert sorted(p.name for p in (workdir / "envs").iterdir()) == ["env-00", "env-01", "env-02", "env-03"]
     # a second tour starts a fresh log in the same place
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     capsys.readouterr()

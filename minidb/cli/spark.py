@@ -12,7 +12,10 @@ logging is quieted to warnings.
 
 from __future__ import annotations
 
+import os
 import sys
+
+from minidb.errors import UserError
 
 
 def register(commands) -> None:
@@ -24,6 +27,9 @@ def register(commands) -> None:
     a.add_argument("--master", default=None, metavar="URL",
                    help="Spark master: local[N], local[*] (the default) or spark://host:port")
     a.add_argument("--out", default="out/spark", metavar="DIR", help="where to write tables and figures (default out/spark)")
+    a.add_argument("--py-files", default="", metavar="ZIP[,ZIP...]",
+                   help="zip files shipped to the executors and put on their Python path "
+                        "(for clusters whose nodes lack minidb; see the README)")
     a.add_argument("--no-verify", dest="verify", action="store_false",
                    help="do not verify entry checksums (faster; finds only structural damage)")
     a.set_defaults(run=run_analyze)
@@ -33,13 +39,17 @@ def run_analyze(args) -> int:
     from minidb.spark.source import log_file_partitions
 
     files = log_file_partitions(args.path)  # a bad PATH is a one-line error before Spark starts
+    py_files = [p for p in args.py_files.split(",") if p]
+    for path in py_files:
+        if not os.path.isfile(path):
+            raise UserError(f"--py-files: {path}: no such file")
     from minidb.spark.pipeline import analyze
     from minidb.spark.session import spark_session
 
     master = args.master or "local[*]"
     envs = len({f.env for f in files})
     print(f"minidb spark analyze: {len(files)} log files of {envs} environments, on Spark {master}", flush=True)
-    spark = spark_session(master, app_name="minidb spark analyze")
+    spark = spark_session(master, app_name="minidb spark analyze", py_files=py_files)
     try:
         result = analyze(spark, args.path, args.out, verify_checksums=args.verify)
     except Exception as e:  # a failed Spark job: one line, not a JVM stack trace

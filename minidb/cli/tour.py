@@ -3,7 +3,7 @@
 Sections, bottom up: the disk layer (a simulated disk that crashes), the
 shared log (appends across files, forward and backward scans, group commit
 from four threads, on real files), a crash with a torn tail, a crash sweep,
-and the figures. The log it writes stays in ``WORKDIR/log`` for
+the figures, and generated environments for the Spark pipeline. The log it writes stays in ``WORKDIR/log`` for
 ``minidb printlog`` and ``minidb verify``.
 """
 
@@ -102,6 +102,21 @@ def tour_sweep() -> None:
         print(f"  violation: {violation}")
 
 
+def tour_pipeline(workdir: str) -> str:
+    section("6. Environments for the data pipeline")
+    import shutil
+
+    from minidb.spark.generate import GenerateRequest, generate
+
+    path = os.path.join(workdir, "envs")
+    shutil.rmtree(path, ignore_errors=True)  # the tour's own output of a previous run
+    report = generate("log", GenerateRequest(path, envs=4, ops=400, seed=1, group=3))
+    print(report.summary())
+    print(f"Spark reads them all at once (slow to start, so not part of the tour): "
+          f"minidb spark analyze {path} --out {os.path.join(workdir, 'spark')}")
+    return path
+
+
 def run(args) -> int:
     print("minidb tour: every part of minidb that exists, bottom up")
     tour_disk()
@@ -113,5 +128,6 @@ def run(args) -> int:
 
     for written in write_figures(args.out):
         print(f"wrote {written}")
+    tour_pipeline(args.workdir)
     print(f"\nnext: minidb printlog {path} | head   and   minidb verify {path}")
     return 0

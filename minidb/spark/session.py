@@ -14,6 +14,9 @@
   tables: 8 by default instead of Spark's 200);
 - ``jvm_log``: a file that receives everything the JVM prints (notebooks use
   it so nothing Spark prints lands in a cell's output);
+- ``py_files``: zip files (or ``.py`` files) shipped to the executors and put
+  on their Python path (``SparkContext.addPyFile``): a way to give a cluster
+  whose nodes lack minidb its code (README, "The Spark pipeline on a cluster");
 - the ``minidb`` data source (:mod:`minidb.spark.source`) is registered.
 
 A session that is already running is returned as it is (with the data
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from pyspark import SparkConf, SparkContext
@@ -60,7 +64,7 @@ def spark_conf(master: str = "local[*]", app_name: str = "minidb", *, shuffle_pa
 
 def spark_session(master: str | None = None, app_name: str = "minidb", *, shuffle_partitions: int | None = None,
                   progress: bool = True, jvm_log: str | os.PathLike | None = None,
-                  conf: dict[str, str] | None = None) -> SparkSession:
+                  conf: dict[str, str] | None = None, py_files: Sequence[str] = ()) -> SparkSession:
     """A SparkSession for minidb (see the module documentation)."""
     master = master or "local[*]"
     # Python workers, including the one that plans a Python data source, start
@@ -80,6 +84,8 @@ def spark_session(master: str | None = None, app_name: str = "minidb", *, shuffl
             with open(jvm_log, "ab") as out:  # the JVM keeps its own copy of the descriptor
                 gateway = launch_gateway(settings, popen_kwargs={"stdout": out, "stderr": out})
             spark = SparkSession(SparkContext(conf=settings, gateway=gateway))
+    for path in py_files:
+        spark.sparkContext.addPyFile(os.path.abspath(path))
     register(spark)
     return spark
 

@@ -22,3 +22,11 @@ def test_spark_needs_an_action(capsys):
     except SystemExit as stop:
         assert stop.code == 2
     assert "the following arguments are required: ACTION" in capsys.readouterr().err
+
+
+def test_a_missing_py_file_is_a_one_line_error(tmp_path, capsys):
+    from minidb.spark.generate import GenerateRequest, generate
+
+    generate("log", GenerateRequest(str(tmp_path / "envs"), envs=1, ops=5))
+    assert main(["spark", "analyze", str(tmp_path / "envs"), "--py-files", str(tmp_path / "minidb.zip")]) == 2
+    assert capsys.readouterr().err.strip() == f"minidb spark: error: --py-files: {tmp_path / 'minidb.zip'}: no such file"
