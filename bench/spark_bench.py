@@ -102,7 +102,7 @@ def source_in_one_process() -> int:
     rows = 0
     for part in log_file_partitions(DATA_DIR):
         for batch in file_rows(part):
-            rows += to_record_batch(batch).num_rows
+            rows += to_record_batch(part, batch).num_rows
     return rows
 
 

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
@@ -159,6 +160,13 @@ def _env_name(env: str, root: str) -> str:
 
 
 # -- reading: one file's rows -----------------------------------------------------
+# A task builds, per entry, a tuple of the columns that vary from entry to entry
+# (ROW_COLUMNS); the columns that are the same for the whole file (env, env_path,
+# file) and lsn_packed (file << 32 | offset) are added to each batch by Arrow.
+PER_FILE = ("env", "env_path", "file", "lsn_packed")
+ROW_COLUMNS = [name for name in COLUMN_NAMES if name not in PER_FILE]
+
+
 @lru_cache(maxsize=None)
 def _type_name(code: int) -> str:
     """The name minidb's reader gives this type code (LogEntry.type_name)."""
@@ -166,9 +174,13 @@ def _type_name(code: int) -> str:
 
 
 @lru_cache(maxsize=None)
-def _transactional(code: int) -> bool:
+def _header_facts(code: int, flags: int) -> tuple[str, bool, bool, str, bool, bool]:
+    """(type name, erased, transactional, provisional, replicated, invisible) of a header."""
+    header = EntryHeader(0, code, flags, 0, 0)
     entry_type = type_by_code(code)
-    return entry_type is not None and entry_type.transactional
+    transactional = not header.erased and entry_type is not None and entry_type.transactional
+    return (_type_name(code), header.erased, transactional, header.provisional.name, header.replicated,
+            header.invisible)
 
 
 def _signed(value: int) -> int:
@@ -176,7 +188,7 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >= _SIGN else value
 
 
-def item_checksum(item: bytes, transactional: bool) -> int:
+def item_checksum(item: bytes | memoryview, transactional: bool) -> int:
     """CRC-32 of an item without its node-local ``txn_prev_lsn`` (see the schema)."""
     if transactional:
         return zlib.crc32(item[_TXN_PREFIX:], zlib.crc32(item[:8]))
@@ -185,19 +197,18 @@ def item_checksum(item: bytes, transactional: bool) -> int:
 
 def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BATCH_ROWS) -> Iterator[list[tuple]]:
     """The rows of one log file, in batches of at most ``batch_rows`` tuples
-    in :data:`~minidb.spark.schema.COLUMN_NAMES` order."""
-    env, env_path, number = part.env, part.env_path, part.number
-    high = number << 32
+    of the :data:`ROW_COLUMNS` (see :func:`to_record_batch`)."""
+    number = part.number
 
     def bad_row(offset: int, header: EntryHeader | None, problem: str) -> tuple:
-        packed = _signed(high | offset)
+        lsn = f"0x{number:x}/0x{offset:x}"
         if header is None:
-            return (env, env_path, number, offset, f"0x{number:x}/0x{offset:x}", packed,
-                    None, None, None, None, None, None, None, None, None, None, None, None, False, None, problem)
-        return (env, env_path, number, offset, f"0x{number:x}/0x{offset:x}", packed,
-                _type_name(header.type_code), header.type_code, header.provisional.name, header.replicated,
-                header.invisible, None if header.vlsn is None else _signed(header.vlsn), None, None, None,
-                header.item_size, header.entry_size, None, False, header.erased, problem)
+            return (offset, lsn, None, None, None, None, None, None, None, None, None, None, None, None,
+                    False, None, problem)
+        name, erased, _, provisional, replicated, invisible = _header_facts(header.type_code, header.flags)
+        vlsn = None if header.vlsn is None else _signed(header.vlsn)
+        return (offset, lsn, name, header.type_code, provisional, replicated, invisible, vlsn, None, None, None,
+                header.item_size, header.entry_size, None, False, erased, problem)
 
     try:
         with open(part.path, "rb") as f:
@@ -205,6 +216,8 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
     except OSError as e:
         yield [bad_row(0, None, f"cannot read {part.path}: {e.strerror or e}")]
         return
+    view = memoryview(buf)
+    checked = True if verify else None
     rows: list[tuple] = []
     for scanned in scan_tolerant(buf, number, verify):
         offset, header = scanned.offset, scanned.header
@@ -222,29 +235,26 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
             rows.append(bad_row(offset, header, f"corrupt: {scanned.problem}"))
             continue
         code = header.type_code
+        name, erased, transactional, provisional, replicated, invisible = _header_facts(code, header.flags)
         start = offset + header.size
-        item = buf[start:start + header.item_size]
-        erased = code == 0xFF
-        txn_id = prev = prev_packed = None
-        problem = None
-        transactional = not erased and _transactional(code)
+        item = view[start:start + header.item_size]
+        txn_id = prev = prev_packed = problem = None
         if transactional:
             try:
                 values, _ = decode_fields(TXN_FIELDS, item, 0)
             except ItemFormatError as e:
-                problem = f"item does not match {_type_name(code)}: {e}"
+                problem = f"item does not match {name}: {e}"
             else:
                 txn_id = _signed(values["txn_id"])
                 prev_lsn = values["txn_prev_lsn"]
                 if not prev_lsn.is_null:
                     prev, prev_packed = str(prev_lsn), _signed(prev_lsn.packed)
-        valid = None if erased or not verify else True
         vlsn = header.vlsn
         rows.append((
-            env, env_path, number, offset, f"0x{number:x}/0x{offset:x}", _signed(high | offset),
-            _type_name(code), code, header.provisional.name, header.replicated, header.invisible,
+            offset, f"0x{number:x}/0x{offset:x}", name, code, provisional, replicated, invisible,
             None if vlsn is None else _signed(vlsn), txn_id, prev, prev_packed,
-            header.item_size, header.entry_size, item_checksum(item, transactional), valid, erased, problem,
+            header.item_size, header.entry_size, item_checksum(item, transactional),
+            None if erased else checked, erased, problem,
         ))
         if len(rows) >= batch_rows:
             yield rows
@@ -253,11 +263,24 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
         yield rows
 
 
-def to_record_batch(rows: list[tuple]) -> pa.RecordBatch:
-    """Rows (tuples in column order) as one Arrow record batch of the exact schema."""
-    columns = list(zip(*rows)) if rows else [()] * len(COLUMN_NAMES)
-    arrays = [pa.array(column, type=field.type) for column, field in zip(columns, ARROW_SCHEMA)]
-    return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+_ROW_FIELDS = [ARROW_SCHEMA.field(name) for name in ROW_COLUMNS]
+
+
+def to_record_batch(part: LogFilePartition, rows: list[tuple]) -> pa.RecordBatch:
+    """Rows of one file (tuples of :data:`ROW_COLUMNS`) as an Arrow record batch
+    of exactly :data:`~minidb.spark.schema.ARROW_SCHEMA`."""
+    n = len(rows)
+    columns = list(zip(*rows)) if rows else [()] * len(ROW_COLUMNS)
+    arrays = {field.name: pa.array(column, type=field.type) for column, field in zip(columns, _ROW_FIELDS)}
+    arrays["env"] = pa.repeat(pa.scalar(part.env, pa.string()), n)
+    arrays["env_path"] = pa.repeat(pa.scalar(part.env_path, pa.string()), n)
+    arrays["file"] = pa.repeat(pa.scalar(part.number, pa.int64()), n)
+    high = part.number << 32
+    if high < _SIGN:
+        arrays["lsn_packed"] = pc.add(arrays["offset"], pa.scalar(high, pa.int64()))
+    else:  # file numbers from 2**31 on wrap around, as a Java long would
+        arrays["lsn_packed"] = pa.array([_signed(high | o) for o in columns[0]], pa.int64())
+    return pa.RecordBatch.from_arrays([arrays[name] for name in COLUMN_NAMES], schema=ARROW_SCHEMA)
 
 
 def parse_bool(name: str, text: str) -> bool:
@@ -295,4 +318,4 @@ class MinidbLogReader(DataSourceReader):
 
     def read(self, partition: LogFilePartition) -> Iterator[pa.RecordBatch]:
         for rows in file_rows(partition, self.verify):
-            yield to_record_batch(rows)
+            yield to_record_batch(partition, rows)

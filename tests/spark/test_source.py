@@ -122,12 +122,12 @@ def test_flags_vlsns_and_transactions_come_from_the_headers(spark, tmp_path):
 
 def test_rows_come_in_arrow_batches_of_the_exact_schema(generated):
     part = log_file_partitions(generated.envs[0].path)[0]
-    batches = [to_record_batch(rows) for rows in file_rows(part, batch_rows=50)]
+    batches = [to_record_batch(part, rows) for rows in file_rows(part, batch_rows=50)]
     assert len(batches) > 1 and all(b.num_rows <= 50 for b in batches)
     assert all(b.schema.equals(ARROW_SCHEMA) for b in batches)
-    whole = [to_record_batch(rows) for rows in file_rows(part)]
+    whole = [to_record_batch(part, rows) for rows in file_rows(part)]
     assert len(whole) == 1 and whole[0].num_rows == sum(b.num_rows for b in batches) <= BATCH_ROWS
-    assert to_record_batch([]).num_rows == 0
+    assert to_record_batch(part, []).num_rows == 0 and to_record_batch(part, []).schema.equals(ARROW_SCHEMA)
 
 
 def test_copying_an_environment_keeps_its_rows_but_not_its_path(spark, generated, tmp_path):
