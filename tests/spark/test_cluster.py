@@ -5,7 +5,8 @@ Spark (``spark-class org.apache.spark.deploy.master.Master`` and
 ``...worker.Worker``) on free ports, waits until the master's JSON status
 page lists the worker as ALIVE (a bounded polling loop, never a fixed
 sleep), runs the pipeline on it as a user would (the ``minidb`` command in a
-subprocess, ``--master spark://127.0.0.1:PORT``) and in local mode, and
+subprocess, ``--master spark://127.0.0.1:PORT``), runs it in local mode on the
+tests' shared session (no second local JVM) while the cluster starts, and
 compares every table. The worker runs this virtual environment's Python
 (``PYSPARK_PYTHON``), so the executors import minidb from this worktree.
 Both processes are stopped at the end, whatever happened.
@@ -27,7 +28,7 @@ import pyspark
 import pytest
 
 from minidb.spark.generate import GenerateRequest, generate
-from minidb.spark.pipeline import FIGURES
+from minidb.spark.pipeline import FIGURES, analyze
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 MINIDB = Path(sys.executable).with_name("minidb")
@@ -110,7 +111,7 @@ def standalone_cluster(tmp: Path):
             stop(process)
 
 
-def analyze(path: Path, out: Path, master: str, tmp: Path) -> str:
+def analyze_command(path: Path, out: Path, master: str, tmp: Path) -> str:
     done = subprocess.run([str(MINIDB), "spark", "analyze", str(path), "--master", master, "--out", str(out)],
                           capture_output=True, text=True, env=spark_env(tmp), timeout=JOB_SECONDS)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -121,12 +122,12 @@ def tables(out: Path) -> dict[str, list[dict]]:
     return {p.name: pq.read_table(p).to_pylist() for p in sorted(out.iterdir()) if p.is_dir()}
 
 
-def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(tmp_path):
+def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(spark, tmp_path):
     data = tmp_path / "envs"
     report = generate("log", GenerateRequest(str(data), envs=4, ops=300, seed=11, group=3, file_max=16 * 1024))
     with standalone_cluster(tmp_path / "cluster") as (url, ui_port, processes, logs):
-        # Local mode runs while the cluster starts.
-        local = analyze(data, tmp_path / "local", "local[2]", tmp_path)
+        # Local mode runs (on the shared local[2] session) while the cluster starts.
+        local = analyze(spark, str(data), str(tmp_path / "local")).summary()
 
         def worker_alive():
             status = master_status(ui_port)
@@ -134,14 +135,14 @@ def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(tmp_path):
                 w.get("state") == "ALIVE" for w in status.get("workers", []))
 
         wait_for("the master and its worker", worker_alive, processes, logs)
-        cluster = analyze(data, tmp_path / "cluster-out", url, tmp_path)
+        cluster = analyze_command(data, tmp_path / "cluster-out", url, tmp_path)
         status = master_status(ui_port)
         apps = status["activeapps"] + status["completedapps"]
         assert [a["name"] for a in apps] == ["minidb spark analyze"]  # the job really ran there
     assert all(p.poll() is not None for p in processes)  # both stopped
 
-    assert f"on Spark {url}" in cluster and "on Spark local[2]" in local
-    assert cluster.splitlines()[1:-1] == local.splitlines()[1:-1]  # the same findings
+    assert cluster.splitlines()[0].endswith(f"on Spark {url}")
+    assert cluster.splitlines()[1:-1] == local.splitlines()[:-1]  # the same findings
     local_tables, cluster_tables = tables(tmp_path / "local"), tables(tmp_path / "cluster-out")
     assert len(local_tables) == 13 and cluster_tables == local_tables
     divergence = cluster_tables["first_divergence"]
