@@ -140,14 +140,16 @@ def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = T
     try:
         result = AnalyzeResult(path, out, df.count())
         for name, table in analyses(df).items():
-            table = table.persist()  # computed once, for counting (or collecting) and writing
+            destination = os.path.join(out, name)
+            table.coalesce(1).write.mode("overwrite").parquet(destination)
+            # Read back what was written: a count reads only the Parquet footer, and the
+            # small tables come back without computing them a second time.
+            written = spark.read.parquet(destination)
             if name in COLLECTED:
-                result.rows[name] = [tuple(r) for r in table.collect()]
+                result.rows[name] = [tuple(r) for r in written.collect()]
                 result.counts[name] = len(result.rows[name])
             else:
-                result.counts[name] = table.count()
-            table.coalesce(1).write.mode("overwrite").parquet(os.path.join(out, name))
-            table.unpersist()
+                result.counts[name] = written.count()
     finally:
         df.unpersist()
     for name, draw in FIGURES.items():
