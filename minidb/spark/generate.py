@@ -118,7 +118,7 @@ class GenerateReport:
             lines.append(
                 f"  {env.name}: {env.role}, {env.files} files, {env.entries:,} entries, "
                 f"{len(env.txns)} transactions ({outcomes['commit']} committed, {outcomes['abort']} aborted, "
-                f"{outcomes['open']} open), {len(env.checkpoints)} checkpoints"
+                f"{outcomes['open']} open), {len(env.checkpoints)} checkpoint{'' if len(env.checkpoints) == 1 else 's'}"
                 + (f", VLSNs {min(env.vlsns)}..{max(env.vlsns)}" if env.vlsns else "")
             )
         if self.group is not None:
