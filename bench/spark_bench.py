@@ -20,8 +20,9 @@ Why the comparison is fair: all four read the same generated files (at least
 --engine log`` and reused while the generation parameters stay the same) and
 verify every checksum; the files are read once before timing, so all of them
 come from the page cache. Spark's start-up is not timed (one untimed warm-up
-query per session starts its Python workers); every figure is the median of
-three runs.
+query per session starts its Python workers, and each Spark run has a fresh
+session); every figure is the median of three runs, taken round-robin: each
+repetition runs the four readers one after another.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import time
 from bench import report
 from minidb.io import OSDisk
 from minidb.log import LogManager
+from minidb.spark.source import file_rows, log_file_partitions, to_record_batch
 
 DATA_DIR = os.path.join(report.OUT_DIR, "spark-logs")
 STAMP = os.path.join(DATA_DIR, "generated.json")
@@ -97,8 +99,6 @@ def minidb_reader() -> int:
 
 
 def source_in_one_process() -> int:
-    from minidb.spark.source import file_rows, log_file_partitions, to_record_batch
-
     rows = 0
     for part in log_file_partitions(DATA_DIR):
         for batch in file_rows(part):
@@ -106,16 +106,22 @@ def source_in_one_process() -> int:
     return rows
 
 
-def spark_runs(master: str, expected_rows: int) -> list[float]:
+def spark_run(master: str, expected_rows: int) -> float:
+    """One timed read of every log, on a fresh session of ``master``."""
     from minidb.spark.session import spark_session
 
     spark = spark_session(master, f"minidb bench {master}", progress=False,
                           jvm_log=os.path.join(report.OUT_DIR, "spark-bench-jvm.log"))
     try:
+        # Warm-up, untimed: two files at once start the session's Python workers.
+        first = log_file_partitions(DATA_DIR)[0]
+        spark.read.format("minidb").load(os.path.join(first.env_path, "0000000[12].jdb")).count()
         df = spark.read.format("minidb").load(DATA_DIR)
-        if df.count() != expected_rows:  # the warm-up query, and a check that every row is there
-            raise RuntimeError(f"Spark read {df.count()} rows, the reader {expected_rows}")
-        return [report.timed(lambda: df.write.format("noop").mode("overwrite").save()) for _ in range(REPEATS)]
+        seconds = report.timed(lambda: df.write.format("noop").mode("overwrite").save())
+        rows = df.count()  # after the timing: every row was there
+        if rows != expected_rows:
+            raise RuntimeError(f"Spark read {rows:,} rows, {expected_rows:,} were generated")
+        return seconds
     finally:
         spark.stop()
 
@@ -124,24 +130,18 @@ def run() -> str:
     stamp = ensure_logs()
     warm_page_cache()
     load = os.getloadavg()[0]
-    seconds: dict[str, list[float]] = {}
-    counted: dict[str, int] = {}
-
-    def measure(name, work):
-        times = []
-        for _ in range(REPEATS):
-            result = {}
-            times.append(report.timed(lambda: result.setdefault("rows", work())))
-            counted[name] = result["rows"]
-        seconds[name] = times
-
-    measure("minidb reader", minidb_reader)
-    measure("data source, one process", source_in_one_process)
-    rows = counted["minidb reader"]
-    if counted["data source, one process"] != rows or rows != stamp["entries"]:
-        raise RuntimeError(f"row counts differ: {counted} vs {stamp['entries']} generated")
-    for master in MASTERS:
-        seconds[f"Spark {master}"] = spark_runs(master, rows)
+    readers = {"minidb reader": minidb_reader, "data source, one process": source_in_one_process}
+    seconds: dict[str, list[float]] = {name: [] for name in [*readers, *(f"Spark {m}" for m in MASTERS)]}
+    # Round-robin: within a repetition every reader runs once, one after another,
+    # so a busy spell of the machine tends to hit all of them rather than one.
+    for _ in range(REPEATS):
+        for name, work in readers.items():
+            counted: dict[str, int] = {}
+            seconds[name].append(report.timed(lambda: counted.setdefault("rows", work())))
+            if counted["rows"] != stamp["entries"]:
+                raise RuntimeError(f"{name} read {counted['rows']:,} rows, {stamp['entries']:,} were generated")
+        for master in MASTERS:
+            seconds[f"Spark {master}"].append(spark_run(master, stamp["entries"]))
     return markdown(stamp, seconds, (load, os.getloadavg()[0]))
 
 
@@ -174,7 +174,8 @@ def markdown(stamp: dict, seconds: dict[str, list[float]], load: tuple[float, fl
         f"{g['payload'][1]} bytes, files of at most {g['file_max'] // (1024 * 1024)} MiB) into "
         "`bench/out/spark-logs` once, then reused. Every reader verifies every checksum; the files are "
         "in the page cache. Spark rows go to the `noop` sink (every row produced, nothing stored); "
-        "Spark's start-up and one warm-up query per session are not timed. Median of 3 runs.",
+        "Spark's start-up and a warm-up query per session are not timed. Median of 3 runs, taken "
+        "round-robin (each repetition runs the four readers one after another).",
         "",
         report.table(["reader", "seconds", "rows/s", "MB/s"], rows, right=(1, 2, 3)),
         "",

@@ -48,7 +48,6 @@ import glob
 import os
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 
 import pyarrow as pa
