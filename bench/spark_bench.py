@@ -21,8 +21,10 @@ Why the comparison is fair: all four read the same generated files (at least
 verify every checksum; the files are read once before timing, so all of them
 come from the page cache. Spark's start-up is not timed, nor is a first,
 warm-up read per session (it starts the Python workers and lets the JVM
-compile its hot paths); each Spark run has a fresh session; every figure is the median of three runs, taken round-robin: each
-repetition runs the four readers one after another.
+compile its hot paths); each Spark run has a fresh session. Every figure is
+the median of three runs, taken round-robin: each repetition runs the four
+readers one after another, so a busy spell of the machine tends to hit all
+of them.
 """
 
 from __future__ import annotations
