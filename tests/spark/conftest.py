@@ -32,3 +32,12 @@ def generated(tmp_path_factory):
 def logs(spark, generated):
     """The generated logs as read by the data source, cached."""
     return spark.read.format("minidb").load(generated.request.out).cache()
+
+
+@pytest.fixture(scope="session")
+def analyzed(spark, generated, tmp_path_factory):
+    """``analyze()`` of the generated logs in local mode: (out directory, result)."""
+    from minidb.spark.pipeline import analyze
+
+    out = tmp_path_factory.mktemp("analyze") / "out"
+    return out, analyze(spark, generated.request.out, str(out))

@@ -2,8 +2,6 @@
 
 from collections import Counter
 
-from pyspark.testing import assertDataFrameEqual
-
 from minidb.io import OSDisk
 from minidb.log import LSN, NULL_LSN, TRACE, LogManager
 from minidb.spark import analytics as A
@@ -190,13 +188,3 @@ def test_bad_rows_are_counted_but_not_analysed(spark, generated, tmp_path):
     assert txns[victim["txn_id"]].outcome == "open"  # its commit can no longer be trusted
     [summary] = [r for r in A.file_summary(df).collect() if r.file == 1]
     assert summary.invalid == 1 and summary.first_problem.startswith("corrupt: checksum mismatch")
-
-
-def test_the_analyses_of_one_file_equal_those_of_the_reader_rows(spark, generated, logs):
-    env = generated.envs[3]
-    from tests.spark.test_source import expected_frame
-
-    mine = logs.where(f"env = '{env.name}'")
-    theirs = expected_frame(spark, [(env.path, env.name)])
-    for analysis in (A.entries_by_file, A.transactions, A.checkpoints):
-        assertDataFrameEqual(analysis(mine), analysis(theirs))

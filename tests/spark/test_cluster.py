@@ -5,9 +5,9 @@ Spark (``spark-class org.apache.spark.deploy.master.Master`` and
 ``...worker.Worker``) on free ports, waits until the master's JSON status
 page lists the worker as ALIVE (a bounded polling loop, never a fixed
 sleep), runs the pipeline on it as a user would (the ``minidb`` command in a
-subprocess, ``--master spark://127.0.0.1:PORT``), runs it in local mode on the
-tests' shared session (no second local JVM) while the cluster starts, and
-compares every table. The worker runs this virtual environment's Python
+subprocess, ``--master spark://127.0.0.1:PORT``) on the logs that the other
+Spark tests analyse in local mode (on the shared session: no second local
+JVM), and compares every table. The worker runs this virtual environment's Python
 (``PYSPARK_PYTHON``), so the executors import minidb from this worktree.
 Both processes are stopped at the end, whatever happened.
 """
@@ -27,8 +27,7 @@ import pyarrow.parquet as pq
 import pyspark
 import pytest
 
-from minidb.spark.generate import GenerateRequest, generate
-from minidb.spark.pipeline import FIGURES, analyze
+from minidb.spark.pipeline import FIGURES
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 MINIDB = Path(sys.executable).with_name("minidb")
@@ -122,12 +121,11 @@ def tables(out: Path) -> dict[str, list[dict]]:
     return {p.name: pq.read_table(p).to_pylist() for p in sorted(out.iterdir()) if p.is_dir()}
 
 
-def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(spark, tmp_path):
-    data = tmp_path / "envs"
-    report = generate("log", GenerateRequest(str(data), envs=4, ops=300, seed=11, group=3, file_max=16 * 1024))
+def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(generated, analyzed, tmp_path):
+    data, report = Path(generated.request.out), generated
     with standalone_cluster(tmp_path / "cluster") as (url, ui_port, processes, logs):
-        # Local mode runs (on the shared local[2] session) while the cluster starts.
-        local = analyze(spark, str(data), str(tmp_path / "local")).summary()
+        local_out, local_result = analyzed  # local mode, on the shared session
+        local = local_result.summary()
 
         def worker_alive():
             status = master_status(ui_port)
@@ -143,7 +141,7 @@ def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(spark, tmp_path
 
     assert cluster.splitlines()[0].endswith(f"on Spark {url}")
     assert cluster.splitlines()[1:-1] == local.splitlines()[:-1]  # the same findings
-    local_tables, cluster_tables = tables(tmp_path / "local"), tables(tmp_path / "cluster-out")
+    local_tables, cluster_tables = tables(local_out), tables(tmp_path / "cluster-out")
     assert len(local_tables) == 13 and cluster_tables == local_tables
     divergence = cluster_tables["first_divergence"]
     assert {r["vlsn"] for r in divergence} == {report.group.first_divergence}

@@ -3,16 +3,9 @@
 import os
 
 import pyarrow.parquet as pq
-import pytest
 
 from minidb.spark import analytics as A
-from minidb.spark.pipeline import FIGURES, analyses, analyze
-
-
-@pytest.fixture(scope="module")
-def analyzed(spark, generated, tmp_path_factory):
-    out = tmp_path_factory.mktemp("analyze") / "out"
-    return out, analyze(spark, generated.request.out, str(out))
+from minidb.spark.pipeline import FIGURES, analyses
 
 
 def test_analyze_writes_every_table_and_figure(generated, logs, analyzed):
