@@ -10,9 +10,9 @@ fields cannot be trusted.
 
 What each entry type *means* (a commit, a checkpoint start) is looked up by
 name in :data:`ROLES`, which lists the names every engine uses for the role:
-the generator's test types today (``GenCommit``...), JE's names for the log
-store (``TxnCommit``, ``CkptStart``...). An engine whose log uses other names
-adds them there.
+the generator's test types (``GenCommit``...), the log store's JE names
+(``Commit``, ``CkptStart``...), Shore's for the page store (``xct_end``,
+``chkpt_begin``...). An engine whose log uses other names adds them there.
 
 Distances are *log bytes*: ``log_pos`` (:func:`with_log_position`) is the
 number of bytes of the environment's log before an entry, counting every
@@ -48,10 +48,11 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 ROLES: dict[str, tuple[str, ...]] = {
-    "commit": ("GenCommit", "TxnCommit", "Commit"),
-    "abort": ("GenAbort", "TxnAbort", "Abort"),
-    "ckpt_start": ("GenCkptStart", "CkptStart"),
-    "ckpt_end": ("GenCkptEnd", "CkptEnd"),
+    # the generator's test types; the log store's (JE) names; the page store's (Shore) names
+    "commit": ("GenCommit", "Commit", "TxnCommit", "xct_end"),
+    "abort": ("GenAbort", "Abort", "TxnAbort", "xct_abort"),
+    "ckpt_start": ("GenCkptStart", "CkptStart", "chkpt_begin"),
+    "ckpt_end": ("GenCkptEnd", "CkptEnd", "chkpt_end"),
 }
 
 
