@@ -42,3 +42,24 @@ def pytest_collection_finish(session):
             missing.append(os.path.relpath(area, ROOT))
     if missing:
         pytest.exit(f"the full suite collected nothing from: {', '.join(missing)}", returncode=4)
+
+
+# Tests that share one SparkSession (tests/spark/) must run in one process, so
+# that the suite starts one JVM for them however many xdist workers there are:
+# with --dist loadfile they form one work unit instead of one per file.
+SPARK_TESTS = "tests/spark/"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkTestsTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(SPARK_TESTS):
+                return SPARK_TESTS
+            return super()._split_scope(nodeid)
+
+    return SparkTestsTogether(config, log)

@@ -12,7 +12,8 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
                      "The page store", "consistency check: ok", "crash sweep of the volume",
                      "The lock manager", "T3: SH r(1.3.48.1) -> DeadlockVictim",
                      "T3 found its fingerprint {5,10} in T1's digest {0,5,6,10,12,15}",
-                     "The log store", "step 10: dirty map state NONE", "case 3 with the evictor bug option"):
+                     "The log store", "step 10: dirty map state NONE", "case 3 with the evictor bug option",
+                     "Environments for the data pipeline", "env-02 diverges from VLSN"):
         assert expected in out
     from minidb.viz.gallery import FIGURES
 
@@ -25,6 +26,7 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert len(lines) == 162  # 61 entries, 4 threads x 25 commits, "the tour ends"
     assert main(["verify", str(log_dir)]) == 0
     assert capsys.readouterr().out.startswith("ok: ")
+    assert sorted(p.name for p in (workdir / "envs").iterdir()) == ["env-00", "env-01", "env-02", "env-03"]
     # a second tour starts a fresh log in the same place
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     capsys.readouterr()

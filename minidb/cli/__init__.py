@@ -7,6 +7,8 @@ Subcommands (``minidb COMMAND --help`` for each)::
     verify     check every entry of a log; exit 1 at the first problem
     crashtest  crash a random workload at every write and fsync, check recovery
     figures    regenerate the pictures in figures/
+    generate   write environments with seeded random workloads (for the pipeline)
+    spark      the data pipeline on Apache Spark: minidb spark analyze PATH
 
 Exit codes: 0 success; 1 a check failed (corruption found, a crash-test
 violation); 2 a user error (a missing directory, not a minidb log, a bad
@@ -31,12 +33,12 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
-    from minidb.cli import crashtest, figures, printlog, tour, verify
+    from minidb.cli import crashtest, figures, generate, printlog, spark, tour, verify
 
     parser = Parser(prog="minidb", description="minidb, a teaching storage engine")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
-    for module in (tour, printlog, verify, crashtest, figures):
+    for module in (tour, printlog, verify, crashtest, figures, generate, spark):
         module.register(commands)
     return parser
 

@@ -8,9 +8,10 @@ allocated and freed, the buffer pool forced, a crash sweep of the volume),
 the lock manager (a scripted deadlock of three transactions found by
 Dreadlocks and resolved), the log store (a tree in the log, transactions, a
 checkpoint's ten steps, recovery, the seed's BEFORE_CKPT_END cases, its crash
-sweep), and the figures. The log it writes stays in ``WORKDIR/log`` for
+sweep), environments generated for the Spark pipeline, and the figures. The log it writes stays in ``WORKDIR/log`` for
 ``minidb printlog`` and ``minidb verify``; the page store's volume and log
-stay in ``WORKDIR/pagestore``, the log store's environment in ``WORKDIR/logstore``.
+stay in ``WORKDIR/pagestore``, the log store's environment in ``WORKDIR/logstore``;
+generated environments for the Spark pipeline in ``WORKDIR/envs``.
 """
 
 from __future__ import annotations
@@ -247,6 +248,21 @@ def tour_logstore(workdir: str) -> str:
     return path
 
 
+def tour_pipeline(workdir: str) -> str:
+    section("8. Environments for the data pipeline")
+    import shutil
+
+    from minidb.spark.generate import GenerateRequest, generate
+
+    path = os.path.join(workdir, "envs")
+    shutil.rmtree(path, ignore_errors=True)  # the tour's own output of a previous run
+    report = generate("log", GenerateRequest(path, envs=4, ops=400, seed=1, group=3))
+    print(report.summary())
+    print(f"Spark reads them all at once (slow to start, so not part of the tour): "
+          f"minidb spark analyze {path} --out {os.path.join(workdir, 'spark')}")
+    return path
+
+
 def run(args) -> int:
     print("minidb tour: every part of minidb that exists, bottom up")
     tour_disk()
@@ -256,7 +272,8 @@ def run(args) -> int:
     pagestore = tour_pagestore(args.workdir)
     tour_locks()
     store = tour_logstore(args.workdir)
-    section("8. Figures")
+    envs = tour_pipeline(args.workdir)
+    section("9. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):
@@ -264,4 +281,5 @@ def run(args) -> int:
     print(f"\nnext: minidb printlog {path} | head   and   minidb verify {path}")
     print(f"      minidb printlog {pagestore} --type alloc_pages_in_ext | head")
     print(f"      minidb printlog {store} --type IN   (the log store's log, with provisional flags)")
+    print(f"      minidb spark analyze {envs}   (the data pipeline, on Spark)")
     return 0

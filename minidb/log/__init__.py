@@ -12,6 +12,8 @@ DB JE's log layout). Public surface::
     LogEnd, TailCut, find_end          the end of the log; torn tails
     file_name, file_number             log file names (00000001.jdb)
     inspect_file, read_file            one file's entries and bad part, read-only
+    scan_tolerant, ScannedEntry        every entry of a file, bad ones reported,
+                                       resynchronising after corruption
 """
 
 from minidb.log import fields
@@ -21,7 +23,7 @@ from minidb.log.files import file_name, file_number, log_file_numbers
 from minidb.log.header import Provisional
 from minidb.log.logdef import FILE_HEADER, LOG_TYPES, TRACE
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.scan import FileInspection, Verdict, inspect_file
+from minidb.log.scan import FileInspection, ScannedEntry, Verdict, inspect_file, scan_tolerant
 from minidb.log.manager import LogManager, open_log
 from minidb.log.printer import format_entry
 from minidb.log.types import EntryTable, EntryType, known_types, type_by_code, type_by_name
@@ -31,4 +33,5 @@ __all__ = [
     "type_by_code", "type_by_name", "LOG_TYPES", "FILE_HEADER", "TRACE", "LogManager",
     "open_log", "LogEntry", "LogEnd", "TailCut", "find_end", "file_name", "file_number",
     "log_file_numbers", "FileInspection", "format_entry", "Verdict", "inspect_file", "read_file",
+    "ScannedEntry", "scan_tolerant",
 ]

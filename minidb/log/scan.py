@@ -25,6 +25,14 @@ The successor search looks for the bad entry's offset in the ``prev`` field
 of later entries (a fast byte search) and at the end the bad entry's own size
 claims; two bad entries in a row would hide a corruption behind a torn
 verdict, which is why ``minidb verify`` reads every file in full.
+
+Readers of the engine stop at the first bad entry. Tools that survey many
+logs at once (the Spark data source) want every entry they can still trust
+instead: :func:`scan_tolerant` reports a bad entry as one
+:class:`ScannedEntry` with its verdict and, when the verdict is ``corrupt``,
+*resynchronises* at the intact successor and goes on. Worked example: a file
+with entries at 0x0, 0x26, 0x48, 0x68 whose entry at 0x48 has a flipped bit
+scans as 0x0 ok, 0x26 ok, 0x48 corrupt, 0x68 ok (its ``prev`` names 0x48).
 """
 
 from __future__ import annotations
@@ -151,3 +159,48 @@ def inspect_file(buf: bytes | memoryview, number: int) -> FileInspection:
     if scanner.problem is not None:
         verdict = judge_bad_entry(buf, scanner.bad_offset or 0, scanner.bad_header)
     return FileInspection(number, len(buf), entries, scanner.problem, scanner.bad_offset, verdict)
+
+
+@dataclass(frozen=True)
+class ScannedEntry:
+    """One entry as :func:`scan_tolerant` saw it.
+
+    ``problem`` is None for an intact entry; for a bad one it says what is
+    wrong and ``verdict`` says which kind of bad (``torn``, ``unwritten``,
+    ``foreign`` or ``corrupt``; see :func:`judge_bad_entry`). ``header`` is
+    None when not even the fixed part of the header could be read.
+    """
+
+    offset: int
+    header: EntryHeader | None
+    problem: str | None = None
+    verdict: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+def scan_tolerant(buf: bytes | memoryview, number: int, verify: bool = True) -> Iterator[ScannedEntry]:
+    """Every entry of one file's bytes, bad ones reported rather than raised.
+
+    Intact entries come as in :class:`FileScanner`. At a bad entry, one
+    ScannedEntry carries the problem and verdict; then a ``corrupt`` entry
+    is stepped over to its intact successor (whose ``prev`` names it) and
+    the scan goes on, while ``torn``, ``unwritten`` and ``foreign`` end it:
+    nothing after them can be trusted. Whether a torn end is an error is the
+    caller's call (it is not in the last file of a log, and is elsewhere).
+    """
+    start, prev = 0, None
+    while True:
+        scanner = FileScanner(buf, number, verify=verify, start=start, prev=prev)
+        for offset, header in scanner:
+            yield ScannedEntry(offset, header)
+        if scanner.problem is None:
+            return
+        bad = scanner.bad_offset or 0
+        verdict = judge_bad_entry(buf, bad, scanner.bad_header)
+        yield ScannedEntry(bad, scanner.bad_header, scanner.problem, verdict.kind)
+        if verdict.kind != "corrupt" or verdict.successor is None:
+            return
+        start, prev = verdict.successor, bad

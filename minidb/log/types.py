@@ -10,7 +10,10 @@ or one name, so a code always means one thing.
 Type codes are partitioned by owner so the tables cannot collide::
 
     codes       owner
-    0x01-0x0f   minidb.log          (FileHeader, Trace)
+    0x01-0x07   minidb.log          (FileHeader, Trace)
+    0x08-0x0f   generator           synthetic workloads of ``minidb generate
+                                    --engine log`` (minidb/spark/logdef.py):
+                                    test entries for the data pipeline
     0x10-0x3f   minidb.pagestore
     0x40-0x6f   minidb.logstore
     0x70-0x7e   minidb.replication
@@ -33,7 +36,8 @@ from minidb.log.fields import LSN_FIELD, U64, ItemFormatError, Kind, decode_fiel
 from minidb.log.lsn import LSN
 
 OWNER_CODES = {
-    "log": range(0x01, 0x10),
+    "log": range(0x01, 0x08),
+    "generator": range(0x08, 0x10),
     "pagestore": range(0x10, 0x40),
     "logstore": range(0x40, 0x70),
     "replication": range(0x70, 0x7F),

@@ -17,6 +17,12 @@ TYPE_COLOURS = {
     "FileHeader": "#9e9e9e",
     "Trace": "#80cbc4",
     "Erased": "#212121",
+    # the generator's test entries (minidb/spark/logdef.py)
+    "GenUpdate": "#4e79a7",
+    "GenCommit": "#59a14f",
+    "GenAbort": "#e15759",
+    "GenCkptStart": "#f28e2b",
+    "GenCkptEnd": "#b07aa1",
 }
 FALLBACK = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
             "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#8cd17d", "#d37295"]

@@ -50,6 +50,11 @@ class Explorer:
         display(self.widget())
 
 
+def show_figure(result: Any) -> None:
+    """Show ``result``, a Figure."""
+    display(result)
+
+
 def show_figure_and_text(result: Any) -> None:
     """Show ``result.figure`` and ``result.summary()`` (the usual demo result)."""
     display(result.figure)

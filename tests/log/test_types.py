@@ -74,9 +74,22 @@ def test_tables_refuse_collisions_and_foreign_codes():
     with pytest.raises(ValueError, match="is both FileHeader and Clash"):
         EntryTable("log", [("Clash", 0x01, "", [])])
     with pytest.raises(ValueError, match="declared twice"):
-        EntryTable("log", [("Twice", 0x0E, "", []), ("Twice", 0x0D, "", [])], register=False)
+        EntryTable("log", [("Twice", 0x06, "", []), ("Twice", 0x05, "", [])], register=False)
     with pytest.raises(ValueError, match="unknown flags"):
-        EntryTable("log", [("Flagged", 0x0C, "Z", [])], register=False)
+        EntryTable("log", [("Flagged", 0x04, "Z", [])], register=False)
+
+
+def test_owner_ranges_partition_the_valid_codes():
+    from minidb.log.header import MAX_TYPE_CODE
+    from minidb.log.types import OWNER_CODES
+
+    codes = sorted(code for owned in OWNER_CODES.values() for code in owned)
+    assert codes == list(range(0x01, MAX_TYPE_CODE + 1))  # every valid code, each once
+    assert OWNER_CODES["log"] == range(0x01, 0x08) and OWNER_CODES["generator"] == range(0x08, 0x10)
+    with pytest.raises(ValueError, match="outside log's range"):
+        EntryTable("log", [("NotMine", 0x08, "", [])], register=False)
+    with pytest.raises(ValueError, match="outside generator's range"):
+        EntryTable("generator", [("NotMineEither", 0x02, "", [])], register=False)
 
 
 def test_transactional_types_get_txn_fields():

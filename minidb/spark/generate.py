@@ -1,0 +1,182 @@
+"""Generating environments for the pipeline to read: a registry of generators.
+
+Classes study many environments at once (one per student, or one per node of
+a replication group), so the pipeline needs many logs with real content.
+``minidb generate --engine NAME --envs N --ops N OUT`` writes ``N``
+environments, ``OUT/env-00``, ``OUT/env-01``, ..., each a directory of log
+files, with a seeded random workload of about ``N`` operations each: the same
+seed gives the same bytes.
+
+Each engine that can produce a workload registers a :class:`Generator` in
+:data:`GENERATORS` under its ``--engine`` name. Today there is one:
+
+``log``  the shared log alone (:mod:`minidb.spark.gen_log`), writing the test
+         entry types of :mod:`minidb.spark.logdef`: transactions, checkpoints,
+         and a replication group whose nodes share a VLSN stream.
+
+The log store adds ``logstore`` the same way (a module with a ``run``
+function and one :func:`register_generator` call, imported in
+:func:`_load_builtin`); replication adds its replicated environments by
+accepting ``group`` in its generator (``supports_group=True``).
+
+A generator returns a :class:`GenerateReport`: what it wrote, environment by
+environment, which the tests use as ground truth for the analyses.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from minidb.errors import UserError
+from minidb.log import LSN
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """What to generate. ``group`` environments (the first ones) form a
+    replication group; ``ckpt_every`` is the mean number of operations between
+    checkpoints; ``payload`` the range of record data sizes in bytes."""
+
+    out: str
+    envs: int
+    ops: int
+    seed: int = 1
+    group: int = 0
+    file_max: int = 32 * 1024
+    ckpt_every: int = 150
+    payload: tuple[int, int] = (16, 160)
+
+
+@dataclass
+class TxnRecord:
+    """One transaction as written to one environment."""
+
+    txn_id: int
+    first_lsn: LSN
+    last_lsn: LSN
+    entries: int = 0  # updates plus the commit or abort entry
+    outcome: str = "open"  # open | commit | abort
+
+
+@dataclass
+class CheckpointRecord:
+    ckpt_id: int
+    start_lsn: LSN
+    end_lsn: LSN | None = None
+
+
+@dataclass
+class EnvReport:
+    """One generated environment."""
+
+    name: str
+    path: str
+    role: str = "standalone"  # standalone | node
+    entries: int = 0  # every entry, FileHeaders included
+    files: int = 0
+    bytes: int = 0
+    types: Counter = field(default_factory=Counter)
+    txns: dict[int, TxnRecord] = field(default_factory=dict)
+    checkpoints: list[CheckpointRecord] = field(default_factory=list)
+    vlsns: list[int] = field(default_factory=list)  # in log order, repeats included
+
+
+@dataclass
+class GroupReport:
+    """The replication group: its nodes and the faults written on purpose."""
+
+    nodes: list[str]
+    diverging_node: str | None = None
+    first_divergence: int | None = None  # the first VLSN whose entry differs there
+    gaps: dict[str, list[int]] = field(default_factory=dict)  # env -> VLSNs never logged
+    duplicates: dict[str, list[int]] = field(default_factory=dict)  # env -> VLSNs logged twice
+    last_vlsn: int = 0
+
+
+@dataclass
+class GenerateReport:
+    engine: str
+    request: GenerateRequest
+    envs: list[EnvReport]
+    group: GroupReport | None = None
+
+    def env(self, name: str) -> EnvReport:
+        return next(e for e in self.envs if e.name == name)
+
+    def summary(self) -> str:
+        total = sum(e.bytes for e in self.envs)
+        lines = [
+            f"generated {len(self.envs)} environments in {self.request.out} "
+            f"(engine {self.engine}, seed {self.request.seed}, {self.request.ops} operations each): "
+            f"{sum(e.entries for e in self.envs):,} entries in {sum(e.files for e in self.envs)} files, "
+            f"{total:,} bytes"
+        ]
+        for env in self.envs:
+            outcomes = Counter(t.outcome for t in env.txns.values())
+            lines.append(
+                f"  {env.name}: {env.role}, {env.files} files, {env.entries:,} entries, "
+                f"{len(env.txns)} transactions ({outcomes['commit']} committed, {outcomes['abort']} aborted, "
+                f"{outcomes['open']} open), {len(env.checkpoints)} checkpoint{'' if len(env.checkpoints) == 1 else 's'}"
+                + (f", VLSNs {min(env.vlsns)}..{max(env.vlsns)}" if env.vlsns else "")
+            )
+        if self.group is not None:
+            g = self.group
+            lines.append(f"  replication group: {', '.join(g.nodes)}; VLSNs 1..{g.last_vlsn}")
+            for env, vlsns in g.gaps.items():
+                lines.append(f"    {env} never logged VLSN {', '.join(map(str, vlsns))} (a gap)")
+            for env, vlsns in g.duplicates.items():
+                lines.append(f"    {env} logged VLSN {', '.join(map(str, vlsns))} twice (a duplicate)")
+            if g.diverging_node is not None:
+                lines.append(f"    {g.diverging_node} diverges from VLSN {g.first_divergence} on")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Generator:
+    name: str
+    help: str
+    run: Callable[[GenerateRequest], GenerateReport]
+    supports_group: bool = False
+
+
+GENERATORS: dict[str, Generator] = {}
+
+
+def register_generator(generator: Generator) -> None:
+    if generator.name in GENERATORS and GENERATORS[generator.name] != generator:
+        raise ValueError(f"a generator named {generator.name!r} is already registered")
+    GENERATORS[generator.name] = generator
+
+
+def _load_builtin() -> None:
+    import minidb.spark.gen_log  # noqa: F401  (registers "log")
+
+
+def generators() -> dict[str, Generator]:
+    _load_builtin()
+    return GENERATORS
+
+
+def generate(engine: str, request: GenerateRequest) -> GenerateReport:
+    """Run the generator registered as ``engine``; bad requests are UserErrors."""
+    known = generators()
+    if engine not in known:
+        raise UserError(f"unknown engine {engine!r} for generate (known: {', '.join(sorted(known))})")
+    generator = known[engine]
+    if request.envs < 1 or request.ops < 1:
+        raise UserError(f"need at least one environment and one operation (got --envs {request.envs} --ops {request.ops})")
+    if request.group:
+        if not generator.supports_group:
+            raise UserError(f"engine {engine!r} cannot generate a replication group yet")
+        if not 2 <= request.group <= request.envs:
+            raise UserError(f"a replication group needs 2 to {request.envs} environments (got --group {request.group})")
+    low, high = request.payload
+    if not 0 <= low <= high:
+        raise UserError(f"bad payload size range {low}..{high}")
+    return generator.run(request)
+
+
+def env_name(index: int) -> str:
+    return f"env-{index:02d}"

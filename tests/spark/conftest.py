@@ -1,0 +1,43 @@
+"""One local SparkSession for every Spark test (local[2], no UI, 2 shuffle partitions).
+
+The root conftest keeps all of tests/spark/ in one xdist worker, so the whole
+suite starts one JVM for these tests. The JVM's own output goes to a log file
+in the session's temporary directory.
+"""
+
+import pytest
+
+from minidb.spark.generate import GenerateRequest, generate
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from minidb.spark.session import spark_session
+
+    jvm_log = tmp_path_factory.mktemp("spark") / "jvm.log"
+    session = spark_session("local[2]", "minidb tests", shuffle_partitions=2, progress=False, jvm_log=jvm_log)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory):
+    """Five environments (three of them a replication group), several files each."""
+    out = tmp_path_factory.mktemp("generated")
+    return generate("log", GenerateRequest(str(out), envs=5, ops=500, seed=7, group=3,
+                                           file_max=12 * 1024, ckpt_every=60))
+
+
+@pytest.fixture(scope="session")
+def logs(spark, generated):
+    """The generated logs as read by the data source, cached."""
+    return spark.read.format("minidb").load(generated.request.out).cache()
+
+
+@pytest.fixture(scope="session")
+def analyzed(spark, generated, tmp_path_factory):
+    """``analyze()`` of the generated logs in local mode: (out directory, result)."""
+    from minidb.spark.pipeline import analyze
+
+    out = tmp_path_factory.mktemp("analyze") / "out"
+    return out, analyze(spark, generated.request.out, str(out))

@@ -1,0 +1,150 @@
+"""`minidb spark analyze` on a real standalone Spark cluster gives the results of local mode.
+
+The test starts a master and one worker on 127.0.0.1 from the pip-installed
+Spark (``spark-class org.apache.spark.deploy.master.Master`` and
+``...worker.Worker``) on free ports, waits until the master's JSON status
+page lists the worker as ALIVE (a bounded polling loop, never a fixed
+sleep), runs the pipeline on it as a user would (the ``minidb`` command in a
+subprocess, ``--master spark://127.0.0.1:PORT``) on the logs that the other
+Spark tests analyse in local mode (on the shared session: no second local
+JVM), and compares every table. The worker runs this virtual environment's Python
+(``PYSPARK_PYTHON``), so the executors import minidb from this worktree.
+Both processes are stopped at the end, whatever happened.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pyspark
+import pytest
+
+from minidb.spark.pipeline import FIGURES
+
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+MINIDB = Path(sys.executable).with_name("minidb")
+READY_SECONDS = 120
+JOB_SECONDS = 600
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def spark_env(tmp: Path) -> dict:
+    env = dict(os.environ)
+    env.update(SPARK_HOME=str(SPARK_HOME), SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
+               SPARK_LOG_DIR=str(tmp / "logs"), SPARK_WORKER_DIR=str(tmp / "work"))
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    return env
+
+
+def master_status(ui_port: int) -> dict | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as response:
+            return json.load(response)
+    except (OSError, ValueError):
+        return None
+
+
+def wait_for(what: str, check, processes, logs, seconds: float = READY_SECONDS):
+    """Poll ``check()`` until it is true; fail at once if a process died, or after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for process, log in zip(processes, logs):
+            if process.poll() is not None:
+                pytest.fail(f"{what}: a Spark process exited with {process.returncode}:\n{Path(log).read_text()[-3000:]}")
+        if check():
+            return
+        time.sleep(0.2)  # polling interval of a bounded loop
+    tails = "\n".join(Path(log).read_text()[-2000:] for log in logs)
+    pytest.fail(f"{what}: not ready after {seconds} s\n{tails}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop a process we started (and the children in its session), by its id."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+
+
+@contextmanager
+def standalone_cluster(tmp: Path):
+    """A master and one worker on 127.0.0.1: yields (master URL, master UI port)."""
+    env = spark_env(tmp)
+    (tmp / "work").mkdir(parents=True)
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    port, ui_port, worker_port, worker_ui = (free_port() for _ in range(4))
+    url = f"spark://127.0.0.1:{port}"
+    started: list[subprocess.Popen] = []
+    master_log, worker_log = tmp / "master.log", tmp / "worker.log"
+    try:
+        with open(master_log, "wb") as out:
+            started.append(subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                 "--port", str(port), "--webui-port", str(ui_port)],
+                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True))
+        with open(worker_log, "wb") as out:
+            started.append(subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                 "--port", str(worker_port), "--webui-port", str(worker_ui), "--cores", "2",
+                 "--memory", "2g", "--work-dir", str(tmp / "work"), url],
+                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True))
+        yield url, ui_port, started, [master_log, worker_log]
+    finally:
+        for process in reversed(started):
+            stop(process)
+
+
+def analyze_command(path: Path, out: Path, master: str, tmp: Path) -> str:
+    done = subprocess.run([str(MINIDB), "spark", "analyze", str(path), "--master", master, "--out", str(out)],
+                          capture_output=True, text=True, env=spark_env(tmp), timeout=JOB_SECONDS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def tables(out: Path) -> dict[str, list[dict]]:
+    return {p.name: pq.read_table(p).to_pylist() for p in sorted(out.iterdir()) if p.is_dir()}
+
+
+def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(generated, analyzed, tmp_path):
+    data, report = Path(generated.request.out), generated
+    with standalone_cluster(tmp_path / "cluster") as (url, ui_port, processes, logs):
+        local_out, local_result = analyzed  # local mode, on the shared session
+        local = local_result.summary()
+
+        def worker_alive():
+            status = master_status(ui_port)
+            return bool(status) and status.get("status") == "ALIVE" and any(
+                w.get("state") == "ALIVE" for w in status.get("workers", []))
+
+        wait_for("the master and its worker", worker_alive, processes, logs)
+        cluster = analyze_command(data, tmp_path / "cluster-out", url, tmp_path)
+        status = master_status(ui_port)
+        apps = status["activeapps"] + status["completedapps"]
+        assert [a["name"] for a in apps] == ["minidb spark analyze"]  # the job really ran there
+    assert all(p.poll() is not None for p in processes)  # both stopped
+
+    assert cluster.splitlines()[0].endswith(f"on Spark {url}")
+    assert cluster.splitlines()[1:-1] == local.splitlines()[:-1]  # the same findings
+    local_tables, cluster_tables = tables(local_out), tables(tmp_path / "cluster-out")
+    assert len(local_tables) == 13 and cluster_tables == local_tables
+    divergence = cluster_tables["first_divergence"]
+    assert {r["vlsn"] for r in divergence} == {report.group.first_divergence}
+    assert sum(r["entries"] for r in cluster_tables["entries_by_type"]) == sum(e.entries for e in report.envs)
+    for name in FIGURES:
+        assert (tmp_path / "cluster-out" / name).stat().st_size > 0
