@@ -375,8 +375,13 @@ class BufferPool:
         return self.clean(lambda f: f.rec_lsn is not None and f.rec_lsn <= lsn, wait=True)
 
     def discard_store(self, stid: StoreId) -> int:
-        """Drop the frames of a (destroyed) store's pages without writing them."""
-        return self._discard(lambda f: f.pid is not None and f.pid.stid == stid, f"store {stid}")
+        """Drop the frames of a (destroyed) store's pages without writing them.
+
+        A page belongs to the store its *header* names: a page freed by one
+        store and formatted for another may still sit in the frame it was
+        fixed into under its old store's id.
+        """
+        return self._discard(lambda f: f.pid is not None and f.page.pid.stid == stid, f"store {stid}")
 
     def discard_volume(self, vid: int) -> int:
         return self._discard(lambda f: f.pid is not None and f.pid.vol == vid, f"volume v({vid})")
