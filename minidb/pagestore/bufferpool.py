@@ -254,6 +254,19 @@ class BufferPool:
     def unfix_dirty(self, page: SlottedPage) -> None:
         self.unfix(page, dirty=True)
 
+    def lower_rec_lsn(self, page: SlottedPage, lsn: LSN) -> None:
+        """Make a fixed page's recovery LSN at most ``lsn``.
+
+        Restart's redo applies old entries to pages: such a page is dirty
+        since the first entry redone on it, not since the (much later) end
+        of the log when it was fixed, and a checkpoint must say so.
+        """
+        frame: Frame = page.frame  # type: ignore[assignment]
+        with self._mutex:
+            if frame.rec_lsn is None or lsn < frame.rec_lsn:
+                frame.rec_lsn = lsn
+            frame.dirty = True
+
     def set_dirty(self, page: SlottedPage) -> None:
         """Mark a fixed page dirty without unfixing it."""
         frame: Frame = page.frame  # type: ignore[assignment]

@@ -117,15 +117,16 @@ class FileManager:
     def create_file(self, xct: Any) -> StoreId:
         """A new, empty file: two stores, a first page, a directory entry."""
         self.xcts.check_active(xct)
-        small = self.volume.create_store(StoreFlags.REGULAR, xct)
-        self.xcts.lock(xct, small, "EX")
-        large = self.volume.create_store(StoreFlags.REGULAR, xct)
-        self.xcts.lock(xct, large, "EX")
-        self._reset_caches(small.store)
-        pid = self._new_page(xct, small, AllocMode.APPEND, PageTag.FILE)
-        with self._mutex:
-            self._first_page[small.store] = self._last_page[small.store] = pid.page
-        self.directory.add(xct, SInfo(small.store, StoreKind.FILE, large.store))
+        with self._atomic(xct):
+            small = self.volume.create_store(StoreFlags.REGULAR, xct)
+            self.xcts.lock(xct, small, "EX")
+            large = self.volume.create_store(StoreFlags.REGULAR, xct)
+            self.xcts.lock(xct, large, "EX")
+            self._reset_caches(small.store)
+            pid = self._new_page(xct, small, AllocMode.APPEND, PageTag.FILE)
+            with self._mutex:
+                self._first_page[small.store] = self._last_page[small.store] = pid.page
+            self.directory.add(xct, SInfo(small.store, StoreKind.FILE, large.store))
         self.stats.add("nFilesCreated")
         self.trace.emit("T%d created file %s (large records in %s), first page %s", xct.txn_id, small, large, pid)
         return small
@@ -133,21 +134,27 @@ class FileManager:
     def destroy_file(self, xct: Any, fid: StoreId) -> None:
         """Mark the file's two stores for deletion at commit and drop its directory entry."""
         self.xcts.check_active(xct)
+        self._check_fid(fid)
+        self.xcts.lock(xct, fid, "EX")
         info = self.file_info(fid)
         large = StoreId(fid.vol, info.large)
-        for stid in (fid, large):
-            self.xcts.lock(xct, stid, "EX")
-            self.volume.destroy_store(stid, xct)
-            self.xcts.note_store_destroyed(xct, stid)
-        self.directory.remove(xct, fid.store)
+        self.xcts.lock(xct, large, "EX")
+        with self._atomic(xct):
+            for stid in (fid, large):
+                self.volume.destroy_store(stid, xct)
+                self.xcts.note_store_destroyed(xct, stid)
+            self.directory.remove(xct, fid.store)
         self._reset_caches(fid.store)
         self.stats.add("nFilesDestroyed")
         self.trace.emit("T%d destroyed file %s: its stores go at commit", xct.txn_id, fid)
 
-    def file_info(self, fid: StoreId) -> SInfo:
-        """The directory entry of file ``fid`` (a clear error if it is not a file)."""
+    def _check_fid(self, fid: StoreId) -> None:
         if not isinstance(fid, StoreId) or fid.vol != self.volume.vid:
             raise BadRequestError(f"{fid!r} is not a store of volume v({self.volume.vid})")
+
+    def file_info(self, fid: StoreId) -> SInfo:
+        """The directory entry of file ``fid`` (a clear error if it is not a file)."""
+        self._check_fid(fid)
         info = self.directory.get(fid.store)
         if info is None or info.kind != StoreKind.FILE:
             raise BadRequestError(f"{fid} is not a file")
@@ -200,8 +207,9 @@ class FileManager:
     def scan(self, xct: Any, fid: StoreId) -> Iterator[Record]:
         """Every record of the file in physical order (the file SH-locked)."""
         self.xcts.check_active(xct)
-        self.file_info(fid)
+        self._check_fid(fid)
         self.xcts.lock(xct, fid, "SH")
+        self.file_info(fid)
         for pid in self.volume.store_pages(fid):
             page = self.bp.fix(pid, SH)
             try:
@@ -218,6 +226,8 @@ class FileManager:
                    policy: Policy = Policy.DEFAULT) -> RecordId:
         """A new record in file ``fid``; return its id."""
         self.xcts.check_active(xct)
+        self._check_fid(fid)
+        self.xcts.lock(xct, fid, "IX")
         info = self.file_info(fid)
         body, hdr = bytes(body), bytes(hdr)
         if len(hdr) > 0xFFFF:

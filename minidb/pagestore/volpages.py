@@ -18,10 +18,11 @@ logically: the page is freed again), after the entries of a new extent if
 one was needed.
 
 **Pages a transaction freed.** A page freed by a transaction that is still
-active may come back if it aborts, so no other transaction may allocate it
-meanwhile (Shore: the freeing transaction's long-duration EX page lock). The
-transaction layer sets ``is_page_held(page_number, xct)``; allocation skips
-the pages it says are held for another transaction.
+active may come back if it aborts, so it is not allocated again meanwhile
+(Shore: the freeing transaction's long-duration EX page lock; minidb does not
+hand it back even to that transaction, whose rollback must find it as it
+left it). The transaction layer sets ``is_page_held(page_number, xct)``;
+allocation skips the pages it says are held.
 
 ``free_page(pid)`` logs ``free_pages_in_ext`` (undone by allocating the page
 again) and, unless the caller defers it, frees the extent when its last
@@ -83,7 +84,7 @@ class PageAllocation:
             return pid
 
     def _free_for(self, ext: int, indexes: list[int], xct: Any) -> list[int]:
-        """The page indexes among ``indexes`` that ``xct`` may allocate (not held for another transaction)."""
+        """The page indexes among ``indexes`` that ``xct`` may allocate (not held by an active freer)."""
         held = self.is_page_held
         if held is None:
             return indexes

@@ -158,13 +158,19 @@ class XctManager:
             xct.stores_to_free.append(stid)
 
     def is_page_held(self, page: int, xct: Any) -> bool:
-        """Whether page number ``page`` was freed by an active transaction other than ``xct``."""
-        holder = self._freed_pages.get((self.volume.vid, page))
-        return holder is not None and (xct is None or holder != xct.txn_id)
+        """Whether page number ``page`` was freed by a transaction that is still active.
+
+        Such a page is not allocated again, not even to the transaction that
+        freed it: a rollback must find it free to take it back, and a page
+        formatted anew would have lost the slots the rollback puts back.
+        """
+        return (self.volume.vid, page) in self._freed_pages
 
     def extent_held_by_other(self, ext: int, xct: Xct) -> bool:
+        """Whether another active transaction freed pages in extent ``ext`` (it may take them back)."""
         first = ext * self.volume.ext_sz
-        return any(self.is_page_held(page, xct) for page in range(first, first + self.volume.ext_sz))
+        return any(self._freed_pages.get((self.volume.vid, page), xct.txn_id) != xct.txn_id
+                   for page in range(first, first + self.volume.ext_sz))
 
     # -- compensated actions -------------------------------------------------------------------
     def anchor(self, xct: Xct) -> LSN:

@@ -98,6 +98,7 @@ def redo(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = No
                     old = page.lsn
                     REDO[entry_type.name](page, v)
                     page.lsn = entry.lsn
+                    bp.lower_rec_lsn(page, entry.lsn)
                     applied = True
                     done.redone += 1
                     trace.emit("redo: %s %s %s: page LSN %s is older: redone", entry.lsn, entry_type.name, pid, old)
