@@ -301,7 +301,10 @@ class FileManager:
             try:
                 slot = page.find_slot(len(slot_bytes), user)
             except RecordWontFitError:
-                hist.forget(number)
+                if page.nfree >= len(slot_bytes) + SLOT_SIZE:
+                    hist.forget(number)  # room, but reserved for another transaction: do not offer it again
+                else:
+                    hist.update(number, page.nfree)
                 self.stats.add("nPagesRejected")
                 return None
             rid = pid.record(slot)

@@ -4,7 +4,8 @@ A record id is physical (volume, store, page, slot) and the server may keep
 one after the record is gone, so every operation that takes a record id
 verifies it first, with the page fixed (Shore's list, in order):
 
-1. the id is on this volume and its page number inside it;
+1. the id is on this volume, its page number inside it, its store not one
+   of the volume's own (0-2);
 2. the page is a file page (tag FILE) and its header names the id's store;
 3. the store exists and is not being deleted (its store node);
 4. the page is allocated to the store (its extent's owner and page bit);
@@ -28,7 +29,7 @@ from minidb.pagestore.errors import StaleRecordIdError
 from minidb.pagestore.ids import RecordId
 from minidb.pagestore.page import PageTag
 from minidb.pagestore.slotted import SlottedPage
-from minidb.pagestore.stores import Deleting
+from minidb.pagestore.stores import FIRST_USER_STORE, Deleting
 
 
 def check_rid_bounds(volume: Any, rid: RecordId) -> None:
@@ -39,8 +40,9 @@ def check_rid_bounds(volume: Any, rid: RecordId) -> None:
         raise StaleRecordIdError(f"{rid}: stale record id: not on volume v({volume.vid})")
     if not 0 <= rid.page < volume.header.num_pages:
         raise StaleRecordIdError(f"{rid}: stale record id: page {rid.page} is outside the volume")
-    if not 0 < rid.store < volume.header.num_stores:
-        raise StaleRecordIdError(f"{rid}: stale record id: no store {rid.store}")
+    if not FIRST_USER_STORE <= rid.store < volume.header.num_stores:
+        raise StaleRecordIdError(f"{rid}: not a record of a file: stores 0-2 are the volume's own and "
+                                 f"stores stop at {volume.header.num_stores - 1}")
 
 
 def verify_rid(volume: Any, page: SlottedPage, rid: RecordId) -> None:

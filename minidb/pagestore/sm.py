@@ -24,7 +24,7 @@ tail), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
 :class:`~minidb.pagestore.restart.Restart` in ``sm.restart``, for stepping
 through the passes one at a time.
 
-**Closing** cleanly refuses while transactions are active, writes every
+**Closing** cleanly aborts the transactions still active, writes every
 dirty page, takes a checkpoint (whose dirty page table is now empty) and
 closes the log and the volume, so the next restart reads only that
 checkpoint.
@@ -38,7 +38,7 @@ N bytes were logged since the last one (Shore's checkpoint thread is
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -47,7 +47,6 @@ from minidb.log.lsn import LSN
 from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, LogManager
 from minidb.pagestore.bufferpool import BufferPool
 from minidb.pagestore.chkpt import Checkpointer, CheckpointResult
-from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.locking import Locking
@@ -84,9 +83,10 @@ class StorageManager:
     @classmethod
     def format(cls, disk: Disk, num_pages: int = 1024, ext_sz: int = DEFAULT_EXT_SZ,
                page_size: int = DEFAULT_PAGE_SIZE, frames: int = 64, **options: Any) -> "StorageManager":
-        """Format a new volume on ``disk`` and open it (an empty restart)."""
-        log = cls._open_log(disk, options)
-        bp = BufferPool(frames, page_size=page_size, log=log, trace=options.get("trace", False))
+        """Format a new volume on ``disk`` and open it (an empty restart); ``options`` are :meth:`open`'s."""
+        log = cls._open_log(disk, options.get("file_max", DEFAULT_FILE_MAX),
+                            options.get("buffer_size", DEFAULT_BUFFER_SIZE), options.get("clock", time.time))
+        bp = BufferPool(frames, page_size=page_size, log=log)
         Volume.format(disk, bp, log, num_pages=num_pages, ext_sz=ext_sz, page_size=page_size)
         log.close()
         return cls.open(disk, frames=frames, **options)
@@ -94,9 +94,10 @@ class StorageManager:
     @classmethod
     def open(cls, disk: Disk, frames: int = 64, restart: bool = True, locking: Locking | None = None,
              max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
-             **log_options: Any) -> "StorageManager":
+             restart_trace: bool = True, file_max: int = DEFAULT_FILE_MAX, buffer_size: int = DEFAULT_BUFFER_SIZE,
+             clock: Callable[[], float] = time.time) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
-        log = cls._open_log(disk, log_options)
+        log = cls._open_log(disk, file_max, buffer_size, clock)
         try:
             probe = VolumeFile(disk, 1)  # the header says the page size the pool's frames need
             size = probe.page_size
@@ -107,24 +108,21 @@ class StorageManager:
             log.close(sync=False)
             raise
         sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace)
-        sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=trace or not restart)
+        sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace)
         if restart:
             sm.restart_report = sm.restart.run()
         return sm
 
     @staticmethod
-    def _open_log(disk: Disk, options: dict[str, Any]) -> LogManager:
-        return LogManager(disk, file_max=options.get("file_max", DEFAULT_FILE_MAX),
-                          buffer_size=options.get("buffer_size", DEFAULT_BUFFER_SIZE),
-                          clock=options.get("clock", time.time))
+    def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float]) -> LogManager:
+        return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock)
 
     def close(self) -> None:
-        """A clean shutdown: no active transaction, every page written, a checkpoint."""
+        """A clean shutdown: active transactions aborted, every page written, a checkpoint."""
         if self._closed:
             return
-        active = self.xcts.active()
-        if active:
-            raise BadRequestError(f"cannot close with active transactions: {', '.join(str(x) for x in active)}")
+        for xct in self.xcts.active():
+            self.xcts.abort(xct)
         self.bp.force_all()
         self.checkpoint()
         self.volume.close()

@@ -314,7 +314,7 @@ def run_workload(seed: int, ops: int) -> Workload:
 
 def open_sm(workload: Workload, disk: SimDisk) -> StorageManager:
     return StorageManager.open(disk, frames=workload.frames, clock=_clock, file_max=FILE_MAX,
-                               buffer_size=workload.buffer_size)
+                               buffer_size=workload.buffer_size, restart_trace=False)
 
 
 def survived(sm: StorageManager, commit: Commit) -> bool:
