@@ -23,7 +23,14 @@ def _volume_sweep(seed: int, ops: int) -> SweepResult:
     return crash_sweep(seed, ops)
 
 
-SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {"log": _log_sweep, "volume": _volume_sweep}
+def _pagestore_sweep(seed: int, ops: int) -> SweepResult:
+    from minidb.pagestore.xct_crashtest import crash_sweep
+
+    return crash_sweep(seed, ops)
+
+
+SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {"log": _log_sweep, "volume": _volume_sweep,
+                                                        "pagestore": _pagestore_sweep}
 
 
 def register(commands) -> None:

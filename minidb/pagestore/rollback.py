@@ -74,20 +74,11 @@ def undo_step(volume: Any, entry: LogEntry, xct: Any) -> UndoStep:
     prev = entry.values["txn_prev_lsn"]
     if not entry_type.undoable:
         return UndoStep(entry.lsn, entry_type.name, "skipped", prev)
-    before = xct.last_lsn
+    count = xct.log_count
     undo(volume, entry, xct)
     if entry_type.logical:
         log_xct_entry(volume.log, xct, COMPENSATE, {"undo_nxt": prev})
-    return UndoStep(entry.lsn, entry_type.name, "undone", prev, tuple(_logged_since(volume.log, xct, before)))
-
-
-def _logged_since(log: Any, xct: Any, before: LSN) -> list[LSN]:
-    """The LSNs ``xct`` logged after ``before``, oldest first (walking its chain back)."""
-    found, lsn = [], xct.last_lsn
-    while not lsn.is_null and (before.is_null or lsn > before):
-        found.append(lsn)
-        lsn = log.read(lsn).values["txn_prev_lsn"]
-    return found[::-1]
+    return UndoStep(entry.lsn, entry_type.name, "undone", prev, tuple(xct.logged_since(count)))
 
 
 def rollback(volume: Any, xct: Any, to: LSN = NULL_LSN, trace: Any = None) -> list[UndoStep]:

@@ -45,6 +45,9 @@ from minidb.pagestore.ids import StoreId
 from minidb.pagestore.slotted import SpaceUser
 
 
+RECENT = 16
+
+
 class XctState(IntEnum):
     """Shore's transaction states (the values are logged in ``chkpt_xct_tab``)."""
 
@@ -79,6 +82,8 @@ class Xct:
     pages_freed: set[tuple[int, int]] = field(default_factory=set)  # (volume, page number)
     rolling_back: bool = False
     manager: Any = None
+    log_count: int = 0  # entries logged so far
+    recent: list[LSN] = field(default_factory=list)  # the last few of them, for traces
 
     @property
     def tid(self) -> int:
@@ -89,10 +94,18 @@ class Xct:
         if self.first_lsn.is_null:
             self.first_lsn = lsn
         self.last_lsn = lsn
+        self.log_count += 1
+        self.recent.append(lsn)
+        if len(self.recent) > RECENT:
+            del self.recent[:-RECENT]
         if entry_type.compensation:
             self.undo_nxt = values["undo_nxt"]
         elif entry_type.undoable:
             self.undo_nxt = lsn
+
+    def logged_since(self, count: int) -> list[LSN]:
+        """The LSNs logged after the ``count``-th entry (at most the last few)."""
+        return self.recent[-(self.log_count - count):] if self.log_count > count else []
 
     def space_user(self) -> SpaceUser:
         """Who asks for space on a page, for space reservation."""

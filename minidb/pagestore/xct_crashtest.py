@@ -52,6 +52,7 @@ from minidb.pagestore.stores import STORE_DIRECTORY, ROOT_INDEX
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
 FILE_MAX = 6000
 MAX_ACTIVE = 3
+RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
 
 
 def _clock() -> float:
@@ -313,7 +314,7 @@ def run_workload(seed: int, ops: int) -> Workload:
 
 
 def open_sm(workload: Workload, disk: SimDisk) -> StorageManager:
-    return StorageManager.open(disk, frames=workload.frames, clock=_clock, file_max=FILE_MAX,
+    return StorageManager.open(disk, frames=RESTART_FRAMES, clock=_clock, file_max=FILE_MAX,
                                buffer_size=workload.buffer_size, restart_trace=False)
 
 

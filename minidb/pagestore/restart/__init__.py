@@ -34,14 +34,14 @@ from typing import Any
 
 from minidb.log.lsn import LSN
 from minidb.pagestore.master import master_lsn
-from minidb.pagestore.restart.analysis import AnalysisResult, DirtyPage, XctEntry, analysis
-from minidb.pagestore.restart.finish import FinishResult, finish
-from minidb.pagestore.restart.redo import RedoResult, rebuild_page, redo
-from minidb.pagestore.restart.undo import UndoList, UndoResult, undo
+from minidb.pagestore.restart.analysis import AnalysisResult, DirtyPage, XctEntry, analysis_pass
+from minidb.pagestore.restart.finish import FinishResult, finish_pass
+from minidb.pagestore.restart.redo import RedoResult, rebuild_page, redo_pass
+from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_pass
 from minidb.stats import Trace
 
 __all__ = ["Restart", "RestartReport", "AnalysisResult", "RedoResult", "UndoResult", "FinishResult", "XctEntry",
-           "DirtyPage", "UndoList", "analysis", "redo", "undo", "finish", "rebuild_page"]
+           "DirtyPage", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass", "rebuild_page"]
 
 PASSES = ("analysis", "redo", "undo", "finish")
 
@@ -92,23 +92,23 @@ class Restart:
         return None
 
     def analysis(self) -> AnalysisResult:
-        self.analysis_result = analysis(self.log, self.master, self.traces["analysis"])
+        self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"])
         self.xcts.set_youngest(self.analysis_result.youngest)
         return self.analysis_result
 
     def redo(self) -> RedoResult:
         assert self.analysis_result is not None, "analysis comes first"
-        self.redo_result = redo(self.log, self.volume, self.analysis_result, self.traces["redo"])
+        self.redo_result = redo_pass(self.log, self.volume, self.analysis_result, self.traces["redo"])
         return self.redo_result
 
     def undo(self) -> UndoResult:
         assert self.redo_result is not None, "redo comes before undo"
-        self.undo_result = undo(self.volume, self.xcts, self.analysis_result, self.traces["undo"])
+        self.undo_result = undo_pass(self.volume, self.xcts, self.analysis_result, self.traces["undo"])
         return self.undo_result
 
     def finish(self) -> FinishResult:
         assert self.undo_result is not None, "undo comes before finishing"
-        self.finish_result = finish(self.volume, self.xcts, self.analysis_result, self.traces["finish"])
+        self.finish_result = finish_pass(self.volume, self.xcts, self.analysis_result, self.traces["finish"])
         self.volume.reset_caches()
         if self.checkpointer is not None:
             self.checkpoint = self.checkpointer.take()

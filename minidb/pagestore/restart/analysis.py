@@ -98,7 +98,7 @@ class AnalysisResult:
                 f"  redo LSN: {self.redo_lsn}")
 
 
-def analysis(log: Any, master: LSN, trace: Trace | None = None) -> AnalysisResult:
+def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> AnalysisResult:
     """Pass 1 (see the module documentation)."""
     trace = trace if trace is not None else Trace(enabled=False)
     table: dict[int, XctEntry] = {}

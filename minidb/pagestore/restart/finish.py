@@ -56,7 +56,7 @@ def freeing_space_entry(log: Any, last_lsn: Any) -> Any:
     return None
 
 
-def finish(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> FinishResult:
+def finish_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> FinishResult:
     trace = trace if trace is not None else Trace(enabled=False)
     done = FinishResult()
     done.repairs = volume.repair_extent_lists()

@@ -65,7 +65,7 @@ class RedoResult:
                 f"{self.skipped_page_newer} skipped (page LSN newer), {self.torn_pages_rebuilt} torn pages rebuilt")
 
 
-def redo(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None) -> RedoResult:
+def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None) -> RedoResult:
     """Pass 2 (see the module documentation)."""
     trace = trace if trace is not None else Trace(enabled=False)
     bp = volume.bp

@@ -75,7 +75,7 @@ class UndoResult:
         return f"undo: losers {losers}, {len(self.steps)} entries read, {self.undone} undone"
 
 
-def undo(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> UndoResult:
+def undo_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> UndoResult:
     """Pass 3 (see the module documentation)."""
     trace = trace if trace is not None else Trace(enabled=False)
     losers = {row.tid: xcts.adopt(row.tid, XctState.ABORTING, row.last_lsn, row.undo_nxt, row.first_lsn)
