@@ -14,7 +14,8 @@ A body of at most ``max_small_rec`` bytes that fits a page is *small*, in
 its slot; a larger one is *large*: its slot holds the header and the list of
 chunk pages. Users never update records in the buffer pool: they copy out
 (:meth:`FileManager.read_rec`), change, and hand back
-(:meth:`update_rec`, :meth:`append_rec`, :meth:`truncate_rec`).
+(:meth:`update_rec`, :meth:`append_rec`, :meth:`truncate_rec`, in
+:mod:`minidb.pagestore.recupdate`).
 
 Every update follows the protocol **lock, fix EX, apply, log, unfix dirty**
 (:mod:`minidb.pagestore.locking`, :mod:`minidb.pagestore.recops`): a record
@@ -59,11 +60,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import IntFlag
 from typing import Any
 
-from minidb.errors import MinidbError, SimulatedCrash
 from minidb.pagestore import recops
 from minidb.pagestore.directory import Directory, SInfo, StoreKind
 from minidb.pagestore.errors import BadRequestError, RecordWontFitError
@@ -72,12 +71,12 @@ from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.latch import EX, SH
 from minidb.pagestore.page import SLOT_SIZE, PageTag, StoreFlags
 from minidb.pagestore.rectag import (
-    TAG_SIZE, Record, RecFlags, RecTag, chunk_pages, chunk_size, large_slot, small_slot, split_slot,
+    TAG_SIZE, Record, RecTag, chunk_pages, chunk_size, large_slot, small_slot, split_slot,
 )
+from minidb.pagestore.recupdate import RecordUpdates
 from minidb.pagestore.ridcheck import check_rid_bounds, verify_rid
 from minidb.pagestore.slotted import SlottedPage
 from minidb.pagestore.volpages import AllocMode
-from minidb.pagestore.xct import SavePoint
 from minidb.stats import Stats, Trace
 
 
@@ -95,7 +94,7 @@ STAT_NAMES = ["nFilesCreated", "nFilesDestroyed", "nRecsCreated", "nLargeRecsCre
               "nFilePagesAllocated", "nFilePagesFreed", "nLargePagesAllocated", "nPagesRejected"]
 
 
-class FileManager:
+class FileManager(RecordUpdates):
     """The files of records of one volume (see the module documentation)."""
 
     def __init__(self, volume: Any, xcts: Any, max_small_rec: int | None = None, trace: bool = False):
@@ -421,164 +420,6 @@ class FileManager:
             self.bp.unfix(page)
             raise
         return page, tag, hdr, rest
-
-    def update_rec(self, xct: Any, rid: RecordId, start: int, data: bytes) -> None:
-        """Overwrite ``data`` at byte ``start`` of the body (the body's length does not change)."""
-        page, tag, hdr, rest = self._fix_rec(xct, rid)
-        data = bytes(data)
-        changed = False
-        try:
-            if start < 0 or start + len(data) > tag.body_len:
-                raise BadRequestError(f"{rid}: cannot write {len(data)} bytes at {start} of a "
-                                      f"{tag.body_len}-byte body")
-            if not data:
-                return
-            if tag.is_small:
-                recops.splice(self.volume, xct, page, rid.slot, TAG_SIZE + tag.hdr_len + start, len(data), data,
-                              xct.space_user())
-                changed = True
-        finally:
-            self.bp.unfix(page, dirty=changed)
-        if not tag.is_small:
-            large = self.file_info(StoreId(rid.vol, rid.store)).large
-            self._update_chunks(xct, PageId(rid.vol, large, 0), chunk_pages(rest), start, data)
-        self.stats.add("nRecsUpdated")
-        self.trace.emit("T%d updated %s: %d bytes at %d", xct.txn_id, rid, len(data), start)
-
-    def _update_chunks(self, xct: Any, large: PageId, pages: list[int], start: int, data: bytes) -> None:
-        size = self.chunk_size
-        first, last = start // size, (start + len(data) - 1) // size
-        for index in range(first, last + 1):
-            lo = max(start, index * size)
-            hi = min(start + len(data), (index + 1) * size)
-            page = self.bp.fix(PageId(large.vol, large.store, pages[index]), EX)
-            try:
-                recops.splice(self.volume, xct, page, 0, lo - index * size, hi - lo, data[lo - start:hi - start],
-                              xct.space_user())
-            finally:
-                self.bp.unfix(page, dirty=True)
-
-    def append_rec(self, xct: Any, rid: RecordId, data: bytes) -> None:
-        """Append ``data`` to the body; a small record that outgrows its slot becomes large (same id)."""
-        data = bytes(data)
-        with self._atomic(xct):
-            page, tag, hdr, rest = self._fix_rec(xct, rid)
-            user = xct.space_user()
-            new_len = tag.body_len + len(data)
-            if not data or (tag.is_small and new_len <= self.max_small_rec
-                            and TAG_SIZE + tag.hdr_len + new_len <= self.chunk_size
-                            and page.usable_space(user) >= len(data)):
-                try:
-                    if data:
-                        self._splice_tag(xct, page, rid, RecTag(tag.hdr_len, RecFlags.SMALL, new_len), user)
-                        recops.splice(self.volume, xct, page, rid.slot, TAG_SIZE + tag.hdr_len + tag.body_len, 0,
-                                      data, user)
-                finally:
-                    self.bp.unfix(page, dirty=bool(data))
-                if data:
-                    self._appended(xct, rid, len(data))
-                return
-            self.bp.unfix(page)  # nothing changed yet; chunks are written without holding the latch
-            large = StoreId(rid.vol, self.file_info(StoreId(rid.vol, rid.store)).large)
-            if tag.is_small:
-                body = rest + data
-                new_slot = large_slot(hdr, len(body), self._write_chunks(xct, large, body))
-                self._change_slot(xct, rid, lambda page: [
-                    (0, len(page.read(rid.slot)), new_slot)])
-            else:
-                pages = chunk_pages(rest)
-                in_last = tag.body_len - (len(pages) - 1) * self.chunk_size
-                room = self.chunk_size - in_last
-                if room:
-                    last = self.bp.fix(PageId(rid.vol, large.store, pages[-1]), EX)
-                    try:
-                        recops.splice(self.volume, xct, last, 0, in_last, 0, data[:room], user)
-                    finally:
-                        self.bp.unfix(last, dirty=True)
-                refs = b"".join(p.to_bytes(4, "little") for p in self._write_chunks(xct, large, data[room:]))
-                end = TAG_SIZE + tag.hdr_len + len(rest)
-                self._change_slot(xct, rid, lambda page: [
-                    (0, TAG_SIZE, RecTag(tag.hdr_len, RecFlags.LARGE_0, new_len).pack())]
-                    + ([(end, 0, refs)] if refs else []))
-        self._appended(xct, rid, len(data))
-
-    def _appended(self, xct: Any, rid: RecordId, length: int) -> None:
-        self.stats.add("nRecsUpdated")
-        self.trace.emit("T%d appended %d bytes to %s", xct.txn_id, length, rid)
-
-    def _change_slot(self, xct: Any, rid: RecordId, splices: Any) -> None:
-        """Fix the record's page EX again and apply ``splices(page)``: a list of (start, cut, new)."""
-        page = self.bp.fix(rid.pid, EX)
-        changed = False
-        try:
-            for start, cut, new in splices(page):
-                recops.splice(self.volume, xct, page, rid.slot, start, cut, new, xct.space_user())
-                changed = True
-        finally:
-            self.bp.unfix(page, dirty=changed)
-
-    @contextmanager
-    def _atomic(self, xct: Any) -> Iterator[None]:
-        """Make an operation of several entries all-or-nothing: on an error, roll back to where it began."""
-        point = SavePoint(xct.txn_id, xct.last_lsn)
-        try:
-            yield
-        except MinidbError as error:
-            if isinstance(error, SimulatedCrash) or xct.last_lsn == point.lsn:
-                raise
-            try:
-                self.xcts.rollback_to(xct, point)
-            except MinidbError:
-                pass  # the original error is the one to report
-            raise
-
-    def truncate_rec(self, xct: Any, rid: RecordId, amount: int) -> None:
-        """Cut ``amount`` bytes off the end of the body."""
-        page, tag, hdr, rest = self._fix_rec(xct, rid)
-        user = xct.space_user()
-        freed: list[int] = []
-        changed = False
-        try:
-            if not 0 <= amount <= tag.body_len:
-                raise BadRequestError(f"{rid}: cannot cut {amount} bytes off a {tag.body_len}-byte body")
-            if not amount:
-                return
-            new_len = tag.body_len - amount
-            base = TAG_SIZE + tag.hdr_len
-            if tag.is_small:
-                recops.splice(self.volume, xct, page, rid.slot, base + new_len, amount, b"", user)
-                self._splice_tag(xct, page, rid, RecTag(tag.hdr_len, RecFlags.SMALL, new_len), user)
-                changed = True
-                return
-            info = self.file_info(StoreId(rid.vol, rid.store))
-            pages = chunk_pages(rest)
-            keep = -(-new_len // self.chunk_size)
-            freed = pages[keep:]
-            if keep and new_len % self.chunk_size:
-                last = self.bp.fix(PageId(rid.vol, info.large, pages[keep - 1]), EX)
-                try:
-                    held = len(last.read(0))
-                    cut = held - (new_len - (keep - 1) * self.chunk_size)
-                    if cut:
-                        recops.splice(self.volume, xct, last, 0, held - cut, cut, b"", user)
-                finally:
-                    self.bp.unfix(last, dirty=True)
-            if freed:
-                recops.splice(self.volume, xct, page, rid.slot, base + 4 * keep, 4 * len(freed), b"", user)
-            self._splice_tag(xct, page, rid, RecTag(tag.hdr_len, RecFlags.LARGE_0, new_len), user)
-            changed = True
-        finally:
-            self.bp.unfix(page, dirty=changed)
-        if freed:
-            info = self.file_info(StoreId(rid.vol, rid.store))
-            for number in freed:
-                self._free_page(xct, PageId(rid.vol, info.large, number))
-        if changed:
-            self.stats.add("nRecsUpdated")
-            self.trace.emit("T%d cut %d bytes off %s", xct.txn_id, amount, rid)
-
-    def _splice_tag(self, xct: Any, page: SlottedPage, rid: RecordId, tag: RecTag, user: Any) -> None:
-        recops.splice(self.volume, xct, page, rid.slot, 0, TAG_SIZE, tag.pack(), user)
 
     # -- freeing ---------------------------------------------------------------------------------------
     def free_rec(self, xct: Any, rid: RecordId) -> None:
