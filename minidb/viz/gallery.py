@@ -47,12 +47,26 @@ def _bufferpool_clock() -> Figure:
     return pool_step(8).figure
 
 
+def _xct_rollback_clrs() -> Figure:
+    from minidb.viz.xct_demo import xct_step
+
+    return xct_step(5).figure
+
+
+def _recovery_undo() -> Figure:
+    from minidb.viz.recovery_demo import WRITES, recovery_view
+
+    return recovery_view(WRITES, "nothing", "undo").figure
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     "log_files.png": _log_files,
     "log_torn_tail.png": _log_torn_tail,
     "page_slotted.png": _page_slotted,
     "volume_extents.png": _volume_extents,
     "bufferpool_clock.png": _bufferpool_clock,
+    "xct_rollback_clrs.png": _xct_rollback_clrs,
+    "recovery_undo.png": _recovery_undo,
 }
 
 

@@ -36,7 +36,7 @@ it): skipped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.log.lsn import LSN
@@ -58,6 +58,7 @@ class RedoResult:
     skipped_not_dirty: int = 0
     skipped_page_newer: int = 0
     torn_pages_rebuilt: int = 0
+    decisions: list[tuple[LSN, str]] = field(default_factory=list)  # (entry, "redone" | "skipped")
 
     def summary(self) -> str:
         return (f"redo: from {self.start}, {self.entries_read} entries read, {self.redone} redone, "
@@ -86,6 +87,7 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
             known = dirty.get(pid.key)
             if known is None or entry.lsn < known.rec_lsn:
                 done.skipped_not_dirty += 1
+                done.decisions.append((entry.lsn, "skipped"))
                 if trace.enabled:
                     why = "not in the dirty page table" if known is None else f"older than rec_lsn {known.rec_lsn}"
                     trace.emit("redo: %s %s %s: %s: skipped", entry.lsn, entry_type.name, pid, why)
@@ -101,9 +103,11 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
                     bp.lower_rec_lsn(page, entry.lsn)
                     applied = True
                     done.redone += 1
+                    done.decisions.append((entry.lsn, "redone"))
                     trace.emit("redo: %s %s %s: page LSN %s is older: redone", entry.lsn, entry_type.name, pid, old)
                 else:
                     done.skipped_page_newer += 1
+                    done.decisions.append((entry.lsn, "skipped"))
                     trace.emit("redo: %s %s %s: page LSN %s is not older: skipped", entry.lsn, entry_type.name, pid,
                                page.lsn)
             finally:
