@@ -223,10 +223,11 @@ class Runner:
             elif roll < 0.77:
                 t.savepoints.append((self.sm.save_point(t.xct), t.snapshot()))
             elif roll < 0.81 and t.savepoints:
-                point, snap = t.savepoints.pop(self.rng.randrange(len(t.savepoints)))
+                index = self.rng.randrange(len(t.savepoints))
+                point, snap = t.savepoints[index]
                 self.sm.rollback_to(t.xct, point)
                 t.restore(snap)
-                t.savepoints = [(p, s) for p, s in t.savepoints if p.lsn <= point.lsn]
+                del t.savepoints[index + 1:]  # later savepoints are gone; this one stays
             elif roll < 0.93:
                 self.commit(t, durable=self.rng.random() < 0.85)
             else:

@@ -144,7 +144,7 @@ class RecoveryView:
     committed: tuple[int, ...]  # the transactions whose commit survived the crash
     expected: dict[RecordId, bytes]
     found: dict[RecordId, bytes] | None  # after ``restarted``
-    figure: Figure
+    figure: Figure | None
 
     @property
     def ok(self) -> bool | None:
@@ -173,7 +173,8 @@ def _xct_rows(table: Any, ended: dict[int, str] | None = None) -> tuple[tuple[st
     return tuple(rows)
 
 
-def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restarted") -> RecoveryView:
+def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restarted", draw: bool = True
+                  ) -> RecoveryView:
     """Crash after write ``crash_write`` keeping ``keep``, restart up to ``phase`` (see the module documentation)."""
     run = demo_run()
     if not 1 <= crash_write <= len(run.writes):
@@ -242,5 +243,5 @@ def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restart
         lines.append("check: committed data is there, uncommitted data is not" if found == expected
                      else "check FAILED")
     title = f"after {phase}" if phase != "crashed" else f"the log when the disk crashed after write {crash_write}"
-    figure = draw_recovery(picture, title=title)
+    figure = draw_recovery(picture, title=title) if draw else None
     return RecoveryView(crash_write, keep, phase, picture, tuple(lines), committed, expected, found, figure)
