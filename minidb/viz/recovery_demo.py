@@ -34,6 +34,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.pagestore.ids import PageId, RecordId, StoreId
@@ -207,20 +208,25 @@ def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restart
             outlined[row.lsn] = "#1565c0"
         xct_rows = _xct_rows(analysis.xct_table)
         dirty = tuple((str(d.pid), str(d.rec_lsn)) for _, d in sorted(analysis.dirty_pages.items()))
-        lines += restart.traces["analysis"].lines[-4:]
+        if phase == "analysis":
+            lines += [line for line in restart.traces["analysis"].lines if "chkpt" in line or "xct_" in line]
+            lines += restart.traces["analysis"].lines[-4:]
         if phase in ("redo", "undo", "restarted"):
             redo = restart.redo()
             outlined = {lsn: "#2e7d32" if what == "redone" else "#ffb300" for lsn, what in redo.decisions}
             dirty = tuple((str(p), str(lsn)) for p, lsn in sorted(sm.bp.dirty_page_table().items()))
-            lines.append(redo.summary())
+            if phase == "redo":
+                lines += [line for line in restart.traces["redo"].lines if line.endswith(": redone")]
+                lines.append(redo.summary())
         if phase in ("undo", "restarted"):
             undo = restart.undo()
             outlined = {step.lsn: "#c62828" for _, step in undo.steps if step.action == "undone"}
             xct_rows = _xct_rows({tid: x for tid, x in analysis.xct_table.items() if tid not in undo.ended},
                                  {tid: "rolled back" for tid in undo.ended})
             dirty = tuple((str(p), str(lsn)) for p, lsn in sorted(sm.bp.dirty_page_table().items()))
-            lines += [f"T{tid} {step}" for tid, step in undo.steps]
-            lines.append(undo.summary())
+            if phase == "undo":
+                lines += [f"T{tid} {step}" for tid, step in undo.steps]
+                lines.append(undo.summary())
         if phase == "restarted":
             finish = restart.finish()
             xct_rows = _xct_rows({}, {tid: "rolled back" for tid in restart.undo_result.ended}
@@ -245,3 +251,43 @@ def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restart
     title = f"after {phase}" if phase != "crashed" else f"the log when the disk crashed after write {crash_write}"
     figure = draw_recovery(picture, title=title) if draw else None
     return RecoveryView(crash_write, keep, phase, picture, tuple(lines), committed, expected, found, figure)
+
+
+@dataclass(frozen=True)
+class RestartCrashes:
+    """What restart did when it was itself crashed after each of its disk operations."""
+
+    crash_write: int
+    keep: str
+    operations: tuple[str, ...]  # the disk operations of an uninterrupted restart
+    same: tuple[bool, ...]  # for each: the restart after that crash found the same records
+
+    def summary(self) -> str:
+        lines = [f"restart after a crash at write {self.crash_write} (keeping {self.keep}) does "
+                 f"{len(self.operations)} disk operations:"]
+        for op, same in zip(self.operations, self.same):
+            lines.append(f"  crashed again after {op:<28} -> restarted again: "
+                         f"{'the same records' if same else 'DIFFERENT records'}")
+        return "\n".join(lines)
+
+
+def crash_during_restart(crash_write: int, keep: str = "nothing") -> RestartCrashes:
+    """Crash restart itself after each of its disk operations, then restart again; compare the records."""
+    run = demo_run()
+    image = run.disk.crash_image(run.writes[crash_write - 1], KEEP_MODES[keep])
+    probe = image.clone()
+    before = len(probe.events)
+    reference = StorageManager.open(probe, frames=FRAMES, clock=_clock, buffer_size=LOG_BUFFER).contents()
+    ops = [e for e in probe.events[before:] if e.kind in ("write", "truncate", "fsync")]
+    same = []
+    for at in range(1, len(ops) + 1):
+        twice = image.clone()
+        twice.schedule_crash(after_ops=at)
+        try:
+            StorageManager.open(twice, frames=FRAMES, clock=_clock, buffer_size=LOG_BUFFER)
+        except SimulatedCrash:
+            pass
+        again = StorageManager.open(twice, frames=FRAMES, clock=_clock, buffer_size=LOG_BUFFER)
+        same.append(again.contents() == reference)
+    names = tuple(str(e).split(" ", 1)[1].rsplit(" +", 1)[0] for e in ops)
+    return RestartCrashes(crash_write, keep, names, tuple(same))
