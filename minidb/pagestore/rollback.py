@@ -44,6 +44,7 @@ from typing import Any
 
 from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.types import EntryType
 from minidb.pagestore.logdef import COMPENSATE
 from minidb.pagestore.logrec import undo
 from minidb.pagestore.xct import log_xct_entry
@@ -64,16 +65,26 @@ class UndoStep:
         return f"{self.lsn} {self.type_name}: {self.action}{logged}; next {self.next_lsn}"
 
 
+def chain_step(entry_type: EntryType, values: dict[str, Any]) -> tuple[str, LSN]:
+    """What rollback does with an entry, by its type's flags alone, and where the chain goes on.
+
+    ``("jumped", undo_nxt)`` for a compensation entry (flag C), ``("undone",
+    txn_prev_lsn)`` for an undoable one (flag U), ``("skipped",
+    txn_prev_lsn)`` for any other.
+    """
+    if entry_type.compensation:
+        return "jumped", values["undo_nxt"]
+    return ("undone" if entry_type.undoable else "skipped"), values["txn_prev_lsn"]
+
+
 def undo_step(volume: Any, entry: LogEntry, xct: Any) -> UndoStep:
     """Undo (or jump over, or skip) one entry of ``xct``'s chain; return where the chain goes on."""
     entry_type = entry.entry_type
     if entry_type is None:
         raise ValueError(f"{entry.lsn}: {entry.type_name} is not an entry type of the page store")
-    if entry_type.compensation:
-        return UndoStep(entry.lsn, entry_type.name, "jumped", entry.values["undo_nxt"])
-    prev = entry.values["txn_prev_lsn"]
-    if not entry_type.undoable:
-        return UndoStep(entry.lsn, entry_type.name, "skipped", prev)
+    action, prev = chain_step(entry_type, entry.values)
+    if action != "undone":
+        return UndoStep(entry.lsn, entry_type.name, action, prev)
     count = xct.log_count
     undo(volume, entry, xct)
     if entry_type.logical:

@@ -37,11 +37,12 @@ from minidb.pagestore.master import master_lsn
 from minidb.pagestore.restart.analysis import AnalysisResult, DirtyPage, XctEntry, analysis_pass
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
 from minidb.pagestore.restart.redo import RedoResult, rebuild_page, redo_pass
-from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_pass
+from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_order, undo_pass, walk_losers
 from minidb.stats import Trace
 
 __all__ = ["Restart", "RestartReport", "AnalysisResult", "RedoResult", "UndoResult", "FinishResult", "XctEntry",
-           "DirtyPage", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass", "rebuild_page"]
+           "DirtyPage", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass", "rebuild_page",
+           "undo_order", "walk_losers"]
 
 PASSES = ("analysis", "redo", "undo", "finish")
 

@@ -28,12 +28,14 @@ undo-next becomes its ``txn_prev_lsn``, 0x1/0x5a0; step 2 takes T2's
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.log.lsn import LSN
+from minidb.log.types import EntryType
 from minidb.pagestore.restart.analysis import AnalysisResult
-from minidb.pagestore.rollback import UndoStep, undo_step
+from minidb.pagestore.rollback import UndoStep, chain_step, undo_step
 from minidb.pagestore.xct import XctState
 from minidb.stats import Trace
 
@@ -60,6 +62,40 @@ class UndoList:
         return [(LSN.unpack(-p), t) for p, t in sorted(self._heap)]
 
 
+def walk_losers(starts: dict[int, LSN], step: Callable[[int, LSN], LSN]) -> list[tuple[int, LSN]]:
+    """Process the losers' chains together, largest LSN first; ``step(tid, lsn)`` returns the next LSN.
+
+    Returns (tid, LSN) in the order processed. This loop is the undo pass;
+    :func:`undo_order` runs it without undoing anything.
+    """
+    pending = UndoList()
+    for tid, lsn in sorted(starts.items()):
+        pending.push(lsn, tid)
+    order = []
+    while pending:
+        lsn, tid = pending.pop()
+        order.append((tid, lsn))
+        pending.push(step(tid, lsn), tid)
+    return order
+
+
+def undo_order(starts: dict[int, LSN], read: Callable[[LSN], tuple[EntryType, dict[str, Any]]]
+               ) -> list[tuple[int, LSN, str]]:
+    """The entries the undo pass would process, in order: (tid, LSN, undone | jumped | skipped).
+
+    ``read(lsn)`` gives an entry's type and values; nothing is undone or logged.
+    """
+    actions: list[str] = []
+
+    def step(tid: int, lsn: LSN) -> LSN:
+        entry_type, values = read(lsn)
+        action, following = chain_step(entry_type, values)
+        actions.append(action)
+        return following
+
+    return [(tid, lsn, action) for (tid, lsn), action in zip(walk_losers(starts, step), actions)]
+
+
 @dataclass
 class UndoResult:
     losers: list[int]
@@ -81,18 +117,17 @@ def undo_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | Non
     losers = {row.tid: xcts.adopt(row.tid, XctState.ABORTING, row.last_lsn, row.undo_nxt, row.first_lsn)
               for row in result.losers}
     done = UndoResult(sorted(losers))
-    pending = UndoList()
     for tid, xct in sorted(losers.items()):
         xct.rolling_back = True
-        pending.push(xct.undo_nxt, tid)
         trace.emit("undo: loser T%d, undo-next %s", tid, xct.undo_nxt)
-    while pending:
-        lsn, tid = pending.pop()
-        xct = losers[tid]
-        step = undo_step(volume, volume.log.read(lsn), xct)
-        done.steps.append((tid, step))
-        trace.emit("undo: T%d %s", tid, step)
-        pending.push(step.next_lsn, tid)
+
+    def step(tid: int, lsn: LSN) -> LSN:
+        undone = undo_step(volume, volume.log.read(lsn), losers[tid])
+        done.steps.append((tid, undone))
+        trace.emit("undo: T%d %s", tid, undone)
+        return undone.next_lsn
+
+    walk_losers({tid: xct.undo_nxt for tid, xct in losers.items()}, step)
     for tid, xct in sorted(losers.items()):
         xct.rolling_back = False
         done.ended[tid] = xcts.end_after_restart(xct, committed=False)
