@@ -9,7 +9,8 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     out = capsys.readouterr().out
     for expected in ("The disk layer", "The shared log on real files", "group commit: 4 threads",
                      "A crash with a torn tail", "violations: 0", "wrote ",
-                     "The page store", "consistency check: ok", "crash sweep of the volume"):
+                     "The page store", "consistency check: ok", "crash sweep of the volume",
+                     "ARIES restart", "undo: losers T3", "crash sweep of transactions"):
         assert expected in out
     from minidb.viz.gallery import FIGURES
 
@@ -20,6 +21,8 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert len(lines) == 162  # 61 entries, 4 threads x 25 commits, "the tour ends"
     assert main(["verify", str(log_dir)]) == 0
     assert capsys.readouterr().out.startswith("ok: ")
+    assert main(["printlog", str(workdir / "transactions"), "--type", "clr_rec_splice", "-q"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2  # T2 aborted, T3 rolled back by restart
     # a second tour starts a fresh log in the same place
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     capsys.readouterr()

@@ -5,9 +5,10 @@ shared log (appends across files, forward and backward scans, group commit
 from four threads, on real files), a crash with a torn tail, a crash sweep,
 the page store's storage layer (a volume formatted, stores and pages
 allocated and freed, the buffer pool forced, a crash sweep of the volume),
-and the figures. The log it writes stays in ``WORKDIR/log`` for
+the page store's transactions (records committed, a rollback with CLRs, a
+checkpoint, a crash and ARIES restart, a crash sweep), and the figures. The log it writes stays in ``WORKDIR/log`` for
 ``minidb printlog`` and ``minidb verify``; the page store's volume and log
-stay in ``WORKDIR/pagestore``.
+stay in ``WORKDIR/pagestore``, the transactions' in ``WORKDIR/transactions``.
 """
 
 from __future__ import annotations
@@ -153,6 +154,52 @@ def tour_pagestore(workdir: str) -> str:
     return path
 
 
+def tour_transactions(workdir: str) -> str:
+    section("6. The page store: transactions, files of records, checkpoints, ARIES restart")
+    from minidb.pagestore import StorageManager, StoreId
+    from minidb.pagestore.xct_crashtest import crash_sweep
+
+    path = os.path.join(workdir, "transactions")
+    disk = OSDisk(path, create=True)
+    for name in disk.list():
+        disk.delete(name)
+    sm = StorageManager.format(disk, num_pages=256, ext_sz=8, page_size=4096, frames=16)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rids = [sm.create_rec(t, fid, f"record {i}".encode() * 3) for i in range(3)]
+        big = sm.create_rec(t, fid, b"large " * 2000)
+    print(f"T{t.txn_id} created file {fid} with records {', '.join(map(str, rids))} and a large record {big} "
+          f"(its body on {len(sm.volume.store_pages(StoreId(fid.vol, sm.files.file_info(fid).large)))} pages of the large-record "
+          f"store); committed")
+    t = sm.begin()
+    sm.update_rec(t, rids[0], 0, b"RECORD")
+    sm.free_rec(t, rids[1])
+    sm.create_rec(t, fid, b"never")
+    print(f"T{t.txn_id} updated, freed and created records, then aborted; its rollback:")
+    for step in sm.abort(t):
+        print(f"  {step}")
+    loser = sm.begin()
+    sm.update_rec(loser, rids[2], 0, b"LOSER!")
+    chkpt = sm.checkpoint()
+    print(f"T{loser.txn_id} is in flight; {chkpt.summary()}")
+    with sm.transaction() as t:
+        sm.append_rec(t, rids[0], b" and more")
+        sm.destroy_file(t, sm.create_file(t))
+    print(f"T{t.txn_id} appended to {rids[0]}, created and destroyed a file, committed")
+    sm.log.sync()
+    print("crash: the process dies; the log is durable up to the last commit, most pages never reached the disk")
+    sm = StorageManager.open(OSDisk(path), frames=16)
+    print(sm.restart_report.summary())
+    contents = sm.contents()[fid]
+    print(f"after restart: {len(contents)} records in {fid}; {rids[0]} ends with {contents[rids[0]][1][-9:]!r}, "
+          f"{rids[2]} starts with {contents[rids[2]][1][:8]!r}; the volume's maps: {sm.check() or 'consistent'}")
+    sm.close()
+    result = crash_sweep(seed=1, ops=16)
+    print(f"crash sweep of transactions (crash at every write and fsync, restart, compare with a model), "
+          f"seed 1, 16 operations: {result.summary()}")
+    return path
+
+
 def run(args) -> int:
     print("minidb tour: every part of minidb that exists, bottom up")
     tour_disk()
@@ -160,11 +207,13 @@ def run(args) -> int:
     tour_crash()
     tour_sweep()
     pagestore = tour_pagestore(args.workdir)
-    section("6. Figures")
+    transactions = tour_transactions(args.workdir)
+    section("7. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):
         print(f"wrote {written}")
     print(f"\nnext: minidb printlog {path} | head   and   minidb verify {path}")
     print(f"      minidb printlog {pagestore} --type alloc_pages_in_ext | head")
+    print(f"      minidb printlog {transactions} --type clr_rec_splice")
     return 0

@@ -137,6 +137,8 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
             raise BadRequestError(f"v({self.vid}): extent {ext} is outside the volume (0..{self.header.num_exts - 1})")
 
     def _check_store(self, stid: StoreId, allow_deleting: bool = False) -> StoreNode:
+        if not isinstance(stid, StoreId):
+            raise BadRequestError(f"{stid!r} is not a store id (expected e.g. s({self.vid}.3))")
         if stid.vol != self.vid:
             raise BadRequestError(f"{stid} is not on volume v({self.vid})")
         if not FIRST_USER_STORE - 2 <= stid.store < self.header.num_stores:

@@ -8,7 +8,8 @@ empty transaction table, so restart then has little to do)::
     redo LSN ────► redo ──────► pages as at the crash (history repeated)
     losers ──────► undo ──────► losers rolled back with CLRs, xct_end logged
                    finish ────► cut extent lists repaired, FREEING_SPACE
-                                transactions finished, marked stores removed
+                                transactions finished, marked stores removed,
+                                every dirty page written (as Shore does)
                    checkpoint ► the next restart starts here
 
 =================  =========================================================
@@ -111,6 +112,8 @@ class Restart:
         assert self.undo_result is not None, "undo comes before finishing"
         self.finish_result = finish_pass(self.volume, self.xcts, self.analysis_result, self.traces["finish"])
         self.volume.reset_caches()
+        written = self.volume.bp.force_all()
+        self.traces["finish"].emit("finish: wrote the dirty pages in %d writes", len(written))
         if self.checkpointer is not None:
             self.checkpoint = self.checkpointer.take()
             self.traces["finish"].emit("finish: %s", self.checkpoint.summary())

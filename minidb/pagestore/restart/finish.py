@@ -16,7 +16,9 @@ on behalf of transactions that *committed*:
    store map for stores still marked, and removes them (after undo, only a
    committed transaction can have left a store marked).
 
-Then it takes a checkpoint, so the next restart starts from here.
+Then it writes every dirty page (Shore forces the pages "after restart")
+and takes a checkpoint, whose dirty page table is empty: the next restart
+starts from here and has nothing older to redo.
 
 Each step is idempotent, so a crash anywhere in it is followed by a
 restart that does it again and reaches the same state.
