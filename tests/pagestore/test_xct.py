@@ -209,3 +209,27 @@ def test_the_protocol_locks_before_it_fixes_and_releases_at_the_end():
     sm.destroy_file(t, fid)
     assert locking.events[:2] == [("lock", str(fid), "EX"), ("lock", "s(1.4)", "EX")]
     sm.abort(t)
+
+
+def test_printlog_of_transactions_records_and_checkpoints_golden(tmp_path, capsys):
+    from minidb.cli import main
+    from minidb.io import OSDisk
+    from minidb.pagestore import StorageManager
+
+    from tests.cli.test_cli import check_golden
+    from tests.pagestore.sm_helpers import fixed_clock
+
+    sm = StorageManager.format(OSDisk(tmp_path / "db", create=True), num_pages=64, ext_sz=4, page_size=512,
+                               frames=8, clock=fixed_clock)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rid = sm.create_rec(t, fid, b"alpha", b"h")
+    t = sm.begin()
+    sm.update_rec(t, rid, 0, b"A")
+    sm.free_rec(t, rid)
+    sm.abort(t)
+    with sm.transaction() as t:
+        sm.destroy_file(t, fid)
+    sm.close()
+    assert main(["printlog", str(tmp_path / "db")]) == 0
+    check_golden("printlog_transactions.txt", capsys.readouterr().out)
