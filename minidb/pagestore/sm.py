@@ -97,11 +97,11 @@ class StorageManager:
              restart_trace: bool = True, file_max: int = DEFAULT_FILE_MAX, buffer_size: int = DEFAULT_BUFFER_SIZE,
              clock: Callable[[], float] = time.time) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
+        probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
+        size = probe.page_size
+        probe.close()
         log = cls._open_log(disk, file_max, buffer_size, clock)
         try:
-            probe = VolumeFile(disk, 1)  # the header says the page size the pool's frames need
-            size = probe.page_size
-            probe.close()
             bp = BufferPool(frames, page_size=size, log=log, trace=trace)
             volume = Volume(disk, bp, log, trace=trace)
         except BaseException:

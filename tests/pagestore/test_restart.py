@@ -211,3 +211,24 @@ def test_stepping_through_the_passes_gives_the_same_result_as_running_them(frame
     ran = open_again(disk.clone(), frames=frames)
     assert stepped.restart.report().trace_text() == ran.restart_report.trace_text()
     assert stepped.contents() == ran.contents()
+
+
+def test_checkpoints_are_taken_as_the_log_grows():
+    sm = new_sm(chkpt_every=2000)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+    taken = sm.checkpointer.stats["nCheckpoints"]
+    for i in range(20):
+        with sm.transaction() as t:
+            sm.create_rec(t, fid, bytes([i]) * 100)
+    assert sm.checkpointer.stats["nCheckpoints"] - taken >= 2
+    assert read_master(sm.disk).master == sm.checkpointer.last.begin
+
+
+def test_opening_a_disk_without_a_volume_is_a_clear_error_and_changes_nothing():
+    from minidb.pagestore import StorageManager, VolumeError
+
+    disk = SimDisk("empty")
+    with pytest.raises(VolumeError, match=r"sim:empty/v1.vol: no volume v\(1\) on this disk"):
+        StorageManager.open(disk)
+    assert disk.list() == []
