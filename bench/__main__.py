@@ -24,6 +24,7 @@ from bench import report
 SECTIONS = {
     "log": "bench.log_bench",
     "pagestore": "bench.pagestore_bench",
+    "locks": "bench.locks_bench",
     "transactions": "bench.txn_bench",
 }
 

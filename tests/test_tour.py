@@ -10,7 +10,9 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     for expected in ("The disk layer", "The shared log on real files", "group commit: 4 threads",
                      "A crash with a torn tail", "violations: 0", "wrote ",
                      "The page store", "consistency check: ok", "crash sweep of the volume",
-                     "ARIES restart", "undo: losers T3", "crash sweep of transactions"):
+                     "ARIES restart", "undo: losers T3", "crash sweep of transactions",
+                     "The lock manager", "T3: SH r(1.3.48.1) -> DeadlockVictim",
+                     "T3 found its fingerprint {5,10} in T1's digest {0,5,6,10,12,15}"):
         assert expected in out
     from minidb.viz.gallery import FIGURES
 

@@ -5,8 +5,10 @@ shared log (appends across files, forward and backward scans, group commit
 from four threads, on real files), a crash with a torn tail, a crash sweep,
 the page store's storage layer (a volume formatted, stores and pages
 allocated and freed, the buffer pool forced, a crash sweep of the volume),
-the page store's transactions (records committed, a rollback with CLRs, a
-checkpoint, a crash and ARIES restart, a crash sweep), and the figures. The log it writes stays in ``WORKDIR/log`` for
+the lock manager (a scripted deadlock of three transactions found by
+Dreadlocks and resolved), the page store's transactions (records committed,
+a rollback with CLRs, a checkpoint, a crash and ARIES restart, a crash
+sweep), and the figures. The log it writes stays in ``WORKDIR/log`` for
 ``minidb printlog`` and ``minidb verify``; the page store's volume and log
 stay in ``WORKDIR/pagestore``, the transactions' in ``WORKDIR/transactions``.
 """
@@ -154,8 +156,36 @@ def tour_pagestore(workdir: str) -> str:
     return path
 
 
+def tour_locks() -> None:
+    section("6. The lock manager: a deadlock found by Dreadlocks, and resolved")
+    from minidb.pagestore.lock import Interleaving, LockManager
+    from minidb.pagestore.lock.modes import EX, SH
+    from minidb.viz.locks_demo import DemoTxn, rec
+
+    lm = LockManager(escalation_threshold=None, fingerprint_bits=16, bits_per_fingerprint=2, trace=True)
+    t1, t2, t3 = DemoTxn(1), DemoTxn(2), DemoTxn(3)
+    print("three transactions, each in its own thread; each updates one record, then reads the next one's:")
+    with Interleaving(lm) as script:
+        for txn, slot in ((t1, 1), (t2, 2), (t3, 3)):
+            script.lock(txn, rec(48, slot), EX)
+        script.lock(t1, rec(48, 2), EX)
+        script.lock(t2, rec(48, 3), SH)
+        print(lm.dump(), end="")
+        script.lock(t3, rec(48, 1), SH)
+        script.release_all(t3)
+        script.release_all(t2)
+        for line in script.log:
+            print(f"  {line}")
+        print("what Dreadlocks did:")
+        for line in lm.trace.lines:
+            if "digest" in line or "victim" in line or "after waiting" in line:
+                print(f"  {line}")
+        print(f"in the end T1 holds {', '.join(str(lid) for lid in lm.held(t1))}")
+    print(f"lock statistics: {lm.stats}")
+
+
 def tour_transactions(workdir: str) -> str:
-    section("6. The page store: transactions, files of records, checkpoints, ARIES restart")
+    section("7. The page store: transactions, files of records, checkpoints, ARIES restart")
     from minidb.pagestore import StorageManager, StoreId
     from minidb.pagestore.xct_crashtest import crash_sweep
 
@@ -207,8 +237,9 @@ def run(args) -> int:
     tour_crash()
     tour_sweep()
     pagestore = tour_pagestore(args.workdir)
+    tour_locks()
     transactions = tour_transactions(args.workdir)
-    section("7. Figures")
+    section("8. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):

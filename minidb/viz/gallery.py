@@ -47,6 +47,24 @@ def _bufferpool_clock() -> Figure:
     return pool_step(8).figure
 
 
+def _lock_modes() -> Figure:
+    from minidb.viz.locks import draw_mode_tables
+
+    return draw_mode_tables()
+
+
+def _locks_hierarchy() -> Figure:
+    from minidb.viz.locks_demo import lock_step
+
+    return lock_step("hierarchy", 4).figure
+
+
+def _locks_deadlock() -> Figure:
+    from minidb.viz.locks_demo import detection_figure, lock_step
+
+    return detection_figure(lock_step("cycle", 6))
+
+
 def _xct_rollback_clrs() -> Figure:
     from minidb.viz.xct_demo import xct_step
 
@@ -65,6 +83,9 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "page_slotted.png": _page_slotted,
     "volume_extents.png": _volume_extents,
     "bufferpool_clock.png": _bufferpool_clock,
+    "lock_modes.png": _lock_modes,
+    "locks_hierarchy.png": _locks_hierarchy,
+    "locks_deadlock.png": _locks_deadlock,
     "xct_rollback_clrs.png": _xct_rollback_clrs,
     "recovery_undo.png": _recovery_undo,
 }
