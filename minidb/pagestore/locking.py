@@ -28,16 +28,27 @@ free a page                            page, extent EX and IX, long
 free an extent at commit               extent       EX, immediate
 =====================================  ===========  ==================
 
-:class:`NoLocking` (the default) grants everything at once: a single
-thread, or a test that scripts interleavings itself, needs no lock
-manager. With a lock manager (:mod:`minidb.pagestore.lock`, Shore's lock
-manager with its hierarchy and deadlock detection) the transaction manager
-uses it through the same three calls.
+:class:`ShoreLocking` takes the locks from Shore's lock manager
+(:mod:`minidb.pagestore.lock`): the ids become lock ids, the hierarchy adds
+the parent locks (EX on ``r(1.3.48.2)`` takes IX on ``p(1.3.48)``, ``s(1.3)``
+and ``v(1)``), a conflicting request waits, and a deadlock makes the younger
+transaction the victim: its request raises
+:class:`~minidb.pagestore.lock.DeadlockVictim`, and the transaction must
+abort (``with sm.transaction()`` does so), rolling back with CLRs.
+:class:`NoLocking` grants everything at once: a single thread, or a
+workload that keeps out of its own way (the crash test's), needs no lock
+manager.
+
+Worked example: T1 updates ``r(1.3.12.0)`` (EX) and T2 asks to read it
+(SH): T2's thread waits until T1 commits and releases its locks, then reads
+T1's committed bytes.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
+
+from minidb.pagestore.lock import Duration, LockId, LockManager, LockMode, LockTimeout
 
 
 class Locking(Protocol):
@@ -62,3 +73,26 @@ class NoLocking:
 
     def __repr__(self) -> str:
         return "NoLocking()"
+
+
+class ShoreLocking:
+    """The lock step through Shore's lock manager (see the module documentation)."""
+
+    def __init__(self, manager: LockManager | None = None):
+        self.manager = manager if manager is not None else LockManager()
+
+    def lock(self, xct: Any, target: Any, mode: str, duration: str = "long", timeout: float | None = None) -> None:
+        self.manager.lock(xct, LockId.of(target), LockMode[mode], Duration[duration.upper()], timeout)
+
+    def try_lock(self, xct: Any, target: Any, mode: str, duration: str = "long") -> bool:
+        try:
+            self.manager.lock(xct, LockId.of(target), LockMode[mode], Duration[duration.upper()], 0)
+        except LockTimeout:
+            return False
+        return True
+
+    def release_all(self, xct: Any) -> None:
+        self.manager.release_all(xct)
+
+    def __repr__(self) -> str:
+        return f"ShoreLocking({self.manager!r})"

@@ -12,6 +12,12 @@ This is the page store's front door. It puts the parts together on one
     sm = StorageManager.open(disk)          # restart: analysis, redo, undo
     print(sm.restart_report.summary())
 
+**Locks.** ``locking=LockManager()`` (or a
+:class:`~minidb.pagestore.locking.ShoreLocking`) makes every operation take
+its locks from Shore's lock manager, so transactions in several threads
+wait for each other and a deadlock's victim aborts; without it, no locks
+are taken (one thread).
+
 Its parts stay reachable for tests, pictures and the curious: ``sm.log``
 (:mod:`minidb.log`), ``sm.bp`` (the buffer pool), ``sm.volume`` (the volume
 manager), ``sm.xcts`` (the transaction manager), ``sm.files`` (the file
@@ -49,7 +55,8 @@ from minidb.pagestore.bufferpool import BufferPool
 from minidb.pagestore.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
-from minidb.pagestore.locking import Locking
+from minidb.pagestore.lock import LockManager
+from minidb.pagestore.locking import Locking, ShoreLocking
 from minidb.pagestore.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.rectag import Record
 from minidb.pagestore.restart import Restart, RestartReport
@@ -92,7 +99,7 @@ class StorageManager:
         return cls.open(disk, frames=frames, **options)
 
     @classmethod
-    def open(cls, disk: Disk, frames: int = 64, restart: bool = True, locking: Locking | None = None,
+    def open(cls, disk: Disk, frames: int = 64, restart: bool = True, locking: Locking | LockManager | None = None,
              max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
              restart_trace: bool = True, file_max: int = DEFAULT_FILE_MAX, buffer_size: int = DEFAULT_BUFFER_SIZE,
              clock: Callable[[], float] = time.time) -> "StorageManager":
@@ -107,6 +114,8 @@ class StorageManager:
         except BaseException:
             log.close(sync=False)
             raise
+        if isinstance(locking, LockManager):
+            locking = ShoreLocking(locking)
         sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace)
         sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace)
         if restart:
