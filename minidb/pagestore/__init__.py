@@ -22,7 +22,8 @@ Storage layer, bottom up::
 Transactions, records and recovery::
 
     xct.py          a transaction: tid, state, log chain, undo-next, space it frees
-    locking.py      the lock step of the protocol (a lock manager plugs in here)
+    lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
+    locking.py      the lock step of the protocol: NoLocking, ShoreLocking
     rollback.py     undo an entry, log its CLR; roll back to a savepoint or all
     freespace.py    commit-time store destruction and extent freeing
     xctmgr.py       begin, commit (durable or not), abort, savepoints, the table
@@ -49,7 +50,8 @@ Public surface::
     Extlink, StoreNode, Deleting
     PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
-    Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError
+    Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError,
+    NoLocking, ShoreLocking          (the lock manager: minidb.pagestore.lock)
 """
 
 from minidb.pagestore import stores as _stores  # noqa: F401  (registers the store_operation redo handler)
@@ -75,6 +77,7 @@ from minidb.pagestore.volume import AllocMode, Volume
 from minidb.pagestore.chkpt import Checkpointer
 from minidb.pagestore.errors import StaleRecordIdError
 from minidb.pagestore.file import FileManager, Policy
+from minidb.pagestore.locking import NoLocking, ShoreLocking
 from minidb.pagestore.rectag import RecFlags, Record
 from minidb.pagestore.restart import Restart, RestartReport
 from minidb.pagestore.sm import StorageManager
@@ -89,5 +92,5 @@ __all__ = [
     "apply_and_log", "redo", "undo", "PageStoreError", "VolumeError", "VolumeFullError", "BadRequestError",
     "TornPageError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
     "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
-    "RestartReport", "StaleRecordIdError",
+    "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minidb.pagestore.errors import PageStoreError
+from minidb.pagestore.errors import BadRequestError, PageStoreError
 from minidb.pagestore.extmap import ExtlinkPage, Extlink
 from minidb.pagestore.ids import PageId, StoreId, extent_of, index_in_extent
 from minidb.pagestore.latch import SH

@@ -142,7 +142,6 @@ def xct_step(step: int) -> XctStep:
         raise ValueError(f"step must be between 0 and {STEPS}, not {step}")
     demo = Demo()
     outcome = "formatted"
-    rows: list[LogRow] = []
     before = demo.sm.log.last_lsn
     for k in range(step):
         before = demo.sm.log.last_lsn
@@ -159,8 +158,7 @@ def xct_step(step: int) -> XctStep:
     else:
         from minidb.pagestore.slotted import SlottedPage
         layout = page_layout(SlottedPage(bytearray(PAGE_SIZE)))
-    shown = [r for r in rows if r.tid or r.type_name.startswith("chkpt") is False]
-    figure = draw_xct_log(shown, title=f"step {step}: {description}",
+    figure = draw_xct_log(rows, title=f"step {step}: {description}",
                           outlined={r.lsn: "#1565c0" for r in rows if step and r.lsn > before})
     page_figure = draw_page(layout, title=f"{FIRST_PAGE} after step {step}")
     return XctStep(step, description, outcome, tuple(new), tuple(rows), layout, figure, page_figure)

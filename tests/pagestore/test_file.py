@@ -220,3 +220,11 @@ def test_an_aborted_destroy_keeps_the_file():
     assert sm.files.files() == [fid]
     with sm.transaction() as t:
         assert sm.read_rec(t, rid).body == b"still here"
+
+
+def test_a_store_number_outside_the_volume_is_a_clear_error():
+    sm = new_sm()
+    with pytest.raises(BadRequestError, match=r"v\(1\): store 999 is outside 0..31"):
+        sm.volume.store_node(999)
+    with pytest.raises(BadRequestError, match="is not a store id"):
+        sm.volume.store_pages(3)

@@ -107,7 +107,6 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> Analysis
     youngest = 0
     in_master_ckpt = False
     count = 0
-    start = master if not master.is_null else NULL_LSN
     if master.is_null:
         trace.emit("analysis: no checkpoint completed: scanning the whole log")
     else:
