@@ -27,6 +27,7 @@ SECTIONS = {
     "locks": "bench.locks_bench",
     "logstore": "bench.logstore_bench",
     "spark": "bench.spark_bench",
+    "transactions": "bench.txn_bench",
 }
 
 

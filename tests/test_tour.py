@@ -10,6 +10,7 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     for expected in ("The disk layer", "The shared log on real files", "group commit: 4 threads",
                      "A crash with a torn tail", "violations: 0", "wrote ",
                      "The page store", "consistency check: ok", "crash sweep of the volume",
+                     "ARIES restart", "undo: losers T3", "crash sweep of transactions",
                      "The lock manager", "T3: SH r(1.3.48.1) -> DeadlockVictim",
                      "T3 found its fingerprint {5,10} in T1's digest {0,5,6,10,12,15}",
                      "The log store", "step 10: dirty map state NONE", "case 3 with the evictor bug option",
@@ -27,6 +28,8 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert main(["verify", str(log_dir)]) == 0
     assert capsys.readouterr().out.startswith("ok: ")
     assert sorted(p.name for p in (workdir / "envs").iterdir()) == ["env-00", "env-01", "env-02", "env-03"]
+    assert main(["printlog", str(workdir / "transactions"), "--type", "clr_rec_splice", "-q"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2  # T2 aborted, T3 rolled back by restart
     # a second tour starts a fresh log in the same place
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     capsys.readouterr()

@@ -23,6 +23,12 @@ def _volume_sweep(seed: int, ops: int) -> SweepResult:
     return crash_sweep(seed, ops)
 
 
+def _pagestore_sweep(seed: int, ops: int) -> SweepResult:
+    from minidb.pagestore.xct_crashtest import crash_sweep
+
+    return crash_sweep(seed, ops)
+
+
 def _logstore_sweep(seed: int, ops: int) -> SweepResult:
     from minidb.logstore.crashtest import crash_sweep
 
@@ -30,7 +36,7 @@ def _logstore_sweep(seed: int, ops: int) -> SweepResult:
 
 
 SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {
-    "log": _log_sweep, "volume": _volume_sweep, "logstore": _logstore_sweep,
+    "log": _log_sweep, "volume": _volume_sweep, "pagestore": _pagestore_sweep, "logstore": _logstore_sweep,
 }
 
 

@@ -6,12 +6,16 @@ from four threads, on real files), a crash with a torn tail, a crash sweep,
 the page store's storage layer (a volume formatted, stores and pages
 allocated and freed, the buffer pool forced, a crash sweep of the volume),
 the lock manager (a scripted deadlock of three transactions found by
-Dreadlocks and resolved), the log store (a tree in the log, transactions, a
-checkpoint's ten steps, recovery, the seed's BEFORE_CKPT_END cases, its crash
-sweep), environments generated for the Spark pipeline, and the figures. The log it writes stays in ``WORKDIR/log`` for
-``minidb printlog`` and ``minidb verify``; the page store's volume and log
-stay in ``WORKDIR/pagestore``, the log store's environment in ``WORKDIR/logstore``;
-generated environments for the Spark pipeline in ``WORKDIR/envs``.
+Dreadlocks and resolved), the page store's transactions (records committed,
+a rollback with CLRs, a checkpoint, a crash and ARIES restart, a crash
+sweep), the log store (a tree in the log, transactions, a checkpoint's ten
+steps, recovery, the seed's BEFORE_CKPT_END cases, its crash sweep),
+environments generated for the Spark pipeline, and the figures.
+
+What it writes stays in WORKDIR for ``minidb printlog`` and ``minidb
+verify``: the shared log in ``log/``, the page store's volume and log in
+``pagestore/``, the transactions' in ``transactions/``, the log store's
+environment in ``logstore/``, generated environments in ``envs/``.
 """
 
 from __future__ import annotations
@@ -186,7 +190,7 @@ def tour_locks() -> None:
 
 
 def tour_logstore(workdir: str) -> str:
-    section("7. The log store: the log is the database")
+    section("8. The log store: the log is the database")
     from minidb.logstore import Environment, EnvironmentConfig
     from minidb.logstore.cases import seed_case
     from minidb.logstore.crashtest import crash_sweep
@@ -249,7 +253,7 @@ def tour_logstore(workdir: str) -> str:
 
 
 def tour_pipeline(workdir: str) -> str:
-    section("8. Environments for the data pipeline")
+    section("9. Environments for the data pipeline")
     import shutil
 
     from minidb.spark.generate import GenerateRequest, generate
@@ -263,6 +267,52 @@ def tour_pipeline(workdir: str) -> str:
     return path
 
 
+def tour_transactions(workdir: str) -> str:
+    section("7. The page store: transactions, files of records, checkpoints, ARIES restart")
+    from minidb.pagestore import StorageManager, StoreId
+    from minidb.pagestore.xct_crashtest import crash_sweep
+
+    path = os.path.join(workdir, "transactions")
+    disk = OSDisk(path, create=True)
+    for name in disk.list():
+        disk.delete(name)
+    sm = StorageManager.format(disk, num_pages=256, ext_sz=8, page_size=4096, frames=16)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rids = [sm.create_rec(t, fid, f"record {i}".encode() * 3) for i in range(3)]
+        big = sm.create_rec(t, fid, b"large " * 2000)
+    print(f"T{t.txn_id} created file {fid} with records {', '.join(map(str, rids))} and a large record {big} "
+          f"(its body on {len(sm.volume.store_pages(StoreId(fid.vol, sm.files.file_info(fid).large)))} pages of the large-record "
+          f"store); committed")
+    t = sm.begin()
+    sm.update_rec(t, rids[0], 0, b"RECORD")
+    sm.free_rec(t, rids[1])
+    sm.create_rec(t, fid, b"never")
+    print(f"T{t.txn_id} updated, freed and created records, then aborted; its rollback:")
+    for step in sm.abort(t):
+        print(f"  {step}")
+    loser = sm.begin()
+    sm.update_rec(loser, rids[2], 0, b"LOSER!")
+    chkpt = sm.checkpoint()
+    print(f"T{loser.txn_id} is in flight; {chkpt.summary()}")
+    with sm.transaction() as t:
+        sm.append_rec(t, rids[0], b" and more")
+        sm.destroy_file(t, sm.create_file(t))
+    print(f"T{t.txn_id} appended to {rids[0]}, created and destroyed a file, committed")
+    sm.log.sync()
+    print("crash: the process dies; the log is durable up to the last commit, most pages never reached the disk")
+    sm = StorageManager.open(OSDisk(path), frames=16)
+    print(sm.restart_report.summary())
+    contents = sm.contents()[fid]
+    print(f"after restart: {len(contents)} records in {fid}; {rids[0]} ends with {contents[rids[0]][1][-9:]!r}, "
+          f"{rids[2]} starts with {contents[rids[2]][1][:8]!r}; the volume's maps: {sm.check() or 'consistent'}")
+    sm.close()
+    result = crash_sweep(seed=1, ops=16)
+    print(f"crash sweep of transactions (crash at every write and fsync, restart, compare with a model), "
+          f"seed 1, 16 operations: {result.summary()}")
+    return path
+
+
 def run(args) -> int:
     print("minidb tour: every part of minidb that exists, bottom up")
     tour_disk()
@@ -271,15 +321,17 @@ def run(args) -> int:
     tour_sweep()
     pagestore = tour_pagestore(args.workdir)
     tour_locks()
+    transactions = tour_transactions(args.workdir)
     store = tour_logstore(args.workdir)
     envs = tour_pipeline(args.workdir)
-    section("9. Figures")
+    section("10. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):
         print(f"wrote {written}")
     print(f"\nnext: minidb printlog {path} | head   and   minidb verify {path}")
     print(f"      minidb printlog {pagestore} --type alloc_pages_in_ext | head")
+    print(f"      minidb printlog {transactions} --type clr_rec_splice   (compensation entries)")
     print(f"      minidb printlog {store} --type IN   (the log store's log, with provisional flags)")
     print(f"      minidb spark analyze {envs}   (the data pipeline, on Spark)")
     return 0

@@ -1,6 +1,6 @@
-"""The page store (Shore lineage), storage layer: volumes, extents, stores, pages, buffer pool.
+"""The page store (Shore lineage): volumes, buffer pool, transactions, files of records, ARIES restart.
 
-Modules, bottom up::
+Storage layer, bottom up::
 
     ids.py          v(1) s(1.3) p(1.3.48) r(1.3.48.2) x(1.6); extent arithmetic
     page.py         the page frame: header, slot table, footer (torn-page detection)
@@ -15,8 +15,30 @@ Modules, bottom up::
     latch.py        SH/EX latches
     clock.py        clock replacement (pure)
     bufferpool.py   frames, fix/unfix, recovery LSNs, the write-ahead rule, the cleaner
-    volume.py       the volume manager: stores, extents, page allocation, caches
+    volume.py       the volume manager (volmaps, volstores, volextents, volpages,
+                    volcaches, volcheck, volundo: a module per concept)
     crashtest.py    every crash point of a volume workload: redo must rebuild the maps
+
+Transactions, records and recovery::
+
+    xct.py          a transaction: tid, state, log chain, undo-next, space it frees
+    lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
+    locking.py      the lock step of the protocol: NoLocking, ShoreLocking
+    rollback.py     undo an entry, log its CLR; roll back to a savepoint or all
+    freespace.py    commit-time store destruction and extent freeing
+    xctmgr.py       begin, commit (durable or not), abort, savepoints, the table
+    recpage.py      page_format, rec_insert/remove/splice and their CLRs
+    recops.py       one slot update by the protocol (fix EX, apply, log)
+    rectag.py       record tags, small and large records
+    directory.py    the store directory (store 1): what each store is for
+    ridcheck.py     record id verification
+    histogram.py    the free-space heap and histogram of a file
+    file.py         files of records (recupdate.py: update, append, truncate)
+    master.py       the master LSN, where restart finds the last checkpoint
+    chkpt.py        fuzzy checkpoints
+    restart/        ARIES restart: analysis, redo, undo, finish
+    sm.py           the storage manager: all of it on one disk
+    xct_crashtest.py  every crash point of a transactional workload vs a model
 
 Public surface::
 
@@ -27,6 +49,9 @@ Public surface::
     Volume, AllocMode, format_volume, VolumeHeader, volume_file_name
     Extlink, StoreNode, Deleting
     PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo
+    StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
+    Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError,
+    NoLocking, ShoreLocking          (the lock manager: minidb.pagestore.lock)
 """
 
 from minidb.pagestore import stores as _stores  # noqa: F401  (registers the store_operation redo handler)
@@ -49,6 +74,15 @@ from minidb.pagestore.stores import Deleting, StoreNode
 from minidb.pagestore.volfile import volume_file_name
 from minidb.pagestore.volheader import VolumeHeader
 from minidb.pagestore.volume import AllocMode, Volume
+from minidb.pagestore.chkpt import Checkpointer
+from minidb.pagestore.errors import StaleRecordIdError
+from minidb.pagestore.file import FileManager, Policy
+from minidb.pagestore.locking import NoLocking, ShoreLocking
+from minidb.pagestore.rectag import RecFlags, Record
+from minidb.pagestore.restart import Restart, RestartReport
+from minidb.pagestore.sm import StorageManager
+from minidb.pagestore.xct import SavePoint, Xct, XctState
+from minidb.pagestore.xctmgr import XctManager
 
 __all__ = [
     "VolumeId", "StoreId", "PageId", "RecordId", "ExtentId", "parse_id", "PageTag", "StoreFlags", "Page",
@@ -56,5 +90,7 @@ __all__ = [
     "WriteRun", "ClockFrame", "ClockChoice", "choose_victim", "Volume", "AllocMode", "format_volume",
     "VolumeHeader", "volume_file_name", "Extlink", "StoreNode", "Deleting", "PAGESTORE_TYPES", "TxnRef",
     "apply_and_log", "redo", "undo", "PageStoreError", "VolumeError", "VolumeFullError", "BadRequestError",
-    "TornPageError", "BufferPoolFullError", "RecordWontFitError", "SlotError",
+    "TornPageError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
+    "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
+    "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking",
 ]

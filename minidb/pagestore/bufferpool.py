@@ -254,6 +254,19 @@ class BufferPool:
     def unfix_dirty(self, page: SlottedPage) -> None:
         self.unfix(page, dirty=True)
 
+    def lower_rec_lsn(self, page: SlottedPage, lsn: LSN) -> None:
+        """Make a fixed page's recovery LSN at most ``lsn``.
+
+        Restart's redo applies old entries to pages: such a page is dirty
+        since the first entry redone on it, not since the (much later) end
+        of the log when it was fixed, and a checkpoint must say so.
+        """
+        frame: Frame = page.frame  # type: ignore[assignment]
+        with self._mutex:
+            if frame.rec_lsn is None or lsn < frame.rec_lsn:
+                frame.rec_lsn = lsn
+            frame.dirty = True
+
     def set_dirty(self, page: SlottedPage) -> None:
         """Mark a fixed page dirty without unfixing it."""
         frame: Frame = page.frame  # type: ignore[assignment]
@@ -375,8 +388,13 @@ class BufferPool:
         return self.clean(lambda f: f.rec_lsn is not None and f.rec_lsn <= lsn, wait=True)
 
     def discard_store(self, stid: StoreId) -> int:
-        """Drop the frames of a (destroyed) store's pages without writing them."""
-        return self._discard(lambda f: f.pid is not None and f.pid.stid == stid, f"store {stid}")
+        """Drop the frames of a (destroyed) store's pages without writing them.
+
+        A page belongs to the store its *header* names: a page freed by one
+        store and formatted for another may still sit in the frame it was
+        fixed into under its old store's id.
+        """
+        return self._discard(lambda f: f.pid is not None and f.page.pid.stid == stid, f"store {stid}")
 
     def discard_volume(self, vid: int) -> int:
         return self._discard(lambda f: f.pid is not None and f.pid.vol == vid, f"volume v({vid})")

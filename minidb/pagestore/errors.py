@@ -47,3 +47,10 @@ class RecordWontFitError(PageStoreError):
 
 class SlotError(PageStoreError, UserError):
     """A slot number that is out of range, free, or already in use."""
+
+
+class StaleRecordIdError(BadRequestError):
+    """A record id that names no record: its store is gone or being deleted, its
+    page is not allocated to the store or is not a file page, or its slot is
+    not in use (Shore verifies record ids for this reason: an update through a
+    stale id would corrupt the store)."""

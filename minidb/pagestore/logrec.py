@@ -21,7 +21,9 @@ behalf of a :class:`TxnRef` (the transaction's id and its last LSN, which
 and ``txn_prev_lsn`` NULL: such entries belong to no transaction, are redone
 at restart like any other and are never undone. The transaction layer passes
 its own object (anything with ``txn_id`` and ``last_lsn``), so the backward
-chain of each transaction is built here.
+chain of each transaction is built here; an object with a ``note_logged``
+method (:class:`minidb.pagestore.xct.Xct`) is told of every entry instead,
+so it can keep its *undo-next* LSN as well.
 
 Dispatch. Restart needs no knowledge of individual entry types:
 
@@ -133,10 +135,20 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
     except BaseException:
         page.buf[:] = snapshot
         raise
-    if xct is not None:
-        xct.last_lsn = lsn
+    note_logged(xct, lsn, entry_type, full)
     page.lsn = lsn
     return lsn
+
+
+def note_logged(xct: LogContext | None, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
+    """Tell the transaction an entry of its was logged (a transaction object keeps its undo-next too)."""
+    if xct is None:
+        return
+    note = getattr(xct, "note_logged", None)
+    if note is None:
+        xct.last_lsn = lsn
+    else:
+        note(lsn, entry_type, values)
 
 
 # -- redoing and undoing ----------------------------------------------------------------

@@ -93,6 +93,7 @@ class PageTag(IntEnum):
     STNODE = 3  # store-map page (stnode_p), store 0
     FILE = 4  # slotted page of a file of records (file_p)
     BTREE = 5  # B+tree page (keyed_p), for later
+    LGDATA = 6  # a page of a large record's body (lgdata_p), one chunk in slot 0
 
 
 class StoreFlags(IntFlag):

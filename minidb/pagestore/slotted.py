@@ -250,6 +250,45 @@ class SlottedPage(Page):
         self._set_slot(slot, 0, len(data) if reserved else 0)
         return data
 
+    def splice(self, slot: int, start: int, cut: int, data: bytes, user: SpaceUser = NO_TXN) -> bytes:
+        """Replace ``cut`` bytes at ``start`` of the record in ``slot`` by ``data``; return the bytes cut.
+
+        The record stays in its slot (its id cannot change). A record that
+        shrinks leaves a hole whose bytes stay reserved for ``user``'s
+        transaction, like a freed slot, since rolling back will need them; a
+        record that grows takes ``user``'s usable space and moves to the gap
+        (coalescing first if the gap is too small).
+        """
+        old = self.read(slot)
+        if not 0 <= start <= start + cut <= len(old):
+            raise SlotError(f"{self.pid}: slot {slot} holds {len(old)} bytes; cannot cut {cut} at {start}")
+        new = old[:start] + bytes(data) + old[start + cut:]
+        self._check_length(len(new))
+        delta = len(new) - len(old)
+        offset, _ = self.slot_entry(slot)
+        if delta <= 0:
+            self.buf[offset:offset + len(new)] = new
+            self._set_slot(slot, offset, len(new))
+            self.nfree += -delta
+            if delta:
+                self._reserve(-delta, user)
+            return old[start:start + cut]
+        usable = self.usable_space(user)
+        if delta > usable:
+            raise RecordWontFitError(
+                f"{self.pid}: slot {slot} grows by {delta} bytes, {usable} are usable "
+                f"(free {self.nfree}, reserved {self.nrsvd})"
+            )
+        self._acquire(delta, user)
+        self._set_slot(slot, 0, 0)  # the old bytes become a hole; the record moves to the gap
+        if self.contiguous_free < len(new):
+            self.coalesce()
+        position = self.record_end
+        self.buf[position:position + len(new)] = new
+        self.record_end = position + len(new)
+        self._set_slot(slot, position, len(new))
+        return old[start:start + cut]
+
     def coalesce(self) -> int:
         """Slide the records together towards the header; return the bytes of holes removed."""
         in_use = sorted((offset, length, slot) for slot in range(self.nslots)

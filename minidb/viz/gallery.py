@@ -106,6 +106,16 @@ def _logstore_recovery() -> Figure:
     from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
 
     return logstore_crash_demo(len(bank_writes()) - 1, "nothing", 10).figure
+def _xct_rollback_clrs() -> Figure:
+    from minidb.viz.xct_demo import xct_step
+
+    return xct_step(5).figure
+
+
+def _recovery_undo() -> Figure:
+    from minidb.viz.recovery_demo import WRITES, recovery_view
+
+    return recovery_view(WRITES, "nothing", "undo").figure
 
 
 FIGURES: dict[str, Callable[[], Figure]] = {
@@ -123,6 +133,8 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "logstore_checkpoint.png": _logstore_checkpoint,
     "logstore_seed_cases.png": _logstore_seed_cases,
     "logstore_recovery.png": _logstore_recovery,
+    "xct_rollback_clrs.png": _xct_rollback_clrs,
+    "recovery_undo.png": _recovery_undo,
 }
 
 

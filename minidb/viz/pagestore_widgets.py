@@ -7,9 +7,15 @@
   showing the extent map and the log entries each one wrote;
 - :func:`buffer_pool_explorer` (``04_buffer_pool.ipynb``): a slider over the
   fixes of :mod:`minidb.viz.bufferpool_demo`, showing frames, the clock's
-  last sweep and what reached the disk.
+  last sweep and what reached the disk;
+- :func:`xct_explorer` (``06_transactions_records.ipynb``): a slider over the
+  transaction script of :mod:`minidb.viz.xct_demo`, showing the log in
+  transaction lanes (CLRs and their undo-next) and the file page;
+- :func:`recovery_explorer` (``08_aries_recovery.ipynb``): the crash point (any
+  write of the simulated disk), what the crash keeps of unsynced writes, and
+  how far restart has gone (:mod:`minidb.viz.recovery_demo`).
 
-Tests set ``explorer.controls["step"].value`` and read ``explorer.result``.
+Tests set ``explorer.controls[name].value`` and read ``explorer.result``.
 """
 
 from __future__ import annotations
@@ -39,3 +45,31 @@ def buffer_pool_explorer() -> Explorer:
     from minidb.viz.bufferpool_demo import STEPS, pool_step
 
     return Explorer(pool_step, {"step": _step_slider(STEPS, STEPS)}, show_figure_and_text)
+
+
+def show_xct_step(result) -> None:
+    """Show an :class:`~minidb.viz.xct_demo.XctStep`: the log in lanes, the page, the entries."""
+    from IPython.display import display
+
+    display(result.figure)
+    display(result.page_figure)
+    print(result.summary())
+
+
+def xct_explorer() -> Explorer:
+    """The slider of ``06_transactions_records.ipynb``: the transaction script, step by step."""
+    from minidb.viz.xct_demo import STEPS, xct_step
+
+    return Explorer(xct_step, {"step": _step_slider(STEPS, STEPS)}, show_xct_step)
+
+
+def recovery_explorer() -> Explorer:
+    """The crash-recovery control of ``08_aries_recovery.ipynb``: crash point, what survives, restart phase."""
+    from minidb.viz.recovery_demo import KEEP_MODES, PHASES, WRITES, recovery_view
+
+    controls = {
+        "crash_write": widgets.IntSlider(value=WRITES // 2, min=1, max=WRITES, description="crash after write"),
+        "keep": widgets.Dropdown(options=list(KEEP_MODES), value="nothing", description="unsynced kept"),
+        "phase": widgets.ToggleButtons(options=list(PHASES), value="restarted", description="restart"),
+    }
+    return Explorer(recovery_view, controls, show_figure_and_text)

@@ -1,0 +1,136 @@
+"""ARIES restart of the page store: analysis, redo, undo, then finishing and a checkpoint.
+
+Every time the storage manager opens a volume it restarts, whether the last
+run ended cleanly or crashed (a clean shutdown leaves a checkpoint with an
+empty transaction table, so restart then has little to do)::
+
+    master LSN ──► analysis ──► transaction table, dirty page table, redo LSN
+    redo LSN ────► redo ──────► pages as at the crash (history repeated)
+    losers ──────► undo ──────► losers rolled back with CLRs, xct_end logged
+                   finish ────► cut extent lists repaired, FREEING_SPACE
+                                transactions finished, marked stores removed,
+                                every dirty page written (as Shore does)
+                   checkpoint ► the next restart starts here
+
+=================  =========================================================
+``analysis.py``    pass 1: rebuild the tables from the master checkpoint on
+``redo.py``        pass 2: repeat history (page LSN test); rebuild torn pages
+``undo.py``        pass 3: all losers together, largest undo-next first
+``finish.py``      repairs, committed transactions left freeing space
+=================  =========================================================
+
+Each pass emits a trace of what it read, decided and changed; a
+:class:`Restart` runs the passes one at a time (the notebook steps through
+them) or all at once (:meth:`Restart.run`).
+
+Restart is *idempotent*: analysis and redo log nothing, undo logs a CLR for
+each undo, the finishing steps are idempotent, so a crash anywhere during
+restart followed by another restart gives the same result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from minidb.log.lsn import LSN
+from minidb.pagestore.master import master_lsn
+from minidb.pagestore.restart.analysis import AnalysisResult, DirtyPage, XctEntry, analysis_pass
+from minidb.pagestore.restart.finish import FinishResult, finish_pass
+from minidb.pagestore.restart.redo import RedoResult, rebuild_page, redo_pass
+from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_order, undo_pass, walk_losers
+from minidb.stats import Trace
+
+__all__ = ["Restart", "RestartReport", "AnalysisResult", "RedoResult", "UndoResult", "FinishResult", "XctEntry",
+           "DirtyPage", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass", "rebuild_page",
+           "undo_order", "walk_losers"]
+
+PASSES = ("analysis", "redo", "undo", "finish")
+
+
+@dataclass
+class RestartReport:
+    master: LSN
+    analysis: AnalysisResult
+    redo: RedoResult
+    undo: UndoResult
+    finish: FinishResult
+    checkpoint: Any = None
+    traces: dict[str, list[str]] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        lines = [self.analysis.summary(), self.redo.summary(), self.undo.summary(), self.finish.summary()]
+        if self.checkpoint is not None:
+            lines.append(self.checkpoint.summary())
+        return "\n".join(lines)
+
+    def trace_text(self) -> str:
+        return "".join(line + "\n" for name in PASSES for line in self.traces.get(name, []))
+
+
+class Restart:
+    """The passes of one restart, to run one by one or all at once."""
+
+    def __init__(self, disk: Any, volume: Any, xcts: Any, checkpointer: Any = None, trace: bool = True):
+        self.disk = disk
+        self.volume = volume
+        self.log = volume.log
+        self.xcts = xcts
+        self.checkpointer = checkpointer
+        self.traces = {name: Trace(enabled=trace) for name in PASSES}
+        self.master = master_lsn(disk)
+        self.analysis_result: AnalysisResult | None = None
+        self.redo_result: RedoResult | None = None
+        self.undo_result: UndoResult | None = None
+        self.finish_result: FinishResult | None = None
+        self.checkpoint: Any = None
+
+    @property
+    def next_pass(self) -> str | None:
+        for name, result in zip(PASSES, (self.analysis_result, self.redo_result, self.undo_result,
+                                         self.finish_result)):
+            if result is None:
+                return name
+        return None
+
+    def analysis(self) -> AnalysisResult:
+        self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"])
+        self.xcts.set_youngest(self.analysis_result.youngest)
+        return self.analysis_result
+
+    def redo(self) -> RedoResult:
+        assert self.analysis_result is not None, "analysis comes first"
+        self.redo_result = redo_pass(self.log, self.volume, self.analysis_result, self.traces["redo"])
+        return self.redo_result
+
+    def undo(self) -> UndoResult:
+        assert self.redo_result is not None, "redo comes before undo"
+        self.undo_result = undo_pass(self.volume, self.xcts, self.analysis_result, self.traces["undo"])
+        return self.undo_result
+
+    def finish(self) -> FinishResult:
+        assert self.undo_result is not None, "undo comes before finishing"
+        self.finish_result = finish_pass(self.volume, self.xcts, self.analysis_result, self.traces["finish"])
+        self.volume.reset_caches()
+        written = self.volume.bp.force_all()
+        self.traces["finish"].emit("finish: wrote the dirty pages in %d writes", len(written))
+        if self.checkpointer is not None:
+            self.checkpoint = self.checkpointer.take()
+            self.traces["finish"].emit("finish: %s", self.checkpoint.summary())
+        return self.finish_result
+
+    def step(self) -> Any:
+        """Run the next pass; return its result (None when all have run)."""
+        name = self.next_pass
+        return None if name is None else getattr(self, name)()
+
+    def run(self) -> RestartReport:
+        while self.next_pass is not None:
+            self.step()
+        return self.report()
+
+    def report(self) -> RestartReport:
+        assert self.finish_result is not None, "restart has not finished"
+        return RestartReport(self.master, self.analysis_result, self.redo_result, self.undo_result,  # type: ignore[arg-type]
+                             self.finish_result, self.checkpoint,
+                             {name: list(trace.lines) for name, trace in self.traces.items()})

@@ -1,0 +1,195 @@
+"""Restart, pass 1: analysis. From the master checkpoint to the end of the log, rebuild two tables.
+
+Analysis reads the log forward from the *master LSN* (the ``chkpt_begin`` of
+the last completed checkpoint, :mod:`minidb.pagestore.master`), or from the
+log's first entry if no checkpoint ever completed. It logs nothing and
+changes no page. It rebuilds:
+
+- the **transaction table**: every transaction that has not ended, with its
+  state (ACTIVE, ABORTING, FREEING_SPACE), last LSN and undo-next. The
+  checkpoint's ``chkpt_xct_tab`` gives the transactions of that moment;
+  every transactional entry after ``chkpt_begin`` adds its transaction or
+  advances it (last LSN; undo-next to an undoable entry, or to a CLR's
+  ``undo_nxt``); ``xct_abort`` and ``xct_freeing_space`` change its state;
+  ``xct_end`` removes it;
+- the **dirty page table**: pages that may be newer in the log than on
+  disk, each with a *recovery LSN*. The checkpoint's ``chkpt_bf_tab`` gives
+  the pool's dirty pages then; every redoable entry after ``chkpt_begin``
+  adds its page, if absent, with the entry's LSN.
+
+A checkpoint's tables are merged with what the scan already found (the
+checkpoint is fuzzy, entries interleave with it): the smaller recovery LSN
+wins, and a transaction's later LSNs win over the snapshot's.
+
+The **redo LSN** is the smallest recovery LSN in the dirty page table:
+where redo starts. Transactions left ACTIVE or ABORTING are the *losers*
+that undo rolls back; those in FREEING_SPACE committed and are finished.
+
+Worked example: master 0x1/0x500; ``chkpt_bf_tab`` has p(1.3.12) at
+0x1/0x3a0; ``chkpt_xct_tab`` has T2 ACTIVE (last 0x1/0x4c0). After the
+checkpoint T2 logs ``rec_insert`` on p(1.3.13) at 0x1/0x600 and T3 logs
+``xct_end`` at 0x1/0x650. Analysis ends with T2 ACTIVE (last = undo-next =
+0x1/0x600), the dirty pages p(1.3.12) 0x1/0x3a0 and p(1.3.13) 0x1/0x600,
+and the redo LSN 0x1/0x3a0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.pagestore.ids import PageId
+from minidb.pagestore.logdef import PAGESTORE_TYPES
+from minidb.pagestore.xct import XctState
+from minidb.stats import Trace
+
+
+@dataclass
+class XctEntry:
+    """A row of the transaction table rebuilt by analysis."""
+
+    tid: int
+    state: XctState = XctState.ACTIVE
+    last_lsn: LSN = NULL_LSN
+    undo_nxt: LSN = NULL_LSN
+    first_lsn: LSN = NULL_LSN
+    undo_nxt_seen: bool = False  # the scan set undo_nxt itself (else the checkpoint's is used)
+
+    def __str__(self) -> str:
+        return f"T{self.tid} {self.state.name} last={self.last_lsn} undo_nxt={self.undo_nxt}"
+
+
+@dataclass(frozen=True)
+class DirtyPage:
+    pid: PageId
+    rec_lsn: LSN
+
+    def __str__(self) -> str:
+        return f"{self.pid} rec_lsn={self.rec_lsn}"
+
+
+@dataclass
+class AnalysisResult:
+    master: LSN
+    start: LSN
+    end: LSN
+    xct_table: dict[int, XctEntry]
+    dirty_pages: dict[tuple[int, int], DirtyPage]
+    redo_lsn: LSN
+    youngest: int
+    entries_read: int
+    ended: set[int] = field(default_factory=set)
+
+    @property
+    def losers(self) -> list[XctEntry]:
+        return [x for _, x in sorted(self.xct_table.items()) if x.state in (XctState.ACTIVE, XctState.ABORTING)]
+
+    @property
+    def freeing(self) -> list[XctEntry]:
+        return [x for _, x in sorted(self.xct_table.items()) if x.state == XctState.FREEING_SPACE]
+
+    def summary(self) -> str:
+        xcts = "; ".join(str(x) for _, x in sorted(self.xct_table.items())) or "none"
+        pages = "; ".join(str(d) for _, d in sorted(self.dirty_pages.items())) or "none"
+        return (f"analysis: from {self.start} to {self.end}, {self.entries_read} entries read\n"
+                f"  transaction table: {xcts}\n"
+                f"  dirty page table: {pages}\n"
+                f"  redo LSN: {self.redo_lsn}")
+
+
+def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> AnalysisResult:
+    """Pass 1 (see the module documentation)."""
+    trace = trace if trace is not None else Trace(enabled=False)
+    table: dict[int, XctEntry] = {}
+    dirty: dict[tuple[int, int], DirtyPage] = {}
+    ended: set[int] = set()
+    youngest = 0
+    in_master_ckpt = False
+    count = 0
+    if master.is_null:
+        trace.emit("analysis: no checkpoint completed: scanning the whole log")
+    else:
+        trace.emit("analysis: master LSN %s: scanning from there", master)
+    first = NULL_LSN
+    for entry in log.scan(None if master.is_null else master):
+        count += 1
+        if first.is_null:
+            first = entry.lsn
+        entry_type = entry.entry_type
+        if entry_type is None or entry_type.owner != PAGESTORE_TYPES.owner:
+            continue
+        name, v, lsn = entry_type.name, entry.values, entry.lsn
+        if name == "chkpt_begin" and lsn == master:
+            in_master_ckpt = True
+        elif name == "chkpt_bf_tab" and in_master_ckpt:
+            for item in v["pages"]:
+                pid = PageId(item["vol"], item["store"], item["page"])
+                known = dirty.get(pid.key)
+                if known is None or item["rec_lsn"] < known.rec_lsn:
+                    dirty[pid.key] = DirtyPage(pid, item["rec_lsn"])
+            trace.emit("analysis: %s chkpt_bf_tab: %d dirty pages from the checkpoint", lsn, len(v["pages"]))
+        elif name == "chkpt_xct_tab" and in_master_ckpt:
+            youngest = max(youngest, v["youngest"])
+            for item in v["xcts"]:
+                _merge_checkpointed(table, ended, item)
+            trace.emit("analysis: %s chkpt_xct_tab: youngest T%d, %s", lsn, v["youngest"],
+                       ", ".join(f"T{i['tid']} {XctState(i['state']).name}" for i in v["xcts"]) or "no transactions")
+        elif name == "chkpt_end" and in_master_ckpt:
+            in_master_ckpt = False
+        if entry_type.transactional and v["txn_id"]:
+            tid = v["txn_id"]
+            youngest = max(youngest, tid)
+            row = table.get(tid)
+            if row is None:
+                row = table[tid] = XctEntry(tid, first_lsn=lsn)
+                trace.emit("analysis: %s %s: T%d enters the transaction table", lsn, name, tid)
+            row.last_lsn = lsn
+            if entry_type.compensation:
+                row.undo_nxt, row.undo_nxt_seen = v["undo_nxt"], True
+            elif entry_type.undoable:
+                row.undo_nxt, row.undo_nxt_seen = lsn, True
+            if name == "xct_abort":
+                row.state = XctState.ABORTING
+                trace.emit("analysis: %s xct_abort: T%d is ABORTING", lsn, tid)
+            elif name == "xct_freeing_space":
+                row.state, row.undo_nxt, row.undo_nxt_seen = XctState.FREEING_SPACE, NULL_LSN, True
+                trace.emit("analysis: %s xct_freeing_space: T%d committed, FREEING_SPACE", lsn, tid)
+            elif name == "xct_end":
+                del table[tid]
+                ended.add(tid)
+                trace.emit("analysis: %s xct_end: T%d ended (%s)", lsn, tid,
+                           "committed" if v["committed"] else "aborted")
+        if entry_type.redoable:
+            pid = PageId(v["vol"], v["store"], v["page"])
+            if pid.key not in dirty:
+                dirty[pid.key] = DirtyPage(pid, lsn)
+                trace.emit("analysis: %s %s: %s enters the dirty page table", lsn, name, pid)
+    end = log.end_lsn
+    redo_lsn = min((d.rec_lsn for d in dirty.values()), default=NULL_LSN)
+    result = AnalysisResult(master, master if not master.is_null else first, end, table, dirty, redo_lsn,
+                            youngest, count, ended)
+    for line in result.summary().splitlines():
+        trace.emit("%s", line)
+    return result
+
+
+def _merge_checkpointed(table: dict[int, XctEntry], ended: set[int], item: dict[str, Any]) -> None:
+    """Merge one ``chkpt_xct_tab`` row into the table the scan is building."""
+    tid = item["tid"]
+    if tid in ended:
+        return
+    state = XctState(item["state"])
+    row = table.get(tid)
+    if row is None:
+        table[tid] = XctEntry(tid, state, item["last_lsn"], item["undo_nxt"])
+        return
+    # The scan saw entries of tid after chkpt_begin: its last LSN is newer; keep the
+    # state that is further along, and the checkpoint's undo-next if the scan saw none.
+    if state > row.state:
+        row.state = state
+    if row.last_lsn.is_null or (not item["last_lsn"].is_null and item["last_lsn"] > row.last_lsn):
+        row.last_lsn = item["last_lsn"]
+    if not row.undo_nxt_seen:
+        row.undo_nxt = item["undo_nxt"]
+

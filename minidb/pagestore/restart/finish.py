@@ -1,0 +1,84 @@
+"""Restart, the end: finish what committed transactions left half done, then checkpoint.
+
+Once the losers are rolled back, restart completes what the crash cut short
+on behalf of transactions that *committed*:
+
+1. **extent lists**: volume operations of several entries (a new extent
+   linked to a store, an extent unlinked and freed) may have been cut after
+   any of their entries; :meth:`Volume.repair_extent_lists` frees the
+   orphan extents and resets stale ``prev`` links;
+2. **freeing space**: each transaction found in FREEING_SPACE committed
+   (its ``xct_freeing_space`` is durable) but did not log its ``xct_end``.
+   Restart reads the lists in that entry and frees the space again
+   (:func:`minidb.pagestore.freespace.free_space`, idempotent), then logs
+   ``xct_end committed=true``;
+3. **stores marked for deletion**: as in Shore, restart also searches the
+   store map for stores still marked, and removes them (after undo, only a
+   committed transaction can have left a store marked).
+
+Then it writes every dirty page (Shore forces the pages "after restart")
+and takes a checkpoint, whose dirty page table is empty: the next restart
+starts from here and has nothing older to redo.
+
+Each step is idempotent, so a crash anywhere in it is followed by a
+restart that does it again and reaches the same state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from minidb.pagestore.freespace import free_space
+from minidb.pagestore.restart.analysis import AnalysisResult
+from minidb.pagestore.xct import XctState
+from minidb.stats import Trace
+
+
+@dataclass
+class FinishResult:
+    repairs: list[str] = field(default_factory=list)
+    finished: dict[int, list[str]] = field(default_factory=dict)  # tid -> what freeing space did
+    removed_stores: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        xcts = ", ".join(f"T{t}" for t in sorted(self.finished)) or "none"
+        return (f"finish: {len(self.repairs)} extent-list repairs; transactions finished in freeing space: {xcts}; "
+                f"{len(self.removed_stores)} stores still marked for deletion removed")
+
+
+def freeing_space_entry(log: Any, last_lsn: Any) -> Any:
+    """The ``xct_freeing_space`` entry of a transaction, walking its chain back from ``last_lsn``."""
+    lsn = last_lsn
+    while not lsn.is_null:
+        entry = log.read(lsn)
+        if entry.type_name == "xct_freeing_space":
+            return entry
+        lsn = entry.values["txn_prev_lsn"]
+    return None
+
+
+def finish_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> FinishResult:
+    trace = trace if trace is not None else Trace(enabled=False)
+    done = FinishResult()
+    done.repairs = volume.repair_extent_lists()
+    for line in done.repairs:
+        trace.emit("finish: repaired %s", line)
+    for row in result.freeing:
+        xct = xcts.adopt(row.tid, XctState.FREEING_SPACE, row.last_lsn, row.undo_nxt, row.first_lsn)
+        entry = freeing_space_entry(volume.log, row.last_lsn)
+        stores = [item["snum"] for item in entry.values["stores"]] if entry is not None else []
+        exts = [(item["snum"], item["ext"]) for item in entry.values["exts"]] if entry is not None else []
+        trace.emit("finish: T%d is FREEING_SPACE (committed at %s): stores %s, extents %s", row.tid,
+                   entry.lsn if entry is not None else "?", stores, [e for _, e in exts])
+        done.finished[row.tid] = free_space(volume, xct, stores, exts)
+        for line in done.finished[row.tid]:
+            trace.emit("finish: T%d %s", row.tid, line)
+        end = xcts.end_after_restart(xct, committed=True)
+        trace.emit("finish: T%d committed, xct_end at %s", row.tid, end)
+    for stid in volume.stores_marked_for_deletion():
+        exts = volume.remove_store(stid)
+        done.removed_stores.append(f"{stid} (extents {exts})")
+        trace.emit("finish: %s was still marked for deletion: removed", stid)
+    trace.emit("%s", done.summary())
+    return done

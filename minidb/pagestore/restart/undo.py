@@ -1,0 +1,136 @@
+"""Restart, pass 3: undo. Roll back every loser together, in strictly reverse LSN order.
+
+After redo the pages are as they were at the crash, losers' changes
+included. Undo rolls the losers (ACTIVE or ABORTING in analysis' table)
+back, not one after the other but *all together*: it keeps, for each loser,
+the LSN of the next entry to process (its undo-next), and always takes the
+**largest** of them (:class:`UndoList`). So entries are undone in reverse
+chronological order across transactions, as Shore requires: some actions
+(a page split in a B-tree) are protected only by latches, and must be
+undone before anything logged earlier.
+
+Each step is :func:`minidb.pagestore.rollback.undo_step`: an undoable entry
+is undone and a CLR logged for its transaction (whose ``undo_nxt`` points
+past it); a CLR makes the walk jump to its ``undo_nxt``; anything else is
+passed over. A transaction whose walk reaches NULL is rolled back: its
+``xct_end committed=false`` is logged.
+
+Because every undo logs a CLR, undo is idempotent: a crash during undo
+leaves CLRs that the next restart's analysis reads (undo-next = the CLR's
+``undo_nxt``), and undo resumes where it stopped, never undoing an undo.
+
+Worked example: losers T2 (undo-next 0x1/0x600) and T5 (0x1/0x640). Step 1
+takes T5's 0x1/0x640 (the largest), undoes it, logs a CLR, and T5's
+undo-next becomes its ``txn_prev_lsn``, 0x1/0x5a0; step 2 takes T2's
+0x1/0x600; step 3 T5's 0x1/0x5a0, and so on down to NULL for both.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from minidb.log.lsn import LSN
+from minidb.log.types import EntryType
+from minidb.pagestore.restart.analysis import AnalysisResult
+from minidb.pagestore.rollback import UndoStep, chain_step, undo_step
+from minidb.pagestore.xct import XctState
+from minidb.stats import Trace
+
+
+class UndoList:
+    """The losers' next LSNs to process; :meth:`pop` always gives the largest (a max-heap)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int]] = []
+
+    def push(self, lsn: LSN, tid: int) -> None:
+        if not lsn.is_null:
+            heapq.heappush(self._heap, (-lsn.packed, tid))
+
+    def pop(self) -> tuple[LSN, int]:
+        packed, tid = heapq.heappop(self._heap)
+        return LSN.unpack(-packed), tid
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def pending(self) -> list[tuple[LSN, int]]:
+        """(LSN, tid) still to process, largest first."""
+        return [(LSN.unpack(-p), t) for p, t in sorted(self._heap)]
+
+
+def walk_losers(starts: dict[int, LSN], step: Callable[[int, LSN], LSN]) -> list[tuple[int, LSN]]:
+    """Process the losers' chains together, largest LSN first; ``step(tid, lsn)`` returns the next LSN.
+
+    Returns (tid, LSN) in the order processed. This loop is the undo pass;
+    :func:`undo_order` runs it without undoing anything.
+    """
+    pending = UndoList()
+    for tid, lsn in sorted(starts.items()):
+        pending.push(lsn, tid)
+    order = []
+    while pending:
+        lsn, tid = pending.pop()
+        order.append((tid, lsn))
+        pending.push(step(tid, lsn), tid)
+    return order
+
+
+def undo_order(starts: dict[int, LSN], read: Callable[[LSN], tuple[EntryType, dict[str, Any]]]
+               ) -> list[tuple[int, LSN, str]]:
+    """The entries the undo pass would process, in order: (tid, LSN, undone | jumped | skipped).
+
+    ``read(lsn)`` gives an entry's type and values; nothing is undone or logged.
+    """
+    actions: list[str] = []
+
+    def step(tid: int, lsn: LSN) -> LSN:
+        entry_type, values = read(lsn)
+        action, following = chain_step(entry_type, values)
+        actions.append(action)
+        return following
+
+    return [(tid, lsn, action) for (tid, lsn), action in zip(walk_losers(starts, step), actions)]
+
+
+@dataclass
+class UndoResult:
+    losers: list[int]
+    steps: list[tuple[int, UndoStep]] = field(default_factory=list)  # (tid, step), in the order done
+    ended: dict[int, LSN] = field(default_factory=dict)  # tid -> its xct_end
+
+    @property
+    def undone(self) -> int:
+        return sum(1 for _, s in self.steps if s.action == "undone")
+
+    def summary(self) -> str:
+        losers = ", ".join(f"T{t}" for t in self.losers) or "none"
+        return f"undo: losers {losers}, {len(self.steps)} entries read, {self.undone} undone"
+
+
+def undo_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> UndoResult:
+    """Pass 3 (see the module documentation)."""
+    trace = trace if trace is not None else Trace(enabled=False)
+    losers = {row.tid: xcts.adopt(row.tid, XctState.ABORTING, row.last_lsn, row.undo_nxt, row.first_lsn)
+              for row in result.losers}
+    done = UndoResult(sorted(losers))
+    for tid, xct in sorted(losers.items()):
+        xct.rolling_back = True
+        trace.emit("undo: loser T%d, undo-next %s", tid, xct.undo_nxt)
+
+    def step(tid: int, lsn: LSN) -> LSN:
+        undone = undo_step(volume, volume.log.read(lsn), losers[tid])
+        done.steps.append((tid, undone))
+        trace.emit("undo: T%d %s", tid, undone)
+        return undone.next_lsn
+
+    walk_losers({tid: xct.undo_nxt for tid, xct in losers.items()}, step)
+    for tid, xct in sorted(losers.items()):
+        xct.rolling_back = False
+        done.ended[tid] = xcts.end_after_restart(xct, committed=False)
+        trace.emit("undo: T%d rolled back, xct_end at %s", tid, done.ended[tid])
+    trace.emit("%s", done.summary())
+    return done

@@ -1,0 +1,234 @@
+"""The passes of restart one by one, checkpoints, the master LSN, torn pages, and the golden trace."""
+
+import pytest
+
+from minidb.io import CrashMode, SimDisk
+from minidb.log import LSN, NULL_LSN
+from minidb.pagestore.latch import SH
+from minidb.pagestore.master import MASTER_FILE, read_master, write_master
+from minidb.pagestore.restart import UndoList
+from minidb.pagestore.restart.finish import freeing_space_entry
+from minidb.pagestore.xct import XctState
+
+from tests.cli.test_cli import check_golden
+from tests.pagestore.sm_helpers import entries, new_sm, open_again
+
+
+def test_master_lsn_ping_pong_survives_a_torn_write():
+    disk = SimDisk("m")
+    assert read_master(disk) is None
+    first = write_master(disk, LSN(1, 0x3c0), LSN(1, 0x4a2))  # sequence 1, slot 1
+    assert (first.sequence, read_master(disk).master) == (1, LSN(1, 0x3c0))
+    write_master(disk, LSN(1, 0x800), LSN(1, 0x900))  # sequence 2, slot 0
+    assert read_master(disk).master == LSN(1, 0x800)
+    third = write_master(disk, LSN(2, 0x10), LSN(2, 0x80))  # sequence 3, slot 1 again
+    assert third.sequence == 3 and read_master(disk).master == LSN(2, 0x10)
+    torn = disk.crash_image(len(disk.events) - 2, CrashMode.torn(10))  # its write cut after 10 bytes
+    assert read_master(torn).master == LSN(1, 0x800)
+    with torn.open(MASTER_FILE) as f:
+        f.write(5, b"\xff")  # a damaged checksum: that slot is ignored too
+    assert read_master(torn) is None
+
+
+def test_a_checkpoint_logs_its_tables_and_moves_the_master():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+    active = sm.begin()
+    sm.create_rec(active, fid, b"x")
+    dirty = sm.bp.dirty_page_table()
+    result = sm.checkpoint()
+    names = [e.type_name for e in entries(sm, start=result.begin)]
+    assert names == ["chkpt_begin", "chkpt_bf_tab", "chkpt_xct_tab", "chkpt_end"]
+    bf, xt, end = [sm.log.read(e.lsn) for e in entries(sm, start=result.begin)][1:]
+    assert {(p["page"], p["rec_lsn"]) for p in bf.values["pages"]} == {(p.page, lsn) for p, lsn in dirty.items()}
+    assert xt.values["xcts"] == [{"tid": active.txn_id, "state": int(XctState.ACTIVE),
+                                  "last_lsn": active.last_lsn, "undo_nxt": active.undo_nxt}]
+    assert end.values == {"master": result.begin, "min_rec_lsn": min(dirty.values())}
+    assert read_master(sm.disk).master == result.begin and sm.log.is_durable(end.lsn)
+
+
+def test_analysis_rebuilds_the_tables_from_the_master():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rid = sm.create_rec(t, fid, b"r")
+    t2 = sm.begin()
+    sm.update_rec(t2, rid, 0, b"R")
+    chkpt = sm.checkpoint()
+    t3 = sm.begin()
+    new = sm.create_rec(t3, fid, b"n" * 300)  # a large record: pages of s(1.4) enter the table
+    t4 = sm.begin()
+    sm.create_rec(t4, fid, b"done")
+    sm.commit(t4)
+    t5 = sm.begin()
+    sm.free_rec(t5, new)
+    sm.xcts.abort  # noqa: B018 (T5 stays active)
+    sm.log.sync()
+    sm.disk.crash(CrashMode.nothing())
+    sm = open_again(sm.disk, frames=8, restart=False)
+    result = sm.restart.analysis()
+    assert result.master == chkpt.begin
+    assert {tid: x.state for tid, x in result.xct_table.items()} == {
+        t2.txn_id: XctState.ACTIVE, t3.txn_id: XctState.ACTIVE, t5.txn_id: XctState.ACTIVE}
+    assert result.xct_table[t2.txn_id].undo_nxt == t2.undo_nxt  # from the checkpoint: nothing since
+    assert result.xct_table[t3.txn_id].last_lsn == t3.last_lsn
+    assert t4.txn_id in result.ended and result.youngest == t5.txn_id
+    assert result.redo_lsn == min(d.rec_lsn for d in result.dirty_pages.values())
+    assert {key[1] for key in result.dirty_pages} >= {rid.page, new.page}
+    assert [x.tid for x in result.losers] == [t2.txn_id, t3.txn_id, t5.txn_id]
+
+
+def test_redo_skips_clean_pages_and_newer_page_lsns():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rid = sm.create_rec(t, fid, b"one")
+    sm.bp.force_all()  # on disk up to here
+    with sm.transaction() as t:
+        sm.update_rec(t, rid, 0, b"ONE")
+    sm.disk.crash(CrashMode.nothing())
+    sm = open_again(sm.disk, frames=8, restart=False)
+    sm.restart.analysis()
+    result = sm.restart.redo()
+    assert result.redone >= 1 and result.skipped_page_newer >= 1
+    trace = sm.restart.traces["redo"].lines
+    assert any("rec_splice p(1.3.16): page LSN" in line and "redone" in line for line in trace)
+    sm.restart.run()
+    with sm.transaction() as t:
+        assert sm.read_rec(t, rid).body == b"ONE"
+
+
+def test_undo_list_always_gives_the_largest_lsn():
+    todo = UndoList()
+    for lsn, tid in ((LSN(1, 0x600), 2), (LSN(1, 0x640), 5), (LSN(1, 0x5a0), 7)):
+        todo.push(lsn, tid)
+    todo.push(NULL_LSN, 9)  # a transaction with nothing to undo is not listed
+    assert [todo.pop() for _ in range(len(todo))] == [(LSN(1, 0x640), 5), (LSN(1, 0x600), 2), (LSN(1, 0x5a0), 7)]
+
+
+def test_undo_rolls_back_all_losers_in_strictly_reverse_lsn_order():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        base = sm.create_rec(t, fid, b"0123456789")
+    losers = [sm.begin() for _ in range(3)]
+    for step in range(4):
+        for i, t in enumerate(losers):
+            if (step + i) % 2:
+                sm.create_rec(t, fid, bytes([step, i]))
+            else:
+                sm.update_rec(t, base, step + 3 * i % 7, bytes([i]))
+    sm.abort(losers[1])  # an aborted one: already rolled back, not a loser
+    sm.log.sync()
+    sm.disk.crash(CrashMode.nothing())
+    sm = open_again(sm.disk, frames=8)
+    report = sm.restart_report
+    assert report.undo.losers == [losers[0].txn_id, losers[2].txn_id]
+    order = [step.lsn for _, step in report.undo.steps]
+    assert order == sorted(order, reverse=True) and len(order) == 8
+    with sm.transaction() as t:
+        assert sm.read_rec(t, base).body == b"0123456789"
+        assert [r.rid for r in sm.scan(t, fid)] == [base]
+
+
+def test_a_torn_page_is_rebuilt_from_the_log():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rids = [sm.create_rec(t, fid, bytes([i]) * 40) for i in range(5)]
+    sm.bp.force_all()
+    with sm.transaction() as t:
+        sm.update_rec(t, rids[2], 0, b"changed")
+    sm.bp.force_all()
+    page_write = max(e.index for e in sm.disk.events if e.kind == "write" and e.name == "v1.vol"
+                     and e.offset == rids[2].page * 512)
+    image = sm.disk.crash_image(page_write, CrashMode.torn(100))  # the header is new, the rest old
+    sm = open_again(image, frames=8)
+    assert sm.restart_report.redo.torn_pages_rebuilt == 1
+    assert any("torn page" in line for line in sm.restart_report.traces["redo"])
+    page = sm.bp.fix(rids[2].pid, SH)
+    assert not page.is_torn()
+    sm.bp.unfix(page)
+    with sm.transaction() as t:
+        assert sm.read_rec(t, rids[2]).body == b"changed" + bytes([2]) * 33
+
+
+def test_restart_finishes_a_transaction_left_in_freeing_space():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+    t = sm.begin()
+    sm.destroy_file(t, fid)
+    sm.commit(t)
+    entry = freeing_space_entry(sm.log, sm.log.read(sm.log.last_lsn).values["txn_prev_lsn"])
+    assert [s["snum"] for s in entry.values["stores"]] == [3, 4]
+    sm.disk.crash(CrashMode.nothing())
+    sm = open_again(sm.disk, frames=8)
+    assert "finish: T2 is FREEING_SPACE" in sm.restart_report.trace_text()
+    assert sm.volume.stores_marked_for_deletion() == []
+
+
+def golden_workload():
+    """A small scripted crash: a committed transaction, an aborted one, a checkpoint, two in flight."""
+    sm = new_sm("golden", frames=4)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        a = sm.create_rec(t, fid, b"alpha")
+        b = sm.create_rec(t, fid, b"beta")
+    aborted = sm.begin()
+    sm.update_rec(aborted, a, 0, b"ALPHA")
+    sm.abort(aborted)
+    t3 = sm.begin()
+    sm.update_rec(t3, b, 0, b"BETA")
+    sm.checkpoint()
+    t4 = sm.begin()
+    sm.create_rec(t4, fid, b"gamma")
+    with sm.transaction() as t:
+        sm.append_rec(t, a, b"+")
+    sm.free_rec(t3, a)
+    sm.log.sync()
+    sm.disk.crash(CrashMode.nothing())
+    return sm.disk, fid, a, b
+
+
+def test_restart_trace_golden():
+    disk, fid, a, b = golden_workload()
+    sm = open_again(disk, frames=4)
+    check_golden("pagestore_restart_trace.txt", sm.restart_report.trace_text())
+    assert sm.contents() == {fid: {a: (b"", b"alpha+"), b: (b"", b"beta")}}
+
+
+@pytest.mark.parametrize("frames", [3, 8])
+def test_stepping_through_the_passes_gives_the_same_result_as_running_them(frames):
+    disk, fid, a, b = golden_workload()
+    stepped = open_again(disk.clone(), frames=frames, restart=False)
+    seen = []
+    while stepped.restart.next_pass is not None:
+        seen.append(stepped.restart.next_pass)
+        stepped.restart.step()
+    assert seen == ["analysis", "redo", "undo", "finish"]
+    ran = open_again(disk.clone(), frames=frames)
+    assert stepped.restart.report().trace_text() == ran.restart_report.trace_text()
+    assert stepped.contents() == ran.contents()
+
+
+def test_checkpoints_are_taken_as_the_log_grows():
+    sm = new_sm(chkpt_every=2000)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+    taken = sm.checkpointer.stats["nCheckpoints"]
+    for i in range(20):
+        with sm.transaction() as t:
+            sm.create_rec(t, fid, bytes([i]) * 100)
+    assert sm.checkpointer.stats["nCheckpoints"] - taken >= 2
+    assert read_master(sm.disk).master == sm.checkpointer.last.begin
+
+
+def test_opening_a_disk_without_a_volume_is_a_clear_error_and_changes_nothing():
+    from minidb.pagestore import StorageManager, VolumeError
+
+    disk = SimDisk("empty")
+    with pytest.raises(VolumeError, match=r"sim:empty/v1.vol: no volume v\(1\) on this disk"):
+        StorageManager.open(disk)
+    assert disk.list() == []
