@@ -48,7 +48,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 ROLES: dict[str, tuple[str, ...]] = {
-    # the generator's test types; the log store's (JE) names; the page store's (Shore) names
+    # the generator's test types; the log store's (JE) names; the page store's (Shore) names.
+    # Shore logs xct_abort before the CLRs and then xct_end for every transaction, so
+    # xct_end counts as a commit only when no abort entry came first (see transactions()).
     "commit": ("GenCommit", "Commit", "TxnCommit", "xct_end"),
     "abort": ("GenAbort", "Abort", "TxnAbort", "xct_abort"),
     "ckpt_start": ("GenCkptStart", "CkptStart", "chkpt_begin"),
@@ -158,8 +160,9 @@ def transactions(df: DataFrame) -> DataFrame:
                  F.max_by("lsn", "lsn_packed").alias("last_lsn"),
                  (F.max("log_pos") - F.min("log_pos")).alias("span_bytes"),
                  F.bool_and("link_ok").alias("chain_ok"))
-            .withColumn("outcome", F.when(F.col("_commit") == 1, "commit")
-                        .when(F.col("_abort") == 1, "abort").otherwise("open"))
+            # An abort entry decides: Shore ends an aborted transaction with xct_end too.
+            .withColumn("outcome", F.when(F.col("_abort") == 1, "abort")
+                        .when(F.col("_commit") == 1, "commit").otherwise("open"))
             .select("env", "txn_id", "entries", "updates", "outcome", "first_lsn", "last_lsn",
                     "span_bytes", "chain_ok")
             .orderBy("env", "txn_id"))
