@@ -16,14 +16,23 @@ def lsn_arg(text: str) -> LSN:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
+def int_at_least(minimum: int):
+    """An argparse type: an integer of at least ``minimum``, else a one-line usage error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {value}")
+        return value
+
+    return parse
+
+
+positive_int = int_at_least(1)
+non_negative_int = int_at_least(0)
 
 
 def log_disk(path: str) -> OSDisk:

@@ -9,17 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from minidb.cli.common import positive_int
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
-    return value
+from minidb.cli.common import non_negative_int, positive_int
 
 
 def register(commands) -> None:
