@@ -7,8 +7,6 @@ them the nodes of a replication group. The same seed writes the same bytes.
 
 from __future__ import annotations
 
-import argparse
-
 from minidb.cli.common import non_negative_int, positive_int
 
 
