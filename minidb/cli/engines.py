@@ -7,3 +7,4 @@ Importing a ``logdef`` module registers its entry-type table, which is how
 import minidb.log.logdef  # noqa: F401
 import minidb.pagestore.logdef  # noqa: F401
 import minidb.logstore.logdef  # noqa: F401
+import minidb.replication.logdef  # noqa: F401

@@ -108,6 +108,35 @@ def _logstore_recovery() -> Figure:
     return logstore_crash_demo(len(bank_writes()) - 1, "nothing", 10).figure
 
 
+def _vlsn_buckets() -> Figure:
+    from minidb.viz.vlsn import draw_buckets
+    from minidb.viz.vlsn_demo import seed_bucket_example
+
+    buckets, truth = seed_bucket_example()
+    return draw_buckets(buckets, truth, lookup=11,
+                        title="The seed's VLSNBucket example: VLSNs 9..15 over files 10 and 11, stride 4")
+
+
+def _vlsn_index() -> Figure:
+    from minidb.viz.vlsn import draw_index
+    from minidb.viz.vlsn_demo import fill_demo
+
+    return draw_index(fill_demo()[-1].picture, title="A VLSN index after a checkpoint flushed it")
+
+
+def _vlsn_recovery() -> Figure:
+    from minidb.replication.cases import seed_recovery_case
+    from minidb.viz.vlsn import draw_recovery_case
+
+    return draw_recovery_case(seed_recovery_case())
+
+
+def _vlsn_tradeoff() -> Figure:
+    from minidb.viz.vlsn_demo import tradeoff
+
+    return tradeoff(10, 1000).figure
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     "log_files.png": _log_files,
     "log_torn_tail.png": _log_torn_tail,
@@ -123,6 +152,10 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "logstore_checkpoint.png": _logstore_checkpoint,
     "logstore_seed_cases.png": _logstore_seed_cases,
     "logstore_recovery.png": _logstore_recovery,
+    "vlsn_buckets.png": _vlsn_buckets,
+    "vlsn_index.png": _vlsn_index,
+    "vlsn_recovery.png": _vlsn_recovery,
+    "vlsn_tradeoff.png": _vlsn_tradeoff,
 }
 
 
