@@ -29,8 +29,14 @@ def _logstore_sweep(seed: int, ops: int) -> SweepResult:
     return crash_sweep(seed, ops)
 
 
+def _replication_sweep(seed: int, ops: int) -> SweepResult:
+    from minidb.replication.crashtest import crash_sweep
+
+    return crash_sweep(seed, ops)
+
+
 SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {
-    "log": _log_sweep, "volume": _volume_sweep, "logstore": _logstore_sweep,
+    "log": _log_sweep, "volume": _volume_sweep, "logstore": _logstore_sweep, "replication": _replication_sweep,
 }
 
 

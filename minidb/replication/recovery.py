@@ -104,6 +104,10 @@ def read_index_database(db) -> tuple[list[VLSNBucket], VLSNRange]:
     return kept, stored_range
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class MergeResult:
     """What :func:`merge` found and did."""
@@ -119,9 +123,9 @@ class MergeResult:
 
     def lines(self) -> list[str]:
         return [
-            f"loaded the flushed index: range {self.flushed_range}, {self.buckets_loaded} buckets",
+            f"loaded the flushed index: range {self.flushed_range}, {plural(self.buckets_loaded, 'bucket')}",
             f"re-tracked {self.entries_seen} entries from CkptStart: range {self.recovered_range}, "
-            f"{self.recovery_buckets} buckets",
+            f"{plural(self.recovery_buckets, 'bucket')}",
             f"merged (the recovery tracker wins where they overlap): {self.buckets_dropped} flushed buckets "
             f"replaced, {self.buckets_cut} cut back; range {self.merged_range}",
         ]

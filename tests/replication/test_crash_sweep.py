@@ -51,3 +51,10 @@ def test_the_checker_catches_a_broken_promise():
     image = workload.disk.crash_image(1, CrashMode.nothing())
     workload.promises.append((0, 10_000))
     assert "was fsynced before the crash" in check_point(workload, image, 1)
+
+
+def test_the_crashtest_command(capsys):
+    from minidb.cli import main
+
+    assert main(["crashtest", "replication", "--seed", "0", "--ops", "10"]) == 0
+    assert capsys.readouterr().out.strip().endswith("crash points: 120, violations: 0")
