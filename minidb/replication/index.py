@@ -121,7 +121,8 @@ class HeadTruncationResult:
         if not self.done:
             return f"not truncated at VLSN {self.delete_end}: {self.reason}"
         ghost = f"; ghost bucket at VLSN {self.ghost_vlsn}" if self.ghost_vlsn is not None else ""
-        return (f"truncated the head at VLSN {self.delete_end}: {len(self.deleted)} buckets deleted{ghost}; "
+        deleted = f"{len(self.deleted)} bucket{'' if len(self.deleted) == 1 else 's'} deleted"
+        return (f"truncated the head at VLSN {self.delete_end}: {deleted}{ghost}; "
                 f"range {self.range}")
 
 

@@ -105,6 +105,58 @@ def fill_demo() -> tuple[FillStep, ...]:
     return tuple(steps)
 
 
+# -- a feeder waiting for the next VLSN -----------------------------------------------------------------------
+def wait_demo() -> list[str]:
+    """A feeder thread waits for the next VLSN; an application thread's put wakes it (no sleeps: events)."""
+    import threading
+
+    from minidb.replication import WaitTimeoutError
+
+    env = ReplicatedEnvironment.open(SimDisk("vlsn-wait"), case_config())
+    db = env.database("accounts")
+    db.put("alice", "100")
+    index = env.vlsn_index
+    lines = [f"the range ends at VLSN {index.range.last}"]
+    try:
+        index.wait_for_vlsn(2, timeout=0.01)
+    except WaitTimeoutError as e:
+        lines.append(f"wait_for_vlsn(2, timeout=0.01): {e}")
+    got: list = []
+    feeder = threading.Thread(target=lambda: got.append(index.wait_for_vlsn(2, timeout=60)))
+    feeder.start()
+    index.await_waiter(2, timeout=60)
+    lines.append(f"a feeder thread waits on the latch for VLSN {index.waiting_for()[0]}")
+    lsn = db.put("bob", "50")
+    feeder.join()
+    lines.append(f"the application logs bob=50 at {lsn}; its put releases the latch")
+    lines.append(f"the feeder gets the log item from the latch: {got[0]}")
+    lines.append(f"a later wait for VLSN 2 finds it in the log item cache: {index.wait_for_vlsn(2, timeout=0)}")
+    lines.append(f"statistics: {index.stats}")
+    env.close()
+    return lines
+
+
+# -- truncation at both ends ----------------------------------------------------------------------------------
+def truncation_demo(min_vlsn_index_size: int = 20) -> tuple[list[str], IndexPicture]:
+    """Head truncation refused (1000 VLSNs kept), then done with a smaller minimum; a tail truncation."""
+    lines = []
+    for minimum in (1000, min_vlsn_index_size):
+        env = ReplicatedEnvironment.open(SimDisk("vlsn-truncate"), case_config(file_max=1024, buffer_size=512),
+                                         VLSNIndexConfig(stride=3, min_vlsn_index_size=minimum))
+        db = env.database("accounts")
+        for i in range(60):
+            db.put(f"acct{i:02d}", "x" * 20)
+        index = env.vlsn_index
+        lines.append(f"min_vlsn_index_size {minimum}: range {index.range}, buckets of files "
+                     f"{sorted({b.file_number for b in index.tracker.buckets()})}")
+        for file_number in (2, 3):
+            lines.append(f"  truncate_head_for_file({file_number}): {index.truncate_head_for_file(file_number).describe()}")
+    before = index.range
+    after = index.truncate_from_tail(before.last - 4)
+    lines.append(f"syncup rolls back 5 VLSNs: {before} -> {after}; the next VLSN is {index.allocator.last + 1}")
+    return lines, index_picture(index)
+
+
 # -- the space/time trade-off ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TradeoffLog:
@@ -195,5 +247,5 @@ def tradeoff(stride: int = 10, max_mappings: int = 1000) -> TradeoffResult:
     return TradeoffResult(point, curve, len(log.mappings), log.entries, figure)
 
 
-__all__ = ["seed_bucket_example", "one_file_mappings", "holes_example", "fill_demo", "FillStep", "tradeoff",
+__all__ = ["seed_bucket_example", "one_file_mappings", "holes_example", "fill_demo", "FillStep", "wait_demo", "truncation_demo", "tradeoff",
            "tradeoff_point", "tradeoff_log", "TradeoffResult", "TradeoffPoint", "TRADEOFF_STRIDES"]

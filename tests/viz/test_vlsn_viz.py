@@ -8,8 +8,8 @@ from minidb.replication import ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig
 from minidb.replication.cases import seed_recovery_case
 from minidb.viz.gallery import FIGURES
 from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
-from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, seed_bucket_example, tradeoff,
-                                  tradeoff_log, tradeoff_point)
+from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, seed_bucket_example, tradeoff_log,
+                                  tradeoff_point, truncation_demo, wait_demo)
 from minidb.viz.vlsn_widgets import tradeoff_explorer
 
 
@@ -107,3 +107,20 @@ def test_the_tradeoff_explorer_callback():
 def test_the_gallery_has_the_vlsn_figures():
     for name in ("vlsn_buckets.png", "vlsn_index.png", "vlsn_recovery.png", "vlsn_tradeoff.png"):
         assert isinstance(FIGURES[name](), Figure)
+
+
+def test_wait_demo_tells_a_wait_woken_by_a_put():
+    lines = wait_demo()
+    assert "VLSN 2 was not logged within 0.01 s" in lines[1]
+    assert lines[2] == "a feeder thread waits on the latch for VLSN 2"
+    assert lines[4].startswith("the feeder gets the log item from the latch: VLSN 2 at ")
+    assert "nWaitLatchHits=1" in lines[-1] and "nWaitTimeouts=1" in lines[-1]
+
+
+def test_truncation_demo():
+    lines, picture = truncation_demo()
+    assert sum("fewer than min_vlsn_index_size 1000" in line for line in lines) == 2
+    assert sum(line.strip().startswith("truncate_head_for_file") and ": truncated the head" in line
+               for line in lines) == 2
+    assert picture.range.first == 18 and picture.range.last == 55
+    assert all(view.flushed for view in picture.buckets)  # truncations are made durable at once
