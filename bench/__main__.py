@@ -26,6 +26,7 @@ SECTIONS = {
     "pagestore": "bench.pagestore_bench",
     "locks": "bench.locks_bench",
     "logstore": "bench.logstore_bench",
+    "vlsn": "bench.vlsn_bench",
 }
 
 

@@ -262,7 +262,7 @@ class VLSNBucket:
         return found[1] if found else None
 
     # -- truncation ---------------------------------------------------------------------------
-    def remove_from_tail(self, start_delete: int, prev_lsn: LSN = NULL_LSN) -> None:
+    def remove_from_tail(self, start_delete: int, prev_lsn: LSN | None = None) -> None:
         """Forget the mappings from ``start_delete`` on (syncup rollback).
 
         ``prev_lsn`` is the LSN of ``start_delete - 1`` if the caller knows it
@@ -270,6 +270,7 @@ class VLSNBucket:
         the highest mapping kept below ``start_delete`` becomes the last one.
         A bucket whose first VLSN is deleted becomes empty.
         """
+        prev_lsn = NULL_LSN if prev_lsn is None else prev_lsn
         with self.lock:
             if self.is_empty or start_delete > self.last:
                 return
@@ -400,7 +401,7 @@ class GhostBucket(VLSNBucket):
     def get_gte_mapping(self, vlsn: int) -> tuple[int, LSN] | None:
         return (NULL_VLSN, self.last_lsn) if vlsn <= self.first else None
 
-    def remove_from_tail(self, start_delete: int, prev_lsn: LSN = NULL_LSN) -> None:
+    def remove_from_tail(self, start_delete: int, prev_lsn: LSN | None = None) -> None:
         if start_delete <= self.first:
             with self.lock:
                 self.last, self.last_lsn, self.dirty = NULL_VLSN, NULL_LSN, True

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from minidb.log import LSN, NULL_LSN
+from minidb.log import LSN
 from minidb.replication import GhostBucket, VLSNBucket, VLSNIndexError
 from minidb.replication.bucket import DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE
 from minidb.replication.cases import seed_bucket_mappings, seed_buckets
@@ -159,7 +159,7 @@ def test_remove_from_tail_at_every_point(stride):
     for start in range(4, 20):
         for with_prev in (False, True):
             bucket = full_bucket(stride)
-            prev = LSN(10, 10 * (start - 1)) if with_prev and start > 5 else NULL_LSN
+            prev = LSN(10, 10 * (start - 1)) if with_prev and start > 5 else None
             bucket.remove_from_tail(start, prev)
             if start <= 5:
                 assert bucket.is_empty and bucket.mappings() == []
