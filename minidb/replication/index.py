@@ -43,7 +43,7 @@ Example::
     index = env.vlsn_index
     index.range                    # VLSNRange(first=1, last=25, last_sync=0, last_txn_end=0)
     index.get_lte_lsn(17)          # the LSN of VLSN 11 (stride 10: 1, 11, 21 and the last, 25)
-    index.forward_scanner().find(17).vlsn   # 17, read from the log after 6 entries
+    index.forward_scanner().find(17).vlsn   # 17, found after reading 7 entries (VLSNs 11..17)
 
 Synchronization hierarchy (seed 000), followed here::
 
@@ -77,7 +77,7 @@ from minidb.replication.errors import IndexClosedError, VLSNIndexError, VLSNRang
 from minidb.replication.range import SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge, read_index_database
 from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner, stream_vlsn
-from minidb.replication.tracker import HeadTruncation, VLSNTracker
+from minidb.replication.tracker import HeadTruncation, VLSNTracker, plural
 from minidb.replication.vlsn import NULL_VLSN, RANGE_KEY, VLSNAllocator, encode_key
 from minidb.replication.wait import LogItem, LogItemCache, VLSNAwaitLatch
 from minidb.stats import Stats, Trace
@@ -121,7 +121,7 @@ class HeadTruncationResult:
         if not self.done:
             return f"not truncated at VLSN {self.delete_end}: {self.reason}"
         ghost = f"; ghost bucket at VLSN {self.ghost_vlsn}" if self.ghost_vlsn is not None else ""
-        deleted = f"{len(self.deleted)} bucket{'' if len(self.deleted) == 1 else 's'} deleted"
+        deleted = f"{plural(len(self.deleted), 'bucket')} deleted"
         return (f"truncated the head at VLSN {self.delete_end}: {deleted}{ghost}; "
                 f"range {self.range}")
 

@@ -51,7 +51,7 @@ from minidb.log import NULL_LSN, LogEntry
 from minidb.replication.bucket import VLSNBucket
 from minidb.replication.errors import VLSNIndexError
 from minidb.replication.range import EMPTY_RANGE, VLSNRange
-from minidb.replication.tracker import VLSNTracker
+from minidb.replication.tracker import VLSNTracker, plural
 from minidb.replication.vlsn import NULL_VLSN, RANGE_KEY_VLSN, decode_key
 
 
@@ -102,10 +102,6 @@ def read_index_database(db) -> tuple[list[VLSNBucket], VLSNRange]:
         return [], stored_range
     kept = [b for b in buckets if not b.is_empty and b.last >= stored_range.first and b.first <= stored_range.last]
     return kept, stored_range
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True)

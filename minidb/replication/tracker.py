@@ -63,6 +63,10 @@ TRACKER_STATS = ["nPuts", "nOutOfOrderPuts", "nMappingsNotKept", "nBucketsCreate
                  "nTailBucketsDeleted", "nGhostBuckets"]
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class HeadTruncation:
     """What :meth:`VLSNTracker.remove_from_head` did."""
@@ -356,8 +360,9 @@ class VLSNTracker:
     # -- text -------------------------------------------------------------------------------------------------
     def dump(self) -> str:
         with self.lock:
-            lines = [f"{self.name}: range {self.range}; {len(self._buckets)} buckets, "
-                     f"{sum(len(b.mappings()) for b in self._buckets)} mappings"]
+            count = sum(len(b.mappings()) for b in self._buckets)
+            lines = [f"{self.name}: range {self.range}; {plural(len(self._buckets), 'bucket')}, "
+                     f"{plural(count, 'mapping')}"]
             for bucket in self._buckets:
                 lines += ["  " + line for line in bucket.dump().splitlines()]
             return "\n".join(lines)
