@@ -14,12 +14,19 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
                      "The lock manager", "T3: SH r(1.3.48.1) -> DeadlockVictim",
                      "T3 found its fingerprint {5,10} in T1's digest {0,5,6,10,12,15}",
                      "The log store", "step 10: dirty map state NONE", "case 3 with the evictor bug option",
-                     "Environments for the data pipeline", "env-02 diverges from VLSN"):
+                     "Environments for the data pipeline", "env-02 diverges from VLSN",
+                     "Replication: VLSNs and the VLSN index", "a put woke it with VLSN 45",
+                     "merged (the recovery tracker wins where they overlap)", "next VLSN: 80",
+                     "replication crash sweep, seed 0, 10 operations: crash points: 120, violations: 0"):
         assert expected in out
     from minidb.viz.gallery import FIGURES
 
     assert sorted(p.name for p in figures.iterdir()) == sorted(FIGURES)
     assert main(["verify", str(workdir / "logstore")]) == 0
+    capsys.readouterr()
+    assert main(["printlog", str(workdir / "replication"), "--type", "Matchpoint"]) == 0
+    assert '<vlsn v="44"/><Matchpoint' in capsys.readouterr().out
+    assert main(["verify", str(workdir / "replication")]) == 0
     capsys.readouterr()
     log_dir = workdir / "log"
     assert main(["printlog", str(log_dir), "--type", "Trace", "-q"]) == 0

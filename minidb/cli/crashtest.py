@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
-from collections.abc import Callable
 
 from tqdm import tqdm
 
@@ -11,33 +11,18 @@ from minidb.cli.common import positive_int
 from minidb.io.sweep import SweepResult
 
 
-def _log_sweep(seed: int, ops: int) -> SweepResult:
-    from minidb.log.crashtest import crash_sweep
-
-    return crash_sweep(seed, ops)
-
-
-def _volume_sweep(seed: int, ops: int) -> SweepResult:
-    from minidb.pagestore.crashtest import crash_sweep
-
-    return crash_sweep(seed, ops)
-
-
-def _pagestore_sweep(seed: int, ops: int) -> SweepResult:
-    from minidb.pagestore.xct_crashtest import crash_sweep
-
-    return crash_sweep(seed, ops)
-
-
-def _logstore_sweep(seed: int, ops: int) -> SweepResult:
-    from minidb.logstore.crashtest import crash_sweep
-
-    return crash_sweep(seed, ops)
-
-
-SWEEPS: dict[str, Callable[[int, int], SweepResult]] = {
-    "log": _log_sweep, "volume": _volume_sweep, "pagestore": _pagestore_sweep, "logstore": _logstore_sweep,
+# Engine name -> the module whose crash_sweep(seed, ops) crashes it; imported on use.
+SWEEPS: dict[str, str] = {
+    "log": "minidb.log.crashtest",
+    "volume": "minidb.pagestore.crashtest",
+    "pagestore": "minidb.pagestore.xct_crashtest",
+    "logstore": "minidb.logstore.crashtest",
+    "replication": "minidb.replication.crashtest",
 }
+
+
+def sweep(engine: str, seed: int, ops: int) -> SweepResult:
+    return importlib.import_module(SWEEPS[engine]).crash_sweep(seed, ops)
 
 
 def register(commands) -> None:
@@ -54,7 +39,7 @@ def run(args) -> int:
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)
     for seed in tqdm(seeds, desc=f"crashtest {args.engine}", unit="seed", disable=len(seeds) == 1, file=sys.stderr):
-        total.add(SWEEPS[args.engine](seed, args.ops))
+        total.add(sweep(args.engine, seed, args.ops))
     for violation in total.violations[: args.show]:
         print(f"violation: {violation}")
     print(total.summary())

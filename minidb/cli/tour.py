@@ -10,12 +10,16 @@ Dreadlocks and resolved), the page store's transactions (records committed,
 a rollback with CLRs, a checkpoint, a crash and ARIES restart, a crash
 sweep), the log store (a tree in the log, transactions, a checkpoint's ten
 steps, recovery, the seed's BEFORE_CKPT_END cases, its crash sweep),
-environments generated for the Spark pipeline, and the figures.
+replication (VLSNs, the VLSN index's buckets, lookups and scans, a feeder
+woken by a put, the flush at a checkpoint, recovery's merge, the seed's
+recovery example, its crash sweep), environments generated for the Spark
+pipeline, and the figures.
 
 What it writes stays in WORKDIR for ``minidb printlog`` and ``minidb
 verify``: the shared log in ``log/``, the page store's volume and log in
 ``pagestore/``, the transactions' in ``transactions/``, the log store's
-environment in ``logstore/``, generated environments in ``envs/``.
+environment in ``logstore/``, the replicated one in ``replication/``,
+generated environments in ``envs/``.
 """
 
 from __future__ import annotations
@@ -252,8 +256,66 @@ def tour_logstore(workdir: str) -> str:
     return path
 
 
+def tour_replication(workdir: str) -> str:
+    section("9. Replication: VLSNs and the VLSN index")
+    from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+    from minidb.replication.cases import seed_recovery_case
+    from minidb.replication.crashtest import crash_sweep
+    from minidb.logstore import EnvironmentConfig
+
+    path = os.path.join(workdir, "replication")
+    disk = OSDisk(path, create=True)
+    for name in disk.list():
+        if file_number(name) is not None:
+            disk.delete(name)
+    config = EnvironmentConfig(node_max_entries=8, file_max=2048, checkpoint_bytes_interval=None,
+                               clock=lambda: 1_700_000_000.0)
+    index_config = VLSNIndexConfig(stride=4, max_mappings=8)
+    env = ReplicatedEnvironment.open(disk, config, index_config)
+    accounts = env.database("accounts")
+    for i in range(40):
+        accounts.put(f"acct{i:02d}", str(100 + i))
+    with env.begin() as txn:
+        accounts.put("acct01", "50", txn=txn)
+        accounts.put("acct02", "150", txn=txn)
+    env.log_matchpoint()
+    index = env.vlsn_index
+    print(f"40 records, a transaction and a Matchpoint in a replicated environment: VLSNs {index.range}")
+    print(f"{index.tracker.bucket_count} buckets (stride 4, at most 8 offsets each) keep "
+          f"{index.mapping_count()} mappings:")
+    for bucket in index.tracker.buckets():
+        print(f"  {bucket.describe()}")
+    forward = index.forward_scanner()
+    entry = forward.find(23)
+    print(f"VLSN 23: get_lte_lsn {index.get_lte_lsn(23)}, get_gte_lsn {index.get_gte_lsn(23)}; a forward scan "
+          f"finds it at {entry.lsn} ({entry.type_name}) after {forward.entries_scanned} entries")
+    got = []
+    waiting = threading.Thread(target=lambda: got.append(index.wait_for_vlsn(index.range.last + 1, timeout=30)))
+    waiting.start()
+    index.await_waiter(index.range.last + 1, timeout=30)
+    accounts.put("acct99", "1")
+    waiting.join()
+    print(f"a feeder thread waited for the next VLSN; a put woke it with {got[0]}")
+    result = env.checkpoint()
+    print(next(line for line in result.trace if line.startswith("step 6")))
+    print(index.truncate_head_for_file(1).describe())
+    env.close()
+    again = ReplicatedEnvironment.open(disk, config, index_config)
+    for line in again.vlsn_index.merge_result.lines():
+        print(f"reopened: {line}")
+    again.close()
+    print("\nthe seed's recovery example, crashed and recovered in the engine (real LSNs, the seed's order):")
+    for line in seed_recovery_case().lines():
+        print(f"  {line}")
+    sweep = crash_sweep(seed=0, ops=10)
+    print(f"\nreplication crash sweep, seed 0, 10 operations: {sweep.summary()}")
+    for violation in sweep.violations[:5]:
+        print(f"  violation: {violation}")
+    return path
+
+
 def tour_pipeline(workdir: str) -> str:
-    section("9. Environments for the data pipeline")
+    section("10. Environments for the data pipeline")
     import shutil
 
     from minidb.spark.generate import GenerateRequest, generate
@@ -323,8 +385,9 @@ def run(args) -> int:
     tour_locks()
     transactions = tour_transactions(args.workdir)
     store = tour_logstore(args.workdir)
+    replicated = tour_replication(args.workdir)
     envs = tour_pipeline(args.workdir)
-    section("10. Figures")
+    section("11. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):
@@ -333,5 +396,6 @@ def run(args) -> int:
     print(f"      minidb printlog {pagestore} --type alloc_pages_in_ext | head")
     print(f"      minidb printlog {transactions} --type clr_rec_splice   (compensation entries)")
     print(f"      minidb printlog {store} --type IN   (the log store's log, with provisional flags)")
+    print(f"      minidb printlog {replicated} --type Commit   (replicated entries, with their VLSNs)")
     print(f"      minidb spark analyze {envs}   (the data pipeline, on Spark)")
     return 0

@@ -16,7 +16,8 @@ that was dirty at CkptStart. Its steps, each a line of the run's trace::
         a database's max flush level. Logging a child dirties its parent,
         which is added to the map and logged in its turn, up to the max
         flush level. The mapping tree comes last, up to its root.
-     6  flush the VLSN index (hook; replication)
+     6  flush the VLSN index (hook; replication; what a hook returns is
+        the step's trace line)
      7  flush the utilization tracker: a FileSummaryLN per changed file
      8  log CkptEnd (CkptStart LSN, firstActiveLSN, mapping-tree root) and fsync
      9  delete the cleaned files of step 1 (hook)
@@ -246,9 +247,10 @@ class CheckpointRun:
         yield self._pause(5, True)
 
         self.step = 6
-        for flush in hooks.flush_vlsn_index:
-            flush(self)
-        self._say(6, "VLSN index: %s", f"flushed ({len(hooks.flush_vlsn_index)} hooks)" if hooks.flush_vlsn_index
+        said = [flush(self) for flush in hooks.flush_vlsn_index]
+        messages = [message for message in said if message]  # a hook may say what it flushed
+        self._say(6, "VLSN index: %s", "; ".join(messages) if messages else
+                  f"flushed ({len(hooks.flush_vlsn_index)} hooks)" if hooks.flush_vlsn_index
                   else "nothing to flush (not replicated)")
         yield self._pause(6, True)
 

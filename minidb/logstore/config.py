@@ -71,13 +71,15 @@ class EnvironmentHooks:
     ``cleaner_files_to_delete``  checkpoint step 1: files the cleaner may delete
                                  once this checkpoint ends
     ``flush_vlsn_index``         checkpoint step 6: make the VLSN index recoverable
+                                 (called with the CheckpointRun; a returned
+                                 string becomes the step's trace line)
     ``delete_cleaned_files``     checkpoint step 9: delete the files of step 1
     ``recovery_listeners``       called by recovery with every entry from the
                                  last CkptStart to the end of the log, in order
     """
 
     cleaner_files_to_delete: Callable[[], list[int]] | None = None
-    flush_vlsn_index: list[Callable[[object], None]] = field(default_factory=list)
+    flush_vlsn_index: list[Callable[[object], "str | None"]] = field(default_factory=list)
     delete_cleaned_files: Callable[[list[int]], None] | None = None
     recovery_listeners: list[Callable[[object], None]] = field(default_factory=list)
 

@@ -118,6 +118,35 @@ def _recovery_undo() -> Figure:
     return recovery_view(WRITES, "nothing", "undo").figure
 
 
+def _vlsn_buckets() -> Figure:
+    from minidb.viz.vlsn import draw_buckets
+    from minidb.viz.vlsn_demo import seed_bucket_example
+
+    buckets, truth = seed_bucket_example()
+    return draw_buckets(buckets, truth, lookup=11,
+                        title="The seed's VLSNBucket example: VLSNs 9..15 over files 10 and 11, stride 4")
+
+
+def _vlsn_index() -> Figure:
+    from minidb.viz.vlsn import draw_index
+    from minidb.viz.vlsn_demo import fill_demo
+
+    return draw_index(fill_demo()[-1].picture, title="A VLSN index after a checkpoint flushed it")
+
+
+def _vlsn_recovery() -> Figure:
+    from minidb.replication.cases import seed_recovery_case
+    from minidb.viz.vlsn import draw_recovery_case
+
+    return draw_recovery_case(seed_recovery_case())
+
+
+def _vlsn_tradeoff() -> Figure:
+    from minidb.viz.vlsn_demo import tradeoff
+
+    return tradeoff(10, 1000).figure
+
+
 FIGURES: dict[str, Callable[[], Figure]] = {
     "log_files.png": _log_files,
     "log_torn_tail.png": _log_torn_tail,
@@ -135,6 +164,10 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "logstore_recovery.png": _logstore_recovery,
     "xct_rollback_clrs.png": _xct_rollback_clrs,
     "recovery_undo.png": _recovery_undo,
+    "vlsn_buckets.png": _vlsn_buckets,
+    "vlsn_index.png": _vlsn_index,
+    "vlsn_recovery.png": _vlsn_recovery,
+    "vlsn_tradeoff.png": _vlsn_tradeoff,
 }
 
 

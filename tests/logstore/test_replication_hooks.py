@@ -79,3 +79,14 @@ def test_recovery_listeners_see_vlsns_from_ckpt_start_to_the_end():
     Environment.open(disk, small_config(replicated=True), EnvironmentHooks(recovery_listeners=[seen.append]))
     assert seen[0].lsn == result.ckpt_start_lsn
     assert [e.vlsn for e in seen if e.vlsn is not None] == [2, 3]  # LN_TX and Commit after CkptStart
+
+
+def test_what_a_step_6_hook_returns_is_the_steps_trace_line():
+    hooks = EnvironmentHooks(flush_vlsn_index=[lambda run: f"flushed 3 buckets for checkpoint {run.result.checkpoint_id}",
+                                               lambda run: None])
+    _, env = replicated_env(hooks)
+    result = env.checkpoint()
+    assert f"step 6: VLSN index: flushed 3 buckets for checkpoint {result.checkpoint_id}" in result.trace
+    quiet = EnvironmentHooks(flush_vlsn_index=[lambda run: None])
+    _, env = replicated_env(quiet)
+    assert "step 6: VLSN index: flushed (1 hooks)" in env.checkpoint().trace

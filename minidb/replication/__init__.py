@@ -1,0 +1,47 @@
+"""Replication, part 1: VLSNs and the VLSN index (Berkeley DB JE's ``VLSNIndex``, ``VLSNBucket``).
+
+Replication sits above the log store: it imports :mod:`minidb.logstore`,
+never the reverse; the log store calls it through its hooks (the
+checkpoint's step 6, recovery listeners) and the log's ``vlsn_allocator``
+and listeners.
+
+Public surface::
+
+    ReplicatedEnvironment, open_replicated   an environment with VLSNs and its index (env.py)
+    VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
+    HeadTruncationResult                     flushing, truncation, recovery (index.py)
+    VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
+    VLSNBucket, GhostBucket                  sparse mappings of one log file (bucket.py)
+    VLSNRange                                first, last, last_sync, last_txn_end (range.py)
+    VLSNTracker                              the buckets in memory and the range (tracker.py)
+    VLSNRecoveryTracker, merge, MergeResult  recovery's tracking pass and merge (recovery.py)
+    ForwardVLSNScanner, BackwardVLSNScanner  finding entries by VLSN in the log (scanner.py)
+    LogItem, LogItemCache, VLSNAwaitLatch    waiting for new VLSNs (wait.py)
+    VLSNAllocator, NULL_VLSN, encode_key     VLSNs, their allocation, their keys (vlsn.py)
+    REPLICATION_TYPES, MATCHPOINT            replication's entry types (logdef.py)
+    VLSNIndexError, VLSNRangeError, ...      errors (errors.py)
+
+Inside: ``crashtest`` (the crash sweep of a replicated workload).
+"""
+
+from minidb.replication.bucket import GhostBucket, VLSNBucket
+from minidb.replication.config import VLSN_INDEX_DB, VLSNIndexConfig
+from minidb.replication.env import ReplicatedEnvironment, open_replicated
+from minidb.replication.errors import IndexClosedError, VLSNIndexError, VLSNRangeError, WaitTimeoutError
+from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
+from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES
+from minidb.replication.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
+from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge
+from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner
+from minidb.replication.tracker import VLSNTracker
+from minidb.replication.vlsn import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, decode_key, encode_key
+from minidb.replication.wait import LogItem, LogItemCache, VLSNAwaitLatch
+
+__all__ = [
+    "ReplicatedEnvironment", "open_replicated", "VLSNIndex", "FlushResult", "HeadTruncationResult",
+    "VLSNIndexConfig", "VLSN_INDEX_DB", "VLSNBucket", "GhostBucket", "VLSNRange", "EMPTY_RANGE", "SYNC_TYPES",
+    "TXN_END_TYPES", "VLSNTracker", "VLSNRecoveryTracker", "merge", "MergeResult", "ForwardVLSNScanner",
+    "BackwardVLSNScanner", "LogItem", "LogItemCache", "VLSNAwaitLatch", "VLSNAllocator", "NULL_VLSN",
+    "FIRST_VLSN", "RANGE_KEY", "encode_key", "decode_key", "REPLICATION_TYPES", "MATCHPOINT",
+    "VLSNIndexError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
+]

@@ -1,0 +1,165 @@
+"""Recovering the VLSN index: the flushed buckets, re-tracked mappings, and their merge.
+
+The VLSN index's database is recovered like every other database, but the
+part of the range that was never flushed is missing from it. Recovery
+piggybacks on the log scan it does anyway: a
+:class:`VLSNRecoveryTracker` (JE's ``VLSNRecoveryTracker``) is a recovery
+listener of the log store, which shows it every entry from the last
+CkptStart to the end of the log; it re-tracks every replicated entry. The
+tracker is then merged into the index loaded from the database
+(:func:`merge`). The seed's example (000, "Recovery")::
+
+    LSN
+    100  firstActiveLSN
+    200  CkptStart
+    300  VLSN 78
+    400  VLSNIndex flushed here      (range 1..78)
+    500  CkptEnd
+    600  VLSN 79
+         crash
+
+The index loaded from the database is the version flushed at 400: it does
+not include VLSN 79. The tracking pass from CkptStart (200) to the end of the
+log sweeps up 78 and 79; merged, the index maps 1..79. This works because a
+checkpoint's flush holds every mapping logged before its CkptStart
+(recovery re-tracks from CkptStart on), so the two always meet or overlap.
+
+Merge rules:
+
+- where the two overlap, the recovery tracker wins: the flushed buckets from
+  the recovery tracker's first VLSN on are dropped, one that straddles it is
+  cut back;
+- a gap between them (the flushed range ends before the recovery tracker's
+  first VLSN minus one) is an error: mappings would be missing;
+- the merged range runs from the flushed range's first VLSN (head truncation
+  is durable) to the recovery tracker's last; its landmarks are the later of
+  the two.
+
+The recovery tracker also checks the stream itself: the visible replicated
+entries it sees must carry consecutive VLSNs (entries a syncup rollback
+made invisible are skipped).
+
+Byte formats of what the database holds: :mod:`.bucket` and :mod:`.range`;
+keys: :mod:`.vlsn`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minidb.log import NULL_LSN, LogEntry
+from minidb.replication.bucket import VLSNBucket
+from minidb.replication.errors import VLSNIndexError
+from minidb.replication.range import EMPTY_RANGE, VLSNRange
+from minidb.replication.tracker import VLSNTracker, plural
+from minidb.replication.vlsn import NULL_VLSN, RANGE_KEY_VLSN, decode_key
+
+
+class VLSNRecoveryTracker(VLSNTracker):
+    """Collects the mappings recovery finds from CkptStart to the end of the log."""
+
+    def __init__(self, stride: int, max_mappings: int, max_distance: int):
+        super().__init__(stride, max_mappings, max_distance, name="recovery tracker")
+        self.entries_seen = 0
+        self.invisible_skipped = 0
+        self.first_lsn = NULL_LSN  # where the tracking pass began (the last CkptStart)
+
+    def track_entry(self, entry: LogEntry) -> None:
+        """A recovery listener: called with every entry from CkptStart to the end of the log, in order."""
+        if self.first_lsn.is_null:
+            self.first_lsn = entry.lsn
+        self.entries_seen += 1
+        vlsn = entry.vlsn
+        if vlsn is None:
+            return
+        if entry.header.invisible:
+            self.invisible_skipped += 1
+            return
+        last = self.range.last
+        if last != NULL_VLSN and vlsn != last + 1:
+            raise VLSNIndexError(f"the log holds VLSN {vlsn} at {entry.lsn} right after VLSN {last}: "
+                                 f"the replication stream has a gap or goes backwards")
+        self.track(vlsn, entry.lsn, entry.type_name)
+
+
+def read_index_database(db) -> tuple[list[VLSNBucket], VLSNRange]:
+    """The buckets and range stored in the VLSN index's database ``db`` (a log store Database)."""
+    buckets: list[VLSNBucket] = []
+    stored_range = EMPTY_RANGE
+    for key, value in db.items():
+        try:
+            number = decode_key(key)
+        except ValueError as e:
+            raise VLSNIndexError(f"database {db.name}: key {key.hex()} is not a VLSN index key ({e})") from None
+        if number == RANGE_KEY_VLSN:
+            stored_range = VLSNRange.decode(value)
+            continue
+        bucket = VLSNBucket.decode(value)
+        if bucket.first != number:
+            raise VLSNIndexError(f"database {db.name}: bucket stored under key {number} starts at VLSN {bucket.first}")
+        buckets.append(bucket)
+    if stored_range.is_empty:
+        return [], stored_range
+    kept = [b for b in buckets if not b.is_empty and b.last >= stored_range.first and b.first <= stored_range.last]
+    return kept, stored_range
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What :func:`merge` found and did."""
+
+    flushed_range: VLSNRange
+    recovered_range: VLSNRange
+    merged_range: VLSNRange
+    buckets_loaded: int
+    buckets_dropped: int  # flushed buckets the recovery tracker replaced
+    buckets_cut: int  # flushed buckets cut back where the recovery tracker begins
+    recovery_buckets: int
+    entries_seen: int
+
+    def lines(self) -> list[str]:
+        return [
+            f"loaded the flushed index: range {self.flushed_range}, {plural(self.buckets_loaded, 'bucket')}",
+            f"re-tracked {self.entries_seen} entries from CkptStart: range {self.recovered_range}, "
+            f"{plural(self.recovery_buckets, 'bucket')}",
+            f"merged (the recovery tracker wins where they overlap): {self.buckets_dropped} flushed buckets "
+            f"replaced, {self.buckets_cut} cut back; range {self.merged_range}",
+        ]
+
+
+def merge(index_tracker: VLSNTracker, recovered: VLSNRecoveryTracker) -> MergeResult:
+    """Merge ``recovered`` into ``index_tracker`` (loaded from the database); see the module documentation."""
+    flushed = index_tracker.range
+    found = recovered.range
+    loaded = index_tracker.buckets()
+    if found.is_empty:
+        return MergeResult(flushed, found, flushed, len(loaded), 0, 0, 0, recovered.entries_seen)
+    if flushed.last < found.first - 1:
+        where = f"ends at VLSN {flushed.last}" if not flushed.is_empty else "is empty"
+        raise VLSNIndexError(f"the flushed VLSN index {where} but recovery found VLSNs only from {found.first} "
+                             f"(from {recovered.first_lsn}): VLSNs {flushed.last + 1}..{found.first - 1} "
+                             f"have no mappings")
+    kept: list[VLSNBucket] = []
+    dropped = cut = 0
+    for bucket in loaded:
+        if bucket.first >= found.first:
+            dropped += 1
+            continue
+        if bucket.last >= found.first:
+            bucket.remove_from_tail(found.first)
+            cut += 1
+        kept.append(bucket)
+    first = flushed.first if not flushed.is_empty else found.first
+    tail = [b for b in recovered.buckets() if b.last >= first]
+
+    def landmark(*values: int) -> int:
+        inside = [v for v in values if first <= v <= found.last]
+        return max(inside) if inside else NULL_VLSN
+
+    merged = VLSNRange(first, found.last, landmark(flushed.last_sync, found.last_sync),
+                       landmark(flushed.last_txn_end, found.last_txn_end))
+    index_tracker.replace(kept + tail, merged, first)
+    return MergeResult(flushed, found, merged, len(loaded), dropped, cut, len(tail), recovered.entries_seen)
+
+
+__all__ = ["VLSNRecoveryTracker", "read_index_database", "merge", "MergeResult"]

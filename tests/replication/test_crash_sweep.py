@@ -1,0 +1,60 @@
+"""Replication's crash sweep: a replicated workload crashed at every write, truncate and fsync.
+
+Each workload (minidb.replication.crashtest) spans several checkpoints, some stepped with replicated
+entries logged between CkptStart and the index's flush, and a restart; after every crash point
+recovery must give an index whose range is exactly the log's VLSNs 1..n (ascending, no gaps), every
+VLSN of which maps to its entry through LTE/GTE and a log scan, and whose next VLSN is n + 1.
+"""
+
+import pytest
+
+from minidb.io import CrashMode
+from minidb.replication import ReplicatedEnvironment
+from minidb.replication.crashtest import check_index, check_point, crash_sweep, run_workload, stream_of
+
+CHUNKS = 6
+SEEDS_PER_CHUNK = 4  # 6 x 4 = 24 workloads
+OPS = 10
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_crash_sweep_has_no_violations(chunk):
+    points = 0
+    for seed in range(chunk * SEEDS_PER_CHUNK, (chunk + 1) * SEEDS_PER_CHUNK):
+        result = crash_sweep(seed, ops=OPS)
+        assert result.violations == [], result.violations[:3]
+        points += result.points
+    assert points > 60 * SEEDS_PER_CHUNK
+
+
+def test_every_workload_spans_checkpoints_and_a_restart():
+    for seed in range(8):
+        workload = run_workload(seed, OPS)
+        assert workload.checkpoints >= 2 and workload.stepped_checkpoints >= 1
+        assert len(workload.restarts) == 1 and workload.promises
+
+
+def test_the_checker_catches_an_index_that_disagrees_with_the_log():
+    workload = run_workload(seed=3, ops=OPS)
+    last = len(workload.disk.events) - 1
+    image = workload.disk.crash_image(last, CrashMode.everything())
+    env = ReplicatedEnvironment.open(image, workload.config, workload.index_config)
+    assert check_index(env) is None
+    truth = {vlsn: lsn for vlsn, lsn, _ in stream_of(env)}
+    bucket = next(b for b in env.vlsn_index.tracker.buckets() if b.last > b.first and not b.is_ghost)
+    bucket.file_offsets[0] = truth[bucket.first + 1].offset  # a wrong mapping: VLSN first -> first + 1's LSN
+    assert f"VLSN {bucket.first} at {truth[bucket.first]}" in check_index(env)
+
+
+def test_the_checker_catches_a_broken_promise():
+    workload = run_workload(seed=5, ops=OPS)
+    image = workload.disk.crash_image(1, CrashMode.nothing())
+    workload.promises.append((0, 10_000))
+    assert "was fsynced before the crash" in check_point(workload, image, 1)
+
+
+def test_the_crashtest_command(capsys):
+    from minidb.cli import main
+
+    assert main(["crashtest", "replication", "--seed", "0", "--ops", "10"]) == 0
+    assert capsys.readouterr().out.strip().endswith("crash points: 120, violations: 0")
