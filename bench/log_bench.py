@@ -204,32 +204,34 @@ def write_all(fd: int, chunk: bytes) -> None:
         raise RuntimeError("short write")
 
 
-def raw_bulk(path: str, image: LogImage, entries: int, payload: int) -> Run:
-    chunks = image.buffered_chunks(BUFFER_SIZE)
+def raw_writes(path: str, chunks: list[bytes], fsync_each: bool) -> tuple[float, int]:
+    """Write ``chunks`` with plain os.write; fsync after each one or once at the end.
+    Returns the seconds taken and the number of fsyncs."""
     fd = open_raw(path)
 
     def work() -> None:
         for chunk in chunks:
             write_all(fd, chunk)
-        os.fsync(fd)
-
-    seconds = report.timed(work)
-    os.close(fd)
-    return Run(seconds, entries, payload, len(image.data), 1, {"nWrites": len(chunks)})
-
-
-def raw_each(path: str, image: LogImage, entries: int, payload: int) -> Run:
-    chunks = image.entry_chunks()
-    fd = open_raw(path)
-
-    def work() -> None:
-        for chunk in chunks:
-            write_all(fd, chunk)
+            if fsync_each:
+                os.fsync(fd)
+        if not fsync_each:
             os.fsync(fd)
 
     seconds = report.timed(work)
     os.close(fd)
-    return Run(seconds, entries, payload, len(image.data), len(chunks), {"nWrites": len(chunks)})
+    return seconds, len(chunks) if fsync_each else 1
+
+
+def raw_bulk(path: str, image: LogImage, entries: int, payload: int) -> Run:
+    chunks = image.buffered_chunks(BUFFER_SIZE)
+    seconds, fsyncs = raw_writes(path, chunks, fsync_each=False)
+    return Run(seconds, entries, payload, len(image.data), fsyncs, {"nWrites": len(chunks)})
+
+
+def raw_each(path: str, image: LogImage, entries: int, payload: int) -> Run:
+    chunks = image.entry_chunks()
+    seconds, fsyncs = raw_writes(path, chunks, fsync_each=True)
+    return Run(seconds, entries, payload, len(image.data), fsyncs, {"nWrites": len(chunks)})
 
 
 def raw_group(path: str, image: LogImage, entries: int, payload: int) -> Run:

@@ -42,6 +42,26 @@ def section(title: str) -> None:
     print(f"\n== {title} ==")
 
 
+def is_log_file(name: str) -> bool:
+    return file_number(name) is not None
+
+
+def fresh_disk(path: str, stale=is_log_file) -> OSDisk:
+    """The directory ``path`` on real files, without what an earlier tour left there (the names
+    ``stale`` accepts), so each run starts from the same state."""
+    disk = OSDisk(path, create=True)
+    for name in disk.list():
+        if stale(name):
+            disk.delete(name)
+    return disk
+
+
+def print_sweep(title: str, result) -> None:
+    print(f"{title}: {result.summary()}")
+    for violation in result.violations[:5]:
+        print(f"  violation: {violation}")
+
+
 def tour_disk() -> None:
     section("1. The disk layer: a simulated disk that can crash")
     disk = SimDisk("tour")
@@ -60,10 +80,7 @@ def tour_disk() -> None:
 def tour_log(workdir: str) -> str:
     section("2. The shared log on real files")
     path = os.path.join(workdir, "log")
-    disk = OSDisk(path, create=True)
-    for name in disk.list():
-        if file_number(name) is not None:
-            disk.delete(name)
+    disk = fresh_disk(path)
     log = LogManager(disk, file_max=2048)
     first = log.append(TRACE, {"message": "the tour begins"})
     for i in range(60):
@@ -112,9 +129,7 @@ def tour_sweep() -> None:
     from minidb.log.crashtest import crash_sweep
 
     result = crash_sweep(seed=1, ops=60)
-    print(f"log, seed 1, 60 operations: {result.summary()}")
-    for violation in result.violations[:5]:
-        print(f"  violation: {violation}")
+    print_sweep("log, seed 1, 60 operations", result)
 
 
 def tour_pagestore(workdir: str) -> str:
@@ -123,10 +138,7 @@ def tour_pagestore(workdir: str) -> str:
     from minidb.pagestore.crashtest import crash_sweep
 
     path = os.path.join(workdir, "pagestore")
-    disk = OSDisk(path, create=True)
-    for name in disk.list():
-        if file_number(name) is not None or name == volume_file_name(1):
-            disk.delete(name)
+    disk = fresh_disk(path, lambda name: is_log_file(name) or name == volume_file_name(1))
     log = LogManager(disk)
     bp = BufferPool(8, log=log, trace=True)
     vol = Volume.format(disk, bp, log, num_pages=256, ext_sz=8)
@@ -160,8 +172,8 @@ def tour_pagestore(workdir: str) -> str:
     print(f"volume: {vol.stats}")
     vol.close()
     log.close()
-    print("crash sweep of the volume (redo after every crash point), seed 1, 40 operations: "
-          f"{crash_sweep(seed=1, ops=40).summary()}")
+    print_sweep("crash sweep of the volume (redo after every crash point), seed 1, 40 operations",
+                crash_sweep(seed=1, ops=40))
     return path
 
 
@@ -201,10 +213,7 @@ def tour_logstore(workdir: str) -> str:
     from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
 
     path = os.path.join(workdir, "logstore")
-    disk = OSDisk(path, create=True)
-    for name in disk.list():
-        if file_number(name) is not None:
-            disk.delete(name)
+    disk = fresh_disk(path)
     config = EnvironmentConfig(node_max_entries=4, checkpoint_bytes_interval=None, clock=lambda: 1_700_000_000.0)
     env = Environment.open(disk, config)
     accounts = env.database("accounts")
@@ -250,9 +259,7 @@ def tour_logstore(workdir: str) -> str:
         print(f"  case {number}{' with the evictor bug option' if bug else ''}: A logged at 200 with "
               f"{case.a_provisional.name}; the tree uses A at {case.active_a}; {verdict}")
     sweep = crash_sweep(seed=1, ops=12)
-    print(f"\nlog store crash sweep, seed 1, 12 operations: {sweep.summary()}")
-    for violation in sweep.violations[:5]:
-        print(f"  violation: {violation}")
+    print_sweep("\nlog store crash sweep, seed 1, 12 operations", sweep)
     return path
 
 
@@ -264,10 +271,7 @@ def tour_replication(workdir: str) -> str:
     from minidb.logstore import EnvironmentConfig
 
     path = os.path.join(workdir, "replication")
-    disk = OSDisk(path, create=True)
-    for name in disk.list():
-        if file_number(name) is not None:
-            disk.delete(name)
+    disk = fresh_disk(path)
     config = EnvironmentConfig(node_max_entries=8, file_max=2048, checkpoint_bytes_interval=None,
                                clock=lambda: 1_700_000_000.0)
     index_config = VLSNIndexConfig(stride=4, max_mappings=8)
@@ -308,9 +312,7 @@ def tour_replication(workdir: str) -> str:
     for line in seed_recovery_case().lines():
         print(f"  {line}")
     sweep = crash_sweep(seed=0, ops=10)
-    print(f"\nreplication crash sweep, seed 0, 10 operations: {sweep.summary()}")
-    for violation in sweep.violations[:5]:
-        print(f"  violation: {violation}")
+    print_sweep("\nreplication crash sweep, seed 0, 10 operations", sweep)
     return path
 
 
@@ -335,9 +337,7 @@ def tour_transactions(workdir: str) -> str:
     from minidb.pagestore.xct_crashtest import crash_sweep
 
     path = os.path.join(workdir, "transactions")
-    disk = OSDisk(path, create=True)
-    for name in disk.list():
-        disk.delete(name)
+    disk = fresh_disk(path, lambda name: True)
     sm = StorageManager.format(disk, num_pages=256, ext_sz=8, page_size=4096, frames=16)
     with sm.transaction() as t:
         fid = sm.create_file(t)
@@ -369,9 +369,8 @@ def tour_transactions(workdir: str) -> str:
     print(f"after restart: {len(contents)} records in {fid}; {rids[0]} ends with {contents[rids[0]][1][-9:]!r}, "
           f"{rids[2]} starts with {contents[rids[2]][1][:8]!r}; the volume's maps: {sm.check() or 'consistent'}")
     sm.close()
-    result = crash_sweep(seed=1, ops=16)
-    print(f"crash sweep of transactions (crash at every write and fsync, restart, compare with a model), "
-          f"seed 1, 16 operations: {result.summary()}")
+    print_sweep("crash sweep of transactions (crash at every write and fsync, restart, compare with a model), "
+                "seed 1, 16 operations", crash_sweep(seed=1, ops=16))
     return path
 
 

@@ -45,8 +45,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from typing import Any, ContextManager
 
 from minidb.io import Disk
 from minidb.log.lsn import LSN
@@ -65,7 +64,7 @@ from minidb.pagestore.volfile import VolumeFile
 from minidb.pagestore.volheader import DEFAULT_EXT_SZ
 from minidb.pagestore.volume import Volume
 from minidb.pagestore.xct import SavePoint, Xct
-from minidb.pagestore.xctmgr import XctManager
+from minidb.pagestore.xctmgr import XctManager, transaction_block
 
 
 class StorageManager:
@@ -162,17 +161,9 @@ class StorageManager:
     def rollback_to(self, xct: Xct, save_point: SavePoint) -> list[UndoStep]:
         return self.xcts.rollback_to(xct, save_point)
 
-    @contextmanager
-    def transaction(self, durable: bool = True) -> Iterator[Xct]:
+    def transaction(self, durable: bool = True) -> ContextManager[Xct]:
         """``with sm.transaction() as t:``: commit at the end of the block, abort on an exception."""
-        xct = self.begin()
-        try:
-            yield xct
-        except BaseException:
-            if xct.is_active:
-                self.abort(xct)
-            raise
-        self.commit(xct, durable)
+        return transaction_block(self, durable)
 
     # -- files and records (the file manager's operations) ------------------------------------------
     def create_file(self, xct: Xct) -> StoreId:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ContextManager
 
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import BadRequestError
@@ -60,6 +60,20 @@ STAT_NAMES = ["nBegins", "nCommits", "nDurableCommits", "nAborts", "nReadOnly", 
 
 class XctError(BadRequestError):
     """A transaction used in a state that does not allow it (ended, rolling back, unknown)."""
+
+
+@contextmanager
+def transaction_block(manager: Any, durable: bool) -> Iterator[Xct]:
+    """A transaction of ``manager`` (anything with begin, commit and abort) lasting one ``with``
+    block: committed when the block ends, aborted when it raises (unless already ended)."""
+    xct = manager.begin()
+    try:
+        yield xct
+    except BaseException:
+        if xct.is_active:
+            manager.abort(xct)
+        raise
+    manager.commit(xct, durable=durable)
 
 
 class XctManager:
@@ -87,17 +101,9 @@ class XctManager:
         self.trace.emit("T%d begins", xct.txn_id)
         return xct
 
-    @contextmanager
-    def transaction(self, durable: bool = True) -> Iterator[Xct]:
+    def transaction(self, durable: bool = True) -> ContextManager[Xct]:
         """``with xm.transaction() as t:`` commits at the end of the block, aborts on an exception."""
-        xct = self.begin()
-        try:
-            yield xct
-        except BaseException:
-            if xct.state == XctState.ACTIVE:
-                self.abort(xct)
-            raise
-        self.commit(xct, durable=durable)
+        return transaction_block(self, durable)
 
     def active(self) -> list[Xct]:
         """The transactions that have not ended, by tid."""

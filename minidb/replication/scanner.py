@@ -66,7 +66,13 @@ def stream_vlsn(entry: LogEntry) -> int | None:
 
 
 class VLSNScanner:
-    """What both scanners share: the index, the bucket held, the counts."""
+    """What both scanners share: the index, the bucket held, the counts.
+
+    ``start_side`` names the mapping a lookup starts from: ``"lte"`` (at or
+    below the VLSN asked for) or ``"gte"`` (at or above); each scanner sets it.
+    """
+
+    start_side: str
 
     def __init__(self, index: "VLSNIndex"):
         self.index = index
@@ -93,6 +99,24 @@ class VLSNScanner:
         self.bucket = bucket
         self._generation = self.index.tracker.generation
 
+    def get_start_mapping(self, vlsn: int) -> tuple[int, LSN]:
+        """The (VLSN, LSN) mapping this scanner starts reading from: the nearest one on its side of
+        ``vlsn`` (its VLSN is 0 when a ghost bucket only knows a file)."""
+        bound = f"get_{self.start_side}_mapping"
+        bucket = self._held(vlsn)
+        if bucket is not None:
+            found = getattr(bucket, bound)(vlsn)
+            if found is not None:
+                self.bucket_hits += 1
+                return found
+        found, bucket = getattr(self.index.tracker, bound)(vlsn)
+        self.tracker_lookups += 1
+        self._hold(bucket)
+        return found
+
+    def get_start_lsn(self, vlsn: int) -> LSN:
+        return self.get_start_mapping(vlsn)[1]
+
     def _count(self, entries: int) -> None:
         self.entries_scanned = entries
         self.total_scanned += entries
@@ -101,25 +125,11 @@ class VLSNScanner:
 class ForwardVLSNScanner(VLSNScanner):
     """Finds entries by VLSN reading forward from the mapping at or below (for feeders)."""
 
+    start_side = "lte"
+
     def __init__(self, index: "VLSNIndex"):
         super().__init__(index)
         self._position: tuple[int, LSN] | None = None  # the last entry found
-
-    def get_start_mapping(self, vlsn: int) -> tuple[int, LSN]:
-        """The mapping at or below ``vlsn`` (its VLSN is 0 when a ghost bucket only knows a file)."""
-        bucket = self._held(vlsn)
-        if bucket is not None:
-            found = bucket.get_lte_mapping(vlsn)
-            if found is not None:
-                self.bucket_hits += 1
-                return found
-        found, bucket = self.index.tracker.get_lte_mapping(vlsn)
-        self.tracker_lookups += 1
-        self._hold(bucket)
-        return found
-
-    def get_start_lsn(self, vlsn: int) -> LSN:
-        return self.get_start_mapping(vlsn)[1]
 
     def find(self, vlsn: int) -> LogEntry:
         """The visible log entry that carries ``vlsn``."""
@@ -145,21 +155,7 @@ class ForwardVLSNScanner(VLSNScanner):
 class BackwardVLSNScanner(VLSNScanner):
     """Finds entries by VLSN reading backward from the mapping at or above (for syncup)."""
 
-    def get_start_mapping(self, vlsn: int) -> tuple[int, LSN]:
-        """The mapping at or above ``vlsn``."""
-        bucket = self._held(vlsn)
-        if bucket is not None:
-            found = bucket.get_gte_mapping(vlsn)
-            if found is not None:
-                self.bucket_hits += 1
-                return found
-        found, bucket = self.index.tracker.get_gte_mapping(vlsn)
-        self.tracker_lookups += 1
-        self._hold(bucket)
-        return found
-
-    def get_start_lsn(self, vlsn: int) -> LSN:
-        return self.get_start_mapping(vlsn)[1]
+    start_side = "gte"
 
     def find(self, vlsn: int) -> LogEntry:
         """The visible log entry that carries ``vlsn``."""

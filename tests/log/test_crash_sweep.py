@@ -5,18 +5,15 @@ import pytest
 from minidb.io import CrashMode
 from minidb.log.crashtest import check_point, crash_sweep, run_workload
 
+from tests.sweeps import assert_chunk_has_no_violations
+
 CHUNKS = 8
 SEEDS_PER_CHUNK = 25  # 8 x 25 = 200 workloads
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_crash_sweep_has_no_violations(chunk):
-    points = 0
-    for seed in range(chunk * SEEDS_PER_CHUNK, (chunk + 1) * SEEDS_PER_CHUNK):
-        result = crash_sweep(seed, ops=40)
-        assert result.violations == [], result.violations[:3]
-        points += result.points
-    assert points > 50 * SEEDS_PER_CHUNK  # every workload really has many crash points
+    assert_chunk_has_no_violations(crash_sweep, chunk, SEEDS_PER_CHUNK, ops=40, min_points_per_seed=50)
 
 
 def test_the_checker_catches_a_log_that_lost_synced_entries():

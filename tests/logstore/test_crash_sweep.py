@@ -12,6 +12,8 @@ from minidb.io import CrashMode
 from minidb.log import LSN
 from minidb.logstore.crashtest import check_point, crash_sweep, run_workload
 
+from tests.sweeps import assert_chunk_has_no_violations
+
 CHUNKS = 10
 SEEDS_PER_CHUNK = 20  # 10 x 20 = 200 workloads
 OPS = 12
@@ -19,12 +21,7 @@ OPS = 12
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_crash_sweep_has_no_violations(chunk):
-    points = 0
-    for seed in range(chunk * SEEDS_PER_CHUNK, (chunk + 1) * SEEDS_PER_CHUNK):
-        result = crash_sweep(seed, ops=OPS)
-        assert result.violations == [], result.violations[:3]
-        points += result.points
-    assert points > 40 * SEEDS_PER_CHUNK  # every workload really has many crash points
+    assert_chunk_has_no_violations(crash_sweep, chunk, SEEDS_PER_CHUNK, ops=OPS, min_points_per_seed=40)
 
 
 def test_every_workload_spans_two_checkpoints():

@@ -5,18 +5,15 @@ import pytest
 from minidb.pagestore import bufferpool
 from minidb.pagestore.crashtest import crash_sweep
 
+from tests.sweeps import assert_chunk_has_no_violations
+
 CHUNKS = 4
 SEEDS_PER_CHUNK = 25  # 100 workloads
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_volume_crash_sweep_has_no_violations(chunk):
-    points = 0
-    for seed in range(chunk * SEEDS_PER_CHUNK, (chunk + 1) * SEEDS_PER_CHUNK):
-        result = crash_sweep(seed, ops=40)
-        assert result.violations == [], result.violations[:3]
-        points += result.points
-    assert points > 40 * SEEDS_PER_CHUNK
+    assert_chunk_has_no_violations(crash_sweep, chunk, SEEDS_PER_CHUNK, ops=40, min_points_per_seed=40)
 
 
 def test_the_sweep_catches_pages_written_before_the_log(monkeypatch):

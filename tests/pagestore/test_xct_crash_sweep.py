@@ -6,6 +6,8 @@ import minidb.pagestore.restart.undo as undo_module
 from minidb.pagestore.rollback import UndoStep
 from minidb.pagestore.xct_crashtest import crash_sweep, run_workload
 
+from tests.sweeps import assert_chunk_has_no_violations
+
 CHUNKS = 8
 SEEDS_PER_CHUNK = 25  # 200 workloads
 OPS = 16
@@ -13,12 +15,7 @@ OPS = 16
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_pagestore_crash_sweep_has_no_violations(chunk):
-    points = 0
-    for seed in range(chunk * SEEDS_PER_CHUNK, (chunk + 1) * SEEDS_PER_CHUNK):
-        result = crash_sweep(seed, ops=OPS)
-        assert result.violations == [], result.violations[:3]
-        points += result.points
-    assert points > 20 * SEEDS_PER_CHUNK
+    assert_chunk_has_no_violations(crash_sweep, chunk, SEEDS_PER_CHUNK, ops=OPS, min_points_per_seed=20)
 
 
 def test_the_workloads_commit_abort_and_leave_transactions_in_flight():

@@ -12,6 +12,8 @@ from minidb.io import CrashMode
 from minidb.replication import ReplicatedEnvironment
 from minidb.replication.crashtest import check_index, check_point, crash_sweep, run_workload, stream_of
 
+from tests.sweeps import assert_chunk_has_no_violations
+
 CHUNKS = 6
 SEEDS_PER_CHUNK = 4  # 6 x 4 = 24 workloads
 OPS = 10
@@ -19,12 +21,7 @@ OPS = 10
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_crash_sweep_has_no_violations(chunk):
-    points = 0
-    for seed in range(chunk * SEEDS_PER_CHUNK, (chunk + 1) * SEEDS_PER_CHUNK):
-        result = crash_sweep(seed, ops=OPS)
-        assert result.violations == [], result.violations[:3]
-        points += result.points
-    assert points > 60 * SEEDS_PER_CHUNK
+    assert_chunk_has_no_violations(crash_sweep, chunk, SEEDS_PER_CHUNK, ops=OPS, min_points_per_seed=60)
 
 
 def test_every_workload_spans_checkpoints_and_a_restart():

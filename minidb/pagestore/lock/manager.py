@@ -327,25 +327,26 @@ class LockManager:
                 return []
             return [ExtentId(*lid.numbers) for lid in sorted(st.locks) if lid.code == "x"]
 
+    def _held_extent_lock(self, owner: Any, xid: ExtentId):
+        """``owner``'s request for the lock on extent ``xid`` (caller holds the mutex)."""
+        lock_id = LockId.extent(xid)
+        st = self._owners.get(_txn_id_of(owner))
+        request = st.locks.get(lock_id) if st is not None else None
+        if request is None:
+            raise BadLockRequest(f"T{_txn_id_of(owner)} holds no lock on {lock_id}")
+        return request
+
     def mark_extent(self, owner: Any, xid: ExtentId, has_allocated_pages: bool) -> None:
         """Set or clear the extent lock's has-page-allocated bit (the owner must hold the lock)."""
-        lock_id = LockId.extent(xid)
         with self._mutex:
-            st = self._owners.get(_txn_id_of(owner))
-            request = st.locks.get(lock_id) if st is not None else None
-            if request is None:
-                raise BadLockRequest(f"T{_txn_id_of(owner)} holds no lock on {lock_id}")
+            request = self._held_extent_lock(owner, xid)
             request.head.has_page_alloc = bool(has_allocated_pages)
 
     def upgrade_extent_to_free(self, owner: Any, xid: ExtentId) -> bool:
         """At commit: convert ``owner``'s extent lock to EX if it is the only holder and no page of
         the extent is marked allocated; True means the caller may free the extent."""
-        lock_id = LockId.extent(xid)
         with self._mutex:
-            st = self._owners.get(_txn_id_of(owner))
-            request = st.locks.get(lock_id) if st is not None else None
-            if request is None:
-                raise BadLockRequest(f"T{_txn_id_of(owner)} holds no lock on {lock_id}")
+            request = self._held_extent_lock(owner, xid)
             head = request.head
             if head.has_page_alloc or len(head.queue) > 1:
                 return False
