@@ -57,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         sys.stderr.close()  # the reader (e.g. `head`) went away; nothing to report
         return EXIT_OK
+    except OSError as e:
+        # Outside the disk layer (figures, Parquet output): a path the user gave cannot be written.
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"minidb {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"minidb {args.command}: interrupted", file=sys.stderr)
         return 130

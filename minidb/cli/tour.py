@@ -375,6 +375,8 @@ def tour_transactions(workdir: str) -> str:
 
 
 def run(args) -> int:
+    for directory in (args.workdir, args.out):  # a path that cannot be used fails before anything runs
+        os.makedirs(directory, exist_ok=True)
     print("minidb tour: every part of minidb that exists, bottom up")
     tour_disk()
     path = tour_log(args.workdir)

@@ -74,7 +74,10 @@ class OSDisk(Disk):
                 raise UserError(f"{self.path}: not a directory")
             if not create:
                 raise UserError(f"{self.path}: no such directory")
-            os.makedirs(self.path)
+            try:
+                os.makedirs(self.path)
+            except OSError as e:
+                raise DiskError(f"{self.path}: cannot create the directory: {e.strerror}") from None
 
     def where(self, name: str = "") -> str:
         return os.path.join(self.path, name) if name else self.path

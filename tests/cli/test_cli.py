@@ -95,14 +95,18 @@ def test_verify_notes_a_torn_tail(capsys, demo_dir):
     (["crashtest", "log", "--ops", "0"], "must be at least 1"),
     (["crashtest", "nosuchengine"], "invalid choice"),
     (["frobnicate"], "invalid choice"),
+    (["tour", "--workdir", "{afile}/work"], "{afile}/work: Not a directory"),
+    (["tour", "--out", "{afile}/figures"], "{afile}/figures: Not a directory"),
 ])
 def test_user_errors_are_one_line_and_exit_2(tmp_path, demo_dir, argv, message):
     (tmp_path / "empty").mkdir()
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / file_name(1)).write_bytes(b"GIF89a not a log at all")
+    (tmp_path / "afile").write_text("a file, not a directory")
     places = {"missing": tmp_path / "missing", "empty": tmp_path / "empty", "log": demo_dir,
-              "foreign": tmp_path / "foreign"}
+              "foreign": tmp_path / "foreign", "afile": tmp_path / "afile"}
     argv = [a.format(**places) for a in argv]
+    message = message.format(**places)
     done = subprocess.run([sys.executable, "-m", "minidb", *argv], capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stdout == ""

@@ -88,6 +88,14 @@ def test_osdisk_missing_directory(tmp_path):
         OSDisk(tmp_path / "file")
 
 
+def test_osdisk_directory_that_cannot_be_created(tmp_path):
+    (tmp_path / "afile").write_text("not a directory")
+    where = tmp_path / "afile" / "log"
+    with pytest.raises(DiskError, match=f"{where}: cannot create the directory"):
+        OSDisk(where, create=True)
+    assert (tmp_path / "afile").read_text() == "not a directory"
+
+
 def test_osdisk_readonly_refuses_changes(tmp_path):
     rw = OSDisk(tmp_path, create=True)
     with rw.open("a", create=True) as f:
