@@ -1,4 +1,4 @@
-"""``minidb generate --engine log --envs N --ops N OUT``: environments for the pipeline.
+"""``minidb generate --engine log|logstore --envs N --ops N OUT``: environments for the pipeline.
 
 Writes ``N`` environments (``OUT/env-00``, ...) with seeded random workloads
 (see :mod:`minidb.spark.generate`); ``--group K`` makes the first ``K`` of

@@ -324,7 +324,7 @@ def tour_pipeline(workdir: str) -> str:
 
     path = os.path.join(workdir, "envs")
     shutil.rmtree(path, ignore_errors=True)  # the tour's own output of a previous run
-    report = generate("log", GenerateRequest(path, envs=4, ops=400, seed=1, group=3))
+    report = generate("logstore", GenerateRequest(path, envs=4, ops=400, seed=1, group=3))
     print(report.summary())
     print(f"Spark reads them all at once (slow to start, so not part of the tour): "
           f"minidb spark analyze {path} --out {os.path.join(workdir, 'spark')}")

@@ -200,3 +200,52 @@ def decode_fields(fields: tuple[tuple[str, Kind], ...], buf: bytes | memoryview,
     for name, kind in fields:
         values[name], pos = kind.decode(buf, pos)
     return values, pos
+
+
+# -- where an item's LSNs lie ------------------------------------------------------
+# LSNs are node-local: the same replicated entry holds different LSNs on every
+# node of a group (its txn_prev_lsn, a record's prev_lsn and abort_lsn ...).
+# Comparing entries across nodes therefore needs the LSNs' byte positions.
+
+def static_lsn_offsets(fields: tuple[tuple[str, Kind], ...]) -> tuple[int, ...] | None:
+    """The item offsets of every LSN field when each follows fixed-size fields only (the same
+    for every item of the type); None when a sized field or a list comes before an LSN."""
+    offsets, pos = [], 0
+    for index, (_, kind) in enumerate(fields):
+        if kind is LSN_FIELD:
+            offsets.append(pos)
+        elif not isinstance(kind, _Fixed):
+            rest = fields[index:]
+            return tuple(offsets) if not any(_holds_lsn(k) for _, k in rest) else None
+        pos += kind._struct.size
+    return tuple(offsets)
+
+
+def lsn_spans(fields: tuple[tuple[str, Kind], ...], buf: bytes | memoryview, pos: int = 0) -> list[tuple[int, int]]:
+    """The (start, end) byte spans of every LSN value in an item, lists included, in order.
+    A length that runs past the item is an :class:`ItemFormatError`."""
+    spans: list[tuple[int, int]] = []
+    _walk_lsns(fields, buf, pos, spans)
+    return spans
+
+
+def _holds_lsn(kind: Kind) -> bool:
+    return kind is LSN_FIELD or (isinstance(kind, ListOf) and any(_holds_lsn(k) for _, k in kind.fields))
+
+
+def _walk_lsns(fields: tuple[tuple[str, Kind], ...], buf: bytes | memoryview, pos: int,
+               spans: list[tuple[int, int]]) -> int:
+    for _, kind in fields:
+        if isinstance(kind, ListOf):
+            if pos + 4 > len(buf):
+                raise ItemFormatError(f"list count at item offset {pos} runs past the item")
+            (count,) = ListOf._count.unpack_from(buf, pos)
+            pos += 4
+            for _ in range(count):
+                pos = _walk_lsns(kind.fields, buf, pos, spans)
+            continue
+        start = pos
+        _, pos = kind.decode(buf, pos)  # checks every length against the item
+        if kind is LSN_FIELD:
+            spans.append((start, pos))
+    return pos

@@ -1,10 +1,12 @@
 """``minidb generate --engine log``: seeded workloads written straight into the shared log.
 
-No engine writes transactions, checkpoints or VLSNs yet, so this generator
-writes them itself, with the test entry types of :mod:`minidb.spark.logdef`,
-through a real :class:`~minidb.log.LogManager` on real files. The analyses of
-:mod:`minidb.spark.analytics` thus read logs with the same structure the
-engines will produce.
+This generator writes transactions, checkpoints and VLSNs itself, with the
+test entry types of :mod:`minidb.spark.logdef`, through a real
+:class:`~minidb.log.LogManager` on real files: small, fast logs of the same
+structure the engines write, with faults no correct engine writes (a gap and
+a duplicate in a VLSN stream) planted for the analyses to find.
+``--engine logstore`` (:mod:`minidb.spark.gen_logstore`) has the log store
+write the logs instead.
 
 A *standalone* environment runs a mix of operations, each logging one entry:
 
@@ -45,11 +47,10 @@ import random
 from dataclasses import dataclass
 
 from minidb.errors import UserError
-from minidb.io import OSDisk
-from minidb.log import LSN, NULL_LSN, TRACE, LogManager, log_file_numbers
+from minidb.log import LSN, NULL_LSN, TRACE, LogManager
 from minidb.spark.generate import (
-    CheckpointRecord, EnvReport, GenerateReport, GenerateRequest, Generator, GroupReport,
-    TxnRecord, env_name, register_generator,
+    CheckpointRecord, EnvReport, GenerateReport, GenerateRequest, Generator, GroupReport, TxnRecord,
+    count_files, env_name, new_env_disk, register_generator, write_environments,
 )
 from minidb.spark.logdef import GEN_ABORT, GEN_CKPT_END, GEN_CKPT_START, GEN_COMMIT, GEN_UPDATE
 
@@ -69,14 +70,9 @@ class EnvWriter:
     """Logs one environment's entries and records what it wrote."""
 
     def __init__(self, request: GenerateRequest, index: int, role: str):
-        name = env_name(index)
-        path = os.path.join(request.out, name)
-        disk = OSDisk(path, create=True)
-        if log_file_numbers(disk):
-            raise UserError(f"{path}: already holds a log; generate into an empty directory")
-        self.disk = disk
-        self.log = LogManager(disk, file_max=request.file_max, clock=clock)
-        self.report = EnvReport(name, os.path.abspath(path), role)
+        self.disk = new_env_disk(request, index)
+        self.log = LogManager(self.disk, file_max=request.file_max, clock=clock)
+        self.report = EnvReport(env_name(index), os.path.abspath(self.disk.path), role)
         self.open_first: dict[int, LSN] = {}  # open transaction -> its first LSN here
         self.ckpt_id = 0
         self.ckpt_start: LSN | None = None
@@ -126,12 +122,7 @@ class EnvWriter:
 
     def close(self) -> EnvReport:
         self.log.close()
-        numbers = log_file_numbers(self.disk)
-        self.report.files = len(numbers)
-        self.report.types["FileHeader"] += len(numbers)
-        self.report.entries = sum(self.report.types.values())
-        self.report.bytes = sum(self.disk.size(n) for n in self.disk.list() if n.endswith(".jdb"))
-        return self.report
+        return count_files(self.report, self.disk)
 
 
 class CheckpointClock:
@@ -268,14 +259,7 @@ def replication_group(request: GenerateRequest) -> tuple[list[EnvReport], GroupR
 
 
 def run(request: GenerateRequest) -> GenerateReport:
-    os.makedirs(request.out, exist_ok=True)
-    envs: list[EnvReport] = []
-    group = None
-    if request.group:
-        envs, group = replication_group(request)
-    for index in range(len(envs), request.envs):
-        envs.append(standalone(request, index))
-    return GenerateReport("log", request, envs, group)
+    return write_environments("log", request, replication_group, standalone)
 
 
 register_generator(Generator(

@@ -8,16 +8,18 @@ files, with a seeded random workload of about ``N`` operations each: the same
 seed gives the same bytes.
 
 Each engine that can produce a workload registers a :class:`Generator` in
-:data:`GENERATORS` under its ``--engine`` name. Today there is one:
-
-``log``  the shared log alone (:mod:`minidb.spark.gen_log`), writing the test
-         entry types of :mod:`minidb.spark.logdef`: transactions, checkpoints,
-         and a replication group whose nodes share a VLSN stream.
-
-The log store adds ``logstore`` the same way (a module with a ``run``
+:data:`GENERATORS` under its ``--engine`` name (a module with a ``run``
 function and one :func:`register_generator` call, imported in
-:func:`_load_builtin`); replication adds its replicated environments by
-accepting ``group`` in its generator (``supports_group=True``).
+:func:`_load_builtin`; ``supports_group=True`` when it can write a
+replication group):
+
+``log``       the shared log alone (:mod:`minidb.spark.gen_log`), writing the
+              test entry types of :mod:`minidb.spark.logdef`: transactions,
+              checkpoints, and a replication group whose nodes share a VLSN
+              stream, with a gap, a duplicate and a divergence planted;
+``logstore``  the log store itself (:mod:`minidb.spark.gen_logstore`): records
+              in transactions, eviction, checkpoints, and a group of
+              replicated environments that diverges on one node.
 
 A generator returns a :class:`GenerateReport`: what it wrote, environment by
 environment, which the tests use as ground truth for the analyses.
@@ -25,12 +27,14 @@ environment, which the tests use as ground truth for the analyses.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from minidb.errors import UserError
-from minidb.log import LSN
+from minidb.io import OSDisk
+from minidb.log import LSN, log_file_numbers
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,7 @@ def register_generator(generator: Generator) -> None:
 
 def _load_builtin() -> None:
     import minidb.spark.gen_log  # noqa: F401  (registers "log")
+    import minidb.spark.gen_logstore  # noqa: F401  (registers "logstore")
 
 
 def generators() -> dict[str, Generator]:
@@ -180,3 +185,36 @@ def generate(engine: str, request: GenerateRequest) -> GenerateReport:
 
 def env_name(index: int) -> str:
     return f"env-{index:02d}"
+
+
+def new_env_disk(request: GenerateRequest, index: int) -> OSDisk:
+    """The directory of environment ``index`` under ``request.out``, which must not hold a log yet."""
+    path = os.path.join(request.out, env_name(index))
+    disk = OSDisk(path, create=True)
+    if log_file_numbers(disk):
+        raise UserError(f"{path}: already holds a log; generate into an empty directory")
+    return disk
+
+
+def count_files(report: EnvReport, disk: OSDisk) -> EnvReport:
+    """Finish an environment's report once its log is closed: files, their FileHeaders, bytes."""
+    numbers = log_file_numbers(disk)
+    report.files = len(numbers)
+    report.types["FileHeader"] += len(numbers)
+    report.entries = sum(report.types.values())
+    report.bytes = sum(disk.size(n) for n in disk.list() if n.endswith(".jdb"))
+    return report
+
+
+def write_environments(engine: str, request: GenerateRequest,
+                       replication_group: Callable[[GenerateRequest], tuple[list[EnvReport], GroupReport]],
+                       standalone: Callable[[GenerateRequest, int], EnvReport]) -> GenerateReport:
+    """The group's nodes first (when asked for), then standalone environments up to ``request.envs``."""
+    os.makedirs(request.out, exist_ok=True)
+    envs: list[EnvReport] = []
+    group = None
+    if request.group:
+        envs, group = replication_group(request)
+    for index in range(len(envs), request.envs):
+        envs.append(standalone(request, index))
+    return GenerateReport(engine, request, envs, group)

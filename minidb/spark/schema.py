@@ -27,9 +27,11 @@ against)::
     txn_prev_lsn_packed  long     yes    the same, packed
     item_size            long     yes    bytes of the item (after the header)
     entry_size           long     yes    header plus item: the bytes the entry takes
-    item_checksum        long     yes    CRC-32 of the item without the node-local
-                                         txn_prev_lsn: equal on every node of a
-                                         replication group for the same VLSN
+    item_checksum        long     yes    CRC-32 of the item with every LSN in it
+                                         (txn_prev_lsn, prev_lsn, abort_lsn ...)
+                                         read as NULL_LSN: LSNs are node-local, so
+                                         the same VLSN has the same checksum on
+                                         every node of a replication group
     checksum_valid       boolean  yes    true: checksum verified; false: the entry
                                          is bad (see problem); null: not checked
                                          (verify_checksums=false, or erased)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import glob
 import os
+import struct
 import zlib
 from collections.abc import Iterator
 from functools import lru_cache
@@ -57,15 +58,14 @@ from pyspark.sql.types import StructType
 
 import minidb.cli.engines  # noqa: F401  (every engine's entry types, for type names)
 from minidb.errors import UserError
-from minidb.log import LSN, LogEntry, file_name, file_number, scan_tolerant, type_by_code
-from minidb.log.fields import ItemFormatError, decode_fields
+from minidb.log import LSN, NULL_LSN, LogEntry, file_name, file_number, scan_tolerant, type_by_code
+from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
 from minidb.log.header import EntryHeader
 from minidb.log.types import TXN_FIELDS
 from minidb.spark.schema import ARROW_SCHEMA, COLUMN_NAMES, LOG_SCHEMA
 
 FORMAT = "minidb"
 BATCH_ROWS = 64 * 1024
-_TXN_PREFIX = 16  # txn_id (U64) and txn_prev_lsn (LSN) open a transactional item
 _SIGN = 1 << 63
 
 
@@ -187,11 +187,36 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >= _SIGN else value
 
 
-def item_checksum(item: bytes | memoryview, transactional: bool) -> int:
-    """CRC-32 of an item without its node-local ``txn_prev_lsn`` (see the schema)."""
-    if transactional:
-        return zlib.crc32(item[_TXN_PREFIX:], zlib.crc32(item[:8]))
-    return zlib.crc32(item)
+_NULL_LSN_BYTES = struct.pack("<Q", NULL_LSN.packed)
+
+
+@lru_cache(maxsize=None)
+def _lsn_layout(code: int) -> tuple[tuple[int, ...] | None, tuple | None]:
+    """(static LSN offsets, fields to walk) of a type code: the offsets when every item of the
+    type has its LSNs at the same places, else the fields (``lsn_spans`` finds them item by item)."""
+    entry_type = type_by_code(code)
+    if entry_type is None:
+        return (), None
+    offsets = static_lsn_offsets(entry_type.all_fields)
+    return (offsets, None) if offsets is not None else (None, entry_type.all_fields)
+
+
+def item_checksum(item: bytes | memoryview, code: int) -> int:
+    """CRC-32 of an item with every LSN it holds read as NULL_LSN (see the schema): LSNs are
+    node-local, so the same replicated entry has the same checksum on every node of a group."""
+    offsets, fields = _lsn_layout(code)
+    if offsets is None:
+        try:
+            spans = lsn_spans(fields, item)
+        except ItemFormatError:  # reported in the row's problem; the raw bytes are all there is
+            return zlib.crc32(item)
+    else:
+        spans = [(o, o + 8) for o in offsets if o + 8 <= len(item)]
+    crc, pos = 0, 0
+    for start, end in spans:
+        crc = zlib.crc32(_NULL_LSN_BYTES, zlib.crc32(item[pos:start], crc))
+        pos = end
+    return zlib.crc32(item[pos:], crc)
 
 
 def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BATCH_ROWS) -> Iterator[list[tuple]]:
@@ -252,7 +277,7 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
         rows.append((
             offset, f"0x{number:x}/0x{offset:x}", name, code, provisional, replicated, invisible,
             None if vlsn is None else _signed(vlsn), txn_id, prev, prev_packed,
-            header.item_size, header.entry_size, item_checksum(item, transactional),
+            header.item_size, header.entry_size, item_checksum(item, code),
             None if erased else checked, erased, problem,
         ))
         if len(rows) >= batch_rows:

@@ -9,34 +9,18 @@ import pytest
 from minidb.cli import main
 from minidb.errors import UserError
 from minidb.io import OSDisk
-from minidb.log import LogManager, NULL_LSN
+from minidb.log import NULL_LSN
 from minidb.log.verify import verify_log
 from minidb.spark.generate import (
     GENERATORS, EnvReport, GenerateReport, GenerateRequest, Generator, generate, generators, register_generator,
 )
 from tests.cli.test_cli import check_golden
-
-
-def request(out, **changes):
-    options = dict(envs=4, ops=300, seed=3, group=3, file_max=8 * 1024, ckpt_every=50)
-    options.update(changes)
-    return GenerateRequest(str(out), **options)
+from tests.generate.helpers import entries, file_bytes, request
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     return generate("log", request(tmp_path_factory.mktemp("gen")))
-
-
-def entries(env):
-    log = LogManager(OSDisk(env.path, readonly=True), readonly=True)
-    found = list(log.scan())
-    log.close()
-    return found
-
-
-def file_bytes(root):
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(Path(root).rglob("*.jdb"))}
 
 
 def test_the_same_seed_writes_the_same_bytes(tmp_path):
@@ -125,8 +109,8 @@ def test_the_group_shares_one_vlsn_stream_but_for_the_faults(report):
 
 
 def test_bad_requests_are_user_errors(tmp_path):
-    with pytest.raises(UserError, match="unknown engine 'logstore'"):
-        generate("logstore", request(tmp_path))
+    with pytest.raises(UserError, match="unknown engine 'pagestore'"):
+        generate("pagestore", request(tmp_path))
     with pytest.raises(UserError, match="needs 2 to 4"):
         generate("log", request(tmp_path, group=5))
     with pytest.raises(UserError, match="at least one environment"):
@@ -153,7 +137,7 @@ def test_the_registry_takes_new_engines(tmp_path):
             register_generator(Generator("fake-engine", "another", fake))
     finally:
         GENERATORS.pop("fake-engine")
-    assert set(generators()) == {"log"}
+    assert set(generators()) == {"log", "logstore"}
 
 
 def test_the_command_line(tmp_path, capsys):

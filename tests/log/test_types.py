@@ -99,3 +99,22 @@ def test_transactional_types_get_txn_fields():
     assert entry_type.transactional and entry_type.redoable and entry_type.undoable
     values = {"txn_id": 7, "txn_prev_lsn": LSN(1, 0x26), "key": b"k"}
     assert entry_type.format(values) == '<TestTxnEntry txn_id="7" txn_prev_lsn="0x1/0x26" key="6b"/>'
+
+
+def test_lsn_spans_find_every_lsn_in_lists_and_after_sized_fields():
+    from minidb.log.fields import BYTES, LSN_FIELD, U32, ListOf, encode_fields, lsn_spans, static_lsn_offsets
+
+    fields = (("a", LSN_FIELD), ("n", U32), ("key", BYTES), ("b", LSN_FIELD),
+              ("refs", ListOf(("k", BYTES), ("at", LSN_FIELD))))
+    values = {"a": LSN(1, 2), "n": 7, "key": b"xyz", "b": LSN(3, 4),
+              "refs": [{"k": b"p", "at": LSN(5, 6)}, {"k": b"", "at": LSN(7, 8)}]}
+    out = bytearray()
+    encode_fields(fields, values, out, "test")
+    spans = lsn_spans(fields, bytes(out))
+    assert [LSN.unpack(int.from_bytes(out[s:e], "little")) for s, e in spans] == [
+        LSN(1, 2), LSN(3, 4), LSN(5, 6), LSN(7, 8)]
+    assert static_lsn_offsets(fields) is None  # key's length moves b
+    assert static_lsn_offsets(fields[:2]) == (0,)
+    assert static_lsn_offsets((("n", U32), ("b", LSN_FIELD), ("key", BYTES))) == (4,)
+    with pytest.raises(ItemFormatError):
+        lsn_spans(fields, bytes(out[:-3]))

@@ -9,12 +9,31 @@ import os
 import zlib
 
 from minidb.io import OSDisk
-from minidb.log import LogManager, log_file_numbers
+from minidb.log import NULL_LSN, LogManager, log_file_numbers
+from minidb.log.fields import LSN_FIELD, ListOf, encode_fields
 from minidb.spark.schema import COLUMN_NAMES
 
 
 def signed(value):
     return value - (1 << 64) if value is not None and value >= 1 << 63 else value
+
+
+def _null_lsns(kind, value):
+    if kind is LSN_FIELD:
+        return NULL_LSN
+    if isinstance(kind, ListOf):
+        return [{name: _null_lsns(k, record[name]) for name, k in kind.fields} for record in value]
+    return value
+
+
+def lsns_nulled(entry):
+    """The entry's item encoded again from its decoded values, every LSN set to NULL_LSN."""
+    if entry.entry_type is None or entry.header.erased:
+        return entry.item
+    fields = entry.entry_type.all_fields
+    out = bytearray()
+    encode_fields(fields, {name: _null_lsns(kind, entry.values[name]) for name, kind in fields}, out, "expected")
+    return bytes(out)
 
 
 def reader_rows(env_dir, env_name):
@@ -23,10 +42,9 @@ def reader_rows(env_dir, env_name):
     log = LogManager(OSDisk(env_path, readonly=True), readonly=True)
     rows = []
     for e in log.scan():
-        transactional = e.entry_type is not None and e.entry_type.transactional
         prev = e.txn_prev_lsn
         prev = None if prev is None or prev.is_null else prev
-        neutral = e.item[:8] + e.item[16:] if transactional else e.item
+        neutral = lsns_nulled(e)
         rows.append(dict(
             env=env_name, env_path=env_path, file=e.lsn.file, offset=e.lsn.offset, lsn=str(e.lsn),
             lsn_packed=signed(e.lsn.packed), type_name=e.type_name, type_code=e.header.type_code,
