@@ -5,6 +5,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST := $(BIN)/python -m pytest
+# Jupyter refuses to start as root (containers often run as root) unless told it may.
+LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: all setup system run test test-fast lab figures notebooks bench clean
 
@@ -37,7 +39,7 @@ test-fast: setup
 
 # JupyterLab on the notebooks.
 lab: setup
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_AS_ROOT)
 
 # Regenerate every picture in figures/.
 figures: setup
