@@ -7,6 +7,15 @@ name to integer, with a group name for printing. Components also emit a
 notebooks step through traces and tests assert on them.
 
 Both are plain in-memory objects; they are never written to disk.
+
+Example, the simulated disk of the tour's first section after two appends
+and one fsync::
+
+    Stats[disk](writes=2, bytesWritten=17, fsyncs=1, truncates=0, reads=0, bytesRead=0, crashes=0)
+
+``stats["fsyncs"]`` is 1; a name never counted reads as 0. Counters take a
+small lock of their own, so threads (group commit, lock scenarios) may count
+concurrently.
 """
 
 from __future__ import annotations

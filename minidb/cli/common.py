@@ -1,4 +1,14 @@
-"""Helpers shared by the subcommands."""
+"""Helpers shared by the subcommands: argument types and opening a log to inspect.
+
+The argument types turn bad input into argparse usage errors, which
+:class:`minidb.cli.Parser` prints as one line before exiting with code 2:
+``lsn_arg("0x1/0x26")`` is ``LSN(0x1/0x26)`` (file 1, offset 38), while
+``lsn_arg("1/26")`` fails with "bad LSN '1/26': expected the form
+0x<file>/0x<offset>, e.g. 0x1/0x26"; ``positive_int("0")`` says "must be at least 1: 0".
+
+``log_disk(path)`` opens a log's directory read-only: ``printlog`` and
+``verify`` never change what they inspect (a torn tail is reported, not cut).
+"""
 
 from __future__ import annotations
 

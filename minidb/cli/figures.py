@@ -1,4 +1,11 @@
-"""``minidb figures``: regenerate every picture in figures/."""
+"""``minidb figures``: regenerate every picture in figures/.
+
+Every picture is listed once, in :data:`minidb.viz.gallery.FIGURES` (file
+name -> a function that builds it from a small deterministic workload); this
+command draws each and writes it as a PNG (``--out DIR``, default
+``figures``), printing one line per file, e.g. ``wrote figures/log_files.png``.
+``make figures`` runs it, and ``minidb tour`` ends with it.
+"""
 
 from __future__ import annotations
 

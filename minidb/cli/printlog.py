@@ -1,4 +1,16 @@
-"""``minidb printlog DIR``: the log's entries, one line each (JE's DbPrintLog)."""
+"""``minidb printlog DIR``: the log's entries, one line each (JE's DbPrintLog).
+
+Options: ``-s LSN`` and ``-e LSN`` bound the scan (``-s`` must name the start
+of an entry), ``--type NAME`` keeps one entry type (any engine's, by its name
+in the ``logdef.py`` tables, or ``Erased``), ``-q`` prints headers only. The
+line format is :mod:`minidb.log.printer`'s, e.g.::
+
+    <entry lsn="0x1/0x26" type="Trace" prev="0x0" size="17" cksum="3742827074"><Trace message="the tour begins"/></entry>
+
+The log is opened read-only: a torn tail is left in place and reported on
+stderr. An unknown type name, or ``-s 0x1/0x27`` where no entry starts, is a
+user error (one line, exit 2).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,27 @@
-"""A log entry as readers return it: its LSN, header and item bytes."""
+"""A log entry as readers return it: its LSN, header and item bytes.
+
+Readers (:mod:`minidb.log.reader`, :meth:`LogManager.read
+<minidb.log.manager.LogManager.read>` and the scans) never hand out raw bytes:
+each entry they return is a frozen :class:`LogEntry` holding where it lives
+(``lsn``), its parsed header (:class:`~minidb.log.header.EntryHeader`: type
+code, flags, ``prev`` offset, item size, VLSN) and the item bytes. Everything
+else is derived, never stored twice:
+
+- ``type_name`` and ``values`` come from the entry-type table
+  (:mod:`minidb.log.types`); an erased entry (type byte 0xff, the data
+  eraser's ``LOG_ERASED``) is named ``Erased`` and has no values, an undeclared code
+  is ``Unknown(0x..)``;
+- ``size`` is header plus item, and ``end`` the LSN where the next entry of
+  the same file starts;
+- ``txn_id`` and ``txn_prev_lsn`` are the first two fields of a
+  transactional (flag T) type, None otherwise.
+
+Worked example: ``append(TRACE, {"message": "hello"})`` on a fresh log gives
+LSN ``0x1/0x26``; reading it back gives ``LogEntry(0x1/0x26 Trace size=21)``:
+a 14-byte header (checksum 2531396293, type 0x02, prev 0, item size 7) and the
+item ``05 00 68 65 6c 6c 6f`` (a 2-byte length and ``hello``), so ``values``
+is ``{'message': 'hello'}``, ``end`` is ``0x1/0x3b`` and ``txn_id`` None.
+"""
 
 from __future__ import annotations
 

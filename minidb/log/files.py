@@ -1,8 +1,9 @@
 """Log file names: eight lowercase hex digits and ``.jdb``, as in JE.
 
 File 1 is ``00000001.jdb``, file 26 is ``0000001a.jdb``. Files are numbered
-from 1 and never renamed; the cleaner (later) deletes whole files, so the set
-of files may have gaps at the low end but the numbering only grows.
+from 1 and never renamed. The log cleaner (not built yet) will delete whole
+files, so the set of files may then have gaps at the low end; the numbering
+only grows.
 """
 
 from __future__ import annotations

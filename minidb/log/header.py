@@ -24,11 +24,14 @@ All integers are little-endian (``struct`` format ``<IBBII`` + ``<Q``).
 Two bytes may change after an entry is written, so the checksum treats them
 specially:
 
-- the INVISIBLE bit is set in place by syncup rollback (replication), so it
-  is masked out of the checksum;
-- the type byte is overwritten with :data:`ERASED_TYPE` by the data eraser,
-  after which the checksum cannot be verified (JE: ``hasChecksum()`` is false
-  for ``LOG_ERASED``); readers report such entries as erased.
+- the INVISIBLE bit is set in place by syncup rollback (replication's
+  syncup, not built yet; the VLSN scanners already skip invisible entries),
+  so it is masked out of the checksum;
+- the type byte is overwritten with :data:`ERASED_TYPE` by the data eraser
+  (not built yet; the demonstration cleaner of :mod:`minidb.logstore.cases`
+  does the same), after which the checksum cannot be verified (JE:
+  ``hasChecksum()`` is false for ``LOG_ERASED``); readers report such entries
+  as erased.
 
 Because INVISIBLE is masked, a flipped INVISIBLE bit is only detectable
 through the flag rules: an invisible entry must be replicated, and an entry is

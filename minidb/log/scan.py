@@ -7,7 +7,7 @@ checksum matches. The first entry must be a ``FileHeader`` naming this file.
 It stops at the first entry that fails, and records where and why.
 
 A bad entry is not always corruption. :func:`judge_bad_entry` decides, from
-the bytes after it, which of three situations this is:
+the bytes after it, which of four situations this is:
 
 ``torn``      nothing intact follows: the tail of a write that a crash cut
               short (or never finished); the log ends before it.

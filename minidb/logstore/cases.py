@@ -29,8 +29,8 @@ Here they run on a real environment with 4-slot nodes and a 3-level tree.
 
 Recovery then decides which version of A the tree uses, and
 :func:`~minidb.logstore.verify.live_but_obsolete` says whether counting 050
-obsolete was right. :func:`clean_trusting_utilization` plays the cleaner of
-a later part: it erases the entries the summaries call obsolete (the data
+obsolete was right. :func:`clean_trusting_utilization` plays the log cleaner
+(not built yet): it erases the entries the summaries call obsolete (the data
 eraser's LOG_ERASED type byte). After the correct cases every record can
 still be read; after case 3 with the bug, A is gone: JE's
 LogFileNotFoundException.

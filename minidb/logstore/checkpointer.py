@@ -38,13 +38,20 @@ seed's table (YES for every non-root IN once the map is complete):
 - an IN at the max flush level that eviction logged provisionally after
   CkptStart is logged again, non-provisionally.
 
-Example trace (a 3-level tree, one dirty BIN, minimize_recovery_time)::
+Example trace: 20 records ``acct00`` .. ``acct19`` put into ``accounts`` with
+4-slot nodes (a 3-level tree), a checkpoint, then one record changed (one dirty
+BIN), then ``env.checkpoint(minimize_recovery_time=True)`` (the lines of the
+internal databases ``_utilization`` and ``_mapping`` left out)::
 
-    step 3: CkptStart at 0x1/0x7a2; firstActiveLSN 0x1/0x7a2 (no active txn)
-    step 4: level 1: BIN 12 (accounts) ... highest flush level of accounts: 3
-    step 5: BIN 12 (accounts, level 1) -> 0x1/0x7c0 YES
-    step 5: IN 5 (accounts, level 2) -> 0x1/0x812 BEFORE_CKPT_END
-    step 5: IN 3 root (accounts, level 3) -> 0x1/0x860 NO; MapLN for accounts
+    step 3: CkptStart logged at 0x1/0x15ad; firstActiveLSN 0x1/0x15ad (no active txn)
+    step 4: level 1: BIN 4 (_utilization), BIN 8 (accounts)
+    step 4: highest flush level of accounts: 3
+    step 4: dirty map state DIRTY_MAP_COMPLETE
+    step 5: BIN 8 (accounts, level 1) -> 0x1/0x16a3 YES
+    step 5: IN 12 (accounts, level 2) -> 0x1/0x170b BEFORE_CKPT_END
+    step 5: IN 11 root (accounts, level 3) -> 0x1/0x1791 NO; MapLN for accounts
+    step 6: VLSN index: nothing to flush (not replicated)
+    step 8: CkptEnd logged at 0x1/0x1a7b (CkptStart 0x1/0x15ad, firstActiveLSN 0x1/0x15ad, mapping tree root 0x1/0x18c3); log fsynced
 """
 
 from __future__ import annotations

@@ -66,7 +66,9 @@ class EnvironmentConfig:
 
 @dataclass
 class EnvironmentHooks:
-    """Where later parts plug in (the cleaner, the VLSN index of replication).
+    """Where other parts plug in: replication's VLSN index (:mod:`minidb.replication.env` sets
+    ``flush_vlsn_index`` and ``recovery_listeners``) and the log cleaner (not built yet: without
+    it steps 1 and 9 find nothing to delete).
 
     ``cleaner_files_to_delete``  checkpoint step 1: files the cleaner may delete
                                  once this checkpoint ends

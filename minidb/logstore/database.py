@@ -2,7 +2,7 @@
 
 :class:`DatabaseImpl` is the environment's record of a database (JE's
 ``DatabaseImpl``): its id, name, whether it is internal (used by minidb
-itself: the mapping tree, ``_utilization``, later the VLSN index) and whether
+itself: the mapping tree, ``_utilization``, replication's ``_vlsn_index``) and whether
 it is replicated, and its tree's root (resident node and root LSN).
 
 :class:`Database` is the handle applications use::

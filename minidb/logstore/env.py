@@ -24,7 +24,7 @@ environment latch, then lets the evictor and the checkpointer (by log growth)
 run: a single-writer engine, deterministic, with checkpoints that can
 nevertheless be stepped through while other operations run between steps.
 
-For issue 6 (replication) the environment offers: ``config.replicated`` (the
+For replication (:mod:`minidb.replication`) the environment offers: ``config.replicated`` (the
 records of replicated databases and their Commit/Abort get VLSNs from
 ``env.log.vlsn_allocator``; :data:`~minidb.logstore.logdef.REPLICABLE_TYPES`),
 internal databases that are never replicated (:meth:`internal_database`),

@@ -19,10 +19,15 @@ reproduces SR #19422: where the rules say YES, it logs BEFORE_CKPT_END. The
 old version is then counted obsolete at once, although the checkpoint may
 end without logging the parent: the seed's third, incorrect case.
 
-Example (budget 3, a root IN over BINs 2 and 4, BIN 2 dirty, no checkpoint)::
+Example: records ``k0`` .. ``k7`` in ``accounts`` (4-slot nodes: root IN 5
+over BINs 6, 7, 8), a checkpoint, then ``k0`` put again (BIN 6 and the
+utilization BIN 4 dirty); with no checkpoint running, a budget of 4 nodes::
 
-    resident: IN 3, BIN 2, BIN 4, BIN 6     -> 4 > 3: evict BIN 2 (oldest leaf)
-    BIN 2 logged at 0x1/0x400 provisional NO; IN 3's slot -> 0x1/0x400; IN 3 dirty
+    INList, oldest first: BIN 7, BIN 8, BIN 2, IN 1 (root), IN 3 (root), BIN 4 (dirty),
+                          IN 5 (root), BIN 6 (dirty)                  -> 8 > 4
+    BIN 7, BIN 8, BIN 2: clean, detached (their parents keep their LSNs)
+    BIN 4: logged at 0x1/0x9c5 provisional NO; IN 3's slot -> 0x1/0x9c5; IN 3 dirty
+    left: IN 1, IN 3, IN 5, BIN 6                                     -> 4, the budget holds
 """
 
 from __future__ import annotations

@@ -8,10 +8,13 @@ evicts nothing and logs nothing). Each node comes out as a
 lives (the LSN in its parent's slot, or the database's root LSN), whether it
 is resident and dirty, and its slots.
 
-Example, after three puts into a new database::
+Example, after three puts (``a``, ``b``, ``c``) into the new database
+``accounts`` of a fresh environment (ids 1-4 are the nodes of ``_mapping``
+and ``_utilization``)::
 
-    TreeView(db 'accounts', root IN 3 level 2, never logged, dirty)
-      BIN 4  lsn 0x1/0x9c (YES)  keys [b'a', b'b', b'c']  resident, dirty
+    TreeView db 2 'accounts', root_lsn NULL
+      IN 5   level 2  lsn NULL (never logged)  resident, dirty   child_ids (6,)
+      BIN 6  level 1  lsn 0x1/0x2b7 (YES)      resident, dirty   keys (b'a', b'b', b'c')
 """
 
 from __future__ import annotations

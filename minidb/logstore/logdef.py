@@ -51,7 +51,7 @@ know about. ``prev_lsn`` is the node's previous version and ``obsolete``
 lists the versions this entry made obsolete when it was logged
 non-provisionally, so recovery can recount them (the utilization tracker).
 
-Which entries a replicated environment gives VLSNs to (issue 6) is
+Which entries a replicated environment gives VLSNs to is
 :data:`REPLICABLE_TYPES`: the records and transaction ends of replicated
 databases; nodes, checkpoints and internal databases are never replicated.
 """

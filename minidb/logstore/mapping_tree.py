@@ -12,7 +12,7 @@ id    name               what
 ====  =================  ===========================================
 0     ``_mapping``       the mapping tree itself (no MapLN of its own)
 1     ``_utilization``   FileSummaryLNs, one per log file (internal)
-2...  user databases     and later internal ones (``_vlsn_index``)
+2...  user databases     and internal ones made on first use (``_vlsn_index``)
 ====  =================  ===========================================
 
 Internal databases (names starting with ``_``) are never replicated.

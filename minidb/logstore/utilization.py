@@ -1,7 +1,7 @@
 """The utilization tracker: per log file, how much is still live (JE's ``UtilizationTracker``).
 
-The log cleaner (a later part) reclaims space by deleting whole log files
-whose few live entries it has copied forward. To choose files it needs, per
+The log cleaner (not built yet) will reclaim space by deleting whole log files
+whose few live entries it has copied forward. To choose files it will need, per
 file, the total entries and bytes, and which entries are *obsolete*: no
 longer needed by the tree or by recovery. This tracker keeps that, from the
 first entry on:

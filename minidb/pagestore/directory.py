@@ -24,10 +24,10 @@ transaction, with the same logged record operations as any file
 rolls back leaves no entry behind. Lookups go through a small transient
 cache (store number -> record id), checked against the page before use.
 
-Worked example: creating the first file of a fresh volume makes stores
-``s(1.3)`` (small records) and ``s(1.4)`` (large records), allocates page 4 of
-store 1's extent, formats it and inserts the entry ``snum=3 kind=FILE
-large=4`` as ``r(1.1.4.0)``.
+Worked example: creating the first file of a fresh volume (64 pages of 512
+bytes, ``ext_sz`` 4) makes stores ``s(1.3)`` (small records) and ``s(1.4)``
+(large records), allocates page 4 of store 1's extent, formats it and inserts
+the entry ``snum=3 kind=FILE large=4`` as ``r(1.1.4.0)``.
 """
 
 from __future__ import annotations

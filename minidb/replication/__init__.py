@@ -5,6 +5,14 @@ never the reverse; the log store calls it through its hooks (the
 checkpoint's step 6, recovery listeners) and the log's ``vlsn_allocator``
 and listeners.
 
+Built: VLSN allocation, the index (buckets, range, tracker), lookups and
+scanners, waiting for new VLSNs, the flush at checkpoints, recovery's merge,
+truncation from the head and from the tail, the ``Matchpoint`` entry. Not
+built yet (part 2): feeders, replicas, syncup and its rollback. Where the
+modules mention them, they describe the callers the index is made for (a
+feeder reads forward by VLSN and waits for new ones; syncup searches backward
+and truncates the tail); tests, the tour and notebook 12 play those callers.
+
 Public surface::
 
     ReplicatedEnvironment, open_replicated   an environment with VLSNs and its index (env.py)

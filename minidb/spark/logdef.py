@@ -1,11 +1,13 @@
 """Entry types of the synthetic workloads that ``minidb generate --engine log`` writes.
 
 The data pipeline needs logs with transactions, checkpoints and replicated
-entries to analyse, before the engines that will write them for real exist.
-The generator (:mod:`minidb.spark.gen_log`) writes them through the shared
-log with this table of its own, in the ``generator`` code range
-(0x08-0x0f, see :mod:`minidb.log.types`), so the names and codes can never
-collide with an engine's. They mirror JE's and Shore's roles:
+entries to analyse. ``--engine logstore`` (:mod:`minidb.spark.gen_logstore`)
+has the log store write them for real; ``--engine log`` writes smaller ones
+faster, with a gap and a duplicate in a VLSN stream planted on purpose, which
+no engine would write. That generator (:mod:`minidb.spark.gen_log`) writes
+through the shared log with this table of its own, in the ``generator`` code
+range (0x08-0x0f, see :mod:`minidb.log.types`), so the names and codes can
+never collide with an engine's. They mirror JE's and Shore's roles:
 
 ``GenUpdate``     a record written by a transaction (an LN of JE, a Shore
                   update record): key and data; transactional, so the item

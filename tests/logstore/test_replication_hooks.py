@@ -1,4 +1,4 @@
-"""What replication (issue 6) will build on: VLSNs for replicable entries, internal databases,
+"""What replication builds on: VLSNs for replicable entries, internal databases,
 the checkpoint's step-6 hook and recovery listeners."""
 
 import itertools
