@@ -21,7 +21,7 @@ import sys
 
 from tqdm import tqdm
 
-from minidb.cli.common import positive_int
+from minidb.cli.common import non_negative_int, positive_int
 from minidb.io.sweep import SweepResult
 
 
@@ -45,7 +45,7 @@ def register(commands) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the first workload (default 1)")
     p.add_argument("--seeds", type=positive_int, default=1, help="how many workloads, seeds N, N+1, ... (default 1)")
     p.add_argument("--ops", type=positive_int, default=50, help="operations per workload (default 50)")
-    p.add_argument("--show", type=int, default=5, help="violations to print (default 5)")
+    p.add_argument("--show", type=non_negative_int, default=5, help="violations to print (default 5)")
     p.set_defaults(run=run)
 
 

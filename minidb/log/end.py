@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk
-from minidb.log.files import file_name, log_file_numbers
+from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner, judge_bad_entry
 
@@ -84,6 +84,9 @@ def find_end(disk: Disk) -> LogEnd:
     files = tuple(log_file_numbers(disk))
     if not files:
         return LogEnd(files, None, 0, None, NULL_LSN, NULL_LSN, None)
+    gap = first_gap(files)
+    if gap is not None:
+        raise LogCorruptionError(file_name(gap[0]), 0, f"{gap[1]} in {disk.where()}")
     last = files[-1]
     buf = read_file(disk, last)
     scanner = FileScanner(buf, last).run()

@@ -26,11 +26,12 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from minidb.errors import LogError
 from minidb.log.lsn import LSN
 
 
-class ItemFormatError(ValueError):
-    """An item's bytes do not match its entry type's fields."""
+class ItemFormatError(LogError, ValueError):
+    """An item's bytes (or the values given for them) do not match its entry type's fields."""
 
 
 class Kind:

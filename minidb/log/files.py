@@ -30,3 +30,15 @@ def log_file_numbers(disk: Disk) -> list[int]:
     """The numbers of the log files on ``disk``, ascending; other files are ignored."""
     numbers = (file_number(name) for name in disk.list())
     return sorted(n for n in numbers if n is not None)
+
+
+def first_gap(numbers: list[int] | tuple[int, ...]) -> tuple[int, str] | None:
+    """The first file missing between the first and the last of ``numbers`` (sorted), and why it is missed.
+
+    Files are deleted only from the low end, so a hole in the middle means a
+    lost file, and reading across it would silently skip its entries.
+    """
+    for before, after in zip(numbers, numbers[1:]):
+        if after != before + 1:
+            return before + 1, f"log file is missing: the log jumps from {file_name(before)} to {file_name(after)}"
+    return None

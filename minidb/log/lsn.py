@@ -39,13 +39,15 @@ class LSN(NamedTuple):
 
     @classmethod
     def unpack(cls, value: int) -> "LSN":
-        if not 0 <= value <= NULL_PACKED:
-            raise ValueError(f"packed LSN out of range: {value}")
+        if not isinstance(value, int) or not 0 <= value <= NULL_PACKED:
+            raise UserError(f"packed LSN out of range: {value!r} (0 to 0x{NULL_PACKED:x})")
         return cls(value >> 32, value & MAX_OFFSET)
 
     @classmethod
     def parse(cls, text: str) -> "LSN":
         """Parse ``0x1/0x26`` (or ``NULL``); a malformed string is a UserError."""
+        if not isinstance(text, str):
+            raise UserError(f"bad LSN {text!r}: expected a string like 0x1/0x26")
         if text.strip().upper() == "NULL":
             return NULL_LSN
         match = _PATTERN.match(text)
@@ -87,3 +89,14 @@ class LSN(NamedTuple):
 
 
 NULL_LSN = LSN(MAX_FILE, MAX_OFFSET)
+
+
+def require_lsn(value: object, what: str = "LSN") -> LSN:
+    """``value`` if it is an LSN with both parts in range; else a UserError naming it."""
+    if not isinstance(value, LSN):
+        hint = f" (LSN.parse({value!r}) makes one)" if isinstance(value, str) else ""
+        raise UserError(f"{what} must be an LSN, not {type(value).__name__} {value!r}{hint}")
+    if not (isinstance(value.file, int) and 0 <= value.file <= MAX_FILE
+            and isinstance(value.offset, int) and 0 <= value.offset <= MAX_OFFSET):
+        raise UserError(f"{what} {tuple(value)!r} is out of range: file and offset are 0 to 0x{MAX_OFFSET:x}")
+    return value

@@ -43,7 +43,7 @@ from minidb.log.entry import LogEntry
 from minidb.log.files import file_name
 from minidb.log.header import HEADER_SIZE, VLSN_SIZE, Provisional, make_flags, pack_entry
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
-from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
 from minidb.log.reader import LogReader
 from minidb.log.types import EntryType
 from minidb.stats import Stats, Trace
@@ -67,10 +67,13 @@ class LogManager:
         readonly: bool = False,
         clock: Callable[[], float] = time.time,
     ):
-        if file_max < MIN_FILE_MAX:
-            raise UserError(f"file_max {file_max} is too small (at least {MIN_FILE_MAX} bytes)")
-        if buffer_size < 1:
-            raise UserError(f"buffer_size {buffer_size} must be positive")
+        if not isinstance(file_max, int) or not MIN_FILE_MAX <= file_max <= MAX_OFFSET:
+            if isinstance(file_max, int) and file_max < MIN_FILE_MAX:
+                raise UserError(f"file_max {file_max} is too small (at least {MIN_FILE_MAX} bytes)")
+            # An offset inside a file is 32 bits (an LSN's low half), so no file may grow past that.
+            raise UserError(f"file_max {file_max!r} must be a number of bytes from {MIN_FILE_MAX} to {MAX_OFFSET}")
+        if not isinstance(buffer_size, int) or buffer_size < 1:
+            raise UserError(f"buffer_size {buffer_size!r} must be a positive number of bytes")
         self.disk = disk
         self.file_max = file_max
         self.buffer_size = buffer_size
@@ -144,6 +147,14 @@ class LogManager:
         vlsn: int | None = None,
     ) -> LSN:
         """Log one entry; return its LSN. Not durable until :meth:`sync`."""
+        if not isinstance(entry_type, EntryType):
+            raise UserError(f"cannot log {entry_type!r}: not an entry type (e.g. minidb.log.TRACE)")
+        if not isinstance(provisional, Provisional):
+            raise UserError(f"cannot log {entry_type.name}: provisional must be a Provisional, not {provisional!r}")
+        if vlsn is not None and (not isinstance(vlsn, int) or not 0 < vlsn < 1 << 64):
+            raise UserError(f"cannot log {entry_type.name}: VLSN {vlsn!r} is not a positive 64-bit number")
+        if values is not None and not isinstance(values, dict):
+            raise UserError(f"cannot log {entry_type.name}: values must be a dict of its fields, not {values!r}")
         item = entry_type.encode(values or {})
         with self._latch:
             self._check_usable()
@@ -223,6 +234,7 @@ class LogManager:
             self.stats.add("nFlushes")
 
     def is_durable(self, lsn: LSN) -> bool:
+        require_lsn(lsn)
         with self._sync_cond:
             return lsn < self._durable_end
 
@@ -231,8 +243,11 @@ class LogManager:
         if lsn is None:
             with self._latch:
                 lsn = self._last_lsn
+        require_lsn(lsn)
         if lsn.is_null:
             return
+        if lsn >= self.end_lsn:
+            raise UserError(f"cannot sync {lsn} in {self.disk.where()}: no entry is there yet (the log ends at {self.end_lsn})")
         self.stats.add("nSyncRequests")
         with self._sync_cond:
             while not lsn < self._durable_end:
@@ -307,12 +322,18 @@ class LogManager:
             return bytes(self._buffer), self._buffer_base
 
     def read(self, lsn: LSN) -> LogEntry:
-        return self.reader.read_entry(lsn)
+        return self.reader.read_entry(require_lsn(lsn))
 
     def scan(self, start: LSN | None = None, stop: LSN | None = None):
+        if start is not None:
+            require_lsn(start, "scan start")
+        if stop is not None:
+            require_lsn(stop, "scan stop")
         return self.reader.forward(start, stop)
 
     def scan_backward(self, start: LSN | None = None):
+        if start is not None:
+            require_lsn(start, "scan start")
         return self.reader.backward(start)
 
     # -- closing ------------------------------------------------------------

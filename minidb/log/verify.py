@@ -19,7 +19,7 @@ from minidb.errors import UserError
 from minidb.io import Disk
 from minidb.log.end import read_file
 from minidb.log.fields import ItemFormatError
-from minidb.log.files import file_name, log_file_numbers
+from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.types import type_by_code
@@ -59,6 +59,10 @@ def require_log(disk: Disk) -> list[int]:
 def verify_log(disk: Disk) -> VerifyReport:
     numbers = require_log(disk)
     report = VerifyReport()
+    gap = first_gap(numbers)
+    if gap is not None:
+        report.problem = Problem(file_name(gap[0]), 0, gap[1])
+        return report
     previous_last = NULL_LSN
     for index, number in enumerate(numbers):
         name = file_name(number)
@@ -90,8 +94,9 @@ def verify_log(disk: Disk) -> VerifyReport:
             if index < len(numbers) - 1 or verdict.kind == "corrupt":
                 report.problem = Problem(name, bad, scanner.problem)
                 return report
+            article = "an" if verdict.kind[0] in "aeiou" else "a"
             report.notes.append(
-                f"{name}: {len(buf) - bad} bytes at offset 0x{bad:x} are a {verdict.kind} tail "
+                f"{name}: {len(buf) - bad} bytes at offset 0x{bad:x} are {article} {verdict.kind} tail "
                 f"({scanner.problem}); opening the log cuts them"
             )
         if scanner.last_offset is not None:

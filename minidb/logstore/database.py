@@ -78,6 +78,10 @@ class Database:
 
     def _txn(self, txn: "Transaction | None") -> "Transaction | None":
         if txn is not None:
+            from minidb.logstore.txn import Transaction  # not at the top: txn imports this module's users
+
+            if not isinstance(txn, Transaction):
+                raise UserError(f"txn must be a Transaction of {self.env.where()} (env.begin()), not {txn!r}")
             if txn.env is not self.env:
                 raise UserError(f"txn {txn.id} belongs to another environment")
             txn.check_open()

@@ -101,6 +101,8 @@ class Environment:
     def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
              hooks: EnvironmentHooks | None = None, create: bool = True, phase_listener=None) -> "Environment":
         """Open (and recover) the environment in a directory or on a disk."""
+        if not isinstance(where, (Disk, str, os.PathLike)):
+            raise UserError(f"an environment is opened on a directory or a Disk, not {where!r}")
         disk = where if isinstance(where, Disk) else OSDisk(os.fspath(where), create=create)
         return cls(disk, config, hooks, phase_listener)
 

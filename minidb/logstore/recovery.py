@@ -62,7 +62,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, LogEntry
+from minidb.log.types import OWNER_CODES
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME
 from minidb.logstore.provisional import is_provisional
@@ -117,6 +119,10 @@ class RecoveryInfo:
                 f"not newer {self.ins_not_newer}, not placed {self.ins_not_placed}; "
                 f"LNs redone {self.lns_redone}, undone {self.lns_undone}; "
                 f"committed txns {sorted(self.committed)}, losers {sorted(self.losers)}")
+
+
+# Entry owners whose entries never appear in a log store's log (the log's own and replication's do).
+FOREIGN_OWNERS = ("pagestore", "generator")
 
 
 class RecoveryManager:
@@ -185,6 +191,7 @@ class RecoveryManager:
 
         phase = self._phase("read the log")
         self.entries = list(log.scan(None if info.scan_start.is_null else info.scan_start))
+        self._refuse_foreign_entries()
         info.entries_read = len(self.entries)
         if ckpt_end is None and self.entries:
             info.last_ckpt_start = info.first_active_lsn = info.scan_start = self.entries[0].lsn
@@ -206,6 +213,14 @@ class RecoveryManager:
         self._done(phase)
         env.trace.emit("%s", info.summary())
         return info
+
+    def _refuse_foreign_entries(self) -> None:
+        """Another engine's log (a page store's, a generated one) is not an environment: change nothing."""
+        for entry in self.entries:
+            owner = next((o for o, codes in OWNER_CODES.items() if entry.header.type_code in codes), None)
+            if owner in FOREIGN_OWNERS:
+                raise UserError(f"{self.env.where()} is not a log store environment: its log holds a "
+                                f"{owner} entry ({entry.type_name} at {entry.lsn})")
 
     def _learn_ids(self) -> None:
         """Node, database and transaction ids continue after the largest the log holds."""

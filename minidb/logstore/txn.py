@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, NULL_LSN
+from minidb.errors import UserError
 from minidb.logstore.errors import TransactionStateError
 from minidb.logstore.logdef import ABORT, COMMIT
 from minidb.logstore.config import Durability
@@ -176,6 +177,11 @@ class TxnManager:
         self.active: dict[int, Transaction] = {}
 
     def begin(self, durability: Durability | None = None) -> Transaction:
+        if durability is not None and not isinstance(durability, Durability):
+            # Anything else would commit like NO_SYNC, silently weaker than asked.
+            names = ", ".join(f"Durability.{d.name}" for d in Durability)
+            raise UserError(f"cannot begin a transaction in {self.env.where()}: durability {durability!r} "
+                            f"is not one of {names}")
         self.last_txn_id += 1
         txn = Transaction(self.env, self.last_txn_id, durability or self.env.config.durability)
         self.active[txn.id] = txn

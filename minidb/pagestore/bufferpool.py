@@ -131,8 +131,8 @@ class BufferPool:
 
     def __init__(self, num_frames: int, page_size: int = DEFAULT_PAGE_SIZE, log=None,
                  max_many_pages: int = DEFAULT_MAX_MANY_PAGES, trace: bool = False):
-        if num_frames < 1:
-            raise ValueError("a buffer pool needs at least one frame")
+        if not isinstance(num_frames, int) or num_frames < 1:
+            raise BadRequestError(f"a buffer pool needs at least one frame, not {num_frames!r}")
         self.page_size = check_page_size(page_size)
         self.log = log
         self.max_many_pages = max_many_pages

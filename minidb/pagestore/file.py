@@ -73,7 +73,7 @@ from minidb.pagestore.page import SLOT_SIZE, PageTag, StoreFlags
 from minidb.pagestore.rectag import (
     TAG_SIZE, Record, RecTag, chunk_pages, chunk_size, large_slot, small_slot, split_slot,
 )
-from minidb.pagestore.recupdate import RecordUpdates
+from minidb.pagestore.recupdate import RecordUpdates, require_bytes
 from minidb.pagestore.ridcheck import check_rid_bounds, verify_rid
 from minidb.pagestore.slotted import SlottedPage
 from minidb.pagestore.volpages import AllocMode
@@ -226,9 +226,9 @@ class FileManager(RecordUpdates):
         """A new record in file ``fid``; return its id."""
         self.xcts.check_active(xct)
         self._check_fid(fid)
+        body, hdr = require_bytes(body, "a record body", fid), require_bytes(hdr, "a record header", fid)
         self.xcts.lock(xct, fid, "IX")
         info = self.file_info(fid)
-        body, hdr = bytes(body), bytes(hdr)
         if len(hdr) > 0xFFFF:
             raise RecordWontFitError(f"{fid}: a user header of {len(hdr)} bytes (at most 65535)")
         with self._atomic(xct):

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from minidb.pagestore.lock import Duration, LockId, LockManager, LockMode, LockTimeout
+from minidb.pagestore.lock import BadLockRequest, Duration, LockId, LockManager, LockMode, LockTimeout
 
 
 class Locking(Protocol):
@@ -82,11 +82,11 @@ class ShoreLocking:
         self.manager = manager if manager is not None else LockManager()
 
     def lock(self, xct: Any, target: Any, mode: str, duration: str = "long", timeout: float | None = None) -> None:
-        self.manager.lock(xct, LockId.of(target), LockMode[mode], Duration[duration.upper()], timeout)
+        self.manager.lock(xct, LockId.of(target), *_mode_and_duration(mode, duration), timeout)
 
     def try_lock(self, xct: Any, target: Any, mode: str, duration: str = "long") -> bool:
         try:
-            self.manager.lock(xct, LockId.of(target), LockMode[mode], Duration[duration.upper()], 0)
+            self.manager.lock(xct, LockId.of(target), *_mode_and_duration(mode, duration), 0)
         except LockTimeout:
             return False
         return True
@@ -96,3 +96,13 @@ class ShoreLocking:
 
     def __repr__(self) -> str:
         return f"ShoreLocking({self.manager!r})"
+
+
+def _mode_and_duration(mode: str, duration: str) -> tuple[LockMode, Duration]:
+    """Shore's names (``"EX"``, ``"long"``) as the lock manager's enums; an unknown name is a BadLockRequest."""
+    if not isinstance(mode, str) or mode not in LockMode.__members__:
+        raise BadLockRequest(f"not a lock mode: {mode!r} (one of {', '.join(LockMode.__members__)})")
+    if not isinstance(duration, str) or duration.upper() not in Duration.__members__:
+        raise BadLockRequest(f"not a lock duration: {duration!r} (one of "
+                             f"{', '.join(d.lower() for d in Duration.__members__)})")
+    return LockMode[mode], Duration[duration.upper()]

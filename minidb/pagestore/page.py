@@ -61,7 +61,7 @@ import struct
 from enum import IntEnum, IntFlag
 
 from minidb.log.lsn import LSN
-from minidb.pagestore.errors import TornPageError
+from minidb.pagestore.errors import BadRequestError, TornPageError
 from minidb.pagestore.ids import PageId
 
 HEADER = struct.Struct("<QIIIIIBBHHHHHQ")
@@ -106,8 +106,8 @@ class StoreFlags(IntFlag):
 
 
 def check_page_size(page_size: int) -> int:
-    if not MIN_PAGE_SIZE <= page_size <= MAX_PAGE_SIZE:
-        raise ValueError(f"page size {page_size} is outside {MIN_PAGE_SIZE}..{MAX_PAGE_SIZE}")
+    if not isinstance(page_size, int) or not MIN_PAGE_SIZE <= page_size <= MAX_PAGE_SIZE:
+        raise BadRequestError(f"page size {page_size!r} is outside {MIN_PAGE_SIZE}..{MAX_PAGE_SIZE}")
     return page_size
 
 

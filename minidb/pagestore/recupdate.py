@@ -47,6 +47,13 @@ from minidb.pagestore.slotted import SlottedPage
 from minidb.pagestore.xct import SavePoint
 
 
+def require_bytes(value: Any, what: str, where: object) -> bytes:
+    """``value`` as bytes; a str (no encoding is implied) or anything else is a BadRequestError."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise BadRequestError(f"{where}: {what} must be bytes, not {type(value).__name__} {value!r:.40}")
+    return bytes(value)
+
+
 class RecordUpdates:
     volume: Any
     bp: Any
@@ -58,8 +65,8 @@ class RecordUpdates:
 
     def update_rec(self, xct: Any, rid: RecordId, start: int, data: bytes) -> None:
         """Overwrite ``data`` at byte ``start`` of the body (the body's length does not change)."""
+        data = require_bytes(data, "the data", rid)
         page, tag, hdr, rest = self._fix_rec(xct, rid)
-        data = bytes(data)
         changed = False
         try:
             if start < 0 or start + len(data) > tag.body_len:
@@ -94,7 +101,7 @@ class RecordUpdates:
 
     def append_rec(self, xct: Any, rid: RecordId, data: bytes) -> None:
         """Append ``data`` to the body; a small record that outgrows its slot becomes large (same id)."""
-        data = bytes(data)
+        data = require_bytes(data, "the data", rid)
         with self._atomic(xct):
             page, tag, hdr, rest = self._fix_rec(xct, rid)
             user = xct.space_user()

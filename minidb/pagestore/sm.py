@@ -51,6 +51,7 @@ from minidb.io import Disk
 from minidb.log.lsn import LSN
 from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, LogManager
 from minidb.pagestore.bufferpool import BufferPool
+from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
@@ -144,6 +145,8 @@ class StorageManager:
 
     # -- transactions -----------------------------------------------------------------------------
     def begin(self) -> Xct:
+        if self._closed:
+            raise BadRequestError(f"{self.disk.where()}: the storage manager is closed; open it again")
         return self.xcts.begin()
 
     def commit(self, xct: Xct, durable: bool = True) -> LSN:

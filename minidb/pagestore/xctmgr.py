@@ -140,6 +140,8 @@ class XctManager:
 
     # -- checks and locks ---------------------------------------------------------------------
     def check_active(self, xct: Xct) -> None:
+        if not isinstance(xct, Xct):
+            raise XctError(f"not a transaction: {xct!r} (begin one with sm.begin())")
         if xct.manager is not self or self._table.get(xct.txn_id) is not xct:
             raise XctError(f"{xct}: not an active transaction of this manager")
         if xct.state != XctState.ACTIVE:

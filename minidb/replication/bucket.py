@@ -309,6 +309,9 @@ class VLSNBucket:
     @staticmethod
     def decode(data: bytes) -> "VLSNBucket":
         """A bucket from its stored bytes (a :class:`GhostBucket` if flagged so)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise VLSNIndexError(f"not a VLSN bucket: {type(data).__name__}, not bytes")
+        data = bytes(data)
         if len(data) < HEAD_SIZE or data[0] != BUCKET_FORMAT:
             raise VLSNIndexError(f"not a VLSN bucket: {len(data)} bytes, format {data[:1].hex() or 'none'}")
         (_, flags, file_number, stride, max_mappings, max_distance, first, last, last_lsn,
@@ -329,6 +332,15 @@ class VLSNBucket:
         bucket.closed = bool(flags & CLOSED)
         if last != NULL_VLSN and (last < first or bucket.last_lsn.file != file_number):
             raise VLSNIndexError(f"VLSN bucket {first}: its last mapping {last} -> {bucket.last_lsn} does not fit")
+        offsets = bucket.file_offsets
+        kept = [off for off in offsets if off != NO_OFFSET]
+        if offsets and last != NULL_VLSN and (
+            any(a >= b for a, b in zip(kept, kept[1:])) or max(kept, default=0) > bucket.last_lsn.offset
+            or first + (len(offsets) - 1) * stride > last
+        ):
+            # Mappings climb: each later VLSN (first + i * stride) lies further into the file, none past the last.
+            raise VLSNIndexError(f"VLSN bucket {first}: its {len(offsets)} offsets with stride {stride} do not fit "
+                                 f"VLSNs {first}..{last} ending at {bucket.last_lsn}")
         return bucket
 
     # -- text ----------------------------------------------------------------------------------

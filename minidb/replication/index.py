@@ -78,7 +78,7 @@ from minidb.replication.range import SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge, read_index_database
 from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner, stream_vlsn
 from minidb.replication.tracker import HeadTruncation, VLSNTracker, plural
-from minidb.replication.vlsn import NULL_VLSN, RANGE_KEY, VLSNAllocator, encode_key
+from minidb.replication.vlsn import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, encode_key
 from minidb.replication.wait import LogItem, LogItemCache, VLSNAwaitLatch
 from minidb.stats import Stats, Trace
 
@@ -202,6 +202,11 @@ class VLSNIndex:
         log (:meth:`find`). Raises :class:`WaitTimeoutError` after
         ``timeout`` seconds, :class:`IndexClosedError` if the index closes.
         """
+        if not isinstance(vlsn, int) or vlsn < FIRST_VLSN:
+            raise VLSNRangeError(f"cannot wait for VLSN {vlsn!r}: VLSNs are integers from {FIRST_VLSN}")
+        if timeout is not None and (not isinstance(timeout, (int, float)) or not timeout >= 0):
+            raise VLSNRangeError(f"cannot wait for VLSN {vlsn}: the timeout is None (forever) or seconds >= 0, "
+                                 f"not {timeout!r}")
         if self.tracker.range.last >= vlsn:  # the volatile range, without a mutex
             return self._cached(vlsn)
         with self._lock:

@@ -126,6 +126,8 @@ class VLSNTracker:
 
     def _check_in_range(self, vlsn: int) -> VLSNRange:
         current = self.range
+        if not isinstance(vlsn, int):
+            raise VLSNRangeError(f"a VLSN is a positive integer, not {vlsn!r} (the index holds {current})")
         if not current.contains(vlsn):
             raise VLSNRangeError(f"VLSN {vlsn} is outside the range of the VLSN index ({current})")
         return current

@@ -94,6 +94,7 @@ def test_verify_notes_a_torn_tail(capsys, demo_dir):
     (["printlog", "{foreign}"], "not a minidb log file"),
     (["crashtest", "log", "--ops", "0"], "must be at least 1"),
     (["crashtest", "nosuchengine"], "invalid choice"),
+    (["crashtest", "log", "--show", "-3"], "argument --show: must be at least 0: -3"),
     (["frobnicate"], "invalid choice"),
     (["tour", "--workdir", "{afile}/work"], "{afile}/work: Not a directory"),
     (["tour", "--out", "{afile}/figures"], "{afile}/figures: Not a directory"),
@@ -121,6 +122,21 @@ def test_corruption_found_by_printlog_exits_1(capsys, demo_dir):
     first.write_bytes(bytes(data))
     code, _, err = run(capsys, "printlog", demo_dir)
     assert code == 1 and "corrupt log: 00000001.jdb at offset 0x26" in err
+
+
+def test_a_missing_middle_file_is_corruption_for_printlog_and_verify(capsys, demo_dir):
+    second = demo_dir / file_name(2)
+    second.rename(demo_dir / file_name(3))  # as if file 2 were lost and file 3 followed
+    before = {p.name: p.read_bytes() for p in demo_dir.iterdir()}
+    code, out, err = run(capsys, "printlog", demo_dir)
+    assert code == 1 and out == ""
+    assert err.strip().startswith("minidb printlog: corrupt log: 00000002.jdb at offset 0x0: log file is missing: "
+                                  "the log jumps from 00000001.jdb to 00000003.jdb")
+    code, out, _ = run(capsys, "verify", demo_dir)
+    assert code == 1
+    assert out.strip() == ("problem: 00000002.jdb at offset 0x0: log file is missing: "
+                           "the log jumps from 00000001.jdb to 00000003.jdb")
+    assert {p.name: p.read_bytes() for p in demo_dir.iterdir()} == before
 
 
 def test_crashtest_log(capsys):

@@ -7,7 +7,7 @@ without sleeps.
 
 import pytest
 
-from minidb.pagestore.lock import DeadlockVictim, Interleaving, LockId, LockManager, LockMode
+from minidb.pagestore.lock import BadLockRequest, DeadlockVictim, Interleaving, LockId, LockManager, LockMode
 from minidb.pagestore.locking import ShoreLocking
 
 from tests.pagestore.sm_helpers import new_sm
@@ -103,7 +103,7 @@ def test_a_lock_manager_can_be_given_directly_or_through_the_policy():
     assert new_sm(locking=lm).xcts.locks.manager is lm
     policy = ShoreLocking(lm)
     assert new_sm(locking=policy).xcts.locks is policy
-    with pytest.raises(KeyError):
+    with pytest.raises(BadLockRequest, match="not a lock mode: 'XX'"):
         policy.lock(new_sm().begin(), rid_of(), "XX")
 
 
