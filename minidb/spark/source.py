@@ -48,7 +48,7 @@ import glob
 import os
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 import pyarrow as pa
@@ -190,33 +190,49 @@ def _signed(value: int) -> int:
 _NULL_LSN_BYTES = struct.pack("<Q", NULL_LSN.packed)
 
 
-@lru_cache(maxsize=None)
-def _lsn_layout(code: int) -> tuple[tuple[int, ...] | None, tuple | None]:
-    """(static LSN offsets, fields to walk) of a type code: the offsets when every item of the
-    type has its LSNs at the same places, else the fields (``lsn_spans`` finds them item by item)."""
-    entry_type = type_by_code(code)
-    if entry_type is None:
-        return (), None
-    offsets = static_lsn_offsets(entry_type.all_fields)
-    return (offsets, None) if offsets is not None else (None, entry_type.all_fields)
-
-
-def item_checksum(item: bytes | memoryview, code: int) -> int:
-    """CRC-32 of an item with every LSN it holds read as NULL_LSN (see the schema): LSNs are
-    node-local, so the same replicated entry has the same checksum on every node of a group."""
-    offsets, fields = _lsn_layout(code)
-    if offsets is None:
-        try:
-            spans = lsn_spans(fields, item)
-        except ItemFormatError:  # reported in the row's problem; the raw bytes are all there is
-            return zlib.crc32(item)
-    else:
-        spans = [(o, o + 8) for o in offsets if o + 8 <= len(item)]
+def _crc_with_null_lsns(item: bytes | memoryview, spans) -> int:
     crc, pos = 0, 0
     for start, end in spans:
         crc = zlib.crc32(_NULL_LSN_BYTES, zlib.crc32(item[pos:start], crc))
         pos = end
     return zlib.crc32(item[pos:], crc)
+
+
+@lru_cache(maxsize=None)
+def _checksummer(code: int) -> Callable[[bytes | memoryview], int]:
+    """The item checksum of one type code, made once: most types hold no LSN or one at a fixed
+    offset, and the data source computes this for every entry, so those get the short paths."""
+    entry_type = type_by_code(code)
+    offsets = static_lsn_offsets(entry_type.all_fields) if entry_type is not None else ()
+    if offsets == ():
+        return zlib.crc32
+    if offsets is None:  # an LSN after a sized field or in a list: find them item by item
+        fields = entry_type.all_fields
+
+        def walked(item: bytes | memoryview) -> int:
+            try:
+                spans = lsn_spans(fields, item)
+            except ItemFormatError:  # reported in the row's problem; the raw bytes are all there is
+                return zlib.crc32(item)
+            return _crc_with_null_lsns(item, spans)
+        return walked
+    if len(offsets) == 1:
+        (first,) = offsets
+        after = first + 8
+
+        def one(item: bytes | memoryview) -> int:
+            if len(item) < after:
+                return zlib.crc32(item)
+            return zlib.crc32(item[after:], zlib.crc32(_NULL_LSN_BYTES, zlib.crc32(item[:first])))
+        return one
+    spans = tuple((o, o + 8) for o in offsets)
+    return lambda item: _crc_with_null_lsns(item, [span for span in spans if span[1] <= len(item)])
+
+
+def item_checksum(item: bytes | memoryview, code: int) -> int:
+    """CRC-32 of an item with every LSN it holds read as NULL_LSN (see the schema): LSNs are
+    node-local, so the same replicated entry has the same checksum on every node of a group."""
+    return _checksummer(code)(item)
 
 
 def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BATCH_ROWS) -> Iterator[list[tuple]]:
@@ -277,7 +293,7 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
         rows.append((
             offset, f"0x{number:x}/0x{offset:x}", name, code, provisional, replicated, invisible,
             None if vlsn is None else _signed(vlsn), txn_id, prev, prev_packed,
-            header.item_size, header.entry_size, item_checksum(item, code),
+            header.item_size, header.entry_size, _checksummer(code)(item),
             None if erased else checked, erased, problem,
         ))
         if len(rows) >= batch_rows:
