@@ -4,7 +4,8 @@ The argument types turn bad input into argparse usage errors, which
 :class:`minidb.cli.Parser` prints as one line before exiting with code 2:
 ``lsn_arg("0x1/0x26")`` is ``LSN(0x1/0x26)`` (file 1, offset 38), while
 ``lsn_arg("1/26")`` fails with "bad LSN '1/26': expected the form
-0x<file>/0x<offset>, e.g. 0x1/0x26"; ``positive_int("0")`` says "must be at least 1: 0".
+0x<file>/0x<offset>, e.g. 0x1/0x26"; ``positive_int("0")`` says "must be at least 1: 0";
+``path_arg("")`` says "an empty path".
 
 ``log_disk(path)`` opens a log's directory read-only: ``printlog`` and
 ``verify`` never change what they inspect (a torn tail is reported, not cut).
@@ -26,8 +27,9 @@ def lsn_arg(text: str) -> LSN:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def int_at_least(minimum: int):
-    """An argparse type: an integer of at least ``minimum``, else a one-line usage error."""
+def int_at_least(minimum: int, maximum: int | None = None, why: str = ""):
+    """An argparse type: an integer from ``minimum`` (to ``maximum``, if given, with the reason
+    ``why``), else a one-line usage error."""
 
     def parse(text: str) -> int:
         try:
@@ -36,9 +38,18 @@ def int_at_least(minimum: int):
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}: {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}{why}: {value}")
         return value
 
     return parse
+
+
+def path_arg(text: str) -> str:
+    """argparse type for a file or directory the user names: an empty one is a usage error."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return text
 
 
 positive_int = int_at_least(1)

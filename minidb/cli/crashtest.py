@@ -21,9 +21,12 @@ import sys
 
 from tqdm import tqdm
 
-from minidb.cli.common import non_negative_int, positive_int
+from minidb.cli.common import int_at_least, non_negative_int, positive_int
 from minidb.io.sweep import SweepResult
 
+
+# A larger workload crashes at so many points that one seed takes hours.
+MAX_OPS = 10_000
 
 # Engine name -> the module whose crash_sweep(seed, ops) crashes it; imported on use.
 SWEEPS: dict[str, str] = {
@@ -44,7 +47,8 @@ def register(commands) -> None:
     p.add_argument("engine", choices=sorted(SWEEPS), help="what to crash")
     p.add_argument("--seed", type=int, default=1, help="seed of the first workload (default 1)")
     p.add_argument("--seeds", type=positive_int, default=1, help="how many workloads, seeds N, N+1, ... (default 1)")
-    p.add_argument("--ops", type=positive_int, default=50, help="operations per workload (default 50)")
+    p.add_argument("--ops", type=int_at_least(1, MAX_OPS, " (every write of the workload is a crash point)"),
+                   default=50, help=f"operations per workload (default 50, at most {MAX_OPS:,})")
     p.add_argument("--show", type=non_negative_int, default=5, help="violations to print (default 5)")
     p.set_defaults(run=run)
 

@@ -9,10 +9,12 @@ command draws each and writes it as a PNG (``--out DIR``, default
 
 from __future__ import annotations
 
+from minidb.cli.common import path_arg
+
 
 def register(commands) -> None:
     p = commands.add_parser("figures", help="regenerate the pictures in figures/")
-    p.add_argument("--out", default="figures", help="directory to write into (default figures)")
+    p.add_argument("--out", type=path_arg, default="figures", help="directory to write into (default figures)")
     p.set_defaults(run=run)
 
 

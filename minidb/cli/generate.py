@@ -7,7 +7,7 @@ them the nodes of a replication group. The same seed writes the same bytes.
 
 from __future__ import annotations
 
-from minidb.cli.common import non_negative_int, positive_int
+from minidb.cli.common import non_negative_int, path_arg, positive_int
 
 
 def register(commands) -> None:
@@ -16,7 +16,7 @@ def register(commands) -> None:
     defaults = GenerateRequest("", 1, 1)
     engines = generators()
     p = commands.add_parser("generate", help="write environments with seeded random workloads")
-    p.add_argument("out", metavar="OUT", help="directory to write the environments into")
+    p.add_argument("out", type=path_arg, metavar="OUT", help="directory to write the environments into")
     p.add_argument("--engine", required=True, choices=sorted(engines),
                    help="; ".join(f"{g.name}: {g.help}" for g in engines.values()))
     p.add_argument("--envs", type=positive_int, required=True, help="how many environments")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
+from minidb.cli.common import path_arg
 from minidb.errors import UserError
 
 
@@ -23,10 +24,10 @@ def register(commands) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     actions.required = True
     a = actions.add_parser("analyze", help="run every analysis on the logs under PATH; write tables and figures")
-    a.add_argument("path", metavar="PATH", help="an environment directory, a directory of environments, or a glob")
+    a.add_argument("path", type=path_arg, metavar="PATH", help="an environment directory, a directory of environments, or a glob")
     a.add_argument("--master", default=None, metavar="URL",
                    help="Spark master: local[N], local[*] (the default) or spark://host:port")
-    a.add_argument("--out", default="out/spark", metavar="DIR", help="where to write tables and figures (default out/spark)")
+    a.add_argument("--out", type=path_arg, default="out/spark", metavar="DIR", help="where to write tables and figures (default out/spark)")
     a.add_argument("--py-files", default="", metavar="ZIP[,ZIP...]",
                    help="zip files shipped to the executors and put on their Python path "
                         "(for clusters whose nodes lack minidb; see the README)")

@@ -27,14 +27,15 @@ from __future__ import annotations
 import os
 import threading
 
+from minidb.cli.common import path_arg
 from minidb.io import CrashMode, OSDisk, SimDisk
 from minidb.log import TRACE, LogManager, file_number
 
 
 def register(commands) -> None:
     p = commands.add_parser("tour", help="a tour of minidb: run every part, print what happens")
-    p.add_argument("--out", default="figures", help="where to write figures (default figures)")
-    p.add_argument("--workdir", default=os.path.join("out", "tour"), help="where to keep the tour's files (default out/tour)")
+    p.add_argument("--out", type=path_arg, default="figures", help="where to write figures (default figures)")
+    p.add_argument("--workdir", type=path_arg, default=os.path.join("out", "tour"), help="where to keep the tour's files (default out/tour)")
     p.set_defaults(run=run)
 
 
