@@ -165,6 +165,9 @@ class BufferPool:
     def fix(self, pid: PageId, mode: LatchMode = SH, *, virgin: bool = False,
             conditional: bool = False) -> SlottedPage | None:
         """Pin and latch page ``pid``; None only when a ``conditional`` latch would wait."""
+        if not isinstance(pid, PageId) or not isinstance(mode, LatchMode):
+            raise BadRequestError(f"fix needs a PageId and a LatchMode (SH or EX), not {pid!r}, {mode!r}"
+                                  + (" (parse_id turns 'p(1.3.48)' into a PageId)" if isinstance(pid, str) else ""))
         key = pid.key
         with self._mutex:
             self.stats.add("nFixes")
@@ -238,6 +241,8 @@ class BufferPool:
 
     def unfix(self, page: SlottedPage, dirty: bool = False) -> None:
         """Release a fix; ``dirty=True`` marks the page changed (Shore's ``unfix_dirty``)."""
+        if not isinstance(page, SlottedPage):
+            raise BadRequestError(f"unfix needs the page that fix returned, not {page!r}")
         frame: Frame = page.frame  # type: ignore[assignment]
         with self._mutex:
             if frame.pin_count < 1:

@@ -123,6 +123,8 @@ _CLASSES = {"v": VolumeId, "s": StoreId, "p": PageId, "r": RecordId, "x": Extent
 
 def parse_id(text: str) -> AnyId:
     """The id printed as ``text``: ``v(1)``, ``s(1.3)``, ``p(1.3.48)``, ``r(1.3.48.2)`` or ``x(1.6)``."""
+    if not isinstance(text, str):
+        raise UserError(f"bad id {text!r}: expected a string such as p(1.3.48)")
     match = _ID.match(text)
     if not match:
         raise UserError(f"bad id {text!r}: expected v(1), s(1.3), p(1.3.48), r(1.3.48.2) or x(1.6)")

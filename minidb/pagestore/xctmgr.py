@@ -198,6 +198,8 @@ class XctManager:
     def rollback_to(self, xct: Xct, save_point: SavePoint) -> list[UndoStep]:
         """Undo what ``xct`` did after ``save_point``; it stays active."""
         self.check_active(xct)
+        if not isinstance(save_point, SavePoint):
+            raise XctError(f"rollback_to needs a save point of {xct} (from save_point), not {save_point!r}")
         if save_point.tid != xct.txn_id:
             raise XctError(f"{save_point} does not belong to {xct}")
         if not save_point.lsn.is_null and not xct.last_lsn.is_null and save_point.lsn > xct.last_lsn:

@@ -107,3 +107,27 @@ def test_shore_locking_names_a_bad_mode_or_duration(mode, duration, where):
 def test_shore_locking_alone_refuses_bad_names():
     with pytest.raises(BadLockRequest, match="not a lock mode: 'exclusive'"):
         ShoreLocking().lock(object(), RecordId(1, 3, 16, 0), "exclusive")
+
+
+def test_low_level_calls_with_the_wrong_kind_of_argument(sm_with_record):
+    from minidb.pagestore.ids import parse_id
+    from minidb.pagestore.xctmgr import XctError
+
+    sm, fid, rid = sm_with_record
+    pid = rid.pid
+    with pytest.raises(UserError, match="bad id None: expected a string"):
+        parse_id(None)
+    with pytest.raises(BadRequestError, match="parse_id turns"):
+        sm.bp.fix(str(pid))
+    with pytest.raises(BadRequestError, match="a LatchMode"):
+        sm.bp.fix(pid, "EX")
+    with pytest.raises(BadRequestError, match="unfix needs the page that fix returned"):
+        sm.bp.unfix(None)
+    t = sm.begin()
+    with pytest.raises(XctError, match=f"rollback_to needs a save point of T{t.txn_id}"):
+        sm.rollback_to(t, None)
+    assert t.is_active
+    sm.abort(t)
+    page = sm.bp.fix(pid)  # nothing was left pinned or latched: the next fix works
+    sm.bp.unfix(page)
+    assert body_of(sm, rid) == b"hello"
