@@ -65,6 +65,7 @@ from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.logstore.dirty_map import CheckpointReference, CkptState, DirtyMapSnapshot
 from minidb.logstore.logdef import CKPT_END, CKPT_START
 from minidb.logstore.provisional import BIN_LEVEL, checkpoint_provisional
+from minidb.logstore.tree.in_node import node_label
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:
@@ -107,9 +108,8 @@ class LoggedIN:
     is_root: bool
 
     def describe(self) -> str:
-        kind = "BIN" if self.is_bin else "IN"
-        root = " root" if self.is_root else ""
-        return f"{kind} {self.node_id}{root} ({self.db_name}, level {self.level}) -> {self.lsn} {self.provisional.name}"
+        return (f"{node_label(self.node_id, self.is_bin, self.is_root)} ({self.db_name}, level {self.level}) "
+                f"-> {self.lsn} {self.provisional.name}")
 
 
 @dataclass

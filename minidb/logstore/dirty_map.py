@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, Provisional
+from minidb.logstore.tree.in_node import node_label
 
 if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
@@ -96,9 +97,7 @@ class CheckpointReference:
     lsn: LSN
 
     def describe(self) -> str:
-        kind = "BIN" if self.is_bin else "IN"
-        root = " root" if self.is_root else ""
-        return f"{kind} {self.node_id}{root}"
+        return node_label(self.node_id, self.is_bin, self.is_root)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,12 @@ NOTE_SHARE = 0.03  # of a standalone environment's operations
 DIVERGED_MASK = 0x5A
 
 
+def diverged(data: bytes) -> bytes:
+    """What a diverging node writes instead of ``data``: other bytes of the same length (one byte
+    when ``data`` is empty), as if it had followed another master."""
+    return bytes(b ^ DIVERGED_MASK for b in data) or bytes([DIVERGED_MASK])
+
+
 def clock() -> float:
     return FIXED_CLOCK
 
@@ -250,7 +256,7 @@ def replication_group(request: GenerateRequest) -> tuple[list[EnvReport], GroupR
                 if rep.kind == "update":
                     data = rep.data
                     if index == diverging and rep.vlsn >= diverge_at:
-                        data = bytes(b ^ DIVERGED_MASK for b in data) or bytes([DIVERGED_MASK])
+                        data = diverged(data)
                     writer.update(rep.txn_id, rep.key, data, vlsn=rep.vlsn)
                 else:
                     writer.finish(rep.txn_id, rep.kind == "commit", vlsn=rep.vlsn)

@@ -62,7 +62,7 @@ from minidb.errors import UserError
 from minidb.log import LSN, EntryType
 from minidb.logstore import Durability, Environment, EnvironmentConfig, Transaction
 from minidb.replication import ReplicatedEnvironment
-from minidb.spark.gen_log import DIVERGED_MASK, FIXED_CLOCK, CheckpointClock
+from minidb.spark.gen_log import FIXED_CLOCK, CheckpointClock, diverged
 from minidb.spark.generate import (
     CheckpointRecord, EnvReport, GenerateReport, GenerateRequest, Generator, GroupReport, TxnRecord,
     count_files, env_name, new_env_disk, register_generator, write_environments,
@@ -225,7 +225,7 @@ def replication_group(request: GenerateRequest) -> tuple[list[EnvReport], GroupR
         for position, op in enumerate(stream):
             data = op.data
             if index == diverging and position >= diverge_at and op.kind == "put":
-                data = bytes(b ^ DIVERGED_MASK for b in data) or bytes([DIVERGED_MASK])
+                data = diverged(data)
             vlsns = writer.run(op, data)
             if index == diverging and position == diverge_at:
                 first_divergence = vlsns[0]

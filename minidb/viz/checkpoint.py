@@ -20,6 +20,7 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from minidb.logstore.cases import SeedCase
 from minidb.logstore.checkpointer import STEP_NAMES, CheckpointResult
 from minidb.logstore.dirty_map import MAPPING_RANK, DirtyMapSnapshot
+from minidb.logstore.tree.in_node import node_kind
 from minidb.viz.logstore import OBSOLETE, colour
 from minidb.viz.style import BAD, new_figure
 
@@ -36,7 +37,7 @@ def draw_dirty_map(snapshot: DirtyMapSnapshot, db_names: dict[int, str], *, titl
         label = f"{'mapping tree ' if rank == MAPPING_RANK else ''}level {level}"
         ax.text(-0.02, y + 0.4, label, ha="right", va="center", fontsize=8)
         for i, ref in enumerate(refs):
-            kind = "BIN" if ref.is_bin else "IN"
+            kind = node_kind(ref.is_bin)
             ax.add_patch(Rectangle((i * 1.1, y), 1, 0.8, facecolor=colour(kind), edgecolor="#37474f", lw=0.8))
             ax.text(i * 1.1 + 0.5, y + 0.4, f"{ref.describe()}\n{db_names.get(ref.db_id, ref.db_id)}",
                     ha="center", va="center", fontsize=6.5)
@@ -78,8 +79,7 @@ def draw_checkpoint(result: CheckpointResult, *, current_step: int | None = None
     for i, item in enumerate(logged):
         low.add_patch(Rectangle((i, 0), 0.9, 1, facecolor=PROVISIONAL_COLOURS[item.provisional.name],
                                 edgecolor="#37474f", lw=0.6))
-        kind = "BIN" if item.is_bin else "IN"
-        low.text(i + 0.45, 0.5, f"{kind} {item.node_id}\nlevel {item.level}\n{item.db_name}", ha="center",
+        low.text(i + 0.45, 0.5, f"{node_kind(item.is_bin)} {item.node_id}\nlevel {item.level}\n{item.db_name}", ha="center",
                  va="center", fontsize=5, color="white" if item.provisional.name == "NO" else "black")
     low.set_xlim(-0.05, max(len(logged), 12))
     low.set_ylim(-0.05, 1.05)

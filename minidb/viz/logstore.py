@@ -29,6 +29,7 @@ from matplotlib.patches import ConnectionPatch, Patch, Rectangle
 from minidb.log import LSN
 from minidb.logstore.env import Environment
 from minidb.logstore.inspect import NodeView, TreeView, tree_view
+from minidb.logstore.tree.in_node import node_kind
 from minidb.viz.style import new_figure, type_colour
 
 OBSOLETE = "#d9d9d9"
@@ -131,7 +132,7 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
             tree_ax.plot([x, cx], [y - box_h / 2, cy + box_h / 2], color="#90a4ae", lw=0.8, zorder=1)
     for node in view.nodes():
         x, y = positions[node.node_id]
-        kind = "BIN" if node.is_bin else "IN"
+        kind = node_kind(node.is_bin)
         edge = DIRTY if node.dirty else "#37474f"
         tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=colour(kind),
                                     edgecolor=edge, lw=2.0 if node.dirty else 0.9,
@@ -199,7 +200,7 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
                              node_attr={"shape": "record", "fontsize": "9", "fontname": "Helvetica"})
     index = {box.lsn: i for i, box in enumerate(picture.boxes)}
     for node in picture.view.nodes():
-        kind = "BIN" if node.is_bin else "IN"
+        kind = node_kind(node.is_bin)
         fields = []
         for i, (key, lsn) in enumerate(zip(node.keys, node.slot_lsns)):
             mark = "*" if node.is_bin and node.known_deleted[i] else ""

@@ -42,6 +42,16 @@ from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.logstore.logdef import IN_ENTRY
 
 
+def node_kind(is_bin: bool) -> str:
+    """``"BIN"`` or ``"IN"``: the entry type a node is logged as, and its name in traces and pictures."""
+    return "BIN" if is_bin else "IN"
+
+
+def node_label(node_id: int, is_bin: bool, is_root: bool = False) -> str:
+    """How traces name a node: ``BIN 5``, ``IN 3 root``."""
+    return f"{node_kind(is_bin)} {node_id}{' root' if is_root else ''}"
+
+
 class IN:
     """An upper internal node; see the module documentation."""
 
@@ -124,8 +134,7 @@ class IN:
         self.targets = [None] * len(entries)
 
     def describe(self) -> str:
-        kind = "BIN" if self.is_bin else "IN"
-        return f"{kind} {self.node_id} (db {self.db_id}, level {self.level})"
+        return f"{node_label(self.node_id, self.is_bin)} (db {self.db_id}, level {self.level})"
 
     def __repr__(self) -> str:
         return f"<{self.describe()} keys={self.keys!r} dirty={self.dirty} lsn={self.last_logged_lsn}>"
