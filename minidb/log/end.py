@@ -29,7 +29,7 @@ from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.scan import FileScanner, judge_bad_entry
+from minidb.log.scan import FileScanner, Verdict, judge_bad_entry
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,15 @@ def last_entry_of(disk: Disk, number: int) -> LSN:
     return LSN(number, scanner.last_offset)
 
 
+def why_not_a_tail(verdict: Verdict) -> str:
+    """Why a bad entry that a crash cannot explain is corruption (for error messages)."""
+    if verdict.kind == "foreign":
+        return "the last log file does not start with a FileHeader, though other log files precede it"
+    if verdict.successor is None:
+        return "the FileHeader's type byte was changed (its checksum matches a FileHeader)"
+    return f"an intact entry follows at 0x{verdict.successor:x}, so this is not a torn tail"
+
+
 def find_end(disk: Disk) -> LogEnd:
     files = tuple(log_file_numbers(disk))
     if not files:
@@ -94,13 +103,10 @@ def find_end(disk: Disk) -> LogEnd:
     if scanner.problem is not None:
         bad = scanner.bad_offset or 0
         verdict = judge_bad_entry(buf, bad, scanner.bad_header)
-        if verdict.kind == "foreign":
+        if verdict.kind == "foreign" and len(files) == 1:
             raise LogError(f"{disk.where(file_name(last))}: not a minidb log file (it does not start with a FileHeader)")
-        if verdict.kind == "corrupt":
-            raise LogCorruptionError(
-                file_name(last), bad,
-                f"{scanner.problem}; an intact entry follows at 0x{verdict.successor:x}, so this is not a torn tail",
-            )
+        if verdict.kind in ("foreign", "corrupt"):
+            raise LogCorruptionError(file_name(last), bad, f"{scanner.problem}; {why_not_a_tail(verdict)}")
         cut = TailCut(last, bad, len(buf) - bad, verdict.kind, scanner.problem)
     if scanner.file_header is not None:
         prev_last = scanner.file_header["last_entry_lsn"]

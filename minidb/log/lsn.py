@@ -27,11 +27,26 @@ NULL_PACKED = 0xFFFF_FFFF_FFFF_FFFF
 _PATTERN = re.compile(r"^\s*0x([0-9a-fA-F]{1,8})/0x([0-9a-fA-F]{1,8})\s*$")
 
 
-class LSN(NamedTuple):
-    """(file number, byte offset); compares by file, then offset."""
-
+class _LSNFields(NamedTuple):
     file: int
     offset: int
+
+
+class LSN(_LSNFields):
+    """(file number, byte offset); compares by file, then offset.
+
+    Both parts are unsigned 32-bit integers (the packed form has room for
+    nothing else); anything else is refused when the LSN is made.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, file: int, offset: int) -> "LSN":
+        if not (isinstance(file, int) and isinstance(offset, int)
+                and 0 <= file <= MAX_FILE and 0 <= offset <= MAX_OFFSET):
+            raise UserError(f"LSN ({file!r}, {offset!r}) is out of range: file and offset are whole numbers "
+                            f"from 0 to 0x{MAX_FILE:x}")
+        return tuple.__new__(cls, (file, offset))
 
     @property
     def packed(self) -> int:
@@ -92,11 +107,8 @@ NULL_LSN = LSN(MAX_FILE, MAX_OFFSET)
 
 
 def require_lsn(value: object, what: str = "LSN") -> LSN:
-    """``value`` if it is an LSN with both parts in range; else a UserError naming it."""
+    """``value`` if it is an LSN; else a UserError naming it."""
     if not isinstance(value, LSN):
         hint = f" (LSN.parse({value!r}) makes one)" if isinstance(value, str) else ""
         raise UserError(f"{what} must be an LSN, not {type(value).__name__} {value!r}{hint}")
-    if not (isinstance(value.file, int) and 0 <= value.file <= MAX_FILE
-            and isinstance(value.offset, int) and 0 <= value.offset <= MAX_OFFSET):
-        raise UserError(f"{what} {tuple(value)!r} is out of range: file and offset are 0 to 0x{MAX_OFFSET:x}")
-    return value
+    return value  # in range: LSN() refuses anything else

@@ -11,15 +11,32 @@ the bytes after it, which of four situations this is:
 
 ``torn``      nothing intact follows: the tail of a write that a crash cut
               short (or never finished); the log ends before it.
-``unwritten`` the header bytes are zeros: space that a lost write never
-              filled, while a later unsynced write survived; the log ends
-              before it too, and whatever follows was never synced.
+``unwritten`` zeros from the bad entry up to the next intact entry (or to
+              the end): space that a lost write never filled, while a later
+              unsynced write survived; the log ends before it too, and
+              whatever follows was never synced.
 ``foreign``   the file does not even start like a log file (its first type
-              byte is not a FileHeader's): it is not a minidb log file.
+              byte is not a FileHeader's, and the checksum does not match a
+              FileHeader with one changed type byte): it is not a minidb log
+              file. Among other log files it is corruption all the same.
 ``corrupt``   the header holds data and an intact entry follows that names
               the bad one as its predecessor (or starts where the bad entry's
               size says it ends): a synced entry changed on disk. This is an
               error; nothing is cut.
+
+A lost write takes whole entries with it: the simulated disk, like a real
+one, keeps or drops each write as a whole (or tears the last one), and the
+log writes whole entries. So zeros count as unwritten space only when they
+run from the bad entry's first byte right up to an intact entry or to the
+end of the file. A zeroed *header* over item bytes that are still there,
+with intact entries after it, is no lost write: it is ``corrupt``. Worked
+example: entries at 0x0, 0x26, 0x48, 0x68; zeroing bytes 0x48..0x5b (the
+header) leaves the item's bytes at 0x5c, and the entry at 0x68 names 0x48
+as its ``prev``: corrupt at 0x48. Zeroing all of 0x48..0x67 instead is
+exactly what losing that one write looks like: unwritten, cut at 0x48. (A
+whole entry zeroed on purpose in the last file is therefore read as a lost
+write; telling the two apart would take a record of where the last fsync
+ended, written with every fsync.)
 
 The successor search looks for the bad entry's offset in the ``prev`` field
 of later entries (a fast byte search) and at the end the bad entry's own size
@@ -42,7 +59,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from minidb.log.fields import ItemFormatError
-from minidb.log.header import HEADER_SIZE, EntryHeader, check_entry
+from minidb.log.header import HEADER_SIZE, EntryHeader, check_entry, checksum, read_header
 from minidb.log.logdef import FILE_HEADER
 
 
@@ -106,7 +123,7 @@ class FileScanner:
 @dataclass(frozen=True)
 class Verdict:
     kind: str  # torn | unwritten | foreign | corrupt
-    successor: int | None  # offset of an intact entry after the bad one
+    successor: int | None  # offset of an intact entry after the bad one (after the zeros, if unwritten)
 
 
 def intact_successor(buf: bytes | memoryview, bad_offset: int, header: EntryHeader | None) -> int | None:
@@ -130,13 +147,42 @@ def judge_bad_entry(buf: bytes | memoryview, bad_offset: int, header: EntryHeade
     """Is the bad entry at ``bad_offset`` a torn tail, unwritten space, or corruption?"""
     head = bytes(buf[bad_offset : bad_offset + HEADER_SIZE])
     if bad_offset == 0 and len(head) > 4 and any(head) and head[4] != FILE_HEADER.code:
+        if is_damaged_file_header(buf):
+            return Verdict("corrupt", None)
         return Verdict("foreign", None)
     successor = intact_successor(buf, bad_offset, header)
     if not any(head):
-        return Verdict("unwritten", successor)
+        after_zeros = end_of_zeros(buf, bad_offset)
+        if after_zeros == len(buf):
+            return Verdict("unwritten", None)
+        # An entry's first non-zero byte is at most its type byte (offset 4):
+        # the checksum before it may start with zero bytes.
+        for start in range(max(bad_offset + 1, after_zeros - 4), after_zeros + 1):
+            if check_entry(buf, start, None)[1] is None:
+                return Verdict("unwritten", start)
     if successor is None:
         return Verdict("torn", None)
     return Verdict("corrupt", successor)
+
+
+def is_damaged_file_header(buf: bytes | memoryview) -> bool:
+    """Is the first entry a FileHeader whose type byte alone was changed?
+
+    Its checksum, computed as if the type byte said FileHeader, still
+    matches: a damaged log file, not a file of some other program.
+    """
+    header, _ = read_header(buf, 0)
+    if header is None or header.entry_size > len(buf):
+        return False
+    rest = memoryview(buf)[6 : header.entry_size]
+    return checksum(FILE_HEADER.code, header.flags, rest) == header.checksum
+
+
+def end_of_zeros(buf: bytes | memoryview, start: int) -> int:
+    """The offset of the first non-zero byte at or after ``start`` (``len(buf)`` if none)."""
+    data = bytes(buf[start:])
+    stripped = data.lstrip(b"\0")
+    return start + len(data) - len(stripped)
 
 
 @dataclass(frozen=True)
