@@ -1,17 +1,27 @@
 """Real files: the :class:`~minidb.io.base.Disk` interface on an OS directory.
 
 Reads and writes use ``os.pread``/``os.pwrite`` on file descriptors, so no
-Python-level buffering hides a write from ``fsync``. Creating, deleting and
+Python-level buffering hides a write from ``fsync``. Operating-system errors
+come back as the simulated disk's do: a full disk (``ENOSPC``, ``EDQUOT``) is
+a :class:`~minidb.errors.DiskFullError`, any other failure (``EIO``) a
+:class:`~minidb.errors.DiskError` naming the file and what was being done. Creating, deleting and
 renaming a file also fsyncs the directory, which makes those changes durable
 when the call returns, as the interface promises.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 
-from minidb.errors import DiskError, UserError
+from minidb.errors import DiskError, DiskFullError, UserError
 from minidb.io.base import Disk, File
+
+
+def disk_error(path: str, doing: str, error: OSError) -> DiskError:
+    """An OS error as the disk interface reports it: a full disk is a DiskFullError."""
+    cls = DiskFullError if error.errno in (errno.ENOSPC, errno.EDQUOT) else DiskError
+    return cls(f"{path}: {doing} failed: {error.strerror or error}")
 
 
 class OSFile(File):
@@ -25,17 +35,26 @@ class OSFile(File):
             raise DiskError(f"{self.disk.where(self.name)}: file is closed")
         return self._fd
 
+    def _fail(self, doing: str, error: OSError) -> DiskError:
+        return disk_error(self.disk.where(self.name), doing, error)
+
     def read(self, offset: int, size: int) -> bytes:
-        return os.pread(self._check_open(), size, offset)
+        try:
+            return os.pread(self._check_open(), size, offset)
+        except OSError as e:
+            raise self._fail(f"reading {size} bytes at offset {offset}", e) from None
 
     def write(self, offset: int, data: bytes) -> None:
         self.disk.check_writable(self.name)
         fd = self._check_open()
         view = memoryview(data)
-        while view:
-            n = os.pwrite(fd, view, offset)
-            view = view[n:]
-            offset += n
+        try:
+            while view:
+                n = os.pwrite(fd, view, offset)
+                view = view[n:]
+                offset += n
+        except OSError as e:
+            raise self._fail(f"writing {len(view)} bytes at offset {offset}", e) from None
 
     def append(self, data: bytes) -> int:
         offset = self.size()
@@ -43,14 +62,26 @@ class OSFile(File):
         return offset
 
     def fsync(self) -> None:
-        os.fsync(self._check_open())
+        # After a failed fsync the kernel may have dropped the dirty pages and
+        # a second fsync may then succeed: callers must treat the file's
+        # unsynced writes as lost (the log refuses to go on until reopened).
+        try:
+            os.fsync(self._check_open())
+        except OSError as e:
+            raise self._fail("fsync", e) from None
 
     def truncate(self, size: int) -> None:
         self.disk.check_writable(self.name)
-        os.ftruncate(self._check_open(), size)
+        try:
+            os.ftruncate(self._check_open(), size)
+        except OSError as e:
+            raise self._fail(f"truncating to {size} bytes", e) from None
 
     def size(self) -> int:
-        return os.fstat(self._check_open()).st_size
+        try:
+            return os.fstat(self._check_open()).st_size
+        except OSError as e:
+            raise self._fail("fstat", e) from None
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -87,11 +118,14 @@ class OSDisk(Disk):
             raise DiskError(f"{self.where(name)}: disk is opened read-only")
 
     def _fsync_dir(self) -> None:
-        fd = os.open(self.path, os.O_RDONLY)
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise disk_error(self.path, "fsync of the directory", e) from None
 
     def open(self, name: str, create: bool = False) -> File:
         path = self.where(self.check_name(name))
@@ -106,7 +140,7 @@ class OSDisk(Disk):
         except FileNotFoundError:
             raise DiskError(f"{path}: no such file") from None
         except OSError as e:
-            raise DiskError(f"{path}: {e.strerror}") from None
+            raise disk_error(path, "opening", e) from None
         if create and not existed:
             self._fsync_dir()
         return OSFile(self, name, fd)
@@ -123,13 +157,18 @@ class OSDisk(Disk):
             os.remove(self.where(self.check_name(name)))
         except FileNotFoundError:
             raise DiskError(f"{self.where(name)}: no such file") from None
+        except OSError as e:
+            raise disk_error(self.where(name), "deleting", e) from None
         self._fsync_dir()
 
     def rename(self, old: str, new: str) -> None:
         self.check_writable(old)
         if not self.exists(old):
             raise DiskError(f"{self.where(old)}: no such file")
-        os.replace(self.where(old), self.where(self.check_name(new)))
+        try:
+            os.replace(self.where(old), self.where(self.check_name(new)))
+        except OSError as e:
+            raise disk_error(self.where(old), f"renaming to {new}", e) from None
         self._fsync_dir()
 
     def size(self, name: str) -> int:
