@@ -34,7 +34,7 @@ def store_colour(snum: int) -> str:
     return STORE0 if snum == 0 else STORE_COLOURS[(snum - 1) % len(STORE_COLOURS)]
 
 
-def _tint(colour: str, amount: float = 0.75) -> tuple[float, float, float]:
+def _tint(colour: str, amount: float = 0.55) -> tuple[float, float, float]:
     r, g, b = to_rgb(colour)
     return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
 

@@ -33,16 +33,13 @@ from minidb.logstore.tree.in_node import node_kind
 from minidb.viz.style import new_figure, type_colour
 
 OBSOLETE = "#d9d9d9"
-# The log store's entry types, coloured by family: nodes warm, records green, txn ends blue, checkpoints gold.
-LOGSTORE_COLOURS = {
-    "IN": "#e15759", "BIN": "#f28e2b", "LN": "#59a14f", "LN_TX": "#8cd17d", "DEL_LN": "#b07aa1",
-    "DEL_LN_TX": "#d4a6c8", "MapLN": "#9c755f", "FileSummaryLN": "#76b7b2", "Commit": "#4e79a7",
-    "Abort": "#ff9da7", "CkptStart": "#edc948", "CkptEnd": "#b6992d", "FileHeader": "#9e9e9e",
-}
 
 
 def colour(type_name: str) -> str:
-    return LOGSTORE_COLOURS.get(type_name) or type_colour(type_name)
+    """An entry type's colour: the shared table of :mod:`minidb.viz.style` (tree nodes purple, records blue)."""
+    return type_colour(type_name)
+
+
 DIRTY = "#c62828"
 HATCHES = {"YES": "//", "BEFORE_CKPT_END": ".."}
 
@@ -261,4 +258,4 @@ def draw_utilization(env: Environment, *, title: str | None = None, width: float
     return fig
 
 
-__all__ = ["LOGSTORE_COLOURS", "colour", "LogBox", "TreeAndLog", "tree_and_log", "draw_tree_and_log", "tree_graph", "draw_utilization"]
+__all__ = ["colour", "LogBox", "TreeAndLog", "tree_and_log", "draw_tree_and_log", "tree_graph", "draw_utilization"]

@@ -11,19 +11,44 @@ import os
 
 from matplotlib.figure import Figure
 
-# One colour per entry type name; types not listed get a colour from FALLBACK
-# chosen by a stable hash of the name, so a type keeps its colour everywhere.
-TYPE_COLOURS = {
-    "FileHeader": "#9e9e9e",
-    "Trace": "#80cbc4",
-    "Erased": "#212121",
-    # the generator's test entries (minidb/spark/logdef.py)
-    "GenUpdate": "#4e79a7",
-    "GenCommit": "#59a14f",
-    "GenAbort": "#e15759",
-    "GenCkptStart": "#f28e2b",
-    "GenCkptEnd": "#b07aa1",
+# One explicit colour per entry type, grouped by family so that a picture's
+# colours say what kind of work an entry does: data changes are blues, tree
+# nodes purples, space allocation browns and oranges, transaction control
+# greens (commit) and reds (abort), compensation pinks and magentas,
+# checkpoints yellows. Within one engine's legend no two types are alike
+# (tests/viz/test_style.py checks every pair's colour distance).
+FAMILIES: dict[str, dict[str, str]] = {
+    "log": {"FileHeader": "#9e9e9e", "Trace": "#80cbc4", "Erased": "#212121"},
+    "data": {
+        "rec_insert": "#1f5fbf", "rec_remove": "#90caf9", "rec_splice": "#00838f",
+        "LN": "#1565c0", "LN_TX": "#0b2e6f", "DEL_LN": "#64b5f6", "DEL_LN_TX": "#7986cb",
+        "GenUpdate": "#4e79a7",
+    },
+    "tree": {"IN": "#6a1b9a", "BIN": "#ba68c8", "MapLN": "#e1bee7", "FileSummaryLN": "#455a64"},
+    "allocation": {
+        "create_ext_list": "#8d4a1f", "free_ext_list": "#d7b48a", "set_ext_next": "#e65100",
+        "set_ext_prev": "#ffccbc", "alloc_pages_in_ext": "#c68642", "free_pages_in_ext": "#4e342e",
+        "store_operation": "#9e9d24", "page_format": "#795548",
+    },
+    "transaction": {
+        "xct_abort": "#c62828", "xct_freeing_space": "#9ccc65", "xct_end": "#2e7d32",
+        "Commit": "#388e3c", "Abort": "#e53935", "GenCommit": "#59a14f", "GenAbort": "#e15759",
+    },
+    "compensation": {
+        "compensate": "#ad1457", "clr_rec_insert": "#f48fb1", "clr_rec_remove": "#7b1fa2",
+        "clr_rec_splice": "#e040fb",
+    },
+    "checkpoint": {
+        "chkpt_begin": "#f9a825", "chkpt_bf_tab": "#fff176", "chkpt_xct_tab": "#c6a700",
+        "chkpt_end": "#8d6e00", "CkptStart": "#fbc02d", "CkptEnd": "#a67c00",
+        "GenCkptStart": "#f28e2b", "GenCkptEnd": "#b07aa1",
+    },
+    "replication": {"Matchpoint": "#00897b"},
 }
+TYPE_COLOURS = {name: colour for family in FAMILIES.values() for name, colour in family.items()}
+TYPE_FAMILY = {name: family for family, members in FAMILIES.items() for name in members}
+# Colours for things that are not entry types (lock modes, buckets, ...); a
+# type missing from FAMILIES (a student's own) also gets one, by a stable hash.
 FALLBACK = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
             "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#8cd17d", "#d37295"]
 BAD = "#d62728"
