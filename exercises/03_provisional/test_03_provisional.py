@@ -47,7 +47,8 @@ def two_checkpoints():
 # -- is_provisional -------------------------------------------------------------------------------
 
 def test_before_ckpt_end_followed_by_its_checkpoints_ckpt_end_is_provisional(impl, two_checkpoints):
-    """Seed case 2: the checkpoint that logged it ended, recovery starts from that CkptEnd."""
+    """Case 2 of JE's Checkpointer documentation (docs/sources.md#before_ckpt_end-cases): the checkpoint that
+    logged it ended, recovery starts from that CkptEnd."""
     env, _, second = two_checkpoints
     entries = logged_with(env, second, Provisional.BEFORE_CKPT_END)
     assert entries
@@ -56,7 +57,8 @@ def test_before_ckpt_end_followed_by_its_checkpoints_ckpt_end_is_provisional(imp
 
 
 def test_before_ckpt_end_after_the_last_ckpt_end_is_not_provisional(impl, two_checkpoints):
-    """Seed case 1: the checkpoint never ended; recovery starts from the one before it."""
+    """Case 1 of JE's Checkpointer documentation (docs/sources.md#before_ckpt_end-cases): the checkpoint never
+    ended; recovery starts from the one before it."""
     env, first, second = two_checkpoints
     for lsn in logged_with(env, second, Provisional.BEFORE_CKPT_END):
         assert impl.is_provisional(lsn, Provisional.BEFORE_CKPT_END, first.ckpt_end_lsn) is False

@@ -1,8 +1,8 @@
 """Tests of exercise 07: a VLSN bucket's offset array, holes, and its LTE/GTE lookups.
 
-The seed's example and small hand-made cases give their expected answers in the test; the real-log tests
-take a replicated environment's own buckets and check every answer against the log (the entry that
-carries each VLSN), never against minidb's functions.
+The worked example of JE's VLSNBucket documentation (docs/sources.md#vlsn-bucket) and small hand-made cases
+give their expected answers in the test; the real-log tests take a replicated environment's own buckets and
+check every answer against the log (the entry that carries each VLSN), never against minidb's functions.
 
 ``impl`` (exercises/conftest.py) is reference.py or student.py, depending on ``--exercise-impl``.
 """
@@ -32,7 +32,7 @@ def test_seed_in_order_puts_keep_every_stride(impl):
 
 
 def test_seed_out_of_order_9_then_15(impl):
-    """The seed: inserting 9, then 15, keeps an offset array of size 1 (stride 4)."""
+    """JE's VLSNBucket documentation: inserting 9, then 15, keeps an offset array of size 1 (stride 4)."""
     assert impl.offset_array(9, 4, 1000, [(9, 100), (15, 160)]) == [100]
 
 
