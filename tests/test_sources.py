@@ -81,6 +81,10 @@ def test_sources_every_concept_names_its_document_and_module():
     concepts = {a: body for a, body in sections(SOURCES.read_text(encoding="utf-8")).items()
                 if "- **Source:**" in body or "- **In minidb:**" in body}
     assert len(concepts) >= 60
+    # each has an explicit anchor too, equal to GitHub's: JupyterLab's heading ids keep the case ("VLSN-bucket")
+    explicit = re.findall(r'<a id="([^"]+)"></a>\n\n### (.+)', SOURCES.read_text(encoding="utf-8"))
+    assert [a for a, _ in explicit] == [slug(h) for _, h in explicit]
+    assert {a for a, _ in explicit} == set(concepts)
     for anchor, body in concepts.items():
         assert "- **Source:**" in body and "- **In minidb:**" in body, f"#{anchor}: Source and In minidb lines"
         for module in re.findall(r"`(minidb/[\w/]+(?:\.py)?)`", body):
