@@ -27,7 +27,7 @@ from tests.corruption.state import History, State, fixed_clock, image_of
 
 DATABASES = ("a", "b")
 SEED = 5
-STEPS = 24
+STEPS = 12
 
 
 def config() -> EnvironmentConfig:
@@ -39,8 +39,8 @@ def read(disk: Disk) -> dict:
     return records(Environment.open(disk, config()))
 
 
-def run_workload(env, history: History) -> dict:
-    """Run the seeded workload on ``env``; return the committed data (the model)."""
+def run_workload(env, history: History, steps: int = STEPS) -> dict:
+    """Run the seeded workload of ``steps`` steps on ``env``; return the committed data (the model)."""
     rng = random.Random(SEED)
     model: dict[str, dict[bytes, bytes]] = {name: {} for name in DATABASES}
     dbs = {name: env.database(name) for name in DATABASES}
@@ -71,8 +71,8 @@ def run_workload(env, history: History) -> dict:
                 else:
                     model[name][key] = value
 
-    for step in range(STEPS):
-        if step == STEPS // 2:
+    for step in range(steps):
+        if step == steps // 2:
             env.checkpoint()
         if step % 3 == 0:
             name, key = rng.choice(DATABASES), b"k%02d" % rng.randrange(30)

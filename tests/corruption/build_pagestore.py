@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
-from minidb.pagestore.master import read_master
-from minidb.pagestore.page import HEADER
+from minidb.pagestore.master import MASTER_FILE, SLOT, read_master
+from minidb.pagestore.page import FOOTER_SIZE, HEADER, HEADER_SIZE
 from minidb.pagestore.sm import StorageManager
 
-from tests.corruption.state import History, State, fixed_clock, image_of
+from tests.corruption.state import History, Layout, State, fixed_clock, image_of
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ, FRAMES = 512, 32, 4, 16
 FILE_MAX = 2048
@@ -75,7 +75,8 @@ def build() -> State:
     model = {f: {rid: rec for rid, rec in recs.items() if rid != lost} for f, recs in sm.contents().items()}
     history.commit(sm.log.end_lsn, model)
     files = image_of(disk)
-    return State("pagestore", files, model, history.at, read, prefix_floor=_floor(sm, disk, files[VOLUME]))
+    layouts = {VOLUME: Layout(PAGE_SIZE, HEADER_SIZE, FOOTER_SIZE), MASTER_FILE: Layout(SLOT.size, SLOT.size)}
+    return State("pagestore", files, model, history.at, read, _floor(sm, disk, files[VOLUME]), layouts)
 
 
 def _floor(sm: StorageManager, disk: SimDisk, volume: bytes) -> LSN:

@@ -13,10 +13,12 @@ returns a :class:`State`:
 - ``model_at(lsn)``: the committed data of the log prefix that ends at
   ``lsn`` (kept while building: after each commit, the LSN where it became
   durable and the data at that point), for cuts of the last log file;
+- ``layouts``: the files that are not log files, each as fixed-size units
+  with a header (the page store's volume pages, the master's slots);
 - ``prefix_floor``: the first LSN at which the log may end without another
   durable record contradicting it (the page store's master checkpoint and
   the LSNs of pages on the volume; NULL_LSN for engines whose whole state is
-  the log).
+  the log: the start of the log).
 
 Log file names and entry boundaries come from :mod:`minidb.log`
 (:func:`~minidb.log.inspect_file`), so the case list follows the real
@@ -31,7 +33,9 @@ from functools import cached_property
 from typing import Any
 
 from minidb.io import Disk, SimDisk
-from minidb.log import LSN, NULL_LSN, file_number, inspect_file
+from minidb.log import LSN, file_number, inspect_file
+
+LOG_START = LSN(1, 0)
 
 
 def fixed_clock() -> float:
@@ -57,6 +61,16 @@ class History:
         return found
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A file of fixed-size units (the volume's pages, the master's slots): the unit size and,
+    within each unit, the header bytes (every bit of them is flipped) and the trailing footer."""
+
+    unit: int
+    header: int
+    footer: int = 0
+
+
 @dataclass
 class State:
     engine: str
@@ -64,7 +78,8 @@ class State:
     model: Any
     model_at: Callable[[LSN], Any]
     read: Callable[[Disk], Any]
-    prefix_floor: LSN = NULL_LSN
+    prefix_floor: LSN = LOG_START
+    layouts: dict[str, Layout] = field(default_factory=dict)
 
     @cached_property
     def log_files(self) -> list[str]:
