@@ -2,8 +2,9 @@
 
 The workload of :mod:`tests.corruption.build_logstore` runs in a
 :class:`~minidb.replication.env.ReplicatedEnvironment` whose VLSN index has
-a small stride and small buckets; a Matchpoint is logged and a checkpoint
-taken at the end, which flushes the index to its internal database.
+a small stride and small buckets; then a Matchpoint is logged and a
+checkpoint taken, which flushes the index to its internal database, and
+two more records are put (their VLSNs are not in the flushed index).
 
 The committed data is the records (as for the log store) and the VLSN
 stream as the index gives it back: for every VLSN of its range, the LSN
@@ -14,6 +15,8 @@ committed or not).
 """
 
 from __future__ import annotations
+
+import copy
 
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
@@ -55,6 +58,11 @@ def build() -> State:
     data = run_workload(env, history, STEPS)
     env.log_matchpoint()
     env.checkpoint()  # step 6 flushes the VLSN index
+    for i in range(2):  # VLSNs after the flush: recovery finds them by scanning from CkptStart
+        key = b"after the flush %d" % i
+        data[DATABASES[1]][key] = b"x" * 20
+        history.commit(env.log.read(env.database(DATABASES[1]).put(key, b"x" * 20)).end, copy.deepcopy(data))
+    env.sync()
     stream = [(vlsn, e.lsn, e.type_name) for e in env.log.scan() if (vlsn := stream_vlsn(e)) is not None]
     model = {"records": data, "vlsns": vlsn_stream(env)}
     assert model["vlsns"] == stream, (model["vlsns"][:3], stream[:3])
