@@ -11,7 +11,7 @@ was returned. Exit status 1 if any case was WRONG, LOST or CRASH.
 
     python scripts/fuzz.py                       # everything
     python scripts/fuzz.py --engine pagestore    # one engine (repeat for more)
-    python scripts/fuzz.py --per-group 50        # a seeded sample of each (engine, kind)
+    python scripts/fuzz.py --per-group 50        # a seeded sample of each (engine, kind, file)
 """
 
 import argparse
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", action="append", choices=sorted(BUILDERS),
                         help="only this engine's state (repeatable; default: all)")
     parser.add_argument("--per-group", type=int, default=None,
-                        help="a seeded sample of at most this many cases per (engine, kind)")
+                        help="a seeded sample of at most this many cases per (engine, kind, file)")
     parser.add_argument("--seed", type=int, default=SEED, help="seed of the sampled bytes and of --per-group")
     parser.add_argument("--show", type=int, default=30, help="how many bad cases to list (default 30)")
     args = parser.parse_args(argv)

@@ -15,7 +15,7 @@ damage; applying it to a state's files gives the damaged image. The kinds:
 =======================  ==========================================================
 
 :func:`all_cases` is the full list (``make fuzz``); :func:`sample` takes a
-seeded handful of each (engine, kind) for ``make test``. Cases that would
+seeded handful of each (engine, kind, file) for ``make test``. Cases that would
 change nothing (zeroing a page that is all zeros, cutting a file at its end)
 are not listed, nor are cuts of a volume that remove only pages never written
 (zeros: a page past the end of the file reads as zeros).
@@ -117,10 +117,10 @@ def _unit_file_cases(state: State, name: str, layout: Layout, rng: random.Random
 
 
 def sample(cases: list[Case], per_group: int, seed: int = SEED) -> list[Case]:
-    """A seeded sample of at most ``per_group`` cases of each (engine, kind), in list order."""
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    """A seeded sample of at most ``per_group`` cases of each (engine, kind, file), in list order."""
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for index, case in enumerate(cases):
-        groups[case.engine, case.kind].append(index)
+        groups[case.engine, case.kind, case.file].append(index)
     rng = random.Random(seed)
     chosen = sorted(i for key in sorted(groups) for i in rng.sample(groups[key], min(per_group, len(groups[key]))))
     return [cases[i] for i in chosen]
