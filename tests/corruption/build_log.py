@@ -8,7 +8,6 @@ log prefix ending at an LSN is simply the entries before it.
 
 from __future__ import annotations
 
-import itertools
 import random
 
 from minidb.io import Disk, SimDisk
@@ -28,23 +27,29 @@ def open_log(disk: Disk) -> LogManager:
 def read(disk: Disk) -> tuple:
     log = open_log(disk)
     try:
-        return tuple((e.lsn, e.type_name, e.vlsn, e.values) for e in log.scan() if e.type_name != "FileHeader")
+        return entries_of(log)
     finally:
         log.close(sync=False)
+
+
+def entries_of(log: LogManager) -> tuple:
+    return tuple((e.lsn, e.type_name, e.vlsn, e.values) for e in log.scan() if e.type_name != "FileHeader")
 
 
 def build() -> State:
     disk = SimDisk("log")
     log = open_log(disk)
-    vlsns = itertools.count(1)
-    log.vlsn_allocator = lambda: next(vlsns)
     rng = random.Random(SEED)
+    model = []
     for i in range(ENTRIES):
-        log.append(TRACE, {"message": f"entry {i} " + "x" * rng.randrange(40)}, replicated=i % 3 == 0)
+        values = {"message": f"entry {i} " + "x" * rng.randrange(40)}
+        vlsn = i // 3 + 1 if i % 3 == 0 else None
+        model.append((log.append(TRACE, values, vlsn=vlsn), "Trace", vlsn, values))
         if i % 4 == 3:
             log.sync()
+    model = tuple(model)
+    assert entries_of(log) == model
     log.close()
-    model = read(disk)
 
     def model_at(end: LSN) -> tuple:
         return tuple(entry for entry in model if entry[0] < end)

@@ -47,8 +47,7 @@ def build() -> State:
     history = History({})
 
     def commit(t) -> None:
-        sm.commit(t)
-        history.commit(sm.log.end_lsn, sm.contents())
+        history.commit(sm.log.read(sm.commit(t)).end, sm.contents())
 
     t = sm.begin()
     fid = sm.create_file(t)
@@ -71,9 +70,9 @@ def build() -> State:
     lost = sm.create_rec(loser, fid, b"never committed")
     t = sm.begin()
     sm.append_rec(t, rids[3], b" and more")
-    sm.commit(t)  # its fsync makes the loser's entries durable as well
+    end = sm.log.read(sm.commit(t)).end  # its fsync makes the loser's entries durable as well
     model = {f: {rid: rec for rid, rec in recs.items() if rid != lost} for f, recs in sm.contents().items()}
-    history.commit(sm.log.end_lsn, model)
+    history.commit(end, model)
     files = image_of(disk)
     layouts = {VOLUME: Layout(PAGE_SIZE, HEADER_SIZE, FOOTER_SIZE), MASTER_FILE: Layout(SLOT.size, SLOT.size)}
     return State("pagestore", files, model, history.at, read, _floor(sm, disk, files[VOLUME]), layouts)
@@ -81,6 +80,6 @@ def build() -> State:
 
 def _floor(sm: StorageManager, disk: SimDisk, volume: bytes) -> LSN:
     """The end of the master checkpoint's ``chkpt_end`` or of the newest page LSN's entry, whichever is later."""
-    lsns = [LSN(packed >> 32, packed & 0xFFFFFFFF)
-            for packed in (HEADER.unpack_from(volume, at)[0] for at in range(0, len(volume), PAGE_SIZE)) if packed]
+    lsns = [LSN.unpack(packed) for packed in (HEADER.unpack_from(volume, at)[0] for at in range(0, len(volume), PAGE_SIZE))
+            if packed]
     return sm.log.read(max([*lsns, read_master(disk).end])).end

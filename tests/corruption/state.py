@@ -8,8 +8,8 @@ returns a :class:`State`:
 - ``files``: every file's fsynced bytes (the image the harness damages);
 - ``read``: opens the engine on a disk holding such an image and reads every
   committed item through the engine's public API (what a user would see);
-- ``model``: what ``read`` gave on the engine right after the build, the
-  committed data;
+- ``model``: the committed data, read through the engine's public API
+  right after the build (and checked against the builder's own model);
 - ``model_at(lsn)``: the committed data of the log prefix that ends at
   ``lsn`` (kept while building: after each commit, the LSN where it became
   durable and the data at that point), for cuts of the last log file;
@@ -17,8 +17,8 @@ returns a :class:`State`:
   with a header (the page store's volume pages, the master's slots);
 - ``prefix_floor``: the first LSN at which the log may end without another
   durable record contradicting it (the page store's master checkpoint and
-  the LSNs of pages on the volume; NULL_LSN for engines whose whole state is
-  the log: the start of the log).
+  the LSNs of pages on the volume; the start of the log for engines whose
+  whole state is the log).
 
 Log file names and entry boundaries come from :mod:`minidb.log`
 (:func:`~minidb.log.inspect_file`), so the case list follows the real
