@@ -104,7 +104,7 @@ def _unit_file_cases(state: State, name: str, layout: Layout, rng: random.Random
         if any(data[start:]):  # cutting off pages never written changes nothing: they read as zeros
             cases.append(Case(engine, name, start, "truncate-at-boundary"))
         if not any(unit):
-            continue  # a page never written: flipping its bits is no different from a page of garbage
+            continue  # a page never written: no header of the engine's to damage, and zeroing it changes nothing
         end = start + len(unit)
         header = [*range(start, start + layout.header), *range(end - layout.footer, end)]
         cases += _flips(engine, name, "bitflip-header", header)

@@ -178,7 +178,10 @@ def run_case(state: State, case: Case, workdir: Path) -> Result:
         return Result(case, "missed" if must_detect(state, case, cut) else "intact", "the committed data")
     if cut is not None and got == state.model_at(cut):
         return Result(case, "prefix", f"the committed data of the log up to {cut}")
-    return Result(case, "WRONG", difference(got, state.model_at(cut) if cut is not None else state.model))
+    detail = difference(got, state.model)
+    if cut is not None:
+        detail = f"{detail}; vs the log up to {cut}: {difference(got, state.model_at(cut))}"
+    return Result(case, "WRONG", detail)
 
 
 def difference(got: Any, want: Any) -> str:
