@@ -8,7 +8,7 @@ PYTEST := $(BIN)/python -m pytest
 # Jupyter refuses to start as root (containers often run as root) unless told it may.
 LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: all setup system run test test-fast lab figures notebooks bench clean
+.PHONY: all setup system run test test-fast fuzz lab figures notebooks bench clean
 
 all: run
 
@@ -36,6 +36,11 @@ test: setup
 # Unit tests only, for a quick loop while editing.
 test-fast: setup
 	$(PYTEST) -q tests -m "not slow"
+
+# The full corruption harness: every bit of every header flipped, every file cut at every
+# boundary and deleted, for each engine; a table of outcomes; exit 1 on WRONG, LOST or CRASH.
+fuzz: setup
+	$(BIN)/python scripts/fuzz.py
 
 # JupyterLab on the notebooks.
 lab: setup
