@@ -54,6 +54,18 @@ FALLBACK = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
 BAD = "#d62728"
 DURABLE = "#1b5e20"
 DPI = 100
+# A notebook column is about 9.5 inches wide at 100 dpi; a wider figure is
+# scaled down to fit. So pictures are at most WIDTH wide, and no text in them
+# is smaller than SMALL points: at notebook size every label is readable
+# (tests/viz/test_readability.py checks every figure's text size and overlap).
+WIDTH = 9.5
+SMALL = 9
+TEXT = 10
+TITLE = 11
+# Average advance of a character, as a fraction of the font size (DejaVu Sans
+# digits and lower case are 0.55..0.64 em): enough to decide whether a label
+# fits in a box before drawing it.
+CHAR_EM = 0.62
 
 
 def type_colour(name: str) -> str:
@@ -64,6 +76,27 @@ def type_colour(name: str) -> str:
 
 def new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=DPI)
+
+
+def text_width(text: str, fontsize: float = SMALL) -> float:
+    """About how wide ``text`` is, in points (its longest line)."""
+    return max(len(line) for line in text.split("\n")) * fontsize * CHAR_EM
+
+
+def points_per_unit(ax) -> tuple[float, float]:
+    """Points per data unit along x and y of ``ax`` (limits must be set)."""
+    fig_w, fig_h = ax.figure.get_size_inches()
+    box = ax.get_position()
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    return box.width * fig_w * 72 / abs(x1 - x0), box.height * fig_h * 72 / abs(y1 - y0)
+
+
+def fits(ax, text: str, width: float, fontsize: float = SMALL, height: float | None = None) -> bool:
+    """Whether ``text`` fits in ``width`` (and ``height``) data units of ``ax``."""
+    per_x, per_y = points_per_unit(ax)
+    lines = text.count("\n") + 1
+    return (text_width(text, fontsize) <= width * per_x
+            and (height is None or lines * fontsize * 1.2 <= height * per_y))
 
 
 def save(fig: Figure, path: str | os.PathLike) -> str:
