@@ -8,6 +8,7 @@ same call gives the same picture in a notebook, a test and ``figures/``.
 from __future__ import annotations
 
 import os
+import textwrap
 
 from matplotlib.figure import Figure
 
@@ -78,9 +79,15 @@ def new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=DPI)
 
 
-def text_width(text: str, fontsize: float = SMALL) -> float:
+def text_width(text: str, fontsize: float = SMALL, mono: bool = False) -> float:
     """About how wide ``text`` is, in points (its longest line)."""
-    return max(len(line) for line in text.split("\n")) * fontsize * CHAR_EM
+    return max(len(line) for line in text.split("\n")) * fontsize * (0.6 if mono else CHAR_EM)
+
+
+def title_lines(text: str, width: float = WIDTH, fontsize: float = TITLE) -> str:
+    """``text`` wrapped to lines that fit a figure ``width`` inches wide."""
+    chars = max(20, int((width - 0.3) * 72 / (fontsize * CHAR_EM)))
+    return "\n".join(textwrap.wrap(text, chars)) or text
 
 
 def points_per_unit(ax) -> tuple[float, float]:
