@@ -283,7 +283,7 @@ def draw_utilization(env: Environment, *, title: str | None = None, width: float
     """Bytes per log file: live nodes, and what is obsolete (what a cleaner could reclaim)."""
     report = env.utilization_report()
     fig = new_figure(width, height)
-    ax = fig.add_axes((0.1, 0.2, 0.85, 0.65))
+    ax = fig.add_axes((0.12, 0.15, 0.72, 0.7))
     names = [f"{s.file_number:08x}" for s in report]
     live = [s.live_size for s in report]
     obsolete = [s.obsolete_size for s in report]
@@ -291,13 +291,14 @@ def draw_utilization(env: Environment, *, title: str | None = None, width: float
     ax.bar(positions, live, color="#4e79a7", label="live")
     ax.bar(positions, obsolete, bottom=live, color=OBSOLETE, label="obsolete")
     for i, summary in enumerate(report):
-        ax.text(i, summary.total_size, f"{summary.utilization:.0%}", ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(list(positions), names, fontsize=7)
-    ax.set_ylabel("bytes", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, frameon=False, loc="upper right")
+        ax.text(i, summary.total_size, f"{summary.utilization:.0%}", ha="center", va="bottom", fontsize=SMALL)
+    ax.set_xticks(list(positions), names, fontsize=SMALL)
+    ax.set_ylabel("bytes", fontsize=SMALL)
+    ax.tick_params(labelsize=SMALL)
+    ax.set_ylim(0, max([s.total_size for s in report] + [1]) * 1.15)  # room for the percentages
+    ax.legend(fontsize=SMALL, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
