@@ -231,37 +231,54 @@ def _tint(colour: str, amount: float = 0.45) -> tuple[float, float, float]:
     return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
 
 
+GRAPH_ROW = 6  # nodes of one level side by side before the level wraps to a new row
+LOG_ROW = 8  # log entries in one row of the log table
+
+
 def tree_graph(picture: TreeAndLog, show_log: bool = True):
     """The tree as a graphviz digraph: a record node per IN/BIN with a field per slot (key and LSN),
-    and, below it, the log as one strip of cells (obsolete entries grey) that the slots point into."""
+    and, below it, the log as a table of cells (obsolete entries grey) that the slots point into.
+
+    Laid out to fit a notebook column at its natural size (text 9 pt and more): each node's slots
+    stack vertically, a level wraps to a new row after GRAPH_ROW nodes (invisible edges push the
+    rest down), and the log table wraps after LOG_ROW entries.
+    """
     import graphviz
 
-    graph = graphviz.Digraph("tree", graph_attr={"rankdir": "TB", "fontsize": "10", "nodesep": "0.15", "ordering": "out"},
-                             node_attr={"shape": "record", "fontsize": "9", "fontname": "Helvetica"})
+    graph = graphviz.Digraph("tree", graph_attr={"rankdir": "TB", "fontsize": "10", "nodesep": "0.15",
+                                                 "ranksep": "0.3", "ordering": "out", "size": f"{WIDTH},100"},
+                             node_attr={"shape": "record", "fontsize": "10", "fontname": "Helvetica"})
     index = {box.lsn: i for i, box in enumerate(picture.boxes)}
+    levels: dict[int, list[str]] = {}
     for node in picture.view.nodes():
         kind = node_kind(node.is_bin)
         fields = []
         for i, (key, lsn) in enumerate(zip(node.keys, node.slot_lsns)):
             mark = "*" if node.is_bin and node.known_deleted[i] else ""
             shown = key.decode("utf-8", "replace") or "-inf"
-            fields.append(f"<s{i}> {_escape(shown)}{mark}\\n{lsn}")
-        label = f"{{{kind} {node.node_id} @ {node.lsn}|{{{'|'.join(fields) or 'empty'}}}}}"
+            fields.append(f"<s{i}> {_escape(shown)}{mark} {lsn}")
+        label = f"{{{kind} {node.node_id}\\n@ {node.lsn}|{'|'.join(fields) or 'empty'}}}"
         style = {"color": DIRTY, "penwidth": "2"} if node.dirty else {}
         if not node.resident:
             style["style"] = "dashed"
         graph.node(f"n{node.node_id}", label, **style)
+        levels.setdefault(node.level, []).append(f"n{node.node_id}")
         for i, child in enumerate(node.children):
             graph.edge(f"n{node.node_id}:s{i}", f"n{child.node_id}")
+    for names in levels.values():
+        for above, below in zip(names, names[GRAPH_ROW:]):
+            graph.edge(above, below, style="invis")
     if not show_log:
         return graph
     cells = []
     for i, box in enumerate(picture.boxes):
         fill = OBSOLETE if box.obsolete else colour(box.type_name)
-        cells.append(f'<TD PORT="e{i}" BGCOLOR="{fill}">{box.type_name}<BR/>'
-                     f'<FONT POINT-SIZE="7">{box.lsn.file:x}/{box.lsn.offset:x}</FONT></TD>')
-    graph.node("log", "<<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\"><TR>" + "".join(cells)
-               + "</TR></TABLE>>", shape="plaintext")
+        ink = "white" if _dark(fill) else "black"
+        cells.append(f'<TD PORT="e{i}" BGCOLOR="{fill}"><FONT COLOR="{ink}">{box.type_name}<BR/>'
+                     f'{box.lsn.file:x}/{box.lsn.offset:x}</FONT></TD>')
+    rows = "".join("<TR>" + "".join(cells[i:i + LOG_ROW]) + "</TR>" for i in range(0, len(cells), LOG_ROW))
+    graph.node("log", "<<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\">" + (rows or "<TR><TD>empty</TD></TR>")
+               + "</TABLE>>", shape="plaintext")
     for node in picture.view.nodes():
         if node.is_bin:
             for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
@@ -271,6 +288,11 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
             graph.edge(f"n{node.node_id}", f"log:e{index[node.lsn]}", color="#455a64", style="dotted",
                        arrowsize="0.5")
     return graph
+
+
+def _dark(colour: str) -> bool:
+    r, g, b = to_rgb(colour)
+    return 0.299 * r + 0.587 * g + 0.114 * b < 0.5
 
 
 def _escape(text: str) -> str:

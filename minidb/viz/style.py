@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import textwrap
+from typing import Any, Union
 
+import matplotlib
 from matplotlib.figure import Figure
 
 # One explicit colour per entry type, grouped by family so that a picture's
@@ -60,6 +62,8 @@ DPI = 100
 # is smaller than SMALL points: at notebook size every label is readable
 # (tests/viz/test_readability.py checks every figure's text size and overlap).
 WIDTH = 9.5
+SAVE_DPI = 150  # figures/ and slides: sharper than the notebook's 100 dpi
+FORMATS = ("png", "svg")
 SMALL = 9
 TEXT = 10
 TITLE = 11
@@ -67,6 +71,10 @@ TITLE = 11
 # digits and lower case are 0.55..0.64 em): enough to decide whether a label
 # fits in a box before drawing it.
 CHAR_EM = 0.62
+
+
+# What the notebooks show: a matplotlib Figure, or a graphviz graph (graphviz.Digraph).
+Picture = Union[Figure, Any]
 
 
 def type_colour(name: str) -> str:
@@ -106,7 +114,21 @@ def fits(ax, text: str, width: float, fontsize: float = SMALL, height: float | N
             and (height is None or lines * fontsize * 1.2 <= height * per_y))
 
 
-def save(fig: Figure, path: str | os.PathLike) -> str:
-    """Write ``fig`` as PNG without volatile metadata, so reruns give the same bytes."""
-    fig.savefig(path, format="png", metadata={"Software": None})
+def save(picture: Picture, path: str | os.PathLike, *, dpi: int = SAVE_DPI) -> str:
+    """Write ``picture`` (a Figure or a graphviz graph) as PNG or SVG, by ``path``'s suffix.
+
+    No volatile metadata, so reruns give the same bytes: no software or date
+    in a PNG, no date in an SVG, and SVG element ids from a fixed salt.
+    """
+    fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"{os.fspath(path)}: a picture is written as {' or '.join(FORMATS)}, not {fmt or 'nothing'!r}")
+    if isinstance(picture, Figure):
+        metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
+        with matplotlib.rc_context({"svg.hashsalt": "minidb", "svg.fonttype": "path"}):
+            picture.savefig(path, format=fmt, dpi=dpi, metadata=metadata)
+    else:  # graphviz: dot lays it out; its output carries no date
+        picture.graph_attr["dpi"] = str(dpi) if fmt == "png" else "72"
+        with open(path, "wb") as out:
+            out.write(picture.pipe(format=fmt))
     return os.fspath(path)
