@@ -317,7 +317,8 @@ def draw_mode_tables() -> Figure:
 # -- graphviz -------------------------------------------------------------------------------
 def waits_for_dot(graph: WaitsForGraph, title: str | None = None) -> graphviz.Digraph:
     """The waits-for graph as graphviz source: waiter -> holder, edges on a cycle red."""
-    dot = graphviz.Digraph("waits_for", graph_attr={"rankdir": "LR", "fontsize": "10", "label": title or ""},
+    # top to bottom: a cycle of three laid left to right is wider than a notebook column
+    dot = graphviz.Digraph("waits_for", graph_attr={"rankdir": "TB", "fontsize": "10", "label": title or ""},
                            node_attr={"shape": "circle", "style": "filled", "fontname": "Helvetica"})
     for node in graph.nodes:
         extra = {"color": BAD, "penwidth": "3"} if node.victim else {}
@@ -328,5 +329,5 @@ def waits_for_dot(graph: WaitsForGraph, title: str | None = None) -> graphviz.Di
     red = cycle_edges(graph)
     for e in graph.edges:
         dot.edge(f"T{e.waiter}", f"T{e.holder}", label=f"{e.lock_id} {e.holder_mode.name}\\n{e.reason}",
-                 color=BAD if (e.waiter, e.holder) in red else "black", fontsize="9")
+                 color=BAD if (e.waiter, e.holder) in red else "black", fontsize="10")
     return dot

@@ -305,7 +305,7 @@ def draw_utilization(env: Environment, *, title: str | None = None, width: float
     """Bytes per log file: live nodes, and what is obsolete (what a cleaner could reclaim)."""
     report = env.utilization_report()
     fig = new_figure(width, height)
-    ax = fig.add_axes((0.12, 0.15, 0.72, 0.7))
+    ax = fig.add_axes((0.12, 0.15, 0.72, 0.65))
     names = [f"{s.file_number:08x}" for s in report]
     live = [s.live_size for s in report]
     obsolete = [s.obsolete_size for s in report]
