@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
@@ -23,7 +22,7 @@ from minidb.logstore.checkpointer import STEP_NAMES, CheckpointResult
 from minidb.logstore.dirty_map import MAPPING_RANK, DirtyMapSnapshot
 from minidb.logstore.tree.in_node import node_kind
 from minidb.viz.logstore import OBSOLETE, colour
-from minidb.viz.style import BAD, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, text_width, title_lines
+from minidb.viz.style import BAD, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, text_width, tint, title_lines
 
 CASE_HEIGHT = 2.3  # inches per seed case: heading, arrow, boxes, their names, two lines of verdict
 PROVISIONAL_COLOURS = {"YES": "#fdd49e", "BEFORE_CKPT_END": "#fc8d59", "NO": "#b30000"}
@@ -57,7 +56,7 @@ def draw_dirty_map(snapshot: DirtyMapSnapshot, db_names: dict[int, str], *, titl
         for i, (ref, label) in enumerate(zip(refs, level_labels)):
             line, col = divmod(i, per_row)
             x, y = col * box_w * 1.1, top - (line + 1) * (box_h + 6) + 6
-            ax.add_patch(Rectangle((x, y), box_w, box_h, facecolor=_tint(colour(node_kind(ref.is_bin))),
+            ax.add_patch(Rectangle((x, y), box_w, box_h, facecolor=tint(colour(node_kind(ref.is_bin))),
                                    edgecolor="#37474f", lw=0.8))
             ax.text(x + box_w / 2, y + box_h / 2, label, ha="center", va="center", fontsize=SMALL)
         top -= count * (box_h + 6)
@@ -120,11 +119,6 @@ def draw_checkpoint(result: CheckpointResult, *, current_step: int | None = None
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=SMALL, frameon=False)
     fig.suptitle(heading, x=0.02, ha="left", fontsize=TITLE)
     return fig
-
-
-def _tint(colour: str, amount: float = 0.45) -> tuple[float, float, float]:
-    r, g, b = to_rgb(colour)
-    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
 
 
 def draw_seed_case(case: SeedCase, *, width: float = WIDTH, height: float = CASE_HEIGHT) -> Figure:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from minidb.pagestore import Volume
-from minidb.viz.style import BAD, SMALL, TITLE, WIDTH, new_figure, text_width
+from minidb.viz.style import BAD, SMALL, TITLE, WIDTH, new_figure, text_width, tint
 
 STORE_COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#e15759", "#76b7b2", "#edc948", "#9c755f",
                  "#d37295", "#8cd17d"]
@@ -32,11 +31,6 @@ STORE0 = "#9e9e9e"
 
 def store_colour(snum: int) -> str:
     return STORE0 if snum == 0 else STORE_COLOURS[(snum - 1) % len(STORE_COLOURS)]
-
-
-def _tint(colour: str, amount: float = 0.55) -> tuple[float, float, float]:
-    r, g, b = to_rgb(colour)
-    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
 
 
 @dataclass(frozen=True)
@@ -97,7 +91,7 @@ def draw_extent_map(layout: ExtentMap, *, title: str | None = None, highlight: t
         colour = store_colour(cell.owner)
         for i in range(ext_sz):
             allocated = bool(cell.pmap >> i & 1)
-            face = "white" if cell.free else (colour if allocated else _tint(colour))
+            face = "white" if cell.free else (colour if allocated else tint(colour, 0.55))
             ax.add_patch(Rectangle((x0 + i, y0), 1, 1, facecolor=face, edgecolor="#757575", lw=0.5))
             if ext_sz <= 8:
                 ax.text(x0 + i + 0.5, y0 + 0.5, str(cell.ext * ext_sz + i), ha="center", va="center",
@@ -129,6 +123,6 @@ def _legend_handles(layout: ExtentMap) -> list[Patch]:
     for snum, first, deleting in layout.stores:
         label = f"s({layout.vid}.{snum})" + (" deleting" if deleting != "NOT_DELETING" else "")
         handles.append(Patch(facecolor=store_colour(snum), label=label))
-    handles.append(Patch(facecolor=_tint(STORE_COLOURS[0]), edgecolor="#757575", label="pale: reserved page"))
+    handles.append(Patch(facecolor=tint(STORE_COLOURS[0], 0.55), edgecolor="#757575", label="pale: reserved page"))
     handles.append(Patch(facecolor="white", edgecolor="#757575", label="free extent"))
     return handles

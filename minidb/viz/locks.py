@@ -30,15 +30,14 @@ import math
 
 import graphviz
 from matplotlib.axes import Axes
-from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, Rectangle
 
 from minidb.pagestore.lock import LockTableSnapshot, WaitsForGraph
 from minidb.pagestore.lock.dreadlocks import bits_of
 from minidb.pagestore.lock.modes import MODES, compatible, supremum
-from minidb.viz.style import (BAD, FALLBACK, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, points_per_unit, text_width,
-                              title_lines)
+from minidb.viz.style import (BAD, FALLBACK, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, points_per_unit,
+                              text_width, tint, title_lines)
 
 _DEPTH = {"v": 0, "s": 1, "p": 2, "r": 3, "k": 3}
 _SHORT_DURATION = {"instant": ",i", "short": ",s", "long": ""}
@@ -48,11 +47,6 @@ _REASON_TAGS = {"conflicting mode": "", "conversion first": ", conversion", "ahe
 
 def txn_colour(txn_id: int) -> str:
     return FALLBACK[(txn_id - 1) % len(FALLBACK)]
-
-
-def _tint(colour: str, amount: float = 0.7) -> tuple[float, float, float]:
-    r, g, b = to_rgb(colour)
-    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
 
 
 def table_rows(snapshot: LockTableSnapshot) -> list[tuple[int, int | None]]:
@@ -99,7 +93,7 @@ def _draw_table(ax: Axes, snapshot: LockTableSnapshot, highlight: tuple = ()) ->
             colour = txn_colour(request.txn_id)
             waiting = request.status == "waiting"
             converting = request.status == "converting"
-            ax.add_patch(Rectangle((bx, y - 0.36), 9.8, 0.72, facecolor=_tint(colour, 0.55 if not waiting else 0.85),
+            ax.add_patch(Rectangle((bx, y - 0.36), 9.8, 0.72, facecolor=tint(colour, 0.55 if not waiting else 0.85),
                                    edgecolor=colour, lw=1.2, hatch="///" if waiting else None,
                                    linestyle="--" if converting else "-"))
             mode = request.mode.name + (f">{request.convert_mode.name}" if converting else "")
@@ -152,7 +146,7 @@ def _draw_digests(ax: Axes, snapshot: LockTableSnapshot) -> None:
             if b in mine:
                 face = txn_colour(o.txn_id)
             elif b in digest:
-                face = _tint(txn_colour(bit_owner.get(b, o.txn_id)), 0.6)
+                face = tint(txn_colour(bit_owner.get(b, o.txn_id)), 0.6)
             else:
                 face = "white"
             ax.add_patch(Rectangle((b, row + 0.1), 1, 0.8, facecolor=face, edgecolor="#bdbdbd", lw=0.4))
@@ -214,7 +208,7 @@ def _draw_graph(ax: Axes, graph: WaitsForGraph) -> None:
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.85))
     for node in graph.nodes:
         x, y = pos[node.txn_id]
-        ax.add_patch(Circle((x, y), 0.17, facecolor=_tint(txn_colour(node.txn_id), 0.4),
+        ax.add_patch(Circle((x, y), 0.17, facecolor=tint(txn_colour(node.txn_id), 0.4),
                             edgecolor=BAD if node.victim else txn_colour(node.txn_id), lw=3 if node.victim else 1.5))
         ax.text(x, y, f"T{node.txn_id}", ha="center", va="center", fontsize=SMALL, weight="bold")
     if not graph.nodes:

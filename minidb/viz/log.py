@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from minidb.io import Disk, SimDisk
 from minidb.log import file_name, inspect_file, log_file_numbers, read_file, type_by_code
-from minidb.viz.style import BAD, DURABLE, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, type_colour
+from minidb.viz.style import BAD, DURABLE, SMALL, TITLE, WIDTH, dark, fits, new_figure, type_colour
 
 
 @dataclass(frozen=True)
@@ -64,11 +63,6 @@ def _type_name(code: int) -> str:
         return "Erased"
     entry_type = type_by_code(code)
     return entry_type.name if entry_type else f"0x{code:02x}"
-
-
-def _dark(colour: str) -> bool:
-    r, g, b = to_rgb(colour)
-    return 0.299 * r + 0.587 * g + 0.114 * b < 0.5
 
 
 def log_layout(disk: Disk) -> list[FileStrip]:
@@ -129,7 +123,7 @@ def draw_log(
             label = f"0x{box.offset:x}"
             if fits(ax, label, box.size * 0.92):
                 ax.text(box.offset + box.size / 2, y + 0.25, label, ha="center", va="center", fontsize=SMALL,
-                        color="white" if _dark(colour) else "black")
+                        color="white" if dark(colour) else "black")
             if show_chain and box.offset > 0:
                 ax.add_patch(FancyArrowPatch(
                     (box.offset + 2, y + 0.52), (box.prev + 2, y + 0.52),

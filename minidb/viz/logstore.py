@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import ConnectionPatch, Patch, Rectangle
 
@@ -31,7 +30,7 @@ from minidb.log import LSN
 from minidb.logstore.env import Environment
 from minidb.logstore.inspect import NodeView, TreeView, tree_view
 from minidb.logstore.tree.in_node import node_kind
-from minidb.viz.style import SMALL, TITLE, WIDTH, fits, new_figure, text_width, title_lines, type_colour
+from minidb.viz.style import SMALL, TITLE, WIDTH, dark, fits, new_figure, text_width, tint, title_lines, type_colour
 
 OBSOLETE = "#d9d9d9"
 
@@ -180,7 +179,7 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
         x, y = positions[node.node_id]
         kind = node_kind(node.is_bin)
         edge = DIRTY if node.dirty else "#37474f"
-        tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=_tint(colour(kind)),
+        tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=tint(colour(kind)),
                                     edgecolor=edge, lw=2.0 if node.dirty else 0.9,
                                     linestyle="-" if node.resident else "--", zorder=2))
         tree_ax.text(x, y, _node_label(node), ha="center", va="center", fontsize=SMALL, zorder=3)
@@ -226,11 +225,6 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
     return fig
 
 
-def _tint(colour: str, amount: float = 0.45) -> tuple[float, float, float]:
-    r, g, b = to_rgb(colour)
-    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
-
-
 GRAPH_ROW = 6  # nodes of one level side by side before the level wraps to a new row
 LOG_ROW = 8  # log entries in one row of the log table
 
@@ -273,7 +267,7 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
     cells = []
     for i, box in enumerate(picture.boxes):
         fill = OBSOLETE if box.obsolete else colour(box.type_name)
-        ink = "white" if _dark(fill) else "black"
+        ink = "white" if dark(fill) else "black"
         cells.append(f'<TD PORT="e{i}" BGCOLOR="{fill}"><FONT COLOR="{ink}">{box.type_name}<BR/>'
                      f'{box.lsn.file:x}/{box.lsn.offset:x}</FONT></TD>')
     rows = "".join("<TR>" + "".join(cells[i:i + LOG_ROW]) + "</TR>" for i in range(0, len(cells), LOG_ROW))
@@ -288,11 +282,6 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
             graph.edge(f"n{node.node_id}", f"log:e{index[node.lsn]}", color="#455a64", style="dotted",
                        arrowsize="0.5")
     return graph
-
-
-def _dark(colour: str) -> bool:
-    r, g, b = to_rgb(colour)
-    return 0.299 * r + 0.587 * g + 0.114 * b < 0.5
 
 
 def _escape(text: str) -> str:

@@ -1,8 +1,13 @@
 """Shared look of minidb's pictures: colours, figure sizes, saving.
 
 Every drawing function returns a :class:`matplotlib.figure.Figure` built
-without pyplot (no global state, nothing to close), at a fixed size, so the
-same call gives the same picture in a notebook, a test and ``figures/``.
+without pyplot (no global state, nothing to close), WIDTH inches wide (a
+notebook column) and as tall as its content needs, so the same call gives
+the same picture in a notebook, a test and ``figures/``, and its text is as
+large there as it was drawn. Where a row of boxes would not fit the width it
+wraps into more rows instead of shrinking its labels (:func:`fits` and
+:func:`text_width` decide before drawing). :func:`save` writes a picture as
+PNG (150 dpi by default) or SVG, the same bytes on every run.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import textwrap
 from typing import Any, Union
 
 import matplotlib
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 # One explicit colour per entry type, grouped by family so that a picture's
@@ -81,6 +87,18 @@ def type_colour(name: str) -> str:
     if name in TYPE_COLOURS:
         return TYPE_COLOURS[name]
     return FALLBACK[sum(name.encode()) % len(FALLBACK)]
+
+
+def tint(colour: str, amount: float = 0.45) -> tuple[float, float, float]:
+    """``colour`` mixed with ``amount`` of white: a pale version, for a fill under black text."""
+    r, g, b = to_rgb(colour)
+    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
+
+
+def dark(colour: str) -> bool:
+    """Whether text on ``colour`` should be white (its luma is under a half)."""
+    r, g, b = to_rgb(colour)
+    return 0.299 * r + 0.587 * g + 0.114 * b < 0.5
 
 
 def new_figure(width: float, height: float) -> Figure:
