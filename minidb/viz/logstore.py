@@ -184,7 +184,7 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
                                     linestyle="-" if node.resident else "--", zorder=2))
         tree_ax.text(x, y, _node_label(node), ha="center", va="center", fontsize=SMALL, zorder=3)
     tree_ax.set_xlim(0, tree_w)
-    tree_ax.set_ylim(0, tree_h)
+    tree_ax.set_ylim(-3, tree_h + 3)  # room for the outlines of the top and bottom rows
     tree_ax.axis("off")
 
     for box in picture.boxes:
