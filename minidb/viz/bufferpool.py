@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from minidb.pagestore import ClockChoice, FrameView
-from minidb.viz.style import BAD, new_figure
+from minidb.viz.style import BAD, SMALL, TITLE, WIDTH, new_figure
 
 DIRTY = "#ffcdd2"
 PINNED = "#1565c0"
@@ -42,8 +42,8 @@ def _frame_text(view: FrameView) -> str:
 def draw_buffer_pool(views: list[FrameView], hand: int, *, title: str | None = None,
                      choice: ClockChoice | None = None, highlight: int | None = None) -> Figure:
     """The pool as a clock face, and the last sweep (see the module documentation)."""
-    fig = new_figure(10.0, 5.0)
-    ax = fig.add_axes((0.0, 0.02, 0.55, 0.88))
+    fig = new_figure(WIDTH, 5.6)
+    ax = fig.add_axes((0.0, 0.02, 0.56, 0.88))
     n = len(views)
     radius = 2.3
     centre = (0.0, 0.0)
@@ -53,17 +53,17 @@ def draw_buffer_pool(views: list[FrameView], hand: int, *, title: str | None = N
         x, y = radius * math.cos(angle), radius * math.sin(angle)
         edge = BAD if view.index == highlight else (PINNED if view.pin_count else "#616161")
         width = 2.6 if view.index == highlight or view.pin_count else 0.9
-        ax.add_patch(FancyBboxPatch((x - 0.8, y - 0.55), 1.6, 1.1, boxstyle="round,pad=0.05",
+        ax.add_patch(FancyBboxPatch((x - 0.8, y - 0.62), 1.6, 1.24, boxstyle="round,pad=0.05",
                                     facecolor=DIRTY if view.dirty else "white", edgecolor=edge, lw=width))
-        ax.text(x, y, _frame_text(view), ha="center", va="center", fontsize=6.5, family="monospace")
-        ax.add_patch(Circle((x + 0.72, y + 0.48), 0.08, facecolor="black" if view.referenced else "white",
+        ax.text(x, y, _frame_text(view), ha="center", va="center", fontsize=SMALL, family="monospace")
+        ax.add_patch(Circle((x + 0.72, y + 0.55), 0.08, facecolor="black" if view.referenced else "white",
                             edgecolor="black", lw=0.8))
     angle = math.pi / 2 - 2 * math.pi * hand / n
     ax.add_patch(FancyArrowPatch(centre, (radius * 0.55 * math.cos(angle), radius * 0.55 * math.sin(angle)),
                                  arrowstyle="-|>", mutation_scale=14, color="black", lw=2))
-    ax.text(0, -0.35, "hand", ha="center", va="center", fontsize=7)
-    ax.set_xlim(-3.4, 3.4)
-    ax.set_ylim(-3.2, 3.2)
+    ax.text(0, -0.35, "hand", ha="center", va="center", fontsize=SMALL)
+    ax.set_xlim(-3.2, 3.2)
+    ax.set_ylim(-3.05, 3.05)
     ax.set_aspect("equal")
     ax.set_axis_off()
     lines = ["red: dirty   blue border: pinned", "dot: reference bit set (hollow: clear)", ""]
@@ -76,7 +76,7 @@ def draw_buffer_pool(views: list[FrameView], hand: int, *, title: str | None = N
             lines.append(f"{pass_no:>4} " + " ".join(f"{cells.get(i, ''):>6}" for i in range(n)))
         victim = "none: every frame is pinned" if choice.victim is None else f"frame {choice.victim}"
         lines += ["", f"victim: {victim}", f"bits cleared: {list(choice.cleared)}", f"hand now at: {choice.hand}"]
-    fig.text(0.57, 0.86, "\n".join(lines), va="top", ha="left", fontsize=8, family="monospace")
+    fig.text(0.57, 0.86, "\n".join(lines), va="top", ha="left", fontsize=SMALL, family="monospace")
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig

@@ -22,85 +22,114 @@ from minidb.logstore.checkpointer import STEP_NAMES, CheckpointResult
 from minidb.logstore.dirty_map import MAPPING_RANK, DirtyMapSnapshot
 from minidb.logstore.tree.in_node import node_kind
 from minidb.viz.logstore import OBSOLETE, colour
-from minidb.viz.style import BAD, new_figure
+from minidb.viz.style import BAD, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, text_width, tint, title_lines
 
+CASE_HEIGHT = 2.3  # inches per seed case: heading, arrow, boxes, their names, two lines of verdict
 PROVISIONAL_COLOURS = {"YES": "#fdd49e", "BEFORE_CKPT_END": "#fc8d59", "NO": "#b30000"}
 
 
+def _grid(count: int, box_w: float, width_pt: float) -> int:
+    """How many boxes ``box_w`` points wide (and a gap) fit in a row ``width_pt`` wide."""
+    return max(1, min(count, int(width_pt // (box_w * 1.1))))
+
+
 def draw_dirty_map(snapshot: DirtyMapSnapshot, db_names: dict[int, str], *, title: str | None = None,
-                   width: float = 10.0, height: float = 3.6) -> Figure:
-    fig = new_figure(width, height)
-    ax = fig.add_axes((0.16, 0.08, 0.6, 0.78))
+                   width: float = WIDTH, height: float | None = None) -> Figure:
+    """One row per level (wrapped when the level's INs do not fit), and each database's highest flush level."""
     rows = list(snapshot.levels)
-    for row, (rank, level, refs) in enumerate(rows):
-        y = len(rows) - 1 - row
-        label = f"{'mapping tree ' if rank == MAPPING_RANK else ''}level {level}"
-        ax.text(-0.02, y + 0.4, label, ha="right", va="center", fontsize=8)
-        for i, ref in enumerate(refs):
-            kind = node_kind(ref.is_bin)
-            ax.add_patch(Rectangle((i * 1.1, y), 1, 0.8, facecolor=colour(kind), edgecolor="#37474f", lw=0.8))
-            ax.text(i * 1.1 + 0.5, y + 0.4, f"{ref.describe()}\n{db_names.get(ref.db_id, ref.db_id)}",
-                    ha="center", va="center", fontsize=6.5)
-    widest = max([len(refs) for _, _, refs in rows] + [7])
-    ax.set_xlim(0, widest * 1.1)
-    ax.set_ylim(-0.2, max(len(rows), 1))
+    labels = [[f"{ref.describe()}\n{db_names.get(ref.db_id, ref.db_id)}" for ref in refs] for _, _, refs in rows]
+    box_w = max([text_width(label) for level in labels for label in level] + [40]) + 10
+    box_h = 2 * SMALL * 1.25 + 8
+    grid_w = width * 0.58 * 72
+    per_row = _grid(max([len(level) for level in labels] + [1]), box_w, grid_w)
+    lines = [max(1, -(-len(level) // per_row)) for level in labels]
+    grid_h = sum(lines) * (box_h + 6) + 6
+    height = height or 0.5 + max(grid_h / 72, 1.2) + 0.1
+    fig = new_figure(width, height)
+    ax = fig.add_axes((0.2, 0.1 / height, 0.58, 1 - 0.6 / height))
+    ax.set_xlim(0, grid_w)
+    ax.set_ylim(0, max(grid_h, 1.2 * 72))
+    top = max(grid_h, 1.2 * 72) - 6
+    for (rank, level, refs), level_labels, count in zip(rows, labels, lines):
+        name = f"{'mapping tree ' if rank == MAPPING_RANK else ''}level {level}"
+        ax.text(-8, top - box_h / 2, name, ha="right", va="center", fontsize=SMALL)
+        for i, (ref, label) in enumerate(zip(refs, level_labels)):
+            line, col = divmod(i, per_row)
+            x, y = col * box_w * 1.1, top - (line + 1) * (box_h + 6) + 6
+            ax.add_patch(Rectangle((x, y), box_w, box_h, facecolor=tint(colour(node_kind(ref.is_bin))),
+                                   edgecolor="#37474f", lw=0.8))
+            ax.text(x + box_w / 2, y + box_h / 2, label, ha="center", va="center", fontsize=SMALL)
+        top -= count * (box_h + 6)
     ax.axis("off")
     if not rows:
-        ax.text(0.5, 0.5, "no dirty INs", ha="center", va="center", fontsize=9)
-    side = fig.add_axes((0.78, 0.08, 0.2, 0.78))
+        ax.text(grid_w / 2, 0.6 * 72, "no dirty INs", ha="center", va="center", fontsize=SMALL)
+    side = fig.add_axes((0.8, 0.1 / height, 0.19, 1 - 0.6 / height))
     side.axis("off")
-    lines = [f"{db_names.get(d, d)}: {lvl}" for d, lvl in snapshot.highest_flush_levels]
-    side.text(0, 1, "highest flush level\n" + "\n".join(lines), va="top", fontsize=8)
-    side.text(0, 0, f"state: {snapshot.state.name}", va="bottom", fontsize=8)
+    flush = [f"{db_names.get(d, d)}: {lvl}" for d, lvl in snapshot.highest_flush_levels]
+    side.text(0, 1, "highest flush level\n" + "\n".join(flush), va="top", fontsize=SMALL)
+    side.text(0, 0, f"state:\n{snapshot.state.name}", va="bottom", fontsize=SMALL)
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
 def draw_checkpoint(result: CheckpointResult, *, current_step: int | None = None, title: str | None = None,
-                    width: float = 11.0, height: float = 3.8) -> Figure:
-    """The ten steps (done ones filled, up to ``current_step``) and the INs step 5 logged."""
+                    width: float = WIDTH, height: float | None = None) -> Figure:
+    """The ten steps (done ones filled, up to ``current_step``) in two rows of five, and the INs step 5
+    logged, in order, wrapped into rows."""
     done_up_to = 10 if current_step is None else current_step
-    fig = new_figure(width, height)
-    ax = fig.add_axes((0.02, 0.55, 0.96, 0.33))
-    for step in range(1, 11):
-        x = (step - 1) * 1.0
-        filled = step <= done_up_to
-        ax.add_patch(Rectangle((x, 0), 0.92, 1, facecolor="#4e79a7" if filled else "white", edgecolor="#4e79a7"))
-        ax.text(x + 0.46, 0.62, str(step), ha="center", va="center", fontsize=10, weight="bold",
-                color="white" if filled else "#4e79a7")
-        ax.text(x + 0.46, 0.25, STEP_NAMES[step].replace(": ", ":\n").replace(" the ", "\nthe "), ha="center",
-                va="center", fontsize=5.5, color="white" if filled else "#37474f")
-    ax.set_xlim(-0.05, 10)
-    ax.set_ylim(-0.05, 1.05)
-    ax.axis("off")
-    low = fig.add_axes((0.02, 0.1, 0.96, 0.38))
     logged = result.logged if done_up_to >= 5 else []
-    for i, item in enumerate(logged):
-        low.add_patch(Rectangle((i, 0), 0.9, 1, facecolor=PROVISIONAL_COLOURS[item.provisional.name],
-                                edgecolor="#37474f", lw=0.6))
-        low.text(i + 0.45, 0.5, f"{node_kind(item.is_bin)} {item.node_id}\nlevel {item.level}\n{item.db_name}", ha="center",
-                 va="center", fontsize=5, color="white" if item.provisional.name == "NO" else "black")
-    low.set_xlim(-0.05, max(len(logged), 12))
-    low.set_ylim(-0.05, 1.05)
-    low.axis("off")
-    handles = [Patch(facecolor=c, edgecolor="#37474f", label=f"Provisional.{n}") for n, c in PROVISIONAL_COLOURS.items()]
-    fig.legend(handles=handles, loc="lower right", ncol=3, fontsize=7, frameon=False)
+    labels = [f"{node_kind(item.is_bin)} {item.node_id}\nlevel {item.level}\n{item.db_name}" for item in logged]
+    row_w = width * 0.96 * 72
+    box_w = max([text_width(label) for label in labels] + [40]) + 8
+    box_h = 3 * SMALL * 1.25 + 6
+    per_row = _grid(max(len(labels), 1), box_w, row_w)
+    lines = max(1, -(-len(labels) // per_row))
+    low_h = lines * (box_h + 6)
     heading = title or (f"checkpoint {result.checkpoint_id}: CkptStart {result.ckpt_start_lsn}, "
                         f"CkptEnd {result.ckpt_end_lsn}; INs logged by step 5, in order")
-    fig.suptitle(heading, x=0.02, ha="left", fontsize=9)
+    heading = title_lines(heading, width)
+    title_in = 0.2 + 0.22 * (heading.count("\n") + 1)
+    steps_in = 1.5
+    height = height or title_in + steps_in + 0.15 + low_h / 72 + 0.45
+    fig = new_figure(width, height)
+    ax = fig.add_axes((0.02, 1 - (title_in + steps_in) / height, 0.96, steps_in / height))
+    for step in range(1, 11):
+        row, col = divmod(step - 1, 5)
+        x, y = col * 1.0, (1 - row) * 1.0
+        filled = step <= done_up_to
+        ax.add_patch(Rectangle((x, y), 0.95, 0.9, facecolor="#4e79a7" if filled else "white", edgecolor="#4e79a7"))
+        ax.text(x + 0.475, y + 0.45, f"{step}. {STEP_NAMES[step]}", ha="center", va="center", fontsize=SMALL,
+                color="white" if filled else "#37474f", wrap=False)
+    ax.set_xlim(-0.02, 5)
+    ax.set_ylim(-0.05, 1.95)
+    ax.axis("off")
+    low = fig.add_axes((0.02, 0.45 / height, 0.96, low_h / 72 / height))
+    for i, (item, label) in enumerate(zip(logged, labels)):
+        line, col = divmod(i, per_row)
+        x, y = col * box_w * 1.1, low_h - (line + 1) * (box_h + 6) + 3
+        low.add_patch(Rectangle((x, y), box_w, box_h, facecolor=PROVISIONAL_COLOURS[item.provisional.name],
+                                edgecolor="#37474f", lw=0.6))
+        low.text(x + box_w / 2, y + box_h / 2, label, ha="center", va="center", fontsize=SMALL,
+                 color="white" if item.provisional.name == "NO" else "black")
+    low.set_xlim(0, row_w)
+    low.set_ylim(0, low_h)
+    low.axis("off")
+    handles = [Patch(facecolor=c, edgecolor="#37474f", label=f"Provisional.{n}") for n, c in PROVISIONAL_COLOURS.items()]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=SMALL, frameon=False)
+    fig.suptitle(heading, x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
-def draw_seed_case(case: SeedCase, *, width: float = 11.0, height: float = 2.8) -> Figure:
+def draw_seed_case(case: SeedCase, *, width: float = WIDTH, height: float = CASE_HEIGHT) -> Figure:
     """The case's entries in log order; the version of BIN-A the recovered tree uses; the verdict."""
     return draw_seed_cases([case], width=width, height=height)
 
 
-def draw_seed_cases(cases: list[SeedCase], *, width: float = 11.0, height: float | None = None) -> Figure:
+def draw_seed_cases(cases: list[SeedCase], *, width: float = WIDTH, height: float | None = None) -> Figure:
     """Several seed cases, one strip each, top to bottom."""
     rows = len(cases)
-    fig = new_figure(width, height or 2.8 * rows)
+    fig = new_figure(width, height or CASE_HEIGHT * rows)
     for row, case in enumerate(cases):
         top = 1 - row / rows
         _draw_case(fig, case, top, 1 / rows)
@@ -108,38 +137,42 @@ def draw_seed_cases(cases: list[SeedCase], *, width: float = 11.0, height: float
 
 
 def _draw_case(fig: Figure, case: SeedCase, top: float, band: float) -> None:
-    ax = fig.add_axes((0.02, top - band * 0.72, 0.96, band * 0.5))
+    """One case in a band of the figure: boxes in log order, each named underneath (so a hatch never
+    hides its name), in points so the names keep their size."""
+    ax = fig.add_axes((0.02, top - band * 0.75, 0.96, band * 0.5))
+    ax.set_xlim(0, fig.get_figwidth() * 0.96 * 72)
+    ax.set_ylim(-2.6, 2.0)  # box from 0 to 1; names below, the arrow above
     names = list(case.marks)
     a_old = case.marks["050 BIN-A"]
+    box_w = max(max(text_width(part, SMALL) for part in name.split(" ", 1)) for name in names) + 12
     for i, name in enumerate(names):
         lsn = case.marks[name]
-        kind = name.split(" ", 1)[1]
+        order, kind = name.split(" ", 1)
         type_name = {"BIN-A": "IN" if case.a_level > 1 else "BIN", "IN-B": "IN"}.get(kind, kind)
         fill = OBSOLETE if (lsn == a_old and case.old_a_counted_obsolete) else colour(type_name)
         hatch = {"YES": "//", "BEFORE_CKPT_END": ".."}.get(case.a_provisional.name) if name == "200 BIN-A" else None
         in_use = lsn == case.active_a
         wrong = in_use and lsn == a_old and case.old_a_counted_obsolete
-        ax.add_patch(Rectangle((i * 1.2, 0), 1, 1, facecolor=fill, hatch=hatch,
+        x = i * (box_w + 6)
+        ax.add_patch(Rectangle((x, 0), box_w, 1, facecolor=fill, hatch=hatch,
                                edgecolor=BAD if wrong else ("#1b5e20" if in_use else "#37474f"),
                                lw=3 if in_use else 0.8))
-        ax.text(i * 1.2 + 0.5, 0.62, name, ha="center", va="center", fontsize=7.5, weight="bold")
-        ax.text(i * 1.2 + 0.5, 0.3, str(lsn), ha="center", va="center", fontsize=6.5)
+        ax.text(x + box_w / 2, -0.15, f"{order} {kind}" if fits(ax, name, box_w) else f"{order}\n{kind}",
+                ha="center", va="top", fontsize=SMALL, weight="bold")
+        ax.text(x + box_w / 2, -1.75, str(lsn), ha="center", va="top", fontsize=SMALL)
         if in_use:
-            ax.add_patch(FancyArrowPatch((i * 1.2 + 0.5, 1.45), (i * 1.2 + 0.5, 1.05), arrowstyle="-|>",
+            ax.add_patch(FancyArrowPatch((x + box_w / 2, 1.75), (x + box_w / 2, 1.05), arrowstyle="-|>",
                                          mutation_scale=9, color="#1b5e20"))
-            ax.text(i * 1.2 + 0.5, 1.55, "the recovered tree uses this A", ha="center", va="bottom", fontsize=7,
-                    color="#1b5e20")
-    ax.text(len(names) * 1.2, 0.5, "crash and recover", ha="left", va="center", fontsize=8, style="italic")
-    ax.set_xlim(-0.1, len(names) * 1.2 + 2.2)
-    ax.set_ylim(-0.1, 2.0)
+            ax.text(x + box_w / 2 + 6, 1.4, "the recovered tree uses this A", ha="left", va="center",
+                    fontsize=SMALL, color="#1b5e20")
     ax.axis("off")
     verdict = ("correct: BIN-A at 050 is obsolete and not in use" if case.correct and case.old_a_counted_obsolete
                else "correct: BIN-A at 050 is in use and not counted obsolete" if case.correct
                else "INCORRECT: BIN-A at 050 is in use, yet counted obsolete")
-    fig.text(0.02, top - band * 0.92, f"A logged at 200 with Provisional.{case.a_provisional.name}. {verdict}.",
-             fontsize=9, color="#1b5e20" if case.correct else BAD)
+    fig.text(0.02, top - band * 0.8, f"A logged at 200 with Provisional.{case.a_provisional.name}, then a crash "
+             f"and recovery.\n{verdict}.", fontsize=SMALL, va="top", color="#1b5e20" if case.correct else BAD)
     bug = " (evictor with the bug option)" if case.bug else ""
-    fig.text(0.02, top - band * 0.1, f"seed case {case.number}{bug}", fontsize=10, va="top")
+    fig.text(0.02, top - band * 0.04, f"seed case {case.number}{bug}", fontsize=TEXT, va="top", weight="bold")
 
 
 __all__ = ["draw_dirty_map", "draw_checkpoint", "draw_seed_case", "draw_seed_cases", "PROVISIONAL_COLOURS"]

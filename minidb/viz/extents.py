@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from minidb.pagestore import Volume
-from minidb.viz.style import BAD, new_figure
+from minidb.viz.style import BAD, SMALL, TITLE, WIDTH, new_figure, text_width, tint
 
 STORE_COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#e15759", "#76b7b2", "#edc948", "#9c755f",
                  "#d37295", "#8cd17d"]
@@ -32,11 +31,6 @@ STORE0 = "#9e9e9e"
 
 def store_colour(snum: int) -> str:
     return STORE0 if snum == 0 else STORE_COLOURS[(snum - 1) % len(STORE_COLOURS)]
-
-
-def _tint(colour: str, amount: float = 0.55) -> tuple[float, float, float]:
-    r, g, b = to_rgb(colour)
-    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
 
 
 @dataclass(frozen=True)
@@ -69,15 +63,26 @@ def extent_map_layout(volume: Volume) -> ExtentMap:
 
 
 def draw_extent_map(layout: ExtentMap, *, title: str | None = None, highlight: tuple[int, ...] = (),
-                    per_row: int = 8, show_links: bool = True) -> Figure:
-    """The extent map as a grid (see the module documentation)."""
+                    per_row: int | None = None, show_links: bool = True) -> Figure:
+    """The extent map as a grid (see the module documentation).
+
+    ``per_row`` defaults to as many extents (at most 8) as fit the width with
+    every page number readable.
+    """
     ext_sz = layout.ext_sz
     gap = 0.7
     block = ext_sz + gap
+    if per_row is None:
+        cell = text_width(str(len(layout.extents) * ext_sz)) + 4
+        per_row = max(1, min(8, int(WIDTH * 0.96 * 72 / (cell * block))))
     rows = -(-len(layout.extents) // per_row)
-    height = 1.3 + 0.95 * rows
-    fig = new_figure(10.0, height)
-    ax = fig.add_axes((0.02, 0.35 / height, 0.96, 1 - 1.0 / height))
+    handles = _legend_handles(layout)
+    ncol = min(4, len(handles))
+    legend_rows = -(-len(handles) // ncol)
+    bottom = 0.15 + 0.25 * legend_rows
+    height = bottom + 0.6 + 0.95 * rows
+    fig = new_figure(WIDTH, height)
+    ax = fig.add_axes((0.02, bottom / height, 0.96, 1 - (bottom + 0.5) / height))
     place = {}
     for cell in layout.extents:
         row, col = divmod(cell.ext, per_row)
@@ -86,15 +91,15 @@ def draw_extent_map(layout: ExtentMap, *, title: str | None = None, highlight: t
         colour = store_colour(cell.owner)
         for i in range(ext_sz):
             allocated = bool(cell.pmap >> i & 1)
-            face = "white" if cell.free else (colour if allocated else _tint(colour))
+            face = "white" if cell.free else (colour if allocated else tint(colour, 0.55))
             ax.add_patch(Rectangle((x0 + i, y0), 1, 1, facecolor=face, edgecolor="#757575", lw=0.5))
             if ext_sz <= 8:
                 ax.text(x0 + i + 0.5, y0 + 0.5, str(cell.ext * ext_sz + i), ha="center", va="center",
-                        fontsize=5.5, color="white" if allocated and not cell.free else "#424242")
+                        fontsize=SMALL, color="white" if allocated and not cell.free else "#424242")
         edge = BAD if cell.ext in highlight else "black"
         ax.add_patch(Rectangle((x0, y0), ext_sz, 1, fill=False, edgecolor=edge,
                                lw=2.2 if cell.ext in highlight else 0.9))
-        ax.text(x0 + ext_sz / 2, y0 + 1.18, f"x({layout.vid}.{cell.ext})", ha="center", va="center", fontsize=7)
+        ax.text(x0 + ext_sz / 2, y0 + 1.18, f"x({layout.vid}.{cell.ext})", ha="center", va="center", fontsize=SMALL)
     if show_links:
         for cell in layout.extents:
             if cell.free or not cell.next or cell.next not in place:
@@ -107,13 +112,17 @@ def draw_extent_map(layout: ExtentMap, *, title: str | None = None, highlight: t
     ax.set_xlim(-0.3, per_row * block)
     ax.set_ylim(-0.6, (rows - 1) * 1.6 + 1.5)
     ax.set_axis_off()
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=SMALL, frameon=False)
+    if title:
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
+    return fig
+
+
+def _legend_handles(layout: ExtentMap) -> list[Patch]:
     handles = [Patch(facecolor=STORE0, label="s(%d.0) maps" % layout.vid)]
     for snum, first, deleting in layout.stores:
         label = f"s({layout.vid}.{snum})" + (" deleting" if deleting != "NOT_DELETING" else "")
         handles.append(Patch(facecolor=store_colour(snum), label=label))
-    handles.append(Patch(facecolor=_tint(STORE_COLOURS[0]), edgecolor="#757575", label="pale: reserved page"))
+    handles.append(Patch(facecolor=tint(STORE_COLOURS[0], 0.55), edgecolor="#757575", label="pale: reserved page"))
     handles.append(Patch(facecolor="white", edgecolor="#757575", label="free extent"))
-    fig.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=7, frameon=False)
-    if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
-    return fig
+    return handles

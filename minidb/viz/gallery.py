@@ -3,6 +3,9 @@
 ``minidb figures`` (and ``make figures``) writes them all; ``minidb tour``
 writes them as it goes. Each entry is a function returning a Figure, built
 from seeded, scripted workloads so the pictures are the same on every run.
+Every picture of every notebook has a name too
+(:mod:`minidb.viz.notebook_figures`): :func:`all_figures` lists both, by the
+name ``minidb figures NAME`` takes (a file name without its suffix).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from minidb.viz.style import save
+from minidb.viz.style import SAVE_DPI, Picture, save
 
 
 def _log_files() -> Figure:
@@ -171,7 +174,32 @@ FIGURES: dict[str, Callable[[], Figure]] = {
 }
 
 
-def write_figures(out_dir: str, names: list[str] | None = None) -> list[str]:
-    """Write the named figures (default: all) into ``out_dir``; return the paths."""
+def all_figures() -> dict[str, Callable[[], Picture]]:
+    """Every picture by name: those of ``figures/`` (``log_files``), then the notebooks' (``02_pages-3``)."""
+    from minidb.viz.notebook_figures import notebook_figures
+
+    return {os.path.splitext(name)[0]: make for name, make in FIGURES.items()} | notebook_figures()
+
+
+def write_figures(out_dir: str, names: list[str] | None = None, *, fmt: str = "png", dpi: int = SAVE_DPI) -> list[str]:
+    """Write the named pictures (default: those of ``figures/``) into ``out_dir`` as ``fmt``; return the paths.
+
+    A name may carry the ``.png`` of its ``FIGURES`` entry; an unknown name is a ValueError, before anything
+    is written.
+    """
+    every = all_figures()
+    chosen = [os.path.splitext(name)[0] if name in FIGURES else name for name in names or FIGURES]
+    problem = unknown(chosen)
+    if problem:
+        raise ValueError(problem)
     os.makedirs(out_dir, exist_ok=True)
-    return [save(FIGURES[name](), os.path.join(out_dir, name)) for name in names or FIGURES]
+    return [save(every[name](), os.path.join(out_dir, f"{name}.{fmt}"), dpi=dpi) for name in chosen]
+
+
+def unknown(names: list[str]) -> str | None:
+    """Why ``names`` cannot all be drawn (a name no picture has), or None."""
+    every = all_figures()
+    missing = [name for name in names if name not in every and name not in FIGURES]
+    if not missing:
+        return None
+    return f"no figure named {', '.join(map(repr, missing))} (minidb figures --list names them all)"

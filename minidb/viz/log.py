@@ -23,7 +23,7 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from minidb.io import Disk, SimDisk
 from minidb.log import file_name, inspect_file, log_file_numbers, read_file, type_by_code
-from minidb.viz.style import BAD, DURABLE, new_figure, type_colour
+from minidb.viz.style import BAD, DURABLE, SMALL, TITLE, WIDTH, dark, fits, new_figure, type_colour
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def draw_log(
     scale: int | None = None,
     show_chain: bool = True,
     highlight: str | None = None,
-    width: float = 10.0,
+    width: float = WIDTH,
 ) -> Figure:
     """Draw files as strips (see the module documentation).
 
@@ -100,10 +100,12 @@ def draw_log(
     red outline.
     """
     rows = max(1, len(strips))
-    height = 1.1 + 1.1 * rows
+    height = 1.6 + 1.2 * rows
     fig = new_figure(width, height)
-    ax = fig.add_axes((0.11, 0.6 / height, 0.87, 1 - 1.0 / height))
+    ax = fig.add_axes((0.13, 1.05 / height, 0.85, 1 - 1.5 / height))
     span = scale or max([s.size for s in strips] + [1])
+    ax.set_xlim(0, span * 1.01)
+    ax.set_ylim(-0.45, rows - 1 + 0.95)
     seen_types: dict[str, str] = {}
     for row, strip in enumerate(strips):
         y = rows - 1 - row
@@ -118,9 +120,10 @@ def draw_log(
                 lw=2.5 if highlight == box.lsn else (1.5 if box.replicated else 0.6),
                 hatch=hatch, alpha=0.35 if box.invisible else 1.0,
             ))
-            if box.size / span > 0.035:
-                ax.text(box.offset + box.size / 2, y + 0.25, f"0x{box.offset:x}", ha="center",
-                        va="center", fontsize=7)
+            label = f"0x{box.offset:x}"
+            if fits(ax, label, box.size * 0.92):
+                ax.text(box.offset + box.size / 2, y + 0.25, label, ha="center", va="center", fontsize=SMALL,
+                        color="white" if dark(colour) else "black")
             if show_chain and box.offset > 0:
                 ax.add_patch(FancyArrowPatch(
                     (box.offset + 2, y + 0.52), (box.prev + 2, y + 0.52),
@@ -132,24 +135,22 @@ def draw_log(
             ax.add_patch(Rectangle((strip.bad_offset, y), max(bad_len, span * 0.004), 0.5,
                                    facecolor="white", edgecolor=BAD, hatch="xx", lw=1.2))
             ax.text(strip.bad_offset + bad_len / 2, y - 0.14, f"{strip.bad_kind} ({bad_len} B)",
-                    ha="center", va="center", fontsize=7, color=BAD)
+                    ha="center", va="center", fontsize=SMALL, color=BAD)
         if strip.durable_size is not None:
             ax.plot([strip.durable_size] * 2, [y - 0.08, y + 0.58], color=DURABLE, lw=1.6)
             ax.text(strip.durable_size, y - 0.32, "fsynced", ha="center", va="center",
-                    fontsize=7, color=DURABLE)
+                    fontsize=SMALL, color=DURABLE)
         ax.text(-span * 0.01, y + 0.25, f"{strip.name}\n{strip.size} B", ha="right",
-                va="center", fontsize=8)
-    ax.set_xlim(0, span * 1.01)
-    ax.set_ylim(-0.45, rows - 1 + 0.95)
+                va="center", fontsize=SMALL)
     ax.set_yticks([])
-    ax.set_xlabel("byte offset in file", fontsize=8)
-    ax.tick_params(labelsize=7)
+    ax.set_xlabel("byte offset in file", fontsize=SMALL)
+    ax.tick_params(labelsize=SMALL)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     handles = [Patch(facecolor=c, label=n) for n, c in seen_types.items()]
     if handles:
-        fig.legend(handles=handles, loc="upper right", ncol=min(6, len(handles)), fontsize=7,
+        fig.legend(handles=handles, loc="lower center", ncol=min(6, len(handles)), fontsize=SMALL,
                    frameon=False)
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig

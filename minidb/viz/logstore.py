@@ -30,7 +30,7 @@ from minidb.log import LSN
 from minidb.logstore.env import Environment
 from minidb.logstore.inspect import NodeView, TreeView, tree_view
 from minidb.logstore.tree.in_node import node_kind
-from minidb.viz.style import new_figure, type_colour
+from minidb.viz.style import SMALL, TITLE, WIDTH, dark, fits, new_figure, text_width, tint, title_lines, type_colour
 
 OBSOLETE = "#d9d9d9"
 
@@ -80,24 +80,50 @@ def tree_and_log(env: Environment, db_name: str) -> TreeAndLog:
     return TreeAndLog(view, tuple(boxes), tuple(sorted(sizes.items())))
 
 
-def _tree_positions(view: TreeView) -> dict[int, tuple[float, float]]:
-    """x, y for every node: leaves evenly spread, parents centred over their children."""
+def _tree_order(view: TreeView) -> dict[int, float]:
+    """A left-to-right order for every node: leaves in key order, parents centred over their children."""
     leaves = [n for n in view.nodes() if n.is_bin]
-    positions: dict[int, tuple[float, float]] = {}
-    height = view.root.level
-    for i, leaf in enumerate(leaves):
-        positions[leaf.node_id] = ((i + 0.5) / max(len(leaves), 1), 0.0)
+    order: dict[int, float] = {leaf.node_id: float(i) for i, leaf in enumerate(leaves)}
 
     def place(node: NodeView) -> float:
         if node.is_bin:
-            return positions[node.node_id][0]
+            return order[node.node_id]
         xs = [place(child) for child in node.children]
-        x = sum(xs) / len(xs) if xs else 0.5
-        positions[node.node_id] = (x, (node.level - 1) / max(height - 1, 1))
-        return x
+        order[node.node_id] = sum(xs) / len(xs) if xs else 0.0
+        return order[node.node_id]
 
     place(view.root)
-    return positions
+    return order
+
+
+def _node_label(node: NodeView) -> str:
+    """``BIN 4``, its LSN and up to four keys, two a line (``dave*``: known deleted)."""
+    keys = [k.decode("utf-8", "replace") for k in node.keys] if node.is_bin else []
+    if node.is_bin and any(node.known_deleted):
+        keys = [f"{k}*" if d else k for k, d in zip(keys, node.known_deleted)]
+    shown = keys if len(keys) <= 4 else keys[:3] + ["..."]
+    lines = [f"{node_kind(node.is_bin)} {node.node_id}", str(node.lsn)]
+    lines += [" ".join(shown[i:i + 2]) for i in range(0, len(shown), 2)]
+    return "\n".join(lines)
+
+
+def tree_rows(view: TreeView, width_pt: float) -> tuple[list[list[NodeView]], float, float]:
+    """The tree as rows of nodes, top to bottom, and each box's width and height in points.
+
+    Each level is one row, left to right, wrapped into more rows when its boxes
+    do not fit ``width_pt``: the labels keep their size however wide the tree is.
+    """
+    nodes = view.nodes()
+    labels = [_node_label(n) for n in nodes]
+    box_w = max(text_width(label) for label in labels) + 10
+    box_h = max(label.count("\n") + 1 for label in labels) * SMALL * 1.25 + 6
+    per_row = max(1, int(width_pt // (box_w + 8)))
+    order = _tree_order(view)
+    rows: list[list[NodeView]] = []
+    for level in sorted({n.level for n in nodes}, reverse=True):
+        members = sorted((n for n in nodes if n.level == level), key=lambda n: order[n.node_id])
+        rows += [members[i:i + per_row] for i in range(0, len(members), per_row)]
+    return rows, box_w, box_h
 
 
 def _log_x(picture: TreeAndLog) -> tuple[dict[int, float], float]:
@@ -111,17 +137,39 @@ def _log_x(picture: TreeAndLog) -> tuple[dict[int, float], float]:
 
 
 def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highlight: set[LSN] | None = None,
-                      show_records: bool = True, width: float = 11.0, height: float = 6.0) -> Figure:
-    """Draw the tree above the log (see the module documentation); ``highlight`` LSNs get a thick outline."""
+                      show_records: bool = True, width: float = WIDTH) -> Figure:
+    """Draw the tree above the log (see the module documentation); ``highlight`` LSNs get a thick outline.
+
+    The figure is ``width`` inches wide and as tall as the tree needs (see :func:`tree_rows`).
+    """
     highlight = highlight or set()
-    fig = new_figure(width, height)
-    tree_ax = fig.add_axes((0.02, 0.36, 0.96, 0.54))
-    log_ax = fig.add_axes((0.04, 0.08, 0.92, 0.16))
     view = picture.view
-    positions = _tree_positions(view)
-    leaves = max(sum(1 for n in view.nodes() if n.is_bin), 1)
-    box_w = min(0.9 / leaves, 0.16)
-    box_h = 0.16 if view.root.level > 2 else 0.24
+    tree_w = width * 0.96 * 72
+    rows, box_w, box_h = tree_rows(view, tree_w)
+    row_gap = 26.0
+    tree_h = len(rows) * box_h + (len(rows) - 1) * row_gap
+    starts, total = _log_x(picture)
+    seen = {box.type_name: colour(box.type_name) for box in picture.boxes}
+    handles = [Patch(facecolor=c, label=n) for n, c in seen.items()]
+    handles += [Patch(facecolor=OBSOLETE, label="obsolete"), Patch(facecolor="white", edgecolor="black", hatch="//",
+                                                                   label="provisional YES"),
+                Patch(facecolor="white", edgecolor="black", hatch="..", label="BEFORE_CKPT_END")]
+    ncol = 5
+    legend_in = 0.25 * -(-len(handles) // ncol) + 0.1
+    title = title_lines(title, width) if title else None
+    title_in = 0.15 + 0.22 * (title.count("\n") + 1) if title else 0.15
+    log_in = 0.4
+    height = title_in + tree_h / 72 + 0.45 + log_in + 0.3 + legend_in
+    fig = new_figure(width, height)
+    tree_ax = fig.add_axes((0.02, 1 - (title_in + tree_h / 72) / height, 0.96, tree_h / 72 / height))
+    log_bottom = legend_in + 0.3
+    log_ax = fig.add_axes((0.02, log_bottom / height, 0.96, log_in / height))
+
+    positions: dict[int, tuple[float, float]] = {}
+    for r, row in enumerate(rows):
+        y = tree_h - r * (box_h + row_gap) - box_h / 2
+        for i, node in enumerate(row):
+            positions[node.node_id] = ((i + 0.5) * tree_w / len(row), y)
     for node in view.nodes():
         x, y = positions[node.node_id]
         for child in node.children:
@@ -131,35 +179,28 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
         x, y = positions[node.node_id]
         kind = node_kind(node.is_bin)
         edge = DIRTY if node.dirty else "#37474f"
-        tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=colour(kind),
+        tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=tint(colour(kind)),
                                     edgecolor=edge, lw=2.0 if node.dirty else 0.9,
-                                    linestyle="-" if node.resident else "--", alpha=0.9, zorder=2))
-        keys = [k.decode("utf-8", "replace") for k in node.keys] if node.is_bin else []
-        shown = keys if len(keys) <= 4 else keys[:3] + ["..."]
-        deleted = [d for d in node.known_deleted]
-        if node.is_bin and any(deleted):
-            shown = [f"{k}*" if d else k for k, d in zip(keys, deleted)][:4]
-        label = f"{kind} {node.node_id}\n{node.lsn}" + ("\n" + " ".join(shown) if shown else "")
-        tree_ax.text(x, y, label, ha="center", va="center", fontsize=6.5, zorder=3)
-    tree_ax.set_xlim(0, 1)
-    tree_ax.set_ylim(-box_h, 1 + box_h)
+                                    linestyle="-" if node.resident else "--", zorder=2))
+        tree_ax.text(x, y, _node_label(node), ha="center", va="center", fontsize=SMALL, zorder=3)
+    tree_ax.set_xlim(0, tree_w)
+    tree_ax.set_ylim(-3, tree_h + 3)  # room for the outlines of the top and bottom rows
     tree_ax.axis("off")
 
-    starts, total = _log_x(picture)
-    seen: dict[str, str] = {}
     for box in picture.boxes:
         x0 = starts[box.lsn.file] + box.lsn.offset
         fill = OBSOLETE if box.obsolete else colour(box.type_name)
-        seen[box.type_name] = colour(box.type_name)
         log_ax.add_patch(Rectangle((x0, 0), box.size, 1, facecolor=fill, hatch=HATCHES.get(box.provisional),
                                    edgecolor="#c62828" if box.lsn in highlight else "white",
                                    lw=2.2 if box.lsn in highlight else 0.4))
-    for number, size in picture.file_sizes:
-        log_ax.text(starts[number] + size / 2, -0.35, f"{number:08x}.jdb ({size} B)", ha="center", va="top",
-                    fontsize=7)
     log_ax.set_xlim(0, total)
-    log_ax.set_ylim(-0.6, 1.05)
+    log_ax.set_ylim(0, 1)
     log_ax.axis("off")
+    for number, size in picture.file_sizes:
+        label = f"{number:08x}.jdb ({size} B)"
+        if not fits(log_ax, label, size):
+            label = f"{number:08x}.jdb" if fits(log_ax, f"{number:08x}.jdb", size) else f"{number:x}"
+        log_ax.text(starts[number] + size / 2, -0.15, label, ha="center", va="top", fontsize=SMALL)
 
     def connect(lsn: LSN, xy: tuple[float, float], line: str, lw: float) -> None:
         box = picture.box(lsn)
@@ -167,7 +208,7 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
             return
         target = (starts[lsn.file] + lsn.offset + box.size / 2, 1.0)
         fig.add_artist(ConnectionPatch(xyA=xy, coordsA=tree_ax.transData, xyB=target, coordsB=log_ax.transData,
-                                       color=line, lw=lw, alpha=0.55))
+                                       color=line, lw=lw, alpha=0.5, zorder=-1))  # under the boxes
 
     for node in view.nodes():
         x, y = positions[node.node_id]
@@ -178,47 +219,60 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
                 if not deleted:
                     offset = (i + 0.5) / max(len(node.slot_lsns), 1) - 0.5
                     connect(lsn, (x + offset * box_w, y - box_h / 2), "#8d6e63", 0.5)
-    handles = [Patch(facecolor=c, label=n) for n, c in seen.items()]
-    handles += [Patch(facecolor=OBSOLETE, label="obsolete"), Patch(facecolor="white", edgecolor="black", hatch="//",
-                                                                   label="provisional YES"),
-                Patch(facecolor="white", edgecolor="black", hatch="..", label="BEFORE_CKPT_END")]
-    fig.legend(handles=handles, loc="lower center", ncol=min(8, len(handles)), fontsize=6.5, frameon=False)
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=SMALL, frameon=False)
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig
+
+
+GRAPH_ROW = 6  # nodes of one level side by side before the level wraps to a new row
+LOG_ROW = 8  # log entries in one row of the log table
 
 
 def tree_graph(picture: TreeAndLog, show_log: bool = True):
     """The tree as a graphviz digraph: a record node per IN/BIN with a field per slot (key and LSN),
-    and, below it, the log as one strip of cells (obsolete entries grey) that the slots point into."""
+    and, below it, the log as a table of cells (obsolete entries grey) that the slots point into.
+
+    Laid out to fit a notebook column at its natural size (text 9 pt and more): each node's slots
+    stack vertically, a level wraps to a new row after GRAPH_ROW nodes (invisible edges push the
+    rest down), and the log table wraps after LOG_ROW entries.
+    """
     import graphviz
 
-    graph = graphviz.Digraph("tree", graph_attr={"rankdir": "TB", "fontsize": "10", "nodesep": "0.15", "ordering": "out"},
-                             node_attr={"shape": "record", "fontsize": "9", "fontname": "Helvetica"})
+    graph = graphviz.Digraph("tree", graph_attr={"rankdir": "TB", "fontsize": "10", "nodesep": "0.15",
+                                                 "ranksep": "0.3", "ordering": "out", "size": f"{WIDTH},100"},
+                             node_attr={"shape": "record", "fontsize": "10", "fontname": "Helvetica"})
     index = {box.lsn: i for i, box in enumerate(picture.boxes)}
+    levels: dict[int, list[str]] = {}
     for node in picture.view.nodes():
         kind = node_kind(node.is_bin)
         fields = []
         for i, (key, lsn) in enumerate(zip(node.keys, node.slot_lsns)):
             mark = "*" if node.is_bin and node.known_deleted[i] else ""
             shown = key.decode("utf-8", "replace") or "-inf"
-            fields.append(f"<s{i}> {_escape(shown)}{mark}\\n{lsn}")
-        label = f"{{{kind} {node.node_id} @ {node.lsn}|{{{'|'.join(fields) or 'empty'}}}}}"
+            fields.append(f"<s{i}> {_escape(shown)}{mark} {lsn}")
+        label = f"{{{kind} {node.node_id}\\n@ {node.lsn}|{'|'.join(fields) or 'empty'}}}"
         style = {"color": DIRTY, "penwidth": "2"} if node.dirty else {}
         if not node.resident:
             style["style"] = "dashed"
         graph.node(f"n{node.node_id}", label, **style)
+        levels.setdefault(node.level, []).append(f"n{node.node_id}")
         for i, child in enumerate(node.children):
             graph.edge(f"n{node.node_id}:s{i}", f"n{child.node_id}")
+    for names in levels.values():
+        for above, below in zip(names, names[GRAPH_ROW:]):
+            graph.edge(above, below, style="invis")
     if not show_log:
         return graph
     cells = []
     for i, box in enumerate(picture.boxes):
         fill = OBSOLETE if box.obsolete else colour(box.type_name)
-        cells.append(f'<TD PORT="e{i}" BGCOLOR="{fill}">{box.type_name}<BR/>'
-                     f'<FONT POINT-SIZE="7">{box.lsn.file:x}/{box.lsn.offset:x}</FONT></TD>')
-    graph.node("log", "<<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\"><TR>" + "".join(cells)
-               + "</TR></TABLE>>", shape="plaintext")
+        ink = "white" if dark(fill) else "black"
+        cells.append(f'<TD PORT="e{i}" BGCOLOR="{fill}"><FONT COLOR="{ink}">{box.type_name}<BR/>'
+                     f'{box.lsn.file:x}/{box.lsn.offset:x}</FONT></TD>')
+    rows = "".join("<TR>" + "".join(cells[i:i + LOG_ROW]) + "</TR>" for i in range(0, len(cells), LOG_ROW))
+    graph.node("log", "<<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\">" + (rows or "<TR><TD>empty</TD></TR>")
+               + "</TABLE>>", shape="plaintext")
     for node in picture.view.nodes():
         if node.is_bin:
             for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
@@ -240,7 +294,7 @@ def draw_utilization(env: Environment, *, title: str | None = None, width: float
     """Bytes per log file: live nodes, and what is obsolete (what a cleaner could reclaim)."""
     report = env.utilization_report()
     fig = new_figure(width, height)
-    ax = fig.add_axes((0.1, 0.2, 0.85, 0.65))
+    ax = fig.add_axes((0.12, 0.15, 0.72, 0.65))
     names = [f"{s.file_number:08x}" for s in report]
     live = [s.live_size for s in report]
     obsolete = [s.obsolete_size for s in report]
@@ -248,13 +302,14 @@ def draw_utilization(env: Environment, *, title: str | None = None, width: float
     ax.bar(positions, live, color="#4e79a7", label="live")
     ax.bar(positions, obsolete, bottom=live, color=OBSOLETE, label="obsolete")
     for i, summary in enumerate(report):
-        ax.text(i, summary.total_size, f"{summary.utilization:.0%}", ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(list(positions), names, fontsize=7)
-    ax.set_ylabel("bytes", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, frameon=False, loc="upper right")
+        ax.text(i, summary.total_size, f"{summary.utilization:.0%}", ha="center", va="bottom", fontsize=SMALL)
+    ax.set_xticks(list(positions), names, fontsize=SMALL)
+    ax.set_ylabel("bytes", fontsize=SMALL)
+    ax.tick_params(labelsize=SMALL)
+    ax.set_ylim(0, max([s.total_size for s in report] + [1]) * 1.15)  # room for the percentages
+    ax.legend(fontsize=SMALL, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 

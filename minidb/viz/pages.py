@@ -28,7 +28,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from minidb.pagestore import SlottedPage
 from minidb.pagestore.page import FOOTER_SIZE, HEADER_SIZE, SLOT_SIZE
-from minidb.viz.style import FALLBACK, new_figure
+from minidb.viz.style import FALLBACK, SMALL, TITLE, WIDTH, fits, new_figure
 
 COLOURS = {
     "header": "#9e9e9e",
@@ -123,8 +123,8 @@ def draw_page(layout: PageLayout, *, title: str | None = None, columns: int = 32
         rgb = to_rgb(_region_colour(region))
         for byte in range(region.start, region.start + region.length):
             grid[byte // columns][byte % columns] = rgb
-    fig = new_figure(10.0, 5.6)
-    ax = fig.add_axes((0.07, 0.12, 0.6, 0.78))
+    fig = new_figure(WIDTH, 4.6)
+    ax = fig.add_axes((0.08, 0.17, 0.56, 0.73))
     ax.imshow(grid, interpolation="nearest", aspect="equal", extent=(0, columns, rows, 0))
     for x in range(0, columns + 1, 4):  # faint lines every 4 bytes and every row: count bytes by eye
         ax.axvline(x, color="#bdbdbd", lw=0.3)
@@ -143,14 +143,21 @@ def draw_page(layout: PageLayout, *, title: str | None = None, columns: int = 32
         elif region.kind == "slot" and region.state == "reserved":
             label = "R"
         if label:
-            ax.text(region.start % columns + 0.2, region.start // columns + 0.55, label, fontsize=6.5,
+            start = region.start
+            room = min(region.length, columns - start % columns)
+            if not fits(ax, label, room - 0.2) and region.length - room >= columns / 4:
+                start += room  # a record that wraps: label it where its next row begins
+                room = min(region.length - room, columns)
+            if not fits(ax, label, room - 0.2):
+                label = label.removeprefix("slot ")
+            ax.text(start % columns + 0.1, start // columns + 0.55, label, fontsize=SMALL,
                     va="center", ha="left", color="black")
     ax.set_xticks(range(0, columns + 1, 8))
     ax.set_yticks(range(0, rows + 1, 2))
-    ax.set_yticklabels([str(r * columns) for r in range(0, rows + 1, 2)], fontsize=7)
-    ax.tick_params(labelsize=7)
-    ax.set_xlabel("byte in row", fontsize=8)
-    ax.set_ylabel("row offset", fontsize=8)
+    ax.set_yticklabels([str(r * columns) for r in range(0, rows + 1, 2)], fontsize=SMALL)
+    ax.tick_params(labelsize=SMALL)
+    ax.set_xlabel("byte in row", fontsize=SMALL)
+    ax.set_ylabel("row offset", fontsize=SMALL)
     text = [
         f"{layout.pid}  {layout.tag}",
         f"page LSN {layout.lsn}",
@@ -169,10 +176,10 @@ def draw_page(layout: PageLayout, *, title: str | None = None, columns: int = 32
         f"rsvd_tid  {layout.rsvd_tid:4d}",
         f"xct_rsvd  {layout.xct_rsvd:4d}",
     ]
-    fig.text(0.69, 0.9, "\n".join(text), va="top", ha="left", fontsize=8, family="monospace")
+    fig.text(0.66, 0.9, "\n".join(text), va="top", ha="left", fontsize=SMALL, family="monospace")
     handles = [Patch(facecolor=COLOURS[k], edgecolor="#9e9e9e", label=k, hatch="////" if k == "hole" else None)
                for k in ("header", "hole", "gap", "reserved", "footer")]
-    fig.legend(handles=handles, loc="lower left", ncol=5, fontsize=7, frameon=False, bbox_to_anchor=(0.07, 0.0))
+    fig.legend(handles=handles, loc="lower left", ncol=5, fontsize=SMALL, frameon=False, bbox_to_anchor=(0.07, 0.0))
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig

@@ -24,14 +24,14 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from minidb.viz.style import BAD, FALLBACK, new_figure, type_colour
+from minidb.viz.style import BAD, FALLBACK, SMALL, TITLE, WIDTH, new_figure, type_colour
 
 OUTCOME_COLOURS = {"commit": "#59a14f", "abort": "#e15759", "open": "#bab0ac"}
 MAX_FILES = 40
 
 
 def _no_data(fig: Figure, ax, what: str) -> None:
-    ax.text(0.5, 0.5, f"no {what} in these logs", ha="center", va="center", fontsize=10, color="#757575",
+    ax.text(0.5, 0.5, f"no {what} in these logs", ha="center", va="center", fontsize=TITLE, color="#757575",
             transform=ax.transAxes)
     ax.set_xticks([])
     ax.set_yticks([])
@@ -56,8 +56,9 @@ def draw_entry_types_per_file(rows: Iterable[Sequence], measure: str = "entries"
             types.append(type_name)
     files = sorted(per_file)
     shown = files[:MAX_FILES]
-    fig = new_figure(10, 5.5)
-    ax = fig.add_axes((0.16, 0.1, 0.62, 0.8))
+    height = max(3.0, 1.2 + 0.2 * len(shown))  # a 9 pt label per bar
+    fig = new_figure(WIDTH, height)
+    ax = fig.add_axes((0.16, 0.65 / height, 0.56, 1 - 1.1 / height))
     if not shown:
         _no_data(fig, ax, "entries")
         return fig
@@ -69,16 +70,16 @@ def draw_entry_types_per_file(rows: Iterable[Sequence], measure: str = "entries"
                 edgecolor="white", linewidth=0.4)
         left = [a + b for a, b in zip(left, values)]
     ax.set_yticks(range(len(shown)))
-    ax.set_yticklabels(labels, fontsize=7 if len(shown) > 20 else 8)
+    ax.set_yticklabels(labels, fontsize=SMALL)
     ax.invert_yaxis()
-    ax.set_xlabel(f"{measure} in the file", fontsize=9)
-    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel(f"{measure} in the file", fontsize=SMALL)
+    ax.tick_params(axis="x", labelsize=SMALL)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False, title="entry type",
-              title_fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=SMALL, frameon=False, title="entry type",
+              title_fontsize=SMALL)
     more = f" (first {len(shown)} of {len(files)} files)" if len(files) > len(shown) else ""
-    fig.suptitle((title or f"Entry types per log file, by {measure}") + more, x=0.02, ha="left", fontsize=10)
+    fig.suptitle((title or f"Entry types per log file, by {measure}") + more, x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
@@ -87,7 +88,7 @@ def draw_transaction_sizes(rows: Iterable[Sequence], title: str | None = None) -
     counts: dict[str, dict[int, int]] = defaultdict(dict)
     for outcome, entries, transactions in (tuple(r)[:3] for r in rows):
         counts[outcome][int(entries)] = counts[outcome].get(int(entries), 0) + int(transactions)
-    fig = new_figure(10, 4)
+    fig = new_figure(WIDTH, 4)
     ax = fig.add_axes((0.08, 0.14, 0.9, 0.74))
     if not counts:
         _no_data(fig, ax, "transactions")
@@ -100,13 +101,13 @@ def draw_transaction_sizes(rows: Iterable[Sequence], title: str | None = None) -
         ax.bar(xs, [counts[outcome].get(n, 0) for n in sizes], width=width,
                color=OUTCOME_COLOURS.get(outcome, FALLBACK[i % len(FALLBACK)]),
                label=f"{outcome} ({sum(counts[outcome].values())})")
-    ax.set_xlabel("entries per transaction (updates plus the commit or abort)", fontsize=9)
-    ax.set_ylabel("transactions", fontsize=9)
-    ax.tick_params(labelsize=8)
+    ax.set_xlabel("entries per transaction (updates plus the commit or abort)", fontsize=SMALL)
+    ax.set_ylabel("transactions", fontsize=SMALL)
+    ax.tick_params(labelsize=SMALL)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.legend(fontsize=8, frameon=False)
-    fig.suptitle(title or "Transaction sizes", x=0.02, ha="left", fontsize=10)
+    ax.legend(fontsize=SMALL, frameon=False)
+    fig.suptitle(title or "Transaction sizes", x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
@@ -116,7 +117,7 @@ def draw_checkpoint_intervals(rows: Iterable[Sequence], title: str | None = None
     per_env: dict[str, list[tuple[int, int | None, int | None]]] = defaultdict(list)
     for row in rows:
         per_env[row[0]].append((int(row[1]), row[5], row[6]))
-    fig = new_figure(10, 4)
+    fig = new_figure(WIDTH, 4)
     left = fig.add_axes((0.08, 0.14, 0.38, 0.7))
     right = fig.add_axes((0.58, 0.14, 0.38, 0.7))
     if not per_env:
@@ -131,19 +132,19 @@ def draw_checkpoint_intervals(rows: Iterable[Sequence], title: str | None = None
         left.plot(unfinished, [0] * len(unfinished), "x", color=BAD, ms=6)
         spaced = [(c, g) for c, _, g in points if g is not None]
         right.plot([c for c, _ in spaced], [g for _, g in spaced], "o-", color=colour, ms=4, lw=1, label=env)
-    left.set_title("CkptStart to CkptEnd (x: never ended)", fontsize=9)
-    right.set_title("from the previous CkptStart", fontsize=9)
+    left.set_title("CkptStart to CkptEnd (x: never ended)", fontsize=SMALL)
+    right.set_title("from the previous CkptStart", fontsize=SMALL)
     for ax in (left, right):
-        ax.set_xlabel("checkpoint number", fontsize=9)
+        ax.set_xlabel("checkpoint number", fontsize=SMALL)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_ylabel("log bytes", fontsize=9)
-        ax.tick_params(labelsize=8)
+        ax.set_ylabel("log bytes", fontsize=SMALL)
+        ax.tick_params(labelsize=SMALL)
         ax.set_ylim(bottom=0)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
     if len(per_env) <= 8:
-        right.legend(fontsize=7, frameon=False, loc="lower right")
-    fig.suptitle(title or "Checkpoint intervals", x=0.02, ha="left", fontsize=10)
+        right.legend(fontsize=SMALL, frameon=False, loc="lower right")
+    fig.suptitle(title or "Checkpoint intervals", x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
@@ -160,8 +161,8 @@ def draw_vlsn_streams(streams: Iterable[Sequence], gaps: Iterable[Sequence] = ()
     diverging environments' bars hatched from there on.
     """
     streams = sorted((tuple(r) for r in streams), key=lambda r: r[0])
-    fig = new_figure(10, 3.6)
-    ax = fig.add_axes((0.1, 0.16, 0.87, 0.68))
+    fig = new_figure(WIDTH, 3.8)
+    ax = fig.add_axes((0.1, 0.24, 0.87, 0.6))
     if not streams:
         _no_data(fig, ax, "replicated entries")
         return fig
@@ -179,27 +180,27 @@ def draw_vlsn_streams(streams: Iterable[Sequence], gaps: Iterable[Sequence] = ()
         if env in rows:
             ax.barh(rows[env], end - start + 1, left=start - 0.5, height=0.7, color=BAD)
             ax.text(start, rows[env] + 0.42, f"gap {start}" + (f"..{end}" if end != start else ""),
-                    fontsize=7, color=BAD, ha="center")
+                    fontsize=SMALL, color=BAD, ha="center")
     for env, vlsn, *_ in (tuple(r) for r in duplicates):
         if env in rows:
             ax.plot([vlsn, vlsn], [rows[env] - 0.38, rows[env] + 0.38], color="black", lw=1.5)
-            ax.text(vlsn, rows[env] - 0.58, f"twice {vlsn}", fontsize=7, ha="center")
+            ax.text(vlsn, rows[env] - 0.58, f"twice {vlsn}", fontsize=SMALL, ha="center")
     if split is not None:
         ax.axvline(split - 0.5, color="#f28e2b", ls="--", lw=1.2)
-        ax.text(split, len(rows) - 0.35, f"first divergence: VLSN {split}", fontsize=8, color="#c4650f")
+        ax.text(split, len(rows) - 0.35, f"first divergence: VLSN {split}", fontsize=SMALL, color="#c4650f")
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(list(rows), fontsize=8)
+    ax.set_yticklabels(list(rows), fontsize=SMALL)
     ax.invert_yaxis()
     ax.set_ylim(len(rows) - 0.2, -0.9)
-    ax.set_xlabel("VLSN", fontsize=9)
-    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel("VLSN", fontsize=SMALL)
+    ax.tick_params(axis="x", labelsize=SMALL)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     handles = [Patch(color="#4e79a7", label="entries"), Patch(color=BAD, label="missing (gap)")]
     if split is not None:
         handles.append(Patch(facecolor="#f28e2b", hatch="//", edgecolor="white", label="diverged"))
-    fig.legend(handles=handles, loc="upper right", ncol=3, fontsize=8, frameon=False)
-    fig.suptitle(title or "VLSN streams of the replication group", x=0.02, ha="left", fontsize=10)
+    fig.legend(handles=handles, loc="lower right", ncol=3, fontsize=SMALL, frameon=False)
+    fig.suptitle(title or "VLSN streams of the replication group", x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 

@@ -1,14 +1,23 @@
 """Shared look of minidb's pictures: colours, figure sizes, saving.
 
 Every drawing function returns a :class:`matplotlib.figure.Figure` built
-without pyplot (no global state, nothing to close), at a fixed size, so the
-same call gives the same picture in a notebook, a test and ``figures/``.
+without pyplot (no global state, nothing to close), WIDTH inches wide (a
+notebook column) and as tall as its content needs, so the same call gives
+the same picture in a notebook, a test and ``figures/``, and its text is as
+large there as it was drawn. Where a row of boxes would not fit the width it
+wraps into more rows instead of shrinking its labels (:func:`fits` and
+:func:`text_width` decide before drawing). :func:`save` writes a picture as
+PNG (150 dpi by default) or SVG, the same bytes on every run.
 """
 
 from __future__ import annotations
 
 import os
+import textwrap
+from typing import Any, Union
 
+import matplotlib
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 # One explicit colour per entry type, grouped by family so that a picture's
@@ -54,6 +63,24 @@ FALLBACK = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
 BAD = "#d62728"
 DURABLE = "#1b5e20"
 DPI = 100
+# A notebook column is about 9.5 inches wide at 100 dpi; a wider figure is
+# scaled down to fit. So pictures are at most WIDTH wide, and no text in them
+# is smaller than SMALL points: at notebook size every label is readable
+# (tests/viz/test_readability.py checks every figure's text size and overlap).
+WIDTH = 9.5
+SAVE_DPI = 150  # figures/ and slides: sharper than the notebook's 100 dpi
+FORMATS = ("png", "svg")
+SMALL = 9
+TEXT = 10
+TITLE = 11
+# Average advance of a character, as a fraction of the font size (DejaVu Sans
+# digits and lower case are 0.55..0.64 em): enough to decide whether a label
+# fits in a box before drawing it.
+CHAR_EM = 0.62
+
+
+# What the notebooks show: a matplotlib Figure, or a graphviz graph (graphviz.Digraph).
+Picture = Union[Figure, Any]
 
 
 def type_colour(name: str) -> str:
@@ -62,11 +89,64 @@ def type_colour(name: str) -> str:
     return FALLBACK[sum(name.encode()) % len(FALLBACK)]
 
 
+def tint(colour: str, amount: float = 0.45) -> tuple[float, float, float]:
+    """``colour`` mixed with ``amount`` of white: a pale version, for a fill under black text."""
+    r, g, b = to_rgb(colour)
+    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
+
+
+def dark(colour: str) -> bool:
+    """Whether text on ``colour`` should be white (its luma is under a half)."""
+    r, g, b = to_rgb(colour)
+    return 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+
+
 def new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=DPI)
 
 
-def save(fig: Figure, path: str | os.PathLike) -> str:
-    """Write ``fig`` as PNG without volatile metadata, so reruns give the same bytes."""
-    fig.savefig(path, format="png", metadata={"Software": None})
+def text_width(text: str, fontsize: float = SMALL, mono: bool = False) -> float:
+    """About how wide ``text`` is, in points (its longest line)."""
+    return max(len(line) for line in text.split("\n")) * fontsize * (0.6 if mono else CHAR_EM)
+
+
+def title_lines(text: str, width: float = WIDTH, fontsize: float = TITLE) -> str:
+    """``text`` wrapped to lines that fit a figure ``width`` inches wide."""
+    chars = max(20, int((width - 0.3) * 72 / (fontsize * CHAR_EM)))
+    return "\n".join(textwrap.wrap(text, chars)) or text
+
+
+def points_per_unit(ax) -> tuple[float, float]:
+    """Points per data unit along x and y of ``ax`` (limits must be set)."""
+    fig_w, fig_h = ax.figure.get_size_inches()
+    box = ax.get_position()
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    return box.width * fig_w * 72 / abs(x1 - x0), box.height * fig_h * 72 / abs(y1 - y0)
+
+
+def fits(ax, text: str, width: float, fontsize: float = SMALL, height: float | None = None) -> bool:
+    """Whether ``text`` fits in ``width`` (and ``height``) data units of ``ax``."""
+    per_x, per_y = points_per_unit(ax)
+    lines = text.count("\n") + 1
+    return (text_width(text, fontsize) <= width * per_x
+            and (height is None or lines * fontsize * 1.2 <= height * per_y))
+
+
+def save(picture: Picture, path: str | os.PathLike, *, dpi: int = SAVE_DPI) -> str:
+    """Write ``picture`` (a Figure or a graphviz graph) as PNG or SVG, by ``path``'s suffix.
+
+    No volatile metadata, so reruns give the same bytes: no software or date
+    in a PNG, no date in an SVG, and SVG element ids from a fixed salt.
+    """
+    fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"{os.fspath(path)}: a picture is written as {' or '.join(FORMATS)}, not {fmt or 'nothing'!r}")
+    if isinstance(picture, Figure):
+        metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
+        with matplotlib.rc_context({"svg.hashsalt": "minidb", "svg.fonttype": "path"}):
+            picture.savefig(path, format=fmt, dpi=dpi, metadata=metadata)
+    else:  # graphviz: dot lays it out; its output carries no date
+        picture.graph_attr["dpi"] = str(dpi) if fmt == "png" else "72"
+        with open(path, "wb") as out:
+            out.write(picture.pipe(format=fmt))
     return os.fspath(path)

@@ -29,7 +29,7 @@ from minidb.replication.bucket import VLSNBucket
 from minidb.replication.cases import SeedRecoveryCase
 from minidb.replication.index import VLSNIndex
 from minidb.replication.range import VLSNRange
-from minidb.viz.style import BAD, FALLBACK, new_figure
+from minidb.viz.style import BAD, FALLBACK, SMALL, TEXT, TITLE, WIDTH, fits, new_figure
 
 STRIDE_COLOUR = "#4e79a7"
 LAST_COLOUR = "#f28e2b"
@@ -82,13 +82,13 @@ def index_picture(index: VLSNIndex) -> IndexPicture:
 
 # -- buckets, VLSN by VLSN -------------------------------------------------------------------------------
 def draw_buckets(buckets: list[VLSNBucket], truth: dict[int, LSN] | None = None, *, lookup: int | None = None,
-                 decimal: bool = True, title: str | None = None, width: float = 11.0, height: float = 3.4) -> Figure:
+                 decimal: bool = True, title: str | None = None, width: float = WIDTH, height: float = 4.2) -> Figure:
     """The buckets' VLSNs as columns; kept mappings filled; holes hatched; a lookup's LTE and GTE."""
     views = [bucket_view(b) for b in buckets]
     first = min([v.first for v in views] + list(truth or {}))
     last = max([v.last for v in views] + list(truth or {}))
     fig = new_figure(width, height)
-    ax = fig.add_axes((0.02, 0.16, 0.96, 0.66))
+    ax = fig.add_axes((0.02, 0.12, 0.96, 0.76))
     columns = range(first, last + 1)
 
     def where(lsn: LSN) -> str:
@@ -106,34 +106,34 @@ def draw_buckets(buckets: list[VLSNBucket], truth: dict[int, LSN] | None = None,
         face = {"stride": STRIDE_COLOUR, "last": LAST_COLOUR}.get(kind, UNKEPT)
         ax.add_patch(Rectangle((x + 0.05, 1.0), 0.9, 0.9, facecolor=face, edgecolor="#37474f",
                                hatch="xx" if vlsn in holes else None, lw=0.8))
-        ax.text(x + 0.5, 1.62, f"VLSN {vlsn}", ha="center", va="center", fontsize=8, weight="bold",
+        ax.text(x + 0.5, 1.62, f"VLSN {vlsn}", ha="center", va="center", fontsize=SMALL, weight="bold",
                 color="white" if kind else "#37474f")
         label = where(lsn) if lsn is not None else ("hole" if vlsn in holes else "not kept")
-        ax.text(x + 0.5, 1.25, label, ha="center", va="center", fontsize=7,
+        ax.text(x + 0.5, 1.25, label, ha="center", va="center", fontsize=SMALL,
                 color="white" if kind else (HOLE if vlsn in holes else "#757575"))
         if truth and vlsn in truth:
-            ax.text(x + 0.5, 0.78, f"log: {where(truth[vlsn])}", ha="center", va="center", fontsize=6.5)
+            ax.text(x + 0.5, 0.78, f"log: {where(truth[vlsn])}", ha="center", va="center", fontsize=SMALL)
     for i, view in enumerate(views):
         x0, x1 = view.first - first + 0.05, view.last - first + 0.95
-        y = 2.05 + 0.25 * (i % 2)
+        y = 2.05 + 0.5 * (i % 2)
         ax.plot([x0, x0, x1, x1], [y - 0.08, y, y, y - 0.08], color=file_colour(view.file_number), lw=1.5)
         offsets = "[" + ", ".join(str(lsn.offset) if decimal else hex(lsn.offset) for v, lsn in view.mappings
                                   if (v - view.first) % view.stride == 0) + "]"
         state = "ghost" if view.ghost else ("closed" if view.closed else "open")
         ax.text((x0 + x1) / 2, y + 0.07, f"bucket file {view.file_number}, stride {view.stride}: first {view.first}, "
-                f"last {view.last}, offsets {offsets}, {state}", ha="center", va="bottom", fontsize=7)
+                f"last {view.last}\noffsets {offsets}, {state}", ha="center", va="bottom", fontsize=SMALL)
     if lookup is not None:
         _draw_lookup(ax, views, lookup, first)
     ax.set_xlim(-0.1, len(columns) + 0.1)
-    ax.set_ylim(0.0, 2.75)
+    ax.set_ylim(0.0, 3.3)
     ax.axis("off")
     handles = [Patch(facecolor=STRIDE_COLOUR, label="kept: on a stride (an offset)"),
                Patch(facecolor=LAST_COLOUR, label="kept: the bucket's last mapping"),
                Patch(facecolor=UNKEPT, edgecolor="#37474f", label="not kept (scan the log)"),
                Patch(facecolor=UNKEPT, edgecolor="#37474f", hatch="xx", label="hole (out-of-order put)")]
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=SMALL, frameon=False)
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
@@ -146,24 +146,25 @@ def _draw_lookup(ax, views: list[BucketView], vlsn: int, first: int) -> None:
         lte = max(below) - first + 0.5
         ax.add_patch(FancyArrowPatch((lte, 0.55), (target, 0.55), arrowstyle="-|>", mutation_scale=10,
                                      color=LTE_COLOUR, lw=1.6, connectionstyle="arc3,rad=0.0"))
-        ax.text(lte, 0.4, f"get_lte_lsn({vlsn}): {max(below)}, scan forward", ha="left", va="center", fontsize=7,
+        ax.text(lte, 0.4, f"get_lte_lsn({vlsn}): {max(below)}, scan forward", ha="left", va="center", fontsize=SMALL,
                 color=LTE_COLOUR)
     if above:
         gte = min(above) - first + 0.5
         ax.add_patch(FancyArrowPatch((gte, 0.2), (target, 0.2), arrowstyle="-|>", mutation_scale=10,
                                      color=GTE_COLOUR, lw=1.6))
         ax.text(gte, 0.07, f"get_gte_lsn({vlsn}): {min(above)}, scan backward", ha="right", va="center",
-                fontsize=7, color=GTE_COLOUR)
+                fontsize=SMALL, color=GTE_COLOUR)
 
 
 # -- a whole index -------------------------------------------------------------------------------------------
 def draw_index(picture: IndexPicture, *, title: str | None = None, vlsn_span: tuple[int, int] | None = None,
-               width: float = 11.0, height: float = 3.2) -> Figure:
+               width: float = WIDTH, height: float = 3.8) -> Figure:
     """Buckets as bars along the VLSN axis, coloured by file; the range's first, last and landmarks."""
     fig = new_figure(width, height)
-    ax = fig.add_axes((0.05, 0.3, 0.92, 0.52))
+    ax = fig.add_axes((0.05, 0.25, 0.92, 0.56))
     r = picture.range
     lo, hi = vlsn_span or ((r.first, r.last) if not r.is_empty else (1, 10))
+    ax.set_xlim(lo - 1, hi + 1)
     for i, view in enumerate(picture.buckets):
         y = 0.15 + 0.35 * (i % 2)
         face = "white" if view.ghost else file_colour(view.file_number)
@@ -176,48 +177,55 @@ def draw_index(picture: IndexPicture, *, title: str | None = None, vlsn_span: tu
         for vlsn in view.holes:
             ax.plot([vlsn], [y + 0.34], marker="x", color=HOLE, ms=5)
         label = "ghost" if view.ghost else f"file {view.file_number}"
-        ax.text((view.first + view.last) / 2, y + 0.15, label, ha="center", va="center", fontsize=6.5)
-    for name, value, colour in (("first", r.first, "#37474f"), ("last", r.last, "#37474f"),
-                                ("last_sync", r.last_sync, "#1b5e20"), ("last_txn_end", r.last_txn_end, "#0d47a1")):
-        if value:
+        shown = max(view.first, lo - 1), min(view.last, hi + 1)  # the part of the bar inside the span
+        if not fits(ax, label, shown[1] - shown[0] + 0.9):
+            label = str(view.file_number) if fits(ax, str(view.file_number), shown[1] - shown[0] + 0.9) else ""
+        ax.text(sum(shown) / 2, y + 0.15, label, ha="center", va="center", fontsize=SMALL)
+    for level, (name, value, colour) in enumerate((("first", r.first, "#37474f"), ("last", r.last, "#37474f"),
+                                                   ("last_sync", r.last_sync, "#1b5e20"),
+                                                   ("last_txn_end", r.last_txn_end, "#0d47a1"))):
+        if value and lo - 1 <= value <= hi + 1:  # one level of labels each, so that landmarks at one VLSN do not overprint
             ax.axvline(value, color=colour, lw=0.9, ls=":")
-            ax.text(value, 1.0 + 0.1 * ("sync" in name) + 0.2 * ("txn" in name), f"{name} {value}", ha="center",
-                    va="bottom", fontsize=7, color=colour)
-    ax.set_xlim(lo - 1, hi + 1)
-    ax.set_ylim(0, 1.35)
+            ax.text(value, 0.93 + 0.17 * level, f"{name} {value}", ha="right" if value > (lo + hi) / 2 else "left",
+                    va="bottom", fontsize=SMALL, color=colour)
+    ax.set_ylim(0, 1.65)
     ax.set_yticks([])
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("VLSN", fontsize=8)
-    ax.tick_params(labelsize=7)
+    ax.set_xlabel("VLSN", fontsize=SMALL)
+    ax.tick_params(labelsize=SMALL)
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
     handles = [Patch(facecolor="#bbbbbb", edgecolor="#37474f", label="flushed to _vlsn_index"),
                Patch(facecolor="#bbbbbb", edgecolor="#37474f", hatch="///", label="not flushed yet"),
                Patch(facecolor="white", edgecolor="#37474f", linestyle="--", label="ghost bucket")]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=7, frameon=False)
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=SMALL, frameon=False)
     open_buckets = sum(1 for b in picture.buckets if not b.closed)
     heading = title or "the VLSN index"
     fig.suptitle(f"{heading}\nrange {r}; {len(picture.buckets)} buckets ({open_buckets} open), "
-                 f"{picture.mappings} mappings; ticks: mappings kept, x: holes", x=0.02, ha="left", fontsize=9)
+                 f"{picture.mappings} mappings; ticks: mappings kept, x: holes", x=0.02, ha="left", fontsize=TEXT)
     return fig
 
 
 # -- the seed's recovery example ---------------------------------------------------------------------------------
-def draw_recovery_case(case: SeedRecoveryCase, *, width: float = 11.0, height: float = 3.6) -> Figure:
+def draw_recovery_case(case: SeedRecoveryCase, *, width: float = WIDTH, height: float = 3.6) -> Figure:
     """The seed's log in order with the engine's LSNs; the flushed, re-tracked and merged ranges."""
     assert case.merge is not None
     fig = new_figure(width, height)
     ax = fig.add_axes((0.02, 0.52, 0.96, 0.32))
     marks = list(case.marks.items())
+    ax.set_xlim(-0.05, len(marks) * 1.25 + 1.2)
     for i, (label, lsn) in enumerate(marks):
         number, text = label.split(" ", 1)
         colour = {"VLSN": "#59a14f", "VLSNIndex": "#f28e2b"}.get(text.split(" ")[0], "#4e79a7")
         ax.add_patch(Rectangle((i * 1.25, 0), 1.15, 1, facecolor=colour, edgecolor="#37474f"))
         words = text.split(" ")
-        text = " ".join(words[:1]) + "\n" + " ".join(words[1:]) if len(text) > 16 else text
-        ax.text(i * 1.25 + 0.575, 0.68, f"{number}\n{text}", ha="center", va="center", fontsize=7, color="white",
+        if not fits(ax, text, 1.05, fontsize=SMALL * 1.1):  # bold: a little wider
+            text = " ".join(words[:1]) + "\n" + " ".join(words[1:])
+            if not fits(ax, text, 1.05, fontsize=SMALL * 1.1):
+                text = "\n".join(words)
+        ax.text(i * 1.25 + 0.575, 0.68, f"{number}\n{text}", ha="center", va="center", fontsize=SMALL, color="white",
                 weight="bold")
-        ax.text(i * 1.25 + 0.575, 0.15, str(lsn), ha="center", va="center", fontsize=7, color="white")
+        ax.text(i * 1.25 + 0.575, 0.15, str(lsn), ha="center", va="center", fontsize=SMALL, color="white")
     ax.text(len(marks) * 1.25 + 0.1, 0.5, "crash", ha="left", va="center", fontsize=10, color=BAD, weight="bold")
     ax.set_xlim(-0.05, len(marks) * 1.25 + 1.2)
     ax.set_ylim(-0.05, 1.05)
@@ -233,23 +241,23 @@ def draw_recovery_case(case: SeedRecoveryCase, *, width: float = 11.0, height: f
             start = max(r.first, lo)
             low.add_patch(Rectangle((start - 0.4, y - 0.3), r.last - start + 0.8, 0.6, facecolor=colour,
                                     edgecolor="#37474f"))
-            low.text(r.last + 0.6, y, f"VLSNs {r.first}..{r.last}", ha="left", va="center", fontsize=8)
-        low.text(lo - 1.2, y, label, ha="right", va="center", fontsize=8)
+            low.text(r.last + 0.6, y, f"VLSNs {r.first}..{r.last}", ha="left", va="center", fontsize=SMALL)
+        low.text(lo - 1.2, y, label, ha="right", va="center", fontsize=SMALL)
     low.set_xlim(lo - 1, m.merged_range.last + 3)
     low.set_ylim(-0.6, 2.6)
     low.set_yticks([])
     low.set_xticks(range(lo, m.merged_range.last + 1))
-    low.tick_params(labelsize=7)
+    low.tick_params(labelsize=SMALL)
     for side in ("left", "right", "top"):
         low.spines[side].set_visible(False)
     fig.suptitle(f"the seed's recovery example in the engine; after recovery the next VLSN is {case.next_vlsn}",
-                 x=0.02, ha="left", fontsize=10)
+                 x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
 # -- the space/time trade-off -----------------------------------------------------------------------------------
 def draw_tradeoff(points: list[tuple[int, int, float, int]], current: int, *, total_vlsns: int,
-                  title: str | None = None, width: float = 11.0, height: float = 3.2) -> Figure:
+                  title: str | None = None, width: float = WIDTH, height: float = 3.2) -> Figure:
     """``points``: (stride, mappings kept, mean entries scanned, max entries scanned) per stride."""
     fig = new_figure(width, height)
     left = fig.add_axes((0.07, 0.18, 0.38, 0.65))
@@ -257,27 +265,28 @@ def draw_tradeoff(points: list[tuple[int, int, float, int]], current: int, *, to
     strides = [p[0] for p in points]
     left.plot(strides, [p[1] for p in points], marker="o", color=STRIDE_COLOUR)
     left.axhline(total_vlsns, color="#9e9e9e", ls=":", lw=1)
-    left.text(strides[-1], total_vlsns, f"every mapping: {total_vlsns}", ha="right", va="bottom", fontsize=7)
+    left.set_ylim(top=total_vlsns * 1.18)  # room for the line's label
+    left.text(strides[-1], total_vlsns, f"every mapping: {total_vlsns}", ha="right", va="bottom", fontsize=SMALL)
     right.plot(strides, [p[2] for p in points], marker="o", color=LTE_COLOUR, label="mean")
     right.plot(strides, [p[3] for p in points], marker=".", ls="--", color=GTE_COLOUR, label="max")
     for p in points:
         if p[0] == current:
             left.plot([p[0]], [p[1]], marker="o", ms=12, mfc="none", mec="black", mew=2)
             right.plot([p[0]], [p[2]], marker="o", ms=12, mfc="none", mec="black", mew=2)
-            left.annotate(f"{p[1]} mappings", (p[0], p[1]), textcoords="offset points", xytext=(8, 8), fontsize=8)
+            left.annotate(f"{p[1]} mappings", (p[0], p[1]), textcoords="offset points", xytext=(8, 8), fontsize=SMALL)
             right.annotate(f"{p[2]:.1f} entries", (p[0], p[2]), textcoords="offset points", xytext=(8, 8),
-                           fontsize=8)
+                           fontsize=SMALL)
     for ax, label in ((left, "mappings kept (space)"), (right, "log entries read per lookup (time)")):
         ax.set_xscale("log")
         ax.set_xticks(strides)
         ax.set_xticklabels([str(s) for s in strides])
         ax.minorticks_off()
-        ax.set_xlabel("stride", fontsize=8)
-        ax.set_ylabel(label, fontsize=8)
-        ax.tick_params(labelsize=7)
-    right.legend(fontsize=7, frameon=False)
+        ax.set_xlabel("stride", fontsize=SMALL)
+        ax.set_ylabel(label, fontsize=SMALL)
+        ax.tick_params(labelsize=SMALL)
+    right.legend(fontsize=SMALL, frameon=False)
     if title:
-        fig.suptitle(title, x=0.02, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 

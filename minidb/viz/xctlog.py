@@ -3,10 +3,12 @@
 :func:`log_rows` reads page-store entries into plain data (:class:`LogRow`);
 :func:`draw_xct_log` draws them:
 
-- entries left to right in log order (one column each, not to scale), one
-  horizontal *lane* per transaction (checkpoints and entries of no
-  transaction in the top lane), each entry a box coloured by its type and
-  labelled with a short name;
+- entries left to right in log order (one column each, not to scale, the
+  LSN under it), one horizontal *lane* per transaction (checkpoints and
+  entries of no transaction in the top lane), each entry a box coloured by
+  its type (the legend gives each type's short name); a long log wraps into
+  several lines of columns, each with all the lanes, so that the labels keep
+  a readable size at notebook width;
 - each transaction's backward chain (``txn_prev_lsn``) as grey arcs above
   its lane;
 - compensation entries (CLRs) hatched, with their ``undo_nxt`` as a red
@@ -29,7 +31,7 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from minidb.log import LSN
 from minidb.pagestore.ids import PageId
-from minidb.viz.style import new_figure, type_colour
+from minidb.viz.style import SMALL, TITLE, WIDTH, fits, new_figure, points_per_unit, title_lines, type_colour
 
 SHORT = {
     "create_ext_list": "ext+", "free_ext_list": "ext-", "set_ext_next": "next", "set_ext_prev": "prev",
@@ -110,15 +112,46 @@ def log_rows(log: Any, start: LSN | None = None) -> list[LogRow]:
     return rows
 
 
+# A column (one entry) is at least COLUMN points wide, a lane LANE inches high;
+# a long log is wrapped into several lines of columns, each with every lane,
+# so that no label has to shrink or turn on its side.
+COLUMN = 18.0
+LANE = 0.26
+LINE_EXTRA = 0.5  # inches per line for its LSN labels and the gap to the next
+LEGEND_COLUMNS = 4
+
+
+def line_length(entries: int, width: float) -> int:
+    """Entries per line: as many as fit ``width`` at COLUMN points each, spread evenly over the lines."""
+    fit = max(1, int(width * 0.86 * 72 // COLUMN))
+    lines = max(1, -(-entries // fit))
+    return max(1, -(-entries // lines))
+
+
+def legend_rows(types: int) -> int:
+    return -(-types // LEGEND_COLUMNS)
+
+
+def lanes_height(lanes: int, entries: int = 0, width: float = WIDTH, types: int = 0, title_lines: int = 1) -> float:
+    """The height in inches :func:`draw_xct_log` gives ``lanes`` lanes of ``entries`` entries
+    (wrapped to ``width``), a legend of ``types`` types and a title of ``title_lines`` lines."""
+    lines = max(1, -(-entries // line_length(entries, width))) if entries else 1
+    return 0.35 + 0.22 * title_lines + lines * (LANE * lanes + LINE_EXTRA) + 0.25 * legend_rows(types) + 0.1
+
+
 def draw_xct_log(rows: list[LogRow], *, title: str | None = None, faded: frozenset = frozenset(),
-                 outlined: dict | None = None, marks: dict[str, LSN] | None = None, width: float = 11.0,
+                 outlined: dict | None = None, marks: dict[str, LSN] | None = None, width: float = WIDTH,
                  lanes: list[int] | None = None) -> Figure:
     """Draw the entries in lanes (see the module documentation)."""
     tids = lanes if lanes is not None else lanes_of(rows)
-    height = lanes_height(len(tids))
+    title = title_lines(title, width) if title else None
+    height = lanes_height(len(tids), len(rows), width, len({r.type_name for r in rows}),
+                          title.count("\n") + 1 if title else 0)
     fig = new_figure(width, height)
-    ax = fig.add_axes((0.07, 1.0 / height, 0.91, 1 - 1.6 / height))
-    plot_xct_log(ax, rows, tids, title=title, faded=faded, outlined=outlined, marks=marks)
+    plot_xct_log(fig, rows, tids, top=height - 0.35 - (0.22 * (title.count("\n") + 1) if title else 0),
+                 faded=faded, outlined=outlined, marks=marks)
+    if title:
+        fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig
 
 
@@ -126,58 +159,84 @@ def lanes_of(rows: list[LogRow]) -> list[int]:
     return sorted({0} | {r.tid for r in rows})
 
 
-def lanes_height(lanes: int) -> float:
-    """The height in inches :func:`draw_xct_log` gives ``lanes`` lanes (with labels and legend)."""
-    return 1.6 + 0.55 * lanes
-
-
-def plot_xct_log(ax: Any, rows: list[LogRow], tids: list[int], *, title: str | None = None,
+def plot_xct_log(fig: Figure, rows: list[LogRow], tids: list[int], *, top: float,
                  faded: frozenset = frozenset(), outlined: dict | None = None,
-                 marks: dict[str, LSN] | None = None) -> None:
-    """Draw the lanes into ``ax`` (a legend of the entry types goes above it)."""
+                 marks: dict[str, LSN] | None = None) -> float:
+    """Draw the lanes into ``fig`` from ``top`` inches (from the bottom) down, one axes per line of
+    entries, and the legend of entry types at the bottom of the figure; return where the lines end."""
     outlined = outlined or {}
+    width, height = fig.get_size_inches()
+    per_line = line_length(len(rows), width)
     lane = {tid: i for i, tid in enumerate(tids)}
     column = {row.lsn: i for i, row in enumerate(rows)}
     seen: dict[str, str] = {}
-    for i, row in enumerate(rows):
-        y = len(tids) - 1 - lane.get(row.tid, 0)
-        colour = type_colour(row.type_name)
-        seen[row.type_name] = colour
-        edge = outlined.get(row.lsn)
-        ax.add_patch(Rectangle((i + 0.08, y + 0.2), 0.84, 0.6, facecolor=colour,
-                               edgecolor=edge or ("#c62828" if row.is_clr else "white"),
-                               lw=2.6 if edge else (1.2 if row.is_clr else 0.5),
-                               hatch="//" if row.is_clr else None, alpha=0.25 if row.lsn in faded else 1.0))
-        ax.text(i + 0.5, y + 0.5, SHORT.get(row.type_name, row.type_name), ha="center", va="center",
-                fontsize=5.5, rotation=90, alpha=0.4 if row.lsn in faded else 1.0)
-        if row.prev is not None and not row.prev.is_null and row.prev in column:
-            j = column[row.prev]
-            ax.add_patch(FancyArrowPatch((i + 0.3, y + 0.8), (j + 0.7, y + 0.8), connectionstyle="arc3,rad=0.35",
-                                         arrowstyle="-|>", mutation_scale=6, color="#9e9e9e", lw=0.6))
-        if row.is_clr:
-            if row.undo_nxt.is_null:
-                ax.plot([i + 0.5], [y + 0.08], "o", color="#c62828", ms=3)
-            elif row.undo_nxt in column:
-                j = column[row.undo_nxt]
-                ax.add_patch(FancyArrowPatch((i + 0.5, y + 0.2), (j + 0.5, y + 0.2), connectionstyle="arc3,rad=0.4",
-                                             arrowstyle="-|>", mutation_scale=7, color="#c62828", lw=1.0,
-                                             linestyle="--"))
-    for name, lsn in (marks or {}).items():
-        if lsn is None or lsn.is_null:
-            continue
-        x = next((i for i, row in enumerate(rows) if row.lsn >= lsn), len(rows))
-        ax.axvline(x, color="#1b5e20", lw=1.2, ls=":")
-        ax.text(x + 0.05, len(tids) - 0.02, name, fontsize=7, color="#1b5e20", va="top")
-    ax.set_xlim(0, max(len(rows), 1))
-    ax.set_ylim(-0.1, len(tids))
-    ax.set_yticks([len(tids) - 1 - i + 0.5 for i in range(len(tids))])
-    ax.set_yticklabels(["no txn" if t == 0 else f"T{t}" for t in tids], fontsize=8)
-    step = max(1, len(rows) // 40)
-    ax.set_xticks([i + 0.5 for i in range(0, len(rows), step)])
-    ax.set_xticklabels([str(rows[i].lsn) for i in range(0, len(rows), step)], rotation=90, fontsize=5.5)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    lines = [rows[i:i + per_line] for i in range(0, len(rows), per_line)] or [[]]
+    for number, line in enumerate(lines):
+        first = number * per_line
+        top -= LANE * len(tids) + 0.05
+        ax = fig.add_axes((0.1, top / height, 0.86 * min(1.0, max(len(line), 1) / per_line) if line else 0.86,
+                           LANE * len(tids) / height))
+        top -= LINE_EXTRA - 0.05
+        ax.set_xlim(first, first + max(len(line), 1))
+        ax.set_ylim(-0.1, len(tids))
+        for i, row in enumerate(line, start=first):
+            y = len(tids) - 1 - lane.get(row.tid, 0)
+            colour = type_colour(row.type_name)
+            seen[row.type_name] = colour
+            edge = outlined.get(row.lsn)
+            ax.add_patch(Rectangle((i + 0.08, y + 0.2), 0.84, 0.6, facecolor=colour,
+                                   edgecolor=edge or ("#c62828" if row.is_clr else "white"),
+                                   lw=2.6 if edge else (1.2 if row.is_clr else 0.5),
+                                   hatch="//" if row.is_clr else None, alpha=0.25 if row.lsn in faded else 1.0))
+            # prev arcs bend above the lane, undo-next arcs below it, each at most a third of a lane
+            # high, so that neither reaches into another lane; one that points into an earlier line
+            # ends at this line's left edge
+            if row.prev is not None and not row.prev.is_null and row.prev in column:
+                _arc(ax, i + 0.3, max(column[row.prev] + 0.7, first), y + 0.8, 1, "#9e9e9e", 0.6, "-")
+            if row.is_clr:
+                if row.undo_nxt.is_null:
+                    ax.plot([i + 0.5], [y + 0.08], "o", color="#c62828", ms=4)
+                elif row.undo_nxt in column:
+                    _arc(ax, i + 0.5, max(column[row.undo_nxt] + 0.5, first), y + 0.2, -1, "#c62828", 1.0, "--")
+        for name, lsn in (marks or {}).items():
+            if lsn is None or lsn.is_null:
+                continue
+            x = next((i for i, row in enumerate(rows) if row.lsn >= lsn), len(rows))
+            if first <= x < first + len(line) or (x == len(rows) and number == len(lines) - 1):
+                ax.axvline(x, color="#1b5e20", lw=1.2, ls=":")
+                right = x - first > 0.75 * per_line  # near the right edge: the name goes to the left
+                ax.text(x - 0.1 if right else x + 0.1, len(tids) + 0.05, name, fontsize=SMALL, color="#1b5e20",
+                        va="bottom", ha="right" if right else "left", clip_on=False)
+        ax.set_yticks([len(tids) - 1 - i + 0.5 for i in range(len(tids))])
+        ax.set_yticklabels(["no txn" if t == 0 else f"T{t}" for t in tids], fontsize=SMALL)
+        ticks = [f"{r.lsn.file:x}/{r.lsn.offset:x}" for r in line]
+        step = _tick_step(ax, ticks)
+        ax.set_xticks([i + 0.5 for i in range(first, first + len(line), step)])
+        ax.set_xticklabels(ticks[::step], fontsize=SMALL)
+        ax.tick_params(axis="x", length=2, pad=1)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
     handles = [Patch(facecolor=c, label=n) for n, c in seen.items()]
     if handles:
-        ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=min(8, len(handles)),
-                  fontsize=5.5, frameon=False, title=title, title_fontsize=8, alignment="left")
+        fig.legend(handles=handles, loc="lower center", ncol=LEGEND_COLUMNS, fontsize=SMALL, frameon=False,
+                   bbox_to_anchor=(0.5, (top - 0.25 * legend_rows(len(handles)) - 0.05) / height))
+    return top - 0.25 * legend_rows(len(handles))
+
+
+def _arc(ax: Any, x_from: float, x_to: float, y: float, side: int, colour: str, lw: float, style: str) -> None:
+    """A leftward arc at most a third of a lane high: above the lane (``side`` 1) or below it (-1).
+
+    arc3's control point lies rad x the chord's length off its middle, and the curve reaches half
+    way to it; so rad = 2 x height / length bounds the height whatever the length.
+    """
+    per_x, per_y = points_per_unit(ax)
+    length = max(abs(x_from - x_to) * per_x, 1.0)
+    rad = side * min(0.4, 2 * per_y / 3 / length)
+    ax.add_patch(FancyArrowPatch((x_from, y), (x_to, y), connectionstyle=f"arc3,rad={rad:.3f}", arrowstyle="-|>",
+                                 mutation_scale=7, color=colour, lw=lw, linestyle=style))
+
+
+def _tick_step(ax: Any, labels: list[str]) -> int:
+    """Label every k-th column, k as small as lets the labels stand side by side."""
+    widest = max([len(label) for label in labels] + [1])
+    return next(k for k in range(1, 100) if fits(ax, "0" * widest + "0", k))

@@ -12,12 +12,13 @@ from minidb.viz.locks import (
     waits_for_dot,
 )
 from minidb.viz.locks_demo import SCENARIOS, DemoTxn, detection_figure, lock_step, rec, steps_of
+from minidb.viz.style import WIDTH
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_every_scenario_replays_to_its_end(name):
     last = lock_step(name, steps_of(name))
-    assert isinstance(last.figure, Figure) and tuple(last.figure.get_size_inches()) == (13.0, 6.0)
+    assert isinstance(last.figure, Figure) and last.figure.get_size_inches()[0] == WIDTH
     assert len(last.log) >= steps_of(name) and last.summary().startswith(f"step {steps_of(name)}: ")
 
 
@@ -92,7 +93,7 @@ def test_drawings_from_plain_data():
     lm.lock(t1, rec(48, 2), EX)
     snapshot = lm.snapshot()
     assert table_rows(snapshot) == [(0, None), (1, 0), (2, 1), (3, 2)]
-    assert tuple(draw_lock_table(snapshot, title="t").get_size_inches()) == (10.0, 0.9 + 0.34 * 5)
+    assert tuple(draw_lock_table(snapshot, title="t").get_size_inches()) == (WIDTH, 0.5 + 0.45 + 0.3 * 4)
     assert isinstance(draw_digests(snapshot), Figure)
     graph = lm.waits_for()
     assert node_positions(graph) == {1: (0.0, 1.0)}

@@ -8,7 +8,7 @@ from minidb.io import CrashMode
 from minidb.viz.gallery import FIGURES, write_figures
 from minidb.viz.log import draw_log, log_layout
 from minidb.viz.log_demo import DEMO_MESSAGES, demo_disk, demo_writes, log_crash_demo
-from minidb.viz.style import type_colour
+from minidb.viz.style import WIDTH, type_colour
 from minidb.viz.widgets import log_crash_explorer
 
 
@@ -37,7 +37,7 @@ def test_draw_log_has_a_box_per_entry_at_a_fixed_size():
     strips = log_layout(demo_disk())
     fig = draw_log(strips, title="t")
     assert isinstance(fig, Figure)
-    assert tuple(fig.get_size_inches()) == (10.0, 1.1 + 1.1 * 2)
+    assert tuple(fig.get_size_inches()) == (WIDTH, 1.6 + 1.2 * 2)
     ax = fig.axes[0]
     coloured = [p for p in ax.patches if isinstance(p, Rectangle)
                 and p.get_facecolor()[:3] != (1.0, 1.0, 1.0) and p.get_width() > 0]

@@ -12,6 +12,7 @@ from minidb.viz.logstore import draw_tree_and_log, draw_utilization, tree_graph
 from minidb.viz.logstore_demo import (TREE_OPS, bank_writes, checkpoint_demo_env, logstore_crash_demo,
                                       tree_step)
 from minidb.viz.logstore_widgets import logstore_crash_explorer, tree_explorer
+from minidb.viz.style import WIDTH
 
 FINAL = {b"alice": b"70", b"bob": b"80", b"carol": b"70", b"erin": b"5", b"frank": b"60", b"grace": b"35",
          b"heidi": b"40"}
@@ -32,7 +33,7 @@ def test_tree_and_log_marks_entries_in_use_and_obsolete():
 def test_draw_tree_and_log_has_a_box_per_node_and_per_entry():
     picture = tree_step(len(TREE_OPS)).picture
     fig = draw_tree_and_log(picture, title="t")
-    assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (11.0, 6.0)
+    assert isinstance(fig, Figure) and fig.get_size_inches()[0] == WIDTH
     tree_ax, log_ax = fig.axes
     assert sum(isinstance(p, Rectangle) for p in tree_ax.patches) == len(picture.view.nodes())
     assert sum(isinstance(p, Rectangle) for p in log_ax.patches) == len(picture.boxes)

@@ -8,6 +8,7 @@ from minidb.viz.extents import draw_extent_map, extent_map_layout
 from minidb.viz.page_demo import STEPS as PAGE_STEPS, page_step
 from minidb.viz.pages import draw_page, page_layout
 from minidb.viz.pagestore_widgets import buffer_pool_explorer, page_explorer, volume_explorer
+from minidb.viz.style import WIDTH
 from minidb.viz.volume_demo import STEPS as VOLUME_STEPS, new_demo_volume, volume_step
 
 
@@ -37,7 +38,7 @@ def test_the_page_script_outcomes():
 
 def test_draw_page_has_a_fixed_size():
     fig = draw_page(page_layout(page_step(3).page), title="t")
-    assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (10.0, 5.6)
+    assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (WIDTH, 4.6)
 
 
 # -- the extent map ---------------------------------------------------------------------------
@@ -51,7 +52,7 @@ def test_extent_map_layout_reads_the_volume():
     assert [c.free for c in layout.extents[:4]] == [False] * 4 and layout.extents[4].free
     assert [s[0] for s in layout.stores] == [1, 2, 3]
     fig = draw_extent_map(layout, highlight=(3,))
-    assert tuple(fig.get_size_inches()) == (10.0, 1.3 + 0.95 * 2)
+    assert tuple(fig.get_size_inches()) == (WIDTH, 0.15 + 0.25 * 2 + 0.6 + 0.95 * 2)  # six legend entries in two rows
 
 
 def test_the_volume_script_steps():
@@ -90,7 +91,7 @@ def test_the_pool_script_shows_the_write_ahead_rule_and_the_cleaner():
     nine = pool_step(POOL_STEPS)
     assert nine.events == ("write v1.vol @2560 +1024", "fsync v1.vol")
     assert nine.dirty_page_table == {}
-    assert tuple(nine.figure.get_size_inches()) == (10.0, 5.0)
+    assert tuple(nine.figure.get_size_inches()) == (WIDTH, 5.6)
 
 
 # -- widgets --------------------------------------------------------------------------------------

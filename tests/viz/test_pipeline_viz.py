@@ -6,7 +6,7 @@ from matplotlib.patches import Rectangle
 from minidb.viz.pipeline import (
     MAX_FILES, draw_checkpoint_intervals, draw_entry_types_per_file, draw_transaction_sizes, draw_vlsn_streams,
 )
-from minidb.viz.style import type_colour
+from minidb.viz.style import WIDTH, type_colour
 
 BY_FILE = [
     ("env-00", 1, "FileHeader", 1, 38, 0), ("env-00", 1, "GenUpdate", 40, 4000, 0),
@@ -22,7 +22,7 @@ def bars(ax):
 def test_entry_types_per_file_stacks_one_bar_per_file():
     fig = draw_entry_types_per_file(BY_FILE)
     ax = fig.axes[0]
-    assert tuple(fig.get_size_inches()) == (10, 5.5)
+    assert tuple(fig.get_size_inches()) == (WIDTH, 3.0)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["env-00 #1", "env-00 #2", "env-01 #1"]
     widths = {(round(b.get_y() + b.get_height() / 2), b.get_facecolor()[:3]): b.get_width() for b in bars(ax)}
     assert len(bars(ax)) == 5  # one segment per (file, type) present

@@ -7,6 +7,7 @@ from minidb.io import SimDisk
 from minidb.replication import ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig
 from minidb.replication.cases import seed_recovery_case
 from minidb.viz.gallery import FIGURES
+from minidb.viz.style import WIDTH
 from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
 from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, seed_bucket_example, tradeoff_log,
                                   tradeoff_point, truncation_demo, wait_demo)
@@ -16,7 +17,7 @@ from minidb.viz.vlsn_widgets import tradeoff_explorer
 def test_draw_buckets_has_a_box_per_vlsn_and_marks_the_lookup():
     buckets, truth = seed_bucket_example()
     fig = draw_buckets(buckets, truth, lookup=11, title="seed")
-    assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (11.0, 3.4)
+    assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (WIDTH, 4.2)
     ax = fig.axes[0]
     boxes = [p for p in ax.patches if isinstance(p, Rectangle)]
     assert len(boxes) == 7 + 1  # VLSNs 9..15, and the frame around the VLSN looked up
@@ -46,7 +47,7 @@ def test_fill_demo_closes_at_a_file_boundary_and_flushes_at_the_checkpoint():
     assert all(v.flushed for v in flushed.picture.buckets)
     assert any(line.startswith("step 6: VLSN index: flushed buckets") for line in flushed.lines)
     fig = draw_index(flushed.picture, title="t")
-    assert tuple(fig.get_size_inches()) == (11.0, 3.2)
+    assert tuple(fig.get_size_inches()) == (WIDTH, 3.8)
     bars = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
     assert len(bars) == len(flushed.picture.buckets) and not any(p.get_hatch() for p in bars)
 
@@ -65,7 +66,7 @@ def test_index_picture_reads_without_changing():
 def test_recovery_case_figure():
     case = seed_recovery_case()
     fig = draw_recovery_case(case)
-    assert tuple(fig.get_size_inches()) == (11.0, 3.6)
+    assert tuple(fig.get_size_inches()) == (WIDTH, 3.6)
     labels = " ".join(t.get_text() for t in fig.axes[1].texts)
     assert "VLSNs 1..78" in labels and "VLSNs 78..79" in labels and "VLSNs 1..79" in labels
 

@@ -6,8 +6,9 @@ from matplotlib.figure import Figure
 from minidb.log import NULL_LSN
 from minidb.pagestore.ids import RecordId
 from minidb.viz.pagestore_widgets import recovery_explorer, xct_explorer
-from minidb.viz.recovery import RecoveryPicture, draw_recovery
+from minidb.viz.recovery import TABLES_HEIGHT, RecoveryPicture, draw_recovery
 from minidb.viz.recovery_demo import KEEP_MODES, PHASES, WRITES, demo_run, recovery_view
+from minidb.viz.style import WIDTH
 from minidb.viz.xct_demo import STEPS, xct_step
 from minidb.viz.xctlog import draw_xct_log, lanes_height
 
@@ -33,9 +34,11 @@ def test_the_transaction_script_outcomes():
 def test_xct_pictures_have_fixed_sizes():
     step = xct_step(5)
     lanes = len({0} | {r.tid for r in step.rows})
-    assert isinstance(step.figure, Figure) and tuple(step.figure.get_size_inches()) == (11.0, lanes_height(lanes))
-    assert tuple(step.page_figure.get_size_inches()) == (10.0, 5.6)
-    assert tuple(draw_xct_log([], width=8).get_size_inches()) == (8.0, lanes_height(1))
+    types = len({r.type_name for r in step.rows})
+    size = tuple(step.figure.get_size_inches())
+    assert isinstance(step.figure, Figure) and size == (WIDTH, lanes_height(lanes, len(step.rows), WIDTH, types))
+    assert tuple(step.page_figure.get_size_inches()) == (WIDTH, 4.6)
+    assert tuple(draw_xct_log([], width=8).get_size_inches()) == (8.0, lanes_height(1, title_lines=0))
 
 
 def test_xct_explorer_drives_the_pure_callback():
@@ -91,7 +94,9 @@ def test_the_phases_show_the_tables_as_restart_builds_them():
 def test_recovery_picture_has_a_fixed_size():
     view = recovery_view(WRITES // 2, "torn", "undo")
     lanes = len(view.picture.lanes)
-    assert tuple(view.figure.get_size_inches()) == (12.0, lanes_height(lanes) + 2.3)
+    rows, types = view.picture.rows, len({r.type_name for r in view.picture.rows})
+    title = view.figure.get_suptitle().count("\n") + 1
+    assert tuple(view.figure.get_size_inches()) == (WIDTH, lanes_height(lanes, len(rows), WIDTH, types, title) + TABLES_HEIGHT)
     empty = draw_recovery(RecoveryPicture("crashed", (), (), (), ()))
     assert isinstance(empty, Figure)
 

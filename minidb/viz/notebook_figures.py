@@ -1,0 +1,199 @@
+"""Every picture the notebooks show, by name, rebuilt outside the notebook.
+
+A lecture wants a notebook's picture on a slide without running the
+notebook: ``minidb figures --list`` names them all, ``minidb figures
+09_logstore_tree-3`` writes one. A name is the notebook's file name and the
+picture's place in it (``02_pages-1`` is the first picture of
+``02_pages.ipynb``); each entry replays the cells that lead to its picture
+from the same seeded demos, so it is the picture the notebook shows.
+
+Notebook 15 draws from a Spark job's tables and is not listed: run the
+notebook (or ``minidb spark analyze``) for its pictures. Two pictures are
+graphviz graphs, not matplotlib figures (the waits-for graph of 05, the tree
+of 09): :func:`minidb.viz.style.save` writes both kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from matplotlib.figure import Figure
+
+from minidb.viz.style import Picture
+
+
+def _clock() -> float:
+    return 1_700_000_000.0
+
+
+@lru_cache(maxsize=1)
+def _log_lecture() -> tuple[Figure, ...]:
+    """The four pictures of 01_log, as its cells make them."""
+    from minidb.io import CrashMode, SimDisk
+    from minidb.log import TRACE, LogManager
+    from minidb.viz.log import draw_log, log_layout
+    from minidb.viz.log_demo import DEMO_MESSAGES
+
+    def picture(title: str) -> Figure:
+        return draw_log(log_layout(disk), title=title, scale=330)
+
+    disk = SimDisk("lecture")
+    log = LogManager(disk, file_max=330, buffer_size=70, clock=_clock)
+    shown = []
+    for first, last, title in ((0, 4, "after four appends and a flush"), (4, 8, "entries 1-4 synced, 5-8 only written"),
+                               (8, None, "two files")):
+        if first == 4:
+            log.sync()
+        for message in DEMO_MESSAGES[first:last]:
+            log.append(TRACE, {"message": message})
+        log.flush()
+        shown.append(picture(title))
+    log.append(TRACE, {"message": "this one is being written when the power fails"})
+    log.flush()
+    disk.crash(CrashMode.torn(25))
+    shown.append(picture("the disk after the crash (before the log is reopened)"))
+    return tuple(shown)
+
+
+@lru_cache(maxsize=1)
+def _tree_lecture() -> tuple[Picture, ...]:
+    """The pictures of 09_logstore_tree, as its cells make them."""
+    from minidb.io import SimDisk
+    from minidb.logstore import Environment, EnvironmentConfig
+    from minidb.viz.logstore import draw_tree_and_log, draw_utilization, tree_and_log, tree_graph
+
+    config = EnvironmentConfig(node_max_entries=4, file_max=2048, checkpoint_bytes_interval=None, clock=_clock)
+    env = Environment.open(SimDisk("lecture"), config)
+    accounts = env.database("accounts")
+
+    def picture(title: str) -> Figure:
+        return draw_tree_and_log(tree_and_log(env, "accounts"), title=title)
+
+    shown: list[Picture] = [picture("a new database: a root IN over one empty BIN")]
+    for name, amount in [("alice", "100"), ("bob", "50"), ("carol", "75")]:
+        accounts.put(name, amount)
+    shown.append(picture("three records: three LN entries, one dirty BIN"))
+    for name, amount in [("dave", "20"), ("erin", "5"), ("frank", "60"), ("grace", "35"), ("heidi", "40")]:
+        accounts.put(name, amount)
+    shown.append(picture("after eight records: two splits, halves logged with Provisional.YES"))
+    accounts.put("bob", "80")
+    accounts.put("alice", "70")
+    accounts.delete("dave")
+    shown.append(picture("bob and alice updated, dave deleted (dave* = known deleted)"))
+    env.checkpoint()
+    shown.append(picture("after a checkpoint: every node points into the log"))
+    accounts.put("ivan", "90")
+    env.checkpoint()
+    accounts.put("judy", "15")
+    env.evictor.evict(env.db_tree.get("accounts").tree.search(b"judy"))
+    shown.append(picture("the BIN holding judy is no longer in memory"))
+    shown.append(tree_graph(tree_and_log(env, "accounts")))
+    shown.append(draw_utilization(env, title="live and obsolete bytes per log file"))
+    return tuple(shown)
+
+
+def _checkpoint_lecture() -> list[Callable[[], Figure]]:
+    """The pictures of 10_checkpointer up to the seed's cases (each replays from a fresh environment)."""
+    from minidb.viz.checkpoint import draw_checkpoint, draw_dirty_map
+    from minidb.viz.logstore import draw_tree_and_log, tree_and_log
+    from minidb.viz.logstore_demo import checkpoint_demo_env
+
+    def names(env) -> dict[int, str]:
+        return {impl.id: impl.name for impl in env.db_tree.by_id.values()}
+
+    def before() -> Figure:
+        return draw_tree_and_log(tree_and_log(checkpoint_demo_env(), "accounts"),
+                                 title="before the checkpoint (red outline: dirty)", show_records=False)
+
+    def through(step: int):
+        env = checkpoint_demo_env()
+        run = env.checkpointer.start()
+        run.through(step)
+        return env, run
+
+    def dirty_map() -> Figure:
+        env, run = through(4)
+        return draw_dirty_map(run.result.dirty_map, names(env), title="the dirty map by level, after step 4")
+
+    def step5() -> Figure:
+        return draw_checkpoint(through(5)[1].result, current_step=5)
+
+    def finished() -> Figure:
+        return draw_checkpoint(through(5)[1].finish())
+
+    def full() -> Figure:
+        env, run = through(5)
+        run.finish()
+        env.database("accounts").put("acct05", "5")
+        return draw_checkpoint(env.checkpoint(minimize_recovery_time=True))
+
+    return [before, dirty_map, step5, finished, full]
+
+
+@lru_cache(maxsize=1)
+def notebook_figures() -> dict[str, Callable[[], Picture]]:
+    """Name -> a function that draws that picture of that notebook."""
+    from minidb.logstore.cases import seed_case
+    from minidb.replication.cases import seed_recovery_case
+    from minidb.viz.bufferpool_demo import pool_step
+    from minidb.viz.checkpoint import draw_seed_case
+    from minidb.viz.extents import draw_extent_map, extent_map_layout
+    from minidb.viz.locks import draw_mode_tables, waits_for_dot
+    from minidb.viz.locks_demo import detection_figure, lock_step
+    from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
+    from minidb.viz.page_demo import fresh_page, page_step
+    from minidb.viz.pages import draw_page, page_layout
+    from minidb.viz.recovery_demo import recovery_view
+    from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
+    from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, seed_bucket_example,
+                                      truncation_demo)
+    from minidb.viz.volume_demo import new_demo_volume, volume_step
+    from minidb.viz.xct_demo import xct_step
+
+    def buckets(lookup: int | None, title: str) -> Figure:
+        found, truth = seed_bucket_example(stride=4)
+        return draw_buckets(found, truth, lookup=lookup, title=title)
+
+    def fill(k: int) -> Figure:
+        step = fill_demo()[k]
+        return draw_index(step.picture, title=step.label)
+
+    pictures: dict[str, list[Callable[[], Picture]]] = {
+        "01_log": [lambda i=i: _log_lecture()[i] for i in range(4)],
+        "02_pages": [lambda: draw_page(page_layout(fresh_page()), title="a formatted file page: 456 free bytes")]
+                    + [lambda k=k: page_step(k).figure for k in (3, 4, 6, 7, 9)],
+        "03_volume_extents": [lambda: draw_extent_map(extent_map_layout(new_demo_volume()[3]),
+                                                      title="a freshly formatted volume")]
+                             + [lambda k=k: volume_step(k).figure for k in (1, 7, 11, 13, 16)],
+        "04_buffer_pool": [lambda k=k: pool_step(k).figure for k in (2, 4, 5, 6, 8, 9)],
+        "05_locks": [draw_mode_tables]
+                    + [lambda s=s, k=k: lock_step(s, k).figure
+                       for s, k in (("hierarchy", 2), ("hierarchy", 4), ("escalation", 6), ("cycle", 4), ("cycle", 5))]
+                    + [lambda: detection_figure(lock_step("cycle", 6)),
+                       lambda: waits_for_dot(lock_step("cycle", 6).detection[1], title="the cycle T1 -> T2 -> T3 -> T1")],
+        "06_transactions_records": [lambda k=k, page=page: getattr(xct_step(k), "page_figure" if page else "figure")
+                                    for k, page in ((1, True), (2, False), (3, True), (4, True), (5, False),
+                                                    (5, True), (7, True), (8, False))],
+        "08_aries_recovery": [lambda phase=phase: recovery_view(24, "everything", phase).figure
+                              for phase in ("crashed", "analysis", "redo", "undo", "restarted")],
+        "09_logstore_tree": [lambda i=i: _tree_lecture()[i] for i in range(8)],
+        "10_checkpointer": _checkpoint_lecture()
+                           + [lambda n=n, bug=bug: draw_seed_case(seed_case(n, bug=bug))
+                              for n, bug in ((1, False), (2, False), (3, False), (3, True))]
+                           + [lambda: logstore_crash_demo(len(bank_writes()), "nothing", phase=8).figure],
+        "12_vlsn_index": [
+            lambda: buckets(None, "the seed's example, stride 4 (LSNs in decimal, as in the seed)"),
+            lambda: draw_buckets([holes_example((9, 15, 11), stride=2)], one_file_mappings(),
+                                 title="puts 9, 15, 11 into one bucket of file 10, stride 2: 13 is a hole"),
+            lambda: buckets(11, "looking up VLSN 11"),
+            lambda: fill(1), lambda: fill(2), lambda: fill(-1),
+            lambda: draw_recovery_case(seed_recovery_case()),
+            lambda: draw_index(index_picture(seed_recovery_case().recovered.vlsn_index), title="the recovered index",
+                               vlsn_span=(60, 80)),
+            lambda: draw_index(truncation_demo()[1], title="after two head truncations and a rollback of the tail"),
+        ],
+    }
+    return {f"{notebook}-{i}": make for notebook, makers in pictures.items()
+            for i, make in enumerate(makers, start=1)}
+

@@ -1,0 +1,135 @@
+"""Every picture reads at notebook size: text of 9 pt and more, no label over another, none cut off.
+
+A notebook column is about 9.5 inches wide at 100 dpi; a wider figure is
+scaled down, so a text's effective size is its font size x min(1, 9.5 /
+width). Each figure is drawn with the Agg canvas and every visible, non-empty
+Text artist measured (``get_window_extent``): its effective size is at least
+9 pt, its box lies inside the figure, and no two boxes intersect. The
+pictures are those of ``figures/`` and every picture of the notebooks (each
+demo's step function at the steps the notebooks show), plus the pipeline's
+pictures from rows shaped like notebook 15's. Graphviz pictures are laid out
+by dot: their SVG must be at most a column wide with text of 9 pt and more.
+"""
+
+import re
+from unittest.mock import patch
+
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+from minidb.viz.gallery import FIGURES, all_figures
+from minidb.viz.style import SMALL, WIDTH
+
+COLUMN_PT = WIDTH * 72
+
+
+def problems(fig: Figure) -> list[str]:
+    """What makes ``fig`` hard to read at notebook size (empty if nothing)."""
+    FigureCanvasAgg(fig)
+    renderer = fig.canvas.get_renderer()
+    drawn: list[Text] = []  # the texts a draw really draws (not, e.g., tick labels outside the axis limits)
+    draw = Text.draw
+
+    def record(text, *args, **kwargs):
+        if text.get_visible() and text.get_text().strip() and text not in drawn:
+            drawn.append(text)
+        return draw(text, *args, **kwargs)
+
+    with patch.object(Text, "draw", record):
+        fig.draw(renderer)
+    scale = min(1.0, WIDTH / fig.get_figwidth())
+    boxes, found = [], []
+    for text in drawn:
+        box = text.get_window_extent(renderer)
+        name = text.get_text().replace("\n", " ")[:40]
+        if text.get_fontsize() * scale < SMALL:
+            found.append(f"small: {name!r} at {text.get_fontsize() * scale:.1f} pt")
+        if box.x0 < -0.5 or box.y0 < -0.5 or box.x1 > fig.bbox.width + 0.5 or box.y1 > fig.bbox.height + 0.5:
+            found.append(f"outside the figure: {name!r}")
+        for other, other_name in boxes:
+            if box.x0 < other.x1 and other.x0 < box.x1 and box.y0 < other.y1 and other.y0 < box.y1:
+                found.append(f"overlap: {name!r} and {other_name!r}")
+        boxes.append((box, name))
+    return found
+
+
+def graphviz_problems(graph) -> list[str]:
+    svg = graph.pipe(format="svg").decode()
+    width = float(re.search(r'<svg width="([\d.]+)pt"', svg).group(1))
+    scale = min(1.0, COLUMN_PT / width)
+    sizes = [float(s) * scale for s in re.findall(r'font-size="([\d.]+)"', svg)]
+    found = [f"small: text at {size:.1f} pt" for size in sizes if size < SMALL]
+    return found + ([f"wider than a column: {width} pt"] if width > COLUMN_PT else [])
+
+
+@pytest.mark.parametrize("name", list(all_figures()))
+def test_item_readable_every_picture_of_figures_and_notebooks(name):
+    picture = all_figures()[name]()
+    found = problems(picture) if isinstance(picture, Figure) else graphviz_problems(picture)
+    assert found == [], f"{name}: {found}"
+
+
+def test_item_readable_every_figures_entry_has_a_name_and_the_notebooks_are_covered():
+    names = list(all_figures())
+    assert [n + ".png" for n in names[: len(FIGURES)]] == list(FIGURES)
+    for notebook in ("01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks",
+                     "06_transactions_records", "08_aries_recovery", "09_logstore_tree", "10_checkpointer",
+                     "12_vlsn_index"):
+        assert f"{notebook}-1" in names
+
+
+PIPELINE_ENVS = [f"env-{i:02d}" for i in range(5)]
+
+
+def pipeline_figures() -> dict[str, Figure]:
+    """The pipeline's pictures from rows shaped like notebook 15's (5 environments, 4 files each)."""
+    from minidb.viz.pipeline import (draw_checkpoint_intervals, draw_entry_types_per_file, draw_transaction_sizes,
+                                     draw_vlsn_streams)
+
+    types = ["FileHeader", "GenUpdate", "GenCommit", "GenAbort", "GenCkptStart", "GenCkptEnd", "Matchpoint"]
+    by_file = [(env, f, t, 10 + 7 * k + f, 300 * (k + 1), 0) for env in PIPELINE_ENVS for f in range(1, 5)
+               for k, t in enumerate(types)]
+    sizes = [(outcome, n, 50 // n + (outcome == "abort")) for outcome in ("commit", "abort") for n in range(2, 9)]
+    ckpts = [(env, k, "0x1/0x26", "0x1/0x90", k < 8, 300 + 40 * k if k < 8 else None, 700 + 30 * k if k > 1 else None)
+             for env in PIPELINE_ENVS for k in range(1, 9)]
+    streams = [(env, 600, 1, 600 - 40 * (env == "env-02"), 600, 0, 0) for env in PIPELINE_ENVS]
+    divergence = [(500, env, "0x2/0x1c0", "GenUpdate", 1 + (env == "env-02"), 4, 5, env != "env-02")
+                  for env in PIPELINE_ENVS]
+    return {
+        "entry types per file": draw_entry_types_per_file(by_file),
+        "transaction sizes": draw_transaction_sizes(sizes),
+        "checkpoint intervals": draw_checkpoint_intervals(ckpts),
+        "vlsn streams": draw_vlsn_streams(streams, [("env-01", 120, 121, 2)], [("env-03", 300, 2)],
+                                          divergence),
+    }
+
+
+def test_item_readable_pipeline_pictures():
+    found = {name: problems(fig) for name, fig in pipeline_figures().items()}
+    assert {name: p for name, p in found.items() if p} == {}
+
+
+def test_item_readable_the_checker_finds_small_overlapping_and_cut_off_text():
+    # The check itself can fail: a figure with each fault is caught.
+    fig = Figure(figsize=(12, 3))
+    fig.text(0.1, 0.5, "tiny", fontsize=10)  # 10 pt x 9.5/12 = 7.9 pt
+    fig.text(0.5, 0.5, "one label", fontsize=12)
+    fig.text(0.52, 0.5, "another label", fontsize=12)
+    fig.text(0.99, 0.9, "cut off at the right edge", fontsize=12)
+    found = " ".join(problems(fig))
+    assert "small: 'tiny'" in found and "overlap: 'another label' and 'one label'" in found
+    assert "outside the figure: 'cut off at the right edge'" in found
+
+
+def test_item_readable_tree_wraps_instead_of_shrinking():
+    from minidb.viz.logstore import tree_and_log, tree_rows
+    from minidb.viz.logstore_demo import checkpoint_demo_env
+
+    view = tree_and_log(checkpoint_demo_env(), "accounts").view
+    rows, box_w, _ = tree_rows(view, COLUMN_PT * 0.96)
+    bins = sum(1 for n in view.nodes() if n.is_bin)
+    assert sum(len(row) for row in rows) == len(view.nodes())
+    assert len(rows) > view.root.level  # the BIN level wraps onto a second row
+    assert max(len(row) for row in rows) * box_w <= COLUMN_PT and bins > max(len(row) for row in rows)
