@@ -24,8 +24,10 @@ manager), ``sm.xcts`` (the transaction manager), ``sm.files`` (the file
 manager), ``sm.checkpointer``. The record operations are the file
 manager's, repeated here for convenience.
 
-**Opening** (:meth:`StorageManager.open`) reads the log (cutting a torn
-tail), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
+**Opening** (:meth:`StorageManager.open`) checks that the log is whole
+(:func:`~minidb.pagestore.master.check_log_is_whole`: a volume without its
+log, or with a log that ends before the last checkpoint, is corruption),
+reads the log (cutting a torn tail), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
 ``restart=False`` it stops before the first pass and returns the
 :class:`~minidb.pagestore.restart.Restart` in ``sm.restart``, for stepping
 through the passes one at a time.
@@ -56,6 +58,7 @@ from minidb.pagestore.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import LockManager
+from minidb.pagestore.master import check_log_is_whole
 from minidb.pagestore.locking import Locking, ShoreLocking
 from minidb.pagestore.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.rectag import Record
@@ -107,6 +110,7 @@ class StorageManager:
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
         size = probe.page_size
         probe.close()
+        check_log_is_whole(disk, probe.name)  # before opening the log, which may cut its tail
         log = cls._open_log(disk, file_max, buffer_size, clock)
         try:
             bp = BufferPool(frames, page_size=size, log=log, trace=trace)
