@@ -12,7 +12,10 @@ the real files) and, on that copy,
 4. reads every page of store 0 and every allocated page of every store
    through the buffer pool, which checks each page's checksum, its LSN
    pair and its LSN against the end of the log, and checks that the page's
-   header names it (an allocated page that reads as zeros was lost).
+   header names it. An allocated page that reads as zeros is lost if the
+   log (which the page store never truncates) holds an entry that wrote
+   it; otherwise it was allocated and never used (the volume layer alone
+   allocates pages without formatting them).
 
 The first problem raises a :class:`~minidb.errors.CorruptionError` (a
 :class:`~minidb.pagestore.errors.PageStoreCorruptionError` naming the page
@@ -31,6 +34,7 @@ from minidb.io import Disk, SimDisk
 from minidb.pagestore.errors import PageStoreCorruptionError, VolumeCorruptionError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.latch import SH
+from minidb.pagestore.logdef import PAGESTORE_TYPES
 from minidb.pagestore.page import PageTag
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.volfile import volume_file_name
@@ -78,11 +82,15 @@ def verify_pagestore(disk: Disk) -> PageStoreReport:
     stores = volume.stores()
     for stid in stores:
         wanted += volume.store_pages(stid)
+    written = {(e.values["vol"], e.values["page"]) for e in sm.log.scan()
+               if e.entry_type is not None and e.entry_type.redoable and e.entry_type.owner == PAGESTORE_TYPES.owner}
     for pid in wanted:
         page = sm.bp.fix(pid, SH)
         try:
+            if page.never_written() and pid.key not in written:
+                continue  # allocated, never used
             if page.never_written() or page.pid != pid or page.tag == PageTag.FREE:
-                found = "zeros (never written)" if page.never_written() else f"the header of {page.pid}"
+                found = "zeros" if page.never_written() else f"the header of {page.pid}"
                 raise PageStoreCorruptionError(f"{volume.file.where(pid.page)} ({pid}): the maps allocate it "
                                                f"but it holds {found}: the page was lost or overwritten")
         finally:
