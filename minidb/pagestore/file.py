@@ -65,11 +65,11 @@ from typing import Any, TypeVar
 
 from minidb.pagestore import recops
 from minidb.pagestore.directory import Directory, SInfo, StoreKind
-from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError, RecordWontFitError
+from minidb.pagestore.errors import BadRequestError, RecordWontFitError
 from minidb.pagestore.histogram import NUM_BUCKETS, Histoid, bucket_needed
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.latch import EX, SH
-from minidb.pagestore.page import SLOT_SIZE, PageTag, StoreFlags
+from minidb.pagestore.page import SLOT_SIZE, PageTag, StoreFlags, lost_page
 from minidb.pagestore.rectag import (
     TAG_SIZE, Record, RecTag, chunk_pages, chunk_size, large_slot, small_slot, split_slot,
 )
@@ -199,7 +199,7 @@ class FileManager(RecordUpdates):
             page = self.bp.fix(PageId(vol, large, number), SH)
             try:
                 if page.tag != PageTag.LGDATA or page.pid != PageId(vol, large, number):
-                    raise _lost(page, PageId(vol, large, number), "a chunk page of a large record")
+                    raise lost_page(page, PageId(vol, large, number), "a chunk page of a large record")
                 parts.append(page.read(0))
             finally:
                 self.bp.unfix(page)
@@ -216,7 +216,7 @@ class FileManager(RecordUpdates):
             page = self.bp.fix(pid, SH)
             try:
                 if page.never_written():
-                    raise _lost(page, pid, f"a page of file {fid}")
+                    raise lost_page(page, pid, f"a page of file {fid}")
                 if page.tag != PageTag.FILE or page.pid.store != fid.store:
                     continue
                 slots = page.records()
@@ -321,7 +321,7 @@ class FileManager(RecordUpdates):
         return rid
 
     def _insert(self, xct: Any, pid: PageId, page: SlottedPage, slot_bytes: bytes) -> RecordId | None:
-        """Insert into the file page ``pid``, fixed EX; None if its free slot is locked (RecordWontFitError: no room)."""
+        """Insert into file page ``pid``, fixed EX; None if its free slot is locked (RecordWontFitError: no room)."""
         user = xct.space_user()
         slot = page.find_slot(len(slot_bytes), user)
         rid = pid.record(slot)
@@ -484,9 +484,3 @@ class FileManager(RecordUpdates):
 
     def __repr__(self) -> str:
         return f"FileManager({self.volume!r})"
-
-
-def _lost(page: SlottedPage, pid: PageId, what: str) -> PageStoreCorruptionError:
-    """The error for an allocated page that does not hold what the maps say it holds."""
-    found = "zeros (never written)" if page.never_written() else f"{page.tag.name} page {page.pid}"
-    return PageStoreCorruptionError(f"{pid}: {what} holds {found}: the page was lost or overwritten")

@@ -82,7 +82,7 @@ import zlib
 from enum import IntEnum, IntFlag
 
 from minidb.log.lsn import LSN
-from minidb.pagestore.errors import BadRequestError, PageChecksumError, TornPageError
+from minidb.pagestore.errors import BadRequestError, PageChecksumError, PageStoreCorruptionError, TornPageError
 from minidb.pagestore.ids import PageId
 
 HEADER = struct.Struct("<QIIIIIBBHHHHHQ")
@@ -268,6 +268,12 @@ class Page:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.pid} {self.tag.name} lsn={self.lsn})"
+
+
+def lost_page(page: Page, pid: PageId, what: str) -> PageStoreCorruptionError:
+    """The error for an allocated page ``pid`` that does not hold what the maps say it holds."""
+    found = "zeros" if page.never_written() else f"{page.tag.name} page {page.pid}"
+    return PageStoreCorruptionError(f"{pid}: {what} holds {found}: the page was lost or overwritten")
 
 
 def stamp_checksum(image: bytes | bytearray) -> bytes:

@@ -31,11 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minidb.io import Disk, SimDisk
-from minidb.pagestore.errors import PageStoreCorruptionError, VolumeCorruptionError
+from minidb.pagestore.errors import VolumeCorruptionError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.latch import SH
 from minidb.pagestore.logdef import PAGESTORE_TYPES
-from minidb.pagestore.page import PageTag
+from minidb.pagestore.page import PageTag, lost_page
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.volfile import volume_file_name
 
@@ -90,9 +90,7 @@ def verify_pagestore(disk: Disk) -> PageStoreReport:
             if page.never_written() and pid.key not in written:
                 continue  # allocated, never used
             if page.never_written() or page.pid != pid or page.tag == PageTag.FREE:
-                found = "zeros" if page.never_written() else f"the header of {page.pid}"
-                raise PageStoreCorruptionError(f"{volume.file.where(pid.page)} ({pid}): the maps allocate it "
-                                               f"but it holds {found}: the page was lost or overwritten")
+                raise lost_page(page, pid, f"{volume.file.where(pid.page)}: allocated to {pid.stid}, it")
         finally:
             sm.bp.unfix(page)
     return PageStoreReport(volume.file.name, len(stores), len(wanted))

@@ -145,7 +145,8 @@ def test_item3_a_zeroed_page_is_lost_not_an_empty_page():
     with pytest.raises(PageStoreCorruptionError, match=rf"p\(1.{fid.store}.{rids[0].page}\): a page of file .* "
                                                        r"holds zeros"):
         again.contents()
-    with pytest.raises(PageStoreCorruptionError, match=rf"page {rids[0].page} .*holds zeros"):
+    with pytest.raises(PageStoreCorruptionError,
+                       match=rf"v1.vol page {rids[0].page}: allocated to s\(1.{fid.store}\), it holds zeros"):
         verify_pagestore(sm.disk)
 
 
@@ -233,7 +234,8 @@ def _next_out_of_range(data: bytearray) -> None:
 def test_item9_damaged_volume_maps_are_corruption_not_user_errors(change, what):
     sm, fid, rids = records_sm()
     damage_map(sm.disk, sm.volume.header.first_extmap_page, change)
-    with pytest.raises(VolumeCorruptionError, match=rf"v1.vol page 1 \(p\(1.0.1\)\): damaged extent-map page: .*({what})") as e:
+    damaged = r"v1.vol page 1 \(p\(1.0.1\)\): damaged extent-map page: "
+    with pytest.raises(VolumeCorruptionError, match=rf"{damaged}.*({what})") as e:
         again = open_again(sm.disk)
         again.contents()
         again.create_file(again.begin())
