@@ -32,7 +32,7 @@ import sys
 from minidb.cli.common import log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
-from minidb.pagestore.master import check_log_is_whole
+from minidb.pagestore.master import check_volume_and_log
 from minidb.pagestore.verify import is_pagestore, verify_pagestore
 
 
@@ -49,7 +49,7 @@ def run(args) -> int:
     pagestore = is_pagestore(disk)
     try:
         if pagestore:
-            check_log_is_whole(disk, "v1.vol")
+            check_volume_and_log(disk)
         report = verify_log(disk)
         for note in report.notes:
             print(f"note: {note}")

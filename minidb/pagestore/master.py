@@ -33,7 +33,8 @@ the log from its beginning.
 is durable up to its ``chkpt_end``, and the page store never deletes log
 files (a torn page is rebuilt from the page's whole history). So before the
 log is opened (opening may cut a torn tail), :func:`check_log_is_whole`
-refuses, with a :class:`~minidb.pagestore.errors.LogLostError`, a volume
+(called by :func:`check_volume_and_log`, which also refuses a master record
+whose volume is gone) refuses, with a :class:`~minidb.pagestore.errors.LogLostError`, a volume
 whose log is missing, whose first file ``00000001.jdb`` is gone, or whose
 log ends at or before the master checkpoint's ``chkpt_end`` (a file cut or
 deleted at the end). Restart on such a log would silently forget committed
@@ -56,7 +57,8 @@ from minidb.io import Disk
 from minidb.log.end import find_end
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.pagestore.errors import LogLostError
+from minidb.pagestore.errors import LogLostError, VolumeCorruptionError
+from minidb.pagestore.volfile import volume_file_name
 
 MASTER_FILE = "master"
 SLOT = struct.Struct("<4sIQQQ")
@@ -125,3 +127,13 @@ def check_log_is_whole(disk: Disk, volume_name: str) -> None:
     if record is not None and record.end >= end:
         raise LogLostError(f"{disk.where(MASTER_FILE)}: the last checkpoint (from {record.master} to {record.end}) "
                            f"lies past the end of the log ({end}): durable log entries are missing")
+
+
+def check_volume_and_log(disk: Disk) -> None:
+    """Before a page store's log is opened: its volume and its log must both be there, and the log whole."""
+    volume = volume_file_name(1)
+    if disk.exists(volume):
+        check_log_is_whole(disk, volume)
+    elif disk.exists(MASTER_FILE):
+        raise VolumeCorruptionError(f"{disk.where(volume)}: the volume is missing, but its master checkpoint "
+                                    f"record is there: the page store lost its volume")

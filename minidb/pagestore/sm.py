@@ -25,8 +25,9 @@ manager), ``sm.checkpointer``. The record operations are the file
 manager's, repeated here for convenience.
 
 **Opening** (:meth:`StorageManager.open`) checks that the log is whole
-(:func:`~minidb.pagestore.master.check_log_is_whole`: a volume without its
-log, or with a log that ends before the last checkpoint, is corruption),
+(:func:`~minidb.pagestore.master.check_volume_and_log`: a volume without its
+log, or with a log that ends before the last checkpoint, is corruption, as
+is a master record without its volume),
 reads the log (cutting a torn tail), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
 ``restart=False`` it stops before the first pass and returns the
 :class:`~minidb.pagestore.restart.Restart` in ``sm.restart``, for stepping
@@ -58,7 +59,7 @@ from minidb.pagestore.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import LockManager
-from minidb.pagestore.master import check_log_is_whole
+from minidb.pagestore.master import check_volume_and_log
 from minidb.pagestore.locking import Locking, ShoreLocking
 from minidb.pagestore.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.rectag import Record
@@ -107,10 +108,10 @@ class StorageManager:
              restart_trace: bool = True, file_max: int = DEFAULT_FILE_MAX, buffer_size: int = DEFAULT_BUFFER_SIZE,
              clock: Callable[[], float] = time.time) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
+        check_volume_and_log(disk)  # before opening the log, which may cut its tail
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
         size = probe.page_size
         probe.close()
-        check_log_is_whole(disk, probe.name)  # before opening the log, which may cut its tail
         log = cls._open_log(disk, file_max, buffer_size, clock)
         try:
             bp = BufferPool(frames, page_size=size, log=log, trace=trace)

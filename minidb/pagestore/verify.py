@@ -5,7 +5,8 @@ holding a volume (``v1.vol``). It never changes the directory: it copies
 the files into memory (a :class:`~minidb.io.SimDisk` whose messages name
 the real files) and, on that copy,
 
-1. checks that the log is whole (:func:`~minidb.pagestore.master.check_log_is_whole`);
+1. checks that the volume and a whole log are there
+   (:func:`~minidb.pagestore.master.check_volume_and_log`);
 2. opens the storage manager, so restart runs (redo rebuilds the pages a
    crash may have torn; anything it cannot rebuild is an error);
 3. checks the extent and store maps (:meth:`Volume.check`);
@@ -35,6 +36,7 @@ from minidb.pagestore.errors import VolumeCorruptionError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.latch import SH
 from minidb.pagestore.logdef import PAGESTORE_TYPES
+from minidb.pagestore.master import MASTER_FILE
 from minidb.pagestore.page import PageTag, lost_page
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.volfile import volume_file_name
@@ -68,7 +70,8 @@ class _MemoryCopy(SimDisk):
 
 
 def is_pagestore(disk: Disk) -> bool:
-    return disk.exists(volume_file_name(1))
+    """A volume, or the master record that only a page store writes (its volume lost)."""
+    return disk.exists(volume_file_name(1)) or disk.exists(MASTER_FILE)
 
 
 def verify_pagestore(disk: Disk) -> PageStoreReport:

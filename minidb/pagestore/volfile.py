@@ -13,7 +13,9 @@ tears and loses writes, and in which the write-ahead rule is checked.
 Formatting makes the file its full size (``num_pages * page_size``) and
 nothing ever shrinks it, so a shorter file has lost pages: mounting it is a
 :class:`~minidb.pagestore.errors.VolumeCorruptionError` naming the first
-missing page, as is a header page that is torn or fails its checksum.
+missing page, as is a header page that is torn or fails its checksum. A
+page of store 0 (the maps) that reads as zeros is damaged too (formatting
+wrote every one of them): a :class:`~minidb.pagestore.errors.BadPageError`.
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ class VolumeFile:
         if len(data) < self.page_size:
             raise VolumeCorruptionError(f"{self.where(page)}: the page lies past the end of the volume file "
                                         f"({self.file.size()} bytes): the file was cut short")
+        if page < self.header.store0_pages and not any(data):
+            raise BadPageError(f"{self.where(page)}: a map page reads as zeros, but formatting wrote it: damaged")
         return data
 
     def write_run(self, first_page: int, data: bytes) -> None:

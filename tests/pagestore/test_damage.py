@@ -17,7 +17,7 @@ from minidb.pagestore.latch import SH
 from minidb.pagestore.master import MASTER_FILE, read_master
 from minidb.pagestore.page import stamp_checksum
 from minidb.pagestore.verify import verify_pagestore
-from minidb.pagestore.volfile import volume_file_name
+from minidb.pagestore.volfile import VolumeFile, volume_file_name
 
 from tests.pagestore.sm_helpers import new_sm, open_again
 
@@ -292,3 +292,22 @@ def test_item9_a_concurrent_fix_of_a_fresh_page_does_not_make_a_record_miss_it()
     assert held.is_set() and rid.pid == fresh[0]
     sm.volume.alloc_page, sm.bp.unfix = real_alloc, real_unfix
     assert sm.contents()[fid][rid] == (b"", b"c" * 200)
+
+
+def test_item2_a_master_record_without_its_volume_is_corruption():
+    sm, fid, rids = records_sm()
+    sm.disk.delete(VOL)
+    with pytest.raises(VolumeCorruptionError, match=r"v1.vol: the volume is missing, but its master"):
+        open_again(sm.disk)
+
+
+def test_item3_a_zeroed_map_page_is_rebuilt_by_restart_or_else_an_error():
+    sm, fid, rids = records_sm()
+    extmap = sm.volume.header.extmap_page(rids[0].page // 4)
+    put_page(sm.disk, extmap, bytes(PAGE))
+    again = open_again(sm.disk)  # redo reads every map page and rebuilds this one from the log
+    assert again.restart_report.redo.torn_pages_rebuilt == 1 and again.check() == []
+    again.close()
+    put_page(sm.disk, extmap, bytes(PAGE))
+    with pytest.raises(PageStoreCorruptionError, match=rf"v1.vol page {extmap}: a map page reads as zeros"):
+        VolumeFile(sm.disk, 1).read_page(extmap)  # anywhere but in redo: an error
