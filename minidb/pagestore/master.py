@@ -32,14 +32,14 @@ the log from its beginning.
 **The log must be whole.** The master record is written only once the log
 is durable up to its ``chkpt_end``, and the page store never deletes log
 files (a torn page is rebuilt from the page's whole history). So before the
-log is opened (opening may cut a torn tail), :func:`check_log_is_whole`
-(called by :func:`check_volume_and_log`, which also refuses a master record
-whose volume is gone) refuses, with a :class:`~minidb.pagestore.errors.LogLostError`, a volume
+log is opened (opening may cut a torn tail), :func:`check_volume_and_log`
+refuses, with a :class:`~minidb.pagestore.errors.LogLostError`, a volume
 whose log is missing, whose first file ``00000001.jdb`` is gone, or whose
 log ends at or before the master checkpoint's ``chkpt_end`` (a file cut or
-deleted at the end). Restart on such a log would silently forget committed
-work. (A page whose LSN lies past the end of the log is the same loss; the
-buffer pool finds it when it reads the page.)
+deleted at the end), and a master record whose volume is gone. Restart on
+such a log would silently forget committed work. (A page whose LSN lies
+past the end of the log is the same loss; the buffer pool finds it when it
+reads the page.) An empty directory holds no page store: nothing to check.
 
 Worked example: the first checkpoint begins at 0x1/0x3c0 and ends at
 0x1/0x4a2; the master file's slot 0 then holds sequence 1, master

@@ -55,9 +55,10 @@ Byte layout (all integers little-endian; ``struct`` format ``HEADER``)::
     |  lsn   |vol |stor|page|next|prev|tg|sf|nsl|nfr|nrs|xrs|end|rsvd_tid | records ...
     +--------+----+----+----+----+----+--+--+---+---+---+---+---+---------+
 
-                                              slot n-1    slot 0     footer
-    ... records | gap ...................... | off|len | .. |off|len| crc | lsn  |
-                                             size-12-4n         size-12 size-8
+                                          slot n-1         slot 0      footer (FOOTER, <IQ)
+    ... records | gap ................. | off | len | .. | off | len | crc  |   lsn    |
+                                        ^                            ^      ^
+                                        size-12-4n               size-12     size-8
 
 Slot table entries are 4 bytes, ``<HH`` (offset, length), slot 0 nearest the
 footer. A slot in use has an offset inside the record area; a free slot has
