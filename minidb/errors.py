@@ -3,7 +3,8 @@
 Every error that a user can cause (a missing directory, a file that is not a
 minidb log, a bad LSN, a corrupt entry) is a :class:`MinidbError`. Its message
 names *what* went wrong and *where* (file, offset, page id...), so the CLI can
-print it as one line and exit with code 2 (user error) or 1 (a check failed).
+print it as one line and exit with code 2 (user error) or 1 (a check failed:
+a :class:`CorruptionError`, damage found on disk).
 Errors are raised before anything is changed: an operation that fails leaves
 the disk and the in-memory state as they were.
 """
@@ -29,11 +30,18 @@ class SimulatedCrash(MinidbError):
     """The simulated disk crashed at a scheduled point; the process 'died'."""
 
 
+class CorruptionError(MinidbError):
+    """Data on disk is damaged: a check failed (the CLI exits with code 1).
+
+    The message names the file and offset, or the page, of the damage.
+    """
+
+
 class LogError(MinidbError):
     """The log cannot be read as a minidb log."""
 
 
-class LogCorruptionError(LogError):
+class LogCorruptionError(LogError, CorruptionError):
     """A bad entry lies before valid entries: the log is corrupt, not torn.
 
     Carries the log file name and the byte offset of the bad entry.

@@ -13,6 +13,16 @@ with one bit of the entry at 0x1/0x45 flipped::
 A torn tail at the end of the last file is what a crash leaves, not a
 problem: it is printed as a ``note:`` line first. A directory that does not
 exist or holds no log is a user error (one line, exit 2).
+
+A directory holding a page store (``v1.vol``) is also checked as one
+(:func:`minidb.pagestore.verify.verify_pagestore`, on a copy in memory):
+its log must be whole (a missing log is a problem here, not a user error),
+restart must succeed and every allocated page must pass its checksum; the
+first problem names the page (``problem: .../v1.vol page 12 (p(1.3.12)):
+checksum mismatch ...``, exit 1). All is well::
+
+    ok: 1 files, 40 entries, the log ends at 0x1/0x9e2
+    ok: page store v1.vol: 4 stores, 7 pages checked
 """
 
 from __future__ import annotations
@@ -20,7 +30,10 @@ from __future__ import annotations
 import sys
 
 from minidb.cli.common import log_disk
+from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
+from minidb.pagestore.master import check_volume_and_log
+from minidb.pagestore.verify import is_pagestore, verify_pagestore
 
 
 def register(commands) -> None:
@@ -32,11 +45,22 @@ def register(commands) -> None:
 def run(args) -> int:
     import minidb.cli.engines  # noqa: F401  (registers every engine's entry types)
 
-    report = verify_log(log_disk(args.dir))
-    for note in report.notes:
-        print(f"note: {note}")
-    if report.problem is not None:
-        print(f"problem: {report.problem}")
+    disk = log_disk(args.dir)
+    pagestore = is_pagestore(disk)
+    try:
+        if pagestore:
+            check_volume_and_log(disk)
+        report = verify_log(disk)
+        for note in report.notes:
+            print(f"note: {note}")
+        if report.problem is not None:
+            print(f"problem: {report.problem}")
+            return 1
+        checked = verify_pagestore(disk) if pagestore else None
+    except CorruptionError as e:
+        print(f"problem: {e}")
         return 1
     print(f"ok: {report.files} files, {report.entries} entries, the log ends at {report.end}")
+    if checked is not None:
+        print(f"ok: {checked}")
     return 0

@@ -3,7 +3,7 @@
 Storage layer, bottom up::
 
     ids.py          v(1) s(1.3) p(1.3.48) r(1.3.48.2) x(1.6); extent arithmetic
-    page.py         the page frame: header, slot table, footer (torn-page detection)
+    page.py         the page frame: header, slot table, footer (checksum, torn-page detection)
     slotted.py      slotted pages and space reservation
     logdef.py       the page store's log entry types (Shore's logdef.dat)
     logrec.py       fix EX / apply / log / set page LSN; redo and undo dispatch by name
@@ -38,6 +38,7 @@ Transactions, records and recovery::
     chkpt.py        fuzzy checkpoints
     restart/        ARIES restart: analysis, redo, undo, finish
     sm.py           the storage manager: all of it on one disk
+    verify.py       checking a whole page store (what ``minidb verify`` runs on a volume's directory)
     xct_crashtest.py  every crash point of a transactional workload vs a model
 
 Public surface::
@@ -52,6 +53,9 @@ Public surface::
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
     Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError,
     NoLocking, ShoreLocking          (the lock manager: minidb.pagestore.lock)
+    the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
+    RecordWontFitError, BufferPoolFullError; damage (CorruptionError): PageStoreCorruptionError,
+    BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
 """
 
 from minidb.pagestore import stores as _stores  # noqa: F401  (registers the store_operation redo handler)
@@ -59,8 +63,8 @@ from minidb.pagestore import extmap as _extmap  # noqa: F401  (registers the ext
 from minidb.pagestore.bufferpool import BufferPool, Frame, FrameView, WriteRun
 from minidb.pagestore.clock import ClockChoice, ClockFrame, choose_victim
 from minidb.pagestore.errors import (
-    BadRequestError, BufferPoolFullError, PageStoreError, RecordWontFitError, SlotError, TornPageError,
-    VolumeError, VolumeFullError,
+    BadPageError, BadRequestError, BufferPoolFullError, LogLostError, PageChecksumError, PageStoreCorruptionError,
+    PageStoreError, RecordWontFitError, SlotError, TornPageError, VolumeCorruptionError, VolumeError, VolumeFullError,
 )
 from minidb.pagestore.extmap import Extlink
 from minidb.pagestore.format import format_volume
@@ -90,7 +94,8 @@ __all__ = [
     "WriteRun", "ClockFrame", "ClockChoice", "choose_victim", "Volume", "AllocMode", "format_volume",
     "VolumeHeader", "volume_file_name", "Extlink", "StoreNode", "Deleting", "PAGESTORE_TYPES", "TxnRef",
     "apply_and_log", "redo", "undo", "PageStoreError", "VolumeError", "VolumeFullError", "BadRequestError",
-    "TornPageError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
+    "TornPageError", "PageStoreCorruptionError", "BadPageError", "PageChecksumError", "VolumeCorruptionError",
+    "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
     "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking",
 ]

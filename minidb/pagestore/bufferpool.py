@@ -32,6 +32,15 @@ sync up to the largest page LSN in it (:meth:`LogManager.sync`), unless
 that entry is durable already. Each write is one disk write; the simulated
 disk's write record lets tests check the rule write by write.
 
+**Checking what is read.** Each write carries the page's checksum, computed
+into the image written (:func:`~minidb.pagestore.page.stamp_checksum`).
+Each page read is checked (:meth:`~minidb.pagestore.page.Page.check`): a
+torn or damaged page raises a
+:class:`~minidb.pagestore.errors.BadPageError` naming it, and, by the
+write-ahead rule, a page whose LSN lies at or past the end of the log means
+the log lost durable entries (:class:`~minidb.pagestore.errors.LogLostError`).
+The frame is left free: nothing bad is cached.
+
 **The page cleaner.** :meth:`clean` writes dirty pages sorted by (volume,
 page number), coalescing runs of contiguous pages (at most
 ``max_many_pages``) into one write, then fsyncs each volume file once and
@@ -60,10 +69,12 @@ from dataclasses import dataclass
 
 from minidb.log.lsn import LSN
 from minidb.pagestore.clock import ClockChoice, choose_victim
-from minidb.pagestore.errors import BadRequestError, BufferPoolFullError, PageStoreError
+from minidb.pagestore.errors import (
+    BadRequestError, BufferPoolFullError, LogLostError, PageStoreCorruptionError, PageStoreError,
+)
 from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.latch import EX, SH, Latch, LatchMode
-from minidb.pagestore.page import DEFAULT_PAGE_SIZE, NO_PAGE_LSN, check_page_size
+from minidb.pagestore.page import DEFAULT_PAGE_SIZE, NO_PAGE_LSN, check_page_size, stamp_checksum
 from minidb.pagestore.slotted import SlottedPage
 from minidb.pagestore.volfile import VolumeFile
 from minidb.stats import Stats, Trace
@@ -201,10 +212,12 @@ class BufferPool:
             data = volfile.read_page(pid.page)
             self.stats.add("nPageReads")
             frame.page.buf[:] = data
-            if frame.page.is_torn():
+            try:
+                self._check_read(frame.page, volfile.where(pid.page))
+            except PageStoreCorruptionError:
                 self._free.append(frame.index)
                 self._free.sort()
-                frame.page.check(volfile.where(pid.page))  # raises TornPageError, naming the page
+                raise
         frame.pid = pid
         frame.dirty = False
         frame.rec_lsn = None
@@ -212,6 +225,13 @@ class BufferPool:
         self.trace.emit("fix %s %s: miss, %s frame %d", pid, mode.name, "virgin" if virgin else "read into",
                         frame.index)
         return frame
+
+    def _check_read(self, page: SlottedPage, where: str) -> None:
+        """A page just read: its checksum and LSN pair, and its LSN against the log (the write-ahead rule)."""
+        page.check(where)
+        if self.log is not None and page.lsn != NO_PAGE_LSN and page.lsn >= self.log.end_lsn:
+            raise LogLostError(f"{where}: page LSN {page.lsn} lies past the end of the log ({self.log.end_lsn}): "
+                               f"the log lost entries that were durable before the page was written")
 
     def _free_frame(self) -> Frame:
         if self._free:
@@ -305,7 +325,7 @@ class BufferPool:
             self.stats.add("nLogForces")
             synced_to = top
             self.trace.emit("WAL: log synced up to %s before writing %s", top, first)
-        volfile.write_run(first.page, b"".join(data for _, data in run))
+        volfile.write_run(first.page, b"".join(stamp_checksum(data) for _, data in run))
         written = WriteRun(first.vol, first.page, len(run), synced_to)
         self.stats.add("nWriteRequests")
         self.stats.add("nPageWrites", len(run))

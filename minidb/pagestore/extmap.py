@@ -40,9 +40,9 @@ so an extent holds at most 32 pages. The extlinks of an extent-map page are
 one record in the page's slot 0: the number of its first extent (4 bytes,
 ``<I``), then the array, so the page describes itself and a redo handler
 needs nothing but the page. Worked example: 512-byte pages hold
-(512 - 48 - 8 - 4 - 4) // 32 = 14 extlinks; extent 20 is at index 6 of the
-second extent-map page (page 2). With 8192-byte pages, 254 extlinks per page
-describe 2032 pages (16 MB) with ``ext_sz`` 8.
+(512 - 48 - 12 - 4 - 4) // 32 = 13 extlinks; extent 20 is at index 7 of the
+second extent-map page (page 2). With 8192-byte pages, 253 extlinks per page
+describe 2024 pages (almost 16 MB) with ``ext_sz`` 8.
 
 The redo handlers below are the only code that changes extlinks; the volume
 manager calls them through :func:`minidb.pagestore.logrec.apply_and_log`.

@@ -59,9 +59,9 @@ their numbers.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import IntFlag
-from typing import Any
+from typing import Any, TypeVar
 
 from minidb.pagestore import recops
 from minidb.pagestore.directory import Directory, SInfo, StoreKind
@@ -69,7 +69,7 @@ from minidb.pagestore.errors import BadRequestError, RecordWontFitError
 from minidb.pagestore.histogram import NUM_BUCKETS, Histoid, bucket_needed
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.latch import EX, SH
-from minidb.pagestore.page import SLOT_SIZE, PageTag, StoreFlags
+from minidb.pagestore.page import SLOT_SIZE, PageTag, StoreFlags, lost_page
 from minidb.pagestore.rectag import (
     TAG_SIZE, Record, RecTag, chunk_pages, chunk_size, large_slot, small_slot, split_slot,
 )
@@ -79,6 +79,7 @@ from minidb.pagestore.slotted import SlottedPage
 from minidb.pagestore.volpages import AllocMode
 from minidb.stats import Stats, Trace
 
+T = TypeVar("T")
 
 class Policy(IntFlag):
     """Where to look for a page with room for a new record (Shore's pg_policy_t)."""
@@ -122,7 +123,7 @@ class FileManager(RecordUpdates):
             large = self.volume.create_store(StoreFlags.REGULAR, xct)
             self.xcts.lock(xct, large, "EX")
             self._reset_caches(small.store)
-            pid = self._new_page(xct, small, AllocMode.APPEND, PageTag.FILE)
+            pid, _ = self._new_page(xct, small, AllocMode.APPEND, PageTag.FILE)
             with self._mutex:
                 self._first_page[small.store] = self._last_page[small.store] = pid.page
             self.directory.add(xct, SInfo(small.store, StoreKind.FILE, large.store))
@@ -197,6 +198,8 @@ class FileManager(RecordUpdates):
         for number in pages:
             page = self.bp.fix(PageId(vol, large, number), SH)
             try:
+                if page.tag != PageTag.LGDATA or page.pid != PageId(vol, large, number):
+                    raise lost_page(page, PageId(vol, large, number), "a chunk page of a large record")
                 parts.append(page.read(0))
             finally:
                 self.bp.unfix(page)
@@ -212,6 +215,8 @@ class FileManager(RecordUpdates):
         for pid in self.volume.store_pages(fid):
             page = self.bp.fix(pid, SH)
             try:
+                if page.never_written():
+                    raise lost_page(page, pid, f"a page of file {fid}")
                 if page.tag != PageTag.FILE or page.pid.store != fid.store:
                     continue
                 slots = page.records()
@@ -278,8 +283,11 @@ class FileManager(RecordUpdates):
                     self.stats.add("nAppendHits")
                     return rid, "append"
         mode = AllocMode.APPEND if policy & Policy.APPEND else AllocMode.COMPACT
-        pid = self._new_page(xct, fid, mode, PageTag.FILE)
-        rid = self._try_page(xct, fid, pid.page, slot_bytes, hist)
+        try:
+            pid, rid = self._new_page(xct, fid, mode, PageTag.FILE,
+                                      fill=lambda new, page: self._insert(xct, new, page, slot_bytes))
+        except RecordWontFitError:
+            rid = None
         if rid is None:
             raise RecordWontFitError(f"{fid}: a record slot of {len(slot_bytes)} bytes does not fit a new page")
         return rid, f"new page {pid}"
@@ -290,15 +298,14 @@ class FileManager(RecordUpdates):
         page = self.bp.fix(pid, EX, conditional=True)
         if page is None:
             return None
-        changed = False
+        rid = None
         try:
             if page.tag != PageTag.FILE or page.pid.store != fid.store or not self.volume.is_allocated(pid):
                 hist.remove(number)
                 self.stats.add("nPagesRejected")
                 return None
-            user = xct.space_user()
             try:
-                slot = page.find_slot(len(slot_bytes), user)
+                rid = self._insert(xct, pid, page, slot_bytes)
             except RecordWontFitError:
                 if page.nfree >= len(slot_bytes) + SLOT_SIZE:
                     hist.forget(number)  # room, but reserved for another transaction: do not offer it again
@@ -306,15 +313,21 @@ class FileManager(RecordUpdates):
                     hist.update(number, page.nfree)
                 self.stats.add("nPagesRejected")
                 return None
-            rid = pid.record(slot)
-            if not self.xcts.try_lock(xct, rid, "EX"):
-                return None
-            recops.insert(self.volume, xct, page, slot, slot_bytes, user)
-            changed = True
             free = page.nfree
         finally:
-            self.bp.unfix(page, dirty=changed)
-        self._note_space(fid, pid, hist, free)
+            self.bp.unfix(page, dirty=rid is not None)
+        if rid is not None:
+            self._note_space(fid, pid, hist, free)
+        return rid
+
+    def _insert(self, xct: Any, pid: PageId, page: SlottedPage, slot_bytes: bytes) -> RecordId | None:
+        """Insert into file page ``pid``, fixed EX; None if its free slot is locked (RecordWontFitError: no room)."""
+        user = xct.space_user()
+        slot = page.find_slot(len(slot_bytes), user)
+        rid = pid.record(slot)
+        if not self.xcts.try_lock(xct, rid, "EX"):
+            return None
+        recops.insert(self.volume, xct, page, slot, slot_bytes, user)
         return rid
 
     def _note_space(self, fid: StoreId, pid: PageId, hist: Histoid, free: int) -> None:
@@ -322,7 +335,8 @@ class FileManager(RecordUpdates):
         if self.volume.page_bucket(pid) != bucket:
             self.volume.set_page_bucket(pid, bucket)
 
-    def _new_page(self, xct: Any, stid: StoreId, mode: AllocMode, tag: PageTag) -> PageId:
+    def _new_page(self, xct: Any, stid: StoreId, mode: AllocMode, tag: PageTag,
+                  fill: Callable[[PageId, SlottedPage], T] | None = None) -> tuple[PageId, T | None]:
         """Allocate a file page to the store and format it: a compensated action, kept if ``xct`` aborts.
 
         Once formatted, the page can take other transactions' records, so
@@ -330,13 +344,22 @@ class FileManager(RecordUpdates):
         are closed by a ``compensate`` entry pointing back to the anchor
         taken before them (logged while the page is still latched, so no
         record lands on it before), and rollback jumps over both.
+
+        ``fill(pid, page)`` runs before the page is unfixed: the record that
+        needed the new page goes in while it is still latched EX, so another
+        thread that finds the page (in the histogram, or a cleaner) cannot
+        make a conditional fix of it fail and the record "not fit" a new page.
+        Returns the page id and what ``fill`` returned.
         """
         anchor = self.xcts.anchor(xct)
         pid = self.volume.alloc_page(stid, mode, xct)
         self.xcts.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
         page = recops.format_page(self.volume, xct, pid, tag)
+        filled = None
         try:
             self.xcts.compensate(xct, anchor)
+            if fill is not None:
+                filled = fill(pid, page)
         finally:
             free = page.nfree
             self.bp.unfix(page, dirty=True)
@@ -350,7 +373,7 @@ class FileManager(RecordUpdates):
                 self._note_space(stid, pid, hist, free)
         else:
             self.stats.add("nLargePagesAllocated")
-        return pid
+        return pid, filled
 
     def _write_chunks(self, xct: Any, large: StoreId, body: bytes) -> list[int]:
         """Write ``body`` to new pages of the large-record store, one chunk each; return their numbers."""

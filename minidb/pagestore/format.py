@@ -2,17 +2,19 @@
 
 Formatting happens before the volume is mounted, so it writes its pages
 directly (not through the buffer pool) and logs nothing: it writes store 0's
-pages (the header, every extent-map and store-map page) in one write,
-extends the file to its full size (the other pages read as zeros, tag FREE)
-and fsyncs. A volume is therefore either fully formatted and durable before
-any log entry refers to it, or, after a crash during formatting, not a
-volume at all (mounting it fails with a :class:`VolumeError` that says so).
+pages (the header, every extent-map and store-map page, each with its
+checksum) in one write, extends the file to its full size (the other pages
+read as zeros, tag FREE) and fsyncs. A volume is therefore either fully
+formatted and durable before any log entry refers to it, or, after a crash
+during formatting, not a volume at all (mounting it fails with a
+:class:`VolumeError` that says so: not a volume, a bad header page, or a
+file cut short).
 
 What a fresh volume holds (the worked example of
 :mod:`minidb.pagestore.volheader`: 64 pages of 512 bytes, ``ext_sz`` 4):
 
 - extent ``x(1.0)`` holds store 0's pages: page 0 (the header), pages 1-2
-  (the extent map: 16 extents at 14 extlinks per page) and page 3 (the
+  (the extent map: 16 extents at 13 extlinks per page) and page 3 (the
   store map); its pmap is ``####``;
 - store 1 (the store directory) owns ``x(1.1)``, store 2 (the root index)
   owns ``x(1.2)``; no pages allocated yet;
@@ -25,7 +27,7 @@ from minidb.io import Disk
 from minidb.pagestore.errors import BadRequestError, VolumeError
 from minidb.pagestore.extmap import ExtlinkPage, Extlink, format_extlink_page
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.page import DEFAULT_PAGE_SIZE, PageTag, StoreFlags
+from minidb.pagestore.page import DEFAULT_PAGE_SIZE, PageTag, StoreFlags, stamp_checksum
 from minidb.pagestore.slotted import SlottedPage
 from minidb.pagestore.stores import DEFAULT_EFF, ROOT_INDEX, STORE_DIRECTORY, StnodePage, StoreNode, format_stnode_page
 from minidb.pagestore.volfile import volume_file_name
@@ -44,7 +46,7 @@ def format_volume(disk: Disk, vid: int = 1, num_pages: int = 1024, ext_sz: int =
         raise VolumeError(f"{disk.where(name)}: volume v({vid}) exists already")
     pages = format_pages(header)
     with disk.open(name, create=True) as f:
-        f.write(0, b"".join(bytes(p.buf) for p in pages))
+        f.write(0, b"".join(stamp_checksum(p.buf) for p in pages))
         f.truncate(header.num_pages * page_size)
         f.fsync()
     return header

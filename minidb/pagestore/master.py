@@ -29,6 +29,18 @@ slots, 64 bytes)::
 No file, or no valid slot, means no checkpoint completed: restart reads
 the log from its beginning.
 
+**The log must be whole.** The master record is written only once the log
+is durable up to its ``chkpt_end``, and the page store never deletes log
+files (a torn page is rebuilt from the page's whole history). So before the
+log is opened (opening may cut a torn tail), :func:`check_volume_and_log`
+refuses, with a :class:`~minidb.pagestore.errors.LogLostError`, a volume
+whose log is missing, whose first file ``00000001.jdb`` is gone, or whose
+log ends at or before the master checkpoint's ``chkpt_end`` (a file cut or
+deleted at the end), and a master record whose volume is gone. Restart on
+such a log would silently forget committed work. (A page whose LSN lies
+past the end of the log is the same loss; the buffer pool finds it when it
+reads the page.) An empty directory holds no page store: nothing to check.
+
 Worked example: the first checkpoint begins at 0x1/0x3c0 and ends at
 0x1/0x4a2; the master file's slot 0 then holds sequence 1, master
 0x1/0x3c0. The second checkpoint writes slot 1 (sequence 2); if the crash
@@ -42,7 +54,11 @@ import zlib
 from dataclasses import dataclass
 
 from minidb.io import Disk
+from minidb.log.end import find_end
+from minidb.log.files import file_name, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
+from minidb.pagestore.errors import LogLostError, VolumeCorruptionError
+from minidb.pagestore.volfile import volume_file_name
 
 MASTER_FILE = "master"
 SLOT = struct.Struct("<4sIQQQ")
@@ -95,3 +111,29 @@ def write_master(disk: Disk, master: LSN, end: LSN) -> MasterRecord:
         f.write((sequence % 2) * SLOT.size, _pack(record))
         f.fsync()
     return record
+
+
+def check_log_is_whole(disk: Disk, volume_name: str) -> None:
+    """Refuse a log that lost durable entries the volume ``volume_name`` relies on (see the module documentation)."""
+    numbers = log_file_numbers(disk)
+    if not numbers:
+        raise LogLostError(f"{disk.where()}: the volume {volume_name} has no log (no log files like "
+                           f"{file_name(1)}): the log is missing")
+    if numbers[0] != 1:
+        raise LogLostError(f"{disk.where(file_name(1))}: the log's first file is missing (the log starts at "
+                           f"{file_name(numbers[0])}); the page store needs its whole log")
+    record = read_master(disk)
+    end = find_end(disk).end_lsn
+    if record is not None and record.end >= end:
+        raise LogLostError(f"{disk.where(MASTER_FILE)}: the last checkpoint (from {record.master} to {record.end}) "
+                           f"lies past the end of the log ({end}): durable log entries are missing")
+
+
+def check_volume_and_log(disk: Disk) -> None:
+    """Before a page store's log is opened: its volume and its log must both be there, and the log whole."""
+    volume = volume_file_name(1)
+    if disk.exists(volume):
+        check_log_is_whole(disk, volume)
+    elif disk.exists(MASTER_FILE):
+        raise VolumeCorruptionError(f"{disk.where(volume)}: the volume is missing, but its master checkpoint "
+                                    f"record is there: the page store lost its volume")

@@ -31,12 +31,12 @@ Flags (Shore's):
   holding up to ``chunk_size`` bytes of the body in its slot 0;
 - ``LARGE_1`` (t_large_1, a one-level index of chunk pages) and ``LARGE_2``
   are Shore's further shapes, not implemented here: a ``LARGE_0`` list of
-  4-byte page numbers already reaches 110 chunks (50 KB) on 512-byte pages
+  4-byte page numbers already reaches 110 chunks (48 KB) on 512-byte pages
   and 2000 chunks (16 MB) on 8 KB pages.
 
 Worked example: a record with a 2-byte header ``b"h1"`` and a 5-byte body
 ``b"hello"`` is the 15-byte slot ``02 00 01 00 05 00 00 00 68 31 68 65 6c 6c
-6f``. A 1000-byte body on 512-byte pages (chunks of 452 bytes) is LARGE_0
+6f``. A 1000-byte body on 512-byte pages (chunks of 448 bytes) is LARGE_0
 with three chunks: the slot holds the tag, the header and three page
 numbers (22 bytes with the header).
 """

@@ -37,12 +37,12 @@ Holes left by freed records are *coalesced* (the records slid together
 towards the header) only when the total free space fits a request but the
 contiguous gap does not.
 
-Worked example (512-byte file page, 456 bytes free after formatting):
+Worked example (512-byte file page, 452 bytes free after formatting):
 transaction 1 inserts records of 40, 60 and 30 bytes into slots 0, 1, 2:
-``nfree`` = 456 - 3 * 4 - 130 = 314. Transaction 2 frees slot 1: ``nfree``
-= 374, ``nrsvd`` = 60, ``rsvd_tid`` = 2, ``xct_rsvd`` = 60. While 2 is
-active, transaction 3 may use 374 - 60 = 314 bytes, transaction 2 itself
-374; once the oldest active transaction is 3, the 60 bytes are free to all
+``nfree`` = 452 - 3 * 4 - 130 = 310. Transaction 2 frees slot 1: ``nfree``
+= 370, ``nrsvd`` = 60, ``rsvd_tid`` = 2, ``xct_rsvd`` = 60. While 2 is
+active, transaction 3 may use 370 - 60 = 310 bytes, transaction 2 itself
+370; once the oldest active transaction is 3, the 60 bytes are free to all
 and slot 1 can be reused.
 
 Users identify themselves with a :class:`SpaceUser`: their transaction id

@@ -24,8 +24,11 @@ manager), ``sm.xcts`` (the transaction manager), ``sm.files`` (the file
 manager), ``sm.checkpointer``. The record operations are the file
 manager's, repeated here for convenience.
 
-**Opening** (:meth:`StorageManager.open`) reads the log (cutting a torn
-tail), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
+**Opening** (:meth:`StorageManager.open`) checks that the log is whole
+(:func:`~minidb.pagestore.master.check_volume_and_log`: a volume without its
+log, or with a log that ends before the last checkpoint, is corruption, as
+is a master record without its volume),
+reads the log (cutting a torn tail), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
 ``restart=False`` it stops before the first pass and returns the
 :class:`~minidb.pagestore.restart.Restart` in ``sm.restart``, for stepping
 through the passes one at a time.
@@ -56,6 +59,7 @@ from minidb.pagestore.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import LockManager
+from minidb.pagestore.master import check_volume_and_log
 from minidb.pagestore.locking import Locking, ShoreLocking
 from minidb.pagestore.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.rectag import Record
@@ -104,6 +108,7 @@ class StorageManager:
              restart_trace: bool = True, file_max: int = DEFAULT_FILE_MAX, buffer_size: int = DEFAULT_BUFFER_SIZE,
              clock: Callable[[], float] = time.time) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
+        check_volume_and_log(disk)  # before opening the log, which may cut its tail
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
         size = probe.page_size
         probe.close()

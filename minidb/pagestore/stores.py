@@ -33,7 +33,7 @@ Byte layout of one store node (8 bytes, ``struct`` format ``<IHBB``)::
 
 The store nodes of a store-map page are one record in its slot 0: the number
 of its first store (``<I``), then the array. A 512-byte page holds
-(512 - 48 - 8 - 4 - 4) // 8 = 56 store nodes, an 8192-byte page 1016.
+(512 - 48 - 12 - 4 - 4) // 8 = 55 store nodes, an 8192-byte page 1015.
 
 ``store_operation`` entries carry an ``op`` naming what they do (Shore's
 ``store_operation_param``): ``create_store`` (flags := value; the store number

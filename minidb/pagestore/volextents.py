@@ -34,12 +34,12 @@ reach) and stale ``prev`` links. :meth:`repair_extent_lists`, called by
 restart once the losers are rolled back, frees the orphans and resets the
 ``prev`` links from the walk, finishing the cut operations.
 
-Worked example (``ext_sz`` 4, 14 extlinks per extent-map page): a store
-with extents 12, 13, 14 frees 13. Extent 12 is on page 1, 13 on page 1, 14 on
-page 2: one ``set_ext_prev`` (x(1.14).prev := 12) on page 2, then
-``free_ext_list`` [13] on page 1, which also sets x(1.12).next := 14. Cut
-after the first entry, the walk 12 -> 13 -> 14 still works; repair sets
-x(1.14).prev back to 13 (the walk's truth) and the extent stays, empty.
+Worked example (``ext_sz`` 4, 13 extlinks per extent-map page): a store
+with extents 11, 12, 13 frees 12. Extent 11 is on page 1, 12 on page 1, 13 on
+page 2: one ``set_ext_prev`` (x(1.13).prev := 11) on page 2, then
+``free_ext_list`` [12] on page 1, which also sets x(1.11).next := 13. Cut
+after the first entry, the walk 11 -> 12 -> 13 still works; repair sets
+x(1.13).prev back to 12 (the walk's truth) and the extent stays, empty.
 """
 
 from __future__ import annotations

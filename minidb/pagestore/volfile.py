@@ -8,14 +8,20 @@ is the file ``v<vid>.vol`` (``v1.vol`` for ``v(1)``) next to the log files
 Only the buffer pool reads and writes pages (and the formatter, before the
 volume is mounted). :meth:`VolumeFile.write_run` writes a run of contiguous
 pages **in one disk write**: the unit in which the simulated disk records,
-tears and loses writes, and in which the write-ahead rule is checked. A page
-beyond the end of the file reads as zeros: a page never written (tag FREE).
+tears and loses writes, and in which the write-ahead rule is checked.
+
+Formatting makes the file its full size (``num_pages * page_size``) and
+nothing ever shrinks it, so a shorter file has lost pages: mounting it is a
+:class:`~minidb.pagestore.errors.VolumeCorruptionError` naming the first
+missing page, as is a header page that is torn or fails its checksum. A
+page of store 0 (the maps) that reads as zeros is damaged too (formatting
+wrote every one of them): a :class:`~minidb.pagestore.errors.BadPageError`.
 """
 
 from __future__ import annotations
 
 from minidb.io import Disk, File
-from minidb.pagestore.errors import BadRequestError, TornPageError, VolumeError
+from minidb.pagestore.errors import BadPageError, BadRequestError, VolumeCorruptionError, VolumeError
 from minidb.pagestore.volheader import RECORD, VolumeHeader
 from minidb.pagestore.page import HEADER_SIZE, MIN_PAGE_SIZE, Page
 
@@ -34,8 +40,14 @@ class VolumeFile:
         self.disk = disk
         self.name = name
         self.file: File = disk.open(name)
-        self.header = self._read_header()
+        try:
+            self.header = self._read_header()
+            self._check_size()
+        except BaseException:
+            self.file.close()
+            raise
         if self.header.vid != vid:
+            self.file.close()
             raise VolumeError(f"{self.where()}: the file holds volume v({self.header.vid}), not v({vid})")
         self.vid = vid
         self.page_size = self.header.page_size
@@ -52,12 +64,20 @@ class VolumeFile:
         header = VolumeHeader.unpack(first[HEADER_SIZE:], self.where(0))
         page = Page(bytearray(self.file.read(0, header.page_size)))
         if page.size != header.page_size:
-            raise VolumeError(f"{self.where(0)}: the header page is cut short")
+            raise VolumeCorruptionError(f"{self.where(0)}: the header page is cut short")
         try:
             page.check(self.where(0))
-        except TornPageError as e:
-            raise VolumeError(str(e)) from None
+        except BadPageError as e:
+            raise VolumeCorruptionError(str(e)) from None
         return header
+
+    def _check_size(self) -> None:
+        size, page_size = self.file.size(), self.header.page_size
+        if size < self.header.num_pages * page_size:
+            first = size // page_size
+            raise VolumeCorruptionError(
+                f"{self.where(first)}: the volume file is cut short ({size} of {self.header.num_pages * page_size} "
+                f"bytes): pages {first}..{self.header.num_pages - 1} are missing")
 
     def check_page(self, page: int) -> None:
         if not 0 <= page < self.num_pages:
@@ -67,7 +87,10 @@ class VolumeFile:
         self.check_page(page)
         data = self.file.read(page * self.page_size, self.page_size)
         if len(data) < self.page_size:
-            data += bytes(self.page_size - len(data))
+            raise VolumeCorruptionError(f"{self.where(page)}: the page lies past the end of the volume file "
+                                        f"({self.file.size()} bytes): the file was cut short")
+        if page < self.header.store0_pages and not any(data):
+            raise BadPageError(f"{self.where(page)}: a map page reads as zeros, but formatting wrote it: damaged")
         return data
 
     def write_run(self, first_page: int, data: bytes) -> None:

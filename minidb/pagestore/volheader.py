@@ -26,9 +26,9 @@ The header is an ordinary page (tag HEADER) whose slot 0 holds this record
       24     4  store0_exts         1                  extents used by store 0
       28     4  store0_pages        4                  pages used by store 0 (0..3)
       32     4  first_extmap_page   1
-      36     4  num_extmap_pages    2                  14 extlinks per page
+      36     4  num_extmap_pages    2                  13 extlinks per page
       40     4  first_stmap_page    3
-      44     4  num_stmap_pages     1                  56 store nodes per page
+      44     4  num_stmap_pages     1                  55 store nodes per page
       48     4  page_size           512
 
     0         8      12    16    20    24    28    32    36    40    44    48    52

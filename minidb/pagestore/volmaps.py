@@ -5,10 +5,16 @@ reader never holds a map page while it fixes another. Only the extent map
 can tell whether a page is allocated, and to which store (Shore: "one cannot
 determine the allocation status of a page from the page itself").
 
+Every map page read is checked against the layout the volume header plans
+(its header names it, slot 0 holds the planned range, every extlink and
+store node is in range): maps that contradict themselves are a
+:class:`~minidb.pagestore.errors.VolumeCorruptionError` naming the page,
+never a user error, whatever request met them.
+
 - ``extlink(e)``, ``extlinks()``: one extent's entry, or all of them;
 - ``store_node(s)``, ``stores()``: one store node, or every store in use;
 - ``store_extents(st)``: the store's extent list, walked from its store node
-  (a broken list is a :class:`PageStoreError` naming the extent);
+  (a broken list is a :class:`VolumeCorruptionError` naming the extent);
 - ``owned_extents(s)``: every extent whose owner is store ``s``, by a scan of
   the extent map, whether or not the list reaches it (what removing a store
   frees, and what the repair after a crash compares with the list);
@@ -17,13 +23,18 @@ determine the allocation status of a page from the page itself").
 
 from __future__ import annotations
 
-from typing import Any
+import struct
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from minidb.pagestore.errors import BadRequestError, PageStoreError
+from minidb.pagestore.errors import BadRequestError, SlotError, VolumeCorruptionError
 from minidb.pagestore.extmap import ExtlinkPage, Extlink
 from minidb.pagestore.ids import PageId, StoreId, extent_of, index_in_extent
 from minidb.pagestore.latch import SH
-from minidb.pagestore.stores import StnodePage, StoreNode
+from minidb.pagestore.page import PageTag
+from minidb.pagestore.stores import Deleting, StnodePage, StoreNode
+
+T = TypeVar("T")
 
 
 class VolumeMaps:
@@ -31,6 +42,7 @@ class VolumeMaps:
     header: Any
     bp: Any
     ext_sz: int
+    file: Any
 
     def _extmap_pid(self, ext: int) -> PageId:
         return PageId(self.vid, 0, self.header.extmap_page(ext))
@@ -38,47 +50,74 @@ class VolumeMaps:
     def _stmap_pid(self, snum: int) -> PageId:
         return PageId(self.vid, 0, self.header.stmap_page(snum))
 
-    def extlink(self, ext: int) -> Extlink:
-        self._check_ext(ext)
-        page = self.bp.fix(self._extmap_pid(ext), SH)
+    def _read_map(self, number: int, read: Callable[[Any], T]) -> T:
+        """Fix map page ``number`` SH, check that it is the page the header plans, return ``read(view)``.
+
+        A map page that is not what it must be (another page's header, no
+        slot 0, another range of extents or stores, values out of range) is
+        a :class:`VolumeCorruptionError` naming the page, never a user error.
+        """
+        h = self.header
+        extmap = number in h.extmap_pages()
+        kind, tag, per_page, first_page = ((ExtlinkPage, PageTag.EXTLINK, h.extlinks_per_page, h.first_extmap_page)
+                                           if extmap else
+                                           (StnodePage, PageTag.STNODE, h.stnodes_per_page, h.first_stmap_page))
+        pid = PageId(self.vid, 0, number)
+        page = self.bp.fix(pid, SH)
         try:
-            return ExtlinkPage(page).get(ext)  # type: ignore[arg-type]
+            if page.buf[28] != tag or page.pid != pid:
+                raise ValueError(f"its header names {page.pid} with tag {page.buf[28]}")
+            view = kind(page)
+            first = view.first_ext if extmap else view.first_store
+            if (first, view.per_page) != ((number - first_page) * per_page, per_page):
+                raise ValueError(f"it describes {view.per_page} entries from {first}")
+            return read(view)
+        except (SlotError, ValueError, struct.error) as e:
+            what = "extent-map" if extmap else "store-map"
+            raise VolumeCorruptionError(f"{self.file.where(number)} ({pid}): damaged {what} page: {e}") from None
         finally:
             self.bp.unfix(page)  # type: ignore[arg-type]
+
+    def _checked_link(self, ext: int, link: Extlink) -> Extlink:
+        h = self.header
+        if (link.owner >= h.num_stores or link.next >= h.num_exts or link.prev >= h.num_exts
+                or link.pmap >> self.ext_sz):
+            raise ValueError(f"x({self.vid}.{ext}) is out of range: {link}")
+        return link
+
+    def extlink(self, ext: int) -> Extlink:
+        self._check_ext(ext)
+        return self._read_map(self.header.extmap_page(ext), lambda view: self._checked_link(ext, view.get(ext)))
 
     def extlinks(self) -> list[Extlink]:
         """Every extent's extlink, extent 0 first."""
         links: list[Extlink] = []
         for number in self.header.extmap_pages():
-            page = self.bp.fix(PageId(self.vid, 0, number), SH)
-            try:
-                view = ExtlinkPage(page)  # type: ignore[arg-type]
+            def read(view: ExtlinkPage) -> list[Extlink]:
                 last = min(view.first_ext + view.per_page, self.header.num_exts)
-                links += [view.get(ext) for ext in range(view.first_ext, last)]
-            finally:
-                self.bp.unfix(page)  # type: ignore[arg-type]
+                return [self._checked_link(ext, view.get(ext)) for ext in range(view.first_ext, last)]
+            links += self._read_map(number, read)
         return links
+
+    def _checked_node(self, snum: int, node: StoreNode) -> StoreNode:
+        if node.first_ext >= self.header.num_exts or node.deleting not in Deleting.__members__.values():
+            raise ValueError(f"store node {snum} is out of range: {node}")
+        return node
 
     def store_node(self, snum: int) -> StoreNode:
         if not 0 <= snum < self.header.num_stores:
             raise BadRequestError(f"v({self.vid}): store {snum} is outside 0..{self.header.num_stores - 1}")
-        page = self.bp.fix(self._stmap_pid(snum), SH)
-        try:
-            return StnodePage(page).get(snum)  # type: ignore[arg-type]
-        finally:
-            self.bp.unfix(page)  # type: ignore[arg-type]
+        return self._read_map(self.header.stmap_page(snum), lambda view: self._checked_node(snum, view.get(snum)))
 
     def stores(self) -> list[StoreId]:
         """Every store in use (1 and 2 included), by number."""
         found = []
         for number in self.header.stmap_pages():
-            page = self.bp.fix(PageId(self.vid, 0, number), SH)
-            try:
-                view = StnodePage(page)  # type: ignore[arg-type]
+            def read(view: StnodePage) -> list[StoreId]:
                 last = min(view.first_store + view.per_page, self.header.num_stores)
-                found += [self.stid(s) for s in range(max(1, view.first_store), last) if view.get(s).in_use]
-            finally:
-                self.bp.unfix(page)  # type: ignore[arg-type]
+                return [self.stid(s) for s in range(max(1, view.first_store), last)
+                        if self._checked_node(s, view.get(s)).in_use]
+            found += self._read_map(number, read)
         return found
 
     def store_extents(self, stid: StoreId) -> list[int]:
@@ -91,7 +130,8 @@ class VolumeMaps:
         while ext:
             link = self.extlink(ext)
             if link.owner != snum or ext in exts or len(exts) > self.header.num_exts:
-                raise PageStoreError(f"s({self.vid}.{snum}): broken extent list at x({self.vid}.{ext})")
+                raise VolumeCorruptionError(f"{self.file.where()}: s({self.vid}.{snum}): broken extent list at "
+                                            f"x({self.vid}.{ext}) (owned by store {link.owner})")
             exts.append(ext)
             ext = link.next
         return exts

@@ -14,7 +14,7 @@ The script (records are the bytes of short strings, padded)::
     2  T1 inserts bob (60 B)            slot 1
     3  T1 inserts carol (30 B)          slot 2      T1 commits after this step
     4  T2 frees bob                     slot 1 reserved: nrsvd 60, rsvd_tid 2
-    5  T3 inserts a 330-byte record     refused: 314 usable for T3, not 334
+    5  T3 inserts a 330-byte record     refused: 310 usable for T3, not 334
     6  T2 inserts dave (50 B)           slot 3, using its own reserved bytes
     7  T4 inserts erin (20 B)           T2 has committed: the reservation is void, slot 1 reused
     8  T4 frees carol                   slot 2 reserved for T4; a hole between bob's and dave's bytes

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from minidb.log import LSN
 from minidb.pagestore import PageId, PageTag, RecordWontFitError, SlotError, SlottedPage, SpaceUser, StoreFlags
 from minidb.pagestore.errors import TornPageError
-from minidb.pagestore.page import FOOTER_SIZE, HEADER, HEADER_SIZE, NO_PAGE_LSN
+from minidb.pagestore.page import FOOTER_SIZE, HEADER, HEADER_SIZE, NO_PAGE_LSN, stamp_checksum
 from minidb.pagestore.slotted import NO_TXN
 
 PID = PageId(1, 3, 48)
@@ -22,7 +22,7 @@ def file_page(size=512) -> SlottedPage:
 
 
 def test_header_layout_is_the_documented_bytes():
-    assert HEADER_SIZE == 48 and FOOTER_SIZE == 8
+    assert HEADER_SIZE == 48 and FOOTER_SIZE == 12
     page = file_page()
     page.lsn = LSN(2, 0x1A0)
     page.next, page.prev = 49, 47
@@ -31,17 +31,18 @@ def test_header_layout_is_the_documented_bytes():
     assert struct.unpack_from("<III", raw, 8) == (1, 3, 48)
     assert struct.unpack_from("<II", raw, 20) == (49, 47)
     assert raw[28] == PageTag.FILE and raw[29] == StoreFlags.REGULAR
-    assert struct.unpack_from("<HHHHH", raw, 30) == (0, 456, 0, 0, 48)
+    assert struct.unpack_from("<HHHHH", raw, 30) == (0, 452, 0, 0, 48)
     assert raw[-8:] == raw[:8]  # the footer copies the LSN
+    assert raw[-12:-8] == bytes(4)  # the checksum field: 0 in memory, set when written
     assert HEADER.unpack_from(raw)[0] == page.lsn.packed
     assert page.header_fields()["pid"] == PID
 
 
 def test_docstring_worked_example_one_record():
     page = file_page()
-    assert page.nfree == 456 and page.record_end == 48
+    assert page.nfree == 452 and page.record_end == 48
     assert page.insert(b"x" * 20) == 0
-    assert (page.nfree, page.record_end, page.slot_table_start) == (432, 68, 500)
+    assert (page.nfree, page.record_end, page.slot_table_start) == (428, 68, 496)
 
 
 def test_a_torn_page_is_detected():
@@ -53,7 +54,7 @@ def test_a_torn_page_is_detected():
     assert torn.is_torn()
     with pytest.raises(TornPageError, match=r"vol page 48: torn page: header LSN 0x1/0x80 but footer LSN 0x1/0x26"):
         torn.check("vol page 48")
-    page.check("fine")  # an intact page passes
+    SlottedPage(bytearray(stamp_checksum(page.buf))).check("fine")  # an intact page, as written, passes
 
 
 def test_a_page_never_written_is_free_and_not_torn():
@@ -81,20 +82,20 @@ def test_space_reservation_worked_example():
     t1 = SpaceUser(tid=1, oldest_active=1)
     for size in (40, 60, 30):
         page.insert(bytes(size), t1)
-    assert page.nfree == 456 - 3 * 4 - 130 == 314
+    assert page.nfree == 452 - 3 * 4 - 130 == 310
     page.remove(1, SpaceUser(tid=2, oldest_active=1))
-    assert (page.nfree, page.nrsvd, page.rsvd_tid, page.xct_rsvd) == (374, 60, 2, 60)
+    assert (page.nfree, page.nrsvd, page.rsvd_tid, page.xct_rsvd) == (370, 60, 2, 60)
     assert page.slot_state(1) == "reserved"
     while_2_active = 2
-    assert page.usable_space(SpaceUser(tid=3, oldest_active=while_2_active)) == 314
-    assert page.usable_space(SpaceUser(tid=2, oldest_active=while_2_active)) == 374
-    assert page.usable_space(SpaceUser(tid=3, oldest_active=1, rolling_back=True)) == 374
+    assert page.usable_space(SpaceUser(tid=3, oldest_active=while_2_active)) == 310
+    assert page.usable_space(SpaceUser(tid=2, oldest_active=while_2_active)) == 370
+    assert page.usable_space(SpaceUser(tid=3, oldest_active=1, rolling_back=True)) == 370
     # Transaction 3 may not take the reserved bytes, nor the reserved slot.
-    with pytest.raises(RecordWontFitError, match="needs 316 bytes, 314 are usable"):
+    with pytest.raises(RecordWontFitError, match="needs 316 bytes, 310 are usable"):
         page.insert(bytes(312), SpaceUser(tid=3, oldest_active=2))
     assert page.insert(b"t3", SpaceUser(tid=3, oldest_active=2)) == 3
     # Once 3 is the oldest active transaction, the 60 bytes and slot 1 are free for all.
-    assert page.usable_space(SpaceUser(tid=4, oldest_active=3)) == 374 - 6
+    assert page.usable_space(SpaceUser(tid=4, oldest_active=3)) == 370 - 6
     assert (page.nrsvd, page.rsvd_tid, page.slot_state(1)) == (0, 0, "free")
     assert page.insert(b"reuse", SpaceUser(tid=4, oldest_active=3)) == 1
     page.check_space()
@@ -136,7 +137,7 @@ def test_holes_are_coalesced_only_when_needed():
         page.insert(bytes([65 + i]) * 100)
     page.remove(0)
     page.remove(2)
-    assert page.contiguous_free == 456 - 16 - 400
+    assert page.contiguous_free == 452 - 16 - 400
     assert page.nfree == page.contiguous_free + 200
     page.insert(bytes(30))  # fits the gap: no coalescing
     assert page.record_end == 48 + 430
@@ -154,7 +155,7 @@ def test_errors_change_nothing():
     before = bytes(page.buf)
     with pytest.raises(RecordWontFitError, match="never fit"):
         page.insert(bytes(600))
-    with pytest.raises(RecordWontFitError, match="needs 300 bytes, 248 are usable"):
+    with pytest.raises(RecordWontFitError, match="needs 300 bytes, 244 are usable"):
         page.insert(bytes(300))
     with pytest.raises(RecordWontFitError, match="at least one byte"):
         page.insert(b"")

@@ -28,7 +28,7 @@ def test_format_lays_out_the_volume_as_the_header_says():
     s = new_volume()
     h = s.vol.header
     assert (h.num_pages, h.num_exts, h.ext_sz, h.page_size) == (64, 16, 4, 512)
-    assert (h.extlinks_per_page, h.num_extmap_pages, h.first_stmap_page, h.stnodes_per_page) == (14, 2, 3, 56)
+    assert (h.extlinks_per_page, h.num_extmap_pages, h.first_stmap_page, h.stnodes_per_page) == (13, 2, 3, 55)
     assert (h.store0_pages, h.store0_exts, h.first_data_ext) == (4, 1, 1)
     assert s.vol.stores() == [StoreId(1, 1), StoreId(1, 2)]
     assert [s.vol.store_extents(st) for st in s.vol.stores()] == [[1], [2]]

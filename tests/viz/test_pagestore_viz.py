@@ -27,7 +27,7 @@ def test_page_regions_cover_every_byte_once(step):
 def test_the_page_script_outcomes():
     assert page_step(4).layout.slots[1][1] == "reserved" and page_step(4).layout.nrsvd == 60
     assert page_step(4).layout.count("hole") == 60
-    assert page_step(5).outcome.startswith("refused: p(1.3.12): a record of 330 bytes needs 334 bytes, 314 are usable")
+    assert page_step(5).outcome.startswith("refused: p(1.3.12): a record of 330 bytes needs 334 bytes, 310 are usable")
     assert page_step(6).outcome == "slot 3 at offset 178"
     assert page_step(7).outcome == "slot 1 at offset 228"  # the reservation of T2 is void: slot 1 reused
     assert page_step(9).outcome.endswith("after coalescing the holes")

@@ -17,15 +17,19 @@ after. It logs nothing; pages it changes are dirty in the pool and written
 by the usual rules (the write-ahead rule holds: their LSNs are in the log).
 
 **Torn pages.** A page whose last write reached the disk only in part has
-different LSNs in its header and footer (:mod:`minidb.pagestore.page`).
-Redo cannot start from it, so it *rebuilds* it: from the page's image when
+different LSNs in its header and footer, or a checksum that does not match
+(:mod:`minidb.pagestore.page`). Redo cannot start from it, so it *rebuilds*
+it: from the page's image when
 the volume was formatted (store 0's pages) or from zeros (any other page),
 applying every entry of the log that names the page, oldest first. The log
 is never truncated here, so it holds the page's whole history since the
 volume was formatted (a page of a file starts with ``page_format``). After
 the scan, the pages of the dirty page table not yet read and store 0's
 pages (whose advisory bucket maps change without log entries) are read as
-well, so no torn page is left behind.
+well, so no torn page is left behind. Only these pages can have been
+written since their last durable image; a bad page anywhere else is found
+when it is read, and is corruption
+(:class:`~minidb.pagestore.errors.BadPageError`).
 
 Worked example: dirty page table {p(1.3.12): 0x1/0x3a0, p(1.3.13):
 0x1/0x600}, redo LSN 0x1/0x3a0. Entry 0x1/0x3a0 on p(1.3.12), whose page LSN
@@ -40,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.log.lsn import LSN
-from minidb.pagestore.errors import TornPageError
+from minidb.pagestore.errors import BadPageError
 from minidb.pagestore.format import format_pages
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.latch import EX, SH
@@ -127,7 +131,7 @@ def _fix(bp: Any, log: Any, volume: Any, pid: PageId, done: RedoResult, trace: T
     """Fix ``pid``, rebuilding it from the log first if it is torn on disk."""
     try:
         return bp.fix(pid, mode)
-    except TornPageError as torn:
+    except BadPageError as torn:
         trace.emit("redo: %s", torn)
         count = rebuild_page(log, volume, pid)
         done.torn_pages_rebuilt += 1
