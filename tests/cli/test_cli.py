@@ -148,3 +148,35 @@ def test_crashtest_log(capsys):
     assert code == 0
     points = int(out.split("crash points: ")[1].split(",")[0])
     assert points > 50 and out.strip().endswith("violations: 0")
+
+
+def shorten(path, number, keep_entries):
+    """Cut log file ``number`` after its first ``keep_entries`` entries (0: make it empty)."""
+    log = LogManager(OSDisk(path, readonly=True), readonly=True)
+    offsets = [e.lsn.offset for e in log.scan() if e.lsn.file == number]
+    log.close()
+    with open(path / file_name(number), "r+b") as f:
+        f.truncate(offsets[keep_entries] if keep_entries else 0)
+
+
+@pytest.mark.parametrize("keep_entries, what", [
+    (0, "00000001.jdb at offset 0x0: log file is empty but is not the last file"),
+    (2, "00000001.jdb at offset 0x48: the file's last entry is 0x1/0x26, but 00000002.jdb's FileHeader says it is "
+        "0x1/0x{last:x} (the file was cut short)"),
+])
+def test_item7_printlog_reports_a_shortened_non_last_file_as_verify_does(capsys, demo_dir, keep_entries, what):
+    assert len(list(demo_dir.glob("*.jdb"))) == 2
+    code, whole, _ = run(capsys, "printlog", demo_dir, "-q")
+    last = [line for line in whole.splitlines() if 'lsn="0x1/' in line][-1].split('lsn="0x1/0x')[1].split('"')[0]
+    what = what.format(last=int(last, 16))
+    shorten(demo_dir, 1, keep_entries)
+    before = {p.name: p.read_bytes() for p in demo_dir.iterdir()}
+    code, out, err = run(capsys, "printlog", demo_dir, "-q")
+    assert code == 1
+    printed = out.splitlines()
+    assert printed == whole.splitlines()[:keep_entries]  # what it can: the entries before the damage
+
+    assert err.strip() == f"minidb printlog: corrupt log: {what}"
+    code, out, _ = run(capsys, "verify", demo_dir)
+    assert code == 1 and out.strip() == f"problem: {what}"
+    assert {p.name: p.read_bytes() for p in demo_dir.iterdir()} == before
