@@ -96,12 +96,12 @@ def test_verify_notes_a_torn_tail(capsys, demo_dir):
     (["crashtest", "nosuchengine"], "invalid choice"),
     (["crashtest", "log", "--show", "-3"], "argument --show: must be at least 0: -3"),
     (["frobnicate"], "invalid choice"),
-    (["tour", "--workdir", "{afile}/work"], "{afile}/work: Not a directory"),
+    (["tour", "--workdir", "{afile}/work"], "{afile}/work: not a directory ({afile} is a file)"),
     (["tour", "--workdir", ""], "argument --workdir: an empty path"),
     (["figures", "--out", " "], "argument --out: an empty path"),
     (["generate", "--engine", "log", "--envs", "1", "--ops", "1", ""], "argument OUT: an empty path"),
     (["crashtest", "log", "--ops", "99999999999999999999999"], "must be at most 10,000"),
-    (["tour", "--out", "{afile}/figures"], "{afile}/figures: Not a directory"),
+    (["tour", "--out", "{afile}/figures", "--workdir", "{missing}/work"], "{afile}/figures: not a directory"),
 ])
 def test_user_errors_are_one_line_and_exit_2(tmp_path, demo_dir, argv, message):
     (tmp_path / "empty").mkdir()
