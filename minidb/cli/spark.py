@@ -83,7 +83,8 @@ def run_analyze(args) -> int:
     problems = result.rows["problems"]
     if problems and not args.tolerate_damage:
         env, number, offset, _lsn, _type, what = problems[0]
-        print(f"minidb spark analyze: the logs are damaged: {len(problems):,} problem rows in "
+        rows = f"{len(problems):,} problem row{'' if len(problems) == 1 else 's'}"
+        print(f"minidb spark analyze: the logs are damaged: {rows} in "
               f"{os.path.join(args.out, 'problems')}; the first: {env}/{file_name(number)} at offset 0x{offset:x}: "
               f"{what} (--tolerate-damage to exit 0)", file=sys.stderr)
         return 1
