@@ -14,6 +14,8 @@ from __future__ import annotations
 from minidb.cli.common import path_arg
 from minidb.cli.output import owned_output
 
+OWNER = "minidb figures"
+
 
 def register(commands) -> None:
     p = commands.add_parser("figures", help="regenerate the pictures in figures/")
@@ -24,7 +26,7 @@ def register(commands) -> None:
 def run(args) -> int:
     from minidb.viz.gallery import write_figures
 
-    with owned_output(args.out, "minidb figures"):
+    with owned_output(args.out, OWNER):
         for path in write_figures(args.out):
             print(f"wrote {path}")
     return 0

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import threading
 
+from minidb.cli import figures
 from minidb.cli.common import path_arg
 from minidb.cli.output import check_output, owned_output
 from minidb.io import CrashMode, OSDisk, SimDisk
@@ -362,13 +363,13 @@ def tour_transactions(workdir: str) -> str:
     return path
 
 
-TOUR, FIGURES = "minidb tour", "minidb figures"
+OWNER = "minidb tour"
 
 
 def run(args) -> int:
-    check_output(args.workdir, TOUR)  # both refused before anything is deleted or written
-    check_output(args.out, FIGURES)
-    with owned_output(args.workdir, TOUR), owned_output(args.out, FIGURES):
+    check_output(args.workdir, OWNER)  # both refused before anything is deleted or written
+    check_output(args.out, figures.OWNER)
+    with owned_output(args.workdir, OWNER), owned_output(args.out, figures.OWNER):
         return tour(args)
 
 

@@ -325,8 +325,7 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
             rows = []
     else:  # read to its end: a file that is not the last must end where the next one says
         if not part.last:
-            following = _file_header(os.path.join(part.env_path, file_name(part.next_number))) \
-                if part.next_number is not None else None
+            following = None if part.next_number is None else _file_header(part.env_path, part.next_number)
             problem = next_file_problem(number, last_offset, end, part.next_number, following)
             if problem is not None:
                 rows.append(bad_row(problem.offset, None, problem.what))
@@ -334,14 +333,14 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
         yield rows
 
 
-def _file_header(path: str) -> dict | None:
-    """The FileHeader's values at the start of the log file ``path``, or None if it has none."""
+def _file_header(env_path: str, number: int) -> dict | None:
+    """The values of the FileHeader that starts log file ``number``, or None if it has none."""
     try:
-        with open(path, "rb") as f:
+        with open(os.path.join(env_path, file_name(number)), "rb") as f:
             head = f.read(4096)  # a FileHeader entry is a few dozen bytes
     except OSError:
         return None
-    scanner = FileScanner(head, file_number(os.path.basename(path)))
+    scanner = FileScanner(head, number)
     next(iter(scanner), None)
     return scanner.file_header
 
