@@ -3,7 +3,7 @@
 from minidb.cli import main
 
 
-def test_tour_then_printlog_and_verify(tmp_path, capsys):
+def test_tour_then_printlog_and_verify_item5_reruns_on_its_own_output_only(tmp_path, capsys):
     figures, workdir = tmp_path / "figures", tmp_path / "work"
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     out = capsys.readouterr().out
@@ -21,7 +21,7 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
         assert expected in out
     from minidb.viz.gallery import FIGURES
 
-    assert sorted(p.name for p in figures.iterdir()) == sorted(FIGURES)
+    assert sorted(p.name for p in figures.iterdir()) == sorted([*FIGURES, ".minidb-output"])
     assert main(["verify", str(workdir / "logstore")]) == 0
     capsys.readouterr()
     assert main(["printlog", str(workdir / "replication"), "--type", "Matchpoint"]) == 0
@@ -37,8 +37,18 @@ def test_tour_then_printlog_and_verify(tmp_path, capsys):
     assert sorted(p.name for p in (workdir / "envs").iterdir()) == ["env-00", "env-01", "env-02", "env-03"]
     assert main(["printlog", str(workdir / "transactions"), "--type", "clr_rec_splice", "-q"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2  # T2 aborted, T3 rolled back by restart
-    # a second tour starts a fresh log in the same place
+    # a second tour starts a fresh log in the same place: the marker says the tour wrote all of it
+    listed = (workdir / ".minidb-output").read_text().splitlines()
+    assert listed[0] == "minidb output of: minidb tour" and "log/00000001.jdb" in listed and "envs/" in listed
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
     capsys.readouterr()
     assert main(["printlog", str(log_dir), "--type", "Trace", "-q"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 162
+
+    # item 5: a file the tour did not write, put into its output, makes the next tour refuse and delete nothing
+    (log_dir / "00000009.jdb").write_bytes(b"the user's own log file")
+    before = {p: p.read_bytes() for p in workdir.rglob("*") if p.is_file()}
+    assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 2
+    assert capsys.readouterr().err.strip() == (f"minidb tour: error: {log_dir / '00000009.jdb'}: not written by "
+                                               f"minidb tour; move it away or choose another directory")
+    assert {p: p.read_bytes() for p in workdir.rglob("*") if p.is_file()} == before

@@ -10,6 +10,9 @@ NAME...`` the named ones, each as ``--format png`` (default) or ``svg`` at
 one line per file, e.g. ``wrote figures/log_files.png``. The same call
 writes the same bytes. ``make figures`` runs it, and ``minidb tour`` ends
 with it. An unknown name is a usage error (exit 2), and nothing is written.
+The directory is claimed as :mod:`minidb.cli.output` describes (``figures/``
+carries the marker of this command); a run overwrites the pictures it writes
+and deletes nothing, so writing one picture by name keeps the others.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from __future__ import annotations
 import sys
 
 from minidb.cli.common import int_at_least, path_arg
+from minidb.cli.output import owned_output
 from minidb.viz.style import FORMATS, SAVE_DPI
+
+OWNER = "minidb figures"
 
 
 def register(commands) -> None:
@@ -41,6 +47,7 @@ def run(args) -> int:
     if problem:
         print(f"minidb figures: error: {problem}", file=sys.stderr)
         return 2
-    for path in write_figures(args.out, args.names or None, fmt=args.format, dpi=args.dpi):
-        print(f"wrote {path}")
+    with owned_output(args.out, OWNER, replace=False):
+        for path in write_figures(args.out, args.names or None, fmt=args.format, dpi=args.dpi):
+            print(f"wrote {path}")
     return 0

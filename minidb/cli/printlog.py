@@ -8,7 +8,11 @@ line format is :mod:`minidb.log.printer`'s, e.g.::
     <entry lsn="0x1/0x26" type="Trace" prev="0x0" size="17" cksum="3742827074"><Trace message="the tour begins"/></entry>
 
 The log is opened read-only: a torn tail is left in place and reported on
-stderr. An unknown type name, or ``-s 0x1/0x27`` where no entry starts, is a
+stderr. Damage is judged as ``minidb verify`` judges it
+(:mod:`minidb.log.check`): a bad entry, a missing file, or a file that ends
+before the next file's ``FileHeader`` says (empty, or cut at an entry
+boundary) stops the listing after the entries before it, with one line on
+stderr and exit code 1. An unknown type name, or ``-s 0x1/0x27`` where no entry starts, is a
 user error (one line, exit 2).
 """
 

@@ -8,6 +8,13 @@ writes Parquet tables and PNG figures to ``--out`` (see
 standalone cluster, whose nodes need minidb installed (README: "The Spark
 pipeline on a cluster"). Spark's progress bars show on the console; its
 logging is quieted to warnings.
+
+``--out`` is claimed as :mod:`minidb.cli.output` describes, before Spark
+starts: a new or empty directory, or this command's earlier output, which is
+replaced. Damage in the logs (every row of the ``problems`` table: corrupt
+entries, a missing or shortened file...) makes the exit code 1, with the first
+problem on one line of stderr, after everything is written;
+``--tolerate-damage`` makes it 0.
 """
 
 from __future__ import annotations
@@ -16,7 +23,11 @@ import os
 import sys
 
 from minidb.cli.common import path_arg
+from minidb.cli.output import check_output, owned_output
 from minidb.errors import UserError
+from minidb.log import file_name
+
+OWNER = "minidb spark analyze"
 
 
 def register(commands) -> None:
@@ -33,6 +44,8 @@ def register(commands) -> None:
                         "(for clusters whose nodes lack minidb; see the README)")
     a.add_argument("--no-verify", dest="verify", action="store_false",
                    help="do not verify entry checksums (faster; finds only structural damage)")
+    a.add_argument("--tolerate-damage", action="store_true",
+                   help="exit 0 even if the logs are damaged (the problems table lists the damage either way)")
     a.set_defaults(run=run_analyze)
 
 
@@ -44,6 +57,7 @@ def run_analyze(args) -> int:
     for path in py_files:
         if not os.path.isfile(path):
             raise UserError(f"--py-files: {path}: no such file")
+    check_output(args.out, OWNER)
     from minidb.spark.pipeline import analyze
     from minidb.spark.session import spark_session
 
@@ -52,7 +66,8 @@ def run_analyze(args) -> int:
     print(f"minidb spark analyze: {len(files)} log files of {envs} environments, on Spark {master}", flush=True)
     spark = spark_session(master, app_name="minidb spark analyze", py_files=py_files)
     try:
-        result = analyze(spark, args.path, args.out, verify_checksums=args.verify)
+        with owned_output(args.out, OWNER):
+            result = analyze(spark, args.path, args.out, verify_checksums=args.verify)
     except Exception as e:  # a failed Spark job: one line, not a JVM stack trace
         from pyspark.errors import PySparkException
         from py4j.protocol import Py4JError
@@ -65,4 +80,12 @@ def run_analyze(args) -> int:
     finally:
         spark.stop()
     print(result.summary())
+    problems = result.rows["problems"]
+    if problems and not args.tolerate_damage:
+        env, number, offset, _lsn, _type, what = problems[0]
+        rows = f"{len(problems):,} problem row{'' if len(problems) == 1 else 's'}"
+        print(f"minidb spark analyze: the logs are damaged: {rows} in "
+              f"{os.path.join(args.out, 'problems')}; the first: {env}/{file_name(number)} at offset 0x{offset:x}: "
+              f"{what} (--tolerate-damage to exit 0)", file=sys.stderr)
+        return 1
     return 0

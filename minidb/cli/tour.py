@@ -19,7 +19,10 @@ What it writes stays in WORKDIR for ``minidb printlog`` and ``minidb
 verify``: the shared log in ``log/``, the page store's volume and log in
 ``pagestore/``, the transactions' in ``transactions/``, the log store's
 environment in ``logstore/``, the replicated one in ``replication/``,
-generated environments in ``envs/``.
+generated environments in ``envs/``. WORKDIR and the figures' directory are
+claimed as :mod:`minidb.cli.output` describes: a new or empty directory, or
+the tour's own earlier output, whose files alone a new tour deletes; anything
+else is refused before the tour starts.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from __future__ import annotations
 import os
 import threading
 
+from minidb.cli import figures
 from minidb.cli.common import path_arg
+from minidb.cli.output import check_output, owned_output
 from minidb.io import CrashMode, OSDisk, SimDisk
-from minidb.log import TRACE, LogManager, file_number
+from minidb.log import TRACE, LogManager
 
 
 def register(commands) -> None:
@@ -41,20 +46,6 @@ def register(commands) -> None:
 
 def section(title: str) -> None:
     print(f"\n== {title} ==")
-
-
-def is_log_file(name: str) -> bool:
-    return file_number(name) is not None
-
-
-def fresh_disk(path: str, stale=is_log_file) -> OSDisk:
-    """The directory ``path`` on real files, without what an earlier tour left there (the names
-    ``stale`` accepts), so each run starts from the same state."""
-    disk = OSDisk(path, create=True)
-    for name in disk.list():
-        if stale(name):
-            disk.delete(name)
-    return disk
 
 
 def print_sweep(title: str, result) -> None:
@@ -81,7 +72,7 @@ def tour_disk() -> None:
 def tour_log(workdir: str) -> str:
     section("2. The shared log on real files")
     path = os.path.join(workdir, "log")
-    disk = fresh_disk(path)
+    disk = OSDisk(path, create=True)
     log = LogManager(disk, file_max=2048)
     first = log.append(TRACE, {"message": "the tour begins"})
     for i in range(60):
@@ -135,11 +126,11 @@ def tour_sweep() -> None:
 
 def tour_pagestore(workdir: str) -> str:
     section("5. The page store: a volume of extents, and the buffer pool")
-    from minidb.pagestore import AllocMode, BufferPool, StoreFlags, Volume, volume_file_name
+    from minidb.pagestore import AllocMode, BufferPool, StoreFlags, Volume
     from minidb.pagestore.crashtest import crash_sweep
 
     path = os.path.join(workdir, "pagestore")
-    disk = fresh_disk(path, lambda name: is_log_file(name) or name == volume_file_name(1))
+    disk = OSDisk(path, create=True)
     log = LogManager(disk)
     bp = BufferPool(8, log=log, trace=True)
     vol = Volume.format(disk, bp, log, num_pages=256, ext_sz=8)
@@ -214,7 +205,7 @@ def tour_logstore(workdir: str) -> str:
     from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
 
     path = os.path.join(workdir, "logstore")
-    disk = fresh_disk(path)
+    disk = OSDisk(path, create=True)
     config = EnvironmentConfig(node_max_entries=4, checkpoint_bytes_interval=None, clock=lambda: 1_700_000_000.0)
     env = Environment.open(disk, config)
     accounts = env.database("accounts")
@@ -272,7 +263,7 @@ def tour_replication(workdir: str) -> str:
     from minidb.logstore import EnvironmentConfig
 
     path = os.path.join(workdir, "replication")
-    disk = fresh_disk(path)
+    disk = OSDisk(path, create=True)
     config = EnvironmentConfig(node_max_entries=8, file_max=2048, checkpoint_bytes_interval=None,
                                clock=lambda: 1_700_000_000.0)
     index_config = VLSNIndexConfig(stride=4, max_mappings=8)
@@ -319,12 +310,9 @@ def tour_replication(workdir: str) -> str:
 
 def tour_pipeline(workdir: str) -> str:
     section("10. Environments for the data pipeline")
-    import shutil
-
     from minidb.spark.generate import GenerateRequest, generate
 
     path = os.path.join(workdir, "envs")
-    shutil.rmtree(path, ignore_errors=True)  # the tour's own output of a previous run
     report = generate("logstore", GenerateRequest(path, envs=4, ops=400, seed=1, group=3))
     print(report.summary())
     print(f"Spark reads them all at once (slow to start, so not part of the tour): "
@@ -338,7 +326,7 @@ def tour_transactions(workdir: str) -> str:
     from minidb.pagestore.xct_crashtest import crash_sweep
 
     path = os.path.join(workdir, "transactions")
-    disk = fresh_disk(path, lambda name: True)
+    disk = OSDisk(path, create=True)
     sm = StorageManager.format(disk, num_pages=256, ext_sz=8, page_size=4096, frames=16)
     with sm.transaction() as t:
         fid = sm.create_file(t)
@@ -375,9 +363,17 @@ def tour_transactions(workdir: str) -> str:
     return path
 
 
+OWNER = "minidb tour"
+
+
 def run(args) -> int:
-    for directory in (args.workdir, args.out):  # a path that cannot be used fails before anything runs
-        os.makedirs(directory, exist_ok=True)
+    check_output(args.workdir, OWNER)  # both refused before anything is deleted or written
+    check_output(args.out, figures.OWNER)
+    with owned_output(args.workdir, OWNER), owned_output(args.out, figures.OWNER):
+        return tour(args)
+
+
+def tour(args) -> int:
     print("minidb tour: every part of minidb that exists, bottom up")
     tour_disk()
     path = tour_log(args.workdir)

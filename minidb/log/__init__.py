@@ -14,9 +14,12 @@ DB JE's log layout). Public surface::
     inspect_file, read_file            one file's entries and bad part, read-only
     scan_tolerant, ScannedEntry        every entry of a file, bad ones reported,
                                        resynchronising after corruption
+    Problem, missing_file,             what is wrong with a set of log files, as every
+    bad_entry_problem, next_file_problem  reader judges it (check.py)
 """
 
 from minidb.log import fields
+from minidb.log.check import Problem, bad_entry_problem, missing_file, next_file_problem
 from minidb.log.end import LogEnd, TailCut, find_end, read_file
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, file_number, log_file_numbers
@@ -33,5 +36,5 @@ __all__ = [
     "type_by_code", "type_by_name", "LOG_TYPES", "FILE_HEADER", "TRACE", "LogManager",
     "open_log", "LogEntry", "LogEnd", "TailCut", "find_end", "file_name", "file_number",
     "log_file_numbers", "FileInspection", "format_entry", "Verdict", "inspect_file", "read_file",
-    "ScannedEntry", "scan_tolerant",
+    "ScannedEntry", "scan_tolerant", "Problem", "missing_file", "bad_entry_problem", "next_file_problem",
 ]

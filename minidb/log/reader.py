@@ -3,9 +3,13 @@
 Forward scans read file after file, each entry checked as in
 :mod:`minidb.log.scan`; a bad entry anywhere before the end of the log is
 reported as :class:`~minidb.errors.LogCorruptionError` (file and offset) —
-readers skip nothing silently. The end of the log is the one found when the
-log was opened (:mod:`minidb.log.end`), so a torn tail that a read-only
-opener left in place is never read as data.
+readers skip nothing silently. Between files, a scan checks that the file it
+leaves ends where the next file's ``FileHeader`` says (see
+:func:`minidb.log.check.next_file_problem`): a file that is empty or was cut
+at an entry boundary holds only intact entries, and only that shows it. The
+end of the log is the one found when the log was opened
+(:mod:`minidb.log.end`), so a torn tail that a read-only opener left in place
+is never read as data.
 
 Backward scans follow the ``prev`` offsets of the entry headers inside a file
 and, at a file's ``FileHeader``, its ``last_entry_lsn`` into the previous
@@ -18,6 +22,7 @@ from collections.abc import Callable, Iterator
 
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk, File
+from minidb.log.check import next_file_problem
 from minidb.log.end import LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
@@ -94,6 +99,7 @@ class LogReader:
         if end.last_file is None:
             return
         files = [n for n in log_file_numbers(self.disk) if n <= end.last_file]
+        previous = None  # (number, last entry's offset, end) of the file read to its end before this one
         for number in files:
             if start is not None and number < start.file:
                 continue
@@ -103,12 +109,25 @@ class LogReader:
             offset = start.offset if start is not None and number == start.file else 0
             scanner = FileScanner(data, number, start=offset)
             for pos, header in scanner:
+                if pos == 0 and previous is not None:
+                    self._check_link(previous, number, scanner.file_header)
+                    previous = None
                 lsn = LSN(number, pos)
                 if stop is not None and lsn >= stop:
                     return
                 yield LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
+            if previous is not None:  # no FileHeader here to check the file before against
+                self._check_link(previous, number, None)
             if scanner.problem is not None:
                 raise LogCorruptionError(file_name(number), scanner.bad_offset or 0, scanner.problem)
+            if offset == 0 or scanner.last_offset is not None:  # else where it started was its end
+                previous = (number, scanner.last_offset, scanner.end)
+
+    @staticmethod
+    def _check_link(previous: tuple[int, int | None, int], number: int, file_header: dict | None) -> None:
+        problem = next_file_problem(*previous, number, file_header)
+        if problem is not None:
+            raise problem.error()
 
     def backward(self, start: LSN | None = None) -> Iterator[LogEntry]:
         """Entries from ``start`` (default: the last) back to the first."""

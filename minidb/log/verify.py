@@ -4,7 +4,8 @@
 last one) and checks, for each entry, what readers check (header, flags, size,
 ``prev`` chain, checksum) and also that the item decodes by its entry type.
 Across files it checks that each ``FileHeader`` names its own file and points
-(``last_entry_lsn``) at the true last entry of the file before it.
+(``last_entry_lsn``) at the true last entry of the file before it. Files are
+judged by :mod:`minidb.log.check`, as every other reader judges them.
 
 The first problem found is reported with its file and offset. A torn tail or
 unwritten space at the end of the last file is not a problem: it is what a
@@ -17,22 +18,13 @@ from dataclasses import dataclass, field
 
 from minidb.errors import UserError
 from minidb.io import Disk
+from minidb.log.check import Problem, bad_entry_problem, missing_file, next_file_problem
 from minidb.log.end import read_file
 from minidb.log.fields import ItemFormatError
-from minidb.log.files import file_name, first_gap, log_file_numbers
+from minidb.log.files import file_name, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.types import type_by_code
-
-
-@dataclass(frozen=True)
-class Problem:
-    file_name: str
-    offset: int
-    what: str
-
-    def __str__(self) -> str:
-        return f"{self.file_name} at offset 0x{self.offset:x}: {self.what}"
 
 
 @dataclass
@@ -58,24 +50,20 @@ def require_log(disk: Disk) -> list[int]:
 
 def verify_log(disk: Disk) -> VerifyReport:
     numbers = require_log(disk)
-    report = VerifyReport()
-    gap = first_gap(numbers)
-    if gap is not None:
-        report.problem = Problem(file_name(gap[0]), 0, gap[1])
+    report = VerifyReport(problem=missing_file(numbers))
+    if report.problem is not None:
         return report
-    previous_last = NULL_LSN
+    previous = None  # (number, last entry's offset, end) of the file before, to check against this one
     for index, number in enumerate(numbers):
         name = file_name(number)
         buf = read_file(disk, number)
         scanner = FileScanner(buf, number)
         for offset, header in scanner:
-            if offset == 0 and index > 0 and scanner.file_header is not None:
-                claimed = scanner.file_header["last_entry_lsn"]
-                if claimed != previous_last:
-                    report.problem = Problem(
-                        name, 0, f"FileHeader says the previous file ends at {claimed}, but its last entry is {previous_last}"
-                    )
+            if offset == 0 and previous is not None:
+                report.problem = next_file_problem(*previous, number, scanner.file_header)
+                if report.problem is not None:
                     return report
+                previous = None
             entry_type = type_by_code(header.type_code)
             if entry_type is not None and not header.erased:
                 try:
@@ -84,22 +72,22 @@ def verify_log(disk: Disk) -> VerifyReport:
                     report.problem = Problem(name, offset, f"item does not match {entry_type.name}: {e}")
                     return report
             report.entries += 1
+        if previous is not None:  # this file holds no FileHeader to check the one before against
+            report.problem = next_file_problem(*previous, number, None)
+            if report.problem is not None:
+                return report
         report.files += 1
         if scanner.problem is not None:
             bad = scanner.bad_offset or 0
-            verdict = judge_bad_entry(buf, bad, scanner.bad_header)
-            if verdict.kind == "foreign":
-                report.problem = Problem(name, 0, "not a minidb log file (it does not start with a FileHeader)")
+            kind = judge_bad_entry(buf, bad, scanner.bad_header).kind
+            report.problem = bad_entry_problem(number, bad, kind, scanner.problem, index == len(numbers) - 1)
+            if report.problem is not None:
                 return report
-            if index < len(numbers) - 1 or verdict.kind == "corrupt":
-                report.problem = Problem(name, bad, scanner.problem)
-                return report
-            article = "an" if verdict.kind[0] in "aeiou" else "a"
+            article = "an" if kind[0] in "aeiou" else "a"
             report.notes.append(
-                f"{name}: {len(buf) - bad} bytes at offset 0x{bad:x} are {article} {verdict.kind} tail "
+                f"{name}: {len(buf) - bad} bytes at offset 0x{bad:x} are {article} {kind} tail "
                 f"({scanner.problem}); opening the log cuts them"
             )
-        if scanner.last_offset is not None:
-            previous_last = LSN(number, scanner.last_offset)
+        previous = (number, scanner.last_offset, scanner.end)
         report.end = LSN(number, scanner.end)
     return report

@@ -7,7 +7,10 @@
 :mod:`minidb.viz.pipeline` into ``OUT/<name>.png``. The same code runs in
 local mode and on a cluster; on a cluster, the logs and ``OUT`` must be on a
 file system every node sees (the executors read the logs and write the
-tables), while the figures are drawn by the driver.
+tables), while the figures are drawn by the driver. :func:`analyze` never
+deletes anything: a table or figure already in ``OUT`` is an error before
+Spark reads anything (``minidb spark analyze`` clears its own earlier
+output first).
 
 Tables (see each function's documentation for the columns)::
 
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from minidb.errors import UserError
 from minidb.spark import analytics as A
 from minidb.spark.source import FORMAT
 from minidb.viz.pipeline import (
@@ -49,6 +53,11 @@ def problems(df: DataFrame) -> DataFrame:
     return (df.where(F.col("problem").isNotNull())
             .select("env", "file", "offset", "lsn", "type_name", "problem")
             .orderBy("env", "file", "offset"))
+
+
+TABLES = ("entries_by_type", "entries_by_file", "files", "transactions", "transaction_summary",
+          "transaction_sizes", "checkpoints", "vlsn_streams", "vlsn_gaps", "vlsn_duplicates",
+          "vlsn_agreement", "first_divergence", "problems")
 
 
 def analyses(df: DataFrame) -> dict[str, DataFrame]:
@@ -134,6 +143,9 @@ FIGURES: dict[str, Callable[[dict[str, list]], object]] = {
 
 def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = True) -> AnalyzeResult:
     """Run every analysis on the logs under ``path``; write tables and figures to ``out``."""
+    taken = [name for name in (*TABLES, *FIGURES) if os.path.lexists(os.path.join(out, name))]
+    if taken:
+        raise UserError(f"{os.path.join(out, taken[0])}: already exists; analyze writes only new tables and figures")
     os.makedirs(out, exist_ok=True)
     # Cached with log positions: the logs are read once, the positions computed once.
     df = A.with_log_position(read_logs(spark, path, verify_checksums)).persist()
@@ -141,7 +153,7 @@ def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = T
         result = AnalyzeResult(path, out, df.count())
         for name, table in analyses(df).items():
             destination = os.path.join(out, name)
-            table.coalesce(1).write.mode("overwrite").parquet(destination)
+            table.coalesce(1).write.mode("errorifexists").parquet(destination)
             # Read back what was written: a count reads only the Parquet footer, and the
             # small tables come back without computing them a second time.
             written = spark.read.parquet(destination)

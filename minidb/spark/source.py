@@ -31,7 +31,16 @@ Bad input never kills the job:
 - a file that is not a log file (its first entry is no FileHeader), a torn
   entry in a file that is not the last one, or a file that cannot be read
   gives one row flagged the same way, naming the file's problem, and that
-  file's scan stops.
+  file's scan stops;
+- a file that is not the last and ends before the next file's FileHeader
+  says (empty, or cut at an entry boundary: every entry left reads as
+  intact) gives a row at the offset where it ends, and a file missing from
+  the numbering a row at offset 0 of the missing file.
+
+Files are judged by :mod:`minidb.log.check`, as ``minidb verify`` and the
+engine's reader judge them, so all report the same problems. To compare a
+file's end with the next file's FileHeader, a task reads the first bytes of
+the next file too.
 
 Option ``verify_checksums`` (default ``true``): with ``false``, checksums are
 not computed (faster; ``checksum_valid`` is null for intact entries), and
@@ -58,9 +67,13 @@ from pyspark.sql.types import StructType
 
 import minidb.cli.engines  # noqa: F401  (every engine's entry types, for type names)
 from minidb.errors import UserError
-from minidb.log import LSN, NULL_LSN, LogEntry, file_name, file_number, scan_tolerant, type_by_code
+from minidb.log import (
+    LSN, NULL_LSN, LogEntry, bad_entry_problem, file_name, file_number, missing_file, next_file_problem, scan_tolerant,
+    type_by_code,
+)
 from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
 from minidb.log.header import EntryHeader
+from minidb.log.scan import FileScanner
 from minidb.log.types import TXN_FIELDS
 from minidb.spark.schema import ARROW_SCHEMA, COLUMN_NAMES, LOG_SCHEMA
 
@@ -70,15 +83,21 @@ _SIGN = 1 << 63
 
 
 class LogFilePartition(InputPartition):
-    """One log file of one environment: the unit of work of a Spark task."""
+    """One log file of one environment: the unit of work of a Spark task.
 
-    def __init__(self, env: str, env_path: str, path: str, number: int, last: bool):
+    ``next_number`` is the file after it when that one exists (its FileHeader says where this
+    file must end); ``problem`` is set instead for a file that is missing from the numbering."""
+
+    def __init__(self, env: str, env_path: str, path: str, number: int, last: bool,
+                 next_number: int | None = None, problem: str | None = None):
         super().__init__(path)
         self.env = env
         self.env_path = env_path
         self.path = path
         self.number = number
         self.last = last  # the environment's highest-numbered file: a torn end is the log's end
+        self.next_number = next_number
+        self.problem = problem
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LogFilePartition) and vars(self) == vars(other)
@@ -147,10 +166,15 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
     for env in sorted(chosen, key=lambda e: names[e]):
         numbers = _log_numbers(env)
         wanted = chosen[env]
-        for number in numbers:
+        for number, after in zip(numbers, numbers[1:] + [None]):
             if wanted is None or number in wanted:
+                following = after if after == number + 1 else None
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, file_name(number)),
-                                                   number, number == numbers[-1]))
+                                                   number, after is None, following))
+            gap = missing_file([number, after]) if after is not None and wanted is None else None
+            if gap is not None:  # one row for the first file missing there, as verify reports it
+                partitions.append(LogFilePartition(names[env], env, os.path.join(env, gap.file_name),
+                                                   number + 1, False, problem=gap.what))
     return partitions
 
 
@@ -250,6 +274,9 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
         return (offset, lsn, name, header.type_code, provisional, replicated, invisible, vlsn, None, None, None,
                 header.item_size, header.entry_size, None, False, erased, problem)
 
+    if part.problem is not None:
+        yield [bad_row(0, None, part.problem)]
+        return
     try:
         with open(part.path, "rb") as f:
             buf = f.read()
@@ -259,21 +286,18 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
     view = memoryview(buf)
     checked = True if verify else None
     rows: list[tuple] = []
+    last_offset, end = None, 0  # the last intact entry, and where it ends
     for scanned in scan_tolerant(buf, number, verify):
         offset, header = scanned.offset, scanned.header
         if scanned.problem is not None:
-            verdict = scanned.verdict
-            if verdict in ("torn", "unwritten"):
-                if not part.last:
-                    rows.append(bad_row(offset, header, f"{verdict} entry in a file that is not the last of "
-                                                        f"the log (a file is complete before the next begins): "
-                                                        f"{scanned.problem}"))
-                break  # in the last file, the log simply ends here
-            if verdict == "foreign":
-                rows.append(bad_row(offset, None, "not a minidb log file (it does not start with a FileHeader)"))
-                break
-            rows.append(bad_row(offset, header, f"corrupt: {scanned.problem}"))
-            continue
+            problem = bad_entry_problem(number, offset, scanned.verdict, scanned.problem, part.last)
+            if scanned.verdict == "corrupt":
+                rows.append(bad_row(offset, header, f"corrupt: {problem.what}"))
+                continue
+            if problem is not None:
+                rows.append(bad_row(problem.offset, None if scanned.verdict == "foreign" else header, problem.what))
+            break  # the file's scan stops here (in the last file, a crash's tail simply ends the log)
+        last_offset, end = offset, offset + header.entry_size
         code = header.type_code
         name, erased, transactional, provisional, replicated, invisible = _header_facts(code, header.flags)
         start = offset + header.size
@@ -299,8 +323,26 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
         if len(rows) >= batch_rows:
             yield rows
             rows = []
+    else:  # read to its end: a file that is not the last must end where the next one says
+        if not part.last:
+            following = None if part.next_number is None else _file_header(part.env_path, part.next_number)
+            problem = next_file_problem(number, last_offset, end, part.next_number, following)
+            if problem is not None:
+                rows.append(bad_row(problem.offset, None, problem.what))
     if rows:
         yield rows
+
+
+def _file_header(env_path: str, number: int) -> dict | None:
+    """The values of the FileHeader that starts log file ``number``, or None if it has none."""
+    try:
+        with open(os.path.join(env_path, file_name(number)), "rb") as f:
+            head = f.read(4096)  # a FileHeader entry is a few dozen bytes
+    except OSError:
+        return None
+    scanner = FileScanner(head, number)
+    next(iter(scanner), None)
+    return scanner.file_header
 
 
 _ROW_FIELDS = [ARROW_SCHEMA.field(name) for name in ROW_COLUMNS]

@@ -96,12 +96,12 @@ def test_verify_notes_a_torn_tail(capsys, demo_dir):
     (["crashtest", "nosuchengine"], "invalid choice"),
     (["crashtest", "log", "--show", "-3"], "argument --show: must be at least 0: -3"),
     (["frobnicate"], "invalid choice"),
-    (["tour", "--workdir", "{afile}/work"], "{afile}/work: Not a directory"),
+    (["tour", "--workdir", "{afile}/work"], "{afile}/work: not a directory ({afile} is a file)"),
     (["tour", "--workdir", ""], "argument --workdir: an empty path"),
     (["figures", "--out", " "], "argument --out: an empty path"),
     (["generate", "--engine", "log", "--envs", "1", "--ops", "1", ""], "argument OUT: an empty path"),
     (["crashtest", "log", "--ops", "99999999999999999999999"], "must be at most 10,000"),
-    (["tour", "--out", "{afile}/figures"], "{afile}/figures: Not a directory"),
+    (["tour", "--out", "{afile}/figures", "--workdir", "{missing}/work"], "{afile}/figures: not a directory"),
 ])
 def test_user_errors_are_one_line_and_exit_2(tmp_path, demo_dir, argv, message):
     (tmp_path / "empty").mkdir()
@@ -148,3 +148,119 @@ def test_crashtest_log(capsys):
     assert code == 0
     points = int(out.split("crash points: ")[1].split(",")[0])
     assert points > 50 and out.strip().endswith("violations: 0")
+
+
+def shorten(path, number, keep_entries):
+    """Cut log file ``number`` after its first ``keep_entries`` entries (0: make it empty)."""
+    log = LogManager(OSDisk(path, readonly=True), readonly=True)
+    offsets = [e.lsn.offset for e in log.scan() if e.lsn.file == number]
+    log.close()
+    with open(path / file_name(number), "r+b") as f:
+        f.truncate(offsets[keep_entries] if keep_entries else 0)
+
+
+@pytest.mark.parametrize("keep_entries, what", [
+    (0, "00000001.jdb at offset 0x0: log file is empty but is not the last file"),
+    (2, "00000001.jdb at offset 0x48: the file's last entry is 0x1/0x26, but 00000002.jdb's FileHeader says it is "
+        "0x1/0x{last:x} (the file was cut short)"),
+])
+def test_item7_printlog_reports_a_shortened_non_last_file_as_verify_does(capsys, demo_dir, keep_entries, what):
+    assert len(list(demo_dir.glob("*.jdb"))) == 2
+    code, whole, _ = run(capsys, "printlog", demo_dir, "-q")
+    last = [line for line in whole.splitlines() if 'lsn="0x1/' in line][-1].split('lsn="0x1/0x')[1].split('"')[0]
+    what = what.format(last=int(last, 16))
+    shorten(demo_dir, 1, keep_entries)
+    before = {p.name: p.read_bytes() for p in demo_dir.iterdir()}
+    code, out, err = run(capsys, "printlog", demo_dir, "-q")
+    assert code == 1
+    printed = out.splitlines()
+    assert printed == whole.splitlines()[:keep_entries]  # what it can: the entries before the damage
+
+    assert err.strip() == f"minidb printlog: corrupt log: {what}"
+    code, out, _ = run(capsys, "verify", demo_dir)
+    assert code == 1 and out.strip() == f"problem: {what}"
+    assert {p.name: p.read_bytes() for p in demo_dir.iterdir()} == before
+
+
+def minidb(*argv):
+    """``python -m minidb ARGV``: (exit code, stdout, stderr)."""
+    done = subprocess.run([sys.executable, "-m", "minidb", *map(str, argv)], capture_output=True, text=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+def tree(path):
+    return {str(p.relative_to(path)): p.read_bytes() if p.is_file() else None for p in sorted(path.rglob("*"))}
+
+
+def assert_refused(err, message):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in err
+
+
+@pytest.mark.parametrize("user_file", ["envs/env-00/notes.txt", "transactions/keep.txt", "log/00000001.jdb",
+                                       "pagestore/v1.vol", "replication/00000002.jdb", "thesis.tex"])
+def test_item5_tour_refuses_a_workdir_it_did_not_write_and_changes_nothing(tmp_path, user_file):
+    workdir = tmp_path / "work"
+    (workdir / user_file).parent.mkdir(parents=True)
+    (workdir / user_file).write_bytes(b"the user's own data")
+    before = tree(tmp_path)
+    code, out, err = minidb("tour", "--workdir", workdir, "--out", tmp_path / "figures")
+    assert code == 2 and out == ""
+    assert_refused(err, f"{workdir}: not empty, and not written by minidb tour (no .minidb-output in it)")
+    assert tree(tmp_path) == before
+
+
+def test_item5_a_marked_directory_with_a_path_it_does_not_list_is_refused(tmp_path):
+    out = tmp_path / "gen"
+    assert minidb("generate", "--engine", "log", "--envs", "2", "--ops", "20", out)[0] == 0
+    assert (out / ".minidb-output").read_text().splitlines()[:3] == [
+        "minidb output of: minidb generate", "env-00/", "env-00/00000001.jdb"]
+    (out / "env-01" / "mine.txt").write_text("not the generator's")
+    before = tree(tmp_path)
+    code, _, err = minidb("generate", "--engine", "log", "--envs", "2", "--ops", "20", out)
+    assert code == 2
+    assert_refused(err, f"{out / 'env-01/mine.txt'}: not written by minidb generate")
+    assert tree(tmp_path) == before
+    (out / "env-01" / "mine.txt").unlink()
+    again = tree(out)
+    assert minidb("generate", "--engine", "log", "--envs", "2", "--ops", "20", out)[0] == 0  # its own output
+    assert tree(out) == again  # the same seed, the same bytes, the same list
+    code, _, err = minidb("figures", "--out", out)  # another command's output
+    assert code == 2 and tree(out) == again
+    assert_refused(err, f"{out}: holds the output of minidb generate, not of minidb figures")
+
+
+@pytest.mark.parametrize("marker", ["minidb output of: minidb generate\n../outside.txt\n",
+                                    "minidb output of: minidb generate\n/etc/passwd\n",
+                                    "not a marker\n"])
+def test_item5_a_marker_naming_paths_outside_is_refused(tmp_path, marker):
+    out = tmp_path / "gen"
+    out.mkdir()
+    (out / ".minidb-output").write_text(marker)
+    (tmp_path / "outside.txt").write_text("keep me")
+    before = tree(tmp_path)
+    code, _, err = minidb("generate", "--engine", "log", "--envs", "1", "--ops", "5", out)
+    assert code == 2 and tree(tmp_path) == before
+    assert_refused(err, ".minidb-output")
+
+
+def test_item5_figures_refuse_a_directory_with_pictures_of_the_users(tmp_path):
+    out = tmp_path / "pictures"
+    out.mkdir()
+    (out / "log_files.png").write_bytes(b"a picture the user drew")
+    code, _, err = minidb("figures", "--out", out)
+    assert code == 2 and (out / "log_files.png").read_bytes() == b"a picture the user drew"
+    assert_refused(err, f"{out}: not empty, and not written by minidb figures")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--envs", "99999999999", "--ops", "1"], "argument --envs: must be at most 1,000: 99999999999"),
+    (["--envs", "1", "--ops", "99999999999"], "argument --ops: must be at most 1,000,000: 99999999999"),
+    (["--envs", "1000", "--ops", "1000000"], "at most 1,000 environments, 1,000,000 operations each and "
+                                             "2,000,000 in all (got --envs 1,000 --ops 1,000,000)"),
+])
+def test_item9_generate_bounds_envs_and_ops(tmp_path, argv, message):
+    code, out, err = minidb("generate", "--engine", "logstore", *argv, tmp_path / "gen")
+    assert code == 2 and out == ""
+    assert_refused(err, message)
+    assert not (tmp_path / "gen").exists()  # refused before anything was written

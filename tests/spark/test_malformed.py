@@ -11,6 +11,7 @@ from pyspark.testing import assertDataFrameEqual
 from minidb.errors import LogCorruptionError
 from minidb.io import OSDisk
 from minidb.log import LogManager, file_name
+from minidb.log.verify import verify_log
 from minidb.spark.schema import LOG_SCHEMA
 from minidb.spark.source import MinidbLogReader
 from tests.spark.expected import reader_rows
@@ -80,7 +81,10 @@ def test_random_bytes_named_like_a_log_file_are_one_flagged_row(spark, env_copy)
     with open(os.path.join(path, file_name(9)), "wb") as f:
         f.write(junk)
     df = load(spark, path)
-    [bad] = bad_rows(df)
+    gap, bad = bad_rows(df)  # the files between the last one and 9 are missing, too
+    after = max(r["file"] for r in rows) + 1
+    assert (gap.file, gap.offset, gap.problem) == (after, 0, f"log file is missing: the log jumps from "
+                                                              f"{file_name(after - 1)} to {file_name(9)}")
     assert (bad.env, bad.file, bad.offset, bad.lsn, bad.checksum_valid) == (name, 9, 0, "0x9/0x0", False)
     assert bad.problem == "not a minidb log file (it does not start with a FileHeader)"
     assert bad.type_name is None and bad.entry_size is None
@@ -150,3 +154,35 @@ def test_one_job_over_every_kind_of_damage_completes(spark, generated, tmp_path)
     assert problems == {("env-03", 1): "corrupt", ("junk", 1): "not a minidb log file (it does not start with a FileHeader)"}
     assert df.where("env = 'empty'").count() == 0
     assert df.where("env = 'env-04'").count() == generated.envs[4].entries
+
+
+def _empty(path, rows):
+    open(os.path.join(path, file_name(2)), "wb").close()
+
+
+def _missing(path, rows):
+    os.remove(os.path.join(path, file_name(2)))
+
+
+def _cut_at_an_entry_boundary(path, rows):
+    with open(os.path.join(path, file_name(2)), "r+b") as f:
+        f.truncate(entry_at(rows, 2, 6)["offset"])  # every entry left in it is intact
+
+
+def _zeroed_header(path, rows):
+    with open(os.path.join(path, file_name(2)), "r+b") as f:
+        f.seek(entry_at(rows, 2, 6)["offset"])
+        f.write(bytes(14))
+
+
+@pytest.mark.parametrize("damage", [_empty, _missing, _cut_at_an_entry_boundary, _zeroed_header],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_item7_a_damaged_middle_file_gives_the_problem_row_verify_reports(spark, env_copy, damage):
+    path, name, rows = env_copy
+    damage(path, rows)
+    problem = verify_log(OSDisk(path, readonly=True)).problem
+    assert problem is not None and problem.file_name == file_name(2)
+    [bad] = bad_rows(load(spark, path))
+    assert (bad.env, bad.file, bad.offset, bad.problem, bad.checksum_valid) == (name, 2, problem.offset, problem.what, False)
+    kept = [r for r in rows if r["file"] != 2 or r["offset"] < problem.offset]  # the rest of file 2 is untrusted
+    assertDataFrameEqual(load(spark, path).where("problem is null"), frame(spark, kept))

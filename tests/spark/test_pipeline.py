@@ -1,17 +1,21 @@
 """analyze(): every table as Parquet, every figure as PNG, the summary people read."""
 
 import os
+import shutil
+import subprocess
+import sys
 
 import pyarrow.parquet as pq
 
+from minidb.log import file_name
 from minidb.spark import analytics as A
-from minidb.spark.pipeline import FIGURES, analyses
+from minidb.spark.pipeline import FIGURES, TABLES, analyses
 
 
 def test_analyze_writes_every_table_and_figure(generated, logs, analyzed):
     out, result = analyzed
     names = set(analyses(logs))
-    assert set(result.counts) == names and len(names) == 13
+    assert set(result.counts) == names == set(TABLES) and len(names) == 13
     assert sorted(os.listdir(out)) == sorted(names | set(FIGURES))
     for name in FIGURES:
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -41,3 +45,23 @@ def test_the_summary_reports_what_was_found(generated, analyzed):
     assert (f"first divergence at VLSN {group.first_divergence} ({group.diverging_node} differs from the majority)"
             in text)
     assert text.endswith(f"wrote 13 Parquet tables and 4 figures to {out}")
+
+
+def test_item7_analyze_exits_1_on_damaged_logs_unless_told_to_tolerate_them(generated, tmp_path):
+    source = next(e for e in generated.envs if e.role == "standalone" and e.files >= 3)
+    path = tmp_path / "logs" / source.name
+    shutil.copytree(source.path, path)
+    (path / file_name(2)).write_bytes(b"")  # a middle file emptied: every entry left reads as intact
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "minidb", "spark", "analyze", str(path), "--master", "local[1]", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 1, done.stderr[-2000:]
+    ours = [line for line in done.stderr.splitlines() if line.startswith("minidb spark analyze:")]
+    assert ours == [f"minidb spark analyze: the logs are damaged: 1 problem row in {out / 'problems'}; the first: "
+                    f"{source.name}/00000002.jdb at offset 0x0: log file is empty but is not the last file "
+                    f"(--tolerate-damage to exit 0)"]
+    assert "(1 flagged bad)" in done.stdout and pq.read_table(out / "problems").num_rows == 1
+    # again on its own output, tolerating the damage: the earlier tables are replaced
+    done = subprocess.run(command + ["--tolerate-damage"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(os.listdir(out)) == sorted({*TABLES, *FIGURES, ".minidb-output"})

@@ -1,0 +1,92 @@
+"""What is wrong with a set of log files: the judgements every reader shares.
+
+Each reader walks entries its own way (``minidb verify`` every byte of every
+file, the engine's forward scan behind ``minidb printlog`` entry by entry, the
+Spark data source one file per task), but they judge the *files* with these
+functions, so they find the same problems and name them in the same words:
+
+- :func:`missing_file`: a gap in the file numbers. Files go only from the low
+  end, so a hole in the middle is a lost file.
+- :func:`bad_entry_problem`: a file whose good entries stop before its bytes
+  do, given the verdict of :func:`minidb.log.scan.judge_bad_entry`. In the
+  last file a torn tail or unwritten space is what a crash leaves, not a
+  problem; anywhere else it is one, and so is corruption, anywhere.
+- :func:`next_file_problem`: a file that is not the last must end exactly at
+  the entry that the next file's ``FileHeader`` names as the previous file's
+  last (``last_entry_lsn``): the old file is fsynced before a new one starts,
+  so it is complete. A file that is empty, or was cut at an entry boundary,
+  ends too early although every entry in it reads as intact; only this
+  comparison shows it.
+
+Worked example: files 1, 2, 3, where file 2 held entries up to 0x2/0x7c0 and
+lost everything after its entry at 0x2/0x3f0, which ends at 0x410. Every
+entry left in file 2 is intact, but ``00000003.jdb`` starts with a
+FileHeader whose ``last_entry_lsn`` is 0x2/0x7c0, so the problem is::
+
+    00000002.jdb at offset 0x410: the file's last entry is 0x2/0x3f0, but 00000003.jdb's
+    FileHeader says it is 0x2/0x7c0 (the file was cut short)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minidb.errors import LogCorruptionError
+from minidb.log.files import file_name, first_gap
+from minidb.log.lsn import LSN
+
+NOT_A_LOG_FILE = "not a minidb log file (it does not start with a FileHeader)"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong, and where: a log file and a byte offset in it."""
+
+    file_name: str
+    offset: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.file_name} at offset 0x{self.offset:x}: {self.what}"
+
+    def error(self) -> LogCorruptionError:
+        return LogCorruptionError(self.file_name, self.offset, self.what)
+
+
+def missing_file(numbers: list[int] | tuple[int, ...]) -> Problem | None:
+    """The first file missing between the first and the last of ``numbers`` (sorted)."""
+    gap = first_gap(numbers)
+    return None if gap is None else Problem(file_name(gap[0]), 0, gap[1])
+
+
+def bad_entry_problem(number: int, offset: int, kind: str, problem: str, last: bool) -> Problem | None:
+    """The bad entry at ``offset`` of file ``number``, judged ``kind`` (torn, unwritten, foreign or
+    corrupt) because of ``problem``: a Problem, or None where it only ends the log (a crash's tail in
+    the ``last`` file)."""
+    name = file_name(number)
+    if kind == "foreign":
+        return Problem(name, 0, NOT_A_LOG_FILE)
+    if kind == "corrupt":
+        return Problem(name, offset, problem)
+    if not last:
+        return Problem(name, offset, f"{kind} entry in a file that is not the last of the log "
+                                     f"(a file is complete before the next begins): {problem}")
+    return None
+
+
+def next_file_problem(number: int, last_offset: int | None, end: int, next_number: int,
+                      next_header: dict | None) -> Problem | None:
+    """File ``number``, read to its end ``end`` with its last entry at ``last_offset`` (None: no
+    entry), is followed by file ``next_number``, whose FileHeader's values are ``next_header``
+    (None: it has none to compare with; its own check reports why)."""
+    name = file_name(number)
+    if last_offset is None:
+        return Problem(name, 0, "log file is empty but is not the last file")
+    if next_header is None:
+        return None
+    claimed, actual = next_header["last_entry_lsn"], LSN(number, last_offset)
+    if claimed == actual:
+        return None
+    cut = " (the file was cut short)" if claimed.file == number and claimed.offset >= end else ""
+    return Problem(name, end, f"the file's last entry is {actual}, but {file_name(next_number)}'s FileHeader "
+                              f"says it is {claimed}{cut}")
