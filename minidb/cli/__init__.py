@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from minidb.errors import LogCorruptionError, MinidbError
+from minidb.errors import CorruptionError, MinidbError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -48,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except LogCorruptionError as e:
-        print(f"minidb {args.command}: corrupt log: {e}", file=sys.stderr)
+    except CorruptionError as e:
+        print(f"minidb {args.command}: corrupt: {e}", file=sys.stderr)
         return EXIT_FAILED
     except MinidbError as e:
         print(f"minidb {args.command}: error: {e}", file=sys.stderr)

@@ -125,7 +125,7 @@ def test_corruption_found_by_printlog_exits_1(capsys, demo_dir):
     data[0x30] ^= 1
     first.write_bytes(bytes(data))
     code, _, err = run(capsys, "printlog", demo_dir)
-    assert code == 1 and "corrupt log: 00000001.jdb at offset 0x26" in err
+    assert code == 1 and "corrupt: 00000001.jdb at offset 0x26" in err
 
 
 def test_a_missing_middle_file_is_corruption_for_printlog_and_verify(capsys, demo_dir):
@@ -134,7 +134,7 @@ def test_a_missing_middle_file_is_corruption_for_printlog_and_verify(capsys, dem
     before = {p.name: p.read_bytes() for p in demo_dir.iterdir()}
     code, out, err = run(capsys, "printlog", demo_dir)
     assert code == 1 and out == ""
-    assert err.strip().startswith("minidb printlog: corrupt log: 00000002.jdb at offset 0x0: log file is missing: "
+    assert err.strip().startswith("minidb printlog: corrupt: 00000002.jdb at offset 0x0: log file is missing: "
                                   "the log jumps from 00000001.jdb to 00000003.jdb")
     code, out, _ = run(capsys, "verify", demo_dir)
     assert code == 1
@@ -176,7 +176,7 @@ def test_item7_printlog_reports_a_shortened_non_last_file_as_verify_does(capsys,
     printed = out.splitlines()
     assert printed == whole.splitlines()[:keep_entries]  # what it can: the entries before the damage
 
-    assert err.strip() == f"minidb printlog: corrupt log: {what}"
+    assert err.strip() == f"minidb printlog: corrupt: {what}"
     code, out, _ = run(capsys, "verify", demo_dir)
     assert code == 1 and out.strip() == f"problem: {what}"
     assert {p.name: p.read_bytes() for p in demo_dir.iterdir()} == before
