@@ -7,6 +7,11 @@ functions, so they find the same problems and name them in the same words:
 
 - :func:`missing_file`: a gap in the file numbers. Files go only from the low
   end, so a hole in the middle is a lost file.
+- :func:`first_file_problem`: the log's first file must be its beginning: its
+  ``FileHeader`` names no previous file (``last_entry_lsn`` is NULL). Nothing
+  in minidb deletes log files yet, so a first file that names a previous one
+  means the files before it were lost (a log cleaner that deletes files on
+  purpose will have to record what it deleted, for this check to allow it).
 - :func:`bad_entry_problem`: a file whose good entries stop before its bytes
   do, given the verdict of :func:`minidb.log.scan.judge_bad_entry`. In the
   last file a torn tail or unwritten space is what a crash leaves, not a
@@ -57,6 +62,16 @@ def missing_file(numbers: list[int] | tuple[int, ...]) -> Problem | None:
     """The first file missing between the first and the last of ``numbers`` (sorted)."""
     gap = first_gap(numbers)
     return None if gap is None else Problem(file_name(gap[0]), 0, gap[1])
+
+
+def first_file_problem(number: int, header: dict | None) -> Problem | None:
+    """File ``number`` is the first of the log and starts with the FileHeader ``header`` (None:
+    it has none; its own check reports why)."""
+    if header is None or header["last_entry_lsn"].is_null:
+        return None
+    return Problem(file_name(number), 0, f"the log's first file names a previous file (its FileHeader says the "
+                                         f"previous file ended at {header['last_entry_lsn']}): the files "
+                                         f"before {file_name(number)} are lost")
 
 
 def bad_entry_problem(number: int, offset: int, kind: str, problem: str, last: bool) -> Problem | None:

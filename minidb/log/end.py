@@ -29,6 +29,8 @@ from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.check import first_file_problem
+from minidb.log.header import MAX_HEADER_SIZE
 from minidb.log.scan import FileScanner, Verdict, judge_bad_entry
 
 
@@ -80,6 +82,15 @@ def last_entry_of(disk: Disk, number: int) -> LSN:
     return LSN(number, scanner.last_offset)
 
 
+def file_header_of(disk: Disk, number: int) -> dict | None:
+    """The values of file ``number``'s FileHeader, or None if it does not start with an intact one."""
+    with disk.open(file_name(number)) as handle:
+        head = handle.read(0, MAX_HEADER_SIZE + 64)  # a FileHeader item is 24 bytes
+    scanner = FileScanner(head, number)
+    next(iter(scanner), None)
+    return scanner.file_header
+
+
 def why_not_a_tail(verdict: Verdict) -> str:
     """Why a bad entry that a crash cannot explain is corruption (for error messages)."""
     if verdict.kind == "foreign":
@@ -99,6 +110,10 @@ def find_end(disk: Disk) -> LogEnd:
     last = files[-1]
     buf = read_file(disk, last)
     scanner = FileScanner(buf, last).run()
+    first_header = scanner.file_header if len(files) == 1 else file_header_of(disk, files[0])
+    problem = first_file_problem(files[0], first_header)
+    if problem is not None:
+        raise problem.error()
     cut = None
     if scanner.problem is not None:
         bad = scanner.bad_offset or 0

@@ -153,3 +153,13 @@ def test_item9_an_lsn_outside_the_packed_range_cannot_be_constructed(fields):
 
 def test_item9_lsns_in_range_still_construct():
     assert str(LSN(1, 0x26)) == "0x1/0x26" and NULL_LSN.is_null and LSN(0, 0) < LSN(1, 0)
+
+
+def test_the_log_s_first_file_lost_is_corruption_for_open_and_verify():
+    disk, last = two_file_log()
+    disk.delete(file_name(1))
+    with pytest.raises(LogCorruptionError) as raised:
+        find_end(disk)
+    assert file_name(2) in str(raised.value) and "lost" in str(raised.value)
+    report = verify_log(disk)
+    assert not report.ok and report.problem.file_name == file_name(2) and "lost" in report.problem.what
