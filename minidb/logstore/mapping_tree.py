@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN
-from minidb.logstore.database import DatabaseImpl
+from minidb.logstore.database import DatabaseImpl, utf8
 from minidb.logstore.errors import DatabaseNotFoundError
 from minidb.logstore.logdef import MAP_LN
 from minidb.logstore.tree.tree import Tree
@@ -148,7 +148,7 @@ class DbTree:
 def check_name(name: str, internal: bool) -> None:
     if not isinstance(name, str) or not name:
         raise UserError(f"a database name must be a non-empty string, not {name!r}")
-    if len(name.encode("utf-8")) > 255:
+    if len(utf8(name, "database name")) > 255:
         raise UserError(f"database name {name[:40]!r}... is longer than 255 bytes")
     if name.startswith("_") != internal:
         which = "internal databases must" if internal else "only internal databases may"
