@@ -21,6 +21,14 @@ class TransactionStateError(UserError):
     """A committed or aborted transaction was used again."""
 
 
+class AbortNotLoggedError(MinidbError):
+    """A transaction's Abort could not be logged (a full disk, a failed log).
+
+    The transaction is aborted all the same: undone in memory, its locks
+    released. It never committed, so recovery undoes it too.
+    """
+
+
 class LockConflictError(MinidbError):
     """A record is write-locked by another transaction (JE's LockConflictException).
 
