@@ -94,6 +94,9 @@ class Environment:
             self.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
             try:
                 self.recovery_info: RecoveryInfo = RecoveryManager(self, phase_listener).recover()
+            except UserError:
+                self.log.close(sync=False)  # refused (another engine's log, the other kind of environment)
+                raise
             finally:
                 self.recovering = False
 

@@ -13,6 +13,10 @@ class EnvironmentClosedError(UserError):
     """The environment was closed (or crashed); reopen it."""
 
 
+class EnvironmentKindError(UserError):
+    """A replicated environment opened as a plain one, or the reverse (nothing was written)."""
+
+
 class DatabaseNotFoundError(UserError):
     """No database of that name exists in the environment."""
 
