@@ -146,4 +146,5 @@ def live_lsns(env: "Environment") -> dict[LSN, str]:
     return live
 
 
-__all__ = ["NodeView", "TreeView", "tree_view", "logged_tree_view", "tree_names", "all_tree_views", "live_lsns", "NULL_LSN"]
+__all__ = ["NodeView", "TreeView", "tree_view", "logged_tree_view", "tree_names", "all_tree_views", "live_lsns",
+           "NULL_LSN"]

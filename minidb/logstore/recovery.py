@@ -256,9 +256,8 @@ class RecoveryManager:
             if entry.vlsn is not None:
                 return True, f"its log holds VLSNs: {entry.type_name} at {entry.lsn} has VLSN {entry.vlsn}"
             if entry.type_name == "MapLN" and not entry.values["internal"]:
-                values = entry.values
-                return values["replicated"], (f"its database {values['name']!r} is "
-                                              f"{'' if values['replicated'] else 'not '}replicated (MapLN at {entry.lsn})")
+                db, replicated = entry.values["name"], entry.values["replicated"]
+                return replicated, f"its database {db!r} is {'' if replicated else 'not '}replicated (MapLN at {entry.lsn})"
         return None, ""
 
     def _learn_ids(self) -> None:

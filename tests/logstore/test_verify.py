@@ -109,3 +109,18 @@ def test_a_healthy_environment_verifies(env_dir, capsys):
     assert verify_log_trees(OSDisk(env_dir)) == []
     assert main(["verify", str(env_dir)]) == 0
     assert capsys.readouterr().out.startswith("ok: ")
+
+
+def test_item8_a_slot_pointing_at_another_keys_record_is_an_error_not_its_data(env_dir):
+    left = min(last_bins(env_dir).values(), key=lambda e: e["node_id"])
+
+    def swap_first_two_lsns(values):  # the keys stay in order: only the records they point at are swapped
+        first, second = values["entries"][0], values["entries"][1]
+        first["lsn"], second["lsn"] = second["lsn"], first["lsn"]
+
+    rewrite(env_dir, left, swap_first_two_lsns)
+    env = Environment.open(env_dir, small_config())
+    with pytest.raises(TreeError, match=rf"BIN {left['node_id']} \(db 2, level 1\) slot 0 holds key b'alice', but its "
+                                        rf"LN at 0x1/0x[0-9a-f]+ is the record of key b'bob'"):
+        env.database("accounts").get("alice")
+    env.close()
