@@ -106,6 +106,12 @@ class Environment:
         """Open (and recover) the environment in a directory or on a disk."""
         if not isinstance(where, (Disk, str, os.PathLike)):
             raise UserError(f"an environment is opened on a directory or a Disk, not {where!r}")
+        if not isinstance(where, Disk):
+            try:
+                os.fsencode(where)
+            except UnicodeEncodeError as e:  # a lone surrogate: no file name has it
+                problem = f"{e.reason} at index {e.start}"
+                raise UserError(f"directory {os.fspath(where)!r} is not a file name: {problem}") from None
         disk = where if isinstance(where, Disk) else OSDisk(os.fspath(where), create=create)
         return cls(disk, config, hooks, phase_listener)
 

@@ -108,3 +108,10 @@ def test_item9_lone_surrogates_are_a_user_error_naming_the_argument(argument, ca
     assert env.database_names() == ["a"]
     assert dict(db.items()) == {b"k": b"v"}  # and the environment still works
     env.close()
+
+
+def test_item9_a_directory_name_with_a_lone_surrogate_is_a_user_error(tmp_path):
+    where = f"{tmp_path}/bad\ud800dir"
+    with pytest.raises(UserError, match=r"directory '.*bad\\ud800dir' is not a file name: surrogates not allowed"):
+        Environment.open(where)
+    assert list(tmp_path.iterdir()) == []  # nothing made
