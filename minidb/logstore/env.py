@@ -29,7 +29,11 @@ records of replicated databases and their Commit/Abort get VLSNs from
 ``env.log.vlsn_allocator``; :data:`~minidb.logstore.logdef.REPLICABLE_TYPES`),
 internal databases that are never replicated (:meth:`internal_database`),
 a checkpoint hook at step 6 and recovery listeners that see every entry from
-CkptStart on (:class:`~minidb.logstore.config.EnvironmentHooks`).
+CkptStart on (:class:`~minidb.logstore.config.EnvironmentHooks`). The first
+open records in the mapping tree whether the environment is replicated;
+from then on an open of the other kind is an
+:class:`~minidb.logstore.errors.EnvironmentKindError`, raised before anything
+is written (:mod:`.mapping_tree`).
 
 ``crash()`` (simulated disks only) drops everything not yet on the disk and
 closes the environment; ``Environment.open`` on the same disk then recovers.
