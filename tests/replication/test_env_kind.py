@@ -2,7 +2,8 @@
 
 import pytest
 
-from minidb.io import OSDisk, SimDisk
+from minidb.errors import UserError
+from minidb.io import SimDisk
 from minidb.log import NULL_LSN
 from minidb.logstore import Environment, EnvironmentKindError
 from minidb.logstore.mapping_tree import DbTree
@@ -82,7 +83,7 @@ def test_item6_the_kind_is_recorded_once_by_the_first_open_even_if_it_crashes_be
 
 def test_item6_the_mapping_trees_name_is_reserved():
     env = open_plain(SimDisk("reserved"))
-    with pytest.raises(Exception, match="database name '_mapping' is reserved"):
+    with pytest.raises(UserError, match="database name '_mapping' is reserved"):
         env.internal_database("_mapping")
     assert env.db_tree.replicated is False
     env.close()
