@@ -10,6 +10,12 @@ with one bit of the entry at 0x1/0x45 flipped::
     problem: 00000001.jdb at offset 0x45: checksum mismatch (stored 0x582539bb, computed 0x5d8562e5)
                                                                          (exit 1)
 
+On a log store's directory it then checks the trees of the last checkpoint,
+read only (:func:`minidb.logstore.verify.verify_log_trees`): slot keys in
+order and within the bounds each parent gives its child, so a crafted entry
+with a valid checksum (two keys of a BIN swapped) is a problem naming the
+node, its LSN and its keys.
+
 A torn tail at the end of the last file is what a crash leaves, not a
 problem: it is printed as a ``note:`` line first. A directory that does not
 exist or holds no log is a user error (one line, exit 2).
@@ -32,6 +38,7 @@ import sys
 from minidb.cli.common import log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
+from minidb.logstore.verify import verify_log_trees
 from minidb.pagestore.master import check_volume_and_log
 from minidb.pagestore.verify import is_pagestore, verify_pagestore
 
@@ -57,8 +64,13 @@ def run(args) -> int:
             print(f"problem: {report.problem}")
             return 1
         checked = verify_pagestore(disk) if pagestore else None
+        tree_problems = verify_log_trees(disk)  # a log store's: its checkpoint's trees (None for other logs)
     except CorruptionError as e:
         print(f"problem: {e}")
+        return 1
+    if tree_problems:
+        more = f" (and {len(tree_problems) - 1} more)" if len(tree_problems) > 1 else ""
+        print(f"problem: {tree_problems[0]}{more}")
         return 1
     print(f"ok: {report.files} files, {report.entries} entries, the log ends at {report.end}")
     if checked is not None:

@@ -26,8 +26,8 @@ from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHoo
 from minidb.logstore.database import Database
 from minidb.logstore.dirty_map import CkptState, DirtyINMap
 from minidb.logstore.env import Environment, open_environment
-from minidb.logstore.errors import (DatabaseNotFoundError, EnvironmentClosedError, LockConflictError,
-                                    TransactionStateError, TreeError)
+from minidb.logstore.errors import (AbortNotLoggedError, DatabaseNotFoundError, EnvironmentClosedError,
+                                    EnvironmentKindError, LockConflictError, TransactionStateError, TreeError)
 from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
 from minidb.logstore.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.recovery import RecoveryInfo
@@ -40,5 +40,5 @@ __all__ = [
     "Transaction", "Cursor", "LOGSTORE_TYPES", "REPLICABLE_TYPES", "Provisional", "is_provisional",
     "checkpoint_provisional", "CkptState", "DirtyINMap", "CheckpointRun", "CheckpointResult", "RecoveryInfo",
     "FileSummary", "LockConflictError", "DatabaseNotFoundError", "EnvironmentClosedError",
-    "TransactionStateError", "TreeError",
+    "TransactionStateError", "TreeError", "AbortNotLoggedError", "EnvironmentKindError",
 ]

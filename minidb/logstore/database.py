@@ -15,7 +15,9 @@ it is replicated, and its tree's root (resident node and root LSN).
     db.get(b"bob")                           # -> b"50"
     list(db.items())                         # [(b"bob", b"50")]
 
-Keys and data are bytes (a ``str`` is taken as UTF-8). Every operation runs
+Keys and data are bytes (a ``str`` is taken as UTF-8; one that has no UTF-8
+form, such as a lone surrogate ``"\\ud800"``, is a UserError naming the
+argument, and nothing is written). Every operation runs
 under the environment latch, then lets the evictor bring the cache back under
 its budget and the checkpointer start a checkpoint if the log has grown by
 ``checkpoint_bytes_interval`` since the last one.
@@ -39,10 +41,19 @@ if TYPE_CHECKING:
 
 def as_bytes(value: bytes | str, what: str) -> bytes:
     if isinstance(value, str):
-        return value.encode("utf-8")
+        return utf8(value, what)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise UserError(f"{what} must be bytes or str, not {type(value).__name__}")
+
+
+def utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8; a str that has none (a lone surrogate) is a UserError naming ``what``."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UserError(f"{what} {text[:40]!r} is not valid Unicode: {e.reason} at index {e.start} "
+                        f"(it has no UTF-8 form)") from None
 
 
 @dataclass(eq=False)
@@ -143,4 +154,4 @@ class Database:
         return f"Database({self.name!r}, id={self.id})"
 
 
-__all__ = ["Database", "DatabaseImpl", "as_bytes"]
+__all__ = ["Database", "DatabaseImpl", "as_bytes", "utf8"]

@@ -29,7 +29,11 @@ records of replicated databases and their Commit/Abort get VLSNs from
 ``env.log.vlsn_allocator``; :data:`~minidb.logstore.logdef.REPLICABLE_TYPES`),
 internal databases that are never replicated (:meth:`internal_database`),
 a checkpoint hook at step 6 and recovery listeners that see every entry from
-CkptStart on (:class:`~minidb.logstore.config.EnvironmentHooks`).
+CkptStart on (:class:`~minidb.logstore.config.EnvironmentHooks`). The first
+open records in the mapping tree whether the environment is replicated;
+from then on an open of the other kind is an
+:class:`~minidb.logstore.errors.EnvironmentKindError`, raised before anything
+is written (:mod:`.mapping_tree`).
 
 ``crash()`` (simulated disks only) drops everything not yet on the disk and
 closes the environment; ``Environment.open`` on the same disk then recovers.
@@ -94,6 +98,9 @@ class Environment:
             self.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
             try:
                 self.recovery_info: RecoveryInfo = RecoveryManager(self, phase_listener).recover()
+            except UserError:
+                self.log.close(sync=False)  # refused (another engine's log, the other kind of environment)
+                raise
             finally:
                 self.recovering = False
 
@@ -103,6 +110,12 @@ class Environment:
         """Open (and recover) the environment in a directory or on a disk."""
         if not isinstance(where, (Disk, str, os.PathLike)):
             raise UserError(f"an environment is opened on a directory or a Disk, not {where!r}")
+        if not isinstance(where, Disk):
+            try:
+                os.fsencode(where)
+            except UnicodeEncodeError as e:  # a lone surrogate: no file name has it
+                problem = f"{e.reason} at index {e.start}"
+                raise UserError(f"directory {os.fspath(where)!r} is not a file name: {problem}") from None
         disk = where if isinstance(where, Disk) else OSDisk(os.fspath(where), create=create)
         return cls(disk, config, hooks, phase_listener)
 

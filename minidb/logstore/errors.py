@@ -13,12 +13,24 @@ class EnvironmentClosedError(UserError):
     """The environment was closed (or crashed); reopen it."""
 
 
+class EnvironmentKindError(UserError):
+    """A replicated environment opened as a plain one, or the reverse (nothing was written)."""
+
+
 class DatabaseNotFoundError(UserError):
     """No database of that name exists in the environment."""
 
 
 class TransactionStateError(UserError):
     """A committed or aborted transaction was used again."""
+
+
+class AbortNotLoggedError(MinidbError):
+    """A transaction's Abort could not be logged (a full disk, a failed log).
+
+    The transaction is aborted all the same: undone in memory, its locks
+    released. It never committed, so recovery undoes it too.
+    """
 
 
 class LockConflictError(MinidbError):

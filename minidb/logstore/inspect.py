@@ -27,6 +27,7 @@ from minidb.log import LSN, NULL_LSN
 from minidb.logstore.tree.tree import node_from_entry, read_node_entry
 
 if TYPE_CHECKING:
+    from minidb.log import LogManager
     from minidb.logstore.env import Environment
     from minidb.logstore.tree.in_node import IN
 
@@ -79,19 +80,19 @@ class TreeView:
         return out
 
 
-def _view(env: "Environment", node: "IN", lsn: LSN, resident: bool) -> NodeView:
+def _view(log: "LogManager", node: "IN", lsn: LSN, resident: bool) -> NodeView:
     children: list[NodeView] = []
     if not node.is_bin:
         for i in range(node.n_entries):
             target = node.targets[i]
             if target is not None:
-                children.append(_view(env, target, node.lsns[i], True))
+                children.append(_view(log, target, node.lsns[i], True))
             else:
-                entry = read_node_entry(env.log, node.lsns[i], node.node_ids[i], f"child of {node.describe()}")
-                children.append(_view(env, node_from_entry(entry), node.lsns[i], False))
+                entry = read_node_entry(log, node.lsns[i], node.node_ids[i], f"child of {node.describe()}")
+                children.append(_view(log, node_from_entry(entry), node.lsns[i], False))
     provisional = node.last_logged_provisional.name if not node.last_logged_lsn.is_null else ""
     if not lsn.is_null and lsn != node.last_logged_lsn:
-        provisional = env.log.read(lsn).provisional.name
+        provisional = log.read(lsn).provisional.name
     return NodeView(
         node.node_id, node.db_id, node.level, node.is_bin, lsn, provisional, resident,
         node.dirty if resident else False, node.id_key, node.high_key, tuple(node.keys), tuple(node.lsns),
@@ -107,17 +108,24 @@ def tree_view(env: "Environment", db_name: str) -> TreeView:
         if impl is None:
             env.db_tree.require(db_name)
         assert impl is not None
-        if impl.root is not None:
-            root = _view(env, impl.root, impl.root.last_logged_lsn, True)
-        else:
-            entry = read_node_entry(env.log, impl.root_lsn, None, f"root of {db_name!r}")
-            root = _view(env, node_from_entry(entry), impl.root_lsn, False)
-        return TreeView(impl.id, impl.name, impl.root_lsn, root)
+        if impl.root is None:
+            return logged_tree_view(env.log, impl.id, impl.name, impl.root_lsn)
+        return TreeView(impl.id, impl.name, impl.root_lsn, _view(env.log, impl.root, impl.root.last_logged_lsn, True))
+
+
+def logged_tree_view(log: "LogManager", db_id: int, db_name: str, root_lsn: LSN) -> TreeView:
+    """The tree whose root version is at ``root_lsn``, all of it read from the log."""
+    entry = read_node_entry(log, root_lsn, None, f"root of {db_name!r}")
+    return TreeView(db_id, db_name, root_lsn, _view(log, node_from_entry(entry), root_lsn, False))
+
+
+def tree_names(env: "Environment") -> list[str]:
+    """Every tree of the environment: the mapping tree, then every database's, internal ones included."""
+    return ["_mapping"] + env.db_tree.names(internal=True)
 
 
 def all_tree_views(env: "Environment") -> list[TreeView]:
-    names = ["_mapping"] + env.db_tree.names(internal=True)
-    return [tree_view(env, name) for name in names]
+    return [tree_view(env, name) for name in tree_names(env)]
 
 
 def live_lsns(env: "Environment") -> dict[LSN, str]:
@@ -138,4 +146,5 @@ def live_lsns(env: "Environment") -> dict[LSN, str]:
     return live
 
 
-__all__ = ["NodeView", "TreeView", "tree_view", "all_tree_views", "live_lsns", "NULL_LSN"]
+__all__ = ["NodeView", "TreeView", "tree_view", "logged_tree_view", "tree_names", "all_tree_views", "live_lsns",
+           "NULL_LSN"]

@@ -14,6 +14,7 @@ name               code  flags  what it is
 ``DEL_LN``         0x42  R      a record deleted without a transaction
 ``DEL_LN_TX``      0x43  RUT    a record deleted by a transaction
 ``MapLN``          0x44  R      a record of the mapping tree: database name -> id, root
+                                (the mapping tree's own: is the environment replicated)
 ``FileSummaryLN``  0x45  R      a record of ``_utilization``: one log file's counts
 ``IN``             0x48  R      an upper internal node (level >= 2)
 ``BIN``            0x49  R      a bottom internal node (level 1): slots point at LNs

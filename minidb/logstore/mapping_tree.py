@@ -10,12 +10,25 @@ Two databases always exist:
 ====  =================  ===========================================
 id    name               what
 ====  =================  ===========================================
-0     ``_mapping``       the mapping tree itself (no MapLN of its own)
+0     ``_mapping``       the mapping tree itself; its own MapLN records
+                         the environment's kind (see below)
 1     ``_utilization``   FileSummaryLNs, one per log file (internal)
 2...  user databases     and internal ones made on first use (``_vlsn_index``)
 ====  =================  ===========================================
 
 Internal databases (names starting with ``_``) are never replicated.
+
+The environment's kind. A replicated environment and a plain one must each
+refuse the other: a plain open would log records without VLSNs, and the next
+replicated open would then shrink the VLSN range and hand out a VLSN twice.
+JE keeps a "replicated" flag in its DbTree; here the mapping tree holds a
+MapLN for itself, under the key ``_mapping``, whose ``replicated`` field is
+the environment's kind (its ``root_lsn`` stays NULL: the mapping tree's root
+is in every CkptEnd). It is logged once, by the first open, and stays live
+in the mapping tree like any record. Recovery reads it (:func:`logged_kind`)
+before it writes anything and refuses an open of the other kind. An
+environment from before the kind was recorded is told by what it logged (a
+VLSN, or a user database's MapLN flag) and gets the record at its next open.
 
 When a database's root is logged (by the checkpointer, at the database's
 max flush level), its root LSN changes, so its MapLN is logged again
@@ -36,10 +49,10 @@ from typing import TYPE_CHECKING
 
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN
-from minidb.logstore.database import DatabaseImpl
+from minidb.logstore.database import DatabaseImpl, utf8
 from minidb.logstore.errors import DatabaseNotFoundError
 from minidb.logstore.logdef import MAP_LN
-from minidb.logstore.tree.tree import Tree
+from minidb.logstore.tree.tree import Tree, node_from_entry, read_node_entry
 
 if TYPE_CHECKING:
     from minidb.logstore.env import Environment
@@ -49,6 +62,8 @@ UTILIZATION_DB_ID = 1
 MAPPING_DB_NAME = "_mapping"
 UTILIZATION_DB_NAME = "_utilization"
 FIRST_USER_DB_ID = 2
+#: The key of the mapping tree's own MapLN, the record of the environment's kind.
+KIND_KEY = MAPPING_DB_NAME.encode("utf-8")
 
 
 class DbTree:
@@ -60,6 +75,7 @@ class DbTree:
         self.mapping = self._impl(MAPPING_DB_ID, MAPPING_DB_NAME, True, False, NULL_LSN)
         self.by_id: dict[int, DatabaseImpl] = {MAPPING_DB_ID: self.mapping}
         self.by_name: dict[str, DatabaseImpl] = {}
+        self.replicated: bool | None = None  # the kind the mapping tree records (None: not recorded yet)
 
     def _impl(self, db_id: int, name: str, internal: bool, replicated: bool, root_lsn: LSN) -> DatabaseImpl:
         impl = DatabaseImpl(db_id, name, internal, replicated, root_lsn)
@@ -109,6 +125,12 @@ class DbTree:
         self.by_name[impl.name] = impl
         self.last_db_id = max(self.last_db_id, impl.id)
 
+    def record_kind(self, replicated: bool) -> LSN:
+        """Log the mapping tree's own MapLN: the environment is replicated or not, for good."""
+        self.replicated = replicated
+        values = dict(self.mapping.map_values(), root_lsn=NULL_LSN, replicated=replicated)
+        return self.env.records.write_internal(self.mapping, KIND_KEY, MAP_LN, values)
+
     def write_map_ln(self, impl: DatabaseImpl) -> LSN:
         return self.env.records.write_internal(self.mapping, impl.name.encode("utf-8"), MAP_LN, impl.map_values())
 
@@ -130,30 +152,41 @@ class DbTree:
         item = cursor.seek(b"")
         while item is not None:
             values = item[1]
-            impl = self._impl(values["db_id"], values["name"], values["internal"], values["replicated"],
-                              values["root_lsn"])
-            self._add(impl)
+            if values["db_id"] == MAPPING_DB_ID:
+                self.replicated = values["replicated"]
+            else:
+                self._add(self._impl(values["db_id"], values["name"], values["internal"], values["replicated"],
+                                     values["root_lsn"]))
             item = cursor.next()
 
-    def refresh_from_map_ln(self, values: dict) -> DatabaseImpl:
-        """Recovery replayed a MapLN: create or update that database's record."""
-        impl = self.by_id.get(values["db_id"])
-        if impl is None:
-            impl = self._impl(values["db_id"], values["name"], values["internal"], values["replicated"],
-                              values["root_lsn"])
-            self._add(impl)
-        return impl
+
+
+def logged_kind(log, root_lsn: LSN):
+    """The mapping tree's own MapLN in the tree whose root is at ``root_lsn`` (None: not there).
+
+    Read only: the nodes are read from the log, not attached, so recovery can
+    look before it writes anything.
+    """
+    node = node_from_entry(read_node_entry(log, root_lsn, None, "root of the mapping tree"))
+    while not node.is_bin:
+        index = node.find_child_index(KIND_KEY)
+        what = f"child {node.node_ids[index]} of {node.describe()}"
+        node = node_from_entry(read_node_entry(log, node.lsns[index], node.node_ids[index], what))
+    index, exact = node.find(KIND_KEY)
+    return log.read(node.lsns[index]) if exact else None
 
 
 def check_name(name: str, internal: bool) -> None:
     if not isinstance(name, str) or not name:
         raise UserError(f"a database name must be a non-empty string, not {name!r}")
-    if len(name.encode("utf-8")) > 255:
+    if len(utf8(name, "database name")) > 255:
         raise UserError(f"database name {name[:40]!r}... is longer than 255 bytes")
+    if name == MAPPING_DB_NAME:
+        raise UserError(f"database name {name!r} is reserved: it is the mapping tree's")
     if name.startswith("_") != internal:
         which = "internal databases must" if internal else "only internal databases may"
         raise UserError(f"database name {name!r}: {which} start with '_'")
 
 
 __all__ = ["DbTree", "MAPPING_DB_ID", "UTILIZATION_DB_ID", "MAPPING_DB_NAME", "UTILIZATION_DB_NAME",
-           "FIRST_USER_DB_ID", "check_name"]
+           "FIRST_USER_DB_ID", "KIND_KEY", "check_name", "logged_kind"]

@@ -13,7 +13,9 @@ between, as the seed's non-transactional example requires):
    once (and a deletion is obsolete itself); a transaction counts at commit.
 
 A read finds the BIN slot; a known-deleted slot or no slot means no record;
-the data comes from the slot's cache or is read from the log.
+the data comes from the slot's cache or is read from the log (an LN whose
+key is not the slot's is a :class:`~minidb.logstore.errors.TreeError`, never
+another record's data).
 
 ``restore`` puts a record's abort version back (transaction abort, and
 recovery's undo). ``write_internal`` is the non-transactional write used by
@@ -26,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from minidb.log import LSN, NULL_LSN
 from minidb.log.types import EntryType
+from minidb.logstore.errors import TreeError
+from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.logstore.tree.ln import AbortInfo, ln_type, record_of
 
 if TYPE_CHECKING:
@@ -52,6 +56,9 @@ class RecordOps:
         record = bin_node.records[index]
         if record is None:
             entry = self.env.log.read(bin_node.lsns[index])
+            if entry.type_name in USER_LN_TYPES and entry.values["key"] != bin_node.keys[index]:
+                raise TreeError(f"{bin_node.describe()} slot {index} holds key {bin_node.keys[index]!r}, but its LN at "
+                                f"{entry.lsn} is the record of key {entry.values['key']!r}")
             record = record_of(entry)
             bin_node.records[index] = record
             self.env.stats.add("nLNsFetched")

@@ -66,7 +66,8 @@ from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.types import OWNER_CODES
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
-from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME
+from minidb.logstore.errors import EnvironmentKindError
+from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME, logged_kind
 from minidb.logstore.provisional import is_provisional
 from minidb.logstore.tree.cursor import Cursor
 from minidb.logstore.tree.ln import AbortInfo, is_deletion, record_of
@@ -192,6 +193,7 @@ class RecoveryManager:
         phase = self._phase("read the log")
         self.entries = list(log.scan(None if info.scan_start.is_null else info.scan_start))
         self._refuse_foreign_entries()
+        self._refuse_the_other_kind(root_lsn, phase)
         info.entries_read = len(self.entries)
         if ckpt_end is None and self.entries:
             info.last_ckpt_start = info.first_active_lsn = info.scan_start = self.entries[0].lsn
@@ -221,6 +223,42 @@ class RecoveryManager:
             if owner in FOREIGN_OWNERS:
                 raise UserError(f"{self.env.where()} is not a log store environment: its log holds a "
                                 f"{owner} entry ({entry.type_name} at {entry.lsn})")
+
+    def _refuse_the_other_kind(self, root_lsn: LSN, phase: RecoveryPhase) -> None:
+        """A replicated environment opened as a plain one, or the reverse: refuse, having written nothing."""
+        env = self.env
+        replicated, evidence = self._recorded_kind(root_lsn)
+        kind = {True: "a replicated environment", False: "a plain (not replicated) environment"}
+        if replicated is None:
+            logged = any(e.header.type_code not in OWNER_CODES["log"] for e in self.entries)
+            what = "an environment whose log does not tell its kind" if logged else "a new environment"
+            self._say(phase, "%s: it opens as %s", what, kind[env.config.replicated])
+            return
+        self._say(phase, "%s: %s", kind[replicated], evidence)
+        if replicated != env.config.replicated:
+            use, not_use = (("ReplicatedEnvironment.open", "Environment.open") if replicated
+                            else ("Environment.open", "ReplicatedEnvironment.open"))
+            raise EnvironmentKindError(f"{env.where()} is {kind[replicated]} ({evidence}): open it with {use}, "
+                                       f"not {not_use}; nothing was written")
+
+    def _recorded_kind(self, root_lsn: LSN) -> tuple[bool | None, str]:
+        """Replicated or not, as the log tells it, and how it tells it (None: it does not)."""
+        marker = None
+        for entry in self.entries:  # newer than the checkpoint's mapping tree
+            if entry.type_name == "MapLN" and entry.values["db_id"] == MAPPING_DB_ID:
+                marker = entry
+        if marker is None and not root_lsn.is_null:
+            marker = logged_kind(self.env.log, root_lsn)
+        if marker is not None:
+            return marker.values["replicated"], f"the mapping tree's own MapLN at {marker.lsn} says so"
+        # An environment from before the kind was recorded: what did it log?
+        for entry in self.env.log.scan():
+            if entry.vlsn is not None:
+                return True, f"its log holds VLSNs: {entry.type_name} at {entry.lsn} has VLSN {entry.vlsn}"
+            if entry.type_name == "MapLN" and not entry.values["internal"]:
+                db, replicated = entry.values["name"], entry.values["replicated"]
+                return replicated, f"its database {db!r} is {'' if replicated else 'not '}replicated (MapLN at {entry.lsn})"
+        return None, ""
 
     def _learn_ids(self) -> None:
         """Node, database and transaction ids continue after the largest the log holds."""
@@ -260,6 +298,10 @@ class RecoveryManager:
                     info.map_lns_redone += 1
                 env.utilization.count_obsolete(entry.values["prev_lsn"])
         env.db_tree.load_from_mapping_tree()
+        if env.db_tree.replicated is None:
+            lsn = env.db_tree.record_kind(env.config.replicated)
+            self._say(phase, "recorded the environment's kind (replicated: %s) in the mapping tree's own MapLN at %s",
+                      str(env.config.replicated).lower(), lsn)
         for impl in list(env.db_tree.by_id.values()):
             if impl.id != MAPPING_DB_ID and impl.root_lsn.is_null:
                 impl.tree.create_empty()

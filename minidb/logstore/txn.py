@@ -14,7 +14,12 @@ abort version and the LSNs it logged.
   The transaction stays registered as active until the undo is done, so a
   checkpoint that starts in between still has its first LSN as
   firstActiveLSN and recovery will replay the abort (the seed's "Example:
-  Abort"). Its own LNs become obsolete.
+  Abort"). Its own LNs become obsolete. If the Abort cannot be logged (a
+  full disk, a failed log), the undo, which is in memory only, is done all
+  the same and the locks are released, so other readers are not blocked;
+  abort then raises :class:`~minidb.logstore.errors.AbortNotLoggedError`
+  naming the failure. Nothing is lost: the transaction never committed, so
+  recovery undoes its LNs whether or not an Abort follows them.
 
 The transaction manager keeps the active transactions; the smallest first
 LSN among them is *firstActiveLSN*, from which recovery reads LNs. Example::
@@ -34,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, NULL_LSN
-from minidb.errors import UserError
-from minidb.logstore.errors import TransactionStateError
+from minidb.errors import DiskError, LogError, UserError
+from minidb.logstore.errors import AbortNotLoggedError, TransactionStateError
 from minidb.logstore.logdef import ABORT, COMMIT
 from minidb.logstore.config import Durability
 from minidb.logstore.tree.ln import AbortInfo
@@ -132,19 +137,26 @@ class Transaction:
         with env.latch:
             env.check_usable()
             self.check_open()
+            failure: LogError | DiskError | None = None
             if self.writes:
-                lsn = env.log_entry(ABORT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
-                                            "time_ms": env.now_ms()}, replicated=self.replicated)
+                try:
+                    self.end_lsn = env.log_entry(ABORT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
+                                                         "time_ms": env.now_ms()}, replicated=self.replicated)
+                except (LogError, DiskError) as e:  # a full disk, a failed log; not a (simulated) crash
+                    failure = e
                 for db_id, key in reversed(self.order):
                     record = self.writes[(db_id, key)]
                     env.records.restore(env.db_by_id(db_id), key, record.abort)
                 for record in self.writes.values():
                     for ln_lsn, _ in record.lsns:
                         env.utilization.count_obsolete(ln_lsn)
-                self.end_lsn = lsn
                 env.stats.add("nAborts")
-                env.trace.emit("txn %d aborted at %s; undid %d records", self.id, lsn, len(self.writes))
+                env.trace.emit("txn %d aborted at %s; undid %d records", self.id, self.end_lsn, len(self.writes))
             self._end(TxnState.ABORTED)
+            if failure is not None:
+                raise AbortNotLoggedError(f"txn {self.id} in {env.where()}: its Abort could not be logged ({failure}); "
+                                          f"its {len(self.writes)} records were undone in memory and its locks "
+                                          "released; recovery undoes it too, as it never committed") from failure
             env.after_operation()
             return self.end_lsn
 

@@ -1,8 +1,13 @@
 """Checks of an environment: tree structure, utilization, the records it holds.
 
-- :func:`verify_tree`: every tree is a B+tree: levels go down by one, slots
-  are sorted, every child's key range is its parent slot's range, every
-  record key lies in its BIN's range, node ids match their slots.
+- :func:`verify_tree`: every tree is a B+tree: levels go down by one, slot
+  keys are strictly increasing, every child's key range is its parent slot's
+  range and its keys lie within it (so a search finds every record), node
+  ids match their slots. A problem names the tree, the node, its LSN and its
+  keys, e.g. ``accounts BIN 6 at 0x1/0x4b1: slot 1 key b'k1' is not above
+  slot 0 key b'k2'; keys [b'k2', b'k1', b'k3']``.
+- :func:`verify_log_trees`: the same checks, read only, on the trees of the
+  last checkpoint (``minidb verify DIR`` on a log store).
 - :func:`live_but_obsolete`: no entry the trees use is counted obsolete by
   the utilization tracker. This is the invariant the seed's third
   BEFORE_CKPT_END case breaks: a cleaner trusting the counts would delete a
@@ -14,27 +19,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
-from minidb.log import LSN
-from minidb.logstore.inspect import NodeView, all_tree_views, live_lsns
+from minidb.io import Disk
+from minidb.log import LSN, LogManager
+from minidb.logstore.errors import TreeError
+from minidb.logstore.inspect import NodeView, TreeView, logged_tree_view, live_lsns, tree_names, tree_view
+from minidb.logstore.mapping_tree import MAPPING_DB_ID
+from minidb.logstore.tree.in_node import key_order_problem
 
 if TYPE_CHECKING:
     from minidb.logstore.env import Environment
 
 
 def _check_node(node: NodeView, low: bytes, high: bytes | None, where: str, problems: list[str]) -> None:
-    label = f"{where} {node.label}"
+    label = f"{where} {node.label} at {node.lsn}"
     if node.id_key != low:
         problems.append(f"{label}: low bound {node.id_key!r}, but its parent slot starts at {low!r}")
     if node.high_key != high:
         problems.append(f"{label}: high bound {node.high_key!r}, but its parent slot ends at {high!r}")
     keys = list(node.keys)
-    if keys != sorted(keys) or len(set(keys)) != len(keys):
-        problems.append(f"{label}: slots are not sorted and distinct: {keys!r}")
-    for key in keys:
-        if key < low or (high is not None and key >= high):
-            problems.append(f"{label}: key {key!r} outside its range [{low!r}, {high!r})")
+    problem = key_order_problem(keys, low, high)  # the parent's bounds: each child lies within them
+    if problem is not None:
+        problems.append(f"{label}: {problem}; keys {keys!r}")
     if node.is_bin:
         return
     if keys and keys[0] != low:
@@ -51,11 +60,50 @@ def _check_node(node: NodeView, low: bytes, high: bytes | None, where: str, prob
 def verify_tree(env: "Environment") -> list[str]:
     """Structural problems of every tree (an empty list when all is well)."""
     problems: list[str] = []
-    for view in all_tree_views(env):
-        if view.root.level < 2:
-            problems.append(f"{view.db_name}: the root is at level {view.root.level}")
-        _check_node(view.root, b"", None, view.db_name, problems)
+    for name in tree_names(env):
+        _checked_view(partial(tree_view, env, name), name, problems)
     return problems
+
+
+def _checked_view(view_of: Callable[[], TreeView], name: str, problems: list[str]) -> TreeView | None:
+    """The tree ``view_of`` reads, its problems added to ``problems`` (None: it cannot be read)."""
+    try:
+        view = view_of()
+    except TreeError as e:  # a node read from the log is not a node of this tree (e.g. its keys are out of order)
+        problems.append(f"{name}: {e}")
+        return None
+    if view.root.level < 2:
+        problems.append(f"{name}: the root is at level {view.root.level}")
+    _check_node(view.root, b"", None, name, problems)
+    return view
+
+
+def verify_log_trees(disk: Disk) -> list[str] | None:
+    """The tree checks of :func:`verify_tree` on the trees of the last checkpoint, read only.
+
+    This is what ``minidb verify DIR`` runs on a log store's directory: it
+    opens no environment (which would recover and write a checkpoint); it
+    reads the mapping tree whose root the last CkptEnd names, and every
+    database root that tree records, from the log. None when the log holds
+    no CkptEnd (not a log store's log, or one never checkpointed).
+    """
+    log = LogManager(disk, readonly=True)
+    try:
+        ckpt_end = next((e for e in log.scan_backward() if e.type_name == "CkptEnd"), None)
+        if ckpt_end is None:
+            return None
+        problems: list[str] = []
+        mapping = _checked_view(partial(logged_tree_view, log, MAPPING_DB_ID, "_mapping", ckpt_end.values["root_lsn"]),
+                                "_mapping", problems)
+        for node in mapping.nodes() if mapping is not None else ():
+            for lsn in node.slot_lsns if node.is_bin else ():
+                db = log.read(lsn).values  # a MapLN
+                if db["db_id"] != MAPPING_DB_ID and not db["root_lsn"].is_null:
+                    view_of = partial(logged_tree_view, log, db["db_id"], db["name"], db["root_lsn"])
+                    _checked_view(view_of, db["name"], problems)
+        return problems
+    finally:
+        log.close()
 
 
 def live_but_obsolete(env: "Environment") -> list[str]:
@@ -92,4 +140,4 @@ def records(env: "Environment") -> dict[str, dict[bytes, bytes]]:
     return {name: dict(env.database(name, create=False).items()) for name in env.database_names()}
 
 
-__all__ = ["verify_tree", "live_but_obsolete", "utilization_totals_problems", "records", "LSN"]
+__all__ = ["verify_tree", "verify_log_trees", "live_but_obsolete", "utilization_totals_problems", "records", "LSN"]

@@ -27,6 +27,13 @@ How it plugs into the log store (which never imports replication):
 3. then the index's allocator becomes ``env.log.vlsn_allocator`` (called
    under the log write latch) and its ``put`` a log listener (called after
    the latch is released).
+
+The environment's log records that it is replicated (the mapping tree's own
+MapLN, :mod:`minidb.logstore.mapping_tree`): ``Environment.open`` refuses it,
+and ``ReplicatedEnvironment.open`` refuses a plain environment, each with an
+:class:`~minidb.logstore.errors.EnvironmentKindError` naming the directory
+and having written nothing, so no entry is ever logged without its VLSN and
+no VLSN is handed out twice.
 """
 
 from __future__ import annotations

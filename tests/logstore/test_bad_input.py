@@ -78,3 +78,40 @@ def test_something_that_is_not_a_transaction_is_refused(txn):
 def test_open_on_something_that_is_not_a_place(where):
     with pytest.raises(UserError, match="an environment is opened on a directory or a Disk, not"):
         Environment.open(where)
+
+
+LONE = "bad\ud800key"  # a lone surrogate: a str with no UTF-8 form
+
+
+@pytest.mark.parametrize("argument, call", [
+    ("key", lambda env, db: db.put(LONE, "v")),
+    ("data", lambda env, db: db.put("k", LONE)),
+    ("key", lambda env, db: db.get(LONE)),
+    ("key", lambda env, db: db.delete(LONE)),
+    ("key", lambda env, db: db.cursor().seek(LONE)),
+    ("key", lambda env, db: list(db.items(start=LONE))),
+    ("stop", lambda env, db: list(db.items(stop=LONE))),
+    ("database name", lambda env, db: env.database(LONE)),
+    ("database name", lambda env, db: env.internal_database(LONE.replace("bad", "_ad"))),
+])
+def test_item9_lone_surrogates_are_a_user_error_naming_the_argument(argument, call):
+    disk, env = new_env("surrogate")
+    db = env.database("a")
+    db.put("k", "v")
+    env.sync()
+    logged = len(entries(env))
+    with pytest.raises(UserError) as caught:
+        call(env, db)
+    assert f"{argument} '" in str(caught.value)
+    assert "ad\\ud800key' is not valid Unicode: surrogates not allowed at index 3" in str(caught.value)
+    assert len(entries(env)) == logged  # nothing written
+    assert env.database_names() == ["a"]
+    assert dict(db.items()) == {b"k": b"v"}  # and the environment still works
+    env.close()
+
+
+def test_item9_a_directory_name_with_a_lone_surrogate_is_a_user_error(tmp_path):
+    where = f"{tmp_path}/bad\ud800dir"
+    with pytest.raises(UserError, match=r"directory '.*bad\\ud800dir' is not a file name: surrogates not allowed"):
+        Environment.open(where)
+    assert list(tmp_path.iterdir()) == []  # nothing made

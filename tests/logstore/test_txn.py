@@ -2,9 +2,11 @@
 
 import pytest
 
+from minidb.errors import LogError
 from minidb.io import CrashMode
 from minidb.log import NULL_LSN
-from minidb.logstore import Durability, LockConflictError, TransactionStateError
+from minidb.logstore import AbortNotLoggedError, Durability, LockConflictError, TransactionStateError
+from minidb.logstore.txn import TxnState
 
 from tests.logstore.helpers import entries, fill, new_env, reopen
 
@@ -161,3 +163,38 @@ def test_a_read_only_transaction_logs_nothing():
     assert db.get("k", txn=txn) == b"v"
     assert txn.commit() == NULL_LSN
     assert env.log.end_lsn == end
+
+
+def _full_disk(env, disk):
+    disk.capacity = disk._state.total_size() + 100  # the log buffer cannot be written out any more
+
+
+def _failed_log(env, disk):
+    disk.fail_fsyncs(1)
+    with pytest.raises(LogError, match="fsync of 00000001.jdb failed"):
+        env.sync()  # the log is now failed: no more appends until it is reopened
+
+
+@pytest.mark.parametrize("damage, cause", [(_full_disk, "disk full"), (_failed_log, "the log must be reopened")])
+def test_item9_an_abort_that_cannot_be_logged_still_releases_the_locks(damage, cause):
+    disk, env = new_env("abort", buffer_size=64)
+    db = env.database("a")
+    db.put("k", "old")
+    env.sync()
+    txn = env.begin()
+    db.put("k", "new", txn=txn)
+    db.put("j", "x" * 200, txn=txn)  # in the log buffer, not on the disk
+    damage(env, disk)
+    with pytest.raises(AbortNotLoggedError) as caught:
+        txn.abort()
+    message = str(caught.value)
+    assert message.startswith(f"txn {txn.id} in sim:abort: its Abort could not be logged (")
+    assert cause in message and "undone in memory and its locks released" in message
+    assert txn.state is TxnState.ABORTED and env.txn_manager.active == {} and len(env.locks) == 0
+    assert db.get("k") == b"old" and db.get("j") is None  # readable: no LockConflictError
+    assert dict(db.items()) == {b"k": b"old"}
+    env.crash()
+    disk.capacity = None
+    env = reopen(disk)
+    assert dict(env.database("a").items()) == {b"k": b"old"}  # recovery undoes it as well
+    env.close()

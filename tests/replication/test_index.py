@@ -331,7 +331,7 @@ def test_the_step_6_hook_line_is_the_index_flush():
     plain = Environment.open(disk, small_config(), EnvironmentHooks())
     assert any("nothing to flush (not replicated)" in line for line in plain.checkpoint().trace)
     plain.close()
-    env = open_env(disk)
+    env = open_env(SimDisk("hook-replicated"))  # a plain environment refuses to be opened as a replicated one
     line = next(l for l in env.checkpoint().trace if l.startswith("step 6"))
     assert line.startswith("step 6: VLSN index: flushed buckets none and the range empty at ")
 

@@ -52,6 +52,21 @@ def node_label(node_id: int, is_bin: bool, is_root: bool = False) -> str:
     return f"{node_kind(is_bin)} {node_id}{' root' if is_root else ''}"
 
 
+def key_order_problem(keys: list[bytes] | tuple[bytes, ...], low: bytes, high: bytes | None) -> str | None:
+    """Why ``keys`` cannot be the slots of a node covering ``[low, high)`` (None: they can).
+
+    Slot keys are strictly increasing and lie in the node's range; a search
+    (a bisection) on keys that are not would find the wrong slot, and so
+    return another record's data.
+    """
+    for i, key in enumerate(keys):
+        if i and key <= keys[i - 1]:
+            return f"slot {i} key {key!r} is not above slot {i - 1} key {keys[i - 1]!r}"
+        if key < low or (high is not None and key >= high):
+            return f"slot {i} key {key!r} lies outside the node's range [{low!r}, {high!r})"
+    return None
+
+
 class IN:
     """An upper internal node; see the module documentation."""
 
@@ -140,4 +155,4 @@ class IN:
         return f"<{self.describe()} keys={self.keys!r} dirty={self.dirty} lsn={self.last_logged_lsn}>"
 
 
-__all__ = ["IN"]
+__all__ = ["IN", "key_order_problem"]

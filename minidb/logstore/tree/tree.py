@@ -22,6 +22,12 @@ Example, node_max_entries 4: inserting k1..k5 into one BIN splits it::
     after:   IN 3 ["" , k3] -> BIN 2 [k1 k2]   BIN 4 [k3 k4 k5]
              logged: BIN 2 (YES), BIN 4 (YES); IN 3 dirty
 
+A node read from the log must have its slot keys strictly increasing and
+inside its logged range (``key_order_problem``): a search bisects the keys,
+so a node that breaks this (a crafted entry with a valid checksum) would
+lead to another record's data; it is a :class:`TreeError` naming the node,
+its LSN and its keys instead.
+
 Finding a node's parent (the checkpointer and recovery do this) searches
 by the node's low bound, ``id_key``, down to the level above it, and checks
 the slot's node id (JE's ``getParentINForChildIN``).
@@ -36,7 +42,7 @@ from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.logstore.errors import TreeError
 from minidb.logstore.logdef import BIN_ENTRY, IN_ENTRY
 from minidb.logstore.tree.bin import BIN
-from minidb.logstore.tree.in_node import IN
+from minidb.logstore.tree.in_node import IN, key_order_problem
 
 if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
@@ -44,7 +50,7 @@ if TYPE_CHECKING:
 
 
 def node_from_entry(entry) -> IN:
-    """Build a (detached, clean) node from its IN or BIN log entry."""
+    """Build a (detached, clean) node from its IN or BIN log entry; its keys must be in order and range."""
     values = entry.values
     high = None if values["high_inf"] else values["high_key"]
     if entry.type_name == "BIN":
@@ -52,6 +58,9 @@ def node_from_entry(entry) -> IN:
     else:
         node = IN(values["db_id"], values["node_id"], values["level"], values["id_key"], high)
     node.load_entries(values["entries"])
+    problem = key_order_problem(node.keys, node.id_key, node.high_key)
+    if problem is not None:  # a crafted or damaged entry whose checksum is valid: never search it
+        raise TreeError(f"{node.describe()} at {entry.lsn}: {problem}; keys {node.keys!r}")
     node.last_logged_lsn = entry.lsn
     node.last_logged_provisional = entry.provisional
     return node
