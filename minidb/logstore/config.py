@@ -78,12 +78,16 @@ class EnvironmentHooks:
     ``delete_cleaned_files``     checkpoint step 9: delete the files of step 1
     ``recovery_listeners``       called by recovery with every entry from the
                                  last CkptStart to the end of the log, in order
+    ``recovery_read_done``       called when recovery has read the log, before it
+                                 writes anything: a listener's last chance to
+                                 refuse what it saw (a raised error stops the open)
     """
 
     cleaner_files_to_delete: Callable[[], list[int]] | None = None
     flush_vlsn_index: list[Callable[[object], "str | None"]] = field(default_factory=list)
     delete_cleaned_files: Callable[[list[int]], None] | None = None
     recovery_listeners: list[Callable[[object], None]] = field(default_factory=list)
+    recovery_read_done: list[Callable[[], None]] = field(default_factory=list)
 
 
 __all__ = ["Durability", "EnvironmentConfig", "EnvironmentHooks", "MIN_NODE_MAX_ENTRIES"]

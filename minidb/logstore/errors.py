@@ -6,7 +6,7 @@ print them as one line. An operation that raises one has changed nothing.
 
 from __future__ import annotations
 
-from minidb.errors import LogError, MinidbError, UserError
+from minidb.errors import CorruptionError, LogError, MinidbError, UserError
 
 
 class EnvironmentClosedError(UserError):
@@ -49,5 +49,5 @@ class LockConflictError(MinidbError):
         )
 
 
-class TreeError(LogError):
+class TreeError(LogError, CorruptionError):
     """A node read from the log is not what its parent's slot says it is."""

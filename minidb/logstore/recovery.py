@@ -202,6 +202,8 @@ class RecoveryManager:
         for listener in env.hooks.recovery_listeners:
             for entry in self._from(info.last_ckpt_start):
                 listener(entry)
+        for done in env.hooks.recovery_read_done:
+            done()
         self._done(phase)
 
         self._recover_mapping_tree(root_lsn)

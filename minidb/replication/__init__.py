@@ -35,7 +35,8 @@ Inside: ``crashtest`` (the crash sweep of a replicated workload).
 from minidb.replication.bucket import GhostBucket, VLSNBucket
 from minidb.replication.config import VLSN_INDEX_DB, VLSNIndexConfig
 from minidb.replication.env import ReplicatedEnvironment, open_replicated
-from minidb.replication.errors import IndexClosedError, VLSNIndexError, VLSNRangeError, WaitTimeoutError
+from minidb.replication.errors import (IndexClosedError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
+                                       WaitTimeoutError)
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
 from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES
 from minidb.replication.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
@@ -51,5 +52,5 @@ __all__ = [
     "TXN_END_TYPES", "VLSNTracker", "VLSNRecoveryTracker", "merge", "MergeResult", "ForwardVLSNScanner",
     "BackwardVLSNScanner", "LogItem", "LogItemCache", "VLSNAwaitLatch", "VLSNAllocator", "NULL_VLSN",
     "FIRST_VLSN", "RANGE_KEY", "encode_key", "decode_key", "REPLICATION_TYPES", "MATCHPOINT",
-    "VLSNIndexError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
+    "VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
 ]

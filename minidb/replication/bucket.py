@@ -79,7 +79,7 @@ import struct
 import threading
 
 from minidb.log import LSN, NULL_LSN
-from minidb.replication.errors import VLSNIndexError
+from minidb.replication.errors import VLSNIndexCorruptionError, VLSNIndexError
 from minidb.replication.vlsn import FIRST_VLSN, NULL_VLSN
 
 DEFAULT_STRIDE = 10
@@ -313,11 +313,11 @@ class VLSNBucket:
             raise VLSNIndexError(f"not a VLSN bucket: {type(data).__name__}, not bytes")
         data = bytes(data)
         if len(data) < HEAD_SIZE or data[0] != BUCKET_FORMAT:
-            raise VLSNIndexError(f"not a VLSN bucket: {len(data)} bytes, format {data[:1].hex() or 'none'}")
+            raise VLSNIndexCorruptionError(f"not a VLSN bucket: {len(data)} bytes, format {data[:1].hex() or 'none'}")
         (_, flags, file_number, stride, max_mappings, max_distance, first, last, last_lsn,
          count) = _HEAD.unpack_from(data, 0)
         if len(data) != HEAD_SIZE + _OFFSET.size * count:
-            raise VLSNIndexError(f"VLSN bucket {first}: {len(data)} bytes, expected {HEAD_SIZE + 4 * count} "
+            raise VLSNIndexCorruptionError(f"VLSN bucket {first}: {len(data)} bytes, expected {HEAD_SIZE + 4 * count} "
                                  f"for {count} offsets")
         try:
             if flags & GHOST:
@@ -325,13 +325,13 @@ class VLSNBucket:
                                    max_distance)
             bucket = VLSNBucket(file_number, stride, max_mappings, max_distance, first)
         except ValueError as e:
-            raise VLSNIndexError(f"VLSN bucket {first}: {e}") from None
+            raise VLSNIndexCorruptionError(f"VLSN bucket {first}: {e}") from None
         bucket.file_offsets = [_OFFSET.unpack_from(data, HEAD_SIZE + 4 * i)[0] for i in range(count)]
         bucket.last = last
         bucket.last_lsn = LSN.unpack(last_lsn) if last != NULL_VLSN else NULL_LSN
         bucket.closed = bool(flags & CLOSED)
         if last != NULL_VLSN and (last < first or bucket.last_lsn.file != file_number):
-            raise VLSNIndexError(f"VLSN bucket {first}: its last mapping {last} -> {bucket.last_lsn} does not fit")
+            raise VLSNIndexCorruptionError(f"VLSN bucket {first}: its last mapping {last} -> {bucket.last_lsn} does not fit")
         offsets = bucket.file_offsets
         kept = [off for off in offsets if off != NO_OFFSET]
         if offsets and last != NULL_VLSN and (
@@ -339,7 +339,7 @@ class VLSNBucket:
             or first + (len(offsets) - 1) * stride > last
         ):
             # Mappings climb: each later VLSN (first + i * stride) lies further into the file, none past the last.
-            raise VLSNIndexError(f"VLSN bucket {first}: its {len(offsets)} offsets with stride {stride} do not fit "
+            raise VLSNIndexCorruptionError(f"VLSN bucket {first}: its {len(offsets)} offsets with stride {stride} do not fit "
                                  f"VLSNs {first}..{last} ending at {bucket.last_lsn}")
         return bucket
 

@@ -72,6 +72,7 @@ class ReplicatedEnvironment:
         hooks = dataclasses.replace(hooks or EnvironmentHooks())
         hooks.flush_vlsn_index = [*hooks.flush_vlsn_index, index.on_checkpoint]
         hooks.recovery_listeners = [*hooks.recovery_listeners, index.recovery_listener]
+        hooks.recovery_read_done = [*hooks.recovery_read_done, index.recovery_read_done]
         env = Environment.open(where, config, hooks, create, phase_listener)
         if index.env is not env or index.merge_result is None:
             raise VLSNIndexError(f"{env.where()}: recovery did not finish the VLSN index")

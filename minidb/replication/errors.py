@@ -6,10 +6,14 @@ print them as one line. An operation that raises one has changed nothing.
 
 from __future__ import annotations
 
-from minidb.errors import MinidbError, UserError
+from minidb.errors import CorruptionError, MinidbError, UserError
 
 
 class VLSNIndexError(MinidbError):
+    """The VLSN index cannot do what was asked (not attached to a log, no recovery under way)."""
+
+
+class VLSNIndexCorruptionError(VLSNIndexError, CorruptionError):
     """The VLSN index and the log disagree (a gap, a VLSN the log does not hold, a bad record)."""
 
 
@@ -31,4 +35,4 @@ class IndexClosedError(MinidbError):
     """The VLSN index was closed (its environment closed or crashed) while a feeder waited on it."""
 
 
-__all__ = ["VLSNIndexError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError"]
+__all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError"]

@@ -282,6 +282,12 @@ class VLSNIndex:
             raise VLSNIndexError("recovery listener called outside recovery")
         self.recovery_tracker.track_entry(entry)
 
+    def recovery_read_done(self) -> None:
+        """Recovery has read the log: refuse, before anything is written, what the tracker found wrong."""
+        if self.recovery_tracker is None:
+            raise VLSNIndexError("recovery listener called outside recovery")
+        self.recovery_tracker.check_rollbacks()
+
     def finish_recovery(self) -> MergeResult:
         """Load the flushed index, merge the recovery tracker into it, continue VLSNs after its last."""
         env = self._require_env()

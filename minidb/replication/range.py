@@ -40,7 +40,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from minidb.replication.errors import VLSNIndexError
+from minidb.replication.errors import VLSNIndexCorruptionError
 from minidb.replication.vlsn import NULL_VLSN
 
 #: Entries where a syncup may end (JE: LogEntryType.isSyncPoint).
@@ -118,13 +118,13 @@ class VLSNRange:
     @classmethod
     def decode(cls, data: bytes) -> "VLSNRange":
         if len(data) != RANGE_SIZE or data[0] != RANGE_FORMAT:
-            raise VLSNIndexError(f"the VLSN range record is not a range (format {data[:1].hex() or 'none'}, "
+            raise VLSNIndexCorruptionError(f"the VLSN range record is not a range (format {data[:1].hex() or 'none'}, "
                                  f"{len(data)} bytes, expected format 1 and {RANGE_SIZE})")
         _, first, last, last_sync, last_txn_end = _RANGE.unpack(data)
         try:
             return cls(first, last, last_sync, last_txn_end)
         except ValueError as e:
-            raise VLSNIndexError(f"the VLSN range record is inconsistent: {e}") from None
+            raise VLSNIndexCorruptionError(f"the VLSN range record is inconsistent: {e}") from None
 
     def __str__(self) -> str:
         if self.is_empty:

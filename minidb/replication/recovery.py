@@ -36,8 +36,14 @@ Merge rules:
   the two.
 
 The recovery tracker also checks the stream itself: the visible replicated
-entries it sees must carry consecutive VLSNs (entries a syncup rollback
-made invisible are skipped).
+entries it sees must carry consecutive VLSNs, and every invisible one must
+be replaced later in the log by a visible entry with its VLSN. A syncup
+rollback marks the entries after the matchpoint invisible and the master's
+entries then take their VLSNs again, in place; the checksum leaves the flag
+out (it is set in place), so an invisible entry that nothing replaced is a
+flipped bit, and corruption. (Syncup is not built yet; when it is, the
+records of its rollbacks will also allow a rollback that a crash cut short
+before the master's entries arrived.)
 
 Byte formats of what the database holds: :mod:`.bucket` and :mod:`.range`;
 keys: :mod:`.vlsn`.
@@ -47,9 +53,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minidb.log import NULL_LSN, LogEntry
+from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.replication.bucket import VLSNBucket
-from minidb.replication.errors import VLSNIndexError
+from minidb.replication.errors import VLSNIndexCorruptionError
 from minidb.replication.range import EMPTY_RANGE, VLSNRange
 from minidb.replication.tracker import VLSNTracker, plural
 from minidb.replication.vlsn import NULL_VLSN, RANGE_KEY_VLSN, decode_key
@@ -61,8 +67,17 @@ class VLSNRecoveryTracker(VLSNTracker):
     def __init__(self, stride: int, max_mappings: int, max_distance: int):
         super().__init__(stride, max_mappings, max_distance, name="recovery tracker")
         self.entries_seen = 0
-        self.invisible_skipped = 0
+        self.unreplaced: dict[int, LSN] = {}  # invisible entries no later entry has replaced (VLSN -> LSN)
         self.first_lsn = NULL_LSN  # where the tracking pass began (the last CkptStart)
+
+    def check_rollbacks(self) -> None:
+        """Every invisible entry must have been replaced by a later one with its VLSN (see the module doc)."""
+        if self.unreplaced:
+            vlsn = min(self.unreplaced)
+            raise VLSNIndexCorruptionError(
+                f"the entry at {self.unreplaced[vlsn]} (VLSN {vlsn}) is marked INVISIBLE, but no later entry "
+                f"replaces it as a syncup rollback would: the flag bit, which the checksum leaves out, was "
+                f"changed on disk")
 
     def track_entry(self, entry: LogEntry) -> None:
         """A recovery listener: called with every entry from CkptStart to the end of the log, in order."""
@@ -73,11 +88,13 @@ class VLSNRecoveryTracker(VLSNTracker):
         if vlsn is None:
             return
         if entry.header.invisible:
-            self.invisible_skipped += 1
+            self.unreplaced[vlsn] = entry.lsn
             return
+        for rolled_back in [v for v in self.unreplaced if v >= vlsn]:  # the master's entries replace them
+            del self.unreplaced[rolled_back]
         last = self.range.last
         if last != NULL_VLSN and vlsn != last + 1:
-            raise VLSNIndexError(f"the log holds VLSN {vlsn} at {entry.lsn} right after VLSN {last}: "
+            raise VLSNIndexCorruptionError(f"the log holds VLSN {vlsn} at {entry.lsn} right after VLSN {last}: "
                                  f"the replication stream has a gap or goes backwards")
         self.track(vlsn, entry.lsn, entry.type_name)
 
@@ -90,13 +107,13 @@ def read_index_database(db) -> tuple[list[VLSNBucket], VLSNRange]:
         try:
             number = decode_key(key)
         except ValueError as e:
-            raise VLSNIndexError(f"database {db.name}: key {key.hex()} is not a VLSN index key ({e})") from None
+            raise VLSNIndexCorruptionError(f"database {db.name}: key {key.hex()} is not a VLSN index key ({e})") from None
         if number == RANGE_KEY_VLSN:
             stored_range = VLSNRange.decode(value)
             continue
         bucket = VLSNBucket.decode(value)
         if bucket.first != number:
-            raise VLSNIndexError(f"database {db.name}: bucket stored under key {number} starts at VLSN {bucket.first}")
+            raise VLSNIndexCorruptionError(f"database {db.name}: bucket stored under key {number} starts at VLSN {bucket.first}")
         buckets.append(bucket)
     if stored_range.is_empty:
         return [], stored_range
@@ -129,6 +146,7 @@ class MergeResult:
 
 def merge(index_tracker: VLSNTracker, recovered: VLSNRecoveryTracker) -> MergeResult:
     """Merge ``recovered`` into ``index_tracker`` (loaded from the database); see the module documentation."""
+    recovered.check_rollbacks()
     flushed = index_tracker.range
     found = recovered.range
     loaded = index_tracker.buckets()
@@ -136,7 +154,7 @@ def merge(index_tracker: VLSNTracker, recovered: VLSNRecoveryTracker) -> MergeRe
         return MergeResult(flushed, found, flushed, len(loaded), 0, 0, 0, recovered.entries_seen)
     if flushed.last < found.first - 1:
         where = f"ends at VLSN {flushed.last}" if not flushed.is_empty else "is empty"
-        raise VLSNIndexError(f"the flushed VLSN index {where} but recovery found VLSNs only from {found.first} "
+        raise VLSNIndexCorruptionError(f"the flushed VLSN index {where} but recovery found VLSNs only from {found.first} "
                              f"(from {recovered.first_lsn}): VLSNs {flushed.last + 1}..{found.first - 1} "
                              f"have no mappings")
     kept: list[VLSNBucket] = []

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from minidb.log import LSN, LogEntry, file_name
 from minidb.replication.bucket import VLSNBucket
-from minidb.replication.errors import VLSNIndexError
+from minidb.replication.errors import VLSNIndexCorruptionError, VLSNIndexError
 
 if TYPE_CHECKING:
     from minidb.log import LogManager
@@ -144,12 +144,12 @@ class ForwardVLSNScanner(VLSNScanner):
                 continue
             self._count(scanned)
             if found > vlsn:
-                raise VLSNIndexError(f"reading forward from {start} for VLSN {vlsn}, found VLSN {found} at "
+                raise VLSNIndexCorruptionError(f"reading forward from {start} for VLSN {vlsn}, found VLSN {found} at "
                                      f"{entry.lsn} first: the index and the log disagree")
             self._position = (vlsn, entry.lsn)
             return entry
         self._count(scanned)
-        raise VLSNIndexError(f"VLSN {vlsn} is not in the log after {start}")
+        raise VLSNIndexCorruptionError(f"VLSN {vlsn} is not in the log after {start}")
 
 
 class BackwardVLSNScanner(VLSNScanner):
@@ -168,11 +168,11 @@ class BackwardVLSNScanner(VLSNScanner):
                 continue
             self._count(scanned)
             if found < vlsn:
-                raise VLSNIndexError(f"reading backward from {start} for VLSN {vlsn}, found VLSN {found} at "
+                raise VLSNIndexCorruptionError(f"reading backward from {start} for VLSN {vlsn}, found VLSN {found} at "
                                      f"{entry.lsn} first: the index and the log disagree")
             return entry
         self._count(scanned)
-        raise VLSNIndexError(f"VLSN {vlsn} is not in the log before {start}")
+        raise VLSNIndexCorruptionError(f"VLSN {vlsn} is not in the log before {start}")
 
 
 __all__ = ["ForwardVLSNScanner", "BackwardVLSNScanner", "VLSNScanner", "walk_forward", "stream_vlsn"]

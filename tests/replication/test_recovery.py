@@ -2,9 +2,10 @@
 
 import pytest
 
-from minidb.errors import SimulatedCrash
+from minidb.errors import CorruptionError, SimulatedCrash
 from minidb.io import CrashMode, SimDisk
-from minidb.log import LSN, TRACE, LogManager
+from minidb.log import LSN, TRACE, LogManager, file_name
+from minidb.log.header import INVISIBLE
 from minidb.replication import VLSNIndexError, VLSNRange, VLSNRecoveryTracker, VLSNTracker, merge
 from minidb.replication.cases import seed_recovery_case
 
@@ -109,3 +110,29 @@ def test_a_crash_during_recovery_then_recovery_again():
         assert again.range == expected
         for vlsn, lsn, _ in stream(again.log):
             assert again.vlsn_index.find(vlsn).lsn == lsn
+
+
+def test_an_invisible_entry_no_rollback_made_is_corruption_and_nothing_is_written():
+    # The INVISIBLE bit is left out of the checksum (syncup sets it in place), so a flipped
+    # bit passed every check and recovery silently dropped the last VLSN from the range.
+    disk = SimDisk("invisible")
+    env = open_env(disk)
+    db = env.database("accounts")
+    for i in range(6):
+        db.put(f"acct{i}", f"balance {i}")
+    env.checkpoint()  # the index is flushed; recovery re-tracks what follows
+    db.put("acct6", "balance 6")
+    env.sync()
+    disk.crash(CrashMode.everything())
+    reader = LogManager(disk, readonly=True, clock=fixed_clock)
+    last = [e for e in reader.scan() if e.vlsn is not None][-1]
+    reader.close()
+    with disk.open(file_name(last.lsn.file)) as f:
+        flags = f.read(last.lsn.offset + 5, 1)[0]
+        f.write(last.lsn.offset + 5, bytes([flags | INVISIBLE]))
+        f.fsync()
+    before = {name: disk.durable_bytes(name) for name in disk.list()}
+    with pytest.raises(CorruptionError) as raised:
+        open_env(disk)
+    assert str(last.lsn) in str(raised.value) and "INVISIBLE" in str(raised.value)
+    assert {name: disk.durable_bytes(name) for name in disk.list()} == before
