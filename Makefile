@@ -8,7 +8,7 @@ PYTEST := $(BIN)/python -m pytest
 # Jupyter refuses to start as root (containers often run as root) unless told it may.
 LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: all setup system run test test-fast lab figures notebooks bench clean
+.PHONY: all setup system run test test-fast sweep lab figures notebooks bench clean
 
 all: run
 
@@ -36,6 +36,10 @@ test: setup
 # Unit tests only, for a quick loop while editing.
 test-fast: setup
 	$(PYTEST) -q tests -m "not slow"
+
+# Every engine's crash test over 1,000 seeds, one worker process per core; the table goes into RELIABILITY.md.
+sweep: setup
+	$(BIN)/python scripts/sweep.py
 
 # JupyterLab on the notebooks.
 lab: setup
