@@ -6,8 +6,11 @@ default) in a pool of worker processes (one per core), shows one progress bar
 over all the workloads, and writes a table (per engine: seeds, ops per
 workload, crash points, violations, the seconds its seeds took in the
 workers) between the two marker lines of ``RELIABILITY.md``, keeping the rest
-of the file. Exit code 0 without violations; 1 with any, after printing the
-first few with their seed and crash point.
+of the file. The workloads are handed out seed by seed, every engine's in
+turn, so an interrupted sweep (Ctrl-C) has swept every engine alike: it still
+writes the table, saying how many workloads it ran. Exit code 0 without
+violations; 1 with any, after printing the first few with their seed and
+crash point; 130 when interrupted without any.
 
     python scripts/sweep.py [--seeds N] [--workers K] [--only ENGINE ...] [--out RELIABILITY.md]
 """
@@ -51,31 +54,52 @@ def run_seed(engine: str, seed: int, ops: int) -> tuple[str, int, list[str], flo
     return engine, result.points, result.violations, time.perf_counter() - started
 
 
-def run(engines: list[str], seeds: int, workers: int) -> tuple[dict[str, EngineTotal], float]:
-    totals = {engine: EngineTotal(engine, OPS[engine]) for engine in engines}
+@dataclass
+class Sweep:
+    totals: dict[str, EngineTotal]
+    planned: int
+    wall: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def violations(self) -> list[str]:
+        return [v for t in self.totals.values() for v in t.violations]
+
+
+def run(engines: list[str], seeds: int, workers: int) -> Sweep:
+    sweep = Sweep({engine: EngineTotal(engine, OPS[engine]) for engine in engines}, seeds * len(engines))
     started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
         futures = [pool.submit(run_seed, engine, seed, OPS[engine])
-                   for engine in engines for seed in range(1, seeds + 1)]
+                   for seed in range(1, seeds + 1) for engine in engines]
         for future in tqdm(as_completed(futures), total=len(futures), desc="crash sweeps", unit="seed",
                            file=sys.stderr):
             engine, points, violations, seconds = future.result()
-            total = totals[engine]
+            total = sweep.totals[engine]
             total.seeds += 1
             total.points += points
             total.violations.extend(violations)
             total.seconds += seconds
-    return totals, time.perf_counter() - started
+    except KeyboardInterrupt:
+        sweep.interrupted = True
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    sweep.wall = time.perf_counter() - started
+    return sweep
 
 
-def table(totals: dict[str, EngineTotal], wall: float, workers: int) -> str:
+def table(sweep: Sweep, workers: int) -> str:
     lines = ["| engine | seeds | ops per workload | crash points | violations | time (s) |",
              "|---|---:|---:|---:|---:|---:|"]
-    for t in totals.values():
+    for t in sweep.totals.values():
         lines.append(f"| {t.engine} | {t.seeds:,} | {t.ops} | {t.points:,} | {len(t.violations)} | {t.seconds:,.0f} |")
     lines.append("")
     lines.append(f"Time is the seconds the engine's workloads took in the workers; the whole sweep took "
-                 f"{wall:,.0f} s of wall-clock time on {workers} worker processes.")
+                 f"{sweep.wall:,.0f} s of wall-clock time on {workers} worker processes.")
+    if sweep.interrupted:
+        done = sum(t.seeds for t in sweep.totals.values())
+        lines.append(f"The sweep was interrupted after {done:,} of its {sweep.planned:,} workloads.")
     return "\n".join(lines)
 
 
@@ -100,14 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.seeds < 1 or args.workers < 1:
         parser.error("--seeds and --workers must be at least 1")
     engines = args.only or list(OPS)
-    totals, wall = run(engines, args.seeds, args.workers)
-    text = table(totals, wall, args.workers)
+    sweep = run(engines, args.seeds, args.workers)
+    text = table(sweep, args.workers)
     write_table(args.out, text)
     print(text)
-    violations = [v for t in totals.values() for v in t.violations]
-    for violation in violations[:SHOW]:
+    for violation in sweep.violations[:SHOW]:
         print(f"violation: {violation}")
-    return 1 if violations else 0
+    return 1 if sweep.violations else 130 if sweep.interrupted else 0
 
 
 if __name__ == "__main__":

@@ -47,3 +47,19 @@ def test_item10_sweep_exits_1_and_shows_violations_with_seed_and_point(sweep_scr
     assert all(line.startswith("violation: seed ") and "crash after #" in line and "were synced" in line
                for line in shown)
     assert sweep_script.BEGIN in out.read_text() and "| log | 2 | 40 |" in out.read_text()
+
+
+def test_item10_an_interrupted_sweep_still_writes_what_it_ran(sweep_script, tmp_path, capsys, monkeypatch):
+    real = sweep_script.as_completed
+
+    def interrupted_after_two(futures):
+        for n, future in enumerate(real(futures)):
+            if n == 2:
+                raise KeyboardInterrupt
+            yield future
+
+    monkeypatch.setattr(sweep_script, "as_completed", interrupted_after_two)
+    out = tmp_path / "RELIABILITY.md"
+    assert sweep_script.main(["--seeds", "50", "--workers", "1", "--only", "log", "--out", str(out)]) == 130
+    assert "interrupted after 2 of its 50 workloads" in out.read_text()
+    assert "| log | 2 | 40 |" in out.read_text()
