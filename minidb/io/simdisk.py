@@ -28,6 +28,9 @@ Every operation is recorded as an :class:`Event` in ``disk.events`` (the
 logging. ``crash_image(i, mode)`` builds a new disk as if the crash had
 happened right after event ``i``, so a crash sweep runs a workload once and
 then examines every crash point; :func:`crash_points` enumerates them.
+Crash images share (copy on write) every file their crash left alone, so an
+image costs the size of the files it changes, not of the disk; equal images
+have equal :meth:`SimDisk.content_digest`, so a sweep recovers each once.
 
 Creating, deleting and renaming files are durable at once (the contract of
 :mod:`minidb.io.base`); files are inodes, so a rename keeps pending writes.
