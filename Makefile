@@ -8,7 +8,7 @@ PYTEST := $(BIN)/python -m pytest
 # Jupyter refuses to start as root (containers often run as root) unless told it may.
 LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: all setup system run test test-fast fuzz lab figures notebooks bench clean
+.PHONY: all setup system run test test-fast fuzz sweep lab figures notebooks bench clean
 
 all: run
 
@@ -41,6 +41,10 @@ test-fast: setup
 # boundary and deleted, for each engine; a table of outcomes; exit 1 on WRONG, LOST or CRASH.
 fuzz: setup
 	$(BIN)/python scripts/fuzz.py
+
+# Every engine's crash test over 1,000 seeds, one worker process per core; the table goes into RELIABILITY.md.
+sweep: setup
+	$(BIN)/python scripts/sweep.py
 
 # JupyterLab on the notebooks.
 lab: setup

@@ -28,6 +28,9 @@ Every operation is recorded as an :class:`Event` in ``disk.events`` (the
 logging. ``crash_image(i, mode)`` builds a new disk as if the crash had
 happened right after event ``i``, so a crash sweep runs a workload once and
 then examines every crash point; :func:`crash_points` enumerates them.
+Crash images share (copy on write) every file their crash left alone, so an
+image costs the size of the files it changes, not of the disk; equal images
+have equal :meth:`SimDisk.content_digest`, so a sweep recovers each once.
 
 Creating, deleting and renaming files are durable at once (the contract of
 :mod:`minidb.io.base`); files are inodes, so a rename keeps pending writes.
@@ -42,9 +45,10 @@ that would grow the disk past it fail with
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from minidb.errors import DiskError, DiskFullError, SimulatedCrash
 from minidb.io.base import Disk, File
@@ -150,11 +154,69 @@ def _truncate(image: bytearray, size: int) -> None:
         image.extend(bytes(size - len(image)))
 
 
-@dataclass
+class _Snapshot:
+    """Immutable bytes of one file, shared by every disk that holds them unchanged, with their digest."""
+
+    __slots__ = ("data", "_digest")
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self._digest: bytes | None = None
+
+    def digest(self) -> bytes:
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.data).digest()
+        return self._digest
+
+
 class _Inode:
-    ino: int
-    data: bytearray = field(default_factory=bytearray)
-    durable: bytearray = field(default_factory=bytearray)
+    """One file: ``data`` is what reads see, ``durable`` what survives a crash.
+
+    Either may be immutable ``bytes`` shared with other disks (the crash images
+    of one history share every file the crash left alone); it is copied into a
+    private ``bytearray`` at its first change (copy on write). ``snapshot`` is
+    set while ``data`` is exactly a shared snapshot's bytes, so its digest is
+    computed once for all the images that share it.
+    """
+
+    __slots__ = ("ino", "data", "durable", "snapshot", "_frozen")
+
+    def __init__(self, ino: int, snapshot: _Snapshot | None = None):
+        self.ino = ino
+        self.data: bytes | bytearray = snapshot.data if snapshot else bytearray()
+        self.durable: bytes | bytearray = snapshot.data if snapshot else bytearray()
+        self.snapshot = snapshot
+        self._frozen = snapshot  # the durable bytes as a snapshot, made at most once per change
+
+    def mutable_data(self) -> bytearray:
+        if not isinstance(self.data, bytearray):
+            self.data = bytearray(self.data)
+        self.snapshot = None
+        return self.data
+
+    def mutable_durable(self) -> bytearray:
+        if not isinstance(self.durable, bytearray):
+            self.durable = bytearray(self.durable)
+        self._frozen = None
+        return self.durable
+
+    def frozen_durable(self) -> tuple[_Snapshot, int]:
+        """The durable bytes as a shared snapshot, and how many bytes making it copied."""
+        if self._frozen is not None:
+            return self._frozen, 0
+        copied = len(self.durable) if isinstance(self.durable, bytearray) else 0
+        self._frozen = _Snapshot(bytes(self.durable))
+        return self._frozen, copied
+
+    def share(self) -> "_Inode":
+        """A twin holding the same bytes; each copies them at its own first change."""
+        self.data, self.durable = bytes(self.data), bytes(self.durable)
+        twin = _Inode(self.ino)
+        twin.data, twin.durable, twin.snapshot, twin._frozen = self.data, self.durable, self.snapshot, self._frozen
+        return twin
+
+    def digest(self) -> bytes:
+        return self.snapshot.digest() if self.snapshot is not None else hashlib.sha256(self.data).digest()
 
 
 class _State:
@@ -162,58 +224,82 @@ class _State:
 
     def __init__(self) -> None:
         self.names: dict[str, _Inode] = {}
+        self.inodes: dict[int, _Inode] = {}  # the live files by inode number
         self.pending: list[_Op] = []
         self.next_ino = 1
 
-    def create(self, name: str) -> _Inode:
-        inode = _Inode(self.next_ino)
-        self.next_ino += 1
+    def _add(self, name: str, inode: _Inode) -> _Inode:
         self.names[name] = inode
+        self.inodes[inode.ino] = inode
+        return inode
+
+    def create(self, name: str) -> _Inode:
+        inode = self._add(name, _Inode(self.next_ino))
+        self.next_ino += 1
         return inode
 
     def do(self, op: _Op) -> None:
-        inode = self._inode(op.ino)
-        op.apply(inode.data)
+        inode = self.inodes.get(op.ino)
+        if inode is not None:  # a deleted file's operations no longer matter
+            op.apply(inode.mutable_data())
         self.pending.append(op)
 
     def fsync(self, ino: int) -> None:
-        inode = self._inode(ino)
-        keep = []
-        for op in self.pending:
-            if op.ino == ino:
-                op.apply(inode.durable)
-            else:
-                keep.append(op)
-        self.pending = keep
-
-    def _inode(self, ino: int) -> _Inode:
-        for inode in self.names.values():
-            if inode.ino == ino:
-                return inode
-        return _Inode(ino)  # a deleted file: its operations no longer matter
+        mine = [op for op in self.pending if op.ino == ino]
+        if not mine:
+            return
+        inode = self.inodes.get(ino)
+        if inode is not None:
+            durable = inode.mutable_durable()
+            for op in mine:
+                op.apply(durable)
+        self.pending = [op for op in self.pending if op.ino != ino]
 
     def delete(self, name: str) -> None:
         ino = self.names.pop(name).ino
+        del self.inodes[ino]
         self.pending = [op for op in self.pending if op.ino != ino]
 
+    def rename(self, old: str, new: str) -> None:
+        self.names[new] = self.names.pop(old)
+        self.inodes = {inode.ino: inode for inode in self.names.values()}
+
+    def crashed(self, mode: CrashMode) -> tuple["_State", int]:
+        """A new state: this one after a crash in ``mode``, and how many bytes building it copied.
+
+        This state is left as it is. Files the crash keeps no pending operation
+        of are shared, not copied; so the cost of a crash image is the size of
+        the files with kept operations, whatever the length of the history.
+        """
+        touched: dict[int, list[tuple[_Op, int | None]]] = {}
+        for op, torn in _choose(self.pending, mode):
+            if op.ino in self.inodes:
+                touched.setdefault(op.ino, []).append((op, torn))
+        twin = _State()
+        twin.next_ino = self.next_ino
+        copied = 0
+        for name, inode in self.names.items():
+            snapshot, frozen_copy = inode.frozen_durable()
+            copied += frozen_copy
+            ops = touched.get(inode.ino)
+            if ops:
+                image = bytearray(snapshot.data)
+                for op, torn in ops:
+                    op.apply(image, torn)
+                snapshot = _Snapshot(bytes(image))
+                copied += 2 * len(image)
+            twin._add(name, _Inode(inode.ino, snapshot))
+        return twin, copied
+
     def crash(self, mode: CrashMode) -> None:
-        kept = _choose(self.pending, mode)
-        live = {inode.ino: inode for inode in self.names.values()}
-        for inode in live.values():
-            inode.data = bytearray(inode.durable)
-        for op, torn in kept:
-            if op.ino in live:
-                op.apply(live[op.ino].data, torn)
-        for inode in live.values():
-            inode.durable = bytearray(inode.data)
-        self.pending = []
+        twin, _ = self.crashed(mode)
+        self.names, self.inodes, self.pending = twin.names, twin.inodes, []
 
     def copy(self) -> "_State":
         twin = _State()
         twin.next_ino = self.next_ino
-        twin.names = {
-            name: _Inode(i.ino, bytearray(i.data), bytearray(i.durable)) for name, i in self.names.items()
-        }
+        for name, inode in self.names.items():
+            twin._add(name, inode.share())
         twin.pending = list(self.pending)
         return twin
 
@@ -305,6 +391,7 @@ class SimDisk(Disk):
         self._crash_countdown: int | None = None
         self._scheduled_mode = CrashMode.nothing()
         self._failing_fsyncs = 0
+        self._replayed: tuple[int, _State] | None = None  # crash_image's history replayed up to an event
 
     # -- the Disk interface ------------------------------------------------
     def where(self, name: str = "") -> str:
@@ -336,7 +423,7 @@ class SimDisk(Disk):
         self.check_name(new)
         if old not in self._state.names:
             raise DiskError(f"{self.where(old)}: no such file")
-        self._state.names[new] = self._state.names.pop(old)
+        self._state.rename(old, new)
         self._record("rename", old, new_name=new)
 
     def size(self, name: str) -> int:
@@ -420,23 +507,38 @@ class SimDisk(Disk):
         return twin
 
     def crash_image(self, after_event: int, mode: CrashMode = CrashMode.nothing()) -> "SimDisk":
-        """A new disk: this disk's history replayed up to event ``after_event``, then crashed."""
-        state = _replay(self.events[: after_event + 1])
+        """A new disk: this disk's history replayed up to event ``after_event``, then crashed.
+
+        The replayed history is kept, so images asked for in ascending order
+        replay each event once (the record only grows).
+        """
+        if self._replayed is None or self._replayed[0] > after_event:
+            self._replayed = (-1, _State())
+        done, state = self._replayed
+        for event in self.events[done + 1: after_event + 1]:
+            _replay_one(state, event)
+        self._replayed = (max(done, min(after_event, len(self.events) - 1)), state)
+        return self._image(state.crashed(mode)[0])
+
+    def _image(self, state: _State) -> "SimDisk":
         twin = SimDisk(self.name, self.capacity)
-        state.crash(mode)
         twin._state = state
         return twin
 
+    def content_digest(self) -> str:
+        """A digest of every file's name and bytes: disks with equal digests hold the same files.
+
+        Crash images share the digests of the files they share, so this costs
+        the size of the files that differ, not of the whole disk.
+        """
+        digest = hashlib.sha256()
+        for name in sorted(self._state.names):
+            inode = self._state.names[name]
+            digest.update(name.encode() + b"\0" + len(inode.data).to_bytes(8, "little") + inode.digest())
+        return digest.hexdigest()
+
     def __repr__(self) -> str:
         return f"SimDisk({self.name!r}, files={len(self._state.names)}, events={len(self.events)})"
-
-
-def _replay(events: list[Event]) -> _State:
-    """Rebuild the state that a sequence of recorded events produces."""
-    state = _State()
-    for event in events:
-        _replay_one(state, event)
-    return state
 
 
 def _replay_one(state: _State, event: Event) -> None:
@@ -451,18 +553,19 @@ def _replay_one(state: _State, event: Event) -> None:
     elif kind == "delete":
         state.delete(event.name)
     elif kind == "rename":
-        state.names[event.new_name] = state.names.pop(event.name)
+        state.rename(event.name, event.new_name)
     elif kind == "crash":
         state.crash(event.mode or CrashMode.nothing())
 
 
 @dataclass(frozen=True)
 class CrashPoint:
-    """A crashed copy of a disk: after which event, with which mode."""
+    """A crashed copy of a disk: after which event, with which mode, and the bytes building it copied."""
 
     event: Event
     mode: CrashMode
     disk: SimDisk
+    copied: int = 0
 
     def __str__(self) -> str:
         return f"crash after {self.event} keeping {self.mode}"
@@ -481,6 +584,10 @@ def crash_points(
     nothing unsynced and the one that keeps everything; after each write, also
     ``torn_variants`` torn versions of that write (seeded lengths) and
     ``random_variants`` random subsets of the unsynced operations.
+
+    The history is replayed once, event by event, and each image is built
+    from that running state: it shares every file its crash left alone and
+    copies only the files that keep pending operations (``CrashPoint.copied``).
     """
     state = _State()
     rng = random.Random(seed)
@@ -494,8 +601,5 @@ def crash_points(
         if event.kind == "write":
             modes += [CrashMode.random(rng.randrange(1 << 30)) for _ in range(random_variants)]
         for mode in modes:
-            crashed = state.copy()
-            crashed.crash(mode)
-            image = SimDisk(disk.name, disk.capacity)
-            image._state = crashed
-            yield CrashPoint(event, mode, image)
+            crashed, copied = state.crashed(mode)
+            yield CrashPoint(event, mode, disk._image(crashed), copied)

@@ -31,7 +31,6 @@ write, random subsets), the environment is opened on the crashed image
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass, field
 
@@ -237,16 +236,6 @@ def run_workload(seed: int, ops: int) -> Workload:
     return _Runner(seed, ops).run()
 
 
-def image_digest(image: SimDisk) -> str:
-    """A digest of every file on the disk: crash points with the same digest recover alike."""
-    digest = hashlib.sha256()
-    for name in image.list():
-        with image.open(name) as handle:
-            data = handle.read_all()
-        digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class Recovered:
     """What recovering one crash image gave."""
@@ -285,7 +274,7 @@ def recover_and_check(workload: Workload, image: SimDisk, deep: bool = True) -> 
 def check_point(workload: Workload, image: SimDisk, event_index: int, deep: bool = True,
                 cache: dict[str, Recovered] | None = None) -> str | None:
     """None if recovery on the crashed ``image`` gives the committed state; else what is wrong."""
-    key = image_digest(image) if cache is not None else None
+    key = image.content_digest() if cache is not None else None
     recovered = cache.get(key) if cache is not None and key is not None else None
     if recovered is None:
         recovered = recover_and_check(workload, image, deep)
@@ -313,4 +302,4 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     return result
 
 
-__all__ = ["Workload", "Recorder", "run_workload", "check_point", "crash_sweep", "image_digest", "DATABASES"]
+__all__ = ["Workload", "Recorder", "run_workload", "check_point", "crash_sweep", "DATABASES"]

@@ -41,7 +41,6 @@ from minidb.io import CrashMode, SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log import LSN
 from minidb.logstore import Durability, EnvironmentConfig, LockConflictError
-from minidb.logstore.crashtest import image_digest
 from minidb.replication.config import VLSNIndexConfig
 from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.range import SYNC_TYPES, TXN_END_TYPES
@@ -268,7 +267,7 @@ def recover_and_check(workload: ReplicatedWorkload, image: SimDisk) -> Recovered
 
 def check_point(workload: ReplicatedWorkload, image: SimDisk, event_index: int,
                 cache: dict[str, Recovered] | None = None) -> str | None:
-    key = image_digest(image) if cache is not None else None
+    key = image.content_digest() if cache is not None else None
     recovered = cache.get(key) if cache is not None and key is not None else None
     if recovered is None:
         recovered = recover_and_check(workload, image)

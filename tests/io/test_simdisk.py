@@ -142,3 +142,67 @@ def test_full_disk_refuses_and_changes_nothing():
     assert content(disk) == b"12345678" and len(disk.events) == events
     f.write(0, b"ab")  # overwriting needs no new space
     assert content(disk) == b"ab345678"
+
+
+def long_history(files: int) -> SimDisk:
+    """``files`` log-like files of 1,000 bytes, each written and fsynced, then an unsynced write to the last."""
+    disk = SimDisk("h")
+    for n in range(files):
+        f = disk.open(f"{n:08x}.log", create=True)
+        for _ in range(4):
+            f.append(b"e" * 250)
+            f.fsync()
+    f.append(b"tail" * 25)
+    return disk
+
+
+def test_item10_crash_image_cost_does_not_grow_with_the_history():
+    """A crash image copies the files its crash changes, not the whole disk: the same for 5 or 200 files.
+
+    Each durable version of a file is copied once, when the first image after it is built; over a
+    whole sweep the bytes copied grow with the bytes written, not with points x disk size.
+    """
+    def costs(files: int, start: int) -> list[int]:
+        return [p.copied for p in crash_points(long_history(files), start=start, torn_variants=1, random_variants=1)]
+    short, long = costs(5, 5 * 9 - 8), costs(200, 200 * 9 - 8)  # the last file's writes and fsyncs, and the tail
+    assert short[1:] == long[1:] and len(short) > 10
+    assert max(long[1:]) <= 3 * 1100  # the last file (1,000 bytes + 100 pending), not the disk (200,100 bytes)
+    # Over the whole sweep: 40 times the files, at most 40 times the bytes copied (77 kB, 2.8 MB);
+    # copying the whole disk at each point would copy 0.3 MB and 481 MB (4,804 points).
+    assert sum(costs(200, 0)) <= 40 * sum(costs(5, 0))
+
+
+def test_item10_crash_images_match_a_replay_and_keep_their_own_copies():
+    disk = long_history(6)
+    points = list(crash_points(disk, torn_variants=2, random_variants=2, seed=3))
+    for point in points:
+        replayed = disk.crash_image(point.event.index, point.mode)
+        assert point.disk.content_digest() == replayed.content_digest(), str(point)
+        assert {n: content(point.disk, n) for n in point.disk.list()} == \
+               {n: content(replayed, n) for n in replayed.list()}
+    # writing to one image (recovery does) changes neither the others nor the original
+    first, last = points[0].disk, points[-1].disk
+    before = last.content_digest()
+    with first.open(first.list()[0]) as f:
+        f.write(0, b"XXXX")
+        f.fsync()
+    assert last.content_digest() == before and content(disk, disk.list()[0])[:4] == b"eeee"
+    clone = disk.clone()
+    with clone.open(clone.list()[0]) as f:
+        f.write(0, b"YYYY")
+    assert content(disk, disk.list()[0])[:4] == b"eeee" and clone.content_digest() != disk.content_digest()
+
+
+def test_item10_content_digest_names_the_files_and_their_bytes():
+    a, b = SimDisk("a"), SimDisk("b")
+    for disk in (a, b):
+        with disk.open("f", create=True) as f:
+            f.append(b"same")
+    assert a.content_digest() == b.content_digest()
+    with b.open("f") as f:
+        f.write(0, b"S")
+    assert a.content_digest() != b.content_digest()
+    b.rename("f", "g")
+    with b.open("g") as f:
+        f.write(0, b"s")
+    assert a.content_digest() != b.content_digest()  # same bytes, another name

@@ -1,0 +1,137 @@
+"""``make sweep``: every engine's crash test over many seeds, on every core, into RELIABILITY.md.
+
+For each engine of ``minidb crashtest`` (log, volume, pagestore, logstore,
+replication) this runs ``crash_sweep(seed, ops)`` for seeds 1 .. N (1,000 by
+default) in a pool of worker processes (one per core), shows one progress bar
+over all the workloads, and writes a table (per engine: seeds, ops per
+workload, crash points, violations, the seconds its seeds took in the
+workers) between the two marker lines of ``RELIABILITY.md``, keeping the rest
+of the file. The workloads are handed out seed by seed, every engine's in
+turn, so an interrupted sweep (Ctrl-C) has swept every engine alike: it still
+writes the table, saying how many workloads it ran. Exit code 0 without
+violations; 1 with any, after printing the first few with their seed and
+crash point; 130 when interrupted without any.
+
+    python scripts/sweep.py [--seeds N] [--workers K] [--only ENGINE ...] [--out RELIABILITY.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from minidb.cli.crashtest import SWEEPS, sweep
+
+# Operations per workload: chosen so that 1,000 seeds of every engine take about a quarter of an
+# hour on two cores (RELIABILITY.md gives the times measured).
+OPS = {"log": 40, "volume": 40, "pagestore": 12, "logstore": 12, "replication": 6}
+BEGIN = "<!-- sweep table: written by `make sweep` (scripts/sweep.py); edits between these lines are lost -->"
+END = "<!-- end of sweep table -->"
+SHOW = 5
+
+
+@dataclass
+class EngineTotal:
+    engine: str
+    ops: int
+    seeds: int = 0
+    points: int = 0
+    violations: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def run_seed(engine: str, seed: int, ops: int) -> tuple[str, int, list[str], float]:
+    """One workload's sweep, in a worker process: (engine, crash points, violations, seconds)."""
+    started = time.perf_counter()
+    result = sweep(engine, seed, ops)
+    return engine, result.points, result.violations, time.perf_counter() - started
+
+
+@dataclass
+class Sweep:
+    totals: dict[str, EngineTotal]
+    planned: int
+    wall: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def violations(self) -> list[str]:
+        return [v for t in self.totals.values() for v in t.violations]
+
+
+def run(engines: list[str], seeds: int, workers: int) -> Sweep:
+    sweep = Sweep({engine: EngineTotal(engine, OPS[engine]) for engine in engines}, seeds * len(engines))
+    started = time.perf_counter()
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        futures = [pool.submit(run_seed, engine, seed, OPS[engine])
+                   for seed in range(1, seeds + 1) for engine in engines]
+        for future in tqdm(as_completed(futures), total=len(futures), desc="crash sweeps", unit="seed",
+                           file=sys.stderr):
+            engine, points, violations, seconds = future.result()
+            total = sweep.totals[engine]
+            total.seeds += 1
+            total.points += points
+            total.violations.extend(violations)
+            total.seconds += seconds
+    except KeyboardInterrupt:
+        sweep.interrupted = True
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    sweep.wall = time.perf_counter() - started
+    return sweep
+
+
+def table(sweep: Sweep, workers: int) -> str:
+    lines = ["| engine | seeds | ops per workload | crash points | violations | time (s) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for t in sweep.totals.values():
+        lines.append(f"| {t.engine} | {t.seeds:,} | {t.ops} | {t.points:,} | {len(t.violations)} | {t.seconds:,.0f} |")
+    lines.append("")
+    lines.append(f"Time is the seconds the engine's workloads took in the workers; the whole sweep took "
+                 f"{sweep.wall:,.0f} s of wall-clock time on {workers} worker processes.")
+    if sweep.interrupted:
+        done = sum(t.seeds for t in sweep.totals.values())
+        lines.append(f"The sweep was interrupted after {done:,} of its {sweep.planned:,} workloads.")
+    return "\n".join(lines)
+
+
+def write_table(path: Path, text: str) -> None:
+    """Put ``text`` between the markers of ``path`` (added at the end when missing)."""
+    old = path.read_text() if path.exists() else "# Reliability\n"
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+    else:
+        head, tail = old.rstrip("\n") + "\n\n", "\n"
+    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=1000, help="workloads per engine (default 1000)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)")
+    parser.add_argument("--only", nargs="+", choices=sorted(SWEEPS), help="these engines only")
+    parser.add_argument("--out", type=Path, default=Path("RELIABILITY.md"), help="the file to write the table to")
+    args = parser.parse_args(argv)
+    if args.seeds < 1 or args.workers < 1:
+        parser.error("--seeds and --workers must be at least 1")
+    engines = args.only or list(OPS)
+    sweep = run(engines, args.seeds, args.workers)
+    text = table(sweep, args.workers)
+    write_table(args.out, text)
+    print(text)
+    for violation in sweep.violations[:SHOW]:
+        print(f"violation: {violation}")
+    return 1 if sweep.violations else 130 if sweep.interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
