@@ -227,7 +227,6 @@ class CheckpointRun:
         start = env.log_entry(CKPT_START, {"checkpoint_id": result.checkpoint_id, "invoker": result.invoker,
                                            "time_ms": env.now_ms()})
         result.ckpt_start_lsn = start
-        self.checkpointer.bytes_at_last_start = env.log.stats["nBytes"]
         first_active = env.txn_manager.first_active_lsn()
         result.first_active_lsn = start if first_active.is_null else first_active
         self._say(3, "CkptStart logged at %s; firstActiveLSN %s%s", start, result.first_active_lsn,
@@ -281,6 +280,7 @@ class CheckpointRun:
         result.ckpt_end_lsn = end
         self.checkpointer.last_ckpt_start = start
         self.checkpointer.last_ckpt_end = end
+        self.checkpointer.bytes_at_last_end = env.log.stats["nBytes"]
         self._say(8, "CkptEnd logged at %s (CkptStart %s, firstActiveLSN %s, mapping tree root %s); log fsynced",
                   end, start, result.first_active_lsn, env.db_tree.mapping.root_lsn)
         yield self._pause(8, True)
@@ -380,7 +380,7 @@ class Checkpointer:
         self.last_checkpoint_id = 0
         self.last_ckpt_start: LSN = NULL_LSN
         self.last_ckpt_end: LSN = NULL_LSN
-        self.bytes_at_last_start = 0
+        self.bytes_at_last_end = 0
         self.current: CheckpointRun | None = None
         self.history: list[CheckpointResult] = []
         self.stats = Stats("checkpointer", ["nCheckpoints", "nFullINFlush", "nFullBINFlush"])
@@ -397,13 +397,16 @@ class Checkpointer:
     def run(self, invoker: str = "api", minimize_recovery_time: bool = False) -> CheckpointResult:
         return self.start(invoker, minimize_recovery_time).finish()
 
-    def bytes_since_last_start(self) -> int:
-        return self.env.log.stats["nBytes"] - self.bytes_at_last_start
+    def bytes_since_last_end(self) -> int:
+        """Log bytes written since the last CkptEnd. As in JE, the interval counts from the end of
+        the last checkpoint, so a checkpoint that writes more than the interval (many dirty nodes,
+        a summary per log file) does not set off the next one at once."""
+        return self.env.log.stats["nBytes"] - self.bytes_at_last_end
 
     def maybe_checkpoint(self) -> CheckpointResult | None:
         """The daemon's check, made after each operation: a checkpoint by log growth."""
         interval = self.env.config.checkpoint_bytes_interval
-        if interval is None or self.current is not None or self.bytes_since_last_start() < interval:
+        if interval is None or self.current is not None or self.bytes_since_last_end() < interval:
             return None
         return self.run("bytes interval")
 

@@ -146,7 +146,7 @@ def test_checkpoints_by_log_growth():
     fill(db, 60)
     invokers = [r.invoker for r in env.checkpointer.history[before:]]
     assert "bytes interval" in invokers
-    assert env.checkpointer.bytes_since_last_start() < 3000 + 2000
+    assert env.checkpointer.bytes_since_last_end() < 3000 + 2000
 
 
 def test_hooks_at_steps_1_6_and_9():
@@ -188,3 +188,30 @@ def test_a_checkpoint_with_nothing_dirty_in_user_databases():
     # Only the internal trees: the FileSummaryLNs of the last step 7 dirtied _utilization's BIN.
     assert again.logged and {l.db_name for l in again.logged} <= {"_mapping", "_utilization"}
     assert again.ckpt_start_lsn < again.ckpt_end_lsn
+
+
+def test_item10_the_bytes_interval_counts_from_the_last_checkpoint_s_end():
+    # A checkpoint that writes more than the interval (here every dirty node of a large tree)
+    # used to set off the next checkpoint after the very next operation, and so on: the log of
+    # the crash tests' workloads grew far faster than their operations (hundreds of files for
+    # 85 operations). JE counts the interval from the last CkptEnd.
+    _, env = new_env(checkpoint_bytes_interval=600)
+    db = env.database("accounts")
+    opened = ckpt_ends(env)  # the open's own checkpoint
+    written = 0
+    while True:
+        before = env.log.stats["nBytes"]
+        db.put(f"key{written:03d}", "v" * 20)
+        written += 1
+        if ckpt_ends(env) != opened:
+            break
+    first = ckpt_ends(env)
+    checkpoint_bytes = env.log.stats["nBytes"] - before
+    assert checkpoint_bytes > 600  # the checkpoint alone wrote more than the interval
+    for i in range(3):  # a few small puts, far less than the interval
+        db.put(f"more{i}", "v")
+    assert ckpt_ends(env) == first
+
+
+def ckpt_ends(env):
+    return [e.lsn for e in env.log.scan() if e.type_name == "CkptEnd"]

@@ -54,4 +54,4 @@ def test_the_crashtest_command(capsys):
     from minidb.cli import main
 
     assert main(["crashtest", "replication", "--seed", "0", "--ops", "10"]) == 0
-    assert capsys.readouterr().out.strip().endswith("crash points: 178, violations: 0")
+    assert capsys.readouterr().out.strip().endswith("crash points: 130, violations: 0")
