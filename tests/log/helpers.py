@@ -34,3 +34,12 @@ def put_file_bytes(disk, data, number=1):
         f.truncate(0)
         f.write(0, data)
         f.fsync()
+
+
+def synced_log(messages, **options):
+    """A log on a new simulated disk holding ``messages``, synced and closed; (disk, their LSNs)."""
+    disk = SimDisk()
+    log = new_log(disk, **options)
+    lsns = write_messages(log, messages)
+    log.close()
+    return disk, lsns

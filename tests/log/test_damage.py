@@ -14,18 +14,11 @@ from minidb.log import LSN, NULL_LSN, file_name, find_end
 from minidb.log.scan import judge_bad_entry, FileScanner
 from minidb.log.verify import verify_log
 from minidb.logstore import Durability, Environment
-from tests.log.helpers import file_bytes, messages, new_log, put_file_bytes, write_messages
+from tests.log.helpers import file_bytes, messages, new_log, put_file_bytes, synced_log, write_messages
 from tests.logstore.helpers import small_config
 
 MESSAGES = [f"entry {i}: " + "k" * (i * 6) for i in range(12)]
 
-
-def synced_log(**options):
-    disk = SimDisk()
-    log = new_log(disk, **options)
-    lsns = write_messages(log, MESSAGES)
-    log.close()
-    return disk, lsns
 
 
 def zero(disk, start, length, number=1):
@@ -35,7 +28,7 @@ def zero(disk, start, length, number=1):
 
 
 def test_item1_a_zeroed_header_mid_file_is_corruption_naming_file_and_offset():
-    disk, lsns = synced_log()
+    disk, lsns = synced_log(MESSAGES)
     bad = lsns[5].offset
     zero(disk, bad, 14)
     before = file_bytes(disk)
@@ -96,7 +89,7 @@ def test_item1_a_whole_lost_write_is_still_unwritten_space_even_when_the_next_ch
 
 
 def test_item1_zeros_over_a_header_and_part_of_its_item_are_corruption():
-    disk, lsns = synced_log()
+    disk, lsns = synced_log(MESSAGES)
     bad = lsns[3].offset
     zero(disk, bad, 20)
     with pytest.raises(LogCorruptionError):
@@ -104,7 +97,7 @@ def test_item1_zeros_over_a_header_and_part_of_its_item_are_corruption():
 
 
 def test_item1_zeros_to_the_end_of_the_file_are_still_an_unwritten_tail():
-    disk, lsns = synced_log()
+    disk, lsns = synced_log(MESSAGES)
     data = file_bytes(disk)
     put_file_bytes(disk, data + bytes(64))
     end = find_end(disk)

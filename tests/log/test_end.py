@@ -6,21 +6,14 @@ from minidb.errors import LogCorruptionError, LogError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN, TRACE, file_name, find_end
 from minidb.log.verify import verify_log
-from tests.log.helpers import file_bytes, messages, new_log, put_file_bytes, write_messages
+from tests.log.helpers import file_bytes, messages, new_log, put_file_bytes, synced_log, write_messages
 
 MESSAGES = [f"entry {i}: " + "z" * (i * 7) for i in range(8)]
 
 
-def synced_log(**options):
-    disk = SimDisk()
-    log = new_log(disk, **options)
-    lsns = write_messages(log, MESSAGES)
-    log.close()
-    return disk, lsns
-
 
 def test_a_clean_log_has_nothing_to_cut():
-    disk, lsns = synced_log()
+    disk, lsns = synced_log(MESSAGES)
     end = find_end(disk)
     assert end.cut is None and end.last_entry == lsns[-1]
 
@@ -81,7 +74,7 @@ def test_unwritten_space_from_a_lost_write_ends_the_log():
 
 @pytest.mark.parametrize("where", ["item", "checksum", "type", "size", "prev"])
 def test_a_bad_entry_before_intact_ones_is_corruption_and_nothing_is_deleted(where):
-    disk, lsns = synced_log()
+    disk, lsns = synced_log(MESSAGES)
     victim = lsns[3]
     data = bytearray(file_bytes(disk))
     offset = {"item": victim.offset + 20, "checksum": victim.offset, "type": victim.offset + 4,
@@ -100,7 +93,7 @@ def test_a_bad_entry_before_intact_ones_is_corruption_and_nothing_is_deleted(whe
 
 
 def test_corruption_in_an_earlier_file_is_found_by_readers_and_verify():
-    disk, lsns = synced_log(file_max=300)
+    disk, lsns = synced_log(MESSAGES, file_max=300)
     assert lsns[-1].file >= 2
     victim = lsns[1]
     data = bytearray(file_bytes(disk, victim.file))
