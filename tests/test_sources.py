@@ -106,3 +106,19 @@ def test_sources_students_are_never_sent_outside_the_repository():
         for number, line in enumerate(text.splitlines(), 1):
             m = NOT_VISIBLE.search(line)
             assert m is None, f"{path.relative_to(ROOT)}:{number} cites what students cannot see: {m.group(0)!r}"
+
+
+def test_sources_code_calls_the_documents_by_their_names():
+    """Code, tests and what notebooks print name the documents (JE's, Shore's), never "the seed"."""
+    texts = {p: p.read_text(encoding="utf-8") for pattern in ("minidb/**/*.py", "scripts/*.py", "tests/**/*.py",
+                                                              "tests/golden/*", "exercises/**/*.py")
+             for p in sorted(ROOT.glob(pattern)) if p != Path(__file__).resolve() and p.is_file()}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        texts[path] = "\n".join("".join(c["source"]) + "".join("".join(o.get("text", "")) for o in c.get("outputs", []))
+                                for c in cells if c["cell_type"] == "code")
+    assert len(texts) > 200
+    for path, text in texts.items():
+        for number, line in enumerate(text.splitlines(), 1):
+            m = NOT_VISIBLE.search(line) or re.search(r"Seed(?:Recovery)?Case|seed_(?:case|bucket|recovery)", line)
+            assert m is None, f"{path.relative_to(ROOT)}:{number} names a source document as 'seed': {m.group(0)!r}"

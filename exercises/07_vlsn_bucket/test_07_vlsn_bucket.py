@@ -18,20 +18,20 @@ from minidb.log import LSN
 from minidb.logstore import EnvironmentConfig
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
 
-SEED_FILE_10 = dict(file_number=10, first=9, stride=4, file_offsets=[100, 140], last=13, last_lsn=LSN(10, 140))
-SEED_FILE_11 = dict(file_number=11, first=14, stride=4, file_offsets=[100], last=15, last_lsn=LSN(11, 120))
+EXAMPLE_FILE_10 = dict(file_number=10, first=9, stride=4, file_offsets=[100, 140], last=13, last_lsn=LSN(10, 140))
+EXAMPLE_FILE_11 = dict(file_number=11, first=14, stride=4, file_offsets=[100], last=15, last_lsn=LSN(11, 120))
 HOLES = dict(file_number=10, first=9, stride=2, file_offsets=[100, 0, 0, 160], last=15, last_lsn=LSN(10, 160))
 
 
 # -- offset_array ---------------------------------------------------------------------------------------
 
-def test_seed_in_order_puts_keep_every_stride(impl):
+def test_example_in_order_puts_keep_every_stride(impl):
     puts = [(9, 100), (10, 110), (11, 120), (12, 130), (13, 140)]
     assert impl.offset_array(9, 4, 1000, puts) == [100, 140]
     assert impl.offset_array(9, 1, 1000, puts) == [100, 110, 120, 130, 140]
 
 
-def test_seed_out_of_order_9_then_15(impl):
+def test_example_out_of_order_9_then_15(impl):
     """JE's VLSNBucket documentation: inserting 9, then 15, keeps an offset array of size 1 (stride 4)."""
     assert impl.offset_array(9, 4, 1000, [(9, 100), (15, 160)]) == [100]
 
@@ -63,18 +63,18 @@ def test_every_order_ends_with_the_same_array(impl):
 
 # -- get_lte_lsn / get_gte_lsn ----------------------------------------------------------------------------
 
-def test_seed_lookups(impl):
-    assert impl.get_lte_lsn(vlsn=11, **SEED_FILE_10) == LSN(10, 100)
-    assert impl.get_gte_lsn(vlsn=11, **SEED_FILE_10) == LSN(10, 140)
-    assert impl.get_lte_lsn(vlsn=9, **SEED_FILE_10) == impl.get_gte_lsn(vlsn=9, **SEED_FILE_10) == LSN(10, 100)
-    assert impl.get_lte_lsn(vlsn=13, **SEED_FILE_10) == impl.get_gte_lsn(vlsn=13, **SEED_FILE_10) == LSN(10, 140)
+def test_example_lookups(impl):
+    assert impl.get_lte_lsn(vlsn=11, **EXAMPLE_FILE_10) == LSN(10, 100)
+    assert impl.get_gte_lsn(vlsn=11, **EXAMPLE_FILE_10) == LSN(10, 140)
+    assert impl.get_lte_lsn(vlsn=9, **EXAMPLE_FILE_10) == impl.get_gte_lsn(vlsn=9, **EXAMPLE_FILE_10) == LSN(10, 100)
+    assert impl.get_lte_lsn(vlsn=13, **EXAMPLE_FILE_10) == impl.get_gte_lsn(vlsn=13, **EXAMPLE_FILE_10) == LSN(10, 140)
 
 
-def test_seed_the_last_mapping_off_the_stride(impl):
-    assert impl.get_gte_lsn(vlsn=15, **SEED_FILE_11) == LSN(11, 120)
-    assert impl.get_lte_lsn(vlsn=15, **SEED_FILE_11) == LSN(11, 120)
-    assert impl.get_lte_lsn(vlsn=14, **SEED_FILE_11) == LSN(11, 100)
-    assert impl.get_gte_lsn(vlsn=14, **SEED_FILE_11) == LSN(11, 100)
+def test_example_the_last_mapping_off_the_stride(impl):
+    assert impl.get_gte_lsn(vlsn=15, **EXAMPLE_FILE_11) == LSN(11, 120)
+    assert impl.get_lte_lsn(vlsn=15, **EXAMPLE_FILE_11) == LSN(11, 120)
+    assert impl.get_lte_lsn(vlsn=14, **EXAMPLE_FILE_11) == LSN(11, 100)
+    assert impl.get_gte_lsn(vlsn=14, **EXAMPLE_FILE_11) == LSN(11, 100)
 
 
 def test_lookups_skip_holes(impl):
@@ -85,10 +85,10 @@ def test_lookups_skip_holes(impl):
 
 
 def test_lookups_outside_the_bucket(impl):
-    assert impl.get_lte_lsn(vlsn=8, **SEED_FILE_10) is None
-    assert impl.get_gte_lsn(vlsn=14, **SEED_FILE_10) is None
-    assert impl.get_lte_lsn(vlsn=20, **SEED_FILE_10) == LSN(10, 140)  # past the last: the last mapping
-    assert impl.get_gte_lsn(vlsn=2, **SEED_FILE_10) == LSN(10, 100)  # before the first: the first mapping
+    assert impl.get_lte_lsn(vlsn=8, **EXAMPLE_FILE_10) is None
+    assert impl.get_gte_lsn(vlsn=14, **EXAMPLE_FILE_10) is None
+    assert impl.get_lte_lsn(vlsn=20, **EXAMPLE_FILE_10) == LSN(10, 140)  # past the last: the last mapping
+    assert impl.get_gte_lsn(vlsn=2, **EXAMPLE_FILE_10) == LSN(10, 100)  # before the first: the first mapping
 
 
 def test_the_last_mapping_past_the_array(impl):

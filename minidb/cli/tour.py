@@ -9,9 +9,9 @@ the lock manager (a scripted deadlock of three transactions found by
 Dreadlocks and resolved), the page store's transactions (records committed,
 a rollback with CLRs, a checkpoint, a crash and ARIES restart, a crash
 sweep), the log store (a tree in the log, transactions, a checkpoint's ten
-steps, recovery, the seed's BEFORE_CKPT_END cases, its crash sweep),
+steps, recovery, the JE documentation's BEFORE_CKPT_END cases, its crash sweep),
 replication (VLSNs, the VLSN index's buckets, lookups and scans, a feeder
-woken by a put, the flush at a checkpoint, recovery's merge, the seed's
+woken by a put, the flush at a checkpoint, recovery's merge, the JE documentation's
 recovery example, its crash sweep), environments generated for the Spark
 pipeline, and the figures.
 
@@ -200,7 +200,7 @@ def tour_locks() -> None:
 def tour_logstore(workdir: str) -> str:
     section("8. The log store: the log is the database")
     from minidb.logstore import Environment, EnvironmentConfig
-    from minidb.logstore.cases import seed_case
+    from minidb.logstore.cases import worked_case
     from minidb.logstore.crashtest import crash_sweep
     from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
 
@@ -244,9 +244,9 @@ def tour_logstore(workdir: str) -> str:
         print(f"  recovery, {name}: {'; '.join(phase.lines)}")
     print("  records: " + ", ".join(f"{k.decode()}={v.decode()}" for k, v in demo.records.items()))
 
-    print("\nthe seed's three BEFORE_CKPT_END cases, in the engine:")
+    print("\nthe JE documentation's three BEFORE_CKPT_END cases, in the engine:")
     for number, bug in ((1, False), (2, False), (3, False), (3, True)):
-        case = seed_case(number, bug)
+        case = worked_case(number, bug)
         verdict = "correct" if case.correct else "INCORRECT: " + case.problems[0]
         print(f"  case {number}{' with the evictor bug option' if bug else ''}: A logged at 200 with "
               f"{case.a_provisional.name}; the tree uses A at {case.active_a}; {verdict}")
@@ -258,7 +258,7 @@ def tour_logstore(workdir: str) -> str:
 def tour_replication(workdir: str) -> str:
     section("9. Replication: VLSNs and the VLSN index")
     from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-    from minidb.replication.cases import seed_recovery_case
+    from minidb.replication.cases import worked_recovery_case
     from minidb.replication.crashtest import crash_sweep
     from minidb.logstore import EnvironmentConfig
 
@@ -300,8 +300,8 @@ def tour_replication(workdir: str) -> str:
     for line in again.vlsn_index.merge_result.lines():
         print(f"reopened: {line}")
     again.close()
-    print("\nthe seed's recovery example, crashed and recovered in the engine (real LSNs, the seed's order):")
-    for line in seed_recovery_case().lines():
+    print("\nthe JE documentation's recovery example, crashed and recovered in the engine (real LSNs, the JE documentation's order):")
+    for line in worked_recovery_case().lines():
         print(f"  {line}")
     sweep = crash_sweep(seed=0, ops=10)
     print_sweep("\nreplication crash sweep, seed 0, 10 operations", sweep)

@@ -1,6 +1,6 @@
-"""The seed's three BEFORE_CKPT_END cases, run in the real engine.
+"""The JE documentation's three BEFORE_CKPT_END cases, run in the real engine.
 
-The seed (JE's Checkpointer documentation) gives three logs. In each, BIN-A
+JE's Checkpointer documentation gives three logs. In each, BIN-A
 was logged at 050 and its parent IN-B at 060; a checkpoint starts at 100;
 BIN-A is logged again at 200 with Provisional.BEFORE_CKPT_END, so its old
 version at 050 is counted obsolete at once, and a FileSummaryLN at 300 makes
@@ -13,7 +13,7 @@ that count durable::
 Here they run on a real environment with 4-slot nodes and a 3-level tree.
 
 - Cases 1 and 2: the checkpointer logs BEFORE_CKPT_END only in middle
-  levels, so the seed's "BIN-A" is a level-2 IN (called A below) and
+  levels, so the JE documentation's "BIN-A" is a level-2 IN (called A below) and
   "IN-B" its parent, the root at level 3. A record under A changes, and a
   checkpoint with minimize_recovery_time (JE's flushAll: up to the root)
   logs A with BEFORE_CKPT_END. The utilization tracker then writes its
@@ -21,7 +21,7 @@ Here they run on a real environment with 4-slot nodes and a 3-level tree.
   there; case 2 lets the checkpoint end first (IN-B, then CkptEnd).
 - Case 3: A is a real BIN and IN-B its level-2 parent. The checkpoint's
   dirty map is complete and holds neither. A transaction changes a record
-  in A and the evictor logs A: with the seed's rule, Provisional.YES; with
+  in A and the evictor logs A: with the JE documentation's rule, Provisional.YES; with
   the demonstration-only option ``bug_evict_with_before_ckpt_end``,
   BEFORE_CKPT_END, as JE did through CacheMode.EVICT_BIN (SR #19422). The
   transaction aborts, so recovery will have nothing to replay into A. The
@@ -50,7 +50,7 @@ from minidb.logstore.inspect import tree_view
 from minidb.logstore.logdef import NODE_TYPES
 from minidb.logstore.verify import live_but_obsolete, records
 
-DB_NAME = "seed"
+DB_NAME = "cases"
 KEYS = [f"key{i:02d}" for i in range(0, 40, 2)]  # 20 keys: a 3-level tree of 4-slot nodes
 
 
@@ -60,8 +60,8 @@ def case_config(bug: bool = False) -> EnvironmentConfig:
 
 
 @dataclass
-class SeedCase:
-    """One run of a seed case, and what recovery made of it."""
+class WorkedCase:
+    """One run of a worked case, and what recovery made of it."""
 
     number: int
     bug: bool
@@ -69,7 +69,7 @@ class SeedCase:
     a_node_id: int
     a_level: int
     b_node_id: int
-    marks: dict[str, LSN] = field(default_factory=dict)  # the seed's numbers -> real LSNs
+    marks: dict[str, LSN] = field(default_factory=dict)  # the JE documentation's numbers -> real LSNs
     a_provisional: Provisional = Provisional.NO  # how A was logged at "200"
     recovered: Environment | None = None
     active_a: LSN = NULL_LSN  # the version of A the recovered tree uses
@@ -107,7 +107,7 @@ def _nodes(env: Environment):
     return view
 
 
-def _recover(case: SeedCase) -> SeedCase:
+def _recover(case: WorkedCase) -> WorkedCase:
     env = Environment.open(case.disk, case_config(case.bug))
     case.recovered = env
     view = tree_view(env, DB_NAME)
@@ -118,10 +118,10 @@ def _recover(case: SeedCase) -> SeedCase:
     return case
 
 
-def seed_case(number: int, bug: bool = False) -> SeedCase:
+def worked_case(number: int, bug: bool = False) -> WorkedCase:
     """Run case ``number`` (1, 2 or 3) and recover; ``bug`` only matters for case 3."""
     if number not in (1, 2, 3):
-        raise ValueError(f"the seed has cases 1, 2 and 3, not {number!r}")
+        raise ValueError(f"there are worked cases 1, 2 and 3, not {number!r}")
     disk = SimDisk(f"seed-case-{number}")
     env, db = _build_tree(disk, bug)
     env.checkpoint(minimize_recovery_time=True)  # every node logged: "050 BIN-A", "060 IN-B"
@@ -133,13 +133,13 @@ def seed_case(number: int, bug: bool = False) -> SeedCase:
     else:
         b = root.children[0]  # a level-2 IN
         a = b.children[0]  # a BIN
-    case = SeedCase(number, bug, disk, a.node_id, a.level, b.node_id)
+    case = WorkedCase(number, bug, disk, a.node_id, a.level, b.node_id)
     case.marks["050 BIN-A"] = a.lsn
     case.marks["060 IN-B"] = b.lsn
     key_in_a = next(k for k in _keys_under(a))
     if number in (1, 2):
         db.put(key_in_a, "v1")  # dirties a BIN under A
-        run = env.checkpointer.start("seed case", minimize_recovery_time=True)
+        run = env.checkpointer.start("worked case", minimize_recovery_time=True)
         run.through(3)
         case.marks["100 CkptStart"] = run.result.ckpt_start_lsn
         while not any(l.node_id == a.node_id for l in run.result.logged):
@@ -157,7 +157,7 @@ def seed_case(number: int, bug: bool = False) -> SeedCase:
             case.marks["500 CkptEnd"] = run.result.ckpt_end_lsn
         env.crash(CrashMode.nothing())
         return _recover(case)
-    run = env.checkpointer.start("seed case")
+    run = env.checkpointer.start("worked case")
     run.through(3)
     case.marks["100 CkptStart"] = run.result.ckpt_start_lsn
     run.through(4)  # the dirty map is complete; neither A nor IN-B is in it
@@ -194,7 +194,7 @@ class Cleaning:
     records: int
 
 
-def clean_trusting_utilization(case: SeedCase) -> Cleaning:
+def clean_trusting_utilization(case: WorkedCase) -> Cleaning:
     """Erase every node entry the recovered environment counts obsolete, reopen, read every record."""
     env = case.recovered
     assert env is not None
@@ -222,4 +222,4 @@ def clean_trusting_utilization(case: SeedCase) -> Cleaning:
     return Cleaning(erased, error, count)
 
 
-__all__ = ["SeedCase", "seed_case", "Cleaning", "clean_trusting_utilization", "DB_NAME", "KEYS"]
+__all__ = ["WorkedCase", "worked_case", "Cleaning", "clean_trusting_utilization", "DB_NAME", "KEYS"]

@@ -1,4 +1,4 @@
-"""The checkpointer (JE's ``Checkpointer``): the seed's ten steps, one at a time.
+"""The checkpointer (JE's ``Checkpointer``): the JE documentation's ten steps, one at a time.
 
 A checkpoint bounds recovery: recovery reads INs from the last complete
 checkpoint's CkptStart and LNs from its firstActiveLSN, so the checkpoint
@@ -29,9 +29,9 @@ the environment may run other operations, including eviction, exactly as
 JE's evictor runs concurrently with a checkpoint. ``env.checkpoint()`` runs
 one to the end; ``env.checkpointer.start()`` returns one to step through.
 
-Two details keep the seed's rule "Provisional.NO is used for INs at the max
+Two details keep the JE documentation's rule "Provisional.NO is used for INs at the max
 flush level during an active checkpoint" true while eviction follows the
-seed's table (YES for every non-root IN once the map is complete):
+JE documentation's table (YES for every non-root IN once the map is complete):
 
 - like JE, the parent of every IN taken from the map is added to the map,
   even when the IN is no longer dirty (eviction or a split logged it since);

@@ -15,7 +15,7 @@ setting                        JE parameter                        default
 =============================  ==================================  ==============
 
 ``bug_evict_with_before_ckpt_end`` exists only to demonstrate the bug of the
-seed's third BEFORE_CKPT_END case (JE SR #19422, CacheMode.EVICT_BIN): the
+JE documentation's third BEFORE_CKPT_END case (JE SR #19422, CacheMode.EVICT_BIN): the
 evictor logs with BEFORE_CKPT_END where the checkpoint rules say YES. It is
 never on by default, and nothing but the demonstrations turns it on.
 """

@@ -23,7 +23,7 @@ always for the mapping tree: its root level). Example, a 3-level tree::
     dirty: BIN 12, root IN 3 (level 3)                  -> 3
 
 Coordination with eviction (:meth:`DirtyINMap.coordinate_eviction_with_checkpoint`),
-exactly the seed's rules: NONE -> NO; DIRTY_MAP_INCOMPLETE -> add the
+exactly the JE documentation's rules: NONE -> NO; DIRTY_MAP_INCOMPLETE -> add the
 parent to the map as if it had been found dirty, then NO if the IN's level
 is at least the database's highest flush level, else YES; DIRTY_MAP_COMPLETE
 -> NO for a root, YES otherwise.
@@ -200,7 +200,7 @@ class DirtyINMap:
 
     # -- coordination ---------------------------------------------------------------------
     def coordinate_eviction_with_checkpoint(self, db_id: int, target_level: int, parent: "IN | None") -> Provisional:
-        """How eviction must log an IN of ``target_level`` (``parent`` None: the root). The seed's rules."""
+        """How eviction must log an IN of ``target_level`` (``parent`` None: the root). The JE documentation's rules."""
         if self.state is CkptState.NONE:
             return Provisional.NO
         if self.state is CkptState.DIRTY_MAP_INCOMPLETE:

@@ -17,7 +17,7 @@ of the list until the budget holds:
 ``bug_evict_with_before_ckpt_end`` (off unless a demonstration turns it on)
 reproduces SR #19422: where the rules say YES, it logs BEFORE_CKPT_END. The
 old version is then counted obsolete at once, although the checkpoint may
-end without logging the parent: the seed's third, incorrect case.
+end without logging the parent: the JE documentation's third, incorrect case.
 
 Example: records ``k0`` .. ``k7`` in ``accounts`` (4-slot nodes: root IN 5
 over BINs 6, 7, 8), a checkpoint, then ``k0`` put again (BIN 6 and the

@@ -12,7 +12,7 @@ depends on a file the checkpoint let the cleaner delete. Three values:
                      the checkpoint that logged it completed (and so logged
                      its parent non-provisionally, which recovery replays).
 
-:func:`is_provisional` is JE's ``Provisional.isProvisional``; the seed's
+:func:`is_provisional` is JE's ``Provisional.isProvisional``; the JE documentation's
 worked cases, with ``last_ckpt_end_lsn`` the CkptEnd recovery starts from::
 
     050 BIN-A   060 IN-B   100 CkptStart   200 BIN-A (BEFORE_CKPT_END)

@@ -2,7 +2,7 @@
 
 A write (JE's ``CursorImpl.put``/``delete``) does, while it "holds the BIN
 latch" (here: the environment latch, so no checkpoint step can come in
-between, as the seed's non-transactional example requires):
+between, as the JE documentation's non-transactional example requires):
 
 1. lock the record (transactions) or check that no transaction holds it;
 2. find the BIN; note the slot's current LSN, the version being replaced;

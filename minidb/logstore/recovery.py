@@ -18,7 +18,7 @@ crashed; a clean close just leaves little to do. Its passes:
    only if the logged LSN is newer than the slot's, and only if the logged
    key range is the slot's (a version logged after a split its parent does
    not know about cannot be placed: LN replay covers it).
-6. **Redo LNs** from firstActiveLSN (the seed: "Recovery will process LNs
+6. **Redo LNs** from firstActiveLSN (the JE documentation: "Recovery will process LNs
    between the FirstActiveLSN and the end of the log"): those of committed
    transactions and those written without a transaction (and
    FileSummaryLNs). A slot takes the logged LSN if it is newer; a missing key
@@ -45,7 +45,7 @@ CkptStart to the end of the log, in order (the VLSN index rebuilds its
 recent mappings this way). Every pass is a phase of :class:`RecoveryInfo`,
 which notebooks show step by step.
 
-Example (the seed's recovery period)::
+Example (the JE documentation's recovery period)::
 
     100 LN-A txn 1      firstActiveLSN = 100
     200 CkptStart

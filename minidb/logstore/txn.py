@@ -13,7 +13,7 @@ abort version and the LSNs it logged.
   back to its abort version (or disappears if the record did not exist).
   The transaction stays registered as active until the undo is done, so a
   checkpoint that starts in between still has its first LSN as
-  firstActiveLSN and recovery will replay the abort (the seed's "Example:
+  firstActiveLSN and recovery will replay the abort (the JE documentation's "Example:
   Abort"). Its own LNs become obsolete. If the Abort cannot be logged (a
   full disk, a failed log), the undo, which is in memory only, is done all
   the same and the locks are released, so other readers are not blocked;

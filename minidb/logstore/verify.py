@@ -9,7 +9,7 @@
 - :func:`verify_log_trees`: the same checks, read only, on the trees of the
   last checkpoint (``minidb verify DIR`` on a log store).
 - :func:`live_but_obsolete`: no entry the trees use is counted obsolete by
-  the utilization tracker. This is the invariant the seed's third
+  the utilization tracker. This is the invariant the JE documentation's third
   BEFORE_CKPT_END case breaks: a cleaner trusting the counts would delete a
   file that still holds a live node.
 - :func:`utilization_totals_problems`: the tracker's entry and byte totals

@@ -11,7 +11,7 @@ keeps its last mapping whole (``last``, ``last_lsn``), even when ``last`` is
 not on a stride, so that every bucket can give a mapping at or below and at
 or above each VLSN it owns, for forward and backward scans.
 
-The seed's example (002). Mappings::
+The JE documentation's example (002). Mappings::
 
     VLSN  9    10    11    12    13    14    15
     LSN   10/100 10/110 10/120 10/130 10/140 11/100 11/120

@@ -1,4 +1,4 @@
-"""The seed's worked examples, run in the engine: the recovery log and the bucket of VLSNs 9..15.
+"""The JE documentation's worked examples, run in the engine: the recovery log and the bucket of VLSNs 9..15.
 
 **The recovery example** (seed 000, "Recovery")::
 
@@ -10,7 +10,7 @@
     500  Checkpoint end
     600  VLSN 79
 
-:func:`seed_recovery_case` makes exactly this log in a real replicated
+:func:`worked_recovery_case` makes exactly this log in a real replicated
 environment: 76 records (VLSNs 1..76); a transaction writes a record (VLSN
 77, its first LSN is the checkpoint's firstActiveLSN, "100"); a checkpoint
 starts (CkptStart, "200") and is stepped: after step 3 a record is written
@@ -20,11 +20,11 @@ fsynced), and the power fails. Recovery starts from that CkptEnd: it loads
 the index flushed at "400" (1..78, not 79), re-tracks from CkptStart
 ("200") to the end (VLSNs 78 and 79) and merges: the index maps 1..79 and
 the next VLSN is 80. The LSNs are the engine's own, not 100..600; their
-order and the outcome are the seed's.
+order and the outcome are the JE documentation's.
 
-**The bucket example** (seed 002): :func:`seed_bucket_mappings` gives the
-seed's mappings VLSN 9..15 over files 10 and 11 (offsets in decimal, as in
-the seed), and :func:`seed_buckets` puts them into real buckets of stride 4:
+**The bucket example** (seed 002): :func:`example_bucket_mappings` gives the
+JE documentation's mappings VLSN 9..15 over files 10 and 11 (offsets in decimal, as in
+the JE documentation), and :func:`example_buckets` puts them into real buckets of stride 4:
 ``[9..13]`` keeps 9 -> 10/100 and 13 -> 10/140; ``[14..15]`` keeps
 14 -> 11/100 and, as its last mapping, 15 -> 11/120.
 """
@@ -56,16 +56,16 @@ def case_config(**overrides) -> EnvironmentConfig:
 
 
 # -- the bucket example ---------------------------------------------------------------------------
-def seed_bucket_mappings() -> list[tuple[int, LSN]]:
-    """The seed's table: VLSN 9..15 -> 10/100 .. 10/140, 11/100, 11/120."""
+def example_bucket_mappings() -> list[tuple[int, LSN]]:
+    """The JE documentation's table: VLSN 9..15 -> 10/100 .. 10/140, 11/100, 11/120."""
     return [(9, LSN(10, 100)), (10, LSN(10, 110)), (11, LSN(10, 120)), (12, LSN(10, 130)), (13, LSN(10, 140)),
             (14, LSN(11, 100)), (15, LSN(11, 120))]
 
 
-def seed_buckets(stride: int = 4) -> list[VLSNBucket]:
-    """The seed's mappings put in order into buckets of ``stride`` (a new bucket when one refuses)."""
+def example_buckets(stride: int = 4) -> list[VLSNBucket]:
+    """The JE documentation's mappings put in order into buckets of ``stride`` (a new bucket when one refuses)."""
     buckets: list[VLSNBucket] = []
-    for vlsn, lsn in seed_bucket_mappings():
+    for vlsn, lsn in example_bucket_mappings():
         if not buckets or not buckets[-1].put(vlsn, lsn):
             if buckets:
                 buckets[-1].close()
@@ -76,11 +76,11 @@ def seed_buckets(stride: int = 4) -> list[VLSNBucket]:
 
 # -- the recovery example ---------------------------------------------------------------------------
 @dataclass
-class SeedRecoveryCase:
-    """The seed's recovery log as it ran, and what recovery made of it."""
+class WorkedRecoveryCase:
+    """The JE documentation's recovery log as it ran, and what recovery made of it."""
 
     disk: SimDisk
-    marks: dict[str, LSN] = field(default_factory=dict)  # the seed's label -> the engine's LSN
+    marks: dict[str, LSN] = field(default_factory=dict)  # the JE documentation's label -> the engine's LSN
     flush: FlushResult | None = None  # the flush at "400"
     range_before_crash: VLSNRange | None = None
     merge: MergeResult | None = None
@@ -101,18 +101,18 @@ class SeedRecoveryCase:
         return out
 
 
-def seed_recovery_case(index_config: VLSNIndexConfig | None = None) -> SeedRecoveryCase:
-    """Run the seed's recovery example in a real environment, crash it and recover (see the module doc)."""
+def worked_recovery_case(index_config: VLSNIndexConfig | None = None) -> WorkedRecoveryCase:
+    """Run the JE documentation's recovery example in a real environment, crash it and recover (see the module doc)."""
     index_config = index_config or VLSNIndexConfig(stride=10)
     disk = SimDisk("seed-recovery")
     env = ReplicatedEnvironment.open(disk, case_config(), index_config)
     accounts = env.database("accounts")
     for i in range(76):
         accounts.put(f"acct{i:03d}", str(100 + i))  # VLSNs 1..76
-    case = SeedRecoveryCase(disk)
+    case = WorkedRecoveryCase(disk)
     txn = env.begin()
     case.marks["100 firstActiveLSN"] = accounts.put("alice", "70", txn=txn)  # VLSN 77
-    run = env.env.checkpointer.start("seed example")
+    run = env.env.checkpointer.start("worked example")
     run.through(3)
     case.marks["200 Checkpoint start"] = run.result.ckpt_start_lsn
     case.marks["300 VLSN 78"] = accounts.put("bob", "80")
@@ -133,4 +133,4 @@ def seed_recovery_case(index_config: VLSNIndexConfig | None = None) -> SeedRecov
     return case
 
 
-__all__ = ["seed_bucket_mappings", "seed_buckets", "seed_recovery_case", "SeedRecoveryCase", "case_config"]
+__all__ = ["example_bucket_mappings", "example_buckets", "worked_recovery_case", "WorkedRecoveryCase", "case_config"]

@@ -17,7 +17,7 @@ VLSNs and a lookup reads up to ``stride - 1`` replicated entries (and the
 non-replicated ones between them) past its mapping. ``max_mappings`` and
 ``max_distance`` bound a bucket, in mappings and in bytes of log between its
 last stored offset and its last mapping. ``min_vlsn_index_size`` is the
-number of VLSNs that head truncation always leaves (the seed's data eraser:
+number of VLSNs that head truncation always leaves (the JE documentation's data eraser:
 "we always leave at least 1,000 VLSNs in the VLSNIndex").
 """
 

@@ -6,7 +6,7 @@ small stride and small buckets (so buckets fill, close at file boundaries
 and are flushed at every checkpoint): records written with and without
 transactions, commits and aborts, Matchpoints, full checkpoints and
 checkpoints stepped pause by pause with operations in between (so VLSNs are
-logged between CkptStart and the index's flush at step 6, as in the seed's
+logged between CkptStart and the index's flush at step 6, as in the JE documentation's
 recovery example), explicit syncs, and a restart in the middle (a clean
 close, or a power failure) so that VLSN allocation must continue across it.
 

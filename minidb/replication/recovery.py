@@ -7,7 +7,7 @@ piggybacks on the log scan it does anyway: a
 listener of the log store, which shows it every entry from the last
 CkptStart to the end of the log; it re-tracks every replicated entry. The
 tracker is then merged into the index loaded from the database
-(:func:`merge`). The seed's example (000, "Recovery")::
+(:func:`merge`). The JE documentation's example (000, "Recovery")::
 
     LSN
     100  firstActiveLSN

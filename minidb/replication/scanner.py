@@ -18,7 +18,7 @@ threads (writers) out of each other's way. A forward scanner also remembers
 the last entry it found, so a feeder reading v, v+1, v+2 ... reads each entry
 once.
 
-Example (stride 4, buckets [9..13] and [14..15] of the seed's example):
+Example (stride 4, buckets [9..13] and [14..15] of the JE documentation's example):
 ``ForwardVLSNScanner(index).find(11)`` starts at 9 -> 10/100 and reads
 VLSNs 9, 10, 11: three entries (plus any non-replicated entries in
 between); ``BackwardVLSNScanner(index).find(11)`` starts at 13 -> 10/140

@@ -22,7 +22,7 @@ Example: VLSNs 1..77 logged, checkpoint (range 1..77 flushed), VLSNs 78 and
 78..79 and the next entry gets VLSN 80. Truncating the index from the tail
 (:meth:`~minidb.replication.index.VLSNIndex.truncate_from_tail`, what syncup
 rollback will call) sets the counter back, so the next entry reuses the first
-VLSN cut off (the seed's "restart at VLSN 2").
+VLSN cut off (the JE documentation's "restart at VLSN 2").
 
 **Keys.** The VLSN index is stored in an internal database whose keys are
 signed 64-bit numbers: a bucket's first VLSN, and -1 for the range

@@ -1,4 +1,4 @@
-"""Pictures of the checkpointer: the dirty map by level, the ten steps, the seed's cases.
+"""Pictures of the checkpointer: the dirty map by level, the ten steps, the JE documentation's cases.
 
 - :func:`draw_dirty_map` — one row per level (the mapping tree's levels last,
   as JE numbers them above all others), one box per IN in the map, and the
@@ -6,7 +6,7 @@
 - :func:`draw_checkpoint` — the ten steps as a row of numbered boxes (those
   done filled), and under step 5 every IN the checkpoint logged, in order,
   coloured by its Provisional value (YES, BEFORE_CKPT_END, NO);
-- :func:`draw_seed_case` — one of the seed's BEFORE_CKPT_END cases as it ran
+- :func:`draw_worked_case` — one of the JE documentation's BEFORE_CKPT_END cases as it ran
   in the engine: its entries in log order with their real LSNs, which
   version of BIN-A recovery put in the tree, and whether the old version's
   obsolete count was right.
@@ -17,14 +17,14 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from minidb.logstore.cases import SeedCase
+from minidb.logstore.cases import WorkedCase
 from minidb.logstore.checkpointer import STEP_NAMES, CheckpointResult
 from minidb.logstore.dirty_map import MAPPING_RANK, DirtyMapSnapshot
 from minidb.logstore.tree.in_node import node_kind
 from minidb.viz.logstore import OBSOLETE, colour
 from minidb.viz.style import BAD, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, text_width, tint, title_lines
 
-CASE_HEIGHT = 2.3  # inches per seed case: heading, arrow, boxes, their names, two lines of verdict
+CASE_HEIGHT = 2.3  # inches per worked case: heading, arrow, boxes, their names, two lines of verdict
 PROVISIONAL_COLOURS = {"YES": "#fdd49e", "BEFORE_CKPT_END": "#fc8d59", "NO": "#b30000"}
 
 
@@ -121,13 +121,13 @@ def draw_checkpoint(result: CheckpointResult, *, current_step: int | None = None
     return fig
 
 
-def draw_seed_case(case: SeedCase, *, width: float = WIDTH, height: float = CASE_HEIGHT) -> Figure:
+def draw_worked_case(case: WorkedCase, *, width: float = WIDTH, height: float = CASE_HEIGHT) -> Figure:
     """The case's entries in log order; the version of BIN-A the recovered tree uses; the verdict."""
-    return draw_seed_cases([case], width=width, height=height)
+    return draw_worked_cases([case], width=width, height=height)
 
 
-def draw_seed_cases(cases: list[SeedCase], *, width: float = WIDTH, height: float | None = None) -> Figure:
-    """Several seed cases, one strip each, top to bottom."""
+def draw_worked_cases(cases: list[WorkedCase], *, width: float = WIDTH, height: float | None = None) -> Figure:
+    """Several worked cases, one strip each, top to bottom."""
     rows = len(cases)
     fig = new_figure(width, height or CASE_HEIGHT * rows)
     for row, case in enumerate(cases):
@@ -136,7 +136,7 @@ def draw_seed_cases(cases: list[SeedCase], *, width: float = WIDTH, height: floa
     return fig
 
 
-def _draw_case(fig: Figure, case: SeedCase, top: float, band: float) -> None:
+def _draw_case(fig: Figure, case: WorkedCase, top: float, band: float) -> None:
     """One case in a band of the figure: boxes in log order, each named underneath (so a hatch never
     hides its name), in points so the names keep their size."""
     ax = fig.add_axes((0.02, top - band * 0.75, 0.96, band * 0.5))
@@ -172,7 +172,7 @@ def _draw_case(fig: Figure, case: SeedCase, top: float, band: float) -> None:
     fig.text(0.02, top - band * 0.8, f"A logged at 200 with Provisional.{case.a_provisional.name}, then a crash "
              f"and recovery.\n{verdict}.", fontsize=SMALL, va="top", color="#1b5e20" if case.correct else BAD)
     bug = " (evictor with the bug option)" if case.bug else ""
-    fig.text(0.02, top - band * 0.04, f"seed case {case.number}{bug}", fontsize=TEXT, va="top", weight="bold")
+    fig.text(0.02, top - band * 0.04, f"worked case {case.number}{bug}", fontsize=TEXT, va="top", weight="bold")
 
 
-__all__ = ["draw_dirty_map", "draw_checkpoint", "draw_seed_case", "draw_seed_cases", "PROVISIONAL_COLOURS"]
+__all__ = ["draw_dirty_map", "draw_checkpoint", "draw_worked_case", "draw_worked_cases", "PROVISIONAL_COLOURS"]

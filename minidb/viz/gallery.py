@@ -99,10 +99,10 @@ def _logstore_checkpoint() -> Figure:
     return draw_checkpoint(checkpoint_demo_env().checkpoint(minimize_recovery_time=True))
 
 
-def _logstore_seed_cases() -> Figure:
-    from minidb.viz.logstore_demo import seed_cases_figure
+def _logstore_worked_cases() -> Figure:
+    from minidb.viz.logstore_demo import worked_cases_figure
 
-    return seed_cases_figure()
+    return worked_cases_figure()
 
 
 def _logstore_recovery() -> Figure:
@@ -123,11 +123,11 @@ def _recovery_undo() -> Figure:
 
 def _vlsn_buckets() -> Figure:
     from minidb.viz.vlsn import draw_buckets
-    from minidb.viz.vlsn_demo import seed_bucket_example
+    from minidb.viz.vlsn_demo import bucket_example
 
-    buckets, truth = seed_bucket_example()
+    buckets, truth = bucket_example()
     return draw_buckets(buckets, truth, lookup=11,
-                        title="The seed's VLSNBucket example: VLSNs 9..15 over files 10 and 11, stride 4")
+                        title="The JE documentation's VLSNBucket example: VLSNs 9..15 over files 10 and 11, stride 4")
 
 
 def _vlsn_index() -> Figure:
@@ -138,10 +138,10 @@ def _vlsn_index() -> Figure:
 
 
 def _vlsn_recovery() -> Figure:
-    from minidb.replication.cases import seed_recovery_case
+    from minidb.replication.cases import worked_recovery_case
     from minidb.viz.vlsn import draw_recovery_case
 
-    return draw_recovery_case(seed_recovery_case())
+    return draw_recovery_case(worked_recovery_case())
 
 
 def _vlsn_tradeoff() -> Figure:
@@ -163,7 +163,7 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "logstore_utilization.png": _logstore_utilization,
     "logstore_dirty_map.png": _logstore_dirty_map,
     "logstore_checkpoint.png": _logstore_checkpoint,
-    "logstore_seed_cases.png": _logstore_seed_cases,
+    "logstore_worked_cases.png": _logstore_worked_cases,
     "logstore_recovery.png": _logstore_recovery,
     "xct_rollback_clrs.png": _xct_rollback_clrs,
     "recovery_undo.png": _recovery_undo,

@@ -171,16 +171,16 @@ def logstore_crash_demo(after_write: int, keep: str = "nothing", phase: int = 10
     return LogstoreCrashDemo(after_write, keep, event, happened, phases, phase, dict(found), figure)
 
 
-def seed_cases_figure() -> Figure:
-    """The seed's cases 1, 2, 3 and 3 with the bug, one strip each (for figures/)."""
-    from minidb.logstore.cases import seed_case
-    from minidb.viz.checkpoint import draw_seed_cases
+def worked_cases_figure() -> Figure:
+    """The JE documentation's cases 1, 2, 3 and 3 with the bug, one strip each (for figures/)."""
+    from minidb.logstore.cases import worked_case
+    from minidb.viz.checkpoint import draw_worked_cases
 
-    return draw_seed_cases([seed_case(n, bug) for n, bug in [(1, False), (2, False), (3, False), (3, True)]])
+    return draw_worked_cases([worked_case(n, bug) for n, bug in [(1, False), (2, False), (3, False), (3, True)]])
 
 
 __all__ = ["checkpoint_demo_env", "TREE_OPS", "TreeStep", "tree_step", "describe_op", "bank_disk", "bank_story", "bank_writes", "logstore_crash_demo", "LogstoreCrashDemo", "PhasePicture",
-           "seed_cases_figure", "demo_config", "KEEP_MODES", "DB"]
+           "worked_cases_figure", "demo_config", "KEEP_MODES", "DB"]
 
 
 # -- notebook 09: a tree growing in the log, operation by operation -------------------------------

@@ -94,7 +94,7 @@ def _tree_lecture() -> tuple[Picture, ...]:
 
 
 def _checkpoint_lecture() -> list[Callable[[], Figure]]:
-    """The pictures of 10_checkpointer up to the seed's cases (each replays from a fresh environment)."""
+    """The pictures of 10_checkpointer up to the JE documentation's cases (each replays from a fresh environment)."""
     from minidb.viz.checkpoint import draw_checkpoint, draw_dirty_map
     from minidb.viz.logstore import draw_tree_and_log, tree_and_log
     from minidb.viz.logstore_demo import checkpoint_demo_env
@@ -134,10 +134,10 @@ def _checkpoint_lecture() -> list[Callable[[], Figure]]:
 @lru_cache(maxsize=1)
 def notebook_figures() -> dict[str, Callable[[], Picture]]:
     """Name -> a function that draws that picture of that notebook."""
-    from minidb.logstore.cases import seed_case
-    from minidb.replication.cases import seed_recovery_case
+    from minidb.logstore.cases import worked_case
+    from minidb.replication.cases import worked_recovery_case
     from minidb.viz.bufferpool_demo import pool_step
-    from minidb.viz.checkpoint import draw_seed_case
+    from minidb.viz.checkpoint import draw_worked_case
     from minidb.viz.extents import draw_extent_map, extent_map_layout
     from minidb.viz.locks import draw_mode_tables, waits_for_dot
     from minidb.viz.locks_demo import detection_figure, lock_step
@@ -146,13 +146,13 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
     from minidb.viz.pages import draw_page, page_layout
     from minidb.viz.recovery_demo import recovery_view
     from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
-    from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, seed_bucket_example,
+    from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, bucket_example,
                                       truncation_demo)
     from minidb.viz.volume_demo import new_demo_volume, volume_step
     from minidb.viz.xct_demo import xct_step
 
     def buckets(lookup: int | None, title: str) -> Figure:
-        found, truth = seed_bucket_example(stride=4)
+        found, truth = bucket_example(stride=4)
         return draw_buckets(found, truth, lookup=lookup, title=title)
 
     def fill(k: int) -> Figure:
@@ -179,17 +179,17 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                               for phase in ("crashed", "analysis", "redo", "undo", "restarted")],
         "09_logstore_tree": [lambda i=i: _tree_lecture()[i] for i in range(8)],
         "10_checkpointer": _checkpoint_lecture()
-                           + [lambda n=n, bug=bug: draw_seed_case(seed_case(n, bug=bug))
+                           + [lambda n=n, bug=bug: draw_worked_case(worked_case(n, bug=bug))
                               for n, bug in ((1, False), (2, False), (3, False), (3, True))]
                            + [lambda: logstore_crash_demo(len(bank_writes()), "nothing", phase=8).figure],
         "12_vlsn_index": [
-            lambda: buckets(None, "the seed's example, stride 4 (LSNs in decimal, as in the seed)"),
+            lambda: buckets(None, "the JE documentation's example, stride 4 (LSNs in decimal, as in the JE documentation)"),
             lambda: draw_buckets([holes_example((9, 15, 11), stride=2)], one_file_mappings(),
                                  title="puts 9, 15, 11 into one bucket of file 10, stride 2: 13 is a hole"),
             lambda: buckets(11, "looking up VLSN 11"),
             lambda: fill(1), lambda: fill(2), lambda: fill(-1),
-            lambda: draw_recovery_case(seed_recovery_case()),
-            lambda: draw_index(index_picture(seed_recovery_case().recovered.vlsn_index), title="the recovered index",
+            lambda: draw_recovery_case(worked_recovery_case()),
+            lambda: draw_index(index_picture(worked_recovery_case().recovered.vlsn_index), title="the recovered index",
                                vlsn_span=(60, 80)),
             lambda: draw_index(truncation_demo()[1], title="after two head truncations and a rollback of the tail"),
         ],

@@ -3,14 +3,14 @@
 - :func:`index_picture` reads an index (without changing it) into plain data:
   the range and, per bucket, its file, span, kept mappings, holes, and
   whether it is closed, flushed (clean) or a ghost;
-- :func:`draw_buckets` draws a few buckets VLSN by VLSN, as the seed draws its
+- :func:`draw_buckets` draws a few buckets VLSN by VLSN, as the JE documentation draws its
   example: one column per VLSN with its LSN, filled where a bucket keeps a
   mapping (a stride offset, or the last mapping), hatched red at holes, and
   a lookup with its LTE and GTE mappings and the scans from them;
 - :func:`draw_index` draws a whole index along the VLSN axis: one bar per
   bucket coloured by log file (hatched while not yet flushed, dashed for a
   ghost), ticks at its mappings, and the range's landmarks;
-- :func:`draw_recovery_case` draws the seed's recovery log as it ran, and the
+- :func:`draw_recovery_case` draws the JE documentation's recovery log as it ran, and the
   flushed, re-tracked and merged ranges;
 - :func:`draw_tradeoff` draws mappings kept and log entries scanned per
   lookup against the stride.
@@ -26,7 +26,7 @@ from matplotlib.ticker import MaxNLocator
 
 from minidb.log import LSN
 from minidb.replication.bucket import VLSNBucket
-from minidb.replication.cases import SeedRecoveryCase
+from minidb.replication.cases import WorkedRecoveryCase
 from minidb.replication.index import VLSNIndex
 from minidb.replication.range import VLSNRange
 from minidb.viz.style import BAD, FALLBACK, SMALL, TEXT, TITLE, WIDTH, fits, new_figure
@@ -206,9 +206,9 @@ def draw_index(picture: IndexPicture, *, title: str | None = None, vlsn_span: tu
     return fig
 
 
-# -- the seed's recovery example ---------------------------------------------------------------------------------
-def draw_recovery_case(case: SeedRecoveryCase, *, width: float = WIDTH, height: float = 3.6) -> Figure:
-    """The seed's log in order with the engine's LSNs; the flushed, re-tracked and merged ranges."""
+# -- the JE documentation's recovery example ---------------------------------------------------------------------------------
+def draw_recovery_case(case: WorkedRecoveryCase, *, width: float = WIDTH, height: float = 3.6) -> Figure:
+    """The JE documentation's log in order with the engine's LSNs; the flushed, re-tracked and merged ranges."""
     assert case.merge is not None
     fig = new_figure(width, height)
     ax = fig.add_axes((0.02, 0.52, 0.96, 0.32))
@@ -250,7 +250,7 @@ def draw_recovery_case(case: SeedRecoveryCase, *, width: float = WIDTH, height: 
     low.tick_params(labelsize=SMALL)
     for side in ("left", "right", "top"):
         low.spines[side].set_visible(False)
-    fig.suptitle(f"the seed's recovery example in the engine; after recovery the next VLSN is {case.next_vlsn}",
+    fig.suptitle(f"the JE documentation's recovery example in the engine; after recovery the next VLSN is {case.next_vlsn}",
                  x=0.02, ha="left", fontsize=TITLE)
     return fig
 

@@ -1,6 +1,6 @@
 """The VLSN index demonstrations behind notebook 12, the tour and ``figures/``.
 
-- :func:`seed_bucket_example`, :func:`holes_example`: the seed's buckets
+- :func:`bucket_example`, :func:`holes_example`: the JE documentation's buckets
   (VLSNs 9..15 over files 10 and 11, stride 4) and out-of-order puts into
   one bucket, built with the real :class:`~minidb.replication.VLSNBucket`;
 - :func:`fill_demo`: a replicated environment whose index fills a bucket,
@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from minidb.io import SimDisk
 from minidb.log import LSN, LogManager
 from minidb.replication import ReplicatedEnvironment, VLSNBucket, VLSNIndexConfig, VLSNTracker
-from minidb.replication.cases import case_config, seed_bucket_mappings, seed_buckets
+from minidb.replication.cases import case_config, example_bucket_mappings, example_buckets
 from minidb.replication.range import RANGE_SIZE
 from minidb.replication.scanner import stream_vlsn
 from minidb.viz.vlsn import IndexPicture, draw_tradeoff, index_picture
@@ -31,13 +31,13 @@ TRADEOFF_STRIDES = (1, 2, 5, 10, 20, 50, 100)
 TRADEOFF_VLSNS = 600
 
 
-def seed_bucket_example(stride: int = 4) -> tuple[list[VLSNBucket], dict[int, LSN]]:
-    """The seed's buckets and its table of mappings (VLSN -> LSN)."""
-    return seed_buckets(stride), dict(seed_bucket_mappings())
+def bucket_example(stride: int = 4) -> tuple[list[VLSNBucket], dict[int, LSN]]:
+    """The JE documentation's buckets and its table of mappings (VLSN -> LSN)."""
+    return example_buckets(stride), dict(example_bucket_mappings())
 
 
 def one_file_mappings() -> dict[int, LSN]:
-    """The seed's other reading: VLSNs 9..15 all in file 10, at offsets 100..160."""
+    """The JE documentation's other reading: VLSNs 9..15 all in file 10, at offsets 100..160."""
     return {vlsn: LSN(10, 100 + 10 * (vlsn - 9)) for vlsn in range(9, 16)}
 
 
@@ -247,5 +247,5 @@ def tradeoff(stride: int = 10, max_mappings: int = 1000) -> TradeoffResult:
     return TradeoffResult(point, curve, len(log.mappings), log.entries, figure)
 
 
-__all__ = ["seed_bucket_example", "one_file_mappings", "holes_example", "fill_demo", "FillStep", "wait_demo", "truncation_demo", "tradeoff",
+__all__ = ["bucket_example", "one_file_mappings", "holes_example", "fill_demo", "FillStep", "wait_demo", "truncation_demo", "tradeoff",
            "tradeoff_point", "tradeoff_log", "TradeoffResult", "TradeoffPoint", "TRADEOFF_STRIDES"]

@@ -82,7 +82,7 @@ def test_the_mapping_tree_is_flushed_to_its_root_last():
     assert result.logged[-1].is_root and result.logged[-1].provisional is Provisional.NO
 
 
-# -- coordinate_eviction_with_checkpoint: the seed's table ------------------------------------------
+# -- coordinate_eviction_with_checkpoint: the JE documentation's table ------------------------------------------
 
 def test_coordinate_in_state_none():
     _, env, _, _ = three_level_env()
@@ -143,7 +143,7 @@ def _to_step_4_pause(run):
 
 
 WHERE = {
-    # name: (how far to run the checkpoint before evicting, the state then, the seed's answer)
+    # name: (how far to run the checkpoint before evicting, the state then, the JE documentation's answer)
     "no checkpoint": (None, CkptState.NONE, Provisional.NO),
     "after CkptStart": (lambda run: run.through(3), CkptState.DIRTY_MAP_INCOMPLETE, Provisional.YES),
     "while the map is built": (_to_step_4_pause, CkptState.DIRTY_MAP_INCOMPLETE, Provisional.YES),

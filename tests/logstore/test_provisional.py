@@ -5,7 +5,7 @@ import pytest
 from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.logstore import checkpoint_provisional, is_provisional
 
-ENTRY = LSN(1, 0x200)  # the seed's "200 BIN-A"
+ENTRY = LSN(1, 0x200)  # the JE documentation's "200 BIN-A"
 BEFORE, AFTER = LSN(1, 0x100), LSN(1, 0x500)  # a CkptEnd before the entry, one after it
 
 
@@ -20,9 +20,9 @@ def test_yes_is_always_provisional(ckpt_end):
 
 
 def test_before_ckpt_end_is_provisional_only_when_a_ckpt_end_follows():
-    # Seed case 2: 200 BIN-A (BEFORE_CKPT_END) ... 500 CkptEnd: provisional.
+    # Worked case 2: 200 BIN-A (BEFORE_CKPT_END) ... 500 CkptEnd: provisional.
     assert is_provisional(ENTRY, Provisional.BEFORE_CKPT_END, AFTER) is True
-    # Seed case 1: no CkptEnd after it: treated as Provisional.NO.
+    # Worked case 1: no CkptEnd after it: treated as Provisional.NO.
     assert is_provisional(ENTRY, Provisional.BEFORE_CKPT_END, BEFORE) is False
     assert is_provisional(ENTRY, Provisional.BEFORE_CKPT_END, NULL_LSN) is False
 

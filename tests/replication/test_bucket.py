@@ -1,4 +1,4 @@
-"""VLSNBucket: the seed's example, refusals, out-of-order puts and holes, lookups, tail removal, bytes."""
+"""VLSNBucket: the JE documentation's example, refusals, out-of-order puts and holes, lookups, tail removal, bytes."""
 
 import itertools
 
@@ -7,7 +7,7 @@ import pytest
 from minidb.log import LSN
 from minidb.replication import GhostBucket, VLSNBucket, VLSNIndexError
 from minidb.replication.bucket import DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE
-from minidb.replication.cases import seed_bucket_mappings, seed_buckets
+from minidb.replication.cases import example_bucket_mappings, example_buckets
 
 
 def test_defaults_are_jes():
@@ -17,7 +17,7 @@ def test_defaults_are_jes():
 
 
 def test_the_seeds_example_vlsn_9_to_15_over_files_10_and_11_stride_4():
-    first, second = seed_buckets(stride=4)
+    first, second = example_buckets(stride=4)
     # file 10: offsets only for 9 and 13 (a stride apart), {100, 140}; 13 is also the last
     assert (first.file_number, first.first, first.last, first.last_lsn) == (10, 9, 13, LSN(10, 140))
     assert first.file_offsets == [100, 140]
@@ -36,7 +36,7 @@ def test_the_seeds_example_vlsn_9_to_15_over_files_10_and_11_stride_4():
 
 
 def test_the_last_mapping_need_not_be_on_a_stride():
-    """The seed: a completed bucket gives 9 -> 10/100, 13 -> 10/140 and 15 -> 10/160."""
+    """The JE documentation: a completed bucket gives 9 -> 10/100, 13 -> 10/140 and 15 -> 10/160."""
     bucket = VLSNBucket(10, 4, 1000, 100_000, 9)
     for vlsn, offset in zip(range(9, 16), range(100, 170, 10)):
         assert bucket.put(vlsn, LSN(10, offset))

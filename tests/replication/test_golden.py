@@ -4,7 +4,7 @@ from minidb.cli import main
 from minidb.io import OSDisk, SimDisk
 from minidb.replication import GhostBucket, ReplicatedEnvironment, VLSNBucket, VLSNIndexConfig
 from minidb.log import LSN
-from minidb.replication.cases import case_config, seed_buckets
+from minidb.replication.cases import case_config, example_buckets
 from minidb.replication.range import VLSNRange
 from minidb.replication.tracker import VLSNTracker
 from minidb.viz.vlsn_demo import holes_example
@@ -13,8 +13,8 @@ from tests.cli.test_cli import check_golden
 
 
 def test_bucket_and_index_dumps_golden():
-    sections = ["# the seed's example: VLSNs 9..15 over files 10 and 11, stride 4"]
-    sections += [b.dump() for b in seed_buckets(4)]
+    sections = ["# the JE documentation's example: VLSNs 9..15 over files 10 and 11, stride 4"]
+    sections += [b.dump() for b in example_buckets(4)]
     sections.append("# out of order: 9, 15, 11 into one bucket of file 10, stride 2 (13 is a hole)")
     sections.append(holes_example((9, 15, 11), stride=2).dump())
     sections.append("# a ghost bucket at the head, after log cleaning")

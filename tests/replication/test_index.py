@@ -300,7 +300,7 @@ def make_invisible(env, lsns):
 
 
 def test_tail_truncation_after_a_rollback_survives_recovery():
-    """The seed's syncup example: VLSNs 2 and 3 rolled back and logged again at new LSNs."""
+    """The JE documentation's syncup example: VLSNs 2 and 3 rolled back and logged again at new LSNs."""
     disk = SimDisk("rollback")
     env = open_env(disk, stride=2)
     db = env.database("t")

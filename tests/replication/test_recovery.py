@@ -1,4 +1,4 @@
-"""Recovery of the VLSN index: the seed's example, the merge rules, a crash during recovery."""
+"""Recovery of the VLSN index: the JE documentation's example, the merge rules, a crash during recovery."""
 
 import pytest
 
@@ -7,16 +7,16 @@ from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN, TRACE, LogManager, file_name
 from minidb.log.header import INVISIBLE
 from minidb.replication import VLSNIndexError, VLSNRange, VLSNRecoveryTracker, VLSNTracker, merge
-from minidb.replication.cases import seed_recovery_case
+from minidb.replication.cases import worked_recovery_case
 
 from tests.replication.helpers import fixed_clock, open_env, stream, workload
 
 
 def test_the_seeds_recovery_example():
-    case = seed_recovery_case()
+    case = worked_recovery_case()
     assert list(case.marks) == ["100 firstActiveLSN", "200 Checkpoint start", "300 VLSN 78",
                                 "400 VLSNIndex flushed here", "500 Checkpoint end", "600 VLSN 79"]
-    assert case.in_order()  # the engine's LSNs, in the seed's order
+    assert case.in_order()  # the engine's LSNs, in the JE documentation's order
     assert case.flush.range.last == 78  # the index at "400" includes 78, not 79
     assert (case.range_before_crash.first, case.range_before_crash.last) == (1, 79)
     merge_result = case.merge

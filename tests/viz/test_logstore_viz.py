@@ -4,9 +4,9 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from minidb.logstore.cases import seed_case
+from minidb.logstore.cases import worked_case
 from minidb.logstore.verify import live_but_obsolete
-from minidb.viz.checkpoint import PROVISIONAL_COLOURS, draw_checkpoint, draw_dirty_map, draw_seed_case
+from minidb.viz.checkpoint import PROVISIONAL_COLOURS, draw_checkpoint, draw_dirty_map, draw_worked_case
 from minidb.viz.gallery import FIGURES
 from minidb.viz.logstore import draw_tree_and_log, draw_utilization, tree_graph
 from minidb.viz.logstore_demo import (TREE_OPS, bank_writes, checkpoint_demo_env, logstore_crash_demo,
@@ -85,8 +85,8 @@ def test_dirty_map_and_checkpoint_pictures():
     assert {l.provisional.name for l in result.logged} <= set(PROVISIONAL_COLOURS)
 
 
-def test_seed_case_strip():
-    fig = draw_seed_case(seed_case(3, bug=True))
+def test_worked_case_strip():
+    fig = draw_worked_case(worked_case(3, bug=True))
     texts = " ".join(t.get_text() for t in fig.texts)
     assert "INCORRECT" in texts and "bug option" in texts
 
@@ -136,5 +136,5 @@ def test_explorers_are_driven_by_their_controls():
 
 def test_the_gallery_lists_the_log_store_pictures():
     assert {"logstore_tree.png", "logstore_utilization.png", "logstore_dirty_map.png", "logstore_checkpoint.png",
-            "logstore_seed_cases.png", "logstore_recovery.png"} <= set(FIGURES)
+            "logstore_worked_cases.png", "logstore_recovery.png"} <= set(FIGURES)
     assert isinstance(FIGURES["logstore_dirty_map.png"](), Figure)

@@ -5,18 +5,18 @@ from matplotlib.patches import Rectangle
 
 from minidb.io import SimDisk
 from minidb.replication import ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig
-from minidb.replication.cases import seed_recovery_case
+from minidb.replication.cases import worked_recovery_case
 from minidb.viz.gallery import FIGURES
 from minidb.viz.style import WIDTH
 from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
-from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, seed_bucket_example, tradeoff_log,
+from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, bucket_example, tradeoff_log,
                                   tradeoff_point, truncation_demo, wait_demo)
 from minidb.viz.vlsn_widgets import tradeoff_explorer
 
 
 def test_draw_buckets_has_a_box_per_vlsn_and_marks_the_lookup():
-    buckets, truth = seed_bucket_example()
-    fig = draw_buckets(buckets, truth, lookup=11, title="seed")
+    buckets, truth = bucket_example()
+    fig = draw_buckets(buckets, truth, lookup=11, title="example")
     assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (WIDTH, 4.2)
     ax = fig.axes[0]
     boxes = [p for p in ax.patches if isinstance(p, Rectangle)]
@@ -32,7 +32,7 @@ def test_holes_are_drawn_hatched():
     fig = draw_buckets([bucket], one_file_mappings())
     hatched = [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_hatch()]
     assert len(hatched) == 1
-    assert holes_example((9, 15), stride=4).file_offsets == [100]  # the seed: an offset array of size 1
+    assert holes_example((9, 15), stride=4).file_offsets == [100]  # the JE documentation: an offset array of size 1
 
 
 def test_fill_demo_closes_at_a_file_boundary_and_flushes_at_the_checkpoint():
@@ -64,7 +64,7 @@ def test_index_picture_reads_without_changing():
 
 
 def test_recovery_case_figure():
-    case = seed_recovery_case()
+    case = worked_recovery_case()
     fig = draw_recovery_case(case)
     assert tuple(fig.get_size_inches()) == (WIDTH, 3.6)
     labels = " ".join(t.get_text() for t in fig.axes[1].texts)

@@ -145,7 +145,7 @@ def parent_mode(child: LockMode) -> LockMode:
     """The mode each ancestor must be held in before a child lock in ``child``.
 
     ``parent_mode[child IS or SH] = IS``; ``parent_mode[child IX or SIX or UD
-    or EX] = IX``; ``parent_mode[NL] = NL`` (the seed's three rules).
+    or EX] = IX``; ``parent_mode[NL] = NL`` (Shore's three rules).
     """
     return _PARENT[child]
 

@@ -1,10 +1,10 @@
-"""The seed's three BEFORE_CKPT_END cases, in the real engine (minidb.logstore.cases)."""
+"""The JE documentation's three BEFORE_CKPT_END cases, in the real engine (minidb.logstore.cases)."""
 
 import pytest
 
 from minidb.log import LogManager, Provisional
 from minidb.logstore import is_provisional
-from minidb.logstore.cases import clean_trusting_utilization, seed_case
+from minidb.logstore.cases import clean_trusting_utilization, worked_case
 
 
 def log_of(case):
@@ -13,7 +13,7 @@ def log_of(case):
 
 @pytest.fixture(scope="module")
 def cases():
-    return {name: seed_case(n, bug) for name, (n, bug) in
+    return {name: worked_case(n, bug) for name, (n, bug) in
             {"1": (1, False), "2": (2, False), "3": (3, False), "3-bug": (3, True)}.items()}
 
 
@@ -77,7 +77,7 @@ def test_case_3_with_before_ckpt_end_in_the_evictor_is_incorrect(cases):
     assert is_provisional(case.marks["200 BIN-A"], Provisional.BEFORE_CKPT_END, info.last_ckpt_end)
     assert case.active_a == case.marks["050 BIN-A"]
     assert case.old_a_counted_obsolete and not case.correct
-    assert case.problems == [f"BIN {case.a_node_id} of seed at {case.marks['050 BIN-A']} is in use but counted obsolete"]
+    assert case.problems == [f"BIN {case.a_node_id} of cases at {case.marks['050 BIN-A']} is in use but counted obsolete"]
     assert "INCORRECT" in case.summary()
 
 
@@ -90,7 +90,7 @@ def test_the_bug_option_is_off_by_default():
 @pytest.mark.parametrize("number, bug, readable", [(1, False, True), (2, False, True), (3, False, True),
                                                    (3, True, False)])
 def test_a_cleaner_trusting_the_counts(number, bug, readable):
-    case = seed_case(number, bug)
+    case = worked_case(number, bug)
     cleaning = clean_trusting_utilization(case)
     assert cleaning.erased
     if readable:
@@ -103,4 +103,4 @@ def test_a_cleaner_trusting_the_counts(number, bug, readable):
 
 def test_cases_are_numbered_one_to_three():
     with pytest.raises(ValueError, match="cases 1, 2 and 3"):
-        seed_case(4)
+        worked_case(4)
