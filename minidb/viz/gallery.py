@@ -35,7 +35,7 @@ def _log_torn_tail() -> Figure:
 def _page_slotted() -> Figure:
     from minidb.viz.page_demo import page_step
 
-    return page_step(4).figure
+    return page_step(5).figure  # T2 frees bob: a reserved slot
 
 
 def _volume_extents() -> Figure:

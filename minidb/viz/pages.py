@@ -12,8 +12,10 @@ plus the slot states and the space accounting of the header.
 - holes (bytes of freed records, waiting to be coalesced) hatched pink;
 - the gap (contiguous free space) white;
 - slot-table entries coloured like their record when in use, orange when the
-  slot is *reserved* (freed by a transaction not yet known to be over),
-  white when free;
+  slot is *reserved* (freed by a transaction not yet known to be over: only a
+  rollback may refill it), white when free; a reserved slot's line in the
+  text says how long its record was, since the bytes still reserved are
+  ``nrsvd`` (the reserving transaction may have used its own);
 - to the right, the space accounting: ``nfree``, ``nrsvd``, the youngest
   reserving transaction and its ``xct_rsvd``, the contiguous gap.
 """
@@ -165,7 +167,9 @@ def draw_page(layout: PageLayout, *, title: str | None = None, columns: int = 32
         f"slots: {len(layout.slots)}",
     ]
     for slot, state, offset, length in layout.slots:
-        where = f"@{offset} +{length}" if offset else (f"({length} B reserved)" if length else "")
+        # A reserved slot keeps its freed record's length, but the bytes may have been used since by
+        # the reserving transaction itself: what is still reserved is nrsvd below, not this length.
+        where = f"@{offset} +{length}" if offset else (f"(was {length} B)" if length else "")
         text.append(f"  {slot}: {state} {where}")
     text += [
         "",

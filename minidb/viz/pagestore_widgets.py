@@ -1,9 +1,9 @@
 """The page store notebooks' interactive controls, each an Explorer over a pure callback.
 
-- :func:`page_explorer` (``02_pages.ipynb``): a slider over the slotted-page
-  script of :mod:`minidb.viz.page_demo`;
+- :func:`page_explorer` (``02_pages.ipynb``): a slider over a slotted-page
+  script of :mod:`minidb.viz.page_demo` (the notebook's editable one);
 - :func:`volume_explorer` (``03_volume_extents.ipynb``): a slider that applies
-  the volume operations of :mod:`minidb.viz.volume_demo` one at a time,
+  a script of volume operations (:mod:`minidb.viz.volume_demo`) one at a time,
   showing the extent map and the log entries each one wrote;
 - :func:`buffer_pool_explorer` (``04_buffer_pool.ipynb``): a slider over the
   fixes of :mod:`minidb.viz.bufferpool_demo`, showing frames, the clock's
@@ -20,6 +20,9 @@ Tests set ``explorer.controls[name].value`` and read ``explorer.result``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
+
 import ipywidgets as widgets
 
 from minidb.viz.widgets import Explorer, show_figure_and_text
@@ -29,16 +32,22 @@ def _step_slider(steps: int, value: int, description: str = "step") -> widgets.I
     return widgets.IntSlider(value=value, min=0, max=steps, description=description)
 
 
-def page_explorer() -> Explorer:
-    from minidb.viz.page_demo import STEPS, page_step
+def page_explorer(script: Sequence[Sequence[object]] | None = None) -> Explorer:
+    """The slider of ``02_pages.ipynb``: ``script`` (default: the demo's) replayed on a fresh page up to a step."""
+    from minidb.viz.page_demo import SCRIPT, page_step
 
-    return Explorer(page_step, {"step": _step_slider(STEPS, STEPS)}, show_figure_and_text)
+    script = SCRIPT if script is None else script
+    return Explorer(partial(page_step, script=script), {"step": _step_slider(len(script), len(script))},
+                    show_figure_and_text)
 
 
-def volume_explorer() -> Explorer:
-    from minidb.viz.volume_demo import STEPS, volume_step
+def volume_explorer(script: Sequence[Sequence[object]] | None = None) -> Explorer:
+    """The slider of ``03_volume_extents.ipynb``: ``script`` (default: the demo's) applied to a fresh volume."""
+    from minidb.viz.volume_demo import SCRIPT, volume_step
 
-    return Explorer(volume_step, {"step": _step_slider(STEPS, 1)}, show_figure_and_text)
+    script = SCRIPT if script is None else script
+    return Explorer(partial(volume_step, script=script), {"step": _step_slider(len(script), 1)},
+                    show_figure_and_text)
 
 
 def buffer_pool_explorer() -> Explorer:

@@ -11,7 +11,8 @@ the code that set the value, instead of vanishing as it would inside
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
@@ -61,13 +62,14 @@ def show_figure_and_text(result: Any) -> None:
     print(result.summary())
 
 
-def log_crash_explorer() -> Explorer:
-    """The crash slider of ``01_log.ipynb``: crash after write k, keep what?"""
-    from minidb.viz.log_demo import KEEP_MODES, demo_writes, log_crash_demo
+def log_crash_explorer(script: Sequence[Sequence[object]] | None = None) -> Explorer:
+    """The crash slider of ``01_log.ipynb``: run ``script`` (default: the bank's), crash after write k, keep what?"""
+    from minidb.viz.log_demo import KEEP_MODES, SCRIPT, demo_writes, log_crash_demo
 
-    writes = len(demo_writes())
+    script = SCRIPT if script is None else script
+    writes = len(demo_writes(script))
     controls = {
-        "after_write": widgets.IntSlider(value=writes // 2, min=1, max=writes, description="crash after write"),
+        "after_write": widgets.IntSlider(value=(writes + 1) // 2, min=1, max=writes, description="crash after write"),
         "keep": widgets.Dropdown(options=list(KEEP_MODES), value="torn", description="unsynced kept"),
     }
-    return Explorer(log_crash_demo, controls, show_figure_and_text)
+    return Explorer(partial(log_crash_demo, script=script), controls, show_figure_and_text)
