@@ -4,10 +4,11 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from minidb.io import CrashMode
+from minidb.io import CrashMode, SimDisk
 from minidb.viz.gallery import FIGURES, write_figures
 from minidb.viz.log import draw_log, log_layout
-from minidb.viz.log_demo import DEMO_MESSAGES, demo_disk, demo_writes, log_crash_demo
+from minidb.viz.log_demo import DEMO_MESSAGES, SCRIPT, demo_disk, demo_log, demo_writes, log_crash_demo, run_script
+from minidb.viz.script import ScriptError
 from minidb.viz.style import WIDTH, type_colour
 from minidb.viz.widgets import log_crash_explorer
 
@@ -80,13 +81,59 @@ def test_crash_demo_rejects_bad_arguments():
 
 def test_the_explorer_widget_drives_the_callback():
     explorer = log_crash_explorer()
+    assert explorer.controls["after_write"].description == "crash after write"
     explorer.controls["keep"].value = "nothing"
     explorer.controls["after_write"].value = 5
     assert explorer.result.survivors == tuple(DEMO_MESSAGES[:4])
+    assert explorer.result.summary().startswith("crash after write 5 ")
     explorer.controls["keep"].value = "everything"
     assert explorer.result.survivors == tuple(DEMO_MESSAGES[:8])
     explorer.controls["after_write"].value = 1
     assert explorer.result.survivors == ()
+
+
+# -- the workload as a script ------------------------------------------------------------------
+def test_the_default_script_is_the_bank_workload_of_the_notebook():
+    assert DEMO_MESSAGES[0] == "open account alice" and len(DEMO_MESSAGES) == 10
+    assert [i for i, op in enumerate(SCRIPT, 1) if op == ("sync",)] == [5, 10]  # after entries 4 and 8
+    disk = SimDisk("t")
+    log = demo_log(disk)
+    lsns = run_script(log, SCRIPT, 0, 4)
+    assert [str(lsn) for lsn in lsns] == ["0x1/0x26", "0x1/0x48", "0x1/0x68", "0x1/0x89"]  # what 01 prints
+    assert disk.pending_ops() > 0  # the full buffer was written, nothing fsynced
+    assert run_script(log, SCRIPT, 4, 5) == [] and disk.pending_ops() == 0  # step 5 syncs
+    run_script(log, SCRIPT, 5)
+    assert disk.list() == ["00000001.jdb", "00000002.jdb"]
+    assert [e.values["message"] for e in log.scan() if "message" in e.values] == DEMO_MESSAGES
+
+
+def test_an_edited_script_without_the_first_sync_loses_entries_1_to_4():
+    edited = [op for i, op in enumerate(SCRIPT, 1) if i != 5]  # the notebook's what-if: drop the first sync
+    kept = log_crash_demo(4, "nothing")
+    lost = log_crash_demo(4, "nothing", script=edited)
+    assert kept.synced == 4 and kept.survivors == tuple(DEMO_MESSAGES[:4])
+    assert lost.synced == 0 and lost.survivors == ()
+    assert log_crash_demo(6, "nothing", script=edited).survivors == tuple(DEMO_MESSAGES[:8])  # the second sync
+
+
+def test_a_bad_log_script_names_the_step():
+    with pytest.raises(ScriptError, match=r"step 2 \('apend', 'x'\): unknown operation 'apend'"):
+        log_crash_demo(1, script=[("sync",), ("apend", "x")])
+    with pytest.raises(ScriptError, match=r"step 1 \('append', 42\): the message must be a string"):
+        demo_writes([("append", 42)])
+    with pytest.raises(ScriptError, match=r"step 3 \('sync', 'now'\): sync takes no arguments"):
+        run_script(demo_log(SimDisk("t")), [("append", "a"), ("flush",), ("sync", "now")], 0, 1)
+
+
+def test_the_explorer_runs_an_edited_script():
+    edited = [("append", "open account dave"), ("sync",), ("append", "deposit dave 5"), ("flush",)]
+    explorer = log_crash_explorer(edited)
+    assert explorer.controls["after_write"].max == len(demo_writes(edited))
+    explorer.controls["keep"].value = "nothing"
+    explorer.controls["after_write"].value = explorer.controls["after_write"].max
+    assert explorer.result.survivors == ("open account dave",)
+    explorer.controls["keep"].value = "everything"
+    assert explorer.result.survivors == ("open account dave", "deposit dave 5")
 
 
 def test_gallery_writes_every_figure_reproducibly(tmp_path):

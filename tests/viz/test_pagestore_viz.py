@@ -5,15 +5,16 @@ from matplotlib.figure import Figure
 
 from minidb.viz.bufferpool_demo import STEPS as POOL_STEPS, pool_step
 from minidb.viz.extents import draw_extent_map, extent_map_layout
-from minidb.viz.page_demo import STEPS as PAGE_STEPS, page_step
+from minidb.viz.page_demo import SCRIPT as PAGE_SCRIPT, page_step
 from minidb.viz.pages import draw_page, page_layout
 from minidb.viz.pagestore_widgets import buffer_pool_explorer, page_explorer, volume_explorer
 from minidb.viz.style import WIDTH
-from minidb.viz.volume_demo import STEPS as VOLUME_STEPS, new_demo_volume, volume_step
+from minidb.viz.script import ScriptError
+from minidb.viz.volume_demo import SCRIPT as VOLUME_SCRIPT, new_demo_volume, run_script, volume_step
 
 
 # -- slotted pages ------------------------------------------------------------------------
-@pytest.mark.parametrize("step", range(PAGE_STEPS + 1))
+@pytest.mark.parametrize("step", range(len(PAGE_SCRIPT) + 1))
 def test_page_regions_cover_every_byte_once(step):
     layout = page_step(step).layout
     position = 0
@@ -25,20 +26,52 @@ def test_page_regions_cover_every_byte_once(step):
 
 
 def test_the_page_script_outcomes():
-    assert page_step(4).layout.slots[1][1] == "reserved" and page_step(4).layout.nrsvd == 60
-    assert page_step(4).layout.count("hole") == 60
-    assert page_step(5).outcome.startswith("refused: p(1.3.12): a record of 330 bytes needs 334 bytes, 310 are usable")
-    assert page_step(6).outcome == "slot 3 at offset 178"
-    assert page_step(7).outcome == "slot 1 at offset 228"  # the reservation of T2 is void: slot 1 reused
-    assert page_step(9).outcome.endswith("after coalescing the holes")
-    assert page_step(9).layout.count("hole") == 0
-    with pytest.raises(ValueError, match="step must be between 0 and 9"):
-        page_step(10)
+    assert page_step(4).outcome == "committed" and page_step(4).layout.nfree == 310
+    assert page_step(5).layout.slots[1][1] == "reserved" and page_step(5).layout.nrsvd == 60
+    assert page_step(5).layout.count("hole") == 60
+    assert page_step(6).outcome.startswith("refused: p(1.3.12): a record of 330 bytes needs 334 bytes, 310 are usable")
+    assert page_step(7).outcome == "slot 3 at offset 178"
+    assert page_step(9).outcome == "slot 1 at offset 228"  # the reservation of T2 is void: slot 1 reused
+    assert page_step(10).layout.count("hole") == 90 and page_step(10).layout.contiguous == 236
+    assert page_step(11).outcome.endswith("after coalescing the holes")
+    assert page_step(11).layout.count("hole") == 0
+    with pytest.raises(ValueError, match="step must be between 0 and 11"):
+        page_step(12)
 
 
-def test_draw_page_has_a_fixed_size():
-    fig = draw_page(page_layout(page_step(3).page), title="t")
-    assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (WIDTH, 4.6)
+def test_a_reserved_slot_whose_bytes_its_transaction_used_does_not_claim_them():
+    # T4 freed carol (slot 2, 30 B) and then used its own 30 reserved bytes for frank: the slot stays
+    # reserved (a rollback of T4 puts carol back there) but nrsvd is 0, and the picture says so.
+    last = page_step(11)
+    assert last.layout.slots[2][1] == "reserved" and last.layout.nrsvd == 0
+    text = "\n".join(t.get_text() for t in last.figure.texts)
+    assert "2: reserved (was 30 B)" in text and "B reserved" not in text
+    assert "nrsvd        0" in text
+
+
+def test_an_edited_page_script_rolls_back_and_reuses_slots():
+    aborted = page_step(len(PAGE_SCRIPT) + 1, PAGE_SCRIPT + [("abort", "T4")])
+    assert aborted.outcome == "rolled back: frank removed from slot 4, carol back in slot 2, erin removed from slot 1"
+    assert [slot for slot, _ in aborted.page.records()] == [0, 2, 3]
+    assert aborted.page.read(2) == b"carol" + b"." * 25 and aborted.layout.nrsvd == 0
+    aborted.page.check_space()
+    t2_aborts = [("abort", "T2") if op == ("commit", "T2") else op for op in PAGE_SCRIPT]
+    assert page_step(8, t2_aborts).outcome == "rolled back: dave removed from slot 3, bob back in slot 1"
+    assert page_step(9, t2_aborts).outcome == "slot 3 at offset 288"  # erin takes dave's old slot
+
+
+@pytest.mark.parametrize("script, message", [
+    ([("insert", "T1", "a", 10), ("commit", "T9")], r"step 2 \('commit', 'T9'\): no transaction T9 has begun"),
+    ([("insert", "T1", "a", 10), ("commit", "T1"), ("commit", "T1")], r"step 3 .*T1 has already committed"),
+    ([("insert", "T2", "a", 10), ("insert", "T1", "b", 10)], r"step 2 .*T1 begins after T2"),
+    ([("remove", "T1", 0)], r"step 1 \('remove', 'T1', 0\): slot 0 holds no record"),
+    ([("insert", "t1", "a", 10)], r"step 1 .*a transaction is named 'T1'"),
+    ([("insert", "T1", "alice", 3)], r"step 1 .*at least the name's length"),
+    ([("insert", "T1", "alice")], r"step 1 .*insert takes txn, name, size"),
+])
+def test_a_bad_page_script_names_the_step(script, message):
+    with pytest.raises(ScriptError, match=message):
+        page_step(len(script), script)
 
 
 # -- the extent map ---------------------------------------------------------------------------
@@ -69,7 +102,28 @@ def test_the_volume_script_steps():
     assert [s[0] for s in removed.extent_map.stores] == [1, 2, 3, 5]
     assert "x(1.4)" not in removed.extent_dump
     with pytest.raises(ValueError):
-        volume_step(VOLUME_STEPS + 1)
+        volume_step(len(VOLUME_SCRIPT) + 1)
+
+
+def test_an_edited_volume_script_changes_what_append_and_compact_take():
+    compact = [("alloc", "s(1.3)", "compact") if k == 10 else op for k, op in enumerate(VOLUME_SCRIPT, 1)]
+    assert volume_step(10, compact).result == "p(1.3.13)"  # the hole, not the page after the last
+    assert volume_step(11, compact).result == "p(1.3.21)"
+    _, _, _, volume = new_demo_volume()
+    results = run_script(volume, VOLUME_SCRIPT[:7])
+    assert [str(r) for r in results] == ["s(1.3)", "s(1.4)"] + [f"p(1.3.{n})" for n in (12, 13, 14, 15, 20)]
+
+
+@pytest.mark.parametrize("script, message", [
+    ([("alloc", "s(1.9)", "append")], r"step 1 \('alloc', 's\(1.9\)', 'append'\): s\(1.9\): no such store"),
+    ([("create_store",), ("alloc", "s(1.3)", "sideways")], r"step 2 .*the mode is 'append' or 'compact'"),
+    ([("free", "s(1.3)")], r"step 1 .*'s\(1.3\)' is a StoreId, not a PageId"),
+    ([("free", "p(1.3.99)")], r"step 1 .*page 99 is outside the volume"),
+    ([("create_store", "s(1.3)")], r"step 1 .*create_store takes no arguments"),
+])
+def test_a_bad_volume_script_names_the_step(script, message):
+    with pytest.raises(ScriptError, match=message):
+        volume_step(len(script), script)
 
 
 # -- the buffer pool ----------------------------------------------------------------------------
@@ -97,18 +151,24 @@ def test_the_pool_script_shows_the_write_ahead_rule_and_the_cleaner():
 # -- widgets --------------------------------------------------------------------------------------
 def test_page_explorer_drives_the_callback():
     explorer = page_explorer()
-    assert explorer.result.step == PAGE_STEPS
-    explorer.controls["step"].value = 4
+    assert explorer.result.step == len(PAGE_SCRIPT) == explorer.controls["step"].max
+    explorer.controls["step"].value = 5
     assert explorer.result.layout.nrsvd == 60
+    edited = page_explorer(PAGE_SCRIPT + [("abort", "T4")])
+    assert edited.controls["step"].max == len(PAGE_SCRIPT) + 1
+    assert edited.result.outcome.startswith("rolled back") and edited.result.page.is_in_use(2)
 
 
 def test_volume_explorer_drives_the_callback():
     explorer = volume_explorer()
-    assert explorer.result.step == 1
+    assert explorer.result.step == 1 and explorer.controls["step"].max == len(VOLUME_SCRIPT)
     explorer.controls["step"].value = 7
     assert explorer.result.result == "p(1.3.20)"
     explorer.controls["step"].value = 0
     assert explorer.result.entries == ()
+    edited = volume_explorer([("create_store",), ("alloc", "s(1.3)", "compact")])
+    edited.controls["step"].value = 2
+    assert edited.result.result == "p(1.3.12)"
 
 
 def test_buffer_pool_explorer_drives_the_callback():
