@@ -29,26 +29,25 @@ def _clock() -> float:
 
 @lru_cache(maxsize=1)
 def _log_lecture() -> tuple[Figure, ...]:
-    """The four pictures of 01_log, as its cells make them."""
+    """The four pictures of 01_log, as its cells make them (the bank's script, piece by piece)."""
     from minidb.io import CrashMode, SimDisk
     from minidb.log import TRACE, LogManager
     from minidb.viz.log import draw_log, log_layout
-    from minidb.viz.log_demo import DEMO_MESSAGES
+    from minidb.viz.log_demo import SCRIPT, run_script
 
     def picture(title: str) -> Figure:
         return draw_log(log_layout(disk), title=title, scale=330)
 
     disk = SimDisk("lecture")
     log = LogManager(disk, file_max=330, buffer_size=70, clock=_clock)
-    shown = []
-    for first, last, title in ((0, 4, "after four appends and a flush"), (4, 8, "entries 1-4 synced, 5-8 only written"),
-                               (8, None, "two files")):
-        if first == 4:
-            log.sync()
-        for message in DEMO_MESSAGES[first:last]:
-            log.append(TRACE, {"message": message})
-        log.flush()
-        shown.append(picture(title))
+    run_script(log, SCRIPT, 0, 4)
+    log.flush()
+    shown = [picture("after four appends and a flush")]
+    run_script(log, SCRIPT, 4, 9)
+    log.flush()
+    shown.append(picture("entries 1-4 synced, 5-8 only written"))
+    run_script(log, SCRIPT, 9)
+    shown.append(picture("two files"))
     log.append(TRACE, {"message": "this one is being written when the power fails"})
     log.flush()
     disk.crash(CrashMode.torn(25))
@@ -142,7 +141,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
     from minidb.viz.locks import draw_mode_tables, waits_for_dot
     from minidb.viz.locks_demo import detection_figure, lock_step
     from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
-    from minidb.viz.page_demo import fresh_page, page_step
+    from minidb.viz.page_demo import SCRIPT as PAGE_SCRIPT, fresh_page, page_step
     from minidb.viz.pages import draw_page, page_layout
     from minidb.viz.recovery_demo import recovery_view
     from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
@@ -161,8 +160,9 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
 
     pictures: dict[str, list[Callable[[], Picture]]] = {
         "01_log": [lambda i=i: _log_lecture()[i] for i in range(4)],
-        "02_pages": [lambda: draw_page(page_layout(fresh_page()), title="a formatted file page: 456 free bytes")]
-                    + [lambda k=k: page_step(k).figure for k in (3, 4, 6, 7, 9)],
+        "02_pages": [lambda: draw_page(page_layout(fresh_page()), title="a formatted file page: 452 free bytes")]
+                    + [lambda k=k: page_step(k).figure for k in (4, 5, 7, 9, 11)]
+                    + [lambda: page_step(len(PAGE_SCRIPT) + 1, PAGE_SCRIPT + [("abort", "T4")]).figure],
         "03_volume_extents": [lambda: draw_extent_map(extent_map_layout(new_demo_volume()[3]),
                                                       title="a freshly formatted volume")]
                              + [lambda k=k: volume_step(k).figure for k in (1, 7, 11, 13, 16)],
