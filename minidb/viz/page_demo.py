@@ -169,7 +169,7 @@ def _describe(op: tuple, run: _Run) -> str:
     if op[0] == "insert":
         return f"{op[1]} inserts {op[2]} ({op[3]} B)"
     if op[0] == "remove":
-        owner = run.names.get(op[2]) if run.page.is_in_use(op[2]) else None
+        owner = run.names.get(op[2]) if isinstance(op[2], int) and run.page.is_in_use(op[2]) else None
         return f"{op[1]} frees {owner}'s slot {op[2]}" if owner else f"{op[1]} frees slot {op[2]}"
     return f"{op[1]} {'commits' if op[0] == 'commit' else 'rolls back'}"
 

@@ -78,7 +78,7 @@ def apply_op(volume: Volume, step: int, op: tuple) -> Any:
             return volume.free_page(parse_typed(op[1], PageId))
         store = parse_typed(op[1], StoreId)
         if op[0] == "alloc":
-            if op[2] not in MODES:
+            if not isinstance(op[2], str) or op[2] not in MODES:
                 raise UserError(f"the mode is 'append' or 'compact', not {op[2]!r}")
             return volume.alloc_page(store, MODES[op[2]])
         return volume.destroy_store(store) if op[0] == "destroy" else volume.remove_store(store)

@@ -65,6 +65,7 @@ def test_an_edited_page_script_rolls_back_and_reuses_slots():
     ([("insert", "T1", "a", 10), ("commit", "T1"), ("commit", "T1")], r"step 3 .*T1 has already committed"),
     ([("insert", "T2", "a", 10), ("insert", "T1", "b", 10)], r"step 2 .*T1 begins after T2"),
     ([("remove", "T1", 0)], r"step 1 \('remove', 'T1', 0\): slot 0 holds no record"),
+    ([("insert", "T1", "a", 10), ("remove", "T1", "0")], r"step 2 .*slot '0' holds no record"),
     ([("insert", "t1", "a", 10)], r"step 1 .*a transaction is named 'T1'"),
     ([("insert", "T1", "alice", 3)], r"step 1 .*at least the name's length"),
     ([("insert", "T1", "alice")], r"step 1 .*insert takes txn, name, size"),
@@ -117,6 +118,7 @@ def test_an_edited_volume_script_changes_what_append_and_compact_take():
 @pytest.mark.parametrize("script, message", [
     ([("alloc", "s(1.9)", "append")], r"step 1 \('alloc', 's\(1.9\)', 'append'\): s\(1.9\): no such store"),
     ([("create_store",), ("alloc", "s(1.3)", "sideways")], r"step 2 .*the mode is 'append' or 'compact'"),
+    ([("create_store",), ("alloc", "s(1.3)", ["append"])], r"step 2 .*the mode is 'append' or 'compact'"),
     ([("free", "s(1.3)")], r"step 1 .*'s\(1.3\)' is a StoreId, not a PageId"),
     ([("free", "p(1.3.99)")], r"step 1 .*page 99 is outside the volume"),
     ([("create_store", "s(1.3)")], r"step 1 .*create_store takes no arguments"),
