@@ -60,7 +60,7 @@ def checked(script: Iterable[Sequence[object]], ops: Mapping[str, Op]) -> list[t
 
 
 def operations_table(ops: Mapping[str, Op]) -> str:
-    """One line per operation: ``(name, arg, ...)  what it does``."""
-    heads = {name: "(" + ", ".join([repr(name), *op.args]) + ")" for name, op in ops.items()}
+    """One line per operation, written as the tuple it is: ``('name', arg, ...)  what it does``."""
+    heads = {name: "(" + ", ".join([repr(name), *op.args]) + ("" if op.args else ",") + ")" for name, op in ops.items()}
     width = max(map(len, heads.values()))
     return "\n".join(f"{heads[name]:<{width}}  {op.doc}" for name, op in ops.items())

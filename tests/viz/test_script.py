@@ -25,4 +25,4 @@ def test_script_checked_names_the_step_and_the_problem(script, message):
 
 def test_script_operations_table_lists_every_operation():
     assert operations_table(OPS).splitlines() == ["('fix', page)  fix a page and unfix it",
-                                                  "('clean')      run the page cleaner"]
+                                                  "('clean',)     run the page cleaner"]
