@@ -69,16 +69,16 @@ def _locks_deadlock() -> Figure:
 
 
 def _logstore_tree() -> Figure:
-    from minidb.viz.logstore_demo import TREE_OPS, tree_step
+    from minidb.viz.logstore_demo import SCRIPT, tree_step
 
-    return tree_step(len(TREE_OPS)).figure
+    return tree_step(len(SCRIPT)).figure
 
 
 def _logstore_utilization() -> Figure:
     from minidb.viz.logstore import draw_utilization
-    from minidb.viz.logstore_demo import TREE_OPS, tree_step
+    from minidb.viz.logstore_demo import SCRIPT, tree_step
 
-    return draw_utilization(tree_step(len(TREE_OPS)).env, title="The tree demo's log files: live and obsolete bytes")
+    return draw_utilization(tree_step(len(SCRIPT)).env, title="The tree demo's log files: live and obsolete bytes")
 
 
 def _logstore_dirty_map() -> Figure:
