@@ -166,7 +166,7 @@ def case_legend(cases: list[WorkedCase]) -> list[Patch]:
     for outline, label in (("in use", "used by the recovered tree"), ("wrong", "used, yet counted obsolete")):
         if any(box[5] == outline for box in boxes):
             edge, lw = OUTLINES[outline]
-            handles.append(Patch(facecolor="white", edgecolor=edge, lw=lw, label=label))
+            handles.append(Patch(fill=False, edgecolor=edge, lw=lw, label=label))
     return handles
 
 

@@ -132,9 +132,9 @@ def _vlsn_buckets() -> Figure:
 
 def _vlsn_index() -> Figure:
     from minidb.viz.vlsn import draw_index
-    from minidb.viz.vlsn_demo import fill_demo
+    from minidb.viz.vlsn_demo import index_step
 
-    return draw_index(fill_demo()[-1].picture, title="A VLSN index after a checkpoint flushed it")
+    return draw_index(index_step(6).picture, title="A VLSN index after a checkpoint flushed it")
 
 
 def _vlsn_recovery() -> Figure:

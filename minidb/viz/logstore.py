@@ -44,7 +44,8 @@ def colour(type_name: str) -> str:
     return type_colour(type_name)
 
 
-DIRTY = "#c62828"
+DIRTY = "#ff0000"  # outlines only; far from every entry type's colour (Abort's red included)
+EVICTED = "#757575"  # the dashed outline of a node that is not in memory
 HATCHES = {"YES": "//", "BEFORE_CKPT_END": ".."}
 
 
@@ -164,9 +165,9 @@ def legend_handles(picture: TreeAndLog, show_records: bool = True) -> list[Patch
         if any(b.provisional == flag for b in picture.boxes):
             handles.append(Patch(facecolor="white", edgecolor="black", hatch=hatch, label=f"Provisional.{flag}"))
     if any(n.dirty for n in nodes):
-        handles.append(Patch(facecolor="white", edgecolor=DIRTY, lw=2, label="dirty node (red outline)"))
+        handles.append(Patch(fill=False, edgecolor=DIRTY, lw=2, label="dirty node (red outline)"))
     if any(not n.resident for n in nodes):
-        handles.append(Patch(facecolor="white", edgecolor="#37474f", linestyle="--", label="not in memory"))
+        handles.append(Patch(fill=False, edgecolor=EVICTED, linestyle="--", label="not in memory"))
     return handles
 
 
@@ -208,7 +209,7 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
     for node in view.nodes():
         x, y = positions[node.node_id]
         fill = colour(node_kind(node.is_bin)) if node.resident else "white"
-        edge = DIRTY if node.dirty else "#37474f"
+        edge = DIRTY if node.dirty else ("#37474f" if node.resident else EVICTED)
         tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=fill,
                                     edgecolor=edge, lw=2.5 if node.dirty else 0.9,
                                     linestyle="-" if node.resident else "--", zorder=2))

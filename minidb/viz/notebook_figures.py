@@ -120,18 +120,13 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
     from minidb.viz.pages import draw_page, page_layout
     from minidb.viz.recovery_demo import recovery_view
     from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
-    from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, bucket_example,
-                                      truncation_demo)
+    from minidb.viz.vlsn_demo import bucket_example, holes_example, index_step, one_file_mappings, truncation_demo
     from minidb.viz.volume_demo import new_demo_volume, volume_step
     from minidb.viz.xct_demo import xct_step
 
     def buckets(lookup: int | None, title: str) -> Figure:
         found, truth = bucket_example(stride=4)
         return draw_buckets(found, truth, lookup=lookup, title=title)
-
-    def fill(k: int) -> Figure:
-        step = fill_demo()[k]
-        return draw_index(step.picture, title=step.label)
 
     pictures: dict[str, list[Callable[[], Picture]]] = {
         "01_log": [lambda i=i: _log_lecture()[i] for i in range(4)],
@@ -161,7 +156,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
             lambda: draw_buckets([holes_example((9, 15, 11), stride=2)], one_file_mappings(),
                                  title="puts 9, 15, 11 into one bucket of file 10, stride 2: 13 is a hole"),
             lambda: buckets(11, "looking up VLSN 11"),
-            lambda: fill(1), lambda: fill(2), lambda: fill(-1),
+            lambda: index_step(2).figure, lambda: index_step(3).figure, lambda: index_step(6).figure,
             lambda: draw_recovery_case(worked_recovery_case()),
             lambda: draw_index(index_picture(worked_recovery_case().recovered.vlsn_index), title="the recovered index",
                                vlsn_span=(60, 80)),
