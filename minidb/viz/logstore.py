@@ -34,7 +34,7 @@ from minidb.log import LSN
 from minidb.logstore.env import Environment
 from minidb.logstore.inspect import NodeView, TreeView, tree_view
 from minidb.logstore.tree.in_node import node_kind
-from minidb.viz.style import SMALL, TITLE, WIDTH, dark, fits, new_figure, text_width, tint, title_lines, type_colour
+from minidb.viz.style import SMALL, TITLE, WIDTH, dark, new_figure, text_width, title_lines, type_colour
 
 OBSOLETE = "#d9d9d9"
 
@@ -150,7 +150,7 @@ def log_rows(picture: TreeAndLog, width_pt: float) -> tuple[list[list[LogBox]], 
     return rows, cell_w
 
 
-def legend_handles(picture: TreeAndLog, show_records: bool = True) -> list[Patch]:
+def legend_handles(picture: TreeAndLog) -> list[Patch]:
     """What the picture draws, and nothing else: node fills, entry types, obsolete, provisional, dirty, evicted."""
     nodes = picture.view.nodes()
     handles = [Patch(facecolor=colour(kind), edgecolor="#37474f", label=f"{kind} (node, entry)")
@@ -186,7 +186,7 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
     tree_h = len(rows) * box_h + (len(rows) - 1) * row_gap
     cells, cell_w = log_rows(picture, tree_w)
     log_h = len(cells) * LOG_ROW_H
-    handles = legend_handles(picture, show_records)
+    handles = legend_handles(picture)
     ncol = 4
     legend_in = 0.25 * -(-len(handles) // ncol) + 0.1
     title = title_lines(title, width) if title else None

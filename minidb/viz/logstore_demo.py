@@ -36,7 +36,7 @@ from minidb.log import LSN
 from minidb.logstore import Environment, EnvironmentConfig, EnvironmentHooks, LockConflictError
 from minidb.logstore.verify import records
 from minidb.viz.logstore import TreeAndLog, draw_tree_and_log, tree_and_log
-from minidb.viz.script import Op, ScriptError, checked, op_table, script_error
+from minidb.viz.script import Op, checked, op_table, script_error
 
 DB = "accounts"
 KEEP_MODES = {"nothing": CrashMode.nothing(), "everything": CrashMode.everything(), "torn": CrashMode.torn(seed=3)}
@@ -100,11 +100,8 @@ class ScriptRunner:
         self.txns: dict[str, object] = {}
         self.ended: set[str] = set()
 
-    def _txn(self, step: int, op: tuple, name: str, *, begin: bool = False):
-        if begin:
-            if name in self.txns or name in self.ended:
-                raise script_error(step, op, f"a transaction named {name} has already begun")
-            return None
+    def _txn(self, step: int, op: tuple, name: str):
+        """The open transaction the script calls ``name``."""
         if name in self.ended:
             raise script_error(step, op, f"transaction {name} has already ended")
         if name not in self.txns:
@@ -122,8 +119,6 @@ class ScriptRunner:
             lsn, lines = self._run(step, op, name, args)
         except LockConflictError as conflict:
             return StepDone(None, (f"refused, nothing changed: {conflict}",))
-        except ScriptError:
-            raise
         except MinidbError as error:  # the engine refused the operation: name the step
             raise script_error(step, op, str(error)) from error
         said = [line for line in env.trace.lines[before:] if line.startswith(("split", "root split"))]
@@ -143,7 +138,8 @@ class ScriptRunner:
             fetches = env.stats["nINsFetched"] - fetched
             return None, [f"{args[0]} = {shown}" + (f" ({fetches} node fetched from the log)" if fetches else "")]
         if name == "begin":
-            self._txn(step, op, args[0], begin=True)
+            if args[0] in self.txns or args[0] in self.ended:
+                raise script_error(step, op, f"a transaction named {args[0]} has already begun")
             self.txns[args[0]] = txn = env.begin()
             return None, [f"{args[0]} is txn {txn.id}"]
         if name in ("txn_put", "txn_delete"):
@@ -160,7 +156,7 @@ class ScriptRunner:
             result = env.checkpoint()
             return result.ckpt_end_lsn, [logged.describe() for logged in result.logged]
         if name == "evict":
-            node = db_tree_search(env, args[0])
+            node = env.db_tree.get(DB).tree.search(args[0].encode())  # the BIN that holds the key
             lsn = env.evictor.evict(node)
             where = f"logged at {lsn} with Provisional.{env.log.read(lsn).provisional.name}" if lsn else "clean: not logged"
             return lsn, [f"evicted {node.describe()}: {where}"]
@@ -169,11 +165,6 @@ class ScriptRunner:
             return None, []
         env.log.flush()
         return None, []
-
-
-def db_tree_search(env: Environment, key: str):
-    """The BIN that holds (or would hold) ``key`` in ``DB``."""
-    return env.db_tree.get(DB).tree.search(key.encode())
 
 
 def run_script(env: Environment, script, on_step=None) -> list[StepDone]:
