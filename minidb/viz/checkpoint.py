@@ -8,8 +8,12 @@
   coloured by its Provisional value (YES, BEFORE_CKPT_END, NO);
 - :func:`draw_worked_case` — one of the JE documentation's BEFORE_CKPT_END cases as it ran
   in the engine: its entries in log order with their real LSNs, which
-  version of BIN-A recovery put in the tree, and whether the old version's
-  obsolete count was right.
+  version of A recovery put in the tree, and whether the old version's
+  obsolete count was right. The documentation calls A "BIN-A"; in cases 1
+  and 2 the engine's A is a level-2 IN (only middle levels are logged
+  BEFORE_CKPT_END), so the strips and :func:`case_summary` name A by what it
+  is (``IN-A`` or ``BIN-A``) and fill it with that node type's colour, as
+  the legend says.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
+from minidb.log import LSN
 from minidb.logstore.cases import WorkedCase
 from minidb.logstore.checkpointer import STEP_NAMES, CheckpointResult
 from minidb.logstore.dirty_map import MAPPING_RANK, DirtyMapSnapshot
@@ -121,18 +126,67 @@ def draw_checkpoint(result: CheckpointResult, *, current_step: int | None = None
     return fig
 
 
-def draw_worked_case(case: WorkedCase, *, width: float = WIDTH, height: float = CASE_HEIGHT) -> Figure:
-    """The case's entries in log order; the version of BIN-A the recovered tree uses; the verdict."""
+def a_name(case: WorkedCase) -> str:
+    """The documentation's BIN-A named by what it is in the engine: ``IN-A`` above level 1."""
+    return "BIN-A" if case.a_level == 1 else "IN-A"
+
+
+def case_summary(case: WorkedCase) -> str:
+    """The case's summary, with A named by what it is (see :func:`a_name`)."""
+    return case.summary().replace("BIN-A ", f"{a_name(case):<6}")  # the columns stay aligned
+
+
+def _case_boxes(case: WorkedCase) -> list[tuple[str, str, LSN, str | None, str]]:
+    """Each entry of the case: (order, name, LSN, fill type, hatch, outline) in log order."""
+    a_old = case.marks["050 BIN-A"]
+    boxes = []
+    for mark, lsn in case.marks.items():
+        order, kind = mark.split(" ", 1)
+        type_name = {"BIN-A": "BIN" if case.a_level == 1 else "IN", "IN-B": "IN"}.get(kind, kind)
+        fill = "obsolete" if (lsn == a_old and case.old_a_counted_obsolete) else type_name
+        hatch = {"YES": "//", "BEFORE_CKPT_END": ".."}.get(case.a_provisional.name) if mark == "200 BIN-A" else None
+        in_use = lsn == case.active_a
+        outline = ("wrong" if lsn == a_old and case.old_a_counted_obsolete else "in use") if in_use else "plain"
+        boxes.append((order, kind.replace("BIN-A", a_name(case)), lsn, fill, hatch, outline))
+    return boxes
+
+
+OUTLINES = {"plain": ("#37474f", 0.8), "in use": ("#1b5e20", 3), "wrong": (BAD, 3)}
+
+
+def case_legend(cases: list[WorkedCase]) -> list[Patch]:
+    """What the strips of ``cases`` draw, and nothing else."""
+    boxes = [box for case in cases for box in _case_boxes(case)]
+    fills = dict.fromkeys(box[3] for box in boxes)
+    handles = [Patch(facecolor=OBSOLETE if f == "obsolete" else colour(f), edgecolor="#37474f",
+                     label="counted obsolete" if f == "obsolete" else f) for f in fills]
+    for hatch, flag in (("//", "YES"), ("..", "BEFORE_CKPT_END")):
+        if any(box[4] == hatch for box in boxes):
+            handles.append(Patch(facecolor="white", edgecolor="black", hatch=hatch, label=f"Provisional.{flag}"))
+    for outline, label in (("in use", "used by the recovered tree"), ("wrong", "used, yet counted obsolete")):
+        if any(box[5] == outline for box in boxes):
+            edge, lw = OUTLINES[outline]
+            handles.append(Patch(fill=False, edgecolor=edge, lw=lw, label=label))
+    return handles
+
+
+def draw_worked_case(case: WorkedCase, *, width: float = WIDTH, height: float | None = None) -> Figure:
+    """The case's entries in log order; the version of A the recovered tree uses; the verdict."""
     return draw_worked_cases([case], width=width, height=height)
 
 
 def draw_worked_cases(cases: list[WorkedCase], *, width: float = WIDTH, height: float | None = None) -> Figure:
-    """Several worked cases, one strip each, top to bottom."""
+    """Several worked cases, one strip each, top to bottom, and one legend under them."""
+    handles = case_legend(cases)
+    ncol = 4
+    legend_in = 0.25 * -(-len(handles) // ncol) + 0.1
     rows = len(cases)
-    fig = new_figure(width, height or CASE_HEIGHT * rows)
+    height = height or CASE_HEIGHT * rows + legend_in
+    fig = new_figure(width, height)
+    band = (1 - legend_in / height) / rows
     for row, case in enumerate(cases):
-        top = 1 - row / rows
-        _draw_case(fig, case, top, 1 / rows)
+        _draw_case(fig, case, 1 - row * band, band)
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=SMALL, frameon=False)
     return fig
 
 
@@ -142,37 +196,34 @@ def _draw_case(fig: Figure, case: WorkedCase, top: float, band: float) -> None:
     ax = fig.add_axes((0.02, top - band * 0.75, 0.96, band * 0.5))
     ax.set_xlim(0, fig.get_figwidth() * 0.96 * 72)
     ax.set_ylim(-2.6, 2.0)  # box from 0 to 1; names below, the arrow above
-    names = list(case.marks)
-    a_old = case.marks["050 BIN-A"]
-    box_w = max(max(text_width(part, SMALL) for part in name.split(" ", 1)) for name in names) + 12
-    for i, name in enumerate(names):
-        lsn = case.marks[name]
-        order, kind = name.split(" ", 1)
-        type_name = {"BIN-A": "IN" if case.a_level > 1 else "BIN", "IN-B": "IN"}.get(kind, kind)
-        fill = OBSOLETE if (lsn == a_old and case.old_a_counted_obsolete) else colour(type_name)
-        hatch = {"YES": "//", "BEFORE_CKPT_END": ".."}.get(case.a_provisional.name) if name == "200 BIN-A" else None
-        in_use = lsn == case.active_a
-        wrong = in_use and lsn == a_old and case.old_a_counted_obsolete
+    boxes = _case_boxes(case)
+    box_w = max(max(text_width(order), text_width(kind)) for order, kind, *_ in boxes) + 12
+    for i, (order, kind, lsn, fill, hatch, outline) in enumerate(boxes):
+        edge, lw = OUTLINES[outline]
         x = i * (box_w + 6)
-        ax.add_patch(Rectangle((x, 0), box_w, 1, facecolor=fill, hatch=hatch,
-                               edgecolor=BAD if wrong else ("#1b5e20" if in_use else "#37474f"),
-                               lw=3 if in_use else 0.8))
-        ax.text(x + box_w / 2, -0.15, f"{order} {kind}" if fits(ax, name, box_w) else f"{order}\n{kind}",
+        ax.add_patch(Rectangle((x, 0), box_w, 1, facecolor=OBSOLETE if fill == "obsolete" else colour(fill),
+                               hatch=hatch, edgecolor=edge, lw=lw))
+        name = f"{order} {kind}"
+        ax.text(x + box_w / 2, -0.15, name if fits(ax, name, box_w) else f"{order}\n{kind}",
                 ha="center", va="top", fontsize=SMALL, weight="bold")
         ax.text(x + box_w / 2, -1.75, str(lsn), ha="center", va="top", fontsize=SMALL)
-        if in_use:
+        if outline != "plain":
             ax.add_patch(FancyArrowPatch((x + box_w / 2, 1.75), (x + box_w / 2, 1.05), arrowstyle="-|>",
-                                         mutation_scale=9, color="#1b5e20"))
+                                         mutation_scale=9, color=edge))
             ax.text(x + box_w / 2 + 6, 1.4, "the recovered tree uses this A", ha="left", va="center",
-                    fontsize=SMALL, color="#1b5e20")
+                    fontsize=SMALL, color=edge)
     ax.axis("off")
-    verdict = ("correct: BIN-A at 050 is obsolete and not in use" if case.correct and case.old_a_counted_obsolete
-               else "correct: BIN-A at 050 is in use and not counted obsolete" if case.correct
-               else "INCORRECT: BIN-A at 050 is in use, yet counted obsolete")
+    a = a_name(case)
+    verdict = (f"correct: {a} at 050 is obsolete and not in use" if case.correct and case.old_a_counted_obsolete
+               else f"correct: {a} at 050 is in use and not counted obsolete" if case.correct
+               else f"INCORRECT: {a} at 050 is in use, yet counted obsolete")
     fig.text(0.02, top - band * 0.8, f"A logged at 200 with Provisional.{case.a_provisional.name}, then a crash "
              f"and recovery.\n{verdict}.", fontsize=SMALL, va="top", color="#1b5e20" if case.correct else BAD)
     bug = " (evictor with the bug option)" if case.bug else ""
-    fig.text(0.02, top - band * 0.04, f"worked case {case.number}{bug}", fontsize=TEXT, va="top", weight="bold")
+    level = "a level-2 IN" if case.a_level > 1 else "a BIN"
+    fig.text(0.02, top - band * 0.04, f"worked case {case.number}{bug}: A is {level}", fontsize=TEXT, va="top",
+             weight="bold")
 
 
-__all__ = ["draw_dirty_map", "draw_checkpoint", "draw_worked_case", "draw_worked_cases", "PROVISIONAL_COLOURS"]
+__all__ = ["draw_dirty_map", "draw_checkpoint", "draw_worked_case", "draw_worked_cases", "case_summary", "a_name",
+           "case_legend", "PROVISIONAL_COLOURS"]

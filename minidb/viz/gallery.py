@@ -69,16 +69,16 @@ def _locks_deadlock() -> Figure:
 
 
 def _logstore_tree() -> Figure:
-    from minidb.viz.logstore_demo import TREE_OPS, tree_step
+    from minidb.viz.logstore_demo import SCRIPT, tree_step
 
-    return tree_step(len(TREE_OPS)).figure
+    return tree_step(len(SCRIPT)).figure
 
 
 def _logstore_utilization() -> Figure:
     from minidb.viz.logstore import draw_utilization
-    from minidb.viz.logstore_demo import TREE_OPS, tree_step
+    from minidb.viz.logstore_demo import SCRIPT, tree_step
 
-    return draw_utilization(tree_step(len(TREE_OPS)).env, title="The tree demo's log files: live and obsolete bytes")
+    return draw_utilization(tree_step(len(SCRIPT)).env, title="The tree demo's log files: live and obsolete bytes")
 
 
 def _logstore_dirty_map() -> Figure:
@@ -132,9 +132,9 @@ def _vlsn_buckets() -> Figure:
 
 def _vlsn_index() -> Figure:
     from minidb.viz.vlsn import draw_index
-    from minidb.viz.vlsn_demo import fill_demo
+    from minidb.viz.vlsn_demo import index_step
 
-    return draw_index(fill_demo()[-1].picture, title="A VLSN index after a checkpoint flushed it")
+    return draw_index(index_step(6).picture, title="A VLSN index after a checkpoint flushed it")
 
 
 def _vlsn_recovery() -> Figure:

@@ -6,17 +6,21 @@ data: the tree of one database (every node, resident or not, as
 marked *in use* (some tree points at it), *obsolete* (the utilization
 tracker says so) or neither. :func:`draw_tree_and_log` draws it:
 
-- the tree on top: one box per node (``BIN 4`` and its keys), dirty nodes
-  outlined in red, nodes not in memory dashed;
-- the log below, bytes to scale, files one after another: one box per entry,
-  coloured by type, hatched when provisional (``//`` YES, ``..``
-  BEFORE_CKPT_END), greyed out when obsolete;
+- the tree on top: one box per node, filled by node type with the tree
+  family's colours of :mod:`minidb.viz.style` (IN dark purple, BIN light
+  purple), labelled ``BIN 4``, its LSN and its keys; a red outline marks a
+  dirty node. A node that is not in memory is only a reference in its
+  parent's slot: it is drawn as a dashed, empty box with its LSN and no keys;
+- the log below, one cell per entry in log order, each file starting a new
+  row: coloured by type, hatched when provisional (``//`` YES, ``..``
+  BEFORE_CKPT_END), grey when obsolete, and labelled underneath with its
+  offset in its file (hex, as in an LSN ``0x<file>/0x<offset>``);
 - a line from every node to the log entry of its current version, and from
-  every BIN slot to its record's LN.
+  every slot of a BIN in memory to its record's LN.
 
-:func:`tree_graph` is the same tree as a graphviz digraph (record-shaped
-nodes, one field per slot with its LSN); :func:`draw_utilization` draws live
-and obsolete bytes per file.
+The legend lists exactly what the picture draws. :func:`tree_graph` is the
+same tree as a graphviz digraph (record-shaped nodes, one field per slot
+with its LSN); :func:`draw_utilization` draws live and obsolete bytes per file.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from minidb.log import LSN
 from minidb.logstore.env import Environment
 from minidb.logstore.inspect import NodeView, TreeView, tree_view
 from minidb.logstore.tree.in_node import node_kind
-from minidb.viz.style import SMALL, TITLE, WIDTH, dark, fits, new_figure, text_width, tint, title_lines, type_colour
+from minidb.viz.style import SMALL, TITLE, WIDTH, dark, new_figure, text_width, title_lines, type_colour
 
 OBSOLETE = "#d9d9d9"
 
@@ -40,7 +44,8 @@ def colour(type_name: str) -> str:
     return type_colour(type_name)
 
 
-DIRTY = "#c62828"
+DIRTY = "#ff0000"  # outlines only; far from every entry type's colour (Abort's red included)
+EVICTED = "#757575"  # the dashed outline of a node that is not in memory
 HATCHES = {"YES": "//", "BEFORE_CKPT_END": ".."}
 
 
@@ -97,12 +102,15 @@ def _tree_order(view: TreeView) -> dict[int, float]:
 
 
 def _node_label(node: NodeView) -> str:
-    """``BIN 4``, its LSN and up to four keys, two a line (``dave*``: known deleted)."""
+    """``BIN 4``, its LSN and up to four keys, two a line (``dave*``: known deleted); no keys when the
+    node is not in memory (only its parent's reference to it is)."""
+    lines = [f"{node_kind(node.is_bin)} {node.node_id}", str(node.lsn)]
+    if not node.resident:
+        return "\n".join(lines + ["not in memory"])
     keys = [k.decode("utf-8", "replace") for k in node.keys] if node.is_bin else []
     if node.is_bin and any(node.known_deleted):
         keys = [f"{k}*" if d else k for k, d in zip(keys, node.known_deleted)]
     shown = keys if len(keys) <= 4 else keys[:3] + ["..."]
-    lines = [f"{node_kind(node.is_bin)} {node.node_id}", str(node.lsn)]
     lines += [" ".join(shown[i:i + 2]) for i in range(0, len(shown), 2)]
     return "\n".join(lines)
 
@@ -126,21 +134,49 @@ def tree_rows(view: TreeView, width_pt: float) -> tuple[list[list[NodeView]], fl
     return rows, box_w, box_h
 
 
-def _log_x(picture: TreeAndLog) -> tuple[dict[int, float], float]:
-    """Where each file starts on the log axis, and the total width (files end to end, with gaps)."""
-    starts, x = {}, 0.0
-    gap = max(sum(size for _, size in picture.file_sizes) * 0.01, 4)
-    for number, size in picture.file_sizes:
-        starts[number] = x
-        x += size + gap
-    return starts, max(x - gap, 1)
+LOG_MARGIN = 52.0  # points left of the log rows, for the file names
+CELL_H = 14.0  # a log cell's height, in points; its offset label goes underneath
+LOG_ROW_H = CELL_H + SMALL * 1.3 + 6
+
+
+def log_rows(picture: TreeAndLog, width_pt: float) -> tuple[list[list[LogBox]], float]:
+    """The log's entries in rows of cells, each file starting a new row, and a cell's width in points."""
+    cell_w = max([text_width(f"{b.lsn.offset:x}") for b in picture.boxes] + [20]) + 8
+    per_row = max(1, int((width_pt - LOG_MARGIN) // cell_w))
+    rows: list[list[LogBox]] = []
+    for number, _ in picture.file_sizes:
+        entries = [b for b in picture.boxes if b.lsn.file == number]
+        rows += [entries[i:i + per_row] for i in range(0, len(entries), per_row)]
+    return rows, cell_w
+
+
+def legend_handles(picture: TreeAndLog) -> list[Patch]:
+    """What the picture draws, and nothing else: node fills, entry types, obsolete, provisional, dirty, evicted."""
+    nodes = picture.view.nodes()
+    handles = [Patch(facecolor=colour(kind), edgecolor="#37474f", label=f"{kind} (node, entry)")
+               for kind in ("IN", "BIN") if any(node_kind(n.is_bin) == kind and n.resident for n in nodes)
+               or any(b.type_name == kind and not b.obsolete for b in picture.boxes)]
+    named = {h.get_label().split(" ")[0] for h in handles}
+    seen = {box.type_name: colour(box.type_name) for box in picture.boxes if not box.obsolete}
+    handles += [Patch(facecolor=c, label=n) for n, c in seen.items() if n not in named]
+    if any(b.obsolete for b in picture.boxes):
+        handles.append(Patch(facecolor=OBSOLETE, label="obsolete"))
+    for flag, hatch in HATCHES.items():
+        if any(b.provisional == flag for b in picture.boxes):
+            handles.append(Patch(facecolor="white", edgecolor="black", hatch=hatch, label=f"Provisional.{flag}"))
+    if any(n.dirty for n in nodes):
+        handles.append(Patch(fill=False, edgecolor=DIRTY, lw=2, label="dirty node (red outline)"))
+    if any(not n.resident for n in nodes):
+        handles.append(Patch(fill=False, edgecolor=EVICTED, linestyle="--", label="not in memory"))
+    return handles
 
 
 def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highlight: set[LSN] | None = None,
                       show_records: bool = True, width: float = WIDTH) -> Figure:
     """Draw the tree above the log (see the module documentation); ``highlight`` LSNs get a thick outline.
 
-    The figure is ``width`` inches wide and as tall as the tree needs (see :func:`tree_rows`).
+    The figure is ``width`` inches wide and as tall as the tree and the log need (see :func:`tree_rows`
+    and :func:`log_rows`).
     """
     highlight = highlight or set()
     view = picture.view
@@ -148,22 +184,17 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
     rows, box_w, box_h = tree_rows(view, tree_w)
     row_gap = 26.0
     tree_h = len(rows) * box_h + (len(rows) - 1) * row_gap
-    starts, total = _log_x(picture)
-    seen = {box.type_name: colour(box.type_name) for box in picture.boxes}
-    handles = [Patch(facecolor=c, label=n) for n, c in seen.items()]
-    handles += [Patch(facecolor=OBSOLETE, label="obsolete"), Patch(facecolor="white", edgecolor="black", hatch="//",
-                                                                   label="provisional YES"),
-                Patch(facecolor="white", edgecolor="black", hatch="..", label="BEFORE_CKPT_END")]
-    ncol = 5
+    cells, cell_w = log_rows(picture, tree_w)
+    log_h = len(cells) * LOG_ROW_H
+    handles = legend_handles(picture)
+    ncol = 4
     legend_in = 0.25 * -(-len(handles) // ncol) + 0.1
     title = title_lines(title, width) if title else None
     title_in = 0.15 + 0.22 * (title.count("\n") + 1) if title else 0.15
-    log_in = 0.4
-    height = title_in + tree_h / 72 + 0.45 + log_in + 0.3 + legend_in
+    height = title_in + tree_h / 72 + 0.5 + log_h / 72 + 0.1 + legend_in
     fig = new_figure(width, height)
     tree_ax = fig.add_axes((0.02, 1 - (title_in + tree_h / 72) / height, 0.96, tree_h / 72 / height))
-    log_bottom = legend_in + 0.3
-    log_ax = fig.add_axes((0.02, log_bottom / height, 0.96, log_in / height))
+    log_ax = fig.add_axes((0.02, (legend_in + 0.1) / height, 0.96, log_h / 72 / height))
 
     positions: dict[int, tuple[float, float]] = {}
     for r, row in enumerate(rows):
@@ -177,44 +208,51 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
             tree_ax.plot([x, cx], [y - box_h / 2, cy + box_h / 2], color="#90a4ae", lw=0.8, zorder=1)
     for node in view.nodes():
         x, y = positions[node.node_id]
-        kind = node_kind(node.is_bin)
-        edge = DIRTY if node.dirty else "#37474f"
-        tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=tint(colour(kind)),
-                                    edgecolor=edge, lw=2.0 if node.dirty else 0.9,
+        fill = colour(node_kind(node.is_bin)) if node.resident else "white"
+        edge = DIRTY if node.dirty else ("#37474f" if node.resident else EVICTED)
+        tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=fill,
+                                    edgecolor=edge, lw=2.5 if node.dirty else 0.9,
                                     linestyle="-" if node.resident else "--", zorder=2))
-        tree_ax.text(x, y, _node_label(node), ha="center", va="center", fontsize=SMALL, zorder=3)
+        tree_ax.text(x, y, _node_label(node), ha="center", va="center", fontsize=SMALL, zorder=3,
+                     color="white" if dark(fill) else "black")
     tree_ax.set_xlim(0, tree_w)
     tree_ax.set_ylim(-3, tree_h + 3)  # room for the outlines of the top and bottom rows
     tree_ax.axis("off")
 
-    for box in picture.boxes:
-        x0 = starts[box.lsn.file] + box.lsn.offset
-        fill = OBSOLETE if box.obsolete else colour(box.type_name)
-        log_ax.add_patch(Rectangle((x0, 0), box.size, 1, facecolor=fill, hatch=HATCHES.get(box.provisional),
-                                   edgecolor="#c62828" if box.lsn in highlight else "white",
-                                   lw=2.2 if box.lsn in highlight else 0.4))
-    log_ax.set_xlim(0, total)
-    log_ax.set_ylim(0, 1)
-    log_ax.axis("off")
+    where: dict[LSN, tuple[float, float]] = {}  # each entry's cell: (left, bottom)
+    first_row = {}
+    for r, row in enumerate(cells):
+        y = log_h - r * LOG_ROW_H - CELL_H
+        first_row.setdefault(row[0].lsn.file, y)
+        for i, box in enumerate(row):
+            x0 = LOG_MARGIN + i * cell_w
+            where[box.lsn] = (x0, y)
+            fill = OBSOLETE if box.obsolete else colour(box.type_name)
+            log_ax.add_patch(Rectangle((x0, y), cell_w, CELL_H, facecolor=fill, hatch=HATCHES.get(box.provisional),
+                                       edgecolor="#c62828" if box.lsn in highlight else "white",
+                                       lw=2.2 if box.lsn in highlight else 0.6))
+            log_ax.text(x0 + cell_w / 2, y - 1.5, f"{box.lsn.offset:x}", ha="center", va="top", fontsize=SMALL,
+                        color="#37474f")
     for number, size in picture.file_sizes:
-        label = f"{number:08x}.jdb ({size} B)"
-        if not fits(log_ax, label, size):
-            label = f"{number:08x}.jdb" if fits(log_ax, f"{number:08x}.jdb", size) else f"{number:x}"
-        log_ax.text(starts[number] + size / 2, -0.15, label, ha="center", va="top", fontsize=SMALL)
+        log_ax.text(LOG_MARGIN - 6, first_row[number] + CELL_H / 2, f"file {number:x}\n{size} B", ha="right",
+                    va="center", fontsize=SMALL)
+    log_ax.set_xlim(0, tree_w)
+    log_ax.set_ylim(0, log_h)
+    log_ax.axis("off")
 
     def connect(lsn: LSN, xy: tuple[float, float], line: str, lw: float) -> None:
-        box = picture.box(lsn)
-        if box is None:
+        if lsn not in where:
             return
-        target = (starts[lsn.file] + lsn.offset + box.size / 2, 1.0)
-        fig.add_artist(ConnectionPatch(xyA=xy, coordsA=tree_ax.transData, xyB=target, coordsB=log_ax.transData,
-                                       color=line, lw=lw, alpha=0.5, zorder=-1))  # under the boxes
+        x0, y = where[lsn]
+        fig.add_artist(ConnectionPatch(xyA=xy, coordsA=tree_ax.transData, xyB=(x0 + cell_w / 2, y + CELL_H),
+                                       coordsB=log_ax.transData, color=line, lw=lw, alpha=0.5,
+                                       zorder=-1))  # under the boxes
 
     for node in view.nodes():
         x, y = positions[node.node_id]
         if not node.lsn.is_null:
             connect(node.lsn, (x, y - box_h / 2), "#455a64", 0.8)
-        if node.is_bin and show_records:
+        if node.is_bin and node.resident and show_records:
             for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
                 if not deleted:
                     offset = (i + 0.5) / max(len(node.slot_lsns), 1) - 0.5
@@ -230,8 +268,8 @@ LOG_ROW = 8  # log entries in one row of the log table
 
 
 def tree_graph(picture: TreeAndLog, show_log: bool = True):
-    """The tree as a graphviz digraph: a record node per IN/BIN with a field per slot (key and LSN),
-    and, below it, the log as a table of cells (obsolete entries grey) that the slots point into.
+    """The tree as a graphviz digraph: a record node per IN/BIN with a field per slot (key and LSN;
+    none for a node not in memory, drawn dashed), and, below it, the log as a table of cells (obsolete entries grey) that the slots point into.
 
     Laid out to fit a notebook column at its natural size (text 9 pt and more): each node's slots
     stack vertically, a level wraps to a new row after GRAPH_ROW nodes (invisible edges push the
@@ -247,11 +285,12 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
     for node in picture.view.nodes():
         kind = node_kind(node.is_bin)
         fields = []
-        for i, (key, lsn) in enumerate(zip(node.keys, node.slot_lsns)):
+        for i, (key, lsn) in enumerate(zip(node.keys, node.slot_lsns) if node.resident else ()):
             mark = "*" if node.is_bin and node.known_deleted[i] else ""
             shown = key.decode("utf-8", "replace") or "-inf"
             fields.append(f"<s{i}> {_escape(shown)}{mark} {lsn}")
-        label = f"{{{kind} {node.node_id}\\n@ {node.lsn}|{'|'.join(fields) or 'empty'}}}"
+        slots = "|".join(fields) or ("not in memory" if not node.resident else "empty")
+        label = f"{{{kind} {node.node_id}\\n@ {node.lsn}|{slots}}}"
         style = {"color": DIRTY, "penwidth": "2"} if node.dirty else {}
         if not node.resident:
             style["style"] = "dashed"
@@ -274,7 +313,7 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
     graph.node("log", "<<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\">" + (rows or "<TR><TD>empty</TD></TR>")
                + "</TABLE>>", shape="plaintext")
     for node in picture.view.nodes():
-        if node.is_bin:
+        if node.is_bin and node.resident:
             for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
                 if not deleted and lsn in index:
                     graph.edge(f"n{node.node_id}:s{i}", f"log:e{index[lsn]}", color="#8d6e63", arrowsize="0.5")

@@ -1,16 +1,26 @@
-"""The log store demonstrations behind notebooks 09 and 10, the tour and ``figures/``.
+"""The log store demonstrations behind notebooks 09, 10 and 10b, the tour and ``figures/``.
 
-:func:`bank_disk` runs a small scripted workload on a simulated disk: a bank
-of accounts in 4-slot nodes, writes without a transaction, a transaction
-that stays open across a checkpoint (so firstActiveLSN lies before
-CkptStart) and commits after it, a transfer, a loser whose record reached
-the disk, and a last write that was never synced.
+A log store workload is a *script* (:mod:`minidb.viz.script`): a list of
+operations from :data:`OPS` (puts, deletes and reads without a transaction,
+named transactions, checkpoints, evictions, syncs), which
+:func:`run_script` checks whole before running and runs on an environment,
+saying what each step did. A bad step is a :class:`ScriptError` naming the
+step: an unknown transaction, one begun twice or already ended, a key or
+value that is not text. A lock conflict is not an error: the step reports
+that it was refused and nothing changed, as the engine does.
 
-:func:`logstore_crash_demo` is the pure function behind notebook 10's
-crash control: crash the workload right after its k-th disk write, keeping
-nothing, everything or a torn part of the unsynced writes; recover, keeping
-a picture of the tree and the log after every phase of recovery; return the
-chosen phase's picture and what recovery said in it.
+- :func:`tree_step` (notebook 09): a new environment after the first
+  ``step`` operations of a script (default :data:`SCRIPT`: records, splits
+  up to a root split, updates and deletes, checkpoints, an eviction and a
+  read that fetches the evicted BIN back, an aborted transaction), drawn as
+  the tree above its log. Pure: it replays from scratch, so any step of any
+  script can be asked for in any order.
+- :func:`logstore_crash_demo` (notebook 10): the bank workload
+  (:data:`BANK_SCRIPT`) spans a checkpoint; crash it right after its k-th
+  disk write, keeping nothing, everything or a torn part of the unsynced
+  writes; recover, keeping a picture of the tree and the log after every
+  phase of recovery; return the chosen phase's picture and what recovery
+  said in it.
 """
 
 from __future__ import annotations
@@ -20,15 +30,32 @@ from functools import lru_cache
 
 from matplotlib.figure import Figure
 
+from minidb.errors import MinidbError
 from minidb.io import CrashMode, SimDisk
-from minidb.logstore import Environment, EnvironmentConfig, EnvironmentHooks
+from minidb.log import LSN
+from minidb.logstore import Environment, EnvironmentConfig, EnvironmentHooks, LockConflictError
 from minidb.logstore.verify import records
 from minidb.viz.logstore import TreeAndLog, draw_tree_and_log, tree_and_log
+from minidb.viz.script import Op, checked, op_table, script_error
 
 DB = "accounts"
-OPENING = [("alice", "100"), ("bob", "50"), ("carol", "75"), ("dave", "20"), ("erin", "5"), ("frank", "60"),
-           ("grace", "35")]
 KEEP_MODES = {"nothing": CrashMode.nothing(), "everything": CrashMode.everything(), "torn": CrashMode.torn(seed=3)}
+
+OPS = op_table(
+    Op("put", ("key", "value"), "write key=value without a transaction (an LN)"),
+    Op("delete", ("key",), "delete key without a transaction (a DEL_LN)"),
+    Op("get", ("key",), "read key (fetches its BIN back from the log if it was evicted)"),
+    Op("begin", ("txn",), "begin a transaction, named e.g. 'T1'"),
+    Op("txn_put", ("txn", "key", "value"), "write key=value in txn (an LN_TX, the key write-locked)"),
+    Op("txn_delete", ("txn", "key"), "delete key in txn (a DEL_LN_TX)"),
+    Op("commit", ("txn",), "commit txn (a Commit entry; the log is fsynced)"),
+    Op("abort", ("txn",), "abort txn (an Abort entry; the old versions go back in their slots)"),
+    Op("checkpoint", (), "a checkpoint: CkptStart, the dirty nodes bottom up, CkptEnd; fsynced"),
+    Op("evict", ("key",), "evict the BIN holding key from memory (logged first if it is dirty)"),
+    Op("sync", (), "fsync the log"),
+    Op("flush", (), "write the log buffer to the file, without an fsync"),
+)
+TEXT_ARGS = {"key", "value", "txn"}
 
 
 def fixed_clock() -> float:
@@ -42,61 +69,164 @@ def demo_config(**overrides) -> EnvironmentConfig:
     return EnvironmentConfig(**settings)
 
 
+def describe_op(op: tuple) -> str:
+    """An operation as a short phrase: ``put alice=100``, ``T1: delete bob``, ``checkpoint``."""
+    name, args = op[0], op[1:]
+    if name == "put":
+        return f"put {args[0]}={args[1]}"
+    if name in ("delete", "get", "evict"):
+        return f"{name} {args[0]}"
+    if name == "txn_put":
+        return f"{args[0]}: put {args[1]}={args[2]}"
+    if name == "txn_delete":
+        return f"{args[0]}: delete {args[1]}"
+    if name in ("begin", "commit", "abort"):
+        return f"{name} {args[0]}"
+    return name
+
+
+@dataclass(frozen=True)
+class StepDone:
+    lsn: LSN | None  # the entry the operation logged (None if it logged nothing of its own)
+    lines: tuple[str, ...]  # what it did, in the engine's words
+
+
+class ScriptRunner:
+    """Runs a checked script's operations, one at a time, on an environment's database ``DB``."""
+
+    def __init__(self, env: Environment):
+        self.env = env
+        self.db = env.database(DB)
+        self.txns: dict[str, object] = {}
+        self.ended: set[str] = set()
+
+    def _txn(self, step: int, op: tuple, name: str):
+        """The open transaction the script calls ``name``."""
+        if name in self.ended:
+            raise script_error(step, op, f"transaction {name} has already ended")
+        if name not in self.txns:
+            raise script_error(step, op, f"no transaction {name} has begun (begin it first: ('begin', {name!r}))")
+        return self.txns[name]
+
+    def run(self, step: int, op: tuple) -> StepDone:
+        """Run operation ``op`` (step ``step`` of the script, from 1); say what it did."""
+        for arg_name, value in zip(OPS[op[0]].args, op[1:]):
+            if arg_name in TEXT_ARGS and (not isinstance(value, str) or not value):
+                raise script_error(step, op, f"{arg_name} must be a non-empty string, not {value!r}")
+        env, db, name, args = self.env, self.db, op[0], op[1:]
+        before = len(env.trace.lines)
+        try:
+            lsn, lines = self._run(step, op, name, args)
+        except LockConflictError as conflict:
+            return StepDone(None, (f"refused, nothing changed: {conflict}",))
+        except MinidbError as error:  # the engine refused the operation: name the step
+            raise script_error(step, op, str(error)) from error
+        said = [line for line in env.trace.lines[before:] if line.startswith(("split", "root split"))]
+        return StepDone(lsn, tuple(lines) + tuple(said))
+
+    def _run(self, step: int, op: tuple, name: str, args: tuple) -> tuple[LSN | None, list[str]]:
+        env, db = self.env, self.db
+        if name == "put":
+            return db.put(args[0], args[1]), []
+        if name == "delete":
+            lsn = db.delete(args[0])
+            return lsn, [] if lsn is not None else [f"no record {args[0]!r}: nothing logged"]
+        if name == "get":
+            fetched = env.stats["nINsFetched"]
+            value = db.get(args[0])
+            shown = "no such record" if value is None else value.decode("utf-8", "replace")
+            fetches = env.stats["nINsFetched"] - fetched
+            return None, [f"{args[0]} = {shown}" + (f" ({fetches} node fetched from the log)" if fetches else "")]
+        if name == "begin":
+            if args[0] in self.txns or args[0] in self.ended:
+                raise script_error(step, op, f"a transaction named {args[0]} has already begun")
+            self.txns[args[0]] = txn = env.begin()
+            return None, [f"{args[0]} is txn {txn.id}"]
+        if name in ("txn_put", "txn_delete"):
+            txn = self._txn(step, op, args[0])
+            lsn = db.put(args[1], args[2], txn=txn) if name == "txn_put" else db.delete(args[1], txn=txn)
+            return lsn, []
+        if name in ("commit", "abort"):
+            txn = self._txn(step, op, args[0])
+            lsn = txn.commit() if name == "commit" else txn.abort()
+            self.ended.add(args[0])
+            del self.txns[args[0]]
+            return lsn, []
+        if name == "checkpoint":
+            result = env.checkpoint()
+            return result.ckpt_end_lsn, [logged.describe() for logged in result.logged]
+        if name == "evict":
+            node = env.db_tree.get(DB).tree.search(args[0].encode())  # the BIN that holds the key
+            lsn = env.evictor.evict(node)
+            where = f"logged at {lsn} with Provisional.{env.log.read(lsn).provisional.name}" if lsn else "clean: not logged"
+            return lsn, [f"evicted {node.describe()}: {where}"]
+        if name == "sync":
+            env.sync()
+            return None, []
+        env.log.flush()
+        return None, []
+
+
+def run_script(env: Environment, script, on_step=None) -> list[StepDone]:
+    """Check ``script`` whole, then run it on ``env``; ``on_step(step, op, done)`` after each operation."""
+    operations = checked(script, OPS)
+    runner = ScriptRunner(env)
+    done = []
+    for step, op in enumerate(operations, 1):
+        done.append(runner.run(step, op))
+        if on_step:
+            on_step(step, op, done[-1])
+    return done
+
+
+# -- notebook 10: the bank workload, crashed anywhere ---------------------------------------------
+BANK_SCRIPT: list[tuple] = [
+    ("put", "alice", "100"), ("put", "bob", "50"), ("put", "carol", "75"), ("put", "dave", "20"),
+    ("put", "erin", "5"), ("put", "frank", "60"), ("put", "grace", "35"),
+    ("begin", "T1"), ("txn_put", "T1", "carol", "70"),  # T1 stays open across the checkpoint
+    ("begin", "T2"), ("txn_put", "T2", "alice", "70"), ("txn_put", "T2", "bob", "80"), ("commit", "T2"),
+    ("checkpoint",),
+    ("delete", "dave"), ("put", "heidi", "40"),
+    ("commit", "T1"),
+    ("begin", "T3"), ("txn_put", "T3", "erin", "0"),  # T3 never commits: the loser
+    ("evict", "erin"),  # the evictor logs erin's BIN, with T3's uncommitted slot
+    ("sync",),
+    ("put", "ivan", "90"), ("flush",),  # written, never synced
+]
+
+
 @dataclass(frozen=True)
 class BankRun:
     disk: SimDisk
     story: tuple[tuple[int, str], ...]  # (index of the last disk event when it happened, what happened)
 
 
-@lru_cache(maxsize=1)
-def _bank_run() -> BankRun:
+@lru_cache(maxsize=8)
+def _bank_run(script: tuple) -> BankRun:
     disk = SimDisk("bank")
     env = Environment.open(disk, demo_config())
     story: list[tuple[int, str]] = []
-
-    def say(what: str) -> None:
-        story.append((len(disk.events) - 1, what))
-
-    accounts = env.database(DB)
-    for name, amount in OPENING:
-        accounts.put(name, amount)
-    say("opened 7 accounts (no transaction, not synced)")
-    long_txn = env.begin()
-    accounts.put("carol", "70", txn=long_txn)
-    say(f"txn {long_txn.id} wrote carol=70 and stays open")
-    with env.begin() as txn:
-        accounts.put("alice", "70", txn=txn)
-        accounts.put("bob", "80", txn=txn)
-    say(f"txn {txn.id} moved 30 from alice to bob: committed and fsynced")
-    env.checkpoint()
-    say("checkpoint: CkptStart ... CkptEnd (fsynced)")
-    accounts.delete("dave")
-    accounts.put("heidi", "40")
-    say("deleted dave, opened heidi (no transaction)")
-    long_txn.commit()
-    say(f"txn {long_txn.id} committed (it began before the checkpoint)")
-    loser = env.begin()
-    accounts.put("erin", "0", txn=loser)
-    env.sync()
-    say(f"txn {loser.id} wrote erin=0 (on disk after a sync, never committed)")
-    accounts.put("ivan", "90")
-    env.log.flush()
-    say("opened ivan: written, never synced")
+    run_script(env, script, lambda step, op, done: story.append((len(disk.events) - 1, describe_op(op))))
     return BankRun(disk, tuple(story))
 
 
-def bank_disk() -> SimDisk:
+def bank_run(script=None) -> BankRun:
+    return _bank_run(tuple(checked(BANK_SCRIPT if script is None else script, OPS)))
+
+
+def bank_disk(script=None) -> SimDisk:
     """A copy of the bank workload's disk, before any crash."""
-    return _bank_run().disk.clone()
+    return bank_run(script).disk.clone()
 
 
-def bank_story() -> list[tuple[int, str]]:
-    return list(_bank_run().story)
+def bank_story(script=None) -> list[tuple[int, str]]:
+    """Each step of the workload, after the disk event it had reached."""
+    return list(bank_run(script).story)
 
 
-def bank_writes() -> list[int]:
+def bank_writes(script=None) -> list[int]:
     """Event indices of the workload's disk writes (write k is ``bank_writes()[k - 1]``)."""
-    return [e.index for e in _bank_run().disk.events if e.kind == "write"]
+    return [e.index for e in bank_run(script).disk.events if e.kind == "write"]
 
 
 @dataclass(frozen=True)
@@ -129,9 +259,10 @@ class LogstoreCrashDemo:
 
 
 @lru_cache(maxsize=64)
-def _recover(after_write: int, keep: str) -> tuple[tuple[PhasePicture, ...], dict[bytes, bytes], str]:
-    run = _bank_run()
-    event = run.disk.events[bank_writes()[after_write - 1]]
+def _recover(script: tuple, after_write: int, keep: str) -> tuple[tuple[PhasePicture, ...], dict[bytes, bytes], str]:
+    run = _bank_run(script)
+    writes = [e.index for e in run.disk.events if e.kind == "write"]
+    event = run.disk.events[writes[after_write - 1]]
     image = run.disk.crash_image(event.index, KEEP_MODES[keep])
     pictures: list[tuple[str, TreeAndLog | None]] = []
 
@@ -146,19 +277,21 @@ def _recover(after_write: int, keep: str) -> tuple[tuple[PhasePicture, ...], dic
     return phases, found, str(event)
 
 
-def logstore_crash_demo(after_write: int, keep: str = "nothing", phase: int = 10) -> LogstoreCrashDemo:
-    """Crash the bank workload after its ``after_write``-th write; show recovery phase ``phase`` (0-based)."""
-    writes = bank_writes()
+def logstore_crash_demo(after_write: int, keep: str = "nothing", phase: int = 10, script=None) -> LogstoreCrashDemo:
+    """Crash the bank workload (or ``script``) after its ``after_write``-th write; show recovery phase ``phase``
+    (0-based)."""
+    operations = tuple(checked(BANK_SCRIPT if script is None else script, OPS))
+    writes = bank_writes(operations)
     if not 1 <= after_write <= len(writes):
         raise ValueError(f"after_write must be between 1 and {len(writes)}, not {after_write}")
     if keep not in KEEP_MODES:
         raise ValueError(f"keep must be one of {sorted(KEEP_MODES)}, not {keep!r}")
-    phases, found, event = _recover(after_write, keep)
+    phases, found, event = _recover(operations, after_write, keep)
     if not 0 <= phase < len(phases):
         raise ValueError(f"phase must be between 0 and {len(phases) - 1}, not {phase}")
     chosen = phases[phase]
     event_index = writes[after_write - 1]
-    happened = tuple(what for index, what in _bank_run().story if index <= event_index)
+    happened = tuple(what for index, what in _bank_run(operations).story if index <= event_index)
     picture = next((p.picture for p in reversed(phases[: phase + 1]) if p.picture is not None), None)
     if picture is None:
         from minidb.viz.style import new_figure
@@ -179,69 +312,65 @@ def worked_cases_figure() -> Figure:
     return draw_worked_cases([worked_case(n, bug) for n, bug in [(1, False), (2, False), (3, False), (3, True)]])
 
 
-__all__ = ["checkpoint_demo_env", "TREE_OPS", "TreeStep", "tree_step", "describe_op", "bank_disk", "bank_story", "bank_writes", "logstore_crash_demo", "LogstoreCrashDemo", "PhasePicture",
-           "worked_cases_figure", "demo_config", "KEEP_MODES", "DB"]
-
-
 # -- notebook 09: a tree growing in the log, operation by operation -------------------------------
-TREE_OPS: tuple[tuple[str, ...], ...] = (
-    ("put", "alice", "100"), ("put", "bob", "50"), ("put", "carol", "75"), ("put", "dave", "20"),
-    ("put", "erin", "5"), ("put", "frank", "60"), ("put", "grace", "35"), ("put", "heidi", "40"),
-    ("checkpoint",), ("put", "bob", "80"), ("put", "alice", "70"), ("delete", "dave"), ("put", "ivan", "90"),
-    ("put", "judy", "15"), ("checkpoint",), ("put", "erin", "0"), ("delete", "carol"), ("checkpoint",),
-)
+SCRIPT: list[tuple] = [
+    ("put", "alice", "100"), ("put", "bob", "50"), ("put", "carol", "75"),  # three LNs, one dirty BIN
+    ("put", "dave", "20"), ("put", "erin", "5"), ("put", "frank", "60"),
+    ("put", "grace", "35"), ("put", "heidi", "40"),  # two BIN splits
+    ("put", "bob", "80"), ("put", "alice", "70"), ("delete", "dave"),  # old versions become obsolete
+    ("checkpoint",),  # every dirty node logged, bottom up
+    ("put", "ivan", "90"), ("put", "judy", "15"), ("put", "ken", "30"),  # the root splits
+    ("checkpoint",),
+    ("put", "liz", "25"), ("evict", "liz"), ("get", "liz"),  # out of memory, and back from the log
+    ("begin", "T1"), ("txn_put", "T1", "alice", "0"), ("txn_delete", "T1", "bob"),
+    ("get", "alice"),  # refused: T1 holds alice's write lock
+    ("abort", "T1"),  # alice=70 and bob=80 come back
+]
 
 
 @dataclass(frozen=True)
 class TreeStep:
     step: int
     operation: str
-    lsn: str | None  # where the operation's entry went
+    lsn: LSN | None  # where the operation's entry went
+    lines: tuple[str, ...]  # what the operation did, in the engine's words
     figure: Figure
     picture: TreeAndLog
     env: Environment
 
     def summary(self) -> str:
-        where = f" -> {self.lsn}" if self.lsn else ""
+        where = f" -> {self.lsn}" if self.lsn is not None else ""
         obsolete = sum(1 for b in self.picture.boxes if b.obsolete)
-        return (f"after step {self.step}: {self.operation}{where}; the log holds {len(self.picture.boxes)} entries, "
-                f"{obsolete} of them obsolete; the tree has {len(self.picture.view.nodes())} nodes")
+        said = "".join(f"\n  {line}" for line in self.lines)
+        return (f"after step {self.step}: {self.operation}{where}{said}\nthe log holds {len(self.picture.boxes)} "
+                f"entries, {obsolete} of them obsolete; the tree has {len(self.picture.view.nodes())} nodes")
 
 
-def describe_op(op: tuple[str, ...]) -> str:
-    if op[0] == "put":
-        return f"put {op[1]}={op[2]}"
-    if op[0] == "delete":
-        return f"delete {op[1]}"
-    return op[0]
+def tree_step(step: int, script=SCRIPT) -> TreeStep:
+    """A new environment after the first ``step`` operations of ``script``, drawn (pure: replays from scratch)."""
+    operations = tuple(checked(script, OPS))
+    if not 0 <= step <= len(operations):
+        raise ValueError(f"step must be between 0 and {len(operations)} (the script's length), not {step}")
+    return _tree_step(step, operations)
 
 
-@lru_cache(maxsize=32)
-def tree_step(step: int) -> TreeStep:
-    """The tree demo's environment after its first ``step`` operations, drawn (pure: replays from scratch)."""
-    if not 0 <= step <= len(TREE_OPS):
-        raise ValueError(f"step must be between 0 and {len(TREE_OPS)}, not {step}")
+@lru_cache(maxsize=64)
+def _tree_step(step: int, operations: tuple) -> TreeStep:
     env = Environment.open(SimDisk("tree-demo"), demo_config(file_max=4096))
-    db = env.database(DB)
-    lsn = None
-    for op in TREE_OPS[:step]:
-        if op[0] == "put":
-            lsn = db.put(op[1], op[2])
-        elif op[0] == "delete":
-            lsn = db.delete(op[1])
-        else:
-            lsn = env.checkpoint().ckpt_end_lsn
+    done = run_script(env, operations[:step])
     picture = tree_and_log(env, DB)
-    operation = describe_op(TREE_OPS[step - 1]) if step else "a new environment"
+    operation = describe_op(operations[step - 1]) if step else "a new environment"
     figure = draw_tree_and_log(picture, title=f"step {step}: {operation}")
-    return TreeStep(step, operation, str(lsn) if lsn is not None else None, figure, picture, env)
+    last = done[-1] if done else StepDone(None, ())
+    return TreeStep(step, operation, last.lsn, last.lines, figure, picture, env)
 
 
 # -- notebook 10: a checkpoint with work to do on every level ----------------------------------------
 def checkpoint_demo_env() -> Environment:
-    """24 accounts in a 3-level tree, all logged; then dirty BINs under two level-2 INs, and one dirty level-2 IN.
+    """24 accounts in a 4-level tree, all logged; then dirty BINs under two level-2 INs, and one dirty level-2 IN
+    (the parent of a BIN evicted after its change).
 
-    A checkpoint of it has work on levels 1 and 2, so its highest flush level is 2 (3 with
+    A checkpoint of it has work on levels 1 and 2, so its highest flush level is 2 (4 with
     minimize_recovery_time, which also logs the root).
     """
     env = Environment.open(SimDisk("checkpoint-demo"), demo_config(file_max=1 << 16, buffer_size=1 << 12))
@@ -257,3 +386,37 @@ def checkpoint_demo_env() -> Environment:
     db.put("acct12", "12")
     env.evictor.evict(middle)  # logged now (no checkpoint running): its level-2 parent becomes dirty
     return env
+
+
+__all__ = ["OPS", "SCRIPT", "BANK_SCRIPT", "run_script", "describe_op", "checkpoint_demo_env", "TreeStep", "tree_step",
+           "bank_disk", "bank_story", "bank_writes", "logstore_crash_demo", "LogstoreCrashDemo", "PhasePicture",
+           "worked_cases_figure", "demo_config", "KEEP_MODES", "DB"]
+
+
+# -- notebook 10b: the evictor's bug, and a cleaner that trusts the counts ------------------------------
+@dataclass(frozen=True)
+class EvictionBugDemo:
+    bug: bool
+    case_text: str  # the case's summary, A named by what it is
+    erased: int  # node entries the cleaner stand-in erased
+    records: int  # records read back afterwards
+    error: str | None  # what reading them back gave, if it failed
+    figure: Figure
+
+    def summary(self) -> str:
+        outcome = self.error or f"all {self.records} records read back"
+        return f"{self.case_text}\ncleaner trusting utilization: erased {self.erased} obsolete node entries -> {outcome}"
+
+
+def eviction_bug_demo(bug: bool = True) -> EvictionBugDemo:
+    """The JE documentation's case 3 with the evictor's bug on or off; then erase what is counted obsolete."""
+    from minidb.logstore.cases import clean_trusting_utilization, worked_case
+    from minidb.viz.checkpoint import case_summary, draw_worked_case
+
+    case = worked_case(3, bug=bool(bug))
+    text, figure = case_summary(case), draw_worked_case(case)
+    cleaning = clean_trusting_utilization(case)
+    return EvictionBugDemo(bool(bug), text, len(cleaning.erased), cleaning.records, cleaning.error, figure)
+
+
+__all__ += ["EvictionBugDemo", "eviction_bug_demo"]

@@ -55,41 +55,15 @@ def _log_lecture() -> tuple[Figure, ...]:
     return tuple(shown)
 
 
-@lru_cache(maxsize=1)
-def _tree_lecture() -> tuple[Picture, ...]:
-    """The pictures of 09_logstore_tree, as its cells make them."""
-    from minidb.io import SimDisk
-    from minidb.logstore import Environment, EnvironmentConfig
-    from minidb.viz.logstore import draw_tree_and_log, draw_utilization, tree_and_log, tree_graph
+def _tree_lecture() -> list[Callable[[], Picture]]:
+    """The pictures of 09_logstore_tree: its default script after the steps its cells show."""
+    from minidb.viz.logstore import draw_utilization, tree_graph
+    from minidb.viz.logstore_demo import SCRIPT, tree_step
 
-    config = EnvironmentConfig(node_max_entries=4, file_max=2048, checkpoint_bytes_interval=None, clock=_clock)
-    env = Environment.open(SimDisk("lecture"), config)
-    accounts = env.database("accounts")
-
-    def picture(title: str) -> Figure:
-        return draw_tree_and_log(tree_and_log(env, "accounts"), title=title)
-
-    shown: list[Picture] = [picture("a new database: a root IN over one empty BIN")]
-    for name, amount in [("alice", "100"), ("bob", "50"), ("carol", "75")]:
-        accounts.put(name, amount)
-    shown.append(picture("three records: three LN entries, one dirty BIN"))
-    for name, amount in [("dave", "20"), ("erin", "5"), ("frank", "60"), ("grace", "35"), ("heidi", "40")]:
-        accounts.put(name, amount)
-    shown.append(picture("after eight records: two splits, halves logged with Provisional.YES"))
-    accounts.put("bob", "80")
-    accounts.put("alice", "70")
-    accounts.delete("dave")
-    shown.append(picture("bob and alice updated, dave deleted (dave* = known deleted)"))
-    env.checkpoint()
-    shown.append(picture("after a checkpoint: every node points into the log"))
-    accounts.put("ivan", "90")
-    env.checkpoint()
-    accounts.put("judy", "15")
-    env.evictor.evict(env.db_tree.get("accounts").tree.search(b"judy"))
-    shown.append(picture("the BIN holding judy is no longer in memory"))
-    shown.append(tree_graph(tree_and_log(env, "accounts")))
-    shown.append(draw_utilization(env, title="live and obsolete bytes per log file"))
-    return tuple(shown)
+    steps = [lambda k=k: tree_step(k).figure for k in (0, 3, 8, 11, 12, 14, 15, 18)]
+    return steps + [lambda: tree_graph(tree_step(19).picture),
+                    lambda: draw_utilization(tree_step(len(SCRIPT)).env,
+                                             title="live and obsolete bytes per log file, after the whole script")]
 
 
 def _checkpoint_lecture() -> list[Callable[[], Figure]]:
@@ -136,7 +110,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
     from minidb.logstore.cases import worked_case
     from minidb.replication.cases import worked_recovery_case
     from minidb.viz.bufferpool_demo import pool_step
-    from minidb.viz.checkpoint import draw_worked_case
+    from minidb.viz.checkpoint import draw_worked_case, draw_worked_cases
     from minidb.viz.extents import draw_extent_map, extent_map_layout
     from minidb.viz.locks import draw_mode_tables, waits_for_dot
     from minidb.viz.locks_demo import detection_figure, lock_step
@@ -145,18 +119,13 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
     from minidb.viz.pages import draw_page, page_layout
     from minidb.viz.recovery_demo import recovery_view
     from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
-    from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, bucket_example,
-                                      truncation_demo)
+    from minidb.viz.vlsn_demo import bucket_example, holes_example, index_step, one_file_mappings, truncation_demo
     from minidb.viz.volume_demo import new_demo_volume, volume_step
     from minidb.viz.xct_demo import xct_step
 
     def buckets(lookup: int | None, title: str) -> Figure:
         found, truth = bucket_example(stride=4)
         return draw_buckets(found, truth, lookup=lookup, title=title)
-
-    def fill(k: int) -> Figure:
-        step = fill_demo()[k]
-        return draw_index(step.picture, title=step.label)
 
     pictures: dict[str, list[Callable[[], Picture]]] = {
         "01_log": [lambda i=i: _log_lecture()[i] for i in range(4)],
@@ -177,17 +146,17 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                                                     (5, True), (7, True), (8, False))],
         "08_aries_recovery": [lambda phase=phase: recovery_view(24, "everything", phase).figure
                               for phase in ("crashed", "analysis", "redo", "undo", "restarted")],
-        "09_logstore_tree": [lambda i=i: _tree_lecture()[i] for i in range(8)],
+        "09_logstore_tree": _tree_lecture(),
         "10_checkpointer": _checkpoint_lecture()
-                           + [lambda n=n, bug=bug: draw_worked_case(worked_case(n, bug=bug))
-                              for n, bug in ((1, False), (2, False), (3, False), (3, True))]
+                           + [lambda n=n: draw_worked_case(worked_case(n)) for n in (1, 2, 3)]
                            + [lambda: logstore_crash_demo(len(bank_writes()), "nothing", phase=8).figure],
+        "10b_je_eviction_bug": [lambda: draw_worked_cases([worked_case(3), worked_case(3, bug=True)])],
         "12_vlsn_index": [
             lambda: buckets(None, "the JE documentation's example, stride 4 (LSNs in decimal, as in the JE documentation)"),
             lambda: draw_buckets([holes_example((9, 15, 11), stride=2)], one_file_mappings(),
                                  title="puts 9, 15, 11 into one bucket of file 10, stride 2: 13 is a hole"),
             lambda: buckets(11, "looking up VLSN 11"),
-            lambda: fill(1), lambda: fill(2), lambda: fill(-1),
+            lambda: index_step(2).figure, lambda: index_step(3).figure, lambda: index_step(6).figure,
             lambda: draw_recovery_case(worked_recovery_case()),
             lambda: draw_index(index_picture(worked_recovery_case().recovered.vlsn_index), title="the recovered index",
                                vlsn_span=(60, 80)),

@@ -9,7 +9,8 @@
   a lookup with its LTE and GTE mappings and the scans from them;
 - :func:`draw_index` draws a whole index along the VLSN axis: one bar per
   bucket coloured by log file (hatched while not yet flushed, dashed for a
-  ghost), ticks at its mappings, and the range's landmarks;
+  ghost), ticks at its mappings, and the range's landmarks; its legend
+  (:func:`index_legend`) names only the kinds of bucket drawn;
 - :func:`draw_recovery_case` draws the JE documentation's recovery log as it ran, and the
   flushed, re-tracked and merged ranges;
 - :func:`draw_tradeoff` draws mappings kept and log entries scanned per
@@ -127,10 +128,14 @@ def draw_buckets(buckets: list[VLSNBucket], truth: dict[int, LSN] | None = None,
     ax.set_xlim(-0.1, len(columns) + 0.1)
     ax.set_ylim(0.0, 3.3)
     ax.axis("off")
-    handles = [Patch(facecolor=STRIDE_COLOUR, label="kept: on a stride (an offset)"),
-               Patch(facecolor=LAST_COLOUR, label="kept: the bucket's last mapping"),
-               Patch(facecolor=UNKEPT, edgecolor="#37474f", label="not kept (scan the log)"),
-               Patch(facecolor=UNKEPT, edgecolor="#37474f", hatch="xx", label="hole (out-of-order put)")]
+    kinds = {kind for kind, _ in kept.values()}
+    drawn = [("stride" in kinds, Patch(facecolor=STRIDE_COLOUR, label="kept: on a stride (an offset)")),
+             ("last" in kinds, Patch(facecolor=LAST_COLOUR, label="kept: the bucket's last mapping")),
+             (any(v not in kept and v not in holes for v in columns),
+              Patch(facecolor=UNKEPT, edgecolor="#37474f", label="not kept (scan the log)")),
+             (bool(holes & set(columns)),
+              Patch(facecolor=UNKEPT, edgecolor="#37474f", hatch="xx", label="hole (out-of-order put)"))]
+    handles = [patch for shown, patch in drawn if shown]  # the legend names only what is drawn
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=SMALL, frameon=False)
     if title:
         fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
@@ -157,6 +162,17 @@ def _draw_lookup(ax, views: list[BucketView], vlsn: int, first: int) -> None:
 
 
 # -- a whole index -------------------------------------------------------------------------------------------
+def index_legend(picture: IndexPicture) -> list[Patch]:
+    """The kinds of bucket :func:`draw_index` draws for ``picture``, and only those."""
+    real = [view for view in picture.buckets if not view.ghost]
+    kinds = [(any(v.flushed for v in real), Patch(facecolor="#bbbbbb", edgecolor="#37474f", label="flushed to _vlsn_index")),
+             (any(not v.flushed for v in real),
+              Patch(facecolor="#bbbbbb", edgecolor="#37474f", hatch="///", label="not flushed yet")),
+             (len(real) < len(picture.buckets),
+              Patch(facecolor="white", edgecolor="#37474f", linestyle="--", label="ghost bucket"))]
+    return [patch for drawn, patch in kinds if drawn]
+
+
 def draw_index(picture: IndexPicture, *, title: str | None = None, vlsn_span: tuple[int, int] | None = None,
                width: float = WIDTH, height: float = 3.8) -> Figure:
     """Buckets as bars along the VLSN axis, coloured by file; the range's first, last and landmarks."""
@@ -195,10 +211,9 @@ def draw_index(picture: IndexPicture, *, title: str | None = None, vlsn_span: tu
     ax.tick_params(labelsize=SMALL)
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
-    handles = [Patch(facecolor="#bbbbbb", edgecolor="#37474f", label="flushed to _vlsn_index"),
-               Patch(facecolor="#bbbbbb", edgecolor="#37474f", hatch="///", label="not flushed yet"),
-               Patch(facecolor="white", edgecolor="#37474f", linestyle="--", label="ghost bucket")]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=SMALL, frameon=False)
+    handles = index_legend(picture)
+    if handles:
+        fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=SMALL, frameon=False)
     open_buckets = sum(1 for b in picture.buckets if not b.closed)
     heading = title or "the VLSN index"
     fig.suptitle(f"{heading}\nrange {r}; {len(picture.buckets)} buckets ({open_buckets} open), "
@@ -290,5 +305,5 @@ def draw_tradeoff(points: list[tuple[int, int, float, int]], current: int, *, to
     return fig
 
 
-__all__ = ["BucketView", "IndexPicture", "bucket_view", "index_picture", "draw_buckets", "draw_index",
+__all__ = ["BucketView", "IndexPicture", "bucket_view", "index_picture", "draw_buckets", "draw_index", "index_legend",
            "draw_recovery_case", "draw_tradeoff", "file_colour"]

@@ -3,9 +3,12 @@
 - :func:`bucket_example`, :func:`holes_example`: the JE documentation's buckets
   (VLSNs 9..15 over files 10 and 11, stride 4) and out-of-order puts into
   one bucket, built with the real :class:`~minidb.replication.VLSNBucket`;
-- :func:`fill_demo`: a replicated environment whose index fills a bucket,
-  closes it at a log file boundary, starts another when one is full, and is
-  flushed at a checkpoint, as snapshots to draw;
+- :func:`index_step`: a replicated environment after the first ``step``
+  operations of a script (:mod:`minidb.viz.script`; the operations are
+  :data:`OPS`: appends of records, committed transactions, matchpoints,
+  checkpoints). The default :data:`SCRIPT` fills a bucket, closes it at a
+  log file boundary, starts another when one is full, and has it all
+  flushed at a checkpoint. Pure: it replays from scratch;
 - :func:`tradeoff`: the pure function behind the notebook's control: for a
   stride and a max number of mappings, the index of a fixed replicated log
   (600 VLSNs), how many mappings it keeps and how many log entries a lookup
@@ -25,7 +28,8 @@ from minidb.replication import ReplicatedEnvironment, VLSNBucket, VLSNIndexConfi
 from minidb.replication.cases import case_config, example_bucket_mappings, example_buckets
 from minidb.replication.range import RANGE_SIZE
 from minidb.replication.scanner import stream_vlsn
-from minidb.viz.vlsn import IndexPicture, draw_tradeoff, index_picture
+from minidb.viz.script import Op, checked, op_table, script_error
+from minidb.viz.vlsn import IndexPicture, draw_index, draw_tradeoff, index_picture
 
 TRADEOFF_STRIDES = (1, 2, 5, 10, 20, 50, 100)
 TRADEOFF_VLSNS = 600
@@ -50,59 +54,92 @@ def holes_example(order: tuple[int, ...], stride: int = 2) -> VLSNBucket:
     return bucket
 
 
-# -- buckets filling, closing, flushed -----------------------------------------------------------------
+# -- buckets filling, closing, flushed: a script ------------------------------------------------------------
+OPS = op_table(
+    Op("records", ("count",), "append count records without a transaction (an LN each, one VLSN each)"),
+    Op("txn", ("count",), "a transaction writes count records and commits (count LN_TX and a Commit)"),
+    Op("matchpoint", (), "log a Matchpoint (a sync-able entry with its own VLSN)"),
+    Op("checkpoint", (), "a checkpoint: its step 6 flushes the index to _vlsn_index"),
+)
+SCRIPT: list[tuple] = [
+    ("records", 5),  # one open bucket, not flushed yet
+    ("records", 1),  # VLSN 6 goes to log file 2: the bucket of file 1 closes, a new one starts
+    ("records", 12),  # VLSN 18 is on a stride and the bucket already holds 4 offsets: another bucket
+    ("txn", 2),  # LN_TX, LN_TX, Commit: last_txn_end moves
+    ("matchpoint",),  # last_sync moves
+    ("checkpoint",),  # step 6 flushes every bucket and the range
+]
+MAX_COUNT = 500
+
+
 @dataclass(frozen=True)
-class FillStep:
-    label: str
+class IndexStep:
+    step: int
+    operation: str
     picture: IndexPicture
-    lines: tuple[str, ...]  # what happened (the index's trace, a checkpoint's step 6)
+    lines: tuple[str, ...]  # what happened to the index (new buckets, a checkpoint's step 6)
+    stride: int
+    max_mappings: int
+
+    @property
+    def figure(self) -> Figure:
+        return draw_index(self.picture, title=f"step {self.step}: {self.operation} (stride {self.stride}, "
+                                              f"at most {self.max_mappings} offsets a bucket)")
+
+    def summary(self) -> str:
+        said = "".join(f"\n  {line}" for line in self.lines)
+        return f"after step {self.step}: {self.operation}{said}\nrange {self.picture.range}; " + \
+            f"{len(self.picture.buckets)} buckets, {self.picture.mappings} mappings"
 
 
-@lru_cache(maxsize=1)
-def fill_demo() -> tuple[FillStep, ...]:
-    """A replicated environment (stride 3, at most 4 offsets a bucket, 1.5 KiB files), step by step."""
+def describe_op(op: tuple) -> str:
+    if op[0] == "records":
+        return f"{op[1]} record{'s' if op[1] != 1 else ''}"
+    if op[0] == "txn":
+        return f"a transaction of {op[1]} record{'s' if op[1] != 1 else ''}"
+    return op[0]
+
+
+def index_step(step: int, script=SCRIPT, stride: int = 3, max_mappings: int = 4) -> IndexStep:
+    """A replicated environment (1.5 KiB log files) after the first ``step`` operations of ``script``."""
+    operations = tuple(checked(script, OPS))
+    for number, op in enumerate(operations, 1):
+        if op[0] in ("records", "txn") and not (isinstance(op[1], int) and 1 <= op[1] <= MAX_COUNT):
+            raise script_error(number, op, f"count must be a whole number from 1 to {MAX_COUNT}, not {op[1]!r}")
+    if not 0 <= step <= len(operations):
+        raise ValueError(f"step must be between 0 and {len(operations)} (the script's length), not {step}")
+    if stride < 1 or max_mappings < 1:
+        raise ValueError(f"stride and max_mappings must be at least 1, not {stride} and {max_mappings}")
+    return _index_step(step, operations, stride, max_mappings)
+
+
+@lru_cache(maxsize=64)
+def _index_step(step: int, operations: tuple, stride: int, max_mappings: int) -> IndexStep:
     env = ReplicatedEnvironment.open(SimDisk("vlsn-fill"), case_config(file_max=1536, buffer_size=512,
                                                                       node_max_entries=16),
-                                     VLSNIndexConfig(stride=3, max_mappings=4))
-    index = env.vlsn_index
-    db = env.database("accounts")
-    steps: list[FillStep] = []
-    seen = len(index.trace.lines)
-
-    def snap(label: str, extra: tuple[str, ...] = ()) -> None:
-        nonlocal seen
-        lines = tuple(line for line in index.trace.lines[seen:] if not line.startswith("put")) + extra
+                                     VLSNIndexConfig(stride=stride, max_mappings=max_mappings))
+    index, db = env.vlsn_index, env.database("accounts")
+    written = 0
+    lines: tuple[str, ...] = ()
+    for op in operations[:step]:
         seen = len(index.trace.lines)
-        steps.append(FillStep(label, index_picture(index), lines))
-
-    n = 0
-
-    def put(count: int) -> None:
-        nonlocal n
-        for _ in range(count):
-            db.put(f"acct{n:03d}", "x" * 24)
-            n += 1
-
-    put(5)
-    snap("5 records: one open bucket, not flushed yet")
-    while index.tracker.bucket_count == 1:
-        put(1)
-    first = index.tracker.buckets()[0]
-    snap(f"a record in file {env.log.end_lsn.file}: the bucket of file {first.file_number} is closed, a new one "
-         f"starts", (index.trace.lines[-1],))
-    while len({b.file_number for b in index.tracker.buckets()}) == index.tracker.bucket_count:
-        put(1)
-    snap("a bucket holds 4 offsets (max_mappings): the next stride VLSN starts another bucket in the same file",
-         (index.trace.lines[-1],))
-    with env.begin() as txn:
-        db.put("alice", "70", txn=txn)
-        db.put("bob", "80", txn=txn)
-    env.log_matchpoint()
-    snap("a transaction (LN_TX, LN_TX, Commit) and a Matchpoint: last_txn_end and last_sync move")
-    result = env.checkpoint()
-    step6 = tuple(line for line in result.trace if line.startswith("step 6"))
-    snap("a checkpoint: step 6 flushes the index to _vlsn_index", step6)
-    return tuple(steps)
+        checkpoint_lines: tuple[str, ...] = ()
+        if op[0] == "records":
+            for _ in range(op[1]):
+                db.put(f"acct{written:03d}", "x" * 24)
+                written += 1
+        elif op[0] == "txn":
+            with env.begin() as txn:
+                for _ in range(op[1]):
+                    db.put(f"acct{written:03d}", "y" * 24, txn=txn)
+                    written += 1
+        elif op[0] == "matchpoint":
+            env.log_matchpoint()
+        else:
+            checkpoint_lines = tuple(line for line in env.checkpoint().trace if line.startswith("step 6"))
+        lines = tuple(line for line in index.trace.lines[seen:] if "new bucket" in line) + checkpoint_lines
+    operation = describe_op(operations[step - 1]) if step else "a new replicated environment"
+    return IndexStep(step, operation, index_picture(index), lines, stride, max_mappings)
 
 
 # -- a feeder waiting for the next VLSN -----------------------------------------------------------------------
@@ -247,5 +284,5 @@ def tradeoff(stride: int = 10, max_mappings: int = 1000) -> TradeoffResult:
     return TradeoffResult(point, curve, len(log.mappings), log.entries, figure)
 
 
-__all__ = ["bucket_example", "one_file_mappings", "holes_example", "fill_demo", "FillStep", "wait_demo", "truncation_demo", "tradeoff",
+__all__ = ["bucket_example", "one_file_mappings", "holes_example", "OPS", "SCRIPT", "index_step", "IndexStep", "wait_demo", "truncation_demo", "tradeoff",
            "tradeoff_point", "tradeoff_log", "TradeoffResult", "TradeoffPoint", "TRADEOFF_STRIDES"]

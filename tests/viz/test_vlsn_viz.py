@@ -8,10 +8,13 @@ from minidb.replication import ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig
 from minidb.replication.cases import worked_recovery_case
 from minidb.viz.gallery import FIGURES
 from minidb.viz.style import WIDTH
-from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
-from minidb.viz.vlsn_demo import (fill_demo, holes_example, one_file_mappings, bucket_example, tradeoff_log,
+import pytest
+
+from minidb.viz.script import ScriptError
+from minidb.viz.vlsn import BucketView, IndexPicture, draw_buckets, draw_index, draw_recovery_case, index_picture
+from minidb.viz.vlsn_demo import (SCRIPT, bucket_example, holes_example, index_step, one_file_mappings, tradeoff_log,
                                   tradeoff_point, truncation_demo, wait_demo)
-from minidb.viz.vlsn_widgets import tradeoff_explorer
+from minidb.viz.vlsn_widgets import index_explorer, tradeoff_explorer
 
 
 def test_draw_buckets_has_a_box_per_vlsn_and_marks_the_lookup():
@@ -35,21 +38,69 @@ def test_holes_are_drawn_hatched():
     assert holes_example((9, 15), stride=4).file_offsets == [100]  # the JE documentation: an offset array of size 1
 
 
-def test_fill_demo_closes_at_a_file_boundary_and_flushes_at_the_checkpoint():
-    steps = fill_demo()
-    first, boundary, full, txn, flushed = steps
+def test_the_default_script_closes_at_a_file_boundary_and_flushes_at_the_checkpoint():
+    first, boundary, full, txn, matchpoint, flushed = (index_step(k) for k in range(1, len(SCRIPT) + 1))
     assert len(first.picture.buckets) == 1 and not first.picture.buckets[0].flushed
     a, b = boundary.picture.buckets
     assert a.closed and not b.closed and a.file_number < b.file_number
+    assert "new bucket 6" in boundary.lines[0]
     same_file = [v for v in full.picture.buckets if v.file_number == full.picture.buckets[-1].file_number]
     assert len(same_file) == 2 and len([m for m in same_file[0].mappings if (m[0] - same_file[0].first) % 3 == 0]) == 4
-    assert txn.picture.range.last_sync > txn.picture.range.last_txn_end > 0
+    assert "new bucket 18" in full.lines[0]
+    assert txn.picture.range.last_txn_end == txn.picture.range.last == 21
+    assert matchpoint.picture.range.last_sync == 22 > matchpoint.picture.range.last_txn_end
     assert all(v.flushed for v in flushed.picture.buckets)
     assert any(line.startswith("step 6: VLSN index: flushed buckets") for line in flushed.lines)
     fig = draw_index(flushed.picture, title="t")
     assert tuple(fig.get_size_inches()) == (WIDTH, 3.8)
     bars = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
     assert len(bars) == len(flushed.picture.buckets) and not any(p.get_hatch() for p in bars)
+
+
+def test_an_edited_index_script():
+    early = [("records", 5), ("records", 1), ("checkpoint",), ("records", 12), ("txn", 2), ("matchpoint",)]
+    last = index_step(len(early), early)
+    assert [v.flushed for v in last.picture.buckets] == [True, False, False, False]  # only the closed bucket stays clean
+    assert index_step(2, SCRIPT, stride=1, max_mappings=1000).picture.mappings == 6  # stride 1 keeps every VLSN
+
+
+@pytest.mark.parametrize("script, where", [
+    ([("records", 5), ("txn", 0)], "step 2 ('txn', 0): count must be a whole number from 1 to 500"),
+    ([("records", "5")], "step 1 ('records', '5'): count must be"),
+    ([("flush",)], "step 1 .*unknown operation 'flush'"),
+])
+def test_a_bad_index_script_names_the_step(script, where):
+    with pytest.raises(ScriptError, match=where.replace("(", r"\(").replace(")", r"\)")):
+        index_step(len(script), script)
+    with pytest.raises(ScriptError):
+        index_explorer(script)
+
+
+def test_the_index_legend_lists_only_what_is_drawn():
+    def labels(picture):
+        legends = draw_index(picture).legends
+        return [t.get_text() for legend in legends for t in legend.get_texts()]
+
+    assert labels(index_step(1).picture) == ["not flushed yet"]
+    assert labels(index_step(6).picture) == ["flushed to _vlsn_index"]
+    assert "ghost bucket" not in labels(truncation_demo()[1])
+    ghost = BucketView(3, 17, 17, 3, (), (), True, True, True)
+    with_ghost = IndexPicture(index_step(6).picture.range, (ghost,) + index_step(6).picture.buckets)
+    assert labels(with_ghost) == ["flushed to _vlsn_index", "ghost bucket"]
+    buckets, truth = bucket_example()
+    drawn = [t.get_text() for t in draw_buckets(buckets, truth).legends[0].get_texts()]
+    assert "hole (out-of-order put)" not in drawn and "not kept (scan the log)" in drawn
+    holes = [t.get_text() for t in draw_buckets([holes_example((9, 15, 11))], one_file_mappings()).legends[0].get_texts()]
+    assert "hole (out-of-order put)" in holes
+
+
+def test_the_index_explorer_over_an_edited_script():
+    explorer = index_explorer([("records", 3), ("checkpoint",)])
+    assert explorer.controls["step"].max == 2 and all(v.flushed for v in explorer.result.picture.buckets)
+    explorer.controls["step"].value = 1
+    assert explorer.result.picture.range.last == 3 and not explorer.result.picture.buckets[0].flushed
+    explorer.controls["stride"].value = 1
+    assert explorer.result.picture.mappings == 3
 
 
 def test_index_picture_reads_without_changing():
