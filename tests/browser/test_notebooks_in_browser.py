@@ -22,7 +22,8 @@ Invariants:
   numbers or exact texts;
 - every wait is bounded and waits for an event (the server's URL in its log, the
   kernel idle, the text and picture changing), never for a fixed time;
-- the kernel and the server are stopped at the end, whatever happened.
+- the kernel and the server are stopped at the end, whatever happened; a failing run
+  leaves a screenshot, ``failure.png``, in the test's temporary directory.
 
 It needs Debian's ``chromium`` (``scripts/ensure-system.sh`` installs it) and
 Playwright's Python package (the ``dev`` extra); ``make test`` installs both.
@@ -43,7 +44,7 @@ import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import nbformat
@@ -61,21 +62,20 @@ SERVER_STOP = 60
 URL = re.compile(r"http://127\.0\.0\.1:\d+/")
 
 
-def system_chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        if path := shutil.which(name):
-            return path
-    pytest.fail("Chromium not found: install Debian's chromium package (apt-get install chromium; "
-                "make test runs scripts/ensure-system.sh, which does)", pytrace=False)
-
-
-def playwright_api():
+def browser_tools():
+    """The system Chromium's path and Playwright's sync API; a one-line failure naming what is missing."""
     try:
         from playwright import sync_api
     except ImportError:
+        sync_api = None
+    if sync_api is None:
         pytest.fail("Playwright not found: install it with .venv/bin/pip install -c constraints.txt -e '.[dev]' "
                     "(make test does)", pytrace=False)
-    return sync_api
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.fail("Chromium not found: install Debian's chromium package (apt-get install chromium; "
+                    "make test runs scripts/ensure-system.sh, which does)", pytrace=False)
+    return chromium, sync_api
 
 
 class Lab:
@@ -132,6 +132,8 @@ class Lab:
         return json.loads(body) if body else None
 
     def stop_kernels(self) -> None:
+        if self.process.poll() is not None:
+            return  # a server that is gone took its kernels with it (its shutdown stops them)
         for session in self.api("GET", "api/sessions"):
             self.api("DELETE", f"api/sessions/{session['id']}")
 
@@ -173,9 +175,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
 
 
 @contextmanager
-def notebook_page(lab: Lab, name: str, screenshot: Path):
+def notebook_page(lab: Lab, name: str, chromium: str, api, screenshot: Path):
     """The notebook open in JupyterLab in headless Chromium, its kernel idle; closed and its kernel stopped after."""
-    chromium, api = system_chromium(), playwright_api()
     with api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=["--disable-gpu"], timeout=PAGE_LOAD * 1000)
         try:
@@ -190,7 +191,8 @@ def notebook_page(lab: Lab, name: str, screenshot: Path):
                     arg=name, timeout=PAGE_LOAD * 1000)
                 yield page
             except BaseException:
-                page.screenshot(path=screenshot)
+                with suppress(Exception):  # the failure, not a page that can no longer be shot, is reported
+                    page.screenshot(path=screenshot)
                 raise
         finally:
             browser.close()
@@ -226,10 +228,12 @@ def names(crash_point: int):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_crash_slider_shows_the_recovery_of_the_new_crash_point(lab, name, tmp_path):
-    with notebook_page(lab, name, tmp_path / "failure.png") as page:
+def test_crash_slider_shows_the_recovery_of_the_new_crash_point(name, request, tmp_path):
+    chromium, api = browser_tools()  # before the server starts: a missing tool fails at once
+    lab = request.getfixturevalue("lab")
+    with notebook_page(lab, name, chromium, api, tmp_path / "failure.png") as page:
         wait = {"timeout": UPDATE * 1000}
-        expect = playwright_api().expect
+        expect = api.expect
         run_all_cells(page, name)
         control = page.locator(".jp-Notebook .jp-CodeCell").last
         slider = control.locator(".widget-slider").filter(has=page.get_by_text(SLIDER, exact=True))
