@@ -12,7 +12,7 @@ LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 all: run
 
-# System programs (graphviz's dot, Java 17+ for Spark); cheap when present.
+# System programs (graphviz's dot, Java 17+ for Spark, Chromium for the browser test); cheap when present.
 system:
 	@scripts/ensure-system.sh
 
@@ -28,7 +28,9 @@ setup: system $(STAMP)
 run: setup
 	$(BIN)/minidb tour --out figures
 
-# Every test: unit, property and crash tests, the notebooks (nbval), the exercises.
+# Every test: unit, property and crash tests, the notebooks (nbval), the exercises, and
+# tests/browser/: JupyterLab in headless Chromium (Debian's, driven by Playwright) runs
+# notebooks 01 and 08 and moves their crash sliders (about 2 minutes).
 test: setup
 	$(PYTEST) -n 2 --dist loadfile --minidb-full-suite \
 	    --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg

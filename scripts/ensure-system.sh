@@ -2,6 +2,8 @@
 # Installs the system programs minidb needs when they are missing:
 #   dot (Debian package graphviz)   - drawing trees and graphs in notebooks
 #   java 17 or newer                - Apache Spark, for the data pipeline
+#   chromium (Debian package)       - the browser test of the notebooks (Playwright drives it;
+#                                     it never downloads a browser of its own)
 # Uses apt-get (through sudo when not root). Prints what it does; quiet when
 # everything is present.
 set -euo pipefail
@@ -13,6 +15,7 @@ as_root() {
 
 missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 
 java_major() {
     command -v java >/dev/null 2>&1 || { echo 0; return; }
