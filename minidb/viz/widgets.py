@@ -32,6 +32,7 @@ class Explorer:
         self.output = widgets.Output()
         self.result: Any = None
         for control in controls.values():
+            control.style.description_width = "initial"  # the whole label, never "crash afte..."
             control.observe(self._update, names="value")
         self._update()
 

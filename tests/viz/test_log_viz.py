@@ -82,6 +82,7 @@ def test_crash_demo_rejects_bad_arguments():
 def test_the_explorer_widget_drives_the_callback():
     explorer = log_crash_explorer()
     assert explorer.controls["after_write"].description == "crash after write"
+    assert all(c.style.description_width == "initial" for c in explorer.controls.values())  # labels shown whole
     explorer.controls["keep"].value = "nothing"
     explorer.controls["after_write"].value = 5
     assert explorer.result.survivors == tuple(DEMO_MESSAGES[:4])
