@@ -86,3 +86,22 @@ def test_a_picture_of_another_size_fails(tmp_path):
     taller.set_figheight(taller.get_figheight() + 1)
     problem = compare("log_files", render(taller, str(tmp_path / "taller.png")), baseline)
     assert problem.startswith("log_files: the picture's size changed") and "run make figures" in problem
+
+
+def test_refresh_rewrites_only_what_changed_and_says_so(tmp_path):
+    from minidb.viz.baseline import refresh
+
+    def damaged():
+        fig = log_files()
+        drop_the_legend(fig)
+        return fig
+
+    first = refresh(str(tmp_path), {"a": log_files, "b": log_files})
+    assert (first.added, first.changed, first.unchanged) == (["a", "b"], [], 0)
+    before = (tmp_path / "b.png").stat().st_mtime_ns
+    second = refresh(str(tmp_path), {"a": damaged, "b": log_files})
+    assert (second.added, second.changed, second.unchanged, second.removed) == ([], ["a"], 1, [])
+    assert (tmp_path / "b.png").stat().st_mtime_ns == before  # within the tolerance: not rewritten
+    third = refresh(str(tmp_path), {"a": damaged})
+    assert third.removed == ["b"] and not (tmp_path / "b.png").exists()
+    assert third.summary() == f"baselines in {tmp_path}: 0 changed, 0 new, 1 removed, 1 unchanged\n  removed: b"
