@@ -52,9 +52,11 @@ sweep: setup
 lab: setup
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_AS_ROOT)
 
-# Regenerate every picture in figures/.
+# Regenerate every picture in figures/, and the image-regression baselines of every picture
+# (tests/viz/baseline/), saying which changed: run it when a picture is meant to change.
 figures: setup
 	$(BIN)/minidb figures --out figures
+	$(BIN)/python scripts/refresh-baselines.py
 
 # Re-execute every notebook in place (after changing the code they show).
 notebooks: setup

@@ -1,12 +1,48 @@
-"""`minidb tour`, the main job, runs end to end; its log works with printlog and verify."""
+"""`minidb tour`, the main job, runs end to end; its log works with printlog and verify.
+
+The tour ends with the Spark analysis of the environments it generated. The test starts one local
+Spark session first, which both tours of the test use (a tour stops only a Spark it started), so the
+test starts one JVM, not two.
+"""
+
+import pytest
 
 from minidb.cli import main
 
 
-def test_tour_then_printlog_and_verify_item5_reruns_on_its_own_output_only(tmp_path, capsys):
+@pytest.fixture
+def spark(tmp_path):
+    from minidb.spark.session import spark_session
+
+    session = spark_session("local[2]", "tour test", shuffle_partitions=2, progress=False,
+                            jvm_log=tmp_path / "jvm.log")
+    yield session
+    session.stop()
+
+
+def test_tour_then_printlog_and_verify_item5_reruns_on_its_own_output_only(tmp_path, capsys, spark):
     figures, workdir = tmp_path / "figures", tmp_path / "work"
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    # the Spark part: the analysis of the generated environments ran, with a progress bar, and summed up
+    spark_part = out[out.index("== 11. The data pipeline on Spark"):out.index("== 12. Figures")]
+    assert spark_part.splitlines()[1:] == [
+        f"the same job as: minidb spark analyze {workdir / 'envs'} --out {workdir / 'spark'}",
+        "Spark 4.3.0 in local mode (local[2])",
+        f"read 4 environments, 14 log files, 2,611 entries (0 flagged bad) from {workdir / 'envs'}",
+        "transactions: 315 (210 committed, 93 aborted, 12 open); the largest has 15 entries; broken prev chains: 0",
+        "checkpoints: 12 (12 complete); CkptStart to CkptEnd 3,994 log bytes on average, 35,621 between starts",
+        "VLSN streams: 3 environments; gaps: none; duplicates: none",
+        "replication group: first divergence at VLSN 188 (env-02 differs from the majority)",
+        f"wrote 13 Parquet tables and 4 figures to {workdir / 'spark'}",
+        "",
+    ]
+    assert "spark analyze: 100%" in captured.err and "17/17" in captured.err
+    from minidb.spark.pipeline import FIGURES as SPARK_FIGURES, TABLES
+
+    assert sorted(p.name for p in (workdir / "spark").iterdir()) == sorted([*TABLES, *SPARK_FIGURES])
+    assert not spark.sparkContext._jsc.sc().isStopped()  # the tour left the test's Spark running
     for expected in ("The disk layer", "The shared log on real files", "group commit: 4 threads",
                      "A crash with a torn tail", "violations: 0", "wrote ",
                      "The page store", "consistency check: ok", "crash sweep of the volume",

@@ -13,13 +13,16 @@ steps, recovery, the JE documentation's BEFORE_CKPT_END cases, its crash sweep),
 replication (VLSNs, the VLSN index's buckets, lookups and scans, a feeder
 woken by a put, the flush at a checkpoint, recovery's merge, the JE documentation's
 recovery example, its crash sweep), environments generated for the Spark
-pipeline, and the figures.
+pipeline, the Spark analysis over them (what ``minidb spark analyze`` runs,
+in local mode, with a progress bar; a short summary of its results), and the
+figures.
 
 What it writes stays in WORKDIR for ``minidb printlog`` and ``minidb
 verify``: the shared log in ``log/``, the page store's volume and log in
 ``pagestore/``, the transactions' in ``transactions/``, the log store's
 environment in ``logstore/``, the replicated one in ``replication/``,
-generated environments in ``envs/``. WORKDIR and the figures' directory are
+generated environments in ``envs/``, the Spark analysis's tables and figures
+in ``spark/`` (the JVM's messages in ``spark-jvm.log``). WORKDIR and the figures' directory are
 claimed as :mod:`minidb.cli.output` describes: a new or empty directory, or
 the tour's own earlier output, whose files alone a new tour deletes; anything
 else is refused before the tour starts.
@@ -28,6 +31,7 @@ else is refused before the tour starts.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 from minidb.cli import figures
@@ -315,9 +319,34 @@ def tour_pipeline(workdir: str) -> str:
     path = os.path.join(workdir, "envs")
     report = generate("logstore", GenerateRequest(path, envs=4, ops=400, seed=1, group=3))
     print(report.summary())
-    print(f"Spark reads them all at once (slow to start, so not part of the tour): "
-          f"minidb spark analyze {path} --out {os.path.join(workdir, 'spark')}")
     return path
+
+
+def tour_spark(envs: str, workdir: str) -> str:
+    section("11. The data pipeline on Spark: every analysis over those environments")
+    from pyspark import SparkContext
+    from tqdm import tqdm
+
+    from minidb.spark.pipeline import FIGURES, TABLES, analyze
+    from minidb.spark.session import spark_session
+
+    out = os.path.join(workdir, "spark")
+    print(f"the same job as: minidb spark analyze {envs} --out {out}", flush=True)
+    ours = SparkContext._active_spark_context is None  # stop only a Spark this tour started
+    jvm_log = os.path.join(workdir, "spark-jvm.log")
+    # small tables: 2 shuffle partitions; a tqdm bar, as minidb crashtest shows, instead of Spark's own
+    spark = spark_session("local[*]", "minidb tour", shuffle_partitions=2, progress=False, jvm_log=jvm_log)
+    print(f"Spark {spark.version} in local mode ({spark.sparkContext.master})"
+          + (f"; the JVM's messages go to {jvm_log}" if ours else ""), flush=True)
+    try:
+        with tqdm(total=len(TABLES) + len(FIGURES), desc="spark analyze", unit="step", file=sys.stderr,
+                  leave=False) as bar:
+            result = analyze(spark, envs, out, done=lambda name: bar.update())
+    finally:
+        if ours:
+            spark.stop()
+    print(result.summary())
+    return out
 
 
 def tour_transactions(workdir: str) -> str:
@@ -385,7 +414,8 @@ def tour(args) -> int:
     store = tour_logstore(args.workdir)
     replicated = tour_replication(args.workdir)
     envs = tour_pipeline(args.workdir)
-    section("11. Figures")
+    spark = tour_spark(envs, args.workdir)
+    section("12. Figures")
     from minidb.viz.gallery import write_figures
 
     for written in write_figures(args.out):
@@ -395,5 +425,5 @@ def tour(args) -> int:
     print(f"      minidb printlog {transactions} --type clr_rec_splice   (compensation entries)")
     print(f"      minidb printlog {store} --type IN   (the log store's log, with provisional flags)")
     print(f"      minidb printlog {replicated} --type Commit   (replicated entries, with their VLSNs)")
-    print(f"      minidb spark analyze {envs}   (the data pipeline, on Spark)")
+    print(f"      ls {spark}   (the analyses' Parquet tables and figures; minidb spark analyze {envs} runs them again)")
     return 0

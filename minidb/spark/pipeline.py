@@ -141,8 +141,14 @@ FIGURES: dict[str, Callable[[dict[str, list]], object]] = {
 }
 
 
-def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = True) -> AnalyzeResult:
-    """Run every analysis on the logs under ``path``; write tables and figures to ``out``."""
+def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = True,
+            done: Callable[[str], object] | None = None) -> AnalyzeResult:
+    """Run every analysis on the logs under ``path``; write tables and figures to ``out``.
+
+    ``done``, if given, is called with each table's and figure's name once it is written (a progress
+    bar's step: there are ``len(TABLES) + len(FIGURES)``).
+    """
+    done = done or (lambda name: None)
     taken = [name for name in (*TABLES, *FIGURES) if os.path.lexists(os.path.join(out, name))]
     if taken:
         raise UserError(f"{os.path.join(out, taken[0])}: already exists; analyze writes only new tables and figures")
@@ -162,8 +168,10 @@ def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = T
                 result.counts[name] = len(result.rows[name])
             else:
                 result.counts[name] = written.count()
+            done(name)
     finally:
         df.unpersist()
     for name, draw in FIGURES.items():
         result.figures.append(save(draw(result.rows), os.path.join(out, name)))
+        done(name)
     return result

@@ -12,7 +12,9 @@ needed to draw, so the pictures are tested on hand-made rows.
 - :func:`draw_checkpoint_intervals` — bytes from each checkpoint's start to
   its end, and between checkpoint starts (rows of ``checkpoints``);
 - :func:`draw_vlsn_streams` — each environment's VLSN range, its gaps and
-  repeats, and the first VLSN where the group diverges.
+  repeats, and the first VLSN where the group diverges;
+- :func:`entry_types_view` — the callback of notebook 15's closing control
+  (:func:`entry_types_explorer`): one environment's files, by entries or bytes.
 """
 
 from __future__ import annotations
@@ -204,22 +206,38 @@ def draw_vlsn_streams(streams: Iterable[Sequence], gaps: Iterable[Sequence] = ()
     return fig
 
 
+EVERY = "every environment"
+
+
+def entry_types_view(rows: Sequence[Sequence], env: str = EVERY, measure: str = "entries") -> Figure:
+    """The explorer's callback: the entry types per file of one environment (or :data:`EVERY`), by ``measure``.
+
+    ``rows`` are ``entries_by_file`` rows; an environment none of them names is a ValueError that lists
+    the ones they do.
+    """
+    rows = [tuple(r) for r in rows]
+    envs = sorted({r[0] for r in rows})
+    if env != EVERY and env not in envs:
+        raise ValueError(f"no environment {env!r} in these rows (they hold {', '.join(envs) or 'none'})")
+    chosen = rows if env == EVERY else [r for r in rows if r[0] == env]
+    return draw_entry_types_per_file(chosen, measure, title=f"Entry types per log file of {env}, by {measure}")
+
+
 def entry_types_explorer(rows: Sequence[Sequence]):
     """The control at the end of notebook 15: pick an environment and a measure,
-    see its files' entry types. ``rows`` are ``entries_by_file`` rows, collected."""
+    see its files' entry types (:func:`entry_types_view`). ``rows`` are ``entries_by_file`` rows, collected,
+    so the control needs no Spark."""
+    from functools import partial
+
     import ipywidgets as widgets
 
     from minidb.viz.widgets import Explorer, show_figure
 
     rows = [tuple(r) for r in rows]
     envs = sorted({r[0] for r in rows})
-
-    def pick(env: str, measure: str) -> Figure:
-        chosen = rows if env == "every environment" else [r for r in rows if r[0] == env]
-        return draw_entry_types_per_file(chosen, measure, title=f"Entry types per log file of {env}, by {measure}")
-
+    pick = partial(entry_types_view, rows)
     controls = {
-        "env": widgets.Dropdown(options=["every environment", *envs], value="every environment",
+        "env": widgets.Dropdown(options=[EVERY, *envs], value=EVERY,
                                 description="environment"),
         "measure": widgets.ToggleButtons(options=["entries", "bytes"], value="entries", description="measure"),
     }

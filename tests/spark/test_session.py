@@ -2,7 +2,7 @@
 
 import zipfile
 
-from minidb.spark.session import LOG4J2_PROPERTIES, spark_conf, spark_session
+from minidb.spark.session import LOCAL_JVM_OPTIONS, LOG4J2_PROPERTIES, spark_conf, spark_session
 
 
 def test_the_configuration():
@@ -10,7 +10,10 @@ def test_the_configuration():
     assert conf["spark.master"] == "local[3]" and conf["spark.app.name"] == "x"
     assert conf["spark.ui.enabled"] == "false" and conf["spark.ui.showConsoleProgress"] == "false"
     assert conf["spark.sql.shuffle.partitions"] == "5" and conf["spark.extra"] == "1"
-    assert conf["spark.driver.extraJavaOptions"] == f"-Dlog4j2.configurationFile=file:{LOG4J2_PROPERTIES}"
+    log4j = f"-Dlog4j2.configurationFile=file:{LOG4J2_PROPERTIES}"
+    assert conf["spark.driver.extraJavaOptions"] == f"{log4j} {LOCAL_JVM_OPTIONS}"
+    cluster = spark_conf("spark://head:7077").get("spark.driver.extraJavaOptions")
+    assert cluster == log4j  # a cluster's driver keeps the JVM's defaults
     assert "rootLogger.level = warn" in LOG4J2_PROPERTIES.read_text()
     assert spark_conf().get("spark.sql.shuffle.partitions") == "8"
 

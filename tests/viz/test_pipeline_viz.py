@@ -83,6 +83,21 @@ def test_types_keep_their_colours():
     assert type_colour("GenCommit") == "#59a14f" and type_colour("GenAbort") == "#e15759"
 
 
+def test_the_explorers_callback_is_a_pure_function_of_the_rows_and_the_choice():
+    from minidb.viz.pipeline import EVERY, entry_types_view
+
+    every = entry_types_view(BY_FILE)
+    assert [t.get_text() for t in every.axes[0].get_yticklabels()] == ["env-00 #1", "env-00 #2", "env-01 #1"]
+    one = entry_types_view(BY_FILE, "env-00", "bytes")
+    assert [t.get_text() for t in one.axes[0].get_yticklabels()] == ["env-00 #1", "env-00 #2"]
+    assert sum(b.get_width() for b in bars(one.axes[0])) == 38 + 4000 + 38 + 190
+    assert one._suptitle.get_text() == "Entry types per log file of env-00, by bytes"
+    assert entry_types_view(BY_FILE, EVERY, "entries")._suptitle.get_text().endswith("of every environment, by entries")
+    assert BY_FILE[0] == ("env-00", 1, "FileHeader", 1, 38, 0)  # the rows are not changed
+    with pytest.raises(ValueError, match=r"no environment 'env-09' in these rows \(they hold env-00, env-01\)"):
+        entry_types_view(BY_FILE, "env-09")
+
+
 def test_the_explorer_redraws_for_the_chosen_environment_and_measure():
     from minidb.viz.pipeline import entry_types_explorer
 
