@@ -20,7 +20,7 @@ def test_item_figures_list_names_every_picture(capsys):
     names = capsys.readouterr().out.split()
     assert names == list(all_figures())
     assert names[:3] == ["log_files", "log_torn_tail", "page_slotted"] and "09_logstore_tree-7" in names
-    assert len(names) == len(FIGURES) + 70
+    assert len(names) == len(FIGURES) + 73
 
 
 def test_item_figures_by_name_png_at_150_dpi_by_default(tmp_path, capsys):
