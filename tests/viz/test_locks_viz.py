@@ -15,6 +15,7 @@ from minidb.viz.locks_demo import (SCENARIOS, SCRIPT, DemoTxn, detection_figure,
                                    scenario_step)
 from minidb.viz.script import ScriptError
 from minidb.viz.style import WIDTH
+from tests.viz.helpers import notebook_scripts
 
 CYCLE = list(SCENARIOS["cycle"].script)
 
@@ -181,3 +182,11 @@ def test_graphviz_source_of_a_cycle():
 def test_the_gallery_has_the_lock_pictures():
     for name in ("lock_modes.png", "locks_hierarchy.png", "locks_deadlock.png"):
         assert isinstance(FIGURES[name](), Figure)
+
+
+def test_the_notebooks_show_the_modules_scripts():
+    assert notebook_scripts("05_locks")["script"] == SCRIPT
+    shown = notebook_scripts("05b_deadlocks")
+    for name, scenario in (("script", "cycle"), ("escalation", "escalation"), ("upgrade", "upgrade"),
+                           ("false_positive", "false positive")):
+        assert shown[name] == list(SCENARIOS[scenario].script), name

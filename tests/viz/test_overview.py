@@ -9,6 +9,7 @@ from minidb.viz.overview import LAYERS, NOTEBOOKS, draw_layers, notebook_table, 
 from minidb.viz.script import ScriptError
 from minidb.viz.start_demo import SCRIPT, crash_after, start_explorer
 from minidb.viz.style import WIDTH
+from tests.viz.helpers import notebook_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +42,10 @@ def test_the_table_links_every_notebook():
     table = notebook_table()
     assert all(f"[{n.stem}]({n.stem}.ipynb)" in table for n in NOTEBOOKS)
     assert len(table.splitlines()) == len(NOTEBOOKS) + 2
+
+
+def test_the_notebook_shows_the_modules_script():
+    assert notebook_scripts("00_start_here")["script"] == SCRIPT
 
 
 def test_the_default_script_keeps_what_was_synced():
