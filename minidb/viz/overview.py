@@ -45,8 +45,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("09_logstore_tree", "logstore", "the log store: a B+tree of INs, BINs and LNs that lives in the log",
              "01"),
     Notebook("10_checkpointer", "logstore", "the checkpointer: the dirty map, provisional logging, recovery", "09"),
-    Notebook("10b_je_eviction_bug", "logstore", "a JE bug: an evicted node and a checkpoint, and how minidb "
-             "avoids it", "10"),
+    Notebook("10b_je_eviction_bug", "logstore", "appendix to 10: JE's eviction bug (a BIN logged "
+             "BEFORE_CKPT_END), and a cleaner that trusts the counts", "10"),
     Notebook("12_vlsn_index", "replication", "VLSNs, the VLSN index and its buckets, recovery of the index", "10"),
     Notebook("15_spark_log_analytics", "spark", "many environments' logs as a Spark DataFrame: utilization, "
              "transactions, audits", "01, 09"),
