@@ -59,13 +59,13 @@ def _lock_modes() -> Figure:
 def _locks_hierarchy() -> Figure:
     from minidb.viz.locks_demo import lock_step
 
-    return lock_step("hierarchy", 4).figure
+    return lock_step(4).figure
 
 
 def _locks_deadlock() -> Figure:
-    from minidb.viz.locks_demo import detection_figure, lock_step
+    from minidb.viz.locks_demo import detection_figure, scenario_step
 
-    return detection_figure(lock_step("cycle", 6))
+    return detection_figure(scenario_step("cycle", 6))
 
 
 def _logstore_tree() -> Figure:

@@ -1,29 +1,30 @@
-"""The lock notebook's interactive control: a scenario and a step, over a pure callback.
+"""The lock notebooks' interactive control: a slider over the steps of an editable script.
 
-:func:`lock_explorer` (``05_locks.ipynb``) offers the scenarios of
-:mod:`minidb.viz.locks_demo` in a drop-down and a slider over their steps;
-each change replays the scenario up to the step (real threads, scripted) and
-shows the lock table, the waits-for graph, the digests and what the step did.
-Tests set ``explorer.controls["scenario"].value`` and
+:func:`lock_explorer` (the end of ``05_locks.ipynb`` and ``05b_deadlocks.ipynb``)
+takes the notebook's ``script`` (see :mod:`minidb.viz.locks_demo`) and the lock
+manager's settings; moving the slider to step ``k`` replays the first ``k``
+operations (real threads, scripted) through the pure callback
+:func:`~minidb.viz.locks_demo.lock_step` and shows the lock table, the
+waits-for graph, the digests and what the step did. A bad script is refused
+when the control is built, with the step named. Tests set
 ``explorer.controls["step"].value`` and read ``explorer.result``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
+
 import ipywidgets as widgets
 
-from minidb.viz.locks_demo import SCENARIOS, LockStep, lock_step, steps_of
+from minidb.viz.locks_demo import SCRIPT, lock_step, parsed
 from minidb.viz.widgets import Explorer, show_figure_and_text
 
 
-def scenario_step(scenario: str, step: int) -> LockStep:
-    """The pure callback: ``lock_step`` with the step clamped to the scenario's length."""
-    return lock_step(scenario, max(0, min(step, steps_of(scenario))))
-
-
-def lock_explorer(scenario: str = "cycle", step: int | None = None) -> Explorer:
-    longest = max(steps_of(name) for name in SCENARIOS)
-    slider = widgets.IntSlider(value=steps_of(scenario) if step is None else step, min=0, max=longest,
+def lock_explorer(script: Sequence[Sequence[object]] = SCRIPT, step: int | None = None,
+                  **settings: object) -> Explorer:
+    """A slider from 0 to ``len(script)`` (starting at ``step``, or the end) over ``lock_step``."""
+    steps = len(parsed(script))
+    slider = widgets.IntSlider(value=steps if step is None else max(0, min(step, steps)), min=0, max=steps,
                                description="step")
-    chooser = widgets.Dropdown(options=list(SCENARIOS), value=scenario, description="scenario")
-    return Explorer(scenario_step, {"scenario": chooser, "step": slider}, show_figure_and_text)
+    return Explorer(partial(lock_step, script=list(script), **settings), {"step": slider}, show_figure_and_text)

@@ -1,14 +1,32 @@
-"""The lock scenarios of ``notebooks/05_locks.ipynb``, the tour and ``figures/``.
+"""The lock workloads of ``notebooks/05_locks.ipynb`` and ``05b_deadlocks.ipynb``, the tour and ``figures/``.
 
-Each scenario is a script of steps, each step one call in one transaction's
-thread, run through :class:`~minidb.pagestore.lock.Interleaving` so that the
-threads really block and yet every run gives the same result.
-:func:`lock_step` is the pure function behind the notebook's controls: it
-replays a scenario up to step ``k`` on a fresh lock manager and returns the
-lock table, the waits-for graph, the digests, what the step printed and a
-picture.
+A workload is a *script*: a list of operations, plain tuples a student can
+edit in a notebook cell (see :mod:`minidb.viz.script`)::
 
-The scenarios:
+    script = [
+        ("lock", "T1", "r(1.3.48.1)", "EX"),   # T1 updates a record
+        ("lock", "T2", "r(1.3.48.1)", "SH"),   # T2 wants to read it: waits for T1
+        ("commit", "T1"),                      # T1's locks go: T2 is granted
+    ]
+
+Each transaction runs in its **own thread**, through
+:class:`~minidb.pagestore.lock.Interleaving`, so a waiting request really
+blocks, and yet every run gives the same result (each step waits until every
+thread has finished or is blocked). :func:`lock_step` is the pure function
+behind the notebooks' controls: it replays the first ``k`` operations on a
+fresh lock manager and returns the lock table, the waits-for graph, the
+digests, what the step printed and a picture.
+
+Invariants of a script, checked before anything runs: transactions are named
+``T1``, ``T2``, ...; a lock id prints like the page store's ids (``v(1)``,
+``s(1.3)``, ``p(1.3.48)``, ``r(1.3.48.2)``); a mode is one of Shore's seven;
+only a transaction holding locks can commit or abort. While it runs: a
+transaction that waits can do nothing else until it is granted or chosen as
+a deadlock victim. A bad operation raises :class:`~minidb.viz.script.ScriptError`
+naming its step.
+
+The workloads (``SCRIPT`` is the first; all are in ``SCENARIOS`` with the
+lock manager's settings they need):
 
 - ``hierarchy``: implicit parent locks; a page lock that must wait for an
   IX; a reader queued behind it although compatible (first come, first
@@ -27,14 +45,18 @@ The scenarios:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from matplotlib.figure import Figure
 
 from minidb.pagestore import PageId, RecordId, StoreId
-from minidb.pagestore.lock import Duration, Interleaving, LockId, LockManager, LockTableSnapshot, WaitsForGraph
-from minidb.pagestore.lock.modes import EX, IS, IX, SH, LockMode
+from minidb.pagestore.lock import (BadLockRequest, Interleaving, LockId, LockManager, LockMode, LockTableSnapshot,
+                                   WaitsForGraph)
 from minidb.viz.locks import draw_lock_state
+from minidb.viz.script import Op, checked, op_table, script_error
 
 
 @dataclass(frozen=True)
@@ -54,95 +76,83 @@ def page(number: int) -> LockId:
 
 STORE = LockId.store(StoreId(1, 3))
 
+OPS = op_table(
+    Op("lock", ("txn", "lock_id", "mode"), "txn asks for lock_id (v(1), s(1.3), p(1.3.48), r(1.3.48.2)) in mode "
+                                           "(IS IX SH SIX UD EX); it waits if the mode conflicts"),
+    Op("commit", ("txn",), "txn commits: all its locks are released, waiters may be granted"),
+    Op("abort", ("txn",), "txn aborts (what a deadlock victim must do): all its locks are released"),
+)
 
-@dataclass(frozen=True)
-class Action:
-    """One step: ``txn`` locks ``lock_id`` in ``mode`` (or releases everything, or unlocks)."""
+# The lock manager's settings for the demonstrations: no escalation, and a 16-bit Dreadlocks bitmap with
+# 2 bits per fingerprint (the default is 3 of 64), so that the digests fit in a picture.
+SETTINGS = {"escalation_threshold": None, "fingerprint_bits": 16, "bits_per_fingerprint": 2}
 
-    description: str
-    txn: int
-    verb: str  # "lock", "release", "unlock"
-    lock_id: LockId | None = None
-    mode: LockMode | None = None
-    duration: Duration = Duration.LONG
-
-
-def lock(description: str, txn: int, lock_id: LockId, mode: LockMode,
-         duration: Duration = Duration.LONG) -> Action:
-    return Action(description, txn, "lock", lock_id, mode, duration)
-
-
-def release(description: str, txn: int) -> Action:
-    return Action(description, txn, "release")
+SCRIPT = [
+    ("lock", "T1", "r(1.3.48.2)", "EX"),  # T1 updates a record: IX on v(1), s(1.3), p(1.3.48) first
+    ("lock", "T2", "r(1.3.48.3)", "SH"),  # T2 reads another record of the page: IS above it
+    ("lock", "T3", "p(1.3.48)", "SH"),    # T3 reads the whole page: SH conflicts with T1's IX, T3 waits
+    ("lock", "T4", "r(1.3.48.3)", "SH"),  # T4's IS on the page is compatible, but T3 came first: T4 waits
+    ("lock", "T2", "r(1.3.48.3)", "EX"),  # T2 converts IS->IX and SH->EX: conversions do not queue
+    ("commit", "T1"),                     # T3's SH on the page still conflicts with T2's IX
+    ("commit", "T2"),                     # T3, then T4 are granted, in arrival order
+]
 
 
 @dataclass(frozen=True)
 class Scenario:
     title: str
-    steps: tuple[Action, ...]
-    options: dict = field(default_factory=dict)
+    script: tuple[tuple, ...]
+    settings: dict = field(default_factory=lambda: dict(SETTINGS))
 
 
 SCENARIOS: dict[str, Scenario] = {
-    "hierarchy": Scenario("Implicit parent locks and a FIFO queue", (
-        lock("T1 updates r(1.3.48.2): EX there, IX on v(1), s(1.3), p(1.3.48)", 1, rec(48, 2), EX),
-        lock("T2 reads r(1.3.48.3): SH there, IS above it", 2, rec(48, 3), SH),
-        lock("T3 reads the whole page p(1.3.48): SH conflicts with T1's IX, T3 waits", 3, page(48), SH),
-        lock("T4 reads r(1.3.48.3): its IS on the page is compatible, but T3 came first", 4, rec(48, 3), SH),
-        lock("T2 updates r(1.3.48.3): IS->IX above it and SH->EX on it, at once: conversions do not queue "
-             "behind the waiters", 2, rec(48, 3), EX),
-        release("T1 commits: T3's SH on the page still conflicts with T2's IX", 1),
-        release("T2 commits: T3 and then T4 are granted, in arrival order", 2),
-    ), {"escalation_threshold": None}),
+    "hierarchy": Scenario("Implicit parent locks and a FIFO queue", tuple(SCRIPT)),
     "escalation": Scenario("Escalation after 4 record locks", (
-        lock("T1 reads r(1.3.50.0)", 1, rec(50, 0), SH),
-        lock("T1 reads r(1.3.50.1)", 1, rec(50, 1), SH),
-        lock("T1 reads r(1.3.50.2)", 1, rec(50, 2), SH),
-        lock("T1 reads r(1.3.50.3): 4 record locks under p(1.3.50), the page escalates to SH", 1, rec(50, 3), SH),
-        lock("T1 reads r(1.3.50.4): covered by the page's SH, no lock taken", 1, rec(50, 4), SH),
-        lock("T2 updates r(1.3.50.9): IX on the page conflicts with T1's SH, T2 waits", 2, rec(50, 9), EX),
-        release("T1 commits: T2 gets the page and the record", 1),
-    ), {"escalation_threshold": 4}),
+        ("lock", "T1", "r(1.3.50.0)", "SH"),
+        ("lock", "T1", "r(1.3.50.1)", "SH"),
+        ("lock", "T1", "r(1.3.50.2)", "SH"),
+        ("lock", "T1", "r(1.3.50.3)", "SH"),  # the fourth record lock under p(1.3.50): the page escalates to SH
+        ("lock", "T1", "r(1.3.50.4)", "SH"),  # covered by the page's SH: no lock taken
+        ("lock", "T2", "r(1.3.50.9)", "EX"),  # IX on the page conflicts with T1's SH: T2 waits
+        ("commit", "T1"),                     # T2 gets the page and the record
+    ), {**SETTINGS, "escalation_threshold": 4}),
     "cycle": Scenario("A deadlock of three transactions, found by Dreadlocks", (
-        lock("T1 updates r(1.3.48.1)", 1, rec(48, 1), EX),
-        lock("T2 updates r(1.3.48.2)", 2, rec(48, 2), EX),
-        lock("T3 updates r(1.3.48.3)", 3, rec(48, 3), EX),
-        lock("T1 asks for r(1.3.48.2): waits for T2; digest = T1's bits | T2's", 1, rec(48, 2), EX),
-        lock("T2 asks for r(1.3.48.3): waits for T3; T1's digest is refreshed with T3's bits", 2, rec(48, 3), SH),
-        lock("T3 asks for r(1.3.48.1): its fingerprint is in T1's digest: a cycle, T3 the victim", 3,
-             rec(48, 1), SH),
-        release("T3 aborts: T2 gets r(1.3.48.3)", 3),
-        release("T2 commits: T1 gets r(1.3.48.2)", 2),
-    ), {"escalation_threshold": None, "fingerprint_bits": 16, "bits_per_fingerprint": 2}),
+        ("lock", "T1", "r(1.3.48.1)", "EX"),
+        ("lock", "T2", "r(1.3.48.2)", "EX"),
+        ("lock", "T3", "r(1.3.48.3)", "EX"),
+        ("lock", "T1", "r(1.3.48.2)", "EX"),  # waits for T2: T1's digest = T1's bits | T2's
+        ("lock", "T2", "r(1.3.48.3)", "SH"),  # waits for T3: T1's digest is refreshed with T3's bits
+        ("lock", "T3", "r(1.3.48.1)", "SH"),  # T3 finds its fingerprint in T1's digest: a cycle, T3 the victim
+        ("abort", "T3"),                      # T2 gets r(1.3.48.3)
+        ("commit", "T2"),                     # T1 gets r(1.3.48.2)
+    )),
     "upgrade": Scenario("The upgrade deadlock: two readers both convert to EX", (
-        lock("T1 reads p(1.3.48)", 1, page(48), SH),
-        lock("T2 reads p(1.3.48)", 2, page(48), SH),
-        lock("T1 converts to EX: waits for T2's SH", 1, page(48), EX),
-        lock("T2 converts to EX: finds itself in T1's digest; the younger T2 is the victim, keeps SH", 2,
-             page(48), EX),
-        release("T2 aborts: T1's conversion is granted", 2),
-    ), {"escalation_threshold": None, "fingerprint_bits": 16, "bits_per_fingerprint": 2}),
+        ("lock", "T1", "p(1.3.48)", "SH"),
+        ("lock", "T2", "p(1.3.48)", "SH"),
+        ("lock", "T1", "p(1.3.48)", "EX"),  # waits for T2's SH
+        ("lock", "T2", "p(1.3.48)", "EX"),  # finds itself in T1's digest: the younger T2 is the victim, keeps SH
+        ("abort", "T2"),                    # T1's conversion is granted
+    )),
     "no deadlock": Scenario("Waiting behind a compatible waiter is no deadlock", (
-        lock("T2 reads r(1.3.48.9)", 2, rec(48, 9), SH),
-        lock("T1 updates r(1.3.48.2)", 1, rec(48, 2), EX),
-        lock("T2 reads r(1.3.48.2): waits for T1", 2, rec(48, 2), SH),
-        lock("T3 reads r(1.3.48.2): waits for T1 and behind T2 (compatible with it)", 3, rec(48, 2), SH),
-        lock("T4 updates r(1.3.48.9): waits for T2, which waits for T1: a chain, no cycle", 4, rec(48, 9), EX),
-        release("T1 commits: T2 and T3 read together", 1),
-        release("T2 commits: T4 gets r(1.3.48.9)", 2),
-    ), {"escalation_threshold": None, "fingerprint_bits": 16, "bits_per_fingerprint": 2}),
+        ("lock", "T2", "r(1.3.48.9)", "SH"),
+        ("lock", "T1", "r(1.3.48.2)", "EX"),
+        ("lock", "T2", "r(1.3.48.2)", "SH"),  # waits for T1
+        ("lock", "T3", "r(1.3.48.2)", "SH"),  # waits for T1 and behind T2 (compatible with it)
+        ("lock", "T4", "r(1.3.48.9)", "EX"),  # waits for T2, which waits for T1: a chain, no cycle
+        ("commit", "T1"),                     # T2 and T3 read together
+        ("commit", "T2"),                     # T4 gets r(1.3.48.9)
+    )),
     "false positive": Scenario("A false positive: four bits for three threads", (
-        lock("T1 updates r(1.3.48.1)", 1, rec(48, 1), EX),
-        lock("T2 updates r(1.3.48.2)", 2, rec(48, 2), EX),
-        lock("T2 asks for r(1.3.48.1): waits for T1; T2's digest has all 4 bits", 2, rec(48, 1), EX),
-        lock("T3 (a third thread: it must share bits) asks for r(1.3.48.2): it finds its bits in T2's digest",
-             3, rec(48, 2), SH),
-    ), {"escalation_threshold": None, "fingerprint_bits": 4, "bits_per_fingerprint": 2}),
+        ("lock", "T1", "r(1.3.48.1)", "EX"),
+        ("lock", "T2", "r(1.3.48.2)", "EX"),
+        ("lock", "T2", "r(1.3.48.1)", "EX"),  # waits for T1: T2's digest has all 4 bits
+        ("lock", "T3", "r(1.3.48.2)", "SH"),  # a third thread must share bits: T3 finds them in T2's digest
+    ), {**SETTINGS, "fingerprint_bits": 4}),
 }
+
 
 @dataclass(frozen=True)
 class LockStep:
-    scenario: str
     step: int
     description: str
     log: tuple[str, ...]  # the interleaving's log so far
@@ -161,24 +171,58 @@ class LockStep:
         return "\n".join(lines)
 
 
-def run_action(lm: LockManager, script: Interleaving, owners: dict[int, DemoTxn], action: Action) -> None:
-    owner = owners.setdefault(action.txn, DemoTxn(action.txn))
-    if action.verb == "lock":
-        script.lock(owner, action.lock_id, action.mode, action.duration)  # type: ignore[arg-type]
-    elif action.verb == "release":
-        script.release_all(owner)
-    else:
-        script.unlock(owner, action.lock_id)  # type: ignore[arg-type]
+_TXN = re.compile(r"T([1-9]\d*)")
+_OUTCOMES = {"ok": "granted", "blocked": "waits", "DeadlockVictim": "deadlock victim"}
 
 
-def lock_step(scenario: str, step: int) -> LockStep:
-    """The lock table after the first ``step`` steps of ``scenario`` (0: empty)."""
-    if scenario not in SCENARIOS:
-        raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, not {scenario!r}")
-    plan = SCENARIOS[scenario]
-    if not 0 <= step <= len(plan.steps):
-        raise ValueError(f"step must be between 0 and {len(plan.steps)} for {scenario!r}, not {step}")
-    lm = LockManager(trace=True, **plan.options)
+def parsed(script: Sequence[Sequence[object]]) -> list[tuple]:
+    """The script with its arguments checked and turned into engine values:
+    ``("lock", txn_id, LockId, LockMode)``, ``("commit", txn_id)``, ``("abort", txn_id)``."""
+    result: list[tuple] = []
+    active: set[int] = set()
+    for step, operation in enumerate(checked(script, OPS), 1):
+        name, txn = operation[0], operation[1]
+        match = _TXN.fullmatch(txn) if isinstance(txn, str) else None
+        if match is None:
+            raise script_error(step, operation, f"a transaction is named 'T1', 'T2', ..., not {txn!r}")
+        txn_id = int(match.group(1))
+        if name == "lock":
+            lock_id, mode = operation[2], operation[3]
+            try:
+                lid = LockId.parse(lock_id) if isinstance(lock_id, str) else None
+            except BadLockRequest as e:
+                raise script_error(step, operation, str(e)) from None
+            if lid is None:
+                raise script_error(step, operation, f"a lock id is a string like 'r(1.3.48.2)', not {lock_id!r}")
+            if mode not in LockMode.__members__ or mode == "NL":
+                raise script_error(step, operation, f"the mode is one of IS, IX, SH, SIX, UD, EX, not {mode!r}")
+            active.add(txn_id)
+            result.append((name, txn_id, lid, LockMode[mode]))
+        else:
+            if txn_id not in active:
+                raise script_error(step, operation, f"{txn} holds no locks: it has locked nothing since it began "
+                                                    "or it has already ended")
+            active.discard(txn_id)
+            result.append((name, txn_id))
+    return result
+
+
+def describe(action: tuple) -> str:
+    """An operation in words: "T3 asks for SH on p(1.3.48)", "T1 commits"."""
+    if action[0] == "lock":
+        return f"T{action[1]} asks for {action[3].name} on {action[2]}"
+    return f"T{action[1]} {action[0]}s"
+
+
+def lock_step(step: int, script: Sequence[Sequence[object]] = SCRIPT, **settings: object) -> LockStep:
+    """The lock table after the first ``step`` operations of ``script`` (0: empty).
+
+    ``settings`` go to the :class:`~minidb.pagestore.lock.LockManager` (``escalation_threshold``,
+    ``fingerprint_bits``, ``bits_per_fingerprint``); those not given are ``SETTINGS``'."""
+    actions = parsed(script)
+    if not 0 <= step <= len(actions):
+        raise ValueError(f"step must be between 0 and {len(actions)} for this script, not {step}")
+    lm = LockManager(trace=True, **{**SETTINGS, **settings})  # type: ignore[arg-type]
     owners: dict[int, DemoTxn] = {}
     found: list[tuple[LockTableSnapshot, WaitsForGraph]] = []
 
@@ -187,41 +231,57 @@ def lock_step(scenario: str, step: int) -> LockStep:
             found.append((lm.snapshot(), lm.waits_for()))
 
     lm.add_listener(on_event)
-    script = Interleaving(lm)
+    interleaving = Interleaving(lm)
     try:
         trace_from = log_from = 0
-        for action in plan.steps[:step]:
-            trace_from, log_from = len(lm.trace.lines), len(script.log)
+        for number, action in enumerate(actions[:step], 1):
+            owner = owners.setdefault(action[1], DemoTxn(action[1]))
+            if interleaving.busy(owner):
+                waiting = next(s for s in reversed(interleaving.steps) if s.txn_id == owner.txn_id)
+                raise script_error(number, tuple(script[number - 1]),
+                                   f"T{owner.txn_id} still waits (step {waiting.number}): it can do nothing "
+                                   "until it is granted or chosen as a deadlock victim")
+            trace_from, log_from = len(lm.trace.lines), len(interleaving.log)
             found.clear()
-            run_action(lm, script, owners, action)
+            if action[0] == "lock":
+                interleaving.lock(owner, action[2], action[3])
+            else:
+                interleaving.run(owner, action[0], partial(lm.release_all, owner))
         snapshot, graph, stats = lm.snapshot(), lm.waits_for(), lm.stats.as_dict()
         trace = tuple(lm.trace.lines[trace_from:]) if step else ()
-        log = tuple(script.log)
+        log = tuple(interleaving.log)
         new_log = log[log_from:] if step else ()
     finally:
-        script.close()
-    action = plan.steps[step - 1] if step else None
-    description = action.description if action else plan.title + ": nothing locked yet"
-    highlight = (action.lock_id,) if action is not None and action.lock_id is not None else ()
-    figure = draw_lock_state(snapshot, graph, title=f"{scenario}, step {step}: {_short(description)}",
-                             highlight=highlight)
+        interleaving.close()
+    if step:
+        action = actions[step - 1]
+        outcomes = [(line.split(":")[0].split()[-1], line.rsplit("-> ", 1)[-1]) for line in new_log]
+        description = describe(action) + (f": {_OUTCOMES.get(outcomes[0][1], outcomes[0][1])}"
+                                          if action[0] == "lock" else "")
+        if outcomes[1:]:  # earlier requests this step let finish
+            description += "; then " + ", ".join(f"{txn} {_OUTCOMES.get(how, how)}" for txn, how in outcomes[1:])
+        highlight = (action[2],) if action[0] == "lock" else ()
+    else:
+        description, highlight = "nothing locked yet", ()
+    figure = draw_lock_state(snapshot, graph, title=f"step {step}: {description}", highlight=highlight)
     detection = found[0] if step and found else None
-    return LockStep(scenario, step, description, log, new_log, trace, snapshot, graph, stats, figure, detection)
+    return LockStep(step, description, log, new_log, trace, snapshot, graph, stats, figure, detection)
 
 
-def _short(text: str, width: int = 110) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def steps_of(scenario: str) -> int:
-    return len(SCENARIOS[scenario].steps)
+def scenario_step(name: str, step: int) -> LockStep:
+    """``lock_step`` of one of the ``SCENARIOS``, with its settings."""
+    if name not in SCENARIOS:
+        raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, not {name!r}")
+    scenario = SCENARIOS[name]
+    return lock_step(step, scenario.script, **scenario.settings)
 
 
 def detection_figure(step: LockStep) -> Figure:
     """The lock table, the waits-for graph (the cycle in red) and the digests at the moment the step
     found a cycle, before the victim left."""
     if step.detection is None:
-        raise ValueError(f"step {step.step} of {step.scenario!r} found no cycle")
+        raise ValueError(f"step {step.step} found no cycle")
     snapshot, graph = step.detection
-    return draw_lock_state(snapshot, graph, title=f"{step.scenario}, step {step.step}: the cycle as Dreadlocks "
-                                                  f"found it, before the victim leaves")
+    return draw_lock_state(snapshot, graph, title=f"step {step.step}: the cycle as Dreadlocks found it, "
+                                                  "before the victim leaves")
+

@@ -9,7 +9,7 @@ from the same seeded demos, so it is the picture the notebook shows.
 
 Notebook 15 draws from a Spark job's tables and is not listed: run the
 notebook (or ``minidb spark analyze``) for its pictures. Two pictures are
-graphviz graphs, not matplotlib figures (the waits-for graph of 05, the tree
+graphviz graphs, not matplotlib figures (the waits-for graph of 05b, the tree
 of 09): :func:`minidb.viz.style.save` writes both kinds.
 """
 
@@ -113,11 +113,13 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
     from minidb.viz.checkpoint import draw_worked_case, draw_worked_cases
     from minidb.viz.extents import draw_extent_map, extent_map_layout
     from minidb.viz.locks import draw_mode_tables, waits_for_dot
-    from minidb.viz.locks_demo import detection_figure, lock_step
+    from minidb.viz.locks_demo import SCENARIOS, detection_figure, lock_step, scenario_step
     from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
+    from minidb.viz.overview import draw_layers
     from minidb.viz.page_demo import SCRIPT as PAGE_SCRIPT, fresh_page, page_step
     from minidb.viz.pages import draw_page, page_layout
     from minidb.viz.recovery_demo import recovery_view
+    from minidb.viz.start_demo import crash_after
     from minidb.viz.vlsn import draw_buckets, draw_index, draw_recovery_case, index_picture
     from minidb.viz.vlsn_demo import bucket_example, holes_example, index_step, one_file_mappings, truncation_demo
     from minidb.viz.volume_demo import new_demo_volume, volume_step
@@ -127,7 +129,10 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
         found, truth = bucket_example(stride=4)
         return draw_buckets(found, truth, lookup=lookup, title=title)
 
+    escalation = SCENARIOS["escalation"]
+
     pictures: dict[str, list[Callable[[], Picture]]] = {
+        "00_start_here": [draw_layers, lambda: crash_after(5, "nothing").figure],
         "01_log": [lambda i=i: _log_lecture()[i] for i in range(4)],
         "02_pages": [lambda: draw_page(page_layout(fresh_page()), title="a formatted file page: 452 free bytes")]
                     + [lambda k=k: page_step(k).figure for k in (4, 5, 7, 9, 11)]
@@ -136,11 +141,13 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                                                       title="a freshly formatted volume")]
                              + [lambda k=k: volume_step(k).figure for k in (1, 7, 11, 13, 16)],
         "04_buffer_pool": [lambda k=k: pool_step(k).figure for k in (2, 4, 5, 6, 8, 9)],
-        "05_locks": [draw_mode_tables]
-                    + [lambda s=s, k=k: lock_step(s, k).figure
-                       for s, k in (("hierarchy", 2), ("hierarchy", 4), ("escalation", 6), ("cycle", 4), ("cycle", 5))]
-                    + [lambda: detection_figure(lock_step("cycle", 6)),
-                       lambda: waits_for_dot(lock_step("cycle", 6).detection[1], title="the cycle T1 -> T2 -> T3 -> T1")],
+        "05_locks": [draw_mode_tables] + [lambda k=k: lock_step(k).figure for k in (2, 4)],
+        "05b_deadlocks": [lambda: lock_step(6, escalation.script, **escalation.settings).figure]
+                         + [lambda k=k: scenario_step("cycle", k).figure for k in (4, 5)]
+                         + [lambda: detection_figure(scenario_step("cycle", 6)),
+                            lambda: waits_for_dot(scenario_step("cycle", 6).detection[1],
+                                                  title="the cycle T1 -> T2 -> T3 -> T1"),
+                            lambda: scenario_step("upgrade", 4).figure],
         "06_transactions_records": [lambda k=k, page=page: getattr(xct_step(k), "page_figure" if page else "figure")
                                     for k, page in ((1, True), (2, False), (3, True), (4, True), (5, False),
                                                     (5, True), (7, True), (8, False))],
