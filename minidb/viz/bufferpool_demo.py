@@ -42,7 +42,7 @@ from minidb.pagestore import EX, SH, BufferPool, ClockChoice, FrameView, PageId,
 from minidb.pagestore.ids import parse_typed
 from minidb.pagestore.volfile import VolumeFile
 from minidb.viz.bufferpool import draw_buffer_pool
-from minidb.viz.script import Op, ScriptError, checked, op_table, script_error
+from minidb.viz.script import Op, checked, op_table, script_error
 
 FRAMES, PAGE_SIZE, NUM_PAGES = 4, 512, 64
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from minidb.viz.script import checked
 from minidb.viz.widgets import Explorer, show_figure_and_text
 
 
@@ -53,11 +54,10 @@ def volume_explorer() -> Explorer:
 def buffer_pool_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:
     """The slider of ``04_buffer_pool.ipynb``: the pool after each step of ``script``."""
     from minidb.viz.bufferpool_demo import OPS, SCRIPT, pool_step
-    from minidb.viz.script import checked
 
-    steps = len(checked(SCRIPT if script is None else script, OPS))
-    return Explorer(partial(pool_step, script=SCRIPT if script is None else script),
-                    {"step": _step_slider(steps, steps)}, show_figure_and_text)
+    script = checked(SCRIPT if script is None else script, OPS)
+    return Explorer(partial(pool_step, script=script), {"step": _step_slider(len(script), len(script))},
+                    show_figure_and_text)
 
 
 def show_xct_step(result) -> None:
@@ -71,12 +71,11 @@ def show_xct_step(result) -> None:
 
 def xct_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:
     """The slider of ``06_transactions_records.ipynb``: the transaction script, step by step."""
-    from minidb.viz.script import checked
     from minidb.viz.xct_demo import OPS, SCRIPT, xct_step
 
-    steps = len(checked(SCRIPT if script is None else script, OPS))
-    return Explorer(partial(xct_step, script=SCRIPT if script is None else script),
-                    {"step": _step_slider(steps, steps)}, show_xct_step)
+    script = checked(SCRIPT if script is None else script, OPS)
+    return Explorer(partial(xct_step, script=script), {"step": _step_slider(len(script), len(script))},
+                    show_xct_step)
 
 
 def recovery_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:

@@ -137,7 +137,7 @@ def _demo_run(script: tuple[tuple, ...]) -> DemoRun:
     sm = StorageManager.format(disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE, frames=FRAMES,
                                clock=_clock, buffer_size=LOG_BUFFER)
     first_write = len(disk.events)
-    workload = RecoveryWorkload(sm, OPS)
+    workload = RecoveryWorkload(sm)
     events: list[str] = []
     for step, op in enumerate(script, 1):
         outcome = workload.run(step, op)

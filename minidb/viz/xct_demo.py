@@ -32,7 +32,7 @@ transactions have lanes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,12 +41,12 @@ from matplotlib.figure import Figure
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
 from minidb.log import LSN
-from minidb.pagestore.ids import PageId, RecordId, StoreId
+from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.latch import SH
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.slotted import SlottedPage
 from minidb.viz.pages import PageLayout, draw_page, page_layout
-from minidb.viz.script import Op, ScriptError, checked, op_table, script_error
+from minidb.viz.script import Op, checked, op_table, script_error
 from minidb.viz.xctlog import LogRow, draw_xct_log, log_rows
 
 NUM_PAGES, EXT_SZ, PAGE_SIZE = 64, 4, 512
@@ -101,7 +101,6 @@ class XctWorkload:
     """
 
     sm: StorageManager
-    ops: Mapping[str, Op] = field(default_factory=lambda: OPS)
     xcts: dict[str, Any] = field(default_factory=dict)
     ended: dict[str, str] = field(default_factory=dict)
     rids: dict[str, RecordId] = field(default_factory=dict)
@@ -113,7 +112,8 @@ class XctWorkload:
     commits: list[tuple[int, LSN, dict[RecordId, bytes]]] = field(default_factory=list)
 
     def run(self, step: int, op: Sequence[Any]) -> str:
-        """Run one checked operation; a bad argument or an engine refusal is a ScriptError naming the step."""
+        """Run one operation of a script :func:`checked` against the caller's table; a bad argument or an
+        engine refusal is a ScriptError naming the step."""
         try:
             return getattr(self, "_" + op[0])(step, op, *op[1:])
         except MinidbError as error:
@@ -228,10 +228,10 @@ class XctWorkload:
 class Demo:
     """A fresh volume and the script's workload on it."""
 
-    def __init__(self, ops: Mapping[str, Op] = OPS) -> None:
+    def __init__(self) -> None:
         self.sm = StorageManager.format(SimDisk("xct-demo"), num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         frames=16, clock=_clock)
-        self.workload = XctWorkload(self.sm, ops)
+        self.workload = XctWorkload(self.sm)
 
 
 def _clock() -> float:
@@ -317,6 +317,3 @@ def xct_step(step: int, script: Sequence[Sequence[Any]] = SCRIPT, since: int | N
     return XctStep(step, description, tuple(outcomes) or ("formatted",), tuple(str(r) for r in new), tuple(rows),
                    layout, figure, page_figure)
 
-
-__all__ = ["OPS", "SCRIPT", "STEPS", "Demo", "ScriptError", "XctStep", "XctWorkload", "describe", "run_script",
-           "xct_step"]

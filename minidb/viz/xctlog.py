@@ -14,8 +14,9 @@
 - compensation entries (CLRs) hatched, with their ``undo_nxt`` as a red
   dashed arc below the lane: where a rollback continues, past the entry the
   CLR compensates (a CLR whose ``undo_nxt`` is NULL ends the rollback: a red
-  dot); the longer an arc, the deeper it dips, so that the nested arcs of
-  one rollback stand apart;
+  dot); the longer an arc, the deeper it dips (into the lane below where
+  that lane is empty under it), so that the nested arcs of one rollback
+  stand apart;
 - ``faded``: LSNs drawn pale (entries a crash lost); ``outlined``: LSN ->
   colour of a thick outline (what a restart pass did with the entry);
 - ``marks``: labelled vertical lines at LSNs (the master, the redo LSN, the
@@ -180,7 +181,7 @@ def plot_xct_log(fig: Figure, rows: list[LogRow], tids: list[int], *, top: float
         top -= LINE_EXTRA - 0.05
         ax.set_xlim(first, first + max(len(line), 1))
         ax.set_ylim(-0.1, len(tids))
-        depth = _undo_depths(line, first, column)
+        depth = _undo_depths(line, first, column, lane)
         for i, row in enumerate(line, start=first):
             y = len(tids) - 1 - lane.get(row.tid, 0)
             colour = type_colour(row.type_name)
@@ -226,15 +227,23 @@ def plot_xct_log(fig: Figure, rows: list[LogRow], tids: list[int], *, top: float
     return top - 0.25 * legend_rows(len(handles))
 
 
-def _undo_depths(line: list[LogRow], first: int, column: dict[LSN, int]) -> dict[LSN, float]:
-    """How deep (in lanes) each undo-next arc of a line dips: the longer the arc, the deeper, from
-    0.12 to 0.38 of a lane (the gap down to the next lane's boxes), so that the nested arcs of a
-    rollback stand apart instead of sharing one curve."""
-    lengths = {row.lsn: i - max(column[row.undo_nxt], first) for i, row in enumerate(line, start=first)
-               if row.is_clr and not row.undo_nxt.is_null and row.undo_nxt in column}
-    ranks = {n: k for k, n in enumerate(sorted(set(lengths.values())))}
-    top = max(len(ranks) - 1, 1)
-    return {lsn: 0.12 + 0.26 * ranks[n] / top for lsn, n in lengths.items()}
+def _undo_depths(line: list[LogRow], first: int, column: dict[LSN, int], lane: dict[int, int]
+                 ) -> dict[LSN, float]:
+    """How deep (in lanes) each undo-next arc of a line dips: the longer the arc, the deeper, so that
+    the nested arcs of a rollback stand apart instead of sharing one curve. An arc dips at most 0.38
+    of a lane (the gap down to the next lane's boxes), or 1.2 lanes where the lane below has no entry
+    under the arc (the last lane, or a transaction that logged nothing there)."""
+    spans = {row.lsn: (max(column[row.undo_nxt], first), i) for i, row in enumerate(line, start=first)
+             if row.is_clr and not row.undo_nxt.is_null and row.undo_nxt in column}
+    depths: dict[LSN, float] = {}
+    for this in {lane.get(row.tid, 0) for row in line if row.lsn in spans}:
+        arcs = {row.lsn: spans[row.lsn] for row in line if row.lsn in spans and lane.get(row.tid, 0) == this}
+        below = [i for i, row in enumerate(line, start=first) if lane.get(row.tid, 0) == this + 1]
+        room = 0.38 if any(a <= i <= b for a, b in arcs.values() for i in below) else 1.2
+        ranks = {n: k for k, n in enumerate(sorted({b - a for a, b in arcs.values()}))}
+        top = max(len(ranks) - 1, 1)
+        depths |= {lsn: 0.12 + (room - 0.12) * ranks[b - a] / top for lsn, (a, b) in arcs.items()}
+    return depths
 
 
 def _arc(ax: Any, x_from: float, x_to: float, y: float, side: int, colour: str, lw: float, style: str,
