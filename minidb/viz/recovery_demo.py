@@ -50,7 +50,7 @@ from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.volfile import volume_file_name
 from minidb.viz.recovery import RecoveryPicture, draw_recovery
 from minidb.viz.script import Op, ScriptError, checked, op_table
-from minidb.viz.xct_demo import OPS as XCT_OPS, XctWorkload
+from minidb.viz.xct_demo import OPS as XCT_OPS, XctWorkload, plain
 from minidb.viz.xctlog import LogRow, log_rows
 
 NUM_PAGES, EXT_SZ, PAGE_SIZE, FRAMES, LOG_BUFFER = 64, 4, 512, 4, 256
@@ -123,7 +123,8 @@ class RecoveryWorkload(XctWorkload):
 
 
 def _key(script: Sequence[Sequence[Any]]) -> tuple[tuple, ...]:
-    return tuple(tuple(op) for op in checked(script, OPS))
+    """The checked script as the key of the runs kept: plain strings and numbers only."""
+    return tuple(plain(checked(script, OPS)))
 
 
 def demo_run(script: Sequence[Sequence[Any]] = SCRIPT) -> DemoRun:

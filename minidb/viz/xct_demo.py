@@ -89,6 +89,14 @@ SCRIPT: list[tuple] = [
 STEPS = len(SCRIPT)
 
 
+def plain(ops: list[tuple]) -> list[tuple]:
+    """``ops`` (a checked script) if every argument is a plain string or number; else a ScriptError."""
+    for step, op in enumerate(ops, 1):
+        if not all(isinstance(arg, (str, int, float)) for arg in op[1:]):
+            raise script_error(step, op, "the arguments are plain strings and numbers")
+    return ops
+
+
 @dataclass
 class XctWorkload:
     """A script running on a storage manager: its transactions and records by name.
@@ -240,7 +248,7 @@ def _clock() -> float:
 
 def run_script(script: Sequence[Sequence[Any]] = SCRIPT, upto: int | None = None) -> Demo:
     """A fresh demo with the first ``upto`` steps of ``script`` run (all of them by default)."""
-    ops = checked(script, OPS)
+    ops = plain(checked(script, OPS))
     demo = Demo()
     for step, op in enumerate(ops[:upto], 1):
         demo.workload.run(step, op)
@@ -276,7 +284,7 @@ def xct_step(step: int, script: Sequence[Sequence[Any]] = SCRIPT, since: int | N
     The entries that steps ``since + 1 .. step`` wrote (by default: step ``step``
     alone) are listed and outlined in blue.
     """
-    ops = checked(script, OPS)
+    ops = plain(checked(script, OPS))
     if not 0 <= step <= len(ops):
         raise ValueError(f"step must be between 0 and {len(ops)}, not {step}")
     since = max(step - 1, 0) if since is None else since

@@ -60,8 +60,9 @@ def test_what_if_t2_commits():
     ([("begin", "T1"), ("create_file", "T1"), ("free", "T1", "zeta")], r"step 3 .*no record called 'zeta'"),
     ([("begin", "T1"), ("create_file", "T1"), ("create", "T1", "a", "abc"), ("update", "T1", "a", 2, "xy")],
      r"step 4 .*a holds 3 bytes: start must be a number from 0 to 1"),
-    ([("begin", "T1"), ("create_file", "T1"), ("create", "T1", "a", b"abc")], r"step 3 .*the body must be a string"),
+    ([("begin", "T1"), ("create_file", "T1"), ("create", "T1", "a", 3)], r"step 3 .*the body must be a string"),
     ([("begin", "T1"), ("checkpoint",)], r"step 2 .*unknown operation 'checkpoint'"),
+    ([("begin", ["T1"])], r"step 1 .*plain strings and numbers"),
 ])
 def test_a_bad_transaction_script_names_the_step(script, message):
     with pytest.raises(ScriptError, match=message):
@@ -122,6 +123,8 @@ def test_a_bad_recovery_script_names_the_step():
         demo_run([("checkpoint",), ("update", "T1", "alpha", 0, "A")])
     with pytest.raises(ScriptError, match=r"step 1 .*unknown operation 'crash'"):
         recovery_explorer([("crash",)])
+    with pytest.raises(ScriptError, match=r"step 2 .*plain strings and numbers"):
+        demo_run([("begin", "T1"), ("create_file", ["T1"])])
 
 
 @pytest.mark.parametrize("keep", sorted(KEEP_MODES))
