@@ -47,7 +47,7 @@ def _volume_extents() -> Figure:
 def _bufferpool_clock() -> Figure:
     from minidb.viz.bufferpool_demo import pool_step
 
-    return pool_step(8).figure
+    return pool_step(9).figure
 
 
 def _lock_modes() -> Figure:
@@ -112,7 +112,7 @@ def _logstore_recovery() -> Figure:
 def _xct_rollback_clrs() -> Figure:
     from minidb.viz.xct_demo import xct_step
 
-    return xct_step(5).figure
+    return xct_step(14).figure
 
 
 def _recovery_undo() -> Figure:

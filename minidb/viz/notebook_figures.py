@@ -140,7 +140,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
         "03_volume_extents": [lambda: draw_extent_map(extent_map_layout(new_demo_volume()[3]),
                                                       title="a freshly formatted volume")]
                              + [lambda k=k: volume_step(k).figure for k in (1, 7, 11, 13, 16)],
-        "04_buffer_pool": [lambda k=k: pool_step(k).figure for k in (2, 4, 5, 6, 8, 9)],
+        "04_buffer_pool": [lambda k=k: pool_step(k).figure for k in (2, 4, 5, 6, 9, 10)],
         "05_locks": [draw_mode_tables] + [lambda k=k: lock_step(k).figure for k in (2, 4)],
         "05b_deadlocks": [lambda: lock_step(6, escalation.script, **escalation.settings).figure]
                          + [lambda k=k: scenario_step("cycle", k).figure for k in (4, 5)]
@@ -148,9 +148,11 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                             lambda: waits_for_dot(scenario_step("cycle", 6).detection[1],
                                                   title="the cycle T1 -> T2 -> T3 -> T1"),
                             lambda: scenario_step("upgrade", 4).figure],
-        "06_transactions_records": [lambda k=k, page=page: getattr(xct_step(k), "page_figure" if page else "figure")
-                                    for k, page in ((1, True), (2, False), (3, True), (4, True), (5, False),
-                                                    (5, True), (7, True), (8, False))],
+        "06_transactions_records": [lambda k=k, since=since, page=page:
+                                    getattr(xct_step(k, since=since), "page_figure" if page else "figure")
+                                    for k, since, page in ((6, 0, True), (10, 6, False), (11, None, True),
+                                                           (13, 11, True), (14, None, False), (14, None, True),
+                                                           (20, 18, True), (22, 20, False))],
         "08_aries_recovery": [lambda phase=phase: recovery_view(24, "everything", phase).figure
                               for phase in ("crashed", "analysis", "redo", "undo", "restarted")],
         "09_logstore_tree": _tree_lecture(),

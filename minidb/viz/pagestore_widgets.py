@@ -6,14 +6,19 @@
   a script of volume operations (:mod:`minidb.viz.volume_demo`) one at a time,
   showing the extent map and the log entries each one wrote;
 - :func:`buffer_pool_explorer` (``04_buffer_pool.ipynb``): a slider over the
-  fixes of :mod:`minidb.viz.bufferpool_demo`, showing frames, the clock's
-  last sweep and what reached the disk;
+  steps of a script of :mod:`minidb.viz.bufferpool_demo`, showing frames, the
+  clock's last sweep and what reached the disk;
 - :func:`xct_explorer` (``06_transactions_records.ipynb``): a slider over the
-  transaction script of :mod:`minidb.viz.xct_demo`, showing the log in
-  transaction lanes (CLRs and their undo-next) and the file page;
+  steps of a transaction script of :mod:`minidb.viz.xct_demo`, showing the log
+  in transaction lanes (CLRs and their undo-next) and the file page;
 - :func:`recovery_explorer` (``08_aries_recovery.ipynb``): the crash point (any
-  write of the simulated disk), what the crash keeps of unsynced writes, and
-  how far restart has gone (:mod:`minidb.viz.recovery_demo`).
+  write of the simulated disk while a script of
+  :mod:`minidb.viz.recovery_demo` runs), what the crash keeps of unsynced
+  writes, and how far restart has gone.
+
+The three take the script the notebook shows (their module's ``SCRIPT`` by
+default) and check it first, so a bad step is reported before any control
+is drawn.
 
 Tests set ``explorer.controls[name].value`` and read ``explorer.result``.
 """
@@ -22,9 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 import ipywidgets as widgets
 
+from minidb.viz.script import checked
 from minidb.viz.widgets import Explorer, show_figure_and_text
 
 
@@ -50,10 +57,13 @@ def volume_explorer(script: Sequence[Sequence[object]] | None = None) -> Explore
                     show_figure_and_text)
 
 
-def buffer_pool_explorer() -> Explorer:
-    from minidb.viz.bufferpool_demo import STEPS, pool_step
+def buffer_pool_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:
+    """The slider of ``04_buffer_pool.ipynb``: the pool after each step of ``script``."""
+    from minidb.viz.bufferpool_demo import OPS, SCRIPT, pool_step
 
-    return Explorer(pool_step, {"step": _step_slider(STEPS, STEPS)}, show_figure_and_text)
+    script = checked(SCRIPT if script is None else script, OPS)
+    return Explorer(partial(pool_step, script=script), {"step": _step_slider(len(script), len(script))},
+                    show_figure_and_text)
 
 
 def show_xct_step(result) -> None:
@@ -65,20 +75,24 @@ def show_xct_step(result) -> None:
     print(result.summary())
 
 
-def xct_explorer() -> Explorer:
+def xct_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:
     """The slider of ``06_transactions_records.ipynb``: the transaction script, step by step."""
-    from minidb.viz.xct_demo import STEPS, xct_step
+    from minidb.viz.xct_demo import OPS, SCRIPT, xct_step
 
-    return Explorer(xct_step, {"step": _step_slider(STEPS, STEPS)}, show_xct_step)
+    script = checked(SCRIPT if script is None else script, OPS)
+    return Explorer(partial(xct_step, script=script), {"step": _step_slider(len(script), len(script))},
+                    show_xct_step)
 
 
-def recovery_explorer() -> Explorer:
+def recovery_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:
     """The crash-recovery control of ``08_aries_recovery.ipynb``: crash point, what survives, restart phase."""
-    from minidb.viz.recovery_demo import KEEP_MODES, PHASES, WRITES, recovery_view
+    from minidb.viz.recovery_demo import KEEP_MODES, PHASES, SCRIPT, demo_run, recovery_view
 
+    script = SCRIPT if script is None else script
+    writes = len(demo_run(script).writes)
     controls = {
-        "crash_write": widgets.IntSlider(value=WRITES // 2, min=1, max=WRITES, description="crash after write"),
+        "crash_write": widgets.IntSlider(value=max(writes // 2, 1), min=1, max=writes, description="crash after write"),
         "keep": widgets.Dropdown(options=list(KEEP_MODES), value="nothing", description="unsynced kept"),
         "phase": widgets.ToggleButtons(options=list(PHASES), value="restarted", description="restart"),
     }
-    return Explorer(recovery_view, controls, show_figure_and_text)
+    return Explorer(partial(recovery_view, script=script), controls, show_figure_and_text)

@@ -1,8 +1,11 @@
 """The crash-recovery demonstration of ``notebooks/08_aries_recovery.ipynb``.
 
-A scripted workload of six transactions runs on a small volume (64 pages of
+A *script* of transaction operations runs on a small volume (64 pages of
 512 bytes, a buffer pool of four frames, a 256-byte log buffer, so the log
-and the pages reach the disk in many small writes):
+and the pages reach the disk in many small writes). The operations are
+those of notebook 06 (:data:`minidb.viz.xct_demo.OPS`: begin, create_file,
+create, update, append, free, commit, abort) and two more, ``checkpoint``
+and ``clean`` (:data:`OPS`). The default :data:`SCRIPT`:
 
 ==========  =================================================================
 T1          creates file s(1.3) with records alpha, beta, gamma; commits
@@ -17,17 +20,21 @@ T3          creates eta
 T6          creates zeta; commits
 ==========  =================================================================
 
-:func:`recovery_view` is the pure function behind the notebook's controls:
-crash the disk after its ``crash_write``-th write (keeping none, all, or a
-torn part of the unsynced writes), open it without restarting, then run the
-restart passes up to ``phase`` (``crashed``, ``analysis``, ``redo``,
-``undo``, ``restarted``) and picture the log, the transaction table, the
-dirty page table and the page LSNs at that moment. After ``restarted`` it
-checks that the committed data is there and the uncommitted is not.
+:func:`demo_run` runs a script once and keeps its disk, noting after which
+disk write each step ended; it also keeps what the committed transactions
+left (:class:`~minidb.viz.xct_demo.XctWorkload`). :func:`recovery_view` is
+the pure function behind the notebook's controls: crash the disk after its
+``crash_write``-th write (keeping none, all, or a torn part of the unsynced
+writes), open it without restarting, then run the restart passes up to
+``phase`` (``crashed``, ``analysis``, ``redo``, ``undo``, ``restarted``) and
+picture the log, the transaction table, the dirty page table and the page
+LSNs at that moment. After ``restarted`` it checks that the committed data
+is there and the uncommitted is not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -42,11 +49,46 @@ from minidb.pagestore.page import Page
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.volfile import volume_file_name
 from minidb.viz.recovery import RecoveryPicture, draw_recovery
+from minidb.viz.script import Op, ScriptError, checked, op_table
+from minidb.viz.xct_demo import OPS as XCT_OPS, XctWorkload, plain
 from minidb.viz.xctlog import LogRow, log_rows
 
 NUM_PAGES, EXT_SZ, PAGE_SIZE, FRAMES, LOG_BUFFER = 64, 4, 512, 4, 256
 PHASES = ("crashed", "analysis", "redo", "undo", "restarted")
 KEEP_MODES = {"nothing": CrashMode.nothing(), "everything": CrashMode.everything(), "torn": CrashMode.torn(seed=7)}
+
+OPS = XCT_OPS | op_table(
+    Op("checkpoint", (), "take a fuzzy checkpoint (the master LSN then points at its chkpt_begin)"),
+    Op("clean", (), "run the page cleaner: write every dirty page, then fsync the volume"),
+)
+
+SCRIPT: list[tuple] = [
+    ("begin", "T1"),
+    ("create_file", "T1"),
+    ("create", "T1", "alpha", "alpha"),
+    ("create", "T1", "beta", "beta"),
+    ("create", "T1", "gamma", "gamma"),
+    ("commit", "T1"),
+    ("begin", "T2"),
+    ("update", "T2", "alpha", 0, "ALPHA"),
+    ("create", "T2", "delta", "delta"),
+    ("abort", "T2"),
+    ("begin", "T3"),
+    ("update", "T3", "beta", 0, "BETA"),
+    ("checkpoint",),
+    ("begin", "T4"),
+    ("create", "T4", "epsilon", "epsilon"),
+    ("free", "T4", "gamma"),
+    ("commit", "T4"),
+    ("begin", "T5"),
+    ("create", "T5", "phi", "phi " * 300),
+    ("update", "T5", "epsilon", 0, "E"),
+    ("clean",),
+    ("create", "T3", "eta", "eta"),
+    ("begin", "T6"),
+    ("create", "T6", "zeta", "zeta"),
+    ("commit", "T6"),
+]
 
 
 def _clock() -> float:
@@ -59,7 +101,7 @@ class DemoRun:
 
     disk: SimDisk
     sm: StorageManager
-    fid: StoreId
+    fid: StoreId | None
     rows: tuple[LogRow, ...]
     writes: tuple[int, ...]  # disk event index of every write after formatting
     commits: tuple[tuple[int, LSN, dict[RecordId, bytes]], ...]  # (tid, commit point, state after it)
@@ -67,69 +109,47 @@ class DemoRun:
     events: tuple[str, ...]  # what happened, in order, with the disk write count at each point
 
 
-@lru_cache(maxsize=1)
-def demo_run() -> DemoRun:
-    """Run the script once (it is deterministic; the result is shared)."""
+class RecoveryWorkload(XctWorkload):
+    """The transaction operations of notebook 06, and a checkpoint and the page cleaner."""
+
+    def _checkpoint(self, step: int, op: Sequence[Any]) -> str:
+        result = self.sm.checkpoint()
+        active = ", ".join(name for name in self.xcts if name not in self.ended) or "none"
+        return f"checkpoint {result.begin}..{result.end}, active: {active}"
+
+    def _clean(self, step: int, op: Sequence[Any]) -> str:
+        self.sm.bp.clean()
+        return "the page cleaner wrote the dirty pages"
+
+
+def _key(script: Sequence[Sequence[Any]]) -> tuple[tuple, ...]:
+    """The checked script as the key of the runs kept: plain strings and numbers only."""
+    return tuple(plain(checked(script, OPS)))
+
+
+def demo_run(script: Sequence[Sequence[Any]] = SCRIPT) -> DemoRun:
+    """Run ``script`` once (it is deterministic; the last few runs are kept)."""
+    return _demo_run(_key(script))
+
+
+@lru_cache(maxsize=4)
+def _demo_run(script: tuple[tuple, ...]) -> DemoRun:
     disk = SimDisk("recovery-demo")
     sm = StorageManager.format(disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE, frames=FRAMES,
                                clock=_clock, buffer_size=LOG_BUFFER)
     first_write = len(disk.events)
-    state: dict[RecordId, bytes] = {}
-    names: dict[RecordId, str] = {}
-    commits: list[tuple[int, LSN, dict[RecordId, bytes]]] = []
+    workload = RecoveryWorkload(sm)
     events: list[str] = []
-
-    def note(text: str) -> None:
+    for step, op in enumerate(script, 1):
+        outcome = workload.run(step, op)
         writes = sum(1 for e in disk.events[first_write:] if e.kind == "write")
-        events.append(f"after write {writes:>2}: {text}")
-
-    def commit(t: Any, changes: dict[RecordId, bytes | None]) -> None:
-        lsn = sm.commit(t)
-        for rid, body in changes.items():
-            if body is None:
-                state.pop(rid, None)
-            else:
-                state[rid] = body
-        commits.append((t.txn_id, lsn, dict(state)))
-        note(f"T{t.txn_id} commits at {lsn}")
-
-    t1 = sm.begin()
-    fid = sm.create_file(t1)
-    a, b, c = (sm.create_rec(t1, fid, body) for body in (b"alpha", b"beta", b"gamma"))
-    names.update({a: "alpha", b: "beta", c: "gamma"})
-    commit(t1, {a: b"alpha", b: b"beta", c: b"gamma"})
-    t2 = sm.begin()
-    sm.update_rec(t2, a, 0, b"ALPHA")
-    d = sm.create_rec(t2, fid, b"delta")
-    names[d] = "delta"
-    sm.abort(t2)
-    note(f"T{t2.txn_id} aborted: its rollback logged CLRs")
-    t3 = sm.begin()
-    sm.update_rec(t3, b, 0, b"BETA")
-    note(f"T{t3.txn_id} updated beta (in flight)")
-    chkpt = sm.checkpoint()
-    note(f"checkpoint {chkpt.begin}..{chkpt.end} with T{t3.txn_id} active")
-    t4 = sm.begin()
-    e = sm.create_rec(t4, fid, b"epsilon")
-    names[e] = "epsilon"
-    sm.free_rec(t4, c)
-    commit(t4, {e: b"epsilon", c: None})
-    t5 = sm.begin()
-    f = sm.create_rec(t5, fid, b"phi " * 300)
-    names[f] = "phi (large)"
-    sm.update_rec(t5, e, 0, b"E")
-    note(f"T{t5.txn_id} created phi and updated epsilon (in flight)")
-    sm.bp.clean()
-    note("the page cleaner wrote the dirty pages")
-    g = sm.create_rec(t3, fid, b"eta")
-    names[g] = "eta"
-    t6 = sm.begin()
-    z = sm.create_rec(t6, fid, b"zeta")
-    names[z] = "zeta"
-    commit(t6, {z: b"zeta"})
+        events.append(f"after write {writes:>2}: step {step:>2} {outcome}")
     sm.log.flush()
     writes = tuple(e.index for e in disk.events[first_write:] if e.kind == "write")
-    return DemoRun(disk, sm, fid, tuple(log_rows(sm.log)), writes, tuple(commits), names, tuple(events))
+    if not writes:
+        raise ScriptError("the script wrote nothing to the disk: there is no write to crash after")
+    return DemoRun(disk, sm, workload.fid, tuple(log_rows(sm.log)), writes, tuple(workload.commits),
+                   dict(workload.names), tuple(events))
 
 
 WRITES = len(demo_run().writes)
@@ -174,10 +194,10 @@ def _xct_rows(table: Any, ended: dict[int, str] | None = None) -> tuple[tuple[st
     return tuple(rows)
 
 
-def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restarted", draw: bool = True
-                  ) -> RecoveryView:
+def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restarted", draw: bool = True,
+                  script: Sequence[Sequence[Any]] = SCRIPT) -> RecoveryView:
     """Crash after write ``crash_write`` keeping ``keep``, restart up to ``phase`` (see the module documentation)."""
-    run = demo_run()
+    run = demo_run(script)
     if not 1 <= crash_write <= len(run.writes):
         raise ValueError(f"crash_write must be between 1 and {len(run.writes)}, not {crash_write}")
     if keep not in KEEP_MODES or phase not in PHASES:
@@ -239,7 +259,7 @@ def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restart
     expected = run.commits[len(committed) - 1][2] if committed else {}
     found = None
     if phase == "restarted":
-        found = {rid: body for rid, (_, body) in sm.contents().get(run.fid, {}).items()}
+        found = {rid: body for rid, (_, body) in sm.contents().get(run.fid, {}).items()} if run.fid else {}
         lines.append(f"committed transactions that survived: {', '.join(f'T{t}' for t in committed) or 'none'}")
         for rid in sorted(set(expected) | set(found)):
             name = run.names.get(rid, str(rid))
@@ -271,9 +291,10 @@ class RestartCrashes:
         return "\n".join(lines)
 
 
-def crash_during_restart(crash_write: int, keep: str = "nothing") -> RestartCrashes:
+def crash_during_restart(crash_write: int, keep: str = "nothing", script: Sequence[Sequence[Any]] = SCRIPT
+                         ) -> RestartCrashes:
     """Crash restart itself after each of its disk operations, then restart again; compare the records."""
-    run = demo_run()
+    run = demo_run(script)
     image = run.disk.crash_image(run.writes[crash_write - 1], KEEP_MODES[keep])
     probe = image.clone()
     before = len(probe.events)

@@ -14,7 +14,9 @@
 - compensation entries (CLRs) hatched, with their ``undo_nxt`` as a red
   dashed arc below the lane: where a rollback continues, past the entry the
   CLR compensates (a CLR whose ``undo_nxt`` is NULL ends the rollback: a red
-  dot);
+  dot); the longer an arc, the deeper it dips (into the lane below where
+  that lane is empty under it), so that the nested arcs of one rollback
+  stand apart;
 - ``faded``: LSNs drawn pale (entries a crash lost); ``outlined``: LSN ->
   colour of a thick outline (what a restart pass did with the entry);
 - ``marks``: labelled vertical lines at LSNs (the master, the redo LSN, the
@@ -179,6 +181,7 @@ def plot_xct_log(fig: Figure, rows: list[LogRow], tids: list[int], *, top: float
         top -= LINE_EXTRA - 0.05
         ax.set_xlim(first, first + max(len(line), 1))
         ax.set_ylim(-0.1, len(tids))
+        depth = _undo_depths(line, first, column, lane)
         for i, row in enumerate(line, start=first):
             y = len(tids) - 1 - lane.get(row.tid, 0)
             colour = type_colour(row.type_name)
@@ -197,7 +200,8 @@ def plot_xct_log(fig: Figure, rows: list[LogRow], tids: list[int], *, top: float
                 if row.undo_nxt.is_null:
                     ax.plot([i + 0.5], [y + 0.08], "o", color="#c62828", ms=4)
                 elif row.undo_nxt in column:
-                    _arc(ax, i + 0.5, max(column[row.undo_nxt] + 0.5, first), y + 0.2, -1, "#c62828", 1.0, "--")
+                    _arc(ax, i + 0.5, max(column[row.undo_nxt] + 0.5, first), y + 0.2, -1, "#c62828", 1.0, "--",
+                         depth[row.lsn])
         for name, lsn in (marks or {}).items():
             if lsn is None or lsn.is_null:
                 continue
@@ -223,15 +227,35 @@ def plot_xct_log(fig: Figure, rows: list[LogRow], tids: list[int], *, top: float
     return top - 0.25 * legend_rows(len(handles))
 
 
-def _arc(ax: Any, x_from: float, x_to: float, y: float, side: int, colour: str, lw: float, style: str) -> None:
-    """A leftward arc at most a third of a lane high: above the lane (``side`` 1) or below it (-1).
+def _undo_depths(line: list[LogRow], first: int, column: dict[LSN, int], lane: dict[int, int]
+                 ) -> dict[LSN, float]:
+    """How deep (in lanes) each undo-next arc of a line dips: the longer the arc, the deeper, so that
+    the nested arcs of a rollback stand apart instead of sharing one curve. An arc dips at most 0.38
+    of a lane (the gap down to the next lane's boxes), or 1.2 lanes where the lane below has no entry
+    under the arc (the last lane, or a transaction that logged nothing there)."""
+    spans = {row.lsn: (max(column[row.undo_nxt], first), i) for i, row in enumerate(line, start=first)
+             if row.is_clr and not row.undo_nxt.is_null and row.undo_nxt in column}
+    depths: dict[LSN, float] = {}
+    for this in {lane.get(row.tid, 0) for row in line if row.lsn in spans}:
+        arcs = {row.lsn: spans[row.lsn] for row in line if row.lsn in spans and lane.get(row.tid, 0) == this}
+        below = [i for i, row in enumerate(line, start=first) if lane.get(row.tid, 0) == this + 1]
+        room = 0.38 if any(a <= i <= b for a, b in arcs.values() for i in below) else 1.2
+        ranks = {n: k for k, n in enumerate(sorted({b - a for a, b in arcs.values()}))}
+        top = max(len(ranks) - 1, 1)
+        depths |= {lsn: 0.12 + (room - 0.12) * ranks[b - a] / top for lsn, (a, b) in arcs.items()}
+    return depths
+
+
+def _arc(ax: Any, x_from: float, x_to: float, y: float, side: int, colour: str, lw: float, style: str,
+         height: float = 1 / 3) -> None:
+    """A leftward arc ``height`` of a lane high (a third by default): above the lane (``side`` 1) or below it (-1).
 
     arc3's control point lies rad x the chord's length off its middle, and the curve reaches half
     way to it; so rad = 2 x height / length bounds the height whatever the length.
     """
     per_x, per_y = points_per_unit(ax)
     length = max(abs(x_from - x_to) * per_x, 1.0)
-    rad = side * min(0.4, 2 * per_y / 3 / length)
+    rad = side * min(0.4, 2 * per_y * height / length)
     ax.add_patch(FancyArrowPatch((x_from, y), (x_to, y), connectionstyle=f"arc3,rad={rad:.3f}", arrowstyle="-|>",
                                  mutation_scale=7, color=colour, lw=lw, linestyle=style))
 

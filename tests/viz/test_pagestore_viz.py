@@ -3,11 +3,12 @@
 import pytest
 from matplotlib.figure import Figure
 
-from minidb.viz.bufferpool_demo import STEPS as POOL_STEPS, pool_step
+from minidb.viz.bufferpool_demo import SCRIPT as POOL_SCRIPT, STEPS as POOL_STEPS, pool_step
 from minidb.viz.extents import draw_extent_map, extent_map_layout
 from minidb.viz.page_demo import SCRIPT as PAGE_SCRIPT, page_step
 from minidb.viz.pages import draw_page, page_layout
 from minidb.viz.pagestore_widgets import buffer_pool_explorer, page_explorer, volume_explorer
+from minidb.viz.script import ScriptError
 from minidb.viz.style import WIDTH
 from minidb.viz.script import ScriptError
 from minidb.viz.volume_demo import SCRIPT as VOLUME_SCRIPT, new_demo_volume, run_script, volume_step
@@ -133,21 +134,52 @@ def test_the_pool_script_chooses_victims_by_the_clock():
     assert pool_step(4).choice is None and [v.pin_count for v in pool_step(4).frames] == [0, 0, 0, 1]
     five = pool_step(5)
     assert (five.choice.victim, five.choice.passes, five.choice.cleared) == (0, 2, (0, 1, 2))
+    assert five.description == "fix p(1.2.9) and unfix: victim frame 0 (clean) in pass 2"
     six = pool_step(6)
     assert (six.choice.victim, six.choice.passes) == (2, 1)
-    eight = pool_step(8)
-    assert eight.choice.victim == 3 and eight.frames[3].pid.page == 10
+
+
+def test_pass_two_takes_the_first_unreferenced_frame_from_the_hand_even_if_dirty():
+    before = pool_step(8)
+    assert before.hand == 3 and not before.frames[0].dirty and before.frames[3].dirty  # clean frame 0, dirty 3
+    nine = pool_step(9)
+    assert (nine.choice.victim, nine.choice.passes, nine.choice.cleared) == (3, 2, (3, 0, 2))
+    assert nine.description == "fix p(1.2.10) and unfix: victim frame 3 (dirty) in pass 2"
+    assert nine.frames[3].pid.page == 10 and nine.frames[0].pid.page == 9
 
 
 def test_the_pool_script_shows_the_write_ahead_rule_and_the_cleaner():
-    eight = pool_step(8)
-    assert eight.events == ("write 00000001.jdb @0 +160", "fsync 00000001.jdb", "write v1.vol @3584 +512")
-    assert any(line.startswith("WAL: log synced up to") for line in eight.trace)
-    assert {pid.page for pid in eight.dirty_page_table} == {5, 6, 7}  # 7 is written, not yet fsynced
-    nine = pool_step(POOL_STEPS)
-    assert nine.events == ("write v1.vol @2560 +1024", "fsync v1.vol")
-    assert nine.dirty_page_table == {}
-    assert tuple(nine.figure.get_size_inches()) == (WIDTH, 5.6)
+    nine = pool_step(9)
+    assert nine.events == ("write 00000001.jdb @0 +160", "fsync 00000001.jdb", "write v1.vol @3584 +512")
+    assert any(line.startswith("WAL: log synced up to") for line in nine.trace)
+    assert {pid.page for pid in nine.dirty_page_table} == {5, 6, 7}  # 7 is written, not yet fsynced
+    ten = pool_step(POOL_STEPS)
+    assert ten.events == ("write v1.vol @2560 +1024", "fsync v1.vol")
+    assert ten.dirty_page_table == {}
+    assert tuple(ten.figure.get_size_inches()) == (WIDTH, 5.6)
+
+
+def test_an_edited_pool_script_changes_the_victim_and_the_disk_writes():
+    script = list(POOL_SCRIPT)
+    script[7] = ("fix", "p(1.1.7)")  # step 8 reads p(1.1.7) instead of updating it: frame 3 stays clean
+    nine = pool_step(9, script)
+    assert (nine.choice.victim, nine.choice.passes) == (3, 2)
+    assert nine.events == () and {pid.page for pid in nine.dirty_page_table} == {5, 6}
+    assert nine.description.endswith("victim frame 3 (clean) in pass 2")
+
+
+@pytest.mark.parametrize("script, message", [
+    ([("fix", "1.1.4")], r"step 1 \('fix', '1.1.4'\): bad id '1.1.4'"),
+    ([("fix", "p(1.1.4)"), ("fix", "p(1.1.99)")], r"step 2 .*not a page of the demo's volume"),
+    ([("unfix", "p(1.1.4)")], r"step 1 .*is not held"),
+    ([("hold", "p(1.1.4)"), ("update", "p(1.1.4)", "x")], r"step 2 .*held already: unfix it first"),
+    ([("update", "p(1.1.4)", 3)], r"step 1 .*the text must be a string"),
+    ([("fix", "p(1.1.4)"), ("evict", "p(1.1.4)")], r"step 2 .*unknown operation 'evict'"),
+    ([("hold", f"p(1.1.{n})") for n in range(1, 5)] + [("fix", "p(1.1.5)")], r"step 5 .*pinned"),
+])
+def test_a_bad_pool_script_names_the_step(script, message):
+    with pytest.raises(ScriptError, match=message):
+        pool_step(len(script), script)
 
 
 # -- widgets --------------------------------------------------------------------------------------
@@ -179,3 +211,14 @@ def test_buffer_pool_explorer_drives_the_callback():
     assert explorer.result.choice.victim == 0
     explorer.controls["step"].value = 0
     assert all(v.pid is None for v in explorer.result.frames)
+
+
+def test_buffer_pool_explorer_runs_an_edited_script():
+    script = [("hold", "p(1.1.4)"), ("fix", "p(1.1.5)"), ("fix", "p(1.1.6)"), ("fix", "p(1.1.7)"), ("fix", "p(1.2.8)")]
+    explorer = buffer_pool_explorer(script)
+    assert explorer.controls["step"].max == len(script) and explorer.result.step == len(script)
+    assert explorer.result.choice.victim == 1  # frame 0 is pinned
+    explorer.controls["step"].value = 2
+    assert [v.pid.page if v.pid else None for v in explorer.result.frames] == [4, 5, None, None]
+    with pytest.raises(ScriptError, match="step 1"):
+        buffer_pool_explorer([("fix",)])
