@@ -7,8 +7,10 @@ picture's place in it (``02_pages-1`` is the first picture of
 ``02_pages.ipynb``); each entry replays the cells that lead to its picture
 from the same seeded demos, so it is the picture the notebook shows.
 
-Notebook 15 draws from a Spark job's tables and is not listed: run the
-notebook (or ``minidb spark analyze``) for its pictures. Two pictures are
+Notebook 15 draws from a Spark job's tables: its pictures generate the
+notebook's workload (:data:`SPARK_WORKLOAD`, the notebook's own cell) into a
+temporary directory and run the notebook's queries once per process on a local
+Spark (about half a minute). Two pictures are
 graphviz graphs, not matplotlib figures (the waits-for graph of 05b, the tree
 of 09): :func:`minidb.viz.style.save` writes both kinds.
 """
@@ -21,6 +23,10 @@ from functools import lru_cache
 from matplotlib.figure import Figure
 
 from minidb.viz.style import Picture
+
+
+# The workload notebook 15 generates (its "workload = GenerateRequest(...)" cell; a test keeps them equal).
+SPARK_WORKLOAD = {"envs": 5, "group": 3, "ops": 600, "seed": 18, "file_max": 16 * 1024, "ckpt_every": 80}
 
 
 def _clock() -> float:
@@ -105,6 +111,55 @@ def _checkpoint_lecture() -> list[Callable[[], Figure]]:
 
 
 @lru_cache(maxsize=1)
+def _spark_rows() -> dict[str, list]:
+    """The rows notebook 15 draws, by its own queries over its workload, on a local Spark."""
+    import os
+    import tempfile
+
+    from pyspark import SparkContext
+
+    from minidb.spark import analytics
+    from minidb.spark.generate import GenerateRequest, generate
+    from minidb.spark.session import spark_session
+
+    ours = SparkContext._active_spark_context is None  # stop only a Spark started here
+    with tempfile.TemporaryDirectory(prefix="minidb-nb15-") as work:
+        envs = os.path.join(work, "envs")
+        generate("log", GenerateRequest(envs, **SPARK_WORKLOAD))
+        spark = spark_session("local[2]", "notebook 15 pictures", shuffle_partitions=4, progress=False,
+                              jvm_log=os.path.join(work, "jvm.log"))
+        try:
+            logs = spark.read.format("minidb").load(envs).cache()
+            txns = analytics.transactions(logs)
+            return {
+                "by_file": analytics.entries_by_file(logs).collect(),
+                "sizes": analytics.transaction_sizes(txns).collect(),
+                "checkpoints": analytics.checkpoints(logs).collect(),
+                "streams": analytics.vlsn_streams(logs).collect(),
+                "gaps": analytics.vlsn_gaps(logs).collect(),
+                "duplicates": analytics.vlsn_duplicates(logs).collect(),
+                "divergence": analytics.first_divergence(logs).collect(),
+            }
+        finally:
+            if ours:
+                spark.stop()
+
+
+def _spark_lecture() -> list[Callable[[], Figure]]:
+    """The four pictures of 15_spark_log_analytics, in the notebook's order."""
+    from minidb.viz.pipeline import (draw_checkpoint_intervals, draw_entry_types_per_file, draw_transaction_sizes,
+                                     draw_vlsn_streams)
+
+    def rows(name: str) -> list:
+        return _spark_rows()[name]
+
+    return [lambda: draw_entry_types_per_file(rows("by_file")),
+            lambda: draw_transaction_sizes(rows("sizes")),
+            lambda: draw_checkpoint_intervals(rows("checkpoints")),
+            lambda: draw_vlsn_streams(rows("streams"), rows("gaps"), rows("duplicates"), rows("divergence"))]
+
+
+@lru_cache(maxsize=1)
 def notebook_figures() -> dict[str, Callable[[], Picture]]:
     """Name -> a function that draws that picture of that notebook."""
     from minidb.logstore.cases import worked_case
@@ -171,6 +226,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                                vlsn_span=(60, 80)),
             lambda: draw_index(truncation_demo()[1], title="after two head truncations and a rollback of the tail"),
         ],
+        "15_spark_log_analytics": _spark_lecture(),
     }
     return {f"{notebook}-{i}": make for notebook, makers in pictures.items()
             for i, make in enumerate(makers, start=1)}
