@@ -37,7 +37,7 @@ from bench import report
 from minidb.io import OSDisk
 from minidb.log import TRACE, LogManager
 from minidb.pagestore import EX, SH, AllocMode, BufferPool, PageId, PageTag, Volume
-from minidb.pagestore.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import volume_file_name
 
 SEED = 2010
 PAGE_SIZE = 8192

@@ -85,3 +85,54 @@ def test_no_pickle_marshal_shelve_or_eval():
     for path in SOURCES:
         match = banned.search(path.read_text())
         assert match is None, f"{path}: {match.group(0) if match else ''}"
+
+
+# The page store's parts, bottom up: a part imports only parts below it (or, at the top, the
+# modules beside it). Imports under ``if TYPE_CHECKING:`` are type annotations only and may point up.
+PAGESTORE_PARTS = {
+    "ids": 0, "errors": 0,
+    "pages": 1, "lock": 1,
+    "buffer": 2,
+    "wal": 3,
+    "volume": 4,
+    "transactions": 5,
+    "files": 6,
+    "restart": 7,
+    "sm": 8, "verify": 8, "crashtest": 8, "xct_crashtest": 8, "__init__": 8,
+}
+PAGESTORE = PACKAGE / "pagestore"
+
+
+def runtime_imports_of(path: Path) -> list[str]:
+    """The modules ``path`` imports when it runs (not those under ``if TYPE_CHECKING:``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    skipped = {id(n) for node in ast.walk(tree)
+               if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+               for n in ast.walk(node)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return found
+
+
+def pagestore_part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["minidb", "pagestore"] and len(parts) > 2 and parts[2] in PAGESTORE_PARTS else None
+
+
+@pytest.mark.parametrize("path", sorted(PAGESTORE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_pagestore_parts_import_down_only(path):
+    rel = path.relative_to(PAGESTORE)
+    me = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+    assert me in PAGESTORE_PARTS, f"{path}: {me} is not placed among the page store's parts (PAGESTORE_PARTS)"
+    for imported in runtime_imports_of(path):
+        other = pagestore_part(imported)
+        if other is None or other == me:
+            continue
+        assert PAGESTORE_PARTS[other] < PAGESTORE_PARTS[me] or PAGESTORE_PARTS[me] == 8, \
+            f"{path}: the page store's {me} imports {imported}, which is not below it"

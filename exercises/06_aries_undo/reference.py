@@ -3,7 +3,7 @@
 ``undo_order`` is :func:`minidb.pagestore.restart.undo.undo_order`, which
 runs the undo pass's loop (``walk_losers``: always the largest LSN, through
 :class:`UndoList`) with the decision of
-:func:`minidb.pagestore.rollback.chain_step` (by the entry type's flags C
+:func:`minidb.pagestore.transactions.rollback.chain_step` (by the entry type's flags C
 and U), without undoing anything. This adapter turns the exercise's
 integers into LSNs of log file 1 and its kinds into real page-store entry
 types with those flags.
@@ -12,7 +12,7 @@ types with those flags.
 from __future__ import annotations
 
 from minidb.log import LSN, NULL_LSN
-from minidb.pagestore.logdef import CLR_REC_INSERT, PAGE_FORMAT, REC_INSERT
+from minidb.pagestore.wal.logdef import CLR_REC_INSERT, PAGE_FORMAT, REC_INSERT
 from minidb.pagestore.restart.undo import undo_order as _undo_order
 
 KINDS = {"undoable": REC_INSERT, "clr": CLR_REC_INSERT, "redo-only": PAGE_FORMAT}

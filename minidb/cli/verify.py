@@ -39,7 +39,7 @@ from minidb.cli.common import log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
 from minidb.logstore.verify import verify_log_trees
-from minidb.pagestore.master import check_volume_and_log
+from minidb.pagestore.restart.master import check_volume_and_log
 from minidb.pagestore.verify import is_pagestore, verify_pagestore
 
 

@@ -10,7 +10,7 @@ fsync after formatting, and each way a crash can treat unsynced writes
 
 1. the log is opened on the crashed image (cutting a torn tail) and the
    volume mounted with a fresh buffer pool;
-2. every surviving log entry is redone (:func:`minidb.pagestore.logrec.redo`:
+2. every surviving log entry is redone (:func:`minidb.pagestore.wal.logrec.redo`:
    applied only where the page LSN is older than the entry);
 3. every store-0 page must then be *byte for byte* the page that applying
    the surviving entries to the freshly formatted volume gives.
@@ -36,16 +36,16 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log.manager import LogManager
-from minidb.pagestore.bufferpool import BufferPool
+from minidb.pagestore.buffer.bufferpool import BufferPool
 from minidb.pagestore.errors import BadPageError, PageStoreError, VolumeFullError
-from minidb.pagestore.format import format_pages
+from minidb.pagestore.volume.format import format_pages
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.latch import SH
-from minidb.pagestore.logdef import PAGESTORE_TYPES
-from minidb.pagestore.logrec import REDO, redo
-from minidb.pagestore.volfile import volume_file_name
-from minidb.pagestore.volheader import VolumeHeader
-from minidb.pagestore.volume import AllocMode, Volume
+from minidb.pagestore.buffer.latch import SH
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.wal.logrec import REDO, redo
+from minidb.pagestore.volume.volfile import volume_file_name
+from minidb.pagestore.volume.volheader import VolumeHeader
+from minidb.pagestore.volume.volume import AllocMode, Volume
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 64, 4
 FILE_MAX = 4096

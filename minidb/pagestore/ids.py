@@ -9,7 +9,7 @@ number, ``p(1.3.48)``, and a record identifier a slot number,
 its store is immaterial).
 
 From a record id its page and slot are derived without consulting any index,
-which is why records cannot move (see :mod:`minidb.pagestore.slotted`). The
+which is why records cannot move (see :mod:`minidb.pagestore.pages.slotted`). The
 extent holding a page is *arithmetic* too: with ``ext_sz`` pages per extent,
 
     extent of page n      =  n // ext_sz

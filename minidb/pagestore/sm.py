@@ -13,7 +13,7 @@ This is the page store's front door. It puts the parts together on one
     print(sm.restart_report.summary())
 
 **Locks.** ``locking=LockManager()`` (or a
-:class:`~minidb.pagestore.locking.ShoreLocking`) makes every operation take
+:class:`~minidb.pagestore.transactions.locking.ShoreLocking`) makes every operation take
 its locks from Shore's lock manager, so transactions in several threads
 wait for each other and a deadlock's victim aborts; without it, no locks
 are taken (one thread).
@@ -25,7 +25,7 @@ manager), ``sm.checkpointer``. The record operations are the file
 manager's, repeated here for convenience.
 
 **Opening** (:meth:`StorageManager.open`) checks that the log is whole
-(:func:`~minidb.pagestore.master.check_volume_and_log`: a volume without its
+(:func:`~minidb.pagestore.restart.master.check_volume_and_log`: a volume without its
 log, or with a log that ends before the last checkpoint, is corruption, as
 is a master record without its volume),
 reads the log (cutting a torn tail), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
@@ -53,23 +53,23 @@ from typing import Any, ContextManager
 from minidb.io import Disk
 from minidb.log.lsn import LSN
 from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, LogManager
-from minidb.pagestore.bufferpool import BufferPool
+from minidb.pagestore.buffer.bufferpool import BufferPool
 from minidb.pagestore.errors import BadRequestError
-from minidb.pagestore.chkpt import Checkpointer, CheckpointResult
-from minidb.pagestore.file import FileManager, Policy
+from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
+from minidb.pagestore.files.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import LockManager
-from minidb.pagestore.master import check_volume_and_log
-from minidb.pagestore.locking import Locking, ShoreLocking
-from minidb.pagestore.page import DEFAULT_PAGE_SIZE
-from minidb.pagestore.rectag import Record
+from minidb.pagestore.restart.master import check_volume_and_log
+from minidb.pagestore.transactions.locking import Locking, ShoreLocking
+from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
+from minidb.pagestore.pages.rectag import Record
 from minidb.pagestore.restart import Restart, RestartReport
-from minidb.pagestore.rollback import UndoStep
-from minidb.pagestore.volfile import VolumeFile
-from minidb.pagestore.volheader import DEFAULT_EXT_SZ
-from minidb.pagestore.volume import Volume
-from minidb.pagestore.xct import SavePoint, Xct
-from minidb.pagestore.xctmgr import XctManager, transaction_block
+from minidb.pagestore.transactions.rollback import UndoStep
+from minidb.pagestore.volume.volfile import VolumeFile
+from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ
+from minidb.pagestore.volume.volume import Volume
+from minidb.pagestore.transactions.xct import SavePoint, Xct
+from minidb.pagestore.transactions.xctmgr import XctManager, transaction_block
 
 
 class StorageManager:

@@ -6,7 +6,7 @@ the files into memory (a :class:`~minidb.io.SimDisk` whose messages name
 the real files) and, on that copy,
 
 1. checks that the volume and a whole log are there
-   (:func:`~minidb.pagestore.master.check_volume_and_log`);
+   (:func:`~minidb.pagestore.restart.master.check_volume_and_log`);
 2. opens the storage manager, so restart runs (redo rebuilds the pages a
    crash may have torn; anything it cannot rebuild is an error);
 3. checks the extent and store maps (:meth:`Volume.check`);
@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from minidb.io import Disk, SimDisk
 from minidb.pagestore.errors import VolumeCorruptionError
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.latch import SH
-from minidb.pagestore.logdef import PAGESTORE_TYPES
-from minidb.pagestore.master import MASTER_FILE
-from minidb.pagestore.page import PageTag, lost_page
+from minidb.pagestore.buffer.latch import SH
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.restart.master import MASTER_FILE
+from minidb.pagestore.pages.page import PageTag, lost_page
 from minidb.pagestore.sm import StorageManager
-from minidb.pagestore.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import volume_file_name
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,10 @@ from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log.lsn import LSN
 from minidb.pagestore.errors import RecordWontFitError, VolumeFullError
-from minidb.pagestore.file import Policy
+from minidb.pagestore.files.file import Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.sm import StorageManager
-from minidb.pagestore.stores import STORE_DIRECTORY, ROOT_INDEX
+from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
 FILE_MAX = 6000

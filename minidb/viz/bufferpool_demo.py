@@ -40,7 +40,7 @@ from minidb.io import Event, SimDisk
 from minidb.log import TRACE, LogManager
 from minidb.pagestore import EX, SH, BufferPool, ClockChoice, FrameView, PageId, PageTag, format_volume
 from minidb.pagestore.ids import parse_typed
-from minidb.pagestore.volfile import VolumeFile
+from minidb.pagestore.volume.volfile import VolumeFile
 from minidb.viz.bufferpool import draw_buffer_pool
 from minidb.viz.script import Op, checked, op_table, script_error
 

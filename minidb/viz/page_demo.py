@@ -40,7 +40,7 @@ from matplotlib.figure import Figure
 
 from minidb.errors import MinidbError
 from minidb.pagestore import PageId, PageTag, SlottedPage, SpaceUser
-from minidb.pagestore.page import FOOTER_SIZE, HEADER_SIZE, SLOT_SIZE
+from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT_SIZE
 from minidb.viz.pages import PageLayout, draw_page, page_layout
 from minidb.viz.script import Op, checked, op_table, script_error
 

@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 from minidb.pagestore import SlottedPage
-from minidb.pagestore.page import FOOTER_SIZE, HEADER_SIZE, SLOT_SIZE
+from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT_SIZE
 from minidb.viz.style import FALLBACK, SMALL, TITLE, WIDTH, fits, new_figure
 
 COLOURS = {

@@ -45,9 +45,9 @@ from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.pagestore.ids import PageId, RecordId, StoreId
-from minidb.pagestore.page import Page
+from minidb.pagestore.pages.page import Page
 from minidb.pagestore.sm import StorageManager
-from minidb.pagestore.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.viz.recovery import RecoveryPicture, draw_recovery
 from minidb.viz.script import Op, ScriptError, checked, op_table
 from minidb.viz.xct_demo import OPS as XCT_OPS, XctWorkload, plain

@@ -42,9 +42,9 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk
 from minidb.log import LSN
 from minidb.pagestore.ids import RecordId, StoreId
-from minidb.pagestore.latch import SH
+from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.sm import StorageManager
-from minidb.pagestore.slotted import SlottedPage
+from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.viz.pages import PageLayout, draw_page, page_layout
 from minidb.viz.script import Op, checked, op_table, script_error
 from minidb.viz.xctlog import LogRow, draw_xct_log, log_rows

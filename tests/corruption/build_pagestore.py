@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
-from minidb.pagestore.master import MASTER_FILE, SLOT, read_master
-from minidb.pagestore.page import FOOTER_SIZE, HEADER, HEADER_SIZE
+from minidb.pagestore.restart.master import MASTER_FILE, SLOT, read_master
+from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER, HEADER_SIZE
 from minidb.pagestore.sm import StorageManager
 
 from tests.corruption.state import History, Layout, State, fixed_clock, image_of

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from minidb.io import SimDisk
 from minidb.log import LogManager, file_number
 from minidb.pagestore import BufferPool, Volume
-from minidb.pagestore.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import volume_file_name
 
 
 def fixed_clock() -> float:

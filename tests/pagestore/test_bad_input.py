@@ -111,7 +111,7 @@ def test_shore_locking_alone_refuses_bad_names():
 
 def test_low_level_calls_with_the_wrong_kind_of_argument(sm_with_record):
     from minidb.pagestore.ids import parse_id
-    from minidb.pagestore.xctmgr import XctError
+    from minidb.pagestore.transactions.xctmgr import XctError
 
     sm, fid, rid = sm_with_record
     pid = rid.pid

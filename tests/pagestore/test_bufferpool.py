@@ -9,8 +9,8 @@ from minidb.log import TRACE, LSN
 from minidb.pagestore import (
     EX, SH, BadRequestError, BufferPool, BufferPoolFullError, PageId, PageTag, TornPageError, Volume,
 )
-from minidb.pagestore.page import NO_PAGE_LSN
-from minidb.pagestore.volfile import volume_file_name
+from minidb.pagestore.pages.page import NO_PAGE_LSN
+from minidb.pagestore.volume.volfile import volume_file_name
 
 from tests.pagestore.helpers import log_durable_ends, mount, new_volume, page_writes
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from minidb.pagestore.clock import ClockFrame, choose_victim
+from minidb.pagestore.buffer.clock import ClockFrame, choose_victim
 
 
 def frames(spec: str) -> list[ClockFrame]:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from minidb.pagestore import bufferpool
+from minidb.pagestore.buffer import bufferpool
 from minidb.pagestore.crashtest import crash_sweep
 
 from tests.sweeps import assert_chunk_has_no_violations

@@ -13,11 +13,11 @@ from minidb.pagestore import PageId, StoreId
 from minidb.pagestore.errors import (
     LogLostError, PageChecksumError, PageStoreCorruptionError, TornPageError, VolumeCorruptionError, VolumeError,
 )
-from minidb.pagestore.latch import SH
-from minidb.pagestore.master import MASTER_FILE, read_master
-from minidb.pagestore.page import stamp_checksum
+from minidb.pagestore.buffer.latch import SH
+from minidb.pagestore.restart.master import MASTER_FILE, read_master
+from minidb.pagestore.pages.page import stamp_checksum
 from minidb.pagestore.verify import verify_pagestore
-from minidb.pagestore.volfile import VolumeFile, volume_file_name
+from minidb.pagestore.volume.volfile import VolumeFile, volume_file_name
 
 from tests.pagestore.sm_helpers import new_sm, open_again
 

@@ -3,13 +3,13 @@
 import pytest
 
 from minidb.pagestore.errors import BadRequestError, RecordWontFitError, StaleRecordIdError
-from minidb.pagestore.file import Policy
-from minidb.pagestore.histogram import Histoid, bucket_needed, bucket_of
+from minidb.pagestore.files.file import Policy
+from minidb.pagestore.files.histogram import Histoid, bucket_needed, bucket_of
 from minidb.pagestore.ids import RecordId, StoreId
-from minidb.pagestore.latch import SH
-from minidb.pagestore.page import PageTag
-from minidb.pagestore.rectag import RecFlags, RecTag, chunk_size, small_slot, split_slot
-from minidb.pagestore.slotted import SLOT_RESERVED
+from minidb.pagestore.buffer.latch import SH
+from minidb.pagestore.pages.page import PageTag
+from minidb.pagestore.pages.rectag import RecFlags, RecTag, chunk_size, small_slot, split_slot
+from minidb.pagestore.pages.slotted import SLOT_RESERVED
 
 from tests.pagestore.sm_helpers import new_sm
 

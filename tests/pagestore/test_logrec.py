@@ -6,7 +6,7 @@ from minidb.errors import DiskFullError
 from minidb.io import CrashMode
 from minidb.log import NULL_LSN, type_by_code
 from minidb.pagestore import PAGESTORE_TYPES, AllocMode, PageId, StoreId, TxnRef, redo, undo
-from minidb.pagestore.logrec import REDO, UNDO, check_handlers
+from minidb.pagestore.wal.logrec import REDO, UNDO, check_handlers
 
 from tests.pagestore.helpers import mount, new_volume
 

@@ -4,11 +4,11 @@ import pytest
 
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN, NULL_LSN
-from minidb.pagestore.latch import SH
-from minidb.pagestore.master import MASTER_FILE, read_master, write_master
+from minidb.pagestore.buffer.latch import SH
+from minidb.pagestore.restart.master import MASTER_FILE, read_master, write_master
 from minidb.pagestore.restart import UndoList
 from minidb.pagestore.restart.finish import freeing_space_entry
-from minidb.pagestore.xct import XctState
+from minidb.pagestore.transactions.xct import XctState
 
 from tests.cli.test_cli import check_golden
 from tests.pagestore.sm_helpers import entries, new_sm, open_again

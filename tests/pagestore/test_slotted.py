@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from minidb.log import LSN
 from minidb.pagestore import PageId, PageTag, RecordWontFitError, SlotError, SlottedPage, SpaceUser, StoreFlags
 from minidb.pagestore.errors import TornPageError
-from minidb.pagestore.page import FOOTER_SIZE, HEADER, HEADER_SIZE, NO_PAGE_LSN, stamp_checksum
-from minidb.pagestore.slotted import NO_TXN
+from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER, HEADER_SIZE, NO_PAGE_LSN, stamp_checksum
+from minidb.pagestore.pages.slotted import NO_TXN
 
 PID = PageId(1, 3, 48)
 

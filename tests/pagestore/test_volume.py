@@ -11,7 +11,7 @@ from minidb.pagestore import (
     AllocMode, BadRequestError, BufferPool, Deleting, PageId, StoreFlags, StoreId, Volume, VolumeError,
     VolumeFullError, format_volume,
 )
-from minidb.pagestore.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import volume_file_name
 
 from tests.cli.test_cli import check_golden
 from tests.pagestore.helpers import fixed_clock, mount, new_volume

@@ -4,10 +4,10 @@ import pytest
 
 from minidb.log import NULL_LSN
 from minidb.pagestore import PAGESTORE_TYPES
-from minidb.pagestore.latch import EX
-from minidb.pagestore.logrec import REDO, UNDO, check_handlers
-from minidb.pagestore.xct import XctState
-from minidb.pagestore.xctmgr import XctError
+from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.wal.logrec import REDO, UNDO, check_handlers
+from minidb.pagestore.transactions.xct import XctState
+from minidb.pagestore.transactions.xctmgr import XctError
 
 from tests.pagestore.sm_helpers import entries, new_sm
 

@@ -3,7 +3,7 @@
 import pytest
 
 import minidb.pagestore.restart.undo as undo_module
-from minidb.pagestore.rollback import UndoStep
+from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.xct_crashtest import crash_sweep, run_workload
 
 from tests.sweeps import assert_chunk_has_no_violations

@@ -8,7 +8,7 @@ without sleeps.
 import pytest
 
 from minidb.pagestore.lock import BadLockRequest, DeadlockVictim, Interleaving, LockId, LockManager, LockMode
-from minidb.pagestore.locking import ShoreLocking
+from minidb.pagestore.transactions.locking import ShoreLocking
 
 from tests.pagestore.sm_helpers import new_sm
 

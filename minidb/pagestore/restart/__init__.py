@@ -17,6 +17,8 @@ empty transaction table, so restart then has little to do)::
 ``redo.py``        pass 2: repeat history (page LSN test); rebuild torn pages
 ``undo.py``        pass 3: all losers together, largest undo-next first
 ``finish.py``      repairs, committed transactions left freeing space
+``chkpt.py``       fuzzy checkpoints: what restart starts from
+``master.py``      the master LSN, where restart finds the last checkpoint
 =================  =========================================================
 
 Each pass emits a trace of what it read, decided and changed; a
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.log.lsn import LSN
-from minidb.pagestore.master import master_lsn
+from minidb.pagestore.restart.master import master_lsn
 from minidb.pagestore.restart.analysis import AnalysisResult, DirtyPage, XctEntry, analysis_pass
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
 from minidb.pagestore.restart.redo import RedoResult, rebuild_page, redo_pass

@@ -1,7 +1,7 @@
 """Restart, pass 1: analysis. From the master checkpoint to the end of the log, rebuild two tables.
 
 Analysis reads the log forward from the *master LSN* (the ``chkpt_begin`` of
-the last completed checkpoint, :mod:`minidb.pagestore.master`), or from the
+the last completed checkpoint, :mod:`minidb.pagestore.restart.master`), or from the
 log's first entry if no checkpoint ever completed. It logs nothing and
 changes no page. It rebuilds:
 
@@ -40,8 +40,8 @@ from typing import Any
 
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.logdef import PAGESTORE_TYPES
-from minidb.pagestore.xct import XctState
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.transactions.xct import XctState
 from minidb.stats import Trace
 
 

@@ -10,7 +10,7 @@ on behalf of transactions that *committed*:
 2. **freeing space**: each transaction found in FREEING_SPACE committed
    (its ``xct_freeing_space`` is durable) but did not log its ``xct_end``.
    Restart reads the lists in that entry and frees the space again
-   (:func:`minidb.pagestore.freespace.free_space`, idempotent), then logs
+   (:func:`minidb.pagestore.transactions.freespace.free_space`, idempotent), then logs
    ``xct_end committed=true``;
 3. **stores marked for deletion**: as in Shore, restart also searches the
    store map for stores still marked, and removes them (after undo, only a
@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.pagestore.freespace import free_space
+from minidb.pagestore.transactions.freespace import free_space
 from minidb.pagestore.restart.analysis import AnalysisResult
-from minidb.pagestore.xct import XctState
+from minidb.pagestore.transactions.xct import XctState
 from minidb.stats import Trace
 
 

@@ -18,7 +18,7 @@ by the usual rules (the write-ahead rule holds: their LSNs are in the log).
 
 **Torn pages.** A page whose last write reached the disk only in part has
 different LSNs in its header and footer, or a checksum that does not match
-(:mod:`minidb.pagestore.page`). Redo cannot start from it, so it *rebuilds*
+(:mod:`minidb.pagestore.pages.page`). Redo cannot start from it, so it *rebuilds*
 it: from the page's image when
 the volume was formatted (store 0's pages) or from zeros (any other page),
 applying every entry of the log that names the page, oldest first. The log
@@ -45,11 +45,11 @@ from typing import Any
 
 from minidb.log.lsn import LSN
 from minidb.pagestore.errors import BadPageError
-from minidb.pagestore.format import format_pages
+from minidb.pagestore.volume.format import format_pages
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.latch import EX, SH
-from minidb.pagestore.logdef import PAGESTORE_TYPES
-from minidb.pagestore.logrec import REDO
+from minidb.pagestore.buffer.latch import EX, SH
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.wal.logrec import REDO
 from minidb.pagestore.restart.analysis import AnalysisResult
 from minidb.stats import Trace
 

@@ -9,7 +9,7 @@ chronological order across transactions, as Shore requires: some actions
 (a page split in a B-tree) are protected only by latches, and must be
 undone before anything logged earlier.
 
-Each step is :func:`minidb.pagestore.rollback.undo_step`: an undoable entry
+Each step is :func:`minidb.pagestore.transactions.rollback.undo_step`: an undoable entry
 is undone and a CLR logged for its transaction (whose ``undo_nxt`` points
 past it); a CLR makes the walk jump to its ``undo_nxt``; anything else is
 passed over. A transaction whose walk reaches NULL is rolled back: its
@@ -35,8 +35,8 @@ from typing import Any
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.restart.analysis import AnalysisResult
-from minidb.pagestore.rollback import UndoStep, chain_step, undo_step
-from minidb.pagestore.xct import XctState
+from minidb.pagestore.transactions.rollback import UndoStep, chain_step, undo_step
+from minidb.pagestore.transactions.xct import XctState
 from minidb.stats import Trace
 
 

@@ -1,0 +1,8 @@
+"""The buffer pool: frames, latches, clock replacement, the write-ahead rule.
+
+=================  ===========================================================
+``bufferpool.py``  frames, fix/unfix, recovery LSNs, the write-ahead rule, the cleaner
+``clock.py``       clock replacement (a pure function over frame states)
+``latch.py``       SH/EX latches
+=================  ===========================================================
+"""

@@ -1,0 +1,11 @@
+"""Files of records: the store directory, records on slotted pages, free-space search.
+
+=================  ===========================================================
+``file.py``        files of records (``recupdate.py``: update, append, truncate)
+``recpage.py``     page_format, rec_insert/remove/splice and their CLRs
+``recops.py``      one slot update by the protocol (fix EX, apply, log)
+``histogram.py``   the free-space heap and histogram of a file
+``ridcheck.py``    record id verification
+``directory.py``   the store directory (store 1): what each store is for
+=================  ===========================================================
+"""

@@ -1,0 +1,132 @@
+"""Record operations on a page: redo and undo of ``page_format``, ``rec_insert``, ``rec_remove``, ``rec_splice``.
+
+These entries are *physical*: each names one page (a file page, ``file_p``,
+or a large-record page, ``lgdata_p``) and a slot, and its redo handler
+changes that page only. The same handler makes the change in forward
+processing (:func:`minidb.pagestore.wal.logrec.apply_and_log`), is called by redo
+at restart, and, for the CLR twins, by rollback:
+
+==================  ==========================================================
+entry               what its handler does to the page
+==================  ==========================================================
+page_format         format the page as an empty page of type ``tag``
+rec_insert          put ``data`` in slot ``slot`` (Shore's page_reclaim)
+rec_remove          free slot ``slot``; its bytes stay reserved (page_mark)
+rec_splice          replace ``old`` at ``start`` by ``new`` (page_splice)
+clr_rec_insert      free slot ``slot`` (undoing an insert)
+clr_rec_remove      put ``data`` back in slot ``slot`` (undoing a removal)
+clr_rec_splice      replace ``old`` at ``start`` by ``new`` (the swapped splice)
+==================  ==========================================================
+
+**Undo logs a CLR.** Undoing ``rec_insert`` logs ``clr_rec_insert`` with
+``undo_nxt`` = the undone entry's ``txn_prev_lsn``: one entry that both
+changes the page and tells a later rollback where to continue, so an undo
+is never undone and a rollback interrupted by crashes makes progress.
+
+**Who is acting.** Space reservation (:mod:`minidb.pagestore.pages.slotted`) needs
+to know the transaction asking for space; that is not logged (Shore logs
+the actions, not the reservation fields). Forward processing says who acts
+with ``with acting_for(xct.space_user()):`` around the update; rollback acts
+as the transaction *rolling back* (it may use the space it reserved); redo
+acts as :data:`REDO_USER`, who may use any free space and any slot, since
+the log says the change happened.
+
+Worked example: transaction 7 removes the 60-byte record in slot 1 of a
+512-byte file page (``rec_remove`` at 0x1/0x2c0): slot 1 becomes *reserved*
+(offset 0, length 60) and ``nrsvd`` = 60 for transaction 7. It aborts:
+rollback logs ``clr_rec_remove`` slot 1 (the same 60 bytes) with
+``undo_nxt`` = the entry before 0x1/0x2c0, and the record is back in slot 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.wal.logdef import CLR_REC_INSERT, CLR_REC_REMOVE, CLR_REC_SPLICE
+from minidb.pagestore.wal.logrec import LogContext, apply_and_log, page_id_of, redo_handler, undo_handler
+from minidb.pagestore.pages.page import PageTag, StoreFlags
+from minidb.pagestore.pages.slotted import MAX_TID, SlottedPage, SpaceUser
+
+REDO_USER = SpaceUser(tid=0, oldest_active=MAX_TID, rolling_back=True)
+_ACTING: ContextVar[SpaceUser] = ContextVar("minidb_pagestore_space_user", default=REDO_USER)
+
+
+@contextmanager
+def acting_for(user: SpaceUser) -> Iterator[None]:
+    """Make ``user`` the one asking for space in the record handlers called inside."""
+    token = _ACTING.set(user)
+    try:
+        yield
+    finally:
+        _ACTING.reset(token)
+
+
+def current_user() -> SpaceUser:
+    return _ACTING.get()
+
+
+def rollback_user(xct: LogContext | None) -> SpaceUser:
+    """The space user of ``xct`` rolling back (it may use every free byte, its reservations included)."""
+    if xct is None:
+        return REDO_USER
+    make = getattr(xct, "space_user", None)
+    if make is not None:
+        user = make()
+        return SpaceUser(user.tid, user.oldest_active, rolling_back=True)
+    return SpaceUser(xct.txn_id, MAX_TID, rolling_back=True)
+
+
+# -- redo handlers (also the forward code path) ---------------------------------------------
+@redo_handler("page_format")
+def _redo_page_format(page: SlottedPage, v: dict[str, Any]) -> None:
+    page.format(page_id_of(v), PageTag(v["tag"]), StoreFlags(v["store_flags"]))
+
+
+@redo_handler("rec_insert")
+@redo_handler("clr_rec_remove")
+def _redo_insert(page: SlottedPage, v: dict[str, Any]) -> None:
+    page.insert_at(v["slot"], v["data"], current_user())
+
+
+@redo_handler("rec_remove")
+@redo_handler("clr_rec_insert")
+def _redo_remove(page: SlottedPage, v: dict[str, Any]) -> None:
+    page.remove(v["slot"], current_user())
+
+
+@redo_handler("rec_splice")
+@redo_handler("clr_rec_splice")
+def _redo_splice(page: SlottedPage, v: dict[str, Any]) -> None:
+    page.splice(v["slot"], v["start"], len(v["old"]), v["new"], current_user())
+
+
+# -- undo handlers: each logs the CLR twin of its entry ---------------------------------------
+def _log_clr(volume: Any, v: dict[str, Any], xct: LogContext | None, clr: Any, values: dict[str, Any]) -> None:
+    page = volume.bp.fix(page_id_of(v), EX)
+    try:
+        with acting_for(rollback_user(xct)):
+            apply_and_log(volume.log, page, clr, {**values, "undo_nxt": v["txn_prev_lsn"]}, xct)
+    except BaseException:
+        volume.bp.unfix(page)
+        raise
+    volume.bp.unfix(page, dirty=True)
+
+
+@undo_handler("rec_insert")
+def _undo_insert(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
+    _log_clr(volume, v, xct, CLR_REC_INSERT, {"slot": v["slot"], "data": v["data"]})
+
+
+@undo_handler("rec_remove")
+def _undo_remove(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
+    _log_clr(volume, v, xct, CLR_REC_REMOVE, {"slot": v["slot"], "data": v["data"]})
+
+
+@undo_handler("rec_splice")
+def _undo_splice(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
+    _log_clr(volume, v, xct, CLR_REC_SPLICE,
+             {"slot": v["slot"], "start": v["start"], "old": v["new"], "new": v["old"]})

@@ -1,0 +1,328 @@
+"""Slotted pages and space reservation on a page.
+
+All pages are slotted (those that need no slot structure use one slot). A
+record is found by its slot number, and a record id ``r(1.3.48.2)`` names
+the page and the slot, so **records cannot move to another slot**: when a
+transaction frees a record, the slot and the bytes it held must stay
+available in case the transaction aborts and its record has to come back
+in the very same slot. Shore calls this *space reservation*; pages that use
+it (file pages, ``rsvd_mode``) keep in their header (see
+:mod:`minidb.pagestore.pages.page`):
+
+- ``nfree``: free bytes on the page (the gap, holes, and reserved bytes);
+- ``nrsvd``: the bytes reserved by transactions that freed space here;
+- ``rsvd_tid``: the *youngest* transaction that reserved space, and
+  ``xct_rsvd``: how many bytes it reserved.
+
+Rules (Shore's ``space_t``):
+
+- When a transaction frees a slot, the slot stays *reserved* (offset 0, the
+  record's length kept in the slot entry) and its bytes are added to
+  ``nrsvd``; if the transaction is younger than ``rsvd_tid`` it becomes the
+  youngest reserver and ``xct_rsvd`` is its count, if it is the same one
+  ``xct_rsvd`` grows.
+- In forward processing a transaction may use ``nfree - nrsvd`` bytes, plus
+  ``xct_rsvd`` if it is the youngest reserver (the only one whose
+  reservation the page knows). A rolling-back transaction may use all of
+  ``nfree``. Reserved slots are reused only by rollback (which puts the
+  freed record back in its slot), never by a forward insert.
+- When ``rsvd_tid`` is older than the oldest active transaction, every
+  transaction that reserved space here has ended: the reservation is void,
+  reserved slots become free and ``nrsvd`` drops to 0. The check is made
+  whenever a transaction asks for space on the page.
+- The reservation fields are not logged (the actions behind them are, as
+  inserts and removals), as in Shore.
+
+Holes left by freed records are *coalesced* (the records slid together
+towards the header) only when the total free space fits a request but the
+contiguous gap does not.
+
+Worked example (512-byte file page, 452 bytes free after formatting):
+transaction 1 inserts records of 40, 60 and 30 bytes into slots 0, 1, 2:
+``nfree`` = 452 - 3 * 4 - 130 = 310. Transaction 2 frees slot 1: ``nfree``
+= 370, ``nrsvd`` = 60, ``rsvd_tid`` = 2, ``xct_rsvd`` = 60. While 2 is
+active, transaction 3 may use 370 - 60 = 310 bytes, transaction 2 itself
+370; once the oldest active transaction is 3, the 60 bytes are free to all
+and slot 1 can be reused.
+
+Users identify themselves with a :class:`SpaceUser`: their transaction id
+(0: none), the oldest active transaction id, and whether they are rolling
+back. The transaction manager provides these; without transactions,
+:data:`NO_TXN` makes every reservation void at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minidb.pagestore.errors import RecordWontFitError, SlotError
+from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZE, Page, PageTag
+
+MAX_TID = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class SpaceUser:
+    """Who asks for space on a page (see the module documentation)."""
+
+    tid: int = 0
+    oldest_active: int = MAX_TID
+    rolling_back: bool = False
+
+
+NO_TXN = SpaceUser()
+
+SLOT_IN_USE, SLOT_RESERVED, SLOT_FREE = "in use", "reserved", "free"
+
+
+class SlottedPage(Page):
+    """A page with slots; ``rsvd_mode`` pages (file pages) reserve freed space."""
+
+    __slots__ = ()
+
+    @property
+    def rsvd_mode(self) -> bool:
+        return self.buf[28] == PageTag.FILE
+
+    # -- the slot table -------------------------------------------------------------
+    def _slot_pos(self, slot: int) -> int:
+        return self.size - FOOTER_SIZE - SLOT_SIZE * (slot + 1)
+
+    def slot_entry(self, slot: int) -> tuple[int, int]:
+        """(offset, length) of ``slot``'s entry."""
+        if not 0 <= slot < self.nslots:
+            raise SlotError(f"{self.pid}: slot {slot} out of range (the page has {self.nslots} slots)")
+        return SLOT.unpack_from(self.buf, self._slot_pos(slot))
+
+    def _set_slot(self, slot: int, offset: int, length: int) -> None:
+        SLOT.pack_into(self.buf, self._slot_pos(slot), offset, length)
+
+    def slot_state(self, slot: int) -> str:
+        offset, length = self.slot_entry(slot)
+        if offset:
+            return SLOT_IN_USE
+        return SLOT_RESERVED if length else SLOT_FREE
+
+    def is_in_use(self, slot: int) -> bool:
+        return 0 <= slot < self.nslots and self.slot_entry(slot)[0] != 0
+
+    @property
+    def slot_table_start(self) -> int:
+        return self.size - FOOTER_SIZE - SLOT_SIZE * self.nslots
+
+    @property
+    def contiguous_free(self) -> int:
+        """The gap between the record area and the slot table."""
+        return self.slot_table_start - self.record_end
+
+    def read(self, slot: int) -> bytes:
+        offset, length = self.slot_entry(slot)
+        if not offset:
+            raise SlotError(f"{self.pid}: slot {slot} is not in use")
+        return bytes(self.buf[offset:offset + length])
+
+    def records(self) -> list[tuple[int, bytes]]:
+        """(slot, record) for every slot in use, in slot order."""
+        return [(s, self.read(s)) for s in range(self.nslots) if self.slot_entry(s)[0]]
+
+    def space_view(self) -> "SpaceView":
+        return SpaceView(self.nfree, self.nrsvd, self.xct_rsvd, self.rsvd_tid, self.contiguous_free)
+
+    # -- space reservation -------------------------------------------------------------
+    def expire_reservation(self, user: SpaceUser) -> bool:
+        """Void the reservation if its youngest transaction is older than the oldest active one."""
+        tid = self.rsvd_tid
+        if not self.nrsvd and not tid:
+            return False
+        if tid and tid >= user.oldest_active:
+            return False
+        self.nrsvd = self.xct_rsvd = 0
+        self.rsvd_tid = 0
+        for slot in range(self.nslots):
+            offset, length = self.slot_entry(slot)
+            if not offset and length:
+                self._set_slot(slot, 0, 0)
+        return True
+
+    def usable_space(self, user: SpaceUser = NO_TXN) -> int:
+        """Bytes ``user`` may take on this page (records and new slot entries)."""
+        if not self.rsvd_mode:
+            return self.nfree
+        self.expire_reservation(user)
+        if user.rolling_back:
+            return self.nfree
+        avail = self.nfree - self.nrsvd
+        if user.tid and user.tid == self.rsvd_tid:
+            avail += self.xct_rsvd
+        return avail
+
+    def _acquire(self, need: int, user: SpaceUser) -> None:
+        """Take ``need`` bytes of free space for ``user`` (already checked to fit)."""
+        if self.rsvd_mode and self.nrsvd:
+            if user.rolling_back:
+                # A rollback puts back what it freed: its reservation shrinks.
+                take = min(need, self.nrsvd)
+                self.nrsvd -= take
+                if user.tid and user.tid == self.rsvd_tid:
+                    self.xct_rsvd -= min(take, self.xct_rsvd)
+            elif user.tid and user.tid == self.rsvd_tid:
+                take = min(need, self.xct_rsvd)  # its own reserved bytes first, as Shore does
+                self.xct_rsvd -= take
+                self.nrsvd -= take
+        self.nfree -= need
+
+    def _reserve(self, length: int, user: SpaceUser) -> bool:
+        """Record that ``user`` freed ``length`` bytes that stay reserved; False if nothing is reserved."""
+        if not self.rsvd_mode or not user.tid or user.rolling_back:
+            return False
+        self.nrsvd += length
+        if user.tid > self.rsvd_tid:
+            self.rsvd_tid = user.tid
+            self.xct_rsvd = length
+        elif user.tid == self.rsvd_tid:
+            self.xct_rsvd += length
+        return True
+
+    # -- inserting and removing records ----------------------------------------------------
+    def _free_slot(self) -> int | None:
+        for slot in range(self.nslots):
+            if self.slot_entry(slot) == (0, 0):
+                return slot
+        return None
+
+    def find_slot(self, length: int, user: SpaceUser = NO_TXN) -> int:
+        """The slot an insert of ``length`` bytes would take; raises if it cannot fit."""
+        self._check_length(length)
+        usable = self.usable_space(user)  # first: it may void a reservation and free its slots
+        slot = self._free_slot()
+        need = length + (SLOT_SIZE if slot is None else 0)
+        if need > usable:
+            raise RecordWontFitError(
+                f"{self.pid}: a record of {length} bytes needs {need} bytes, {usable} are usable "
+                f"(free {self.nfree}, reserved {self.nrsvd})"
+            )
+        return self.nslots if slot is None else slot
+
+    def insert(self, data: bytes, user: SpaceUser = NO_TXN) -> int:
+        """Insert a record into a free slot (or a new one); return the slot number."""
+        slot = self.find_slot(len(data), user)
+        self.insert_at(slot, data, user)
+        return slot
+
+    def insert_at(self, slot: int, data: bytes, user: SpaceUser = NO_TXN) -> None:
+        """Put a record in slot ``slot``, a free slot, a reserved slot (rollback only),
+        or the next new slot(s) of the table. Redo and undo use this."""
+        length = len(data)
+        self._check_length(length)
+        new_slots = max(0, slot + 1 - self.nslots)
+        if not new_slots:
+            offset, reserved = self.slot_entry(slot)
+            if offset:
+                raise SlotError(f"{self.pid}: slot {slot} is in use")
+            if reserved and not user.rolling_back:
+                self.expire_reservation(user)
+                if self.slot_entry(slot)[1]:
+                    raise SlotError(f"{self.pid}: slot {slot} is reserved for a transaction that freed it")
+        need = length + SLOT_SIZE * new_slots
+        usable = self.usable_space(user)
+        if need > usable:
+            raise RecordWontFitError(
+                f"{self.pid}: slot {slot} needs {need} bytes, {usable} are usable "
+                f"(free {self.nfree}, reserved {self.nrsvd})"
+            )
+        if self.contiguous_free < need:
+            self.coalesce()
+        self._acquire(need, user)
+        first_new = self.nslots
+        self.nslots = first_new + new_slots
+        for extra in range(first_new, first_new + new_slots):
+            self._set_slot(extra, 0, 0)
+        offset = self.record_end
+        self.buf[offset:offset + length] = data
+        self.record_end = offset + length
+        self._set_slot(slot, offset, length)
+
+    def remove(self, slot: int, user: SpaceUser = NO_TXN) -> bytes:
+        """Free the record in ``slot`` and return it; its space stays reserved for ``user``'s transaction."""
+        data = self.read(slot)
+        self.nfree += len(data)
+        reserved = self._reserve(len(data), user)
+        self._set_slot(slot, 0, len(data) if reserved else 0)
+        return data
+
+    def splice(self, slot: int, start: int, cut: int, data: bytes, user: SpaceUser = NO_TXN) -> bytes:
+        """Replace ``cut`` bytes at ``start`` of the record in ``slot`` by ``data``; return the bytes cut.
+
+        The record stays in its slot (its id cannot change). A record that
+        shrinks leaves a hole whose bytes stay reserved for ``user``'s
+        transaction, like a freed slot, since rolling back will need them; a
+        record that grows takes ``user``'s usable space and moves to the gap
+        (coalescing first if the gap is too small).
+        """
+        old = self.read(slot)
+        if not 0 <= start <= start + cut <= len(old):
+            raise SlotError(f"{self.pid}: slot {slot} holds {len(old)} bytes; cannot cut {cut} at {start}")
+        new = old[:start] + bytes(data) + old[start + cut:]
+        self._check_length(len(new))
+        delta = len(new) - len(old)
+        offset, _ = self.slot_entry(slot)
+        if delta <= 0:
+            self.buf[offset:offset + len(new)] = new
+            self._set_slot(slot, offset, len(new))
+            self.nfree += -delta
+            if delta:
+                self._reserve(-delta, user)
+            return old[start:start + cut]
+        usable = self.usable_space(user)
+        if delta > usable:
+            raise RecordWontFitError(
+                f"{self.pid}: slot {slot} grows by {delta} bytes, {usable} are usable "
+                f"(free {self.nfree}, reserved {self.nrsvd})"
+            )
+        self._acquire(delta, user)
+        self._set_slot(slot, 0, 0)  # the old bytes become a hole; the record moves to the gap
+        if self.contiguous_free < len(new):
+            self.coalesce()
+        position = self.record_end
+        self.buf[position:position + len(new)] = new
+        self.record_end = position + len(new)
+        self._set_slot(slot, position, len(new))
+        return old[start:start + cut]
+
+    def coalesce(self) -> int:
+        """Slide the records together towards the header; return the bytes of holes removed."""
+        in_use = sorted((offset, length, slot) for slot in range(self.nslots)
+                        for offset, length in [self.slot_entry(slot)] if offset)
+        position = HEADER_SIZE
+        before = self.record_end
+        for offset, length, slot in in_use:
+            if offset != position:
+                self.buf[position:position + length] = self.buf[offset:offset + length]
+                self._set_slot(slot, position, length)
+            position += length
+        self.buf[position:before] = bytes(before - position)
+        self.record_end = position
+        return before - position
+
+    def _check_length(self, length: int) -> None:
+        if length < 1:
+            raise RecordWontFitError(f"{self.pid}: a record needs at least one byte")
+        if length > self.size - HEADER_SIZE - FOOTER_SIZE - SLOT_SIZE:
+            raise RecordWontFitError(f"{self.pid}: a record of {length} bytes can never fit a page of {self.size}")
+
+    def check_space(self) -> None:
+        """Assert the accounting invariant: nfree = gap + holes + free slot bytes."""
+        used = sum(length for s in range(self.nslots) for offset, length in [self.slot_entry(s)] if offset)
+        expected = self.size - HEADER_SIZE - FOOTER_SIZE - SLOT_SIZE * self.nslots - used
+        if self.nfree != expected or not 0 <= self.nrsvd <= self.nfree or self.xct_rsvd > self.nrsvd:
+            raise AssertionError(f"{self.pid}: nfree {self.nfree} (expected {expected}), nrsvd {self.nrsvd}, "
+                                 f"xct_rsvd {self.xct_rsvd}")
+
+
+@dataclass(frozen=True)
+class SpaceView:
+    nfree: int
+    nrsvd: int
+    xct_rsvd: int
+    rsvd_tid: int
+    contiguous: int

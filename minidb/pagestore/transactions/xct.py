@@ -1,0 +1,136 @@
+"""A transaction (Shore's ``xct_t``): its id, state, log chain and what it frees at commit.
+
+A transaction is identified by a *tid*, a number given in increasing order
+(larger = younger). Every entry it logs carries its tid and the LSN of its
+previous entry (``txn_prev_lsn``), so its entries form a chain backwards
+from ``last_lsn``. It also keeps:
+
+- ``first_lsn``: its first entry;
+- ``undo_nxt``: where a rollback starts: the last entry that can be undone,
+  or, after a compensation entry (CLR), that entry's ``undo_nxt``. Redo-only
+  entries do not move it;
+- ``stores_to_free``: stores it marked for deletion (destroyed at commit);
+- ``extents_to_free``: extents in which it freed pages (freed at commit if
+  they are still empty);
+- ``pages_freed``: pages it freed, which no other transaction may allocate
+  while it is active (it may take them back by rolling back).
+
+States (Shore's ``xct_state_t``)::
+
+    ACTIVE --commit--> FREEING_SPACE --space freed--> ENDED (committed)
+       |                   (xct_freeing_space)         (xct_end committed=true)
+       +----abort----> ABORTING --rolled back-------> ENDED (aborted)
+                       (xct_abort)                     (xct_end committed=false)
+
+A commit with nothing to free logs only ``xct_end``; a transaction that
+logged nothing logs nothing at all.
+
+Worked example: transaction 5 logs ``rec_insert`` at 0x1/0x100 (undo-next
+0x1/0x100), ``page_format`` at 0x1/0x140 (redo-only: undo-next stays
+0x1/0x100), ``rec_splice`` at 0x1/0x170 (undo-next 0x1/0x170). Rolling back
+undoes 0x1/0x170, logging ``clr_rec_splice`` with ``undo_nxt`` 0x1/0x140
+(the undo-next is now 0x1/0x140), skips the redo-only 0x1/0x140, and
+undoes 0x1/0x100.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.types import EntryType
+from minidb.pagestore.ids import StoreId
+from minidb.pagestore.pages.slotted import SpaceUser
+
+
+RECENT = 16
+
+
+class XctState(IntEnum):
+    """Shore's transaction states (the values are logged in ``chkpt_xct_tab``)."""
+
+    ACTIVE = 1
+    ABORTING = 2
+    FREEING_SPACE = 3
+    ENDED = 4
+
+
+@dataclass(frozen=True)
+class SavePoint:
+    """A point to roll back to: the transaction's last LSN when it was taken."""
+
+    tid: int
+    lsn: LSN
+
+    def __str__(self) -> str:
+        return f"savepoint of T{self.tid} at {self.lsn}"
+
+
+@dataclass(eq=False)
+class Xct:
+    """One transaction (see the module documentation)."""
+
+    txn_id: int
+    state: XctState = XctState.ACTIVE
+    first_lsn: LSN = NULL_LSN
+    last_lsn: LSN = NULL_LSN
+    undo_nxt: LSN = NULL_LSN
+    stores_to_free: list[StoreId] = field(default_factory=list)
+    extents_to_free: set[tuple[int, int]] = field(default_factory=set)  # (store number, extent)
+    pages_freed: set[tuple[int, int]] = field(default_factory=set)  # (volume, page number)
+    rolling_back: bool = False
+    manager: Any = None
+    log_count: int = 0  # entries logged so far
+    recent: list[LSN] = field(default_factory=list)  # the last few of them, for traces
+
+    @property
+    def tid(self) -> int:
+        return self.txn_id
+
+    def note_logged(self, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
+        """An entry of this transaction was logged at ``lsn``: advance the chain and undo-next."""
+        if self.first_lsn.is_null:
+            self.first_lsn = lsn
+        self.last_lsn = lsn
+        self.log_count += 1
+        self.recent.append(lsn)
+        if len(self.recent) > RECENT:
+            del self.recent[:-RECENT]
+        if entry_type.compensation:
+            self.undo_nxt = values["undo_nxt"]
+        elif entry_type.undoable:
+            self.undo_nxt = lsn
+
+    def logged_since(self, count: int) -> list[LSN]:
+        """The LSNs logged after the ``count``-th entry (at most the last few)."""
+        return self.recent[-(self.log_count - count):] if self.log_count > count else []
+
+    def space_user(self) -> SpaceUser:
+        """Who asks for space on a page, for space reservation."""
+        oldest = self.manager.oldest_active() if self.manager is not None else self.txn_id
+        return SpaceUser(self.txn_id, oldest, self.rolling_back)
+
+    @property
+    def is_active(self) -> bool:
+        return self.state == XctState.ACTIVE
+
+    def __str__(self) -> str:
+        return f"T{self.txn_id}"
+
+    def __repr__(self) -> str:
+        return (f"Xct(T{self.txn_id} {self.state.name} first={self.first_lsn} last={self.last_lsn} "
+                f"undo_nxt={self.undo_nxt})")
+
+
+def log_xct_entry(log: Any, xct: Any, entry_type: EntryType, values: dict[str, Any] | None = None) -> LSN:
+    """Log a non-page entry of ``xct`` (xct_end, compensate, ...), chained to its previous entry."""
+    full = {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn, **(values or {})}
+    lsn = log.append(entry_type, full)
+    note = getattr(xct, "note_logged", None)
+    if note is None:
+        xct.last_lsn = lsn
+    else:
+        note(lsn, entry_type, full)
+    return lsn

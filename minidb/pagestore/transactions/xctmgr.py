@@ -1,0 +1,285 @@
+"""The transaction manager: begin, commit, abort, savepoints, and the transaction table.
+
+The manager hands out transaction ids in increasing order and keeps the
+*transaction table* (tid -> :class:`~minidb.pagestore.transactions.xct.Xct`) of the
+transactions that have not ended, which a checkpoint logs and restart
+rebuilds. It owns the transaction's end:
+
+- **commit** (:meth:`XctManager.commit`): a transaction that logged nothing
+  just ends. One with nothing to free logs ``xct_end committed=true``, its
+  commit point. One that destroyed stores or freed pages logs
+  ``xct_freeing_space`` (its commit point), frees the space
+  (:mod:`minidb.pagestore.transactions.freespace`) and logs ``xct_end``. A *durable*
+  commit (the default) returns only once the commit point is on stable
+  storage (the log's group commit); a non-durable one may be lost by a
+  crash, never half-applied;
+- **abort**: ``xct_abort``, rollback of every entry with compensation
+  entries (:mod:`minidb.pagestore.transactions.rollback`), ``xct_end committed=false``;
+- **savepoints**: :meth:`save_point` remembers the last LSN,
+  :meth:`rollback_to` undoes what came after it; the transaction goes on;
+- locks are released when the transaction ends (:mod:`minidb.pagestore.transactions.locking`).
+
+It also answers the volume's questions about space that transactions hold:
+a page freed by an active transaction may not be allocated by another
+(``is_page_held``), and an extent in which another active transaction
+freed pages is not freed at commit. And :meth:`oldest_active` gives space
+reservation its horizon: a slot freed by a transaction older than every
+active one is free for all.
+
+Ordering with checkpoints: beginning and ending a transaction take the
+*table latch*, which the checkpoint also takes while it copies and logs the
+table, so an ``xct_end`` lies either before the checkpoint's
+``chkpt_xct_tab`` (and the transaction is not in it) or after.
+
+Worked example: ``t = xm.begin()`` gives T1; after an insert, ``sp =
+xm.save_point(t)``; two updates; ``xm.rollback_to(t, sp)`` logs two CLRs and
+T1 is still active; ``xm.commit(t)`` logs ``xct_end committed=true`` and
+syncs the log up to it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, ContextManager
+
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.pagestore.errors import BadRequestError
+from minidb.pagestore.transactions.freespace import free_space
+from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of
+from minidb.pagestore.transactions.locking import Locking, NoLocking
+from minidb.pagestore.wal.logdef import COMPENSATE, XCT_ABORT, XCT_END, XCT_FREEING_SPACE
+from minidb.pagestore.transactions.rollback import UndoStep, rollback
+from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState, log_xct_entry
+from minidb.stats import Stats, Trace
+
+STAT_NAMES = ["nBegins", "nCommits", "nDurableCommits", "nAborts", "nReadOnly", "nSavePoints",
+              "nRollbacksToSavePoint", "nEntriesUndone", "nFreeingSpace"]
+
+
+class XctError(BadRequestError):
+    """A transaction used in a state that does not allow it (ended, rolling back, unknown)."""
+
+
+@contextmanager
+def transaction_block(manager: Any, durable: bool) -> Iterator[Xct]:
+    """A transaction of ``manager`` (anything with begin, commit and abort) lasting one ``with``
+    block: committed when the block ends, aborted when it raises (unless already ended)."""
+    xct = manager.begin()
+    try:
+        yield xct
+    except BaseException:
+        if xct.is_active:
+            manager.abort(xct)
+        raise
+    manager.commit(xct, durable=durable)
+
+
+class XctManager:
+    """The transactions of one volume (see the module documentation)."""
+
+    def __init__(self, volume: Any, locking: Locking | None = None, trace: bool = True):
+        self.volume = volume
+        self.log = volume.log
+        self.locks: Locking = locking if locking is not None else NoLocking()
+        self.stats = Stats("xct", STAT_NAMES)
+        self.trace = Trace(enabled=trace)
+        self.table_latch = threading.RLock()
+        self._table: dict[int, Xct] = {}
+        self._next_tid = 1
+        self._freed_pages: dict[tuple[int, int], int] = {}  # (vol, page) -> tid of the active freer
+        volume.is_page_held = self.is_page_held
+
+    # -- the table -----------------------------------------------------------------------
+    def begin(self) -> Xct:
+        with self.table_latch:
+            xct = Xct(self._next_tid, manager=self)
+            self._next_tid += 1
+            self._table[xct.txn_id] = xct
+        self.stats.add("nBegins")
+        self.trace.emit("T%d begins", xct.txn_id)
+        return xct
+
+    def transaction(self, durable: bool = True) -> ContextManager[Xct]:
+        """``with xm.transaction() as t:`` commits at the end of the block, aborts on an exception."""
+        return transaction_block(self, durable)
+
+    def active(self) -> list[Xct]:
+        """The transactions that have not ended, by tid."""
+        with self.table_latch:
+            return [self._table[tid] for tid in sorted(self._table)]
+
+    def get(self, tid: int) -> Xct:
+        with self.table_latch:
+            try:
+                return self._table[tid]
+            except KeyError:
+                raise XctError(f"T{tid}: no such active transaction") from None
+
+    def oldest_active(self) -> int:
+        with self.table_latch:
+            return min(self._table) if self._table else self._next_tid
+
+    @property
+    def youngest(self) -> int:
+        """The largest tid handed out so far (0 if none)."""
+        return self._next_tid - 1
+
+    def adopt(self, tid: int, state: XctState, last_lsn: LSN, undo_nxt: LSN, first_lsn: LSN = NULL_LSN) -> Xct:
+        """Put a transaction found by restart's analysis back in the table."""
+        with self.table_latch:
+            xct = Xct(tid, state, first_lsn, last_lsn, undo_nxt, manager=self)
+            self._table[tid] = xct
+            self._next_tid = max(self._next_tid, tid + 1)
+            return xct
+
+    def set_youngest(self, tid: int) -> None:
+        with self.table_latch:
+            self._next_tid = max(self._next_tid, tid + 1)
+
+    # -- checks and locks ---------------------------------------------------------------------
+    def check_active(self, xct: Xct) -> None:
+        if not isinstance(xct, Xct):
+            raise XctError(f"not a transaction: {xct!r} (begin one with sm.begin())")
+        if xct.manager is not self or self._table.get(xct.txn_id) is not xct:
+            raise XctError(f"{xct}: not an active transaction of this manager")
+        if xct.state != XctState.ACTIVE:
+            raise XctError(f"{xct} is {xct.state.name}, not ACTIVE")
+
+    def lock(self, xct: Xct, target: Any, mode: str, duration: str = "long", timeout: float | None = None) -> None:
+        self.locks.lock(xct, target, mode, duration, timeout)
+
+    def try_lock(self, xct: Xct, target: Any, mode: str, duration: str = "long") -> bool:
+        return self.locks.try_lock(xct, target, mode, duration)
+
+    # -- space held by transactions -------------------------------------------------------------
+    def note_page_freed(self, xct: Xct, pid: PageId) -> None:
+        """``xct`` freed ``pid``: hold it for ``xct``, and free its extent at commit if it is empty then."""
+        with self.table_latch:
+            self._freed_pages[pid.key] = xct.txn_id
+        xct.pages_freed.add(pid.key)
+        xct.extents_to_free.add((pid.store, extent_of(pid.page, self.volume.ext_sz)))
+
+    def note_store_destroyed(self, xct: Xct, stid: StoreId) -> None:
+        if stid not in xct.stores_to_free:
+            xct.stores_to_free.append(stid)
+
+    def is_page_held(self, page: int, xct: Any) -> bool:
+        """Whether page number ``page`` was freed by a transaction that is still active.
+
+        Such a page is not allocated again, not even to the transaction that
+        freed it: a rollback must find it free to take it back, and a page
+        formatted anew would have lost the slots the rollback puts back.
+        """
+        return (self.volume.vid, page) in self._freed_pages
+
+    def extent_held_by_other(self, ext: int, xct: Xct) -> bool:
+        """Whether another active transaction freed pages in extent ``ext`` (it may take them back)."""
+        first = ext * self.volume.ext_sz
+        return any(self._freed_pages.get((self.volume.vid, page), xct.txn_id) != xct.txn_id
+                   for page in range(first, first + self.volume.ext_sz))
+
+    # -- compensated actions -------------------------------------------------------------------
+    def anchor(self, xct: Xct) -> LSN:
+        """Grab an anchor: the LSN of ``xct``'s last entry, before a compensated multi-step action."""
+        return xct.last_lsn
+
+    def compensate(self, xct: Xct, anchor: LSN) -> LSN:
+        """Close a compensated action: rollback will jump from here back to ``anchor``, skipping it."""
+        return log_xct_entry(self.log, xct, COMPENSATE, {"undo_nxt": anchor})
+
+    # -- savepoints ----------------------------------------------------------------------------
+    def save_point(self, xct: Xct) -> SavePoint:
+        self.check_active(xct)
+        self.stats.add("nSavePoints")
+        return SavePoint(xct.txn_id, xct.last_lsn)
+
+    def rollback_to(self, xct: Xct, save_point: SavePoint) -> list[UndoStep]:
+        """Undo what ``xct`` did after ``save_point``; it stays active."""
+        self.check_active(xct)
+        if not isinstance(save_point, SavePoint):
+            raise XctError(f"rollback_to needs a save point of {xct} (from save_point), not {save_point!r}")
+        if save_point.tid != xct.txn_id:
+            raise XctError(f"{save_point} does not belong to {xct}")
+        if not save_point.lsn.is_null and not xct.last_lsn.is_null and save_point.lsn > xct.last_lsn:
+            raise XctError(f"{save_point} lies after {xct}'s last entry {xct.last_lsn}")
+        self.trace.emit("T%d rolls back to %s", xct.txn_id, save_point.lsn)
+        steps = rollback(self.volume, xct, save_point.lsn, self.trace)
+        self.stats.add("nRollbacksToSavePoint")
+        self.stats.add("nEntriesUndone", sum(1 for s in steps if s.action == "undone"))
+        return steps
+
+    # -- ending ----------------------------------------------------------------------------------
+    def commit(self, xct: Xct, durable: bool = True) -> LSN:
+        """Commit ``xct`` (see the module documentation); return its commit point (NULL if read-only)."""
+        self.check_active(xct)
+        if xct.last_lsn.is_null:
+            self._end(xct, None, committed=True)
+            self.stats.add("nReadOnly")
+            return NULL_LSN
+        if xct.stores_to_free or xct.extents_to_free:
+            point = self._enter_freeing_space(xct, durable)
+            free_space(self.volume, xct, [s.store for s in xct.stores_to_free], xct.extents_to_free,
+                       lambda ext: self.extent_held_by_other(ext, xct), self.trace)
+            self._end(xct, XCT_END, committed=True)
+        else:
+            point = self._end(xct, XCT_END, committed=True, durable=durable)
+        self.stats.add("nCommits")
+        if durable:
+            self.stats.add("nDurableCommits")
+        return point
+
+    def _enter_freeing_space(self, xct: Xct, durable: bool) -> LSN:
+        values = {"vol": self.volume.vid, "stores": [{"snum": s.store} for s in xct.stores_to_free],
+                  "exts": [{"snum": snum, "ext": ext} for snum, ext in sorted(xct.extents_to_free)]}
+        lsn = log_xct_entry(self.log, xct, XCT_FREEING_SPACE, values)
+        xct.state = XctState.FREEING_SPACE
+        xct.undo_nxt = NULL_LSN  # committed: nothing before this is ever undone
+        if durable:
+            self.log.sync(lsn)
+        self.stats.add("nFreeingSpace")
+        self.trace.emit("T%d commits at %s: freeing space (stores %s, extents %s)", xct.txn_id, lsn,
+                        [str(s) for s in xct.stores_to_free],
+                        [str(ExtentId(self.volume.vid, e)) for _, e in sorted(xct.extents_to_free)])
+        return lsn
+
+    def abort(self, xct: Xct) -> list[UndoStep]:
+        """Roll ``xct`` back completely and end it."""
+        self.check_active(xct)
+        if xct.last_lsn.is_null:
+            self._end(xct, None, committed=False)
+            self.stats.add("nAborts")
+            return []
+        log_xct_entry(self.log, xct, XCT_ABORT)
+        xct.state = XctState.ABORTING
+        self.trace.emit("T%d aborts: rolling back from %s", xct.txn_id, xct.undo_nxt)
+        steps = rollback(self.volume, xct, trace=self.trace)
+        self.stats.add("nEntriesUndone", sum(1 for s in steps if s.action == "undone"))
+        self._end(xct, XCT_END, committed=False)
+        self.stats.add("nAborts")
+        return steps
+
+    def end_after_restart(self, xct: Xct, committed: bool) -> LSN:
+        """Log the end of a transaction that restart rolled back or finished."""
+        return self._end(xct, XCT_END, committed=committed)
+
+    def _end(self, xct: Xct, entry_type: Any, committed: bool, durable: bool = False) -> LSN:
+        lsn = NULL_LSN
+        with self.table_latch:
+            if entry_type is not None:
+                lsn = log_xct_entry(self.log, xct, entry_type, {"committed": committed})
+            xct.state = XctState.ENDED
+            del self._table[xct.txn_id]
+            for key in xct.pages_freed:
+                if self._freed_pages.get(key) == xct.txn_id:
+                    del self._freed_pages[key]
+        if durable:
+            self.log.sync(lsn)  # outside the table latch: the group commit lets others in
+        self.locks.release_all(xct)
+        if entry_type is not None:
+            self.trace.emit("T%d ends at %s (%s)", xct.txn_id, lsn, "committed" if committed else "aborted")
+        return lsn
+
+    def __repr__(self) -> str:
+        return f"XctManager({len(self._table)} active, next tid {self._next_tid})"

@@ -1,0 +1,220 @@
+"""Extents of a store: finding free ones, linking them at the tail, freeing them, repairing lists.
+
+(A part of :class:`~minidb.pagestore.volume.volume.Volume`.)
+
+**Finding.** A free extent (owner 0) is searched from the lowest free extent
+number cached since the volume was mounted; an extent the lock manager says
+is locked is skipped (``is_extent_locked``), as Shore skips extents other
+transactions hold.
+
+**Linking.** New extents are linked at the *tail* of the store's list:
+``create_ext_list`` on the new extent's extent-map page (it also sets the old
+tail's ``next`` when that lies on the same page), and ``set_ext_next`` on the
+old tail's page when it lies on another.
+
+**Freeing** an extent with no allocated page (unless it is the store's only
+extent) first *unlinks* it, then frees it:
+
+1. ``set_ext_next`` on the previous extent's page, if that is another page;
+2. ``set_ext_prev`` on the next extent's page, if that is another page;
+3. ``store_operation set_first_ext`` if it headed the list;
+4. ``free_ext_list`` on its own page (owner 0, no links; it also relinks
+   neighbours that share its page).
+
+A transaction frees an extent only when it commits (the pages it freed may
+come back if it aborts): the transaction layer calls :meth:`free_page` with
+``free_empty_extent=False`` and later :meth:`free_extent_if_empty`.
+
+**Repairing.** An operation of several entries is cut short by a crash
+after any prefix of them. The order above makes every prefix harmless to a
+walk of the list from the store node: the extent being freed is unlinked
+before it is freed, a new extent is owned before it is linked. What a cut
+can leave is an *orphan* (an extent the store owns that its list does not
+reach) and stale ``prev`` links. :meth:`repair_extent_lists`, called by
+restart once the losers are rolled back, frees the orphans and resets the
+``prev`` links from the walk, finishing the cut operations.
+
+Worked example (``ext_sz`` 4, 13 extlinks per extent-map page): a store
+with extents 11, 12, 13 frees 12. Extent 11 is on page 1, 12 on page 1, 13 on
+page 2: one ``set_ext_prev`` (x(1.13).prev := 11) on page 2, then
+``free_ext_list`` [12] on page 1, which also sets x(1.11).next := 13. Cut
+after the first entry, the walk 11 -> 12 -> 13 still works; repair sets
+x(1.13).prev back to 12 (the walk's truth) and the extent stays, empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from minidb.pagestore.errors import BadRequestError, VolumeFullError
+from minidb.pagestore.volume.extmap import Extlink
+from minidb.pagestore.ids import ExtentId, PageId, StoreId
+from minidb.pagestore.wal.logdef import CREATE_EXT_LIST, FREE_EXT_LIST, SET_EXT_NEXT, SET_EXT_PREV
+from minidb.pagestore.wal.logrec import LogContext
+from minidb.pagestore.volume.stores import Deleting
+from minidb.pagestore.volume.volheader import VolumeHeader
+
+
+class ExtentAllocation:
+    vid: int
+    header: Any
+    ext_sz: int
+    stats: Any
+    trace: Any
+    use_caches: bool
+    is_extent_locked: Any
+    _mutex: Any
+
+    def _find_free_extents(self, count: int) -> list[int]:
+        """``count`` free extents, lowest first, searching from the cached lowest free extent."""
+        found: list[int] = []
+        first_free = None
+        for ext in range(self._min_free_ext, self.header.num_exts):
+            self.stats.add("nFreeExtentSearchSteps")
+            if self.extlink(ext).owner == 0 and not (self.is_extent_locked and self.is_extent_locked(ext)):
+                first_free = ext if first_free is None else first_free
+                found.append(ext)
+                if len(found) == count:
+                    break
+        if len(found) < count:
+            raise VolumeFullError(f"v({self.vid}) is full: {count} free extent(s) wanted, {len(found)} left")
+        self._min_free_ext = first_free if first_free is not None else self.header.num_exts
+        return found
+
+    def _link_extents(self, snum: int, tail: int, exts: list[int], xct: LogContext | None) -> None:
+        """Give ``exts`` to store ``snum``, linked after ``tail``: one entry per extent-map page."""
+        groups = list(by_page(exts, self.header))
+        prev = tail
+        for i, (page_number, group) in enumerate(groups):
+            nxt = groups[i + 1][1][0] if i + 1 < len(groups) else 0
+            self._update(PageId(self.vid, 0, page_number), CREATE_EXT_LIST,
+                         {"snum": snum, "prev": prev, "next": nxt, "exts": [{"ext": e} for e in group]}, xct)
+            prev = group[-1]
+        if tail and self.header.extmap_page(tail) != self.header.extmap_page(exts[0]):
+            self._update(self._extmap_pid(tail), SET_EXT_NEXT, {"ext": tail, "next": exts[0], "old_next": 0}, xct)
+        self.stats.add("nExtentsAllocated", len(exts))
+
+    def _last_extent(self, snum: int) -> tuple[int, Extlink]:
+        """The store's last extent and its extlink: from the last-page cache if still valid, else by walking."""
+        cached = self._last_ext_cache.get(snum) if self.use_caches else None
+        if cached is not None:
+            link = self.extlink(cached)
+            if link.owner == snum and link.next == 0:
+                self.stats.add("nLastPageCacheHits")
+                return cached, link
+        self.stats.add("nLastPageCacheMisses")
+        exts = self._walk(snum, self.store_node(snum).first_ext)
+        self._last_ext_cache[snum] = exts[-1]
+        return exts[-1], self.extlink(exts[-1])
+
+    def _grow(self, snum: int, xct: LogContext | None) -> int:
+        """Allocate one new extent at the tail of the store's list."""
+        tail, _ = self._last_extent(snum)
+        ext = self._find_free_extents(1)[0]
+        self._link_extents(snum, tail, [ext], xct)
+        self._last_ext_cache[snum] = ext
+        if snum in self._reserved_cache:
+            self._reserved_cache[snum].add(ext)
+        self.trace.emit("new extent %s for %s after %s", ExtentId(self.vid, ext), self.stid(snum),
+                        ExtentId(self.vid, tail))
+        return ext
+
+    def free_extent(self, stid: StoreId, ext: int, xct: LogContext | None = None) -> None:
+        """Unlink an extent with no allocated page from its store, then free it (see above)."""
+        with self._mutex:
+            node = self._check_store(stid, allow_deleting=True)
+            self._check_ext(ext)
+            link = self.extlink(ext)
+            if link.owner != stid.store or ext < self.header.first_data_ext:
+                raise BadRequestError(f"{ExtentId(self.vid, ext)} does not belong to {stid}")
+            if link.pmap:
+                raise BadRequestError(f"{ExtentId(self.vid, ext)} still has allocated pages "
+                                      f"({link.pmap_text(self.ext_sz)})")
+            if not link.prev and not link.next:
+                raise BadRequestError(f"{ExtentId(self.vid, ext)} is the only extent of {stid}; a store keeps one")
+            prev, nxt = link.prev, link.next
+            page_of = self.header.extmap_page
+            if prev and page_of(prev) != page_of(ext):
+                self._update(self._extmap_pid(prev), SET_EXT_NEXT, {"ext": prev, "next": nxt, "old_next": ext}, xct)
+            if nxt and page_of(nxt) != page_of(ext):
+                self._update(self._extmap_pid(nxt), SET_EXT_PREV, {"ext": nxt, "prev": prev, "old_prev": ext}, xct)
+            if not prev:
+                self._store_op(stid.store, "set_first_ext", nxt, node.first_ext, xct)
+            self._update(self._extmap_pid(ext), FREE_EXT_LIST,
+                         {"snum": stid.store, "prev": prev, "next": nxt, "exts": [{"ext": ext}]}, xct)
+            if stid.store in self._reserved_cache:
+                self._reserved_cache[stid.store].discard(ext)
+            if self._last_ext_cache.get(stid.store) == ext:
+                self._last_ext_cache[stid.store] = prev
+            self._min_free_ext = min(self._min_free_ext, ext)
+            self.stats.add("nExtentsFreed")
+            self.trace.emit("freed extent %s of %s", ExtentId(self.vid, ext), stid)
+
+    def free_extent_if_empty(self, stid: StoreId, ext: int, xct: LogContext | None = None) -> bool:
+        """Free ``ext`` if it holds no allocated page and is not the store's only extent."""
+        with self._mutex:
+            link = self.extlink(ext)
+            if link.owner != stid.store or link.pmap or not (link.prev or link.next):
+                return False
+            self.free_extent(stid, ext, xct)
+            return True
+
+    def repair_extent_lists(self, xct: LogContext | None = None) -> list[str]:
+        """Finish extent-list operations cut short by a crash; return what was repaired (see above).
+
+        Stores marked for deletion are left alone: removing them frees all
+        their extents whatever their links. A store in use whose list is
+        empty was being created when the crash came: it is removed.
+        """
+        with self._mutex:
+            done: list[str] = []
+            for stid in self.stores():
+                node = self.store_node(stid.store)
+                if node.deleting != Deleting.NOT_DELETING or stid.store < 3:
+                    continue
+                owned = self.owned_extents(stid.store)
+                chain = self._walk_owned(stid.store, node.first_ext)
+                if not chain and not owned:
+                    self.destroy_store(stid, xct)
+                    self.remove_store(stid, xct)
+                    done.append(f"{stid} had no extent (a creation cut short): removed")
+                    continue
+                if not chain:
+                    chain = [owned[0]]
+                    self._store_op(stid.store, "set_first_ext", owned[0], node.first_ext, xct)
+                    done.append(f"{stid}: first extent set to {ExtentId(self.vid, owned[0])}")
+                for i, ext in enumerate(chain):
+                    want = chain[i - 1] if i else 0
+                    link = self.extlink(ext)
+                    if link.prev != want:
+                        self._update(self._extmap_pid(ext), SET_EXT_PREV,
+                                     {"ext": ext, "prev": want, "old_prev": link.prev}, xct)
+                        done.append(f"{stid}: {ExtentId(self.vid, ext)}.prev {link.prev} -> {want}")
+                last = self.extlink(chain[-1])
+                if last.next:
+                    self._update(self._extmap_pid(chain[-1]), SET_EXT_NEXT,
+                                 {"ext": chain[-1], "next": 0, "old_next": last.next}, xct)
+                    done.append(f"{stid}: {ExtentId(self.vid, chain[-1])}.next {last.next} -> 0")
+                for ext in sorted(set(owned) - set(chain)):
+                    self._update(self._extmap_pid(ext), FREE_EXT_LIST,
+                                 {"snum": stid.store, "prev": 0, "next": 0, "exts": [{"ext": ext}]}, xct)
+                    self._min_free_ext = min(self._min_free_ext, ext)
+                    done.append(f"{stid}: orphan {ExtentId(self.vid, ext)} freed")
+                if done:
+                    self._forget_store(stid.store)
+            for line in done:
+                self.trace.emit("repair: %s", line)
+            return done
+
+
+def by_page(exts: list[int], header: VolumeHeader) -> Iterator[tuple[int, list[int]]]:
+    """Consecutive runs of ``exts`` that lie on the same extent-map page."""
+    group: list[int] = []
+    for ext in exts:
+        if group and header.extmap_page(group[-1]) != header.extmap_page(ext):
+            yield header.extmap_page(group[0]), group
+            group = []
+        group.append(ext)
+    if group:
+        yield header.extmap_page(group[0]), group

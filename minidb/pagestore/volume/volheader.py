@@ -1,0 +1,157 @@
+"""The volume header (page 0) and the layout it implies.
+
+A volume is formatted for a fixed number of pages, so the number of
+extent-map and store-map pages is known from the start (extending a volume
+would mean reformatting it). Page 0 is the *header*; store 0, the
+pseudo-store of extent-map and store-map pages, follows from page 1:
+
+    page 0                    the volume header
+    pages 1 .. E              extent-map pages (E = ceil(extents / extlinks per page))
+    pages E+1 .. E+S          store-map pages (S = ceil(stores / store nodes per page))
+    the rest                  pages of stores 1, 2, ... in extents of ext_sz pages
+
+The extents that hold store 0's pages (``store0_exts``) are never given to
+another store: the search for a free extent starts after them.
+
+The header is an ordinary page (tag HEADER) whose slot 0 holds this record
+(little-endian, ``struct`` format ``<8sIIIIIIIIIII``, 52 bytes)::
+
+    offset size field               worked example (64 pages of 512 bytes, ext_sz 4)
+    ------ ---- ------------------  ------------------------------------------------
+       0     8  magic               b"minidbVL"
+       8     4  format_version      1
+      12     4  vid                 1                  the volume id, v(1)
+      16     4  ext_sz              4                  pages per extent
+      20     4  num_exts            16                 extents on the volume
+      24     4  store0_exts         1                  extents used by store 0
+      28     4  store0_pages        4                  pages used by store 0 (0..3)
+      32     4  first_extmap_page   1
+      36     4  num_extmap_pages    2                  13 extlinks per page
+      40     4  first_stmap_page    3
+      44     4  num_stmap_pages     1                  55 store nodes per page
+      48     4  page_size           512
+
+    0         8      12    16    20    24    28    32    36    40    44    48    52
+    +---------+------+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+
+    |  magic  | vers | vid |ext_sz|nexts|s0ext|s0pgs|fxmap|nxmap|fsmap|nsmap|pgsz |
+    +---------+------+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+
+
+As in Shore, the volume has as many store nodes as extents.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+from minidb.pagestore.errors import VolumeError
+from minidb.pagestore.volume.extmap import MAX_EXT_SZ, extlinks_per_page
+from minidb.pagestore.pages.page import HEADER_SIZE, check_page_size
+from minidb.pagestore.volume.stores import FIRST_USER_STORE, stnodes_per_page
+
+MAGIC = b"minidbVL"
+FORMAT_VERSION = 1
+RECORD = struct.Struct("<8sIIIIIIIIIII")
+DEFAULT_EXT_SZ = 8
+
+
+@dataclass(frozen=True)
+class VolumeHeader:
+    vid: int
+    ext_sz: int
+    num_exts: int
+    store0_exts: int
+    store0_pages: int
+    first_extmap_page: int
+    num_extmap_pages: int
+    first_stmap_page: int
+    num_stmap_pages: int
+    page_size: int
+    format_version: int = FORMAT_VERSION
+
+    @classmethod
+    def plan(cls, vid: int, num_pages: int, ext_sz: int = DEFAULT_EXT_SZ, page_size: int = 8192) -> "VolumeHeader":
+        """The layout of a volume of (at most) ``num_pages`` pages, in whole extents."""
+        if not 1 <= vid <= 0xFFFF_FFFF:
+            raise ValueError(f"volume id {vid} is out of range")
+        if not 1 <= ext_sz <= MAX_EXT_SZ:
+            raise ValueError(f"ext_sz {ext_sz} is outside 1..{MAX_EXT_SZ}")
+        check_page_size(page_size)
+        num_exts = num_pages // ext_sz
+        num_extmap = max(1, math.ceil(num_exts / extlinks_per_page(page_size)))
+        num_stmap = max(1, math.ceil(num_exts / stnodes_per_page(page_size)))
+        store0_pages = 1 + num_extmap + num_stmap
+        store0_exts = math.ceil(store0_pages / ext_sz)
+        # store 0's extents, one for each of stores 1 and 2, and one to spare.
+        needed = store0_exts + FIRST_USER_STORE
+        if num_exts < needed:
+            raise ValueError(
+                f"a volume of {num_pages} pages with {ext_sz} pages per extent is too small: "
+                f"{num_exts} extents, at least {needed} needed"
+            )
+        return cls(vid, ext_sz, num_exts, store0_exts, store0_pages, 1, num_extmap, 1 + num_extmap,
+                   num_stmap, page_size)
+
+    # -- derived sizes ------------------------------------------------------------
+    @property
+    def num_pages(self) -> int:
+        return self.num_exts * self.ext_sz
+
+    @property
+    def num_stores(self) -> int:
+        return self.num_exts
+
+    @property
+    def extlinks_per_page(self) -> int:
+        return extlinks_per_page(self.page_size)
+
+    @property
+    def stnodes_per_page(self) -> int:
+        return stnodes_per_page(self.page_size)
+
+    @property
+    def first_data_ext(self) -> int:
+        """The lowest extent that can be given to a store (the static lower bound of searches)."""
+        return self.store0_exts
+
+    def extmap_page(self, ext: int) -> int:
+        return self.first_extmap_page + ext // self.extlinks_per_page
+
+    def stmap_page(self, snum: int) -> int:
+        return self.first_stmap_page + snum // self.stnodes_per_page
+
+    def extmap_pages(self) -> range:
+        return range(self.first_extmap_page, self.first_extmap_page + self.num_extmap_pages)
+
+    def stmap_pages(self) -> range:
+        return range(self.first_stmap_page, self.first_stmap_page + self.num_stmap_pages)
+
+    # -- bytes ------------------------------------------------------------------------
+    def pack(self) -> bytes:
+        return RECORD.pack(MAGIC, self.format_version, self.vid, self.ext_sz, self.num_exts, self.store0_exts,
+                           self.store0_pages, self.first_extmap_page, self.num_extmap_pages,
+                           self.first_stmap_page, self.num_stmap_pages, self.page_size)
+
+    @classmethod
+    def unpack(cls, data: bytes, where: str) -> "VolumeHeader":
+        if len(data) < RECORD.size:
+            raise VolumeError(f"{where}: the volume header is cut short ({len(data)} bytes)")
+        (magic, version, vid, ext_sz, num_exts, store0_exts, store0_pages, first_extmap, num_extmap,
+         first_stmap, num_stmap, page_size) = RECORD.unpack_from(data)
+        if magic != MAGIC:
+            raise VolumeError(f"{where}: not a minidb volume (magic {magic!r})")
+        if version != FORMAT_VERSION:
+            raise VolumeError(f"{where}: volume format version {version}, this minidb reads {FORMAT_VERSION}")
+        header = cls(vid, ext_sz, num_exts, store0_exts, store0_pages, first_extmap, num_extmap, first_stmap,
+                     num_stmap, page_size, version)
+        try:
+            expected = cls.plan(vid, num_exts * ext_sz, ext_sz, page_size)
+        except ValueError as e:
+            raise VolumeError(f"{where}: impossible volume header: {e}") from None
+        if expected != header:
+            raise VolumeError(f"{where}: inconsistent volume header {header}")
+        return header
+
+
+HEADER_RECORD_OFFSET = HEADER_SIZE  # slot 0's record of a freshly formatted header page

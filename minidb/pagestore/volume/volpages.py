@@ -1,0 +1,181 @@
+"""Allocating and freeing pages in a store (a part of :class:`~minidb.pagestore.volume.volume.Volume`).
+
+``alloc_page(stid, mode)``:
+
+- ``AllocMode.APPEND``: the page after the highest allocated page of the
+  store's *last* extent (found through the *last-page cache*, store number
+  -> last extent, or by walking the list), else the first page of a new
+  extent. Appending keeps the store's pages in allocation order.
+- ``AllocMode.COMPACT``: any reserved page: the *reserved-page cache* (store
+  number -> extents with reserved pages) is consulted first; if it has no
+  entry for the store (after mounting), the store's extents are searched
+  and the cache primed; if no extent has a reserved page, a new extent.
+  The page chosen is the lowest reserved page of the lowest such extent, so
+  the cache and a full search always agree.
+
+Either way the allocation is one ``alloc_pages_in_ext`` entry (undone
+logically: the page is freed again), after the entries of a new extent if
+one was needed.
+
+**Pages a transaction freed.** A page freed by a transaction that is still
+active may come back if it aborts, so it is not allocated again meanwhile
+(Shore: the freeing transaction's long-duration EX page lock; minidb does not
+hand it back even to that transaction, whose rollback must find it as it
+left it). The transaction layer sets ``is_page_held(page_number, xct)``;
+allocation skips the pages it says are held.
+
+``free_page(pid)`` logs ``free_pages_in_ext`` (undone by allocating the page
+again) and, unless the caller defers it, frees the extent when its last
+page goes.
+
+**Buckets.** Each extlink has a 4-bit advisory free-space bucket per page,
+for the file manager's free-space histogram. ``set_page_bucket`` changes it
+without logging (the extent-map page is fixed EX and dirtied, no entry):
+Shore's pbucketmap, "costly in that it fixes and dirties extent-map pages,
+even though it does not log these updates".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from enum import Enum
+from typing import Any
+
+from minidb.pagestore.errors import BadRequestError
+from minidb.pagestore.volume.extmap import ExtlinkPage
+from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of, index_in_extent
+from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.wal.logdef import ALLOC_PAGES_IN_EXT, FREE_PAGES_IN_EXT
+from minidb.pagestore.wal.logrec import LogContext
+from minidb.pagestore.volume.volcaches import SortedExtents
+
+
+class AllocMode(Enum):
+    APPEND = "append"
+    COMPACT = "compact"
+
+
+class PageAllocation:
+    vid: int
+    header: Any
+    ext_sz: int
+    bp: Any
+    stats: Any
+    trace: Any
+    use_caches: bool
+    is_page_held: Callable[[int, Any], bool] | None
+    _mutex: Any
+
+    def alloc_page(self, stid: StoreId, mode: AllocMode = AllocMode.COMPACT,
+                   xct: LogContext | None = None) -> PageId:
+        """Allocate one page to the store (see the module documentation for the modes)."""
+        with self._mutex:
+            self._check_store(stid)
+            snum = stid.store
+            found = self._append_position(snum, xct) if mode == AllocMode.APPEND else self._reserved_page(snum, xct)
+            ext, index, pmap = found if found is not None else (self._grow(snum, xct), 0, 0)
+            self._update(self._extmap_pid(ext), ALLOC_PAGES_IN_EXT,
+                         {"snum": snum, "ext": ext, "pmap": 1 << index}, xct)
+            if snum in self._reserved_cache and pmap | 1 << index == (1 << self.ext_sz) - 1:
+                self._reserved_cache[snum].discard(ext)  # the extent is full now
+            self.stats.add("nPagesAllocated")
+            pid = PageId(self.vid, snum, ext * self.ext_sz + index)
+            self.trace.emit("allocated %s (%s)", pid, mode.value)
+            return pid
+
+    def _free_for(self, ext: int, indexes: list[int], xct: Any) -> list[int]:
+        """The page indexes among ``indexes`` that ``xct`` may allocate (not held by an active freer)."""
+        held = self.is_page_held
+        if held is None:
+            return indexes
+        return [i for i in indexes if not held(ext * self.ext_sz + i, xct)]
+
+    def _append_position(self, snum: int, xct: Any = None) -> tuple[int, int, int] | None:
+        """(extent, page index, its pmap) after the last allocated page of the last extent."""
+        last, link = self._last_extent(snum)
+        first = link.pmap.bit_length()  # one past the highest allocated page (0 if none)
+        free = self._free_for(last, list(range(first, self.ext_sz)), xct)
+        return (last, free[0], link.pmap) if free else None
+
+    def _reserved_page(self, snum: int, xct: Any = None) -> tuple[int, int, int] | None:
+        """(extent, page index, its pmap) of the lowest reserved page of the lowest such extent."""
+        if self.use_caches:
+            cached = self._reserved_cache.get(snum)
+            if cached is not None:
+                self.stats.add("nReservedCacheHits")
+                for ext in cached:
+                    link = self.extlink(ext)
+                    reserved = link.reserved(self.ext_sz) if link.owner == snum else []
+                    if not reserved:
+                        cached.discard(ext)  # stale: verify before use, as Shore does
+                        continue
+                    free = self._free_for(ext, reserved, xct)
+                    if free:
+                        return ext, free[0], link.pmap
+                return None
+            self.stats.add("nReservedCacheMisses")
+        with_reserved = self._search_reserved(snum)
+        if self.use_caches:
+            self._reserved_cache[snum] = SortedExtents(with_reserved)
+        for ext in sorted(with_reserved):
+            link = self.extlink(ext)
+            free = self._free_for(ext, link.reserved(self.ext_sz), xct)
+            if free:
+                return ext, free[0], link.pmap
+        return None
+
+    def _search_reserved(self, snum: int) -> list[int]:
+        """A full search of the store's extents for those with reserved pages."""
+        node = self.store_node(snum)
+        found = []
+        for ext in self._walk(snum, node.first_ext):
+            if self.extlink(ext).reserved(self.ext_sz):
+                found.append(ext)
+        if self.trace.enabled:
+            self.trace.emit("searched the extents of %s: reserved pages in %s", self.stid(snum),
+                            [str(ExtentId(self.vid, e)) for e in found])
+        return found
+
+    def free_page(self, pid: PageId, xct: LogContext | None = None, free_empty_extent: bool = True) -> None:
+        """Free an allocated page of store ``pid.store``; free its extent if it was the last page."""
+        with self._mutex:
+            self._check_page_number(pid.page)
+            self._check_store(pid.stid, allow_deleting=True)
+            ext, index = extent_of(pid.page, self.ext_sz), index_in_extent(pid.page, self.ext_sz)
+            link = self.extlink(ext)
+            if link.owner != pid.store or ext < self.header.first_data_ext:
+                owner = "no store (the extent is free)" if link.owner == 0 else f"s({self.vid}.{link.owner})"
+                raise BadRequestError(f"{pid}: page {pid.page} belongs to {owner}, not to {pid.stid}")
+            if not link.is_allocated(index):
+                raise BadRequestError(f"{pid} is not allocated (extent {ExtentId(self.vid, ext)}: "
+                                      f"{link.pmap_text(self.ext_sz)})")
+            self._update(self._extmap_pid(ext), FREE_PAGES_IN_EXT,
+                         {"snum": pid.store, "ext": ext, "pmap": 1 << index}, xct)
+            if pid.store in self._reserved_cache:
+                self._reserved_cache[pid.store].add(ext)
+            self.stats.add("nPagesFreed")
+            self.trace.emit("freed %s", pid)
+            if free_empty_extent and link.pmap == 1 << index:
+                self.free_extent_if_empty(pid.stid, ext, xct)
+
+    # -- the advisory free-space buckets (unlogged) ------------------------------------------------
+    def set_page_bucket(self, pid: PageId, bucket: int) -> None:
+        """Record a page's free-space bucket in its extlink; not logged (advisory)."""
+        with self._mutex:
+            if not self.is_allocated(pid):
+                raise BadRequestError(f"{pid} is not an allocated page of {pid.stid}")
+            ext = extent_of(pid.page, self.ext_sz)
+            page = self.bp.fix(self._extmap_pid(ext), EX)
+            try:
+                ExtlinkPage(page).set_bucket(ext, index_in_extent(pid.page, self.ext_sz), bucket)  # type: ignore[arg-type]
+            finally:
+                self.bp.unfix(page, dirty=True)  # type: ignore[arg-type]
+
+    def page_bucket(self, pid: PageId) -> int:
+        return self.extlink(extent_of(pid.page, self.ext_sz)).bucket(index_in_extent(pid.page, self.ext_sz))
+
+    def pages_with_bucket(self, stid: StoreId, at_least: int) -> Iterator[PageId]:
+        """The store's allocated pages whose bucket is at least ``at_least``, in store order."""
+        for pid in self.store_pages(stid):
+            if self.page_bucket(pid) >= at_least:
+                yield pid

@@ -1,0 +1,7 @@
+"""Write-ahead logging of the page store: its log entry types and the logging protocol.
+
+=============  ===============================================================
+``logdef.py``  the page store's log entry types (Shore's logdef.dat)
+``logrec.py``  fix EX / apply / log / set page LSN; redo and undo dispatch by name
+=============  ===============================================================
+"""

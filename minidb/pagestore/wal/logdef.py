@@ -1,0 +1,162 @@
+"""The page store's log entry types, as one table (Shore's ``logdef.dat``).
+
+Each row is ``(name, code, flags, fields)``; flags are letters, as in
+logdef.dat (see :mod:`minidb.log.types`): **R** redoable, **U** undoable,
+**L** logical undo (the undo is an operation of the volume, not a change to
+the logged page), **C** compensation, **T** transactional (the item begins
+with ``txn_id`` and ``txn_prev_lsn``, the previous entry of the same
+transaction). Names are Shore's record types.
+
+Every redoable entry (flag R) changes exactly one page, named by its first
+three fields (``vol``, ``store``, ``page``). Its redo is *physical*: the
+handler registered for its name in :mod:`minidb.pagestore.wal.logrec` applies
+it to that page, and the very same handler made the change in the first
+place, so doing and redoing cannot disagree. Restart needs nothing else to
+redo an entry: the flags say whether to, the fields say where.
+
+**The volume's entries** (0x10-0x16) change an extent-map or store-map page
+of store 0. Their undo is *logical* (flag L): the undo handler asks the
+volume to perform the inverse operation, which logs entries of its own.
+
+As in Shore, building extent lists is redo-only: an extent that an aborted
+transaction added to a store stays in the store (its pages are merely
+reserved), and an aborted store creation is undone by destroying the store,
+which frees its extents (``store_operation`` op ``create_store`` has a
+logical undo).
+
+=====================  ====  =====  ==================================================
+name                   code  flags  what it does to its page
+=====================  ====  =====  ==================================================
+create_ext_list        0x10  TR     give extents ``exts`` (all on this page) to store
+                                    ``snum``, linked in order between ``prev`` and
+                                    ``next``; relink ``prev``/``next`` if on this page
+free_ext_list          0x11  TR     free extents ``exts`` (owner 0, no pages, no
+                                    links); join ``prev`` and ``next`` if on this page
+set_ext_next           0x12  TR     extent ``ext``'s next link := ``next``
+set_ext_prev           0x13  TR     extent ``ext``'s prev link := ``prev``
+alloc_pages_in_ext     0x14  TRUL   set the bits ``pmap`` in extent ``ext``'s page map
+free_pages_in_ext      0x15  TRUL   clear the bits ``pmap`` in extent ``ext``'s page map
+store_operation        0x16  TRUL   store node ``snum``: op create_store, set_first_ext,
+                                    set_deleting, set_store_flags or delete_store,
+                                    ``value`` (new) and ``old_value``
+=====================  ====  =====  ==================================================
+
+``set_ext_prev`` has no Shore counterpart (Shore's extent lists are
+relinked by hand); minidb logs both links the same way.
+
+**Transactions** (0x20-0x23). A transaction's entries are chained backwards
+by ``txn_prev_lsn``. Shore's ``xct_abort``, ``xct_freeing_space`` and
+``xct_end`` mark its states; ``compensate`` is Shore's stand-alone
+compensation entry (CLR): rollback, reaching it, jumps to its ``undo_nxt``
+(it closes a logical undo, whose inverse operation logged entries of its
+own: the *anchor* protocol of a compensated multi-step action).
+
+=====================  ====  =====  ==================================================
+xct_abort              0x20  T      the transaction starts rolling back
+xct_freeing_space      0x21  T      it committed and now frees space: removes
+                                    ``stores`` (marked for deletion), frees ``exts``
+                                    (extents whose pages it freed) if empty
+xct_end                0x22  T      it ended (``committed`` true or false)
+compensate             0x23  TC     rollback continues at ``undo_nxt``
+=====================  ====  =====  ==================================================
+
+**Checkpoints** (0x28-0x2b), not transactional: ``chkpt_begin``; the
+buffer pool's dirty pages with their recovery LSNs (``chkpt_bf_tab``); the
+transaction table (``chkpt_xct_tab``: each transaction's state, last LSN and
+undo-next, and the youngest transaction id); ``chkpt_end`` repeating the
+``chkpt_begin`` LSN (``master``) and the smallest recovery LSN.
+
+**Pages of files of records** (0x30-0x36). Physical on one page (a file
+page or a large-record page): redo and undo change that page only (no L
+flag). ``rec_insert``, ``rec_remove`` and ``rec_splice`` are Shore's
+``page_reclaim``, ``page_mark`` and ``page_splice``: each carries the redo and
+the undo information (the record, or the bytes replaced and their
+replacement). Each has a *CLR twin* (flag C): what rollback logs when it
+undoes it, the inverse change plus ``undo_nxt``, the entry before the undone
+one in the transaction. A CLR is redone, never undone.
+
+=====================  ====  =====  ==================================================
+page_format            0x30  TR     make the page an empty page of type ``tag``
+rec_insert             0x31  TRU    put record ``data`` in slot ``slot``
+rec_remove             0x32  TRU    free slot ``slot`` (whose record was ``data``)
+rec_splice             0x33  TRU    in slot ``slot``, replace ``old`` at ``start`` by ``new``
+clr_rec_insert         0x34  TRC    undo of rec_insert: free the slot
+clr_rec_remove         0x35  TRC    undo of rec_remove: put ``data`` back in the slot
+clr_rec_splice         0x36  TRC    undo of rec_splice: replace ``old`` by ``new``
+=====================  ====  =====  ==================================================
+"""
+
+from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U8, U16, U32, U64, ListOf
+from minidb.log.types import EntryTable
+
+PAGE_FIELDS = [("vol", U32), ("store", U32), ("page", U32)]
+EXT_LIST = ListOf(("ext", U32))
+SPLICE = [("slot", U16), ("start", U16), ("old", BYTES), ("new", BYTES)]
+
+PAGESTORE_TYPES = EntryTable(
+    "pagestore",
+    [
+        # name                 code  flags   fields (after the page id)
+        ("create_ext_list",    0x10, "TR",   PAGE_FIELDS + [("snum", U32), ("prev", U32), ("next", U32),
+                                                            ("exts", EXT_LIST)]),
+        ("free_ext_list",      0x11, "TR",   PAGE_FIELDS + [("snum", U32), ("prev", U32), ("next", U32),
+                                                            ("exts", EXT_LIST)]),
+        ("set_ext_next",       0x12, "TR",   PAGE_FIELDS + [("ext", U32), ("next", U32), ("old_next", U32)]),
+        ("set_ext_prev",       0x13, "TR",   PAGE_FIELDS + [("ext", U32), ("prev", U32), ("old_prev", U32)]),
+        ("alloc_pages_in_ext", 0x14, "TRUL", PAGE_FIELDS + [("snum", U32), ("ext", U32), ("pmap", U32)]),
+        ("free_pages_in_ext",  0x15, "TRUL", PAGE_FIELDS + [("snum", U32), ("ext", U32), ("pmap", U32)]),
+        ("store_operation",    0x16, "TRUL", PAGE_FIELDS + [("snum", U32), ("op", STR), ("value", U32),
+                                                            ("old_value", U32)]),
+        # transactions
+        ("xct_abort",          0x20, "T",    []),
+        ("xct_freeing_space",  0x21, "T",    [("vol", U32), ("stores", ListOf(("snum", U32))),
+                                              ("exts", ListOf(("snum", U32), ("ext", U32)))]),
+        ("xct_end",            0x22, "T",    [("committed", BOOL)]),
+        ("compensate",         0x23, "TC",   [("undo_nxt", LSN_FIELD)]),
+        # checkpoints
+        ("chkpt_begin",        0x28, "",     []),
+        ("chkpt_bf_tab",       0x29, "",     [("pages", ListOf(("vol", U32), ("store", U32), ("page", U32),
+                                                               ("rec_lsn", LSN_FIELD)))]),
+        ("chkpt_xct_tab",      0x2a, "",     [("youngest", U64),
+                                              ("xcts", ListOf(("tid", U64), ("state", U8), ("last_lsn", LSN_FIELD),
+                                                              ("undo_nxt", LSN_FIELD)))]),
+        ("chkpt_end",          0x2b, "",     [("master", LSN_FIELD), ("min_rec_lsn", LSN_FIELD)]),
+        # pages of files of records
+        ("page_format",        0x30, "TR",   PAGE_FIELDS + [("tag", U8), ("store_flags", U8)]),
+        ("rec_insert",         0x31, "TRU",  PAGE_FIELDS + [("slot", U16), ("data", BYTES)]),
+        ("rec_remove",         0x32, "TRU",  PAGE_FIELDS + [("slot", U16), ("data", BYTES)]),
+        ("rec_splice",         0x33, "TRU",  PAGE_FIELDS + SPLICE),
+        ("clr_rec_insert",     0x34, "TRC",  PAGE_FIELDS + [("slot", U16), ("data", BYTES), ("undo_nxt", LSN_FIELD)]),
+        ("clr_rec_remove",     0x35, "TRC",  PAGE_FIELDS + [("slot", U16), ("data", BYTES), ("undo_nxt", LSN_FIELD)]),
+        ("clr_rec_splice",     0x36, "TRC",  PAGE_FIELDS + SPLICE + [("undo_nxt", LSN_FIELD)]),
+    ],
+)
+
+CREATE_EXT_LIST = PAGESTORE_TYPES.create_ext_list
+FREE_EXT_LIST = PAGESTORE_TYPES.free_ext_list
+SET_EXT_NEXT = PAGESTORE_TYPES.set_ext_next
+SET_EXT_PREV = PAGESTORE_TYPES.set_ext_prev
+ALLOC_PAGES_IN_EXT = PAGESTORE_TYPES.alloc_pages_in_ext
+FREE_PAGES_IN_EXT = PAGESTORE_TYPES.free_pages_in_ext
+STORE_OPERATION = PAGESTORE_TYPES.store_operation
+
+XCT_ABORT = PAGESTORE_TYPES.xct_abort
+XCT_FREEING_SPACE = PAGESTORE_TYPES.xct_freeing_space
+XCT_END = PAGESTORE_TYPES.xct_end
+COMPENSATE = PAGESTORE_TYPES.compensate
+CHKPT_BEGIN = PAGESTORE_TYPES.chkpt_begin
+CHKPT_BF_TAB = PAGESTORE_TYPES.chkpt_bf_tab
+CHKPT_XCT_TAB = PAGESTORE_TYPES.chkpt_xct_tab
+CHKPT_END = PAGESTORE_TYPES.chkpt_end
+PAGE_FORMAT = PAGESTORE_TYPES.page_format
+REC_INSERT = PAGESTORE_TYPES.rec_insert
+REC_REMOVE = PAGESTORE_TYPES.rec_remove
+REC_SPLICE = PAGESTORE_TYPES.rec_splice
+CLR_REC_INSERT = PAGESTORE_TYPES.clr_rec_insert
+CLR_REC_REMOVE = PAGESTORE_TYPES.clr_rec_remove
+CLR_REC_SPLICE = PAGESTORE_TYPES.clr_rec_splice
+
+
+def is_page_entry(entry_type) -> bool:
+    """Whether entries of this type change one page, named by their ``vol``, ``store``, ``page`` fields."""
+    return entry_type.redoable

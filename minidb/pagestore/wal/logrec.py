@@ -1,0 +1,177 @@
+"""Logging page updates, and the redo/undo dispatch by entry-type name.
+
+The protocol for applying an operation to a page (Shore's, minus the lock,
+which the next layer adds): **fix the page EX, apply, log, set the page LSN,
+unfix dirty**. :func:`apply_and_log` does the middle three in one place:
+
+1. it applies the change by calling the *redo handler* registered for the
+   entry type's name, so the forward operation and its redo are one code
+   path (doing and redoing cannot disagree);
+2. it appends the entry to the shared log; if that fails (a full disk), the
+   page bytes are put back as they were, so an error changes nothing;
+3. it stamps the page's header and footer with the entry's LSN.
+
+The caller then unfixes the page dirty; the buffer pool will not write it
+before the log is durable up to that LSN (the write-ahead rule).
+
+Transactions. Every entry of the page store is transactional (flag T): its
+item starts with ``txn_id`` and ``txn_prev_lsn``. The storage layer logs on
+behalf of a :class:`TxnRef` (the transaction's id and its last LSN, which
+:func:`apply_and_log` advances), or, when there is none, with ``txn_id`` 0
+and ``txn_prev_lsn`` NULL: such entries belong to no transaction, are redone
+at restart like any other and are never undone. The transaction layer passes
+its own object (anything with ``txn_id`` and ``last_lsn``), so the backward
+chain of each transaction is built here; an object with a ``note_logged``
+method (:class:`minidb.pagestore.transactions.xct.Xct`) is told of every entry instead,
+so it can keep its *undo-next* LSN as well.
+
+Dispatch. Restart needs no knowledge of individual entry types:
+
+- :func:`redo` (for any entry whose type has flag R) fixes the page named by
+  the entry, and applies the redo handler only if the page LSN is older than
+  the entry, then stamps the page with the entry's LSN;
+- :func:`undo` (flag U) calls the undo handler registered for the name,
+  which performs the inverse operation through the volume (flag L: logical),
+  logging as it goes.
+
+Handlers register with :func:`redo_handler` and :func:`undo_handler`;
+:func:`check_handlers` verifies that every R entry has a redo handler and
+every U entry an undo handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from minidb.log.entry import LogEntry
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.types import EntryType
+from minidb.pagestore.ids import PageId
+from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.pages.slotted import SlottedPage
+
+
+class LogContext(Protocol):
+    """What a transaction offers the storage layer: its id and the LSN of its last entry."""
+
+    txn_id: int
+    last_lsn: LSN
+
+
+@dataclass
+class TxnRef:
+    """A minimal :class:`LogContext`: enough to chain a transaction's entries."""
+
+    txn_id: int
+    last_lsn: LSN = NULL_LSN
+
+
+RedoHandler = Callable[[SlottedPage, dict[str, Any]], None]
+UndoHandler = Callable[[Any, dict[str, Any], "LogContext | None"], None]
+REDO: dict[str, RedoHandler] = {}
+UNDO: dict[str, UndoHandler] = {}
+
+
+def redo_handler(name: str) -> Callable[[RedoHandler], RedoHandler]:
+    def register(fn: RedoHandler) -> RedoHandler:
+        _check_name(name, "R")
+        REDO[name] = fn
+        return fn
+    return register
+
+
+def undo_handler(name: str) -> Callable[[UndoHandler], UndoHandler]:
+    def register(fn: UndoHandler) -> UndoHandler:
+        _check_name(name, "U")
+        UNDO[name] = fn
+        return fn
+    return register
+
+
+def _check_name(name: str, flag: str) -> None:
+    entry_type = PAGESTORE_TYPES.types.get(name)
+    if entry_type is None or flag not in entry_type.flags:
+        raise ValueError(f"{name} is not a page store entry type with flag {flag}")
+
+
+def check_handlers() -> list[str]:
+    """Entry types lacking a handler their flags promise (empty when all is well)."""
+    missing = []
+    for entry_type in PAGESTORE_TYPES:
+        if entry_type.redoable and entry_type.name not in REDO:
+            missing.append(f"{entry_type.name}: no redo handler")
+        if entry_type.undoable and entry_type.name not in UNDO:
+            missing.append(f"{entry_type.name}: no undo handler")
+    return missing
+
+
+# -- page ids in entries ---------------------------------------------------------
+def page_fields(pid: PageId) -> dict[str, int]:
+    return {"vol": pid.vol, "store": pid.store, "page": pid.page}
+
+
+def page_id_of(values: dict[str, Any]) -> PageId:
+    return PageId(values["vol"], values["store"], values["page"])
+
+
+def txn_fields(xct: LogContext | None) -> dict[str, Any]:
+    if xct is None:
+        return {"txn_id": 0, "txn_prev_lsn": NULL_LSN}
+    return {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn}
+
+
+# -- doing ---------------------------------------------------------------------------
+def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: dict[str, Any],
+                  xct: LogContext | None = None) -> LSN:
+    """Apply ``values`` to the EX-fixed ``page`` through its redo handler, log it, stamp the page LSN."""
+    full = {**page_fields(page.pid), **txn_fields(xct), **values}
+    snapshot = bytes(page.buf)
+    REDO[entry_type.name](page, full)
+    try:
+        lsn = log.append(entry_type, full)
+    except BaseException:
+        page.buf[:] = snapshot
+        raise
+    note_logged(xct, lsn, entry_type, full)
+    page.lsn = lsn
+    return lsn
+
+
+def note_logged(xct: LogContext | None, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
+    """Tell the transaction an entry of its was logged (a transaction object keeps its undo-next too)."""
+    if xct is None:
+        return
+    note = getattr(xct, "note_logged", None)
+    if note is None:
+        xct.last_lsn = lsn
+    else:
+        note(lsn, entry_type, values)
+
+
+# -- redoing and undoing ----------------------------------------------------------------
+def redo(bufferpool: Any, entry: LogEntry) -> bool:
+    """Redo one entry if its page has not seen it; return True if the page changed."""
+    entry_type = entry.entry_type
+    if entry_type is None or not entry_type.redoable or entry_type.name not in REDO:
+        return False
+    page = bufferpool.fix(page_id_of(entry.values), EX)
+    applied = False
+    try:
+        if page.lsn < entry.lsn:
+            REDO[entry_type.name](page, entry.values)
+            page.lsn = entry.lsn
+            applied = True
+    finally:
+        bufferpool.unfix(page, dirty=applied)
+    return applied
+
+
+def undo(volume: Any, entry: LogEntry, xct: LogContext | None = None) -> None:
+    """Undo one entry logically, through the volume (which logs what it does)."""
+    entry_type = entry.entry_type
+    if entry_type is None or not entry_type.undoable:
+        raise ValueError(f"{entry.type_name} at {entry.lsn} is not undoable")
+    UNDO[entry_type.name](volume, entry.values, xct)
