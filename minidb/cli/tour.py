@@ -339,8 +339,9 @@ def tour_spark(envs: str, workdir: str) -> str:
     print(f"Spark {spark.version} in local mode ({spark.sparkContext.master})"
           + (f"; the JVM's messages go to {jvm_log}" if ours else ""), flush=True)
     try:
+        # every step drawn (17 of them), so the bar always shows its last, 17/17, before it is cleared
         with tqdm(total=len(TABLES) + len(FIGURES), desc="spark analyze", unit="step", file=sys.stderr,
-                  leave=False) as bar:
+                  leave=False, mininterval=0, miniters=1) as bar:
             result = analyze(spark, envs, out, done=lambda name: bar.update())
     finally:
         if ours:
