@@ -42,14 +42,20 @@ def component(module: str) -> str:
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
 
-def imports_of(path: Path) -> list[str]:
+def imports_of(path: Path, runtime_only: bool = False) -> list[str]:
+    """The modules ``path`` imports (``from m import n`` gives m and m.n); with ``runtime_only``, not those
+    under ``if TYPE_CHECKING:``, which are type annotations only."""
     tree = ast.parse(path.read_text(), str(path))
+    skipped = {id(n) for node in ast.walk(tree) if runtime_only and isinstance(node, ast.If)
+               and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING" for n in ast.walk(node)}
     found = []
     for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append(node.module)
+            found += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
     return found
 
 
@@ -103,23 +109,6 @@ PAGESTORE_PARTS = {
 PAGESTORE = PACKAGE / "pagestore"
 
 
-def runtime_imports_of(path: Path) -> list[str]:
-    """The modules ``path`` imports when it runs (not those under ``if TYPE_CHECKING:``)."""
-    tree = ast.parse(path.read_text(), str(path))
-    skipped = {id(n) for node in ast.walk(tree)
-               if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-               for n in ast.walk(node)}
-    found = []
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-    return found
-
-
 def pagestore_part(module: str) -> str | None:
     parts = module.split(".")
     return parts[2] if parts[:2] == ["minidb", "pagestore"] and len(parts) > 2 and parts[2] in PAGESTORE_PARTS else None
@@ -130,7 +119,7 @@ def test_pagestore_parts_import_down_only(path):
     rel = path.relative_to(PAGESTORE)
     me = rel.parts[0] if len(rel.parts) > 1 else rel.stem
     assert me in PAGESTORE_PARTS, f"{path}: {me} is not placed among the page store's parts (PAGESTORE_PARTS)"
-    for imported in runtime_imports_of(path):
+    for imported in imports_of(path, runtime_only=True):
         other = pagestore_part(imported)
         if other is None or other == me:
             continue

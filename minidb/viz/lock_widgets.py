@@ -15,16 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-import ipywidgets as widgets
-
 from minidb.viz.locks_demo import SCRIPT, lock_step, parsed
-from minidb.viz.widgets import Explorer, show_figure_and_text
+from minidb.viz.widgets import Explorer, show_figure_and_text, step_slider
 
 
 def lock_explorer(script: Sequence[Sequence[object]] = SCRIPT, step: int | None = None,
                   **settings: object) -> Explorer:
     """A slider from 0 to ``len(script)`` (starting at ``step``, or the end) over ``lock_step``."""
     steps = len(parsed(script))
-    slider = widgets.IntSlider(value=steps if step is None else max(0, min(step, steps)), min=0, max=steps,
-                               description="step")
-    return Explorer(partial(lock_step, script=list(script), **settings), {"step": slider}, show_figure_and_text)
+    return Explorer(partial(lock_step, script=list(script), **settings), {"step": step_slider(steps, step)},
+                    show_figure_and_text)

@@ -22,12 +22,12 @@ import ipywidgets as widgets
 from minidb.viz.logstore_demo import (BANK_SCRIPT, KEEP_MODES, OPS, SCRIPT, bank_writes, eviction_bug_demo,
                                       logstore_crash_demo, tree_step)
 from minidb.viz.script import checked
-from minidb.viz.widgets import Explorer, show_figure_and_text
+from minidb.viz.widgets import Explorer, crash_slider, keep_dropdown, show_figure_and_text, step_slider
 
 
 def tree_explorer(script=SCRIPT) -> Explorer:
     operations = checked(script, OPS)
-    controls = {"step": widgets.IntSlider(value=len(operations), min=0, max=len(operations), description="step")}
+    controls = {"step": step_slider(len(operations))}
     return Explorer(lambda step: tree_step(step, operations), controls, show_figure_and_text)
 
 
@@ -35,8 +35,8 @@ def logstore_crash_explorer(script=BANK_SCRIPT) -> Explorer:
     operations = checked(script, OPS)
     writes = len(bank_writes(operations))
     controls = {
-        "after_write": widgets.IntSlider(value=writes, min=1, max=writes, description="crash after write"),
-        "keep": widgets.Dropdown(options=list(KEEP_MODES), value="nothing", description="unsynced kept"),
+        "after_write": crash_slider(writes, writes),
+        "keep": keep_dropdown(KEEP_MODES, "nothing"),
         "phase": widgets.IntSlider(value=8, min=0, max=10, description="recovery phase"),
     }
     return Explorer(lambda after_write, keep, phase: logstore_crash_demo(after_write, keep, phase, operations),

@@ -32,11 +32,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from minidb.viz.script import checked
-from minidb.viz.widgets import Explorer, show_figure_and_text
-
-
-def _step_slider(steps: int, value: int, description: str = "step") -> widgets.IntSlider:
-    return widgets.IntSlider(value=value, min=0, max=steps, description=description)
+from minidb.viz.widgets import Explorer, crash_slider, keep_dropdown, show_figure_and_text, step_slider
 
 
 def page_explorer(script: Sequence[Sequence[object]] | None = None) -> Explorer:
@@ -44,7 +40,7 @@ def page_explorer(script: Sequence[Sequence[object]] | None = None) -> Explorer:
     from minidb.viz.page_demo import SCRIPT, page_step
 
     script = SCRIPT if script is None else script
-    return Explorer(partial(page_step, script=script), {"step": _step_slider(len(script), len(script))},
+    return Explorer(partial(page_step, script=script), {"step": step_slider(len(script))},
                     show_figure_and_text)
 
 
@@ -53,7 +49,7 @@ def volume_explorer(script: Sequence[Sequence[object]] | None = None) -> Explore
     from minidb.viz.volume_demo import SCRIPT, volume_step
 
     script = SCRIPT if script is None else script
-    return Explorer(partial(volume_step, script=script), {"step": _step_slider(len(script), 1)},
+    return Explorer(partial(volume_step, script=script), {"step": step_slider(len(script), 1)},
                     show_figure_and_text)
 
 
@@ -62,7 +58,7 @@ def buffer_pool_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explo
     from minidb.viz.bufferpool_demo import OPS, SCRIPT, pool_step
 
     script = checked(SCRIPT if script is None else script, OPS)
-    return Explorer(partial(pool_step, script=script), {"step": _step_slider(len(script), len(script))},
+    return Explorer(partial(pool_step, script=script), {"step": step_slider(len(script))},
                     show_figure_and_text)
 
 
@@ -80,7 +76,7 @@ def xct_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:
     from minidb.viz.xct_demo import OPS, SCRIPT, xct_step
 
     script = checked(SCRIPT if script is None else script, OPS)
-    return Explorer(partial(xct_step, script=script), {"step": _step_slider(len(script), len(script))},
+    return Explorer(partial(xct_step, script=script), {"step": step_slider(len(script))},
                     show_xct_step)
 
 
@@ -91,8 +87,8 @@ def recovery_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer
     script = SCRIPT if script is None else script
     writes = len(demo_run(script).writes)
     controls = {
-        "crash_write": widgets.IntSlider(value=max(writes // 2, 1), min=1, max=writes, description="crash after write"),
-        "keep": widgets.Dropdown(options=list(KEEP_MODES), value="nothing", description="unsynced kept"),
+        "crash_write": crash_slider(writes, writes // 2),
+        "keep": keep_dropdown(KEEP_MODES, "nothing"),
         "phase": widgets.ToggleButtons(options=list(PHASES), value="restarted", description="restart"),
     }
     return Explorer(partial(recovery_view, script=script), controls, show_figure_and_text)

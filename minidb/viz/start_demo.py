@@ -21,14 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
-import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from minidb.io import CrashMode, SimDisk
 from minidb.log import TRACE, LogManager
 from minidb.viz.log import draw_log, log_layout
 from minidb.viz.script import Op, checked, op_table, script_error
-from minidb.viz.widgets import Explorer, show_figure_and_text
+from minidb.viz.widgets import Explorer, keep_dropdown, show_figure_and_text, step_slider
 
 OPS = op_table(
     Op("append", ("text",), "append one entry (a Trace entry holding text) and write it to the file, not synced"),
@@ -104,8 +103,7 @@ def start_explorer(script: Sequence[Sequence[object]] = SCRIPT, step: int | None
     """A slider over the script's steps and a choice of what the crash keeps, over ``crash_after``."""
     steps = len(checked(script, OPS))
     controls = {
-        "step": widgets.IntSlider(value=steps if step is None else step, min=0, max=steps,
-                                  description="crash after"),
-        "keep": widgets.Dropdown(options=list(KEEP), value="nothing", description="unsynced kept"),
+        "step": step_slider(steps, step, description="crash after"),
+        "keep": keep_dropdown(KEEP, "nothing"),
     }
     return Explorer(partial(crash_after, script=list(script)), controls, show_figure_and_text)

@@ -19,7 +19,7 @@ import ipywidgets as widgets
 
 from minidb.viz.vlsn_demo import OPS, SCRIPT, index_step, tradeoff
 from minidb.viz.script import checked
-from minidb.viz.widgets import Explorer, show_figure_and_text
+from minidb.viz.widgets import Explorer, show_figure_and_text, step_slider
 
 MAX_MAPPINGS_CHOICES = (2, 4, 8, 16, 64, 1000)
 
@@ -37,7 +37,7 @@ def index_explorer(script=SCRIPT) -> Explorer:
     operations = checked(script, OPS)
     index_step(0, operations)  # the whole script checked now, before any control is shown
     controls = {
-        "step": widgets.IntSlider(value=len(operations), min=0, max=len(operations), description="step"),
+        "step": step_slider(len(operations)),
         "stride": widgets.IntSlider(value=3, min=1, max=10, description="stride"),
         "max_mappings": widgets.SelectionSlider(options=list(MAX_MAPPINGS_CHOICES), value=4,
                                                 description="max mappings"),

@@ -52,6 +52,22 @@ class Explorer:
         display(self.widget())
 
 
+def step_slider(steps: int, value: int | None = None, description: str = "step") -> widgets.IntSlider:
+    """A slider over a script's steps, 0 (nothing run) to ``steps``; at ``value`` (clamped), or the end."""
+    value = steps if value is None else max(0, min(value, steps))
+    return widgets.IntSlider(value=value, min=0, max=steps, description=description)
+
+
+def crash_slider(writes: int, value: int) -> widgets.IntSlider:
+    """The crash point of a demo: after write 1 .. ``writes`` of its disk (a browser test finds it by its label)."""
+    return widgets.IntSlider(value=max(1, min(value, writes)), min=1, max=writes, description="crash after write")
+
+
+def keep_dropdown(modes: Iterable[str], value: str) -> widgets.Dropdown:
+    """What a crash keeps of the writes that were not yet synced."""
+    return widgets.Dropdown(options=list(modes), value=value, description="unsynced kept")
+
+
 def show_figure(result: Any) -> None:
     """Show ``result``, a Figure."""
     display(result)
@@ -70,7 +86,7 @@ def log_crash_explorer(script: Sequence[Sequence[object]] | None = None) -> Expl
     script = SCRIPT if script is None else script
     writes = len(demo_writes(script))
     controls = {
-        "after_write": widgets.IntSlider(value=(writes + 1) // 2, min=1, max=writes, description="crash after write"),
-        "keep": widgets.Dropdown(options=list(KEEP_MODES), value="torn", description="unsynced kept"),
+        "after_write": crash_slider(writes, (writes + 1) // 2),
+        "keep": keep_dropdown(KEEP_MODES, "torn"),
     }
     return Explorer(partial(log_crash_demo, script=script), controls, show_figure_and_text)
