@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 # colours say what kind of work an entry does: data changes are blues, tree
 # nodes purples, space allocation browns and oranges, transaction control
 # greens (commit) and reds (abort), compensation pinks and magentas,
-# checkpoints yellows. Within one engine's legend no two types are alike
+# checkpoints yellows, whole-page images blue-grey. Within one engine's legend no two types are alike
 # (tests/viz/test_style.py checks every pair's colour distance).
 FAMILIES: dict[str, dict[str, str]] = {
     "log": {"FileHeader": "#9e9e9e", "Trace": "#80cbc4", "Erased": "#212121"},
@@ -53,6 +53,7 @@ FAMILIES: dict[str, dict[str, str]] = {
         "GenCkptStart": "#f28e2b", "GenCkptEnd": "#b07aa1",
     },
     "replication": {"Matchpoint": "#00897b"},
+    "page": {"page_image": "#546e7a"},
 }
 TYPE_COLOURS = {name: colour for family in FAMILIES.values() for name, colour in family.items()}
 TYPE_FAMILY = {name: family for family, members in FAMILIES.items() for name in members}

@@ -20,6 +20,7 @@ def test_the_table_declares_the_new_types_with_shore_flags():
         "chkpt_xct_tab": (0x2a, ""), "chkpt_end": (0x2b, ""), "page_format": (0x30, "TR"),
         "rec_insert": (0x31, "TRU"), "rec_remove": (0x32, "TRU"), "rec_splice": (0x33, "TRU"),
         "clr_rec_insert": (0x34, "TRC"), "clr_rec_remove": (0x35, "TRC"), "clr_rec_splice": (0x36, "TRC"),
+        "page_image": (0x38, "TR"),
     }
     for entry_type in PAGESTORE_TYPES:
         if entry_type.compensation:  # a CLR says where rollback goes on

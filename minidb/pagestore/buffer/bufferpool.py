@@ -98,6 +98,7 @@ class Frame:
     rec_lsn: LSN | None = None
     referenced: bool = False
     latch: Latch = None  # type: ignore[assignment]
+    pool: BufferPool | None = None  # the pool of this frame (what logging asks to note an image)
 
     def __post_init__(self) -> None:
         self.latch = Latch()
@@ -150,7 +151,10 @@ class BufferPool:
         self.page_size = check_page_size(page_size)
         self.log = log
         self.max_many_pages = max_many_pages
-        self.frames = [Frame(i, SlottedPage(bytearray(page_size))) for i in range(num_frames)]
+        self.frames = [Frame(i, SlottedPage(bytearray(page_size)), pool=self) for i in range(num_frames)]
+        # Logs a full image of a page and returns its LSN; set by the volume (the pool is below the
+        # log's entry types). None: no images (a pool used without a volume).
+        self.image_logger: Callable[[SlottedPage], LSN] | None = None
         self.hand = 0
         self.last_clock: ClockChoice | None = None  # the last victim choice, for pictures and tests
         self.stats = Stats("bufferpool", self.STAT_NAMES)
@@ -267,6 +271,14 @@ class BufferPool:
         if not isinstance(page, SlottedPage):
             raise BadRequestError(f"unfix needs the page that fix returned, not {page!r}")
         frame: Frame = page.frame  # type: ignore[assignment]
+        if dirty and not frame.dirty and frame.pin_count > 0:
+            try:  # a change that logged nothing: its page's image (the change included) is logged now
+                self.image_before_change(page)
+            except BaseException:
+                with self._mutex:
+                    frame.pin_count -= 1
+                frame.latch.release()
+                raise
         with self._mutex:
             if frame.pin_count < 1:
                 raise PageStoreError(f"unfix of {frame.pid}, which is not fixed")
@@ -281,6 +293,25 @@ class BufferPool:
 
     def unfix_dirty(self, page: SlottedPage) -> None:
         self.unfix(page, dirty=True)
+
+    def image_before_change(self, page: SlottedPage) -> None:
+        """Before the first change of a clean fixed page: log its full image; it is dirty from there.
+
+        Keeps the invariant of :mod:`minidb.pagestore.wal.pageimage`: a dirty
+        page's recovery LSN is the LSN of its full image. Does nothing for a
+        page already dirty, or without an ``image_logger``.
+        """
+        frame: Frame = page.frame  # type: ignore[assignment]
+        if not frame.dirty and self.image_logger is not None:
+            self.note_image(page, self.image_logger(page))
+
+    def note_image(self, page: SlottedPage, lsn: LSN) -> None:
+        """A full image of the fixed ``page`` was logged at ``lsn``: if it is clean, it is dirty since then."""
+        frame: Frame = page.frame  # type: ignore[assignment]
+        with self._mutex:
+            if not frame.dirty:
+                frame.rec_lsn = lsn
+                frame.dirty = True
 
     def lower_rec_lsn(self, page: SlottedPage, lsn: LSN) -> None:
         """Make a fixed page's recovery LSN at most ``lsn``.

@@ -11,6 +11,10 @@ unfix dirty**. :func:`apply_and_log` does the middle three in one place:
    page bytes are put back as they were, so an error changes nothing;
 3. it stamps the page's header and footer with the entry's LSN.
 
+Before all three, if the page is clean in the buffer pool, the pool logs a
+full image of it (:mod:`minidb.pagestore.wal.pageimage`; a ``page_format``
+is an image itself), and the page is dirty from the image's LSN on.
+
 The caller then unfixes the page dirty; the buffer pool will not write it
 before the log is durable up to that LSN (the write-ahead rule).
 
@@ -50,7 +54,8 @@ from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES
+from minidb.pagestore.wal.pageimage import restore_page_image
 from minidb.pagestore.pages.slotted import SlottedPage
 
 
@@ -108,6 +113,9 @@ def check_handlers() -> list[str]:
     return missing
 
 
+redo_handler("page_image")(restore_page_image)
+
+
 # -- page ids in entries ---------------------------------------------------------
 def page_fields(pid: PageId) -> dict[str, int]:
     return {"vol": pid.vol, "store": pid.store, "page": pid.page}
@@ -127,6 +135,9 @@ def txn_fields(xct: LogContext | None) -> dict[str, Any]:
 def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: dict[str, Any],
                   xct: LogContext | None = None) -> LSN:
     """Apply ``values`` to the EX-fixed ``page`` through its redo handler, log it, stamp the page LSN."""
+    pool = getattr(page.frame, "pool", None)
+    if pool is not None and entry_type is not PAGE_FORMAT:
+        pool.image_before_change(page)  # a clean page: its full image first (pageimage.py)
     full = {**page_fields(page.pid), **txn_fields(xct), **values}
     snapshot = bytes(page.buf)
     REDO[entry_type.name](page, full)
@@ -137,6 +148,8 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
         raise
     note_logged(xct, lsn, entry_type, full)
     page.lsn = lsn
+    if pool is not None and entry_type is PAGE_FORMAT:
+        pool.note_image(page, lsn)  # formatting rewrites the whole page: it is the page's image
     return lsn
 
 
@@ -163,6 +176,7 @@ def redo(bufferpool: Any, entry: LogEntry) -> bool:
         if page.lsn < entry.lsn:
             REDO[entry_type.name](page, entry.values)
             page.lsn = entry.lsn
+            bufferpool.lower_rec_lsn(page, entry.lsn)  # dirty by redo: no new image is logged
             applied = True
     finally:
         bufferpool.unfix(page, dirty=applied)
