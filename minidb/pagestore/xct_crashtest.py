@@ -5,7 +5,7 @@ volume (512-byte pages, a buffer pool of a few frames, so pages are evicted
 and written at any moment): files created and destroyed, small and large
 records created, updated, appended to, truncated, read and freed,
 savepoints and partial rollbacks, commits (durable or not) and aborts,
-checkpoints, page cleaning. A *model* follows along: the records each
+checkpoints, page cleaning, single page writes (which a crash may tear). A *model* follows along: the records each
 transaction sees, and the committed state after each commit.
 
 Transactions take their locks through :class:`ScriptLocking`, a lock table
@@ -25,7 +25,10 @@ random subset), the crashed disk is opened, which restarts, and:
    data gone;
 3. the volume's maps must be consistent, no transaction active, no store
    in use but the files' two stores each;
-4. at some crash points, a second image of the same crash is restarted
+4. every page that the crash left torn on disk (read before restarting)
+   was repaired by redo from a full page image, and no repair read the
+   log before the redo LSN (:mod:`minidb.pagestore.wal.pageimage`);
+5. at some crash points, a second image of the same crash is restarted
    with a crash *during restart* (after a random one of its disk
    operations), then restarted again: the result must be the same
    (restart is idempotent).
@@ -43,10 +46,12 @@ from minidb.errors import MinidbError, SimulatedCrash
 from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log.lsn import LSN
-from minidb.pagestore.errors import RecordWontFitError, VolumeFullError
+from minidb.pagestore.errors import BadPageError, RecordWontFitError, VolumeFullError
 from minidb.pagestore.files.file import Policy
 from minidb.pagestore.ids import RecordId, StoreId
+from minidb.pagestore.pages.page import Page
 from minidb.pagestore.sm import StorageManager
+from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
@@ -196,12 +201,21 @@ class Runner:
                 self.sm.bp.clean()
             elif roll < 0.10:
                 self.sm.log.sync()
+            elif roll < 0.13:
+                self.write_page()
             elif not self.active or (len(self.active) < MAX_ACTIVE and roll < 0.22):
                 self.active.append(TxnModel(self.sm.begin()))
             else:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
         return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states)
+
+    def write_page(self) -> None:
+        """Write one dirty page alone (a write the crash may tear); its next change logs a new image."""
+        dirty = sorted(self.sm.bp.dirty_page_table())
+        if dirty:
+            chosen = self.rng.choice(dirty)
+            self.sm.bp.clean(lambda frame: frame.pid == chosen)
 
     def step(self, t: TxnModel) -> None:
         files = self.files_seen(t)
@@ -357,6 +371,35 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int) ->
     return None
 
 
+def torn_pages(disk: SimDisk) -> set[int]:
+    """The pages of the volume that fail their check on ``disk`` (read directly, before any restart)."""
+    with disk.open(volume_file_name(1)) as f:
+        data = f.read_all()
+    bad, never_written = set(), bytes(PAGE_SIZE)
+    for number in range(len(data) // PAGE_SIZE):
+        raw = data[number * PAGE_SIZE:(number + 1) * PAGE_SIZE]
+        if raw == never_written:
+            continue
+        try:
+            Page(bytearray(raw)).check(f"page {number}")
+        except BadPageError:
+            bad.add(number)
+    return bad
+
+
+def check_repairs(sm: StorageManager, torn: set[int]) -> str | None:
+    """None if restart repaired exactly the ``torn`` pages, each from an image at or after the redo LSN."""
+    report = sm.restart_report
+    repaired = sorted(r.pid.page for r in report.redo.pages_repaired)
+    if repaired != sorted(torn):
+        return f"pages {sorted(torn)} were torn on disk, but restart repaired pages {repaired}"
+    redo_lsn = report.analysis.redo_lsn
+    for repair in report.redo.pages_repaired:
+        if repair.scanned_from < redo_lsn or repair.image_lsn < redo_lsn:
+            return f"{repair}: the log before the redo LSN {redo_lsn} was read"
+    return None
+
+
 def _difference(expected: State, got: State, k: int) -> str:
     if set(expected) != set(got):
         return f"after {k} commits: files {sorted(got)}, expected {sorted(expected)}"
@@ -373,10 +416,11 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
                 ) -> str | None:
     twin = image.clone() if restart_crash is not None else None
     try:
+        torn = torn_pages(image)
         before = len(image.events)
         sm = open_sm(workload, image)
         restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
-        problem = check_restarted(workload, sm, crash_event)
+        problem = check_restarted(workload, sm, crash_event) or check_repairs(sm, torn)
         if problem is not None or twin is None:
             return problem
         if restart_ops:
@@ -387,7 +431,9 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
                 return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
             except SimulatedCrash:
                 pass
-            problem = check_restarted(workload, open_sm(workload, twin), crash_event)
+            torn = torn_pages(twin)
+            again = open_sm(workload, twin)
+            problem = check_restarted(workload, again, crash_event) or check_repairs(again, torn)
             if problem is not None:
                 return f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
     except MinidbError as e:
