@@ -21,6 +21,13 @@ intent to change it: its control block gets a *recovery LSN*, the log's end
 at that moment, which is at most the LSN of any entry that will change the
 page (ARIES' choice; Shore takes the page LSN, which is older still). If the
 page is unfixed without being dirtied, the recovery LSN is cleared again.
+Before the first change of a clean page, the pool logs a full image of it
+through its ``image_logger`` (set by the volume;
+:mod:`minidb.pagestore.wal.pageimage`), and the recovery LSN becomes the
+image's LSN: a dirty page's recovery LSN is always the LSN of its image, so
+restart can repair the page if its write is torn, from the log kept since
+the smallest recovery LSN. A change that logs nothing (an unfix dirty of a
+clean page) logs the image at the unfix.
 Writing the page (durably) clears it. :meth:`BufferPool.dirty_page_table`
 maps each page that may differ from its durable image to its recovery LSN:
 the frames with a recovery LSN, and pages written but not yet fsynced. A

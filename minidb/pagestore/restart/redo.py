@@ -41,7 +41,9 @@ Worked example: dirty page table {p(1.3.12): 0x1/0x3a0, p(1.3.13):
 0x1/0x600}, redo LSN 0x1/0x3a0. Entry 0x1/0x3a0 on p(1.3.12), whose page LSN
 on disk is 0x1/0x280: redone. Entry 0x1/0x420 on p(1.0.1), not in the table:
 skipped. Entry 0x1/0x600 on p(1.3.13), page LSN 0x1/0x600 (written after
-it): skipped.
+it): skipped. Had p(1.3.13) been torn on disk, the entry at 0x1/0x600 (the
+``page_image`` that made it dirty) would have been found by a scan from
+0x1/0x600, restored, and the page's later entries redone on it.
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ class RedoResult:
     def summary(self) -> str:
         return (f"redo: from {self.start}, {self.entries_read} entries read, {self.redone} redone, "
                 f"{self.skipped_not_dirty} skipped (page not dirty or older than its recovery LSN), "
-                f"{self.skipped_page_newer} skipped (page LSN newer), {self.torn_pages_rebuilt} torn pages repaired from their images")
+                f"{self.skipped_page_newer} skipped (page LSN newer), "
+                f"{self.torn_pages_rebuilt} torn pages repaired from their images")
 
 
 def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None) -> RedoResult:
@@ -140,7 +143,7 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
             finally:
                 bp.unfix(page, dirty=applied)
     # Pages that may be torn but that no entry made us read: the rest of the dirty
-    # page table, and store 0's pages (their bucket maps change without entries).
+    # page table; and store 0's pages, so that damage to a map is found at restart.
     others = [d.pid for key, d in sorted(dirty.items()) if key not in seen]
     others += [PageId(volume.vid, 0, n) for n in range(1, volume.header.store0_pages)
                if (volume.vid, n) not in seen and (volume.vid, n) not in dirty]
