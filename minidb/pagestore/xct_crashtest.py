@@ -26,8 +26,9 @@ random subset), the crashed disk is opened, which restarts, and:
 3. the volume's maps must be consistent, no transaction active, no store
    in use but the files' two stores each;
 4. every page that the crash left torn on disk (read before restarting)
-   was repaired by redo from a full page image, and no repair read the
-   log before the redo LSN (:mod:`minidb.pagestore.wal.pageimage`);
+   and that a store holds after restart was repaired by redo from a full
+   page image, and no repair read the log before the redo LSN
+   (:mod:`minidb.pagestore.wal.pageimage`);
 5. at some crash points, a second image of the same crash is restarted
    with a crash *during restart* (after a random one of its disk
    operations), then restarted again: the result must be the same
@@ -388,11 +389,16 @@ def torn_pages(disk: SimDisk) -> set[int]:
 
 
 def check_repairs(sm: StorageManager, torn: set[int]) -> str | None:
-    """None if restart repaired exactly the ``torn`` pages, each from an image at or after the redo LSN."""
+    """None if restart repaired the ``torn`` pages, each from an image at or after the redo LSN.
+
+    A torn page left as it is must be one no store holds after restart (a freed page is formatted
+    afresh before it is used again, never read).
+    """
     report = sm.restart_report
-    repaired = sorted(r.pid.page for r in report.redo.pages_repaired)
-    if repaired != sorted(torn):
-        return f"pages {sorted(torn)} were torn on disk, but restart repaired pages {repaired}"
+    repaired = {r.pid.page for r in report.redo.pages_repaired}
+    in_use = {pid.page for stid in sm.volume.stores() for pid in sm.volume.store_pages(stid)}
+    if repaired - torn or (torn - repaired) & in_use:
+        return f"pages {sorted(torn)} were torn on disk, but restart repaired pages {sorted(repaired)}"
     redo_lsn = report.analysis.redo_lsn
     for repair in report.redo.pages_repaired:
         if repair.scanned_from < redo_lsn or repair.image_lsn < redo_lsn:
