@@ -16,7 +16,13 @@ This is the page store's front door. It puts the parts together on one
 :class:`~minidb.pagestore.transactions.locking.ShoreLocking`) makes every operation take
 its locks from Shore's lock manager, so transactions in several threads
 wait for each other and a deadlock's victim aborts; without it, no locks
-are taken (one thread).
+are taken (one thread). Page allocation follows Shore's protocol (extent and
+page locks, the extent lock's "has pages" bit, EX on an extent freed at
+commit: :mod:`minidb.pagestore.transactions.locking`);
+:meth:`set_escalation` sets the escalation thresholds of the page and store
+levels, for the storage manager or one store; ``with sm.quark(t):`` releases
+the locks taken inside the block at its end
+(:mod:`minidb.pagestore.transactions.quark`).
 
 Its parts stay reachable for tests, pictures and the curious: ``sm.log``
 (:mod:`minidb.log`), ``sm.bp`` (the buffer pool), ``sm.volume`` (the volume
@@ -58,7 +64,7 @@ from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.files.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
-from minidb.pagestore.lock import LockManager
+from minidb.pagestore.lock import KEEP, LockId, LockManager
 from minidb.pagestore.restart.master import check_volume_and_log
 from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
@@ -68,6 +74,7 @@ from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.volume.volfile import VolumeFile
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ
 from minidb.pagestore.volume.volume import Volume
+from minidb.pagestore.transactions.quark import Quark
 from minidb.pagestore.transactions.xct import SavePoint, Xct
 from minidb.pagestore.transactions.xctmgr import XctManager, transaction_block
 
@@ -172,6 +179,25 @@ class StorageManager:
     def transaction(self, durable: bool = True) -> ContextManager[Xct]:
         """``with sm.transaction() as t:``: commit at the end of the block, abort on an exception."""
         return transaction_block(self, durable)
+
+    # -- locks ------------------------------------------------------------------------------------
+    def quark(self, xct: Xct) -> Quark:
+        """``with sm.quark(t):`` releases at its end the locks ``t`` took inside (extent locks excepted)."""
+        return Quark(self.xcts, xct)
+
+    def set_escalation(self, store: StoreId | None = None, page_threshold: Any = KEEP,
+                       store_threshold: Any = KEEP) -> None:
+        """Escalation thresholds (0 or None: never): ``page_threshold`` record locks under one page
+        escalate to the page, ``store_threshold`` page locks under one store escalate to the store;
+        for the whole storage manager, or for one ``store`` (a file's id is its small-record store)."""
+        manager = getattr(self.xcts.locks, "manager", None)
+        if not isinstance(manager, LockManager):
+            raise BadRequestError(f"{self.disk.where()}: no lock manager to escalate in; open the storage "
+                                  f"manager with locking=LockManager()")
+        if store is not None and not isinstance(store, StoreId):
+            raise BadRequestError(f"set_escalation: store must be a store id such as s(1.3), not {store!r}")
+        manager.set_escalation_thresholds(page_threshold, store_threshold,
+                                          LockId.store(store) if store is not None else None)
 
     # -- files and records (the file manager's operations) ------------------------------------------
     def create_file(self, xct: Xct) -> StoreId:

@@ -48,7 +48,7 @@ from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.transactions.freespace import free_space
 from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of
-from minidb.pagestore.transactions.locking import Locking, NoLocking
+from minidb.pagestore.transactions.locking import AllocationLocks, Locking, NoLocking
 from minidb.pagestore.wal.logdef import COMPENSATE, XCT_ABORT, XCT_END, XCT_FREEING_SPACE
 from minidb.pagestore.transactions.rollback import UndoStep, rollback
 from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState, log_xct_entry
@@ -90,6 +90,7 @@ class XctManager:
         self._next_tid = 1
         self._freed_pages: dict[tuple[int, int], int] = {}  # (vol, page) -> tid of the active freer
         volume.is_page_held = self.is_page_held
+        self.alloc_locks = volume.alloc_locks = AllocationLocks(self.locks)
 
     # -- the table -----------------------------------------------------------------------
     def begin(self) -> Xct:
@@ -175,10 +176,13 @@ class XctManager:
         return (self.volume.vid, page) in self._freed_pages
 
     def extent_held_by_other(self, ext: int, xct: Xct) -> bool:
-        """Whether another active transaction freed pages in extent ``ext`` (it may take them back)."""
+        """Whether another active transaction freed pages in extent ``ext`` (it may take them back), or
+        ``xct`` cannot upgrade its extent lock to EX (another transaction holds the extent, or the
+        lock's "has pages" bit is set): then the extent is not freed at ``xct``'s commit."""
         first = ext * self.volume.ext_sz
-        return any(self._freed_pages.get((self.volume.vid, page), xct.txn_id) != xct.txn_id
-                   for page in range(first, first + self.volume.ext_sz))
+        return (any(self._freed_pages.get((self.volume.vid, page), xct.txn_id) != xct.txn_id
+                    for page in range(first, first + self.volume.ext_sz))
+                or not self.alloc_locks.upgrade_extent_to_free(xct, ExtentId(self.volume.vid, ext)))
 
     # -- compensated actions -------------------------------------------------------------------
     def anchor(self, xct: Xct) -> LSN:
