@@ -105,17 +105,17 @@ class PageAllocation:
         """(extent, page index, pmap) of the first page among ``indexes`` that ``xct`` may allocate: not
         held by an active freer, and (with ``alloc_locks``) in an extent ``xct`` could lock IX and not
         locked by another transaction; None if none."""
+        locks = self.alloc_locks
+        if locks is not None and indexes and not locks.reserved_extent(xct, ExtentId(self.vid, ext)):
+            return None  # as Shore: the extent is locked first, then a page in it is looked for
         held = self.is_page_held
         indexes = [i for i in indexes if held is None or not held(ext * self.ext_sz + i, xct)]
-        locks = self.alloc_locks
         if locks is None:
             return (ext, indexes[0], pmap) if indexes else None
-        if not indexes or not locks.reserved_extent(xct, ExtentId(self.vid, ext)):
-            return None
         for i in indexes:
             if locks.page(xct, PageId(self.vid, snum, ext * self.ext_sz + i)):
                 return ext, i, pmap
-        self.trace.emit("skipped %s: its reserved pages are locked by other transactions", ExtentId(self.vid, ext))
+        self.trace.emit("skipped %s: its reserved pages are held by active transactions", ExtentId(self.vid, ext))
         return None
 
     def _append_position(self, snum: int, xct: Any = None) -> tuple[int, int, int] | None:
