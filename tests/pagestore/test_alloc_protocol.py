@@ -106,14 +106,16 @@ def test_a_page_another_transaction_allocated_is_not_handed_to_a_second_one():
 def test_two_threads_allocating_in_one_store_get_different_pages():
     sm, lm, fid = locked_sm()
     t1, t2 = sm.begin(), sm.begin()
+    point = sm.save_point(t1)
     with Interleaving(lm) as script:
-        a = script.run(t1, "T1 creates", lambda: sm.create_rec(t1, fid, chunks(2)))
-        b = script.run(t2, "T2 creates", lambda: sm.create_rec(t2, fid, chunks(2)))
-        script.run(t1, "T1 rolls back", lambda: sm.abort(t1))
-        c = script.run(t2, "T2 creates", lambda: sm.create_rec(t2, fid, chunks(1)))
+        a = script.run(t1, "T1 creates", lambda: sm.create_rec(t1, fid, chunks(2)))  # pages 20, 21
+        b = script.run(t2, "T2 creates", lambda: sm.create_rec(t2, fid, chunks(2)))  # pages 22, 23
+        script.run(t1, "T1 rolls back", lambda: sm.rollback_to(t1, point))
+        c = script.run(t2, "T2 allocates", lambda: sm.volume.alloc_page(LARGE, AllocMode.COMPACT, t2))
         script.run(t2, "commit", lambda: sm.commit(t2))
+        script.run(t1, "commit", lambda: sm.commit(t1))
     assert [s.status for s in (a, b, c)] == ["done"] * 3
-    assert [p.page for p in sm.volume.store_pages(LARGE)] == [22, 23, 24]  # T1's 20, 21: locked until its end
+    assert c.result == PageId(1, 4, 24)  # not 20 or 21: T1 holds their page locks until its end
     assert sm.check() == []
 
 
