@@ -45,8 +45,10 @@ from minidb.io.sweep import SweepResult
 from minidb.log.lsn import LSN
 from minidb.pagestore.errors import RecordWontFitError, VolumeFullError
 from minidb.pagestore.files.file import Policy
-from minidb.pagestore.ids import RecordId, StoreId
+from minidb.pagestore.ids import ExtentId, RecordId, StoreId
+from minidb.pagestore.lock import LockId
 from minidb.pagestore.sm import StorageManager
+from minidb.pagestore.transactions.xct import XctState
 from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
@@ -68,6 +70,13 @@ class ScriptLocking:
 
     A record lock implies an intention lock on its store (the hierarchy of
     Shore's lock manager, reduced to what the workload needs: IS, IX, SH, EX).
+
+    Page and extent locks are recorded and never refused (the records keep the
+    workload's transactions apart on them), so that the allocation protocol
+    sees them: a page or free extent another transaction has locked is
+    skipped (``held_by_other``), an extent is freed at commit only if nobody
+    else holds it and its "has pages" bit is clear. Quarks release the record,
+    store and page locks taken inside them; extent locks stay.
     """
 
     COMPATIBLE = {"IS": {"IS", "IX", "SH"}, "IX": {"IS", "IX"}, "SH": {"IS", "SH"}, "EX": set()}
@@ -75,6 +84,10 @@ class ScriptLocking:
     def __init__(self) -> None:
         self.records: dict[RecordId, tuple[int, str]] = {}
         self.stores: dict[StoreId, dict[int, set[str]]] = {}  # store -> tid -> modes held
+        self.others: dict[LockId, dict[int, set[str]]] = {}  # pages and extents: lock id -> tid -> modes
+        self.has_pages: dict[LockId, bool] = {}  # the extent locks' "has pages" bits
+        self.quarks: dict[int, list[tuple]] = {}  # tid -> what it held when each open quark opened
+        self.quarks_opened = 0
 
     def _store_ok(self, tid: int, stid: StoreId, mode: str) -> bool:
         return all(held in self.COMPATIBLE[mode] for other, modes in self.stores.get(stid, {}).items()
@@ -98,7 +111,8 @@ class ScriptLocking:
                 return False
             self.stores.setdefault(target, {}).setdefault(tid, set()).add(mode)
             return True
-        return True  # pages, extents: the workload never conflicts on them
+        self.others.setdefault(LockId.of(target), {}).setdefault(tid, set()).add(mode)
+        return True
 
     def lock(self, xct: Any, target: Any, mode: str, duration: str = "long", timeout: float | None = None) -> None:
         if not self._grant(xct, target, mode):
@@ -112,6 +126,50 @@ class ScriptLocking:
         self.records = {rid: held for rid, held in self.records.items() if held[0] != tid}
         for holders in self.stores.values():
             holders.pop(tid, None)
+        for lock_id in list(self.others):
+            self.others[lock_id].pop(tid, None)
+            if not self.others[lock_id]:
+                del self.others[lock_id]
+                self.has_pages.pop(lock_id, None)
+        self.quarks.pop(tid, None)
+
+    def held_by_other(self, xct: Any, target: Any) -> bool:
+        return any(tid != xct.txn_id for tid in self.others.get(LockId.of(target), {}))
+
+    def mark_extent(self, xct: Any, xid: ExtentId, has_pages: bool) -> None:
+        self.has_pages[LockId.of(xid)] = has_pages
+
+    def upgrade_extent_to_free(self, xct: Any, xid: ExtentId) -> bool:
+        lock_id = LockId.of(xid)
+        if self.held_by_other(xct, xid) or self.has_pages.get(lock_id, False):
+            return False
+        self.others.setdefault(lock_id, {}).setdefault(xct.txn_id, set()).add("EX")
+        return True
+
+    def _holdings(self, tid: int) -> tuple:
+        return ({rid for rid, held in self.records.items() if held[0] == tid},
+                {k: set(v[tid]) for k, v in self.stores.items() if tid in v},
+                {k: set(v[tid]) for k, v in self.others.items() if tid in v and k.code != "x"})
+
+    def open_quark(self, xct: Any) -> int:
+        stack = self.quarks.setdefault(xct.txn_id, [])
+        stack.append(self._holdings(xct.txn_id))
+        self.quarks_opened += 1
+        return len(stack)
+
+    def close_quark(self, xct: Any) -> int:
+        tid = xct.txn_id
+        records, stores, others = self.quarks[tid].pop()
+        now = self._holdings(tid)
+        for rid in now[0] - records:
+            del self.records[rid]
+        for table, before, held in ((self.stores, stores, now[1]), (self.others, others, now[2])):
+            for key in held:
+                if key in before:
+                    table[key][tid] = before[key]
+                else:
+                    del table[key][tid]
+        return len(now[0] - records) + sum(len(h - stores.get(k, set())) for k, h in now[1].items())
 
 
 State = dict[StoreId, dict[RecordId, tuple[bytes, bytes]]]
@@ -149,6 +207,7 @@ class Workload:
     formatted_at: int
     commits: list[Commit]
     states: list[State]  # states[k]: the committed state after the first k commits
+    problems: list[str] = field(default_factory=list)  # broken while the workload ran (allocation protocol)
 
 
 class Runner:
@@ -169,6 +228,9 @@ class Runner:
         self.states: list[State] = [{}]
         self.commits: list[Commit] = []
         self.active: list[TxnModel] = []
+        self.allocated: dict[int, Any] = {}  # page number -> the transaction that last allocated it
+        self.problems: list[str] = []
+        self.sm.log.add_listener(self.check_allocation)
 
     # -- the model's view ------------------------------------------------------------------------
     def files_seen(self, t: TxnModel) -> list[StoreId]:
@@ -201,7 +263,25 @@ class Runner:
             else:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
-        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states)
+        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
+                        self.problems)
+
+    def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
+        """The allocation protocol's guarantee: a page allocated by a transaction still in flight (even one
+        that rolled the allocation back since) is never allocated by another."""
+        if entry_type.name != "alloc_pages_in_ext":
+            return
+        entry = self.sm.log.read(lsn)
+        xct = self.sm.xcts.get(entry.txn_id) if entry.txn_id else None
+        for index in range(EXT_SZ):
+            if not entry.values["pmap"] >> index & 1:
+                continue
+            page = entry.values["ext"] * EXT_SZ + index
+            other = self.allocated.get(page)
+            if other is not None and other is not xct and other.state != XctState.ENDED:
+                self.problems.append(f"page {page} allocated by T{entry.txn_id} while T{other.txn_id}, which "
+                                     f"allocated it, is still in flight")
+            self.allocated[page] = xct
 
     def step(self, t: TxnModel) -> None:
         files = self.files_seen(t)
@@ -215,9 +295,7 @@ class Runner:
             elif roll < 0.62:
                 self.change(t, self.rng.choice(files))
             elif roll < 0.68:
-                rid = self.pick(t, self.rng.choice(files))
-                if rid is not None:
-                    self.sm.read_rec(t.xct, rid)
+                self.read(t, files)
             elif roll < 0.72:
                 self.destroy(t, self.rng.choice(files))
             elif roll < 0.77:
@@ -237,6 +315,19 @@ class Runner:
             pass
         except (RecordWontFitError, VolumeFullError):
             pass  # the operation changed nothing (it rolls back what it did)
+
+    def read(self, t: TxnModel, files: list[StoreId]) -> None:
+        """Read a record; or, in a quark, a few (their locks go when it closes: others may then write them)."""
+        if self.rng.random() < 0.5:
+            rid = self.pick(t, self.rng.choice(files))
+            if rid is not None:
+                self.sm.read_rec(t.xct, rid)
+            return
+        with self.sm.quark(t.xct):
+            for _ in range(self.rng.randint(1, 3)):
+                rid = self.pick(t, self.rng.choice(files))
+                if rid is not None:
+                    self.sm.read_rec(t.xct, rid)
 
     def pick(self, t: TxnModel, fid: StoreId) -> RecordId | None:
         seen = self.records_seen(t, fid)
@@ -400,6 +491,7 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     workload = run_workload(seed, ops)
     rng = random.Random(seed * 7919 + 1)
     result = SweepResult()
+    result.violations.extend(f"seed {seed}, while running: {problem}" for problem in workload.problems)
     for point in crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=torn_variants,
                               random_variants=random_variants, seed=seed):
         result.points += 1

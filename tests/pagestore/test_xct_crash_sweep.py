@@ -4,7 +4,7 @@ import pytest
 
 import minidb.pagestore.restart.undo as undo_module
 from minidb.pagestore.transactions.rollback import UndoStep
-from minidb.pagestore.xct_crashtest import crash_sweep, run_workload
+from minidb.pagestore.xct_crashtest import Runner, crash_sweep, run_workload
 
 from tests.sweeps import assert_chunk_has_no_violations
 
@@ -40,3 +40,29 @@ def test_minidb_crashtest_pagestore(capsys):
     assert main(["crashtest", "pagestore", "--seed", "3", "--ops", "10"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("crash points: ") and out.strip().endswith("violations: 0")
+
+
+def test_the_workload_catches_an_allocation_that_ignores_other_transactions_locks(monkeypatch):
+    """Without the lock table's answer to "does another transaction hold it?", the free-extent and page
+    searches hand an in-flight transaction's extent and pages to another one: the workload reports it."""
+    from minidb.pagestore.xct_crashtest import ScriptLocking
+
+    assert run_workload(59, 60).problems == [] and run_workload(221, 60).problems == []
+    monkeypatch.setattr(ScriptLocking, "held_by_other", lambda self, xct, target: False)
+    problems = run_workload(59, 60).problems + run_workload(221, 60).problems
+    assert problems and all("is still in flight" in p for p in problems)
+
+
+def test_the_workloads_read_in_quarks_and_free_extents_at_commit(monkeypatch):
+    from minidb.pagestore.xct_crashtest import ScriptLocking
+
+    upgrades = []
+    upgrade = ScriptLocking.upgrade_extent_to_free
+    monkeypatch.setattr(ScriptLocking, "upgrade_extent_to_free",
+                        lambda self, xct, xid: upgrades.append(upgrade(self, xct, xid)) or upgrades[-1])
+    quarks = 0
+    for seed in range(CHUNKS * SEEDS_PER_CHUNK):
+        runner = Runner(seed, OPS)
+        runner.run()
+        quarks += runner.locking.quarks_opened
+    assert quarks > SEEDS_PER_CHUNK and True in upgrades  # extents freed at commit, after an EX upgrade
