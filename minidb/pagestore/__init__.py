@@ -28,7 +28,7 @@ Public surface::
     PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
     Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError,
-    NoLocking, ShoreLocking          (the lock manager: minidb.pagestore.lock)
+    NoLocking, ShoreLocking, AllocationLocks, Quark  (the lock manager: minidb.pagestore.lock)
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
     RecordWontFitError, BufferPoolFullError; damage (CorruptionError): PageStoreCorruptionError,
     BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
@@ -57,7 +57,8 @@ from minidb.pagestore.volume.volume import AllocMode, Volume
 from minidb.pagestore.restart.chkpt import Checkpointer
 from minidb.pagestore.errors import StaleRecordIdError
 from minidb.pagestore.files.file import FileManager, Policy
-from minidb.pagestore.transactions.locking import NoLocking, ShoreLocking
+from minidb.pagestore.transactions.locking import AllocationLocks, NoLocking, ShoreLocking
+from minidb.pagestore.transactions.quark import Quark
 from minidb.pagestore.pages.rectag import RecFlags, Record
 from minidb.pagestore.restart import Restart, RestartReport
 from minidb.pagestore.sm import StorageManager
@@ -73,5 +74,5 @@ __all__ = [
     "TornPageError", "PageStoreCorruptionError", "BadPageError", "PageChecksumError", "VolumeCorruptionError",
     "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
     "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
-    "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking",
+    "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
 ]

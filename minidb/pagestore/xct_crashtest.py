@@ -3,15 +3,19 @@
 A seeded workload runs up to three interleaved transactions on a small
 volume (512-byte pages, a buffer pool of a few frames, so pages are evicted
 and written at any moment): files created and destroyed, small and large
-records created, updated, appended to, truncated, read and freed,
-savepoints and partial rollbacks, commits (durable or not) and aborts,
-checkpoints, page cleaning. A *model* follows along: the records each
-transaction sees, and the committed state after each commit.
+records created, updated, appended to, truncated, read (some in quarks, whose
+read locks go when they close) and freed, savepoints and partial rollbacks,
+commits (durable or not) and aborts, checkpoints, page cleaning. A *model*
+follows along: the records each transaction sees, and the committed state
+after each commit.
 
 Transactions take their locks through :class:`ScriptLocking`, a lock table
 that never waits: an operation whose lock another transaction holds is
 simply not tried (the workload is single-threaded; conflicts and deadlocks
-are the lock manager's tests).
+are the lock manager's tests). It answers the allocation protocol, and
+while the workload runs every ``alloc_pages_in_ext`` is checked: a page
+allocated by a transaction still in flight (even if rolled back since) must
+never be allocated by another; a breach is reported as a violation.
 
 Then, for every write, truncate and fsync of the workload (and each way a
 crash can treat unsynced writes: none kept, all kept, a torn last write, a

@@ -5,6 +5,8 @@
 ``xctmgr.py``     begin, commit (durable or not), abort, savepoints, the table
 ``rollback.py``   undo an entry, log its CLR; roll back to a savepoint or all
 ``freespace.py``  commit-time store destruction and extent freeing
-``locking.py``    the lock step of the protocol: NoLocking, ShoreLocking
+``locking.py``    the lock step of the protocol: NoLocking, ShoreLocking; the
+                  allocation protocol's locks (AllocationLocks)
+``quark.py``      quarks: release the locks taken in a block (Shore's sm_quark_t)
 ================  ============================================================
 """
