@@ -321,3 +321,31 @@ def test_without_a_lock_manager_a_quark_releases_nothing():
         sm.create_file(t)
     assert q.released == 0
     sm.commit(t)
+
+
+# -- the lock manager's side ------------------------------------------------------------------------
+def test_thresholds_per_level_per_store_and_keep():
+    from minidb.pagestore.lock import KEEP
+
+    lm = LockManager(escalation_threshold=64)
+    page, store, other = LockId.page(PageId(1, 3, 16)), LockId.store(StoreId(1, 3)), LockId.store(StoreId(1, 5))
+    lm.set_escalation_thresholds(to_page=2, to_store=0)
+    assert (lm.escalation_threshold(page), lm.escalation_threshold(store)) == (2, None)
+    lm.set_escalation_thresholds(to_store=5, store=store)  # this store's own level; its pages keep 2
+    lm.set_escalation_thresholds(to_page=KEEP, to_store=7)
+    assert (lm.escalation_threshold(page), lm.escalation_threshold(store), lm.escalation_threshold(other)) == (2, 5, 7)
+    with pytest.raises(Exception, match="not a store's lock id"):
+        lm.set_escalation_thresholds(to_page=1, store=page)
+
+
+def test_closing_a_quark_that_is_not_open_is_an_error():
+    from minidb.pagestore.lock import BadLockRequest
+
+    sm, lm, fid = locked_sm()
+    t = sm.begin()
+    with pytest.raises(BadLockRequest, match="T2 has no open quark"):
+        lm.close_quark(t)
+    assert lm.open_quark(t) == 1 and lm.open_quark(t) == 2 and lm.quark_depth(t) == 2
+    assert lm.close_quark(t) == 0 and lm.quark_depth(t) == 1
+    sm.commit(t)
+    assert lm.quark_depth(t) == 0

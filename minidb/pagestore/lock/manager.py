@@ -296,15 +296,15 @@ class LockManager:
             st = self._owners.get(txn_id)
             if st is None:
                 return 0
-            chosen = self._release_short(st, frozenset())
+            chosen = self._release_short(st, frozenset(), duration)
             self.trace.emit("T%d releases its %d %s locks", txn_id, chosen, duration)
             return chosen
 
-    def _release_short(self, st: _Owner, kept: frozenset[LockId]) -> int:
-        """Release ``st``'s short locks except those in ``kept``, children first; return how many."""
+    def _release_short(self, st: _Owner, kept: frozenset[LockId], duration: Duration = Duration.SHORT) -> int:
+        """Release ``st``'s locks of at most ``duration`` except those in ``kept``, children first."""
         if st.waiting is not None:
             raise BadLockRequest(f"T{st.txn_id} is waiting for {st.waiting.head.lock_id}")
-        chosen = [r for lid, r in st.locks.items() if r.duration.rank <= Duration.SHORT.rank and lid not in kept]
+        chosen = [r for lid, r in st.locks.items() if r.duration.rank <= duration.rank and lid not in kept]
         chosen.sort(key=lambda r: -_DEPTH[r.head.lock_id.code])
         for request in chosen:
             self._release(st, request)
