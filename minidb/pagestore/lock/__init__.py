@@ -13,7 +13,8 @@ Modules, bottom up::
     escalation.py  thresholds per object, per store, per transaction and per level
     waitsfor.py    the exact waits-for graph, as data (cycles, false positives)
     snapshot.py    a consistent copy of the table and its text dump
-    manager.py     LockManager: lock, unlock, release_all, waiting threads, victims
+    manager.py     LockManager: lock, unlock, release_all, waiting threads, victims,
+                   quarks, the extent lock's has-pages bit and EX upgrade
     script.py      Interleaving: scripted multi-thread scenarios, without sleeps
 
 Public surface::
