@@ -86,7 +86,10 @@ def test_an_abort_does_not_undo_a_tmp_files_records_and_keeps_their_pages():
         tmp = sm.create_file(t, "tmp")
     t = sm.begin()
     small, large = sm.create_rec(t, tmp, b"small"), sm.create_rec(t, tmp, b"B" * 700)
+    chunks = sm.volume.store_pages(StoreId(tmp.vol, sm.files.file_info(tmp).large))
+    assert len(chunks) == 2
     sm.abort(t)
+    assert sm.volume.store_pages(StoreId(tmp.vol, sm.files.file_info(tmp).large)) == chunks
     with sm.transaction() as t:
         assert sm.read_rec(t, small).body == b"small"
         assert sm.read_rec(t, large).body == b"B" * 700  # its chunk pages were kept

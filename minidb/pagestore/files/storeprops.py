@@ -42,7 +42,7 @@ from typing import Any
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.ids import StoreId
 from minidb.pagestore.pages.page import PageTag, StoreFlags
-from minidb.pagestore.pages.storeprop import LOADING, StoreProperty
+from minidb.pagestore.pages.storeprop import LOADING, UNLOGGED, StoreProperty
 from minidb.pagestore.transactions.loadstores import make_regular
 from minidb.pagestore.volume.stores import Deleting
 
@@ -70,7 +70,7 @@ class StoreProperties:
             return
         self._check_loader(xct, fid)
         if prop == StoreProperty.REGULAR:
-            for line in make_regular(self.volume, xct, stores):
+            for line in make_regular(self.volume, xct, stores, UNLOGGED):
                 self.trace.emit("T%d made %s", xct.txn_id, line)
             xct.load_stores[:] = [s for s in xct.load_stores if s not in stores]
         elif (old, prop) == (StoreProperty.REGULAR, StoreProperty.INSERT):

@@ -35,28 +35,31 @@ from typing import Any
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.ids import StoreId
 from minidb.pagestore.pages.page import StoreFlags
-from minidb.pagestore.pages.storeprop import logging_off
+from minidb.pagestore.pages.storeprop import LOADING, logging_off
 from minidb.pagestore.volume.stores import Deleting
 
 
-def make_regular(volume: Any, xct: Any, stores: list[StoreId]) -> list[str]:
-    """Steps 1-3 above for each store; return what was done, one line per store."""
+def make_regular(volume: Any, xct: Any, stores: list[StoreId], unlogged: StoreFlags = LOADING) -> list[str]:
+    """Steps 1-3 above for each store whose flags are among ``unlogged``; return what was done, one line each.
+
+    At commit only LOAD and INSERT stores are converted: a store number the
+    transaction rolled back and reused for a TMP file stays TMP.
+    """
     bp = volume.bp
     done = []
     for stid in stores:
         node = volume.store_node(stid.store)
-        if not node.in_use or node.deleting != Deleting.NOT_DELETING:
+        if not node.flags & unlogged or node.deleting != Deleting.NOT_DELETING:
             continue
         marked = 0
         for pid in volume.store_pages(stid):
             page = bp.fix(pid, EX)
-            unlogged = page.pid.stid == stid and logging_off(page.store_flags)
-            if unlogged:
+            off = page.pid.stid == stid and logging_off(page.store_flags)
+            if off:
                 page.store_flags = page.store_flags | StoreFlags.REGULAR
                 marked += 1
-            bp.unfix(page, dirty=unlogged)
+            bp.unfix(page, dirty=off)
         writes = bp.force_store(stid)
-        if node.flags != StoreFlags.REGULAR:
-            volume.set_store_flags(stid, StoreFlags.REGULAR, xct)
+        volume.set_store_flags(stid, StoreFlags.REGULAR, xct)
         done.append(f"{stid}: {marked} unlogged pages made regular, forced in {len(writes)} writes")
     return done
