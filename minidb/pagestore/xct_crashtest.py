@@ -217,12 +217,12 @@ class Runner:
     def step(self, t: TxnModel) -> None:
         files = self.files_seen(t)
         roll = self.rng.random()
-        special = roll < 0.08  # store properties; the other operations keep their shares of the rest
+        special = roll < 0.04  # store properties; the other operations keep their shares of the rest
         if not special:
-            roll = (roll - 0.08) / 0.92
+            roll = (roll - 0.04) / 0.96
         try:
             if special:
-                self.tmp_step(t) if roll < 0.05 else self.load(t)
+                self.tmp_step(t) if roll < 0.02 else self.load(t)
             elif roll < 0.08 or not files:
                 fid = self.sm.create_file(t.xct)
                 t.created.add(fid)
@@ -306,11 +306,14 @@ class Runner:
         t.writes[rid] = (hdr, body)
 
     def load(self, t: TxnModel) -> None:
-        """A LOAD file filled at once (its records unlogged): the model sees an ordinary new file."""
+        """A LOAD file filled at once (its records unlogged), often committed at once: the model sees an
+        ordinary new file."""
         fid = self.sm.create_file(t.xct, "load")
         t.created.add(fid)
-        for _ in range(self.rng.randint(2, 10)):
+        for _ in range(self.rng.randint(1, 4)):
             self.create(t, fid)
+        if self.rng.random() < 0.6:
+            self.commit(t, durable=self.rng.random() < 0.85)
 
     def tmp_step(self, t: TxnModel) -> None:
         """Create a TMP file, or create, update or free one of a TMP file's records (no abort undoes them)."""

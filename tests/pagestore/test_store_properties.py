@@ -265,7 +265,7 @@ def test_only_the_loading_transaction_changes_a_load_file_and_a_savepoint_before
     early = sm.save_point(t)
     rid = sm.create_rec(t, load, b"first")
     other = sm.begin()
-    with pytest.raises(BadRequestError, match=re.escape(f"{load} is being loaded (LOAD) by another transaction")):
+    with pytest.raises(BadRequestError, match=re.escape(f"{load} is being loaded (LOAD) by T{t.txn_id}")):
         sm.create_rec(other, load, b"intruder")
     with pytest.raises(XctError, match="without logging; abort instead"):
         sm.rollback_to(t, early)

@@ -398,10 +398,11 @@ class FileManager(RecordUpdates, StoreProperties):
 
         Compensated (kept if ``xct`` aborts) when :meth:`_kept_on_abort` says so.
         """
-        anchor = self.xcts.anchor(xct) if self._kept_on_abort(stid, tag) else None
+        flags = self._store_flags(stid)
+        anchor = self.xcts.anchor(xct) if self._kept_on_abort(flags, tag) else None
         pid = self.volume.alloc_page(stid, mode, xct)
         self.xcts.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
-        page = recops.format_page(self.volume, xct, pid, tag, self._store_flags(stid))
+        page = recops.format_page(self.volume, xct, pid, tag, flags)
         if anchor is not None:
             try:
                 self.xcts.compensate(xct, anchor)

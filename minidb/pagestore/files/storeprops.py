@@ -72,7 +72,6 @@ class StoreProperties:
         if prop == StoreProperty.REGULAR:
             for line in make_regular(self.volume, xct, stores, UNLOGGED):
                 self.trace.emit("T%d made %s", xct.txn_id, line)
-            xct.load_stores[:] = [s for s in xct.load_stores if s not in stores]
         elif (old, prop) == (StoreProperty.REGULAR, StoreProperty.INSERT):
             for stid in stores:
                 self.volume.set_store_flags(stid, prop.flags, xct)
@@ -87,14 +86,14 @@ class StoreProperties:
 
     def _check_loader(self, xct: Any, fid: StoreId) -> None:
         """Only the loading transaction may change a LOAD or INSERT file."""
-        flags = self._store_flags(fid)
-        if flags & LOADING and fid not in xct.load_stores:
-            raise BadRequestError(f"{fid} is being loaded ({StoreProperty.of(flags).name}) by another transaction; "
+        loader = self.xcts.loader(fid)
+        if loader is not None and loader != xct.txn_id:
+            raise BadRequestError(f"{fid} is being loaded ({self.store_property(fid).name}) by T{loader}; "
                                   f"{xct} may change it once that one has committed")
 
-    def _kept_on_abort(self, stid: StoreId, tag: PageTag) -> bool:
-        """Whether a page allocated to ``stid`` stays allocated if the transaction aborts (see the module doc)."""
-        flags = self._store_flags(stid)
+    @staticmethod
+    def _kept_on_abort(flags: StoreFlags, tag: PageTag) -> bool:
+        """Whether a page allocated to a store with ``flags`` stays allocated if the transaction aborts."""
         if flags & LOADING:
             return False
         return tag == PageTag.FILE or flags == StoreFlags.TMP
@@ -103,9 +102,8 @@ class StoreProperties:
 def drop_tmp_files(files: Any, xcts: Any) -> list[str]:
     """Destroy every TMP file and any TMP store left over, in one committed transaction (what restart does)."""
     volume = files.volume
-    tmp = [stid for stid in volume.stores()
-           if volume.store_node(stid.store).flags == StoreFlags.TMP
-           and volume.store_node(stid.store).deleting == Deleting.NOT_DELETING]
+    nodes = {stid: volume.store_node(stid.store) for stid in volume.stores()}
+    tmp = [stid for stid, node in nodes.items() if node.flags == StoreFlags.TMP and not node.deleting]
     if not tmp:
         return []
     done = []

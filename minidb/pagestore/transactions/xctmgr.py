@@ -94,6 +94,7 @@ class XctManager:
         self._table: dict[int, Xct] = {}
         self._next_tid = 1
         self._freed_pages: dict[tuple[int, int], int] = {}  # (vol, page) -> tid of the active freer
+        self._loading: dict[StoreId, int] = {}  # LOAD and INSERT store -> tid of its loading transaction
         volume.is_page_held = self.is_page_held
 
     # -- the table -----------------------------------------------------------------------
@@ -170,6 +171,12 @@ class XctManager:
         """``xct`` loads ``stid`` (a LOAD or INSERT store): it becomes regular when ``xct`` commits."""
         if stid not in xct.load_stores:
             xct.load_stores.append(stid)
+        with self.table_latch:
+            self._loading[stid] = xct.txn_id
+
+    def loader(self, stid: StoreId) -> int | None:
+        """The tid of the active transaction loading ``stid``, if any."""
+        return self._loading.get(stid)
 
     def note_store_destroyed(self, xct: Xct, stid: StoreId) -> None:
         if stid not in xct.stores_to_free:
@@ -235,7 +242,6 @@ class XctManager:
         if xct.load_stores:
             for line in make_regular(self.volume, xct, xct.load_stores):
                 self.trace.emit("T%d commits: %s", xct.txn_id, line)
-            xct.load_stores.clear()
         if xct.last_lsn.is_null:
             self._end(xct, None, committed=True)
             self.stats.add("nReadOnly")
@@ -296,6 +302,9 @@ class XctManager:
             for key in xct.pages_freed:
                 if self._freed_pages.get(key) == xct.txn_id:
                     del self._freed_pages[key]
+            for stid in xct.load_stores:
+                if self._loading.get(stid) == xct.txn_id:
+                    del self._loading[stid]
         if durable:
             self.log.sync(lsn)  # outside the table latch: the group commit lets others in
         self.locks.release_all(xct)
