@@ -184,6 +184,7 @@ class StorageManager:
         return self.files.create_file(xct, property)
 
     def set_store_property(self, xct: Xct, fid: StoreId, prop: StoreProperty | str) -> None:
+        """Make a TMP, LOAD or INSERT file REGULAR (its pages forced), or a REGULAR file INSERT."""
         self.files.set_store_property(xct, fid, prop)
 
     def store_property(self, fid: StoreId) -> StoreProperty:
