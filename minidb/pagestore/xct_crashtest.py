@@ -221,8 +221,10 @@ class Runner:
         if not special:
             roll = (roll - 0.04) / 0.96
         try:
-            if special:
-                self.tmp_step(t) if roll < 0.02 else self.load(t)
+            if special and roll < 0.02:
+                self.tmp_step(t)
+            elif special:
+                self.load(t)
             elif roll < 0.08 or not files:
                 fid = self.sm.create_file(t.xct)
                 t.created.add(fid)
