@@ -21,6 +21,8 @@ Public surface::
 
     VolumeId, StoreId, PageId, RecordId, ExtentId, parse_id
     PageTag, StoreFlags, Page, SlottedPage, SpaceUser, NO_TXN
+    StoreProperty (REGULAR, TMP, LOAD, INSERT: StorageManager.create_file(t, property=...),
+                   set_store_property)
     LatchMode, SH, EX, BufferPool, Frame, FrameView, WriteRun
     ClockFrame, ClockChoice, choose_victim
     Volume, AllocMode, format_volume, VolumeHeader, volume_file_name
@@ -49,6 +51,7 @@ from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import TxnRef, apply_and_log, redo, undo
 from minidb.pagestore.pages.page import Page, PageTag, StoreFlags
+from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser
 from minidb.pagestore.volume.stores import Deleting, StoreNode
 from minidb.pagestore.volume.volfile import volume_file_name
@@ -75,4 +78,5 @@ __all__ = [
     "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
     "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
+    "StoreProperty",
 ]

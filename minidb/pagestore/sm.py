@@ -44,6 +44,10 @@ dirty page, takes a checkpoint (whose dirty page table is now empty) and
 closes the log and the volume, so the next restart reads only that
 checkpoint.
 
+**Store properties**: ``create_file(t, property="tmp")`` (REGULAR, TMP, LOAD,
+INSERT) and ``set_store_property`` choose how much of a file the log
+records (:mod:`minidb.pagestore.pages.storeprop`); restart destroys TMP files.
+
 **Checkpoints** are taken on demand (:meth:`checkpoint`), at the end of
 restart, at a clean close and, with ``chkpt_every=N``, after a commit once
 N bytes were logged since the last one (Shore's checkpoint thread is
@@ -69,6 +73,7 @@ from minidb.pagestore.restart.master import check_volume_and_log
 from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
+from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.restart import Restart, RestartReport
 from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.volume.volfile import VolumeFile
@@ -129,7 +134,7 @@ class StorageManager:
         if isinstance(locking, LockManager):
             locking = ShoreLocking(locking)
         sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace)
-        sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace)
+        sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
         if restart:
             sm.restart_report = sm.restart.run()
         return sm
@@ -200,8 +205,16 @@ class StorageManager:
                                           LockId.store(store) if store is not None else None)
 
     # -- files and records (the file manager's operations) ------------------------------------------
-    def create_file(self, xct: Xct) -> StoreId:
-        return self.files.create_file(xct)
+    def create_file(self, xct: Xct, property: StoreProperty | str = StoreProperty.REGULAR) -> StoreId:
+        """A new file; ``property`` REGULAR, TMP, LOAD or INSERT (:mod:`minidb.pagestore.files.storeprops`)."""
+        return self.files.create_file(xct, property)
+
+    def set_store_property(self, xct: Xct, fid: StoreId, prop: StoreProperty | str) -> None:
+        """Make a TMP, LOAD or INSERT file REGULAR (its pages forced), or a REGULAR file INSERT."""
+        self.files.set_store_property(xct, fid, prop)
+
+    def store_property(self, fid: StoreId) -> StoreProperty:
+        return self.files.store_property(fid)
 
     def destroy_file(self, xct: Xct, fid: StoreId) -> None:
         self.files.destroy_file(xct, fid)

@@ -5,9 +5,11 @@ volume (512-byte pages, a buffer pool of a few frames, so pages are evicted
 and written at any moment): files created and destroyed, small and large
 records created, updated, appended to, truncated, read (some in quarks, whose
 read locks go when they close) and freed, savepoints and partial rollbacks,
-commits (durable or not) and aborts, checkpoints, page cleaning. A *model*
-follows along: the records each transaction sees, and the committed state
-after each commit.
+commits (durable or not) and aborts, checkpoints, page cleaning. Some
+transactions also load a LOAD file (unlogged records, forced at commit) or
+use TMP files (unlogged records that no abort undoes: the model keeps them
+outside any transaction). A *model* follows along: the records each
+transaction sees, and the committed state after each commit.
 
 Transactions take their locks through :class:`ScriptLocking`, a lock table
 that never waits: an operation whose lock another transaction holds is
@@ -28,7 +30,9 @@ random subset), the crashed disk is opened, which restarts, and:
    state after that prefix: committed data there, uncommitted and aborted
    data gone;
 3. the volume's maps must be consistent, no transaction active, no store
-   in use but the files' two stores each;
+   in use but the files' two stores each (so every TMP file is gone, and an
+   uncommitted LOAD file too), each of them REGULAR (a committed LOAD file
+   became regular, with all its records, by 2);
 4. at some crash points, a second image of the same crash is restarted
    with a crash *during restart* (after a random one of its disk
    operations), then restarted again: the result must be the same
@@ -51,8 +55,10 @@ from minidb.pagestore.errors import RecordWontFitError, VolumeFullError
 from minidb.pagestore.files.file import Policy
 from minidb.pagestore.ids import ExtentId, RecordId, StoreId
 from minidb.pagestore.lock import LockId
+from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.transactions.xct import XctState
+from minidb.pagestore.transactions.xctmgr import XctError
 from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
@@ -188,12 +194,14 @@ class TxnModel:
     created: set[StoreId] = field(default_factory=set)
     destroyed: set[StoreId] = field(default_factory=set)
     savepoints: list[tuple[Any, tuple]] = field(default_factory=list)
+    tmp_created: set[StoreId] = field(default_factory=set)  # TMP files it created (gone if it aborts)
 
     def snapshot(self) -> tuple:
-        return dict(self.writes), set(self.created), set(self.destroyed)
+        return dict(self.writes), set(self.created), set(self.destroyed), set(self.tmp_created)
 
     def restore(self, snap: tuple) -> None:
         self.writes, self.created, self.destroyed = dict(snap[0]), set(snap[1]), set(snap[2])
+        self.tmp_created = set(snap[3])
 
 
 @dataclass(frozen=True)
@@ -235,6 +243,8 @@ class Runner:
         self.allocated: dict[int, Any] = {}  # page number -> the transaction that last allocated it
         self.problems: list[str] = []
         self.sm.log.add_listener(self.check_allocation)
+        self.tmp: dict[StoreId, dict[RecordId, tuple[bytes, bytes]]] = {}  # TMP files' records, untransacted
+        self.tmp_committed: set[StoreId] = set()
 
     # -- the model's view ------------------------------------------------------------------------
     def files_seen(self, t: TxnModel) -> list[StoreId]:
@@ -290,8 +300,15 @@ class Runner:
     def step(self, t: TxnModel) -> None:
         files = self.files_seen(t)
         roll = self.rng.random()
+        special = roll < 0.04  # store properties; the other operations keep their shares of the rest
+        if not special:
+            roll = (roll - 0.04) / 0.96
         try:
-            if roll < 0.08 or not files:
+            if special and roll < 0.02:
+                self.tmp_step(t)
+            elif special:
+                self.load(t)
+            elif roll < 0.08 or not files:
                 fid = self.sm.create_file(t.xct)
                 t.created.add(fid)
             elif roll < 0.40:
@@ -307,14 +324,20 @@ class Runner:
             elif roll < 0.81 and t.savepoints:
                 index = self.rng.randrange(len(t.savepoints))
                 point, snap = t.savepoints[index]
-                self.sm.rollback_to(t.xct, point)
+                try:
+                    self.sm.rollback_to(t.xct, point)
+                except XctError:
+                    return  # unlogged changes to its LOAD file since: refused, nothing changed
+                dropped = t.tmp_created - snap[3]
                 t.restore(snap)
+                self.forget_tmp(dropped)
                 del t.savepoints[index + 1:]  # later savepoints are gone; this one stays
             elif roll < 0.93:
                 self.commit(t, durable=self.rng.random() < 0.85)
             else:
                 self.sm.abort(t.xct)
                 self.active.remove(t)
+                self.forget_tmp(t.tmp_created)
         except WouldBlock:
             pass
         except (RecordWontFitError, VolumeFullError):
@@ -378,6 +401,46 @@ class Runner:
             return
         t.writes[rid] = (hdr, body)
 
+    def load(self, t: TxnModel) -> None:
+        """A LOAD file filled at once (its records unlogged), often committed at once: the model sees an
+        ordinary new file."""
+        fid = self.sm.create_file(t.xct, "load")
+        t.created.add(fid)
+        for _ in range(self.rng.randint(1, 4)):
+            self.create(t, fid)
+        if self.rng.random() < 0.6:
+            self.commit(t, durable=self.rng.random() < 0.85)
+
+    def tmp_step(self, t: TxnModel) -> None:
+        """Create a TMP file, or create, update or free one of a TMP file's records (no abort undoes them)."""
+        files = sorted(self.tmp_committed | t.tmp_created)
+        if not files or self.rng.random() < 0.2:
+            fid = self.sm.create_file(t.xct, "tmp")
+            t.tmp_created.add(fid)
+            self.tmp[fid] = {}
+            return
+        fid = self.rng.choice(files)
+        records = self.tmp[fid]
+        roll = self.rng.random()
+        if roll < 0.6 or not records:
+            hdr, body = b"", self.body()
+            records[self.sm.create_rec(t.xct, fid, body, hdr)] = (hdr, body)
+            return
+        rid = self.rng.choice(sorted(records))
+        hdr, body = records[rid]
+        if roll < 0.8 and body:
+            data = bytes(self.rng.randrange(256) for _ in range(self.rng.randint(1, len(body))))
+            self.sm.update_rec(t.xct, rid, 0, data)
+            records[rid] = (hdr, data + body[len(data):])
+        else:
+            self.sm.free_rec(t.xct, rid)
+            del records[rid]
+
+    def forget_tmp(self, fids: set[StoreId]) -> None:
+        """TMP files whose creation was rolled back are gone."""
+        for fid in fids:
+            self.tmp.pop(fid, None)
+
     def destroy(self, t: TxnModel, fid: StoreId) -> None:
         self.sm.destroy_file(t.xct, fid)
         t.destroyed.add(fid)
@@ -385,6 +448,7 @@ class Runner:
     def commit(self, t: TxnModel, durable: bool) -> None:
         lsn = self.sm.commit(t.xct, durable=durable)
         self.active.remove(t)
+        self.tmp_committed |= t.tmp_created
         if lsn.is_null:
             return  # read-only: nothing logged, nothing to survive
         state = {fid: dict(recs) for fid, recs in self.committed.items()}
@@ -449,6 +513,9 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int) ->
         wanted |= {fid.store, sm.files.file_info(fid).large}
     if stores != wanted:
         return f"stores in use {sorted(stores)}, but the files need {sorted(wanted)}"
+    unlogged = [s for s in sorted(stores) if sm.volume.store_node(s).flags != StoreFlags.REGULAR]
+    if unlogged:
+        return f"stores {unlogged} are not REGULAR after restart"
     return None
 
 

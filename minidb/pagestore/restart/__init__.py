@@ -9,6 +9,7 @@ empty transaction table, so restart then has little to do)::
     losers ──────► undo ──────► losers rolled back with CLRs, xct_end logged
                    finish ────► cut extent lists repaired, FREEING_SPACE
                                 transactions finished, marked stores removed,
+                                TMP files destroyed (logged like a drop),
                                 every dirty page written (as Shore does)
                    checkpoint ► the next restart starts here
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.log.lsn import LSN
+from minidb.pagestore.files.storeprops import drop_tmp_files
 from minidb.pagestore.restart.master import master_lsn
 from minidb.pagestore.restart.analysis import AnalysisResult, DirtyPage, XctEntry, analysis_pass
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
@@ -73,8 +75,10 @@ class RestartReport:
 class Restart:
     """The passes of one restart, to run one by one or all at once."""
 
-    def __init__(self, disk: Any, volume: Any, xcts: Any, checkpointer: Any = None, trace: bool = True):
+    def __init__(self, disk: Any, volume: Any, xcts: Any, checkpointer: Any = None, trace: bool = True,
+                 files: Any = None):
         self.disk = disk
+        self.files = files  # the file manager, to destroy TMP files (none: they stay)
         self.volume = volume
         self.log = volume.log
         self.xcts = xcts
@@ -113,6 +117,10 @@ class Restart:
     def finish(self) -> FinishResult:
         assert self.undo_result is not None, "undo comes before finishing"
         self.finish_result = finish_pass(self.volume, self.xcts, self.analysis_result, self.traces["finish"])
+        if self.files is not None:
+            for line in drop_tmp_files(self.files, self.xcts):
+                self.finish_result.removed_stores.append(line)
+                self.traces["finish"].emit("finish: %s", line)
         self.volume.reset_caches()
         written = self.volume.bp.force_all()
         self.traces["finish"].emit("finish: wrote the dirty pages in %d writes", len(written))

@@ -5,7 +5,9 @@ The manager hands out transaction ids in increasing order and keeps the
 transactions that have not ended, which a checkpoint logs and restart
 rebuilds. It owns the transaction's end:
 
-- **commit** (:meth:`XctManager.commit`): a transaction that logged nothing
+- **commit** (:meth:`XctManager.commit`): a transaction that loaded LOAD or
+  INSERT stores first makes them regular, their pages forced
+  (:mod:`minidb.pagestore.transactions.loadstores`). A transaction that logged nothing
   just ends. One with nothing to free logs ``xct_end committed=true``, its
   commit point. One that destroyed stores or freed pages logs
   ``xct_freeing_space`` (its commit point), frees the space
@@ -16,7 +18,9 @@ rebuilds. It owns the transaction's end:
 - **abort**: ``xct_abort``, rollback of every entry with compensation
   entries (:mod:`minidb.pagestore.transactions.rollback`), ``xct_end committed=false``;
 - **savepoints**: :meth:`save_point` remembers the last LSN,
-  :meth:`rollback_to` undoes what came after it; the transaction goes on;
+  :meth:`rollback_to` undoes what came after it; the transaction goes on.
+  A savepoint taken before an unlogged change to a loading store cannot be
+  rolled back to (the log cannot undo that change): abort instead;
 - locks are released when the transaction ends (:mod:`minidb.pagestore.transactions.locking`).
 
 It also answers the volume's questions about space that transactions hold:
@@ -47,6 +51,7 @@ from typing import Any, ContextManager
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.transactions.freespace import free_space
+from minidb.pagestore.transactions.loadstores import make_regular
 from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of
 from minidb.pagestore.transactions.locking import AllocationLocks, Locking, NoLocking
 from minidb.pagestore.wal.logdef import COMPENSATE, XCT_ABORT, XCT_END, XCT_FREEING_SPACE
@@ -89,6 +94,7 @@ class XctManager:
         self._table: dict[int, Xct] = {}
         self._next_tid = 1
         self._freed_pages: dict[tuple[int, int], int] = {}  # (vol, page) -> tid of the active freer
+        self._loading: dict[StoreId, int] = {}  # LOAD and INSERT store -> tid of its loading transaction
         volume.is_page_held = self.is_page_held
         self.alloc_locks = volume.alloc_locks = AllocationLocks(self.locks)
 
@@ -162,6 +168,17 @@ class XctManager:
         xct.pages_freed.add(pid.key)
         xct.extents_to_free.add((pid.store, extent_of(pid.page, self.volume.ext_sz)))
 
+    def note_loading(self, xct: Xct, stid: StoreId) -> None:
+        """``xct`` loads ``stid`` (a LOAD or INSERT store): it becomes regular when ``xct`` commits."""
+        if stid not in xct.load_stores:
+            xct.load_stores.append(stid)
+        with self.table_latch:
+            self._loading[stid] = xct.txn_id
+
+    def loader(self, stid: StoreId) -> int | None:
+        """The tid of the active transaction loading ``stid``, if any."""
+        return self._loading.get(stid)
+
     def note_store_destroyed(self, xct: Xct, stid: StoreId) -> None:
         if stid not in xct.stores_to_free:
             xct.stores_to_free.append(stid)
@@ -197,10 +214,15 @@ class XctManager:
     def save_point(self, xct: Xct) -> SavePoint:
         self.check_active(xct)
         self.stats.add("nSavePoints")
-        return SavePoint(xct.txn_id, xct.last_lsn)
+        return SavePoint(xct.txn_id, xct.last_lsn, xct.unlogged)
 
-    def rollback_to(self, xct: Xct, save_point: SavePoint) -> list[UndoStep]:
-        """Undo what ``xct`` did after ``save_point``; it stays active."""
+    def rollback_to(self, xct: Xct, save_point: SavePoint, unlogged_ok: bool = False) -> list[UndoStep]:
+        """Undo what ``xct`` did after ``save_point``; it stays active.
+
+        ``unlogged_ok`` (for an operation undoing its own partial work, whose
+        unlogged changes are on pages it allocated, freed by the rollback)
+        skips the check for unlogged changes since the savepoint.
+        """
         self.check_active(xct)
         if not isinstance(save_point, SavePoint):
             raise XctError(f"rollback_to needs a save point of {xct} (from save_point), not {save_point!r}")
@@ -208,6 +230,9 @@ class XctManager:
             raise XctError(f"{save_point} does not belong to {xct}")
         if not save_point.lsn.is_null and not xct.last_lsn.is_null and save_point.lsn > xct.last_lsn:
             raise XctError(f"{save_point} lies after {xct}'s last entry {xct.last_lsn}")
+        if xct.unlogged > save_point.unlogged and not unlogged_ok:
+            raise XctError(f"{xct} cannot roll back to {save_point}: since then it changed pages of the stores it "
+                           f"loads ({', '.join(str(s) for s in xct.load_stores)}) without logging; abort instead")
         self.trace.emit("T%d rolls back to %s", xct.txn_id, save_point.lsn)
         steps = rollback(self.volume, xct, save_point.lsn, self.trace)
         self.stats.add("nRollbacksToSavePoint")
@@ -218,6 +243,9 @@ class XctManager:
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
         """Commit ``xct`` (see the module documentation); return its commit point (NULL if read-only)."""
         self.check_active(xct)
+        if xct.load_stores:
+            for line in make_regular(self.volume, xct, xct.load_stores):
+                self.trace.emit("T%d commits: %s", xct.txn_id, line)
         if xct.last_lsn.is_null:
             self._end(xct, None, committed=True)
             self.stats.add("nReadOnly")
@@ -278,6 +306,9 @@ class XctManager:
             for key in xct.pages_freed:
                 if self._freed_pages.get(key) == xct.txn_id:
                     del self._freed_pages[key]
+            for stid in xct.load_stores:
+                if self._loading.get(stid) == xct.txn_id:
+                    del self._loading[stid]
         if durable:
             self.log.sync(lsn)  # outside the table latch: the group commit lets others in
         self.locks.release_all(xct)

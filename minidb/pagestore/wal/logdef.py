@@ -84,6 +84,16 @@ clr_rec_insert         0x34  TRC    undo of rec_insert: free the slot
 clr_rec_remove         0x35  TRC    undo of rec_remove: put ``data`` back in the slot
 clr_rec_splice         0x36  TRC    undo of rec_splice: replace ``old`` by ``new``
 =====================  ====  =====  ==================================================
+
+**Store properties** (0x3c). A page of a TMP, LOAD or INSERT store is
+changed without log entries (:mod:`minidb.pagestore.pages.storeprop`); once
+such a page is made regular, its first logged change is preceded by its
+whole image, so the log again holds everything needed to rebuild it.
+
+=====================  ====  =====  ==================================================
+unlogged_page_image    0x3c  TR     the page's bytes := ``image`` (a page whose
+                                    unlogged contents the log did not have)
+=====================  ====  =====  ==================================================
 """
 
 from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U8, U16, U32, U64, ListOf
@@ -129,6 +139,8 @@ PAGESTORE_TYPES = EntryTable(
         ("clr_rec_insert",     0x34, "TRC",  PAGE_FIELDS + [("slot", U16), ("data", BYTES), ("undo_nxt", LSN_FIELD)]),
         ("clr_rec_remove",     0x35, "TRC",  PAGE_FIELDS + [("slot", U16), ("data", BYTES), ("undo_nxt", LSN_FIELD)]),
         ("clr_rec_splice",     0x36, "TRC",  PAGE_FIELDS + SPLICE + [("undo_nxt", LSN_FIELD)]),
+        # store properties
+        ("unlogged_page_image", 0x3c, "TR",  PAGE_FIELDS + [("image", BYTES)]),
     ],
 )
 
@@ -155,6 +167,7 @@ REC_SPLICE = PAGESTORE_TYPES.rec_splice
 CLR_REC_INSERT = PAGESTORE_TYPES.clr_rec_insert
 CLR_REC_REMOVE = PAGESTORE_TYPES.clr_rec_remove
 CLR_REC_SPLICE = PAGESTORE_TYPES.clr_rec_splice
+UNLOGGED_PAGE_IMAGE = PAGESTORE_TYPES.unlogged_page_image
 
 
 def is_page_entry(entry_type) -> bool:
