@@ -10,7 +10,11 @@ step through a *locking policy* object with three operations:
   immediate timeout; False instead of waiting (used while a page is latched,
   where waiting could deadlock a latch against a lock);
 - ``release_all(xct)``: at commit and abort (Shore frees locks then; extent
-  locks are held to the end of the transaction too).
+  locks are held to the end of the transaction too);
+- ``held(xct)`` and ``reacquire(xct, locks)``: for two-phase commit
+  (:mod:`minidb.pagestore.transactions.prepare`): the locks a transaction
+  holds, as {lock id: mode name}, logged when it prepares, and taken again
+  for it at restart, before any new transaction runs.
 
 Targets are the page store's ids (:mod:`minidb.pagestore.ids`):
 ``VolumeId``, ``StoreId``, ``PageId``, ``RecordId`` and ``ExtentId``; modes
@@ -58,6 +62,10 @@ class Locking(Protocol):
 
     def release_all(self, xct: Any) -> None: ...
 
+    def held(self, xct: Any) -> dict[LockId, str]: ...
+
+    def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None: ...
+
 
 class NoLocking:
     """Every lock is granted at once; nothing is held."""
@@ -69,6 +77,12 @@ class NoLocking:
         return True
 
     def release_all(self, xct: Any) -> None:
+        return None
+
+    def held(self, xct: Any) -> dict[LockId, str]:
+        return {}
+
+    def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None:
         return None
 
     def __repr__(self) -> str:
@@ -93,6 +107,15 @@ class ShoreLocking:
 
     def release_all(self, xct: Any) -> None:
         self.manager.release_all(xct)
+
+    def held(self, xct: Any) -> dict[LockId, str]:
+        return {lid: mode.name for lid, mode in self.manager.held(xct).items()}
+
+    def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None:
+        """Take ``locks`` (long, without waiting: at restart only other prepared transactions hold locks,
+        and they held theirs together with these before the crash)."""
+        for lid, mode in sorted(locks.items()):
+            self.manager.lock(xct, lid, *_mode_and_duration(mode, "long"), 0)
 
     def __repr__(self) -> str:
         return f"ShoreLocking({self.manager!r})"

@@ -18,9 +18,16 @@ from ``last_lsn``. It also keeps:
 States (Shore's ``xct_state_t``)::
 
     ACTIVE --commit--> FREEING_SPACE --space freed--> ENDED (committed)
-       |                   (xct_freeing_space)         (xct_end committed=true)
-       +----abort----> ABORTING --rolled back-------> ENDED (aborted)
-                       (xct_abort)                     (xct_end committed=false)
+     |  |                  (xct_freeing_space)         (xct_end committed=true)
+     |  +---abort----> ABORTING --rolled back-------> ENDED (aborted)
+     |                 (xct_abort)                     (xct_end committed=false)
+     +--prepare--> PREPARED --commit_prepared--> as commit
+                   (xct_prepare_*) --abort_prepared--> as abort
+
+A PREPARED transaction (two-phase commit,
+:mod:`minidb.pagestore.transactions.prepare`) does no more work; it
+survives checkpoints and crashes until it is committed or aborted by its
+global transaction id (``gtid``).
 
 A commit with nothing to free logs only ``xct_end``; a transaction that
 logged nothing logs nothing at all.
@@ -55,6 +62,11 @@ class XctState(IntEnum):
     ABORTING = 2
     FREEING_SPACE = 3
     ENDED = 4
+    PREPARED = 5  # after ACTIVE, before ABORTING or FREEING_SPACE (see PROGRESS)
+
+
+PROGRESS = (XctState.ACTIVE, XctState.PREPARED, XctState.ABORTING, XctState.FREEING_SPACE, XctState.ENDED)
+"""The states in the order a transaction goes through them (the values are not)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,7 @@ class Xct:
     manager: Any = None
     log_count: int = 0  # entries logged so far
     recent: list[LSN] = field(default_factory=list)  # the last few of them, for traces
+    prepared: Any = None  # once PREPARED: its PreparedInfo (gtid, locks, ...)
 
     @property
     def tid(self) -> int:
