@@ -8,8 +8,10 @@ behalf of transactions that *committed*:
    in the transaction table from its prepare entries
    (:func:`~minidb.pagestore.transactions.prepare.read_prepare`, from its last
    LSN), with the pages and stores it frees at commit, and its locks are
-   taken again, before any new transaction can run; ``sm.in_doubt()`` lists
-   them, and only ``commit_prepared`` or ``abort_prepared`` ends them;
+   taken again and the space it freed on pages reserved again
+   (:func:`~minidb.pagestore.transactions.prepare.hold_space`), before any
+   new transaction can run; ``sm.in_doubt()`` lists them, and only
+   ``commit_prepared`` or ``abort_prepared`` ends them;
 1. **extent lists**: volume operations of several entries (a new extent
    linked to a store, an extent unlinked and freed) may have been cut after
    any of their entries; :meth:`Volume.repair_extent_lists` frees the
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.pagestore.transactions.freespace import free_space
-from minidb.pagestore.transactions.prepare import read_prepare
+from minidb.pagestore.transactions.prepare import hold_space, read_prepare
 from minidb.pagestore.restart.analysis import AnalysisResult
 from minidb.pagestore.transactions.xct import XctState
 from minidb.stats import Trace
@@ -77,11 +79,12 @@ def finish_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | N
     kept_stores = set()
     for row in result.prepared:
         info = read_prepare(volume.log, row.last_lsn)
-        xcts.restore_prepared(row.tid, row.last_lsn, row.undo_nxt, info)
+        xct = xcts.restore_prepared(row.tid, row.last_lsn, row.undo_nxt, info)
         done.prepared.append(row.tid)
         kept_stores.update(info.stores)
-        trace.emit("finish: T%d is PREPARED (gtid %r, prepared at %s): back in doubt with %d locks", row.tid,
-                   info.gtid, info.lsn, len(info.locks))
+        trace.emit("finish: T%d is PREPARED (gtid %r, prepared at %s): back in doubt with %d locks, "
+                   "%d freed slots or bytes reserved again", row.tid, info.gtid, info.lsn, len(info.locks),
+                   hold_space(volume, xct))
     done.repairs = volume.repair_extent_lists()
     for line in done.repairs:
         trace.emit("finish: repaired %s", line)

@@ -11,10 +11,12 @@ step through a *locking policy* object with three operations:
   where waiting could deadlock a latch against a lock);
 - ``release_all(xct)``: at commit and abort (Shore frees locks then; extent
   locks are held to the end of the transaction too);
-- ``held(xct)`` and ``reacquire(xct, locks)``: for two-phase commit
-  (:mod:`minidb.pagestore.transactions.prepare`): the locks a transaction
-  holds, as {lock id: mode name}, logged when it prepares, and taken again
-  for it at restart, before any new transaction runs.
+- ``held(xct)``, ``detach(xct)`` and ``reacquire(xct, locks)``: for
+  two-phase commit (:mod:`minidb.pagestore.transactions.prepare`): the locks
+  a transaction holds, as {lock id: mode name}, logged when it prepares; the
+  prepared transaction leaves its thread (it waits for nothing any more, so
+  Dreadlocks must not see the thread in it); at restart its locks are taken
+  again, before any new transaction runs, and it is detached again.
 
 Targets are the page store's ids (:mod:`minidb.pagestore.ids`):
 ``VolumeId``, ``StoreId``, ``PageId``, ``RecordId`` and ``ExtentId``; modes
@@ -64,6 +66,8 @@ class Locking(Protocol):
 
     def held(self, xct: Any) -> dict[LockId, str]: ...
 
+    def detach(self, xct: Any) -> None: ...
+
     def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None: ...
 
 
@@ -81,6 +85,9 @@ class NoLocking:
 
     def held(self, xct: Any) -> dict[LockId, str]:
         return {}
+
+    def detach(self, xct: Any) -> None:
+        return None
 
     def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None:
         return None
@@ -111,11 +118,15 @@ class ShoreLocking:
     def held(self, xct: Any) -> dict[LockId, str]:
         return {lid: mode.name for lid, mode in self.manager.held(xct).items()}
 
+    def detach(self, xct: Any) -> None:
+        self.manager.detach(xct)
+
     def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None:
         """Take ``locks`` (long, without waiting: at restart only other prepared transactions hold locks,
         and they held theirs together with these before the crash)."""
         for lid, mode in sorted(locks.items()):
             self.manager.lock(xct, lid, *_mode_and_duration(mode, "long"), 0)
+        self.manager.detach(xct)
 
     def __repr__(self) -> str:
         return f"ShoreLocking({self.manager!r})"

@@ -40,6 +40,14 @@ Invariants:
   and pages stay reserved for it;
 - gtids are unique among the transactions that have not ended.
 
+**Space on pages.** A slot a transaction freed, and the bytes a record of it
+shrank by, stay reserved for it until it ends, since rolling back needs them
+(:mod:`minidb.pagestore.pages.slotted`). The reservation fields are not
+logged, and redo acts for no transaction, so a crash loses them; for a
+prepared transaction, which may still roll back after restart while new
+transactions run, :func:`hold_space` reserves them again from its log chain
+(the removals and shrinking splices its rollback would undo).
+
 Worked example: T4 updates ``r(1.3.12.0)`` and is prepared with gtid
 ``b"order-17"``. It logs ``xct_prepare_st gtid=order-17`` at 0x1/0x300,
 ``xct_prepare_alk`` with ``v(1) IX, s(1.3) IX, p(1.3.12) IX, r(1.3.12.0) EX``,
@@ -57,8 +65,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.log.lsn import LSN, NULL_LSN
+from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError
+from minidb.pagestore.ids import PageId
 from minidb.pagestore.lock import LockId
+from minidb.pagestore.transactions.rollback import chain_step
+from minidb.pagestore.wal.logrec import page_id_of
 from minidb.pagestore.transactions.xct import XctState, log_xct_entry
 from minidb.pagestore.wal.logdef import XCT_PREPARE_ALK, XCT_PREPARE_FI, XCT_PREPARE_ST, XCT_PREPARE_STORES
 
@@ -171,3 +183,35 @@ def read_prepare(log: Any, lsn: LSN) -> PreparedInfo:
                                        f"{len(info.locks)} were found")
     info.locks = dict(sorted(info.locks.items()))
     return info
+
+
+def space_to_hold(log: Any, undo_nxt: LSN) -> list[tuple[PageId, int | None, int]]:
+    """(page, slot or None, bytes) that a rollback from ``undo_nxt`` would need back: every
+    ``rec_remove`` (its slot and record) and every shrinking ``rec_splice`` (the bytes cut)."""
+    held = []
+    lsn = undo_nxt
+    while not lsn.is_null:
+        entry = log.read(lsn)
+        v = entry.values
+        action, following = chain_step(entry.entry_type, v)
+        if action == "undone" and entry.type_name == "rec_remove":
+            held.append((page_id_of(v), v["slot"], len(v["data"])))
+        elif action == "undone" and entry.type_name == "rec_splice" and len(v["new"]) < len(v["old"]):
+            held.append((page_id_of(v), None, len(v["old"]) - len(v["new"])))
+        lsn = following
+    return held
+
+
+def hold_space(volume: Any, xct: Any) -> int:
+    """Restart: reserve again, on its pages, the space prepared ``xct`` freed; return how many
+    reservations were made (see the module documentation)."""
+    made = 0
+    for pid, slot, length in space_to_hold(volume.log, xct.undo_nxt):
+        page = volume.bp.fix(pid, EX)
+        done = False
+        try:
+            done = page.reserve_again(slot, length, xct.txn_id)
+        finally:
+            volume.bp.unfix(page, dirty=done)
+        made += done
+    return made

@@ -244,6 +244,7 @@ class XctManager:
                 with self.table_latch:
                     del self._gtids[gtid]
             raise
+        self.locks.detach(xct)
         self.stats.add("nPrepared")
         self.trace.emit("T%d prepared at %s: gtid %r, %d locks", xct.txn_id, lsn, gtid, len(info.locks))
         return lsn
@@ -265,10 +266,11 @@ class XctManager:
         return self._commit(xct, durable)
 
     def abort_prepared(self, gtid: bytes) -> list[UndoStep]:
-        """Phase two, abort: roll the prepared transaction ``gtid`` back, as :meth:`abort` would."""
+        """Phase two, abort: roll the prepared transaction ``gtid`` back, as :meth:`abort` would, and
+        force its end to the log (a resolved transaction never comes back in doubt)."""
         xct = self.prepared(gtid)
         self.stats.add("nAbortsPrepared")
-        return self._abort(xct)
+        return self._abort(xct, durable=True)
 
     def in_doubt(self) -> list[InDoubt]:
         """The prepared transactions, by tid: waiting for their coordinator's decision."""
@@ -337,7 +339,7 @@ class XctManager:
         self.check_active(xct)
         return self._abort(xct)
 
-    def _abort(self, xct: Xct) -> list[UndoStep]:
+    def _abort(self, xct: Xct, durable: bool = False) -> list[UndoStep]:
         if xct.last_lsn.is_null:
             self._end(xct, None, committed=False)
             self.stats.add("nAborts")
@@ -347,7 +349,7 @@ class XctManager:
         self.trace.emit("T%d aborts: rolling back from %s", xct.txn_id, xct.undo_nxt)
         steps = rollback(self.volume, xct, trace=self.trace)
         self.stats.add("nEntriesUndone", sum(1 for s in steps if s.action == "undone"))
-        self._end(xct, XCT_END, committed=False)
+        self._end(xct, XCT_END, committed=False, durable=durable)
         self.stats.add("nAborts")
         return steps
 
