@@ -247,20 +247,22 @@ def test_the_thread_that_prepared_a_transaction_can_wait_for_its_locks():
     """The prepared transaction leaves its thread: the thread's next transaction waiting for one of its
     locks is no deadlock (Dreadlocks would otherwise find the thread's fingerprint in its digest)."""
     lm = LockManager()
-    sm, t, fid, keep, gone, new = setup(locking=lm)
-    done = []
+    made, done = [], []
 
-    def server_thread():
+    def server_thread():  # runs T, prepares it, then runs U, which waits for T's lock
+        sm, t, fid, keep, gone, new = setup(locking=lm)
+        made.append((sm, fid))
         sm.prepare(t, b"g-thread")
         u = sm.begin()
-        sm.update_rec(u, keep, 0, b"J")  # waits for the prepared transaction's EX lock
+        made.append(u)
+        sm.update_rec(u, keep, 0, b"J")
         sm.commit(u)
         done.append(u)
 
     worker = threading.Thread(target=server_thread)
     worker.start()
-    assert lm.watch(lambda: bool(sm.in_doubt()) and len(sm.xcts.active()) == 2
-                    and lm.blocked(sm.xcts.active()[1]), timeout=30)
+    assert lm.watch(lambda: len(made) == 2 and lm.blocked(made[1]), timeout=30)
+    sm, fid = made[0]
     sm.commit_prepared(b"g-thread")
     worker.join(30)
     assert len(done) == 1 and lm.stats["nDeadlocks"] == 0
