@@ -1,4 +1,4 @@
-"""Transactions: state and log chain, the lock step, rollback with CLRs, freeing space at commit.
+"""Transactions: state and log chain, the lock step, rollback with CLRs, freeing space at commit, two-phase commit.
 
 ================  ============================================================
 ``xct.py``        a transaction: tid, state, log chain, undo-next, space it frees
@@ -6,5 +6,6 @@
 ``rollback.py``   undo an entry, log its CLR; roll back to a savepoint or all
 ``freespace.py``  commit-time store destruction and extent freeing
 ``locking.py``    the lock step of the protocol: NoLocking, ShoreLocking
+``prepare.py``    two-phase commit: the prepare entries, reading them back
 ================  ============================================================
 """
