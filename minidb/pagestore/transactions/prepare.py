@@ -21,8 +21,9 @@ entries (entry types in :mod:`minidb.pagestore.wal.logdef`):
    deletion, extents in which it freed pages, the pages it freed, which
    nobody else may take while it may still roll back);
 4. ``xct_prepare_fi``: how many locks were logged, the transaction's first
-   LSN and the log space it has reserved (``rsvd``, so that restart can
-   reserve it again: an abort must always find room in the log).
+   LSN and the log space it has reserved for its rollback (``rsvd``, the
+   transaction's ``log_space_reserved``, 0 when the log reserves none), so
+   that restart can reserve it again: an abort must always find room.
 
 The log is then forced up to ``xct_prepare_fi``: that entry is the
 *prepare point*. A crash before it is durable leaves an ACTIVE transaction
