@@ -394,7 +394,8 @@ def run_workload(seed: int, ops: int) -> Workload:
 
 def open_sm(workload: Workload, disk: SimDisk) -> StorageManager:
     return StorageManager.open(disk, frames=RESTART_FRAMES, clock=_clock, file_max=FILE_MAX,
-                               buffer_size=workload.buffer_size, restart_trace=False, locking=ScriptLocking())
+                               buffer_size=workload.buffer_size, restart_trace=False,
+                               locking=ScriptLocking() if workload.prepared else None)
 
 
 def entry_of(sm: StorageManager, lsn: LSN, tid: int) -> Any:
