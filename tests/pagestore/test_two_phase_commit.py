@@ -15,7 +15,7 @@ from minidb.pagestore.transactions.xctmgr import XctError
 from tests.pagestore.sm_helpers import entries, new_sm, open_again, reopen
 
 
-def two_files(locking=True, **options):
+def in_flight(locking=True, **options):
     """A committed file with two records, then T (not committed) changing one, freeing the other, adding one."""
     sm = new_sm(locking=LockManager() if locking is True else locking or None, **options)
     with sm.transaction() as t:
@@ -44,7 +44,7 @@ def test_the_prepare_entries_are_shores_in_the_transaction_range():
 
 
 def test_prepare_logs_the_entries_forces_them_and_the_transaction_is_prepared():
-    sm, t, fid, keep, gone, new = two_files()
+    sm, t, fid, keep, gone, new = in_flight()
     lsn = sm.prepare(t, b"order-17", coordinator=b"coord-A")
     assert t.state == XctState.PREPARED and t.last_lsn == lsn
     assert sm.log.is_durable(lsn)  # forced
@@ -59,7 +59,7 @@ def test_prepare_logs_the_entries_forces_them_and_the_transaction_is_prepared():
 
 
 def test_crash_restart_in_doubt_with_locks_held_then_commit_prepared():
-    sm, t, fid, keep, gone, new = two_files()
+    sm, t, fid, keep, gone, new = in_flight()
     first, tid = t.first_lsn, t.txn_id
     sm.prepare(t, b"g-commit")
     locks = sm.in_doubt()[0].locks
@@ -88,7 +88,7 @@ def test_crash_restart_in_doubt_with_locks_held_then_commit_prepared():
 
 
 def test_crash_restart_then_abort_prepared_rolls_its_changes_back():
-    sm, t, fid, keep, gone, new = two_files()
+    sm, t, fid, keep, gone, new = in_flight()
     sm.prepare(t, b"g-abort")
     sm = reopen(sm, "crash")
     assert bodies(sm, fid) == AFTER  # its changes are there (not rolled back), not committed
@@ -101,7 +101,7 @@ def test_crash_restart_then_abort_prepared_rolls_its_changes_back():
 
 
 def test_a_prepared_transaction_survives_two_checkpoints_a_crash_and_a_clean_close():
-    sm, t, fid, keep, gone, new = two_files(locking=False)
+    sm, t, fid, keep, gone, new = in_flight(locking=False)
     first, tid = t.first_lsn, t.txn_id
     sm.prepare(t, b"g-long")
     with sm.transaction() as u:  # other work, so the checkpoints have something to say
@@ -126,7 +126,7 @@ def test_a_prepared_transaction_survives_two_checkpoints_a_crash_and_a_clean_clo
 
 def test_restart_holds_the_slot_a_prepared_transaction_freed_for_its_abort():
     """Without locks nothing stops new inserts on the page: the slot and its bytes must stay reserved."""
-    sm, t, fid, keep, gone, new = two_files(locking=False)
+    sm, t, fid, keep, gone, new = in_flight(locking=False)
     sm.prepare(t, b"g-slot")
     sm = reopen(sm, "crash")
     assert sm.restart_report.finish.prepared == [t.txn_id]
@@ -165,7 +165,7 @@ def test_space_a_prepared_transaction_frees_is_kept_until_it_commits():
 
 
 def test_prepare_is_atomic_across_a_crash_at_any_of_its_writes():
-    sm, t, fid, keep, gone, new = two_files(locking=False)
+    sm, t, fid, keep, gone, new = in_flight(locking=False)
     start = len(sm.disk.events)
     sm.prepare(t, b"g-atomic")
     disk = sm.disk
@@ -185,7 +185,7 @@ def test_prepare_is_atomic_across_a_crash_at_any_of_its_writes():
     ("text", "must be bytes"), (b"", "1 to 128 bytes long"), (b"g" * (MAX_GTID + 1), "not 129"), (7, "must be bytes"),
 ])
 def test_a_bad_gtid_is_refused_and_changes_nothing(gtid, message):
-    sm, t, *_ = two_files()
+    sm, t, *_ = in_flight()
     end = sm.log.end_lsn
     with pytest.raises(GtidError, match=message):
         sm.prepare(t, gtid)
@@ -194,7 +194,7 @@ def test_a_bad_gtid_is_refused_and_changes_nothing(gtid, message):
 
 
 def test_double_prepare_work_after_prepare_and_a_gtid_in_use_are_refused():
-    sm, t, fid, keep, gone, new = two_files()
+    sm, t, fid, keep, gone, new = in_flight()
     sm.prepare(t, b"g1")
     end = sm.log.end_lsn
     for attempt in (lambda: sm.prepare(t, b"g2"), lambda: sm.update_rec(t, keep, 0, b"z"),
@@ -213,7 +213,7 @@ def test_double_prepare_work_after_prepare_and_a_gtid_in_use_are_refused():
 
 
 def test_an_unknown_gtid_at_phase_two_is_refused_and_changes_nothing():
-    sm, t, fid, *_ = two_files()
+    sm, t, fid, *_ = in_flight()
     sm.prepare(t, b"known")
     end = sm.log.end_lsn
     for phase_two in (sm.commit_prepared, sm.abort_prepared):
@@ -250,7 +250,7 @@ def test_the_thread_that_prepared_a_transaction_can_wait_for_its_locks():
     made, done = [], []
 
     def server_thread():  # runs T, prepares it, then runs U, which waits for T's lock
-        sm, t, fid, keep, gone, new = two_files(locking=lm)
+        sm, t, fid, keep, gone, new = in_flight(locking=lm)
         made.append((sm, fid))
         sm.prepare(t, b"g-thread")
         u = sm.begin()
