@@ -9,7 +9,7 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     volume/         the volume header, extent map, store map, formatting, allocation
     buffer/         latches, clock replacement, the buffer pool and its cleaner
     lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
-    transactions/   transactions, the lock step, rollback with CLRs, freeing space
+    transactions/   transactions, the lock step, rollback with CLRs, freeing space, two-phase commit
     files/          the store directory, files of records, free-space search
     restart/        fuzzy checkpoints, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
@@ -31,6 +31,7 @@ Public surface::
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
     Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError,
     NoLocking, ShoreLocking, AllocationLocks, Quark  (the lock manager: minidb.pagestore.lock)
+    InDoubt, GtidError               (two-phase commit: sm.prepare, commit_prepared, abort_prepared, in_doubt)
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
     RecordWontFitError, BufferPoolFullError; damage (CorruptionError): PageStoreCorruptionError,
     BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
@@ -61,6 +62,7 @@ from minidb.pagestore.restart.chkpt import Checkpointer
 from minidb.pagestore.errors import StaleRecordIdError
 from minidb.pagestore.files.file import FileManager, Policy
 from minidb.pagestore.transactions.locking import AllocationLocks, NoLocking, ShoreLocking
+from minidb.pagestore.transactions.prepare import GtidError, InDoubt
 from minidb.pagestore.transactions.quark import Quark
 from minidb.pagestore.pages.rectag import RecFlags, Record
 from minidb.pagestore.restart import Restart, RestartReport
@@ -78,5 +80,5 @@ __all__ = [
     "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
     "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
-    "StoreProperty",
+    "StoreProperty", "InDoubt", "GtidError",
 ]

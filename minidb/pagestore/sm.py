@@ -39,7 +39,14 @@ reads the log (cutting a torn tail), mounts the volume and restarts (:mod:`minid
 :class:`~minidb.pagestore.restart.Restart` in ``sm.restart``, for stepping
 through the passes one at a time.
 
-**Closing** cleanly aborts the transactions still active, writes every
+**Two-phase commit**: :meth:`prepare` makes a transaction PREPARED under a
+global transaction id; :meth:`commit_prepared` and :meth:`abort_prepared`
+end it by that id, before or after any number of checkpoints, crashes and
+restarts; :meth:`in_doubt` lists the prepared ones
+(:mod:`minidb.pagestore.transactions.prepare`).
+
+**Closing** cleanly aborts the transactions still active (not the prepared
+ones, which stay in doubt for the next run), writes every
 dirty page, takes a checkpoint (whose dirty page table is now empty) and
 closes the log and the volume, so the next restart reads only that
 checkpoint.
@@ -79,8 +86,9 @@ from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.volume.volfile import VolumeFile
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ
 from minidb.pagestore.volume.volume import Volume
+from minidb.pagestore.transactions.prepare import InDoubt
 from minidb.pagestore.transactions.quark import Quark
-from minidb.pagestore.transactions.xct import SavePoint, Xct
+from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
 from minidb.pagestore.transactions.xctmgr import XctManager, transaction_block
 
 
@@ -148,7 +156,8 @@ class StorageManager:
         if self._closed:
             return
         for xct in self.xcts.active():
-            self.xcts.abort(xct)
+            if xct.state != XctState.PREPARED:
+                self.xcts.abort(xct)
         self.bp.force_all()
         self.checkpoint()
         self.volume.close()
@@ -167,10 +176,26 @@ class StorageManager:
         return self.xcts.begin()
 
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
-        lsn = self.xcts.commit(xct, durable)
+        return self._kick_checkpointer(self.xcts.commit(xct, durable))
+
+    def _kick_checkpointer(self, lsn: LSN) -> LSN:
         if self.chkpt_every and self.log.stats["nBytes"] - self._logged_at_chkpt >= self.chkpt_every:
             self.checkpoint()
         return lsn
+
+    def prepare(self, xct: Xct, gtid: bytes, coordinator: bytes = b"") -> LSN:
+        """Prepare ``xct`` (phase one of two-phase commit) under ``gtid``; return its prepare point."""
+        return self.xcts.prepare(xct, gtid, coordinator)
+
+    def commit_prepared(self, gtid: bytes, durable: bool = True) -> LSN:
+        return self._kick_checkpointer(self.xcts.commit_prepared(gtid, durable))
+
+    def abort_prepared(self, gtid: bytes) -> list[UndoStep]:
+        return self.xcts.abort_prepared(gtid)
+
+    def in_doubt(self) -> list[InDoubt]:
+        """The prepared transactions waiting for their coordinator: gtid, tid, first LSN, locks."""
+        return self.xcts.in_doubt()
 
     def abort(self, xct: Xct) -> list[UndoStep]:
         return self.xcts.abort(xct)

@@ -8,8 +8,10 @@ read locks go when they close) and freed, savepoints and partial rollbacks,
 commits (durable or not) and aborts, checkpoints, page cleaning. Some
 transactions also load a LOAD file (unlogged records, forced at commit) or
 use TMP files (unlogged records that no abort undoes: the model keeps them
-outside any transaction). A *model* follows along: the records each
-transaction sees, and the committed state after each commit.
+outside any transaction); in some seeds, two-phase commit: transactions
+prepared, some of them resolved (``commit_prepared``, ``abort_prepared``)
+before the crash. A *model* follows along: the records each transaction
+sees, and the committed state after each commit.
 
 Transactions take their locks through :class:`ScriptLocking`, a lock table
 that never waits: an operation whose lock another transaction holds is
@@ -29,11 +31,18 @@ random subset), the crashed disk is opened, which restarts, and:
 2. the files and their records must be *exactly* the model's committed
    state after that prefix: committed data there, uncommitted and aborted
    data gone;
-3. the volume's maps must be consistent, no transaction active, no store
+3. each prepared transaction must come back *in doubt* (``in_doubt()``,
+   its record and store locks held again, its changes present) unless its
+   commit survived, its prepare was not durable yet (then it is rolled
+   back), or its abort had begun; a prepare or an abort that had returned
+   must not be undone. The check then resolves the in-doubt ones (commits
+   some, aborts others) and the files must be the committed state plus the
+   changes of those it committed;
+4. the volume's maps must be consistent, no transaction active, no store
    in use but the files' two stores each (so every TMP file is gone, and an
    uncommitted LOAD file too), each of them REGULAR (a committed LOAD file
    became regular, with all its records, by 2);
-4. at some crash points, a second image of the same crash is restarted
+5. at some crash points, a second image of the same crash is restarted
    with a crash *during restart* (after a random one of its disk
    operations), then restarted again: the result must be the same
    (restart is idempotent).
@@ -57,6 +66,7 @@ from minidb.pagestore.ids import ExtentId, RecordId, StoreId
 from minidb.pagestore.lock import LockId
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.sm import StorageManager
+from minidb.pagestore.transactions.locking import NoLocking
 from minidb.pagestore.transactions.xct import XctState
 from minidb.pagestore.transactions.xctmgr import XctError
 from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
@@ -181,6 +191,36 @@ class ScriptLocking:
                     del table[key][tid]
         return len(now[0] - records) + sum(len(h - stores.get(k, set())) for k, h in now[1].items())
 
+    # two-phase commit: a store held in SH and IX is logged as SIX
+    STRENGTH = ["IS", "IX", "SH", "EX"]
+
+    def held(self, xct: Any) -> dict[LockId, str]:
+        tid = xct.txn_id
+        held = {LockId.of(rid): mode for rid, (owner, mode) in self.records.items() if owner == tid}
+        for stid, holders in self.stores.items():
+            modes = holders.get(tid)
+            if modes:
+                held[LockId.of(stid)] = "SIX" if {"SH", "IX"} <= modes else max(modes, key=self.STRENGTH.index)
+        for lock_id, holders in self.others.items():  # pages and extents (the allocation protocol)
+            modes = holders.get(tid)
+            if modes:
+                held[lock_id] = max(modes, key=self.STRENGTH.index)
+        return held
+
+    def detach(self, xct: Any) -> None:
+        return None
+
+    def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None:
+        """Restart: the table as it was for ``xct`` (prepared transactions held these together)."""
+        for lid, mode in locks.items():
+            if lid.code == "r":
+                self.records[RecordId(*lid.numbers)] = (xct.txn_id, mode)
+            elif lid.code == "s":
+                modes = {"SH", "IX"} if mode == "SIX" else {mode}
+                self.stores.setdefault(StoreId(*lid.numbers), {}).setdefault(xct.txn_id, set()).update(modes)
+            else:
+                self.others.setdefault(lid, {}).setdefault(xct.txn_id, set()).add(mode)
+
 
 State = dict[StoreId, dict[RecordId, tuple[bytes, bytes]]]
 
@@ -195,6 +235,11 @@ class TxnModel:
     destroyed: set[StoreId] = field(default_factory=set)
     savepoints: list[tuple[Any, tuple]] = field(default_factory=list)
     tmp_created: set[StoreId] = field(default_factory=set)  # TMP files it created (gone if it aborts)
+    gtid: bytes = b""  # once prepared
+    prepared_lsn: LSN | None = None  # its xct_prepare_fi
+    prepared_at: int | None = None  # index of the last disk event when prepare returned (it forces)
+    aborted_at: int | None = None  # ... when abort_prepared returned (it forces)
+    resolution: str = ""  # "commit" or "abort", once resolved before the crash
 
     def snapshot(self) -> tuple:
         return dict(self.writes), set(self.created), set(self.destroyed), set(self.tmp_created)
@@ -220,6 +265,7 @@ class Workload:
     commits: list[Commit]
     states: list[State]  # states[k]: the committed state after the first k commits
     problems: list[str] = field(default_factory=list)  # broken while the workload ran (allocation protocol)
+    prepared: list[TxnModel] = field(default_factory=list)  # every transaction prepared, in order
 
 
 class Runner:
@@ -245,6 +291,11 @@ class Runner:
         self.sm.log.add_listener(self.check_allocation)
         self.tmp: dict[StoreId, dict[RecordId, tuple[bytes, bytes]]] = {}  # TMP files' records, untransacted
         self.tmp_committed: set[StoreId] = set()
+        # Two-phase commit draws from its own generator: seeds without it run the workload they always ran.
+        self.two_phase = random.Random((seed << 8) | 0x2C)
+        self.prepare_rate = self.two_phase.choice([0.0, 0.0, 0.3, 0.6])  # of the transactions' ends
+        self.prepared: list[TxnModel] = []
+        self.in_doubt: list[TxnModel] = []
 
     # -- the model's view ------------------------------------------------------------------------
     def files_seen(self, t: TxnModel) -> list[StoreId]:
@@ -272,13 +323,15 @@ class Runner:
                 self.sm.bp.clean()
             elif roll < 0.10:
                 self.sm.log.sync()
+            elif roll < 0.20 and self.in_doubt:
+                self.resolve(self.two_phase.choice(self.in_doubt))
             elif not self.active or (len(self.active) < MAX_ACTIVE and roll < 0.22):
                 self.active.append(TxnModel(self.sm.begin()))
             else:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
         return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
-                        self.problems)
+                        self.problems, self.prepared)
 
     def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
         """The allocation protocol's guarantee: a page allocated by a transaction still in flight (even one
@@ -332,6 +385,8 @@ class Runner:
                 t.restore(snap)
                 self.forget_tmp(dropped)
                 del t.savepoints[index + 1:]  # later savepoints are gone; this one stays
+            elif roll < 0.93 and self.preparable(t) and self.two_phase.random() < self.prepare_rate:
+                self.prepare(t)
             elif roll < 0.93:
                 self.commit(t, durable=self.rng.random() < 0.85)
             else:
@@ -446,27 +501,60 @@ class Runner:
         t.destroyed.add(fid)
 
     def commit(self, t: TxnModel, durable: bool) -> None:
-        lsn = self.sm.commit(t.xct, durable=durable)
-        self.active.remove(t)
+        if t.gtid:
+            lsn = self.sm.commit_prepared(t.gtid, durable=durable)
+            self.in_doubt.remove(t)
+            t.resolution = "commit"
+        else:
+            lsn = self.sm.commit(t.xct, durable=durable)
+            self.active.remove(t)
         self.tmp_committed |= t.tmp_created
         if lsn.is_null:
             return  # read-only: nothing logged, nothing to survive
-        state = {fid: dict(recs) for fid, recs in self.committed.items()}
-        for fid in t.created:
-            state.setdefault(fid, {})
-        for rid, value in t.writes.items():
-            fid = StoreId(rid.vol, rid.store)
-            if fid in t.destroyed:
-                continue
-            if value is None:
-                state.get(fid, {}).pop(rid, None)
-            else:
-                state.setdefault(fid, {})[rid] = value
-        for fid in t.destroyed:
-            state.pop(fid, None)
-        self.committed = state
-        self.states.append(state)
+        self.committed = applied(self.committed, t)
+        self.states.append(self.committed)
         self.commits.append(Commit(t.xct.txn_id, lsn, len(self.disk.events) - 1 if durable else None))
+
+    # -- two-phase commit ----------------------------------------------------------------------------
+    @staticmethod
+    def preparable(t: TxnModel) -> bool:
+        """Whether ``t`` may be prepared: not when it loaded a LOAD file or created a TMP file (refused)."""
+        return not (t.xct.load_stores or t.xct.created_tmp)
+
+    def prepare(self, t: TxnModel) -> None:
+        gtid = b"gtid-%d" % t.xct.txn_id
+        t.prepared_lsn = self.sm.prepare(t.xct, gtid)
+        t.gtid, t.prepared_at = gtid, len(self.disk.events) - 1
+        self.active.remove(t)
+        self.prepared.append(t)
+        self.in_doubt.append(t)
+
+    def resolve(self, t: TxnModel) -> None:
+        if self.two_phase.random() < 0.5:
+            self.commit(t, durable=self.two_phase.random() < 0.85)
+        else:
+            self.sm.abort_prepared(t.gtid)
+            self.in_doubt.remove(t)
+            self.forget_tmp(t.tmp_created)
+            t.resolution, t.aborted_at = "abort", len(self.disk.events) - 1
+
+
+def applied(committed: State, t: TxnModel) -> State:
+    """The committed state once ``t`` commits."""
+    state = {fid: dict(recs) for fid, recs in committed.items()}
+    for fid in t.created:
+        state.setdefault(fid, {})
+    for rid, value in t.writes.items():
+        fid = StoreId(rid.vol, rid.store)
+        if fid in t.destroyed:
+            continue
+        if value is None:
+            state.get(fid, {}).pop(rid, None)
+        else:
+            state.setdefault(fid, {})[rid] = value
+    for fid in t.destroyed:
+        state.pop(fid, None)
+    return state
 
 
 def run_workload(seed: int, ops: int) -> Workload:
@@ -475,22 +563,31 @@ def run_workload(seed: int, ops: int) -> Workload:
 
 def open_sm(workload: Workload, disk: SimDisk) -> StorageManager:
     return StorageManager.open(disk, frames=RESTART_FRAMES, clock=_clock, file_max=FILE_MAX,
-                               buffer_size=workload.buffer_size, restart_trace=False)
+                               buffer_size=workload.buffer_size, restart_trace=False,
+                               locking=ScriptLocking() if workload.prepared else None)
+
+
+def entry_of(sm: StorageManager, lsn: LSN, tid: int) -> Any:
+    """The entry at ``lsn`` if it is in the (recovered) log and transaction ``tid``'s, else None."""
+    try:
+        entry = sm.log.read(lsn)
+    except MinidbError:
+        return None
+    return entry if entry.txn_id == tid else None
 
 
 def survived(sm: StorageManager, commit: Commit) -> bool:
     """Whether the commit point of ``commit`` is in the (recovered) log."""
-    try:
-        entry = sm.log.read(commit.lsn)
-    except MinidbError:
-        return False
-    if entry.txn_id != commit.tid:
-        return False
-    return entry.type_name == "xct_freeing_space" or (entry.type_name == "xct_end" and entry.values["committed"])
+    entry = entry_of(sm, commit.lsn, commit.tid)
+    return entry is not None and (entry.type_name == "xct_freeing_space"
+                                  or (entry.type_name == "xct_end" and entry.values["committed"]))
 
 
-def check_restarted(workload: Workload, sm: StorageManager, crash_event: int) -> str | None:
-    """None if ``sm`` (just restarted after a crash after ``crash_event``) holds exactly what it must."""
+def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
+                    resolve: random.Random | None = None) -> str | None:
+    """None if ``sm`` (just restarted after a crash after ``crash_event``) holds exactly what it must.
+
+    In-doubt transactions are resolved on the way (commit or abort, chosen by ``resolve``)."""
     present = [survived(sm, c) for c in workload.commits]
     k = sum(present)
     if present != [True] * k + [False] * (len(present) - k):
@@ -499,6 +596,25 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int) ->
         if not ok and commit.synced_at is not None and commit.synced_at <= crash_event:
             return f"T{commit.tid}'s durable commit (synced at event {commit.synced_at}) was lost"
     expected = workload.states[k]
+    if workload.prepared:
+        committed = {c.tid for c, ok in zip(workload.commits, present) if ok}
+        doubt = check_in_doubt(workload, sm, crash_event, committed)
+        if isinstance(doubt, str):
+            return doubt
+        sm.xcts.locks = NoLocking()  # the model's check reads everything, in-doubt changes included
+        seen = expected
+        for t in doubt:
+            seen = applied(seen, t)
+        got = sm.contents() if doubt else seen
+        if got != seen:
+            return f"in-doubt transactions {[t.gtid for t in doubt]}: " + _difference(seen, got, k)
+        pick = resolve or random.Random(crash_event)
+        for t in doubt:
+            if pick.random() < 0.5:
+                sm.commit_prepared(t.gtid)
+                expected = applied(expected, t)
+            else:
+                sm.abort_prepared(t.gtid)
     got = sm.contents()
     if got != expected:
         return _difference(expected, got, k)
@@ -517,6 +633,43 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int) ->
     if unlogged:
         return f"stores {unlogged} are not REGULAR after restart"
     return None
+
+
+def check_in_doubt(workload: Workload, sm: StorageManager, crash_event: int, committed: set[int]
+                   ) -> list[TxnModel] | str:
+    """The prepared transactions that must be (and are) in doubt after the restart, or what is wrong."""
+    found = {d.gtid: d for d in sm.in_doubt()}
+    doubt = []
+    for t in workload.prepared:
+        entry = entry_of(sm, t.prepared_lsn, t.xct.txn_id)
+        durable = entry is not None and entry.type_name == "xct_prepare_fi"
+        if t.xct.txn_id in committed or not durable:
+            must, may = False, False
+        elif t.aborted_at is not None:
+            must, may = False, t.aborted_at > crash_event
+        else:
+            must, may = True, True
+        if t.prepared_at <= crash_event and not durable:
+            return f"T{t.xct.txn_id}'s prepare (synced at event {t.prepared_at}) was lost"
+        if (t.gtid in found and not may) or (t.gtid not in found and must):
+            state = "in doubt" if t.gtid in found else "not in doubt"
+            return f"T{t.xct.txn_id} ({t.gtid!r}, {t.resolution or 'unresolved'}) is {state} after the restart"
+        if t.gtid in found:
+            doubt.append(t)
+            held = [target for target in [*t.writes, *t.created, *t.destroyed]
+                    if sm.xcts.locks.try_lock(_Probe(), target, "SH")]
+            if held:
+                return f"T{t.xct.txn_id} is in doubt but its locks on {held[:2]} were not taken again"
+    if set(found) != {t.gtid for t in doubt}:
+        return f"unknown transactions in doubt: {sorted(set(found) - {t.gtid for t in doubt})}"
+    return doubt
+
+
+@dataclass
+class _Probe:
+    """A transaction that only asks for locks (is the in-doubt one's lock held again?)."""
+
+    txn_id: int = 1 << 40
 
 
 def _difference(expected: State, got: State, k: int) -> str:
@@ -538,7 +691,7 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
         before = len(image.events)
         sm = open_sm(workload, image)
         restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
-        problem = check_restarted(workload, sm, crash_event)
+        problem = check_restarted(workload, sm, crash_event, restart_crash)
         if problem is not None or twin is None:
             return problem
         if restart_ops:

@@ -20,8 +20,12 @@ def test_pagestore_crash_sweep_has_no_violations(chunk):
 
 def test_the_workloads_commit_abort_and_leave_transactions_in_flight():
     workloads = [run_workload(seed, OPS) for seed in range(SEEDS_PER_CHUNK)]
-    assert sum(len(w.commits) for w in workloads) > SEEDS_PER_CHUNK
+    assert sum(len(w.commits) + len(w.prepared) for w in workloads) > SEEDS_PER_CHUNK
     assert any(len(w.states[-1]) > 1 for w in workloads)
+    # two-phase commit in some seeds: prepared transactions, some resolved before the end each way
+    prepared = [t for w in workloads for t in w.prepared]
+    assert 5 <= len(prepared) and sum(1 for w in workloads if w.prepared) < SEEDS_PER_CHUNK
+    assert {t.resolution for t in prepared} == {"", "commit", "abort"}
 
 
 def test_the_sweep_catches_a_restart_that_does_not_undo(monkeypatch):

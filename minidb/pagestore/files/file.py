@@ -132,6 +132,7 @@ class FileManager(RecordUpdates, StoreProperties):
             if prop == StoreProperty.LOAD:
                 self.xcts.note_loading(xct, small)
                 self.xcts.note_loading(xct, large)
+            xct.created_tmp |= prop == StoreProperty.TMP
             self._reset_caches(small.store)
             pid, _ = self._new_page(xct, small, AllocMode.APPEND, PageTag.FILE)
             with self._mutex:

@@ -34,9 +34,10 @@ someone else's change is woken to run the test itself.
 **Durations and release.** :meth:`unlock` releases a short lock (refused for
 long locks, extent locks, and locks with locks held below them);
 :meth:`release_all` releases everything at commit or abort, children before
-parents; :meth:`unlock_duration` releases every lock of at most a duration
-(Shore's ``unlock_duration``). Extent locks are held to the end of the
-transaction whatever the requested duration.
+parents; :meth:`detach` leaves a prepared transaction's locks without a thread;
+:meth:`unlock_duration` releases every lock of at most a duration (Shore's
+``unlock_duration``). Extent locks are held to the end of the transaction
+whatever the requested duration.
 
 **Quarks** (Shore's ``sm_quark_t``): :meth:`open_quark` puts a marker in the
 list of locks a transaction holds; while a quark is open its new locks are
@@ -343,6 +344,20 @@ class LockManager:
     def release_all(self, owner: Any) -> None:
         """Release every lock of ``owner`` (at commit or abort), children before parents."""
         self._release_all(_txn_id_of(owner))
+
+    def detach(self, owner: Any) -> None:
+        """``owner`` has no thread any more: a prepared transaction (two-phase commit), which holds its
+        locks but waits for nothing until it ends. Its fingerprint is cleared, so that a thread that
+        ran it and now waits for one of its locks does not find itself in its digest (a false cycle)."""
+        with self._mutex:
+            st = self._owners.get(_txn_id_of(owner))
+            if st is None:
+                return
+            if st.waiting is not None:
+                raise BadLockRequest(f"T{st.txn_id} is waiting for {st.waiting.head.lock_id}: it cannot be detached")
+            st.fingerprint = 0
+            if self._waiters:
+                self._refresh_digests()
 
     def held(self, owner: Any) -> dict[LockId, LockMode]:
         """The locks ``owner`` holds (granted modes), in hierarchy order."""

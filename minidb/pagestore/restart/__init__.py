@@ -116,11 +116,13 @@ class Restart:
 
     def finish(self) -> FinishResult:
         assert self.undo_result is not None, "undo comes before finishing"
+        # TMP files go first, before prepared transactions take their locks again (a prepared transaction
+        # may hold locks on a TMP file it read or changed, and the drop would wait for it forever).
+        dropped = drop_tmp_files(self.files, self.xcts) if self.files is not None else []
+        for line in dropped:
+            self.traces["finish"].emit("finish: %s", line)
         self.finish_result = finish_pass(self.volume, self.xcts, self.analysis_result, self.traces["finish"])
-        if self.files is not None:
-            for line in drop_tmp_files(self.files, self.xcts):
-                self.finish_result.removed_stores.append(line)
-                self.traces["finish"].emit("finish: %s", line)
+        self.finish_result.removed_stores.extend(dropped)
         self.volume.reset_caches()
         written = self.volume.bp.force_all()
         self.traces["finish"].emit("finish: wrote the dirty pages in %d writes", len(written))

@@ -1,4 +1,4 @@
-"""Transactions: state and log chain, the lock step, rollback with CLRs, freeing space at commit.
+"""Transactions: state and log chain, the lock step, rollback with CLRs, freeing space at commit, two-phase commit.
 
 =================  ============================================================
 ``xct.py``         a transaction: tid, state, log chain, undo-next, space it frees
@@ -9,5 +9,6 @@
 ``locking.py``     the lock step of the protocol: NoLocking, ShoreLocking; the
                    allocation protocol's locks (AllocationLocks)
 ``quark.py``       quarks: release the locks taken in a block (Shore's sm_quark_t)
+``prepare.py``     two-phase commit: the prepare entries, reading them back
 =================  ============================================================
 """

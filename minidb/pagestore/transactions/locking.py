@@ -10,7 +10,13 @@ step through a *locking policy* object with three operations:
   immediate timeout; False instead of waiting (used while a page is latched,
   where waiting could deadlock a latch against a lock);
 - ``release_all(xct)``: at commit and abort (Shore frees locks then; extent
-  locks are held to the end of the transaction too).
+  locks are held to the end of the transaction too);
+- ``held(xct)``, ``detach(xct)`` and ``reacquire(xct, locks)``: for
+  two-phase commit (:mod:`minidb.pagestore.transactions.prepare`): the locks
+  a transaction holds, as {lock id: mode name}, logged when it prepares; the
+  prepared transaction leaves its thread (it waits for nothing any more, so
+  Dreadlocks must not see the thread in it); at restart its locks are taken
+  again, before any new transaction runs, and it is detached again.
 
 and, for the allocation protocol and quarks (optional: a policy without
 them behaves as :class:`NoLocking` there, see :func:`optional`):
@@ -89,6 +95,12 @@ class Locking(Protocol):
 
     def release_all(self, xct: Any) -> None: ...
 
+    def held(self, xct: Any) -> dict[LockId, str]: ...
+
+    def detach(self, xct: Any) -> None: ...
+
+    def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None: ...
+
 
 class NoLocking:
     """Every lock is granted at once; nothing is held (so every extent may be freed, quarks release nothing)."""
@@ -116,6 +128,15 @@ class NoLocking:
 
     def close_quark(self, xct: Any) -> int:
         return 0
+
+    def held(self, xct: Any) -> dict[LockId, str]:
+        return {}
+
+    def detach(self, xct: Any) -> None:
+        return None
+
+    def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None:
+        return None
 
     def __repr__(self) -> str:
         return "NoLocking()"
@@ -154,6 +175,19 @@ class ShoreLocking:
 
     def close_quark(self, xct: Any) -> int:
         return self.manager.close_quark(xct)
+
+    def held(self, xct: Any) -> dict[LockId, str]:
+        return {lid: mode.name for lid, mode in self.manager.held(xct).items()}
+
+    def detach(self, xct: Any) -> None:
+        self.manager.detach(xct)
+
+    def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None:
+        """Take ``locks`` (long, without waiting: at restart only other prepared transactions hold locks,
+        and they held theirs together with these before the crash)."""
+        for lid, mode in sorted(locks.items()):
+            self.manager.lock(xct, lid, *_mode_and_duration(mode, "long"), 0)
+        self.manager.detach(xct)
 
     def __repr__(self) -> str:
         return f"ShoreLocking({self.manager!r})"

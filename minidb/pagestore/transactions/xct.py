@@ -22,9 +22,16 @@ from ``last_lsn``. It also keeps:
 States (Shore's ``xct_state_t``)::
 
     ACTIVE --commit--> FREEING_SPACE --space freed--> ENDED (committed)
-       |                   (xct_freeing_space)         (xct_end committed=true)
-       +----abort----> ABORTING --rolled back-------> ENDED (aborted)
-                       (xct_abort)                     (xct_end committed=false)
+     |  |                  (xct_freeing_space)         (xct_end committed=true)
+     |  +---abort----> ABORTING --rolled back-------> ENDED (aborted)
+     |                 (xct_abort)                     (xct_end committed=false)
+     +--prepare--> PREPARED --commit_prepared--> as commit
+                   (xct_prepare_*) --abort_prepared--> as abort
+
+A PREPARED transaction (two-phase commit,
+:mod:`minidb.pagestore.transactions.prepare`) does no more work; it
+survives checkpoints and crashes until it is committed or aborted by its
+global transaction id (``gtid``).
 
 A commit with nothing to free logs only ``xct_end``; a transaction that
 logged nothing logs nothing at all.
@@ -61,6 +68,11 @@ class XctState(IntEnum):
     ABORTING = 2
     FREEING_SPACE = 3
     ENDED = 4
+    PREPARED = 5  # after ACTIVE, before ABORTING or FREEING_SPACE (see PROGRESS)
+
+
+PROGRESS = (XctState.ACTIVE, XctState.PREPARED, XctState.ABORTING, XctState.FREEING_SPACE, XctState.ENDED)
+"""The states in the order a transaction goes through them (the values are not)."""
 
 
 @dataclass(frozen=True)
@@ -89,10 +101,12 @@ class Xct:
     pages_freed: set[tuple[int, int]] = field(default_factory=set)  # (volume, page number)
     load_stores: list[StoreId] = field(default_factory=list)
     unlogged: int = 0
+    created_tmp: bool = False  # it created a TMP file (restart drops it: the transaction cannot be prepared)
     rolling_back: bool = False
     manager: Any = None
     log_count: int = 0  # entries logged so far
     recent: list[LSN] = field(default_factory=list)  # the last few of them, for traces
+    prepared: Any = None  # once PREPARED: its PreparedInfo (gtid, locks, ...)
 
     @property
     def tid(self) -> int:

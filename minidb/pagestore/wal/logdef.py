@@ -60,6 +60,25 @@ xct_end                0x22  T      it ended (``committed`` true or false)
 compensate             0x23  TC     rollback continues at ``undo_nxt``
 =====================  ====  =====  ==================================================
 
+**Prepare** (0x24-0x27), two-phase commit
+(:mod:`minidb.pagestore.transactions.prepare`): what a prepared transaction
+must get back after a crash, logged in this order and chained like its other
+entries; the transaction is prepared once ``xct_prepare_fi`` is durable.
+Shore also has ``xct_prepare_lk`` (locks of one mode); minidb logs every lock
+with its mode (``xct_prepare_alk``), in entries of at most 64 locks.
+
+=====================  ====  =====  ==================================================
+xct_prepare_st         0x24  T      its global transaction id ``gtid`` and
+                                    ``coordinator``
+xct_prepare_alk        0x25  T      ``locks`` it holds: lock id (``space``,
+                                    ``numbers``, ``key``) and ``mode`` each
+xct_prepare_stores     0x26  T      what it frees at commit: ``stores`` marked for
+                                    deletion, ``exts`` whose pages it freed, the
+                                    freed ``pages`` no one else may take
+xct_prepare_fi         0x27  T      the end: ``nlocks`` logged, its ``first`` LSN,
+                                    the log space it has reserved (``rsvd``)
+=====================  ====  =====  ==================================================
+
 **Checkpoints** (0x28-0x2b), not transactional: ``chkpt_begin``; the
 buffer pool's dirty pages with their recovery LSNs (``chkpt_bf_tab``); the
 transaction table (``chkpt_xct_tab``: each transaction's state, last LSN and
@@ -123,6 +142,14 @@ PAGESTORE_TYPES = EntryTable(
                                               ("exts", ListOf(("snum", U32), ("ext", U32)))]),
         ("xct_end",            0x22, "T",    [("committed", BOOL)]),
         ("compensate",         0x23, "TC",   [("undo_nxt", LSN_FIELD)]),
+        # prepare (two-phase commit)
+        ("xct_prepare_st",     0x24, "T",    [("gtid", BYTES), ("coordinator", BYTES)]),
+        ("xct_prepare_alk",    0x25, "T",    [("locks", ListOf(("space", STR), ("numbers", ListOf(("n", U32))),
+                                                               ("key", BYTES), ("mode", STR)))]),
+        ("xct_prepare_stores", 0x26, "T",    [("vol", U32), ("stores", ListOf(("snum", U32))),
+                                              ("exts", ListOf(("snum", U32), ("ext", U32))),
+                                              ("pages", ListOf(("page", U32)))]),
+        ("xct_prepare_fi",     0x27, "T",    [("nlocks", U32), ("first", LSN_FIELD), ("rsvd", U64)]),
         # checkpoints
         ("chkpt_begin",        0x28, "",     []),
         ("chkpt_bf_tab",       0x29, "",     [("pages", ListOf(("vol", U32), ("store", U32), ("page", U32),
@@ -156,6 +183,10 @@ XCT_ABORT = PAGESTORE_TYPES.xct_abort
 XCT_FREEING_SPACE = PAGESTORE_TYPES.xct_freeing_space
 XCT_END = PAGESTORE_TYPES.xct_end
 COMPENSATE = PAGESTORE_TYPES.compensate
+XCT_PREPARE_ST = PAGESTORE_TYPES.xct_prepare_st
+XCT_PREPARE_ALK = PAGESTORE_TYPES.xct_prepare_alk
+XCT_PREPARE_STORES = PAGESTORE_TYPES.xct_prepare_stores
+XCT_PREPARE_FI = PAGESTORE_TYPES.xct_prepare_fi
 CHKPT_BEGIN = PAGESTORE_TYPES.chkpt_begin
 CHKPT_BF_TAB = PAGESTORE_TYPES.chkpt_bf_tab
 CHKPT_XCT_TAB = PAGESTORE_TYPES.chkpt_xct_tab
