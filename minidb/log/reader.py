@@ -50,6 +50,11 @@ class LogReader:
             handle.close()
         self._handles.clear()
 
+    def forget_below(self, number: int) -> None:
+        """Close the handles of files below ``number`` (they are about to be deleted)."""
+        for n in [n for n in self._handles if n < number]:
+            self._handles.pop(n).close()
+
     def _handle(self, number: int) -> File:
         handle = self._handles.get(number)
         if handle is None:
