@@ -35,16 +35,19 @@ Listeners (``add_listener``) are called after the latch is released with
   one more is refused with :class:`~minidb.errors.LogFullError`, changing
   nothing. Files leave the low end through :meth:`LogManager.remove_head_files`;
 - ``preallocate``: every file is ``file_max`` bytes of zeros when it becomes
-  the log's last file, and a *spare* file (``logspare``) of the same size waits
+  the log's last file, and *spare* files (``logspare1``, ``logspare2``, ...)
+  of the same size, one for each partition ``max_files`` still allows, wait
   beside the log, so writing entries never needs new disk space: a full disk
-  is met only when a spare is made (after a flip), where it costs nothing but
-  the spare. At a flip the old file is cut to its last entry (only the last
-  file has unwritten space, as the readers expect) and the spare is renamed to
-  the new file. Opening zeroes a torn tail in place instead of cutting it;
+  is met only when spares are made (after a flip or a removal of files),
+  where it costs nothing but fewer spares (:meth:`room` counts only the
+  spares that exist). At a flip the old file is cut to its last entry (only
+  the last file has unwritten space, as the readers expect) and a spare is
+  renamed to the new file. Opening zeroes a torn tail in place instead of
+  cutting it;
 - ``admit``: a hook called under the write latch with ``(entry_type, values,
   size)`` before an entry is placed; it may raise to refuse the entry (nothing
-  changes) or return a callable, called once the entry is in the buffer
-  (it is also given ``room``, usable under the latch). The
+  changes) or return a callable, called with the entry's LSN once the entry
+  is in the buffer (it is also given ``room``, usable under the latch). The
   page store's log-space reservation is this hook
   (:mod:`minidb.pagestore.wal.logspace`); :meth:`room` says how many bytes can
   still be appended.
@@ -73,12 +76,12 @@ from minidb.stats import Stats, Trace
 DEFAULT_FILE_MAX = 10 * 1024 * 1024
 DEFAULT_BUFFER_SIZE = 64 * 1024
 MIN_FILE_MAX = 256
-SPARE_FILE = "logspare"
+SPARE_PREFIX = "logspare"  # spare files logspare1, logspare2, ...
 SPARE_TMP = "logspare.tmp"
 
 Listener = Callable[[LSN, EntryType, "int | None"], None]
 # admit(entry_type, values, size, room): may raise to refuse; room(waste) is room() under the latch
-Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"]], "Callable[[], None] | None"]
+Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"]], "Callable[[LSN], None] | None"]
 FILE_HEADER_SIZE = HEADER_SIZE + len(FILE_HEADER.encode(
     {"file_number": 0, "created_ms": 0, "last_entry_lsn": NULL_LSN, "log_version": LOG_VERSION}))
 
@@ -116,7 +119,7 @@ class LogManager:
         self.admit: Admit | None = None
         self.head = read_log_head(disk)
         self._allocated = file_max  # bytes of the current file that need no new disk space
-        self._spare = False
+        self._spares: list[str] = []
         self.trace = Trace()
         self.stats = Stats("log", [
             "nEntries", "nBytes", "nWrites", "nBytesWritten", "nFlushes", "nSyncRequests",
@@ -164,7 +167,7 @@ class LogManager:
             self._allocated = max(self._handle.size(), self._next_offset)
             if self._allocated < self.file_max:
                 self._extend(self._handle)
-            self._find_spare()
+            self._find_spares()
         if self._file_number not in self._files:
             self._files.append(self._file_number)
         if self._next_offset == 0:
@@ -191,37 +194,39 @@ class LogManager:
         except DiskFullError:
             pass  # the rest of the file takes disk space as it is written
 
-    def _find_spare(self) -> None:
+    def _find_spares(self) -> None:
         if self.disk.exists(SPARE_TMP):
             self.disk.delete(SPARE_TMP)  # a crash while it was made
-        self._spare = self.disk.exists(SPARE_FILE) and self.disk.size(SPARE_FILE) >= self.file_max
-        if not self._spare:
-            self._make_spare()
+        for name in self.disk.list():
+            if name.startswith(SPARE_PREFIX) and name[len(SPARE_PREFIX):].isdigit():
+                self._spares.append(name)
+        self._spares.sort(key=lambda n: int(n[len(SPARE_PREFIX):]))
+        self._fill_spares()
 
-    def _make_spare(self) -> None:
-        """Make the spare file (a whole file of zeros, durable), or note that the disk is full."""
-        if self.disk.exists(SPARE_FILE):
-            self.disk.delete(SPARE_FILE)
-        try:
-            with self.disk.open(SPARE_TMP, create=True) as f:
-                f.write(0, bytes(self.file_max))
-                f.fsync()
-        except DiskFullError:
-            self.disk.delete(SPARE_TMP)
-            self.stats.add("nSparesFailed")
-            self.trace.emit("no spare log file: the disk is full")
-            return
-        self.disk.rename(SPARE_TMP, SPARE_FILE)
-        self._spare = True
-        self.stats.add("nSparesMade")
+    def _fill_spares(self) -> None:
+        """Make spare files (each a whole file of zeros, durable) until every partition that may
+        still be needed has one, or the disk is full."""
+        wanted = 1 if self.max_files is None else self.max_files - (self._file_number - self.head + 1)
+        while len(self._spares) < wanted:
+            try:
+                with self.disk.open(SPARE_TMP, create=True) as f:
+                    f.write(0, bytes(self.file_max))
+                    f.fsync()
+            except DiskFullError:
+                self.disk.delete(SPARE_TMP)
+                self.stats.add("nSparesFailed")
+                self.trace.emit("%d spare log files: the disk is full", len(self._spares))
+                return
+            last = int(self._spares[-1][len(SPARE_PREFIX):]) if self._spares else 0
+            name = f"{SPARE_PREFIX}{last + 1}"
+            self.disk.rename(SPARE_TMP, name)
+            self._spares.append(name)
+            self.stats.add("nSparesMade")
 
     def _new_file(self, name: str) -> File:
-        """The handle of new log file ``name``: the spare renamed, or a new file."""
+        """The handle of new log file ``name``: a spare renamed, or a new file."""
         if self.preallocate:
-            if not self._spare:
-                raise LogFullError(f"{self.disk.where(name)}: no room for a new log file (the disk is full)")
-            self.disk.rename(SPARE_FILE, name)
-            self._spare = False
+            self.disk.rename(self._spares.pop(0), name)
             return self.disk.open(name)
         return self.disk.open(name, create=True)
 
@@ -235,7 +240,7 @@ class LogManager:
         left = max(0, self._allocated - self._next_offset - waste)
         more = None if self.max_files is None else self.max_files - (self._file_number - self.head + 1)
         if self.preallocate:
-            more = int(self._spare) if more is None else min(more, int(self._spare))
+            more = len(self._spares) if more is None else min(more, len(self._spares))
         if more is None:
             return None
         return left + max(0, more) * max(0, self.file_max - FILE_HEADER_SIZE - waste)
@@ -256,7 +261,11 @@ class LogManager:
             self.head = below_file
             self._files = [n for n in self._files if n >= below_file]
             self.reader.forget_below(below_file)
-        return self._remove_below_head(archive)
+        removed = self._remove_below_head(archive)
+        if self.preallocate:
+            with self._latch:
+                self._fill_spares()  # the space of the files removed
+        return removed
 
     def _remove_below_head(self, archive: Callable[[str, bytes], None] | None) -> list[str]:
         removed = []
@@ -321,7 +330,7 @@ class LogManager:
                 vlsn = self.vlsn_allocator()  # type: ignore[misc]
             lsn = self._add(entry_type.code, make_flags(provisional, replicated), item, vlsn)
             if admitted is not None:
-                admitted()
+                admitted(lsn)
         for listener in self._listeners:
             listener(lsn, entry_type, vlsn)
         return lsn
@@ -360,7 +369,7 @@ class LogManager:
         if self.max_files is not None and old + 1 - self.head + 1 > self.max_files:
             raise LogFullError(f"{self.disk.where()}: the log is full: {self.max_files} log files, from "
                                f"{file_name(self.head)} to {file_name(old)}, and no more may exist")
-        if self.preallocate and not self._spare:
+        if self.preallocate and not self._spares:
             raise LogFullError(f"{self.disk.where()}: no room for {file_name(old + 1)}: the disk is full "
                                f"(no spare log file)")
         self._write_buffer()
@@ -388,7 +397,7 @@ class LogManager:
         self.stats.add("nFileFlips")
         self.trace.emit("file %s full at 0x%x bytes; now writing %s", file_name(old), self._prev_file_last.offset, file_name(self._file_number))
         if self.preallocate:
-            self._make_spare()
+            self._fill_spares()
 
     # -- flushing and syncing -----------------------------------------------
     def flush(self) -> None:
@@ -527,4 +536,4 @@ def open_log(disk: Disk, **options: Any) -> LogManager:
     return LogManager(disk, **options)
 
 
-__all__ = ["LogManager", "open_log", "DEFAULT_FILE_MAX", "NULL_LSN", "DiskFullError", "LogFullError", "SPARE_FILE"]
+__all__ = ["LogManager", "open_log", "DEFAULT_FILE_MAX", "NULL_LSN", "DiskFullError", "LogFullError", "SPARE_PREFIX"]

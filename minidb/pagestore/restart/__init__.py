@@ -107,6 +107,10 @@ class Restart:
 
     def undo(self) -> UndoResult:
         assert self.redo_result is not None, "redo comes before undo"
+        space = getattr(self.xcts, "log_space", None)
+        if space is not None:  # the losers' rollbacks get their log space back (minidb.pagestore.wal.logspace)
+            for row in self.analysis_result.losers:  # type: ignore[union-attr]
+                space.reserve_chain(row.tid, row.undo_nxt, self.log.read)
         self.undo_result = undo_pass(self.volume, self.xcts, self.analysis_result, self.traces["undo"])
         return self.undo_result
 

@@ -89,6 +89,7 @@ class XctManager:
         self._table: dict[int, Xct] = {}
         self._next_tid = 1
         self._freed_pages: dict[tuple[int, int], int] = {}  # (vol, page) -> tid of the active freer
+        self.log_space: Any = None  # a LogSpace when the log is bounded (its reservations)
         volume.is_page_held = self.is_page_held
 
     # -- the table -----------------------------------------------------------------------
@@ -116,6 +117,15 @@ class XctManager:
                 return self._table[tid]
             except KeyError:
                 raise XctError(f"T{tid}: no such active transaction") from None
+
+    def peek(self, tid: int) -> Xct | None:
+        """The transaction ``tid`` if it has not ended, read without the table latch (for the log's
+        admission hook, which runs under the log latch; the table latch comes first)."""
+        return self._table.get(tid)
+
+    def peek_all(self) -> list[Xct]:
+        """The transactions that have not ended, read without the table latch (see :meth:`peek`)."""
+        return list(self._table.values())
 
     def oldest_active(self) -> int:
         with self.table_latch:
