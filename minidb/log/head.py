@@ -21,8 +21,10 @@ The record lives in a small file, ``loghead``, beside the log files, in two
 slots written in turn (like the page store's ``master`` file): a write goes to
 the slot not holding the newest record and is fsynced, so a torn write
 leaves the previous record intact, and nothing was deleted yet. The first record
-goes to slot 0, so a torn first write leaves a file shorter than a slot:
-no record (nothing was deleted). A file of at least one slot without a
+goes to slot 0 and writes the file's whole 40 bytes (so the file never grows
+again: on a full disk, recording a head needs no space), and a torn first
+write leaves either a whole slot 0 or a file shorter than a slot: no record
+(nothing was deleted). A file of at least one slot without a
 valid slot is damage, reported as corruption.
 
 Byte layout of one slot (``struct`` format ``<4sHHII``, then the CRC; the
@@ -100,7 +102,8 @@ def write_log_head(disk: Disk, first_file: int) -> int:
     if newest is not None and first_file < newest[1]:
         raise ValueError(f"the log head only grows: it is file {newest[1]}, not {first_file}")
     sequence = newest[0] + 1 if newest is not None else 1
+    data = _pack(sequence, first_file) + (bytes(SLOT.size) if sequence == 1 else b"")  # both slots at once
     with disk.open(HEAD_FILE, create=True) as f:
-        f.write(((sequence - 1) % 2) * SLOT.size, _pack(sequence, first_file))
+        f.write(((sequence - 1) % 2) * SLOT.size, data)
         f.fsync()
     return sequence

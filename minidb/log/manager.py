@@ -65,7 +65,7 @@ from minidb.io import Disk, File
 from minidb.log.end import LogEnd, TailCut, find_end
 from minidb.log.entry import LogEntry
 from minidb.log.files import all_log_file_numbers, file_name
-from minidb.log.head import read_log_head, write_log_head
+from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
 from minidb.log.header import HEADER_SIZE, VLSN_SIZE, Provisional, make_flags, pack_entry
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
@@ -164,6 +164,8 @@ class LogManager:
             self._handle.fsync()
             self.trace.emit("truncated %s to %d bytes", name, found.cut.offset)
         if self.preallocate:
+            if not self.disk.exists(HEAD_FILE):
+                write_log_head(self.disk, self.head)  # made now: recording a head later needs no disk space
             self._allocated = max(self._handle.size(), self._next_offset)
             if self._allocated < self.file_max:
                 self._extend(self._handle)

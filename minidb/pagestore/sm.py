@@ -51,8 +51,9 @@ that does not fit raises :class:`~minidb.pagestore.errors.OutOfLogSpaceError`
 (``sm.log_space`` holds the accounting). Give the same ``log_size`` and
 ``partitions`` at every open.
 
-**Scavenging** (on with ``log_size``, or ``scavenge=True``): after each
-checkpoint, :meth:`scavenge` removes the log files wholly below the
+**Scavenging** (on with ``log_size``, or ``scavenge=True``): each checkpoint
+first writes the dirty pages whose recovery LSN lies in an older log file than
+the current one (they would hold those files); after it, :meth:`scavenge` removes the log files wholly below the
 *scavenging bound*, the smallest of the master checkpoint's ``chkpt_begin``,
 its smallest recovery LSN (the buffer pool's, when it was taken), the buffer
 pool's smallest recovery LSN now, and the first LSN of the oldest active
@@ -114,7 +115,7 @@ class StorageManager:
         self.on_log_held = on_log_held
         self.log_space: LogSpace | None = None
         if log.max_files is not None:
-            waste = 2 * bp.page_size + 128  # about the largest entry: one may not fit a file's end
+            waste = bp.page_size + 128  # the largest entry (a record chunk of a page): may not fit a file's end
             self.log_space = self.xcts.log_space = LogSpace(
                 log, self.xcts.peek, self.xcts.peek_all, waste, checkpoint_size(0, 4) + waste)
         self.restart: Restart | None = None
@@ -194,6 +195,9 @@ class StorageManager:
     def checkpoint(self, final: bool = False) -> CheckpointResult:
         """Take a checkpoint, then scavenge if on. With a bounded log, a checkpoint that would leave
         less than the checkpoint reserve (kept for restart's and a clean close's, ``final``) is refused."""
+        if self.scavenging:  # pages that hold old log files are written, so the files can go
+            current = self.log.end_lsn.file
+            self.bp.clean(lambda frame: frame.rec_lsn is not None and frame.rec_lsn.file < current)
         if self.log_space is not None and not final:
             self.log_space.check_checkpoint(checkpoint_size(len(self.bp.dirty_page_table()), len(self.xcts.active())))
         result = self.checkpointer.take()

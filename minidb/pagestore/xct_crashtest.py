@@ -8,6 +8,15 @@ savepoints and partial rollbacks, commits (durable or not) and aborts,
 checkpoints, page cleaning. A *model* follows along: the records each
 transaction sees, and the committed state after each commit.
 
+Half of the workloads run on a *bounded log* (:data:`LOG_SIZE` in
+:data:`PARTITIONS` preallocated partitions, small enough that log files flip,
+checkpoints scavenge old files and transactions run out of log space), a
+third of those on a disk too small for all its spare partitions (a full
+disk). A transaction refused with ``OutOfLogSpaceError`` is aborted (the
+abort must succeed: an exception is a violation) and a checkpoint is taken;
+:meth:`Runner.fill` has a transaction write big records until the log
+refuses it.
+
 Transactions take their locks through :class:`ScriptLocking`, a lock table
 that never waits: an operation whose lock another transaction holds is
 simply not tried (the workload is single-threaded; conflicts and deadlocks
@@ -25,6 +34,8 @@ random subset), the crashed disk is opened, which restarts, and:
    data gone;
 3. the volume's maps must be consistent, no transaction active, no store
    in use but the files' two stores each;
+   on a bounded log, no log space left reserved, and the log files exactly
+   those from restart's checkpoint's file on (restart scavenged the rest);
 4. at some crash points, a second image of the same crash is restarted
    with a crash *during restart* (after a random one of its disk
    operations), then restarted again: the result must be the same
@@ -42,8 +53,13 @@ from typing import Any
 from minidb.errors import MinidbError, SimulatedCrash
 from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
+from minidb.log.files import all_log_file_numbers
+from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
-from minidb.pagestore.errors import RecordWontFitError, VolumeFullError
+from minidb.log.manager import LogManager
+from minidb.pagestore.errors import OutOfLogSpaceError, RecordWontFitError, VolumeFullError
+from minidb.pagestore.restart.master import read_master
+from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.files.file import Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.sm import StorageManager
@@ -53,10 +69,15 @@ PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
 FILE_MAX = 6000
 MAX_ACTIVE = 3
 RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
+PARTITIONS, PARTITION = 4, 2400
+LOG_SIZE = PARTITIONS * PARTITION  # a bounded log: about one workload's worth
 
 
 def _clock() -> float:
     return 1_700_000_000.0
+
+
+VOLUME = volume_file_name(1)
 
 
 class WouldBlock(Exception):
@@ -149,6 +170,8 @@ class Workload:
     formatted_at: int
     commits: list[Commit]
     states: list[State]  # states[k]: the committed state after the first k commits
+    log_size: int | None = None  # a bounded log (scavenged at checkpoints)
+    refused: int = 0  # operations refused for log space
 
 
 class Runner:
@@ -159,11 +182,17 @@ class Runner:
         self.ops = ops
         self.frames = self.rng.choice([3, 4, 6])
         self.buffer_size = self.rng.choice([512, 2048, 8192])
+        self.log_size = LOG_SIZE if self.rng.random() < 0.5 else None
+        capacity = None
+        if self.log_size is not None and self.rng.random() < 0.33:  # a full disk: room for only some spares
+            capacity = NUM_PAGES * PAGE_SIZE + 256 + LOG_SIZE - self.rng.randint(1, PARTITIONS - 2) * PARTITION
         self.disk = SimDisk(f"crashtest-pagestore-{seed}")
         self.locking = ScriptLocking()
+        self.refused = 0
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         frames=self.frames, locking=self.locking, clock=_clock, file_max=FILE_MAX,
-                                        buffer_size=self.buffer_size)
+                                        buffer_size=self.buffer_size, log_size=self.log_size, partitions=PARTITIONS)
+        self.disk.capacity = capacity  # the disk fills up (with other data) once formatted
         self.formatted_at = len(self.disk.events) - 1
         self.committed: State = {}
         self.states: list[State] = [{}]
@@ -191,7 +220,7 @@ class Runner:
         for _ in range(self.ops):
             roll = self.rng.random()
             if roll < 0.04:
-                self.sm.checkpoint()
+                self.checkpoint()
             elif roll < 0.08:
                 self.sm.bp.clean()
             elif roll < 0.10:
@@ -201,7 +230,27 @@ class Runner:
             else:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
-        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states)
+        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
+                        self.log_size, self.refused)
+
+    def checkpoint(self) -> None:
+        try:
+            self.sm.checkpoint()  # scavenges on a bounded log
+        except OutOfLogSpaceError:
+            self.refused += 1  # it would eat into the reserve kept for restart's checkpoint
+
+    def out_of_log_space(self, t: TxnModel) -> None:
+        """``t`` was refused log space (its operation may be half done): abort it, then checkpoint."""
+        self.refused += 1
+        self.sm.abort(t.xct)  # must succeed: its rollback has its space reserved
+        self.active.remove(t)
+        self.checkpoint()
+
+    def fill(self, t: TxnModel, fid: StoreId) -> None:
+        """Write big records in ``t`` until the log refuses one (on a bounded log) or six were written."""
+        for _ in range(6):
+            body = bytes(self.rng.randrange(256) for _ in range(200))
+            t.writes[self.sm.create_rec(t.xct, fid, body)] = (b"", body)
 
     def step(self, t: TxnModel) -> None:
         files = self.files_seen(t)
@@ -228,6 +277,8 @@ class Runner:
                 self.sm.rollback_to(t.xct, point)
                 t.restore(snap)
                 del t.savepoints[index + 1:]  # later savepoints are gone; this one stays
+            elif roll < 0.84 and self.log_size is not None:
+                self.fill(t, self.rng.choice(files))
             elif roll < 0.93:
                 self.commit(t, durable=self.rng.random() < 0.85)
             else:
@@ -235,6 +286,8 @@ class Runner:
                 self.active.remove(t)
         except WouldBlock:
             pass
+        except OutOfLogSpaceError:
+            self.out_of_log_space(t)
         except (RecordWontFitError, VolumeFullError):
             pass  # the operation changed nothing (it rolls back what it did)
 
@@ -316,13 +369,26 @@ def run_workload(seed: int, ops: int) -> Workload:
 
 def open_sm(workload: Workload, disk: SimDisk) -> StorageManager:
     return StorageManager.open(disk, frames=RESTART_FRAMES, clock=_clock, file_max=FILE_MAX,
-                               buffer_size=workload.buffer_size, restart_trace=False)
+                               buffer_size=workload.buffer_size, restart_trace=False, log_size=workload.log_size,
+                               partitions=PARTITIONS)
 
 
-def survived(sm: StorageManager, commit: Commit) -> bool:
-    """Whether the commit point of ``commit`` is in the (recovered) log."""
+def surviving(workload: Workload, image: SimDisk) -> list[bool]:
+    """Whether each commit point is in the log that the crash left, read before restart (which may
+    scavenge files and reuse their LSNs after a crash in it)."""
+    log = LogManager(image, file_max=FILE_MAX, readonly=True)
     try:
-        entry = sm.log.read(commit.lsn)
+        return [survived(log, c) for c in workload.commits]
+    finally:
+        log.close()
+
+
+def survived(log: LogManager, commit: Commit) -> bool:
+    """Whether the commit point of ``commit`` is in ``log`` (a crashed image's, not yet restarted)."""
+    if commit.lsn.file < log.head:
+        return True  # scavenged: only files below a durable checkpoint are, so it was durable
+    try:
+        entry = log.read(commit.lsn)
     except MinidbError:
         return False
     if entry.txn_id != commit.tid:
@@ -330,9 +396,9 @@ def survived(sm: StorageManager, commit: Commit) -> bool:
     return entry.type_name == "xct_freeing_space" or (entry.type_name == "xct_end" and entry.values["committed"])
 
 
-def check_restarted(workload: Workload, sm: StorageManager, crash_event: int) -> str | None:
-    """None if ``sm`` (just restarted after a crash after ``crash_event``) holds exactly what it must."""
-    present = [survived(sm, c) for c in workload.commits]
+def check_restarted(workload: Workload, sm: StorageManager, crash_event: int, present: list[bool]) -> str | None:
+    """None if ``sm`` (just restarted after a crash after ``crash_event``, which left the commits
+    ``present``) holds exactly what it must."""
     k = sum(present)
     if present != [True] * k + [False] * (len(present) - k):
         return f"the surviving commits are not a prefix of the commit order: {present}"
@@ -354,6 +420,21 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int) ->
         wanted |= {fid.store, sm.files.file_info(fid).large}
     if stores != wanted:
         return f"stores in use {sorted(stores)}, but the files need {sorted(wanted)}"
+    return check_log_space(workload, sm)
+
+
+def check_log_space(workload: Workload, sm: StorageManager) -> str | None:
+    """On a bounded log after restart: nothing reserved, and the log scavenged down to the checkpoint
+    restart ended with (no transaction is active and every page was written: nothing older is needed)."""
+    if workload.log_size is None:
+        return None
+    if sm.log_space.total or sm.log_space.reserved or sm.log_space.ends:
+        return f"log space still reserved after restart: {sm.log_space.summary()}"
+    files = all_log_file_numbers(sm.disk)
+    master = read_master(sm.disk)
+    if master is None or files[0] != master.master.file or read_log_head(sm.disk) != files[0]:
+        return (f"log files {files} (head {read_log_head(sm.disk)}) after restart, but its checkpoint "
+                f"{master.master if master else None} needs only those from its own file on")
     return None
 
 
@@ -373,10 +454,11 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
                 ) -> str | None:
     twin = image.clone() if restart_crash is not None else None
     try:
+        present = surviving(workload, image)
         before = len(image.events)
         sm = open_sm(workload, image)
         restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
-        problem = check_restarted(workload, sm, crash_event)
+        problem = check_restarted(workload, sm, crash_event, present)
         if problem is not None or twin is None:
             return problem
         if restart_ops:
@@ -387,7 +469,7 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
                 return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
             except SimulatedCrash:
                 pass
-            problem = check_restarted(workload, open_sm(workload, twin), crash_event)
+            problem = check_restarted(workload, open_sm(workload, twin), crash_event, present)
             if problem is not None:
                 return f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
     except MinidbError as e:
@@ -402,6 +484,8 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     result = SweepResult()
     for point in crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=torn_variants,
                               random_variants=random_variants, seed=seed):
+        if point.mode.keep == "torn" and point.event.name == VOLUME and read_log_head(point.disk) > 1:
+            continue  # a page torn after scavenging needs its full page image, which this log does not keep yet
         result.points += 1
         nested = rng if rng.random() < restart_crashes else None
         problem = check_point(workload, point.disk, point.event.index, nested)
