@@ -8,7 +8,7 @@ savepoints and partial rollbacks, commits (durable or not) and aborts,
 checkpoints, page cleaning. A *model* follows along: the records each
 transaction sees, and the committed state after each commit.
 
-Half of the workloads run on a *bounded log* (:data:`LOG_SIZE` in
+Two in five workloads run on a *bounded log* (:data:`LOG_SIZE` in
 :data:`PARTITIONS` preallocated partitions, small enough that log files flip,
 checkpoints scavenge old files and transactions run out of log space), a
 third of those on a disk too small for all its spare partitions (a full
@@ -182,7 +182,7 @@ class Runner:
         self.ops = ops
         self.frames = self.rng.choice([3, 4, 6])
         self.buffer_size = self.rng.choice([512, 2048, 8192])
-        self.log_size = LOG_SIZE if self.rng.random() < 0.5 else None
+        self.log_size = LOG_SIZE if self.rng.random() < 0.4 else None
         capacity = None
         if self.log_size is not None and self.rng.random() < 0.33:  # a full disk: room for only some spares
             capacity = NUM_PAGES * PAGE_SIZE + 256 + LOG_SIZE - self.rng.randint(1, PARTITIONS - 2) * PARTITION
@@ -247,8 +247,8 @@ class Runner:
         self.checkpoint()
 
     def fill(self, t: TxnModel, fid: StoreId) -> None:
-        """Write big records in ``t`` until the log refuses one (on a bounded log) or six were written."""
-        for _ in range(6):
+        """Write big records in ``t`` until the log refuses one (on a bounded log) or four were written."""
+        for _ in range(4):
             body = bytes(self.rng.randrange(256) for _ in range(200))
             t.writes[self.sm.create_rec(t.xct, fid, body)] = (b"", body)
 

@@ -14,6 +14,11 @@ master's checkpoint or before the LSN of a page on the volume cannot be the
 result of a crash (the checkpoint and the page were written only after the
 log was durable that far), so ``prefix_floor`` is the end of the later of
 the two.
+
+:func:`build_scavenged` is the same workload with scavenging on: each
+checkpoint removes the log files below it (recorded in ``loghead``), so the
+``master`` file is the only way into the log and cutting or deleting it is
+detected.
 """
 
 from __future__ import annotations
@@ -31,19 +36,28 @@ FILE_MAX = 2048
 VOLUME = "v1.vol"
 
 
-def open_sm(disk: Disk) -> StorageManager:
-    return StorageManager.open(disk, frames=FRAMES, file_max=FILE_MAX, clock=fixed_clock, restart_trace=False)
+def open_sm(disk: Disk, scavenge: bool = False) -> StorageManager:
+    return StorageManager.open(disk, frames=FRAMES, file_max=FILE_MAX, clock=fixed_clock, restart_trace=False,
+                               scavenge=scavenge)
 
 
 def read(disk: Disk) -> dict:
     return open_sm(disk).contents()
 
 
-def build() -> State:
-    disk = SimDisk("pagestore")
+def read_scavenged(disk: Disk) -> dict:
+    return open_sm(disk, scavenge=True).contents()
+
+
+def build_scavenged() -> State:
+    return build(scavenge=True)
+
+
+def build(scavenge: bool = False) -> State:
+    disk = SimDisk("pagestore-scavenged" if scavenge else "pagestore")
     StorageManager.format(disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE, frames=FRAMES,
-                          file_max=FILE_MAX, clock=fixed_clock, restart_trace=False)
-    sm = open_sm(disk)
+                          file_max=FILE_MAX, clock=fixed_clock, restart_trace=False, scavenge=scavenge)
+    sm = open_sm(disk, scavenge)
     history = History({})
 
     def commit(t) -> None:
@@ -66,6 +80,8 @@ def build() -> State:
         sm.update_rec(t, rids[i], 0, b"UPDATED")
         sm.free_rec(t, rids[-1 - i])
         commit(t)
+    if scavenge:
+        sm.checkpoint()  # writes the pages holding the older files and removes those files
     loser = sm.begin()
     lost = sm.create_rec(loser, fid, b"never committed")
     t = sm.begin()
@@ -75,7 +91,8 @@ def build() -> State:
     history.commit(end, model)
     files = image_of(disk)
     layouts = {VOLUME: Layout(PAGE_SIZE, HEADER_SIZE, FOOTER_SIZE), MASTER_FILE: Layout(SLOT.size, SLOT.size)}
-    return State("pagestore", files, model, history.at, read, _floor(sm, disk, files[VOLUME]), layouts)
+    return State("pagestore-scavenged" if scavenge else "pagestore", files, model, history.at,
+                 read_scavenged if scavenge else read, _floor(sm, disk, files[VOLUME]), layouts)
 
 
 def _floor(sm: StorageManager, disk: SimDisk, volume: bytes) -> LSN:
