@@ -41,7 +41,9 @@ or whose log ends at or before the master checkpoint's ``chkpt_end`` (a file
 cut or deleted at the end), and a master record whose volume is gone. Once
 files were scavenged the master record is the only way into the log: a
 missing master file, or a master checkpoint that lies before the first log
-file kept, is refused too. Restart on
+file kept, is refused too, and so is a master file shorter than its two
+slots once its second record was written (the first write makes the whole
+64 bytes: slot 1, after 32 zero bytes). Restart on
 such a log would silently forget committed work. (A page whose LSN lies
 past the end of the log is the same loss; the buffer pool finds it when it
 reads the page.) An empty directory holds no page store: nothing to check.
@@ -131,6 +133,9 @@ def check_log_is_whole(disk: Disk, volume_name: str) -> None:
         raise LogLostError(f"{disk.where(file_name(head))}: the log's first file is missing{scavenged} (the log "
                            f"starts at {file_name(numbers[0])}); the page store needs its whole log")
     record = read_master(disk)
+    if record is not None and record.sequence >= 2 and disk.size(MASTER_FILE) < 2 * SLOT.size:
+        raise LogLostError(f"{disk.where(MASTER_FILE)}: the master file is cut short ({disk.size(MASTER_FILE)} of "
+                           f"{2 * SLOT.size} bytes): its first write made both slots, so bytes were lost")
     if head > 1 and record is None:
         raise LogLostError(f"{disk.where(MASTER_FILE)}: the master checkpoint record is missing, but the log "
                            f"files before {file_name(head)} were scavenged: restart has no way into the log")
