@@ -154,3 +154,11 @@ def test_a_file_header_torn_over_a_preallocated_file_is_a_torn_tail():
         f.fsync()
     found = find_end(disk)
     assert found.cut is not None and found.cut.kind == "torn" and found.cut.file_number == 2
+
+
+def test_a_backward_scan_stops_at_the_first_file_kept():
+    disk, log = many_files()
+    log.remove_head_files(4)
+    backward = list(log.scan_backward())
+    assert backward[-1].lsn.file == 4 and backward[-1].type_name == "FileHeader"
+    assert [e.lsn for e in reversed(backward)] == [e.lsn for e in log.scan()]
