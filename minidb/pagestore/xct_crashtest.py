@@ -172,6 +172,7 @@ class Workload:
     states: list[State]  # states[k]: the committed state after the first k commits
     log_size: int | None = None  # a bounded log (scavenged at checkpoints)
     refused: int = 0  # operations refused for log space
+    files_removed: int = 0  # log files scavenged during the workload
 
 
 class Runner:
@@ -182,10 +183,11 @@ class Runner:
         self.ops = ops
         self.frames = self.rng.choice([3, 4, 6])
         self.buffer_size = self.rng.choice([512, 2048, 8192])
-        self.log_size = LOG_SIZE if self.rng.random() < 0.4 else None
+        space = random.Random(seed * 7 + 3)  # its own draws: the other workloads stay as they were
+        self.log_size = LOG_SIZE if space.random() < 0.4 else None
         capacity = None
-        if self.log_size is not None and self.rng.random() < 0.33:  # a full disk: room for only some spares
-            capacity = NUM_PAGES * PAGE_SIZE + 256 + LOG_SIZE - self.rng.randint(1, PARTITIONS - 2) * PARTITION
+        if self.log_size is not None and space.random() < 0.33:  # a full disk: room for only some spares
+            capacity = NUM_PAGES * PAGE_SIZE + 256 + LOG_SIZE - space.randint(1, PARTITIONS - 2) * PARTITION
         self.disk = SimDisk(f"crashtest-pagestore-{seed}")
         self.locking = ScriptLocking()
         self.refused = 0
@@ -231,7 +233,7 @@ class Runner:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
         return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
-                        self.log_size, self.refused)
+                        self.log_size, self.refused, self.sm.log.stats["nFilesRemoved"])
 
     def checkpoint(self) -> None:
         try:
@@ -277,10 +279,10 @@ class Runner:
                 self.sm.rollback_to(t.xct, point)
                 t.restore(snap)
                 del t.savepoints[index + 1:]  # later savepoints are gone; this one stays
-            elif roll < 0.84 and self.log_size is not None:
-                self.fill(t, self.rng.choice(files))
             elif roll < 0.93:
                 self.commit(t, durable=self.rng.random() < 0.85)
+            elif roll < 0.96 and self.log_size is not None:
+                self.fill(t, self.rng.choice(files))
             else:
                 self.sm.abort(t.xct)
                 self.active.remove(t)
