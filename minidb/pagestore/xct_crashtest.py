@@ -26,8 +26,8 @@ Then, for every write, truncate and fsync of the workload (and each way a
 crash can treat unsynced writes: none kept, all kept, a torn last write, a
 random subset), the crashed disk is opened, which restarts, and:
 
-1. the commits that survived (their commit point is in the recovered log)
-   must be a prefix of the commit order, and include every commit whose
+1. the commits that survived (their commit point is in the log the crash
+   left, read before restart, which may scavenge it) must be a prefix of the commit order, and include every commit whose
    durable ``commit()`` had returned before the crash;
 2. the files and their records must be *exactly* the model's committed
    state after that prefix: committed data there, uncommitted and aborted
@@ -41,7 +41,11 @@ random subset), the crashed disk is opened, which restarts, and:
    operations), then restarted again: the result must be the same
    (restart is idempotent).
 
-Anything else, including an exception, is a violation.
+Anything else, including an exception, is a violation. One kind of crash
+point is left out: a page write torn after the log was scavenged, which
+needs the page's full image in the log (the page's history from the volume's
+format, which redo would rebuild it from, is gone); restart reports such a
+page as damaged.
 """
 
 from __future__ import annotations
