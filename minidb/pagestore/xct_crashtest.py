@@ -8,7 +8,7 @@ savepoints and partial rollbacks, commits (durable or not) and aborts,
 checkpoints, page cleaning. A *model* follows along: the records each
 transaction sees, and the committed state after each commit.
 
-Two in five workloads run on a *bounded log* (:data:`LOG_SIZE` in
+A quarter of the workloads run on a *bounded log* (:data:`LOG_SIZE` in
 :data:`PARTITIONS` preallocated partitions, small enough that log files flip,
 checkpoints scavenge old files and transactions run out of log space), a
 third of those on a disk too small for all its spare partitions (a full
@@ -188,7 +188,7 @@ class Runner:
         self.frames = self.rng.choice([3, 4, 6])
         self.buffer_size = self.rng.choice([512, 2048, 8192])
         space = random.Random(seed * 7 + 3)  # its own draws: the other workloads stay as they were
-        self.log_size = LOG_SIZE if space.random() < 0.4 else None
+        self.log_size = LOG_SIZE if space.random() < 0.25 else None
         capacity = None
         if self.log_size is not None and space.random() < 0.33:  # a full disk: room for only some spares
             capacity = NUM_PAGES * PAGE_SIZE + 256 + LOG_SIZE - space.randint(1, PARTITIONS - 2) * PARTITION
