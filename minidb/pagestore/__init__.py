@@ -5,7 +5,7 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     ids.py          v(1) s(1.3) p(1.3.48) r(1.3.48.2) x(1.6); extent arithmetic
     errors.py       the page store's errors
     pages/          the page frame (checksum, torn-page detection), slotted pages, record tags
-    wal/            the log entry types (Shore's logdef.dat) and the logging protocol
+    wal/            the log entry types (Shore's logdef.dat), the logging protocol, log space (reservations)
     volume/         the volume header, extent map, store map, formatting, allocation
     buffer/         latches, clock replacement, the buffer pool and its cleaner
     lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
@@ -32,8 +32,9 @@ Public surface::
     Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError,
     NoLocking, ShoreLocking, AllocationLocks, Quark  (the lock manager: minidb.pagestore.lock)
     InDoubt, GtidError               (two-phase commit: sm.prepare, commit_prepared, abort_prepared, in_doubt)
+    LogSpace, OutOfLogSpaceError     (a bounded log: StorageManager(log_size=..., partitions=...))
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
-    RecordWontFitError, BufferPoolFullError; damage (CorruptionError): PageStoreCorruptionError,
+    RecordWontFitError, BufferPoolFullError, OutOfLogSpaceError; damage (CorruptionError): PageStoreCorruptionError,
     BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
 """
 
@@ -42,8 +43,9 @@ from minidb.pagestore.volume import extmap as _extmap  # noqa: F401  (registers 
 from minidb.pagestore.buffer.bufferpool import BufferPool, Frame, FrameView, WriteRun
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
 from minidb.pagestore.errors import (
-    BadPageError, BadRequestError, BufferPoolFullError, LogLostError, PageChecksumError, PageStoreCorruptionError,
-    PageStoreError, RecordWontFitError, SlotError, TornPageError, VolumeCorruptionError, VolumeError, VolumeFullError,
+    BadPageError, BadRequestError, BufferPoolFullError, LogLostError, OutOfLogSpaceError, PageChecksumError,
+    PageStoreCorruptionError, PageStoreError, RecordWontFitError, SlotError, TornPageError, VolumeCorruptionError,
+    VolumeError, VolumeFullError,
 )
 from minidb.pagestore.volume.extmap import Extlink
 from minidb.pagestore.volume.format import format_volume
@@ -51,6 +53,7 @@ from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, VolumeId, 
 from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import TxnRef, apply_and_log, redo, undo
+from minidb.pagestore.wal.logspace import LogSpace
 from minidb.pagestore.pages.page import Page, PageTag, StoreFlags
 from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser
@@ -80,5 +83,6 @@ __all__ = [
     "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
     "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
-    "StoreProperty", "InDoubt", "GtidError",
+    "StoreProperty", "InDoubt", "GtidError", "LogSpace",
+    "OutOfLogSpaceError",
 ]

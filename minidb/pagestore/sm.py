@@ -59,6 +59,26 @@ records (:mod:`minidb.pagestore.pages.storeprop`); restart destroys TMP files.
 restart, at a clean close and, with ``chkpt_every=N``, after a commit once
 N bytes were logged since the last one (Shore's checkpoint thread is
 "kicked" by the log manager).
+
+**Log space** (:mod:`minidb.pagestore.wal.logspace`). ``log_size=BYTES``
+bounds the log: ``partitions`` (Shore's 8 by default) preallocated log files
+of ``log_size / partitions`` bytes each, with reservations so that aborts,
+rollbacks and restart always have room, also on a full disk; forward work
+that does not fit raises :class:`~minidb.pagestore.errors.OutOfLogSpaceError`
+(``sm.log_space`` holds the accounting). Give the same ``log_size`` and
+``partitions`` at every open.
+
+**Scavenging** (on with ``log_size``, or ``scavenge=True``): each checkpoint
+first writes the dirty pages whose recovery LSN lies in an older log file than
+the current one (they would hold those files); after it, :meth:`scavenge` removes the log files wholly below the
+*scavenging bound*, the smallest of the master checkpoint's ``chkpt_begin``,
+its smallest recovery LSN (the buffer pool's, when it was taken), the buffer
+pool's smallest recovery LSN now, and the first LSN of the oldest active
+transaction: restart reads nothing before it. ``archive(name, data)`` is
+given each file before it goes; ``on_log_held(tid, first_lsn, files)`` is
+called when the oldest transaction alone keeps ``files`` files from going.
+The deletion is recorded first in the log head (:mod:`minidb.log.head`), so
+readers do not take it for lost files.
 """
 
 from __future__ import annotations
@@ -69,14 +89,14 @@ from typing import Any, ContextManager
 
 from minidb.io import Disk
 from minidb.log.lsn import LSN
-from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, LogManager
+from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, MIN_FILE_MAX, LogManager
 from minidb.pagestore.buffer.bufferpool import BufferPool
-from minidb.pagestore.errors import BadRequestError
+from minidb.pagestore.errors import BadRequestError, OutOfLogSpaceError
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.files.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import KEEP, LockId, LockManager
-from minidb.pagestore.restart.master import check_volume_and_log
+from minidb.pagestore.restart.master import check_volume_and_log, read_master
 from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
@@ -90,13 +110,18 @@ from minidb.pagestore.transactions.prepare import InDoubt
 from minidb.pagestore.transactions.quark import Quark
 from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
 from minidb.pagestore.transactions.xctmgr import XctManager, transaction_block
+from minidb.pagestore.wal.logspace import LogSpace, checkpoint_size
+
+DEFAULT_PARTITIONS = 8  # Shore's number of log partitions
 
 
 class StorageManager:
     """One volume with its log, buffer pool, transactions and files (see the module documentation)."""
 
     def __init__(self, disk: Disk, log: LogManager, bp: BufferPool, volume: Volume, locking: Locking | None = None,
-                 max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False):
+                 max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
+                 scavenge: bool = False, archive: Callable[[str, bytes], None] | None = None,
+                 on_log_held: Callable[[int, LSN, int], None] | None = None):
         self.disk = disk
         self.log = log
         self.bp = bp
@@ -105,6 +130,14 @@ class StorageManager:
         self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace)
         self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace)
         self.chkpt_every = chkpt_every
+        self.scavenging = scavenge
+        self.archive = archive
+        self.on_log_held = on_log_held
+        self.log_space: LogSpace | None = None
+        if log.max_files is not None:
+            waste = bp.page_size + 128  # the largest entry (a record chunk of a page): may not fit a file's end
+            self.log_space = self.xcts.log_space = LogSpace(
+                log, self.xcts.peek, self.xcts.peek_all, waste, checkpoint_size(0, 4) + waste)
         self.restart: Restart | None = None
         self.restart_report: RestartReport | None = None
         self._logged_at_chkpt = 0
@@ -116,7 +149,8 @@ class StorageManager:
                page_size: int = DEFAULT_PAGE_SIZE, frames: int = 64, **options: Any) -> "StorageManager":
         """Format a new volume on ``disk`` and open it (an empty restart); ``options`` are :meth:`open`'s."""
         log = cls._open_log(disk, options.get("file_max", DEFAULT_FILE_MAX),
-                            options.get("buffer_size", DEFAULT_BUFFER_SIZE), options.get("clock", time.time))
+                            options.get("buffer_size", DEFAULT_BUFFER_SIZE), options.get("clock", time.time),
+                            options.get("log_size"), options.get("partitions", DEFAULT_PARTITIONS))
         bp = BufferPool(frames, page_size=page_size, log=log)
         Volume.format(disk, bp, log, num_pages=num_pages, ext_sz=ext_sz, page_size=page_size)
         log.close()
@@ -126,13 +160,16 @@ class StorageManager:
     def open(cls, disk: Disk, frames: int = 64, restart: bool = True, locking: Locking | LockManager | None = None,
              max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
              restart_trace: bool = True, file_max: int = DEFAULT_FILE_MAX, buffer_size: int = DEFAULT_BUFFER_SIZE,
-             clock: Callable[[], float] = time.time) -> "StorageManager":
+             clock: Callable[[], float] = time.time, log_size: int | None = None,
+             partitions: int = DEFAULT_PARTITIONS, scavenge: bool | None = None,
+             archive: Callable[[str, bytes], None] | None = None,
+             on_log_held: Callable[[int, LSN, int], None] | None = None) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
         check_volume_and_log(disk)  # before opening the log, which may cut its tail
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
         size = probe.page_size
         probe.close()
-        log = cls._open_log(disk, file_max, buffer_size, clock)
+        log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions)
         try:
             bp = BufferPool(frames, page_size=size, log=log, trace=trace)
             volume = Volume(disk, bp, log, trace=trace)
@@ -141,15 +178,27 @@ class StorageManager:
             raise
         if isinstance(locking, LockManager):
             locking = ShoreLocking(locking)
-        sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace)
+        sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace,
+                 log_size is not None if scavenge is None else scavenge, archive, on_log_held)
         sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
         if restart:
             sm.restart_report = sm.restart.run()
+            if sm.scavenging:
+                sm.scavenge()
         return sm
 
     @staticmethod
-    def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float]) -> LogManager:
-        return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock)
+    def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float],
+                  log_size: int | None = None, partitions: int = DEFAULT_PARTITIONS) -> LogManager:
+        if log_size is None:
+            return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock)
+        if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 2:
+            raise BadRequestError(f"partitions {partitions!r} must be a number of log files, at least 2")
+        if not isinstance(log_size, int) or isinstance(log_size, bool) or log_size // partitions < MIN_FILE_MAX:
+            raise BadRequestError(f"log_size {log_size!r} must be a number of bytes, at least {MIN_FILE_MAX} per "
+                                  f"partition ({partitions} partitions)")
+        return LogManager(disk, file_max=log_size // partitions, buffer_size=buffer_size, clock=clock,
+                          max_files=partitions, preallocate=True)
 
     def close(self) -> None:
         """A clean shutdown: active transactions aborted, every page written, a checkpoint."""
@@ -159,15 +208,48 @@ class StorageManager:
             if xct.state != XctState.PREPARED:
                 self.xcts.abort(xct)
         self.bp.force_all()
-        self.checkpoint()
+        self.checkpoint(final=True)
         self.volume.close()
         self.log.close()
         self._closed = True
 
-    def checkpoint(self) -> CheckpointResult:
+    def checkpoint(self, final: bool = False) -> CheckpointResult:
+        """Take a checkpoint, then scavenge if on. With a bounded log, a checkpoint that would leave
+        less than the checkpoint reserve (kept for restart's and a clean close's, ``final``) is refused."""
+        if self.scavenging:  # pages that hold old log files are written, so the files can go
+            current = self.log.end_lsn.file
+            self.bp.clean(lambda frame: frame.rec_lsn is not None and frame.rec_lsn.file < current)
+        if self.log_space is not None and not final:
+            self.log_space.check_checkpoint(checkpoint_size(len(self.bp.dirty_page_table()), len(self.xcts.active())))
         result = self.checkpointer.take()
         self._logged_at_chkpt = self.log.stats["nBytes"]
+        if self.scavenging:
+            self.scavenge()
         return result
+
+    def scavenge(self) -> list[str]:
+        """Remove the log files wholly below the scavenging bound (see the module documentation);
+        return their names."""
+        self.log.sync()  # every transaction that ended has its end durable: only the active hold the log
+        bound = self.scavenge_bound()
+        if bound is None:
+            return []
+        holders = [x for x in self.xcts.active() if not x.first_lsn.is_null]
+        oldest = min(holders, key=lambda x: x.first_lsn, default=None)
+        if oldest is not None and oldest.first_lsn < bound:
+            if self.on_log_held is not None and bound.file > oldest.first_lsn.file:
+                self.on_log_held(oldest.txn_id, oldest.first_lsn, bound.file - oldest.first_lsn.file)
+            bound = oldest.first_lsn
+        return self.log.remove_head_files(bound.file, self.archive)
+
+    def scavenge_bound(self) -> LSN | None:
+        """The smallest of the master checkpoint's begin and smallest recovery LSN and the buffer
+        pool's smallest recovery LSN (None: no checkpoint completed); active transactions aside."""
+        record = read_master(self.disk)
+        if record is None:
+            return None
+        bounds = [record.master, self.log.read(record.end).values["min_rec_lsn"], self.bp.min_rec_lsn()]
+        return min(b for b in bounds if b is not None and not b.is_null)
 
     # -- transactions -----------------------------------------------------------------------------
     def begin(self) -> Xct:

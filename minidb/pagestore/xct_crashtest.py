@@ -13,6 +13,15 @@ prepared, some of them resolved (``commit_prepared``, ``abort_prepared``)
 before the crash. A *model* follows along: the records each transaction
 sees, and the committed state after each commit.
 
+A quarter of the workloads run on a *bounded log* (:data:`LOG_SIZE` in
+:data:`PARTITIONS` preallocated partitions, small enough that log files flip,
+checkpoints scavenge old files and transactions run out of log space), a
+third of those on a disk too small for all its spare partitions (a full
+disk). A transaction refused with ``OutOfLogSpaceError`` is aborted (the
+abort must succeed: an exception is a violation) and a checkpoint is taken;
+:meth:`Runner.fill` has a transaction write big records until the log
+refuses it.
+
 Transactions take their locks through :class:`ScriptLocking`, a lock table
 that never waits: an operation whose lock another transaction holds is
 simply not tried (the workload is single-threaded; conflicts and deadlocks
@@ -25,8 +34,8 @@ Then, for every write, truncate and fsync of the workload (and each way a
 crash can treat unsynced writes: none kept, all kept, a torn last write, a
 random subset), the crashed disk is opened, which restarts, and:
 
-1. the commits that survived (their commit point is in the recovered log)
-   must be a prefix of the commit order, and include every commit whose
+1. the commits that survived (their commit point is in the log the crash
+   left, read before restart, which may scavenge it) must be a prefix of the commit order, and include every commit whose
    durable ``commit()`` had returned before the crash;
 2. the files and their records must be *exactly* the model's committed
    state after that prefix: committed data there, uncommitted and aborted
@@ -41,13 +50,20 @@ random subset), the crashed disk is opened, which restarts, and:
 4. the volume's maps must be consistent, no transaction active, no store
    in use but the files' two stores each (so every TMP file is gone, and an
    uncommitted LOAD file too), each of them REGULAR (a committed LOAD file
-   became regular, with all its records, by 2);
+   became regular, with all its records, by 2); on a bounded log, no log
+   space left reserved, and the log files exactly those from restart's
+   checkpoint's file on (restart scavenged the rest), or from the first
+   file of a transaction that came back in doubt;
 5. at some crash points, a second image of the same crash is restarted
    with a crash *during restart* (after a random one of its disk
    operations), then restarted again: the result must be the same
    (restart is idempotent).
 
-Anything else, including an exception, is a violation.
+Anything else, including an exception, is a violation. One kind of crash
+point is left out: a page write torn after the log was scavenged, which
+needs the page's full image in the log (the page's history from the volume's
+format, which redo would rebuild it from, is gone); restart reports such a
+page as damaged.
 """
 
 from __future__ import annotations
@@ -59,8 +75,13 @@ from typing import Any
 from minidb.errors import MinidbError, SimulatedCrash
 from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
+from minidb.log.files import all_log_file_numbers
+from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
-from minidb.pagestore.errors import RecordWontFitError, VolumeFullError
+from minidb.log.manager import LogManager
+from minidb.pagestore.errors import OutOfLogSpaceError, RecordWontFitError, VolumeFullError
+from minidb.pagestore.restart.master import read_master
+from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.files.file import Policy
 from minidb.pagestore.ids import ExtentId, RecordId, StoreId
 from minidb.pagestore.lock import LockId
@@ -75,10 +96,15 @@ PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
 FILE_MAX = 6000
 MAX_ACTIVE = 3
 RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
+PARTITIONS, PARTITION = 4, 2400
+LOG_SIZE = PARTITIONS * PARTITION  # a bounded log: about one workload's worth
 
 
 def _clock() -> float:
     return 1_700_000_000.0
+
+
+VOLUME = volume_file_name(1)
 
 
 class WouldBlock(Exception):
@@ -266,6 +292,9 @@ class Workload:
     states: list[State]  # states[k]: the committed state after the first k commits
     problems: list[str] = field(default_factory=list)  # broken while the workload ran (allocation protocol)
     prepared: list[TxnModel] = field(default_factory=list)  # every transaction prepared, in order
+    log_size: int | None = None  # a bounded log (scavenged at checkpoints)
+    refused: int = 0  # operations refused for log space
+    files_removed: int = 0  # log files scavenged during the workload
 
 
 class Runner:
@@ -276,11 +305,18 @@ class Runner:
         self.ops = ops
         self.frames = self.rng.choice([3, 4, 6])
         self.buffer_size = self.rng.choice([512, 2048, 8192])
+        space = random.Random(seed * 7 + 3)  # its own draws: the other workloads stay as they were
+        self.log_size = LOG_SIZE if space.random() < 0.25 else None
+        capacity = None
+        if self.log_size is not None and space.random() < 0.33:  # a full disk: room for only some spares
+            capacity = NUM_PAGES * PAGE_SIZE + 256 + LOG_SIZE - space.randint(1, PARTITIONS - 2) * PARTITION
         self.disk = SimDisk(f"crashtest-pagestore-{seed}")
         self.locking = ScriptLocking()
+        self.refused = 0
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         frames=self.frames, locking=self.locking, clock=_clock, file_max=FILE_MAX,
-                                        buffer_size=self.buffer_size)
+                                        buffer_size=self.buffer_size, log_size=self.log_size, partitions=PARTITIONS)
+        self.disk.capacity = capacity  # the disk fills up (with other data) once formatted
         self.formatted_at = len(self.disk.events) - 1
         self.committed: State = {}
         self.states: list[State] = [{}]
@@ -318,7 +354,7 @@ class Runner:
         for _ in range(self.ops):
             roll = self.rng.random()
             if roll < 0.04:
-                self.sm.checkpoint()
+                self.checkpoint()
             elif roll < 0.08:
                 self.sm.bp.clean()
             elif roll < 0.10:
@@ -331,7 +367,8 @@ class Runner:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
         return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
-                        self.problems, self.prepared)
+                        self.problems, self.prepared, self.log_size, self.refused,
+                        self.sm.log.stats["nFilesRemoved"])
 
     def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
         """The allocation protocol's guarantee: a page allocated by a transaction still in flight (even one
@@ -349,6 +386,25 @@ class Runner:
                 self.problems.append(f"page {page} allocated by T{entry.txn_id} while T{other.txn_id}, which "
                                      f"allocated it, is still in flight")
             self.allocated[page] = xct
+
+    def checkpoint(self) -> None:
+        try:
+            self.sm.checkpoint()  # scavenges on a bounded log
+        except OutOfLogSpaceError:
+            self.refused += 1  # it would eat into the reserve kept for restart's checkpoint
+
+    def out_of_log_space(self, t: TxnModel) -> None:
+        """``t`` was refused log space (its operation may be half done): abort it, then checkpoint."""
+        self.refused += 1
+        self.sm.abort(t.xct)  # must succeed: its rollback has its space reserved
+        self.active.remove(t)
+        self.checkpoint()
+
+    def fill(self, t: TxnModel, fid: StoreId) -> None:
+        """Write big records in ``t`` until the log refuses one (on a bounded log) or four were written."""
+        for _ in range(4):
+            body = bytes(self.rng.randrange(256) for _ in range(200))
+            t.writes[self.sm.create_rec(t.xct, fid, body)] = (b"", body)
 
     def step(self, t: TxnModel) -> None:
         files = self.files_seen(t)
@@ -389,12 +445,16 @@ class Runner:
                 self.prepare(t)
             elif roll < 0.93:
                 self.commit(t, durable=self.rng.random() < 0.85)
+            elif roll < 0.96 and self.log_size is not None:
+                self.fill(t, self.rng.choice(files))
             else:
                 self.sm.abort(t.xct)
                 self.active.remove(t)
                 self.forget_tmp(t.tmp_created)
         except WouldBlock:
             pass
+        except OutOfLogSpaceError:
+            self.out_of_log_space(t)
         except (RecordWontFitError, VolumeFullError):
             pass  # the operation changed nothing (it rolls back what it did)
 
@@ -563,32 +623,52 @@ def run_workload(seed: int, ops: int) -> Workload:
 
 def open_sm(workload: Workload, disk: SimDisk) -> StorageManager:
     return StorageManager.open(disk, frames=RESTART_FRAMES, clock=_clock, file_max=FILE_MAX,
-                               buffer_size=workload.buffer_size, restart_trace=False,
-                               locking=ScriptLocking() if workload.prepared else None)
+                               buffer_size=workload.buffer_size, restart_trace=False, log_size=workload.log_size,
+                               partitions=PARTITIONS, locking=ScriptLocking() if workload.prepared else None)
 
 
-def entry_of(sm: StorageManager, lsn: LSN, tid: int) -> Any:
-    """The entry at ``lsn`` if it is in the (recovered) log and transaction ``tid``'s, else None."""
+def surviving(workload: Workload, image: SimDisk) -> tuple[list[bool], set[int]]:
+    """Whether each commit point is in the log that the crash left, and the transactions whose prepare
+    point is, read before restart (which may scavenge files and reuse their LSNs after a crash in it)."""
+    log = LogManager(image, file_max=FILE_MAX, readonly=True)
     try:
-        entry = sm.log.read(lsn)
+        prepares = {t.xct.txn_id for t in workload.prepared
+                    if t.prepared_lsn.file < log.head or _is(log, t.prepared_lsn, t.xct.txn_id, "xct_prepare_fi")}
+        return [survived(log, c) for c in workload.commits], prepares
+    finally:
+        log.close()
+
+
+def _is(log: LogManager, lsn: LSN, tid: int, type_name: str) -> bool:
+    """Whether ``log`` holds, at ``lsn``, an entry of transaction ``tid`` of that type."""
+    try:
+        entry = log.read(lsn)
     except MinidbError:
-        return None
-    return entry if entry.txn_id == tid else None
+        return False
+    return entry.txn_id == tid and entry.type_name == type_name
 
 
-def survived(sm: StorageManager, commit: Commit) -> bool:
-    """Whether the commit point of ``commit`` is in the (recovered) log."""
-    entry = entry_of(sm, commit.lsn, commit.tid)
-    return entry is not None and (entry.type_name == "xct_freeing_space"
-                                  or (entry.type_name == "xct_end" and entry.values["committed"]))
+def survived(log: LogManager, commit: Commit) -> bool:
+    """Whether the commit point of ``commit`` is in ``log`` (a crashed image's, not yet restarted)."""
+    if commit.lsn.file < log.head:
+        return True  # scavenged: only files below a durable checkpoint are, so it was durable
+    try:
+        entry = log.read(commit.lsn)
+    except MinidbError:
+        return False
+    if entry.txn_id != commit.tid:
+        return False
+    return entry.type_name == "xct_freeing_space" or (entry.type_name == "xct_end" and entry.values["committed"])
 
 
 def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
-                    resolve: random.Random | None = None) -> str | None:
-    """None if ``sm`` (just restarted after a crash after ``crash_event``) holds exactly what it must.
+                    present: tuple[list[bool], set[int]], resolve: random.Random | None = None) -> str | None:
+    """None if ``sm`` (just restarted after a crash after ``crash_event``, which left the commits
+    ``present``) holds exactly what it must.
 
     In-doubt transactions are resolved on the way (commit or abort, chosen by ``resolve``)."""
-    present = [survived(sm, c) for c in workload.commits]
+    present, prepares = present
+    doubt_files: list[int] = []
     k = sum(present)
     if present != [True] * k + [False] * (len(present) - k):
         return f"the surviving commits are not a prefix of the commit order: {present}"
@@ -598,9 +678,10 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
     expected = workload.states[k]
     if workload.prepared:
         committed = {c.tid for c, ok in zip(workload.commits, present) if ok}
-        doubt = check_in_doubt(workload, sm, crash_event, committed)
+        doubt = check_in_doubt(workload, sm, crash_event, committed, prepares)
         if isinstance(doubt, str):
             return doubt
+        doubt_files = [d.first_lsn.file for d in sm.in_doubt()]
         sm.xcts.locks = NoLocking()  # the model's check reads everything, in-doubt changes included
         seen = expected
         for t in doubt:
@@ -632,17 +713,34 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
     unlogged = [s for s in sorted(stores) if sm.volume.store_node(s).flags != StoreFlags.REGULAR]
     if unlogged:
         return f"stores {unlogged} are not REGULAR after restart"
+    return check_log_space(workload, sm, doubt_files)
+
+
+def check_log_space(workload: Workload, sm: StorageManager, doubt_files: list[int]) -> str | None:
+    """On a bounded log after restart: nothing reserved, and the log scavenged down to the checkpoint
+    restart ended with (every page was written, and no transaction was active but those that came back
+    in doubt, whose first files ``doubt_files`` restart had to keep: nothing older is needed)."""
+    if workload.log_size is None:
+        return None
+    if sm.log_space.total or sm.log_space.reserved or sm.log_space.ends:
+        return f"log space still reserved after restart: {sm.log_space.summary()}"
+    files = all_log_file_numbers(sm.disk)
+    master = read_master(sm.disk)
+    if master is None or files[0] != min([master.master.file, *doubt_files]) or read_log_head(sm.disk) != files[0]:
+        return (f"log files {files} (head {read_log_head(sm.disk)}) after restart, but its checkpoint "
+                f"{master.master if master else None} and the in-doubt transactions' first files {doubt_files} "
+                "need only those from the first of them on")
     return None
 
 
-def check_in_doubt(workload: Workload, sm: StorageManager, crash_event: int, committed: set[int]
-                   ) -> list[TxnModel] | str:
-    """The prepared transactions that must be (and are) in doubt after the restart, or what is wrong."""
+def check_in_doubt(workload: Workload, sm: StorageManager, crash_event: int, committed: set[int],
+                   prepares: set[int]) -> list[TxnModel] | str:
+    """The prepared transactions that must be (and are) in doubt after the restart, given those whose
+    prepare point the crash left (``prepares``), or what is wrong."""
     found = {d.gtid: d for d in sm.in_doubt()}
     doubt = []
     for t in workload.prepared:
-        entry = entry_of(sm, t.prepared_lsn, t.xct.txn_id)
-        durable = entry is not None and entry.type_name == "xct_prepare_fi"
+        durable = t.xct.txn_id in prepares
         if t.xct.txn_id in committed or not durable:
             must, may = False, False
         elif t.aborted_at is not None:
@@ -688,10 +786,11 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
                 ) -> str | None:
     twin = image.clone() if restart_crash is not None else None
     try:
+        present = surviving(workload, image)
         before = len(image.events)
         sm = open_sm(workload, image)
         restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
-        problem = check_restarted(workload, sm, crash_event, restart_crash)
+        problem = check_restarted(workload, sm, crash_event, present, restart_crash)
         if problem is not None or twin is None:
             return problem
         if restart_ops:
@@ -702,7 +801,7 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
                 return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
             except SimulatedCrash:
                 pass
-            problem = check_restarted(workload, open_sm(workload, twin), crash_event)
+            problem = check_restarted(workload, open_sm(workload, twin), crash_event, present)
             if problem is not None:
                 return f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
     except MinidbError as e:
@@ -718,6 +817,8 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     result.violations.extend(f"seed {seed}, while running: {problem}" for problem in workload.problems)
     for point in crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=torn_variants,
                               random_variants=random_variants, seed=seed):
+        if point.mode.keep == "torn" and point.event.name == VOLUME and read_log_head(point.disk) > 1:
+            continue  # a page torn after scavenging needs its full page image, which this log does not keep yet
         result.points += 1
         nested = rng if rng.random() < restart_crashes else None
         problem = check_point(workload, point.disk, point.event.index, nested)

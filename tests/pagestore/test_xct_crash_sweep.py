@@ -28,6 +28,13 @@ def test_the_workloads_commit_abort_and_leave_transactions_in_flight():
     assert {t.resolution for t in prepared} == {"", "commit", "abort"}
 
 
+def test_the_workloads_on_a_bounded_log_scavenge_and_run_out_of_log_space():
+    workloads = [run_workload(seed, OPS) for seed in range(SEEDS_PER_CHUNK)]
+    bounded = [w for w in workloads if w.log_size is not None]
+    assert len(bounded) >= 4 and any(w.disk.capacity for w in bounded)
+    assert sum(w.files_removed for w in bounded) >= 1 and sum(w.refused for w in bounded) >= 3
+
+
 def test_the_sweep_catches_a_restart_that_does_not_undo(monkeypatch):
     """With the undo pass doing nothing, in-flight changes survive the crash: violations."""
     def skip(volume, entry, xct):

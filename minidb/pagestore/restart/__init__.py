@@ -111,6 +111,11 @@ class Restart:
 
     def undo(self) -> UndoResult:
         assert self.redo_result is not None, "redo comes before undo"
+        space = getattr(self.xcts, "log_space", None)
+        if space is not None:  # the losers' rollbacks, and the prepared transactions' possible aborts, get
+            # their log space back (minidb.pagestore.wal.logspace)
+            for row in [*self.analysis_result.losers, *self.analysis_result.prepared]:  # type: ignore[union-attr]
+                space.reserve_chain(row.tid, row.undo_nxt, self.log.read)
         self.undo_result = undo_pass(self.volume, self.xcts, self.analysis_result, self.traces["undo"])
         return self.undo_result
 

@@ -104,6 +104,7 @@ class XctManager:
         self._freed_pages: dict[tuple[int, int], int] = {}  # (vol, page) -> tid of the active freer
         self._loading: dict[StoreId, int] = {}  # LOAD and INSERT store -> tid of its loading transaction
         self._gtids: dict[bytes, Xct] = {}  # gtid -> its transaction (prepared, or being prepared)
+        self.log_space: Any = None  # a LogSpace when the log is bounded (its reservations)
         volume.is_page_held = self.is_page_held
         self.alloc_locks = volume.alloc_locks = AllocationLocks(self.locks)
 
@@ -132,6 +133,15 @@ class XctManager:
                 return self._table[tid]
             except KeyError:
                 raise XctError(f"T{tid}: no such active transaction") from None
+
+    def peek(self, tid: int) -> Xct | None:
+        """The transaction ``tid`` if it has not ended, read without the table latch (for the log's
+        admission hook, which runs under the log latch; the table latch comes first)."""
+        return self._table.get(tid)
+
+    def peek_all(self) -> list[Xct]:
+        """The transactions that have not ended, read without the table latch (see :meth:`peek`)."""
+        return list(self._table.values())
 
     def oldest_active(self) -> int:
         with self.table_latch:
