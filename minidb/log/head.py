@@ -39,7 +39,7 @@ file is two slots, 40 bytes)::
       16     4  checksum    CRC-32 of bytes 0..15
 
 Worked example: the page store scavenges files 1 and 2 after a checkpoint.
-``loghead`` gets slot 1: sequence 1, first_file 3 (fsynced); then
+``loghead`` gets slot 0: sequence 1, first_file 3 (fsynced); then
 ``00000001.jdb`` and ``00000002.jdb`` are deleted. ``00000003.jdb``'s
 FileHeader names the previous file's last entry, 0x2/0x1700, and the
 first-file check accepts it because 3 is the head. Had ``00000003.jdb`` been
