@@ -34,10 +34,10 @@ every entry logged, the space its undo may need:
   that ends restart or a clean close, after which scavenging frees everything
   before it (no transaction is active and every page was written).
 
-Restart re-reserves for its losers (:meth:`LogSpace.reserve_chain`, which a
-prepared transaction restored by restart can use the same way), so restart's
-undo always has room: on a full disk too, since the log's partitions are
-preallocated.
+Restart re-reserves for its losers and for the prepared transactions it
+brings back in doubt (:meth:`LogSpace.reserve_chain`), so restart's undo and
+a later ``abort_prepared`` always have room: on a full disk too, since the
+log's partitions are preallocated.
 
 A file's end may be wasted when the next entry does not fit: ``waste``, the
 largest entry the page store logs (about a page), is counted lost per file.
