@@ -55,7 +55,7 @@ from minidb.log.lsn import LSN
 from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGE_IMAGE, PAGESTORE_TYPES
+from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGE_IMAGE, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
 from minidb.pagestore.wal.logrec import REDO
 from minidb.pagestore.restart.analysis import AnalysisResult
 from minidb.stats import Trace
@@ -178,7 +178,7 @@ def rebuild_page(log: Any, volume: Any, pid: PageId, start: LSN, why: str = "bad
         if (entry_type is None or not entry_type.redoable or entry_type.owner != PAGESTORE_TYPES.owner
                 or (entry.values["vol"], entry.values["page"]) != pid.key):
             continue
-        if entry_type is PAGE_IMAGE or entry_type is PAGE_FORMAT:
+        if entry_type in (PAGE_IMAGE, PAGE_FORMAT, UNLOGGED_PAGE_IMAGE):
             image, later = entry, []
         elif image is not None:
             later.append(entry)
