@@ -81,7 +81,8 @@ def test_logging_reserves_the_fudge_factor_and_commit_releases_it():
     t = sm.begin()
     rid = sm.create_rec(t, fid, b"x" * 100)
     inserts = [e for e in sm.log.scan() if e.type_name == "rec_insert" and e.txn_id == t.txn_id]
-    expected = sum(reservation(e.entry_type, e.size) for e in sm.log.scan() if e.txn_id == t.txn_id) + END_RESERVE
+    expected = (sum(reservation(e.entry_type, e.size) for e in sm.log.scan() if e.txn_id == t.txn_id) + END_RESERVE
+                + sm.log_space.waste)  # one page changed: room for its image, should a CLR find it clean
     assert inserts and sm.log_space.held(t.txn_id) == expected == sm.log_space.total
     assert reservation(REC_INSERT, inserts[0].size) == -(-inserts[0].size * 3 // 2)
     sm.commit(t)
@@ -188,6 +189,30 @@ def on_a_full_disk(sm: StorageManager) -> StorageManager:
     return again
 
 
+def test_an_abort_whose_pages_were_written_clean_logs_their_images_on_a_full_log():
+    sm = bounded_sm()
+    fid = with_file(sm)
+    rids = []
+    for i in range(5):
+        with sm.transaction() as t:
+            rids.append(sm.create_rec(t, fid, bytes([i]) * 400))  # a full page each
+        sm.checkpoint()
+    before = sm.contents()
+    t = sm.begin()
+    with pytest.raises(OutOfLogSpaceError):
+        for n in range(1000):  # small updates round the pages until the log refuses one
+            sm.update_rec(t, rids[n % len(rids)], n % 400, b"u")
+    sm.bp.clean()  # every page t changed is clean: each page's first CLR logs its full image first
+    aborted_at = sm.log.end_lsn
+    sm.abort(t)  # the images belong to no transaction: t reserved room for them
+    images = [e for e in sm.log.scan(aborted_at) if e.type_name == "page_image"]
+    assert len(images) >= 2 and sm.log_space.total == 0
+    assert sm.contents() == before
+    sm.checkpoint()  # the checkpoint reserve is still there
+    sm.close()
+    assert StorageManager.open(sm.disk, **BOUNDED).contents() == before
+
+
 def test_abort_on_a_full_disk_succeeds():
     sm = bounded_sm()
     fid = with_file(sm)
@@ -195,7 +220,7 @@ def test_abort_on_a_full_disk_succeeds():
         kept = sm.create_rec(t, fid, b"kept")
     sm = on_a_full_disk(sm)
     t = sm.begin()
-    rids, _ = fill_until_refused(sm, t, fid)
+    rids, _ = fill_until_refused(sm, t, fid, size=60)
     assert rids and sm.disk.capacity == sum(sm.disk.size(n) for n in sm.disk.list())  # no byte to spare
     sm.abort(t)
     assert sm.contents() == {fid: {kept: (b"", b"kept")}}
