@@ -76,13 +76,14 @@ class StorageManager:
     """One volume with its log, buffer pool, transactions and files (see the module documentation)."""
 
     def __init__(self, disk: Disk, log: LogManager, bp: BufferPool, volume: Volume, locking: Locking | None = None,
-                 max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False):
+                 max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
+                 index_fanout: int | None = None):
         self.disk = disk
         self.log = log
         self.bp = bp
         self.volume = volume
         self.xcts = XctManager(volume, locking, trace=trace)
-        self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace)
+        self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout)
         self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace)
         self.chkpt_every = chkpt_every
         self.restart: Restart | None = None
@@ -106,7 +107,7 @@ class StorageManager:
     def open(cls, disk: Disk, frames: int = 64, restart: bool = True, locking: Locking | LockManager | None = None,
              max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
              restart_trace: bool = True, file_max: int = DEFAULT_FILE_MAX, buffer_size: int = DEFAULT_BUFFER_SIZE,
-             clock: Callable[[], float] = time.time) -> "StorageManager":
+             clock: Callable[[], float] = time.time, index_fanout: int | None = None) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
         check_volume_and_log(disk)  # before opening the log, which may cut its tail
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
@@ -121,7 +122,7 @@ class StorageManager:
             raise
         if isinstance(locking, LockManager):
             locking = ShoreLocking(locking)
-        sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace)
+        sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace, index_fanout)
         sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace)
         if restart:
             sm.restart_report = sm.restart.run()
@@ -210,8 +211,8 @@ class StorageManager:
                     for fid in self.files.files()}
 
     def check(self) -> list[str]:
-        """Consistency problems of the volume's maps (empty when all is well)."""
-        return self.volume.check()
+        """Consistency problems of the volume's maps and the large records (empty when all is well)."""
+        return self.volume.check() or self.files.check_large_records()
 
     def __repr__(self) -> str:
         return f"StorageManager({self.volume!r}, {self.xcts!r})"
