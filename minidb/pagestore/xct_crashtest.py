@@ -5,8 +5,13 @@ volume (512-byte pages, a buffer pool of a few frames, so pages are evicted
 and written at any moment): files created and destroyed, small and large
 records created, updated, appended to, truncated, read and freed,
 savepoints and partial rollbacks, commits (durable or not) and aborts,
-checkpoints, page cleaning. A *model* follows along: the records each
-transaction sees, and the committed state after each commit.
+checkpoints, page cleaning. In half the seeds records are small only up to 8
+bytes (one chunk fits a slot) and index pages list 3 pages, so that records
+grown and cut by whole pages (:meth:`Runner.reshape`) pass through the large
+shapes, LARGE_0, LARGE_1 and LARGE_2, and back (the check after restart
+compares every record's bytes and checks the large records' pages,
+:meth:`FileManager.check_large_records`). A *model* follows along: the
+records each transaction sees, and the committed state after each commit.
 
 Transactions take their locks through :class:`ScriptLocking`, a lock table
 that never waits: an operation whose lock another transaction holds is
@@ -52,6 +57,7 @@ from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
 FILE_MAX = 6000
 MAX_ACTIVE = 3
+LARGE_SHAPES = {"max_small_rec": 8, "index_fanout": 3}  # LARGE_1 holds 3 pages, LARGE_2 9: cheap to reach
 RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
 
 
@@ -149,6 +155,7 @@ class Workload:
     formatted_at: int
     commits: list[Commit]
     states: list[State]  # states[k]: the committed state after the first k commits
+    reshapes: set[tuple[str, str]] = field(default_factory=set)  # (shape before, shape after) of each reshape
 
 
 class Runner:
@@ -161,9 +168,11 @@ class Runner:
         self.buffer_size = self.rng.choice([512, 2048, 8192])
         self.disk = SimDisk(f"crashtest-pagestore-{seed}")
         self.locking = ScriptLocking()
+        self.shapes = self.rng.random() < 0.5
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         frames=self.frames, locking=self.locking, clock=_clock, file_max=FILE_MAX,
-                                        buffer_size=self.buffer_size)
+                                        buffer_size=self.buffer_size, **(LARGE_SHAPES if self.shapes else {}))
+        self.reshapes: set[tuple[str, str]] = set()
         self.formatted_at = len(self.disk.events) - 1
         self.committed: State = {}
         self.states: list[State] = [{}]
@@ -201,7 +210,8 @@ class Runner:
             else:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
-        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states)
+        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
+                        self.reshapes)
 
     def step(self, t: TxnModel) -> None:
         files = self.files_seen(t)
@@ -212,6 +222,8 @@ class Runner:
                 t.created.add(fid)
             elif roll < 0.40:
                 self.create(t, self.rng.choice(files))
+            elif roll < 0.62 and self.shapes and self.rng.random() < 0.6:
+                self.reshape(t, self.rng.choice(files))
             elif roll < 0.62:
                 self.change(t, self.rng.choice(files))
             elif roll < 0.68:
@@ -248,7 +260,7 @@ class Runner:
         if self.rng.random() < 0.2:
             size = self.rng.randint(150, 700)
         else:
-            size = self.rng.randint(0, 50)
+            size = self.rng.randint(0, 8 if self.shapes else 50)
         return bytes(self.rng.randrange(256) for _ in range(size))
 
     def create(self, t: TxnModel, fid: StoreId) -> None:
@@ -282,6 +294,28 @@ class Runner:
             t.writes[rid] = None
             return
         t.writes[rid] = (hdr, body)
+
+    def reshape(self, t: TxnModel, fid: StoreId) -> None:
+        """Grow a record by pages or cut it, once or twice: it changes shape (small, LARGE_0, 1, 2)."""
+        rid = self.pick(t, fid)
+        if rid is None:
+            return
+        hdr, body = self.records_seen(t, fid)[rid]
+        for _ in range(self.rng.randint(1, 2)):
+            before = self.sm.files.large_layout(rid).flags.name
+            if self.rng.random() < 0.6 or not body:
+                size = self.rng.choice([1, 3]) * 448 + self.rng.randint(-40, 40)
+                data = bytes(self.rng.randrange(256) for _ in range(size))
+                self.sm.append_rec(t.xct, rid, data)
+                body = body + data
+            else:
+                keep = self.rng.randint(0, len(body))
+                if self.rng.random() < 0.3:
+                    keep = min(keep, self.rng.randint(0, 8))  # small again
+                self.sm.truncate_rec(t.xct, rid, len(body) - keep)
+                body = body[:keep]
+            t.writes[rid] = (hdr, body)
+            self.reshapes.add((before, self.sm.files.large_layout(rid).flags.name))
 
     def destroy(self, t: TxnModel, fid: StoreId) -> None:
         self.sm.destroy_file(t.xct, fid)
