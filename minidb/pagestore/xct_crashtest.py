@@ -3,13 +3,13 @@
 A seeded workload runs up to three interleaved transactions on a small
 volume (512-byte pages, a buffer pool of a few frames, so pages are evicted
 and written at any moment): files created and destroyed, small and large
-records created, updated, appended to, truncated, read and freed,
-savepoints and partial rollbacks, commits (durable or not) and aborts,
-checkpoints, page cleaning. In half the seeds records are small only up to 8
-bytes (one chunk fits a slot) and index pages list 3 pages, so that records
-grown and cut by whole pages (:meth:`Runner.reshape`) pass through the large
-shapes, LARGE_0, LARGE_1 and LARGE_2, and back (the check after restart
-compares every record's bytes and checks the large records' pages,
+records created, updated, appended to, truncated, read and freed, savepoints
+and partial rollbacks, commits (durable or not) and aborts, checkpoints,
+page cleaning. In every other seed records are small only up to 8 bytes (one
+chunk fits a slot) and index pages list 3 pages, so that records grown and
+cut by whole pages (:meth:`Runner.reshape`) pass through the large shapes,
+LARGE_0, LARGE_1 and LARGE_2, and back (the check after restart compares
+every record's bytes and checks the large records' pages,
 :meth:`FileManager.check_large_records`). A *model* follows along: the
 records each transaction sees, and the committed state after each commit.
 
@@ -168,7 +168,7 @@ class Runner:
         self.buffer_size = self.rng.choice([512, 2048, 8192])
         self.disk = SimDisk(f"crashtest-pagestore-{seed}")
         self.locking = ScriptLocking()
-        self.shapes = self.rng.random() < 0.5
+        self.shapes = seed % 2 == 0  # not drawn from the RNG: the other seeds run the workloads they always ran
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         frames=self.frames, locking=self.locking, clock=_clock, file_max=FILE_MAX,
                                         buffer_size=self.buffer_size, **(LARGE_SHAPES if self.shapes else {}))
@@ -222,7 +222,7 @@ class Runner:
                 t.created.add(fid)
             elif roll < 0.40:
                 self.create(t, self.rng.choice(files))
-            elif roll < 0.62 and self.shapes and self.rng.random() < 0.6:
+            elif roll < 0.62 and self.shapes and self.rng.random() < 0.7:
                 self.reshape(t, self.rng.choice(files))
             elif roll < 0.62:
                 self.change(t, self.rng.choice(files))
@@ -302,7 +302,7 @@ class Runner:
             return
         hdr, body = self.records_seen(t, fid)[rid]
         for _ in range(self.rng.randint(1, 2)):
-            before = self.sm.files.large_layout(rid).flags.name
+            before = self.sm.read_rec(t.xct, rid).flags.name  # locks the record first, as the change will
             if self.rng.random() < 0.6 or not body:
                 size = self.rng.choice([1, 3]) * 448 + self.rng.randint(-40, 40)
                 data = bytes(self.rng.randrange(256) for _ in range(size))
@@ -315,7 +315,7 @@ class Runner:
                 self.sm.truncate_rec(t.xct, rid, len(body) - keep)
                 body = body[:keep]
             t.writes[rid] = (hdr, body)
-            self.reshapes.add((before, self.sm.files.large_layout(rid).flags.name))
+            self.reshapes.add((before, self.sm.read_rec(t.xct, rid).flags.name))
 
     def destroy(self, t: TxnModel, fid: StoreId) -> None:
         self.sm.destroy_file(t.xct, fid)

@@ -40,3 +40,12 @@ def test_minidb_crashtest_pagestore(capsys):
     assert main(["crashtest", "pagestore", "--seed", "3", "--ops", "10"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("crash points: ") and out.strip().endswith("violations: 0")
+
+
+def test_the_workloads_grow_records_to_large_2_and_shrink_them_back():
+    reshapes = set()
+    for seed in range(CHUNKS * SEEDS_PER_CHUNK):
+        reshapes |= run_workload(seed, OPS).reshapes
+    changes = {change for change in reshapes if change[0] != change[1]}
+    assert {("SMALL", "LARGE_0"), ("LARGE_0", "LARGE_1"), ("LARGE_0", "LARGE_2")} <= changes  # up
+    assert {("LARGE_2", "LARGE_0"), ("LARGE_1", "LARGE_0"), ("LARGE_2", "SMALL")} <= changes  # and down

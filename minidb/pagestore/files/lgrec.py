@@ -51,17 +51,27 @@ allocated again once it has committed. Shore also allocates large-record
 pages under long-duration locks, so a page freed by a transaction is not
 reused before that transaction ends.
 
-Worked example (512-byte pages, ``max_small_rec`` 16, so 2 chunks fit the
-slot, ``index_fanout`` 4): a record grows by appends to 900 bytes: pages 24
-and 25, one chunk (24, 2), LARGE_0. Another record takes page 26; this one
-grows to 2000 bytes and gets pages 27, 28, 29: chunks (24, 2) and (27, 3)
-(page 26 is not its), still LARGE_0. Past 8 x 448 it needs more than 2
-chunks or pages beyond extent 3 (pages 24-31): at 2500 bytes (6 pages, 24,
-25, 27, 28, 29, 30... now 3 runs if a page of extent 4 joins) it becomes
-LARGE_1 when the runs pass 2, with index page [24, 25, 27, 28, 29, 30]
-only if 6 <= 4 -- it is not, so LARGE_2: two leaves [24, 25, 27, 28],
-[29, 30, ...] under a root. Cut back to 1500 bytes (4 pages), it is LARGE_1
-if its 4 pages make more than 2 runs, else LARGE_0.
+Worked example (512-byte pages of 448 bytes of body, extents of 4 pages,
+``max_small_rec`` 8, so one chunk fits the slot, and ``index_fanout`` 4):
+the file's large records go in ``s(1.4)``; another record takes a page of
+it after each step below (so this one's pages are not contiguous).
+
+=====================  ===============================  =====================
+step                   data pages (index pages)         shape
+=====================  ===============================  =====================
+create, 448 bytes      20                               LARGE_0 [(20, 1)]
+append 448             20, 22 (index 23)                LARGE_1: two runs
+append 1344            20, 22, 25, 26, 27 (leaves 23,   LARGE_2: five pages,
+                       28; root 29)                     more than 4
+truncate 448           20, 22, 25, 26 (index 23)        LARGE_1; 27, 28, 29
+                                                        freed
+truncate 1344          20                               LARGE_0; 22, 23, 25,
+                                                        26 freed
+truncate 443           none: the 5 bytes in the slot    SMALL; 20 freed
+=====================  ===============================  =====================
+
+Growing to LARGE_2, index page 23 became the first leaf (one ``rec_splice``
+added two page numbers to it); cut back, it is the index page again.
 """
 
 from __future__ import annotations
@@ -78,7 +88,6 @@ from minidb.pagestore.pages.rectag import (
     CHUNK, TAG_SIZE, RecFlags, RecTag, chunk_pages, pack_chunks, pack_pages, page_runs, pages_needed, split_slot,
     unpack_chunks, unpack_pages,
 )
-from minidb.pagestore.pages.slotted import SlottedPage
 
 Splice = tuple[int, int, bytes]  # start, bytes cut, bytes put in
 
