@@ -10,7 +10,7 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     buffer/         latches, clock replacement, the buffer pool and its cleaner
     lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
     transactions/   transactions, the lock step, rollback with CLRs, freeing space
-    files/          the store directory, files of records, free-space search
+    files/          the store directory, files of records and large records, free-space search
     restart/        fuzzy checkpoints, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
     verify.py       checking a whole page store (what ``minidb verify`` runs on a volume's directory)
@@ -27,7 +27,7 @@ Public surface::
     Extlink, StoreNode, Deleting
     PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
-    Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError,
+    Record, RecFlags, Layout, Checkpointer, Restart, RestartReport, StaleRecordIdError,
     NoLocking, ShoreLocking          (the lock manager: minidb.pagestore.lock)
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
     RecordWontFitError, BufferPoolFullError; damage (CorruptionError): PageStoreCorruptionError,
@@ -57,6 +57,7 @@ from minidb.pagestore.volume.volume import AllocMode, Volume
 from minidb.pagestore.restart.chkpt import Checkpointer
 from minidb.pagestore.errors import StaleRecordIdError
 from minidb.pagestore.files.file import FileManager, Policy
+from minidb.pagestore.files.lgrec import Layout
 from minidb.pagestore.transactions.locking import NoLocking, ShoreLocking
 from minidb.pagestore.pages.rectag import RecFlags, Record
 from minidb.pagestore.restart import Restart, RestartReport
@@ -72,6 +73,6 @@ __all__ = [
     "apply_and_log", "redo", "undo", "PageStoreError", "VolumeError", "VolumeFullError", "BadRequestError",
     "TornPageError", "PageStoreCorruptionError", "BadPageError", "PageChecksumError", "VolumeCorruptionError",
     "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
-    "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
+    "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Layout", "Checkpointer", "Restart",
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking",
 ]

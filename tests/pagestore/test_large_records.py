@@ -312,3 +312,16 @@ def test_a_data_page_shorter_than_the_body_says_is_found():
     again.bp.unfix(page)
     assert again.check() == [f"{w.rid}: data page p(1.{large.store}.{page_number}) holds {CS - 1} bytes, "
                              f"the body's length says {CS}"]
+
+
+def test_a_large_record_gets_its_pages_a_list_of_extents_at_a_time():
+    w = World(max_small_rec=128)  # 16 chunks fit; the large-record store has one extent of 4 reserved pages
+    start = w.sm.log.last_lsn
+    w.do("create", body(13 * CS))
+    logged = [e for e in w.sm.log.scan(start) if e.type_name in ("create_ext_list", "alloc_pages_in_ext")]
+    assert [e.type_name for e in logged] == ["alloc_pages_in_ext", "create_ext_list"] + ["alloc_pages_in_ext"] * 3
+    assert len(logged[1].values["exts"]) == 3  # three new extents linked as one list, one entry
+    assert [bin(e.values["pmap"]).count("1") for e in logged if e.type_name == "alloc_pages_in_ext"] == [4, 4, 4, 1]
+    pages = w.sm.files.large_layout(w.rid).pages
+    assert w.flags() == L0 and len(pages) == 13 and pages == list(range(pages[0], pages[0] + 13))
+    assert w.slot()[10:] == struct.pack("<8I", pages[0], 4, pages[4], 4, pages[8], 4, pages[12], 1)

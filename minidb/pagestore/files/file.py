@@ -11,8 +11,11 @@ small-record store (extent list, page, slot).
 
 Records (:mod:`minidb.pagestore.pages.rectag`) have a user header and a body.
 A body of at most ``max_small_rec`` bytes that fits a page is *small*, in
-its slot; a larger one is *large*: its slot holds the header and the list of
-chunk pages. Users never update records in the buffer pool: they copy out
+its slot; a larger one is *large*: its slot holds the header and where its
+data pages are, as chunks (LARGE_0) or through one or two levels of index
+pages (LARGE_1, LARGE_2), see :mod:`minidb.pagestore.files.lgrec`; a record
+changes shape as it grows and shrinks. Users never update records in the
+buffer pool: they copy out
 (:meth:`FileManager.read_rec`), change, and hand back
 (:meth:`update_rec`, :meth:`append_rec`, :meth:`truncate_rec`, in
 :mod:`minidb.pagestore.files.recupdate`).
@@ -39,7 +42,7 @@ could deadlock). The default is ``CACHE | COMPACT | APPEND``; appending a
 file uses ``APPEND`` alone.
 
 **Freeing a record** frees its slot (the slot and its bytes stay reserved for
-the transaction until it ends), frees its chunk pages if it is large, and
+the transaction until it ends), frees its data and index pages if it is large, and
 frees its page if that was the page's last record, unless it is the file's
 first page. Pages and extents are freed the transactional way: extents at
 commit (:mod:`minidb.pagestore.transactions.freespace`).
@@ -52,8 +55,8 @@ Record ids are verified at every use (:mod:`minidb.pagestore.files.ridcheck`).
 Worked example (512-byte pages, ``ext_sz`` 4): ``create_file(t)`` makes
 ``s(1.3)`` and ``s(1.4)``, formats page 12 as the file's first page;
 ``create_rec(t, s(1.3), b"alpha")`` returns ``r(1.3.12.0)``; a 1000-byte
-body goes to three pages of ``s(1.4)`` and its slot, ``r(1.3.12.1)``, holds
-their numbers.
+body goes to three contiguous pages of ``s(1.4)``, and its slot,
+``r(1.3.12.1)``, holds one chunk: (first page, 3).
 """
 
 from __future__ import annotations

@@ -5,14 +5,17 @@ copy, and hand the change back with one of:
 
 - ``update_rec(rid, start, data)``: overwrite bytes of the body (its length
   stays), Shore's ``update_rec``: one ``rec_splice`` on the record's page
-  for a small record, one per chunk page touched for a large one;
+  for a small record, one per data page touched for a large one;
 - ``append_rec(rid, data)``: grow the body. A small record that would pass
   ``max_small_rec`` or its page's usable space becomes *large* in place (the
-  same record id): its body goes to new chunk pages and its slot is
-  replaced by the header and the chunk list. A large record fills its last
-  chunk, then takes new chunk pages;
-- ``truncate_rec(rid, amount)``: shorten the body; chunk pages no longer
-  needed are freed (the transactional way: reusable once it commits).
+  same record id): its body goes to new data pages and its slot's body
+  area is replaced by chunks or an index page. A large record fills its
+  last data page, then takes new ones, and may change shape
+  (:mod:`minidb.pagestore.files.lgrec`);
+- ``truncate_rec(rid, amount)``: shorten the body; a large record cut to
+  what fits its slot becomes small again, else keeps fewer data pages and
+  may change shape; pages no longer needed are freed (the transactional
+  way: reusable once it commits).
 
 Each logs one entry per page it changes, record tag changes included
 (``rec_splice`` of the 8-byte tag), so rollback undoes each of them with a
@@ -20,15 +23,16 @@ CLR. An operation of several entries is made all-or-nothing by
 :meth:`_atomic`: should it fail halfway (a record that cannot grow on its
 page, a full volume), it rolls back to where it began, like a savepoint.
 
-Chunks are written to new pages *before* the record's page is fixed again:
+Data and index pages are written *before* the record's page is fixed again:
 the protocol never waits for a lock or allocates a page while holding a
 latch on the record's page.
 
 Worked example: ``append_rec(r(1.3.16.1), 200 bytes)`` on a 10-byte small
 record (``max_small_rec`` 128) writes the 210-byte body to one new page of
 the large-record store, say p(1.4.20), then splices the slot from
-``tag + body`` (18 bytes) to ``tag + [20]`` (12 bytes): entries
-``alloc_pages_in_ext``, ``page_format``, ``rec_insert`` (on p(1.4.20)), ``rec_splice``.
+``tag + body`` (18 bytes) to ``tag + (20, 1)`` (16 bytes): entries
+``alloc_pages_in_ext``, ``page_format``, ``rec_insert`` (on p(1.4.20)), then
+``rec_splice`` of the tag and of the body area.
 """
 
 from __future__ import annotations
