@@ -51,10 +51,12 @@ from minidb.log.lsn import LSN
 from minidb.pagestore.errors import RecordWontFitError, VolumeFullError
 from minidb.pagestore.files.file import Policy
 from minidb.pagestore.ids import RecordId, StoreId
+from minidb.pagestore.pages.rectag import chunk_size
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
+DATA_PAGE = chunk_size(PAGE_SIZE)  # bytes of a large record's body on one data page
 FILE_MAX = 6000
 MAX_ACTIVE = 3
 LARGE_SHAPES = {"max_small_rec": 8, "index_fanout": 3}  # LARGE_1 holds 3 pages, LARGE_2 9: cheap to reach
@@ -304,7 +306,7 @@ class Runner:
         for _ in range(self.rng.randint(1, 2)):
             before = self.sm.read_rec(t.xct, rid).flags.name  # locks the record first, as the change will
             if self.rng.random() < 0.6 or not body:
-                size = self.rng.choice([1, 3]) * 448 + self.rng.randint(-40, 40)
+                size = self.rng.choice([1, 3]) * DATA_PAGE + self.rng.randint(-40, 40)
                 data = bytes(self.rng.randrange(256) for _ in range(size))
                 self.sm.append_rec(t.xct, rid, data)
                 body = body + data

@@ -124,13 +124,19 @@ def test_each_transition_gives_the_new_shape_and_exact_bytes(start, op, amount, 
     assert [b for _, b in w.sm.contents()[w.fid].values()].count(expected) == 1
 
 
-@pytest.mark.parametrize("start,op,amount,to", TRANSITIONS, ids=IDS)
-def test_a_rollback_of_each_transition_restores_the_old_shape_exactly(start, op, amount, to):
+def in_flight(start: str, op: str, amount: int, to: RecFlags):
+    """A record of shape ``start``, its state, and a transaction that has just changed it to ``to``."""
     w = build(start)
     old = w.state()
     t = w.sm.begin()
     apply(w, t, op, amount)
     assert w.flags() == to
+    return w, old, t
+
+
+@pytest.mark.parametrize("start,op,amount,to", TRANSITIONS, ids=IDS)
+def test_a_rollback_of_each_transition_restores_the_old_shape_exactly(start, op, amount, to):
+    w, old, t = in_flight(start, op, amount, to)
     w.sm.abort(t)
     assert w.state() == old and w.read().body == w.body
     assert w.sm.check() == []
@@ -138,10 +144,7 @@ def test_a_rollback_of_each_transition_restores_the_old_shape_exactly(start, op,
 
 @pytest.mark.parametrize("start,op,amount,to", TRANSITIONS, ids=IDS)
 def test_restart_undoes_each_transition_in_flight_and_redoes_it_committed(start, op, amount, to):
-    w = build(start)
-    old = w.state()
-    t = w.sm.begin()
-    apply(w, t, op, amount)
+    w, old, _ = in_flight(start, op, amount, to)
     w.sm.log.sync()  # the transition's entries are durable, its commit is not: restart undoes them
     w.sm.disk.crash(CrashMode.nothing())
     w.sm = open_again(w.sm.disk, **OPTIONS)

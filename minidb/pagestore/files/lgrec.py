@@ -85,7 +85,7 @@ from minidb.pagestore.files import recops
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.pages.page import PageTag, lost_page
 from minidb.pagestore.pages.rectag import (
-    CHUNK, TAG_SIZE, RecFlags, RecTag, chunk_pages, pack_chunks, pack_pages, page_runs, pages_needed, split_slot,
+    CHUNK, PAGE_REF, TAG_SIZE, RecFlags, RecTag, chunk_pages, pack_chunks, pack_pages, page_runs, pages_needed, split_slot,
     unpack_chunks, unpack_pages,
 )
 
@@ -158,10 +158,11 @@ class LargeRecords:
             self.bp.unfix(page)
 
     def _read_index(self, large: StoreId, number: int, where: object) -> list[int]:
-        pages = unpack_pages(self._read_slot0(large, number, PageTag.LGINDEX, f"an index page of {where}"))
-        if not pages:
-            raise PageStoreError(f"{where}: index page {PageId(large.vol, large.store, number)} lists no page")
-        return pages
+        data = self._read_slot0(large, number, PageTag.LGINDEX, f"an index page of {where}")
+        if not data or len(data) % PAGE_REF.size:
+            raise PageStoreError(f"{where}: index page {PageId(large.vol, large.store, number)} holds {len(data)} "
+                                 f"bytes, not a list of page numbers")
+        return unpack_pages(data)
 
     def _read_body(self, large: StoreId, pages: list[int], body_len: int, where: object) -> bytes:
         body = b"".join(self._read_slot0(large, n, PageTag.LGDATA, f"a data page of {where}") for n in pages)

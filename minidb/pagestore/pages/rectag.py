@@ -166,7 +166,7 @@ def pack_pages(pages: list[int]) -> bytes:
 
 
 def unpack_pages(data: bytes) -> list[int]:
-    return [PAGE_REF.unpack_from(data, i)[0] for i in range(0, len(data) - len(data) % PAGE_REF.size, PAGE_REF.size)]
+    return [PAGE_REF.unpack_from(data, i)[0] for i in range(0, len(data), PAGE_REF.size)]
 
 
 def page_runs(pages: list[int], ext_sz: int) -> list[tuple[int, int]]:
