@@ -24,14 +24,6 @@ hand it back even to that transaction, whose rollback must find it as it
 left it). The transaction layer sets ``is_page_held(page_number, xct)``;
 allocation skips the pages it says are held.
 
-``alloc_pages(stid, count)`` allocates the pages of a large record's body
-at once (Shore allocates large objects a list of extents at a time): the
-store's reserved pages first, lowest extent first, as ``COMPACT`` does, then
-as many new extents as the rest needs, linked as one list. It logs one
-``alloc_pages_in_ext`` per extent used, whose ``pmap`` has a bit per page,
-and returns the pages in order, so that pages of one extent are contiguous
-runs (the chunks of :mod:`minidb.pagestore.pages.rectag`).
-
 ``free_page(pid)`` logs ``free_pages_in_ext`` (undone by allocating the page
 again) and, unless the caller defers it, frees the extent when its last
 page goes.
@@ -41,6 +33,15 @@ for the file manager's free-space histogram. ``set_page_bucket`` changes it
 without logging (the extent-map page is fixed EX and dirtied, no entry):
 Shore's pbucketmap, "costly in that it fixes and dirties extent-map pages,
 even though it does not log these updates".
+
+**Large records.** ``alloc_pages(stid, count)`` allocates the pages of a
+large record's body (:mod:`minidb.pagestore.files.lgrec`). As Shore, which
+allocates large objects a list of extents at a time, it first counts the
+store's reserved pages and, if they are too few, links as many new extents
+as the rest needs in one go (one ``create_ext_list`` per extent-map page),
+then takes ``count`` pages the ``COMPACT`` way, lowest first: so the pages
+of one extent come as contiguous runs (the chunks of
+:mod:`minidb.pagestore.pages.rectag`).
 """
 
 from __future__ import annotations
@@ -90,28 +91,6 @@ class PageAllocation:
             pid = PageId(self.vid, snum, ext * self.ext_sz + index)
             self.trace.emit("allocated %s (%s)", pid, mode.value)
             return pid
-
-    def alloc_pages(self, stid: StoreId, count: int, xct: LogContext | None = None) -> list[PageId]:
-        """Allocate ``count`` pages to the store, extent by extent (see the module documentation)."""
-        with self._mutex:
-            self._check_store(stid)
-            snum = stid.store
-            pids: list[PageId] = []
-            while len(pids) < count:
-                found = self._reserved_page(snum, xct)
-                if found is None:
-                    self._grow(snum, xct, -(-(count - len(pids)) // self.ext_sz))
-                    continue
-                ext, _, pmap = found
-                indexes = self._free_for(ext, self.extlink(ext).reserved(self.ext_sz), xct)[:count - len(pids)]
-                bits = sum(1 << i for i in indexes)
-                self._update(self._extmap_pid(ext), ALLOC_PAGES_IN_EXT, {"snum": snum, "ext": ext, "pmap": bits}, xct)
-                if snum in self._reserved_cache and pmap | bits == (1 << self.ext_sz) - 1:
-                    self._reserved_cache[snum].discard(ext)
-                pids += [PageId(self.vid, snum, ext * self.ext_sz + i) for i in indexes]
-            self.stats.add("nPagesAllocated", count)
-            self.trace.emit("allocated %d pages of %s: %s", count, stid, [p.page for p in pids])
-            return pids
 
     def _free_for(self, ext: int, indexes: list[int], xct: Any) -> list[int]:
         """The page indexes among ``indexes`` that ``xct`` may allocate (not held by an active freer)."""
@@ -209,3 +188,15 @@ class PageAllocation:
         for pid in self.store_pages(stid):
             if self.page_bucket(pid) >= at_least:
                 yield pid
+
+    def alloc_pages(self, stid: StoreId, count: int, xct: LogContext | None = None) -> list[PageId]:
+        """Allocate ``count`` pages to the store, new extents linked as one list (see above)."""
+        with self._mutex:
+            self._check_store(stid)
+            held = self.is_page_held
+            reserved = sum(1 for ext in self._walk(stid.store, self.store_node(stid.store).first_ext)
+                           for i in self.extlink(ext).reserved(self.ext_sz)
+                           if held is None or not held(ext * self.ext_sz + i, xct))
+            if count > reserved:
+                self._grow(stid.store, xct, -(-(count - reserved) // self.ext_sz))
+        return [self.alloc_page(stid, AllocMode.COMPACT, xct) for _ in range(count)]
