@@ -211,8 +211,8 @@ class StorageManager:
                     for fid in self.files.files()}
 
     def check(self) -> list[str]:
-        """Consistency problems of the volume's maps and the large records (empty when all is well)."""
-        return self.volume.check() or self.files.check_large_records()
+        """Consistency problems of the volume's maps (empty when all is well)."""
+        return self.volume.check()
 
     def __repr__(self) -> str:
         return f"StorageManager({self.volume!r}, {self.xcts!r})"

@@ -382,6 +382,9 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int) ->
     problems = sm.check()
     if problems:
         return f"inconsistent maps after restart: {problems[:2]}"
+    problems = sm.files.check_large_records()
+    if problems:
+        return f"damaged large records after restart: {problems[:2]}"
     if sm.xcts.active():
         return f"transactions still active after restart: {sm.xcts.active()}"
     stores = {s.store for s in sm.volume.stores()} - {STORE_DIRECTORY, ROOT_INDEX}

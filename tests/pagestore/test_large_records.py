@@ -21,6 +21,11 @@ SMALL, L0, L1, L2 = RecFlags.SMALL, RecFlags.LARGE_0, RecFlags.LARGE_1, RecFlags
 OPTIONS = {"max_small_rec": 8, "index_fanout": 4}
 
 
+def checked(sm) -> list[str]:
+    """Problems of the volume's maps and of the large records."""
+    return sm.check() + sm.files.check_large_records()
+
+
 def body(n: int, seed: int = 0) -> bytes:
     return bytes((i * 7 + seed) % 251 for i in range(n))
 
@@ -118,7 +123,7 @@ def test_each_transition_gives_the_new_shape_and_exact_bytes(start, op, amount, 
         expected = apply(w, t, op, amount)
         assert w.sm.files.large_layout(w.rid).flags == to != before
         assert w.sm.read_rec(t, w.rid).body == expected
-        assert w.sm.check() == []
+        assert checked(w.sm) == []
     rec = w.read()
     assert (rec.hdr, rec.body, rec.flags) == (b"hd", expected, to)
     assert [b for _, b in w.sm.contents()[w.fid].values()].count(expected) == 1
@@ -139,7 +144,7 @@ def test_a_rollback_of_each_transition_restores_the_old_shape_exactly(start, op,
     w, old, t = in_flight(start, op, amount, to)
     w.sm.abort(t)
     assert w.state() == old and w.read().body == w.body
-    assert w.sm.check() == []
+    assert checked(w.sm) == []
 
 
 @pytest.mark.parametrize("start,op,amount,to", TRANSITIONS, ids=IDS)
@@ -148,14 +153,14 @@ def test_restart_undoes_each_transition_in_flight_and_redoes_it_committed(start,
     w.sm.log.sync()  # the transition's entries are durable, its commit is not: restart undoes them
     w.sm.disk.crash(CrashMode.nothing())
     w.sm = open_again(w.sm.disk, **OPTIONS)
-    assert w.state() == old and w.read().body == w.body and w.sm.check() == []
+    assert w.state() == old and w.read().body == w.body and checked(w.sm) == []
     with w.sm.transaction() as t:
         expected = apply(w, t, op, amount)
     new = w.state()
     w.sm.disk.crash(CrashMode.nothing())  # committed, its pages never written: redo rebuilds them
     w.sm = open_again(w.sm.disk, **OPTIONS)
     assert w.state() == new and w.flags() == to
-    assert w.read().body == expected and w.sm.check() == []
+    assert w.read().body == expected and checked(w.sm) == []
 
 
 def test_each_shape_reads_back_its_bytes_and_lists_its_pages():
@@ -207,7 +212,7 @@ def test_pages_freed_on_shrink_go_at_commit_and_are_reused():
     w.do("append", body(5 * CS))  # large again: takes freed pages
     again = w.sm.files.large_layout(w.rid)
     assert set(again.pages + again.index_pages) & mine
-    assert w.read().body == w.body and w.sm.check() == []
+    assert w.read().body == w.body and checked(w.sm) == []
 
 
 def test_a_page_freed_by_an_active_transaction_is_not_reused_before_it_ends():
@@ -241,7 +246,7 @@ def test_boundaries_of_a_full_index_page_and_a_full_two_level_index():
                                                  r"\(4 x 4 = 16\)"):
         with w.sm.transaction() as t:
             w.sm.append_rec(t, w.rid, b"y")
-    assert w.read().body == w.body and w.sm.check() == []
+    assert w.read().body == w.body and checked(w.sm) == []
     assert [e.type_name for e in w.sm.log.scan(end)][1:] in ([], ["xct_end"])
 
 
@@ -275,7 +280,7 @@ def test_a_full_volume_while_growing_rolls_the_append_back():
     with pytest.raises(VolumeFullError, match="is full"):
         with w.sm.transaction() as t:
             w.sm.append_rec(t, w.rid, body(120 * CS))  # more pages than the 128-page volume has free
-    assert w.state() == before and w.sm.check() == []
+    assert w.state() == before and checked(w.sm) == []
 
 
 def put_page(disk, number: int, data: bytes) -> None:
@@ -295,7 +300,7 @@ def test_damage_to_an_index_page_is_found_and_named():
     struct.pack_into("<I", data, at, layout.pages[0])  # the second leaf lists the first data page again
     put_page(disk, layout.leaves[1], data)
     again = open_again(disk, **OPTIONS)
-    problems = again.check()
+    problems = checked(again)
     large = f"p(1.{again.files._large_store(w.rid).store}"
     assert f"{w.rid}: {large}.{layout.pages[0]}) is referred to twice" in problems
     assert f"{large}.{layout.pages[4]}): a page of s(1.{again.files._large_store(w.rid).store}), the large records " \
@@ -313,7 +318,7 @@ def test_a_data_page_shorter_than_the_body_says_is_found():
     page = again.bp.fix(PageId(1, large.store, page_number), EX)
     page.splice(0, CS - 1, 1, b"")  # a damaged page in the pool: one byte gone, nothing logged
     again.bp.unfix(page)
-    assert again.check() == [f"{w.rid}: data page p(1.{large.store}.{page_number}) holds {CS - 1} bytes, "
+    assert checked(again) == [f"{w.rid}: data page p(1.{large.store}.{page_number}) holds {CS - 1} bytes, "
                              f"the body's length says {CS}"]
 
 
