@@ -45,7 +45,7 @@ from minidb.errors import MinidbError, SimulatedCrash
 from minidb.pagestore.files import recops
 from minidb.pagestore.files.lgrec import LargeRecords
 from minidb.pagestore.errors import BadRequestError
-from minidb.pagestore.ids import PageId, RecordId, StoreId
+from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.pages.rectag import TAG_SIZE, RecFlags, RecTag
 from minidb.pagestore.pages.slotted import SlottedPage
