@@ -298,15 +298,15 @@ class Runner:
         t.writes[rid] = (hdr, body)
 
     def reshape(self, t: TxnModel, fid: StoreId) -> None:
-        """Grow a record by pages or cut it, once or twice: it changes shape (small, LARGE_0, 1, 2)."""
+        """Grow a record by pages or cut it, one to three times: it changes shape (small, LARGE_0, 1, 2)."""
         rid = self.pick(t, fid)
         if rid is None:
             return
         hdr, body = self.records_seen(t, fid)[rid]
-        for _ in range(self.rng.randint(1, 2)):
+        for _ in range(self.rng.randint(1, 3)):
             before = self.sm.read_rec(t.xct, rid).flags.name  # locks the record first, as the change will
             if self.rng.random() < 0.6 or not body:
-                size = self.rng.choice([1, 3]) * DATA_PAGE + self.rng.randint(-40, 40)
+                size = self.rng.choice([1, 2, 3]) * DATA_PAGE + self.rng.randint(-40, 40)
                 data = bytes(self.rng.randrange(256) for _ in range(size))
                 self.sm.append_rec(t.xct, rid, data)
                 body = body + data
