@@ -41,7 +41,7 @@ its own is needed.
 
 **Order of the steps** (the record locked EX throughout; no latch held
 while allocating or waiting): (1) the data pages change (the last one
-filled or cut, new ones allocated with :meth:`Volume.alloc_pages`, which
+filled or cut, new ones allocated after :meth:`Volume.reserve_pages`, which
 hands out runs of contiguous pages, a list of extents at a time); (2) the
 index pages are written; (3) the slot on the file page changes (tag and
 body area); (4) the pages no longer referenced are freed, the transactional
@@ -84,6 +84,7 @@ from minidb.pagestore.errors import PageStoreError, RecordWontFitError
 from minidb.pagestore.files import recops
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.pages.page import PageTag, lost_page
+from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.pages.rectag import (
     CHUNK, PAGE_REF, TAG_SIZE, RecFlags, RecTag, chunk_pages, pack_chunks, pack_pages, page_runs, pages_needed, split_slot,
     unpack_chunks, unpack_pages,
@@ -185,29 +186,23 @@ class LargeRecords:
             raise RecordWontFitError(f"{where}: a body of {body_len} bytes needs {need} data pages, more than a "
                                      f"two-level index lists ({self.index_fanout} x {self.index_fanout} = {most})")
 
-    def _alloc_large(self, xct: Any, large: StoreId, count: int) -> list[PageId]:
-        pids = self.volume.alloc_pages(large, count, xct)
-        for ext in sorted({extent_of(p.page, self.volume.ext_sz) for p in pids}):
-            self.xcts.lock(xct, ExtentId(large.vol, ext), "IX")
-        self.stats.add("nLargePagesAllocated", count)
-        return pids
-
-    def _write_new(self, xct: Any, pid: PageId, tag: PageTag, data: bytes) -> None:
+    def _new_large_page(self, xct: Any, large: StoreId, tag: PageTag, data: bytes) -> int:
+        """A new page of the large-record store (the lowest reserved one), formatted, ``data`` in slot 0."""
+        pid = self.volume.alloc_page(large, AllocMode.COMPACT, xct)
+        self.xcts.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
         page = recops.format_page(self.volume, xct, pid, tag)
         try:
             recops.insert(self.volume, xct, page, 0, data, xct.space_user())
         finally:
             self.bp.unfix(page, dirty=True)
+        self.stats.add("nLargePagesAllocated")
+        return pid.page
 
     def _write_data(self, xct: Any, large: StoreId, body: bytes) -> list[int]:
         """New data pages holding ``body``, ``chunk_size`` bytes each; their numbers in body order."""
-        if not body:
-            return []
         size = self.chunk_size
-        pids = self._alloc_large(xct, large, pages_needed(len(body), self.page_size))
-        for i, pid in enumerate(pids):
-            self._write_new(xct, pid, PageTag.LGDATA, body[i * size:(i + 1) * size])
-        return [pid.page for pid in pids]
+        self.volume.reserve_pages(large, pages_needed(len(body), self.page_size), xct)
+        return [self._new_large_page(xct, large, PageTag.LGDATA, body[i:i + size]) for i in range(0, len(body), size)]
 
     def _splice_page(self, xct: Any, large: StoreId, number: int, change: Any) -> None:
         """Fix a page of the large-record store EX and apply ``change(page)``: splices of its slot 0."""
@@ -224,9 +219,7 @@ class LargeRecords:
         """Index page ``number`` (a new one if None) made to list ``pages``; its number."""
         data = pack_pages(pages)
         if number is None:
-            pid = self._alloc_large(xct, large, 1)[0]
-            self._write_new(xct, pid, PageTag.LGINDEX, data)
-            return pid.page
+            return self._new_large_page(xct, large, PageTag.LGINDEX, data)
         self._splice_page(xct, large, number, lambda page: diff(0, page.read(0), data))
         return number
 

@@ -34,13 +34,13 @@ without logging (the extent-map page is fixed EX and dirtied, no entry):
 Shore's pbucketmap, "costly in that it fixes and dirties extent-map pages,
 even though it does not log these updates".
 
-**Large records.** ``alloc_pages(stid, count)`` allocates the pages of a
-large record's body (:mod:`minidb.pagestore.files.lgrec`). As Shore, which
-allocates large objects a list of extents at a time, it first counts the
-store's reserved pages and, if they are too few, links as many new extents
-as the rest needs in one go (one ``create_ext_list`` per extent-map page),
-then takes ``count`` pages the ``COMPACT`` way, lowest first: so the pages
-of one extent come as contiguous runs (the chunks of
+**Large records.** Before the pages of a large record's body are allocated
+(:mod:`minidb.pagestore.files.lgrec`), ``reserve_pages(stid, count)`` makes
+sure the store has ``count`` reserved pages: as Shore, which allocates large
+objects a list of extents at a time, it links as many new extents as are
+missing in one go (one ``create_ext_list`` per extent-map page). The pages
+are then taken one by one the ``COMPACT`` way, lowest first, so the pages of
+one extent come as contiguous runs (the chunks of
 :mod:`minidb.pagestore.pages.rectag`).
 """
 
@@ -189,8 +189,8 @@ class PageAllocation:
             if self.page_bucket(pid) >= at_least:
                 yield pid
 
-    def alloc_pages(self, stid: StoreId, count: int, xct: LogContext | None = None) -> list[PageId]:
-        """Allocate ``count`` pages to the store, new extents linked as one list (see above)."""
+    def reserve_pages(self, stid: StoreId, count: int, xct: LogContext | None = None) -> None:
+        """Make sure the store has ``count`` reserved pages ``xct`` may take: new extents linked as one list."""
         with self._mutex:
             self._check_store(stid)
             held = self.is_page_held
@@ -199,4 +199,3 @@ class PageAllocation:
                            if held is None or not held(ext * self.ext_sz + i, xct))
             if count > reserved:
                 self._grow(stid.store, xct, -(-(count - reserved) // self.ext_sz))
-        return [self.alloc_page(stid, AllocMode.COMPACT, xct) for _ in range(count)]
