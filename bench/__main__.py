@@ -28,6 +28,7 @@ SECTIONS = {
     "logstore": "bench.logstore_bench",
     "spark": "bench.spark_bench",
     "transactions": "bench.txn_bench",
+    "logspace": "bench.logspace_bench",
     "vlsn": "bench.vlsn_bench",
 }
 

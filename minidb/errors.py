@@ -41,6 +41,11 @@ class LogError(MinidbError):
     """The log cannot be read as a minidb log."""
 
 
+class LogFullError(LogError):
+    """A bounded log has no room for an entry (no partition left, or none allocated on a full
+    disk); nothing was logged."""
+
+
 class LogCorruptionError(LogError, CorruptionError):
     """A bad entry lies before valid entries: the log is corrupt, not torn.
 

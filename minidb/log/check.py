@@ -8,10 +8,11 @@ functions, so they find the same problems and name them in the same words:
 - :func:`missing_file`: a gap in the file numbers. Files go only from the low
   end, so a hole in the middle is a lost file.
 - :func:`first_file_problem`: the log's first file must be its beginning: its
-  ``FileHeader`` names no previous file (``last_entry_lsn`` is NULL). Nothing
-  in minidb deletes log files yet, so a first file that names a previous one
-  means the files before it were lost (a log cleaner that deletes files on
-  purpose will have to record what it deleted, for this check to allow it).
+  ``FileHeader`` names no previous file (``last_entry_lsn`` is NULL), unless
+  the files before it were deleted on purpose, which the *log head*
+  (:mod:`minidb.log.head`) records: then the first file must be the head
+  itself. A first file that names a previous one without such a record, or
+  that lies above the recorded head, means files were lost.
 - :func:`bad_entry_problem`: a file whose good entries stop before its bytes
   do, given the verdict of :func:`minidb.log.scan.judge_bad_entry`. In the
   last file a torn tail or unwritten space is what a crash leaves, not a
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 
 from minidb.errors import LogCorruptionError
 from minidb.log.files import file_name, first_gap
+from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
 
 NOT_A_LOG_FILE = "not a minidb log file (it does not start with a FileHeader)"
@@ -64,14 +66,23 @@ def missing_file(numbers: list[int] | tuple[int, ...]) -> Problem | None:
     return None if gap is None else Problem(file_name(gap[0]), 0, gap[1])
 
 
-def first_file_problem(number: int, header: dict | None) -> Problem | None:
+def first_file_problem(number: int, header: dict | None, head: int = 1) -> Problem | None:
     """File ``number`` is the first of the log and starts with the FileHeader ``header`` (None:
-    it has none; its own check reports why)."""
-    if header is None or header["last_entry_lsn"].is_null:
+    it has none; its own check reports why); ``head`` is the recorded log head (1: no file was
+    ever deleted on purpose)."""
+    if number > head > 1:
+        return Problem(file_name(head), 0, f"log file is missing: the files before {file_name(number)} were lost "
+                                           f"(only those before {file_name(head)} were deleted on purpose)")
+    if header is None or header["last_entry_lsn"].is_null or number == head > 1:
         return None
     return Problem(file_name(number), 0, f"the log's first file names a previous file (its FileHeader says the "
                                          f"previous file ended at {header['last_entry_lsn']}): the files "
                                          f"before {file_name(number)} are lost")
+
+
+def first_file_problem_on(disk, number: int, header: dict | None) -> Problem | None:
+    """:func:`first_file_problem` with the log head recorded on ``disk``."""
+    return first_file_problem(number, header, read_log_head(disk))
 
 
 def bad_entry_problem(number: int, offset: int, kind: str, problem: str, last: bool) -> Problem | None:

@@ -29,7 +29,7 @@ from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.check import first_file_problem
+from minidb.log.check import first_file_problem_on
 from minidb.log.header import MAX_HEADER_SIZE
 from minidb.log.scan import FileScanner, Verdict, judge_bad_entry
 
@@ -111,7 +111,7 @@ def find_end(disk: Disk) -> LogEnd:
     buf = read_file(disk, last)
     scanner = FileScanner(buf, last).run()
     first_header = scanner.file_header if len(files) == 1 else file_header_of(disk, files[0])
-    problem = first_file_problem(files[0], first_header)
+    problem = first_file_problem_on(disk, files[0], first_header)
     if problem is not None:
         raise problem.error()
     cut = None

@@ -27,6 +27,30 @@ nothing: the entry is not logged, and earlier buffered entries stay buffered.
 
 Listeners (``add_listener``) are called after the latch is released with
 ``(lsn, entry_type, vlsn)``; the VLSN index registers mappings this way.
+
+**A bounded log** (options, all off by default, as the log store uses it):
+
+- ``max_files``: at most that many files (Shore's log *partitions*) exist at
+  once, from the log head to the file being written; an entry that would need
+  one more is refused with :class:`~minidb.errors.LogFullError`, changing
+  nothing. Files leave the low end through :meth:`LogManager.remove_head_files`;
+- ``preallocate``: every file is ``file_max`` bytes of zeros when it becomes
+  the log's last file, and *spare* files (``logspare1``, ``logspare2``, ...)
+  of the same size, one for each partition ``max_files`` still allows, wait
+  beside the log, so writing entries never needs new disk space: a full disk
+  is met only when spares are made (after a flip or a removal of files),
+  where it costs nothing but fewer spares (:meth:`room` counts only the
+  spares that exist). At a flip the old file is cut to its last entry (only
+  the last file has unwritten space, as the readers expect) and a spare is
+  renamed to the new file. Opening zeroes a torn tail in place instead of
+  cutting it;
+- ``admit``: a hook called under the write latch with ``(entry_type, values,
+  size)`` before an entry is placed; it may raise to refuse the entry (nothing
+  changes) or return a callable, called with the entry's LSN once the entry
+  is in the buffer (it is also given ``room``, usable under the latch). The
+  page store's log-space reservation is this hook
+  (:mod:`minidb.pagestore.wal.logspace`); :meth:`room` says how many bytes can
+  still be appended.
 """
 
 from __future__ import annotations
@@ -36,11 +60,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from minidb.errors import DiskError, DiskFullError, LogError, UserError
+from minidb.errors import DiskError, DiskFullError, LogError, LogFullError, UserError
 from minidb.io import Disk, File
 from minidb.log.end import LogEnd, TailCut, find_end
 from minidb.log.entry import LogEntry
-from minidb.log.files import file_name
+from minidb.log.files import all_log_file_numbers, file_name
+from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
 from minidb.log.header import HEADER_SIZE, VLSN_SIZE, Provisional, make_flags, pack_entry
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
@@ -51,8 +76,14 @@ from minidb.stats import Stats, Trace
 DEFAULT_FILE_MAX = 10 * 1024 * 1024
 DEFAULT_BUFFER_SIZE = 64 * 1024
 MIN_FILE_MAX = 256
+SPARE_PREFIX = "logspare"  # spare files logspare1, logspare2, ...
+SPARE_TMP = "logspare.tmp"
 
 Listener = Callable[[LSN, EntryType, "int | None"], None]
+# admit(entry_type, values, size, room): may raise to refuse; room(waste) is room() under the latch
+Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"]], "Callable[[LSN], None] | None"]
+FILE_HEADER_SIZE = HEADER_SIZE + len(FILE_HEADER.encode(
+    {"file_number": 0, "created_ms": 0, "last_entry_lsn": NULL_LSN, "log_version": LOG_VERSION}))
 
 
 class LogManager:
@@ -66,12 +97,16 @@ class LogManager:
         buffer_size: int = DEFAULT_BUFFER_SIZE,
         readonly: bool = False,
         clock: Callable[[], float] = time.time,
+        max_files: int | None = None,
+        preallocate: bool = False,
     ):
         if not isinstance(file_max, int) or not MIN_FILE_MAX <= file_max <= MAX_OFFSET:
             if isinstance(file_max, int) and file_max < MIN_FILE_MAX:
                 raise UserError(f"file_max {file_max} is too small (at least {MIN_FILE_MAX} bytes)")
             # An offset inside a file is 32 bits (an LSN's low half), so no file may grow past that.
             raise UserError(f"file_max {file_max!r} must be a number of bytes from {MIN_FILE_MAX} to {MAX_OFFSET}")
+        if max_files is not None and (not isinstance(max_files, int) or max_files < 2):
+            raise UserError(f"max_files {max_files!r} must be a number of log files, at least 2")
         if not isinstance(buffer_size, int) or buffer_size < 1:
             raise UserError(f"buffer_size {buffer_size!r} must be a positive number of bytes")
         self.disk = disk
@@ -79,10 +114,16 @@ class LogManager:
         self.buffer_size = buffer_size
         self.readonly = readonly
         self.clock = clock
+        self.max_files = max_files
+        self.preallocate = preallocate
+        self.admit: Admit | None = None
+        self.head = read_log_head(disk)
+        self._allocated = file_max  # bytes of the current file that need no new disk space
+        self._spares: list[str] = []
         self.trace = Trace()
         self.stats = Stats("log", [
             "nEntries", "nBytes", "nWrites", "nBytesWritten", "nFlushes", "nSyncRequests",
-            "nFsyncs", "nGroupCommitWaits", "nFileFlips",
+            "nFsyncs", "nGroupCommitWaits", "nFileFlips", "nFilesRemoved", "nSparesMade", "nSparesFailed",
         ])
         self.vlsn_allocator: Callable[[], int] | None = None
         self._listeners: list[Listener] = []
@@ -109,20 +150,140 @@ class LogManager:
         self._files = list(found.files)
         self.reader = LogReader(disk, self.end, self._buffer_view)
         if not readonly:
+            self._remove_below_head(None)  # left by a crash after the head was recorded
             self._open_for_writing(found)
 
     # -- opening ------------------------------------------------------------
     def _open_for_writing(self, found: LogEnd) -> None:
         name = file_name(self._file_number)
         self._handle = self.disk.open(name, create=True)
-        if found.cut is not None:
+        if found.cut is not None and self.preallocate:
+            self._zero_tail(name, found.cut)
+        elif found.cut is not None:
             self._handle.truncate(found.cut.offset)
             self._handle.fsync()
             self.trace.emit("truncated %s to %d bytes", name, found.cut.offset)
+        if self.preallocate:
+            if not self.disk.exists(HEAD_FILE):
+                write_log_head(self.disk, self.head)  # made now: recording a head later needs no disk space
+            self._allocated = max(self._handle.size(), self._next_offset)
+            if self._allocated < self.file_max:
+                self._extend(self._handle)
+            self._find_spares()
         if self._file_number not in self._files:
             self._files.append(self._file_number)
         if self._next_offset == 0:
             self._log_file_header()
+
+    # -- preallocation ---------------------------------------------------------
+    def _zero_tail(self, name: str, cut: TailCut) -> None:
+        """Overwrite a torn tail with zeros, keeping the file's preallocated size."""
+        size = self._handle.size()  # type: ignore[union-attr]
+        tail = self._handle.read(cut.offset, size - cut.offset)  # type: ignore[union-attr]
+        if any(tail):
+            self._handle.write(cut.offset, bytes(len(tail)))  # type: ignore[union-attr]
+            self._handle.fsync()  # type: ignore[union-attr]
+            self.trace.emit("zeroed %s from %d to %d", name, cut.offset, size)
+        elif cut.kind == "unwritten":
+            self.tail_cut = None  # a preallocated file's unwritten space: its normal state
+
+    def _extend(self, handle: File) -> None:
+        """Preallocate ``handle`` to ``file_max`` bytes of zeros, if the disk has room."""
+        try:
+            handle.write(self._allocated, bytes(self.file_max - self._allocated))
+            handle.fsync()
+            self._allocated = self.file_max
+        except DiskFullError:
+            pass  # the rest of the file takes disk space as it is written
+
+    def _find_spares(self) -> None:
+        if self.disk.exists(SPARE_TMP):
+            self.disk.delete(SPARE_TMP)  # a crash while it was made
+        for name in self.disk.list():
+            if name.startswith(SPARE_PREFIX) and name[len(SPARE_PREFIX):].isdigit():
+                self._spares.append(name)
+        self._spares.sort(key=lambda n: int(n[len(SPARE_PREFIX):]))
+        self._fill_spares()
+
+    def _fill_spares(self) -> None:
+        """Make spare files (each a whole file of zeros, durable) until every partition that may
+        still be needed has one, or the disk is full."""
+        wanted = 1 if self.max_files is None else self.max_files - (self._file_number - self.head + 1)
+        while len(self._spares) < wanted:
+            try:
+                with self.disk.open(SPARE_TMP, create=True) as f:
+                    f.write(0, bytes(self.file_max))
+                    f.fsync()
+            except DiskFullError:
+                self.disk.delete(SPARE_TMP)
+                self.stats.add("nSparesFailed")
+                self.trace.emit("%d spare log files: the disk is full", len(self._spares))
+                return
+            last = int(self._spares[-1][len(SPARE_PREFIX):]) if self._spares else 0
+            name = f"{SPARE_PREFIX}{last + 1}"
+            self.disk.rename(SPARE_TMP, name)
+            self._spares.append(name)
+            self.stats.add("nSparesMade")
+
+    def _new_file(self, name: str) -> File:
+        """The handle of new log file ``name``: a spare renamed, or a new file."""
+        if self.preallocate:
+            self.disk.rename(self._spares.pop(0), name)
+            return self.disk.open(name)
+        return self.disk.open(name, create=True)
+
+    def room(self, waste: int = 0) -> int | None:
+        """Bytes that can still be appended without a new partition or new disk space (None: no
+        bound); ``waste`` is subtracted once per file, for an entry that does not fit a file's end."""
+        with self._latch:
+            return self._room(waste)
+
+    def _room(self, waste: int = 0) -> int | None:
+        left = max(0, self._allocated - self._next_offset - waste)
+        more = None if self.max_files is None else self.max_files - (self._file_number - self.head + 1)
+        if self.preallocate:
+            more = len(self._spares) if more is None else min(more, len(self._spares))
+        if more is None:
+            return None
+        return left + max(0, more) * max(0, self.file_max - FILE_HEADER_SIZE - waste)
+
+    # -- removing files at the low end ----------------------------------------
+    def remove_head_files(self, below_file: int, archive: Callable[[str, bytes], None] | None = None) -> list[str]:
+        """Delete the log files below ``below_file``, after recording ``below_file`` as the log head
+        (:mod:`minidb.log.head`), so no reader takes them for lost; ``archive(name, data)`` is given
+        each file's bytes before it is deleted. Returns the names deleted."""
+        with self._latch:
+            self._check_usable()
+            if not isinstance(below_file, int) or below_file > self._file_number:
+                raise UserError(f"cannot remove log files below {below_file!r}: the log is writing "
+                                f"{file_name(self._file_number)}")
+            if below_file <= self.head:
+                return []
+            write_log_head(self.disk, below_file)
+            self.head = below_file
+            self._files = [n for n in self._files if n >= below_file]
+            self.reader.forget_below(below_file)
+        removed = self._remove_below_head(archive)
+        if self.preallocate:
+            with self._latch:
+                self._fill_spares()  # the space of the files removed
+        return removed
+
+    def _remove_below_head(self, archive: Callable[[str, bytes], None] | None) -> list[str]:
+        removed = []
+        for number in all_log_file_numbers(self.disk):
+            if number >= self.head:
+                break
+            name = file_name(number)
+            if archive is not None:
+                with self.disk.open(name) as f:
+                    archive(name, f.read(0, f.size()))
+            self.disk.delete(name)
+            removed.append(name)
+            self.stats.add("nFilesRemoved")
+        if removed:
+            self.trace.emit("removed %s below the log head %s", ", ".join(removed), file_name(self.head))
+        return removed
 
     def _log_file_header(self) -> None:
         values = {
@@ -162,13 +323,16 @@ class LogManager:
             if replicated and vlsn is None and self.vlsn_allocator is None:
                 raise LogError(f"cannot log replicated {entry_type.name}: this log allocates no VLSNs")
             size = HEADER_SIZE + (VLSN_SIZE if replicated else 0) + len(item)
-            if self._next_offset + size > self.file_max and self._last_offset:
+            admitted = self.admit(entry_type, values or {}, size, self._room) if self.admit is not None else None
+            if self._next_offset + size > self._allocated and self._last_offset:
                 self._flip()
             self._make_room(size)
             if replicated and vlsn is None:
                 # Allocated only now that nothing can fail: the VLSN stream has no gaps.
                 vlsn = self.vlsn_allocator()  # type: ignore[misc]
             lsn = self._add(entry_type.code, make_flags(provisional, replicated), item, vlsn)
+            if admitted is not None:
+                admitted(lsn)
         for listener in self._listeners:
             listener(lsn, entry_type, vlsn)
         return lsn
@@ -204,9 +368,18 @@ class LogManager:
         """Finish the current file (write and fsync it) and start the next."""
         assert self._handle is not None
         old = self._file_number
+        if self.max_files is not None and old + 1 - self.head + 1 > self.max_files:
+            raise LogFullError(f"{self.disk.where()}: the log is full: {self.max_files} log files, from "
+                               f"{file_name(self.head)} to {file_name(old)}, and no more may exist")
+        if self.preallocate and not self._spares:
+            raise LogFullError(f"{self.disk.where()}: no room for {file_name(old + 1)}: the disk is full "
+                               f"(no spare log file)")
         self._write_buffer()
         with self._sync_cond:
             synced = LSN(old, self._next_offset) <= self._durable_end
+        if self.preallocate and self._handle.size() > self._next_offset:
+            self._handle.truncate(self._next_offset)  # only the last file has unwritten space
+            synced = False
         if not synced:
             self._fsync_handle(self._handle)
         with self._sync_cond:
@@ -217,13 +390,16 @@ class LogManager:
                 self._handle.close()
         self._prev_file_last = LSN(old, self._last_offset or 0)
         self._file_number = old + 1
-        self._handle = self.disk.open(file_name(self._file_number), create=True)
+        self._handle = self._new_file(file_name(self._file_number))
+        self._allocated = self.file_max
         self._files.append(self._file_number)
         self._next_offset = self._buffer_base = 0
         self._last_offset = None
         self._log_file_header()
         self.stats.add("nFileFlips")
         self.trace.emit("file %s full at 0x%x bytes; now writing %s", file_name(old), self._prev_file_last.offset, file_name(self._file_number))
+        if self.preallocate:
+            self._fill_spares()
 
     # -- flushing and syncing -----------------------------------------------
     def flush(self) -> None:
@@ -362,4 +538,4 @@ def open_log(disk: Disk, **options: Any) -> LogManager:
     return LogManager(disk, **options)
 
 
-__all__ = ["LogManager", "open_log", "DEFAULT_FILE_MAX", "NULL_LSN", "DiskFullError"]
+__all__ = ["LogManager", "open_log", "DEFAULT_FILE_MAX", "NULL_LSN", "DiskFullError", "LogFullError", "SPARE_PREFIX"]

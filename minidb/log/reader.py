@@ -50,6 +50,11 @@ class LogReader:
             handle.close()
         self._handles.clear()
 
+    def forget_below(self, number: int) -> None:
+        """Close the handles of files below ``number`` (they are about to be deleted)."""
+        for n in [n for n in self._handles if n < number]:
+            self._handles.pop(n).close()
+
     def _handle(self, number: int) -> File:
         handle = self._handles.get(number)
         if handle is None:
@@ -130,7 +135,7 @@ class LogReader:
             raise problem.error()
 
     def backward(self, start: LSN | None = None) -> Iterator[LogEntry]:
-        """Entries from ``start`` (default: the last) back to the first."""
+        """Entries from ``start`` (default: the last) back to the first (of the files still there)."""
         lsn = self._end().last_entry if start is None else start
         while not lsn.is_null:
             entry = self.read_entry(lsn)
@@ -139,6 +144,9 @@ class LogReader:
                 if entry.header.type_code != FILE_HEADER.code:
                     raise LogCorruptionError(file_name(lsn.file), 0, "the first entry is not a FileHeader")
                 lsn = entry.values["last_entry_lsn"]
+                files = self._end().files
+                if not lsn.is_null and files and lsn.file < files[0]:
+                    return  # the files before the first were deleted on purpose (minidb.log.head)
             else:
                 if entry.header.prev_offset >= lsn.offset:
                     raise LogCorruptionError(file_name(lsn.file), lsn.offset, "prev offset does not point backwards")

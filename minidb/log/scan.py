@@ -146,7 +146,9 @@ def intact_successor(buf: bytes | memoryview, bad_offset: int, header: EntryHead
 def judge_bad_entry(buf: bytes | memoryview, bad_offset: int, header: EntryHeader | None) -> Verdict:
     """Is the bad entry at ``bad_offset`` a torn tail, unwritten space, or corruption?"""
     head = bytes(buf[bad_offset : bad_offset + HEADER_SIZE])
-    if bad_offset == 0 and len(head) > 4 and any(head) and head[4] != FILE_HEADER.code:
+    # Zeros from byte 4 on: a first write torn after at most 4 bytes over a preallocated file, as in
+    # a file of at most 4 bytes: torn, not foreign.
+    if bad_offset == 0 and len(head) > 4 and any(head) and head[4] != FILE_HEADER.code and any(buf[4:]):
         if is_damaged_file_header(buf):
             return Verdict("corrupt", None)
         return Verdict("foreign", None)

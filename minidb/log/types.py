@@ -25,6 +25,12 @@ Flags, one letter each, as in logdef.dat:
     C  compensation (CLR)   T  transactional: the item begins with
                                txn_id (U64) and txn_prev_lsn (LSN), the
                                previous entry of the same transaction
+
+A row may carry a fifth column, the *fudge factor* (Shore's log-space
+reservation): the log space that undoing an entry of that type may need, as
+a multiple of the entry's size (its CLR, the inverse operation's entries).
+It defaults to 0 (nothing to reserve); only the page store uses it
+(:mod:`minidb.pagestore.wal.logspace`).
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ class EntryType:
     flags: str
     fields: tuple[tuple[str, Kind], ...]
     owner: str = ""
+    fudge: float = 0.0
     all_fields: tuple[tuple[str, Kind], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -110,17 +117,17 @@ def _escape(text: str) -> str:
 class EntryTable:
     """The entry types of one owner; registering it makes the codes known."""
 
-    def __init__(self, owner: str, rows: list[tuple[str, int, str, list[tuple[str, Kind]]]], register: bool = True):
+    def __init__(self, owner: str, rows: list[tuple[Any, ...]], register: bool = True):
         if owner not in OWNER_CODES:
             raise ValueError(f"unknown entry table owner {owner!r}")
         self.owner = owner
         self.types: dict[str, EntryType] = {}
-        for name, code, flags, fields in rows:
+        for name, code, flags, fields, *fudge in rows:
             if code not in OWNER_CODES[owner]:
                 raise ValueError(f"{owner} entry type {name}: code 0x{code:02x} is outside {owner}'s range")
             if name in self.types:
                 raise ValueError(f"{owner}: entry type {name} declared twice")
-            self.types[name] = EntryType(name, code, flags, tuple(fields), owner)
+            self.types[name] = EntryType(name, code, flags, tuple(fields), owner, *fudge)
         if register:
             register_table(self)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from minidb.errors import UserError
 from minidb.io import Disk
-from minidb.log.check import Problem, bad_entry_problem, first_file_problem, missing_file, next_file_problem
+from minidb.log.check import Problem, bad_entry_problem, first_file_problem_on, missing_file, next_file_problem
 from minidb.log.end import read_file
 from minidb.log.fields import ItemFormatError
 from minidb.log.files import file_name, log_file_numbers
@@ -60,7 +60,7 @@ def verify_log(disk: Disk) -> VerifyReport:
         scanner = FileScanner(buf, number)
         for offset, header in scanner:
             if offset == 0 and index == 0:
-                report.problem = first_file_problem(number, scanner.file_header)
+                report.problem = first_file_problem_on(disk, number, scanner.file_header)
                 if report.problem is not None:
                     return report
             if offset == 0 and previous is not None:

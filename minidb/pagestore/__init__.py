@@ -5,11 +5,11 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     ids.py          v(1) s(1.3) p(1.3.48) r(1.3.48.2) x(1.6); extent arithmetic
     errors.py       the page store's errors
     pages/          the page frame (checksum, torn-page detection), slotted pages, record tags
-    wal/            the log entry types (Shore's logdef.dat) and the logging protocol
+    wal/            the log entry types (Shore's logdef.dat), the logging protocol, log space (reservations)
     volume/         the volume header, extent map, store map, formatting, allocation
     buffer/         latches, clock replacement, the buffer pool and its cleaner
     lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
-    transactions/   transactions, the lock step, rollback with CLRs, freeing space
+    transactions/   transactions, the lock step, rollback with CLRs, freeing space, two-phase commit
     files/          the store directory, files of records and large records, free-space search
     restart/        fuzzy checkpoints, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
@@ -21,6 +21,8 @@ Public surface::
 
     VolumeId, StoreId, PageId, RecordId, ExtentId, parse_id
     PageTag, StoreFlags, Page, SlottedPage, SpaceUser, NO_TXN
+    StoreProperty (REGULAR, TMP, LOAD, INSERT: StorageManager.create_file(t, property=...),
+                   set_store_property)
     LatchMode, SH, EX, BufferPool, Frame, FrameView, WriteRun
     ClockFrame, ClockChoice, choose_victim
     Volume, AllocMode, format_volume, VolumeHeader, volume_file_name
@@ -28,9 +30,11 @@ Public surface::
     PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
     Record, RecFlags, Layout, Checkpointer, Restart, RestartReport, StaleRecordIdError,
-    NoLocking, ShoreLocking          (the lock manager: minidb.pagestore.lock)
+    NoLocking, ShoreLocking, AllocationLocks, Quark  (the lock manager: minidb.pagestore.lock)
+    InDoubt, GtidError               (two-phase commit: sm.prepare, commit_prepared, abort_prepared, in_doubt)
+    LogSpace, OutOfLogSpaceError     (a bounded log: StorageManager(log_size=..., partitions=...))
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
-    RecordWontFitError, BufferPoolFullError; damage (CorruptionError): PageStoreCorruptionError,
+    RecordWontFitError, BufferPoolFullError, OutOfLogSpaceError; damage (CorruptionError): PageStoreCorruptionError,
     BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
 """
 
@@ -39,8 +43,9 @@ from minidb.pagestore.volume import extmap as _extmap  # noqa: F401  (registers 
 from minidb.pagestore.buffer.bufferpool import BufferPool, Frame, FrameView, WriteRun
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
 from minidb.pagestore.errors import (
-    BadPageError, BadRequestError, BufferPoolFullError, LogLostError, PageChecksumError, PageStoreCorruptionError,
-    PageStoreError, RecordWontFitError, SlotError, TornPageError, VolumeCorruptionError, VolumeError, VolumeFullError,
+    BadPageError, BadRequestError, BufferPoolFullError, LogLostError, OutOfLogSpaceError, PageChecksumError,
+    PageStoreCorruptionError, PageStoreError, RecordWontFitError, SlotError, TornPageError, VolumeCorruptionError,
+    VolumeError, VolumeFullError,
 )
 from minidb.pagestore.volume.extmap import Extlink
 from minidb.pagestore.volume.format import format_volume
@@ -48,7 +53,9 @@ from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, VolumeId, 
 from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import TxnRef, apply_and_log, redo, undo
+from minidb.pagestore.wal.logspace import LogSpace
 from minidb.pagestore.pages.page import Page, PageTag, StoreFlags
+from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser
 from minidb.pagestore.volume.stores import Deleting, StoreNode
 from minidb.pagestore.volume.volfile import volume_file_name
@@ -58,7 +65,9 @@ from minidb.pagestore.restart.chkpt import Checkpointer
 from minidb.pagestore.errors import StaleRecordIdError
 from minidb.pagestore.files.file import FileManager, Policy
 from minidb.pagestore.files.lgrec import Layout
-from minidb.pagestore.transactions.locking import NoLocking, ShoreLocking
+from minidb.pagestore.transactions.locking import AllocationLocks, NoLocking, ShoreLocking
+from minidb.pagestore.transactions.prepare import GtidError, InDoubt
+from minidb.pagestore.transactions.quark import Quark
 from minidb.pagestore.pages.rectag import RecFlags, Record
 from minidb.pagestore.restart import Restart, RestartReport
 from minidb.pagestore.sm import StorageManager
@@ -74,5 +83,7 @@ __all__ = [
     "TornPageError", "PageStoreCorruptionError", "BadPageError", "PageChecksumError", "VolumeCorruptionError",
     "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
     "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Layout", "Checkpointer", "Restart",
-    "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking",
+    "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
+    "StoreProperty", "InDoubt", "GtidError", "LogSpace",
+    "OutOfLogSpaceError",
 ]

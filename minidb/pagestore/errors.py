@@ -65,6 +65,12 @@ class LogLostError(PageStoreCorruptionError):
     before the master checkpoint or before a page LSN on the volume."""
 
 
+class OutOfLogSpaceError(PageStoreError):
+    """A transaction's entry would eat into log space reserved for rollbacks (or there is no room
+    left at all); nothing was logged, and the transaction can still roll back or abort
+    (Shore's eOUTOFLOGSPACE)."""
+
+
 class BufferPoolFullError(PageStoreError):
     """Every frame of the buffer pool is pinned; no victim can be chosen."""
 

@@ -16,7 +16,13 @@ This is the page store's front door. It puts the parts together on one
 :class:`~minidb.pagestore.transactions.locking.ShoreLocking`) makes every operation take
 its locks from Shore's lock manager, so transactions in several threads
 wait for each other and a deadlock's victim aborts; without it, no locks
-are taken (one thread).
+are taken (one thread). Page allocation follows Shore's protocol (extent and
+page locks, the extent lock's "has pages" bit, EX on an extent freed at
+commit: :mod:`minidb.pagestore.transactions.locking`);
+:meth:`set_escalation` sets the escalation thresholds of the page and store
+levels, for the storage manager or one store; ``with sm.quark(t):`` releases
+the locks taken inside the block at its end
+(:mod:`minidb.pagestore.transactions.quark`).
 
 Its parts stay reachable for tests, pictures and the curious: ``sm.log``
 (:mod:`minidb.log`), ``sm.bp`` (the buffer pool), ``sm.volume`` (the volume
@@ -33,15 +39,46 @@ reads the log (cutting a torn tail), mounts the volume and restarts (:mod:`minid
 :class:`~minidb.pagestore.restart.Restart` in ``sm.restart``, for stepping
 through the passes one at a time.
 
-**Closing** cleanly aborts the transactions still active, writes every
+**Two-phase commit**: :meth:`prepare` makes a transaction PREPARED under a
+global transaction id; :meth:`commit_prepared` and :meth:`abort_prepared`
+end it by that id, before or after any number of checkpoints, crashes and
+restarts; :meth:`in_doubt` lists the prepared ones
+(:mod:`minidb.pagestore.transactions.prepare`).
+
+**Closing** cleanly aborts the transactions still active (not the prepared
+ones, which stay in doubt for the next run), writes every
 dirty page, takes a checkpoint (whose dirty page table is now empty) and
 closes the log and the volume, so the next restart reads only that
 checkpoint.
+
+**Store properties**: ``create_file(t, property="tmp")`` (REGULAR, TMP, LOAD,
+INSERT) and ``set_store_property`` choose how much of a file the log
+records (:mod:`minidb.pagestore.pages.storeprop`); restart destroys TMP files.
 
 **Checkpoints** are taken on demand (:meth:`checkpoint`), at the end of
 restart, at a clean close and, with ``chkpt_every=N``, after a commit once
 N bytes were logged since the last one (Shore's checkpoint thread is
 "kicked" by the log manager).
+
+**Log space** (:mod:`minidb.pagestore.wal.logspace`). ``log_size=BYTES``
+bounds the log: ``partitions`` (Shore's 8 by default) preallocated log files
+of ``log_size / partitions`` bytes each, with reservations so that aborts,
+rollbacks and restart always have room, also on a full disk; forward work
+that does not fit raises :class:`~minidb.pagestore.errors.OutOfLogSpaceError`
+(``sm.log_space`` holds the accounting). Give the same ``log_size`` and
+``partitions`` at every open.
+
+**Scavenging** (on with ``log_size``, or ``scavenge=True``): each checkpoint
+first writes the dirty pages whose recovery LSN lies in an older log file than
+the current one (they would hold those files); after it, :meth:`scavenge` removes the log files wholly below the
+*scavenging bound*, the smallest of the master checkpoint's ``chkpt_begin``,
+its smallest recovery LSN (the buffer pool's, when it was taken), the buffer
+pool's smallest recovery LSN now, and the first LSN of the oldest active
+transaction: restart reads nothing before it. ``archive(name, data)`` is
+given each file before it goes; ``on_log_held(tid, first_lsn, files)`` is
+called when the oldest transaction alone keeps ``files`` files from going.
+The deletion is recorded first in the log head (:mod:`minidb.log.head`), so
+readers do not take it for lost files.
 """
 
 from __future__ import annotations
@@ -52,24 +89,30 @@ from typing import Any, ContextManager
 
 from minidb.io import Disk
 from minidb.log.lsn import LSN
-from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, LogManager
+from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, MIN_FILE_MAX, LogManager
 from minidb.pagestore.buffer.bufferpool import BufferPool
-from minidb.pagestore.errors import BadRequestError
+from minidb.pagestore.errors import BadRequestError, OutOfLogSpaceError
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.files.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
-from minidb.pagestore.lock import LockManager
-from minidb.pagestore.restart.master import check_volume_and_log
+from minidb.pagestore.lock import KEEP, LockId, LockManager
+from minidb.pagestore.restart.master import check_volume_and_log, read_master
 from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
+from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.restart import Restart, RestartReport
 from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.volume.volfile import VolumeFile
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ
 from minidb.pagestore.volume.volume import Volume
-from minidb.pagestore.transactions.xct import SavePoint, Xct
+from minidb.pagestore.transactions.prepare import InDoubt
+from minidb.pagestore.transactions.quark import Quark
+from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
 from minidb.pagestore.transactions.xctmgr import XctManager, transaction_block
+from minidb.pagestore.wal.logspace import LogSpace, checkpoint_size
+
+DEFAULT_PARTITIONS = 8  # Shore's number of log partitions
 
 
 class StorageManager:
@@ -77,7 +120,8 @@ class StorageManager:
 
     def __init__(self, disk: Disk, log: LogManager, bp: BufferPool, volume: Volume, locking: Locking | None = None,
                  max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
-                 index_fanout: int | None = None):
+                 scavenge: bool = False, archive: Callable[[str, bytes], None] | None = None,
+                 on_log_held: Callable[[int, LSN, int], None] | None = None, index_fanout: int | None = None):
         self.disk = disk
         self.log = log
         self.bp = bp
@@ -86,6 +130,14 @@ class StorageManager:
         self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout)
         self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace)
         self.chkpt_every = chkpt_every
+        self.scavenging = scavenge
+        self.archive = archive
+        self.on_log_held = on_log_held
+        self.log_space: LogSpace | None = None
+        if log.max_files is not None:
+            waste = bp.page_size + 128  # the largest entry (a record chunk of a page): may not fit a file's end
+            self.log_space = self.xcts.log_space = LogSpace(
+                log, self.xcts.peek, self.xcts.peek_all, waste, checkpoint_size(0, 4) + waste)
         self.restart: Restart | None = None
         self.restart_report: RestartReport | None = None
         self._logged_at_chkpt = 0
@@ -97,7 +149,8 @@ class StorageManager:
                page_size: int = DEFAULT_PAGE_SIZE, frames: int = 64, **options: Any) -> "StorageManager":
         """Format a new volume on ``disk`` and open it (an empty restart); ``options`` are :meth:`open`'s."""
         log = cls._open_log(disk, options.get("file_max", DEFAULT_FILE_MAX),
-                            options.get("buffer_size", DEFAULT_BUFFER_SIZE), options.get("clock", time.time))
+                            options.get("buffer_size", DEFAULT_BUFFER_SIZE), options.get("clock", time.time),
+                            options.get("log_size"), options.get("partitions", DEFAULT_PARTITIONS))
         bp = BufferPool(frames, page_size=page_size, log=log)
         Volume.format(disk, bp, log, num_pages=num_pages, ext_sz=ext_sz, page_size=page_size)
         log.close()
@@ -107,13 +160,17 @@ class StorageManager:
     def open(cls, disk: Disk, frames: int = 64, restart: bool = True, locking: Locking | LockManager | None = None,
              max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
              restart_trace: bool = True, file_max: int = DEFAULT_FILE_MAX, buffer_size: int = DEFAULT_BUFFER_SIZE,
-             clock: Callable[[], float] = time.time, index_fanout: int | None = None) -> "StorageManager":
+             clock: Callable[[], float] = time.time, log_size: int | None = None,
+             partitions: int = DEFAULT_PARTITIONS, scavenge: bool | None = None,
+             archive: Callable[[str, bytes], None] | None = None,
+             on_log_held: Callable[[int, LSN, int], None] | None = None,
+             index_fanout: int | None = None) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
         check_volume_and_log(disk)  # before opening the log, which may cut its tail
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
         size = probe.page_size
         probe.close()
-        log = cls._open_log(disk, file_max, buffer_size, clock)
+        log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions)
         try:
             bp = BufferPool(frames, page_size=size, log=log, trace=trace)
             volume = Volume(disk, bp, log, trace=trace)
@@ -122,32 +179,78 @@ class StorageManager:
             raise
         if isinstance(locking, LockManager):
             locking = ShoreLocking(locking)
-        sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace, index_fanout)
-        sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace)
+        sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace,
+                 log_size is not None if scavenge is None else scavenge, archive, on_log_held, index_fanout)
+        sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
         if restart:
             sm.restart_report = sm.restart.run()
+            if sm.scavenging:
+                sm.scavenge()
         return sm
 
     @staticmethod
-    def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float]) -> LogManager:
-        return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock)
+    def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float],
+                  log_size: int | None = None, partitions: int = DEFAULT_PARTITIONS) -> LogManager:
+        if log_size is None:
+            return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock)
+        if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 2:
+            raise BadRequestError(f"partitions {partitions!r} must be a number of log files, at least 2")
+        if not isinstance(log_size, int) or isinstance(log_size, bool) or log_size // partitions < MIN_FILE_MAX:
+            raise BadRequestError(f"log_size {log_size!r} must be a number of bytes, at least {MIN_FILE_MAX} per "
+                                  f"partition ({partitions} partitions)")
+        return LogManager(disk, file_max=log_size // partitions, buffer_size=buffer_size, clock=clock,
+                          max_files=partitions, preallocate=True)
 
     def close(self) -> None:
         """A clean shutdown: active transactions aborted, every page written, a checkpoint."""
         if self._closed:
             return
         for xct in self.xcts.active():
-            self.xcts.abort(xct)
+            if xct.state != XctState.PREPARED:
+                self.xcts.abort(xct)
         self.bp.force_all()
-        self.checkpoint()
+        self.checkpoint(final=True)
         self.volume.close()
         self.log.close()
         self._closed = True
 
-    def checkpoint(self) -> CheckpointResult:
+    def checkpoint(self, final: bool = False) -> CheckpointResult:
+        """Take a checkpoint, then scavenge if on. With a bounded log, a checkpoint that would leave
+        less than the checkpoint reserve (kept for restart's and a clean close's, ``final``) is refused."""
+        if self.scavenging:  # pages that hold old log files are written, so the files can go
+            current = self.log.end_lsn.file
+            self.bp.clean(lambda frame: frame.rec_lsn is not None and frame.rec_lsn.file < current)
+        if self.log_space is not None and not final:
+            self.log_space.check_checkpoint(checkpoint_size(len(self.bp.dirty_page_table()), len(self.xcts.active())))
         result = self.checkpointer.take()
         self._logged_at_chkpt = self.log.stats["nBytes"]
+        if self.scavenging:
+            self.scavenge()
         return result
+
+    def scavenge(self) -> list[str]:
+        """Remove the log files wholly below the scavenging bound (see the module documentation);
+        return their names."""
+        self.log.sync()  # every transaction that ended has its end durable: only the active hold the log
+        bound = self.scavenge_bound()
+        if bound is None:
+            return []
+        holders = [x for x in self.xcts.active() if not x.first_lsn.is_null]
+        oldest = min(holders, key=lambda x: x.first_lsn, default=None)
+        if oldest is not None and oldest.first_lsn < bound:
+            if self.on_log_held is not None and bound.file > oldest.first_lsn.file:
+                self.on_log_held(oldest.txn_id, oldest.first_lsn, bound.file - oldest.first_lsn.file)
+            bound = oldest.first_lsn
+        return self.log.remove_head_files(bound.file, self.archive)
+
+    def scavenge_bound(self) -> LSN | None:
+        """The smallest of the master checkpoint's begin and smallest recovery LSN and the buffer
+        pool's smallest recovery LSN (None: no checkpoint completed); active transactions aside."""
+        record = read_master(self.disk)
+        if record is None:
+            return None
+        bounds = [record.master, self.log.read(record.end).values["min_rec_lsn"], self.bp.min_rec_lsn()]
+        return min(b for b in bounds if b is not None and not b.is_null)
 
     # -- transactions -----------------------------------------------------------------------------
     def begin(self) -> Xct:
@@ -156,10 +259,26 @@ class StorageManager:
         return self.xcts.begin()
 
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
-        lsn = self.xcts.commit(xct, durable)
+        return self._kick_checkpointer(self.xcts.commit(xct, durable))
+
+    def _kick_checkpointer(self, lsn: LSN) -> LSN:
         if self.chkpt_every and self.log.stats["nBytes"] - self._logged_at_chkpt >= self.chkpt_every:
             self.checkpoint()
         return lsn
+
+    def prepare(self, xct: Xct, gtid: bytes, coordinator: bytes = b"") -> LSN:
+        """Prepare ``xct`` (phase one of two-phase commit) under ``gtid``; return its prepare point."""
+        return self.xcts.prepare(xct, gtid, coordinator)
+
+    def commit_prepared(self, gtid: bytes, durable: bool = True) -> LSN:
+        return self._kick_checkpointer(self.xcts.commit_prepared(gtid, durable))
+
+    def abort_prepared(self, gtid: bytes) -> list[UndoStep]:
+        return self.xcts.abort_prepared(gtid)
+
+    def in_doubt(self) -> list[InDoubt]:
+        """The prepared transactions waiting for their coordinator: gtid, tid, first LSN, locks."""
+        return self.xcts.in_doubt()
 
     def abort(self, xct: Xct) -> list[UndoStep]:
         return self.xcts.abort(xct)
@@ -174,9 +293,36 @@ class StorageManager:
         """``with sm.transaction() as t:``: commit at the end of the block, abort on an exception."""
         return transaction_block(self, durable)
 
+    # -- locks ------------------------------------------------------------------------------------
+    def quark(self, xct: Xct) -> Quark:
+        """``with sm.quark(t):`` releases at its end the locks ``t`` took inside (extent locks excepted)."""
+        return Quark(self.xcts, xct)
+
+    def set_escalation(self, store: StoreId | None = None, page_threshold: Any = KEEP,
+                       store_threshold: Any = KEEP) -> None:
+        """Escalation thresholds (0 or None: never): ``page_threshold`` record locks under one page
+        escalate to the page, ``store_threshold`` page locks under one store escalate to the store;
+        for the whole storage manager, or for one ``store`` (a file's id is its small-record store)."""
+        manager = getattr(self.xcts.locks, "manager", None)
+        if not isinstance(manager, LockManager):
+            raise BadRequestError(f"{self.disk.where()}: no lock manager to escalate in; open the storage "
+                                  f"manager with locking=LockManager()")
+        if store is not None and not isinstance(store, StoreId):
+            raise BadRequestError(f"set_escalation: store must be a store id such as s(1.3), not {store!r}")
+        manager.set_escalation_thresholds(page_threshold, store_threshold,
+                                          LockId.store(store) if store is not None else None)
+
     # -- files and records (the file manager's operations) ------------------------------------------
-    def create_file(self, xct: Xct) -> StoreId:
-        return self.files.create_file(xct)
+    def create_file(self, xct: Xct, property: StoreProperty | str = StoreProperty.REGULAR) -> StoreId:
+        """A new file; ``property`` REGULAR, TMP, LOAD or INSERT (:mod:`minidb.pagestore.files.storeprops`)."""
+        return self.files.create_file(xct, property)
+
+    def set_store_property(self, xct: Xct, fid: StoreId, prop: StoreProperty | str) -> None:
+        """Make a TMP, LOAD or INSERT file REGULAR (its pages forced), or a REGULAR file INSERT."""
+        self.files.set_store_property(xct, fid, prop)
+
+    def store_property(self, fid: StoreId) -> StoreProperty:
+        return self.files.store_property(fid)
 
     def destroy_file(self, xct: Xct, fid: StoreId) -> None:
         self.files.destroy_file(xct, fid)

@@ -71,6 +71,8 @@ from minidb.log import (
     LSN, NULL_LSN, LogEntry, bad_entry_problem, file_name, file_number, missing_file, next_file_problem, scan_tolerant,
     type_by_code,
 )
+from minidb.io import OSDisk
+from minidb.log.head import HEAD_FILE, read_log_head
 from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
 from minidb.log.header import EntryHeader
 from minidb.log.scan import FileScanner
@@ -113,7 +115,8 @@ def _log_numbers(directory: str) -> list[int]:
     except OSError:
         return []
     numbers = (file_number(n) for n in names if os.path.isfile(os.path.join(directory, n)))
-    return sorted(n for n in numbers if n is not None)
+    head = read_log_head(OSDisk(directory, readonly=True)) if HEAD_FILE in names else 1
+    return sorted(n for n in numbers if n is not None and n >= head)  # below the head: deleted on purpose
 
 
 def _environments_under(root: str) -> list[str]:

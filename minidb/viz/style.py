@@ -42,6 +42,8 @@ FAMILIES: dict[str, dict[str, str]] = {
     "transaction": {
         "xct_abort": "#c62828", "xct_freeing_space": "#9ccc65", "xct_end": "#2e7d32",
         "Commit": "#388e3c", "Abort": "#e53935", "GenCommit": "#59a14f", "GenAbort": "#e15759",
+        "xct_prepare_st": "#00c853", "xct_prepare_alk": "#c5e1a5", "xct_prepare_stores": "#76ff03",
+        "xct_prepare_fi": "#004d40",
     },
     "compensation": {
         "compensate": "#ad1457", "clr_rec_insert": "#f48fb1", "clr_rec_remove": "#7b1fa2",
@@ -52,6 +54,7 @@ FAMILIES: dict[str, dict[str, str]] = {
         "chkpt_end": "#8d6e00", "CkptStart": "#fbc02d", "CkptEnd": "#a67c00",
         "GenCkptStart": "#f28e2b", "GenCkptEnd": "#b07aa1",
     },
+    "page": {"unlogged_page_image": "#546e7a"},
     "replication": {"Matchpoint": "#00897b"},
 }
 TYPE_COLOURS = {name: colour for family in FAMILIES.values() for name, colour in family.items()}

@@ -51,6 +51,7 @@ from tests.corruption import build_log, build_logstore, build_pagestore, build_r
 BUILDERS = {
     "log": build_log.build,
     "pagestore": build_pagestore.build,
+    "pagestore-scavenged": build_pagestore.build_scavenged,
     "logstore": build_logstore.build,
     "replication": build_replication.build,
 }

@@ -14,6 +14,12 @@ master's checkpoint or before the LSN of a page on the volume cannot be the
 result of a crash (the checkpoint and the page were written only after the
 log was durable that far), so ``prefix_floor`` is the end of the later of
 the two.
+
+:func:`build_scavenged` is the same workload with scavenging on: each
+checkpoint removes the log files below it (recorded in ``loghead``), so the
+``master`` file is the only way into the log and cutting or deleting it is
+detected. It is read back without scavenging (which would delete files,
+legitimately, where the harness checks that open deletes nothing).
 """
 
 from __future__ import annotations
@@ -31,19 +37,24 @@ FILE_MAX = 2048
 VOLUME = "v1.vol"
 
 
-def open_sm(disk: Disk) -> StorageManager:
-    return StorageManager.open(disk, frames=FRAMES, file_max=FILE_MAX, clock=fixed_clock, restart_trace=False)
+def open_sm(disk: Disk, scavenge: bool = False) -> StorageManager:
+    return StorageManager.open(disk, frames=FRAMES, file_max=FILE_MAX, clock=fixed_clock, restart_trace=False,
+                               scavenge=scavenge)
 
 
 def read(disk: Disk) -> dict:
     return open_sm(disk).contents()
 
 
-def build() -> State:
-    disk = SimDisk("pagestore")
+def build_scavenged() -> State:
+    return build(scavenge=True)
+
+
+def build(scavenge: bool = False) -> State:
+    disk = SimDisk("pagestore-scavenged" if scavenge else "pagestore")
     StorageManager.format(disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE, frames=FRAMES,
-                          file_max=FILE_MAX, clock=fixed_clock, restart_trace=False)
-    sm = open_sm(disk)
+                          file_max=FILE_MAX, clock=fixed_clock, restart_trace=False, scavenge=scavenge)
+    sm = open_sm(disk, scavenge)
     history = History({})
 
     def commit(t) -> None:
@@ -66,6 +77,12 @@ def build() -> State:
         sm.update_rec(t, rids[i], 0, b"UPDATED")
         sm.free_rec(t, rids[-1 - i])
         commit(t)
+    if scavenge:
+        sm.checkpoint()  # writes the pages holding the older files and removes those files
+        for i in range(4):  # then into a second file, so a non-last file can be damaged too
+            t = sm.begin()
+            sm.create_rec(t, fid, f"after scavenging {i} ".encode() * 12)
+            commit(t)
     loser = sm.begin()
     lost = sm.create_rec(loser, fid, b"never committed")
     t = sm.begin()
@@ -75,7 +92,8 @@ def build() -> State:
     history.commit(end, model)
     files = image_of(disk)
     layouts = {VOLUME: Layout(PAGE_SIZE, HEADER_SIZE, FOOTER_SIZE), MASTER_FILE: Layout(SLOT.size, SLOT.size)}
-    return State("pagestore", files, model, history.at, read, _floor(sm, disk, files[VOLUME]), layouts)
+    return State("pagestore-scavenged" if scavenge else "pagestore", files, model, history.at, read,
+                 _floor(sm, disk, files[VOLUME]), layouts)
 
 
 def _floor(sm: StorageManager, disk: SimDisk, volume: bytes) -> LSN:

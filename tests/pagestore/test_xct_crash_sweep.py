@@ -4,7 +4,7 @@ import pytest
 
 import minidb.pagestore.restart.undo as undo_module
 from minidb.pagestore.transactions.rollback import UndoStep
-from minidb.pagestore.xct_crashtest import crash_sweep, run_workload
+from minidb.pagestore.xct_crashtest import Runner, crash_sweep, run_workload
 
 from tests.sweeps import assert_chunk_has_no_violations
 
@@ -20,8 +20,20 @@ def test_pagestore_crash_sweep_has_no_violations(chunk):
 
 def test_the_workloads_commit_abort_and_leave_transactions_in_flight():
     workloads = [run_workload(seed, OPS) for seed in range(SEEDS_PER_CHUNK)]
-    assert sum(len(w.commits) for w in workloads) > SEEDS_PER_CHUNK
+    assert sum(len(w.commits) + len(w.prepared) for w in workloads) > SEEDS_PER_CHUNK
     assert any(len(w.states[-1]) > 1 for w in workloads)
+    # two-phase commit in some seeds: prepared transactions, some resolved before the end each way
+    prepared = [t for w in workloads for t in w.prepared]
+    assert 5 <= len(prepared) and sum(1 for w in workloads if w.prepared) < SEEDS_PER_CHUNK
+    more = [t for seed in range(SEEDS_PER_CHUNK, 3 * SEEDS_PER_CHUNK) for t in run_workload(seed, OPS).prepared]
+    assert {t.resolution for t in prepared + more} == {"", "commit", "abort"}
+
+
+def test_the_workloads_on_a_bounded_log_scavenge_and_run_out_of_log_space():
+    workloads = [run_workload(seed, OPS) for seed in range(SEEDS_PER_CHUNK)]
+    bounded = [w for w in workloads if w.log_size is not None]
+    assert len(bounded) >= 4 and any(w.disk.capacity for w in bounded)
+    assert sum(w.files_removed for w in bounded) >= 1 and sum(w.refused for w in bounded) >= 3
 
 
 def test_the_sweep_catches_a_restart_that_does_not_undo(monkeypatch):
@@ -49,3 +61,29 @@ def test_the_workloads_grow_records_to_large_2_and_shrink_them_back():
     changes = {change for change in reshapes if change[0] != change[1]}
     assert {("SMALL", "LARGE_0"), ("LARGE_0", "LARGE_1"), ("LARGE_0", "LARGE_2"), ("LARGE_1", "LARGE_2")} <= changes
     assert {("LARGE_2", "LARGE_0"), ("LARGE_2", "SMALL"), ("LARGE_0", "SMALL")} <= changes  # and back down
+
+
+def test_the_workload_catches_an_allocation_that_ignores_other_transactions_locks(monkeypatch):
+    """Without the lock table's answer to "does another transaction hold it?", the free-extent and page
+    searches hand an in-flight transaction's extent and pages to another one: the workload reports it."""
+    from minidb.pagestore.xct_crashtest import ScriptLocking
+
+    assert run_workload(19, 60).problems == [] and run_workload(35, 60).problems == []
+    monkeypatch.setattr(ScriptLocking, "held_by_other", lambda self, xct, target: False)
+    problems = run_workload(19, 60).problems + run_workload(35, 60).problems
+    assert problems and all("is still in flight" in p for p in problems)
+
+
+def test_the_workloads_read_in_quarks_and_free_extents_at_commit(monkeypatch):
+    from minidb.pagestore.xct_crashtest import ScriptLocking
+
+    upgrades = []
+    upgrade = ScriptLocking.upgrade_extent_to_free
+    monkeypatch.setattr(ScriptLocking, "upgrade_extent_to_free",
+                        lambda self, xct, xid: upgrades.append(upgrade(self, xct, xid)) or upgrades[-1])
+    quarks = 0
+    for seed in range(CHUNKS * SEEDS_PER_CHUNK):
+        runner = Runner(seed, OPS)
+        runner.run()
+        quarks += runner.locking.quarks_opened
+    assert quarks > SEEDS_PER_CHUNK and True in upgrades  # extents freed at commit, after an EX upgrade

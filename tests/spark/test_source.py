@@ -135,3 +135,19 @@ def test_copying_an_environment_keeps_its_rows_but_not_its_path(spark, generated
     shutil.copytree(generated.envs[4].path, copy)
     rows = spark.read.format("minidb").load(str(copy)).select("env", "env_path").distinct().collect()
     assert [(r.env, r.env_path) for r in rows] == [("env-04", str(copy))]
+
+
+def test_files_below_the_log_head_are_not_partitions(tmp_path):
+    """Files left below the recorded log head (a crash before their deletion) were deleted on purpose."""
+    from minidb.io import OSDisk
+    from minidb.log import TRACE, LogManager
+    from minidb.log.head import write_log_head
+
+    disk = OSDisk(tmp_path / "env", create=True)
+    log = LogManager(disk, file_max=512)
+    for i in range(40):
+        log.append(TRACE, {"message": f"message {i} " * 8})
+    log.close()
+    write_log_head(disk, 3)
+    parts = log_file_partitions(str(tmp_path / "env"))
+    assert [p.number for p in parts][0] == 3 and not any(p.problem for p in parts)

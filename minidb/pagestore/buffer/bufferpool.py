@@ -51,6 +51,16 @@ destroyed store's frames without writing them. A victim is written alone
 and not fsynced (eviction must be quick); it stays in the dirty page table
 until the next fsync of its volume.
 
+**Unlogged pages** (Shore's temporary pages; :mod:`minidb.pagestore.pages.storeprop`).
+A page of a TMP store changes without log entries and is destroyed by the
+next restart: nothing will ever be redone on it. So it is never in the
+dirty page table (its recovery LSN holds back neither a checkpoint's redo
+LSN nor the log's scavenging), the cleaner and the forcing calls pass it
+over, and it reaches the disk only when it is evicted (the write-ahead
+rule still syncs the log up to its page LSN, its ``page_format``'s). Pages
+of LOAD and INSERT stores are unlogged too but are forced at their
+loading transaction's commit, so they stay in the table like any page.
+
 Worked example: with dirty pages 20, 10, 6, 5, 9 and 7 in the frames, the
 cleaner writes pages 5-7 in one write of 3 pages, 9-10 in one of 2 and 20
 in one of 1 (``write_sizes()`` = {1: 1, 2: 1, 3: 1}), then fsyncs once.
@@ -77,6 +87,7 @@ from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.buffer.latch import EX, SH, Latch, LatchMode
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE, NO_PAGE_LSN, check_page_size, stamp_checksum
 from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.pages.storeprop import outside_dirty_page_table
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:  # the volume's file is above the pool; the pool only keeps and calls it
@@ -343,7 +354,8 @@ class BufferPool:
             done.append(self._write_copies([(f, bytes(f.page.buf)) for f in run]))
             for frame in run:
                 assert frame.pid is not None and frame.rec_lsn is not None
-                self._note_unsynced(frame.pid, frame.rec_lsn)
+                if not outside_dirty_page_table(frame.page.store_flags):
+                    self._note_unsynced(frame.pid, frame.rec_lsn)
         if sync:
             self._sync_volumes({f.pid.vol for f in frames})  # type: ignore[union-attr]
         return done
@@ -369,9 +381,11 @@ class BufferPool:
 
         Frames latched EX are skipped unless ``wait`` (then the cleaner waits
         for their latches); frames changed while being written stay dirty.
+        TMP pages are never chosen (see the module documentation).
         """
         with self._mutex:
-            chosen = [f for f in self.frames if f.dirty and f.pid is not None and (select is None or select(f))]
+            chosen = [f for f in self.frames if f.dirty and f.pid is not None and (select is None or select(f))
+                      and not outside_dirty_page_table(f.page.store_flags)]
             for frame in chosen:
                 frame.pin_count += 1  # keeps the frame from being evicted while we work
         copies: list[tuple[Frame, bytes]] = []
@@ -448,7 +462,8 @@ class BufferPool:
         with self._mutex:
             table = {pid: lsn for pid, lsn in self._unsynced.values()}
             for frame in self.frames:
-                if frame.pid is not None and frame.rec_lsn is not None:
+                if (frame.pid is not None and frame.rec_lsn is not None
+                        and not outside_dirty_page_table(frame.page.store_flags)):
                     known = table.get(frame.pid)
                     table[frame.pid] = frame.rec_lsn if known is None else min(known, frame.rec_lsn)
             return table

@@ -8,5 +8,6 @@
 ``histogram.py``   the free-space heap and histogram of a file
 ``ridcheck.py``    record id verification
 ``directory.py``   the store directory (store 1): what each store is for
+``storeprops.py``  TMP, LOAD and INSERT files; restart's destruction of TMP files
 =================  ===========================================================
 """

@@ -42,7 +42,7 @@ from minidb.pagestore.files import recops
 from minidb.pagestore.errors import RecordWontFitError
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.pages.page import PageTag
+from minidb.pagestore.pages.page import PageTag, lost_page
 from minidb.pagestore.volume.stores import STORE_DIRECTORY
 from minidb.pagestore.volume.volpages import AllocMode
 
@@ -158,6 +158,8 @@ class Directory:
         for pid in self.volume.store_pages(self.stid):
             page = self.volume.bp.fix(pid, SH)
             try:
+                if page.never_written():  # allocated pages are formatted when allocated: damage
+                    raise lost_page(page, pid, "a page of the store directory")
                 if page.tag != PageTag.FILE:
                     continue
                 found += [(pid.record(slot), SInfo.unpack(data)) for slot, data in page.records()]

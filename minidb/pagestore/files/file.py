@@ -47,6 +47,10 @@ frees its page if that was the page's last record, unless it is the file's
 first page. Pages and extents are freed the transactional way: extents at
 commit (:mod:`minidb.pagestore.transactions.freespace`).
 
+**Store properties.** A file is REGULAR (fully logged), TMP, LOAD or INSERT
+(:mod:`minidb.pagestore.files.storeprops`): given to ``create_file``, held by
+both stores, copied into each page's header when it is formatted.
+
 **Destroying a file** marks both stores for deletion and removes its
 directory entry; the stores go when the transaction commits.
 
@@ -72,12 +76,14 @@ from minidb.pagestore.errors import BadRequestError, RecordWontFitError
 from minidb.pagestore.files.histogram import NUM_BUCKETS, Histoid, bucket_needed
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, StoreFlags, lost_page
+from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, lost_page
 from minidb.pagestore.pages.rectag import PAGE_REF, TAG_SIZE, Record, RecTag, chunk_size, small_slot, split_slot
 from minidb.pagestore.files.lgrec import SMALL_LAYOUT
 from minidb.pagestore.files.recupdate import RecordUpdates, require_bytes
 from minidb.pagestore.files.ridcheck import check_rid_bounds, verify_rid
+from minidb.pagestore.files.storeprops import StoreProperties
 from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.volume.volpages import AllocMode
 from minidb.stats import Stats, Trace
 
@@ -97,7 +103,7 @@ STAT_NAMES = ["nFilesCreated", "nFilesDestroyed", "nRecsCreated", "nLargeRecsCre
               "nFilePagesAllocated", "nFilePagesFreed", "nLargePagesAllocated", "nPagesRejected"]
 
 
-class FileManager(RecordUpdates):
+class FileManager(RecordUpdates, StoreProperties):
     """The files of records of one volume (see the module documentation)."""
 
     def __init__(self, volume: Any, xcts: Any, max_small_rec: int | None = None, trace: bool = False,
@@ -122,21 +128,27 @@ class FileManager(RecordUpdates):
         self._mutex = threading.Lock()
 
     # -- files ----------------------------------------------------------------------------------
-    def create_file(self, xct: Any) -> StoreId:
-        """A new, empty file: two stores, a first page, a directory entry."""
+    def create_file(self, xct: Any, property: StoreProperty | str = StoreProperty.REGULAR) -> StoreId:
+        """A new, empty file: two stores with the store ``property``, a first page, a directory entry."""
+        prop = StoreProperty.parse(property)
         self.xcts.check_active(xct)
         with self._atomic(xct):
-            small = self.volume.create_store(StoreFlags.REGULAR, xct)
+            small = self.volume.create_store(prop.flags, xct)
             self.xcts.lock(xct, small, "EX")
-            large = self.volume.create_store(StoreFlags.REGULAR, xct)
+            large = self.volume.create_store(prop.flags, xct)
             self.xcts.lock(xct, large, "EX")
+            if prop == StoreProperty.LOAD:
+                self.xcts.note_loading(xct, small)
+                self.xcts.note_loading(xct, large)
+            xct.created_tmp |= prop == StoreProperty.TMP
             self._reset_caches(small.store)
             pid, _ = self._new_page(xct, small, AllocMode.APPEND, PageTag.FILE)
             with self._mutex:
                 self._first_page[small.store] = self._last_page[small.store] = pid.page
             self.directory.add(xct, SInfo(small.store, StoreKind.FILE, large.store))
         self.stats.add("nFilesCreated")
-        self.trace.emit("T%d created file %s (large records in %s), first page %s", xct.txn_id, small, large, pid)
+        self.trace.emit("T%d created %s file %s (large records in %s), first page %s", xct.txn_id, prop.name, small,
+                        large, pid)
         return small
 
     def destroy_file(self, xct: Any, fid: StoreId) -> None:
@@ -230,6 +242,7 @@ class FileManager(RecordUpdates):
         body, hdr = require_bytes(body, "a record body", fid), require_bytes(hdr, "a record header", fid)
         self.xcts.lock(xct, fid, "IX")
         info = self.file_info(fid)
+        self._check_loader(xct, fid)
         if len(hdr) > 0xFFFF:
             raise RecordWontFitError(f"{fid}: a user header of {len(hdr)} bytes (at most 65535)")
         with self._atomic(xct):
@@ -339,7 +352,9 @@ class FileManager(RecordUpdates):
         rolling ``xct`` back must not free it: the allocation and the format
         are closed by a ``compensate`` entry pointing back to the anchor
         taken before them (logged while the page is still latched, so no
-        record lands on it before), and rollback jumps over both.
+        record lands on it before), and rollback jumps over both. A page of a
+        file being loaded is the exception: its unlogged records must go if
+        ``xct`` aborts, so its allocation is undone (only ``xct`` uses it).
 
         ``fill(pid, page)`` runs before the page is unfixed: the record that
         needed the new page goes in while it is still latched EX, so another
@@ -347,13 +362,10 @@ class FileManager(RecordUpdates):
         make a conditional fix of it fail and the record "not fit" a new page.
         Returns the page id and what ``fill`` returned.
         """
-        anchor = self.xcts.anchor(xct)
-        pid = self.volume.alloc_page(stid, mode, xct)
-        self.xcts.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
-        page = recops.format_page(self.volume, xct, pid, tag)
+        page = self._alloc_and_format(xct, stid, mode, tag)
+        pid = page.pid
         filled = None
         try:
-            self.xcts.compensate(xct, anchor)
             if fill is not None:
                 filled = fill(pid, page)
         finally:
@@ -370,6 +382,24 @@ class FileManager(RecordUpdates):
         else:
             self.stats.add("nLargePagesAllocated")
         return pid, filled
+
+    def _alloc_and_format(self, xct: Any, stid: StoreId, mode: AllocMode, tag: PageTag) -> SlottedPage:
+        """Allocate a page to ``stid`` and format it with the store's flags; return it fixed EX.
+
+        Compensated (kept if ``xct`` aborts) when :meth:`_kept_on_abort` says so.
+        """
+        flags = self._store_flags(stid)
+        anchor = self.xcts.anchor(xct) if self._kept_on_abort(flags, tag) else None
+        pid = self.volume.alloc_page(stid, mode, xct)
+        self.xcts.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
+        page = recops.format_page(self.volume, xct, pid, tag, flags)
+        if anchor is not None:
+            try:
+                self.xcts.compensate(xct, anchor)
+            except BaseException:
+                self.bp.unfix(page, dirty=True)
+                raise
+        return page
 
     # -- the file's free-space cache and its first and last pages ------------------------------------
     def _histoid(self, fid: StoreId) -> Histoid:
@@ -413,6 +443,7 @@ class FileManager(RecordUpdates):
         self.xcts.check_active(xct)
         check_rid_bounds(self.volume, rid)
         self.xcts.lock(xct, rid, "EX")
+        self._check_loader(xct, StoreId(rid.vol, rid.store))
         page = self.bp.fix(rid.pid, EX)
         try:
             verify_rid(self.volume, page, rid)

@@ -82,7 +82,7 @@ from typing import Any
 from minidb.pagestore.buffer.latch import EX, SH
 from minidb.pagestore.errors import PageStoreError, RecordWontFitError
 from minidb.pagestore.files import recops
-from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
+from minidb.pagestore.ids import PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.pages.page import PageTag, lost_page
 from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.pages.rectag import (
@@ -129,7 +129,7 @@ class LargeRecords:
     chunk_size: int
     max_small_rec: int
     index_fanout: int
-    # and, from the file manager: file_info, files, _free_page, _change_slot
+    # and, from the file manager: file_info, files, _free_page, _change_slot, _alloc_and_format
 
     # -- reading -------------------------------------------------------------------------------------
     def _large_store(self, rid: RecordId | StoreId) -> StoreId:
@@ -187,10 +187,10 @@ class LargeRecords:
                                      f"two-level index lists ({self.index_fanout} x {self.index_fanout} = {most})")
 
     def _new_large_page(self, xct: Any, large: StoreId, tag: PageTag, data: bytes) -> int:
-        """A new page of the large-record store (the lowest reserved one), formatted, ``data`` in slot 0."""
-        pid = self.volume.alloc_page(large, AllocMode.COMPACT, xct)
-        self.xcts.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
-        page = recops.format_page(self.volume, xct, pid, tag)
+        """A new page of the large-record store (the lowest reserved one), formatted with the store's flags,
+        ``data`` in slot 0."""
+        page = self._alloc_and_format(xct, large, AllocMode.COMPACT, tag)
+        pid = page.pid
         try:
             recops.insert(self.volume, xct, page, 0, data, xct.space_user())
         finally:

@@ -10,16 +10,17 @@ Modules, bottom up::
     queue.py       a lock head and its queue: FIFO granting, conversions first, who
                    waits for whom
     dreadlocks.py  fingerprints of a few bits per thread, digests, the cycle test
-    escalation.py  thresholds per object, per transaction and by default
+    escalation.py  thresholds per object, per store, per transaction and per level
     waitsfor.py    the exact waits-for graph, as data (cycles, false positives)
     snapshot.py    a consistent copy of the table and its text dump
-    manager.py     LockManager: lock, unlock, release_all, waiting threads, victims
+    manager.py     LockManager: lock, unlock, release_all, waiting threads, victims,
+                   quarks, the extent lock's has-pages bit and EX upgrade
     script.py      Interleaving: scripted multi-thread scenarios, without sleeps
 
 Public surface::
 
     LockManager, LockMode, LockId, LockSpace, Duration, LockTimeout, DeadlockVictim,
-    BadLockRequest, LockError, compatible, supremum, parent_mode, Interleaving
+    BadLockRequest, LockError, compatible, supremum, parent_mode, Interleaving, KEEP
 
 Example::
 
@@ -29,6 +30,7 @@ Example::
     lm.release_all(txn)
 """
 
+from minidb.pagestore.lock.escalation import KEEP
 from minidb.pagestore.lock.errors import BadLockRequest, DeadlockVictim, LockError, LockTimeout
 from minidb.pagestore.lock.lockid import LockId, LockSpace
 from minidb.pagestore.lock.manager import LockManager
@@ -41,5 +43,5 @@ from minidb.pagestore.lock.waitsfor import WaitsForGraph
 __all__ = [
     "LockManager", "LockMode", "LockId", "LockSpace", "Duration", "LockTimeout", "DeadlockVictim",
     "BadLockRequest", "LockError", "compatible", "supremum", "covers", "parent_mode", "Interleaving", "Step",
-    "LockTableSnapshot", "WaitsForGraph",
+    "LockTableSnapshot", "WaitsForGraph", "KEEP",
 ]

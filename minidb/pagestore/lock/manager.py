@@ -34,13 +34,27 @@ someone else's change is woken to run the test itself.
 **Durations and release.** :meth:`unlock` releases a short lock (refused for
 long locks, extent locks, and locks with locks held below them);
 :meth:`release_all` releases everything at commit or abort, children before
-parents; :meth:`unlock_duration` releases every lock of at most a duration
-(Shore's ``unlock_duration``, what closing a quark does). Extent locks are
-held to the end of the transaction whatever the requested duration.
+parents; :meth:`detach` leaves a prepared transaction's locks without a thread;
+:meth:`unlock_duration` releases every lock of at most a duration (Shore's
+``unlock_duration``). Extent locks are held to the end of the transaction
+whatever the requested duration.
+
+**Quarks** (Shore's ``sm_quark_t``): :meth:`open_quark` puts a marker in the
+list of locks a transaction holds; while a quark is open its new locks are
+*short* (extent locks excepted: page allocation and freeing need them to the
+end of the transaction), and :meth:`close_quark` releases every short lock
+acquired since the marker, children first. Quarks nest: closing the inner one
+releases only what was acquired since it opened.
 
 **Escalation** (:mod:`.escalation`): after a grant, if a transaction's long
-locks under a page or a store reach the threshold, the parent is converted to
-SH or EX (without waiting) and the children are released.
+locks under a page or a store reach the threshold of that level, the parent is
+converted to SH or EX (without waiting) and the children are released.
+
+**Extent locks** carry Shore's "has pages" bit (:meth:`mark_extent`): set
+when a page of the extent is allocated, cleared when its last page is freed.
+At commit, :meth:`upgrade_extent_to_free` converts the transaction's extent
+lock to EX only if nobody else holds or waits for it and the bit is clear; it
+never waits (the transaction has already committed).
 
 **Observability.** ``stats`` counts requests, waits, conversions, timeouts,
 deadlocks, victims, false positives, fingerprint collisions, escalations;
@@ -69,7 +83,7 @@ from minidb.pagestore.ids import ExtentId
 from minidb.pagestore.lock.dreadlocks import DEFAULT_BITMAP_BITS, DEFAULT_BITS_PER_FINGERPRINT, Fingerprints, format_bits
 from minidb.pagestore.lock.errors import BadLockRequest, DeadlockVictim, LockTimeout
 from minidb.pagestore.lock.escalation import (
-    DEFAULT_ESCALATION_THRESHOLD, ESCALATION_TARGETS, EscalationPolicy,
+    DEFAULT_ESCALATION_THRESHOLD, ESCALATION_TARGETS, KEEP, EscalationPolicy,
 )
 from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.lock.modes import (
@@ -115,7 +129,8 @@ class _LockStats(Stats):
 class _Owner:
     """The lock manager's state of one transaction (Shore's ``xct_lock_info_t``)."""
 
-    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "children", "long_children")
+    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "children", "long_children",
+                 "quarks")
 
     def __init__(self, txn_id: int, owner: Any):
         self.txn_id = txn_id
@@ -126,6 +141,7 @@ class _Owner:
         self.fingerprint = 0  # of the thread that last asked for a lock for it
         self.children: dict[LockId, int] = {}  # locks held directly below each lock
         self.long_children: dict[LockId, int] = {}  # long ones below pages and stores (escalation)
+        self.quarks: list[frozenset[LockId]] = []  # open quarks: the locks held when each opened
 
 
 def _txn_id_of(owner: Any) -> int:
@@ -190,9 +206,9 @@ class LockManager:
         fingerprint = self.fingerprints.current()
         deadline = time.monotonic() + timeout if timeout else None
         with self._mutex:
-            st = self._owners.get(txn_id)
-            if st is None:
-                st = self._owners[txn_id] = _Owner(txn_id, owner)
+            st = self._owner_state(txn_id, owner)
+            if st.quarks and duration is _LONG and lock_id.code != "x":
+                duration = Duration.SHORT  # inside a quark: released when it closes
             if st.waiting is not None:
                 raise BadLockRequest(f"T{txn_id} already waits for {st.waiting.head.lock_id}: one thread of a "
                                      f"transaction may wait at a time")
@@ -228,6 +244,12 @@ class LockManager:
                     self._undo_instant(st, undo)
             if duration is _LONG and ancestors:
                 self._maybe_escalate(st, lock_id, ancestors)
+
+    def _owner_state(self, txn_id: int, owner: Any) -> _Owner:
+        st = self._owners.get(txn_id)
+        if st is None:
+            st = self._owners[txn_id] = _Owner(txn_id, owner)
+        return st
 
     def unlock(self, owner: Any, lock_id: LockId) -> None:
         """Release a short-duration lock (before the end of the transaction)."""
@@ -275,18 +297,67 @@ class LockManager:
             st = self._owners.get(txn_id)
             if st is None:
                 return 0
-            if st.waiting is not None:
-                raise BadLockRequest(f"T{txn_id} is waiting for {st.waiting.head.lock_id}")
-            chosen = [r for r in st.locks.values() if r.duration.rank <= duration.rank]
-            chosen.sort(key=lambda r: -_DEPTH[r.head.lock_id.code])
-            for request in chosen:
-                self._release(st, request)
-            self.trace.emit("T%d releases its %d %s locks", txn_id, len(chosen), duration)
-            return len(chosen)
+            chosen = self._release_short(st, frozenset(), duration)
+            self.trace.emit("T%d releases its %d %s locks", txn_id, chosen, duration)
+            return chosen
+
+    def _release_short(self, st: _Owner, kept: frozenset[LockId], duration: Duration = Duration.SHORT) -> int:
+        """Release ``st``'s locks of at most ``duration`` except those in ``kept``, children first."""
+        if st.waiting is not None:
+            raise BadLockRequest(f"T{st.txn_id} is waiting for {st.waiting.head.lock_id}")
+        chosen = [r for lid, r in st.locks.items() if r.duration.rank <= duration.rank and lid not in kept]
+        chosen.sort(key=lambda r: -_DEPTH[r.head.lock_id.code])
+        for request in chosen:
+            self._release(st, request)
+        return len(chosen)
+
+    # -- quarks -----------------------------------------------------------------------------
+    def open_quark(self, owner: Any) -> int:
+        """Open a quark for ``owner``: its locks from now on are short; return the nesting depth."""
+        txn_id = _txn_id_of(owner)
+        with self._mutex:
+            st = self._owner_state(txn_id, owner)
+            st.quarks.append(frozenset(st.locks))
+            self.trace.emit("T%d opens quark %d (%d locks held)", txn_id, len(st.quarks), len(st.locks))
+            return len(st.quarks)
+
+    def close_quark(self, owner: Any) -> int:
+        """Close ``owner``'s innermost quark: release the short locks acquired since it opened."""
+        txn_id = _txn_id_of(owner)
+        with self._mutex:
+            st = self._owners.get(txn_id)
+            if st is None or not st.quarks:
+                raise BadLockRequest(f"T{txn_id} has no open quark (its locks were all released at its end, "
+                                     f"or the quark was closed already)")
+            released = self._release_short(st, st.quarks[-1])
+            depth = len(st.quarks)
+            st.quarks.pop()
+            self.trace.emit("T%d closes quark %d: released %d locks", txn_id, depth, released)
+            return released
+
+    def quark_depth(self, owner: Any) -> int:
+        """How many quarks ``owner`` has open."""
+        with self._mutex:
+            st = self._owners.get(_txn_id_of(owner))
+            return len(st.quarks) if st is not None else 0
 
     def release_all(self, owner: Any) -> None:
         """Release every lock of ``owner`` (at commit or abort), children before parents."""
         self._release_all(_txn_id_of(owner))
+
+    def detach(self, owner: Any) -> None:
+        """``owner`` has no thread any more: a prepared transaction (two-phase commit), which holds its
+        locks but waits for nothing until it ends. Its fingerprint is cleared, so that a thread that
+        ran it and now waits for one of its locks does not find itself in its digest (a false cycle)."""
+        with self._mutex:
+            st = self._owners.get(_txn_id_of(owner))
+            if st is None:
+                return
+            if st.waiting is not None:
+                raise BadLockRequest(f"T{st.txn_id} is waiting for {st.waiting.head.lock_id}: it cannot be detached")
+            st.fingerprint = 0
+            if self._waiters:
+                self._refresh_digests()
 
     def held(self, owner: Any) -> dict[LockId, LockMode]:
         """The locks ``owner`` holds (granted modes), in hierarchy order."""
@@ -310,13 +381,34 @@ class LockManager:
 
     def set_escalation(self, target: Any, threshold: int | None) -> None:
         """Set the escalation threshold of one object (a page or store :class:`LockId`) or of one
-        transaction (an owner); None disables escalation there."""
+        transaction (an owner); 0 or None disables escalation there."""
         if isinstance(target, LockId):
-            if target.code not in ESCALATION_TARGETS:
-                raise BadLockRequest(f"{target} is not an escalation target: only pages and stores are")
+            _escalation_target(target, ESCALATION_TARGETS)
             self.escalation.set_object(target, threshold)
         else:
             self.escalation.set_owner(_txn_id_of(target), threshold)
+
+    def set_escalation_thresholds(self, to_page: Any = KEEP, to_store: Any = KEEP,
+                                  store: LockId | None = None) -> None:
+        """The thresholds per level (Shore's ``set_escalation_thresholds``): ``to_page``, record locks
+        under one page; ``to_store``, page and key locks under one store. Of the whole manager, or of
+        one ``store`` (its pages and itself). 0 or None disables a level; :data:`KEEP` leaves it."""
+        if store is not None:
+            _escalation_target(store, ("s",))
+        with self._mutex:
+            self.escalation.set_levels(to_page, to_store, store)
+
+    def escalation_threshold(self, target: LockId, owner: Any = None) -> int | None:
+        """The threshold that applies to ``target`` (a page or store) for ``owner`` (None: never)."""
+        _escalation_target(target, ESCALATION_TARGETS)
+        return self.escalation.threshold(target, _txn_id_of(owner) if owner is not None else -1)
+
+    def held_by_other(self, owner: Any, lock_id: LockId) -> bool:
+        """Whether a transaction other than ``owner`` holds or waits for ``lock_id`` (in any mode)."""
+        txn_id = _txn_id_of(owner)
+        with self._mutex:
+            head = self._table.get(lock_id)
+            return head is not None and any(r.owner.txn_id != txn_id for r in head.queue)
 
     # -- extent locks (commit-time freeing of extents) ----------------------------------
     def extents_held(self, owner: Any) -> list[ExtentId]:
@@ -349,8 +441,14 @@ class LockManager:
             request = self._held_extent_lock(owner, xid)
             head = request.head
             if head.has_page_alloc or len(head.queue) > 1:
+                others = " ".join(r.describe() for r in head.queue if r is not request)
+                self.trace.emit("T%d cannot free %s: %s", _txn_id_of(owner), head.lock_id,
+                                f"{others} hold it" if others else "it has allocated pages")
                 return False
+            if request.mode is not EX:
+                self.stats.bump("nConversions")
             request.mode = EX
+            self.trace.emit("T%d EX %s: upgraded to free the extent", _txn_id_of(owner), head.lock_id)
             return True
 
     # -- observing ------------------------------------------------------------------------
@@ -789,6 +887,13 @@ class LockManager:
                         st.txn_id, previous, new, target, count, threshold, len(below))
         if new is not previous:
             self._after_change(head)
+
+
+def _escalation_target(target: Any, codes: tuple[str, ...]) -> None:
+    if not isinstance(target, LockId) or target.code not in codes:
+        if codes == ("s",):
+            raise BadLockRequest(f"{target!r} is not a store's lock id (LockId.store(sid))")
+        raise BadLockRequest(f"{target} is not an escalation target: only pages and stores are")
 
 
 def _decrement(counts: dict[LockId, int], key: LockId) -> None:

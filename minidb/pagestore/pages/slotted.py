@@ -183,6 +183,21 @@ class SlottedPage(Page):
             self.xct_rsvd += length
         return True
 
+    def reserve_again(self, slot: int | None, length: int, tid: int) -> bool:
+        """Restart: reserve again ``length`` bytes (and ``slot``, if given) that transaction ``tid``, still
+        prepared, freed here: the reservation fields are not logged, so redo did not restore them.
+
+        Does nothing (False) on a page without reservation, or if ``slot`` is
+        not free (still reserved: the page was written with its reservation).
+        The bytes are capped so that no more than the free bytes are reserved.
+        """
+        if not self.rsvd_mode or (slot is not None and self.slot_entry(slot) != (0, 0)):
+            return False
+        if slot is not None:
+            self._set_slot(slot, 0, length)
+        self._reserve(min(length, self.nfree - self.nrsvd), SpaceUser(tid))
+        return True
+
     # -- inserting and removing records ----------------------------------------------------
     def _free_slot(self) -> int | None:
         for slot in range(self.nslots):

@@ -10,8 +10,8 @@ changes no page. It rebuilds:
   checkpoint's ``chkpt_xct_tab`` gives the transactions of that moment;
   every transactional entry after ``chkpt_begin`` adds its transaction or
   advances it (last LSN; undo-next to an undoable entry, or to a CLR's
-  ``undo_nxt``); ``xct_abort`` and ``xct_freeing_space`` change its state;
-  ``xct_end`` removes it;
+  ``undo_nxt``); ``xct_prepare_fi`` (the prepare point), ``xct_abort`` and
+  ``xct_freeing_space`` change its state; ``xct_end`` removes it;
 - the **dirty page table**: pages that may be newer in the log than on
   disk, each with a *recovery LSN*. The checkpoint's ``chkpt_bf_tab`` gives
   the pool's dirty pages then; every redoable entry after ``chkpt_begin``
@@ -19,11 +19,14 @@ changes no page. It rebuilds:
 
 A checkpoint's tables are merged with what the scan already found (the
 checkpoint is fuzzy, entries interleave with it): the smaller recovery LSN
-wins, and a transaction's later LSNs win over the snapshot's.
+wins, and a transaction's later LSNs win over the snapshot's, as does the
+state further along (:data:`~minidb.pagestore.transactions.xct.PROGRESS`).
 
 The **redo LSN** is the smallest recovery LSN in the dirty page table:
 where redo starts. Transactions left ACTIVE or ABORTING are the *losers*
-that undo rolls back; those in FREEING_SPACE committed and are finished.
+that undo rolls back; those in FREEING_SPACE committed and are finished;
+PREPARED ones are neither: restart brings them back prepared (two-phase
+commit, :mod:`minidb.pagestore.transactions.prepare`).
 
 Worked example: master 0x1/0x500; ``chkpt_bf_tab`` has p(1.3.12) at
 0x1/0x3a0; ``chkpt_xct_tab`` has T2 ACTIVE (last 0x1/0x4c0). After the
@@ -41,7 +44,7 @@ from typing import Any
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
-from minidb.pagestore.transactions.xct import XctState
+from minidb.pagestore.transactions.xct import PROGRESS, XctState
 from minidb.stats import Trace
 
 
@@ -84,6 +87,10 @@ class AnalysisResult:
     @property
     def losers(self) -> list[XctEntry]:
         return [x for _, x in sorted(self.xct_table.items()) if x.state in (XctState.ACTIVE, XctState.ABORTING)]
+
+    @property
+    def prepared(self) -> list[XctEntry]:
+        return [x for _, x in sorted(self.xct_table.items()) if x.state == XctState.PREPARED]
 
     @property
     def freeing(self) -> list[XctEntry]:
@@ -149,7 +156,10 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> Analysis
                 row.undo_nxt, row.undo_nxt_seen = v["undo_nxt"], True
             elif entry_type.undoable:
                 row.undo_nxt, row.undo_nxt_seen = lsn, True
-            if name == "xct_abort":
+            if name == "xct_prepare_fi":
+                row.state = XctState.PREPARED
+                trace.emit("analysis: %s xct_prepare_fi: T%d is PREPARED", lsn, tid)
+            elif name == "xct_abort":
                 row.state = XctState.ABORTING
                 trace.emit("analysis: %s xct_abort: T%d is ABORTING", lsn, tid)
             elif name == "xct_freeing_space":
@@ -186,7 +196,7 @@ def _merge_checkpointed(table: dict[int, XctEntry], ended: set[int], item: dict[
         return
     # The scan saw entries of tid after chkpt_begin: its last LSN is newer; keep the
     # state that is further along, and the checkpoint's undo-next if the scan saw none.
-    if state > row.state:
+    if PROGRESS.index(state) > PROGRESS.index(row.state):
         row.state = state
     if row.last_lsn.is_null or (not item["last_lsn"].is_null and item["last_lsn"] > row.last_lsn):
         row.last_lsn = item["last_lsn"]

@@ -1,8 +1,17 @@
 """Restart, the end: finish what committed transactions left half done, then checkpoint.
 
-Once the losers are rolled back, restart completes what the crash cut short
-on behalf of transactions that *committed*:
+Once the losers are rolled back, restart brings back the transactions that
+were *prepared* (two-phase commit) and completes what the crash cut short on
+behalf of transactions that *committed*:
 
+0. **prepared transactions**: each one analysis found PREPARED is put back
+   in the transaction table from its prepare entries
+   (:func:`~minidb.pagestore.transactions.prepare.read_prepare`, from its last
+   LSN), with the pages and stores it frees at commit, and its locks are
+   taken again and the space it freed on pages reserved again
+   (:func:`~minidb.pagestore.transactions.prepare.hold_space`), before any
+   new transaction can run; ``sm.in_doubt()`` lists them, and only
+   ``commit_prepared`` or ``abort_prepared`` ends them;
 1. **extent lists**: volume operations of several entries (a new extent
    linked to a store, an extent unlinked and freed) may have been cut after
    any of their entries; :meth:`Volume.repair_extent_lists` frees the
@@ -14,7 +23,8 @@ on behalf of transactions that *committed*:
    ``xct_end committed=true``;
 3. **stores marked for deletion**: as in Shore, restart also searches the
    store map for stores still marked, and removes them (after undo, only a
-   committed transaction can have left a store marked).
+   committed transaction can have left a store marked), except those a
+   prepared transaction marked: they go if it commits.
 
 Then it writes every dirty page (Shore forces the pages "after restart")
 and takes a checkpoint, whose dirty page table is empty: the next restart
@@ -30,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.pagestore.transactions.freespace import free_space
+from minidb.pagestore.transactions.prepare import hold_space, read_prepare
 from minidb.pagestore.restart.analysis import AnalysisResult
 from minidb.pagestore.transactions.xct import XctState
 from minidb.stats import Trace
@@ -40,10 +51,14 @@ class FinishResult:
     repairs: list[str] = field(default_factory=list)
     finished: dict[int, list[str]] = field(default_factory=dict)  # tid -> what freeing space did
     removed_stores: list[str] = field(default_factory=list)
+    prepared: list[int] = field(default_factory=list)  # tids brought back PREPARED (in doubt)
 
     def summary(self) -> str:
         xcts = ", ".join(f"T{t}" for t in sorted(self.finished)) or "none"
-        return (f"finish: {len(self.repairs)} extent-list repairs; transactions finished in freeing space: {xcts}; "
+        prepared = ", ".join(f"T{t}" for t in self.prepared)
+        prepared = f"prepared transactions in doubt: {prepared}; " if prepared else ""
+        return (f"finish: {prepared}{len(self.repairs)} extent-list repairs; "
+                f"transactions finished in freeing space: {xcts}; "
                 f"{len(self.removed_stores)} stores still marked for deletion removed")
 
 
@@ -61,6 +76,15 @@ def freeing_space_entry(log: Any, last_lsn: Any) -> Any:
 def finish_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> FinishResult:
     trace = trace if trace is not None else Trace(enabled=False)
     done = FinishResult()
+    kept_stores = set()
+    for row in result.prepared:
+        info = read_prepare(volume.log, row.last_lsn)
+        xct = xcts.restore_prepared(row.tid, row.last_lsn, row.undo_nxt, info)
+        done.prepared.append(row.tid)
+        kept_stores.update(info.stores)
+        trace.emit("finish: T%d is PREPARED (gtid %r, prepared at %s): back in doubt with %d locks, "
+                   "%d freed slots or bytes reserved again", row.tid, info.gtid, info.lsn, len(info.locks),
+                   hold_space(volume, xct))
     done.repairs = volume.repair_extent_lists()
     for line in done.repairs:
         trace.emit("finish: repaired %s", line)
@@ -77,6 +101,9 @@ def finish_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | N
         end = xcts.end_after_restart(xct, committed=True)
         trace.emit("finish: T%d committed, xct_end at %s", row.tid, end)
     for stid in volume.stores_marked_for_deletion():
+        if stid.store in kept_stores:
+            trace.emit("finish: %s is marked for deletion by a prepared transaction: kept", stid)
+            continue
         exts = volume.remove_store(stid)
         done.removed_stores.append(f"{stid} (extents {exts})")
         trace.emit("finish: %s was still marked for deletion: removed", stid)

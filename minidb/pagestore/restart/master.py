@@ -30,13 +30,20 @@ No file, or no valid slot, means no checkpoint completed: restart reads
 the log from its beginning.
 
 **The log must be whole.** The master record is written only once the log
-is durable up to its ``chkpt_end``, and the page store never deletes log
-files (a torn page is rebuilt from the page's whole history). So before the
-log is opened (opening may cut a torn tail), :func:`check_volume_and_log`
-refuses, with a :class:`~minidb.pagestore.errors.LogLostError`, a volume
-whose log is missing, whose first file ``00000001.jdb`` is gone, or whose
-log ends at or before the master checkpoint's ``chkpt_end`` (a file cut or
-deleted at the end), and a master record whose volume is gone. Restart on
+is durable up to its ``chkpt_end``, and the page store deletes log files only
+by scavenging (:meth:`~minidb.pagestore.sm.StorageManager.scavenge`), below
+the master checkpoint, after recording the log head (:mod:`minidb.log.head`).
+So before the log is opened (opening may cut a torn tail),
+:func:`check_volume_and_log` refuses, with a
+:class:`~minidb.pagestore.errors.LogLostError`, a volume whose log is
+missing, whose first file (``00000001.jdb``, or the recorded head) is gone,
+or whose log ends at or before the master checkpoint's ``chkpt_end`` (a file
+cut or deleted at the end), and a master record whose volume is gone. Once
+files were scavenged the master record is the only way into the log: a
+missing master file, or a master checkpoint that lies before the first log
+file kept, is refused too, and so is a master file shorter than its two
+slots once its second record was written (the first write makes the whole
+64 bytes: slot 1, after 32 zero bytes). Restart on
 such a log would silently forget committed work. (A page whose LSN lies
 past the end of the log is the same loss; the buffer pool finds it when it
 reads the page.) An empty directory holds no page store: nothing to check.
@@ -56,6 +63,7 @@ from dataclasses import dataclass
 from minidb.io import Disk
 from minidb.log.end import find_end
 from minidb.log.files import file_name, log_file_numbers
+from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import LogLostError, VolumeCorruptionError
 from minidb.pagestore.volume.volfile import volume_file_name
@@ -119,10 +127,21 @@ def check_log_is_whole(disk: Disk, volume_name: str) -> None:
     if not numbers:
         raise LogLostError(f"{disk.where()}: the volume {volume_name} has no log (no log files like "
                            f"{file_name(1)}): the log is missing")
-    if numbers[0] != 1:
-        raise LogLostError(f"{disk.where(file_name(1))}: the log's first file is missing (the log starts at "
-                           f"{file_name(numbers[0])}); the page store needs its whole log")
+    head = read_log_head(disk)
+    if numbers[0] != head:
+        scavenged = f" (files before it were scavenged)" if head > 1 else ""
+        raise LogLostError(f"{disk.where(file_name(head))}: the log's first file is missing{scavenged} (the log "
+                           f"starts at {file_name(numbers[0])}); the page store needs its whole log")
     record = read_master(disk)
+    if record is not None and record.sequence >= 2 and disk.size(MASTER_FILE) < 2 * SLOT.size:
+        raise LogLostError(f"{disk.where(MASTER_FILE)}: the master file is cut short ({disk.size(MASTER_FILE)} of "
+                           f"{2 * SLOT.size} bytes): its first write made both slots, so bytes were lost")
+    if head > 1 and record is None:
+        raise LogLostError(f"{disk.where(MASTER_FILE)}: the master checkpoint record is missing, but the log "
+                           f"files before {file_name(head)} were scavenged: restart has no way into the log")
+    if head > 1 and record is not None and record.master < LSN(head, 0):
+        raise LogLostError(f"{disk.where(MASTER_FILE)}: the master checkpoint {record.master} lies before the "
+                           f"first log file kept, {file_name(head)}: the master record is older than the log")
     end = find_end(disk).end_lsn
     if record is not None and record.end >= end:
         raise LogLostError(f"{disk.where(MASTER_FILE)}: the last checkpoint (from {record.master} to {record.end}) "

@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from minidb.log.files import file_name
 from minidb.log.lsn import LSN
 from minidb.pagestore.errors import BadPageError
 from minidb.pagestore.volume.format import format_pages
@@ -141,6 +142,9 @@ def _fix(bp: Any, log: Any, volume: Any, pid: PageId, done: RedoResult, trace: T
 
 def rebuild_page(log: Any, volume: Any, pid: PageId) -> int:
     """Rebuild page ``pid`` in the pool from its initial image and every entry naming it; return their number."""
+    if getattr(log, "head", 1) > 1:
+        raise BadPageError(f"{pid}: the page is torn on disk and cannot be rebuilt: the log before "
+                           f"{file_name(log.head)} was scavenged, and with it the page's history")
     bp = volume.bp
     page = bp.fix(pid, EX, virgin=True)
     count = 0

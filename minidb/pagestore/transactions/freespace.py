@@ -11,8 +11,9 @@ other transaction may reuse them meanwhile). When it commits:
 2. it removes each store still marked for deletion (a partial rollback may
    have unmarked it; Shore checks again too);
 3. it frees each listed extent that holds no allocated page, is not its
-   store's only extent and holds no page another active transaction freed
-   (Shore: the lock manager must be able to upgrade the extent lock to EX);
+   store's only extent, holds no page another active transaction freed, and
+   whose lock it can upgrade to EX (Shore: nobody else holds the extent lock
+   and its "has pages" bit is clear; the upgrade never waits);
 4. it logs ``xct_end``.
 
 Steps 2 and 3 are idempotent, so the whole is atomic across a crash: a
@@ -56,7 +57,7 @@ def free_space(volume: Any, xct: Any, stores: Iterable[int], extents: Iterable[t
             continue
         where = ExtentId(volume.vid, ext)
         if held_by_other is not None and held_by_other(ext):
-            done.append(f"{where}: another active transaction freed pages in it: kept")
+            done.append(f"{where}: another active transaction holds it (or it has pages): kept")
         elif volume.free_extent_if_empty(StoreId(volume.vid, snum), ext, xct):
             done.append(f"freed {where} of {StoreId(volume.vid, snum)}")
         else:

@@ -21,6 +21,9 @@ a time (:func:`undo_step`):
     which the volume's undo handlers tolerate;
 - any other entry (redo-only, a state marker) is skipped.
 
+Once rollback is past an entry, the log space reserved for undoing it (and
+anything logged after it) is released (:mod:`minidb.pagestore.wal.logspace`).
+
 A CLR's ``undo_nxt`` is what makes rollback idempotent: however often a
 crash interrupts it, each undo done is logged with a pointer past it, so the
 next attempt resumes where the last one stopped, never undoing an undo.
@@ -84,12 +87,23 @@ def undo_step(volume: Any, entry: LogEntry, xct: Any) -> UndoStep:
         raise ValueError(f"{entry.lsn}: {entry.type_name} is not an entry type of the page store")
     action, prev = chain_step(entry_type, entry.values)
     if action != "undone":
+        if action == "skipped":
+            _release_from(xct, entry.lsn)
         return UndoStep(entry.lsn, entry_type.name, action, prev)
     count = xct.log_count
     undo(volume, entry, xct)
     if entry_type.logical:
         log_xct_entry(volume.log, xct, COMPENSATE, {"undo_nxt": prev})
+    _release_from(xct, entry.lsn)
     return UndoStep(entry.lsn, entry_type.name, "undone", prev, tuple(xct.logged_since(count)))
+
+
+def _release_from(xct: Any, lsn: LSN) -> None:
+    """Rollback is past ``lsn``: the log space reserved for undoing it and what followed is free again
+    (:mod:`minidb.pagestore.wal.logspace`)."""
+    space = getattr(getattr(xct, "manager", None), "log_space", None)
+    if space is not None:
+        space.undone(xct.txn_id, lsn)
 
 
 def rollback(volume: Any, xct: Any, to: LSN = NULL_LSN, trace: Any = None) -> list[UndoStep]:

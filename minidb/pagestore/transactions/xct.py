@@ -13,14 +13,25 @@ from ``last_lsn``. It also keeps:
 - ``extents_to_free``: extents in which it freed pages (freed at commit if
   they are still empty);
 - ``pages_freed``: pages it freed, which no other transaction may allocate
-  while it is active (it may take them back by rolling back).
+  while it is active (it may take them back by rolling back);
+- ``load_stores``: the LOAD and INSERT stores it is loading
+  (:mod:`minidb.pagestore.pages.storeprop`), made regular at its commit, and
+  ``unlogged``: how many changes it made to their pages without logging
+  them (a savepoint taken before one of those cannot be rolled back to).
 
 States (Shore's ``xct_state_t``)::
 
     ACTIVE --commit--> FREEING_SPACE --space freed--> ENDED (committed)
-       |                   (xct_freeing_space)         (xct_end committed=true)
-       +----abort----> ABORTING --rolled back-------> ENDED (aborted)
-                       (xct_abort)                     (xct_end committed=false)
+     |  |                  (xct_freeing_space)         (xct_end committed=true)
+     |  +---abort----> ABORTING --rolled back-------> ENDED (aborted)
+     |                 (xct_abort)                     (xct_end committed=false)
+     +--prepare--> PREPARED --commit_prepared--> as commit
+                   (xct_prepare_*) --abort_prepared--> as abort
+
+A PREPARED transaction (two-phase commit,
+:mod:`minidb.pagestore.transactions.prepare`) does no more work; it
+survives checkpoints and crashes until it is committed or aborted by its
+global transaction id (``gtid``).
 
 A commit with nothing to free logs only ``xct_end``; a transaction that
 logged nothing logs nothing at all.
@@ -42,7 +53,9 @@ from typing import Any
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import StoreId
+from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SpaceUser
+from minidb.pagestore.pages.storeprop import LOADING
 
 
 RECENT = 16
@@ -55,6 +68,11 @@ class XctState(IntEnum):
     ABORTING = 2
     FREEING_SPACE = 3
     ENDED = 4
+    PREPARED = 5  # after ACTIVE, before ABORTING or FREEING_SPACE (see PROGRESS)
+
+
+PROGRESS = (XctState.ACTIVE, XctState.PREPARED, XctState.ABORTING, XctState.FREEING_SPACE, XctState.ENDED)
+"""The states in the order a transaction goes through them (the values are not)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +81,7 @@ class SavePoint:
 
     tid: int
     lsn: LSN
+    unlogged: int = 0  # the transaction's unlogged changes to loading stores when it was taken
 
     def __str__(self) -> str:
         return f"savepoint of T{self.tid} at {self.lsn}"
@@ -80,10 +99,14 @@ class Xct:
     stores_to_free: list[StoreId] = field(default_factory=list)
     extents_to_free: set[tuple[int, int]] = field(default_factory=set)  # (store number, extent)
     pages_freed: set[tuple[int, int]] = field(default_factory=set)  # (volume, page number)
+    load_stores: list[StoreId] = field(default_factory=list)
+    unlogged: int = 0
+    created_tmp: bool = False  # it created a TMP file (restart drops it: the transaction cannot be prepared)
     rolling_back: bool = False
     manager: Any = None
     log_count: int = 0  # entries logged so far
     recent: list[LSN] = field(default_factory=list)  # the last few of them, for traces
+    prepared: Any = None  # once PREPARED: its PreparedInfo (gtid, locks, ...)
 
     @property
     def tid(self) -> int:
@@ -102,6 +125,11 @@ class Xct:
             self.undo_nxt = values["undo_nxt"]
         elif entry_type.undoable:
             self.undo_nxt = lsn
+
+    def note_unlogged(self, flags: StoreFlags) -> None:
+        """A change to a page whose store's logging is off was made (only a loading store's count)."""
+        if flags & LOADING:
+            self.unlogged += 1
 
     def logged_since(self, count: int) -> list[LSN]:
         """The LSNs logged after the ``count``-th entry (at most the last few)."""

@@ -5,7 +5,9 @@ The manager hands out transaction ids in increasing order and keeps the
 transactions that have not ended, which a checkpoint logs and restart
 rebuilds. It owns the transaction's end:
 
-- **commit** (:meth:`XctManager.commit`): a transaction that logged nothing
+- **commit** (:meth:`XctManager.commit`): a transaction that loaded LOAD or
+  INSERT stores first makes them regular, their pages forced
+  (:mod:`minidb.pagestore.transactions.loadstores`). A transaction that logged nothing
   just ends. One with nothing to free logs ``xct_end committed=true``, its
   commit point. One that destroyed stores or freed pages logs
   ``xct_freeing_space`` (its commit point), frees the space
@@ -16,8 +18,16 @@ rebuilds. It owns the transaction's end:
 - **abort**: ``xct_abort``, rollback of every entry with compensation
   entries (:mod:`minidb.pagestore.transactions.rollback`), ``xct_end committed=false``;
 - **savepoints**: :meth:`save_point` remembers the last LSN,
-  :meth:`rollback_to` undoes what came after it; the transaction goes on;
-- locks are released when the transaction ends (:mod:`minidb.pagestore.transactions.locking`).
+  :meth:`rollback_to` undoes what came after it; the transaction goes on.
+  A savepoint taken before an unlogged change to a loading store cannot be
+  rolled back to (the log cannot undo that change): abort instead;
+- locks are released when the transaction ends (:mod:`minidb.pagestore.transactions.locking`);
+- **two-phase commit** (:mod:`minidb.pagestore.transactions.prepare`):
+  :meth:`prepare` logs the prepare entries and forces them; the PREPARED
+  transaction then waits for :meth:`commit_prepared` or
+  :meth:`abort_prepared`, by its gtid, which end it like commit and abort;
+  :meth:`in_doubt` lists the prepared transactions, and
+  :meth:`restore_prepared` gives restart a way to bring one back.
 
 It also answers the volume's questions about space that transactions hold:
 a page freed by an active transaction may not be allocated by another
@@ -47,15 +57,18 @@ from typing import Any, ContextManager
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.transactions.freespace import free_space
+from minidb.pagestore.transactions.loadstores import make_regular
 from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of
-from minidb.pagestore.transactions.locking import Locking, NoLocking
+from minidb.pagestore.transactions.locking import AllocationLocks, Locking, NoLocking
+from minidb.pagestore.transactions.prepare import GtidError, InDoubt, PreparedInfo, check_gtid, log_prepare
 from minidb.pagestore.wal.logdef import COMPENSATE, XCT_ABORT, XCT_END, XCT_FREEING_SPACE
 from minidb.pagestore.transactions.rollback import UndoStep, rollback
 from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState, log_xct_entry
 from minidb.stats import Stats, Trace
 
 STAT_NAMES = ["nBegins", "nCommits", "nDurableCommits", "nAborts", "nReadOnly", "nSavePoints",
-              "nRollbacksToSavePoint", "nEntriesUndone", "nFreeingSpace"]
+              "nRollbacksToSavePoint", "nEntriesUndone", "nFreeingSpace", "nPrepared", "nCommitsPrepared",
+              "nAbortsPrepared", "nPreparedRestored"]
 
 
 class XctError(BadRequestError):
@@ -89,7 +102,11 @@ class XctManager:
         self._table: dict[int, Xct] = {}
         self._next_tid = 1
         self._freed_pages: dict[tuple[int, int], int] = {}  # (vol, page) -> tid of the active freer
+        self._loading: dict[StoreId, int] = {}  # LOAD and INSERT store -> tid of its loading transaction
+        self._gtids: dict[bytes, Xct] = {}  # gtid -> its transaction (prepared, or being prepared)
+        self.log_space: Any = None  # a LogSpace when the log is bounded (its reservations)
         volume.is_page_held = self.is_page_held
+        self.alloc_locks = volume.alloc_locks = AllocationLocks(self.locks)
 
     # -- the table -----------------------------------------------------------------------
     def begin(self) -> Xct:
@@ -116,6 +133,15 @@ class XctManager:
                 return self._table[tid]
             except KeyError:
                 raise XctError(f"T{tid}: no such active transaction") from None
+
+    def peek(self, tid: int) -> Xct | None:
+        """The transaction ``tid`` if it has not ended, read without the table latch (for the log's
+        admission hook, which runs under the log latch; the table latch comes first)."""
+        return self._table.get(tid)
+
+    def peek_all(self) -> list[Xct]:
+        """The transactions that have not ended, read without the table latch (see :meth:`peek`)."""
+        return list(self._table.values())
 
     def oldest_active(self) -> int:
         with self.table_latch:
@@ -144,6 +170,9 @@ class XctManager:
             raise XctError(f"not a transaction: {xct!r} (begin one with sm.begin())")
         if xct.manager is not self or self._table.get(xct.txn_id) is not xct:
             raise XctError(f"{xct}: not an active transaction of this manager")
+        if xct.state == XctState.PREPARED:
+            raise XctError(f"{xct} is PREPARED (gtid {xct.prepared.gtid!r}): it does no more work; end it with "
+                           f"commit_prepared or abort_prepared")
         if xct.state != XctState.ACTIVE:
             raise XctError(f"{xct} is {xct.state.name}, not ACTIVE")
 
@@ -161,6 +190,17 @@ class XctManager:
         xct.pages_freed.add(pid.key)
         xct.extents_to_free.add((pid.store, extent_of(pid.page, self.volume.ext_sz)))
 
+    def note_loading(self, xct: Xct, stid: StoreId) -> None:
+        """``xct`` loads ``stid`` (a LOAD or INSERT store): it becomes regular when ``xct`` commits."""
+        if stid not in xct.load_stores:
+            xct.load_stores.append(stid)
+        with self.table_latch:
+            self._loading[stid] = xct.txn_id
+
+    def loader(self, stid: StoreId) -> int | None:
+        """The tid of the active transaction loading ``stid``, if any."""
+        return self._loading.get(stid)
+
     def note_store_destroyed(self, xct: Xct, stid: StoreId) -> None:
         if stid not in xct.stores_to_free:
             xct.stores_to_free.append(stid)
@@ -175,10 +215,13 @@ class XctManager:
         return (self.volume.vid, page) in self._freed_pages
 
     def extent_held_by_other(self, ext: int, xct: Xct) -> bool:
-        """Whether another active transaction freed pages in extent ``ext`` (it may take them back)."""
+        """Whether another active transaction freed pages in extent ``ext`` (it may take them back), or
+        ``xct`` cannot upgrade its extent lock to EX (another transaction holds the extent, or the
+        lock's "has pages" bit is set): then the extent is not freed at ``xct``'s commit."""
         first = ext * self.volume.ext_sz
-        return any(self._freed_pages.get((self.volume.vid, page), xct.txn_id) != xct.txn_id
-                   for page in range(first, first + self.volume.ext_sz))
+        return (any(self._freed_pages.get((self.volume.vid, page), xct.txn_id) != xct.txn_id
+                    for page in range(first, first + self.volume.ext_sz))
+                or not self.alloc_locks.upgrade_extent_to_free(xct, ExtentId(self.volume.vid, ext)))
 
     # -- compensated actions -------------------------------------------------------------------
     def anchor(self, xct: Xct) -> LSN:
@@ -193,10 +236,15 @@ class XctManager:
     def save_point(self, xct: Xct) -> SavePoint:
         self.check_active(xct)
         self.stats.add("nSavePoints")
-        return SavePoint(xct.txn_id, xct.last_lsn)
+        return SavePoint(xct.txn_id, xct.last_lsn, xct.unlogged)
 
-    def rollback_to(self, xct: Xct, save_point: SavePoint) -> list[UndoStep]:
-        """Undo what ``xct`` did after ``save_point``; it stays active."""
+    def rollback_to(self, xct: Xct, save_point: SavePoint, unlogged_ok: bool = False) -> list[UndoStep]:
+        """Undo what ``xct`` did after ``save_point``; it stays active.
+
+        ``unlogged_ok`` (for an operation undoing its own partial work, whose
+        unlogged changes are on pages it allocated, freed by the rollback)
+        skips the check for unlogged changes since the savepoint.
+        """
         self.check_active(xct)
         if not isinstance(save_point, SavePoint):
             raise XctError(f"rollback_to needs a save point of {xct} (from save_point), not {save_point!r}")
@@ -204,16 +252,104 @@ class XctManager:
             raise XctError(f"{save_point} does not belong to {xct}")
         if not save_point.lsn.is_null and not xct.last_lsn.is_null and save_point.lsn > xct.last_lsn:
             raise XctError(f"{save_point} lies after {xct}'s last entry {xct.last_lsn}")
+        if xct.unlogged > save_point.unlogged and not unlogged_ok:
+            raise XctError(f"{xct} cannot roll back to {save_point}: since then it changed pages of the stores it "
+                           f"loads ({', '.join(str(s) for s in xct.load_stores)}) without logging; abort instead")
         self.trace.emit("T%d rolls back to %s", xct.txn_id, save_point.lsn)
         steps = rollback(self.volume, xct, save_point.lsn, self.trace)
         self.stats.add("nRollbacksToSavePoint")
         self.stats.add("nEntriesUndone", sum(1 for s in steps if s.action == "undone"))
         return steps
 
+    # -- two-phase commit ----------------------------------------------------------------------
+    def prepare(self, xct: Xct, gtid: bytes, coordinator: bytes = b"") -> LSN:
+        """Prepare ``xct`` under the global id ``gtid``: log, force, PREPARED; return the prepare point."""
+        self.check_active(xct)
+        if xct.load_stores or xct.created_tmp:
+            what = "changed LOAD or INSERT files without logging" if xct.load_stores else "created a TMP file"
+            raise XctError(f"T{xct.txn_id} {what}, so it cannot be prepared (a restart could not bring it back "
+                           "as it was): commit or abort it")
+        gtid = check_gtid(gtid)
+        coordinator = check_gtid(coordinator, "a coordinator") if coordinator else b""
+        with self.table_latch:
+            other = self._gtids.get(gtid)
+            if other is not None:
+                raise GtidError(f"gtid {gtid!r} is already {other}'s; a gtid names one live transaction")
+            self._gtids[gtid] = xct
+        info = PreparedInfo(gtid, coordinator, self.locks.held(xct), [s.store for s in xct.stores_to_free],
+                            sorted(xct.extents_to_free), sorted(page for _, page in xct.pages_freed),
+                            rsvd=getattr(xct, "log_space_reserved", 0))
+        try:
+            lsn = log_prepare(self.log, xct, info, self.volume.vid, self.table_latch)
+            self.log.sync(lsn)
+        except BaseException:
+            if xct.state != XctState.PREPARED:
+                with self.table_latch:
+                    del self._gtids[gtid]
+            raise
+        self.locks.detach(xct)
+        self.stats.add("nPrepared")
+        self.trace.emit("T%d prepared at %s: gtid %r, %d locks", xct.txn_id, lsn, gtid, len(info.locks))
+        return lsn
+
+    def prepared(self, gtid: bytes) -> Xct:
+        """The prepared transaction named ``gtid`` (a GtidError if none)."""
+        gtid = check_gtid(gtid)
+        with self.table_latch:
+            xct = self._gtids.get(gtid)
+            if xct is None or xct.state != XctState.PREPARED:
+                known = ", ".join(repr(g) for g, x in sorted(self._gtids.items()) if x.state == XctState.PREPARED)
+                raise GtidError(f"no prepared transaction has gtid {gtid!r} (prepared: {known or 'none'})")
+            return xct
+
+    def commit_prepared(self, gtid: bytes, durable: bool = True) -> LSN:
+        """Phase two, commit: end the prepared transaction ``gtid`` as :meth:`commit` would."""
+        xct = self.prepared(gtid)
+        self.stats.add("nCommitsPrepared")
+        return self._commit(xct, durable)
+
+    def abort_prepared(self, gtid: bytes) -> list[UndoStep]:
+        """Phase two, abort: roll the prepared transaction ``gtid`` back, as :meth:`abort` would, and
+        force its end to the log (a resolved transaction never comes back in doubt)."""
+        xct = self.prepared(gtid)
+        self.stats.add("nAbortsPrepared")
+        return self._abort(xct, durable=True)
+
+    def in_doubt(self) -> list[InDoubt]:
+        """The prepared transactions, by tid: waiting for their coordinator's decision."""
+        return [InDoubt(x.prepared.gtid, x.txn_id, x.first_lsn, x.prepared.lsn, dict(x.prepared.locks),
+                        x.prepared.coordinator)
+                for x in self.active() if x.state == XctState.PREPARED]
+
+    def restore_prepared(self, tid: int, last_lsn: LSN, undo_nxt: LSN, info: PreparedInfo) -> Xct:
+        """Restart: bring back prepared transaction ``tid`` as its prepare entries (``info``) describe it:
+        its space held, its locks taken again."""
+        xct = self.adopt(tid, XctState.PREPARED, last_lsn, undo_nxt, info.first_lsn)
+        vid = self.volume.vid
+        with self.table_latch:
+            xct.prepared = info
+            xct.stores_to_free = [StoreId(vid, snum) for snum in info.stores]
+            xct.extents_to_free = set(info.exts)
+            xct.pages_freed = {(vid, page) for page in info.pages}
+            for key in xct.pages_freed:
+                self._freed_pages[key] = tid
+            self._gtids[info.gtid] = xct
+        if info.rsvd:
+            xct.log_space_reserved = info.rsvd
+        self.locks.reacquire(xct, info.locks)
+        self.stats.add("nPreparedRestored")
+        return xct
+
     # -- ending ----------------------------------------------------------------------------------
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
         """Commit ``xct`` (see the module documentation); return its commit point (NULL if read-only)."""
         self.check_active(xct)
+        return self._commit(xct, durable)
+
+    def _commit(self, xct: Xct, durable: bool) -> LSN:
+        if xct.load_stores:
+            for line in make_regular(self.volume, xct, xct.load_stores):
+                self.trace.emit("T%d commits: %s", xct.txn_id, line)
         if xct.last_lsn.is_null:
             self._end(xct, None, committed=True)
             self.stats.add("nReadOnly")
@@ -247,6 +383,9 @@ class XctManager:
     def abort(self, xct: Xct) -> list[UndoStep]:
         """Roll ``xct`` back completely and end it."""
         self.check_active(xct)
+        return self._abort(xct)
+
+    def _abort(self, xct: Xct, durable: bool = False) -> list[UndoStep]:
         if xct.last_lsn.is_null:
             self._end(xct, None, committed=False)
             self.stats.add("nAborts")
@@ -256,7 +395,7 @@ class XctManager:
         self.trace.emit("T%d aborts: rolling back from %s", xct.txn_id, xct.undo_nxt)
         steps = rollback(self.volume, xct, trace=self.trace)
         self.stats.add("nEntriesUndone", sum(1 for s in steps if s.action == "undone"))
-        self._end(xct, XCT_END, committed=False)
+        self._end(xct, XCT_END, committed=False, durable=durable)
         self.stats.add("nAborts")
         return steps
 
@@ -271,9 +410,14 @@ class XctManager:
                 lsn = log_xct_entry(self.log, xct, entry_type, {"committed": committed})
             xct.state = XctState.ENDED
             del self._table[xct.txn_id]
+            if xct.prepared is not None:
+                del self._gtids[xct.prepared.gtid]
             for key in xct.pages_freed:
                 if self._freed_pages.get(key) == xct.txn_id:
                     del self._freed_pages[key]
+            for stid in xct.load_stores:
+                if self._loading.get(stid) == xct.txn_id:
+                    del self._loading[stid]
         if durable:
             self.log.sync(lsn)  # outside the table latch: the group commit lets others in
         self.locks.release_all(xct)

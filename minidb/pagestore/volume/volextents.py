@@ -3,9 +3,9 @@
 (A part of :class:`~minidb.pagestore.volume.volume.Volume`.)
 
 **Finding.** A free extent (owner 0) is searched from the lowest free extent
-number cached since the volume was mounted; an extent the lock manager says
-is locked is skipped (``is_extent_locked``), as Shore skips extents other
-transactions hold.
+number cached since the volume was mounted; an extent another transaction
+has locked is skipped and the one taken is IX-locked (``alloc_locks``), as
+Shore's free-extent search does.
 
 **Linking.** New extents are linked at the *tail* of the store's list:
 ``create_ext_list`` on the new extent's extent-map page (it also sets the old
@@ -63,17 +63,22 @@ class ExtentAllocation:
     stats: Any
     trace: Any
     use_caches: bool
-    is_extent_locked: Any
+    alloc_locks: Any
     _mutex: Any
 
-    def _find_free_extents(self, count: int) -> list[int]:
-        """``count`` free extents, lowest first, searching from the cached lowest free extent."""
+    def _find_free_extents(self, count: int, xct: Any = None) -> list[int]:
+        """``count`` free extents, lowest first, searching from the cached lowest free extent;
+        an extent another transaction has locked is skipped, those taken are locked IX."""
         found: list[int] = []
         first_free = None
+        locks = self.alloc_locks
         for ext in range(self._min_free_ext, self.header.num_exts):
             self.stats.add("nFreeExtentSearchSteps")
-            if self.extlink(ext).owner == 0 and not (self.is_extent_locked and self.is_extent_locked(ext)):
+            if self.extlink(ext).owner == 0:
                 first_free = ext if first_free is None else first_free
+                if locks is not None and not locks.free_extent(xct, ExtentId(self.vid, ext)):
+                    self.trace.emit("skipped %s: another transaction has it locked", ExtentId(self.vid, ext))
+                    continue
                 found.append(ext)
                 if len(found) == count:
                     break
@@ -111,7 +116,7 @@ class ExtentAllocation:
     def _grow(self, snum: int, xct: LogContext | None, count: int = 1) -> int:
         """Allocate ``count`` new extents (a list, for a large record) at the tail of the store's list; the first."""
         tail, _ = self._last_extent(snum)
-        exts = self._find_free_extents(count)
+        exts = self._find_free_extents(count, xct)
         self._link_extents(snum, tail, exts, xct)
         self._last_ext_cache[snum] = exts[-1]
         if snum in self._reserved_cache:

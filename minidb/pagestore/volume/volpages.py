@@ -24,6 +24,15 @@ hand it back even to that transaction, whose rollback must find it as it
 left it). The transaction layer sets ``is_page_held(page_number, xct)``;
 allocation skips the pages it says are held.
 
+**The allocation protocol's locks** (``alloc_locks``, set by the transaction
+layer; see :mod:`minidb.pagestore.transactions.locking`): the store is locked
+IX before the search; each extent the search looks in is try-locked IX (an
+extent being freed is skipped), each candidate page must be unlocked by
+other transactions and is try-locked IX, long; the allocation sets the "has
+pages" bit of the extent lock, and a free that leaves the extent with
+reserved pages only clears it. If a new extent has no page the transaction
+may take (all locked by others), another extent is added.
+
 ``free_page(pid)`` logs ``free_pages_in_ext`` (undone by allocating the page
 again) and, unless the caller defers it, frees the extent when its last
 page goes.
@@ -73,18 +82,27 @@ class PageAllocation:
     trace: Any
     use_caches: bool
     is_page_held: Callable[[int, Any], bool] | None
+    alloc_locks: Any
     _mutex: Any
 
     def alloc_page(self, stid: StoreId, mode: AllocMode = AllocMode.COMPACT,
                    xct: LogContext | None = None) -> PageId:
         """Allocate one page to the store (see the module documentation for the modes)."""
+        locks = self.alloc_locks
+        if locks is not None:
+            locks.store(xct, stid)  # before the mutex: this one may wait
         with self._mutex:
             self._check_store(stid)
             snum = stid.store
             found = self._append_position(snum, xct) if mode == AllocMode.APPEND else self._reserved_page(snum, xct)
-            ext, index, pmap = found if found is not None else (self._grow(snum, xct), 0, 0)
+            while found is None:
+                ext = self._grow(snum, xct)
+                found = self._free_for(snum, ext, list(range(self.ext_sz)), xct, 0)
+            ext, index, pmap = found
             self._update(self._extmap_pid(ext), ALLOC_PAGES_IN_EXT,
                          {"snum": snum, "ext": ext, "pmap": 1 << index}, xct)
+            if locks is not None:
+                locks.mark(xct, ExtentId(self.vid, ext), True)
             if snum in self._reserved_cache and pmap | 1 << index == (1 << self.ext_sz) - 1:
                 self._reserved_cache[snum].discard(ext)  # the extent is full now
             self.stats.add("nPagesAllocated")
@@ -92,19 +110,28 @@ class PageAllocation:
             self.trace.emit("allocated %s (%s)", pid, mode.value)
             return pid
 
-    def _free_for(self, ext: int, indexes: list[int], xct: Any) -> list[int]:
-        """The page indexes among ``indexes`` that ``xct`` may allocate (not held by an active freer)."""
+    def _free_for(self, snum: int, ext: int, indexes: list[int], xct: Any, pmap: int) -> tuple[int, int, int] | None:
+        """(extent, page index, pmap) of the first page among ``indexes`` that ``xct`` may allocate: not
+        held by an active freer, and (with ``alloc_locks``) in an extent ``xct`` could lock IX and not
+        locked by another transaction; None if none."""
+        locks = self.alloc_locks
+        if locks is not None and indexes and not locks.reserved_extent(xct, ExtentId(self.vid, ext)):
+            return None  # as Shore: the extent is locked first, then a page in it is looked for
         held = self.is_page_held
-        if held is None:
-            return indexes
-        return [i for i in indexes if not held(ext * self.ext_sz + i, xct)]
+        indexes = [i for i in indexes if held is None or not held(ext * self.ext_sz + i, xct)]
+        if locks is None:
+            return (ext, indexes[0], pmap) if indexes else None
+        for i in indexes:
+            if locks.page(xct, PageId(self.vid, snum, ext * self.ext_sz + i)):
+                return ext, i, pmap
+        self.trace.emit("skipped %s: its reserved pages are held by active transactions", ExtentId(self.vid, ext))
+        return None
 
     def _append_position(self, snum: int, xct: Any = None) -> tuple[int, int, int] | None:
         """(extent, page index, its pmap) after the last allocated page of the last extent."""
         last, link = self._last_extent(snum)
         first = link.pmap.bit_length()  # one past the highest allocated page (0 if none)
-        free = self._free_for(last, list(range(first, self.ext_sz)), xct)
-        return (last, free[0], link.pmap) if free else None
+        return self._free_for(snum, last, list(range(first, self.ext_sz)), xct, link.pmap)
 
     def _reserved_page(self, snum: int, xct: Any = None) -> tuple[int, int, int] | None:
         """(extent, page index, its pmap) of the lowest reserved page of the lowest such extent."""
@@ -118,9 +145,9 @@ class PageAllocation:
                     if not reserved:
                         cached.discard(ext)  # stale: verify before use, as Shore does
                         continue
-                    free = self._free_for(ext, reserved, xct)
-                    if free:
-                        return ext, free[0], link.pmap
+                    found = self._free_for(snum, ext, reserved, xct, link.pmap)
+                    if found is not None:
+                        return found
                 return None
             self.stats.add("nReservedCacheMisses")
         with_reserved = self._search_reserved(snum)
@@ -128,9 +155,9 @@ class PageAllocation:
             self._reserved_cache[snum] = SortedExtents(with_reserved)
         for ext in sorted(with_reserved):
             link = self.extlink(ext)
-            free = self._free_for(ext, link.reserved(self.ext_sz), xct)
-            if free:
-                return ext, free[0], link.pmap
+            found = self._free_for(snum, ext, link.reserved(self.ext_sz), xct, link.pmap)
+            if found is not None:
+                return found
         return None
 
     def _search_reserved(self, snum: int) -> list[int]:
@@ -162,6 +189,8 @@ class PageAllocation:
                          {"snum": pid.store, "ext": ext, "pmap": 1 << index}, xct)
             if pid.store in self._reserved_cache:
                 self._reserved_cache[pid.store].add(ext)
+            if self.alloc_locks is not None:
+                self.alloc_locks.mark(xct, ExtentId(self.vid, ext), link.pmap != 1 << index)
             self.stats.add("nPagesFreed")
             self.trace.emit("freed %s", pid)
             if free_empty_extent and link.pmap == 1 << index:

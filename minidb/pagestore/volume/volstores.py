@@ -56,7 +56,7 @@ class StoreLifecycle:
             if not flags:
                 raise BadRequestError("a store needs store flags (e.g. StoreFlags.REGULAR)")
             snum = self._find_unused_store()
-            ext = self._find_free_extents(1)[0]
+            ext = self._find_free_extents(1, xct)[0]
             self._store_op(snum, "create_store", int(flags), 0, xct)
             self._link_extents(snum, 0, [ext], xct)
             self._store_op(snum, "set_first_ext", ext, 0, xct)

@@ -38,7 +38,9 @@ never undone. The transaction layer (:mod:`minidb.pagestore.transactions.xct`) p
 transaction as ``xct`` (:class:`~minidb.pagestore.wal.logrec.LogContext`), defers
 freeing extents and removing stores to commit, and sets the hooks
 ``is_page_held`` (pages freed by an active transaction are not reallocated to
-another) and ``is_extent_locked`` (extents skipped by the free-extent search).
+another) and ``alloc_locks`` (the allocation protocol's locks: the extents and
+pages the searches may take, the extent lock's "has pages" bit; see
+:mod:`minidb.pagestore.transactions.locking`).
 
 Worked example (64 pages of 512 bytes, ``ext_sz`` 4, see
 :mod:`minidb.pagestore.volume.format`): ``create_store()`` gives ``s(1.3)`` the
@@ -99,7 +101,7 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
         bufferpool.register(self.file)
         self.stats = Stats("volume", STAT_NAMES)
         self.trace = Trace(enabled=trace)
-        self.is_extent_locked: Callable[[int], bool] | None = None  # set by the transaction layer
+        self.alloc_locks: Any = None  # set by the transaction layer
         self.is_page_held: Callable[[int, Any], bool] | None = None  # set by the transaction layer
         self._mutex = threading.RLock()
         self._init_caches()

@@ -1,6 +1,6 @@
 """The page store's log entry types, as one table (Shore's ``logdef.dat``).
 
-Each row is ``(name, code, flags, fields)``; flags are letters, as in
+Each row is ``(name, code, flags, fields[, fudge])``; flags are letters, as in
 logdef.dat (see :mod:`minidb.log.types`): **R** redoable, **U** undoable,
 **L** logical undo (the undo is an operation of the volume, not a change to
 the logged page), **C** compensation, **T** transactional (the item begins
@@ -13,6 +13,19 @@ handler registered for its name in :mod:`minidb.pagestore.wal.logrec` applies
 it to that page, and the very same handler made the change in the first
 place, so doing and redoing cannot disagree. Restart needs nothing else to
 redo an entry: the flags say whether to, the fields say where.
+
+**Fudge factors** (the last column, where there is one; Shore's log-space
+reservation, :mod:`minidb.pagestore.wal.logspace`): logging an entry reserves
+``ceil(size * fudge)`` bytes for its undo, so a rollback always finds room.
+A record entry's CLR is the same change the other way plus ``undo_nxt`` (8
+bytes): 1.5. A logical undo logs the inverse operation and a ``compensate``
+entry: 3 for page maps; 6 for ``store_operation``, whose undo may destroy a
+store and free its extent lists; ``create_ext_list`` (redo-only, but an
+aborted store creation frees those extents again) 1.5, the link updates 1.
+``xct_freeing_space`` reserves 8 times its size for the space it frees at
+commit, which must not be refused half-way. Entries that are never undone
+reserve nothing; ``xct_abort`` and ``xct_end`` are reserved once per
+transaction, when it logs its first entry.
 
 **The volume's entries** (0x10-0x16) change an extent-map or store-map page
 of store 0. Their undo is *logical* (flag L): the undo handler asks the
@@ -60,6 +73,25 @@ xct_end                0x22  T      it ended (``committed`` true or false)
 compensate             0x23  TC     rollback continues at ``undo_nxt``
 =====================  ====  =====  ==================================================
 
+**Prepare** (0x24-0x27), two-phase commit
+(:mod:`minidb.pagestore.transactions.prepare`): what a prepared transaction
+must get back after a crash, logged in this order and chained like its other
+entries; the transaction is prepared once ``xct_prepare_fi`` is durable.
+Shore also has ``xct_prepare_lk`` (locks of one mode); minidb logs every lock
+with its mode (``xct_prepare_alk``), in entries of at most 64 locks.
+
+=====================  ====  =====  ==================================================
+xct_prepare_st         0x24  T      its global transaction id ``gtid`` and
+                                    ``coordinator``
+xct_prepare_alk        0x25  T      ``locks`` it holds: lock id (``space``,
+                                    ``numbers``, ``key``) and ``mode`` each
+xct_prepare_stores     0x26  T      what it frees at commit: ``stores`` marked for
+                                    deletion, ``exts`` whose pages it freed, the
+                                    freed ``pages`` no one else may take
+xct_prepare_fi         0x27  T      the end: ``nlocks`` logged, its ``first`` LSN,
+                                    the log space it has reserved (``rsvd``)
+=====================  ====  =====  ==================================================
+
 **Checkpoints** (0x28-0x2b), not transactional: ``chkpt_begin``; the
 buffer pool's dirty pages with their recovery LSNs (``chkpt_bf_tab``); the
 transaction table (``chkpt_xct_tab``: each transaction's state, last LSN and
@@ -84,6 +116,16 @@ clr_rec_insert         0x34  TRC    undo of rec_insert: free the slot
 clr_rec_remove         0x35  TRC    undo of rec_remove: put ``data`` back in the slot
 clr_rec_splice         0x36  TRC    undo of rec_splice: replace ``old`` by ``new``
 =====================  ====  =====  ==================================================
+
+**Store properties** (0x3c). A page of a TMP, LOAD or INSERT store is
+changed without log entries (:mod:`minidb.pagestore.pages.storeprop`); once
+such a page is made regular, its first logged change is preceded by its
+whole image, so the log again holds everything needed to rebuild it.
+
+=====================  ====  =====  ==================================================
+unlogged_page_image    0x3c  TR     the page's bytes := ``image`` (a page whose
+                                    unlogged contents the log did not have)
+=====================  ====  =====  ==================================================
 """
 
 from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U8, U16, U32, U64, ListOf
@@ -98,21 +140,29 @@ PAGESTORE_TYPES = EntryTable(
     [
         # name                 code  flags   fields (after the page id)
         ("create_ext_list",    0x10, "TR",   PAGE_FIELDS + [("snum", U32), ("prev", U32), ("next", U32),
-                                                            ("exts", EXT_LIST)]),
+                                                            ("exts", EXT_LIST)], 1.5),
         ("free_ext_list",      0x11, "TR",   PAGE_FIELDS + [("snum", U32), ("prev", U32), ("next", U32),
                                                             ("exts", EXT_LIST)]),
-        ("set_ext_next",       0x12, "TR",   PAGE_FIELDS + [("ext", U32), ("next", U32), ("old_next", U32)]),
-        ("set_ext_prev",       0x13, "TR",   PAGE_FIELDS + [("ext", U32), ("prev", U32), ("old_prev", U32)]),
-        ("alloc_pages_in_ext", 0x14, "TRUL", PAGE_FIELDS + [("snum", U32), ("ext", U32), ("pmap", U32)]),
-        ("free_pages_in_ext",  0x15, "TRUL", PAGE_FIELDS + [("snum", U32), ("ext", U32), ("pmap", U32)]),
+        ("set_ext_next",       0x12, "TR",   PAGE_FIELDS + [("ext", U32), ("next", U32), ("old_next", U32)], 1.0),
+        ("set_ext_prev",       0x13, "TR",   PAGE_FIELDS + [("ext", U32), ("prev", U32), ("old_prev", U32)], 1.0),
+        ("alloc_pages_in_ext", 0x14, "TRUL", PAGE_FIELDS + [("snum", U32), ("ext", U32), ("pmap", U32)], 3.0),
+        ("free_pages_in_ext",  0x15, "TRUL", PAGE_FIELDS + [("snum", U32), ("ext", U32), ("pmap", U32)], 3.0),
         ("store_operation",    0x16, "TRUL", PAGE_FIELDS + [("snum", U32), ("op", STR), ("value", U32),
-                                                            ("old_value", U32)]),
+                                                            ("old_value", U32)], 6.0),
         # transactions
         ("xct_abort",          0x20, "T",    []),
         ("xct_freeing_space",  0x21, "T",    [("vol", U32), ("stores", ListOf(("snum", U32))),
-                                              ("exts", ListOf(("snum", U32), ("ext", U32)))]),
+                                              ("exts", ListOf(("snum", U32), ("ext", U32)))], 8.0),
         ("xct_end",            0x22, "T",    [("committed", BOOL)]),
         ("compensate",         0x23, "TC",   [("undo_nxt", LSN_FIELD)]),
+        # prepare (two-phase commit)
+        ("xct_prepare_st",     0x24, "T",    [("gtid", BYTES), ("coordinator", BYTES)]),
+        ("xct_prepare_alk",    0x25, "T",    [("locks", ListOf(("space", STR), ("numbers", ListOf(("n", U32))),
+                                                               ("key", BYTES), ("mode", STR)))]),
+        ("xct_prepare_stores", 0x26, "T",    [("vol", U32), ("stores", ListOf(("snum", U32))),
+                                              ("exts", ListOf(("snum", U32), ("ext", U32))),
+                                              ("pages", ListOf(("page", U32)))]),
+        ("xct_prepare_fi",     0x27, "T",    [("nlocks", U32), ("first", LSN_FIELD), ("rsvd", U64)]),
         # checkpoints
         ("chkpt_begin",        0x28, "",     []),
         ("chkpt_bf_tab",       0x29, "",     [("pages", ListOf(("vol", U32), ("store", U32), ("page", U32),
@@ -123,12 +173,14 @@ PAGESTORE_TYPES = EntryTable(
         ("chkpt_end",          0x2b, "",     [("master", LSN_FIELD), ("min_rec_lsn", LSN_FIELD)]),
         # pages of files of records
         ("page_format",        0x30, "TR",   PAGE_FIELDS + [("tag", U8), ("store_flags", U8)]),
-        ("rec_insert",         0x31, "TRU",  PAGE_FIELDS + [("slot", U16), ("data", BYTES)]),
-        ("rec_remove",         0x32, "TRU",  PAGE_FIELDS + [("slot", U16), ("data", BYTES)]),
-        ("rec_splice",         0x33, "TRU",  PAGE_FIELDS + SPLICE),
+        ("rec_insert",         0x31, "TRU",  PAGE_FIELDS + [("slot", U16), ("data", BYTES)], 1.5),
+        ("rec_remove",         0x32, "TRU",  PAGE_FIELDS + [("slot", U16), ("data", BYTES)], 1.5),
+        ("rec_splice",         0x33, "TRU",  PAGE_FIELDS + SPLICE, 1.5),
         ("clr_rec_insert",     0x34, "TRC",  PAGE_FIELDS + [("slot", U16), ("data", BYTES), ("undo_nxt", LSN_FIELD)]),
         ("clr_rec_remove",     0x35, "TRC",  PAGE_FIELDS + [("slot", U16), ("data", BYTES), ("undo_nxt", LSN_FIELD)]),
         ("clr_rec_splice",     0x36, "TRC",  PAGE_FIELDS + SPLICE + [("undo_nxt", LSN_FIELD)]),
+        # store properties
+        ("unlogged_page_image", 0x3c, "TR",  PAGE_FIELDS + [("image", BYTES)]),
     ],
 )
 
@@ -144,6 +196,10 @@ XCT_ABORT = PAGESTORE_TYPES.xct_abort
 XCT_FREEING_SPACE = PAGESTORE_TYPES.xct_freeing_space
 XCT_END = PAGESTORE_TYPES.xct_end
 COMPENSATE = PAGESTORE_TYPES.compensate
+XCT_PREPARE_ST = PAGESTORE_TYPES.xct_prepare_st
+XCT_PREPARE_ALK = PAGESTORE_TYPES.xct_prepare_alk
+XCT_PREPARE_STORES = PAGESTORE_TYPES.xct_prepare_stores
+XCT_PREPARE_FI = PAGESTORE_TYPES.xct_prepare_fi
 CHKPT_BEGIN = PAGESTORE_TYPES.chkpt_begin
 CHKPT_BF_TAB = PAGESTORE_TYPES.chkpt_bf_tab
 CHKPT_XCT_TAB = PAGESTORE_TYPES.chkpt_xct_tab
@@ -155,6 +211,7 @@ REC_SPLICE = PAGESTORE_TYPES.rec_splice
 CLR_REC_INSERT = PAGESTORE_TYPES.clr_rec_insert
 CLR_REC_REMOVE = PAGESTORE_TYPES.clr_rec_remove
 CLR_REC_SPLICE = PAGESTORE_TYPES.clr_rec_splice
+UNLOGGED_PAGE_IMAGE = PAGESTORE_TYPES.unlogged_page_image
 
 
 def is_page_entry(entry_type) -> bool:

@@ -14,6 +14,16 @@ unfix dirty**. :func:`apply_and_log` does the middle three in one place:
 The caller then unfixes the page dirty; the buffer pool will not write it
 before the log is durable up to that LSN (the write-ahead rule).
 
+**Logging switched off.** This is the one place that decides whether a
+change is logged, from the store property in the page's header (Shore's
+generated log functions check ``page.store_flags == st_tmp`` the same way;
+:mod:`minidb.pagestore.pages.storeprop`): a change to a page of a TMP, LOAD
+or INSERT store is applied and *not* logged (the page LSN does not move; an
+object with ``note_unlogged`` is told), except ``page_format``, which is
+always logged (space logging: restart must know what each page is). A page
+made regular after unlogged changes first gets its whole image logged
+(``unlogged_page_image``), then the change.
+
 Transactions. Every entry of the page store is transactional (flag T): its
 item starts with ``txn_id`` and ``txn_prev_lsn``. The storage layer logs on
 behalf of a :class:`TxnRef` (the transaction's id and its last LSN, which
@@ -50,8 +60,10 @@ from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
+from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.pages.storeprop import image_pending, logging_off
 
 
 class LogContext(Protocol):
@@ -126,8 +138,23 @@ def txn_fields(xct: LogContext | None) -> dict[str, Any]:
 # -- doing ---------------------------------------------------------------------------
 def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: dict[str, Any],
                   xct: LogContext | None = None) -> LSN:
-    """Apply ``values`` to the EX-fixed ``page`` through its redo handler, log it, stamp the page LSN."""
+    """Apply ``values`` to the EX-fixed ``page`` through its redo handler, log it, stamp the page LSN.
+
+    For a page whose store's logging is off, apply only and return NULL_LSN
+    (see the module documentation).
+    """
     full = {**page_fields(page.pid), **txn_fields(xct), **values}
+    if entry_type is not PAGE_FORMAT and entry_type is not UNLOGGED_PAGE_IMAGE:
+        if logging_off(page.store_flags):
+            REDO[entry_type.name](page, full)
+            note = getattr(xct, "note_unlogged", None)
+            if note is not None:
+                note(page.store_flags)
+            return NULL_LSN
+        if image_pending(page.store_flags):
+            image = page.copy()
+            image.store_flags = StoreFlags.REGULAR
+            apply_and_log(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
     snapshot = bytes(page.buf)
     REDO[entry_type.name](page, full)
     try:
@@ -149,6 +176,11 @@ def note_logged(xct: LogContext | None, lsn: LSN, entry_type: EntryType, values:
         xct.last_lsn = lsn
     else:
         note(lsn, entry_type, values)
+
+
+@redo_handler("unlogged_page_image")
+def _redo_unlogged_page_image(page: SlottedPage, v: dict[str, Any]) -> None:
+    page.buf[:] = v["image"]
 
 
 # -- redoing and undoing ----------------------------------------------------------------

@@ -314,7 +314,7 @@ def test_the_wait_listener_fires_before_the_thread_blocks(lm):
     (lambda lm: lm.lock(T1, user(1), EX, timeout=-1), "a lock timeout is None"),
     (lambda lm: lm.unlock(T1, user(5)), "T1 holds no lock on u\\(5\\)"),
     (lambda lm: lm.set_escalation(V1, 3), "not an escalation target"),
-    (lambda lm: lm.set_escalation(P48, 0), "positive integer or None"),
+    (lambda lm: lm.set_escalation(P48, -1), "positive integer, or 0 or None"),
 ])
 def test_bad_requests_are_refused_and_change_nothing(lm, call, message):
     lm.lock(T1, user(1), SH)

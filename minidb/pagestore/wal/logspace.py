@@ -1,0 +1,205 @@
+"""Log space: a bounded log, and the space reserved in it for rollbacks (Shore's log reservation).
+
+A log of bounded size (``StorageManager.format(..., log_size=BYTES)``) has a
+fixed number of *partitions* (log files of ``log_size / partitions`` bytes,
+preallocated; see :mod:`minidb.log.manager`). Space comes back only when a
+checkpoint lets old partitions be scavenged. So a transaction could fill the
+log with forward work and then be unable to abort: its rollback needs to log
+compensation entries too. Shore's answer, built here, is to *reserve*, with
+every entry logged, the space its undo may need:
+
+- each entry type has a *fudge factor* in the page store's entry-type table
+  (:mod:`minidb.pagestore.wal.logdef`); logging an entry of ``size`` bytes
+  reserves ``ceil(size * fudge)`` bytes for the transaction, and its first
+  entry also reserves room for ``xct_abort``, ``xct_end`` and a
+  ``compensate`` (:data:`END_RESERVE`);
+- a *forward* entry (a transaction that is active and not rolling back) is
+  admitted only if it and its reservation fit in the free space: the room
+  left in the log, less every transaction's reservation, less a reserve for
+  one checkpoint (:attr:`LogSpace.chkpt_reserve`). Otherwise it is refused
+  with :class:`~minidb.pagestore.errors.OutOfLogSpaceError` and nothing is
+  logged: the transaction can still roll back to a savepoint or abort;
+- a *rollback* entry (a CLR, ``compensate``, ``xct_abort``, ``xct_end``, any
+  entry of a transaction that is rolling back, aborting or freeing space at
+  commit, restart's) is never refused for reservations: it uses the space its
+  transaction reserved. When rollback walks past an entry, the reservations of
+  that entry and of everything logged after it are released
+  (:meth:`LogSpace.undone`), so after ``rollback_to(savepoint)`` the
+  transaction holds exactly what it held at the savepoint; ``xct_end``
+  releases the rest. The sum returns to zero when no transaction is left;
+- a non-transactional entry (a checkpoint's) is refused if it would eat into
+  the transactions' reservations; a checkpoint on demand is refused before it
+  starts if it would eat into the checkpoint reserve
+  (:meth:`LogSpace.check_checkpoint`): the reserve is kept for the checkpoint
+  that ends restart or a clean close, after which scavenging frees everything
+  before it (no transaction is active and every page was written).
+
+Restart re-reserves for its losers and for the prepared transactions it
+brings back in doubt (:meth:`LogSpace.reserve_chain`), so restart's undo and
+a later ``abort_prepared`` always have room: on a full disk too, since the
+log's partitions are preallocated.
+
+A file's end may be wasted when the next entry does not fit: ``waste``, the
+largest entry the page store logs (about a page), is counted lost per file.
+
+Worked example (log of 4 partitions of 6000 bytes, 24000 bytes): T3 inserts
+a 120-byte record: ``rec_insert`` is 164 bytes, fudge 1.5: 246 bytes
+reserved, plus 128 for its end: T3 holds 374. It updates the record
+(``rec_splice`` 180 bytes: 270 more, 644 held). ``rollback_to`` the savepoint
+taken after the insert logs one CLR and releases 270: 374 held. Its abort
+logs ``xct_abort``, a CLR and ``xct_end``, which releases the rest: 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from minidb.log.header import HEADER_SIZE
+from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.types import EntryType
+from minidb.pagestore.errors import OutOfLogSpaceError
+from minidb.pagestore.wal.logdef import (
+    CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB, COMPENSATE, XCT_ABORT, XCT_END,
+)
+
+PAGES_PER_ENTRY = 64  # the checkpointer's chkpt_bf_tab size (minidb.pagestore.restart.chkpt)
+from minidb.stats import Stats
+
+_TXN = {"txn_id": 0, "txn_prev_lsn": NULL_LSN}
+END_RESERVE = sum(HEADER_SIZE + len(t.encode({**_TXN, **v})) for t, v in (
+    (XCT_ABORT, {}), (XCT_END, {"committed": False}), (COMPENSATE, {"undo_nxt": NULL_LSN})))
+ROLLBACK_TYPES = (XCT_ABORT.code, XCT_END.code)
+
+
+def checkpoint_size(dirty_pages: int, transactions: int) -> int:
+    """The bytes a checkpoint logs with that many dirty pages and transactions (chkpt_begin,
+    chkpt_bf_tab per PAGES_PER_ENTRY pages, chkpt_xct_tab, chkpt_end)."""
+    page = {"vol": 0, "store": 0, "page": 0, "rec_lsn": NULL_LSN}
+    xct = {"tid": 0, "state": 0, "last_lsn": NULL_LSN, "undo_nxt": NULL_LSN}
+    chunks = [PAGES_PER_ENTRY] * (dirty_pages // PAGES_PER_ENTRY) + [dirty_pages % PAGES_PER_ENTRY]
+    items = [CHKPT_BEGIN.encode({}), CHKPT_XCT_TAB.encode({"youngest": 0, "xcts": [xct] * transactions}),
+             CHKPT_END.encode({"master": NULL_LSN, "min_rec_lsn": NULL_LSN})]
+    items += [CHKPT_BF_TAB.encode({"pages": [page] * n}) for n in chunks if n]
+    return sum(HEADER_SIZE + len(item) for item in items)
+
+
+def reservation(entry_type: EntryType, size: int) -> int:
+    """The log space an entry of ``size`` bytes reserves for its undo."""
+    return math.ceil(size * entry_type.fudge)
+
+
+class LogSpace:
+    """The reservations of one storage manager's transactions in its log (see the module documentation).
+
+    ``transactions`` looks a transaction up by tid without taking the table
+    latch (the hook runs under the log's write latch, which comes after the
+    table latch); ``holders`` lists the active transactions, for messages.
+    """
+
+    def __init__(self, log: Any, transactions: Callable[[int], Any], holders: Callable[[], list[Any]],
+                 waste: int, chkpt_reserve: int):
+        self.log = log
+        self.transactions = transactions
+        self.holders = holders
+        self.waste = waste
+        self.chkpt_reserve = chkpt_reserve
+        self.reserved: dict[int, list[tuple[LSN, int]]] = {}  # tid -> (LSN, bytes) in LSN order
+        self.ends: dict[int, int] = {}  # tid -> bytes reserved for its xct_abort, xct_end, compensate
+        self.total = 0
+        self.stats = Stats("logspace", ["nReserved", "nReleased", "nRefused"])
+        log.admit = self.admit
+
+    # -- the log's admission hook ---------------------------------------------------------
+    def admit(self, entry_type: EntryType, values: dict[str, Any], size: int,
+              room: Callable[[int], int | None]) -> Callable[[LSN], None] | None:
+        tid = values.get("txn_id", 0) if entry_type.transactional else 0
+        if entry_type.code == XCT_END.code and entry_type.owner == XCT_END.owner:
+            return lambda lsn: self.release(tid)
+        left = room(self.waste)
+        if not tid:  # a checkpoint (see check_checkpoint), or the volume logging for no transaction
+            if left is not None and size > left - self.total:
+                self._refuse(f"cannot log {entry_type.name} (needs {size} bytes)", left, 0)
+            return None
+        xct = self.transactions(tid)
+        if (xct is None or not xct.is_active or xct.rolling_back or entry_type.compensation
+                or entry_type.code in ROLLBACK_TYPES):
+            return None  # uses its transaction's reservation
+        need = reservation(entry_type, size)
+        first = 0 if tid in self.ends else END_RESERVE
+        if left is not None and size + need + first > left - self.total - self.chkpt_reserve:
+            self._refuse(f"T{tid} cannot log {entry_type.name}: it needs {size + need + first} bytes ({size} "
+                         f"for the entry, {need + first} reserved for its rollback)", left, self.chkpt_reserve)
+
+        def reserve(lsn: LSN) -> None:
+            if first:
+                self.ends[tid] = first  # for its end: never released by a rollback
+                self.total += first
+            self._reserve(tid, lsn, need)
+        return reserve
+
+    def check_checkpoint(self, size: int) -> None:
+        """Refuse a checkpoint of ``size`` bytes that would leave less than the checkpoint reserve."""
+        left = self.log.room(self.waste)
+        if left is not None and size > left - self.total - self.chkpt_reserve:
+            self._refuse(f"cannot take a checkpoint of {size} bytes", left, self.chkpt_reserve)
+
+    def _refuse(self, what: str, left: int, keep: int) -> None:
+        self.stats.add("nRefused")
+        holders = [x for x in self.holders() if not x.first_lsn.is_null]
+        oldest = min(holders, key=lambda x: x.first_lsn, default=None)
+        held = (f"; the oldest transaction holding the log is T{oldest.txn_id} (first LSN {oldest.first_lsn})"
+                if oldest is not None else "")
+        raise OutOfLogSpaceError(
+            f"{self.log.disk.where()}: out of log space: {what}, but only {max(0, left - self.total - keep)} bytes "
+            f"are free ({left} bytes of room, {self.total} reserved for rollbacks, {keep} for a checkpoint){held}")
+
+    # -- reserving and releasing ----------------------------------------------------------------
+    def _reserve(self, tid: int, lsn: LSN, amount: int) -> None:
+        self.reserved.setdefault(tid, []).append((lsn, amount))
+        self.total += amount
+        self.stats.add("nReserved", amount)
+
+    def undone(self, tid: int, lsn: LSN) -> None:
+        """Rollback walked past ``tid``'s entry at ``lsn``: release what it and every later entry reserved."""
+        rows = self.reserved.get(tid, [])
+        while rows and rows[-1][0] >= lsn:
+            self._take(rows.pop()[1])
+
+    def release(self, tid: int) -> None:
+        """``tid`` ended: release everything it reserved."""
+        for _, amount in self.reserved.pop(tid, []):
+            self._take(amount)
+        self._take(self.ends.pop(tid, 0))
+
+    def _take(self, amount: int) -> None:
+        self.total -= amount
+        self.stats.add("nReleased", amount)
+
+    def reserve_chain(self, tid: int, undo_nxt: LSN, read: Callable[[LSN], Any]) -> int:
+        """Reserve again what ``tid``'s entries from ``undo_nxt`` back need for their undo, and its end
+        (after restart, for a loser or a prepared transaction); return the amount."""
+        rows: list[tuple[LSN, int]] = []
+        lsn = undo_nxt
+        while not lsn.is_null:
+            entry = read(lsn)
+            if entry.entry_type.compensation:
+                lsn = entry.values["undo_nxt"]
+                continue
+            rows.append((lsn, reservation(entry.entry_type, entry.size)))
+            lsn = entry.values["txn_prev_lsn"]
+        self.release(tid)
+        self.ends[tid] = END_RESERVE
+        self.total += END_RESERVE
+        for row in reversed(rows):
+            self._reserve(tid, *row)
+        return self.held(tid)
+
+    def held(self, tid: int) -> int:
+        """The bytes ``tid`` holds reserved."""
+        return sum(amount for _, amount in self.reserved.get(tid, [])) + self.ends.get(tid, 0)
+
+    def summary(self) -> str:
+        per = ", ".join(f"T{tid} {self.held(tid)}" for tid in sorted(self.ends)) or "none"
+        return f"log space: {self.log.room(self.waste)} bytes of room, {self.total} reserved ({per})"
