@@ -7,13 +7,15 @@ import pytest
 
 from minidb.io import CrashMode
 from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.ids import PageId
+from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError, RecordWontFitError, VolumeFullError
-from minidb.pagestore.pages.page import stamp_checksum
+from minidb.pagestore.errors import OutOfLogSpaceError
+from minidb.pagestore.pages.page import StoreFlags, stamp_checksum
 from minidb.pagestore.pages.rectag import RecFlags, limits
 from minidb.pagestore.verify import verify_pagestore
 
-from tests.pagestore.sm_helpers import new_sm, open_again
+from tests.pagestore.sm_helpers import entries, new_sm, open_again, reopen
+from tests.pagestore.test_store_properties import RECORD_ENTRIES
 
 CS = 448  # the bytes of body a 512-byte data page holds
 SMALL, L0, L1, L2 = RecFlags.SMALL, RecFlags.LARGE_0, RecFlags.LARGE_1, RecFlags.LARGE_2
@@ -334,3 +336,94 @@ def test_a_large_record_gets_its_pages_a_list_of_extents_at_a_time():
     pages = w.sm.files.large_layout(w.rid).pages
     assert w.flags() == L0 and len(pages) == 13 and pages == list(range(pages[0], pages[0] + 13))
     assert w.slot()[10:] == struct.pack("<8I", pages[0], 4, pages[4], 4, pages[8], 4, pages[12], 1)
+
+
+# -- store properties and a bounded log ------------------------------------------------------------------
+def large_pages(sm, fid) -> list:
+    return sm.volume.store_pages(StoreId(fid.vol, sm.files.file_info(fid).large))
+
+
+def page_flags(sm, pid):
+    page = sm.bp.fix(pid, SH)
+    try:
+        return page.store_flags
+    finally:
+        sm.bp.unfix(page)
+
+
+def logged_on(sm, store: int, count: int) -> list[str]:
+    """The entry types logged after the ``count``-th entry that change a page of ``store``."""
+    return [e.type_name for e in entries(sm)[count:] if e.values.get("store") == store]
+
+
+def grow_through_the_shapes(sm, t, fid):
+    """A record in ``fid`` grown from small to LARGE_2 (and one page cut back); its body."""
+    rid = sm.create_rec(t, fid, body(5), b"hd")
+    data = body(5)
+    for n in (2 * CS, 3 * CS, 5 * CS):
+        sm.append_rec(t, rid, body(n, seed=n))
+        data += body(n, seed=n)
+    sm.truncate_rec(t, rid, CS)
+    return rid, data[:-CS]
+
+
+def test_a_load_files_large_records_are_unlogged_and_an_abort_takes_the_whole_file_away():
+    sm = new_sm(frames=8, **OPTIONS)
+    with sm.transaction() as t:
+        kept = sm.create_file(t)
+    t = sm.begin()
+    load = sm.create_file(t, "load")
+    count = len(entries(sm))
+    rid, data = grow_through_the_shapes(sm, t, load)
+    assert sm.files.large_layout(rid).flags == L2 and sm.read_rec(t, rid).body == data
+    pages = large_pages(sm, load)
+    assert {page_flags(sm, pid) for pid in pages} == {StoreFlags.LOAD_FILE}  # formatted with the store's flags
+    logged = logged_on(sm, sm.files.file_info(load).large, count)
+    assert logged and not RECORD_ENTRIES & set(logged)  # pages allocated and formatted, their records unlogged
+    sm.abort(t)
+    assert sm.files.files() == [kept] and checked(sm) == []
+    assert all(not sm.volume.is_allocated(pid) for pid in pages)
+
+
+def test_a_committed_load_files_large_record_survives_a_crash():
+    sm = new_sm(frames=8, **OPTIONS)
+    with sm.transaction() as t:
+        load = sm.create_file(t, "load")
+        rid, data = grow_through_the_shapes(sm, t, load)
+    sm = reopen(sm, max_small_rec=8, index_fanout=4)
+    with sm.transaction() as t:
+        assert sm.read_rec(t, rid).body == data
+    made_regular = StoreFlags.REGULAR | StoreFlags.LOAD_FILE  # forced at commit, their images not logged yet
+    assert {page_flags(sm, pid) for pid in large_pages(sm, load)} == {made_regular} and checked(sm) == []
+
+
+def test_an_abort_keeps_a_tmp_files_large_records_as_they_were_grown_and_cut():
+    sm = new_sm(frames=8, **OPTIONS)
+    with sm.transaction() as t:
+        tmp = sm.create_file(t, "tmp")
+    t = sm.begin()
+    count = len(entries(sm))
+    rid, data = grow_through_the_shapes(sm, t, tmp)
+    assert not RECORD_ENTRIES & set(logged_on(sm, sm.files.file_info(tmp).large, count))
+    sm.abort(t)  # undoes nothing of a TMP file: its pages stay, the record as it was left
+    assert {page_flags(sm, pid) for pid in large_pages(sm, tmp)} == {StoreFlags.TMP}
+    with sm.transaction() as t:
+        assert sm.read_rec(t, rid).body == data
+    assert sm.files.large_layout(rid).flags == L2 and checked(sm) == []
+
+
+def test_a_large_record_growing_on_a_bounded_log_is_refused_cleanly_and_aborts():
+    sm = new_sm(log_size=4 * 4800, partitions=4, max_small_rec=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rid = sm.create_rec(t, fid, body(2 * CS), b"hd")
+    t = sm.begin()
+    grown = body(2 * CS)
+    with pytest.raises(OutOfLogSpaceError, match=f"T{t.txn_id} cannot log"):
+        for n in range(40):
+            sm.append_rec(t, rid, body(CS, seed=n))
+            grown += body(CS, seed=n)
+    assert sm.read_rec(t, rid).body == grown and checked(sm) == []  # the refused append rolled back whole
+    sm.abort(t)
+    assert sm.contents() == {fid: {rid: (b"hd", body(2 * CS))}} and checked(sm) == []
+    assert sm.log_space.total == 0

@@ -76,7 +76,7 @@ from minidb.pagestore.errors import BadRequestError, RecordWontFitError
 from minidb.pagestore.files.histogram import NUM_BUCKETS, Histoid, bucket_needed
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, lost_page
+from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, StoreFlags, lost_page
 from minidb.pagestore.pages.rectag import PAGE_REF, TAG_SIZE, Record, RecTag, chunk_size, small_slot, split_slot
 from minidb.pagestore.files.lgrec import SMALL_LAYOUT
 from minidb.pagestore.files.recupdate import RecordUpdates, require_bytes
@@ -486,9 +486,15 @@ class FileManager(RecordUpdates, StoreProperties):
         return page.nrsvd == 0 or (page.rsvd_tid == xct.txn_id and page.xct_rsvd == page.nrsvd)
 
     def _free_page(self, xct: Any, pid: PageId) -> None:
+        """Free a page the transactional way; a TMP file's free is compensated (an abort keeps the page free,
+        as it keeps the unlogged change that stopped using it)."""
         self.xcts.lock(xct, pid, "EX")
         self.xcts.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
+        tmp = self._store_flags(StoreId(pid.vol, pid.store)) == StoreFlags.TMP
+        anchor = self.xcts.anchor(xct) if tmp else None
         self.volume.free_page(pid, xct, free_empty_extent=False)
+        if anchor is not None:
+            self.xcts.compensate(xct, anchor)
         self.xcts.note_page_freed(xct, pid)
 
     def __repr__(self) -> str:
