@@ -10,7 +10,7 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     buffer/         latches, clock replacement, the buffer pool and its cleaner
     lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
     transactions/   transactions, the lock step, rollback with CLRs, freeing space, two-phase commit
-    files/          the store directory, files of records, free-space search
+    files/          the store directory, files of records and large records, free-space search
     restart/        fuzzy checkpoints, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
     verify.py       checking a whole page store (what ``minidb verify`` runs on a volume's directory)
@@ -29,7 +29,7 @@ Public surface::
     Extlink, StoreNode, Deleting
     PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
-    Record, RecFlags, Checkpointer, Restart, RestartReport, StaleRecordIdError,
+    Record, RecFlags, Layout, Checkpointer, Restart, RestartReport, StaleRecordIdError,
     NoLocking, ShoreLocking, AllocationLocks, Quark  (the lock manager: minidb.pagestore.lock)
     InDoubt, GtidError               (two-phase commit: sm.prepare, commit_prepared, abort_prepared, in_doubt)
     LogSpace, OutOfLogSpaceError     (a bounded log: StorageManager(log_size=..., partitions=...))
@@ -64,6 +64,7 @@ from minidb.pagestore.volume.volume import AllocMode, Volume
 from minidb.pagestore.restart.chkpt import Checkpointer
 from minidb.pagestore.errors import StaleRecordIdError
 from minidb.pagestore.files.file import FileManager, Policy
+from minidb.pagestore.files.lgrec import Layout
 from minidb.pagestore.transactions.locking import AllocationLocks, NoLocking, ShoreLocking
 from minidb.pagestore.transactions.prepare import GtidError, InDoubt
 from minidb.pagestore.transactions.quark import Quark
@@ -81,7 +82,7 @@ __all__ = [
     "apply_and_log", "redo", "undo", "PageStoreError", "VolumeError", "VolumeFullError", "BadRequestError",
     "TornPageError", "PageStoreCorruptionError", "BadPageError", "PageChecksumError", "VolumeCorruptionError",
     "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
-    "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Checkpointer", "Restart",
+    "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Layout", "Checkpointer", "Restart",
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
     "StoreProperty", "InDoubt", "GtidError", "LogSpace",
     "OutOfLogSpaceError",

@@ -121,13 +121,13 @@ class StorageManager:
     def __init__(self, disk: Disk, log: LogManager, bp: BufferPool, volume: Volume, locking: Locking | None = None,
                  max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
                  scavenge: bool = False, archive: Callable[[str, bytes], None] | None = None,
-                 on_log_held: Callable[[int, LSN, int], None] | None = None):
+                 on_log_held: Callable[[int, LSN, int], None] | None = None, index_fanout: int | None = None):
         self.disk = disk
         self.log = log
         self.bp = bp
         self.volume = volume
         self.xcts = XctManager(volume, locking, trace=trace)
-        self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace)
+        self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout)
         self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace)
         self.chkpt_every = chkpt_every
         self.scavenging = scavenge
@@ -163,7 +163,8 @@ class StorageManager:
              clock: Callable[[], float] = time.time, log_size: int | None = None,
              partitions: int = DEFAULT_PARTITIONS, scavenge: bool | None = None,
              archive: Callable[[str, bytes], None] | None = None,
-             on_log_held: Callable[[int, LSN, int], None] | None = None) -> "StorageManager":
+             on_log_held: Callable[[int, LSN, int], None] | None = None,
+             index_fanout: int | None = None) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
         check_volume_and_log(disk)  # before opening the log, which may cut its tail
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
@@ -179,7 +180,7 @@ class StorageManager:
         if isinstance(locking, LockManager):
             locking = ShoreLocking(locking)
         sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace,
-                 log_size is not None if scavenge is None else scavenge, archive, on_log_held)
+                 log_size is not None if scavenge is None else scavenge, archive, on_log_held, index_fanout)
         sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
         if restart:
             sm.restart_report = sm.restart.run()

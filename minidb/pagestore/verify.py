@@ -16,7 +16,11 @@ the real files) and, on that copy,
    header names it. An allocated page that reads as zeros is lost if the
    log (which the page store never truncates) holds an entry that wrote
    it; otherwise it was allocated and never used (the volume layer alone
-   allocates pages without formatting them).
+   allocates pages without formatting them);
+5. checks the large records (:meth:`FileManager.check_large_records`):
+   every page of a file's large-record store referenced by one record,
+   once, and each record's data pages as many and as full as its length
+   says.
 
 The first problem raises a :class:`~minidb.errors.CorruptionError` (a
 :class:`~minidb.pagestore.errors.PageStoreCorruptionError` naming the page
@@ -96,4 +100,8 @@ def verify_pagestore(disk: Disk) -> PageStoreReport:
                 raise lost_page(page, pid, f"{volume.file.where(pid.page)}: allocated to {pid.stid}, it")
         finally:
             sm.bp.unfix(page)
+    problems = sm.files.check_large_records()
+    if problems:
+        raise VolumeCorruptionError(f"{volume.file.where()}: large records: {'; '.join(problems[:3])}"
+                                    + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""))
     return PageStoreReport(volume.file.name, len(stores), len(wanted))

@@ -12,7 +12,12 @@ use TMP files (unlogged records that no abort undoes: the model keeps them
 outside any transaction); in some seeds, two-phase commit: transactions
 prepared, some of them resolved (``commit_prepared``, ``abort_prepared``)
 before the crash. A *model* follows along: the records each transaction
-sees, and the committed state after each commit.
+sees, and the committed state after each commit. In every other seed
+records are small only up to 8 bytes (one chunk fits a slot) and index pages
+list 3 pages, so that records grown and cut by whole pages
+(:meth:`Runner.reshape`) pass through the large shapes, LARGE_0, LARGE_1 and
+LARGE_2, and back (the check after restart compares every record's bytes and
+checks the large records' pages, :meth:`FileManager.check_large_records`).
 
 A quarter of the workloads run on a *bounded log* (:data:`LOG_SIZE` in
 :data:`PARTITIONS` preallocated partitions, small enough that log files flip,
@@ -87,6 +92,7 @@ from minidb.pagestore.files.file import Policy
 from minidb.pagestore.ids import ExtentId, RecordId, StoreId
 from minidb.pagestore.lock import LockId
 from minidb.pagestore.pages.page import Page, StoreFlags
+from minidb.pagestore.pages.rectag import chunk_size
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.transactions.locking import NoLocking
 from minidb.pagestore.transactions.xct import XctState
@@ -94,8 +100,10 @@ from minidb.pagestore.transactions.xctmgr import XctError
 from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
+DATA_PAGE = chunk_size(PAGE_SIZE)  # bytes of a large record's body on one data page
 FILE_MAX = 6000
 MAX_ACTIVE = 3
+LARGE_SHAPES = {"max_small_rec": 8, "index_fanout": 3}  # LARGE_1 holds 3 pages, LARGE_2 9: cheap to reach
 RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
 PARTITIONS, PARTITION = 4, 2400
 LOG_SIZE = PARTITIONS * PARTITION  # a bounded log: about one workload's worth
@@ -296,6 +304,7 @@ class Workload:
     log_size: int | None = None  # a bounded log (scavenged at checkpoints)
     refused: int = 0  # operations refused for log space
     files_removed: int = 0  # log files scavenged during the workload
+    reshapes: set[tuple[str, str]] = field(default_factory=set)  # (shape before, shape after) of each reshape
 
 
 class Runner:
@@ -314,10 +323,13 @@ class Runner:
         self.disk = SimDisk(f"crashtest-pagestore-{seed}")
         self.locking = ScriptLocking()
         self.refused = 0
+        self.shapes = seed % 2 == 0  # not drawn from the RNG: the other seeds run the workloads they always ran
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         frames=self.frames, locking=self.locking, clock=_clock, file_max=FILE_MAX,
-                                        buffer_size=self.buffer_size, log_size=self.log_size, partitions=PARTITIONS)
+                                        buffer_size=self.buffer_size, log_size=self.log_size, partitions=PARTITIONS,
+                                        **(LARGE_SHAPES if self.shapes else {}))
         self.disk.capacity = capacity  # the disk fills up (with other data) once formatted
+        self.reshapes: set[tuple[str, str]] = set()
         self.formatted_at = len(self.disk.events) - 1
         self.committed: State = {}
         self.states: list[State] = [{}]
@@ -371,7 +383,7 @@ class Runner:
         self.sm.log.flush()
         return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
                         self.problems, self.prepared, self.log_size, self.refused,
-                        self.sm.log.stats["nFilesRemoved"])
+                        self.sm.log.stats["nFilesRemoved"], self.reshapes)
 
     def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
         """The allocation protocol's guarantee: a page allocated by a transaction still in flight (even one
@@ -432,6 +444,8 @@ class Runner:
                 t.created.add(fid)
             elif roll < 0.40:
                 self.create(t, self.rng.choice(files))
+            elif roll < 0.62 and self.shapes and self.rng.random() < 0.7:
+                self.reshape(t, self.rng.choice(files))
             elif roll < 0.62:
                 self.change(t, self.rng.choice(files))
             elif roll < 0.68:
@@ -491,7 +505,7 @@ class Runner:
         if self.rng.random() < 0.2:
             size = self.rng.randint(150, 700)
         else:
-            size = self.rng.randint(0, 50)
+            size = self.rng.randint(0, 8 if self.shapes else 50)
         return bytes(self.rng.randrange(256) for _ in range(size))
 
     def create(self, t: TxnModel, fid: StoreId) -> None:
@@ -525,6 +539,28 @@ class Runner:
             t.writes[rid] = None
             return
         t.writes[rid] = (hdr, body)
+
+    def reshape(self, t: TxnModel, fid: StoreId) -> None:
+        """Grow a record by pages or cut it, one to three times: it changes shape (small, LARGE_0, 1, 2)."""
+        rid = self.pick(t, fid)
+        if rid is None:
+            return
+        hdr, body = self.records_seen(t, fid)[rid]
+        for _ in range(self.rng.randint(1, 3)):
+            before = self.sm.read_rec(t.xct, rid).flags.name  # locks the record first, as the change will
+            if self.rng.random() < 0.6 or not body:
+                size = self.rng.choice([1, 2, 3]) * DATA_PAGE + self.rng.randint(-40, 40)
+                data = bytes(self.rng.randrange(256) for _ in range(size))
+                self.sm.append_rec(t.xct, rid, data)
+                body = body + data
+            else:
+                keep = self.rng.randint(0, len(body))
+                if self.rng.random() < 0.3:
+                    keep = min(keep, self.rng.randint(0, 8))  # small again
+                self.sm.truncate_rec(t.xct, rid, len(body) - keep)
+                body = body[:keep]
+            t.writes[rid] = (hdr, body)
+            self.reshapes.add((before, self.sm.read_rec(t.xct, rid).flags.name))
 
     def load(self, t: TxnModel) -> None:
         """A LOAD file filled at once (its records unlogged), often committed at once: the model sees an
@@ -712,6 +748,9 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
     problems = sm.check()
     if problems:
         return f"inconsistent maps after restart: {problems[:2]}"
+    problems = sm.files.check_large_records()
+    if problems:
+        return f"damaged large records after restart: {problems[:2]}"
     if sm.xcts.active():
         return f"transactions still active after restart: {sm.xcts.active()}"
     stores = {s.store for s in sm.volume.stores()} - {STORE_DIRECTORY, ROOT_INDEX}

@@ -208,7 +208,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                                     for k, since, page in ((6, 0, True), (10, 6, False), (11, None, True),
                                                            (13, 11, True), (14, None, False), (14, None, True),
                                                            (20, 18, True), (22, 20, False))],
-        "08_aries_recovery": [lambda phase=phase: recovery_view(29, "everything", phase).figure
+        "08_aries_recovery": [lambda phase=phase: recovery_view(28, "everything", phase).figure
                               for phase in ("crashed", "analysis", "redo", "undo", "restarted")],
         "09_logstore_tree": _tree_lecture(),
         "10_checkpointer": _checkpoint_lecture()

@@ -13,7 +13,7 @@ T2          updates alpha, creates delta; **aborts** (its rollback logs CLRs)
 T3          updates beta; stays **in flight**
 checkpoint  taken while T3 is active
 T4          creates epsilon, frees gamma; commits
-T5          creates phi (a large record, three chunk pages), updates
+T5          creates phi (a large record, one chunk of three pages), updates
             epsilon's first byte; stays **in flight**
 (cleaner)   the page cleaner writes the dirty pages
 T3          creates eta

@@ -63,6 +63,9 @@ TYPE_FAMILY = {name: family for family, members in FAMILIES.items() for name in 
 # type missing from FAMILIES (a student's own) also gets one, by a stable hash.
 FALLBACK = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
             "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#8cd17d", "#d37295"]
+# One colour per kind of page in pictures of large records (minidb/viz/large_records.py): the file page
+# holding the slot, index pages (lgindex_p), data pages (lgdata_p), and the bar under a chunk of data pages.
+PAGE_KIND_COLOURS = {"file": "#bbdefb", "lgindex": "#ffcc80", "lgdata": "#c5e1a5", "chunk": "#33691e"}
 BAD = "#d62728"
 DURABLE = "#1b5e20"
 DPI = 100

@@ -314,7 +314,7 @@ def test_the_warning_names_the_oldest_transaction_holding_the_log():
     sm.create_rec(younger, fid, b"y")
     sm.checkpoint()
     assert warnings and warnings[-1][0] == holder.txn_id and warnings[-1][1] == holder.first_lsn
-    assert warnings[-1][2] == sm.log.end_lsn.file - holder.first_lsn.file
+    assert warnings[-1][2] == sm.scavenge_bound().file - holder.first_lsn.file >= 2  # the files it holds
     warnings.clear()
     sm.commit(holder)
     sm.commit(younger)

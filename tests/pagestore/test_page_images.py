@@ -8,6 +8,7 @@ import pytest
 from minidb.io import CrashMode
 from minidb.log import file_name
 from minidb.pagestore.errors import PageStoreCorruptionError
+from minidb.pagestore.ids import StoreId
 from minidb.pagestore.pages.page import PageTag
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.wal.logrec import REDO
@@ -191,3 +192,28 @@ def test_log_bytes_per_transaction_with_and_without_images():
     # Measured: 210 bytes per transaction without images, 281 with (docs/ARCHITECTURE.md): an image of a
     # 512-byte page holds its records and slots only.
     assert without < with_images < 1.5 * without
+
+
+@pytest.mark.parametrize("prop", ["regular", "tmp", "load"])
+def test_a_large_records_pages_get_images_as_their_stores_pages_do(prop):
+    """A large record's pages carry their file's flags: a page of a regular file, written and read again,
+    logs its image at its next change (a page added by growth has its format); the pages of a TMP file or
+    of a LOAD file being loaded never log one."""
+    sm = new_sm(file_max=FILE_MAX, max_small_rec=8, index_fanout=4, frames=8)
+    t = sm.begin()
+    fid = sm.create_file(t, prop)
+    rid = sm.create_rec(t, fid, bytes(3 * 448), b"hd")  # LARGE_0: one chunk of 3 full data pages
+    other = sm.create_file(t)
+    for _ in range(10):  # a page each: the record's pages are evicted (written), read again clean below
+        sm.create_rec(t, other, bytes(400))
+    pages = sm.files.large_layout(rid).pages
+    assert not any(v.pid.page in pages for v in sm.bp.frame_views() if v.pid is not None)
+    start = entries(sm)[-1].lsn
+    sm.update_rec(t, rid, 0, b"first page")
+    sm.update_rec(t, rid, 2 * 448, b"third page")
+    sm.append_rec(t, rid, b"more")  # a fourth page
+    sm.commit(t)
+    large = sm.files.file_info(fid).large
+    imaged = [e.values["page"] for e in entries(sm, ("page_image",), start) if e.values["store"] == large]
+    assert len(pages) == 3 and len(sm.files.large_layout(rid).pages) == 4
+    assert imaged == ([pages[0], pages[2]] if prop == "regular" else [])

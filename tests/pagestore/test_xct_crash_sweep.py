@@ -54,6 +54,15 @@ def test_minidb_crashtest_pagestore(capsys):
     assert out.startswith("crash points: ") and out.strip().endswith("violations: 0")
 
 
+def test_the_workloads_grow_records_to_large_2_and_shrink_them_back():
+    reshapes = set()
+    for seed in range(CHUNKS * SEEDS_PER_CHUNK):
+        reshapes |= run_workload(seed, OPS).reshapes
+    changes = {change for change in reshapes if change[0] != change[1]}
+    assert {("SMALL", "LARGE_0"), ("LARGE_0", "LARGE_1"), ("LARGE_0", "LARGE_2"), ("LARGE_1", "LARGE_2")} <= changes
+    assert {("LARGE_2", "LARGE_0"), ("LARGE_2", "SMALL"), ("LARGE_0", "SMALL")} <= changes  # and back down
+
+
 def test_the_workload_catches_an_allocation_that_ignores_other_transactions_locks(monkeypatch):
     """Without the lock table's answer to "does another transaction hold it?", the free-extent and page
     searches hand an in-flight transaction's extent and pages to another one: the workload reports it."""

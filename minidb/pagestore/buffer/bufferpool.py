@@ -94,7 +94,7 @@ from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.buffer.latch import EX, SH, Latch, LatchMode
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE, NO_PAGE_LSN, check_page_size, stamp_checksum
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.pages.storeprop import logging_off, outside_dirty_page_table
+from minidb.pagestore.pages.storeprop import image_pending, logging_off, outside_dirty_page_table
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:  # the volume's file is above the pool; the pool only keeps and calls it
@@ -319,10 +319,13 @@ class BufferPool:
         page's recovery LSN is the LSN of its full image. Does nothing for a
         page already dirty, or without an ``image_logger``, or whose store's
         logging is off (a TMP, LOAD or INSERT page is outside the dirty page
-        table: it is forced, never redone).
+        table: it is forced, never redone), or whose image is pending (a page
+        just made regular, forced at once; its first logged change logs its
+        ``unlogged_page_image``).
         """
         frame: Frame = page.frame  # type: ignore[assignment]
-        if not frame.dirty and self.image_logger is not None and not logging_off(page.store_flags):
+        flags = page.store_flags
+        if not frame.dirty and self.image_logger is not None and not logging_off(flags) and not image_pending(flags):
             self.note_image(page, self.image_logger(page))
 
     def note_image(self, page: SlottedPage, lsn: LSN) -> None:

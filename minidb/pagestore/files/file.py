@@ -11,8 +11,11 @@ small-record store (extent list, page, slot).
 
 Records (:mod:`minidb.pagestore.pages.rectag`) have a user header and a body.
 A body of at most ``max_small_rec`` bytes that fits a page is *small*, in
-its slot; a larger one is *large*: its slot holds the header and the list of
-chunk pages. Users never update records in the buffer pool: they copy out
+its slot; a larger one is *large*: its slot holds the header and where its
+data pages are, as chunks (LARGE_0) or through one or two levels of index
+pages (LARGE_1, LARGE_2), see :mod:`minidb.pagestore.files.lgrec`; a record
+changes shape as it grows and shrinks. Users never update records in the
+buffer pool: they copy out
 (:meth:`FileManager.read_rec`), change, and hand back
 (:meth:`update_rec`, :meth:`append_rec`, :meth:`truncate_rec`, in
 :mod:`minidb.pagestore.files.recupdate`).
@@ -39,7 +42,7 @@ could deadlock). The default is ``CACHE | COMPACT | APPEND``; appending a
 file uses ``APPEND`` alone.
 
 **Freeing a record** frees its slot (the slot and its bytes stay reserved for
-the transaction until it ends), frees its chunk pages if it is large, and
+the transaction until it ends), frees its data and index pages if it is large, and
 frees its page if that was the page's last record, unless it is the file's
 first page. Pages and extents are freed the transactional way: extents at
 commit (:mod:`minidb.pagestore.transactions.freespace`).
@@ -56,8 +59,8 @@ Record ids are verified at every use (:mod:`minidb.pagestore.files.ridcheck`).
 Worked example (512-byte pages, ``ext_sz`` 4): ``create_file(t)`` makes
 ``s(1.3)`` and ``s(1.4)``, formats page 12 as the file's first page;
 ``create_rec(t, s(1.3), b"alpha")`` returns ``r(1.3.12.0)``; a 1000-byte
-body goes to three pages of ``s(1.4)`` and its slot, ``r(1.3.12.1)``, holds
-their numbers.
+body goes to three contiguous pages of ``s(1.4)``, and its slot,
+``r(1.3.12.1)``, holds one chunk: (first page, 3).
 """
 
 from __future__ import annotations
@@ -73,10 +76,9 @@ from minidb.pagestore.errors import BadRequestError, RecordWontFitError
 from minidb.pagestore.files.histogram import NUM_BUCKETS, Histoid, bucket_needed
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, lost_page
-from minidb.pagestore.pages.rectag import (
-    TAG_SIZE, Record, RecTag, chunk_pages, chunk_size, large_slot, small_slot, split_slot,
-)
+from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, StoreFlags, lost_page
+from minidb.pagestore.pages.rectag import PAGE_REF, TAG_SIZE, Record, RecTag, chunk_size, small_slot, split_slot
+from minidb.pagestore.files.lgrec import SMALL_LAYOUT
 from minidb.pagestore.files.recupdate import RecordUpdates, require_bytes
 from minidb.pagestore.files.ridcheck import check_rid_bounds, verify_rid
 from minidb.pagestore.files.storeprops import StoreProperties
@@ -104,13 +106,19 @@ STAT_NAMES = ["nFilesCreated", "nFilesDestroyed", "nRecsCreated", "nLargeRecsCre
 class FileManager(RecordUpdates, StoreProperties):
     """The files of records of one volume (see the module documentation)."""
 
-    def __init__(self, volume: Any, xcts: Any, max_small_rec: int | None = None, trace: bool = False):
+    def __init__(self, volume: Any, xcts: Any, max_small_rec: int | None = None, trace: bool = False,
+                 index_fanout: int | None = None):
         self.volume = volume
         self.bp = volume.bp
         self.xcts = xcts
         self.page_size = volume.header.page_size
         self.chunk_size = chunk_size(self.page_size)
         self.max_small_rec = self.page_size // 4 if max_small_rec is None else max_small_rec
+        most = self.chunk_size // PAGE_REF.size
+        self.index_fanout = most if index_fanout is None else index_fanout
+        if not 2 <= self.index_fanout <= most:
+            raise BadRequestError(f"index_fanout {index_fanout}: an index page of {self.page_size}-byte pages "
+                                  f"lists 2 to {most} pages")
         self.directory = Directory(volume, xcts)
         self.stats = Stats("file", STAT_NAMES)
         self.trace = Trace(enabled=trace)
@@ -202,21 +210,9 @@ class FileManager(RecordUpdates, StoreProperties):
         tag, hdr, rest = split_slot(data, rid)
         if tag.is_small:
             return Record(rid, hdr, rest, tag.flags)
-        large = self.file_info(StoreId(rid.vol, rid.store)).large
-        return Record(rid, hdr, self._read_chunks(rid.vol, large, chunk_pages(rest), tag.body_len), tag.flags)
-
-    def _read_chunks(self, vol: int, large: int, pages: list[int], body_len: int) -> bytes:
-        parts = []
-        for number in pages:
-            page = self.bp.fix(PageId(vol, large, number), SH)
-            try:
-                if page.tag != PageTag.LGDATA or page.pid != PageId(vol, large, number):
-                    raise lost_page(page, PageId(vol, large, number), "a chunk page of a large record")
-                parts.append(page.read(0))
-            finally:
-                self.bp.unfix(page)
-        body = b"".join(parts)
-        return body[:body_len]
+        large = self._large_store(rid)
+        pages = self._layout(large, tag, rest, rid).pages
+        return Record(rid, hdr, self._read_body(large, pages, tag.body_len, rid), tag.flags)
 
     def scan(self, xct: Any, fid: StoreId) -> Iterator[Record]:
         """Every record of the file in physical order (the file SH-locked)."""
@@ -253,12 +249,12 @@ class FileManager(RecordUpdates, StoreProperties):
             if len(body) <= self.max_small_rec and TAG_SIZE + len(hdr) + len(body) <= self.chunk_size:
                 slot_bytes, kind = small_slot(hdr, body), "small"
             else:
-                pages_needed = -(-len(body) // self.chunk_size)
-                if TAG_SIZE + len(hdr) + 4 * pages_needed > self.chunk_size:
-                    raise RecordWontFitError(f"{fid}: a body of {len(body)} bytes needs {pages_needed} chunk pages, "
-                                             f"more than a record's slot can list")
-                pages = self._write_chunks(xct, StoreId(fid.vol, info.large), body)
-                slot_bytes, kind = large_slot(hdr, len(body), pages), f"large, {len(pages)} chunks"
+                self._check_size(fid, len(body))
+                large = StoreId(fid.vol, info.large)
+                pages = self._write_data(xct, large, body)
+                flags, area, _ = self._index(xct, large, SMALL_LAYOUT, pages, None)
+                slot_bytes = RecTag(len(hdr), flags, len(body)).pack() + hdr + area
+                kind = f"{flags.name}, {len(pages)} data pages"
                 self.stats.add("nLargeRecsCreated")
             rid, how = self._place(xct, fid, slot_bytes, policy)
         self.stats.add("nRecsCreated")
@@ -387,13 +383,6 @@ class FileManager(RecordUpdates, StoreProperties):
             self.stats.add("nLargePagesAllocated")
         return pid, filled
 
-    def _write_chunks(self, xct: Any, large: StoreId, body: bytes) -> list[int]:
-        """Write ``body`` to new pages of the large-record store, one chunk each; return their numbers."""
-        pages = []
-        for start in range(0, len(body), self.chunk_size):
-            pages.append(self._write_chunk(xct, large, body[start:start + self.chunk_size]))
-        return pages
-
     def _alloc_and_format(self, xct: Any, stid: StoreId, mode: AllocMode, tag: PageTag) -> SlottedPage:
         """Allocate a page to ``stid`` and format it with the store's flags; return it fixed EX.
 
@@ -411,16 +400,6 @@ class FileManager(RecordUpdates, StoreProperties):
                 self.bp.unfix(page, dirty=True)
                 raise
         return page
-
-    def _write_chunk(self, xct: Any, large: StoreId, chunk: bytes) -> int:
-        page = self._alloc_and_format(xct, large, AllocMode.APPEND, PageTag.LGDATA)
-        pid = page.pid
-        try:
-            recops.insert(self.volume, xct, page, 0, chunk, xct.space_user())
-        finally:
-            self.bp.unfix(page, dirty=True)
-        self.stats.add("nLargePagesAllocated")
-        return pid.page
 
     # -- the file's free-space cache and its first and last pages ------------------------------------
     def _histoid(self, fid: StoreId) -> Histoid:
@@ -486,9 +465,9 @@ class FileManager(RecordUpdates, StoreProperties):
         finally:
             self.bp.unfix(page, dirty=True)
         if not tag.is_small:
-            info = self.file_info(fid)
-            for number in chunk_pages(rest):
-                self._free_page(xct, PageId(rid.vol, info.large, number))
+            large = self._large_store(rid)
+            layout = self._layout(large, tag, rest, rid)
+            self._free_large(xct, large, layout.pages + layout.index_pages)
         hist = self._histoid(fid)
         empty = empty and rid.page != self.first_page(fid) and self.xcts.try_lock(xct, rid.pid, "EX")
         if empty:
@@ -507,9 +486,15 @@ class FileManager(RecordUpdates, StoreProperties):
         return page.nrsvd == 0 or (page.rsvd_tid == xct.txn_id and page.xct_rsvd == page.nrsvd)
 
     def _free_page(self, xct: Any, pid: PageId) -> None:
+        """Free a page the transactional way; a TMP file's free is compensated (an abort keeps the page free,
+        as it keeps the unlogged change that stopped using it)."""
         self.xcts.lock(xct, pid, "EX")
         self.xcts.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
+        tmp = self._store_flags(StoreId(pid.vol, pid.store)) == StoreFlags.TMP
+        anchor = self.xcts.anchor(xct) if tmp else None
         self.volume.free_page(pid, xct, free_empty_extent=False)
+        if anchor is not None:
+            self.xcts.compensate(xct, anchor)
         self.xcts.note_page_freed(xct, pid)
 
     def __repr__(self) -> str:

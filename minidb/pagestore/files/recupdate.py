@@ -5,14 +5,17 @@ copy, and hand the change back with one of:
 
 - ``update_rec(rid, start, data)``: overwrite bytes of the body (its length
   stays), Shore's ``update_rec``: one ``rec_splice`` on the record's page
-  for a small record, one per chunk page touched for a large one;
+  for a small record, one per data page touched for a large one;
 - ``append_rec(rid, data)``: grow the body. A small record that would pass
   ``max_small_rec`` or its page's usable space becomes *large* in place (the
-  same record id): its body goes to new chunk pages and its slot is
-  replaced by the header and the chunk list. A large record fills its last
-  chunk, then takes new chunk pages;
-- ``truncate_rec(rid, amount)``: shorten the body; chunk pages no longer
-  needed are freed (the transactional way: reusable once it commits).
+  same record id): its body goes to new data pages and its slot's body
+  area is replaced by chunks or an index page. A large record fills its
+  last data page, then takes new ones, and may change shape
+  (:mod:`minidb.pagestore.files.lgrec`);
+- ``truncate_rec(rid, amount)``: shorten the body; a large record cut to
+  what fits its slot becomes small again, else keeps fewer data pages and
+  may change shape; pages no longer needed are freed (the transactional
+  way: reusable once it commits).
 
 Each logs one entry per page it changes, record tag changes included
 (``rec_splice`` of the 8-byte tag), so rollback undoes each of them with a
@@ -20,15 +23,16 @@ CLR. An operation of several entries is made all-or-nothing by
 :meth:`_atomic`: should it fail halfway (a record that cannot grow on its
 page, a full volume), it rolls back to where it began, like a savepoint.
 
-Chunks are written to new pages *before* the record's page is fixed again:
+Data and index pages are written *before* the record's page is fixed again:
 the protocol never waits for a lock or allocates a page while holding a
 latch on the record's page.
 
 Worked example: ``append_rec(r(1.3.16.1), 200 bytes)`` on a 10-byte small
 record (``max_small_rec`` 128) writes the 210-byte body to one new page of
 the large-record store, say p(1.4.20), then splices the slot from
-``tag + body`` (18 bytes) to ``tag + [20]`` (12 bytes): entries
-``alloc_pages_in_ext``, ``page_format``, ``rec_insert`` (on p(1.4.20)), ``rec_splice``.
+``tag + body`` (18 bytes) to ``tag + (20, 1)`` (16 bytes): entries
+``alloc_pages_in_ext``, ``page_format``, ``rec_insert`` (on p(1.4.20)), then
+``rec_splice`` of the tag and of the body area.
 """
 
 from __future__ import annotations
@@ -39,10 +43,11 @@ from typing import Any
 
 from minidb.errors import MinidbError, SimulatedCrash
 from minidb.pagestore.files import recops
+from minidb.pagestore.files.lgrec import LargeRecords
 from minidb.pagestore.errors import BadRequestError
-from minidb.pagestore.ids import PageId, RecordId, StoreId
+from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.pages.rectag import TAG_SIZE, RecFlags, RecTag, chunk_pages, large_slot
+from minidb.pagestore.pages.rectag import TAG_SIZE, RecFlags, RecTag
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.transactions.xct import SavePoint
 
@@ -54,7 +59,7 @@ def require_bytes(value: Any, what: str, where: object) -> bytes:
     return bytes(value)
 
 
-class RecordUpdates:
+class RecordUpdates(LargeRecords):
     volume: Any
     bp: Any
     xcts: Any
@@ -81,34 +86,29 @@ class RecordUpdates:
         finally:
             self.bp.unfix(page, dirty=changed)
         if not tag.is_small:
-            large = self.file_info(StoreId(rid.vol, rid.store)).large
-            self._update_chunks(xct, PageId(rid.vol, large, 0), chunk_pages(rest), start, data)
+            large = self._large_store(rid)
+            self._update_pages(xct, large, self._layout(large, tag, rest, rid).pages, start, data)
         self.stats.add("nRecsUpdated")
         self.trace.emit("T%d updated %s: %d bytes at %d", xct.txn_id, rid, len(data), start)
 
-    def _update_chunks(self, xct: Any, large: PageId, pages: list[int], start: int, data: bytes) -> None:
+    def _update_pages(self, xct: Any, large: StoreId, pages: list[int], start: int, data: bytes) -> None:
         size = self.chunk_size
         first, last = start // size, (start + len(data) - 1) // size
         for index in range(first, last + 1):
             lo = max(start, index * size)
             hi = min(start + len(data), (index + 1) * size)
-            page = self.bp.fix(PageId(large.vol, large.store, pages[index]), EX)
-            try:
-                recops.splice(self.volume, xct, page, 0, lo - index * size, hi - lo, data[lo - start:hi - start],
-                              xct.space_user())
-            finally:
-                self.bp.unfix(page, dirty=True)
+            self._splice_page(xct, large, pages[index],
+                              lambda page: [(lo - index * size, hi - lo, data[lo - start:hi - start])])
 
     def append_rec(self, xct: Any, rid: RecordId, data: bytes) -> None:
-        """Append ``data`` to the body; a small record that outgrows its slot becomes large (same id)."""
+        """Append ``data`` to the body; the record changes shape as it grows (same id)."""
         data = require_bytes(data, "the data", rid)
         with self._atomic(xct):
             page, tag, hdr, rest = self._fix_rec(xct, rid)
             user = xct.space_user()
+            room = page.usable_space(user)
             new_len = tag.body_len + len(data)
-            if not data or (tag.is_small and new_len <= self.max_small_rec
-                            and TAG_SIZE + tag.hdr_len + new_len <= self.chunk_size
-                            and page.usable_space(user) >= len(data)):
+            if not data or (tag.is_small and self._fits_small(tag.hdr_len, new_len) and room >= len(data)):
                 try:
                     if data:
                         self._splice_tag(xct, page, rid, RecTag(tag.hdr_len, RecFlags.SMALL, new_len), user)
@@ -119,28 +119,8 @@ class RecordUpdates:
                 if data:
                     self._appended(xct, rid, len(data))
                 return
-            self.bp.unfix(page)  # nothing changed yet; chunks are written without holding the latch
-            large = StoreId(rid.vol, self.file_info(StoreId(rid.vol, rid.store)).large)
-            if tag.is_small:
-                body = rest + data
-                new_slot = large_slot(hdr, len(body), self._write_chunks(xct, large, body))
-                self._change_slot(xct, rid, lambda page: [
-                    (0, len(page.read(rid.slot)), new_slot)])
-            else:
-                pages = chunk_pages(rest)
-                in_last = tag.body_len - (len(pages) - 1) * self.chunk_size
-                room = self.chunk_size - in_last
-                if room:
-                    last = self.bp.fix(PageId(rid.vol, large.store, pages[-1]), EX)
-                    try:
-                        recops.splice(self.volume, xct, last, 0, in_last, 0, data[:room], user)
-                    finally:
-                        self.bp.unfix(last, dirty=True)
-                refs = b"".join(p.to_bytes(4, "little") for p in self._write_chunks(xct, large, data[room:]))
-                end = TAG_SIZE + tag.hdr_len + len(rest)
-                self._change_slot(xct, rid, lambda page: [
-                    (0, TAG_SIZE, RecTag(tag.hdr_len, RecFlags.LARGE_0, new_len).pack())]
-                    + ([(end, 0, refs)] if refs else []))
+            self.bp.unfix(page)  # nothing changed yet; pages are written without holding the latch
+            self._grow_large(xct, rid, tag, rest, data, len(rest) + room)
         self._appended(xct, rid, len(data))
 
     def _appended(self, xct: Any, rid: RecordId, length: int) -> None:
@@ -174,47 +154,24 @@ class RecordUpdates:
             raise
 
     def truncate_rec(self, xct: Any, rid: RecordId, amount: int) -> None:
-        """Cut ``amount`` bytes off the end of the body."""
-        page, tag, hdr, rest = self._fix_rec(xct, rid)
-        user = xct.space_user()
-        freed: list[int] = []
-        changed = False
-        try:
-            if not 0 <= amount <= tag.body_len:
-                raise BadRequestError(f"{rid}: cannot cut {amount} bytes off a {tag.body_len}-byte body")
-            if not amount:
-                return
-            new_len = tag.body_len - amount
-            base = TAG_SIZE + tag.hdr_len
-            if tag.is_small:
-                recops.splice(self.volume, xct, page, rid.slot, base + new_len, amount, b"", user)
-                self._splice_tag(xct, page, rid, RecTag(tag.hdr_len, RecFlags.SMALL, new_len), user)
-                changed = True
-                return
-            info = self.file_info(StoreId(rid.vol, rid.store))
-            pages = chunk_pages(rest)
-            keep = -(-new_len // self.chunk_size)
-            freed = pages[keep:]
-            if keep and new_len % self.chunk_size:
-                last = self.bp.fix(PageId(rid.vol, info.large, pages[keep - 1]), EX)
-                try:
-                    held = len(last.read(0))
-                    cut = held - (new_len - (keep - 1) * self.chunk_size)
-                    if cut:
-                        recops.splice(self.volume, xct, last, 0, held - cut, cut, b"", user)
-                finally:
-                    self.bp.unfix(last, dirty=True)
-            if freed:
-                recops.splice(self.volume, xct, page, rid.slot, base + 4 * keep, 4 * len(freed), b"", user)
-            self._splice_tag(xct, page, rid, RecTag(tag.hdr_len, RecFlags.LARGE_0, new_len), user)
-            changed = True
-        finally:
-            self.bp.unfix(page, dirty=changed)
-        if freed:
-            info = self.file_info(StoreId(rid.vol, rid.store))
-            for number in freed:
-                self._free_page(xct, PageId(rid.vol, info.large, number))
-        if changed:
+        """Cut ``amount`` bytes off the end of the body; the record changes shape as it shrinks."""
+        with self._atomic(xct):
+            page, tag, hdr, rest = self._fix_rec(xct, rid)
+            user = xct.space_user()
+            try:
+                if not 0 <= amount <= tag.body_len:
+                    raise BadRequestError(f"{rid}: cannot cut {amount} bytes off a {tag.body_len}-byte body")
+                new_len = tag.body_len - amount
+                if amount and tag.is_small:
+                    recops.splice(self.volume, xct, page, rid.slot, TAG_SIZE + tag.hdr_len + new_len, amount, b"",
+                                  user)
+                    self._splice_tag(xct, page, rid, RecTag(tag.hdr_len, RecFlags.SMALL, new_len), user)
+                room = len(rest) + page.usable_space(user)
+            finally:
+                self.bp.unfix(page, dirty=bool(amount) and tag.is_small)
+            if amount and not tag.is_small:
+                self._shrink_large(xct, rid, tag, rest, new_len, room)
+        if amount:
             self.stats.add("nRecsUpdated")
             self.trace.emit("T%d cut %d bytes off %s", xct.txn_id, amount, rid)
 

@@ -9,9 +9,10 @@ its stores (small and large records). What the file manager does with it:
   the page it changes;
 - **TMP**: any transaction may use the file once its creator committed; its
   record changes are not logged, so an abort or a rollback does not undo
-  them (Shore: "not logged, not recovered"). Its page allocations are
-  therefore kept when a transaction aborts (compensated, like a file page's),
-  so a record never points to a chunk page an abort freed. Restart destroys
+  them (Shore: "not logged, not recovered"). Its page allocations and
+  frees are therefore kept when a transaction aborts (compensated, like a
+  file page's allocation), so a record never points to a data page an abort
+  freed, nor does a page it no longer uses stay allocated. Restart destroys
   every TMP file (:func:`drop_tmp_files`), with a transaction of its own,
   logged like any ``destroy_file``;
 - **LOAD** and **INSERT**: only the *loading* transaction (the creator, or

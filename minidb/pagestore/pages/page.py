@@ -118,6 +118,7 @@ class PageTag(IntEnum):
     FILE = 4  # slotted page of a file of records (file_p)
     BTREE = 5  # B+tree page (keyed_p), for later
     LGDATA = 6  # a page of a large record's body (lgdata_p), one chunk in slot 0
+    LGINDEX = 7  # a large record's index page (lgindex_p): page numbers in slot 0
 
 
 class StoreFlags(IntFlag):

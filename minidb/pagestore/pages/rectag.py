@@ -1,4 +1,4 @@
-"""Record tags and the two shapes of a record in its slot (Shore's ``rectag_t`` and ``record_t``).
+"""Record tags and the four shapes of a record in its slot (Shore's ``rectag_t`` and ``record_t``).
 
 Every record, small or large, starts its slot on the file page with a
 *record tag*: the length of the user header, flags saying how the body is
@@ -7,38 +7,64 @@ stored, and the body's length::
     struct rectag_t { uint2_t hdr_len; uint2_t flags; smsize_t body_len; };
 
 Byte layout of a slot (all integers little-endian; ``struct`` format
-``<HHI`` for the tag)::
+``<HHI`` for the tag, ``<II`` for a chunk, ``<I`` for a page number)::
 
     offset   size      field
        0       2       hdr_len    bytes of user header
-       2       2       flags      RecFlags: SMALL or LARGE_0
+       2       2       flags      RecFlags: SMALL, LARGE_0, LARGE_1 or LARGE_2
        4       4       body_len   bytes of body
        8     hdr_len   header     the user header (opaque to minidb)
      8+h     ...       SMALL:     the body itself (body_len bytes)
-                       LARGE_0:   the body's chunks: one 4-byte page number
-                                  per large-record page, in body order
+                       LARGE_0:   the chunks, 8 bytes each, in body order:
+                                  first page (4), number of pages (4)
+                       LARGE_1:   the large-index page listing the data pages (4)
+                       LARGE_2:   the root index page, listing index pages that
+                                  list the data pages (4)
 
     0     2     4          8             8+h
-    +-----+-----+----------+-------------+---------------------------+
-    | hdr | flg | body_len |  header...  | body... or page, page, ... |
-    +-----+-----+----------+-------------+---------------------------+
+    +-----+-----+----------+-------------+------------------------------------+
+    | hdr | flg | body_len |  header...  | body, or chunks, or an index page  |
+    +-----+-----+----------+-------------+------------------------------------+
 
-Flags (Shore's):
+The shapes (Shore's ``t_small``, ``t_large_0``, ``t_large_1``,
+``t_large_2``; Shore never built ``t_large_2``, minidb does):
 
-- ``SMALL`` (t_small): the record is entirely in its slot;
-- ``LARGE_0`` (t_large_0): the slot holds the header and a list of chunks,
-  each a page of the file's large-record store (``lgdata_p``, tag LGDATA)
-  holding up to ``chunk_size`` bytes of the body in its slot 0;
-- ``LARGE_1`` (t_large_1, a one-level index of chunk pages) and ``LARGE_2``
-  are Shore's further shapes, not implemented here: a ``LARGE_0`` list of
-  4-byte page numbers already reaches 110 chunks (48 KB) on 512-byte pages
-  and 2000 chunks (16 MB) on 8 KB pages.
+- ``SMALL``: the record is entirely in its slot;
+- ``LARGE_0``: the slot holds a list of *chunks*; a chunk is a run of
+  contiguous large-data pages (``lgdata_p``, tag LGDATA) of one extent of
+  the file's large-record store;
+- ``LARGE_1``: the slot holds one page number: a large-index page
+  (``lgindex_p``, tag LGINDEX) whose slot 0 lists the data pages, 4 bytes
+  each;
+- ``LARGE_2``: the slot holds the root of a two-level index: the root's
+  slot 0 lists index pages, each listing up to a page's worth of data pages.
 
-Worked example: a record with a 2-byte header ``b"h1"`` and a 5-byte body
-``b"hello"`` is the 15-byte slot ``02 00 01 00 05 00 00 00 68 31 68 65 6c 6c
-6f``. A 1000-byte body on 512-byte pages (chunks of 448 bytes) is LARGE_0
-with three chunks: the slot holds the tag, the header and three page
-numbers (22 bytes with the header).
+Each data page holds ``chunk_size`` bytes of the body in its slot 0, the
+last one the rest: the body's bytes are found by arithmetic, whatever the
+shape. The *slot's body area* (what follows the header) holds at most
+``max_small_rec`` bytes, the small record's limit, so the shapes have these
+limits (:func:`limits`): a record is stored in the first shape it fits.
+
+Worked example, 512-byte pages, ``max_small_rec`` 128, extents of 8 pages:
+a data page holds 448 bytes (``chunk_size``), the slot's body area holds
+128 // 8 = 16 chunks, an index page 448 // 4 = 112 page numbers. So
+
+=========  ==================================  ===============================
+shape      what the slot's body area holds     the biggest body
+=========  ==================================  ===============================
+SMALL      the body                            128 bytes
+LARGE_0    up to 16 chunks                     16 x 8 pages = 57,344 bytes if
+                                               every chunk is a whole extent;
+                                               16 pages = 7,168 bytes if no two
+                                               pages are contiguous
+LARGE_1    1 index page: 112 data pages        112 x 448 = 50,176 bytes
+LARGE_2    1 root: 112 index pages             112 x 112 x 448 = 5,619,712 bytes
+=========  ==================================  ===============================
+
+A record with a 2-byte header ``b"h1"`` and a 5-byte body ``b"hello"`` is
+the 15-byte slot ``02 00 01 00 05 00 00 00 68 31 68 65 6c 6c 6f``. A
+1000-byte body on pages 16, 17, 18 is LARGE_0 with one chunk, (16, 3):
+the slot holds the tag, the header and 8 bytes.
 """
 
 from __future__ import annotations
@@ -53,14 +79,15 @@ from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT_SIZE
 
 RECTAG = struct.Struct("<HHI")
 TAG_SIZE = RECTAG.size  # 8
-CHUNK_REF = struct.Struct("<I")
+CHUNK = struct.Struct("<II")  # first page, number of pages
+PAGE_REF = struct.Struct("<I")
 
 
 class RecFlags(IntFlag):
     SMALL = 0x1
     LARGE_0 = 0x2
-    LARGE_1 = 0x4  # not implemented (see the module documentation)
-    LARGE_2 = 0x8  # not implemented in Shore either
+    LARGE_1 = 0x4
+    LARGE_2 = 0x8
 
 
 @dataclass(frozen=True)
@@ -77,7 +104,7 @@ class RecTag:
         if len(data) < TAG_SIZE:
             raise PageStoreError(f"{where}: a record slot of {len(data)} bytes has no record tag")
         hdr_len, flags, body_len = RECTAG.unpack_from(data, 0)
-        if flags not in (RecFlags.SMALL, RecFlags.LARGE_0):
+        if flags not in (RecFlags.SMALL, RecFlags.LARGE_0, RecFlags.LARGE_1, RecFlags.LARGE_2):
             raise PageStoreError(f"{where}: record tag has unknown flags 0x{flags:x}")
         return cls(hdr_len, RecFlags(flags), body_len)
 
@@ -109,13 +136,8 @@ def small_slot(hdr: bytes, body: bytes) -> bytes:
     return RecTag(len(hdr), RecFlags.SMALL, len(body)).pack() + bytes(hdr) + bytes(body)
 
 
-def large_slot(hdr: bytes, body_len: int, pages: list[int]) -> bytes:
-    return (RecTag(len(hdr), RecFlags.LARGE_0, body_len).pack() + bytes(hdr)
-            + b"".join(CHUNK_REF.pack(p) for p in pages))
-
-
 def split_slot(data: bytes, where: object = "") -> tuple[RecTag, bytes, bytes]:
-    """(tag, header, rest): rest is the body (SMALL) or the packed chunk list (LARGE_0)."""
+    """(tag, header, rest): rest is the body (SMALL), the chunks (LARGE_0) or an index page number."""
     tag = RecTag.unpack(data, where)
     end = TAG_SIZE + tag.hdr_len
     if len(data) < end:
@@ -123,15 +145,56 @@ def split_slot(data: bytes, where: object = "") -> tuple[RecTag, bytes, bytes]:
     rest = data[end:]
     if tag.is_small and len(rest) != tag.body_len:
         raise PageStoreError(f"{where}: record tag says {tag.body_len} body bytes, the slot holds {len(rest)}")
-    if not tag.is_small and len(rest) % CHUNK_REF.size:
-        raise PageStoreError(f"{where}: a large record's chunk list of {len(rest)} bytes")
+    if tag.flags == RecFlags.LARGE_0 and (not rest or len(rest) % CHUNK.size):
+        raise PageStoreError(f"{where}: a LARGE_0 record's chunk list of {len(rest)} bytes")
+    if tag.flags in (RecFlags.LARGE_1, RecFlags.LARGE_2) and len(rest) != PAGE_REF.size:
+        raise PageStoreError(f"{where}: a {tag.flags.name} record's slot holds {len(rest)} bytes after its header, "
+                             f"not one page number")
     return tag, data[TAG_SIZE:end], rest
 
 
-def chunk_pages(rest: bytes) -> list[int]:
-    return [CHUNK_REF.unpack_from(rest, i)[0] for i in range(0, len(rest), CHUNK_REF.size)]
+def pack_chunks(chunks: list[tuple[int, int]]) -> bytes:
+    return b"".join(CHUNK.pack(first, count) for first, count in chunks)
 
 
-def chunks_needed(body_len: int, page_size: int) -> int:
+def unpack_chunks(rest: bytes) -> list[tuple[int, int]]:
+    return [CHUNK.unpack_from(rest, i) for i in range(0, len(rest), CHUNK.size)]
+
+
+def pack_pages(pages: list[int]) -> bytes:
+    return b"".join(PAGE_REF.pack(p) for p in pages)
+
+
+def unpack_pages(data: bytes) -> list[int]:
+    return [PAGE_REF.unpack_from(data, i)[0] for i in range(0, len(data), PAGE_REF.size)]
+
+
+def page_runs(pages: list[int], ext_sz: int) -> list[tuple[int, int]]:
+    """The chunks of ``pages`` (in body order): maximal runs of consecutive pages within one extent."""
+    runs: list[tuple[int, int]] = []
+    for page in pages:
+        if runs and page == runs[-1][0] + runs[-1][1] and page % ext_sz:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((page, 1))
+    return runs
+
+
+def chunk_pages(chunks: list[tuple[int, int]]) -> list[int]:
+    """The data pages of a chunk list, in body order."""
+    return [first + i for first, count in chunks for i in range(count)]
+
+
+def pages_needed(body_len: int, page_size: int) -> int:
     size = chunk_size(page_size)
     return (body_len + size - 1) // size
+
+
+def limits(page_size: int, max_small_rec: int, ext_sz: int, fanout: int | None = None) -> dict[str, int]:
+    """The thresholds of the shapes (see the worked example): counts and biggest bodies in bytes."""
+    size = chunk_size(page_size)
+    fanout = size // PAGE_REF.size if fanout is None else fanout
+    chunks = max_small_rec // CHUNK.size
+    return {"small": max_small_rec, "chunks": chunks, "fanout": fanout,
+            "large_0": chunks * ext_sz * size, "large_0_scattered": chunks * size,
+            "large_1": fanout * size, "large_2": fanout * fanout * size}

@@ -113,17 +113,18 @@ class ExtentAllocation:
         self._last_ext_cache[snum] = exts[-1]
         return exts[-1], self.extlink(exts[-1])
 
-    def _grow(self, snum: int, xct: LogContext | None) -> int:
-        """Allocate one new extent at the tail of the store's list."""
+    def _grow(self, snum: int, xct: LogContext | None, count: int = 1) -> int:
+        """Allocate ``count`` new extents (a list, for a large record) at the tail of the store's list; the first."""
         tail, _ = self._last_extent(snum)
-        ext = self._find_free_extents(1, xct)[0]
-        self._link_extents(snum, tail, [ext], xct)
-        self._last_ext_cache[snum] = ext
+        exts = self._find_free_extents(count, xct)
+        self._link_extents(snum, tail, exts, xct)
+        self._last_ext_cache[snum] = exts[-1]
         if snum in self._reserved_cache:
-            self._reserved_cache[snum].add(ext)
-        self.trace.emit("new extent %s for %s after %s", ExtentId(self.vid, ext), self.stid(snum),
-                        ExtentId(self.vid, tail))
-        return ext
+            for ext in exts:
+                self._reserved_cache[snum].add(ext)
+        self.trace.emit("new extent(s) %s for %s after %s", ", ".join(str(ExtentId(self.vid, e)) for e in exts),
+                        self.stid(snum), ExtentId(self.vid, tail))
+        return exts[0]
 
     def free_extent(self, stid: StoreId, ext: int, xct: LogContext | None = None) -> None:
         """Unlink an extent with no allocated page from its store, then free it (see above)."""

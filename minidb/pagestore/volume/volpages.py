@@ -42,6 +42,15 @@ for the file manager's free-space histogram. ``set_page_bucket`` changes it
 without logging (the extent-map page is fixed EX and dirtied, no entry):
 Shore's pbucketmap, "costly in that it fixes and dirties extent-map pages,
 even though it does not log these updates".
+
+**Large records.** Before the pages of a large record's body are allocated
+(:mod:`minidb.pagestore.files.lgrec`), ``reserve_pages(stid, count)`` makes
+sure the store has ``count`` reserved pages: as Shore, which allocates large
+objects a list of extents at a time, it links as many new extents as are
+missing in one go (one ``create_ext_list`` per extent-map page). The pages
+are then taken one by one the ``COMPACT`` way, lowest first, so the pages of
+one extent come as contiguous runs (the chunks of
+:mod:`minidb.pagestore.pages.rectag`).
 """
 
 from __future__ import annotations
@@ -208,3 +217,14 @@ class PageAllocation:
         for pid in self.store_pages(stid):
             if self.page_bucket(pid) >= at_least:
                 yield pid
+
+    def reserve_pages(self, stid: StoreId, count: int, xct: LogContext | None = None) -> None:
+        """Make sure the store has ``count`` reserved pages ``xct`` may take: new extents linked as one list."""
+        with self._mutex:
+            self._check_store(stid)
+            held = self.is_page_held
+            reserved = sum(1 for ext in self._walk(stid.store, self.store_node(stid.store).first_ext)
+                           for i in self.extlink(ext).reserved(self.ext_sz)
+                           if held is None or not held(ext * self.ext_sz + i, xct))
+            if count > reserved:
+                self._grow(stid.store, xct, -(-(count - reserved) // self.ext_sz))
