@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode
 from minidb.log import file_name
 from minidb.pagestore.errors import PageStoreCorruptionError
@@ -25,7 +26,7 @@ def images_of(sm, page: int, start=None) -> list:
 
 def records_sm(count: int = 6, **options):
     """A store with one file of ``count`` small records, committed, every page written and clean."""
-    sm = new_sm(file_max=FILE_MAX, **options)
+    sm = new_sm(**{"file_max": FILE_MAX, **options})
     with sm.transaction() as t:
         fid = sm.create_file(t)
         rids = [sm.create_rec(t, fid, b"record %d" % i) for i in range(count)]
@@ -217,3 +218,26 @@ def test_a_large_records_pages_get_images_as_their_stores_pages_do(prop):
     imaged = [e.values["page"] for e in entries(sm, ("page_image",), start) if e.values["store"] == large]
     assert len(pages) == 3 and len(sm.files.large_layout(rid).pages) == 4
     assert imaged == ([pages[0], pages[2]] if prop == "regular" else [])
+
+
+def test_a_crash_while_logging_an_image_is_not_hidden_by_the_unfix():
+    """The image logged before a change can be the write that crashes (here it starts a new log file).
+    The change was never applied: the unfix that follows (in a ``finally``) must not log the image again
+    on the crashed disk, which would replace the crash by "handle was lost"; restart then finds the
+    record as the last commit left it."""
+    sm, fid, rids = records_sm()
+    with sm.transaction() as t:
+        other = sm.create_rec(t, sm.create_file(t), b"pad")
+    sm.bp.force_all()  # rids[0]'s page is clean: its next change logs an image first
+    pad = sm.begin()
+    while FILE_MAX - sm.log.end_lsn.offset > 150:  # unflushed entries, and no room for a page image
+        sm.update_rec(pad, other, 0, b"P")
+    t = sm.begin()
+    sm.disk.schedule_crash(after_ops=1)  # the write that ends the log file, for the image
+    with pytest.raises(SimulatedCrash) as crash:
+        sm.free_rec(t, rids[0])
+    assert crash.value.__context__ is None
+    assert [f.page for f in sm.bp.frame_views() if f.pid == rids[0].pid and f.dirty] == []
+    again = open_again(sm.disk)
+    with again.transaction() as t:
+        assert again.read_rec(t, rids[0]).body == b"record 0"

@@ -117,6 +117,7 @@ class Frame:
     referenced: bool = False
     latch: Latch = None  # type: ignore[assignment]
     pool: BufferPool | None = None  # the pool of this frame (what logging asks to note an image)
+    failed: bool = False  # a change under the current fix failed before it was made (see change_failed)
 
     def __post_init__(self) -> None:
         self.latch = Latch()
@@ -289,6 +290,7 @@ class BufferPool:
         if not isinstance(page, SlottedPage):
             raise BadRequestError(f"unfix needs the page that fix returned, not {page!r}")
         frame: Frame = page.frame  # type: ignore[assignment]
+        dirty = dirty and not frame.failed
         if dirty and not frame.dirty and frame.pin_count > 0:
             try:  # a change that logged nothing: its page's image (the change included) is logged now
                 self.image_before_change(page)
@@ -306,6 +308,7 @@ class BufferPool:
                 frame.dirty = True
             elif frame.latch.mode == EX and not frame.dirty:
                 frame.rec_lsn = None  # fixed EX, not changed after all
+            frame.failed = False
             frame.pin_count -= 1
         frame.latch.release()
 
@@ -327,6 +330,13 @@ class BufferPool:
         flags = page.store_flags
         if not frame.dirty and self.image_logger is not None and not logging_off(flags) and not image_pending(flags):
             self.note_image(page, self.image_logger(page))
+
+    def change_failed(self, page: SlottedPage) -> None:
+        """A logged change of the fixed ``page`` failed before it was made (its image, or its entry, could
+        not be logged): the page is as it was, so the ``unfix(page, dirty=True)`` that follows (a caller's
+        ``finally``) marks nothing dirty and logs no image. Logging again would retry on a log that just
+        failed: after a crash, "handle was lost" would hide the crash itself."""
+        page.frame.failed = True  # type: ignore[attr-defined]
 
     def note_image(self, page: SlottedPage, lsn: LSN) -> None:
         """A full image of the fixed ``page`` was logged at ``lsn``: if it is clean, it is dirty since then."""

@@ -154,25 +154,31 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
     """
     full = {**page_fields(page.pid), **txn_fields(xct), **values}
     pool = getattr(page.frame, "pool", None)
-    if entry_type is not PAGE_FORMAT and entry_type is not UNLOGGED_PAGE_IMAGE:
-        if logging_off(page.store_flags):
-            REDO[entry_type.name](page, full)
-            note = getattr(xct, "note_unlogged", None)
-            if note is not None:
-                note(page.store_flags)
-            return NULL_LSN
-        if image_pending(page.store_flags):  # this image is also the page's full image (pageimage.py)
+    whole_page = entry_type is PAGE_FORMAT or entry_type is UNLOGGED_PAGE_IMAGE
+    if not whole_page and logging_off(page.store_flags):
+        REDO[entry_type.name](page, full)
+        note = getattr(xct, "note_unlogged", None)
+        if note is not None:
+            note(page.store_flags)
+        return NULL_LSN
+    snapshot = None
+    try:
+        if whole_page:
+            pass
+        elif image_pending(page.store_flags):  # this image is also the page's full image (pageimage.py)
             image = page.copy()
             image.store_flags = StoreFlags.REGULAR
             apply_and_log(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
         elif pool is not None:
             pool.image_before_change(page)  # a clean page: its full image first (pageimage.py)
-    snapshot = bytes(page.buf)
-    REDO[entry_type.name](page, full)
-    try:
+        snapshot = bytes(page.buf)
+        REDO[entry_type.name](page, full)
         lsn = log.append(entry_type, full)
-    except BaseException:
-        page.buf[:] = snapshot
+    except BaseException:  # the change is not made: the page stays as it was (its image may be logged)
+        if snapshot is not None:
+            page.buf[:] = snapshot
+        if pool is not None:
+            pool.change_failed(page)
         raise
     note_logged(xct, lsn, entry_type, full)
     page.lsn = lsn
