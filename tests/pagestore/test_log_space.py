@@ -213,6 +213,39 @@ def test_an_abort_whose_pages_were_written_clean_logs_their_images_on_a_full_log
     assert StorageManager.open(sm.disk, **BOUNDED).contents() == before
 
 
+@pytest.mark.parametrize("how", ["abort", "restart"])
+def test_an_abort_or_restarts_undo_is_never_refused_when_every_page_needs_its_image(how):
+    """Two transactions change pages until the bounded log refuses; every page is then written clean, so
+    each page's first CLR must log the page's full image first (no checkpoint is needed for that: the rule
+    is clean-to-dirty, pageimage.py). Their abort, or restart's undo of them as losers, still has room:
+    each page's image was reserved with the transaction's first entry on it."""
+    sm = bounded_sm()
+    fid = with_file(sm)
+    rids = []
+    for i in range(6):
+        with sm.transaction() as t:
+            rids.append(sm.create_rec(t, fid, bytes([i]) * 400))  # a full page each
+        sm.checkpoint()
+    before = sm.contents()
+    xcts = [sm.begin(), sm.begin()]
+    with pytest.raises(OutOfLogSpaceError):
+        for n in range(1000):  # each changes three pages of its own, in turn, until the log is full
+            sm.update_rec(xcts[n % 2], rids[3 * (n % 2) + (n // 2) % 3], n % 400, b"u")
+    sm.bp.force_all()
+    start = sm.log.end_lsn
+    if how == "abort":
+        for t in xcts:
+            sm.abort(t)
+        after = sm
+    else:
+        sm.log.sync()
+        sm.disk.crash(CrashMode.everything())
+        after = open_again(sm.disk, **BOUNDED)
+        assert after.restart_report.undo.losers == sorted(t.txn_id for t in xcts)
+    assert any(e.type_name == "page_image" for e in after.log.scan(start))
+    assert after.contents() == before and after.log_space.total == 0 and after.check() == []
+
+
 def test_abort_on_a_full_disk_succeeds():
     sm = bounded_sm()
     fid = with_file(sm)
