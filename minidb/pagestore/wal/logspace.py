@@ -53,12 +53,15 @@ log's partitions are preallocated.
 A file's end may be wasted when the next entry does not fit: ``waste``, the
 largest entry the page store logs (about a page), is counted lost per file.
 
-Worked example (log of 4 partitions of 6000 bytes, 24000 bytes): T3 inserts
-a 120-byte record: ``rec_insert`` is 164 bytes, fudge 1.5: 246 bytes
-reserved, plus 128 for its end: T3 holds 374. It updates the record
-(``rec_splice`` 180 bytes: 270 more, 644 held). ``rollback_to`` the savepoint
-taken after the insert logs one CLR and releases 270: 374 held. Its abort
-logs ``xct_abort``, a CLR and ``xct_end``, which releases the rest: 0.
+Worked example (log of 4 partitions of 6000 bytes, 24000 bytes, pages of
+512 bytes: ``waste`` 640): T3 inserts a 120-byte record: ``rec_insert`` is
+164 bytes, fudge 1.5: 246 bytes reserved, plus 128 for its end and 640 for
+an image of the page (its first entry there): T3 holds 1014. It updates the
+record (``rec_splice`` 180 bytes, on the same page: 270 more, 1284 held).
+``rollback_to`` the savepoint taken after the insert logs one CLR and
+releases 270: 1014 held. Its abort logs ``xct_abort``, a CLR (after the
+page's image if the page was written clean meanwhile) and ``xct_end``, which
+releases the rest: 0.
 """
 
 from __future__ import annotations
