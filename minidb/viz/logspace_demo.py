@@ -215,6 +215,12 @@ class Demo:
             if not self.crashed:
                 self.last = self.picture()
 
+    def records(self) -> dict[str, str]:
+        """The script file's records now, by name: what a reader finds (committed or not)."""
+        work = self.workload
+        found = self.sm.contents().get(work.fid, {}) if work.fid is not None else {}
+        return {work.names.get(rid, str(rid)): body.decode() for rid, (_, body) in sorted(found.items())}
+
     def picture(self) -> LogSpacePicture:
         """The log's state now (the last state before a crash, while the disk waits for restart)."""
         if self.crashed and self.last is not None:
@@ -430,7 +436,8 @@ class LogSpaceStep:
     reservations: Figure | None
 
     def summary(self) -> str:
-        return "\n".join(self.demo.outcomes[-3:] or ["nothing run yet"])
+        """What the last step did."""
+        return self.demo.outcomes[-1] if self.demo.outcomes else "nothing run yet"
 
 
 def logspace_step(step: int, script: Sequence[Sequence[Any]] = SCRIPT, draw: bool = True) -> LogSpaceStep:
@@ -582,7 +589,7 @@ def draw_log_space(pic: LogSpacePicture, *, title: str | None = None) -> Figure:
             return None
         return x_of[lsn.file] + 0.4 + (slot - 0.8) * min(1.0, lsn.offset / pic.partition)
 
-    marks = [(f"{t.name} first", t.first_lsn,
+    marks = [(f"{t.name} ({t.state}) first", t.first_lsn,
               transaction_colour(t.name)) for t in pic.transactions if not t.first_lsn.is_null]
     marks += [("master", pic.master, LOG_SPACE_COLOURS["master"])] if pic.master is not None else []
     marks += [("tail", pic.tail, LOG_SPACE_COLOURS["tail"])]
