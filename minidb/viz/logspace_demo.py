@@ -212,7 +212,7 @@ class Demo:
         for op in script:
             self.step += 1
             self.outcomes.append(f"step {self.step:>2} {self.workload.run(self.step, op)}")
-            if not self.crashed:
+            if not (self.crashed or self.failed):
                 self.last = self.picture()
 
     def records(self) -> dict[str, str]:
@@ -223,8 +223,9 @@ class Demo:
 
     def picture(self) -> LogSpacePicture:
         """The log's state now (the last state before a crash, while the disk waits for restart)."""
-        if self.crashed and self.last is not None:
-            return LogSpacePicture(**{**self.last.__dict__, "step": self.step, "crashed": self.crashed})
+        if (self.crashed or self.failed) and self.last is not None:
+            return LogSpacePicture(**{**self.last.__dict__, "step": self.step,
+                                      "crashed": self.crashed or "and restart failed"})
         sm, log = self.sm, self.sm.log
         logged: dict[int, int] = {}
         for entry in log.scan():
