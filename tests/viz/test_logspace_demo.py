@@ -1,5 +1,8 @@
 """The log-space demo of notebook 16: its default script, edited scripts, bad scripts, the pictures, the control."""
 
+import ast
+import json
+
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
@@ -10,6 +13,7 @@ from minidb.viz.logspace_demo import (CRASHES, OPS, PARTITION, SCRIPT, crash_vie
 from minidb.viz.script import ScriptError
 from minidb.viz.style import LOG_SPACE_COLOURS, TRANSACTION_COLOURS
 
+from tests.viz.helpers import ROOT
 from tests.viz.test_readability import problems
 
 
@@ -23,6 +27,23 @@ def step_of(script, op) -> int:
 
 def edited(old, new, script=SCRIPT) -> list[tuple]:
     return [new if op == old else op for op in script]
+
+
+def value(node: ast.AST):
+    """A literal, allowing a string repeated (``"b" * 448``) as the notebook writes long bodies."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return value(node.left) * value(node.right)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [value(item) for item in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    return ast.literal_eval(node)
+
+
+def test_the_notebook_shows_the_default_script():
+    cells = json.loads((ROOT / "notebooks" / "16_log_space.ipynb").read_text(encoding="utf-8"))["cells"]
+    [cell] = [c for c in cells if c["cell_type"] == "code" and "".join(c["source"]).startswith("script = [")]
+    assign = ast.parse("".join(cell["source"])).body[0]
+    assert value(assign.value) == SCRIPT
 
 
 # -- the default script: what the notebook shows ------------------------------------------------------------------
