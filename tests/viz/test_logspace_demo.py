@@ -229,3 +229,16 @@ def test_the_log_picture_shows_removed_files_spares_and_the_marks():
     held = texts(logspace_step(11).figure)
     assert "T3\n4005 B" in held and any(w.startswith("T2 (ACTIVE) first 0x1/0x3e0") for w in held)
     assert "T4 (PREPARED) first 0x3/0x619" in texts(logspace_step(20).figure)
+
+
+def test_the_reservations_picture_shows_logged_against_held():
+    words = texts(logspace_step(8).reservations)
+    assert "T2 ACTIVE" in words and "117 B" in words and "275 B" in words
+    assert "held for its rollback" in words
+
+
+def test_a_transaction_lost_in_a_crash_leaves_its_name_free_for_the_next():
+    # T2's entries never reached the disk: restart never saw it, and the engine numbers the next one 2 again.
+    script = SCRIPT[:8] + [("crash",), ("restart",), ("begin", "T2"), ("create", "T2", "delta", "delta"),
+                           ("commit", "T2")]
+    assert run_script(script).records() == {"alpha": "alpha", "beta": "beta", "delta": "delta"}
