@@ -324,22 +324,6 @@ class LogSpaceWorkload(XctWorkload):
         self._committed(name, self.xcts[name].txn_id, lsn)
         return f"{gtid} ({name}) commits at {lsn}"
 
-    def _commit(self, step: int, op: Sequence[Any], name: object) -> str:
-        xct = self._xct(step, op, name)
-        lsn = self.sm.commit(xct)
-        self._committed(str(name), xct.txn_id, lsn)
-        return f"{name} commits at {lsn}"
-
-    def _committed(self, name: str, tid: int, lsn: LSN) -> None:
-        self.ended[name] = "committed"
-        for rid in self.before.pop(name, {}):
-            body = self.bodies[rid]
-            if body is None:
-                self.committed.pop(rid, None)
-            else:
-                self.committed[rid] = body
-        self.commits.append((tid, lsn, dict(self.committed)))
-
     def _abort_prepared(self, step: int, op: Sequence[Any], gtid: object) -> str:
         name = self._prepared(step, op, gtid)
         self.sm.abort_prepared(gtid.encode())

@@ -150,7 +150,8 @@ def test_a_bad_operation_is_a_script_error_naming_its_step(bad, why):
 
 
 def test_nothing_but_restart_runs_on_a_crashed_disk_and_nothing_after_a_failed_restart():
-    with pytest.raises(ScriptError, match=r"step 20 \('commit', 'T2'\): the disk crashed \(at step 19\): restart first"):
+    crashed = r"step 20 \('commit', 'T2'\): the disk crashed \(at step 19\): restart first"
+    with pytest.raises(ScriptError, match=crashed):
         run_script(SCRIPT[:19] + [("commit", "T2")])
     late = SCRIPT[:31] + [("tear", "blob"), ("restart",), ("commit", "T7")]
     with pytest.raises(ScriptError, match=r"step 34 .*restart failed \(BadPageError"):
@@ -187,7 +188,8 @@ def test_crash_view_a_torn_page_after_scavenging_is_refused_naming_the_page():
     # This log keeps no full page images: the page's history before the head is gone.
     view = crash_view(31, "tear a page")
     assert view.ok is None and view.figure is None
-    assert "restart refused: BadPageError: p(1.3.13)" in view.summary() and "00000004.jdb was scavenged" in view.summary()
+    said = view.summary()
+    assert "restart refused: BadPageError: p(1.3.13)" in said and "00000004.jdb was scavenged" in said
 
 
 def test_crash_view_no_crash_is_a_clean_shutdown_and_a_bad_choice_is_refused():
