@@ -113,6 +113,7 @@ def test_an_early_commit_of_t2_lets_the_first_checkpoint_after_the_fill_remove_f
     assert demo.held == []
     assert [name for name, step in demo.removed if step == 14] == ["00000001.jdb", "00000002.jdb"]
     assert "the oldest transaction holding the log is T3" in demo.refused[0][1]
+    assert "T3 created 41 records" in demo.outcomes[11]
 
 
 def test_abort_prepared_instead_takes_the_change_back():
