@@ -189,14 +189,20 @@ def on_a_full_disk(sm: StorageManager) -> StorageManager:
     return again
 
 
-def test_an_abort_whose_pages_were_written_clean_logs_their_images_on_a_full_log():
-    sm = bounded_sm()
+def pages_of_records(sm: StorageManager, count: int) -> list:
+    """``count`` records in a new file, a full page each, each committed and followed by a checkpoint."""
     fid = with_file(sm)
     rids = []
-    for i in range(5):
+    for i in range(count):
         with sm.transaction() as t:
-            rids.append(sm.create_rec(t, fid, bytes([i]) * 400))  # a full page each
+            rids.append(sm.create_rec(t, fid, bytes([i]) * 400))
         sm.checkpoint()
+    return rids
+
+
+def test_an_abort_whose_pages_were_written_clean_logs_their_images_on_a_full_log():
+    sm = bounded_sm()
+    rids = pages_of_records(sm, 5)
     before = sm.contents()
     t = sm.begin()
     with pytest.raises(OutOfLogSpaceError):
@@ -220,12 +226,7 @@ def test_an_abort_or_restarts_undo_is_never_refused_when_every_page_needs_its_im
     is clean-to-dirty, pageimage.py). Their abort, or restart's undo of them as losers, still has room:
     each page's image was reserved with the transaction's first entry on it."""
     sm = bounded_sm()
-    fid = with_file(sm)
-    rids = []
-    for i in range(6):
-        with sm.transaction() as t:
-            rids.append(sm.create_rec(t, fid, bytes([i]) * 400))  # a full page each
-        sm.checkpoint()
+    rids = pages_of_records(sm, 6)
     before = sm.contents()
     xcts = [sm.begin(), sm.begin()]
     with pytest.raises(OutOfLogSpaceError):

@@ -105,17 +105,17 @@ def test_the_recovery_script_has_every_kind_of_transaction():
     names = [r.type_name for r in run.rows]
     assert {"clr_rec_insert", "clr_rec_splice", "chkpt_begin", "chkpt_xct_tab"} <= set(names)
     assert [tid for tid, _, _ in run.commits] == [1, 4, 6]
-    assert run.events[18] == "after write 28: step 19 T5 creates phi, 1200 bytes: r(1.3.12.4) (a large record)"
-    assert run.events[19].startswith("after write 30: step 20 T5 updates epsilon")  # write 29 is in step 20
+    assert run.events[18] == "after write 27: step 19 T5 creates phi, 1200 bytes: r(1.3.12.4) (a large record)"
+    assert run.events[19].startswith("after write 29: step 20 T5 updates epsilon")  # write 28 is in step 20
 
 
 def test_what_if_t2_commits_before_the_crash():
     script = [("commit", "T2") if op == ("abort", "T2") else op for op in RECOVERY_SCRIPT]
-    view = recovery_view(29, "everything", "restarted", draw=False, script=script)
+    view = recovery_view(28, "everything", "restarted", draw=False, script=script)
     delta, alpha = RecordId(1, 3, 12, 3), RecordId(1, 3, 12, 0)
     assert view.committed == (1, 2, 4) and view.ok
     assert view.found[delta] == b"delta" and view.found[alpha] == b"ALPHA"
-    default = recovery_view(29, "everything", "restarted", draw=False)
+    default = recovery_view(28, "everything", "restarted", draw=False)
     names = demo_run().names
     assert default.found[alpha] == b"alpha" and sorted(names[rid] for rid in default.found) == ["alpha", "beta",
                                                                                                    "epsilon"]
