@@ -66,7 +66,7 @@ from minidb.viz.style import (LOG_SPACE_COLOURS, SMALL, TEXT, TITLE, WIDTH, dark
 from minidb.viz.xct_demo import OPS as XCT_OPS, XctWorkload, plain
 
 NUM_PAGES, EXT_SZ, PAGE_SIZE, FRAMES = 64, 4, 512, 16
-PARTITIONS, PARTITION = 4, 2800
+PARTITIONS, PARTITION = 4, 4400  # room for the page image each changed page reserves
 FILL_LIMIT = 200  # a fill that is never refused is a script error (the log is bounded: it cannot be)
 CRASHES = ("no crash", "crash", "tear a page")
 
