@@ -163,13 +163,11 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
         return NULL_LSN
     snapshot = None
     try:
-        if whole_page:
-            pass
-        elif image_pending(page.store_flags):  # this image is also the page's full image (pageimage.py)
+        if not whole_page and image_pending(page.store_flags):  # this image is also the page's full image
             image = page.copy()
             image.store_flags = StoreFlags.REGULAR
             apply_and_log(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
-        elif pool is not None:
+        elif not whole_page and pool is not None:
             pool.image_before_change(page)  # a clean page: its full image first (pageimage.py)
         snapshot = bytes(page.buf)
         REDO[entry_type.name](page, full)
