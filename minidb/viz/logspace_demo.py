@@ -370,6 +370,7 @@ class LogSpaceWorkload(XctWorkload):
         said = (f"restart: {report.redo.torn_pages_rebuilt} torn page(s) rebuilt, losers rolled back: "
                 f"{', '.join(f'T{t}' for t in report.undo.ended) or 'none'}, in doubt: "
                 f"{', '.join(demo.in_doubt) or 'none'}")
+        said += "".join(f"\n  {repair}" for repair in report.redo.pages_repaired)
         demo.restarts.append(said)
         return said
 
