@@ -192,7 +192,7 @@ def test_crash_view_a_torn_page_after_scavenging_is_rebuilt_from_its_image():
     view = crash_view(31, "tear a page")
     said = view.summary()
     assert "crash while writing p(1.3.14)" in said and "1 torn page(s) rebuilt" in said and view.ok is True
-    # ... from the image logged on its first change after the master checkpoint (step 29), not from its format
+    # ... from the image logged when the page last became dirty, after the master checkpoint (step 29)
     image = re.search(r"p\(1\.3\.14\) repaired from its image at 0x(\w+)/0x(\w+)", said)
     master = run_script(upto=31).picture().master
     assert image and (int(image[1], 16), int(image[2], 16)) > (master.file, master.offset)
