@@ -27,7 +27,8 @@ from minidb.logstore.database import Database
 from minidb.logstore.dirty_map import CkptState, DirtyINMap
 from minidb.logstore.env import Environment, open_environment
 from minidb.logstore.errors import (AbortNotLoggedError, DatabaseNotFoundError, EnvironmentClosedError,
-                                    EnvironmentKindError, LockConflictError, TransactionStateError, TreeError)
+                                    EnvironmentFailureError, EnvironmentKindError, LockConflictError, LogFileNotFound,
+                                    TransactionStateError, TreeError)
 from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
 from minidb.logstore.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.recovery import RecoveryInfo
@@ -40,5 +41,5 @@ __all__ = [
     "Transaction", "Cursor", "LOGSTORE_TYPES", "REPLICABLE_TYPES", "Provisional", "is_provisional",
     "checkpoint_provisional", "CkptState", "DirtyINMap", "CheckpointRun", "CheckpointResult", "RecoveryInfo",
     "FileSummary", "LockConflictError", "DatabaseNotFoundError", "EnvironmentClosedError",
-    "TransactionStateError", "TreeError", "AbortNotLoggedError", "EnvironmentKindError",
+    "TransactionStateError", "TreeError", "EnvironmentFailureError", "LogFileNotFound", "AbortNotLoggedError", "EnvironmentKindError",
 ]

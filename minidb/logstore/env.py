@@ -203,6 +203,12 @@ class Environment:
             self.check_usable()
             self.log.sync()
 
+    def is_entry_erased(self, lsn: LSN) -> bool:
+        """Whether the data eraser erased the entry at ``lsn`` (its type byte is LOG_ERASED)."""
+        with self.latch:
+            self.check_usable()
+            return self.log.read(lsn).header.erased
+
     def utilization_report(self) -> list[FileSummary]:
         return self.utilization.report()
 

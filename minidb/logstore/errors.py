@@ -51,3 +51,16 @@ class LockConflictError(MinidbError):
 
 class TreeError(LogError, CorruptionError):
     """A node read from the log is not what its parent's slot says it is."""
+
+
+class EnvironmentFailureError(LogError, CorruptionError):
+    """The tree refers to a log entry that is gone (JE's EnvironmentFailureException).
+
+    Raised when a BIN slot points at an entry the data eraser erased (its
+    type byte is LOG_ERASED): the record's data is lost, so the read fails,
+    naming the LSN, instead of returning an empty record.
+    """
+
+
+class LogFileNotFound(LogError, CorruptionError):
+    """The tree refers to an entry of a log file that was deleted (JE's LogFileNotFoundException)."""

@@ -51,7 +51,8 @@ from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN
 from minidb.logstore.database import DatabaseImpl, utf8
 from minidb.logstore.errors import DatabaseNotFoundError
-from minidb.logstore.logdef import MAP_LN
+from minidb.logstore.logdef import MAP_LN, USER_LN_TYPES
+from minidb.logstore.tree.ln import fetch_ln
 from minidb.logstore.tree.tree import Tree, node_from_entry, read_node_entry
 
 if TYPE_CHECKING:
@@ -62,6 +63,12 @@ UTILIZATION_DB_ID = 1
 MAPPING_DB_NAME = "_mapping"
 UTILIZATION_DB_NAME = "_utilization"
 FIRST_USER_DB_ID = 2
+
+
+def ln_types_of(db_id: int) -> frozenset[str]:
+    """The LN entry types a slot of database ``db_id`` may point at."""
+    return {MAPPING_DB_ID: frozenset({MAP_LN.name}), UTILIZATION_DB_ID: frozenset({"FileSummaryLN"})}.get(
+        db_id, USER_LN_TYPES)
 #: The key of the mapping tree's own MapLN, the record of the environment's kind.
 KIND_KEY = MAPPING_DB_NAME.encode("utf-8")
 
@@ -173,7 +180,9 @@ def logged_kind(log, root_lsn: LSN):
         what = f"child {node.node_ids[index]} of {node.describe()}"
         node = node_from_entry(read_node_entry(log, node.lsns[index], node.node_ids[index], what))
     index, exact = node.find(KIND_KEY)
-    return log.read(node.lsns[index]) if exact else None
+    if not exact:
+        return None
+    return fetch_ln(log, node.lsns[index], ln_types_of(MAPPING_DB_ID), f"{node.describe()} slot {index}")
 
 
 def check_name(name: str, internal: bool) -> None:
@@ -189,4 +198,4 @@ def check_name(name: str, internal: bool) -> None:
 
 
 __all__ = ["DbTree", "MAPPING_DB_ID", "UTILIZATION_DB_ID", "MAPPING_DB_NAME", "UTILIZATION_DB_NAME",
-           "FIRST_USER_DB_ID", "KIND_KEY", "check_name", "logged_kind"]
+           "FIRST_USER_DB_ID", "KIND_KEY", "ln_types_of", "check_name", "logged_kind"]

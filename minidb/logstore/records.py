@@ -14,8 +14,9 @@ between, as the JE documentation's non-transactional example requires):
 
 A read finds the BIN slot; a known-deleted slot or no slot means no record;
 the data comes from the slot's cache or is read from the log (an LN whose
-key is not the slot's is a :class:`~minidb.logstore.errors.TreeError`, never
-another record's data).
+key is not the slot's, or an entry of another type, is a
+:class:`~minidb.logstore.errors.TreeError`, never another record's data; an
+erased one an :class:`~minidb.logstore.errors.EnvironmentFailureError`).
 
 ``restore`` puts a record's abort version back (transaction abort, and
 recovery's undo). ``write_internal`` is the non-transactional write used by
@@ -30,7 +31,8 @@ from minidb.log import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.logstore.errors import TreeError
 from minidb.logstore.logdef import USER_LN_TYPES
-from minidb.logstore.tree.ln import AbortInfo, ln_type, record_of
+from minidb.logstore.mapping_tree import ln_types_of
+from minidb.logstore.tree.ln import AbortInfo, fetch_ln, ln_type, record_of
 
 if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
@@ -55,7 +57,8 @@ class RecordOps:
     def record_at(self, bin_node, index: int) -> Any:
         record = bin_node.records[index]
         if record is None:
-            entry = self.env.log.read(bin_node.lsns[index])
+            what = f"record {bin_node.keys[index]!r} ({bin_node.describe()} slot {index})"
+            entry = fetch_ln(self.env.log, bin_node.lsns[index], ln_types_of(bin_node.db_id), what)
             if entry.type_name in USER_LN_TYPES and entry.values["key"] != bin_node.keys[index]:
                 raise TreeError(f"{bin_node.describe()} slot {index} holds key {bin_node.keys[index]!r}, but its LN at "
                                 f"{entry.lsn} is the record of key {entry.values['key']!r}")

@@ -8,6 +8,11 @@
   slot 0 key b'k2'; keys [b'k2', b'k1', b'k3']``.
 - :func:`verify_log_trees`: the same checks, read only, on the trees of the
   last checkpoint (``minidb verify DIR`` on a log store).
+- :func:`record_reference_problems` (run by both): every record a BIN
+  slot refers to (not a known deletion) is an LN of the kind its database
+  holds, not erased (``accounts BIN 6 slot 0 refers to the erased entry at
+  0x1/0x3c0: its data is gone``) and not an entry of another type (``...
+  refers to a Commit entry at 0x1/0x2e0, not a DEL_LN or ...``).
 - :func:`live_but_obsolete`: no entry the trees use is counted obsolete by
   the utilization tracker. This is the invariant the JE documentation's third
   BEFORE_CKPT_END case breaks: a cleaner trusting the counts would delete a
@@ -25,9 +30,10 @@ from typing import TYPE_CHECKING
 
 from minidb.io import Disk
 from minidb.log import LSN, LogManager
-from minidb.logstore.errors import TreeError
+from minidb.logstore.errors import EnvironmentFailureError, TreeError
 from minidb.logstore.inspect import NodeView, TreeView, logged_tree_view, live_lsns, tree_names, tree_view
-from minidb.logstore.mapping_tree import MAPPING_DB_ID
+from minidb.logstore.mapping_tree import MAPPING_DB_ID, ln_types_of
+from minidb.logstore.tree.ln import fetch_ln
 from minidb.logstore.tree.in_node import key_order_problem
 
 if TYPE_CHECKING:
@@ -61,7 +67,22 @@ def verify_tree(env: "Environment") -> list[str]:
     """Structural problems of every tree (an empty list when all is well)."""
     problems: list[str] = []
     for name in tree_names(env):
-        _checked_view(partial(tree_view, env, name), name, problems)
+        view = _checked_view(partial(tree_view, env, name), name, problems)
+        if view is not None:
+            problems += record_reference_problems(env.log, view)
+    return problems
+
+
+def record_reference_problems(log: LogManager, view: TreeView) -> list[str]:
+    """Slots of ``view``'s BINs that refer to an erased entry or to an entry that is not their kind of LN."""
+    problems = []
+    for node in view.nodes():
+        for index, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
+            if not deleted:
+                try:
+                    fetch_ln(log, lsn, ln_types_of(view.db_id), f"{view.db_name} {node.label} slot {index}")
+                except (EnvironmentFailureError, TreeError) as e:
+                    problems.append(str(e))
     return problems
 
 
@@ -95,12 +116,17 @@ def verify_log_trees(disk: Disk) -> list[str] | None:
         problems: list[str] = []
         mapping = _checked_view(partial(logged_tree_view, log, MAPPING_DB_ID, "_mapping", ckpt_end.values["root_lsn"]),
                                 "_mapping", problems)
-        for node in mapping.nodes() if mapping is not None else ():
+        if mapping is None:
+            return problems
+        mapping_problems = record_reference_problems(log, mapping)
+        problems += mapping_problems
+        for node in mapping.nodes() if not mapping_problems else ():
             for lsn in node.slot_lsns if node.is_bin else ():
-                db = log.read(lsn).values  # a MapLN
+                db = log.read(lsn).values  # a MapLN (checked above)
                 if db["db_id"] != MAPPING_DB_ID and not db["root_lsn"].is_null:
                     view_of = partial(logged_tree_view, log, db["db_id"], db["name"], db["root_lsn"])
-                    _checked_view(view_of, db["name"], problems)
+                    view = _checked_view(view_of, db["name"], problems)
+                    problems += record_reference_problems(log, view) if view is not None else []
         return problems
     finally:
         log.close()
@@ -140,4 +166,4 @@ def records(env: "Environment") -> dict[str, dict[bytes, bytes]]:
     return {name: dict(env.database(name, create=False).items()) for name in env.database_names()}
 
 
-__all__ = ["verify_tree", "verify_log_trees", "live_but_obsolete", "utilization_totals_problems", "records", "LSN"]
+__all__ = ["verify_tree", "verify_log_trees", "record_reference_problems", "live_but_obsolete", "utilization_totals_problems", "records", "LSN"]

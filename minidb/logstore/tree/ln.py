@@ -21,6 +21,13 @@ the slot.
 Two internal databases use their own record types: the mapping tree's
 ``MapLN`` (database name -> id, root) and ``_utilization``'s
 ``FileSummaryLN``; their records are the entries' field values.
+
+Every read of an LN through a slot goes through :func:`fetch_ln`, which
+checks what the slot expects: an erased entry (the data eraser's
+LOG_ERASED) is an :class:`~minidb.logstore.errors.EnvironmentFailureError`
+naming the LSN (the record's data is gone), an entry of another type (a
+Commit, an IN, another database's kind of LN) a
+:class:`~minidb.logstore.errors.TreeError`; neither is ever returned as data.
 """
 
 from __future__ import annotations
@@ -28,8 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from minidb.errors import LogError
 from minidb.log import LSN, LogEntry
 from minidb.log.types import EntryType
+from minidb.logstore.errors import EnvironmentFailureError, TreeError
 from minidb.logstore.logdef import DEL_LN, DEL_LN_TX, DELETED_LN_TYPES, LN, LN_TX, USER_LN_TYPES
 
 
@@ -53,6 +62,20 @@ def record_of(entry: LogEntry) -> Any:
     return dict(entry.values)
 
 
+def fetch_ln(log, lsn: LSN, expected: frozenset[str], what: str) -> LogEntry:
+    """The LN at ``lsn`` that ``what`` (a slot) refers to; it must be one of the ``expected`` types."""
+    try:
+        entry = log.read(lsn)
+    except LogError as e:
+        raise TreeError(f"cannot fetch {what} at {lsn}: {e}") from None
+    if entry.header.erased:
+        raise EnvironmentFailureError(f"{what} refers to the erased entry at {lsn}: its data is gone")
+    if entry.type_name not in expected:
+        kinds = " or ".join(sorted(expected))
+        raise TreeError(f"{what} refers to a {entry.type_name} entry at {lsn}, not a {kinds}")
+    return entry
+
+
 @dataclass(frozen=True)
 class AbortInfo:
     """The version a transaction's abort restores (JE's abortLsn, abortKnownDeleted)."""
@@ -61,4 +84,4 @@ class AbortInfo:
     known_deleted: bool
 
 
-__all__ = ["ln_type", "is_deletion", "record_of", "AbortInfo"]
+__all__ = ["fetch_ln", "ln_type", "is_deletion", "record_of", "AbortInfo"]
