@@ -5,7 +5,8 @@ checkpoint's CkptStart and LNs from its firstActiveLSN, so the checkpoint
 must log, and make reachable through non-provisional ancestors, every IN
 that was dirty at CkptStart. Its steps, each a line of the run's trace::
 
-     1  ask the cleaner which files it may delete after this checkpoint (hook)
+     1  ask the cleaner (:mod:`minidb.logstore.cleaner`) which files it cleaned:
+        they may go after this checkpoint
      2  dirty map state DIRTY_MAP_INCOMPLETE
      3  log CkptStart; note firstActiveLSN (after CkptStart: JE #20270)
      4  build the dirty map by level from the dirty resident INs, with the
@@ -20,7 +21,8 @@ that was dirty at CkptStart. Its steps, each a line of the run's trace::
         the step's trace line)
      7  flush the utilization tracker: a FileSummaryLN per changed file
      8  log CkptEnd (CkptStart LSN, firstActiveLSN, mapping-tree root) and fsync
-     9  delete the cleaned files of step 1 (hook)
+     9  delete the cleaned files of step 1 that nobody protects (from the log's
+        low end, the log head recorded first)
     10  dirty map state NONE
 
 A :class:`CheckpointRun` is a generator of pauses: between two pauses (after
@@ -212,7 +214,8 @@ class CheckpointRun:
         result = self.result
 
         self.step = 1
-        files = list(hooks.cleaner_files_to_delete()) if hooks.cleaner_files_to_delete else []
+        cleaner_files = hooks.cleaner_files_to_delete or env.cleaner.files_to_delete
+        files = list(cleaner_files())
         result.files_to_delete = files
         self._say(1, "cleaner: files to delete after this checkpoint: %s",
                   ", ".join(map(str, files)) if files else "none")
@@ -279,6 +282,7 @@ class CheckpointRun:
         env.log.sync(end)
         result.ckpt_end_lsn = end
         self.checkpointer.last_ckpt_start = start
+        self.checkpointer.last_first_active = result.first_active_lsn
         self.checkpointer.last_ckpt_end = end
         self.checkpointer.bytes_at_last_end = env.log.stats["nBytes"]
         self._say(8, "CkptEnd logged at %s (CkptStart %s, firstActiveLSN %s, mapping tree root %s); log fsynced",
@@ -286,9 +290,13 @@ class CheckpointRun:
         yield self._pause(8, True)
 
         self.step = 9
-        if files and hooks.delete_cleaned_files is not None:
-            hooks.delete_cleaned_files(files)
-        self._say(9, "cleaner: deleted files: %s", ", ".join(map(str, files)) if files else "none")
+        if hooks.delete_cleaned_files is not None:
+            if files:
+                hooks.delete_cleaned_files(files)
+            deleted = files
+        else:
+            deleted = env.cleaner.delete_files(files)
+        self._say(9, "cleaner: deleted files: %s", ", ".join(map(str, deleted)) if deleted else "none")
         yield self._pause(9, True)
 
         self.step = 10
@@ -379,6 +387,7 @@ class Checkpointer:
         self.env = env
         self.last_checkpoint_id = 0
         self.last_ckpt_start: LSN = NULL_LSN
+        self.last_first_active: LSN = NULL_LSN
         self.last_ckpt_end: LSN = NULL_LSN
         self.bytes_at_last_end = 0
         self.current: CheckpointRun | None = None

@@ -12,6 +12,8 @@ setting                        JE parameter                        default
 ``checkpoint_bytes_interval``  je.checkpointer.bytesInterval       20 MiB
 ``durability``                 Durability.SyncPolicy (commit)      SYNC
 ``replicated``                 a ReplicatedEnvironment             False
+``cleaner_min_utilization``    je.cleaner.minUtilization           50 (percent)
+``cleaner_min_file_utilization`` je.cleaner.minFileUtilization     5 (percent)
 =============================  ==================================  ==============
 
 ``bug_evict_with_before_ckpt_end`` exists only to demonstrate the bug of the
@@ -52,6 +54,8 @@ class EnvironmentConfig:
     clock: Callable[[], float] = time.time
     bug_evict_with_before_ckpt_end: bool = False
     trace: bool = True
+    cleaner_min_utilization: int = 50
+    cleaner_min_file_utilization: int = 5
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:
@@ -62,13 +66,17 @@ class EnvironmentConfig:
             raise UserError(f"checkpoint_bytes_interval {self.checkpoint_bytes_interval} must be positive (or None)")
         if not isinstance(self.durability, Durability):
             raise UserError(f"durability must be a Durability, not {self.durability!r}")
+        for name in ("cleaner_min_utilization", "cleaner_min_file_utilization"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value <= 100:
+                raise UserError(f"{name} {value!r} must be a percentage, 0 to 100")
 
 
 @dataclass
 class EnvironmentHooks:
     """Where other parts plug in: replication's VLSN index (:mod:`minidb.replication.env` sets
-    ``flush_vlsn_index`` and ``recovery_listeners``) and the log cleaner (not built yet: without
-    it steps 1 and 9 find nothing to delete).
+    ``flush_vlsn_index`` and ``recovery_listeners``) and, in place of the log cleaner's own
+    steps 1 and 9 (:mod:`minidb.logstore.cleaner`), a caller's.
 
     ``cleaner_files_to_delete``  checkpoint step 1: files the cleaner may delete
                                  once this checkpoint ends

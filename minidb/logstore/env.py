@@ -50,6 +50,7 @@ from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, LogManager, Provisional
 from minidb.log.types import EntryType
 from minidb.logstore.checkpointer import Checkpointer, CheckpointResult
+from minidb.logstore.cleaner import Cleaner, FileCleaning
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database, DatabaseImpl
 from minidb.logstore.dirty_map import DirtyINMap
@@ -94,6 +95,7 @@ class Environment:
         self.records = RecordOps(self)
         self.db_tree = DbTree(self)
         self.checkpointer = Checkpointer(self)
+        self.cleaner = Cleaner(self)
         with self.latch:
             self.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
             try:
@@ -202,6 +204,17 @@ class Environment:
         with self.latch:
             self.check_usable()
             self.log.sync()
+
+    def clean_log(self, max_files: int | None = None) -> list[FileCleaning]:
+        """Clean log files while the cleaner selects one (JE's ``Environment.cleanLog``).
+
+        The files cleaned are deleted after the next checkpoint's CkptEnd.
+        """
+        with self.latch:
+            self.check_usable()
+            done = self.cleaner.clean(max_files)
+            self.after_operation()
+            return done
 
     def is_entry_erased(self, lsn: LSN) -> bool:
         """Whether the data eraser erased the entry at ``lsn`` (its type byte is LOG_ERASED)."""

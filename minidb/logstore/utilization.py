@@ -1,7 +1,7 @@
 """The utilization tracker: per log file, how much is still live (JE's ``UtilizationTracker``).
 
-The log cleaner (not built yet) will reclaim space by deleting whole log files
-whose few live entries it has copied forward. To choose files it will need, per
+The log cleaner (:mod:`minidb.logstore.cleaner`) reclaims space by deleting whole
+log files whose few live entries it has copied forward. To choose files it needs, per
 file, the total entries and bytes, and which entries are *obsolete*: no
 longer needed by the tree or by recovery. This tracker keeps that, from the
 first entry on:
@@ -154,7 +154,7 @@ class UtilizationTracker:
 
     def count_obsolete(self, lsn: LSN, size: int | None = None) -> None:
         """The node version at ``lsn`` is obsolete (counting it again changes nothing)."""
-        if lsn.is_null:
+        if lsn.is_null or lsn.file < self.env.log.head:  # a deleted file: nothing to count any more
             return
         summary = self.summary(lsn.file)
         if lsn.offset in summary.obsolete:
@@ -166,6 +166,11 @@ class UtilizationTracker:
         summary.obsolete[lsn.offset] = size
         self.dirty.add(lsn.file)
         self.stats.add("nObsoleteCounted")
+
+    def forget_file(self, number: int) -> None:
+        """The cleaner deleted the file: drop its counts (its FileSummaryLN is dead from now on)."""
+        self.files.pop(number, None)
+        self.dirty.discard(number)
 
     def is_obsolete(self, lsn: LSN) -> bool:
         summary = self.files.get(lsn.file)
@@ -210,10 +215,15 @@ class UtilizationTracker:
         self.deferred = None
         self.files.clear()
         summary_lsn: dict[int, LSN] = {}
+        head = self.env.log.head
         for values, lsn in summaries:
+            if values["file_number"] < head:  # a file the cleaner deleted
+                continue
             self.files[values["file_number"]] = FileSummary.from_values(values)
             summary_lsn[values["file_number"]] = lsn
         for number, obsolete in counted_obsolete.items():
+            if number < head:
+                continue
             self.summary(number).obsolete.update(obsolete)
             self.dirty.add(number)
         for lsn, size, type_name in scanned:

@@ -26,7 +26,10 @@ How it plugs into the log store (which never imports replication):
    it and flushes the result (:meth:`VLSNIndex.on_checkpoint`);
 3. then the index's allocator becomes ``env.log.vlsn_allocator`` (called
    under the log write latch) and its ``put`` a log listener (called after
-   the latch is released).
+   the latch is released);
+4. the index's ``truncate_head_for_file`` becomes a deletion listener of the
+   log cleaner's protection registry: before checkpoint step 9 deletes
+   cleaned files, the index forgets the VLSNs they hold.
 
 The environment's log records that it is replicated (the mapping tree's own
 MapLN, :mod:`minidb.logstore.mapping_tree`): ``Environment.open`` refuses it,
@@ -78,6 +81,7 @@ class ReplicatedEnvironment:
             raise VLSNIndexError(f"{env.where()}: recovery did not finish the VLSN index")
         env.log.vlsn_allocator = index.allocator
         env.log.add_listener(index.log_listener)
+        env.cleaner.protector.add_deletion_listener(index.before_file_deletion)  # before the cleaner deletes
         return cls(env, index, node_id)
 
     # -- the log store environment ------------------------------------------------------------

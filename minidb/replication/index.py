@@ -398,6 +398,13 @@ class VLSNIndex:
             return HeadTruncationResult(False, f"files up to 0x{file_number:x} hold no VLSN", delete_end, self.range)
         return self.truncate_from_head(delete_end, file_number)
 
+    def before_file_deletion(self, file_number: int) -> bool:
+        """The log cleaner's deletion listener: truncate the head for files up to ``file_number``;
+        whether they may go now (the index no longer covers any VLSN they hold)."""
+        result = self.truncate_head_for_file(file_number)
+        return (result.done or result.delete_end == NULL_VLSN or result.range.is_empty
+                or result.delete_end < result.range.first)
+
     # -- truncation from the tail (syncup rollback) ------------------------------------------------------------
     def truncate_from_tail(self, delete_start: int, prev_lsn: LSN | None = None) -> VLSNRange:
         """Drop VLSNs from ``delete_start`` on (syncup rolled them back); made durable.

@@ -1,0 +1,253 @@
+"""The log cleaner (JE's ``Cleaner``): reclaim log space by emptying files of their live entries.
+
+In the log store no entry is ever overwritten, so the log only grows until
+whole files are deleted. A file may go once nothing needs it: the cleaner
+reads each of its entries and asks the tree whether it is still *live*:
+
+- an LN is live iff its record's BIN slot points at this LSN (and is not a
+  known deletion); a live LN is *migrated*: logged again at the end of the
+  log (non-transactionally, without a new VLSN) and its slot pointed there;
+- an IN or BIN is live iff it is the current version of its node (its
+  parent's slot, or the database's root LSN, points at this LSN); a live
+  node is made dirty, so the next checkpoint logs it elsewhere (JE's lazy
+  migration of INs: nothing is logged now, see the checkpointer's rules);
+- everything else (FileHeader, Commit, Abort, CkptStart/End, older
+  versions, entries of removed databases) is obsolete and simply dropped.
+
+Entries the utilization tracker already counts obsolete are not looked up.
+An LN whose record a transaction holds write-locked cannot be judged now
+(an abort would put back a version this file may hold): the file is left
+for a later run (``nLNsLocked``) and stays a candidate.
+
+A cleaned file is not deleted at once: a crash would recover from the last
+checkpoint, whose trees may still point into it. Checkpoint step 1 takes the
+cleaned files, step 9 (after CkptEnd, when the migrated LNs' BINs and the
+dirtied INs are logged) deletes them (:meth:`Cleaner.delete_files`), unless
+the protection registry (:mod:`.protect`) says someone still reads them.
+Files are deleted from the log's low end only, through the log head
+(:meth:`minidb.log.manager.LogManager.remove_head_files`, which records the
+new head durably first, so no reader takes a deleted file for a lost one):
+a cleaned file above a file still in use waits until the files below it go.
+
+Only files wholly before the last checkpoint's recovery interval (its
+CkptStart and firstActiveLSN, and every active transaction's first entry)
+are candidates: recovery never needs them (:mod:`.selector` chooses among
+them by utilization).
+
+Statistics, named as JE names them: ``nCleanerRuns`` (files cleaned),
+``nCleanerEntriesRead``, ``nLNsObsolete``, ``nLNsDead`` (a removed database, a
+known deletion), ``nLNsLocked``, ``nLNsMigrated``, ``nINsObsolete``,
+``nINsDead``, ``nINsMigrated`` (made dirty), ``nCleanerDeletions`` (files deleted).
+
+Locking: every method runs under the environment latch (its callers take it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from minidb.log import LSN, LogEntry
+from minidb.log.files import file_name
+from minidb.logstore.cleaner.protect import FileProtector
+from minidb.logstore.cleaner.selector import Selection, select_file
+from minidb.logstore.logdef import IN_TYPES, LN, LN_TYPES, USER_LN_TYPES
+from minidb.logstore.mapping_tree import KIND_KEY, MAPPING_DB_ID
+from minidb.logstore.tree.ln import record_of
+from minidb.logstore.utilization import file_key
+from minidb.stats import Stats
+
+if TYPE_CHECKING:
+    from minidb.logstore.database import DatabaseImpl
+    from minidb.logstore.env import Environment
+
+CLEANER_STATS = ["nCleanerRuns", "nCleanerEntriesRead", "nLNsObsolete", "nLNsDead", "nLNsLocked", "nLNsMigrated",
+                 "nINsObsolete", "nINsDead", "nINsMigrated", "nCleanerDeletions"]
+
+
+@dataclass
+class FileCleaning:
+    """What cleaning one file did: the entries read, sorted into live and obsolete."""
+
+    file_number: int
+    cleaned: bool = True  # False: a locked LN stopped it
+    live: list[LSN] = field(default_factory=list)
+    obsolete: list[LSN] = field(default_factory=list)
+    migrated: dict[LSN, LSN] = field(default_factory=dict)  # old LN -> its new LSN
+    dirtied: list[str] = field(default_factory=list)  # the INs made dirty
+    reason: str = ""
+
+
+class Cleaner:
+    def __init__(self, env: "Environment"):
+        self.env = env
+        self.protector = FileProtector()
+        self.stats = Stats("cleaner", CLEANER_STATS)
+        self.cleaned: set[int] = set()  # cleaned, waiting for a checkpoint's step 9
+        self.last_selection: Selection | None = None
+
+    # -- choosing ----------------------------------------------------------------------
+    def recovery_horizon(self) -> LSN:
+        """Recovery may read entries from here on: the last CkptStart, firstActiveLSN, active txns."""
+        env = self.env
+        marks = [env.checkpointer.last_ckpt_start, env.checkpointer.last_first_active,
+                 env.txn_manager.first_active_lsn()]
+        marks = [m for m in marks if not m.is_null]
+        return min(marks) if marks else env.log.end_lsn
+
+    def is_candidate(self, number: int) -> bool:
+        return (number < self.recovery_horizon().file and number >= self.env.log.head
+                and number not in self.cleaned and not self.protector.is_protected(number))
+
+    def select(self) -> Selection:
+        config = self.env.config
+        report = [s for s in self.env.utilization.report() if s.file_number not in self.cleaned]
+        self.last_selection = select_file(report, self.is_candidate, config.cleaner_min_utilization,
+                                          config.cleaner_min_file_utilization)
+        return self.last_selection
+
+    def clean(self, max_files: int | None = None) -> list[FileCleaning]:
+        """Clean files while the selector picks one (at most ``max_files``)."""
+        done: list[FileCleaning] = []
+        while max_files is None or len(done) < max_files:
+            number = self.select().file_number
+            if number is None:
+                break
+            done.append(self.clean_file(number))
+            if not done[-1].cleaned:
+                break
+        return done
+
+    # -- cleaning one file -------------------------------------------------------------
+    def clean_file(self, number: int) -> FileCleaning:
+        env = self.env
+        result = FileCleaning(number)
+        end = env.log.end_lsn
+        stop = LSN(number + 1, 0) if number < end.file else end
+        for entry in list(env.log.scan(LSN(number, 0), stop)):
+            if entry.lsn.file != number:
+                break
+            self.stats.add("nCleanerEntriesRead")
+            if not self._clean_entry(entry, result):
+                result.cleaned = False
+                return result
+        self.cleaned.add(number)
+        self.stats.add("nCleanerRuns")
+        env.trace.emit("cleaner: cleaned %s: %d live, %d obsolete", file_name(number), len(result.live),
+                       len(result.obsolete))
+        return result
+
+    def _clean_entry(self, entry: LogEntry, result: FileCleaning) -> bool:
+        """Sort one entry; False when a locked LN stops the file."""
+        name = entry.type_name
+        if name not in LN_TYPES and name not in IN_TYPES or self.env.utilization.is_obsolete(entry.lsn):
+            result.obsolete.append(entry.lsn)
+            if name in LN_TYPES or name in IN_TYPES:
+                self.stats.add("nLNsObsolete" if name in LN_TYPES else "nINsObsolete")
+            return True
+        if name in IN_TYPES:
+            self._clean_in(entry, result)
+            return True
+        return self._clean_ln(entry, result)
+
+    def _clean_in(self, entry: LogEntry, result: FileCleaning) -> None:
+        values = entry.values
+        db = self.env.db_tree.get_by_id(values["db_id"])
+        if db is None:
+            result.obsolete.append(entry.lsn)
+            self.stats.add("nINsDead")
+            return
+        tree = db.tree
+        root = tree.root_node()
+        if root.node_id == values["node_id"]:
+            node = root if db.root_lsn == entry.lsn else None
+        else:
+            parent, index, _ = tree.find_parent(values["id_key"], values["level"], values["node_id"])
+            live = index is not None and parent is not None and parent.lsns[index] == entry.lsn
+            node = tree.fetch_child(parent, index) if live else None
+        if node is None:
+            result.obsolete.append(entry.lsn)
+            self.stats.add("nINsObsolete")
+            return
+        node.dirty = True
+        result.live.append(entry.lsn)
+        result.dirtied.append(node.describe())
+        self.stats.add("nINsMigrated")
+
+    def _clean_ln(self, entry: LogEntry, result: FileCleaning) -> bool:
+        env = self.env
+        db, key = self._record_of(entry)
+        if db is None:
+            result.obsolete.append(entry.lsn)
+            self.stats.add("nLNsDead")
+            return True
+        if env.locks.owner(db.id, key) is not None:
+            self.stats.add("nLNsLocked")
+            result.reason = f"record {key!r} of {db.name} at {entry.lsn} is locked by txn {env.locks.owner(db.id, key)}"
+            return False
+        bin_node = db.tree.search(key)
+        index, exact = bin_node.find(key)
+        if not exact or bin_node.lsns[index] != entry.lsn:
+            result.obsolete.append(entry.lsn)
+            self.stats.add("nLNsObsolete")
+            return True
+        if bin_node.known_deleted[index]:
+            result.obsolete.append(entry.lsn)
+            self.stats.add("nLNsDead")
+            return True
+        result.live.append(entry.lsn)
+        result.migrated[entry.lsn] = self._migrate(db, bin_node, index, entry)
+        self.stats.add("nLNsMigrated")
+        return True
+
+    def _record_of(self, entry: LogEntry) -> tuple["DatabaseImpl | None", bytes]:
+        """The database and key of the record an LN entry is a version of."""
+        values, db_tree = entry.values, self.env.db_tree
+        if entry.type_name in USER_LN_TYPES:
+            return db_tree.get_by_id(values["db_id"]), values["key"]
+        if entry.type_name == "FileSummaryLN":
+            number = values["file_number"]
+            return (db_tree.utilization if number >= self.env.log.head else None), file_key(number)
+        key = KIND_KEY if values["db_id"] == MAPPING_DB_ID else values["name"].encode("utf-8")
+        return db_tree.mapping, key
+
+    def _migrate(self, db: "DatabaseImpl", bin_node, index: int, entry: LogEntry) -> LSN:
+        """Log the live LN ``entry`` again and point its slot there."""
+        env = self.env
+        if entry.type_name not in USER_LN_TYPES:  # MapLN, FileSummaryLN: an internal record, logged as it is
+            return env.records.write_internal(db, bin_node.keys[index], entry.entry_type, dict(entry.values))
+        values = {"db_id": db.id, "key": bin_node.keys[index], "prev_lsn": entry.lsn, "data": record_of(entry)}
+        lsn = env.log_entry(LN, values)
+        bin_node.update_slot(index, lsn, False, values["data"])
+        bin_node.dirty = True
+        env.utilization.count_obsolete(entry.lsn)
+        return lsn
+
+    # -- deleting, at checkpoints ------------------------------------------------------
+    def files_to_delete(self) -> list[int]:
+        """Checkpoint step 1: the files cleaned so far (deleted after this checkpoint's CkptEnd)."""
+        return sorted(self.cleaned)
+
+    def delete_files(self, files: list[int]) -> list[int]:
+        """Checkpoint step 9: delete what may go of ``files`` (a prefix of the log, nothing protected)."""
+        env = self.env
+        ready = {n for n in files if n in self.cleaned and not self.protector.is_protected(n)}
+        head = env.log.head
+        while head in ready:
+            head += 1
+        if head == env.log.head:
+            return []
+        if not self.protector.before_deleting(head - 1):
+            env.trace.emit("cleaner: a deletion listener keeps files up to %s", file_name(head - 1))
+            return []
+        first = env.log.head
+        env.log.remove_head_files(head)
+        deleted = list(range(first, head))
+        for number in deleted:
+            self.cleaned.discard(number)
+            env.utilization.forget_file(number)
+            self.stats.add("nCleanerDeletions")
+        return deleted
+
+
+__all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS"]

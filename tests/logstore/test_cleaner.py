@@ -1,0 +1,256 @@
+"""The log cleaner: file selection by utilization, live/obsolete decisions, migration, deletion at checkpoints."""
+
+import pytest
+
+from minidb.errors import UserError
+from minidb.io import SimDisk
+from minidb.log.files import file_name
+from minidb.logstore import Environment, EnvironmentConfig
+from minidb.logstore.cleaner import FileProtector, select_file, total_utilization
+from minidb.logstore.utilization import FileSummary
+from minidb.logstore.verify import live_but_obsolete, utilization_totals_problems, verify_tree
+
+from tests.logstore.helpers import small_config
+
+
+def summary(number, total, live):
+    return FileSummary(number, total_count=2, total_size=total, obsolete={0: total - live} if total > live else {})
+
+
+def pick(summaries, candidate=lambda n: True, minimum=50, file_minimum=5):
+    return select_file(summaries, candidate, minimum, file_minimum).file_number
+
+
+# -- file selection --------------------------------------------------------------------------------
+def test_under_the_total_threshold_the_least_utilized_candidate_is_cleaned():
+    files = [summary(1, 1000, 200), summary(2, 1000, 900), summary(3, 1000, 30)]
+    assert round(total_utilization(files), 3) == 0.377
+    assert pick(files) == 3
+    assert pick(files, candidate=lambda n: n != 3) == 1  # never a file the caller excludes
+    assert pick(files, minimum=37) == 3  # 3% < 5%: cleaned whatever the total
+    assert pick(files, minimum=37, file_minimum=3) is None  # 37.7% >= 37% and no file under 3%
+
+
+def test_over_the_total_threshold_only_a_nearly_empty_file_is_cleaned():
+    files = [summary(1, 1000, 600), summary(2, 1000, 900), summary(3, 1000, 40)]  # total 51%
+    assert pick(files) == 3  # 4% < 5%
+    files[2] = summary(3, 1000, 60)  # 6%, total 52%
+    assert pick(files) is None
+    assert "no file under 5%" in select_file(files, lambda n: True, 50, 5).reason
+
+
+@pytest.mark.parametrize("name", ["cleaner_min_utilization", "cleaner_min_file_utilization"])
+def test_thresholds_are_percentages(name):
+    with pytest.raises(UserError, match=f"{name} 101 must be a percentage"):
+        EnvironmentConfig(**{name: 101})
+
+
+def churn(env, rounds=4, count=40):
+    """Every record rewritten ``rounds`` times, then four records in five deleted: most of the log is obsolete."""
+    db = env.database("accounts")
+    for r in range(rounds):
+        for i in range(count):
+            db.put(f"k{i:03d}", f"value {r} {i} " * 3)
+    for i in range(count):
+        if i % 5:
+            db.delete(f"k{i:03d}")
+    return db
+
+
+def expected_records(count=40, rounds=4):
+    return {f"k{i:03d}".encode(): (f"value {rounds - 1} {i} " * 3).encode() for i in range(0, count, 5)}
+
+
+def files_on(disk):
+    return sorted(n for n in disk.list() if n.endswith(".jdb"))
+
+
+@pytest.fixture
+def churned():
+    disk = SimDisk("churn")
+    env = Environment.open(disk, small_config(file_max=4096))
+    churn(env)
+    env.checkpoint()
+    return disk, env
+
+
+def test_never_the_file_being_written_a_protected_one_or_one_recovery_needs(churned):
+    disk, env = churned
+    current = env.log.end_lsn.file
+    horizon = env.cleaner.recovery_horizon()
+    assert horizon == env.checkpointer.last_ckpt_start
+    protected = env.cleaner.protector.protect("backup", 2, 3)
+    cleaned = [c.file_number for c in env.clean_log()]
+    assert cleaned and all(n < horizon.file for n in cleaned)
+    assert current not in cleaned and 2 not in cleaned and 3 not in cleaned
+    assert not env.cleaner.is_candidate(current) and not env.cleaner.is_candidate(2)
+    env.cleaner.protector.release(protected)
+    assert [c.file_number for c in env.clean_log()] == [2, 3]
+
+
+# -- live or obsolete ---------------------------------------------------------------------------------
+def test_lns_are_live_iff_their_slot_points_at_them_and_live_ones_are_migrated():
+    disk = SimDisk("lns")
+    env = Environment.open(disk, small_config(file_max=4096))
+    db = env.database("accounts")
+    db.put("keep", "kept value")
+    db.put("drop", "first")
+    db.put("drop", "second")
+    lsns = {(e["key"], e["data"]): e.lsn for e in env.log.scan() if e.type_name == "LN"}
+    while env.log.end_lsn.file == 1:  # fill file 1, then checkpoint so that it leaves the recovery interval
+        db.put("filler", "x" * 200)
+    env.checkpoint()
+    env.utilization.files[1].obsolete.clear()  # the tree alone decides (the tracker knows nothing obsolete)
+    result = env.cleaner.clean_file(1)
+    keep, dropped = lsns[(b"keep", b"kept value")], lsns[(b"drop", b"first")]
+    assert keep in result.live and dropped in result.obsolete
+    assert lsns[(b"drop", b"second")] in result.live
+    new = result.migrated[keep]
+    assert new.file > 1 and env.log.read(new).values["data"] == b"kept value"
+    leaf = db.impl.tree.search(b"keep")
+    assert leaf.lsns[leaf.find(b"keep")[0]] == new and leaf.dirty
+    assert env.utilization.is_obsolete(keep)
+    stats = env.cleaner.stats
+    assert stats["nLNsMigrated"] >= 2 and stats["nLNsObsolete"] >= 1 and stats["nCleanerRuns"] == 1
+    assert live_but_obsolete(env) == [] and verify_tree(env) == []
+    assert db.get("keep") == b"kept value" and db.get("drop") == b"second"
+
+
+def test_an_in_is_live_iff_it_is_its_nodes_current_version_and_is_then_made_dirty():
+    disk = SimDisk("ins")
+    env = Environment.open(disk, small_config(file_max=4096))
+    db = env.database("accounts")
+    for i in range(12):
+        db.put(f"k{i:02d}", "v")
+    env.checkpoint()  # the BINs' current versions, in file 1
+    bins = {n.node_id: n for n in env.evictor.resident_nodes() if n.db_id == db.impl.id and n.is_bin}
+    current = {n.last_logged_lsn: n for n in bins.values()}
+    older = [e.lsn for e in env.log.scan() if e.type_name == "BIN" and e["db_id"] == db.impl.id
+             and e.lsn not in current]
+    assert all(lsn.file == 1 for lsn in current) and older
+    while env.log.end_lsn.file == 1:
+        env.database("other").put("filler", "x" * 200)
+    env.checkpoint()
+    root = db.impl.root
+    assert root.last_logged_lsn.file == 1 and not root.dirty and not any(n.dirty for n in bins.values())
+    env.utilization.files[1].obsolete.clear()  # the tree alone decides
+    result = env.cleaner.clean_file(1)
+    assert set(current) | {root.last_logged_lsn} <= set(result.live) and set(older) <= set(result.obsolete)
+    assert root.dirty and all(node.dirty for node in bins.values())  # the next checkpoint logs them elsewhere
+    assert {n.describe() for n in bins.values()} | {root.describe()} <= set(result.dirtied)
+    env.checkpoint()
+    assert all(node.last_logged_lsn.file > 1 for node in [root, *bins.values()])
+
+
+def test_a_locked_record_leaves_the_file_for_later():
+    disk = SimDisk("locked")
+    env = Environment.open(disk, small_config(file_max=4096))
+    db = env.database("accounts")
+    db.put("k", "v1")
+    while env.log.end_lsn.file == 1:
+        db.put("filler", "x" * 200)
+    env.checkpoint()
+    txn = env.begin()
+    db.put("k", "v2", txn=txn)
+    result = env.cleaner.clean_file(1)
+    assert not result.cleaned and "b'k' of accounts" in result.reason and 1 not in env.cleaner.cleaned
+    assert env.cleaner.stats["nLNsLocked"] == 1
+    txn.abort()
+    assert db.get("k") == b"v1"
+    assert env.cleaner.clean_file(1).cleaned
+
+
+# -- deletion at checkpoints -----------------------------------------------------------------------------
+def test_cleaned_files_are_deleted_only_after_the_next_ckpt_end(churned):
+    disk, env = churned
+    cleaned = [c.file_number for c in env.clean_log()]
+    assert 1 in cleaned
+    run = env.checkpointer.start()
+    run.through(8)
+    assert file_name(1) in files_on(disk)  # CkptEnd is logged and fsynced, the files are still there
+    assert run.result.files_to_delete == sorted(cleaned)
+    run.through(9)
+    deleted = [file_name(n) for n in sorted(cleaned)]
+    assert not set(deleted) & set(files_on(disk))
+    assert env.log.head == max(cleaned) + 1 and env.cleaner.stats["nCleanerDeletions"] == len(cleaned)
+    run.finish()
+    assert dict(env.database("accounts").items()) == expected_records()
+    assert utilization_totals_problems(env) == [] and live_but_obsolete(env) == [] and verify_tree(env) == []
+
+
+def test_a_crash_before_step_9_keeps_the_files_and_recovery_reads_everything(churned):
+    disk, env = churned
+    env.clean_log()
+    run = env.checkpointer.start()
+    run.through(8)
+    env.crash()
+    env = Environment.open(disk, small_config(file_max=4096))
+    assert file_name(1) in files_on(disk)
+    assert dict(env.database("accounts").items()) == expected_records()
+    env.clean_log()
+    env.checkpoint()
+    env.crash()
+    env = Environment.open(disk, small_config(file_max=4096))
+    assert file_name(1) not in files_on(disk)
+    assert dict(env.database("accounts").items()) == expected_records()
+    assert utilization_totals_problems(env) == [] and live_but_obsolete(env) == [] and verify_tree(env) == []
+
+
+def test_a_protected_file_is_kept_until_released(churned):
+    disk, env = churned
+    env.clean_log()
+    feeding = env.cleaner.protector.protect("feeder replica-2", 2)
+    env.checkpoint()
+    assert files_on(disk)[0] == file_name(2)  # file 1 went, file 2 and those above stay
+    env.cleaner.protector.release(feeding)
+    env.checkpoint()
+    assert file_name(2) not in files_on(disk)
+
+
+def test_a_deletion_listener_runs_first_and_may_keep_the_files(churned):
+    disk, env = churned
+    env.clean_log()
+    seen = []
+    answer = [False]
+
+    def listener(last_file):
+        seen.append((last_file, file_name(last_file) in files_on(disk)))
+        return answer[0]
+
+    env.cleaner.protector.add_deletion_listener(listener)
+    env.checkpoint()
+    last = seen[0][0]
+    assert seen == [(last, True)] and file_name(1) in files_on(disk)  # refused: nothing deleted
+    answer[0] = True
+    env.checkpoint()
+    assert seen[-1] == (last, True) and file_name(last) not in files_on(disk)
+
+
+def test_protection_ranges_are_checked():
+    protector = FileProtector()
+    with pytest.raises(UserError, match=r"backup: cannot protect files 3..2"):
+        protector.protect("backup", 3, 2)
+    held = protector.protect("backup", 3, 4)
+    assert protector.protected_by(4) == ["backup (files 3..4)"] and not protector.is_protected(5)
+    protector.release(held)
+    with pytest.raises(UserError, match="not protected"):
+        protector.release(held)
+
+
+def test_a_workload_that_deletes_most_records_ends_with_fewer_log_bytes_than_it_wrote():
+    disk = SimDisk("shrink")
+    env = Environment.open(disk, small_config(file_max=4096))
+    churn(env)
+    env.checkpoint()
+    written = env.log.stats["nBytes"]
+    env.clean_log()
+    env.checkpoint()
+    env.clean_log()
+    env.checkpoint()
+    on_disk = sum(disk.size(n) for n in files_on(disk))
+    assert on_disk < written * 0.6, (on_disk, written)  # 4 of its 7 files were cleaned and deleted
+    assert env.log.head == 5
+    env.close()
+    env = Environment.open(disk, small_config(file_max=4096))
+    assert dict(env.database("accounts").items()) == expected_records()
+    env.close()

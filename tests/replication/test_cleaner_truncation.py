@@ -1,0 +1,46 @@
+"""The log cleaner deletes files the VLSN index covers only after the index was truncated at its head."""
+
+from minidb.io import SimDisk
+from minidb.log.files import file_name
+from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+
+from tests.replication.helpers import small_config
+
+
+def churned(min_size):
+    disk = SimDisk("rep")
+    renv = ReplicatedEnvironment.open(disk, small_config(file_max=4096),
+                                      VLSNIndexConfig(stride=4, max_mappings=1000, min_vlsn_index_size=min_size))
+    db = renv.database("accounts")
+    for r in range(4):
+        for i in range(40):
+            db.put(f"k{i:03d}", f"value {r} {i} " * 3)
+    for i in range(40):
+        if i % 5:
+            db.delete(f"k{i:03d}")
+    renv.env.checkpoint()
+    return disk, renv
+
+
+def test_the_vlsn_index_is_truncated_before_its_files_are_deleted():
+    disk, renv = churned(min_size=10)
+    env, index = renv.env, renv.vlsn_index
+    first_before = index.range.first
+    cleaned = [c.file_number for c in env.clean_log()]
+    assert 1 in cleaned
+    seen = []
+    env.cleaner.protector.add_deletion_listener(  # runs after the index's own listener
+        lambda last: seen.append((index.range.first, file_name(last) in disk.list())) or True)
+    env.checkpoint()
+    assert seen[0][0] > first_before and seen[0][1]  # the index was truncated while the files were still there
+    assert file_name(1) not in disk.list()
+    renv.close()
+
+
+def test_files_the_index_cannot_let_go_are_kept():
+    disk, renv = churned(min_size=10_000)  # the index keeps every VLSN: truncation is refused
+    env = renv.env
+    assert env.clean_log()
+    env.checkpoint()
+    assert file_name(1) in disk.list() and env.log.head == 1
+    renv.close()
