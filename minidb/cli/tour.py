@@ -210,7 +210,9 @@ def tour_logstore(workdir: str) -> str:
 
     path = os.path.join(workdir, "logstore")
     disk = OSDisk(path, create=True)
-    config = EnvironmentConfig(node_max_entries=4, checkpoint_bytes_interval=None, clock=lambda: 1_700_000_000.0)
+    # the log cleaner's thread runs, as in a real deployment (it finds nothing to clean in one file)
+    config = EnvironmentConfig(node_max_entries=4, checkpoint_bytes_interval=None, clock=lambda: 1_700_000_000.0,
+                               run_cleaner=True, cleaner_bytes_interval=4096)
     env = Environment.open(disk, config)
     accounts = env.database("accounts")
     for i in range(20):

@@ -14,6 +14,8 @@ setting                        JE parameter                        default
 ``replicated``                 a ReplicatedEnvironment             False
 ``cleaner_min_utilization``    je.cleaner.minUtilization           50 (percent)
 ``cleaner_min_file_utilization`` je.cleaner.minFileUtilization     5 (percent)
+``run_cleaner``                je.env.runCleaner (a thread)        False
+``cleaner_bytes_interval``     je.cleaner.bytesInterval            1 MiB
 =============================  ==================================  ==============
 
 ``bug_evict_with_before_ckpt_end`` exists only to demonstrate the bug of the
@@ -56,6 +58,8 @@ class EnvironmentConfig:
     trace: bool = True
     cleaner_min_utilization: int = 50
     cleaner_min_file_utilization: int = 5
+    run_cleaner: bool = False
+    cleaner_bytes_interval: int = 1024 * 1024
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:
@@ -70,6 +74,8 @@ class EnvironmentConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or not 0 <= value <= 100:
                 raise UserError(f"{name} {value!r} must be a percentage, 0 to 100")
+        if self.cleaner_bytes_interval < 1:
+            raise UserError(f"cleaner_bytes_interval {self.cleaner_bytes_interval} must be positive")
 
 
 @dataclass

@@ -7,7 +7,11 @@ transactions that commit or abort, a long transaction that stays open
 across checkpoints (so firstActiveLSN lies before CkptStart) and may still
 be open at the end (a loser), lock conflicts (which must change nothing),
 full checkpoints, and checkpoints stepped pause by pause with other
-operations (and evictions) in between, in every checkpoint state.
+operations (and evictions) in between, in every checkpoint state. The log
+cleaner runs too (its thresholds drawn so that it does clean): files
+cleaned, live LNs migrated, live INs made dirty, and the cleaned files
+deleted at the next checkpoint's step 9 (the log head recorded, then the
+files removed: both are crash points too).
 
 Each operation is recorded with the LSN of its LN, each commit with the LSN
 of its Commit entry, and each fsync that returned (a synced commit, a
@@ -26,7 +30,10 @@ write, random subsets), the environment is opened on the crashed image
 3. every promise holds: an fsync that returned before the crash point left
    its entries in the surviving log;
 4. the trees are well formed, no entry in use is counted obsolete, and the
-   utilization totals match the log.
+   utilization totals match the log;
+5. the cleaner's guarantee: no entry the trees use lies in a deleted file
+   (below the log head), so reading every record above never met a
+   missing file.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from minidb.log import LSN
 from minidb.logstore.config import Durability, EnvironmentConfig
 from minidb.logstore.env import Environment
 from minidb.logstore.errors import LockConflictError
+from minidb.logstore.inspect import live_lsns
 from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
 
 DATABASES = ("a", "b")
@@ -60,6 +68,8 @@ class Workload:
     promises: list[tuple[int, LSN]] = field(default_factory=list)  # (event index of the fsync, LSN made durable)
     checkpoints: int = 0
     stepped_checkpoints: int = 0
+    files_cleaned: int = 0
+    files_deleted: int = 0
     conflicts: int = 0
 
     def expected(self, end: LSN) -> dict[str, dict[bytes, bytes]]:
@@ -89,6 +99,7 @@ def workload_config(rng: random.Random) -> EnvironmentConfig:
         durability=rng.choice([Durability.SYNC, Durability.SYNC, Durability.WRITE_NO_SYNC]),
         clock=fixed_clock,
         trace=False,
+        cleaner_min_utilization=rng.choice([50, 100]),  # 100: clean the least used file whatever the total
     )
 
 
@@ -136,6 +147,13 @@ class Recorder:
     def sync(self) -> None:
         self.env.sync()
         self.promise(self.env.log.last_lsn)
+
+    def clean(self, max_files: int) -> None:
+        """Clean up to ``max_files`` files, then a checkpoint (whose step 9 deletes them)."""
+        head = self.env.log.head
+        self.workload.files_cleaned += sum(c.cleaned for c in self.env.clean_log(max_files))
+        self.checkpoint()
+        self.workload.files_deleted += self.env.log.head - head
 
 
 class _Runner:
@@ -193,6 +211,7 @@ class _Runner:
     def run(self) -> Workload:
         rng, env, wl, record = self.rng, self.env, self.workload, self.record
         forced = {self.ops // 3, (2 * self.ops) // 3}
+        cleaning = self.ops - 2
         for i in range(self.ops):
             roll = rng.random()
             try:
@@ -201,6 +220,8 @@ class _Runner:
                         record.checkpoint()
                     else:
                         record.stepped_checkpoint(self.small_op)
+                elif i == cleaning:
+                    record.clean(rng.choice([1, 3]))
                 elif roll < 0.40:
                     self.write()
                 elif roll < 0.62:
@@ -266,6 +287,8 @@ def recover_and_check(workload: Workload, image: SimDisk, deep: bool = True) -> 
                                   f"(log end {end})")
     if deep:
         problems = verify_tree(env) + live_but_obsolete(env) + utilization_totals_problems(env)
+        problems += [f"{what} at {lsn} lies in a deleted file (the log head is {env.log.head})"
+                     for lsn, what in live_lsns(env).items() if lsn.file < env.log.head]
         if problems:
             return Recovered(end, "; ".join(problems[:3]))
     return Recovered(end, None)

@@ -50,7 +50,7 @@ from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, LogManager, Provisional
 from minidb.log.types import EntryType
 from minidb.logstore.checkpointer import Checkpointer, CheckpointResult
-from minidb.logstore.cleaner import Cleaner, FileCleaning
+from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database, DatabaseImpl
 from minidb.logstore.dirty_map import DirtyINMap
@@ -105,6 +105,10 @@ class Environment:
                 raise
             finally:
                 self.recovering = False
+        self.cleaner_thread: CleanerThread | None = None
+        if self.config.run_cleaner:
+            self.cleaner_thread = CleanerThread(self)
+            self.cleaner_thread.start()
 
     @classmethod
     def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
@@ -159,6 +163,8 @@ class Environment:
         try:
             self.evictor.evict_to_budget()
             self.checkpointer.maybe_checkpoint()
+            if self.cleaner_thread is not None:
+                self.cleaner_thread.wake_if_due()
         finally:
             self._in_after_operation = False
 
@@ -228,6 +234,7 @@ class Environment:
     # -- closing and crashing ------------------------------------------------------------------
     def close(self) -> None:
         """A last checkpoint, then close the log. Open transactions must be ended first."""
+        self._stop_cleaner_thread()
         with self.latch:
             if self.closed:
                 return
@@ -245,10 +252,15 @@ class Environment:
         """Simulate a power failure: what was not fsynced is lost as ``mode`` says (default: all of it)."""
         if not isinstance(self.disk, SimDisk):
             raise UserError(f"crash() needs a simulated disk; {self.where()} is a real directory")
+        self._stop_cleaner_thread()
         with self.latch:
             self.disk.crash(mode or CrashMode.nothing())
             self.closed = True
             self.evictor.clear()
+
+    def _stop_cleaner_thread(self) -> None:
+        if self.cleaner_thread is not None:
+            self.cleaner_thread.stop()  # outside the latch: a run waiting for it can finish first
 
     def __enter__(self) -> "Environment":
         return self

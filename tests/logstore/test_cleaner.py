@@ -5,7 +5,7 @@ import pytest
 from minidb.errors import UserError
 from minidb.io import SimDisk
 from minidb.log.files import file_name
-from minidb.logstore import Environment, EnvironmentConfig
+from minidb.logstore import Environment, EnvironmentConfig, LogFileNotFound
 from minidb.logstore.cleaner import FileProtector, select_file, total_utilization
 from minidb.logstore.utilization import FileSummary
 from minidb.logstore.verify import live_but_obsolete, utilization_totals_problems, verify_tree
@@ -254,3 +254,50 @@ def test_a_workload_that_deletes_most_records_ends_with_fewer_log_bytes_than_it_
     env = Environment.open(disk, small_config(file_max=4096))
     assert dict(env.database("accounts").items()) == expected_records()
     env.close()
+
+
+# -- on demand and in the background ---------------------------------------------------------------------
+def test_the_background_thread_cleans_when_woken_and_stops_at_close():
+    disk = SimDisk("daemon")
+    env = Environment.open(disk, small_config(file_max=4096, run_cleaner=True, cleaner_bytes_interval=10**9))
+    thread = env.cleaner_thread
+    assert thread is not None and thread.thread.is_alive() and thread.runs == 0
+    churn(env)
+    env.checkpoint()
+    assert thread.runs == 0 and not env.cleaner.cleaned  # not woken: 10**9 bytes were not logged
+    thread.wake()
+    assert thread.ran.wait(timeout=60)  # an event, not a sleep
+    assert thread.runs == 1 and thread.error is None and 1 in env.cleaner.cleaned
+    env.checkpoint()
+    assert file_name(1) not in files_on(disk)
+    env.close()
+    assert not thread.thread.is_alive()
+    assert Environment.open(disk, small_config()).cleaner_thread is None  # off by default
+
+
+def test_the_thread_is_woken_by_log_growth():
+    disk = SimDisk("growth")
+    env = Environment.open(disk, small_config(file_max=4096, run_cleaner=True, cleaner_bytes_interval=2000))
+    thread = env.cleaner_thread
+    env.database("accounts").put("k", "v" * 3000)  # more than 2000 bytes logged: the next operation wakes it
+    assert thread.ran.wait(timeout=60) and thread.runs >= 1
+    env.crash()
+    assert not thread.thread.is_alive()
+
+
+def test_a_cleaner_trusting_a_wrong_obsolete_count_leaves_a_clear_log_file_not_found(churned):
+    disk, env = churned
+    db = env.database("accounts")
+    leaf = db.impl.tree.search(b"k000")
+    lsn = leaf.lsns[leaf.find(b"k000")[0]]
+    assert lsn.file == 4
+    env.utilization.count_obsolete(lsn)  # wrong: k000's current version is in use
+    env.clean_log()
+    env.checkpoint()
+    assert file_name(4) not in files_on(disk)
+    env.close()
+    env = Environment.open(disk, small_config(file_max=4096))
+    with pytest.raises(LogFileNotFound, match=rf"record b'k000' .* refers to {lsn}, in log file 00000004.jdb, "
+                                              r"which was deleted \(the log starts at 00000005.jdb\)"):
+        env.database("accounts").get("k000")
+    assert env.database("accounts").get("k005") == expected_records()[b"k005"]

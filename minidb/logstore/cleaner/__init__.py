@@ -3,14 +3,16 @@
 - :mod:`.selector`: which file to clean (JE's thresholds, 50% total, 5% per file);
 - :mod:`.cleaner`: cleaning a file (live or obsolete, by asking the tree; live LNs migrated, live INs
   made dirty) and deleting cleaned files at checkpoint step 9;
-- :mod:`.protect`: the protection registry and the file-deletion listeners.
+- :mod:`.protect`: the protection registry and the file-deletion listeners;
+- :mod:`.daemon`: the background thread (``EnvironmentConfig.run_cleaner``).
 
 ``env.clean_log()`` cleans on demand; ``env.cleaner`` is the :class:`Cleaner`.
 """
 
 from minidb.logstore.cleaner.cleaner import CLEANER_STATS, Cleaner, FileCleaning
+from minidb.logstore.cleaner.daemon import CleanerThread
 from minidb.logstore.cleaner.protect import FileProtector, ProtectedFileSet
 from minidb.logstore.cleaner.selector import Selection, select_file, total_utilization
 
-__all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS", "FileProtector", "ProtectedFileSet", "Selection",
+__all__ = ["Cleaner", "CleanerThread", "FileCleaning", "CLEANER_STATS", "FileProtector", "ProtectedFileSet", "Selection",
            "select_file", "total_utilization"]

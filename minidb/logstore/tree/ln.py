@@ -27,7 +27,9 @@ checks what the slot expects: an erased entry (the data eraser's
 LOG_ERASED) is an :class:`~minidb.logstore.errors.EnvironmentFailureError`
 naming the LSN (the record's data is gone), an entry of another type (a
 Commit, an IN, another database's kind of LN) a
-:class:`~minidb.logstore.errors.TreeError`; neither is ever returned as data.
+:class:`~minidb.logstore.errors.TreeError`; neither is ever returned as data; an entry in a log file the cleaner deleted
+a :class:`~minidb.logstore.errors.LogFileNotFound` naming the file and LSN
+(:func:`require_kept`, which node fetches use too).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from typing import Any
 from minidb.errors import LogError
 from minidb.log import LSN, LogEntry
 from minidb.log.types import EntryType
-from minidb.logstore.errors import EnvironmentFailureError, TreeError
+from minidb.log.files import file_name
+from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.logdef import DEL_LN, DEL_LN_TX, DELETED_LN_TYPES, LN, LN_TX, USER_LN_TYPES
 
 
@@ -62,8 +65,16 @@ def record_of(entry: LogEntry) -> Any:
     return dict(entry.values)
 
 
+def require_kept(log, lsn: LSN, what: str) -> None:
+    """A :class:`LogFileNotFound` if ``lsn`` lies in a file the cleaner deleted (below the log head)."""
+    if lsn.file < log.head:
+        raise LogFileNotFound(f"{what} refers to {lsn}, in log file {file_name(lsn.file)}, which was deleted "
+                              f"(the log starts at {file_name(log.head)})")
+
+
 def fetch_ln(log, lsn: LSN, expected: frozenset[str], what: str) -> LogEntry:
     """The LN at ``lsn`` that ``what`` (a slot) refers to; it must be one of the ``expected`` types."""
+    require_kept(log, lsn, what)
     try:
         entry = log.read(lsn)
     except LogError as e:
@@ -84,4 +95,4 @@ class AbortInfo:
     known_deleted: bool
 
 
-__all__ = ["fetch_ln", "ln_type", "is_deletion", "record_of", "AbortInfo"]
+__all__ = ["require_kept", "fetch_ln", "ln_type", "is_deletion", "record_of", "AbortInfo"]

@@ -43,6 +43,7 @@ from minidb.logstore.errors import TreeError
 from minidb.logstore.logdef import BIN_ENTRY, IN_ENTRY
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.in_node import IN, key_order_problem
+from minidb.logstore.tree.ln import require_kept
 
 if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
@@ -68,6 +69,7 @@ def node_from_entry(entry) -> IN:
 
 def read_node_entry(log, lsn: LSN, expected_node_id: int | None, what: str):
     """The IN/BIN entry at ``lsn``; a clear error if it is not the node the slot names."""
+    require_kept(log, lsn, what)
     try:
         entry = log.read(lsn)
     except LogError as e:
