@@ -29,9 +29,11 @@ Here they run on a real environment with 4-slot nodes and a 3-level tree.
 
 Recovery then decides which version of A the tree uses, and
 :func:`~minidb.logstore.verify.live_but_obsolete` says whether counting 050
-obsolete was right. :func:`clean_trusting_utilization` plays the log cleaner
-(not built yet): it erases the entries the summaries call obsolete (the data
-eraser's LOG_ERASED type byte). After the correct cases every record can
+obsolete was right. :func:`clean_trusting_utilization` plays a cleaner that trusts the counts
+alone: it erases the entries the summaries call obsolete (the data eraser's
+LOG_ERASED type byte). (The real cleaner, :mod:`minidb.logstore.cleaner`,
+would also migrate the LNs under A, which dirties A and hides the damage in
+this small log: the erasure shows it at once.) After the correct cases every record can
 still be read; after case 3 with the bug, A is gone: JE's
 LogFileNotFoundException.
 """

@@ -149,11 +149,8 @@ class Recorder:
         self.promise(self.env.log.last_lsn)
 
     def clean(self, max_files: int) -> None:
-        """Clean up to ``max_files`` files, then a checkpoint (whose step 9 deletes them)."""
-        head = self.env.log.head
+        """Clean up to ``max_files`` files (the next checkpoint's step 9 deletes them)."""
         self.workload.files_cleaned += sum(c.cleaned for c in self.env.clean_log(max_files))
-        self.checkpoint()
-        self.workload.files_deleted += self.env.log.head - head
 
 
 class _Runner:
@@ -211,7 +208,7 @@ class _Runner:
     def run(self) -> Workload:
         rng, env, wl, record = self.rng, self.env, self.workload, self.record
         forced = {self.ops // 3, (2 * self.ops) // 3}
-        cleaning = self.ops - 2
+        cleaning = self.ops // 3 + 1  # between the two forced checkpoints: the second one deletes
         for i in range(self.ops):
             roll = rng.random()
             try:
@@ -240,12 +237,15 @@ class _Runner:
                     record.stepped_checkpoint(self.small_op)
                 elif roll < 0.86:
                     record.checkpoint(minimize=rng.random() < 0.3)
+                elif roll < 0.88:
+                    record.clean(rng.choice([1, 3]))
                 elif roll < 0.9:
                     record.sync()
                 else:
                     list(env.database(rng.choice(DATABASES)).items())
             except LockConflictError:
                 wl.conflicts += 1
+        wl.files_deleted = env.log.head - 1
         return wl
 
 

@@ -3,7 +3,8 @@
 Each workload (minidb.logstore.crashtest) spans at least two checkpoints, some of them stepped with
 operations and evictions between their steps, with a tiny node budget; every write, truncate and
 fsync of its disk history is a crash point (keeping nothing, everything, a torn write, a random
-subset of the unsynced writes), and recovery must give exactly the committed state.
+subset of the unsynced writes), and recovery must give exactly the committed state. The log cleaner
+cleans files and a later checkpoint deletes them, so those writes are crash points too.
 """
 
 import pytest
@@ -29,6 +30,12 @@ def test_every_workload_spans_two_checkpoints():
         workload = run_workload(seed, OPS)
         assert workload.checkpoints >= 2
         assert workload.writes
+
+
+def test_the_cleaner_cleans_and_deletes_files_in_the_sweep():
+    workloads = [run_workload(seed, OPS) for seed in range(40)]
+    assert sum(w.files_cleaned for w in workloads) >= 10
+    assert sum(w.files_deleted > 0 for w in workloads) >= 5  # deleted at a checkpoint's step 9: crash points too
 
 
 def test_the_checker_catches_a_wrong_committed_state():

@@ -29,7 +29,7 @@ naming the LSN (the record's data is gone), an entry of another type (a
 Commit, an IN, another database's kind of LN) a
 :class:`~minidb.logstore.errors.TreeError`; neither is ever returned as data; an entry in a log file the cleaner deleted
 a :class:`~minidb.logstore.errors.LogFileNotFound` naming the file and LSN
-(:func:`require_kept`, which node fetches use too).
+(:func:`read_referenced`, which node fetches use too).
 """
 
 from __future__ import annotations
@@ -65,20 +65,21 @@ def record_of(entry: LogEntry) -> Any:
     return dict(entry.values)
 
 
-def require_kept(log, lsn: LSN, what: str) -> None:
-    """A :class:`LogFileNotFound` if ``lsn`` lies in a file the cleaner deleted (below the log head)."""
+def read_referenced(log, lsn: LSN, what: str) -> LogEntry:
+    """The entry at ``lsn`` that ``what`` refers to: a :class:`LogFileNotFound` if it lies in a file
+    the cleaner deleted (below the log head), a :class:`TreeError` if it cannot be read."""
     if lsn.file < log.head:
         raise LogFileNotFound(f"{what} refers to {lsn}, in log file {file_name(lsn.file)}, which was deleted "
                               f"(the log starts at {file_name(log.head)})")
+    try:
+        return log.read(lsn)
+    except LogError as e:
+        raise TreeError(f"cannot fetch {what} at {lsn}: {e}") from None
 
 
 def fetch_ln(log, lsn: LSN, expected: frozenset[str], what: str) -> LogEntry:
     """The LN at ``lsn`` that ``what`` (a slot) refers to; it must be one of the ``expected`` types."""
-    require_kept(log, lsn, what)
-    try:
-        entry = log.read(lsn)
-    except LogError as e:
-        raise TreeError(f"cannot fetch {what} at {lsn}: {e}") from None
+    entry = read_referenced(log, lsn, what)
     if entry.header.erased:
         raise EnvironmentFailureError(f"{what} refers to the erased entry at {lsn}: its data is gone")
     if entry.type_name not in expected:
@@ -95,4 +96,4 @@ class AbortInfo:
     known_deleted: bool
 
 
-__all__ = ["require_kept", "fetch_ln", "ln_type", "is_deletion", "record_of", "AbortInfo"]
+__all__ = ["read_referenced", "fetch_ln", "ln_type", "is_deletion", "record_of", "AbortInfo"]

@@ -37,13 +37,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minidb.errors import LogError
 from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.logstore.errors import TreeError
 from minidb.logstore.logdef import BIN_ENTRY, IN_ENTRY
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.in_node import IN, key_order_problem
-from minidb.logstore.tree.ln import require_kept
+from minidb.logstore.tree.ln import read_referenced
 
 if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
@@ -69,11 +68,7 @@ def node_from_entry(entry) -> IN:
 
 def read_node_entry(log, lsn: LSN, expected_node_id: int | None, what: str):
     """The IN/BIN entry at ``lsn``; a clear error if it is not the node the slot names."""
-    require_kept(log, lsn, what)
-    try:
-        entry = log.read(lsn)
-    except LogError as e:
-        raise TreeError(f"cannot fetch {what} at {lsn}: {e}") from None
+    entry = read_referenced(log, lsn, what)
     if entry.header.erased:
         raise TreeError(f"{what} at {lsn} was erased from the log: the node is gone (log file not found in JE terms)")
     if entry.type_name not in (IN_ENTRY.name, BIN_ENTRY.name):
