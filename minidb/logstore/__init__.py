@@ -3,7 +3,7 @@
 Public surface::
 
     Environment, open_environment          an environment: the log, its databases, recovery (env.py)
-    EnvironmentConfig, EnvironmentHooks,   configuration; hooks for the cleaner and the VLSN index
+    EnvironmentConfig, EnvironmentHooks,   configuration; hooks for the VLSN index (and steps 1, 9)
     Durability
     Database, Transaction, Cursor          records, transactions, scans
     LOGSTORE_TYPES, REPLICABLE_TYPES       the entry-type table (logdef.py)
@@ -13,6 +13,8 @@ Public surface::
     CheckpointRun, CheckpointResult        a checkpoint, step by step (checkpointer.py)
     RecoveryInfo                           what recovery found and did (recovery.py)
     FileSummary                            per-file utilization (utilization.py)
+    Cleaner, FileCleaning, FileProtector,  the log cleaner (cleaner/): env.clean_log(), env.cleaner,
+    ProtectedFileSet, CleanerThread        its protection registry, its background thread
     LockConflictError, ...                 errors (errors.py)
 
 Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
@@ -22,6 +24,7 @@ Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
 
 from minidb.log import Provisional
 from minidb.logstore.checkpointer import CheckpointResult, CheckpointRun
+from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning, FileProtector, ProtectedFileSet
 from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database
 from minidb.logstore.dirty_map import CkptState, DirtyINMap
@@ -41,5 +44,6 @@ __all__ = [
     "Transaction", "Cursor", "LOGSTORE_TYPES", "REPLICABLE_TYPES", "Provisional", "is_provisional",
     "checkpoint_provisional", "CkptState", "DirtyINMap", "CheckpointRun", "CheckpointResult", "RecoveryInfo",
     "FileSummary", "LockConflictError", "DatabaseNotFoundError", "EnvironmentClosedError",
-    "TransactionStateError", "TreeError", "EnvironmentFailureError", "LogFileNotFound", "AbortNotLoggedError", "EnvironmentKindError",
+    "TransactionStateError", "TreeError", "EnvironmentFailureError", "LogFileNotFound", "AbortNotLoggedError",
+    "EnvironmentKindError", "Cleaner", "CleanerThread", "FileCleaning", "FileProtector", "ProtectedFileSet",
 ]

@@ -2,21 +2,21 @@
 
 Every setting has a JE counterpart, named after it:
 
-=============================  ==================================  ==============
-setting                        JE parameter                        default
-=============================  ==================================  ==============
-``file_max``                   je.log.fileMax                      10 MiB
-``buffer_size``                je.log.bufferSize                   64 KiB
-``node_max_entries``           je.nodeMaxEntries                   128
-``node_budget``                je.maxMemory (in nodes here)        None (no limit)
-``checkpoint_bytes_interval``  je.checkpointer.bytesInterval       20 MiB
-``durability``                 Durability.SyncPolicy (commit)      SYNC
-``replicated``                 a ReplicatedEnvironment             False
-``cleaner_min_utilization``    je.cleaner.minUtilization           50 (percent)
-``cleaner_min_file_utilization`` je.cleaner.minFileUtilization     5 (percent)
-``run_cleaner``                je.env.runCleaner (a thread)        False
-``cleaner_bytes_interval``     je.cleaner.bytesInterval            1 MiB
-=============================  ==================================  ==============
+================================  ==============================  ===============
+setting                           JE parameter                    default
+================================  ==============================  ===============
+``file_max``                      je.log.fileMax                  10 MiB
+``buffer_size``                   je.log.bufferSize               64 KiB
+``node_max_entries``              je.nodeMaxEntries               128
+``node_budget``                   je.maxMemory (in nodes here)    None (no limit)
+``checkpoint_bytes_interval``     je.checkpointer.bytesInterval   20 MiB
+``durability``                    Durability.SyncPolicy (commit)  SYNC
+``replicated``                    a ReplicatedEnvironment         False
+``cleaner_min_utilization``       je.cleaner.minUtilization       50 (percent)
+``cleaner_min_file_utilization``  je.cleaner.minFileUtilization   5 (percent)
+``run_cleaner``                   je.env.runCleaner (a thread)    False
+``cleaner_bytes_interval``        je.cleaner.bytesInterval        1 MiB
+================================  ==============================  ===============
 
 ``bug_evict_with_before_ckpt_end`` exists only to demonstrate the bug of the
 JE documentation's third BEFORE_CKPT_END case (JE SR #19422, CacheMode.EVICT_BIN): the

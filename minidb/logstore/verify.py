@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from minidb.io import Disk
 from minidb.log import LSN, LogManager
-from minidb.logstore.errors import EnvironmentFailureError, TreeError
+from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.inspect import NodeView, TreeView, logged_tree_view, live_lsns, tree_names, tree_view
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, ln_types_of
 from minidb.logstore.tree.ln import fetch_ln
@@ -74,14 +74,15 @@ def verify_tree(env: "Environment") -> list[str]:
 
 
 def record_reference_problems(log: LogManager, view: TreeView) -> list[str]:
-    """Slots of ``view``'s BINs that refer to an erased entry or to an entry that is not their kind of LN."""
+    """Slots of ``view``'s BINs that refer to an erased entry, an entry in a deleted file, or an entry that is
+    not their kind of LN."""
     problems = []
     for node in view.nodes():
         for index, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
             if not deleted:
                 try:
                     fetch_ln(log, lsn, ln_types_of(view.db_id), f"{view.db_name} {node.label} slot {index}")
-                except (EnvironmentFailureError, TreeError) as e:
+                except (EnvironmentFailureError, LogFileNotFound, TreeError) as e:
                     problems.append(str(e))
     return problems
 

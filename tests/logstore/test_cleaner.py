@@ -7,7 +7,7 @@ from minidb.io import SimDisk
 from minidb.log.files import file_name
 from minidb.logstore import Environment, EnvironmentConfig, LogFileNotFound
 from minidb.logstore.cleaner import FileProtector, select_file, total_utilization
-from minidb.logstore.utilization import FileSummary
+from minidb.logstore.utilization import FileSummary, file_key
 from minidb.logstore.verify import live_but_obsolete, utilization_totals_problems, verify_tree
 
 from tests.logstore.helpers import small_config
@@ -116,7 +116,8 @@ def test_lns_are_live_iff_their_slot_points_at_them_and_live_ones_are_migrated()
     assert db.get("keep") == b"kept value" and db.get("drop") == b"second"
 
 
-def test_an_in_is_live_iff_it_is_its_nodes_current_version_and_is_then_made_dirty():
+def test_an_in_is_live_iff_it_is_its_nodes_current_version_and_is_migrated_lazily():
+    """A live IN is only made dirty (the checkpoint rules' lazy migration exception): the next checkpoint logs it."""
     disk = SimDisk("ins")
     env = Environment.open(disk, small_config(file_max=4096))
     db = env.database("accounts")
@@ -301,3 +302,29 @@ def test_a_cleaner_trusting_a_wrong_obsolete_count_leaves_a_clear_log_file_not_f
                                               r"which was deleted \(the log starts at 00000005.jdb\)"):
         env.database("accounts").get("k000")
     assert env.database("accounts").get("k005") == expected_records()[b"k005"]
+    assert [p for p in verify_tree(env) if "b'k000'" in p or str(lsn) in p] != []
+
+
+def test_the_summary_record_of_a_deleted_file_goes_when_its_own_file_is_cleaned(churned):
+    disk, env = churned
+    env.clean_log()
+    env.checkpoint()
+    assert env.log.head > 1
+    summaries = env.db_tree.utilization.tree
+    leaf = summaries.search(file_key(1))
+    index, exact = leaf.find(file_key(1))
+    assert exact
+    where = leaf.lsns[index].file
+    while env.cleaner.recovery_horizon().file <= where:
+        env.database("other").put("filler", "x" * 500)
+        env.checkpoint()
+    result = env.cleaner.clean_file(where)
+    assert result.cleaned and not summaries.search(file_key(1)).find(file_key(1))[1]
+    assert all(env.cleaner.clean_file(n).cleaned for n in range(env.log.head, where))  # deletion goes from the low end
+    env.checkpoint()
+    assert file_name(where) not in files_on(disk) and env.log.head == where + 1
+    assert verify_tree(env) == [] and live_but_obsolete(env) == []
+    env.crash()
+    env = Environment.open(disk, small_config(file_max=4096))
+    assert verify_tree(env) == [] and utilization_totals_problems(env) == []
+    assert dict(env.database("accounts").items()) == expected_records()

@@ -12,7 +12,10 @@ reads each of its entries and asks the tree whether it is still *live*:
   node is made dirty, so the next checkpoint logs it elsewhere (JE's lazy
   migration of INs: nothing is logged now, see the checkpointer's rules);
 - everything else (FileHeader, Commit, Abort, CkptStart/End, older
-  versions, entries of removed databases) is obsolete and simply dropped.
+  versions, entries of removed databases) is obsolete and simply dropped;
+  the FileSummaryLN of a file deleted already is dead, and its record is
+  removed from ``_utilization`` (the BIN, dirty, is logged by the
+  checkpoint before this file goes, so no slot ever points into it).
 
 Entries the utilization tracker already counts obsolete are not looked up.
 An LN whose record a transaction holds write-locked cannot be judged now
@@ -191,7 +194,11 @@ class Cleaner:
             result.obsolete.append(entry.lsn)
             self.stats.add("nLNsObsolete")
             return True
-        if bin_node.known_deleted[index]:
+        if bin_node.known_deleted[index] or self._summary_of_deleted_file(entry):
+            if not bin_node.known_deleted[index]:  # its file is gone: the record goes too (logged with its BIN)
+                bin_node.remove_slot(index)
+                bin_node.dirty = True
+                env.utilization.count_obsolete(entry.lsn)
             result.obsolete.append(entry.lsn)
             self.stats.add("nLNsDead")
             return True
@@ -206,10 +213,12 @@ class Cleaner:
         if entry.type_name in USER_LN_TYPES:
             return db_tree.get_by_id(values["db_id"]), values["key"]
         if entry.type_name == "FileSummaryLN":
-            number = values["file_number"]
-            return (db_tree.utilization if number >= self.env.log.head else None), file_key(number)
+            return db_tree.utilization, file_key(values["file_number"])
         key = KIND_KEY if values["db_id"] == MAPPING_DB_ID else values["name"].encode("utf-8")
         return db_tree.mapping, key
+
+    def _summary_of_deleted_file(self, entry: LogEntry) -> bool:
+        return entry.type_name == "FileSummaryLN" and entry.values["file_number"] < self.env.log.head
 
     def _migrate(self, db: "DatabaseImpl", bin_node, index: int, entry: LogEntry) -> LSN:
         """Log the live LN ``entry`` again and point its slot there."""
