@@ -54,7 +54,7 @@ from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database, DatabaseImpl
 from minidb.logstore.dirty_map import DirtyINMap
-from minidb.logstore.errors import EnvironmentClosedError
+from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError
 from minidb.logstore.evictor import Evictor
 from minidb.logstore.locks import LockTable
 from minidb.logstore.mapping_tree import DbTree
@@ -81,6 +81,7 @@ class Environment:
         self.trace = Trace(enabled=self.config.trace)
         self.stats = Stats("environment", ENV_STATS)
         self.closed = False
+        self.invalid: str | None = None  # why a lost record invalidated the environment
         self.recovering = False
         self.last_node_id = 0
         self._in_after_operation = False
@@ -132,6 +133,15 @@ class Environment:
     def check_usable(self) -> None:
         if self.closed:
             raise EnvironmentClosedError(f"environment {self.where()} is closed; open it again")
+        if self.invalid is not None:
+            raise EnvironmentFailureError(f"environment {self.where()} is invalid ({self.invalid}); close it and "
+                                          "open it again")
+
+    def invalidate(self, reason: str) -> None:
+        """A record is lost (JE's EnvironmentFailureException): refuse every operation from now on.
+
+        ``close`` then closes the log without a checkpoint; opening again recovers."""
+        self.invalid = reason
 
     def next_node_id(self) -> int:
         self.last_node_id += 1
@@ -225,7 +235,8 @@ class Environment:
     def is_entry_erased(self, lsn: LSN) -> bool:
         """Whether the data eraser erased the entry at ``lsn`` (its type byte is LOG_ERASED)."""
         with self.latch:
-            self.check_usable()
+            if self.closed:  # an invalid environment may still be asked
+                self.check_usable()
             return self.log.read(lsn).header.erased
 
     def utilization_report(self) -> list[FileSummary]:
@@ -238,12 +249,13 @@ class Environment:
         with self.latch:
             if self.closed:
                 return
-            if self.txn_manager.active:
+            if self.txn_manager.active and self.invalid is None:  # an invalid one: they are losers of recovery
                 ids = ", ".join(str(t) for t in sorted(self.txn_manager.active))
                 raise UserError(f"cannot close {self.where()}: transactions {ids} are still open")
-            if self.checkpointer.current is not None:
-                self.checkpointer.current.finish()
-            self.checkpointer.run("close")
+            if self.invalid is None:
+                if self.checkpointer.current is not None:
+                    self.checkpointer.current.finish()
+                self.checkpointer.run("close")
             self.log.close()
             self.closed = True
             self.evictor.clear()

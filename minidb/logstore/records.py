@@ -16,7 +16,10 @@ A read finds the BIN slot; a known-deleted slot or no slot means no record;
 the data comes from the slot's cache or is read from the log (an LN whose
 key is not the slot's, or an entry of another type, is a
 :class:`~minidb.logstore.errors.TreeError`, never another record's data; an
-erased one an :class:`~minidb.logstore.errors.EnvironmentFailureError`).
+erased one an :class:`~minidb.logstore.errors.EnvironmentFailureError`, and
+one in a deleted file a :class:`~minidb.logstore.errors.LogFileNotFound`;
+both invalidate the environment, as in JE: every later operation fails
+until it is closed and opened again).
 
 ``restore`` puts a record's abort version back (transaction abort, and
 recovery's undo). ``write_internal`` is the non-transactional write used by
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from minidb.log import LSN, NULL_LSN
 from minidb.log.types import EntryType
-from minidb.logstore.errors import TreeError
+from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.logstore.mapping_tree import ln_types_of
 from minidb.logstore.tree.ln import AbortInfo, fetch_ln, ln_type, record_of
@@ -58,7 +61,11 @@ class RecordOps:
         record = bin_node.records[index]
         if record is None:
             what = f"record {bin_node.keys[index]!r} ({bin_node.describe()} slot {index})"
-            entry = fetch_ln(self.env.log, bin_node.lsns[index], ln_types_of(bin_node.db_id), what)
+            try:
+                entry = fetch_ln(self.env.log, bin_node.lsns[index], ln_types_of(bin_node.db_id), what)
+            except (EnvironmentFailureError, LogFileNotFound) as e:  # the record is lost: JE invalidates
+                self.env.invalidate(str(e))
+                raise
             if entry.type_name in USER_LN_TYPES and entry.values["key"] != bin_node.keys[index]:
                 raise TreeError(f"{bin_node.describe()} slot {index} holds key {bin_node.keys[index]!r}, but its LN at "
                                 f"{entry.lsn} is the record of key {entry.values['key']!r}")
