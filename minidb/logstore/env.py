@@ -16,7 +16,9 @@ environment opens, by recovery::
 Its parts, one module each: the mapping tree of databases
 (:mod:`.mapping_tree`), the trees (:mod:`.tree`), records (:mod:`.records`),
 transactions and locks (:mod:`.txn`, :mod:`.locks`), the evictor, the
-dirty map and the checkpointer, the utilization tracker and recovery.
+dirty map and the checkpointer, the utilization tracker and recovery, and
+the log cleaner (:mod:`.cleaner`: ``env.clean_log()`` on demand, a thread
+when ``config.run_cleaner``; checkpoints delete the files it cleaned).
 
 Every entry the environment writes goes through :meth:`Environment.log_entry`,
 which counts it for the utilization tracker. Every public operation takes the

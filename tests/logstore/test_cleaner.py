@@ -80,6 +80,7 @@ def test_never_the_file_being_written_a_protected_one_or_one_recovery_needs(chur
     horizon = env.cleaner.recovery_horizon()
     assert horizon == env.checkpointer.last_ckpt_start
     protected = env.cleaner.protector.protect("backup", 2, 3)
+    assert env.cleaner.protected_files() == {2, 3}
     cleaned = [c.file_number for c in env.clean_log()]
     assert cleaned and all(n < horizon.file for n in cleaned)
     assert current not in cleaned and 2 not in cleaned and 3 not in cleaned

@@ -98,6 +98,10 @@ class Cleaner:
         marks = [m for m in marks if not m.is_null]
         return min(marks) if marks else env.log.end_lsn
 
+    def protected_files(self) -> set[int]:
+        """The log's files someone protects now (what the data eraser must leave alone)."""
+        return {n for n in range(self.env.log.head, self.env.log.end_lsn.file + 1) if self.protector.is_protected(n)}
+
     def is_candidate(self, number: int) -> bool:
         return (number < self.recovery_horizon().file and number >= self.env.log.head
                 and number not in self.cleaned and not self.protector.is_protected(number))
