@@ -148,7 +148,7 @@ def test_a_crash_at_every_write_and_fsync_of_the_protocol_leaves_a_log_that_open
         erase_entries(disk, number, locate(buf, offsets), stats)
     assert stats["eraserFSyncs"] == 3 * len(picks)
     points = erased_seen = 0
-    for point in crash_points(disk, start=start, torn_variants=2, seed=7):
+    for point in crash_points(disk, start=start, torn_variants=2, random_variants=3, seed=7):
         points += 1
         image = point.disk
         assert verify_log(image).ok, point
