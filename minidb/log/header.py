@@ -27,9 +27,10 @@ specially:
 - the INVISIBLE bit is set in place by syncup rollback (replication's
   syncup, not built yet; the VLSN scanners already skip invisible entries),
   so it is masked out of the checksum;
-- the type byte is overwritten with :data:`ERASED_TYPE` by the data eraser
-  (not built yet; the demonstration cleaner of :mod:`minidb.logstore.cases`
-  does the same), after which the checksum cannot be verified (JE:
+- the type byte is overwritten with :data:`ERASED_TYPE` by the log store's
+  data eraser (:mod:`minidb.logstore.eraser.protocol`, which then zeroes the
+  item; the demonstration cleaner of :mod:`minidb.logstore.cases` erases
+  type bytes too), after which the checksum cannot be verified (JE:
   ``hasChecksum()`` is false for ``LOG_ERASED``); readers report such entries
   as erased.
 

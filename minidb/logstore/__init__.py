@@ -13,6 +13,7 @@ Public surface::
     CheckpointRun, CheckpointResult        a checkpoint, step by step (checkpointer.py)
     RecoveryInfo                           what recovery found and did (recovery.py)
     FileSummary                            per-file utilization (utilization.py)
+    DataEraser, EraserConfig, ManualClock  the data eraser: cycles, write protocol, throttle (eraser/)
     LockConflictError, ...                 errors (errors.py)
 
 Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
@@ -26,6 +27,7 @@ from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHoo
 from minidb.logstore.database import Database
 from minidb.logstore.dirty_map import CkptState, DirtyINMap
 from minidb.logstore.env import Environment, open_environment
+from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
 from minidb.logstore.errors import (AbortNotLoggedError, DatabaseNotFoundError, EnvironmentClosedError,
                                     EnvironmentKindError, LockConflictError, TransactionStateError, TreeError)
 from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
@@ -39,6 +41,6 @@ __all__ = [
     "Environment", "open_environment", "EnvironmentConfig", "EnvironmentHooks", "Durability", "Database",
     "Transaction", "Cursor", "LOGSTORE_TYPES", "REPLICABLE_TYPES", "Provisional", "is_provisional",
     "checkpoint_provisional", "CkptState", "DirtyINMap", "CheckpointRun", "CheckpointResult", "RecoveryInfo",
-    "FileSummary", "LockConflictError", "DatabaseNotFoundError", "EnvironmentClosedError",
+    "FileSummary", "DataEraser", "EraserConfig", "ManualClock", "LockConflictError", "DatabaseNotFoundError", "EnvironmentClosedError",
     "TransactionStateError", "TreeError", "AbortNotLoggedError", "EnvironmentKindError",
 ]
