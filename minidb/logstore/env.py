@@ -215,6 +215,8 @@ class Environment:
             if self.txn_manager.active:
                 ids = ", ".join(str(t) for t in sorted(self.txn_manager.active))
                 raise UserError(f"cannot close {self.where()}: transactions {ids} are still open")
+            for listener in self.hooks.close_listeners:
+                listener()
             if self.checkpointer.current is not None:
                 self.checkpointer.current.finish()
             self.checkpointer.run("close")

@@ -285,6 +285,19 @@ def test_a_cycle_is_suspended_at_close_and_resumed_at_open():
     assert not again.cycle.remaining and not files_holding(disk, SECRET_DATA)
 
 
+def test_an_attached_eraser_follows_the_environment_close_and_open():
+    disk, env = workload()
+    clock = ManualClock()
+    e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), clock)
+    e.start_cycle()
+    e.step()
+    env.close()
+    assert "suspended" in e.messages[-1]
+    env = Environment.open(disk, config())
+    again = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), clock)
+    assert "resumed" in again.messages[-1] and len(again.cycle.processed) == 1
+
+
 def test_a_cycle_past_its_end_is_not_resumed_and_a_late_cycle_is_aborted():
     disk, env = workload()
     clock = ManualClock()

@@ -159,6 +159,14 @@ class DataEraser:
         self.current_file: int | None = None
         self._aborted: set[int] = set()
 
+    @classmethod
+    def attach(cls, env: "Environment", config: EraserConfig | None = None, clock=None, **hooks) -> "DataEraser":
+        """An eraser that follows ``env``: a suspended cycle resumed now, suspended again at ``env.close()``."""
+        eraser = cls(env, config, clock, **hooks)
+        eraser.open()
+        env.hooks.close_listeners = [*env.hooks.close_listeners, eraser.close]  # the list may be shared
+        return eraser
+
     # -- messages and statistics -----------------------------------------------------------
     def _say(self, what: str) -> None:
         c = self.cycle
