@@ -3,7 +3,9 @@
 Each workload (minidb.logstore.crashtest) spans at least two checkpoints, some of them stepped with
 operations and evictions between their steps, with a tiny node budget; every write, truncate and
 fsync of its disk history is a crash point (keeping nothing, everything, a torn write, a random
-subset of the unsynced writes), and recovery must give exactly the committed state.
+subset of the unsynced writes), and recovery must give exactly the committed state. Some workloads
+run the data eraser (a checkpoint, then erasure of the files outside the recovery interval): its
+writes and fsyncs are crash points as well, and an erasure whose last fsync returned must hold.
 """
 
 import pytest

@@ -369,6 +369,32 @@ def test_a_cycle_spreads_three_times_the_file_lengths_over_its_period():
     assert abs(clock.now - DAY) <= len(clock.waits)  # the work ends at the end of the cycle (ms rounding)
 
 
+def test_data_obsolete_at_t_is_erased_before_t_plus_two_periods():
+    disk = SimDisk("two-periods")
+    env = Environment.open(disk, config())
+    db = env.database("a")
+    db.put(SECRET_KEY, SECRET_DATA)
+    for i in range(40):
+        db.put(f"k{i % 20:02d}", "y" * 30)
+    env.checkpoint()
+    clock = ManualClock(0)
+    e = eraser(env, clock)
+    e.start_cycle()
+    e.step()  # the first cycle is under way ...
+    deleted_at = clock.now
+    assert 0 < deleted_at < DAY
+    db.delete(SECRET_KEY)  # ... when the record is deleted
+    for i in range(40):
+        db.put(f"k{i % 20:02d}", "z" * 30)
+    env.checkpoint()
+    env.checkpoint()
+    e.run_cycle()  # the rest of the first cycle
+    assert abs(clock.now - DAY) < 100 and "cycle complete" in e.messages[-1]
+    e.run_cycle()  # the next cycle starts where the first ended
+    assert e.cycle.start_ms == DAY and not e.cycle.remaining
+    assert not files_holding(disk, SECRET_DATA) and clock.now <= deleted_at + 2 * DAY
+
+
 # -- statistics -------------------------------------------------------------------------------------------
 def test_the_eleven_statistics():
     disk, env = workload()

@@ -254,7 +254,8 @@ class DataEraser:
     def start_cycle(self) -> CycleState:
         """Select the files of a new cycle, persist it and set up its throttle."""
         now = self.clock.now_ms()
-        files, tail = self.eligible_files()
+        with self.env.latch:
+            files, tail = self.eligible_files()
         self.cycle = CycleState(now, now + self.config.erase_period_ms, {n: TO_DO for n in files})
         self._aborted.clear()
         write_state(self.disk, self.cycle)
@@ -277,10 +278,16 @@ class DataEraser:
             raise CycleLate()
 
     def run_cycle(self) -> CycleState | None:
-        """Run (or go on with) a cycle to its end: every selected file, throttled over the period."""
+        """Run (or go on with) a cycle: every selected file, throttled over the period.
+
+        A new cycle starts where the last one ends (waiting for its end time if
+        needed), so data obsolete at time t is erased before t + 2N.
+        """
         if not self.config.active:
             return None
         if self.cycle is None or not self.cycle.remaining:
+            if self.cycle is not None and self.clock.now_ms() < self.cycle.end_ms:
+                self.clock.wait_ms(self.cycle.end_ms - self.clock.now_ms())  # cycles follow each other
             self.start_cycle()
         while self.cycle is not None and self.cycle.remaining:
             if not self.step():
