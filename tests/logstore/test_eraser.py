@@ -393,6 +393,9 @@ def test_data_obsolete_at_t_is_erased_before_t_plus_two_periods():
     e.run_cycle()  # the next cycle starts where the first ended
     assert e.cycle.start_ms == DAY and not e.cycle.remaining
     assert not files_holding(disk, SECRET_DATA) and clock.now <= deleted_at + 2 * DAY
+    e.cycle = CycleState(clock.now, clock.now + DAY, {})  # a cycle that finished early ...
+    e.run_cycle()
+    assert e.cycle.start_ms == e.cycle.end_ms - DAY == 3 * DAY  # ... is followed by the next at its end
 
 
 # -- statistics -------------------------------------------------------------------------------------------
