@@ -81,8 +81,8 @@ class EnvironmentHooks:
     ``recovery_read_done``       called when recovery has read the log, before it
                                  writes anything: a listener's last chance to
                                  refuse what it saw (a raised error stops the open)
-    ``close_listeners``          called by ``close()`` before its last checkpoint
-                                 (the data eraser suspends its cycle)
+    ``close_listeners``          called by ``close()`` first, without the latch
+                                 (the data eraser stops its thread, suspends its cycle)
     """
 
     cleaner_files_to_delete: Callable[[], list[int]] | None = None

@@ -209,14 +209,15 @@ class Environment:
     # -- closing and crashing ------------------------------------------------------------------
     def close(self) -> None:
         """A last checkpoint, then close the log. Open transactions must be ended first."""
+        if not self.closed:
+            for listener in self.hooks.close_listeners:  # before the latch: one may stop a thread that takes it
+                listener()
         with self.latch:
             if self.closed:
                 return
             if self.txn_manager.active:
                 ids = ", ".join(str(t) for t in sorted(self.txn_manager.active))
                 raise UserError(f"cannot close {self.where()}: transactions {ids} are still open")
-            for listener in self.hooks.close_listeners:
-                listener()
             if self.checkpointer.current is not None:
                 self.checkpointer.current.finish()
             self.checkpointer.run("close")

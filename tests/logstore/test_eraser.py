@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from minidb.errors import UserError
@@ -12,7 +14,7 @@ from minidb.log.header import ERASED_TYPE, read_header, verify_checksum
 from minidb.log.verify import verify_log
 from minidb.logstore import Environment, EnvironmentConfig
 from minidb.logstore.eraser import (ERASER_STATS, MAYBE_EXTINCT, NOT_EXTINCT, STATE_FILE, CycleState, DataEraser,
-                                    EraserConfig, ManualClock, WorkThrottle, erase_entries, locate, read_state)
+                                    EraserConfig, ManualClock, SystemClock, WorkThrottle, erase_entries, locate, read_state)
 from minidb.logstore.eraser.state import ERASED, TO_DO, write_state
 from minidb.logstore.verify import records
 from minidb.stats import Stats
@@ -396,6 +398,39 @@ def test_data_obsolete_at_t_is_erased_before_t_plus_two_periods():
     e.cycle = CycleState(clock.now, clock.now + DAY, {})  # a cycle that finished early ...
     e.run_cycle()
     assert e.cycle.start_ms == e.cycle.end_ms - DAY == 3 * DAY  # ... is followed by the next at its end
+
+
+# -- the eraser's thread ------------------------------------------------------------------------------------
+def test_the_thread_runs_cycles_until_shutdown():
+    disk, env = workload()
+    e = eraser(env)
+    complete = threading.Event()
+    e.trace.listen(lambda line: complete.set() if "cycle complete" in line else None)
+    e.start_thread()
+    assert complete.wait(60)
+    e.shutdown()
+    assert e._thread is None and not files_holding(disk, SECRET_DATA) and e.saved_shutdown_exception is None
+
+
+def test_the_thread_keeps_the_error_that_stopped_it():
+    _, env = workload()
+    e = eraser(env, protected_files=lambda: 1 / 0)
+    e.start_thread()
+    e._thread.join(60)
+    assert isinstance(e.saved_shutdown_exception, ZeroDivisionError) and "thread stopped" in e.messages[-1]
+    e.shutdown()
+
+
+def test_shutdown_cuts_a_real_wait_short():
+    disk, env = workload()
+    e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), SystemClock())
+    started = threading.Event()
+    e.trace.listen(lambda line: started.set() if "cycle started" in line else None)
+    e.start_thread()
+    assert started.wait(60)
+    env.close()  # stops the thread (its throttle waits hours of real time), suspends the cycle
+    assert e._thread is None and "suspended" in e.messages[-1]
+    assert read_state(disk)[0].remaining
 
 
 # -- statistics -------------------------------------------------------------------------------------------

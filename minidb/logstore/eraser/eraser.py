@@ -63,6 +63,7 @@ turning the eraser off or changing the period aborts the current cycle.
 from __future__ import annotations
 
 import datetime
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
@@ -75,7 +76,7 @@ from minidb.log.scan import FileScanner
 from minidb.logstore.errors import LockConflictError
 from minidb.logstore.eraser.protocol import STEP_SHARES, erase_entries, locate
 from minidb.logstore.eraser.state import DELETED, ERASED, STATE_FILE, TO_DO, CycleState, read_state, write_state
-from minidb.logstore.eraser.throttle import SystemClock, WorkThrottle
+from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
 from minidb.stats import Stats, Trace
 
@@ -85,6 +86,8 @@ if TYPE_CHECKING:
 ERASER_STATS = ["eraserCycleStart", "eraserCycleEnd", "eraserFilesRemaining", "eraserFilesErased",
                 "eraserFilesDeleted", "eraserFilesAlreadyDeleted", "eraserFSyncs", "eraserReads",
                 "eraserReadBytes", "eraserWrites", "eraserWriteBytes"]
+
+IDLE_WAIT_MS = 1000  # the thread's wait when every file still to do is protected
 
 EXTINCT, NOT_EXTINCT, MAYBE_EXTINCT = "EXTINCT", "NOT_EXTINCT", "MAYBE_EXTINCT"
 
@@ -158,6 +161,9 @@ class DataEraser:
         self.throttle: WorkThrottle | None = None
         self.current_file: int | None = None
         self._aborted: set[int] = set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.saved_shutdown_exception: Exception | None = None
 
     @classmethod
     def attach(cls, env: "Environment", config: EraserConfig | None = None, clock=None, **hooks) -> "DataEraser":
@@ -219,7 +225,8 @@ class DataEraser:
             self._drop_cycle()
 
     def close(self) -> None:
-        """At environment close: an unfinished cycle is suspended (its state is already on disk)."""
+        """At environment close: the thread stops; an unfinished cycle is suspended (its state is on disk)."""
+        self.shutdown()
         if self.cycle is not None and self.cycle.remaining:
             self._say("cycle suspended because the environment is closed")
         self.throttle = None
@@ -297,7 +304,7 @@ class DataEraser:
     def step(self) -> bool:
         """Process the next file of the cycle; False when nothing more can be done now."""
         cycle = self.cycle
-        if cycle is None or not cycle.remaining or not self.config.active:
+        if cycle is None or not cycle.remaining or not self.config.active or self._stop.is_set():
             return False
         if self.throttle is None:
             self._start_throttle(self.clock.now_ms())
@@ -331,6 +338,42 @@ class DataEraser:
     def _late(self) -> None:
         self._say("cycle aborted: not finished by its end time; a fresh cycle starts")
         self._drop_cycle()
+
+    # -- the eraser's thread (JE's StoppableThread) ---------------------------------------------
+    def start_thread(self) -> None:
+        """Run cycle after cycle in a thread of its own, until :meth:`shutdown`."""
+        if self._thread is not None:
+            raise UserError("the eraser's thread is already running")
+        self._stop.clear()
+        if hasattr(self.clock, "stopped"):
+            self.clock.stopped.clear()
+        self._thread = threading.Thread(target=self.run, name=f"eraser {self.env.where()}", daemon=True)
+        self._thread.start()
+
+    def run(self) -> None:
+        """The thread's loop; an error stops it and is kept in ``saved_shutdown_exception`` (JE's name)."""
+        try:
+            while not self._stop.is_set() and self.config.active:
+                with self.env.latch:
+                    if self.env.closed:
+                        return
+                cycle = self.run_cycle()
+                if cycle is not None and cycle.remaining:
+                    self.clock.wait_ms(IDLE_WAIT_MS)  # every file left is protected: try again later
+        except EraserShutdown:
+            pass
+        except Exception as e:  # noqa: BLE001 - the thread must not die silently
+            self.saved_shutdown_exception = e
+            self._say(f"thread stopped by {type(e).__name__}: {e}")
+
+    def shutdown(self) -> None:
+        """Stop the thread (a wait of the throttle is cut short) and wait for it to end."""
+        self._stop.set()
+        if hasattr(self.clock, "stop"):
+            self.clock.stop()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
 
     # -- one file --------------------------------------------------------------------------------
     def abort_erase(self, file_number: int) -> None:

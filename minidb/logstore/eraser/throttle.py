@@ -34,17 +34,29 @@ where waiting just moves the clock, so a cycle of days runs in milliseconds).
 
 from __future__ import annotations
 
+import threading
 import time
 
 
+class EraserShutdown(Exception):
+    """The eraser's thread was asked to stop while it waited."""
+
+
 class SystemClock:
-    """Real time: milliseconds since the epoch, and real waiting."""
+    """Real time: milliseconds since the epoch, and real waiting that ``stop()`` interrupts."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
 
     def now_ms(self) -> int:
         return int(time.time() * 1000)
 
     def wait_ms(self, ms: float) -> None:
-        time.sleep(ms / 1000)
+        if self.stopped.wait(ms / 1000):
+            raise EraserShutdown()
+
+    def stop(self) -> None:
+        self.stopped.set()
 
 
 class ManualClock:
@@ -92,4 +104,4 @@ class WorkThrottle:
             self.base_ms += now - target  # no catch-up: the rest of the work keeps its pace
 
 
-__all__ = ["ManualClock", "SystemClock", "WorkThrottle"]
+__all__ = ["EraserShutdown", "ManualClock", "SystemClock", "WorkThrottle"]
