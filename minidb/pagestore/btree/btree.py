@@ -206,12 +206,14 @@ class Tree:
         concurrent splits. Forward and backward alike.
         """
         cursor: bytes | None = high if backward else (low or b"")
-        while cursor is not None:
+        done = False
+        while not done:
             page, fences = self.descend(cursor, SH, below=backward)
             try:
                 batch, cursor = self._leaf_batch(KeyedPage(page), fences, low, high, cursor, backward)
             finally:
                 self.bp.unfix(page)
+            done = cursor is None
             yield from batch
 
     def _leaf_batch(self, kp: KeyedPage, fences: Fences, low: bytes | None, high: bytes | None,
