@@ -105,7 +105,7 @@ PAGESTORE_PARTS = {
     "files": 6,
     "btree": 6.5,
     "restart": 7,
-    "sm": 8, "verify": 8, "crashtest": 8, "xct_crashtest": 8, "__init__": 8,
+    "sm": 8, "verify": 8, "crashtest": 8, "xct_crashtest": 8, "btree_crashtest": 8, "__init__": 8,
 }
 PAGESTORE = PACKAGE / "pagestore"
 
