@@ -85,7 +85,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from minidb.errors import MinidbError, SimulatedCrash
 from minidb.log.lsn import LSN
 from minidb.pagestore.btree.keydesc import successor
 from minidb.pagestore.btree.keyed import (
@@ -98,7 +97,6 @@ from minidb.pagestore.files import recops
 from minidb.pagestore.ids import ExtentId, PageId, extent_of
 from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.transactions.rollback import rollback
 from minidb.pagestore.transactions.xct import log_xct_entry
 from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.wal.logdef import BTREE_INSERT, BTREE_REMOVE, COMPENSATE
@@ -117,16 +115,13 @@ class KeyNotFoundError(BadRequestError):
 def nested_top_action(volume: Any, xct: LogContext) -> Iterator[None]:
     """Anchor, the block's entries, ``compensate`` back to the anchor (see the module documentation).
 
-    An error inside rolls the partial action back to the anchor first.
+    On an error inside, no ``compensate`` is logged: the partial action's
+    pieces stay undoable, and the operation's caller rolls back to where
+    the operation began once its latches are released (the undo fixes the
+    same pages; :class:`~minidb.pagestore.btree.index.IndexManager` does so).
     """
     anchor: LSN = xct.last_lsn
-    try:
-        yield
-    except MinidbError as error:
-        if isinstance(error, SimulatedCrash) or xct.last_lsn == anchor:
-            raise
-        rollback(volume, xct, anchor)
-        raise
+    yield
     log_xct_entry(volume.log, xct, COMPENSATE, {"undo_nxt": anchor})
 
 

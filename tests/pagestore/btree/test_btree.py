@@ -257,3 +257,28 @@ def test_the_checker_finds_broken_links_order_and_levels():
     page.buf[page.slot_entry(0)[0]] = 5  # the root's level
     sm.bp.unfix(page)
     assert any("level" in p for p in check_tree(sm.bp, root, True)[0])
+
+
+def test_an_error_in_the_middle_of_a_split_rolls_the_operation_back(monkeypatch):
+    from minidb.pagestore.errors import VolumeError
+
+    sm = new_sm(num_pages=256)
+    ix = filled(sm, 8)
+    real_link = btree_module.log_link
+
+    def failing_link(volume, xct, page, prev, nxt):
+        raise VolumeError("no room (a test)")
+
+    with sm.transaction() as t:
+        sm.index_insert(t, ix, 1, b"kept")
+        monkeypatch.setattr(btree_module, "log_link", failing_link)
+        with pytest.raises(VolumeError):
+            for k in range(100, 200):
+                sm.index_insert(t, ix, k, b"e" * 20)
+        monkeypatch.setattr(btree_module, "log_link", real_link)
+        assert sm.indexes.check(ix) == []
+        keys = [k for k, _ in sm.index_scan(t, ix)]
+        done = len(keys) - 9  # the inserts before the one that failed stay
+        assert keys == [0, 1] + [k * 10 for k in range(1, 8)] + list(range(100, 100 + done))
+        assert sm.indexes.entries(ix) == list(sm.index_scan(t, ix))
+    assert sm.indexes.check(ix) == []
