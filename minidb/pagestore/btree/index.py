@@ -33,11 +33,9 @@ Worked example::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ContextManager
 
-from minidb.errors import MinidbError, SimulatedCrash
 from minidb.pagestore.btree.btree import Tree, create_tree
 from minidb.pagestore.btree.keydesc import KeyDescriptor, successor
 from minidb.pagestore.btree.verify import check_tree
@@ -45,7 +43,7 @@ from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.files.directory import SInfo, StoreKind
 from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.pages.page import StoreFlags
-from minidb.pagestore.transactions.xct import SavePoint
+from minidb.pagestore.transactions.xctmgr import all_or_nothing
 
 
 @dataclass(frozen=True)
@@ -69,19 +67,8 @@ class IndexManager:
         self.xcts = xcts
         self.directory = directory
 
-    @contextmanager
-    def _atomic(self, xct: Any) -> Iterator[None]:
-        point = SavePoint(xct.txn_id, xct.last_lsn)
-        try:
-            yield
-        except MinidbError as error:
-            if isinstance(error, SimulatedCrash) or xct.last_lsn == point.lsn:
-                raise
-            try:
-                self.xcts.rollback_to(xct, point)
-            except MinidbError:
-                pass  # the original error is the one to report
-            raise
+    def _atomic(self, xct: Any) -> ContextManager[None]:
+        return all_or_nothing(self.xcts, xct)
 
     # -- indexes ---------------------------------------------------------------------------------
     def create_index(self, xct: Any, key_desc: str | KeyDescriptor, unique: bool = True) -> StoreId:
