@@ -34,18 +34,24 @@ transactions' keys may already live on the new page. A crash in the middle
 of an SMO leaves its pieces without their ``compensate``; restart's undo,
 which goes in strictly decreasing LSN order over all losers, undoes those
 pieces first (each is physical, on its page), before any logical undo
-searches the tree. Splitting a leaf logs, in order: the new page's header
+searches the tree. An error inside an SMO (a full volume, a log that
+refuses the entry) leaves its pieces the same way; the operation then rolls
+back to where it began once it has released its latches (the undo fixes the
+same pages). Splitting a leaf logs, in order: the new page's header
 and entries, its links, the old right neighbour's ``prev``, the split
 page's ``next``, the entries taken off the split page, the separator in the
-parent. A search that ran between two of these pieces would still find
-every key (at worst twice), so the tree stays searchable throughout.
+parent. No other transaction can log anything on the split page, its new
+sibling or its parent while the SMO holds them EX; keys outside the split
+page's range are routed as before at every step (the right neighbour's
+``prev`` link changes, which no search reads). So if restart's undo meets
+another loser's later entry first, its logical undo finds its key even
+though the SMO's pieces are not undone yet.
 
 **Deletion is lazy**: a remove takes the entry off its leaf and nothing
 else; pages are never merged, and an empty leaf stays in the tree, linked
 and reachable (searches and scans pass over it). The store's pages are
-freed only when the index is destroyed. This keeps removes free of SMOs
-(so ``btree_remove`` never needs a split to be undone... but its undo, an
-insert, may: see below).
+freed only when the index is destroyed. This keeps removes free of SMOs;
+undoing one is an insert, which may split (see below).
 
 **Logical undo.** ``btree_insert`` and ``btree_remove`` are redone on the
 page and slot they name, but undone by a fresh search from the root (the
