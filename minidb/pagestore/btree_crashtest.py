@@ -26,7 +26,11 @@ subset), the crashed disk is opened, which restarts, and:
 3. the tree must pass :func:`~minidb.pagestore.btree.verify.check_tree`
    (sorted keys, one leaf depth, sibling links both ways, separators
    bracketing children), whatever split was cut in the middle;
-4. no transaction is left active and the volume's maps are consistent.
+4. no transaction is left active and the volume's maps are consistent;
+5. at a quarter of the crash points, a twin of the crashed image is
+   restarted with a crash *during restart* (after a random one of its disk
+   operations: in the middle of the undo of a split, of a logical undo),
+   then restarted again: 2-4 must hold as well (restart is idempotent).
 
 Anything else, an exception included, is a violation.
 """
@@ -37,7 +41,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.errors import MinidbError
+from minidb.errors import MinidbError, SimulatedCrash
 from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log.lsn import LSN
@@ -279,7 +283,34 @@ def surviving(image: SimDisk, commits: list[Commit]) -> list[bool]:
         log.close()
 
 
-def check_point(workload: Workload, image: SimDisk, crash_event: int) -> str | None:
+def open_sm(image: SimDisk) -> StorageManager:
+    return StorageManager.open(image, frames=RESTART_FRAMES, clock=_clock, file_max=FILE_MAX, restart_trace=False)
+
+
+def check_restarted(workload: Workload, sm: StorageManager, k: int) -> str | None:
+    """None if the restarted ``sm`` holds exactly the committed entries after ``k`` commits, in a sound tree."""
+    ix = sm.indexes.index(workload.index)
+    problems, found = check_tree(sm.bp, ix.root, ix.unique)
+    if problems:
+        return f"after restart: {problems[:3]}"
+    got = sorted((ix.desc.decode(key), el) for key, el in found)
+    want = sorted(workload.states[k])
+    if got != want:
+        missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
+        return f"after {k} commits: missing {missing[:3]}, extra {extra[:3]}"
+    if sm.xcts.active():
+        return f"transactions still active after restart: {sm.xcts.active()}"
+    volume_problems = sm.check()
+    if volume_problems:
+        return f"volume maps: {volume_problems[:3]}"
+    return None
+
+
+def check_point(workload: Workload, image: SimDisk, crash_event: int,
+                restart_crash: random.Random | None = None) -> str | None:
+    """Restart the crashed ``image`` and check it; with ``restart_crash``, also crash a twin of the image
+    during its restart (after a random one of restart's disk operations) and restart it again."""
+    twin = image.clone() if restart_crash is not None else None
     try:
         present = surviving(image, workload.commits)
         k = sum(present)
@@ -288,34 +319,37 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int) -> str | N
         lost = [c.tid for c in workload.commits[k:] if c.returned_at is not None and c.returned_at <= crash_event]
         if lost:
             return f"durable commits of {['T%d' % t for t in lost]} lost"
-        sm = StorageManager.open(image, frames=RESTART_FRAMES, clock=_clock, file_max=FILE_MAX, restart_trace=False)
-        ix = sm.indexes.index(workload.index)
-        problems, found = check_tree(sm.bp, ix.root, ix.unique)
-        if problems:
-            return f"after restart: {problems[:3]}"
-        got = sorted((ix.desc.decode(key), el) for key, el in found)
-        want = sorted(workload.states[k])
-        if got != want:
-            missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
-            return f"after {k} commits: missing {missing[:3]}, extra {extra[:3]}"
-        if sm.xcts.active():
-            return f"transactions still active after restart: {sm.xcts.active()}"
-        volume_problems = sm.check()
-        if volume_problems:
-            return f"volume maps: {volume_problems[:3]}"
+        before = len(image.events)
+        problem = check_restarted(workload, open_sm(image), k)
+        restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
+        if problem is not None or twin is None or not restart_ops:
+            return problem
+        at = restart_crash.randint(1, restart_ops)
+        twin.schedule_crash(after_ops=at)
+        try:
+            open_sm(twin)
+            return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
+        except SimulatedCrash:
+            pass
+        problem = check_restarted(workload, open_sm(twin), k)
+        if problem is not None:
+            return f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
     except MinidbError as e:
         return f"restart failed: {type(e).__name__}: {e}"
     return None
 
 
-def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1) -> SweepResult:
+def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,
+                restart_crashes: float = 0.25) -> SweepResult:
     workload = run_workload(seed, ops)
+    rng = random.Random(seed * 7919 + 1)
     result = SweepResult()
     result.violations.extend(f"seed {seed}, while running: {problem}" for problem in workload.problems)
     for point in crash_points(workload.disk, start=workload.created_at + 1, torn_variants=torn_variants,
                               random_variants=random_variants, seed=seed):
         result.points += 1
-        problem = check_point(workload, point.disk, point.event.index)
+        problem = check_point(workload, point.disk, point.event.index,
+                              rng if rng.random() < restart_crashes else None)
         if problem is not None:
             result.violations.append(f"seed {seed}, {point}: {problem}")
     return result
