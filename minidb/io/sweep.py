@@ -4,12 +4,18 @@ A crash test runs a seeded workload on a :class:`~minidb.io.simdisk.SimDisk`,
 then, for every crash point (:func:`~minidb.io.simdisk.crash_points`),
 reopens what the crash left and compares it with a model of what must have
 survived. :class:`SweepResult` counts the points and collects violations; its
-summary line is what ``minidb crashtest`` prints.
+summary line is what ``minidb crashtest`` prints. :func:`crash_during_restart`
+is the step that checks recovery is idempotent: a second crash, during it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from minidb.errors import SimulatedCrash
 
 
 @dataclass
@@ -27,3 +33,19 @@ class SweepResult:
 
     def summary(self) -> str:
         return f"crash points: {self.points}, violations: {len(self.violations)}"
+
+
+def crash_during_restart(twin: Any, restart_ops: int, rng: Random, reopen: Callable[[Any], Any],
+                         check: Callable[[Any], str | None]) -> str | None:
+    """Crash ``twin`` (a copy of a crashed image) during its recovery, after a random one of the
+    ``restart_ops`` disk operations a recovery of the same image made, then ``reopen`` it again and
+    ``check`` what opened; None if all is well, else what is wrong."""
+    at = rng.randint(1, restart_ops)
+    twin.schedule_crash(after_ops=at)
+    try:
+        reopen(twin)
+        return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
+    except SimulatedCrash:
+        pass
+    problem = check(reopen(twin))
+    return None if problem is None else f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"

@@ -41,9 +41,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.errors import MinidbError, SimulatedCrash
+from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult
+from minidb.io.sweep import SweepResult, crash_during_restart
 from minidb.log.lsn import LSN
 from minidb.log.manager import LogManager
 from minidb.pagestore.btree.btree import DuplicateKeyError
@@ -324,16 +324,8 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int,
         restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
         if problem is not None or twin is None or not restart_ops:
             return problem
-        at = restart_crash.randint(1, restart_ops)
-        twin.schedule_crash(after_ops=at)
-        try:
-            open_sm(twin)
-            return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
-        except SimulatedCrash:
-            pass
-        problem = check_restarted(workload, open_sm(twin), k)
-        if problem is not None:
-            return f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
+        return crash_during_restart(twin, restart_ops, restart_crash, open_sm,
+                                    lambda sm: check_restarted(workload, sm, k))
     except MinidbError as e:
         return f"restart failed: {type(e).__name__}: {e}"
     return None

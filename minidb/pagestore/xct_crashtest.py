@@ -77,9 +77,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.errors import MinidbError, SimulatedCrash
+from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult
+from minidb.io.sweep import SweepResult, crash_during_restart
 from minidb.log.files import all_log_file_numbers
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
@@ -833,16 +833,8 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
         if problem is not None or twin is None:
             return problem
         if restart_ops:
-            at = restart_crash.randint(1, restart_ops)
-            twin.schedule_crash(after_ops=at)
-            try:
-                open_sm(workload, twin)
-                return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
-            except SimulatedCrash:
-                pass
-            problem = check_restarted(workload, open_sm(workload, twin), crash_event, present)
-            if problem is not None:
-                return f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
+            return crash_during_restart(twin, restart_ops, restart_crash, lambda disk: open_sm(workload, disk),
+                                        lambda sm: check_restarted(workload, sm, crash_event, present))
     except MinidbError as e:
         return f"restart failed: {type(e).__name__}: {e}"
     return None
