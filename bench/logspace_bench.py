@@ -143,7 +143,10 @@ def run() -> str:
                      restarts, right=[1, 2, 3, 4]),
         "",
         "Reservation logs nothing: a commit costs the same log bytes on either log, while the transaction "
-        "holds about one and a half times its entries' size (plus its end) reserved until it ends. "
+        "holds reserved, until it ends, about one and a half times its entries' size, its end, and one whole "
+        f"page image ({PAGE_SIZE:,} bytes) for each page it changes: undoing a change may find the page "
+        "clean again, and a clean page's first change logs its image first. The images themselves are logged "
+        "only when a page goes from clean to dirty: here once per page, a byte or so per commit. "
         "Analysis reads the log from the master checkpoint either way; the difference is redo's: a "
         "scavenging checkpoint first writes the pages whose recovery LSN lies in an older log file (they "
         "would hold it), so the next restart's redo starts near the checkpoint instead of at the oldest "

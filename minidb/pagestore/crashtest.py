@@ -20,7 +20,8 @@ entry the crash lost; redo cannot take it back, so step 3 catches any breach
 of the write-ahead rule. A page whose write was torn is *detected* when it
 is read (its header and footer LSNs differ, or its checksum does not
 match): that is the expected outcome of a torn page write, not a violation
-(here redo is run alone; restart rebuilds such a page from the log). Any
+(here redo is run alone; restart repairs such a page from its full page
+image, :mod:`minidb.pagestore.wal.pageimage`). Any
 other failure is a violation.
 
 This checks the storage layer alone. Transactions, rollback and checkpoints

@@ -159,6 +159,16 @@ def _spark_lecture() -> list[Callable[[], Figure]]:
             lambda: draw_vlsn_streams(rows("streams"), rows("gaps"), rows("duplicates"), rows("divergence"))]
 
 
+def _log_space_lecture() -> list[Callable[[], Figure]]:
+    """The pictures of 16_log_space, in the notebook's order (its default script)."""
+    from minidb.viz.logspace_demo import crash_view, logspace_step, record_picture
+
+    return ([lambda: logspace_step(8).figure, lambda: logspace_step(8).reservations]
+            + [lambda k=k: logspace_step(k).figure for k in (11, 12, 13, 15, 20)]
+            + [lambda k=k: record_picture("blob", k) for k in (25, 28, 32, 42)]
+            + [lambda: crash_view(8, "tear a page").figure])
+
+
 @lru_cache(maxsize=1)
 def notebook_figures() -> dict[str, Callable[[], Picture]]:
     """Name -> a function that draws that picture of that notebook."""
@@ -208,7 +218,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                                     for k, since, page in ((6, 0, True), (10, 6, False), (11, None, True),
                                                            (13, 11, True), (14, None, False), (14, None, True),
                                                            (20, 18, True), (22, 20, False))],
-        "08_aries_recovery": [lambda phase=phase: recovery_view(24, "everything", phase).figure
+        "08_aries_recovery": [lambda phase=phase: recovery_view(28, "everything", phase).figure
                               for phase in ("crashed", "analysis", "redo", "undo", "restarted")],
         "09_logstore_tree": _tree_lecture(),
         "10_checkpointer": _checkpoint_lecture()
@@ -227,6 +237,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
             lambda: draw_index(truncation_demo()[1], title="after two head truncations and a rollback of the tail"),
         ],
         "15_spark_log_analytics": _spark_lecture(),
+        "16_log_space": _log_space_lecture(),
     }
     return {f"{notebook}-{i}": make for notebook, makers in pictures.items()
             for i, make in enumerate(makers, start=1)}

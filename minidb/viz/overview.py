@@ -42,6 +42,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("06_transactions_records", "pagestore", "transactions, savepoints, rollback with CLRs; "
              "files of records", "05"),
     Notebook("08_aries_recovery", "pagestore", "ARIES restart: analysis, redo, undo after a crash", "06"),
+    Notebook("16_log_space", "pagestore", "a log of bounded size: reservations, a refused transaction, "
+             "scavenging; two-phase commit through a crash; large records", "08"),
     Notebook("09_logstore_tree", "logstore", "the log store: a B+tree of INs, BINs and LNs that lives in the log",
              "01"),
     Notebook("10_checkpointer", "logstore", "the checkpointer: the dirty map, provisional logging, recovery", "09"),

@@ -24,7 +24,8 @@ from matplotlib.figure import Figure
 # colours say what kind of work an entry does: data changes are blues, tree
 # nodes purples, space allocation browns and oranges, transaction control
 # greens (commit) and reds (abort), compensation pinks and magentas,
-# checkpoints yellows, the page store's B+tree entries teals. Within one engine's legend no two types are alike
+# checkpoints yellows, whole-page images blue-greys, the page store's B+tree
+# entries teals. Within one engine's legend no two types are alike
 # (tests/viz/test_style.py checks every pair's colour distance).
 FAMILIES: dict[str, dict[str, str]] = {
     "log": {"FileHeader": "#9e9e9e", "Trace": "#80cbc4", "Erased": "#212121"},
@@ -54,7 +55,7 @@ FAMILIES: dict[str, dict[str, str]] = {
         "chkpt_end": "#8d6e00", "CkptStart": "#fbc02d", "CkptEnd": "#a67c00",
         "GenCkptStart": "#f28e2b", "GenCkptEnd": "#b07aa1",
     },
-    "page": {"unlogged_page_image": "#546e7a"},
+    "page": {"page_image": "#546e7a", "unlogged_page_image": "#37474f"},
     "btree": {
         "btree_insert": "#006644", "btree_remove": "#52e0b1", "page_insert": "#009966", "page_remove": "#80ffea",
         "page_link": "#3fa68d", "btree_header": "#00e699",
@@ -70,6 +71,14 @@ FALLBACK = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
 # One colour per kind of page in pictures of large records (minidb/viz/large_records.py): the file page
 # holding the slot, index pages (lgindex_p), data pages (lgdata_p), and the bar under a chunk of data pages.
 PAGE_KIND_COLOURS = {"file": "#bbdefb", "lgindex": "#ffcc80", "lgdata": "#c5e1a5", "chunk": "#33691e"}
+# The parts of a picture of log space (minidb/viz/logspace_demo.py): a log file's used and unused bytes, a
+# removed (scavenged) file, a spare (preallocated) file, the checkpoint reserve, free room, the master
+# checkpoint and tail marks, and a transaction's logged bytes against those it holds for its rollback.
+LOG_SPACE_COLOURS = {"used": "#78909c", "unused": "#ffffff", "removed": "#e0e0e0", "spare": "#f5f5f5",
+                     "checkpoint": "#f9a825", "free": "#dcedc8", "master": "#8d6e00", "tail": "#212121",
+                     "logged": "#1f5fbf", "held": "#ad1457"}
+# One colour per transaction in those pictures, by its number (T1, T2, ...), none like the colours above.
+TRANSACTION_COLOURS = ["#e15759", "#4e79a7", "#59a14f", "#b07aa1", "#6a3d9a", "#76b7b2", "#9c755f", "#ff9da7"]
 BAD = "#d62728"
 DURABLE = "#1b5e20"
 DPI = 100
@@ -97,6 +106,12 @@ def type_colour(name: str) -> str:
     if name in TYPE_COLOURS:
         return TYPE_COLOURS[name]
     return FALLBACK[sum(name.encode()) % len(FALLBACK)]
+
+
+def transaction_colour(name: str) -> str:
+    """The colour of transaction ``name`` (``T2``) in pictures of log space."""
+    digits = "".join(c for c in name if c.isdigit())
+    return TRANSACTION_COLOURS[int(digits or 0) % len(TRANSACTION_COLOURS)]
 
 
 def tint(colour: str, amount: float = 0.45) -> tuple[float, float, float]:

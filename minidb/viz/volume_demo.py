@@ -113,6 +113,8 @@ def brief_entry(entry: LogEntry) -> str:
         values["exts"] = [item["ext"] for item in values["exts"]]
     if "pmap" in values:
         values["pmap"] = f"{values['pmap']:0{EXT_SZ}b}"[::-1]  # page 0 of the extent first, like the dumps
+    if "image" in values:  # a full page image: its size, not its bytes
+        values["image"] = f"{len(values['image'])} bytes"
     fields = " ".join(f"{k}={v}" for k, v in values.items())
     return f"{entry.lsn}  {entry.type_name:<18} on {page}  {fields}" + (f"  txn={txn}" if txn else "")
 

@@ -215,15 +215,19 @@ class XctWorkload:
     def _commit(self, step: int, op: Sequence[Any], name: object) -> str:
         xct = self._xct(step, op, name)
         lsn = self.sm.commit(xct)
-        self.ended[str(name)] = "committed"
-        for rid in self.before.pop(str(name), {}):
+        self._committed(str(name), xct.txn_id, lsn)
+        return f"{name} commits at {lsn}"
+
+    def _committed(self, name: str, tid: int, lsn: LSN) -> None:
+        """Transaction ``name`` committed at ``lsn``: its changes join the committed bodies."""
+        self.ended[name] = "committed"
+        for rid in self.before.pop(name, {}):
             body = self.bodies[rid]
             if body is None:
                 self.committed.pop(rid, None)
             else:
                 self.committed[rid] = body
-        self.commits.append((xct.txn_id, lsn, dict(self.committed)))
-        return f"{name} commits at {lsn}"
+        self.commits.append((tid, lsn, dict(self.committed)))
 
     def _abort(self, step: int, op: Sequence[Any], name: object) -> str:
         xct = self._xct(step, op, name)

@@ -81,6 +81,8 @@ def describe(entry: Any) -> str:
         parts.append(f"x{v['ext']} pmap={v['pmap']:b}")
     if name in ("create_ext_list", "free_ext_list"):
         parts.append(f"s{v['snum']} exts={[i['ext'] for i in v['exts']]}")
+    if name == "page_image":
+        parts.append(f"{len(v['image'])} bytes")
     if name == "xct_end":
         parts.append("committed" if v["committed"] else "aborted")
     if name == "xct_freeing_space":

@@ -26,7 +26,9 @@ STRATEGIES = {
 def strategy_for(kind):
     if isinstance(kind, ListOf):
         return st.lists(st.fixed_dictionaries({n: strategy_for(k) for n, k in kind.fields}), max_size=5)
-    return STRATEGIES[kind]
+    if kind in STRATEGIES:
+        return STRATEGIES[kind]
+    return STRATEGIES[getattr(fields, kind.name)]  # an engine's variant of a field kind (how it prints)
 
 
 def values_for(entry_type):

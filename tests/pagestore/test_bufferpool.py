@@ -124,15 +124,20 @@ def test_recovery_lsn_set_by_ex_fix_cleared_if_not_dirtied():
     s.bp.unfix(page)
     assert page.frame.rec_lsn is None and s.bp.dirty_page_table() == {}
     lsn = update(s, 8)
-    table = s.bp.dirty_page_table()
-    assert table == {pid(8): end} and end <= lsn
-    update(s, 8, "again")  # a dirty page keeps its first recovery LSN
-    assert s.bp.dirty_page_table() == {pid(8): end}
+    # The change logged nothing the pool knows of: at the unfix, the page's image (pageimage.py) is logged
+    # after it, and the page is dirty from the image's LSN on.
+    image = [e for e in s.log.scan() if e.type_name == "page_image"]
+    assert [e.values["page"] for e in image] == [8] and end <= lsn < image[0].lsn
+    assert s.bp.dirty_page_table() == {pid(8): image[0].lsn}
+    update(s, 8, "again")  # a dirty page keeps its first recovery LSN, and logs no second image
+    assert s.bp.dirty_page_table() == {pid(8): image[0].lsn}
+    assert [e.type_name for e in s.log.scan()].count("page_image") == 1
 
 
 def test_the_write_ahead_rule_forces_the_log_before_a_page_write():
     s = new_volume(frames=4)
-    lsn = update(s, 8)
+    update(s, 8)
+    lsn = s.log.last_lsn  # the page's LSN: its image, logged when the unfix made it dirty
     assert not s.log.is_durable(lsn)
     s.bp.trace.clear()
     runs = s.bp.force_all()

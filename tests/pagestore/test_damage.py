@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from minidb.errors import CorruptionError, UserError
-from minidb.io import OSDisk, SimDisk
+from minidb.io import CrashMode, OSDisk, SimDisk
 from minidb.log import file_name
 from minidb.pagestore import PageId, StoreId
 from minidb.pagestore.errors import (
@@ -175,17 +175,27 @@ def test_item3_the_checksum_is_written_and_cleared_in_the_frame():
         again.bp.unfix(page)
 
 
-def test_item3_a_torn_write_with_equal_lsns_is_rebuilt_by_restart():
-    """An unlogged change (the extent map's advisory buckets) torn by a crash: the LSN pair agrees, the
-    checksum does not, and redo rebuilds the page from the log."""
-    sm, fid, rids = records_sm()
+def test_item3_a_damaged_page_with_equal_lsns_is_repaired_by_restart_from_its_image():
+    """An unlogged change (the extent map's advisory buckets) logs the page's image when it is unfixed; the page
+    written, then damaged before its volume was fsynced: the LSN pair agrees, the checksum does not, and redo
+    repairs the page from that image."""
+    sm, fid, rids = records_sm(close=False)
+    sm.bp.force_all()
     extmap = sm.volume.header.extmap_page(rids[0].page // 4)
-    data = page_bytes(sm.disk, extmap)
+    bucket = sm.volume.page_bucket(rids[0].pid)
+    sm.volume.set_page_bucket(rids[0].pid, (bucket + 1) % 16)
+    image = [e for e in sm.log.scan() if e.type_name == "page_image"][-1]
+    assert image.values["page"] == extmap
+    sm.bp.clean()
+    write = max(e.index for e in sm.disk.events if e.kind == "write" and e.offset == extmap * PAGE)
+    crashed = sm.disk.crash_image(write, CrashMode.everything())
+    data = page_bytes(crashed, extmap)
     data[200] ^= 0xFF
-    put_page(sm.disk, extmap, data)
-    again = open_again(sm.disk)
-    assert again.restart_report.redo.torn_pages_rebuilt == 1
+    put_page(crashed, extmap, data)
+    again = open_again(crashed)
+    assert [(r.pid.page, r.image_lsn) for r in again.restart_report.redo.pages_repaired] == [(extmap, image.lsn)]
     assert "checksum mismatch" in again.restart_report.trace_text()
+    assert again.volume.page_bucket(rids[0].pid) == (bucket + 1) % 16
     assert sorted(again.contents()[fid]) == rids
     assert again.check() == []
 
@@ -301,13 +311,16 @@ def test_item2_a_master_record_without_its_volume_is_corruption():
         open_again(sm.disk)
 
 
-def test_item3_a_zeroed_map_page_is_rebuilt_by_restart_or_else_an_error():
+def test_item3_a_zeroed_map_page_not_in_the_dirty_page_table_is_refused_by_restart():
+    """Damage to a page no crash can have torn (it was clean): the log after the redo LSN holds no image of it, so
+    restart names it and changes nothing."""
     sm, fid, rids = records_sm()
     extmap = sm.volume.header.extmap_page(rids[0].page // 4)
     put_page(sm.disk, extmap, bytes(PAGE))
-    again = open_again(sm.disk)  # redo reads every map page and rebuilds this one from the log
-    assert again.restart_report.redo.torn_pages_rebuilt == 1 and again.check() == []
-    again.close()
-    put_page(sm.disk, extmap, bytes(PAGE))
+    before = files_of(sm.disk)
+    with pytest.raises(PageStoreCorruptionError, match=rf"v1.vol page {extmap}: a map page reads as zeros.*"
+                                                       rf"p\(1.0.{extmap}\) is not in the dirty page table"):
+        open_again(sm.disk)
+    assert files_of(sm.disk) == before
     with pytest.raises(PageStoreCorruptionError, match=rf"v1.vol page {extmap}: a map page reads as zeros"):
         VolumeFile(sm.disk, 1).read_page(extmap)  # anywhere but in redo: an error

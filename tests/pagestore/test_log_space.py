@@ -81,7 +81,8 @@ def test_logging_reserves_the_fudge_factor_and_commit_releases_it():
     t = sm.begin()
     rid = sm.create_rec(t, fid, b"x" * 100)
     inserts = [e for e in sm.log.scan() if e.type_name == "rec_insert" and e.txn_id == t.txn_id]
-    expected = sum(reservation(e.entry_type, e.size) for e in sm.log.scan() if e.txn_id == t.txn_id) + END_RESERVE
+    expected = (sum(reservation(e.entry_type, e.size) for e in sm.log.scan() if e.txn_id == t.txn_id) + END_RESERVE
+                + sm.log_space.waste)  # one page changed: room for its image, should a CLR find it clean
     assert inserts and sm.log_space.held(t.txn_id) == expected == sm.log_space.total
     assert reservation(REC_INSERT, inserts[0].size) == -(-inserts[0].size * 3 // 2)
     sm.commit(t)
@@ -188,6 +189,64 @@ def on_a_full_disk(sm: StorageManager) -> StorageManager:
     return again
 
 
+def pages_of_records(sm: StorageManager, count: int) -> list:
+    """``count`` records in a new file, a full page each, each committed and followed by a checkpoint."""
+    fid = with_file(sm)
+    rids = []
+    for i in range(count):
+        with sm.transaction() as t:
+            rids.append(sm.create_rec(t, fid, bytes([i]) * 400))
+        sm.checkpoint()
+    return rids
+
+
+def test_an_abort_whose_pages_were_written_clean_logs_their_images_on_a_full_log():
+    sm = bounded_sm()
+    rids = pages_of_records(sm, 5)
+    before = sm.contents()
+    t = sm.begin()
+    with pytest.raises(OutOfLogSpaceError):
+        for n in range(1000):  # small updates round the pages until the log refuses one
+            sm.update_rec(t, rids[n % len(rids)], n % 400, b"u")
+    sm.bp.clean()  # every page t changed is clean: each page's first CLR logs its full image first
+    aborted_at = sm.log.end_lsn
+    sm.abort(t)  # the images belong to no transaction: t reserved room for them
+    images = [e for e in sm.log.scan(aborted_at) if e.type_name == "page_image"]
+    assert len(images) >= 2 and sm.log_space.total == 0
+    assert sm.contents() == before
+    sm.checkpoint()  # the checkpoint reserve is still there
+    sm.close()
+    assert StorageManager.open(sm.disk, **BOUNDED).contents() == before
+
+
+@pytest.mark.parametrize("how", ["abort", "restart"])
+def test_an_abort_or_restarts_undo_is_never_refused_when_every_page_needs_its_image(how):
+    """Two transactions change pages until the bounded log refuses; every page is then written clean, so
+    each page's first CLR must log the page's full image first (no checkpoint is needed for that: the rule
+    is clean-to-dirty, pageimage.py). Their abort, or restart's undo of them as losers, still has room:
+    each page's image was reserved with the transaction's first entry on it."""
+    sm = bounded_sm()
+    rids = pages_of_records(sm, 6)
+    before = sm.contents()
+    xcts = [sm.begin(), sm.begin()]
+    with pytest.raises(OutOfLogSpaceError):
+        for n in range(1000):  # each changes three pages of its own, in turn, until the log is full
+            sm.update_rec(xcts[n % 2], rids[3 * (n % 2) + (n // 2) % 3], n % 400, b"u")
+    sm.bp.force_all()
+    start = sm.log.end_lsn
+    if how == "abort":
+        for t in xcts:
+            sm.abort(t)
+        after = sm
+    else:
+        sm.log.sync()
+        sm.disk.crash(CrashMode.everything())
+        after = open_again(sm.disk, **BOUNDED)
+        assert after.restart_report.undo.losers == sorted(t.txn_id for t in xcts)
+    assert any(e.type_name == "page_image" for e in after.log.scan(start))
+    assert after.contents() == before and after.log_space.total == 0 and after.check() == []
+
+
 def test_abort_on_a_full_disk_succeeds():
     sm = bounded_sm()
     fid = with_file(sm)
@@ -195,7 +254,7 @@ def test_abort_on_a_full_disk_succeeds():
         kept = sm.create_rec(t, fid, b"kept")
     sm = on_a_full_disk(sm)
     t = sm.begin()
-    rids, _ = fill_until_refused(sm, t, fid)
+    rids, _ = fill_until_refused(sm, t, fid, size=60)
     assert rids and sm.disk.capacity == sum(sm.disk.size(n) for n in sm.disk.list())  # no byte to spare
     sm.abort(t)
     assert sm.contents() == {fid: {kept: (b"", b"kept")}}
@@ -289,7 +348,7 @@ def test_the_warning_names_the_oldest_transaction_holding_the_log():
     sm.create_rec(younger, fid, b"y")
     sm.checkpoint()
     assert warnings and warnings[-1][0] == holder.txn_id and warnings[-1][1] == holder.first_lsn
-    assert warnings[-1][2] == sm.log.end_lsn.file - holder.first_lsn.file
+    assert warnings[-1][2] == sm.scavenge_bound().file - holder.first_lsn.file >= 2  # the files it holds
     warnings.clear()
     sm.commit(holder)
     sm.commit(younger)

@@ -78,7 +78,9 @@ def test_create_store_logs_three_entries_and_owns_one_extent():
     before = s.log.last_lsn
     st = s.vol.create_store()
     assert st == StoreId(1, 3)
-    assert entry_names(s, before) == ["store_operation", "create_ext_list", "store_operation"]
+    # the store map page and the extent map page were clean: each change is preceded by the page's image
+    assert entry_names(s, before) == ["page_image", "store_operation", "page_image", "create_ext_list",
+                                      "store_operation"]
     ops = [e.values["op"] for e in s.log.scan() if e.type_name == "store_operation"]
     assert ops == ["create_store", "set_first_ext"]
     assert s.vol.store_extents(st) == [3]

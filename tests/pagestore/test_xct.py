@@ -13,13 +13,14 @@ from tests.pagestore.sm_helpers import entries, new_sm
 
 
 def test_the_table_declares_the_new_types_with_shore_flags():
-    rows = {t.name: (t.code, t.flags) for t in PAGESTORE_TYPES if 0x20 <= t.code <= 0x36 and not 0x24 <= t.code <= 0x27}
+    rows = {t.name: (t.code, t.flags) for t in PAGESTORE_TYPES if 0x20 <= t.code <= 0x38 and not 0x24 <= t.code <= 0x27}
     assert rows == {
         "xct_abort": (0x20, "T"), "xct_freeing_space": (0x21, "T"), "xct_end": (0x22, "T"),
         "compensate": (0x23, "TC"), "chkpt_begin": (0x28, ""), "chkpt_bf_tab": (0x29, ""),
         "chkpt_xct_tab": (0x2a, ""), "chkpt_end": (0x2b, ""), "page_format": (0x30, "TR"),
         "rec_insert": (0x31, "TRU"), "rec_remove": (0x32, "TRU"), "rec_splice": (0x33, "TRU"),
         "clr_rec_insert": (0x34, "TRC"), "clr_rec_remove": (0x35, "TRC"), "clr_rec_splice": (0x36, "TRC"),
+        "page_image": (0x38, "TR"),
     }
     for entry_type in PAGESTORE_TYPES:
         if entry_type.compensation:  # a CLR says where rollback goes on

@@ -33,7 +33,8 @@ EXERCISES = {
 }
 # The notebooks built around a step-by-step demo of a workload.
 DEMOS = {"01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks", "05b_deadlocks",
-         "06_transactions_records", "08_aries_recovery", "09_logstore_tree", "10_checkpointer", "12_vlsn_index"}
+         "06_transactions_records", "08_aries_recovery", "09_logstore_tree", "10_checkpointer", "12_vlsn_index",
+         "16_log_space"}
 
 
 def cells(path: Path) -> list[dict]:

@@ -21,7 +21,7 @@ def test_every_notebook_is_listed_once_in_a_layer_that_exists():
     keys = {layer.key for layer in LAYERS}
     assert all(n.layer in keys for n in NOTEBOOKS)
     assert sum(len(notebooks_of(key)) for key in keys) == len(NOTEBOOKS)
-    assert notebooks_of("pagestore") == ["02", "03", "04", "05", "05b", "06", "08"]
+    assert notebooks_of("pagestore") == ["02", "03", "04", "05", "05b", "06", "08", "16"]
 
 
 def test_the_layers_name_real_packages():

@@ -93,7 +93,7 @@ def test_extent_map_layout_reads_the_volume():
 def test_the_volume_script_steps():
     first = volume_step(1)
     assert first.result == "s(1.3)" and [line.split()[1] for line in first.entries] == \
-        ["store_operation", "create_ext_list", "store_operation"]
+        ["page_image", "store_operation", "page_image", "create_ext_list", "store_operation"]  # map pages were clean
     grow = volume_step(7)
     assert grow.result == "p(1.3.20)" and "create_ext_list" in grow.entries[0] and "exts=[5]" in grow.entries[0]
     assert volume_step(10).result == "p(1.3.21)" and volume_step(11).result == "p(1.3.13)"

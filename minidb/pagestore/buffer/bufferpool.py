@@ -21,6 +21,13 @@ intent to change it: its control block gets a *recovery LSN*, the log's end
 at that moment, which is at most the LSN of any entry that will change the
 page (ARIES' choice; Shore takes the page LSN, which is older still). If the
 page is unfixed without being dirtied, the recovery LSN is cleared again.
+Before the first change of a clean page, the pool logs a full image of it
+through its ``image_logger`` (set by the volume;
+:mod:`minidb.pagestore.wal.pageimage`), and the recovery LSN becomes the
+image's LSN: a dirty page's recovery LSN is always the LSN of its image, so
+restart can repair the page if its write is torn, from the log kept since
+the smallest recovery LSN. A change that logs nothing (an unfix dirty of a
+clean page) logs the image at the unfix.
 Writing the page (durably) clears it. :meth:`BufferPool.dirty_page_table`
 maps each page that may differ from its durable image to its recovery LSN:
 the frames with a recovery LSN, and pages written but not yet fsynced. A
@@ -87,7 +94,7 @@ from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.buffer.latch import EX, SH, Latch, LatchMode
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE, NO_PAGE_LSN, check_page_size, stamp_checksum
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.pages.storeprop import outside_dirty_page_table
+from minidb.pagestore.pages.storeprop import image_pending, logging_off, outside_dirty_page_table
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:  # the volume's file is above the pool; the pool only keeps and calls it
@@ -109,6 +116,8 @@ class Frame:
     rec_lsn: LSN | None = None
     referenced: bool = False
     latch: Latch = None  # type: ignore[assignment]
+    pool: BufferPool | None = None  # the pool of this frame (what logging asks to note an image)
+    failed: bool = False  # a change under the current fix failed before it was made (see change_failed)
 
     def __post_init__(self) -> None:
         self.latch = Latch()
@@ -161,7 +170,10 @@ class BufferPool:
         self.page_size = check_page_size(page_size)
         self.log = log
         self.max_many_pages = max_many_pages
-        self.frames = [Frame(i, SlottedPage(bytearray(page_size))) for i in range(num_frames)]
+        self.frames = [Frame(i, SlottedPage(bytearray(page_size)), pool=self) for i in range(num_frames)]
+        # Logs a full image of a page and returns its LSN; set by the volume (the pool is below the
+        # log's entry types). None: no images (a pool used without a volume).
+        self.image_logger: Callable[[SlottedPage], LSN] | None = None
         self.hand = 0
         self.last_clock: ClockChoice | None = None  # the last victim choice, for pictures and tests
         self.stats = Stats("bufferpool", self.STAT_NAMES)
@@ -278,6 +290,15 @@ class BufferPool:
         if not isinstance(page, SlottedPage):
             raise BadRequestError(f"unfix needs the page that fix returned, not {page!r}")
         frame: Frame = page.frame  # type: ignore[assignment]
+        dirty = dirty and not frame.failed
+        if dirty and not frame.dirty and frame.pin_count > 0:
+            try:  # a change that logged nothing: its page's image (the change included) is logged now
+                self.image_before_change(page)
+            except BaseException:
+                with self._mutex:
+                    frame.pin_count -= 1
+                frame.latch.release()
+                raise
         with self._mutex:
             if frame.pin_count < 1:
                 raise PageStoreError(f"unfix of {frame.pid}, which is not fixed")
@@ -287,11 +308,43 @@ class BufferPool:
                 frame.dirty = True
             elif frame.latch.mode == EX and not frame.dirty:
                 frame.rec_lsn = None  # fixed EX, not changed after all
+            frame.failed = False
             frame.pin_count -= 1
         frame.latch.release()
 
     def unfix_dirty(self, page: SlottedPage) -> None:
         self.unfix(page, dirty=True)
+
+    def image_before_change(self, page: SlottedPage) -> None:
+        """Before the first change of a clean fixed page: log its full image; it is dirty from there.
+
+        Keeps the invariant of :mod:`minidb.pagestore.wal.pageimage`: a dirty
+        page's recovery LSN is the LSN of its full image. Does nothing for a
+        page already dirty, or without an ``image_logger``, or whose store's
+        logging is off (a TMP, LOAD or INSERT page is outside the dirty page
+        table: it is forced, never redone), or whose image is pending (a page
+        just made regular, forced at once; its first logged change logs its
+        ``unlogged_page_image``).
+        """
+        frame: Frame = page.frame  # type: ignore[assignment]
+        flags = page.store_flags
+        if not frame.dirty and self.image_logger is not None and not logging_off(flags) and not image_pending(flags):
+            self.note_image(page, self.image_logger(page))
+
+    def change_failed(self, page: SlottedPage) -> None:
+        """A logged change of the fixed ``page`` failed before it was made (its image, or its entry, could
+        not be logged): the page is as it was, so the ``unfix(page, dirty=True)`` that follows (a caller's
+        ``finally``) marks nothing dirty and logs no image. Logging again would retry on a log that just
+        failed: after a crash, "handle was lost" would hide the crash itself."""
+        page.frame.failed = True  # type: ignore[attr-defined]
+
+    def note_image(self, page: SlottedPage, lsn: LSN) -> None:
+        """A full image of the fixed ``page`` was logged at ``lsn``: if it is clean, it is dirty since then."""
+        frame: Frame = page.frame  # type: ignore[assignment]
+        with self._mutex:
+            if not frame.dirty:
+                frame.rec_lsn = lsn
+                frame.dirty = True
 
     def lower_rec_lsn(self, page: SlottedPage, lsn: LSN) -> None:
         """Make a fixed page's recovery LSN at most ``lsn``.

@@ -15,7 +15,7 @@ empty transaction table, so restart then has little to do)::
 
 =================  =========================================================
 ``analysis.py``    pass 1: rebuild the tables from the master checkpoint on
-``redo.py``        pass 2: repeat history (page LSN test); rebuild torn pages
+``redo.py``        pass 2: repeat history (page LSN test); repair torn pages from images
 ``undo.py``        pass 3: all losers together, largest undo-next first
 ``finish.py``      repairs, committed transactions left freeing space
 ``chkpt.py``       fuzzy checkpoints: what restart starts from
@@ -25,6 +25,11 @@ empty transaction table, so restart then has little to do)::
 Each pass emits a trace of what it read, decided and changed; a
 :class:`Restart` runs the passes one at a time (the notebook steps through
 them) or all at once (:meth:`Restart.run`).
+
+Redo and the page repairs change pages without logging images, so finish
+writes every dirty page before the checkpoint: no checkpoint ever lists a
+page whose recovery LSN is not its image's (:mod:`minidb.pagestore.wal.pageimage`),
+and until restart's checkpoint the log is kept from the old redo LSN.
 
 Restart is *idempotent*: analysis and redo log nothing, undo logs a CLR for
 each undo, the finishing steps are idempotent, so a crash anywhere during
@@ -41,13 +46,13 @@ from minidb.pagestore.files.storeprops import drop_tmp_files
 from minidb.pagestore.restart.master import master_lsn
 from minidb.pagestore.restart.analysis import AnalysisResult, DirtyPage, XctEntry, analysis_pass
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
-from minidb.pagestore.restart.redo import RedoResult, rebuild_page, redo_pass
+from minidb.pagestore.restart.redo import PageRepair, RedoResult, rebuild_page, redo_pass
 from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_order, undo_pass, walk_losers
 from minidb.stats import Trace
 
 __all__ = ["Restart", "RestartReport", "AnalysisResult", "RedoResult", "UndoResult", "FinishResult", "XctEntry",
-           "DirtyPage", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass", "rebuild_page",
-           "undo_order", "walk_losers"]
+           "DirtyPage", "PageRepair", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass",
+           "rebuild_page", "undo_order", "walk_losers"]
 
 PASSES = ("analysis", "redo", "undo", "finish")
 

@@ -18,24 +18,32 @@ by the usual rules (the write-ahead rule holds: their LSNs are in the log).
 
 **Torn pages.** A page whose last write reached the disk only in part has
 different LSNs in its header and footer, or a checksum that does not match
-(:mod:`minidb.pagestore.pages.page`). Redo cannot start from it, so it *rebuilds*
-it: from the page's image when
-the volume was formatted (store 0's pages) or from zeros (any other page),
-applying every entry of the log that names the page, oldest first. The log
-is never truncated here, so it holds the page's whole history since the
-volume was formatted (a page of a file starts with ``page_format``). After
-the scan, the pages of the dirty page table not yet read and store 0's
-pages (whose advisory bucket maps change without log entries) are read as
-well, so no torn page is left behind. Only these pages can have been
-written since their last durable image; a bad page anywhere else is found
-when it is read, and is corruption
-(:class:`~minidb.pagestore.errors.BadPageError`).
+(:mod:`minidb.pagestore.pages.page`). Redo cannot start from it, so it
+*repairs* it from the page's newest full image (a ``page_image``, or the
+``page_format`` of a fresh page) at or after the page's recovery LSN in the
+dirty page table, then redoes the page's later entries
+(:func:`rebuild_page`). A page can only be torn by a write of a dirty page,
+and a dirty page's recovery LSN is the LSN of its image
+(:mod:`minidb.pagestore.wal.pageimage`), so the image is there, and the log
+before the redo LSN is never read: it may be gone (scavenged). A bad page
+with no image there (not in the dirty page table, or damaged rather than
+torn) is corruption, named (:class:`~minidb.pagestore.errors.PageStoreCorruptionError`),
+never silently replaced. After the scan, the pages of the dirty page table
+not yet read and store 0's pages are read as well, so no torn page is left
+behind (a bad page anywhere else is found when it is read).
+
+Redo changes pages without logging, so the pages it dirties have no image
+at their recovery LSN: restart writes them all before its checkpoint
+(:mod:`minidb.pagestore.restart`), and until that checkpoint the log is
+kept from this redo LSN.
 
 Worked example: dirty page table {p(1.3.12): 0x1/0x3a0, p(1.3.13):
 0x1/0x600}, redo LSN 0x1/0x3a0. Entry 0x1/0x3a0 on p(1.3.12), whose page LSN
 on disk is 0x1/0x280: redone. Entry 0x1/0x420 on p(1.0.1), not in the table:
 skipped. Entry 0x1/0x600 on p(1.3.13), page LSN 0x1/0x600 (written after
-it): skipped.
+it): skipped. Had p(1.3.13) been torn on disk, the entry at 0x1/0x600 (the
+``page_image`` that made it dirty) would have been found by a scan from
+0x1/0x600, restored, and the page's later entries redone on it.
 """
 
 from __future__ import annotations
@@ -43,16 +51,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.log.files import file_name
 from minidb.log.lsn import LSN
-from minidb.pagestore.errors import BadPageError
-from minidb.pagestore.volume.format import format_pages
+from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGE_IMAGE, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
 from minidb.pagestore.wal.logrec import REDO
 from minidb.pagestore.restart.analysis import AnalysisResult
 from minidb.stats import Trace
+
+
+@dataclass(frozen=True)
+class PageRepair:
+    """A torn page rebuilt: from the image at ``image_lsn``, found scanning from ``scanned_from``."""
+
+    pid: PageId
+    scanned_from: LSN
+    image_lsn: LSN
+    entries: int  # redone after the image
+
+    def __str__(self) -> str:
+        return (f"{self.pid} repaired from its image at {self.image_lsn} and {self.entries} later entries "
+                f"(log read from {self.scanned_from})")
 
 
 @dataclass
@@ -62,13 +82,18 @@ class RedoResult:
     redone: int = 0
     skipped_not_dirty: int = 0
     skipped_page_newer: int = 0
-    torn_pages_rebuilt: int = 0
+    pages_repaired: list[PageRepair] = field(default_factory=list)
     decisions: list[tuple[LSN, str]] = field(default_factory=list)  # (entry, "redone" | "skipped")
+
+    @property
+    def torn_pages_rebuilt(self) -> int:
+        return len(self.pages_repaired)
 
     def summary(self) -> str:
         return (f"redo: from {self.start}, {self.entries_read} entries read, {self.redone} redone, "
                 f"{self.skipped_not_dirty} skipped (page not dirty or older than its recovery LSN), "
-                f"{self.skipped_page_newer} skipped (page LSN newer), {self.torn_pages_rebuilt} torn pages rebuilt")
+                f"{self.skipped_page_newer} skipped (page LSN newer), "
+                f"{self.torn_pages_rebuilt} torn pages repaired from their images")
 
 
 def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None) -> RedoResult:
@@ -97,7 +122,7 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
                     why = "not in the dirty page table" if known is None else f"older than rec_lsn {known.rec_lsn}"
                     trace.emit("redo: %s %s %s: %s: skipped", entry.lsn, entry_type.name, pid, why)
                 continue
-            page = _fix(bp, log, volume, pid, done, trace)
+            page = _fix(bp, log, volume, pid, done, dirty, trace)
             seen.add(pid.key)
             applied = False
             try:
@@ -118,52 +143,55 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
             finally:
                 bp.unfix(page, dirty=applied)
     # Pages that may be torn but that no entry made us read: the rest of the dirty
-    # page table, and store 0's pages (their bucket maps change without entries).
+    # page table; and store 0's pages, so that damage to a map is found at restart.
     others = [d.pid for key, d in sorted(dirty.items()) if key not in seen]
     others += [PageId(volume.vid, 0, n) for n in range(1, volume.header.store0_pages)
                if (volume.vid, n) not in seen and (volume.vid, n) not in dirty]
     for pid in others:
-        bp.unfix(_fix(bp, log, volume, pid, done, trace, mode=SH))
+        bp.unfix(_fix(bp, log, volume, pid, done, dirty, trace, mode=SH))
     trace.emit("%s", done.summary())
     return done
 
 
-def _fix(bp: Any, log: Any, volume: Any, pid: PageId, done: RedoResult, trace: Trace, mode: Any = EX) -> Any:
-    """Fix ``pid``, rebuilding it from the log first if it is torn on disk."""
+def _fix(bp: Any, log: Any, volume: Any, pid: PageId, done: RedoResult, dirty: dict, trace: Trace,
+         mode: Any = EX) -> Any:
+    """Fix ``pid``, repairing it from its image first if it is torn on disk."""
     try:
         return bp.fix(pid, mode)
     except BadPageError as torn:
         trace.emit("redo: %s", torn)
-        count = rebuild_page(log, volume, pid)
-        done.torn_pages_rebuilt += 1
-        trace.emit("redo: %s rebuilt from its initial image and %d log entries", pid, count)
+        known = dirty.get(pid.key)
+        if known is None:
+            raise PageStoreCorruptionError(f"{torn}; {pid} is not in the dirty page table, so the log holds "
+                                           f"no image to repair it from") from None
+        repair = rebuild_page(log, volume, pid, known.rec_lsn, str(torn))
+        done.pages_repaired.append(repair)
+        trace.emit("redo: %s", repair)
         return bp.fix(pid, mode)
 
 
-def rebuild_page(log: Any, volume: Any, pid: PageId) -> int:
-    """Rebuild page ``pid`` in the pool from its initial image and every entry naming it; return their number."""
-    if getattr(log, "head", 1) > 1:
-        raise BadPageError(f"{pid}: the page is torn on disk and cannot be rebuilt: the log before "
-                           f"{file_name(log.head)} was scavenged, and with it the page's history")
+def rebuild_page(log: Any, volume: Any, pid: PageId, start: LSN, why: str = "bad page") -> PageRepair:
+    """Rebuild page ``pid`` in the pool from its newest image at or after ``start`` and the entries after it."""
+    image, later = None, []
+    for entry in log.scan(start):
+        entry_type = entry.entry_type
+        if (entry_type is None or not entry_type.redoable or entry_type.owner != PAGESTORE_TYPES.owner
+                or (entry.values["vol"], entry.values["page"]) != pid.key):
+            continue
+        if entry_type in (PAGE_IMAGE, PAGE_FORMAT, UNLOGGED_PAGE_IMAGE):
+            image, later = entry, []
+        elif image is not None:
+            later.append(entry)
+    if image is None:
+        raise PageStoreCorruptionError(f"{why}; the log from {pid}'s recovery LSN {start} on holds no image "
+                                       f"of it to repair it from")
     bp = volume.bp
     page = bp.fix(pid, EX, virgin=True)
-    count = 0
     try:
-        if pid.page < volume.header.store0_pages:
-            page.buf[:] = format_pages(volume.header)[pid.page].buf
-        else:
-            page.buf[:] = bytes(len(page.buf))
-        for entry in log.scan():
-            entry_type = entry.entry_type
-            if entry_type is None or not entry_type.redoable or entry_type.owner != PAGESTORE_TYPES.owner:
-                continue
-            v = entry.values
-            if (v["vol"], v["page"]) != pid.key:
-                continue
-            if page.lsn < entry.lsn:
-                REDO[entry_type.name](page, v)
-                page.lsn = entry.lsn
-                count += 1
+        for entry in [image] + later:
+            REDO[entry.type_name](page, entry.values)
+            page.lsn = entry.lsn
+        bp.lower_rec_lsn(page, image.lsn)
     finally:
-        bp.unfix(page, dirty=True)
-    return count
+        bp.unfix(page)
+    return PageRepair(pid, start, image.lsn, len(later))

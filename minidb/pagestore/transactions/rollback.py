@@ -42,6 +42,7 @@ Worked example (the log of transaction 3)::
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,9 +92,11 @@ def undo_step(volume: Any, entry: LogEntry, xct: Any) -> UndoStep:
             _release_from(xct, entry.lsn)
         return UndoStep(entry.lsn, entry_type.name, action, prev)
     count = xct.log_count
-    undo(volume, entry, xct)
-    if entry_type.logical:
-        log_xct_entry(volume.log, xct, COMPENSATE, {"undo_nxt": prev})
+    space = _log_space(xct)
+    with space.undoing() if space is not None else nullcontext():  # its page images: logspace.py
+        undo(volume, entry, xct)
+        if entry_type.logical:
+            log_xct_entry(volume.log, xct, COMPENSATE, {"undo_nxt": prev})
     _release_from(xct, entry.lsn)
     return UndoStep(entry.lsn, entry_type.name, "undone", prev, tuple(xct.logged_since(count)))
 
@@ -101,9 +104,13 @@ def undo_step(volume: Any, entry: LogEntry, xct: Any) -> UndoStep:
 def _release_from(xct: Any, lsn: LSN) -> None:
     """Rollback is past ``lsn``: the log space reserved for undoing it and what followed is free again
     (:mod:`minidb.pagestore.wal.logspace`)."""
-    space = getattr(getattr(xct, "manager", None), "log_space", None)
+    space = _log_space(xct)
     if space is not None:
         space.undone(xct.txn_id, lsn)
+
+
+def _log_space(xct: Any) -> Any:
+    return getattr(getattr(xct, "manager", None), "log_space", None)
 
 
 def rollback(volume: Any, xct: Any, to: LSN = NULL_LSN, trace: Any = None) -> list[UndoStep]:

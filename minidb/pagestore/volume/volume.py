@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from minidb.io import Disk
@@ -65,6 +66,7 @@ from minidb.pagestore.ids import PageId, StoreId, extent_of
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.wal.logdef import STORE_OPERATION
 from minidb.pagestore.wal.logrec import LogContext, apply_and_log
+from minidb.pagestore.wal.pageimage import log_page_image
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.volume.stores import FIRST_USER_STORE, Deleting, StoreNode
 from minidb.pagestore.volume.volcaches import SortedExtents, VolumeCaches
@@ -99,6 +101,8 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
         self.log = log
         self.use_caches = use_caches
         bufferpool.register(self.file)
+        if log is not None:  # a clean page about to change logs its full image first (wal/pageimage.py)
+            bufferpool.image_logger = partial(log_page_image, log)
         self.stats = Stats("volume", STAT_NAMES)
         self.trace = Trace(enabled=trace)
         self.alloc_locks: Any = None  # set by the transaction layer

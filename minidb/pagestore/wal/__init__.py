@@ -1,7 +1,8 @@
 """Write-ahead logging of the page store: its log entry types and the logging protocol.
 
-=============  ===============================================================
-``logdef.py``  the page store's log entry types (Shore's logdef.dat)
-``logrec.py``  fix EX / apply / log / set page LSN; redo and undo dispatch by name
-=============  ===============================================================
+===============  =============================================================================
+``logdef.py``    the page store's log entry types (Shore's logdef.dat)
+``logrec.py``    fix EX / apply / log / set page LSN; redo and undo dispatch by name
+``pageimage.py`` full page images: logged when a clean page becomes dirty, for torn pages
+===============  =============================================================================
 """

@@ -117,6 +117,18 @@ clr_rec_remove         0x35  TRC    undo of rec_remove: put ``data`` back in the
 clr_rec_splice         0x36  TRC    undo of rec_splice: replace ``old`` by ``new``
 =====================  ====  =====  ==================================================
 
+**Full page images** (0x38). A page's whole content, logged before the
+change that makes a clean page dirty, so that redo can repair a torn page
+from the log since the page's recovery LSN alone
+(:mod:`minidb.pagestore.wal.pageimage`). It belongs to no transaction
+(``txn_id`` 0) and is never undone; ``image`` is the page without its
+*hole*, ``hole_len`` zero bytes from ``hole_start``.
+
+=====================  ====  =====  ==================================================
+page_image             0x38  TR     the page := ``image`` with ``hole_len`` zeros
+                                    put back at ``hole_start``
+=====================  ====  =====  ==================================================
+
 **Store properties** (0x3c). A page of a TMP, LOAD or INSERT store is
 changed without log entries (:mod:`minidb.pagestore.pages.storeprop`); once
 such a page is made regular, its first logged change is preceded by its
@@ -157,6 +169,16 @@ pieces (the inverse entry plus a ``compensate``).
 
 from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U8, U16, U32, U64, ListOf
 from minidb.log.types import EntryTable
+
+
+class _ImageBytes(type(BYTES)):  # type: ignore[misc]
+    """BYTES that print as their size (a page image in hex would fill the screen)."""
+
+    def format(self, value: bytes) -> str:
+        return f"{len(value)} bytes"
+
+
+IMAGE_BYTES = _ImageBytes("BYTES", "I", text=False)
 
 PAGE_FIELDS = [("vol", U32), ("store", U32), ("page", U32)]
 EXT_LIST = ListOf(("ext", U32))
@@ -208,6 +230,9 @@ PAGESTORE_TYPES = EntryTable(
         ("clr_rec_insert",     0x34, "TRC",  PAGE_FIELDS + [("slot", U16), ("data", BYTES), ("undo_nxt", LSN_FIELD)]),
         ("clr_rec_remove",     0x35, "TRC",  PAGE_FIELDS + [("slot", U16), ("data", BYTES), ("undo_nxt", LSN_FIELD)]),
         ("clr_rec_splice",     0x36, "TRC",  PAGE_FIELDS + SPLICE + [("undo_nxt", LSN_FIELD)]),
+        # full page images
+        ("page_image",         0x38, "TR",   PAGE_FIELDS + [("hole_start", U16), ("hole_len", U16),
+                                                            ("image", IMAGE_BYTES)]),
         # store properties
         ("unlogged_page_image", 0x3c, "TR",  PAGE_FIELDS + [("image", BYTES)]),
         # B+trees (keyed pages)
@@ -249,6 +274,7 @@ REC_SPLICE = PAGESTORE_TYPES.rec_splice
 CLR_REC_INSERT = PAGESTORE_TYPES.clr_rec_insert
 CLR_REC_REMOVE = PAGESTORE_TYPES.clr_rec_remove
 CLR_REC_SPLICE = PAGESTORE_TYPES.clr_rec_splice
+PAGE_IMAGE = PAGESTORE_TYPES.page_image
 UNLOGGED_PAGE_IMAGE = PAGESTORE_TYPES.unlogged_page_image
 PAGE_LINK = PAGESTORE_TYPES.page_link
 BTREE_HEADER = PAGESTORE_TYPES.btree_header

@@ -11,6 +11,10 @@ unfix dirty**. :func:`apply_and_log` does the middle three in one place:
    page bytes are put back as they were, so an error changes nothing;
 3. it stamps the page's header and footer with the entry's LSN.
 
+Before all three, if the page is clean in the buffer pool, the pool logs a
+full image of it (:mod:`minidb.pagestore.wal.pageimage`; a ``page_format``
+is an image itself), and the page is dirty from the image's LSN on.
+
 The caller then unfixes the page dirty; the buffer pool will not write it
 before the log is durable up to that LSN (the write-ahead rule).
 
@@ -61,6 +65,7 @@ from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
+from minidb.pagestore.wal.pageimage import restore_page_image
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.pages.storeprop import image_pending, logging_off
@@ -120,6 +125,9 @@ def check_handlers() -> list[str]:
     return missing
 
 
+redo_handler("page_image")(restore_page_image)
+
+
 # -- page ids in entries ---------------------------------------------------------
 def page_fields(pid: PageId) -> dict[str, int]:
     return {"vol": pid.vol, "store": pid.store, "page": pid.page}
@@ -141,29 +149,39 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
     """Apply ``values`` to the EX-fixed ``page`` through its redo handler, log it, stamp the page LSN.
 
     For a page whose store's logging is off, apply only and return NULL_LSN
-    (see the module documentation).
+    (see the module documentation). Otherwise a clean page logs its full image
+    first (:mod:`minidb.pagestore.wal.pageimage`).
     """
     full = {**page_fields(page.pid), **txn_fields(xct), **values}
-    if entry_type is not PAGE_FORMAT and entry_type is not UNLOGGED_PAGE_IMAGE:
-        if logging_off(page.store_flags):
-            REDO[entry_type.name](page, full)
-            note = getattr(xct, "note_unlogged", None)
-            if note is not None:
-                note(page.store_flags)
-            return NULL_LSN
-        if image_pending(page.store_flags):
+    pool = getattr(page.frame, "pool", None)
+    whole_page = entry_type is PAGE_FORMAT or entry_type is UNLOGGED_PAGE_IMAGE
+    if not whole_page and logging_off(page.store_flags):
+        REDO[entry_type.name](page, full)
+        note = getattr(xct, "note_unlogged", None)
+        if note is not None:
+            note(page.store_flags)
+        return NULL_LSN
+    snapshot = None
+    try:
+        if not whole_page and image_pending(page.store_flags):  # this image is also the page's full image
             image = page.copy()
             image.store_flags = StoreFlags.REGULAR
             apply_and_log(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
-    snapshot = bytes(page.buf)
-    REDO[entry_type.name](page, full)
-    try:
+        elif not whole_page and pool is not None:
+            pool.image_before_change(page)  # a clean page: its full image first (pageimage.py)
+        snapshot = bytes(page.buf)
+        REDO[entry_type.name](page, full)
         lsn = log.append(entry_type, full)
-    except BaseException:
-        page.buf[:] = snapshot
+    except BaseException:  # the change is not made: the page stays as it was (its image may be logged)
+        if snapshot is not None:
+            page.buf[:] = snapshot
+        if pool is not None:
+            pool.change_failed(page)
         raise
     note_logged(xct, lsn, entry_type, full)
     page.lsn = lsn
+    if pool is not None and entry_type in (PAGE_FORMAT, UNLOGGED_PAGE_IMAGE):
+        pool.note_image(page, lsn)  # it rewrites the whole page: it is the page's image
     return lsn
 
 
@@ -195,6 +213,7 @@ def redo(bufferpool: Any, entry: LogEntry) -> bool:
         if page.lsn < entry.lsn:
             REDO[entry_type.name](page, entry.values)
             page.lsn = entry.lsn
+            bufferpool.lower_rec_lsn(page, entry.lsn)  # dirty by redo: no new image is logged
             applied = True
     finally:
         bufferpool.unfix(page, dirty=applied)

@@ -34,6 +34,17 @@ every entry logged, the space its undo may need:
   that ends restart or a clean close, after which scavenging frees everything
   before it (no transaction is active and every page was written).
 
+**Page images in a rollback.** A CLR may make a clean page dirty, so a full
+image of the page is logged before it (:mod:`minidb.pagestore.wal.pageimage`);
+the image belongs to no transaction. So a transaction's first undoable entry
+on each page also reserves one image of the largest size (``waste``, kept
+with that entry's row: released when rollback walks past the transaction's
+oldest entry on the page, after the last CLR there). A page image logged
+while an undo runs (:meth:`LogSpace.undoing`, set by each undo step of a
+rollback or of restart's undo, in that thread) is never refused: it draws on
+the reservation of the transaction being rolled back. Restart reserves the
+images again with the chain.
+
 Restart re-reserves for its losers and for the prepared transactions it
 brings back in doubt (:meth:`LogSpace.reserve_chain`), so restart's undo and
 a later ``abort_prepared`` always have room: on a full disk too, since the
@@ -42,18 +53,23 @@ log's partitions are preallocated.
 A file's end may be wasted when the next entry does not fit: ``waste``, the
 largest entry the page store logs (about a page), is counted lost per file.
 
-Worked example (log of 4 partitions of 6000 bytes, 24000 bytes): T3 inserts
-a 120-byte record: ``rec_insert`` is 164 bytes, fudge 1.5: 246 bytes
-reserved, plus 128 for its end: T3 holds 374. It updates the record
-(``rec_splice`` 180 bytes: 270 more, 644 held). ``rollback_to`` the savepoint
-taken after the insert logs one CLR and releases 270: 374 held. Its abort
-logs ``xct_abort``, a CLR and ``xct_end``, which releases the rest: 0.
+Worked example (log of 4 partitions of 6000 bytes, 24000 bytes, pages of
+512 bytes: ``waste`` 640): T3 inserts a 120-byte record: ``rec_insert`` is
+164 bytes, fudge 1.5: 246 bytes reserved, plus 128 for its end and 640 for
+an image of the page (its first entry there): T3 holds 1014. It updates the
+record (``rec_splice`` 180 bytes, on the same page: 270 more, 1284 held).
+``rollback_to`` the savepoint taken after the insert logs one CLR and
+releases 270: 1014 held. Its abort logs ``xct_abort``, a CLR (after the
+page's image if the page was written clean meanwhile) and ``xct_end``, which
+releases the rest: 0.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from minidb.log.header import HEADER_SIZE
@@ -61,7 +77,7 @@ from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.errors import OutOfLogSpaceError
 from minidb.pagestore.wal.logdef import (
-    CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB, COMPENSATE, XCT_ABORT, XCT_END,
+    CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB, COMPENSATE, PAGE_IMAGE, XCT_ABORT, XCT_END,
 )
 
 PAGES_PER_ENTRY = 64  # the checkpointer's chkpt_bf_tab size (minidb.pagestore.restart.chkpt)
@@ -83,6 +99,11 @@ def checkpoint_size(dirty_pages: int, transactions: int) -> int:
              CHKPT_END.encode({"master": NULL_LSN, "min_rec_lsn": NULL_LSN})]
     items += [CHKPT_BF_TAB.encode({"pages": [page] * n}) for n in chunks if n]
     return sum(HEADER_SIZE + len(item) for item in items)
+
+
+def _page_key(values: dict[str, Any]) -> tuple[int, int] | None:
+    """The page an entry names, if any."""
+    return (values["vol"], values["page"]) if "page" in values and "vol" in values else None
 
 
 def reservation(entry_type: EntryType, size: int) -> int:
@@ -107,6 +128,8 @@ class LogSpace:
         self.chkpt_reserve = chkpt_reserve
         self.reserved: dict[int, list[tuple[LSN, int]]] = {}  # tid -> (LSN, bytes) in LSN order
         self.ends: dict[int, int] = {}  # tid -> bytes reserved for its xct_abort, xct_end, compensate
+        self.pages: dict[int, dict[tuple[int, int], LSN]] = {}  # tid -> page -> its first entry there
+        self._undo = threading.local()
         self.total = 0
         self.stats = Stats("logspace", ["nReserved", "nReleased", "nRefused"])
         log.admit = self.admit
@@ -119,6 +142,8 @@ class LogSpace:
             return lambda lsn: self.release(tid)
         left = room(self.waste)
         if not tid:  # a checkpoint (see check_checkpoint), or the volume logging for no transaction
+            if entry_type is PAGE_IMAGE and getattr(self._undo, "active", False):
+                return None  # an undo's image: reserved by the transaction rolled back
             if left is not None and size > left - self.total:
                 self._refuse(f"cannot log {entry_type.name} (needs {size} bytes)", left, 0)
             return None
@@ -127,6 +152,11 @@ class LogSpace:
                 or entry_type.code in ROLLBACK_TYPES):
             return None  # uses its transaction's reservation
         need = reservation(entry_type, size)
+        page = _page_key(values) if entry_type.undoable else None
+        if page is not None and page not in self.pages.get(tid, {}):
+            need += self.waste  # the page's image, should a CLR find it clean
+        else:
+            page = None
         first = 0 if tid in self.ends else END_RESERVE
         if left is not None and size + need + first > left - self.total - self.chkpt_reserve:
             self._refuse(f"T{tid} cannot log {entry_type.name}: it needs {size + need + first} bytes ({size} "
@@ -136,8 +166,21 @@ class LogSpace:
             if first:
                 self.ends[tid] = first  # for its end: never released by a rollback
                 self.total += first
+            if page is not None:
+                self.pages.setdefault(tid, {})[page] = lsn
             self._reserve(tid, lsn, need)
         return reserve
+
+    @contextmanager
+    def undoing(self) -> Iterator[None]:
+        """Around one undo step: page images this thread logs draw on the rolled-back transaction's
+        reservation (see the module documentation)."""
+        was = getattr(self._undo, "active", False)
+        self._undo.active = True
+        try:
+            yield
+        finally:
+            self._undo.active = was
 
     def check_checkpoint(self, size: int) -> None:
         """Refuse a checkpoint of ``size`` bytes that would leave less than the checkpoint reserve."""
@@ -166,12 +209,16 @@ class LogSpace:
         rows = self.reserved.get(tid, [])
         while rows and rows[-1][0] >= lsn:
             self._take(rows.pop()[1])
+        pages = self.pages.get(tid, {})
+        for page in [p for p, first in pages.items() if first >= lsn]:
+            del pages[page]
 
     def release(self, tid: int) -> None:
         """``tid`` ended: release everything it reserved."""
         for _, amount in self.reserved.pop(tid, []):
             self._take(amount)
         self._take(self.ends.pop(tid, 0))
+        self.pages.pop(tid, None)
 
     def _take(self, amount: int) -> None:
         self.total -= amount
@@ -181,17 +228,24 @@ class LogSpace:
         """Reserve again what ``tid``'s entries from ``undo_nxt`` back need for their undo, and its end
         (after restart, for a loser or a prepared transaction); return the amount."""
         rows: list[tuple[LSN, int]] = []
+        pages: dict[tuple[int, int], int] = {}  # page -> index of the oldest row on it so far
         lsn = undo_nxt
         while not lsn.is_null:
             entry = read(lsn)
             if entry.entry_type.compensation:
                 lsn = entry.values["undo_nxt"]
                 continue
+            page = _page_key(entry.values) if entry.entry_type.undoable else None
+            if page is not None:
+                pages[page] = len(rows)
             rows.append((lsn, reservation(entry.entry_type, entry.size)))
             lsn = entry.values["txn_prev_lsn"]
+        for page, index in pages.items():
+            rows[index] = (rows[index][0], rows[index][1] + self.waste)
         self.release(tid)
         self.ends[tid] = END_RESERVE
         self.total += END_RESERVE
+        self.pages[tid] = {page: rows[index][0] for page, index in pages.items()}
         for row in reversed(rows):
             self._reserve(tid, *row)
         return self.held(tid)
