@@ -5,7 +5,8 @@ then, for every crash point (:func:`~minidb.io.simdisk.crash_points`),
 reopens what the crash left and compares it with a model of what must have
 survived. :class:`SweepResult` counts the points and collects violations; its
 summary line is what ``minidb crashtest`` prints. :func:`crash_during_restart`
-is the step that checks recovery is idempotent: a second crash, during it.
+is the step that checks recovery is idempotent: a second crash, during it;
+:func:`sweep_crash_points` is the loop over the points.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from random import Random
 from typing import Any
 
 from minidb.errors import SimulatedCrash
+from minidb.io.simdisk import SimDisk, crash_points
 
 
 @dataclass
@@ -49,3 +51,23 @@ def crash_during_restart(twin: Any, restart_ops: int, rng: Random, reopen: Calla
         pass
     problem = check(reopen(twin))
     return None if problem is None else f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
+
+
+def sweep_crash_points(disk: SimDisk, start: int, seed: int,
+                       check: Callable[[SimDisk, int, Random | None], str | None], problems: Any = (),
+                       torn_variants: int = 1, random_variants: int = 1, restart_crashes: float = 0.25) -> SweepResult:
+    """Crash ``disk`` (a workload's) at every point from event ``start`` on and ``check`` each
+    (the crashed image, the crash's event index, and a random generator for a second crash during
+    restart at a ``restart_crashes`` share of the points, else None); ``problems`` the workload met
+    while running count as violations too."""
+    rng = Random(seed * 7919 + 1)
+    result = SweepResult()
+    result.violations.extend(f"seed {seed}, while running: {problem}" for problem in problems)
+    for point in crash_points(disk, start=start, torn_variants=torn_variants, random_variants=random_variants,
+                              seed=seed):
+        result.points += 1
+        nested = rng if rng.random() < restart_crashes else None
+        problem = check(point.disk, point.event.index, nested)
+        if problem is not None:
+            result.violations.append(f"seed {seed}, {point}: {problem}")
+    return result

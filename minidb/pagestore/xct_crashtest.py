@@ -79,8 +79,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.errors import MinidbError
-from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult, crash_during_restart
+from minidb.io import SimDisk
+from minidb.io.sweep import SweepResult, crash_during_restart, sweep_crash_points
 from minidb.log.files import all_log_file_numbers
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
@@ -896,14 +896,6 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
 def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,
                 restart_crashes: float = 0.25) -> SweepResult:
     workload = run_workload(seed, ops)
-    rng = random.Random(seed * 7919 + 1)
-    result = SweepResult()
-    result.violations.extend(f"seed {seed}, while running: {problem}" for problem in workload.problems)
-    for point in crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=torn_variants,
-                              random_variants=random_variants, seed=seed):
-        result.points += 1
-        nested = rng if rng.random() < restart_crashes else None
-        problem = check_point(workload, point.disk, point.event.index, nested)
-        if problem is not None:
-            result.violations.append(f"seed {seed}, {point}: {problem}")
-    return result
+    return sweep_crash_points(workload.disk, workload.formatted_at + 1, seed,
+                              lambda image, event, nested: check_point(workload, image, event, nested),
+                              workload.problems, torn_variants, random_variants, restart_crashes)
