@@ -103,8 +103,9 @@ PAGESTORE_PARTS = {
     "volume": 4,
     "transactions": 5,
     "files": 6,
+    "btree": 6.5,
     "restart": 7,
-    "sm": 8, "verify": 8, "crashtest": 8, "xct_crashtest": 8, "__init__": 8,
+    "sm": 8, "verify": 8, "crashtest": 8, "xct_crashtest": 8, "btree_crashtest": 8, "__init__": 8,
 }
 PAGESTORE = PACKAGE / "pagestore"
 

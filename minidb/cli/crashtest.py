@@ -1,7 +1,7 @@
 """``minidb crashtest ENGINE --seed N --ops N``: crash at every point, check recovery.
 
 :data:`SWEEPS` names, for each ENGINE (``log``, ``volume``, ``pagestore``,
-``logstore``, ``replication``), the module whose ``crash_sweep(seed, ops)``
+``btree``, ``logstore``, ``replication``), the module whose ``crash_sweep(seed, ops)``
 runs a seeded workload on a :class:`~minidb.io.SimDisk`, crashes a copy of
 the disk at every write, truncate and fsync (torn and random variants too),
 recovers, and checks the result against what must have survived.
@@ -33,6 +33,7 @@ SWEEPS: dict[str, str] = {
     "log": "minidb.log.crashtest",
     "volume": "minidb.pagestore.crashtest",
     "pagestore": "minidb.pagestore.xct_crashtest",
+    "btree": "minidb.pagestore.btree_crashtest",
     "logstore": "minidb.logstore.crashtest",
     "replication": "minidb.replication.crashtest",
 }

@@ -4,12 +4,20 @@ A crash test runs a seeded workload on a :class:`~minidb.io.simdisk.SimDisk`,
 then, for every crash point (:func:`~minidb.io.simdisk.crash_points`),
 reopens what the crash left and compares it with a model of what must have
 survived. :class:`SweepResult` counts the points and collects violations; its
-summary line is what ``minidb crashtest`` prints.
+summary line is what ``minidb crashtest`` prints. :func:`crash_during_restart`
+is the step that checks recovery is idempotent: a second crash, during it;
+:func:`sweep_crash_points` is the loop over the points.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from minidb.errors import SimulatedCrash
+from minidb.io.simdisk import SimDisk, crash_points
 
 
 @dataclass
@@ -27,3 +35,39 @@ class SweepResult:
 
     def summary(self) -> str:
         return f"crash points: {self.points}, violations: {len(self.violations)}"
+
+
+def crash_during_restart(twin: Any, restart_ops: int, rng: Random, reopen: Callable[[Any], Any],
+                         check: Callable[[Any], str | None]) -> str | None:
+    """Crash ``twin`` (a copy of a crashed image) during its recovery, after a random one of the
+    ``restart_ops`` disk operations a recovery of the same image made, then ``reopen`` it again and
+    ``check`` what opened; None if all is well, else what is wrong."""
+    at = rng.randint(1, restart_ops)
+    twin.schedule_crash(after_ops=at)
+    try:
+        reopen(twin)
+        return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
+    except SimulatedCrash:
+        pass
+    problem = check(reopen(twin))
+    return None if problem is None else f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
+
+
+def sweep_crash_points(disk: SimDisk, start: int, seed: int,
+                       check: Callable[[SimDisk, int, Random | None], str | None], problems: Any = (),
+                       torn_variants: int = 1, random_variants: int = 1, restart_crashes: float = 0.25) -> SweepResult:
+    """Crash ``disk`` (a workload's) at every point from event ``start`` on and ``check`` each
+    (the crashed image, the crash's event index, and a random generator for a second crash during
+    restart at a ``restart_crashes`` share of the points, else None); ``problems`` the workload met
+    while running count as violations too."""
+    rng = Random(seed * 7919 + 1)
+    result = SweepResult()
+    result.violations.extend(f"seed {seed}, while running: {problem}" for problem in problems)
+    for point in crash_points(disk, start=start, torn_variants=torn_variants, random_variants=random_variants,
+                              seed=seed):
+        result.points += 1
+        nested = rng if rng.random() < restart_crashes else None
+        problem = check(point.disk, point.event.index, nested)
+        if problem is not None:
+            result.violations.append(f"seed {seed}, {point}: {problem}")
+    return result

@@ -27,16 +27,18 @@ specially:
 - the INVISIBLE bit is set in place by syncup rollback (replication's
   syncup, not built yet; the VLSN scanners already skip invisible entries),
   so it is masked out of the checksum;
-- the type byte is overwritten with :data:`ERASED_TYPE` by the data eraser
-  (not built yet; the demonstration cleaner of :mod:`minidb.logstore.cases`
-  does the same), after which the checksum cannot be verified (JE:
+- the type byte is overwritten with :data:`ERASED_TYPE` by the log store's
+  data eraser (:mod:`minidb.logstore.eraser.protocol`, which then zeroes the
+  item; the demonstration cleaner of :mod:`minidb.logstore.cases` erases
+  type bytes too), after which the checksum cannot be verified (JE:
   ``hasChecksum()`` is false for ``LOG_ERASED``); readers report such entries
   as erased.
 
 Because INVISIBLE is masked, a flipped INVISIBLE bit is only detectable
 through the flag rules: an invisible entry must be replicated, and an entry is
-replicated exactly when it carries a VLSN. Type codes 1..0x7e are the only
-valid ones, so no single flipped bit turns a valid code into 0xff.
+replicated exactly when it carries a VLSN. Type codes 1..0x7e and
+0x80..0x8f (the page store's B+trees) are the only valid ones, so no single
+flipped bit turns a valid code into 0xff (each has at least two zero bits).
 """
 
 from __future__ import annotations
@@ -61,6 +63,11 @@ KNOWN_FLAGS = PROVISIONAL_YES | PROVISIONAL_BEFORE_CKPT_END | REPLICATED | INVIS
 
 ERASED_TYPE = 0xFF
 MAX_TYPE_CODE = 0x7E
+EXTRA_TYPE_CODES = range(0x80, 0x90)  # above MAX_TYPE_CODE: the page store's B+tree entries
+
+
+def valid_type_code(code: int) -> bool:
+    return 0 < code <= MAX_TYPE_CODE or code in EXTRA_TYPE_CODES
 
 
 class Provisional(enum.Enum):
@@ -138,7 +145,7 @@ def pack_entry(type_code: int, flags: int, prev_offset: int, item: bytes, vlsn: 
 
 def flag_problem(type_code: int, flags: int) -> str | None:
     """Why a (type, flags) pair cannot occur, or None."""
-    if type_code == 0 or (type_code > MAX_TYPE_CODE and type_code != ERASED_TYPE):
+    if not valid_type_code(type_code) and type_code != ERASED_TYPE:
         return f"invalid entry type code 0x{type_code:02x}"
     if flags & ~KNOWN_FLAGS:
         return f"unknown flag bits 0x{flags & ~KNOWN_FLAGS:02x}"

@@ -15,6 +15,7 @@ Type codes are partitioned by owner so the tables cannot collide::
                                     --engine log`` (minidb/spark/logdef.py):
                                     test entries for the data pipeline
     0x10-0x3f   minidb.pagestore
+    0x80-0x8f   minidb.pagestore    its B+trees (an owner may have several ranges)
     0x40-0x6f   minidb.logstore
     0x70-0x7e   minidb.replication
     0xff        an erased entry (never declared; see header.ERASED_TYPE)
@@ -41,10 +42,20 @@ from typing import Any
 from minidb.log.fields import LSN_FIELD, U64, ItemFormatError, Kind, decode_fields, encode_fields
 from minidb.log.lsn import LSN
 
+class CodeRanges(tuple):
+    """The type codes of an owner with several ranges; ``in`` and iteration cover them all."""
+
+    def __contains__(self, code: object) -> bool:
+        return any(code in r for r in tuple.__iter__(self))
+
+    def __iter__(self):
+        return (code for r in tuple.__iter__(self) for code in r)
+
+
 OWNER_CODES = {
     "log": range(0x01, 0x08),
     "generator": range(0x08, 0x10),
-    "pagestore": range(0x10, 0x40),
+    "pagestore": CodeRanges((range(0x10, 0x40), range(0x80, 0x90))),
     "logstore": range(0x40, 0x70),
     "replication": range(0x70, 0x7F),
 }

@@ -15,6 +15,7 @@ Public surface::
     FileSummary                            per-file utilization (utilization.py)
     Cleaner, FileCleaning, FileProtector,  the log cleaner (cleaner/): env.clean_log(), env.cleaner,
     ProtectedFileSet, CleanerThread        its protection registry, its background thread
+    DataEraser, EraserConfig, ManualClock  the data eraser: cycles, write protocol, throttle (eraser/)
     LockConflictError, ...                 errors (errors.py)
 
 Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
@@ -29,6 +30,7 @@ from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHoo
 from minidb.logstore.database import Database
 from minidb.logstore.dirty_map import CkptState, DirtyINMap
 from minidb.logstore.env import Environment, open_environment
+from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
 from minidb.logstore.errors import (AbortNotLoggedError, DatabaseNotFoundError, EnvironmentClosedError,
                                     EnvironmentFailureError, EnvironmentKindError, LockConflictError, LogFileNotFound,
                                     TransactionStateError, TreeError)
@@ -43,7 +45,8 @@ __all__ = [
     "Environment", "open_environment", "EnvironmentConfig", "EnvironmentHooks", "Durability", "Database",
     "Transaction", "Cursor", "LOGSTORE_TYPES", "REPLICABLE_TYPES", "Provisional", "is_provisional",
     "checkpoint_provisional", "CkptState", "DirtyINMap", "CheckpointRun", "CheckpointResult", "RecoveryInfo",
-    "FileSummary", "LockConflictError", "DatabaseNotFoundError", "EnvironmentClosedError",
-    "TransactionStateError", "TreeError", "EnvironmentFailureError", "LogFileNotFound", "AbortNotLoggedError",
-    "EnvironmentKindError", "Cleaner", "CleanerThread", "FileCleaning", "FileProtector", "ProtectedFileSet",
+    "FileSummary", "DataEraser", "EraserConfig", "ManualClock", "LockConflictError", "DatabaseNotFoundError",
+    "EnvironmentClosedError", "TransactionStateError", "TreeError", "EnvironmentFailureError", "LogFileNotFound",
+    "AbortNotLoggedError", "EnvironmentKindError", "Cleaner", "CleanerThread", "FileCleaning", "FileProtector",
+    "ProtectedFileSet",
 ]

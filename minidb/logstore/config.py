@@ -95,6 +95,8 @@ class EnvironmentHooks:
     ``recovery_read_done``       called when recovery has read the log, before it
                                  writes anything: a listener's last chance to
                                  refuse what it saw (a raised error stops the open)
+    ``close_listeners``          called by ``close()`` first, without the latch
+                                 (the data eraser stops its thread, suspends its cycle)
     """
 
     cleaner_files_to_delete: Callable[[], list[int]] | None = None
@@ -102,6 +104,7 @@ class EnvironmentHooks:
     delete_cleaned_files: Callable[[list[int]], None] | None = None
     recovery_listeners: list[Callable[[object], None]] = field(default_factory=list)
     recovery_read_done: list[Callable[[], None]] = field(default_factory=list)
+    close_listeners: list[Callable[[], None]] = field(default_factory=list)
 
 
 __all__ = ["Durability", "EnvironmentConfig", "EnvironmentHooks", "MIN_NODE_MAX_ENTRIES"]

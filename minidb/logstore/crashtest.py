@@ -34,6 +34,11 @@ write, random subsets), the environment is opened on the crashed image
 5. the cleaner's guarantee: no entry the trees use lies in a deleted file
    (below the log head), so reading every record above never met a
    missing file.
+6. every erasure the data eraser (:mod:`minidb.logstore.eraser`) finished
+   before the crash point (its last fsync returned) holds: the entries are
+   ``LOG_ERASED`` with zeroed items. Some operations of the workload run the
+   eraser over the files outside the recovery interval, so its writes and
+   fsyncs are crash points too.
 """
 
 from __future__ import annotations
@@ -45,8 +50,11 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log import LSN
+from minidb.log.files import file_name
+from minidb.log.header import ERASED_TYPE
 from minidb.logstore.config import Durability, EnvironmentConfig
 from minidb.logstore.env import Environment
+from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock, erase_entries, locate
 from minidb.logstore.errors import LockConflictError
 from minidb.logstore.inspect import live_lsns
 from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
@@ -71,6 +79,7 @@ class Workload:
     files_cleaned: int = 0
     files_deleted: int = 0
     conflicts: int = 0
+    erasures: list[tuple[int, int, list[tuple[int, int, int]]]] = field(default_factory=list)  # (event, file, entries)
 
     def expected(self, end: LSN) -> dict[str, dict[bytes, bytes]]:
         state: dict[str, dict[bytes, bytes]] = {name: {} for name in DATABASES}
@@ -162,6 +171,7 @@ class _Runner:
         for name in DATABASES:
             self.env.database(name)
         self.record = Recorder(self.workload, self.env)
+        self.eraser = DataEraser(self.env, EraserConfig(run_eraser=True, erase_period_ms=1000), ManualClock())
         self.long_txn = None
         self.ops = ops
         self.keys = [f"k{i:02d}".encode() for i in range(rng_keys(self.rng))]
@@ -205,6 +215,22 @@ class _Runner:
         except LockConflictError:
             self.workload.conflicts += 1
 
+    def erase(self) -> None:
+        """A checkpoint, then the data eraser over every file outside the recovery interval.
+
+        Each file's erasure is a promise (:func:`erasure_problem`)."""
+        disk, eraser = self.workload.disk, self.eraser
+        self.record.checkpoint()
+        for number in eraser.eligible_files()[0]:
+            with disk.open(file_name(number)) as handle:
+                buf = handle.read_all()
+            entries = locate(buf, eraser.entries_to_erase(number, buf))
+            if entries:
+                self.env.log.sync()
+                erase_entries(disk, number, entries, eraser.stats)
+                self.workload.erasures.append((len(disk.events) - 1, number,
+                                               [(e.offset, e.header_size, e.item_size) for e in entries]))
+
     def run(self) -> Workload:
         rng, env, wl, record = self.rng, self.env, self.workload, self.record
         forced = {self.ops // 3, (2 * self.ops) // 3}
@@ -241,6 +267,8 @@ class _Runner:
                     record.clean(rng.choice([1, 3]))
                 elif roll < 0.9:
                     record.sync()
+                elif roll < 0.95:
+                    self.erase()
                 else:
                     list(env.database(rng.choice(DATABASES)).items())
             except LockConflictError:
@@ -309,6 +337,19 @@ def check_point(workload: Workload, image: SimDisk, event_index: int, deep: bool
     for lsn in workload.promised(event_index):
         if not lsn < recovered.end:
             return f"the entry at {lsn} was fsynced before the crash, but the log ends at {recovered.end}"
+    return erasure_problem(workload, image, event_index)
+
+
+def erasure_problem(workload: Workload, image: SimDisk, event_index: int) -> str | None:
+    """An erasure finished before the crash point whose entries are not erased and zeroed on ``image``."""
+    for done, number, entries in workload.erasures:
+        if done > event_index or not image.exists(file_name(number)):
+            continue  # not finished before the crash, or the file is gone since (the cleaner deleted it)
+        with image.open(file_name(number)) as handle:
+            data = handle.read_all()
+        for offset, header_size, item_size in entries:
+            if data[offset + 4] != ERASED_TYPE or any(data[offset + header_size: offset + header_size + item_size]):
+                return f"the erasure of file 0x{number:x} finished, but its entry at 0x{offset:x} is not erased"
     return None
 
 

@@ -248,6 +248,9 @@ class Environment:
     def close(self) -> None:
         """A last checkpoint, then close the log. Open transactions must be ended first."""
         self._stop_cleaner_thread()
+        if not self.closed:
+            for listener in self.hooks.close_listeners:  # before the latch: one may stop a thread that takes it
+                listener()
         with self.latch:
             if self.closed:
                 return

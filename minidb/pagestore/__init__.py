@@ -11,6 +11,7 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
     transactions/   transactions, the lock step, rollback with CLRs, freeing space, two-phase commit
     files/          the store directory, files of records and large records, free-space search
+    btree/          B+trees: keyed pages, key descriptors, splits as nested top actions, logical undo
     restart/        fuzzy checkpoints, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
     verify.py       checking a whole page store (what ``minidb verify`` runs on a volume's directory)
@@ -33,6 +34,8 @@ Public surface::
     NoLocking, ShoreLocking, AllocationLocks, Quark  (the lock manager: minidb.pagestore.lock)
     InDoubt, GtidError               (two-phase commit: sm.prepare, commit_prepared, abort_prepared, in_doubt)
     LogSpace, OutOfLogSpaceError     (a bounded log: StorageManager(log_size=..., partitions=...))
+    IndexManager, Index, KeyDescriptor, DuplicateKeyError, KeyNotFoundError, BadKeyError, check_tree
+                                     (B+trees: sm.create_index, index_insert/remove/update/lookup/scan)
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
     RecordWontFitError, BufferPoolFullError, OutOfLogSpaceError; damage (CorruptionError): PageStoreCorruptionError,
     BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
@@ -41,6 +44,9 @@ Public surface::
 from minidb.pagestore.volume import stores as _stores  # noqa: F401  (registers the store_operation redo handler)
 from minidb.pagestore.volume import extmap as _extmap  # noqa: F401  (registers the extent-map redo handlers)
 from minidb.pagestore.buffer.bufferpool import BufferPool, Frame, FrameView, WriteRun
+from minidb.pagestore.btree import (  # also registers the B+tree entries' redo and undo handlers
+    BadKeyError, DuplicateKeyError, Index, IndexManager, KeyDescriptor, KeyNotFoundError, check_tree,
+)
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
 from minidb.pagestore.errors import (
     BadPageError, BadRequestError, BufferPoolFullError, LogLostError, OutOfLogSpaceError, PageChecksumError,
@@ -85,5 +91,6 @@ __all__ = [
     "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Layout", "Checkpointer", "Restart",
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
     "StoreProperty", "InDoubt", "GtidError", "LogSpace",
-    "OutOfLogSpaceError",
+    "OutOfLogSpaceError", "IndexManager", "Index", "KeyDescriptor", "DuplicateKeyError", "KeyNotFoundError",
+    "BadKeyError", "check_tree",
 ]

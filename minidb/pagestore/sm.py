@@ -51,6 +51,14 @@ dirty page, takes a checkpoint (whose dirty page table is now empty) and
 closes the log and the volume, so the next restart reads only that
 checkpoint.
 
+**B+tree indexes** (:mod:`minidb.pagestore.btree`): ``create_index(t, "i4",
+unique=True)`` makes an index (a store of kind INDEX, its root page in the
+store directory) whose keys the key descriptor types; ``index_insert``,
+``index_remove``, ``index_update``, ``index_lookup``, ``index_scan`` (ranges
+forward or backward), ``destroy_index``; ``sm.indexes`` is the index
+manager. Splits are kept when a transaction rolls back; its keys are undone
+logically.
+
 **Store properties**: ``create_file(t, property="tmp")`` (REGULAR, TMP, LOAD,
 INSERT) and ``set_store_property`` choose how much of a file the log
 records (:mod:`minidb.pagestore.pages.storeprop`); restart destroys TMP files.
@@ -90,6 +98,8 @@ from typing import Any, ContextManager
 from minidb.io import Disk
 from minidb.log.lsn import LSN
 from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, MIN_FILE_MAX, LogManager
+from minidb.pagestore.btree.index import IndexManager
+from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.buffer.bufferpool import BufferPool
 from minidb.pagestore.errors import BadRequestError, OutOfLogSpaceError
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
@@ -128,6 +138,7 @@ class StorageManager:
         self.volume = volume
         self.xcts = XctManager(volume, locking, trace=trace)
         self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout)
+        self.indexes = IndexManager(volume, self.xcts, self.files.directory)
         self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace)
         self.chkpt_every = chkpt_every
         self.scavenging = scavenge
@@ -348,6 +359,30 @@ class StorageManager:
 
     def scan(self, xct: Xct, fid: StoreId) -> Iterator[Record]:
         return self.files.scan(xct, fid)
+
+    # -- B+tree indexes (the index manager's operations) ---------------------------------------------
+    def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True) -> StoreId:
+        """A new, empty B+tree index whose keys ``key_desc`` describes (e.g. ``"i4"``, ``"u2,str"``)."""
+        return self.indexes.create_index(xct, key_desc, unique)
+
+    def destroy_index(self, xct: Xct, index: StoreId) -> None:
+        self.indexes.destroy_index(xct, index)
+
+    def index_insert(self, xct: Xct, index: StoreId, key: Any, el: bytes) -> None:
+        self.indexes.insert(xct, index, key, el)
+
+    def index_remove(self, xct: Xct, index: StoreId, key: Any, el: bytes | None = None) -> bytes:
+        return self.indexes.remove(xct, index, key, el)
+
+    def index_update(self, xct: Xct, index: StoreId, key: Any, el: bytes, old_el: bytes | None = None) -> bytes:
+        return self.indexes.update(xct, index, key, el, old_el)
+
+    def index_lookup(self, xct: Xct, index: StoreId, key: Any) -> list[bytes]:
+        return self.indexes.lookup(xct, index, key)
+
+    def index_scan(self, xct: Xct, index: StoreId, lo: Any = None, hi: Any = None, lo_incl: bool = True,
+                   hi_incl: bool = True, backward: bool = False) -> Iterator[tuple[Any, bytes]]:
+        return self.indexes.scan(xct, index, lo, hi, lo_incl, hi_incl, backward)
 
     # -- looking -------------------------------------------------------------------------------------
     def contents(self) -> dict[StoreId, dict[RecordId, tuple[bytes, bytes]]]:

@@ -78,9 +78,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.errors import MinidbError, SimulatedCrash
-from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult
+from minidb.errors import MinidbError
+from minidb.io import SimDisk
+from minidb.io.sweep import SweepResult, crash_during_restart, sweep_crash_points
 from minidb.log.files import all_log_file_numbers
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
@@ -878,18 +878,16 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
         if problem is not None or twin is None:
             return problem
         if restart_ops:
-            at = restart_crash.randint(1, restart_ops)
-            twin.schedule_crash(after_ops=at)
-            try:
-                open_sm(workload, twin)
-                return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
-            except SimulatedCrash:
-                pass
-            torn = torn_pages(twin)
-            again = open_sm(workload, twin)
-            problem = check_restarted(workload, again, crash_event, present) or check_repairs(again, torn)
-            if problem is not None:
-                return f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
+            torn_again: set[int] = set()
+
+            def reopen(disk: SimDisk) -> StorageManager:
+                torn_again.clear()
+                torn_again.update(torn_pages(disk))  # read before each restart: what the crash during restart tore
+                return open_sm(workload, disk)
+
+            return crash_during_restart(twin, restart_ops, restart_crash, reopen,
+                                        lambda sm: check_restarted(workload, sm, crash_event, present)
+                                        or check_repairs(sm, torn_again))
     except MinidbError as e:
         return f"restart failed: {type(e).__name__}: {e}"
     return None
@@ -898,14 +896,6 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
 def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,
                 restart_crashes: float = 0.25) -> SweepResult:
     workload = run_workload(seed, ops)
-    rng = random.Random(seed * 7919 + 1)
-    result = SweepResult()
-    result.violations.extend(f"seed {seed}, while running: {problem}" for problem in workload.problems)
-    for point in crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=torn_variants,
-                              random_variants=random_variants, seed=seed):
-        result.points += 1
-        nested = rng if rng.random() < restart_crashes else None
-        problem = check_point(workload, point.disk, point.event.index, nested)
-        if problem is not None:
-            result.violations.append(f"seed {seed}, {point}: {problem}")
-    return result
+    return sweep_crash_points(workload.disk, workload.formatted_at + 1, seed,
+                              lambda image, event, nested: check_point(workload, image, event, nested),
+                              workload.problems, torn_variants, random_variants, restart_crashes)

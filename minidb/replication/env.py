@@ -46,7 +46,8 @@ import os
 
 from minidb.io import CrashMode, Disk
 from minidb.log import LSN, LogManager
-from minidb.logstore import Database, Environment, EnvironmentConfig, EnvironmentHooks, Transaction
+from minidb.logstore import (Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks,
+                             Transaction)
 from minidb.logstore.checkpointer import CheckpointResult
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.replication.config import VLSNIndexConfig
@@ -83,6 +84,11 @@ class ReplicatedEnvironment:
         env.log.add_listener(index.log_listener)
         env.cleaner.protector.add_deletion_listener(index.before_file_deletion)  # before the cleaner deletes
         return cls(env, index, node_id)
+
+    def data_eraser(self, config=None, clock=None, **hooks) -> DataEraser:
+        """The log store's data eraser, with the VLSN index truncated before each file it changes."""
+        return DataEraser(self.env, config, clock, truncate_vlsn_index=self.vlsn_index.release_file_for_erasure,
+                          **hooks)
 
     # -- the log store environment ------------------------------------------------------------
     @property

@@ -405,6 +405,22 @@ class VLSNIndex:
         return (result.done or result.delete_end == NULL_VLSN or result.range.is_empty
                 or result.delete_end < result.range.first)
 
+    def release_file_for_erasure(self, file_number: int) -> bool:
+        """The data eraser's hook: may log file ``file_number`` be changed? Truncates the head first.
+
+        True when the index no longer covers the file (its VLSNs lie before the
+        range) or after truncating the head past it; False when the files up to
+        it hold no VLSN, or truncating would leave fewer than
+        ``min_vlsn_index_size`` VLSNs (the eraser then leaves the file alone).
+        """
+        delete_end = self.last_vlsn_up_to_file(file_number)
+        if delete_end == NULL_VLSN:
+            return False
+        current = self.range
+        if current.is_empty or delete_end < current.first:
+            return True
+        return self.truncate_from_head(delete_end, file_number).done
+
     # -- truncation from the tail (syncup rollback) ------------------------------------------------------------
     def truncate_from_tail(self, delete_start: int, prev_lsn: LSN | None = None) -> VLSNRange:
         """Drop VLSNs from ``delete_start`` on (syncup rolled them back); made durable.

@@ -24,7 +24,8 @@ from matplotlib.figure import Figure
 # colours say what kind of work an entry does: data changes are blues, tree
 # nodes purples, space allocation browns and oranges, transaction control
 # greens (commit) and reds (abort), compensation pinks and magentas,
-# checkpoints yellows, whole-page images blue-greys. Within one engine's legend no two types are alike
+# checkpoints yellows, whole-page images blue-greys, the page store's B+tree
+# entries teals. Within one engine's legend no two types are alike
 # (tests/viz/test_style.py checks every pair's colour distance).
 FAMILIES: dict[str, dict[str, str]] = {
     "log": {"FileHeader": "#9e9e9e", "Trace": "#80cbc4", "Erased": "#212121"},
@@ -55,6 +56,10 @@ FAMILIES: dict[str, dict[str, str]] = {
         "GenCkptStart": "#f28e2b", "GenCkptEnd": "#b07aa1",
     },
     "page": {"page_image": "#546e7a", "unlogged_page_image": "#37474f"},
+    "btree": {
+        "btree_insert": "#006644", "btree_remove": "#52e0b1", "page_insert": "#009966", "page_remove": "#80ffea",
+        "page_link": "#3fa68d", "btree_header": "#00e699",
+    },
     "replication": {"Matchpoint": "#00897b"},
 }
 TYPE_COLOURS = {name: colour for family in FAMILIES.values() for name, colour in family.items()}

@@ -82,11 +82,13 @@ def test_tables_refuse_collisions_and_foreign_codes():
 
 
 def test_owner_ranges_partition_the_valid_codes():
-    from minidb.log.header import MAX_TYPE_CODE
+    from minidb.log.header import valid_type_code
     from minidb.log.types import OWNER_CODES
 
     codes = sorted(code for owned in OWNER_CODES.values() for code in owned)
-    assert codes == list(range(0x01, MAX_TYPE_CODE + 1))  # every valid code, each once
+    assert codes == [c for c in range(0x01, 0xFF) if valid_type_code(c)]  # every valid code, each once
+    assert 0x80 in OWNER_CODES["pagestore"] and 0x8F in OWNER_CODES["pagestore"] and 0x40 not in OWNER_CODES["pagestore"]
+    assert not valid_type_code(0x7F) and not valid_type_code(0x90) and valid_type_code(0x85)
     assert OWNER_CODES["log"] == range(0x01, 0x08) and OWNER_CODES["generator"] == range(0x08, 0x10)
     with pytest.raises(ValueError, match="outside log's range"):
         EntryTable("log", [("NotMine", 0x08, "", [])], register=False)

@@ -4,7 +4,9 @@ Each workload (minidb.logstore.crashtest) spans at least two checkpoints, some o
 operations and evictions between their steps, with a tiny node budget; every write, truncate and
 fsync of its disk history is a crash point (keeping nothing, everything, a torn write, a random
 subset of the unsynced writes), and recovery must give exactly the committed state. The log cleaner
-cleans files and a later checkpoint deletes them, so those writes are crash points too.
+cleans files and a later checkpoint deletes them; some workloads run the data eraser (a checkpoint,
+then erasure of the files outside the recovery interval): all their writes and fsyncs are crash points
+too, and an erasure whose last fsync returned must hold.
 """
 
 import pytest
@@ -54,3 +56,16 @@ def test_the_checker_catches_a_broken_promise():
     image = workload.disk.crash_image(1, CrashMode.nothing())
     workload.promises.append((0, LSN(0x7F, 0)))
     assert "was fsynced before the crash" in check_point(workload, image, 1)
+
+
+def test_workloads_erase_and_the_checker_catches_an_erasure_that_did_not_hold():
+    erasing = [seed for seed in range(20) if run_workload(seed, OPS).erasures]
+    assert len(erasing) >= 2
+    workload = run_workload(erasing[0], OPS)
+    done, number, entries = workload.erasures[0]
+    image = workload.disk.crash_image(done, CrashMode.nothing())
+    assert check_point(workload, image, done) is None
+    before = done - 1  # the erasure's last fsync had not returned yet: its promise does not hold there
+    image = workload.disk.crash_image(before, CrashMode.nothing())
+    workload.erasures[0] = (before, number, entries)
+    assert "is not erased" in check_point(workload, image, before)

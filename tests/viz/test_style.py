@@ -44,7 +44,7 @@ def engine_of(code: int) -> str:
         return "log"
     if code < 0x10:
         return "generator"
-    if code < 0x40:
+    if code < 0x40 or 0x80 <= code < 0x90:
         return "pagestore"
     return "logstore"  # the log store and replication share a log
 

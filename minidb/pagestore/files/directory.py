@@ -18,6 +18,12 @@ Shore; a heap of small records is enough to find a handful of entries)::
     |  snum  |kind | large  |  root  |
     +--------+-----+--------+--------+
 
+and, for an INDEX only (:mod:`minidb.pagestore.btree`), after those 14 bytes::
+
+      14     1  unique  1: a unique index, 0: duplicate keys allowed
+      15     2  dlen    length of the key descriptor
+      17  dlen  kdesc   the key descriptor, ASCII (e.g. ``i4,str``)
+
 Entries are added and removed inside the creating or destroying
 transaction, with the same logged record operations as any file
 (``rec_insert``, ``rec_remove``, undone by CLRs), so a file whose creation
@@ -47,6 +53,7 @@ from minidb.pagestore.volume.stores import STORE_DIRECTORY
 from minidb.pagestore.volume.volpages import AllocMode
 
 SINFO = struct.Struct("<IHII")
+SINFO_INDEX = struct.Struct("<BH")
 
 
 class StoreKind(IntEnum):
@@ -61,14 +68,23 @@ class SInfo:
     kind: StoreKind
     large: int = 0
     root: int = 0
+    unique: bool = False  # an INDEX's
+    kdesc: bytes = b""  # an INDEX's key descriptor
 
     def pack(self) -> bytes:
-        return SINFO.pack(self.snum, int(self.kind), self.large, self.root)
+        fixed = SINFO.pack(self.snum, int(self.kind), self.large, self.root)
+        if self.kind != StoreKind.INDEX:
+            return fixed
+        return fixed + SINFO_INDEX.pack(int(self.unique), len(self.kdesc)) + self.kdesc
 
     @classmethod
     def unpack(cls, data: bytes) -> "SInfo":
-        snum, kind, large, root = SINFO.unpack(data)
-        return cls(snum, StoreKind(kind), large, root)
+        snum, kind, large, root = SINFO.unpack_from(data)
+        if StoreKind(kind) != StoreKind.INDEX or len(data) == SINFO.size:
+            return cls(snum, StoreKind(kind), large, root)
+        unique, dlen = SINFO_INDEX.unpack_from(data, SINFO.size)
+        start = SINFO.size + SINFO_INDEX.size
+        return cls(snum, StoreKind(kind), large, root, bool(unique), bytes(data[start:start + dlen]))
 
 
 class Directory:

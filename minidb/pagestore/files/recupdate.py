@@ -37,11 +37,8 @@ the large-record store, say p(1.4.20), then splices the slot from
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from typing import Any, ContextManager
 
-from minidb.errors import MinidbError, SimulatedCrash
 from minidb.pagestore.files import recops
 from minidb.pagestore.files.lgrec import LargeRecords
 from minidb.pagestore.errors import BadRequestError
@@ -49,7 +46,7 @@ from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.pages.rectag import TAG_SIZE, RecFlags, RecTag
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.transactions.xct import SavePoint
+from minidb.pagestore.transactions.xctmgr import all_or_nothing
 
 
 def require_bytes(value: Any, what: str, where: object) -> bytes:
@@ -138,20 +135,9 @@ class RecordUpdates(LargeRecords):
         finally:
             self.bp.unfix(page, dirty=changed)
 
-    @contextmanager
-    def _atomic(self, xct: Any) -> Iterator[None]:
+    def _atomic(self, xct: Any) -> ContextManager[None]:
         """Make an operation of several entries all-or-nothing: on an error, roll back to where it began."""
-        point = SavePoint(xct.txn_id, xct.last_lsn)
-        try:
-            yield
-        except MinidbError as error:
-            if isinstance(error, SimulatedCrash) or xct.last_lsn == point.lsn:
-                raise
-            try:
-                self.xcts.rollback_to(xct, point, unlogged_ok=True)
-            except MinidbError:
-                pass  # the original error is the one to report
-            raise
+        return all_or_nothing(self.xcts, xct)
 
     def truncate_rec(self, xct: Any, rid: RecordId, amount: int) -> None:
         """Cut ``amount`` bytes off the end of the body; the record changes shape as it shrinks."""

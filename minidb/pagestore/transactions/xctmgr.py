@@ -54,6 +54,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ContextManager
 
+from minidb.errors import MinidbError, SimulatedCrash
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.transactions.freespace import free_space
@@ -87,6 +88,23 @@ def transaction_block(manager: Any, durable: bool) -> Iterator[Xct]:
             manager.abort(xct)
         raise
     manager.commit(xct, durable=durable)
+
+
+@contextmanager
+def all_or_nothing(manager: Any, xct: Xct) -> Iterator[None]:
+    """Make an operation of several entries all-or-nothing: on an error, ``manager`` rolls ``xct`` back to
+    where the operation began (a simulated crash, or an error before anything was logged, just passes)."""
+    point = SavePoint(xct.txn_id, xct.last_lsn)
+    try:
+        yield
+    except MinidbError as error:
+        if isinstance(error, SimulatedCrash) or xct.last_lsn == point.lsn:
+            raise
+        try:
+            manager.rollback_to(xct, point, unlogged_ok=True)
+        except MinidbError:
+            pass  # the original error is the one to report
+        raise
 
 
 class XctManager:

@@ -138,6 +138,33 @@ whole image, so the log again holds everything needed to rebuild it.
 unlogged_page_image    0x3c  TR     the page's bytes := ``image`` (a page whose
                                     unlogged contents the log did not have)
 =====================  ====  =====  ==================================================
+
+**B+trees** (0x80-0x8f, the page store's second code range), on keyed pages
+(:mod:`minidb.pagestore.btree`). ``btree_insert`` and ``btree_remove`` are
+Shore's: redone physically (slot ``idx`` of the leaf), undone *logically*
+(flag L): the undo searches the tree from ``root`` for the key where it
+lives now and logs the inverse there. The other four are the pieces of a
+structure modification (a split, a new root level), always logged inside a
+compensated action (anchor, entries, ``compensate``), so only a crash or an
+error in the middle of one ever undoes them: their undo logs the same
+change the other way on the same page.
+
+=====================  ====  =====  ==================================================
+page_link              0x80  TRUL   the page's ``prev``/``next`` links := new values
+btree_header           0x81  TRUL   the keyed page's ``level`` and leftmost child
+                                    ``pid0`` := new values (slot 0, made if absent)
+page_insert            0x82  TRUL   put ``entries`` in slots ``idx``.. (later slots
+                                    shift up)
+page_remove            0x83  TRUL   take out the slots ``idx``.. holding ``entries``
+btree_insert           0x84  TRUL   put (``key``, ``el``) in leaf slot ``idx``
+btree_remove           0x85  TRUL   take (``key``, ``el``) out of leaf slot ``idx``
+=====================  ====  =====  ==================================================
+
+Fudge factors: Shore's 1.42 and 2.91 for ``btree_insert`` and
+``btree_remove`` (the inverse entry plus a ``compensate``; re-inserting a
+removed key may need a split, which these factors do not cover: Shore's own
+corner case, :mod:`minidb.pagestore.btree.btree`); 2.0 for the structure
+pieces (the inverse entry plus a ``compensate``).
 """
 
 from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U8, U16, U32, U64, ListOf
@@ -156,6 +183,8 @@ IMAGE_BYTES = _ImageBytes("BYTES", "I", text=False)
 PAGE_FIELDS = [("vol", U32), ("store", U32), ("page", U32)]
 EXT_LIST = ListOf(("ext", U32))
 SPLICE = [("slot", U16), ("start", U16), ("old", BYTES), ("new", BYTES)]
+ENTRIES = ListOf(("data", BYTES))
+BTREE_ENTRY = [("root", U32), ("unique", BOOL), ("idx", U16), ("key", BYTES), ("el", BYTES)]
 
 PAGESTORE_TYPES = EntryTable(
     "pagestore",
@@ -206,6 +235,15 @@ PAGESTORE_TYPES = EntryTable(
                                                             ("image", IMAGE_BYTES)]),
         # store properties
         ("unlogged_page_image", 0x3c, "TR",  PAGE_FIELDS + [("image", BYTES)]),
+        # B+trees (keyed pages)
+        ("page_link",          0x80, "TRUL", PAGE_FIELDS + [("prev", U32), ("next", U32), ("old_prev", U32),
+                                                            ("old_next", U32)], 2.0),
+        ("btree_header",       0x81, "TRUL", PAGE_FIELDS + [("level", U16), ("pid0", U32), ("old_level", U16),
+                                                            ("old_pid0", U32)], 2.0),
+        ("page_insert",        0x82, "TRUL", PAGE_FIELDS + [("idx", U16), ("entries", ENTRIES)], 2.0),
+        ("page_remove",        0x83, "TRUL", PAGE_FIELDS + [("idx", U16), ("entries", ENTRIES)], 2.0),
+        ("btree_insert",       0x84, "TRUL", PAGE_FIELDS + BTREE_ENTRY, 1.42),
+        ("btree_remove",       0x85, "TRUL", PAGE_FIELDS + BTREE_ENTRY, 2.91),
     ],
 )
 
@@ -238,6 +276,12 @@ CLR_REC_REMOVE = PAGESTORE_TYPES.clr_rec_remove
 CLR_REC_SPLICE = PAGESTORE_TYPES.clr_rec_splice
 PAGE_IMAGE = PAGESTORE_TYPES.page_image
 UNLOGGED_PAGE_IMAGE = PAGESTORE_TYPES.unlogged_page_image
+PAGE_LINK = PAGESTORE_TYPES.page_link
+BTREE_HEADER = PAGESTORE_TYPES.btree_header
+PAGE_INSERT = PAGESTORE_TYPES.page_insert
+PAGE_REMOVE = PAGESTORE_TYPES.page_remove
+BTREE_INSERT = PAGESTORE_TYPES.btree_insert
+BTREE_REMOVE = PAGESTORE_TYPES.btree_remove
 
 
 def is_page_entry(entry_type) -> bool:

@@ -1,0 +1,418 @@
+"""The B+tree (Shore's ``btree_m``): search, insert, remove, range scans, splits, logical undo.
+
+A B+tree is a store of keyed pages (:mod:`minidb.pagestore.btree.keyed`)
+whose **root page never moves**: the store directory records it once
+(``SInfo.root``), and a root that is full *grows* the tree by moving its
+entries to a new child and becoming that child's parent. Invariants:
+
+- every page's entries are sorted by sort key; every leaf is at level 1 and
+  every child one level below its parent, so all leaves are at one depth;
+- an interior entry (s, c) bounds its child's subtree: every sort key in it
+  lies in [s, next separator) (below the first separator for ``pid0``);
+- the leaves are linked in key order both ways (``prev``/``next``);
+- a key + element is at most :func:`~minidb.pagestore.btree.keyed.max_entry`
+  bytes (a quarter of a page), so a split always leaves room.
+
+:func:`minidb.pagestore.btree.verify.check_tree` checks all of them.
+
+**Latch coupling.** A search fixes the root SH, then each child SH before
+unfixing its parent, down to the leaf; an insert or a remove fixes the
+leaf EX (and the root EX if it is the leaf). An insert that does not fit
+the leaf starts again from the root holding EX latches, splitting on the
+way down every page that could not take one more entry (*preemptive*
+splits: a page split has a parent with room for the new separator), and
+keeping a parent fixed only until its child is known to have room. Latches
+are taken top-down, and siblings left to right, so they cannot deadlock.
+
+**Structure modifications** (SMOs: a split, the root growing) are *nested
+top actions* (Shore's anchor protocol): grab an anchor (the transaction's
+last LSN), allocate and format the new page, log the pieces of the change
+on each page (``btree_header``, ``page_insert``, ``page_remove``,
+``page_link``), then log ``compensate`` pointing back to the anchor. Rolling
+the transaction back jumps over the whole SMO: a split stays, since other
+transactions' keys may already live on the new page. A crash in the middle
+of an SMO leaves its pieces without their ``compensate``; restart's undo,
+which goes in strictly decreasing LSN order over all losers, undoes those
+pieces first (each is physical, on its page), before any logical undo
+searches the tree. An error inside an SMO (a full volume, a log that
+refuses the entry) leaves its pieces the same way; the operation then rolls
+back to where it began once it has released its latches (the undo fixes the
+same pages). Splitting a leaf logs, in order: the new page's header
+and entries, its links, the old right neighbour's ``prev``, the split
+page's ``next``, the entries taken off the split page, the separator in the
+parent. No other transaction can log anything on the split page, its new
+sibling or its parent while the SMO holds them EX; keys outside the split
+page's range are routed as before at every step (the right neighbour's
+``prev`` link changes, which no search reads). So if restart's undo meets
+another loser's later entry first, its logical undo finds its key even
+though the SMO's pieces are not undone yet.
+
+**Deletion is lazy**: a remove takes the entry off its leaf and nothing
+else; pages are never merged, and an empty leaf stays in the tree, linked
+and reachable (searches and scans pass over it). The store's pages are
+freed only when the index is destroyed. This keeps removes free of SMOs;
+undoing one is an insert, which may split (see below).
+
+**Logical undo.** ``btree_insert`` and ``btree_remove`` are redone on the
+page and slot they name, but undone by a fresh search from the root (the
+entry names it) for the key where it lives *now*: after a split the key
+may be on another page. The undo logs the inverse (a ``btree_remove`` or
+``btree_insert`` on that page, with a split first if needed, itself a
+nested top action), then rollback logs ``compensate``. Shore always undoes
+B-tree inserts logically; so does minidb.
+
+**Log space.** Undoing a remove re-inserts the key, which may need a split
+when other transactions filled the leaf meanwhile; the fudge factors of
+the entry table (1.42 for ``btree_insert``, 2.91 for ``btree_remove``)
+reserve for the common case only. Shore names this corner case and has no
+resolution for it; neither has minidb: a bounded log may refuse such a
+rollback's split.
+
+**Key-value locking** (ARIES/KVL, the next step, not done here; without it
+a B+tree needs one transaction per key, as the crash test keeps): the
+operations below are where its locks go: :meth:`Tree.lookup` SH on the
+key found (or on the next key, if absent); :meth:`Tree.insert` IX on the
+next key (instant) and X on the key inserted; :meth:`Tree.remove` X on the
+next key and on the key removed; a scan SH on each key returned and on the
+key past the range's end. Each of those places knows the key and its
+successor on the leaf it holds latched.
+
+Worked example (512-byte pages, unique ``u4`` keys, 40-byte elements):
+about nine entries fill a leaf; inserting the tenth makes the root (a leaf)
+grow: its entries go to a new page p(1.3.9) at level 1, the root becomes
+level 2 with ``pid0`` 9, then p(1.3.9) splits into p(1.3.9) and p(1.3.10)
+and the root holds one separator, the first key of p(1.3.10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from minidb.log.lsn import LSN
+from minidb.pagestore.btree.keydesc import successor
+from minidb.pagestore.btree.keyed import (
+    CHILD, LEAF_LEVEL, KeyedPage, leaf_entry, log_header, log_insert_slots, log_link, log_remove_slots,
+    max_entry, node_entry, parse_leaf, sort_key,
+)
+from minidb.pagestore.buffer.latch import EX, SH, LatchMode
+from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError
+from minidb.pagestore.files import recops
+from minidb.pagestore.ids import ExtentId, PageId, extent_of
+from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, StoreFlags
+from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.transactions.xct import log_xct_entry
+from minidb.pagestore.volume.volpages import AllocMode
+from minidb.pagestore.wal.logdef import BTREE_INSERT, BTREE_REMOVE, COMPENSATE
+from minidb.pagestore.wal.logrec import LogContext, apply_and_log, undo_handler
+
+
+class DuplicateKeyError(BadRequestError):
+    """The key (in a unique index), or the key and element (in a non-unique one), is already there."""
+
+
+class KeyNotFoundError(BadRequestError):
+    """The key (or the key and element) to remove or update is not in the index."""
+
+
+@contextmanager
+def nested_top_action(volume: Any, xct: LogContext) -> Iterator[None]:
+    """Anchor, the block's entries, ``compensate`` back to the anchor (see the module documentation).
+
+    On an error inside, no ``compensate`` is logged: the partial action's
+    pieces stay undoable, and the operation's caller rolls back to where
+    the operation began once its latches are released (the undo fixes the
+    same pages; :class:`~minidb.pagestore.btree.index.IndexManager` does so).
+    """
+    anchor: LSN = xct.last_lsn
+    yield
+    log_xct_entry(volume.log, xct, COMPENSATE, {"undo_nxt": anchor})
+
+
+@dataclass(frozen=True)
+class Fences:
+    """The sort keys bounding a leaf's range, as the descent found them (None: open)."""
+
+    low: bytes | None = None
+    high: bytes | None = None
+
+
+@dataclass
+class Tree:
+    """One B+tree: its root page and whether it is unique (keys here are encoded bytes)."""
+
+    volume: Any
+    root: PageId
+    unique: bool
+
+    @property
+    def bp(self) -> Any:
+        return self.volume.bp
+
+    def _pid(self, number: int) -> PageId:
+        return PageId(self.root.vol, self.root.store, number)
+
+    def _fix(self, number: int, mode: LatchMode) -> SlottedPage:
+        page = self.bp.fix(self._pid(number), mode)
+        if page.tag != PageTag.BTREE or page.pid != self._pid(number):
+            self.bp.unfix(page)
+            raise PageStoreCorruptionError(f"{self._pid(number)}: a page of the B+tree rooted at {self.root} holds "
+                                           f"a {page.tag.name} page {page.pid}")
+        return page
+
+    # -- searching -----------------------------------------------------------------------------
+    def descend(self, sk: bytes, mode: LatchMode = SH, below: bool = False) -> tuple[SlottedPage, Fences]:
+        """Latch-couple from the root to the leaf for ``sk`` (``below``: for the largest sort key < ``sk``);
+        return it fixed in ``mode`` with its fences."""
+        while True:
+            page = self._fix(self.root.page, SH)
+            if mode == EX and KeyedPage(page).is_leaf:
+                self.bp.unfix(page)
+                page = self._fix(self.root.page, EX)
+                if KeyedPage(page).is_leaf:
+                    return page, Fences()
+                self.bp.unfix(page)  # the root grew meanwhile: start again
+                continue
+            break
+        low = high = None
+        kp = KeyedPage(page)
+        try:
+            while not kp.is_leaf:
+                i, child = kp.child_below(sk) if below else kp.child_for(sk)
+                if i >= 0:
+                    low = kp.node(i)[1]
+                if i + 1 < kp.count:
+                    high = kp.node(i + 1)[1]
+                below_page = self._fix(child, mode if kp.level == LEAF_LEVEL + 1 else SH)
+                self.bp.unfix(page)
+                page, kp = below_page, KeyedPage(below_page)
+        except BaseException:
+            self.bp.unfix(page)
+            raise
+        return page, Fences(low, high)
+
+    def find(self, key: bytes) -> list[bytes]:
+        """The elements stored under ``key`` (at most one in a unique index)."""
+        return [el for _, el in self.scan(key, successor(key))]
+
+    def scan(self, low: bytes | None, high: bytes | None, backward: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        """(key, el) for every entry whose sort key is in [``low``, ``high``) (None: open), in order.
+
+        No latch is held between leaves: each leaf's entries in range are
+        copied out, and the next leaf is found by a fresh descent from the
+        root for the sort key just past them (or the leaf's fence, for a
+        leaf with none in range), so the scan goes on correctly after
+        concurrent splits. Forward and backward alike.
+        """
+        cursor: bytes | None = high if backward else (low or b"")
+        done = False
+        while not done:
+            page, fences = self.descend(cursor, SH, below=backward)
+            try:
+                batch, cursor = self._leaf_batch(KeyedPage(page), fences, low, high, cursor, backward)
+            finally:
+                self.bp.unfix(page)
+            done = cursor is None
+            yield from batch
+
+    def _leaf_batch(self, kp: KeyedPage, fences: Fences, low: bytes | None, high: bytes | None,
+                    cursor: bytes | None, backward: bool) -> tuple[list[tuple[bytes, bytes]], bytes | None]:
+        """The leaf's entries in range, and the cursor of the next leaf (None: the scan is over)."""
+        entries = [kp.leaf(i) for i in range(kp.count)]
+        if not backward:  # sort keys in [cursor, high); then from the leaf's high fence on
+            batch = [(k, e) for k, e in entries
+                     if cursor <= sort_key(k, e, self.unique) and (high is None or sort_key(k, e, self.unique) < high)]
+            done = fences.high is None or (high is not None and fences.high >= high)
+            return batch, None if done else fences.high
+        batch = [(k, e) for k, e in reversed(entries)  # sort keys in [low, cursor); then below the low fence
+                 if (cursor is None or sort_key(k, e, self.unique) < cursor)
+                 and (low is None or sort_key(k, e, self.unique) >= low)]
+        done = fences.low is None or (low is not None and fences.low <= low)
+        return batch, None if done else fences.low
+
+    # -- inserting ------------------------------------------------------------------------------
+    def _check_size(self, key: bytes, el: bytes) -> None:
+        most = max_entry(self.bp.page_size)
+        if len(key) + len(el) > most or not key:
+            raise BadRequestError(f"{self.root}: a key of {len(key)} bytes and an element of {len(el)} bytes: "
+                                  f"key and element together may have 1 to {most} bytes on "
+                                  f"{self.bp.page_size}-byte pages")
+
+    def insert(self, xct: LogContext, key: bytes, el: bytes) -> None:
+        """Insert (``key``, ``el``); raises :class:`DuplicateKeyError` if it is there (changing nothing)."""
+        self._check_size(key, el)
+        sk = sort_key(key, el, self.unique)
+        need = len(leaf_entry(key, el)) + SLOT_SIZE
+        page, _ = self.descend(sk, EX)
+        try:
+            if page.nfree >= need:
+                self._insert_on_leaf(xct, page, key, el, sk)
+                return
+        finally:
+            self.bp.unfix(page, dirty=True)
+        self._insert_splitting(xct, key, el, sk, need)
+
+    def _insert_on_leaf(self, xct: LogContext, page: SlottedPage, key: bytes, el: bytes, sk: bytes) -> None:
+        kp = KeyedPage(page)
+        i = kp.position(sk, self.unique)
+        if i < kp.count and kp.sk(i, self.unique) == sk:
+            what = f"key {key.hex()}" if self.unique else f"key {key.hex()} with element {el.hex()}"
+            raise DuplicateKeyError(f"{self.root}: the index already holds {what}")
+        apply_and_log(self.volume.log, page, BTREE_INSERT, self._entry_values(i, key, el), xct)
+
+    def _entry_values(self, i: int, key: bytes, el: bytes) -> dict[str, Any]:
+        return {"root": self.root.page, "unique": self.unique, "idx": i + 1, "key": key, "el": el}
+
+    def _room(self, page: SlottedPage, leaf_need: int) -> bool:
+        kp = KeyedPage(page)
+        if kp.is_leaf:
+            return page.nfree >= leaf_need
+        return page.nfree >= max_entry(self.bp.page_size) + CHILD.size + SLOT_SIZE
+
+    def _insert_splitting(self, xct: LogContext, key: bytes, el: bytes, sk: bytes, need: int) -> None:
+        """Descend with EX latches from the root, splitting preemptively, then insert."""
+        fixed: list[SlottedPage] = []
+        try:
+            node = self._fix(self.root.page, EX)
+            fixed.append(node)
+            parent = None
+            if not self._room(node, need):
+                parent, node = node, self._grow(xct, node)
+                fixed.append(node)
+            while True:
+                if not self._room(node, need):
+                    node = self._split(xct, parent, node, sk, fixed)
+                if parent is not None:
+                    fixed.remove(parent)
+                    self.bp.unfix(parent, dirty=True)
+                kp = KeyedPage(node)
+                if kp.is_leaf:
+                    self._insert_on_leaf(xct, node, key, el, sk)
+                    return
+                parent, node = node, self._fix(kp.child_for(sk)[1], EX)
+                fixed.append(node)
+        finally:
+            for page in fixed:
+                self.bp.unfix(page, dirty=True)
+
+    def _new_page(self, xct: LogContext, level: int, pid0: int) -> SlottedPage:
+        flags = self.volume.store_node(self.root.store).store_flags or StoreFlags.REGULAR
+        pid = self.volume.alloc_page(self.root.stid, AllocMode.COMPACT, xct)
+        manager = getattr(xct, "manager", None)
+        if manager is not None:
+            manager.lock(xct, ExtentId(pid.vol, extent_of(pid.page, self.volume.ext_sz)), "IX")
+        page = recops.format_page(self.volume, xct, pid, PageTag.BTREE, flags)
+        try:
+            log_header(self.volume, xct, page, level, pid0)
+        except BaseException:
+            self.bp.unfix(page, dirty=True)
+            raise
+        return page
+
+    def _grow(self, xct: LogContext, root: SlottedPage) -> SlottedPage:
+        """The root is full: its entries go to a new child, the root becomes its parent, one level up."""
+        kp = KeyedPage(root)
+        with nested_top_action(self.volume, xct):
+            child = self._new_page(xct, kp.level, kp.pid0)
+            try:
+                log_insert_slots(self.volume, xct, child, 1, kp.raws())
+                log_remove_slots(self.volume, xct, root, 1, kp.count)
+                log_header(self.volume, xct, root, kp.level + 1, child.pid.page)
+            except BaseException:
+                self.bp.unfix(child, dirty=True)
+                raise
+        return child
+
+    def _split(self, xct: LogContext, parent: SlottedPage, node: SlottedPage, sk: bytes,
+               fixed: list[SlottedPage]) -> SlottedPage:
+        """Split ``node`` (its ``parent`` has room); return the half that takes ``sk``, the other unfixed."""
+        kp = KeyedPage(node)
+        datas = kp.raws()
+        m = _split_point([len(d) for d in datas])
+        with nested_top_action(self.volume, xct):
+            if kp.is_leaf:
+                key, el = parse_leaf(datas[m])
+                sep = sort_key(key, el, self.unique)
+                new = self._new_page(xct, LEAF_LEVEL, 0)
+                fixed.append(new)
+                log_insert_slots(self.volume, xct, new, 1, datas[m:])
+                old_next = node.next
+                log_link(self.volume, xct, new, node.pid.page, old_next)
+                if old_next:
+                    right = self._fix(old_next, EX)
+                    try:
+                        log_link(self.volume, xct, right, new.pid.page, right.next)
+                    finally:
+                        self.bp.unfix(right, dirty=True)
+                log_link(self.volume, xct, node, node.prev, new.pid.page)
+            else:
+                child, sep = kp.node(m)
+                new = self._new_page(xct, kp.level, child)
+                fixed.append(new)
+                log_insert_slots(self.volume, xct, new, 1, datas[m + 1:])
+            log_remove_slots(self.volume, xct, node, 1 + m, len(datas) - m)
+            at = KeyedPage(parent).position(sep, True)
+            log_insert_slots(self.volume, xct, parent, 1 + at, [node_entry(new.pid.page, sep)])
+        keep, drop = (new, node) if sk >= sep else (node, new)
+        fixed.remove(drop)
+        self.bp.unfix(drop, dirty=True)
+        return keep
+
+    # -- removing ------------------------------------------------------------------------------------
+    def remove(self, xct: LogContext, key: bytes, el: bytes | None = None) -> bytes:
+        """Remove ``key`` (with element ``el``: required in a non-unique index, checked if given in a
+        unique one); return the element removed. Raises :class:`KeyNotFoundError` (changing nothing)."""
+        if el is None and not self.unique:
+            raise BadRequestError(f"{self.root}: a non-unique index removes a key with its element")
+        sk = key if self.unique else key + el
+        page, _ = self.descend(sk, EX)
+        try:
+            kp = KeyedPage(page)
+            i = kp.position(sk, self.unique)
+            found = kp.leaf(i) if i < kp.count else None
+            if found is None or found[0] != key or (el is not None and found[1] != el):
+                what = f"key {key.hex()}" + (f" with element {el.hex()}" if el is not None else "")
+                raise KeyNotFoundError(f"{self.root}: the index holds no {what}")
+            apply_and_log(self.volume.log, page, BTREE_REMOVE, self._entry_values(i, key, found[1]), xct)
+            return found[1]
+        finally:
+            self.bp.unfix(page, dirty=True)
+
+
+def _split_point(sizes: list[int]) -> int:
+    """The first entry of the right half: half of the bytes on each side, at least one entry each."""
+    total, run = sum(sizes), 0
+    for m, size in enumerate(sizes):
+        if run >= total / 2:
+            return max(1, min(m, len(sizes) - 1))
+        run += size + SLOT_SIZE
+    return len(sizes) - 1
+
+
+def create_tree(volume: Any, xct: LogContext, stid: Any, flags: StoreFlags = StoreFlags.REGULAR) -> PageId:
+    """Allocate and format the root page of a new, empty B+tree in store ``stid`` (a leaf, level 1)."""
+    pid = volume.alloc_page(stid, AllocMode.APPEND, xct)
+    page = recops.format_page(volume, xct, pid, PageTag.BTREE, flags)
+    try:
+        log_header(volume, xct, page, LEAF_LEVEL, 0)
+    finally:
+        volume.bp.unfix(page, dirty=True)
+    return pid
+
+
+def _tree_of(volume: Any, v: dict[str, Any]) -> Tree:
+    return Tree(volume, PageId(v["vol"], v["store"], v["root"]), v["unique"])
+
+
+@undo_handler("btree_insert")
+def _undo_btree_insert(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
+    """Logical undo: find the key from the root, wherever it is now, and remove it there."""
+    _tree_of(volume, v).remove(xct, v["key"], v["el"])
+
+
+@undo_handler("btree_remove")
+def _undo_btree_remove(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
+    """Logical undo: insert the key again where it belongs now (splitting if need be)."""
+    _tree_of(volume, v).insert(xct, v["key"], v["el"])

@@ -1,0 +1,168 @@
+"""Indexes: B+trees with typed keys, created in a transaction and found through the store directory.
+
+An **index** is a store of kind INDEX whose pages form one B+tree
+(:mod:`minidb.pagestore.btree.btree`). Its entry in the store directory
+(:mod:`minidb.pagestore.files.directory`) records its root page, whether it
+is unique and its key descriptor (:mod:`minidb.pagestore.btree.keydesc`);
+the :class:`IndexManager` reads it at each operation (the directory caches
+where it is), so an aborted creation or destruction leaves nothing stale.
+Users give keys as Python values (an int for ``"i4"``, a tuple for
+``"u2,str"``) and elements as bytes; the manager encodes the keys and hands
+bytes to the tree.
+
+Each operation is all-or-nothing: on an error half-way (a duplicate key
+after a split, a full volume), the transaction rolls back to where the
+operation began (splits already done stay: they are compensated).
+
+- ``create_index(t, key_desc, unique=True)``: a new store, its root (an
+  empty leaf), its directory entry, all undone if ``t`` aborts;
+- ``insert``, ``remove``, ``update`` (the element of a key: a remove and an
+  insert), ``lookup`` (the elements of a key), ``scan`` (a range, forward or
+  backward, each bound inclusive, exclusive or open);
+- ``destroy_index``: the store goes at commit, as a file's do;
+- ``check(stid)``: the structure invariants (:mod:`minidb.pagestore.btree.verify`).
+
+Worked example::
+
+    ix = sm.create_index(t, "i4")                     # s(1.5), root p(1.5.20)
+    sm.index_insert(t, ix, 7, b"seven")
+    sm.index_lookup(t, ix, 7)                         # [b'seven']
+    list(sm.index_scan(t, ix, lo=0, hi=10, hi_incl=False))   # [(7, b'seven')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ContextManager
+
+from minidb.pagestore.btree.btree import Tree, create_tree
+from minidb.pagestore.btree.keydesc import KeyDescriptor, successor
+from minidb.pagestore.btree.verify import check_tree
+from minidb.pagestore.errors import BadRequestError
+from minidb.pagestore.files.directory import SInfo, StoreKind
+from minidb.pagestore.ids import PageId, StoreId
+from minidb.pagestore.pages.page import StoreFlags
+from minidb.pagestore.transactions.xctmgr import all_or_nothing
+
+
+@dataclass(frozen=True)
+class Index:
+    """What the directory says of one index."""
+
+    stid: StoreId
+    root: PageId
+    unique: bool
+    desc: KeyDescriptor
+
+    def tree(self, volume: Any) -> Tree:
+        return Tree(volume, self.root, self.unique)
+
+
+class IndexManager:
+    """The B+tree indexes of one volume (see the module documentation)."""
+
+    def __init__(self, volume: Any, xcts: Any, directory: Any):
+        self.volume = volume
+        self.xcts = xcts
+        self.directory = directory
+
+    def _atomic(self, xct: Any) -> ContextManager[None]:
+        return all_or_nothing(self.xcts, xct)
+
+    # -- indexes ---------------------------------------------------------------------------------
+    def create_index(self, xct: Any, key_desc: str | KeyDescriptor, unique: bool = True) -> StoreId:
+        desc = key_desc if isinstance(key_desc, KeyDescriptor) else KeyDescriptor(key_desc)
+        self.xcts.check_active(xct)
+        with self._atomic(xct):
+            stid = self.volume.create_store(StoreFlags.REGULAR, xct)
+            self.xcts.lock(xct, stid, "EX")
+            root = create_tree(self.volume, xct, stid)
+            self.directory.add(xct, SInfo(stid.store, StoreKind.INDEX, root=root.page, unique=bool(unique),
+                                          kdesc=desc.pack()))
+        return stid
+
+    def destroy_index(self, xct: Any, stid: StoreId) -> None:
+        """Mark the index's store for deletion at commit and drop its directory entry."""
+        self.xcts.check_active(xct)
+        self.index(stid)
+        self.xcts.lock(xct, stid, "EX")
+        with self._atomic(xct):
+            self.volume.destroy_store(stid, xct)
+            self.xcts.note_store_destroyed(xct, stid)
+            self.directory.remove(xct, stid.store)
+
+    def index(self, stid: StoreId) -> Index:
+        """The index ``stid`` (a clear error if it is not one)."""
+        if not isinstance(stid, StoreId) or stid.vol != self.volume.vid:
+            raise BadRequestError(f"{stid!r} is not a store of volume v({self.volume.vid})")
+        info = self.directory.get(stid.store)
+        if info is None or info.kind != StoreKind.INDEX:
+            raise BadRequestError(f"{stid} is not an index")
+        return Index(stid, PageId(stid.vol, stid.store, info.root), info.unique, KeyDescriptor.unpack(info.kdesc))
+
+    def indexes(self) -> list[StoreId]:
+        return sorted(StoreId(self.volume.vid, info.snum) for _, info in self.directory.entries()
+                      if info.kind == StoreKind.INDEX)
+
+    # -- entries ------------------------------------------------------------------------------
+    def _begin(self, xct: Any, stid: StoreId) -> tuple[Index, Tree]:
+        self.xcts.check_active(xct)
+        ix = self.index(stid)
+        return ix, ix.tree(self.volume)
+
+    @staticmethod
+    def _element(el: Any) -> bytes:
+        if not isinstance(el, (bytes, bytearray)):
+            raise BadRequestError(f"an element is bytes, not {type(el).__name__}")
+        return bytes(el)
+
+    def insert(self, xct: Any, stid: StoreId, key: Any, el: bytes) -> None:
+        ix, tree = self._begin(xct, stid)
+        enc, el = ix.desc.encode(key), self._element(el)
+        with self._atomic(xct):
+            tree.insert(xct, enc, el)
+
+    def remove(self, xct: Any, stid: StoreId, key: Any, el: bytes | None = None) -> bytes:
+        """Remove ``key`` (and element ``el``, needed in a non-unique index); return the element removed."""
+        ix, tree = self._begin(xct, stid)
+        enc = ix.desc.encode(key)
+        return tree.remove(xct, enc, None if el is None else self._element(el))
+
+    def update(self, xct: Any, stid: StoreId, key: Any, el: bytes, old_el: bytes | None = None) -> bytes:
+        """Give ``key`` the element ``el`` (in a non-unique index, in place of ``old_el``); return the old one."""
+        ix, tree = self._begin(xct, stid)
+        enc, el = ix.desc.encode(key), self._element(el)
+        with self._atomic(xct):
+            old = tree.remove(xct, enc, None if old_el is None else self._element(old_el))
+            tree.insert(xct, enc, el)
+        return old
+
+    def lookup(self, xct: Any, stid: StoreId, key: Any) -> list[bytes]:
+        """The elements of ``key``, in element order (at most one in a unique index)."""
+        ix, tree = self._begin(xct, stid)
+        return tree.find(ix.desc.encode(key))
+
+    def scan(self, xct: Any, stid: StoreId, lo: Any = None, hi: Any = None, lo_incl: bool = True,
+             hi_incl: bool = True, backward: bool = False) -> Iterator[tuple[Any, bytes]]:
+        """(key, element) for the keys between ``lo`` and ``hi`` (None: open), in key order or backward."""
+        ix, tree = self._begin(xct, stid)
+        low = None if lo is None else ix.desc.encode(lo)
+        high = None if hi is None else ix.desc.encode(hi)
+        if low is not None and not lo_incl:
+            low = successor(low)
+            if low is None:
+                return iter(())
+        if high is not None and hi_incl:
+            high = successor(high)
+        return ((ix.desc.decode(k), e) for k, e in tree.scan(low, high, backward))
+
+    def check(self, stid: StoreId) -> list[str]:
+        """The structure problems of index ``stid`` (empty: sound)."""
+        ix = self.index(stid)
+        return check_tree(self.volume.bp, ix.root, ix.unique)[0]
+
+    def entries(self, stid: StoreId) -> list[tuple[Any, bytes]]:
+        """Every (key, element), read leaf by leaf without a transaction (for checks and pictures)."""
+        ix = self.index(stid)
+        return [(ix.desc.decode(k), e) for k, e in check_tree(self.volume.bp, ix.root, ix.unique)[1]]

@@ -1,0 +1,467 @@
+"""The data eraser: configuration, write protocol under crashes, selection, cycles, throttle, stats."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from minidb.errors import UserError
+from minidb.io import SimDisk, crash_points
+from minidb.log import LSN
+from minidb.log.files import file_name, log_file_numbers
+from minidb.log.header import ERASED_TYPE, read_header, verify_checksum
+from minidb.log.verify import verify_log
+from minidb.logstore import Environment, EnvironmentConfig
+from minidb.logstore.eraser import (ERASER_STATS, MAYBE_EXTINCT, NOT_EXTINCT, STATE_FILE, CycleState, DataEraser,
+                                    EraserConfig, ManualClock, SystemClock, WorkThrottle, erase_entries, locate, read_state)
+from minidb.logstore.eraser.state import ERASED, TO_DO, write_state
+from minidb.logstore.verify import records
+from minidb.stats import Stats
+
+DAY = 86_400_000
+SECRET_KEY, SECRET_DATA = b"secretkey", b"secretdata"
+
+
+def config() -> EnvironmentConfig:
+    return EnvironmentConfig(file_max=1000, node_max_entries=128, checkpoint_bytes_interval=None,
+                             clock=lambda: 1_700_000_000.0, trace=False)
+
+
+def workload(disk: SimDisk | None = None) -> tuple[SimDisk, Environment]:
+    """A record written then deleted early; enough later writes and checkpoints to push it out of the tail."""
+    disk = disk or SimDisk("eraser")
+    env = Environment.open(disk, config())
+    db = env.database("a")
+    db.put(SECRET_KEY, SECRET_DATA)
+    for i in range(20):
+        db.put(f"k{i:02d}", "x" * 30)
+    db.put(SECRET_KEY, SECRET_DATA + b"2")
+    db.delete(SECRET_KEY)
+    env.checkpoint()
+    for i in range(40):
+        db.put(f"k{i % 20:02d}", "y" * 30)
+    env.checkpoint()
+    env.checkpoint()
+    return disk, env
+
+
+def eraser(env, clock=None, **options) -> DataEraser:
+    return DataEraser(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), clock or ManualClock(), **options)
+
+
+def files_holding(disk, needle: bytes) -> list[int]:
+    return [n for n in log_file_numbers(disk) if needle in disk.open(file_name(n)).read_all()]
+
+
+# -- configuration ------------------------------------------------------------------------------
+def test_config_defaults_are_off_and_bad_values_are_refused():
+    assert not EraserConfig().active
+    assert EraserConfig(run_eraser=True, erase_period_ms=5).active
+    with pytest.raises(UserError, match="erase_period_ms"):
+        EraserConfig(erase_period_ms=-1)
+    _, env = workload()
+    e = eraser(env)
+    with pytest.raises(UserError, match="unknown eraser setting"):
+        e.config_update(erase_periode=3)
+    assert e.config.erase_period_ms == DAY
+
+
+def test_config_change_observed_at_run_time_aborts_the_cycle():
+    _, env = workload()
+    e = eraser(env)
+    e.start_cycle()
+    e.config_update(erase_period_ms=2 * DAY)
+    assert e.cycle is None and "configuration changed" in e.messages[-1]
+    e.config_update(run_eraser=False)
+    assert e.run_cycle() is None
+    e.config_update(run_eraser=True)
+    cycle = e.run_cycle()
+    assert cycle.end_ms - cycle.start_ms == 2 * DAY
+
+
+# -- which entries, and no byte left ---------------------------------------------------------------
+def test_after_erasure_no_byte_of_a_deleted_record_is_left_in_any_file():
+    disk, env = workload()
+    assert files_holding(disk, SECRET_KEY) and files_holding(disk, SECRET_DATA)
+    e = eraser(env)
+    e.run_cycle()
+    assert files_holding(disk, SECRET_KEY) == [] and files_holding(disk, SECRET_DATA) == []
+    assert e.stats["eraserFilesErased"] >= 1
+    live = records(env)["a"]
+    assert len(live) == 20 and SECRET_KEY not in live
+    env.close()
+    assert verify_log(disk).ok
+    assert records(Environment.open(disk, config()))["a"] == live
+
+
+def test_live_records_and_their_old_versions_are_kept():
+    disk, env = workload()
+    eraser(env).run_cycle()
+    assert files_holding(disk, b"x" * 30)  # old versions of live records are not the eraser's business
+    assert not files_holding(disk, SECRET_DATA)
+
+
+def test_extinct_records_are_erased_and_maybe_extinct_aborts_the_file():
+    disk, env = workload()
+    e = DataEraser(env, EraserConfig(True, DAY, erase_deleted=False), ManualClock(),
+                   extinction_filter=lambda db, key: "EXTINCT" if key == b"k03" else NOT_EXTINCT)
+    e.run_cycle()
+    assert files_holding(disk, SECRET_DATA)  # deleted records are not erased when erase_deleted is off
+    old_k03 = [entry for entry in env.log.scan() if entry.lsn.file in e.cycle.files
+               and env.utilization.is_obsolete(entry.lsn) and entry.header.type_code in (0x40, 0xff)]
+    assert old_k03 and all(entry.header.erased for entry in old_k03 if entry.values.get("key") == b"k03")
+    erased = [entry for entry in old_k03 if entry.header.erased]
+    assert erased and all(e.is_entry_erased(entry.lsn) for entry in erased)
+    assert not any(b"k03" in disk.open(file_name(n)).read_all()[entry.lsn.offset: entry.lsn.offset + entry.size]
+                   for n in e.cycle.files for entry in erased if entry.lsn.file == n)
+    disk2, env2 = workload()
+    m = DataEraser(env2, EraserConfig(True, DAY), ManualClock(), extinction_filter=lambda db, key: MAYBE_EXTINCT)
+    m.start_cycle()
+    first = m.cycle.remaining[0]
+    assert m.step()
+    assert "MAYBE_EXTINCT" in m.messages[-1] and first in m.cycle.remaining
+    assert m.cycle.remaining[-1] == first or sorted(m._aborted) == [first]  # retried after the others
+    m.run_cycle()  # retried until the cycle runs out of time: aborted, nothing erased
+    assert "not finished by its end time" in m.messages[-1] and files_holding(disk2, SECRET_DATA)
+
+
+# -- the write protocol under crashes ----------------------------------------------------------------
+def chosen(env, e):
+    picks = {}
+    for number in e.eligible_files()[0]:
+        buf = env.disk.open(file_name(number)).read_all()
+        offsets = e.entries_to_erase(number, buf)
+        if offsets:
+            picks[number] = (buf, offsets)
+    return picks
+
+
+def test_a_crash_at_every_write_and_fsync_of_the_protocol_leaves_a_log_that_opens_and_verifies():
+    disk, env = workload()
+    e = eraser(env)
+    picks = chosen(env, e)
+    assert picks
+    env.log.sync()
+    want = records(env)
+    start = len(disk.events)
+    stats = Stats("Eraser", ERASER_STATS)
+    for number, (buf, offsets) in picks.items():
+        erase_entries(disk, number, locate(buf, offsets), stats)
+    assert stats["eraserFSyncs"] == 3 * len(picks)
+    points = erased_seen = 0
+    for point in crash_points(disk, start=start, torn_variants=2, random_variants=3, seed=7):
+        points += 1
+        image = point.disk
+        assert verify_log(image).ok, point
+        for number, (buf, offsets) in picks.items():
+            data = image.open(file_name(number)).read_all()
+            for offset in offsets:
+                header, problem = read_header(data, offset)
+                assert problem is None
+                item = data[offset + header.size: offset + header.entry_size]
+                if header.type_code == ERASED_TYPE:
+                    erased_seen += 1
+                    assert verify_checksum(data, offset, header) is None  # never checked
+                else:  # not erased yet: untouched, checksum intact
+                    assert item == buf[offset + header.size: offset + header.entry_size]
+                    assert verify_checksum(data, offset, header) is None
+        reopened = Environment.open(image, config())
+        assert records(reopened) == want, point
+    assert points > 10 and erased_seen > 0
+
+
+def test_an_erased_entry_with_its_old_item_still_verifies():
+    """Between step 4 and step 5 the item is intact but the type byte changed: the checksum no longer matches."""
+    disk, env = workload()
+    number, (buf, offsets) = next(iter(chosen(env, eraser(env)).items()))
+    env.log.sync()
+    with disk.open(file_name(number)) as handle:
+        handle.write(offsets[0] + 4, bytes([ERASED_TYPE]))
+    data = disk.open(file_name(number)).read_all()
+    header, _ = read_header(data, offsets[0])
+    assert header.erased and verify_checksum(data, offsets[0], header) is None
+    assert verify_log(disk).ok
+    assert eraser(env).is_entry_erased(LSN(number, offsets[0]))
+
+
+# -- exclusions ---------------------------------------------------------------------------------------
+def test_the_file_being_written_and_the_recovery_interval_are_excluded():
+    _, env = workload()
+    e = eraser(env)
+    files, tail = e.eligible_files()
+    assert env.log.end_lsn.file in tail
+    start = e.recovery_start()
+    assert all(n < start.file for n in files) and all(n >= start.file for n in tail)
+    e.start_cycle()
+    assert any("tail end of the log is not erased" in line for line in e.messages)
+
+
+def test_an_early_active_transaction_moves_the_recovery_interval_back():
+    disk = SimDisk("txn")
+    env = Environment.open(disk, config())
+    db = env.database("a")
+    txn = env.begin()
+    db.put("t", "1", txn=txn)
+    first = txn.first_lsn
+    for i in range(60):
+        db.put(f"k{i % 20:02d}", "y" * 30)
+    env.checkpoint()
+    e = eraser(env)
+    assert e.recovery_start() <= first
+    assert all(n < first.file for n in e.eligible_files()[0])
+    txn.abort()
+
+
+def test_protected_files_are_skipped_and_reserved_files_deleted():
+    disk, env = workload()
+    deleted = []
+    protected = {1}
+    e = eraser(env, protected_files=lambda: protected, reserved_files=lambda: {2, 3},
+               delete_reserved=lambda n: deleted.append(n))
+    cycle = e.start_cycle()
+    assert 1 not in cycle.files
+    with disk.open(file_name(3)):
+        pass
+    disk.delete(file_name(3))  # the cleaner deleted it meanwhile
+    e.run_cycle()
+    assert deleted == [2]
+    assert e.stats["eraserFilesDeleted"] == 1 and e.stats["eraserFilesAlreadyDeleted"] == 1
+
+
+def test_a_file_the_vlsn_index_cannot_release_is_left_alone():
+    disk, env = workload()
+    asked = []
+    e = eraser(env, truncate_vlsn_index=lambda n: asked.append(n) or False)
+    e.run_cycle()
+    assert asked and files_holding(disk, SECRET_DATA)
+    assert any("VLSN index cannot be truncated" in line for line in e.messages)
+
+
+def test_a_file_that_becomes_protected_is_aborted_and_stays_to_do():
+    disk, env = workload()
+    protected: set[int] = set()
+    e = eraser(env, protected_files=lambda: protected)
+    e.start_cycle()
+    target = next(iter(chosen(env, e)))
+    original = e._work
+
+    def work(units):
+        original(units)
+        if e.current_file == target:
+            protected.add(target)
+            e.abort_erase(target)
+    e._work = work
+    e.run_cycle()
+    assert any(f"erasure of file 0x{target:x} aborted" in line for line in e.messages)
+    assert target in e.cycle.remaining and files_holding(disk, SECRET_DATA)
+
+
+# -- cycles: persisted, suspended, resumed, late -------------------------------------------------------
+def test_cycle_state_format_round_trips_and_refuses_damage():
+    state = CycleState(1, 2, {1: ERASED, 5: TO_DO})
+    data = state.pack()
+    assert len(data) == 26 + 5 * 2 + 4
+    assert CycleState.unpack(data) == state
+    for bad in (data[:-1], b"XXXX" + data[4:], data[:-4] + b"\0\0\0\0"):
+        with pytest.raises(ValueError):
+            CycleState.unpack(bad)
+
+
+def test_a_cycle_is_suspended_at_close_and_resumed_at_open():
+    disk, env = workload()
+    clock = ManualClock()
+    e = eraser(env, clock)
+    e.start_cycle()
+    assert e.step()
+    total = len(e.cycle.files)
+    e.close()
+    assert "suspended" in e.messages[-1]
+    env.close()
+    env = Environment.open(disk, config())
+    again = eraser(env, clock)
+    again.open()
+    assert "resumed" in again.messages[-1]
+    assert len(again.cycle.processed) == 1 and len(again.cycle.files) == total
+    again.run_cycle()
+    assert not again.cycle.remaining and not files_holding(disk, SECRET_DATA)
+
+
+def test_an_attached_eraser_follows_the_environment_close_and_open():
+    disk, env = workload()
+    clock = ManualClock()
+    e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), clock)
+    e.start_cycle()
+    e.step()
+    env.close()
+    assert "suspended" in e.messages[-1]
+    env = Environment.open(disk, config())
+    again = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), clock)
+    assert "resumed" in again.messages[-1] and len(again.cycle.processed) == 1
+
+
+def test_a_cycle_past_its_end_is_not_resumed_and_a_late_cycle_is_aborted():
+    disk, env = workload()
+    clock = ManualClock()
+    e = eraser(env, clock)
+    e.start_cycle()
+    e.step()
+    clock.advance(2 * DAY)
+    e2 = eraser(env, clock)
+    e2.open()
+    assert "cannot be resumed" in e2.messages[-1] and e2.cycle is None and not disk.exists(STATE_FILE)
+    e3 = eraser(env, clock)
+    e3.start_cycle()
+    e3.step()
+    clock.advance(DAY)
+    assert not e3.step()
+    assert "not finished by its end time" in e3.messages[-1] and e3.cycle is None
+
+
+def test_an_unreadable_state_file_starts_a_fresh_cycle():
+    disk, env = workload()
+    write_state(disk, CycleState(1, 2, {1: TO_DO}))
+    with disk.open(STATE_FILE) as handle:
+        handle.write(0, b"JUNK")
+    e = eraser(env)
+    e.open()
+    assert "unreadable" in e.messages[-1] and read_state(disk)[1] is not None
+
+
+# -- throttling ------------------------------------------------------------------------------------------
+def test_throttle_worked_example():
+    clock = ManualClock(0)
+    throttle = WorkThrottle(clock, 3 * (1000 + 2000), 0, DAY)
+    assert throttle.ms_per_unit == 9600
+    throttle.work(1000)
+    assert clock.now == 9_600_000
+    for units in (1000, 180, 160, 500):
+        throttle.work(units)
+    assert clock.now == 27_264_000
+    throttle.work(160)
+    for units in (2000, 2000, 360, 320, 1000, 320):
+        throttle.work(units)
+    assert clock.now == DAY
+
+
+def test_throttle_never_catches_up():
+    clock = ManualClock(0)
+    throttle = WorkThrottle(clock, 100, 0, 1000)  # 10 ms a unit
+    throttle.work(10)
+    assert clock.now == 100
+    clock.advance(500)  # the node was down
+    throttle.work(10)
+    assert clock.now == 600  # late: no wait ...
+    throttle.work(10)
+    assert clock.now == 700  # ... and the next piece still takes its 100 ms, no burst
+
+
+def test_a_cycle_spreads_three_times_the_file_lengths_over_its_period():
+    disk, env = workload()
+    clock = ManualClock(0)
+    e = eraser(env, clock)
+    cycle = e.start_cycle()
+    lengths = [disk.size(file_name(n)) for n in cycle.files]
+    assert e.throttle.total_work == 3 * sum(lengths)
+    first = lengths[0]
+    e.step()
+    per_unit = DAY / (3 * sum(lengths))
+    assert clock.waits[0] == int(first * per_unit)  # component 1 of the first file
+    e.run_cycle()
+    assert abs(clock.now - DAY) <= len(clock.waits)  # the work ends at the end of the cycle (ms rounding)
+
+
+def test_data_obsolete_at_t_is_erased_before_t_plus_two_periods():
+    disk = SimDisk("two-periods")
+    env = Environment.open(disk, config())
+    db = env.database("a")
+    db.put(SECRET_KEY, SECRET_DATA)
+    for i in range(40):
+        db.put(f"k{i % 20:02d}", "y" * 30)
+    env.checkpoint()
+    clock = ManualClock(0)
+    e = eraser(env, clock)
+    e.start_cycle()
+    e.step()  # the first cycle is under way ...
+    deleted_at = clock.now
+    assert 0 < deleted_at < DAY
+    db.delete(SECRET_KEY)  # ... when the record is deleted
+    for i in range(40):
+        db.put(f"k{i % 20:02d}", "z" * 30)
+    env.checkpoint()
+    env.checkpoint()
+    e.run_cycle()  # the rest of the first cycle
+    assert abs(clock.now - DAY) < 100 and "cycle complete" in e.messages[-1]
+    e.run_cycle()  # the next cycle starts where the first ended
+    assert e.cycle.start_ms == DAY and not e.cycle.remaining
+    assert not files_holding(disk, SECRET_DATA) and clock.now <= deleted_at + 2 * DAY
+    e.cycle = CycleState(clock.now, clock.now + DAY, {})  # a cycle that finished early ...
+    e.run_cycle()
+    assert e.cycle.start_ms == e.cycle.end_ms - DAY == 3 * DAY  # ... is followed by the next at its end
+
+
+# -- the eraser's thread ------------------------------------------------------------------------------------
+def test_the_thread_runs_cycles_until_shutdown():
+    disk, env = workload()
+    e = eraser(env)
+    complete = threading.Event()
+    e.trace.listen(lambda line: complete.set() if "cycle complete" in line else None)
+    e.start_thread()
+    assert complete.wait(60)
+    e.shutdown()
+    assert e._thread is None and not files_holding(disk, SECRET_DATA) and e.saved_shutdown_exception is None
+
+
+def test_the_thread_keeps_the_error_that_stopped_it():
+    _, env = workload()
+    e = eraser(env, protected_files=lambda: 1 / 0)
+    e.start_thread()
+    e._thread.join(60)
+    assert isinstance(e.saved_shutdown_exception, ZeroDivisionError) and "thread stopped" in e.messages[-1]
+    e.shutdown()
+
+
+def test_shutdown_cuts_a_real_wait_short():
+    disk, env = workload()
+    e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), SystemClock())
+    started = threading.Event()
+    e.trace.listen(lambda line: started.set() if "cycle started" in line else None)
+    e.start_thread()
+    assert started.wait(60)
+    env.close()  # stops the thread (its throttle waits hours of real time), suspends the cycle
+    assert e._thread is None and "suspended" in e.messages[-1]
+    assert read_state(disk)[0].remaining
+
+
+# -- statistics -------------------------------------------------------------------------------------------
+def test_the_eleven_statistics():
+    disk, env = workload()
+    clock = ManualClock(5_000)
+    e = eraser(env, clock)
+    e.run_cycle()
+    stats = e.load_stats()
+    assert list(stats) == ERASER_STATS and len(ERASER_STATS) == 11
+    assert (stats["eraserCycleStart"], stats["eraserCycleEnd"]) == (5_000, 5_000 + DAY)
+    assert stats["eraserFilesRemaining"] == 0
+    assert stats["eraserReads"] == len(e.cycle.files)
+    assert stats["eraserReadBytes"] == sum(disk.size(file_name(n)) for n in e.cycle.files)
+    assert stats["eraserFSyncs"] == 3 * stats["eraserFilesErased"]
+    assert stats["eraserWrites"] > 0 and stats["eraserWriteBytes"] > stats["eraserWrites"]
+
+
+def test_what_made_the_data_obsolete_is_durable_before_the_data_goes():
+    disk = SimDisk("late-delete")
+    env = Environment.open(disk, config())
+    db = env.database("a")
+    db.put(SECRET_KEY, SECRET_DATA)
+    for i in range(60):
+        db.put(f"k{i % 20:02d}", "y" * 30)
+    env.checkpoint()
+    env.checkpoint()
+    db.delete(SECRET_KEY)  # not synced by itself: no transaction
+    eraser(env).run_cycle()
+    assert not files_holding(disk, SECRET_DATA)
+    env.crash()  # drops whatever was not fsynced
+    reopened = Environment.open(disk, config())
+    live = records(reopened)["a"]
+    assert SECRET_KEY not in live and len(live) == 20
