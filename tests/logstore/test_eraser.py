@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
@@ -44,6 +45,17 @@ def workload(disk: SimDisk | None = None) -> tuple[SimDisk, Environment]:
     env.checkpoint()
     env.checkpoint()
     return disk, env
+
+
+def with_secret(name: str, overwrites: int) -> tuple[SimDisk, Environment, Any]:
+    """A fresh environment whose database "a" holds the secret record, then ``overwrites`` puts of 20 other keys."""
+    disk = SimDisk(name)
+    env = Environment.open(disk, config())
+    db = env.database("a")
+    db.put(SECRET_KEY, SECRET_DATA)
+    for i in range(overwrites):
+        db.put(f"k{i % 20:02d}", "y" * 30)
+    return disk, env, db
 
 
 def eraser(env, clock=None, **options) -> DataEraser:
@@ -372,12 +384,7 @@ def test_a_cycle_spreads_three_times_the_file_lengths_over_its_period():
 
 
 def test_data_obsolete_at_t_is_erased_before_t_plus_two_periods():
-    disk = SimDisk("two-periods")
-    env = Environment.open(disk, config())
-    db = env.database("a")
-    db.put(SECRET_KEY, SECRET_DATA)
-    for i in range(40):
-        db.put(f"k{i % 20:02d}", "y" * 30)
+    disk, env, db = with_secret("two-periods", 40)
     env.checkpoint()
     clock = ManualClock(0)
     e = eraser(env, clock)
@@ -450,12 +457,7 @@ def test_the_eleven_statistics():
 
 
 def test_what_made_the_data_obsolete_is_durable_before_the_data_goes():
-    disk = SimDisk("late-delete")
-    env = Environment.open(disk, config())
-    db = env.database("a")
-    db.put(SECRET_KEY, SECRET_DATA)
-    for i in range(60):
-        db.put(f"k{i % 20:02d}", "y" * 30)
+    disk, env, db = with_secret("late-delete", 60)
     env.checkpoint()
     env.checkpoint()
     db.delete(SECRET_KEY)  # not synced by itself: no transaction
