@@ -357,7 +357,7 @@ def btree_step(step: int, script: Sequence[Sequence[Any]] = SCRIPT, draw: bool =
     """The index after the first ``step`` steps of ``script`` (see the module documentation)."""
     demo = run_script(script, step)
     op = tuple(script[step - 1]) if step else None
-    rows = tuple(demo.rows(step)) if step else ()
+    rows = tuple(demo.rows(step)) if step and not demo.crashed else ()
     if demo.crashed:
         return BTreeStep(step, demo, None, None, None, rows, ())
     pic = demo.picture()
