@@ -18,7 +18,7 @@ coloured by entry type (the B+tree's entries are the teal family of
 *nested top action* (:func:`smo_spans`) is bracketed above its pieces: its
 anchor is the transaction's last entry before the first piece (a green
 line), and the ``compensate`` that closes it jumps back to the anchor (a red
-dashed arc below), so a rollback passes over every piece. A span a crash
+dashed line below), so a rollback passes over every piece. A span a crash
 cut has no ``compensate``: the strip marks the crash after its last piece.
 """
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 from minidb.pagestore.btree.keyed import KeyedPage
 from minidb.pagestore.buffer.latch import SH
@@ -219,10 +219,10 @@ def draw_smo_log(rows: Sequence[Any], *, title: str | None = None, spans: Sequen
                 ax.text(lo - first + 0.1, 0.74, f"anchor | {span.label}", ha="left", va="bottom", fontsize=SMALL,
                         color="#1b5e20")
             if span.compensate is not None and first <= span.compensate < first + len(line):
-                start = max(span.first, first) - first + 0.05
-                ax.add_patch(FancyArrowPatch((span.compensate - first + 0.5, -0.38), (start, -0.38),
-                                             connectionstyle="arc3,rad=-0.12", arrowstyle="->", color=BAD, lw=1.2,
-                                             ls="--", mutation_scale=9))
+                start, end = max(span.first, first) - first + 0.1, span.compensate - first + 0.5
+                ax.plot([end, end, start], [-0.3, -0.55, -0.55], color=BAD, lw=1.2, ls="--")
+                ax.annotate("", xy=(start, -0.3), xytext=(start, -0.56),
+                            arrowprops={"arrowstyle": "->", "color": BAD, "lw": 1.2})
         if crash_after is not None and first <= crash_after < first + len(line):
             x = crash_after - first + 1
             ax.plot([x, x], [-0.7, 1.0], color=BAD, lw=2)

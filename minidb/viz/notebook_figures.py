@@ -10,9 +10,9 @@ from the same seeded demos, so it is the picture the notebook shows.
 Notebook 15 draws from a Spark job's tables: its pictures generate the
 notebook's workload (:data:`SPARK_WORKLOAD`, the notebook's own cell) into a
 temporary directory and run the notebook's queries once per process on a local
-Spark (about half a minute). Two pictures are
+Spark (about half a minute). Some pictures are
 graphviz graphs, not matplotlib figures (the waits-for graph of 05b, the tree
-of 09): :func:`minidb.viz.style.save` writes both kinds.
+of 09, the B+trees of 07): :func:`minidb.viz.style.save` writes both kinds.
 """
 
 from __future__ import annotations
@@ -169,6 +169,20 @@ def _log_space_lecture() -> list[Callable[[], Figure]]:
             + [lambda: crash_view(8, "tear a page").figure])
 
 
+def _btree_lecture() -> list[Callable[[], Picture]]:
+    """The pictures of 07_btree, in the notebook's order (its default script; trees are graphviz graphs)."""
+    from minidb.viz.btree_demo import SCRIPT, btree_step
+
+    def tree(k: int) -> Callable[[], Picture]:
+        return lambda: btree_step(k).figure
+
+    def log(k: int) -> Callable[[], Picture]:
+        return lambda: btree_step(k).log_figure
+
+    return [tree(10), tree(12), log(12), tree(17), tree(19), log(19), tree(21), log(21), tree(30),
+            log(len(SCRIPT)), tree(len(SCRIPT))]
+
+
 @lru_cache(maxsize=1)
 def notebook_figures() -> dict[str, Callable[[], Picture]]:
     """Name -> a function that draws that picture of that notebook."""
@@ -218,6 +232,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                                     for k, since, page in ((6, 0, True), (10, 6, False), (11, None, True),
                                                            (13, 11, True), (14, None, False), (14, None, True),
                                                            (20, 18, True), (22, 20, False))],
+        "07_btree": _btree_lecture(),
         "08_aries_recovery": [lambda phase=phase: recovery_view(28, "everything", phase).figure
                               for phase in ("crashed", "analysis", "redo", "undo", "restarted")],
         "09_logstore_tree": _tree_lecture(),

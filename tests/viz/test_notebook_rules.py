@@ -28,12 +28,13 @@ EXERCISES = {
     "05b_deadlocks": "05_lock_compat",
     "08_aries_recovery": "06_aries_undo",
     "10_checkpointer": "03_provisional",
+    "07_btree": "07a_leaf_split",
     "12_vlsn_index": "07_vlsn_bucket",
     "15_spark_log_analytics": "04_resync",
 }
 # The notebooks built around a step-by-step demo of a workload.
 DEMOS = {"01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks", "05b_deadlocks",
-         "06_transactions_records", "08_aries_recovery", "09_logstore_tree", "10_checkpointer", "12_vlsn_index",
+         "06_transactions_records", "07_btree", "08_aries_recovery", "09_logstore_tree", "10_checkpointer", "12_vlsn_index",
          "16_log_space"}
 
 
