@@ -24,6 +24,7 @@ from bench import report
 SECTIONS = {
     "log": "bench.log_bench",
     "pagestore": "bench.pagestore_bench",
+    "btree": "bench.btree_bench",
     "locks": "bench.locks_bench",
     "logstore": "bench.logstore_bench",
     "spark": "bench.spark_bench",
