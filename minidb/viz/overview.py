@@ -41,6 +41,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
              "05"),
     Notebook("06_transactions_records", "pagestore", "transactions, savepoints, rollback with CLRs; "
              "files of records", "05"),
+    Notebook("07_btree", "pagestore", "B+trees: the root growing, leaf splits as nested top actions, logical undo "
+             "after a split, lazy deletion, a crash in a split", "06"),
     Notebook("08_aries_recovery", "pagestore", "ARIES restart: analysis, redo, undo after a crash", "06"),
     Notebook("16_log_space", "pagestore", "a log of bounded size: reservations, a refused transaction, "
              "scavenging; two-phase commit through a crash; large records", "08"),
@@ -96,6 +98,17 @@ ROW_IN = 0.78  # inches per layer row
 GAP_IN = 0.14  # between rows (the arrows' room)
 
 
+def number_runs(numbers: list[str]) -> str:
+    """``["02", "03", "04", "05b", "16"]`` as ``"02-04, 05b, 16"``: three or more consecutive numbers as a range."""
+    runs: list[list[str]] = []
+    for number in numbers:  # 05b goes with 05, in its run
+        if runs and int(number[:2]) - int(runs[-1][-1][:2]) in (0 if number[2:] else 1, 1):
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len({n[:2] for n in run}) >= 3 else ", ".join(run) for run in runs)
+
+
 def draw_layers(*, title: str | None = "minidb's layers, bottom up: imports only point down") -> Figure:
     """The layers as boxes, bottom up (see the module documentation)."""
     rows = max(layer.row for layer in LAYERS) + 1
@@ -115,7 +128,7 @@ def draw_layers(*, title: str | None = "minidb's layers, bottom up: imports only
         ax.add_patch(FancyBboxPatch((x0, y0), x1 - x0, ROW_IN, boxstyle="round,pad=0,rounding_size=0.06",
                                     facecolor=tint(colour, 0.7), edgecolor=colour, lw=1.5))
         numbers = notebooks_of(layer.key)
-        notebooks = ("notebooks " if len(numbers) > 1 else "notebook ") + ", ".join(numbers) if numbers else ""
+        notebooks = ("notebooks " if len(numbers) > 1 else "notebook ") + number_runs(numbers) if numbers else ""
         ax.text(x0 + 0.1, y0 + ROW_IN - 0.17, layer.package, fontsize=TEXT, weight="bold", va="center",
                 family="monospace")
         if notebooks:

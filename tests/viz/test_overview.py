@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from minidb.viz.overview import LAYERS, NOTEBOOKS, draw_layers, notebook_table, notebooks_of
+from minidb.viz.overview import LAYERS, NOTEBOOKS, draw_layers, notebook_table, notebooks_of, number_runs
 from minidb.viz.script import ScriptError
 from minidb.viz.start_demo import SCRIPT, crash_after, start_explorer
 from minidb.viz.style import WIDTH
@@ -21,7 +21,9 @@ def test_every_notebook_is_listed_once_in_a_layer_that_exists():
     keys = {layer.key for layer in LAYERS}
     assert all(n.layer in keys for n in NOTEBOOKS)
     assert sum(len(notebooks_of(key)) for key in keys) == len(NOTEBOOKS)
-    assert notebooks_of("pagestore") == ["02", "03", "04", "05", "05b", "06", "08", "16"]
+    assert notebooks_of("pagestore") == ["02", "03", "04", "05", "05b", "06", "07", "08", "16"]
+    assert number_runs(notebooks_of("pagestore")) == "02-08, 16"
+    assert number_runs(["09", "10", "10b"]) == "09, 10, 10b" and number_runs(["01"]) == "01"
 
 
 def test_the_layers_name_real_packages():
