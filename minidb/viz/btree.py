@@ -8,7 +8,8 @@ order; a page shows ``p<N>``, its level and its keys (an interior page one
 field per child, ``-inf`` for the leftmost, whose keys lie below the first
 separator); an arrow per child, and between neighbouring leaves the ``next``
 link (solid) and the ``prev`` link (dashed), as the pages hold them. Pages
-the last step changed are filled yellow. The text is 10 pt and the picture
+the last step changed are filled yellow; the keys whose key-value locks
+transactions hold are filled orange, with the holders and modes. The text is 10 pt and the picture
 at most a notebook column wide (``size``), so it is never scaled below 9 pt
 while the tree has up to about a dozen leaves.
 
@@ -24,7 +25,7 @@ cut has no ``compensate``: the strip marks the crash after its last piece.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ from minidb.pagestore.ids import PageId, StoreId
 from minidb.viz.style import BAD, SMALL, TITLE, WIDTH, dark, new_figure, title_lines, type_colour
 
 CHANGED = "#fff59d"  # pages the last step changed
+LOCKED = "#ffcc80"  # keys whose key-value lock a transaction holds
 NEXT_LINK, PREV_LINK = "#1f5fbf", "#8d6e63"
 SHORT = {
     "alloc_pages_in_ext": "alloc", "page_format": "fmt", "btree_header": "hdr", "page_insert": "ins",
@@ -111,20 +113,33 @@ def _html(text: object) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def tree_graph(pic: TreePicture, *, title: str | None = None, changed: Sequence[int] = ()) -> Any:
-    """The tree as a graphviz digraph (see the module documentation)."""
+def _key_cell(key: Any, lock: str | None) -> str:
+    if lock is None:
+        return f"<TR><TD>{_html(key)}</TD></TR>"
+    return f'<TR><TD BGCOLOR="{LOCKED}">{_html(key)} <I>{_html(lock)}</I></TD></TR>'
+
+
+def tree_graph(pic: TreePicture, *, title: str | None = None, changed: Sequence[int] = (),
+               locks: Mapping[Any, str] | None = None, levels: int | None = None) -> Any:
+    """The tree as a graphviz digraph (see the module documentation); ``locks``: key -> who holds its key-value
+    lock in which mode (``"T2 SH"``), written in the key's cell, filled orange; ``"EOF"`` is the lock past the
+    last key, a cell after the last leaf's keys; ``levels``: only the lowest ``levels`` levels (a bulk load's
+    order: the leaves first, then each level above them)."""
     import graphviz
 
+    locks = locks or {}
+    pages = [p for p in pic.pages if levels is None or p.level <= levels]
     graph = graphviz.Digraph("btree", graph_attr={
         "rankdir": "TB", "fontsize": "11", "fontname": "Helvetica", "nodesep": "0.3", "ranksep": "0.45",
         "ordering": "out", "size": f"{WIDTH},6", "label": title or "", "labelloc": "t", "labeljust": "l"},
         node_attr={"shape": "plaintext", "fontsize": "10", "fontname": "Helvetica"},
         edge_attr={"arrowsize": "0.6"})
-    for p in pic.pages:
+    for p in pages:
         fill = f' BGCOLOR="{CHANGED}"' if p.number in changed else ""
         name = f"p{p.number}" + (" (root)" if p.number == pic.root else "") + f" level {p.level}"
         if p.is_leaf:
-            cells = "".join(f"<TR><TD>{_html(k)}</TD></TR>" for k in p.keys) or "<TR><TD>(empty)</TD></TR>"
+            keys = [*p.keys, *(["EOF"] if "EOF" in locks and not p.next else [])]
+            cells = "".join(_key_cell(k, locks.get(k)) for k in keys) or "<TR><TD>(empty)</TD></TR>"
             body = f"<TR><TD><B>{_html(name)}</B></TD></TR>{cells}"
         else:
             ports = "".join(f'<TD PORT="c{i}">{_html(k)}</TD>' for i, k in enumerate(("-inf", *p.keys)))
