@@ -242,6 +242,9 @@ def test_threads_inserting_removing_and_scanning_agree_with_a_model():
         except DeadlockVictim:
             sm.abort(t)
             return False
+        except BaseException:
+            sm.abort(t)  # its locks must not keep the other threads waiting
+            raise
         if rng.random() < 0.2:
             sm.abort(t)
         else:
@@ -269,7 +272,7 @@ def test_threads_inserting_removing_and_scanning_agree_with_a_model():
         except BaseException as e:  # noqa: BLE001 (reported below)
             errors.append(e)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(THREADS)]
+    threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(THREADS)]
     for thread in threads:
         thread.start()
     for thread in threads:
