@@ -57,7 +57,9 @@ store directory) whose keys the key descriptor types; ``index_insert``,
 ``index_remove``, ``index_update``, ``index_lookup``, ``index_scan`` (ranges
 forward or backward), ``destroy_index``; ``sm.indexes`` is the index
 manager. Splits are kept when a transaction rolls back; its keys are undone
-logically.
+logically. With a lock manager, index operations take key-value locks
+(ARIES/KVL: the key, the next key, ``k(1.5.EOF)`` past the last one);
+:meth:`lock_table` prints the lock table with index keys decoded.
 
 **Store properties**: ``create_file(t, property="tmp")`` (REGULAR, TMP, LOAD,
 INSERT) and ``set_store_property`` choose how much of a file the log

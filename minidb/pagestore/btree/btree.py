@@ -1,4 +1,4 @@
-"""The B+tree (Shore's ``btree_m``): search, insert, remove, range scans, splits, logical undo.
+"""The B+tree (Shore's ``btree_m``): search, insert, remove, range scans, splits, logical undo, key-value locks.
 
 A B+tree is a store of keyed pages (:mod:`minidb.pagestore.btree.keyed`)
 whose **root page never moves**: the store directory records it once
@@ -68,14 +68,52 @@ reserve for the common case only. Shore names this corner case and has no
 resolution for it; neither has minidb: a bounded log may refuse such a
 rollback's split.
 
-**Key-value locking** (ARIES/KVL, the next step, not done here; without it
-a B+tree needs one transaction per key, as the crash test keeps): the
-operations below are where its locks go: :meth:`Tree.lookup` SH on the
-key found (or on the next key, if absent); :meth:`Tree.insert` IX on the
-next key (instant) and X on the key inserted; :meth:`Tree.remove` X on the
-next key and on the key removed; a scan SH on each key returned and on the
-key past the range's end. Each of those places knows the key and its
-successor on the leaf it holds latched.
+**Key-value locking** (ARIES/KVL, :mod:`minidb.pagestore.lock`): a
+transaction locks the *key values* it reads and writes, and the next key
+to guard the gap before it, so a range it scanned stays as it saw it (no
+phantoms) and a key it removed cannot come back before it ends. The lock
+names the sort key: the key in a unique index, key and element in a
+non-unique one (each entry is locked alone, one rule for both kinds of
+index, and "all the entries of a key" is a range; ARIES/KVL itself locks
+the value shared by the duplicates, IX for a duplicate's insert). Past the last key is the end-of-index
+lock ``k(1.3.EOF)``. All locks are commit duration (held to commit or
+abort) but the insert's next-key IX, which is instant (it only checks that
+no scan holds the gap):
+
+===========================  ==================================================
+operation                    key-value locks
+===========================  ==================================================
+lookup (unique index)        SH on the key found, or on the next key if absent
+scan ``[low, high)``         SH on the first key at or past ``high``, then SH on
+                             each entry returned (a non-unique lookup scans)
+insert                       IX instant on the next key; EX on the key
+insert of a duplicate        SH on the entry there, then DuplicateKeyError
+remove                       EX on the next key; EX on the key
+remove of an absent key      SH on the next key, then KeyNotFoundError
+update                       a remove and an insert: EX on the key and next key
+===========================  ==================================================
+
+"Next key" is the first entry after the key, on the leaf or on the leaves to
+its right (fixed SH in turn, left to right, as latches always go), else the
+end of the index. Each request is made with the leaf latched, as a
+*conditional* one (granted at once or not at all); one that is not granted
+releases every latch, waits unconditionally for the lock (so a latch is
+never held while waiting), and the operation starts again from the root
+(the next key may have changed meanwhile; a lock it then no longer needs
+stays, harmlessly, until commit). A scan waits the same way before an
+entry and goes on from that entry. Why each lock: the insert's IX conflicts
+with a scanner's SH on the next key (the gap it read is closed); the
+remove's EX on the next key makes a scanner of the gap wait, so it cannot
+see the removed key missing and then, after a rollback re-inserts it,
+present; the duplicate's and the absent key's SH keep the error true until
+commit. Rollback and restart undo logically *without* locks
+(:class:`Tree` with ``locks=None``): the transaction already holds the
+key and next-key locks its undo needs. The index's store takes the
+intention lock (IX to change, IS to read) before any key lock
+(:class:`~minidb.pagestore.btree.index.IndexManager`). A deadlock's victim
+gets :class:`~minidb.pagestore.lock.DeadlockVictim` from its wait, with no
+latch held; the operation rolls back to where it began and the
+transaction aborts, its keys undone logically.
 
 Worked example (512-byte pages, unique ``u4`` keys, 40-byte elements):
 about nine entries fill a leaf; inserting the tenth makes the root (a leaf)

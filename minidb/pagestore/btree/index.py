@@ -22,6 +22,17 @@ operation began (splits already done stay: they are compensated).
 - ``destroy_index``: the store goes at commit, as a file's do;
 - ``check(stid)``: the structure invariants (:mod:`minidb.pagestore.btree.verify`).
 
+**Locks.** Each operation first locks the index's store IX (to change) or
+IS (to read), then takes its key-value locks in the tree
+(:mod:`minidb.pagestore.btree.btree`, ARIES/KVL) through the transaction
+manager's locking policy: with a lock manager, transactions in several
+threads wait for each other's keys; without one (the default), every
+request is granted. ``lock_timeout`` bounds a wait (None: no bound; 0: a
+lock held by another transaction refuses the operation at once with
+:class:`~minidb.pagestore.lock.LockTimeout`, changing nothing).
+:meth:`IndexManager.lock_name` prints a key-value lock with its key decoded
+(``k(1.5.7)`` rather than ``k(1.5.0x80000007)``).
+
 Worked example::
 
     ix = sm.create_index(t, "i4")                     # s(1.5), root p(1.5.20)
