@@ -7,10 +7,15 @@ in a committed transaction. Then up to three interleaved transactions
 insert, remove and update keys, scan ranges (forward and backward, checked
 against the model at once), take savepoints and roll back to them, commit
 (durable or not) and abort; now and then a checkpoint, page cleaning or a
-log sync. Without key-value locking (a later step), a key belongs to the
-transaction that touched it first until that one ends; the others leave it
-alone. Rollbacks and aborts undo keys logically on pages that others'
-splits made.
+log sync. A key belongs to the transaction that touched it first until
+that one ends; the others leave it alone. The transactions take their
+key-value locks from a lock manager with a lock timeout of 0 (one thread:
+a request that would wait fails at once, with :class:`LockTimeout`, and the
+operation changes nothing): a next key or a scanned range that another
+transaction holds refuses the operation. A scan that goes through must see
+exactly the committed entries and its own transaction's changes, never
+another's (the isolation key-value locking gives). Rollbacks and aborts
+undo keys logically on pages that others' splits made.
 
 A *model* follows along: the committed entries, each transaction's own
 changes, and the committed state after each commit. Then, for every write,
@@ -48,6 +53,7 @@ from minidb.log.lsn import LSN
 from minidb.log.manager import LogManager
 from minidb.pagestore.btree.btree import DuplicateKeyError
 from minidb.pagestore.btree.verify import check_tree
+from minidb.pagestore.lock import LockManager, LockTimeout
 from minidb.pagestore.sm import StorageManager
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 256, 4
@@ -99,7 +105,10 @@ class Runner:
         self.unique = self.rng.random() < 0.6
         self.disk = SimDisk(f"crashtest-btree-{seed}")
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
-                                        frames=self.frames, clock=_clock, file_max=FILE_MAX, restart_trace=False)
+                                        frames=self.frames, clock=_clock, file_max=FILE_MAX, restart_trace=False,
+                                        locking=LockManager(escalation_threshold=None))
+        self.sm.indexes.lock_timeout = 0
+        self.refused = 0  # operations a lock held by another transaction refused
         with self.sm.transaction() as t:
             self.index = self.sm.create_index(t, "i2" if self.unique else "u1,str", unique=self.unique)
         self.created_at = len(self.disk.events) - 1
@@ -113,13 +122,6 @@ class Runner:
     # -- the model -------------------------------------------------------------------------------------
     def seen(self, t: TxnModel) -> set[Entry]:
         return (self.committed - t.removed) | t.added
-
-    def physical(self) -> list[Entry]:
-        """What the tree holds now: the committed entries with every active transaction's changes."""
-        now = set(self.committed)
-        for t in self.active:
-            now = (now - t.removed) | t.added
-        return sorted(now)
 
     def new_key(self) -> Any:
         n = self.rng.randrange(60)
@@ -179,6 +181,9 @@ class Runner:
             present = [e for e in self.seen(t) if e[0] == key]
             try:
                 self.sm.index_insert(t.xct, self.index, key, el)
+            except LockTimeout:
+                self.refused += 1
+                continue
             except DuplicateKeyError:
                 if not present or (not self.unique and (key, el) not in present):
                     self.problems.append(f"T{t.xct.txn_id}: insert of {key!r} refused as a duplicate")
@@ -210,7 +215,11 @@ class Runner:
     def remove(self, t: TxnModel) -> None:
         entry = self._victim(t)
         if entry is not None:
-            got = self.sm.index_remove(t.xct, self.index, entry[0], None if self.unique else entry[1])
+            try:
+                got = self.sm.index_remove(t.xct, self.index, entry[0], None if self.unique else entry[1])
+            except LockTimeout:
+                self.refused += 1
+                return
             if got != entry[1]:
                 self.problems.append(f"T{t.xct.txn_id}: removing {entry[0]!r} gave {got!r}, not {entry[1]!r}")
             self._drop(t, entry)
@@ -220,7 +229,11 @@ class Runner:
         el = self.element()
         if entry is None or (entry[0], el) in self.seen(t):
             return
-        self.sm.index_update(t.xct, self.index, entry[0], el, None if self.unique else entry[1])
+        try:
+            self.sm.index_update(t.xct, self.index, entry[0], el, None if self.unique else entry[1])
+        except LockTimeout:
+            self.refused += 1
+            return
         self._drop(t, entry)
         self._add(t, (entry[0], el))
 
@@ -228,9 +241,13 @@ class Runner:
         a, b = sorted([self.new_key(), self.new_key()])
         lo_incl, hi_incl, backward = (self.rng.random() < 0.5 for _ in range(3))
         lo, hi = (None if self.rng.random() < 0.2 else a), (None if self.rng.random() < 0.2 else b)
-        want = [e for e in self.physical() if (lo is None or e[0] > lo or lo_incl and e[0] == lo)
+        want = [e for e in sorted(self.seen(t)) if (lo is None or e[0] > lo or lo_incl and e[0] == lo)
                 and (hi is None or e[0] < hi or hi_incl and e[0] == hi)]
-        got = list(self.sm.index_scan(t.xct, self.index, lo, hi, lo_incl, hi_incl, backward))
+        try:
+            got = list(self.sm.index_scan(t.xct, self.index, lo, hi, lo_incl, hi_incl, backward))
+        except LockTimeout:
+            self.refused += 1
+            return
         if got != (want[::-1] if backward else want):
             self.problems.append(f"T{t.xct.txn_id}: scan {lo!r}..{hi!r} gave {got[:4]}..., the model {want[:4]}...")
 

@@ -57,7 +57,9 @@ store directory) whose keys the key descriptor types; ``index_insert``,
 ``index_remove``, ``index_update``, ``index_lookup``, ``index_scan`` (ranges
 forward or backward), ``destroy_index``; ``sm.indexes`` is the index
 manager. Splits are kept when a transaction rolls back; its keys are undone
-logically.
+logically. With a lock manager, index operations take key-value locks
+(ARIES/KVL: the key, the next key, ``k(1.5.EOF)`` past the last one);
+:meth:`lock_table` prints the lock table with index keys decoded.
 
 **Store properties**: ``create_file(t, property="tmp")`` (REGULAR, TMP, LOAD,
 INSERT) and ``set_store_property`` choose how much of a file the log
@@ -309,15 +311,23 @@ class StorageManager:
         """``with sm.quark(t):`` releases at its end the locks ``t`` took inside (extent locks excepted)."""
         return Quark(self.xcts, xct)
 
+    def lock_table(self) -> str:
+        """The lock manager's table as text, the keys of index locks decoded (``k(1.5.7)``)."""
+        return self._lock_manager("print the lock table of").dump(self.indexes.lock_name)
+
+    def _lock_manager(self, what: str) -> LockManager:
+        manager = getattr(self.xcts.locks, "manager", None)
+        if not isinstance(manager, LockManager):
+            raise BadRequestError(f"{self.disk.where()}: no lock manager to {what}; open the storage "
+                                  f"manager with locking=LockManager()")
+        return manager
+
     def set_escalation(self, store: StoreId | None = None, page_threshold: Any = KEEP,
                        store_threshold: Any = KEEP) -> None:
         """Escalation thresholds (0 or None: never): ``page_threshold`` record locks under one page
         escalate to the page, ``store_threshold`` page locks under one store escalate to the store;
         for the whole storage manager, or for one ``store`` (a file's id is its small-record store)."""
-        manager = getattr(self.xcts.locks, "manager", None)
-        if not isinstance(manager, LockManager):
-            raise BadRequestError(f"{self.disk.where()}: no lock manager to escalate in; open the storage "
-                                  f"manager with locking=LockManager()")
+        manager = self._lock_manager("escalate in")
         if store is not None and not isinstance(store, StoreId):
             raise BadRequestError(f"set_escalation: store must be a store id such as s(1.3), not {store!r}")
         manager.set_escalation_thresholds(page_threshold, store_threshold,

@@ -5,7 +5,7 @@ Modules, bottom up::
     keydesc.py   key descriptors: typed keys encoded as bytes that sort like the keys
     keyed.py     keyed pages (keyed_p): slot 0 the header, entries sorted; redo of the B+tree's entries
     btree.py     the tree: latch-coupled search, insert with splits (nested top actions), lazy remove,
-                 range scans, and the logical undo of btree_insert and btree_remove
+                 range scans, the logical undo of btree_insert and btree_remove, key-value locks
     verify.py    the structure invariants, checked from the root
     index.py     indexes: a B+tree per INDEX store, found through the store directory
 

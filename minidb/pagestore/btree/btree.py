@@ -1,4 +1,4 @@
-"""The B+tree (Shore's ``btree_m``): search, insert, remove, range scans, splits, logical undo.
+"""The B+tree (Shore's ``btree_m``): search, insert, remove, range scans, splits, logical undo, key-value locks.
 
 A B+tree is a store of keyed pages (:mod:`minidb.pagestore.btree.keyed`)
 whose **root page never moves**: the store directory records it once
@@ -70,14 +70,52 @@ reserve for the common case only. Shore names this corner case and has no
 resolution for it; neither has minidb: a bounded log may refuse such a
 rollback's split.
 
-**Key-value locking** (ARIES/KVL, the next step, not done here; without it
-a B+tree needs one transaction per key, as the crash test keeps): the
-operations below are where its locks go: :meth:`Tree.lookup` SH on the
-key found (or on the next key, if absent); :meth:`Tree.insert` IX on the
-next key (instant) and X on the key inserted; :meth:`Tree.remove` X on the
-next key and on the key removed; a scan SH on each key returned and on the
-key past the range's end. Each of those places knows the key and its
-successor on the leaf it holds latched.
+**Key-value locking** (ARIES/KVL, :mod:`minidb.pagestore.lock`): a
+transaction locks the *key values* it reads and writes, and the next key
+to guard the gap before it, so a range it scanned stays as it saw it (no
+phantoms) and a key it removed cannot come back before it ends. The lock
+names the sort key: the key in a unique index, key and element in a
+non-unique one (each entry is locked alone, one rule for both kinds of
+index, and "all the entries of a key" is a range; ARIES/KVL itself locks
+the value shared by the duplicates, IX for a duplicate's insert). Past the last key is the end-of-index
+lock ``k(1.3.EOF)``. All locks are commit duration (held to commit or
+abort) but the insert's next-key IX, which is instant (it only checks that
+no scan holds the gap):
+
+===========================  ==================================================
+operation                    key-value locks
+===========================  ==================================================
+lookup (unique index)        SH on the key found, or on the next key if absent
+scan ``[low, high)``         SH on the first key at or past ``high``, then SH on
+                             each entry returned (a non-unique lookup scans)
+insert                       IX instant on the next key; EX on the key
+insert of a duplicate        SH on the entry there, then DuplicateKeyError
+remove                       EX on the next key; EX on the key
+remove of an absent key      SH on the next key, then KeyNotFoundError
+update                       a remove and an insert: EX on the key and next key
+===========================  ==================================================
+
+"Next key" is the first entry after the key, on the leaf or on the leaves to
+its right (fixed SH in turn, left to right, as latches always go), else the
+end of the index. Each request is made with the leaf latched, as a
+*conditional* one (granted at once or not at all); one that is not granted
+releases every latch, waits unconditionally for the lock (so a latch is
+never held while waiting), and the operation starts again from the root
+(the next key may have changed meanwhile; a lock it then no longer needs
+stays, harmlessly, until commit). A scan waits the same way before an
+entry and goes on from that entry. Why each lock: the insert's IX conflicts
+with a scanner's SH on the next key (the gap it read is closed); the
+remove's EX on the next key makes a scanner of the gap wait, so it cannot
+see the removed key missing and then, after a rollback re-inserts it,
+present; the duplicate's and the absent key's SH keep the error true until
+commit. Rollback and restart undo logically *without* locks
+(:class:`Tree` with ``locks=None``): the transaction already holds the
+key and next-key locks its undo needs. The index's store takes the
+intention lock (IX to change, IS to read) before any key lock
+(:class:`~minidb.pagestore.btree.index.IndexManager`). A deadlock's victim
+gets :class:`~minidb.pagestore.lock.DeadlockVictim` from its wait, with no
+latch held; the operation rolls back to where it began and the
+transaction aborts, its keys undone logically.
 
 Worked example (512-byte pages, unique ``u4`` keys, 40-byte elements):
 about nine entries fill a leaf; inserting the tenth makes the root (a leaf)
@@ -103,6 +141,7 @@ from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError
 from minidb.pagestore.files import recops
 from minidb.pagestore.ids import ExtentId, PageId, extent_of
+from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.transactions.xct import log_xct_entry
@@ -117,6 +156,14 @@ class DuplicateKeyError(BadRequestError):
 
 class KeyNotFoundError(BadRequestError):
     """The key (or the key and element) to remove or update is not in the index."""
+
+
+class _MustWait(Exception):
+    """A key-value lock not granted at once while a leaf is latched: release the latches, wait, search again."""
+
+    def __init__(self, lock_id: LockId, mode: str, duration: str):
+        super().__init__(f"{mode} {lock_id} ({duration})")
+        self.lock_id, self.mode, self.duration = lock_id, mode, duration
 
 
 @contextmanager
@@ -143,11 +190,20 @@ class Fences:
 
 @dataclass
 class Tree:
-    """One B+tree: its root page and whether it is unique (keys here are encoded bytes)."""
+    """One B+tree: its root page and whether it is unique (keys here are encoded bytes).
+
+    ``locks``: the transaction manager the key-value locks are taken from
+    (its ``lock`` and ``try_lock``); None takes none (the logical undo of
+    rollback and restart, and trees read without a transaction).
+    ``lock_timeout``: how long a lock waited for with no latch held may
+    wait (None: until granted, or until the transaction is a deadlock's victim).
+    """
 
     volume: Any
     root: PageId
     unique: bool
+    locks: Any = None
+    lock_timeout: float | None = None
 
     @property
     def bp(self) -> Any:
@@ -163,6 +219,57 @@ class Tree:
             raise PageStoreCorruptionError(f"{self._pid(number)}: a page of the B+tree rooted at {self.root} holds "
                                            f"a {page.tag.name} page {page.pid}")
         return page
+
+    # -- key-value locks ---------------------------------------------------------------------------
+    def _kvl(self, sk: bytes | None) -> LockId:
+        """The lock of sort key ``sk`` (None: the end of the index)."""
+        return LockId.end_of_index(self.root.stid) if sk is None else LockId.kvl(self.root.stid, sk)
+
+    def _lock(self, xct: LogContext | None, sk: bytes | None, mode: str, duration: str = "long") -> None:
+        """A conditional request, made with a leaf latched: granted at once, or :class:`_MustWait`."""
+        if self.locks is None or xct is None:
+            return
+        lock_id = self._kvl(sk)
+        if not self.locks.try_lock(xct, lock_id, mode, duration):
+            raise _MustWait(lock_id, mode, duration)
+
+    def _wait(self, xct: LogContext, wait: _MustWait) -> None:
+        """The unconditional request, with no latch held (may raise a lock timeout or DeadlockVictim)."""
+        self.locks.lock(xct, wait.lock_id, wait.mode, wait.duration, self.lock_timeout)
+
+    def _next_sk(self, page: SlottedPage, i: int) -> bytes | None:
+        """The sort key of the first entry at slot ``i`` or after on leaf ``page`` (fixed), else on the leaves
+        to its right, each fixed SH in turn (left to right, as latches go); None: the end of the index."""
+        kp = KeyedPage(page)
+        if i < kp.count:
+            return kp.sk(i, self.unique)
+        number = page.next
+        while number:
+            right = self._fix(number, SH)
+            try:
+                kr = KeyedPage(right)
+                if kr.count:
+                    return kr.sk(0, self.unique)
+                number = right.next
+            finally:
+                self.bp.unfix(right)
+        return None
+
+    def _lock_past(self, xct: LogContext, high: bytes | None) -> None:
+        """SH on the first key at or past ``high`` (None: the end of the index), waiting if need be."""
+        while True:
+            if high is None:
+                self.locks.lock(xct, self._kvl(None), "SH", "long", self.lock_timeout)
+                return
+            page, _ = self.descend(high, SH)
+            try:
+                self._lock(xct, self._next_sk(page, KeyedPage(page).position(high, self.unique)), "SH")
+                return
+            except _MustWait as wait:
+                waiting = wait
+            finally:
+                self.bp.unfix(page)
+            self._wait(xct, waiting)
 
     # -- searching -----------------------------------------------------------------------------
     def descend(self, sk: bytes, mode: LatchMode = SH, below: bool = False) -> tuple[SlottedPage, Fences]:
@@ -195,11 +302,31 @@ class Tree:
             raise
         return page, Fences(low, high)
 
-    def find(self, key: bytes) -> list[bytes]:
-        """The elements stored under ``key`` (at most one in a unique index)."""
-        return [el for _, el in self.scan(key, successor(key))]
+    def find(self, key: bytes, xct: LogContext | None = None) -> list[bytes]:
+        """The elements stored under ``key`` (at most one in a unique index).
 
-    def scan(self, low: bytes | None, high: bytes | None, backward: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        Locks (for ``xct``): in a unique index SH on the key if it is there,
+        else on the next key; in a non-unique one as a scan of the key's
+        entries does.
+        """
+        if not self.unique:
+            return [el for _, el in self.scan(key, successor(key), xct=xct)]
+        while True:
+            page, _ = self.descend(key, SH)
+            try:
+                kp = KeyedPage(page)
+                i = kp.position(key, True)
+                found = self._next_sk(page, i)
+                self._lock(xct, found, "SH")
+                return [kp.leaf(i)[1]] if found == key else []
+            except _MustWait as wait:
+                waiting = wait
+            finally:
+                self.bp.unfix(page)
+            self._wait(xct, waiting)
+
+    def scan(self, low: bytes | None, high: bytes | None, backward: bool = False,
+             xct: LogContext | None = None) -> Iterator[tuple[bytes, bytes]]:
         """(key, el) for every entry whose sort key is in [``low``, ``high``) (None: open), in order.
 
         No latch is held between leaves: each leaf's entries in range are
@@ -207,17 +334,43 @@ class Tree:
         root for the sort key just past them (or the leaf's fence, for a
         leaf with none in range), so the scan goes on correctly after
         concurrent splits. Forward and backward alike.
+
+        Locks (for ``xct``): first SH on the first key at or past ``high``
+        (the end of the index if none, or if ``high`` is None), then SH on
+        each entry before it is returned; an entry whose lock is not granted
+        at once ends the leaf's batch, and the scan waits with no latch held
+        and goes on from that entry by a fresh descent.
         """
+        locking = self.locks is not None and xct is not None
+        if locking:
+            self._lock_past(xct, high)
         cursor: bytes | None = high if backward else (low or b"")
         done = False
         while not done:
             page, fences = self.descend(cursor, SH, below=backward)
+            waiting = None
             try:
                 batch, cursor = self._leaf_batch(KeyedPage(page), fences, low, high, cursor, backward)
+                if locking:
+                    batch, cursor, waiting = self._lock_batch(xct, batch, cursor, backward)
             finally:
                 self.bp.unfix(page)
             done = cursor is None
             yield from batch
+            if waiting is not None:
+                self._wait(xct, waiting)
+
+    def _lock_batch(self, xct: LogContext, batch: list[tuple[bytes, bytes]], cursor: bytes | None,
+                    backward: bool) -> tuple[list[tuple[bytes, bytes]], bytes | None, _MustWait | None]:
+        """SH on each entry of the batch, while granted at once; the first one that is not ends it, and the
+        scan goes on from it (a backward cursor is exclusive: the smallest sort key past the entry's)."""
+        for n, (k, e) in enumerate(batch):
+            sk = sort_key(k, e, self.unique)
+            try:
+                self._lock(xct, sk, "SH")
+            except _MustWait as wait:
+                return batch[:n], sk + b"\x00" if backward else sk, wait
+        return batch, cursor, None
 
     def _leaf_batch(self, kp: KeyedPage, fences: Fences, low: bytes | None, high: bytes | None,
                     cursor: bytes | None, backward: bool) -> tuple[list[tuple[bytes, bytes]], bytes | None]:
@@ -247,6 +400,13 @@ class Tree:
         self._check_size(key, el)
         sk = sort_key(key, el, self.unique)
         need = len(leaf_entry(key, el)) + SLOT_SIZE
+        while True:
+            try:
+                return self._insert_once(xct, key, el, sk, need)
+            except _MustWait as wait:
+                self._wait(xct, wait)
+
+    def _insert_once(self, xct: LogContext, key: bytes, el: bytes, sk: bytes, need: int) -> None:
         page, _ = self.descend(sk, EX)
         try:
             if page.nfree >= need:
@@ -260,8 +420,11 @@ class Tree:
         kp = KeyedPage(page)
         i = kp.position(sk, self.unique)
         if i < kp.count and kp.sk(i, self.unique) == sk:
+            self._lock(xct, sk, "SH")  # committed (or this transaction's): the error stays true
             what = f"key {key.hex()}" if self.unique else f"key {key.hex()} with element {el.hex()}"
             raise DuplicateKeyError(f"{self.root}: the index already holds {what}")
+        self._lock(xct, self._next_sk(page, i), "IX", "instant")  # no scan holds the gap
+        self._lock(xct, sk, "EX")
         apply_and_log(self.volume.log, page, BTREE_INSERT, self._entry_values(i, key, el), xct)
 
     def _entry_values(self, i: int, key: bytes, el: bytes) -> dict[str, Any]:
@@ -372,14 +535,24 @@ class Tree:
         if el is None and not self.unique:
             raise BadRequestError(f"{self.root}: a non-unique index removes a key with its element")
         sk = key if self.unique else key + el
+        while True:
+            try:
+                return self._remove_once(xct, key, el, sk)
+            except _MustWait as wait:
+                self._wait(xct, wait)
+
+    def _remove_once(self, xct: LogContext, key: bytes, el: bytes | None, sk: bytes) -> bytes:
         page, _ = self.descend(sk, EX)
         try:
             kp = KeyedPage(page)
             i = kp.position(sk, self.unique)
             found = kp.leaf(i) if i < kp.count else None
             if found is None or found[0] != key or (el is not None and found[1] != el):
+                self._lock(xct, self._next_sk(page, i), "SH")  # the absence stays true
                 what = f"key {key.hex()}" + (f" with element {el.hex()}" if el is not None else "")
                 raise KeyNotFoundError(f"{self.root}: the index holds no {what}")
+            self._lock(xct, self._next_sk(page, i + 1), "EX")
+            self._lock(xct, kp.sk(i, self.unique), "EX")
             apply_and_log(self.volume.log, page, BTREE_REMOVE, self._entry_values(i, key, found[1]), xct)
             return found[1]
         finally:

@@ -22,6 +22,17 @@ operation began (splits already done stay: they are compensated).
 - ``destroy_index``: the store goes at commit, as a file's do;
 - ``check(stid)``: the structure invariants (:mod:`minidb.pagestore.btree.verify`).
 
+**Locks.** Each operation first locks the index's store IX (to change) or
+IS (to read), then takes its key-value locks in the tree
+(:mod:`minidb.pagestore.btree.btree`, ARIES/KVL) through the transaction
+manager's locking policy: with a lock manager, transactions in several
+threads wait for each other's keys; without one (the default), every
+request is granted. ``lock_timeout`` bounds a wait (None: no bound; 0: a
+lock held by another transaction refuses the operation at once with
+:class:`~minidb.pagestore.lock.LockTimeout`, changing nothing).
+:meth:`IndexManager.lock_name` prints a key-value lock with its key decoded
+(``k(1.5.7)`` rather than ``k(1.5.0x80000007)``).
+
 Worked example::
 
     ix = sm.create_index(t, "i4")                     # s(1.5), root p(1.5.20)
@@ -42,6 +53,7 @@ from minidb.pagestore.btree.verify import check_tree
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.files.directory import SInfo, StoreKind
 from minidb.pagestore.ids import PageId, StoreId
+from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.transactions.xctmgr import all_or_nothing
 
@@ -55,17 +67,18 @@ class Index:
     unique: bool
     desc: KeyDescriptor
 
-    def tree(self, volume: Any) -> Tree:
-        return Tree(volume, self.root, self.unique)
+    def tree(self, volume: Any, locks: Any = None, lock_timeout: float | None = None) -> Tree:
+        return Tree(volume, self.root, self.unique, locks, lock_timeout)
 
 
 class IndexManager:
     """The B+tree indexes of one volume (see the module documentation)."""
 
-    def __init__(self, volume: Any, xcts: Any, directory: Any):
+    def __init__(self, volume: Any, xcts: Any, directory: Any, lock_timeout: float | None = None):
         self.volume = volume
         self.xcts = xcts
         self.directory = directory
+        self.lock_timeout = lock_timeout  # of the key-value locks waited for (None: no limit)
 
     def _atomic(self, xct: Any) -> ContextManager[None]:
         return all_or_nothing(self.xcts, xct)
@@ -106,10 +119,12 @@ class IndexManager:
                       if info.kind == StoreKind.INDEX)
 
     # -- entries ------------------------------------------------------------------------------
-    def _begin(self, xct: Any, stid: StoreId) -> tuple[Index, Tree]:
+    def _begin(self, xct: Any, stid: StoreId, intent: str) -> tuple[Index, Tree]:
+        """The index and its tree, taking key-value locks for ``xct``, once its store is locked ``intent``."""
         self.xcts.check_active(xct)
         ix = self.index(stid)
-        return ix, ix.tree(self.volume)
+        self.xcts.lock(xct, stid, intent, timeout=self.lock_timeout)
+        return ix, ix.tree(self.volume, self.xcts, self.lock_timeout)
 
     @staticmethod
     def _element(el: Any) -> bytes:
@@ -118,20 +133,20 @@ class IndexManager:
         return bytes(el)
 
     def insert(self, xct: Any, stid: StoreId, key: Any, el: bytes) -> None:
-        ix, tree = self._begin(xct, stid)
+        ix, tree = self._begin(xct, stid, "IX")
         enc, el = ix.desc.encode(key), self._element(el)
         with self._atomic(xct):
             tree.insert(xct, enc, el)
 
     def remove(self, xct: Any, stid: StoreId, key: Any, el: bytes | None = None) -> bytes:
         """Remove ``key`` (and element ``el``, needed in a non-unique index); return the element removed."""
-        ix, tree = self._begin(xct, stid)
+        ix, tree = self._begin(xct, stid, "IX")
         enc = ix.desc.encode(key)
         return tree.remove(xct, enc, None if el is None else self._element(el))
 
     def update(self, xct: Any, stid: StoreId, key: Any, el: bytes, old_el: bytes | None = None) -> bytes:
         """Give ``key`` the element ``el`` (in a non-unique index, in place of ``old_el``); return the old one."""
-        ix, tree = self._begin(xct, stid)
+        ix, tree = self._begin(xct, stid, "IX")
         enc, el = ix.desc.encode(key), self._element(el)
         with self._atomic(xct):
             old = tree.remove(xct, enc, None if old_el is None else self._element(old_el))
@@ -140,13 +155,13 @@ class IndexManager:
 
     def lookup(self, xct: Any, stid: StoreId, key: Any) -> list[bytes]:
         """The elements of ``key``, in element order (at most one in a unique index)."""
-        ix, tree = self._begin(xct, stid)
-        return tree.find(ix.desc.encode(key))
+        ix, tree = self._begin(xct, stid, "IS")
+        return tree.find(ix.desc.encode(key), xct)
 
     def scan(self, xct: Any, stid: StoreId, lo: Any = None, hi: Any = None, lo_incl: bool = True,
              hi_incl: bool = True, backward: bool = False) -> Iterator[tuple[Any, bytes]]:
         """(key, element) for the keys between ``lo`` and ``hi`` (None: open), in key order or backward."""
-        ix, tree = self._begin(xct, stid)
+        ix, tree = self._begin(xct, stid, "IS")
         low = None if lo is None else ix.desc.encode(lo)
         high = None if hi is None else ix.desc.encode(hi)
         if low is not None and not lo_incl:
@@ -155,7 +170,20 @@ class IndexManager:
                 return iter(())
         if high is not None and hi_incl:
             high = successor(high)
-        return ((ix.desc.decode(k), e) for k, e in tree.scan(low, high, backward))
+        return ((ix.desc.decode(k), e) for k, e in tree.scan(low, high, backward, xct))
+
+    def lock_name(self, lock_id: LockId) -> str:
+        """``lock_id`` as the lock table prints it, a key-value lock of an index with its key decoded:
+        ``k(1.5.7)``, ``k(1.5.EOF)``; in a non-unique index key and element, ``k(1.5.7,b'el')``."""
+        if lock_id.code != "k" or not lock_id.key:
+            return str(lock_id)
+        try:
+            ix = self.index(StoreId(*lock_id.numbers))
+            key, end = ix.desc.decode_prefix(lock_id.key)
+        except BadRequestError:  # not an index (any more), or not one of its keys
+            return str(lock_id)
+        rest = "" if ix.unique else f",{lock_id.key[end:]!r}"
+        return f"k({lock_id.numbers[0]}.{lock_id.numbers[1]}.{key!r}{rest})"
 
     def check(self, stid: StoreId) -> list[str]:
         """The structure problems of index ``stid`` (empty: sound)."""

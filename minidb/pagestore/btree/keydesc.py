@@ -153,13 +153,19 @@ class KeyDescriptor:
         return b"".join(f.encode(v) for f, v in zip(self.fields, key))
 
     def decode(self, data: bytes) -> Any:
+        value, pos = self.decode_prefix(data)
+        if pos != len(data):
+            raise BadKeyError(f"encoded key {data.hex()}: {len(data) - pos} bytes left after descriptor {self.spec!r}")
+        return value
+
+    def decode_prefix(self, data: bytes) -> tuple[Any, int]:
+        """The key encoded at the start of ``data`` and where its encoding ends (a non-unique index's sort
+        key goes on with the element)."""
         values, pos = [], 0
         for f in self.fields:
             value, pos = f.decode(data, pos)
             values.append(value)
-        if pos != len(data):
-            raise BadKeyError(f"encoded key {data.hex()}: {len(data) - pos} bytes left after descriptor {self.spec!r}")
-        return tuple(values) if self.compound else values[0]
+        return (tuple(values) if self.compound else values[0]), pos
 
     def pack(self) -> bytes:
         return self.spec.encode("ascii")

@@ -4,7 +4,7 @@ Modules, bottom up::
 
     modes.py       NL IS IX SH SIX UD EX; the compatibility table (not symmetric at
                    SH/UD) and the supremum table; parent modes; implicit coverage
-    lockid.py      lock ids v(1) s(1.3) p(1.3.48) r(1.3.48.2) k(1.3.'key') x(1.6) u(7);
+    lockid.py      lock ids v(1) s(1.3) p(1.3.48) r(1.3.48.2) k(1.3.'key') k(1.3.EOF) x(1.6) u(7);
                    the hierarchies volume-store-page-record and volume-store-key
     request.py     a transaction's request on a lock; durations instant/short/long
     queue.py       a lock head and its queue: FIFO granting, conversions first, who

@@ -9,6 +9,7 @@ it sits in a hierarchy. It is built from the page store's ids
     LockId.page(PageId(1, 3, 48))          p(1.3.48)
     LockId.record(RecordId(1, 3, 48, 2))   r(1.3.48.2)
     LockId.kvl(StoreId(1, 3), b"apple")    k(1.3.'apple')     (a key-value lock of an index)
+    LockId.end_of_index(StoreId(1, 3))     k(1.3.EOF)         (the key past an index's last key)
     LockId.extent(ExtentId(1, 6))          x(1.6)
     LockId.user(7)                         u(7)
 
@@ -25,7 +26,10 @@ a lock id names an existing object: ids are opaque except for this walk.
 
 Lock ids sort in the order of the hierarchy (a volume, then its stores, each
 store followed by its pages, each page by its records, then the store's key
-locks), then extents, then user locks: the order of the lock table dump.
+locks, ``EOF`` last), then extents, then user locks: the order of the lock
+table dump. A key-value lock's key is opaque bytes (printed as ASCII when it
+is printable, else in hex); the empty key, which no index entry has, names
+the end of the index (:meth:`LockId.end_of_index`).
 """
 
 from __future__ import annotations
@@ -118,6 +122,11 @@ class LockId(NamedTuple):
         return cls("k", (_number(sid.vol, "the volume"), _number(sid.store, "the store")), bytes(key))
 
     @classmethod
+    def end_of_index(cls, sid: StoreId) -> "LockId":
+        """The key-value lock past an index's last key (ARIES/KVL's "end of file"): the empty key."""
+        return cls.kvl(sid, b"")
+
+    @classmethod
     def extent(cls, xid: ExtentId) -> "LockId":
         _expect(xid, ExtentId, "an extent lock")
         return cls("x", (_number(xid.vol, "the volume"), _number(xid.ext, "the extent")))
@@ -127,8 +136,10 @@ class LockId(NamedTuple):
         return cls("u", (_number(n, "a user lock's number"),))
 
     @classmethod
-    def of(cls, ident: VolumeId | StoreId | PageId | RecordId | ExtentId) -> "LockId":
-        """The lock id of a page store id (not a key-value or user lock)."""
+    def of(cls, ident: LockId | VolumeId | StoreId | PageId | RecordId | ExtentId) -> "LockId":
+        """The lock id of a page store id (not a key-value or user lock); a lock id is itself."""
+        if isinstance(ident, LockId):
+            return ident
         makers = {VolumeId: cls.volume, StoreId: cls.store, PageId: cls.page, RecordId: cls.record,
                   ExtentId: cls.extent}
         maker = makers.get(type(ident))
@@ -195,7 +206,7 @@ class LockId(NamedTuple):
             return (group, self.numbers, b"")
         nums = self.numbers
         if self.code == "k":
-            return (0, (nums[0], nums[1], _KVL_LAST), self.key)
+            return (0, (nums[0], nums[1], _KVL_LAST if self.key else _KVL_LAST + 1), self.key)
         return (0, nums, b"")
 
     def __lt__(self, other: "LockId") -> bool:  # type: ignore[override]
@@ -221,6 +232,8 @@ class LockId(NamedTuple):
 
 
 def _key_text(key: bytes) -> str:
+    if not key:
+        return "EOF"
     if key and all(32 <= b < 127 and b not in (0x27, 0x5C) for b in key):
         return f"'{key.decode('ascii')}'"
     return "0x" + key.hex()

@@ -471,9 +471,9 @@ class LockManager:
                     st.fingerprint, self._digest_of(st)))
             return LockTableSnapshot(tuple(heads), tuple(owners), self.fingerprints.bitmap_bits)
 
-    def dump(self) -> str:
-        """The lock table as text (see :mod:`.snapshot`)."""
-        return self.snapshot().dump()
+    def dump(self, names: Callable[[LockId], str] = str) -> str:
+        """The lock table as text (see :mod:`.snapshot`); ``names`` prints a lock id."""
+        return self.snapshot().dump(names)
 
     def waits_for(self) -> WaitsForGraph:
         """The exact waits-for graph, as data (nodes: every transaction with locks or a wait)."""

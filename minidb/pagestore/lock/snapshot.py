@@ -24,6 +24,7 @@ allocated by some transaction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from minidb.pagestore.lock.dreadlocks import format_bits
@@ -87,20 +88,21 @@ class LockTableSnapshot:
                 return o
         return None
 
-    def dump(self) -> str:
+    def dump(self, names: Callable[[LockId], str] = str) -> str:
+        """The table as text; ``names`` prints a lock id (an index's key decoded, for instance)."""
         lines = [f"lock table: {len(self.heads)} locks, {len(self.owners)} transactions"]
-        width = max((len(str(h.lock_id)) for h in self.heads), default=0)
+        width = max((len(names(h.lock_id)) for h in self.heads), default=0)
         for h in self.heads:
             queue = " ".join(r.describe() for r in h.requests)
             flag = "  [has page]" if h.has_page_alloc else ""
-            lines.append(f"  {str(h.lock_id):<{width}}  {h.granted_mode.name:<3} {queue}{flag}")
+            lines.append(f"  {names(h.lock_id):<{width}}  {h.granted_mode.name:<3} {queue}{flag}")
         if self.owners:
             lines.append("transactions:")
             rows = []
             for o in self.owners:
                 what = f"holds {len(o.held)}"
                 if o.waiting_on is not None:
-                    what += f", waits for {o.wanted.name} on {o.waiting_on}"  # type: ignore[union-attr]
+                    what += f", waits for {o.wanted.name} on {names(o.waiting_on)}"  # type: ignore[union-attr]
                 dl = f"fingerprint {format_bits(o.fingerprint)}"
                 if o.waiting_on is not None:
                     dl += f"  digest {format_bits(o.digest)}"

@@ -1,7 +1,7 @@
 """Latch coupling under threads: inserters splitting pages while scanners read, with no deadlock.
 
-Without key-value locking (a later step) each inserting thread owns its
-own keys; the scanners see some prefix of each inserter's keys, always in
+Without a lock manager (so without key-value locks: test_kvl.py has
+those) each inserting thread owns its own keys; the scanners see some prefix of each inserter's keys, always in
 order. Every thread must finish (a latch deadlock would leave one waiting)
 and the tree must hold every key, soundly structured.
 """

@@ -18,6 +18,7 @@ def test_ids_print_like_the_page_stores():
     assert str(LockId.user(7)) == "u(7)"
     assert str(LockId.kvl(StoreId(1, 3), b"apple")) == "k(1.3.'apple')"
     assert str(LockId.kvl(StoreId(1, 3), b"\x00\xff")) == "k(1.3.0x00ff)"
+    assert str(LockId.end_of_index(StoreId(1, 3))) == "k(1.3.EOF)"
     assert repr(LockId.page(PageId(1, 3, 48))) == "p(1.3.48)"
 
 
@@ -35,6 +36,11 @@ def test_the_two_hierarchies():
     assert LockId.user(7).vid is None
 
 
+def test_a_lock_id_is_its_own_lock_id():
+    k = LockId.end_of_index(StoreId(1, 3))
+    assert LockId.of(k) is k
+
+
 def test_equal_ids_are_one_lock():
     assert LockId.page(PageId(1, 3, 48)) == LockId.record(RecordId(1, 3, 48, 2)).parent()
     assert len({LockId.page(PageId(1, 3, 48)), LockId.page(PageId(1, 3, 48))}) == 1
@@ -42,11 +48,13 @@ def test_equal_ids_are_one_lock():
 
 
 def test_sorted_in_hierarchy_order():
-    ids = [LockId.user(1), LockId.extent(ExtentId(1, 0)), LockId.kvl(StoreId(1, 3), b"a"),
+    ids = [LockId.user(1), LockId.extent(ExtentId(1, 0)), LockId.end_of_index(StoreId(1, 3)),
+           LockId.kvl(StoreId(1, 3), b"\xff"), LockId.kvl(StoreId(1, 3), b"a"),
            LockId.record(RecordId(1, 3, 48, 2)), LockId.page(PageId(1, 3, 48)), LockId.store(StoreId(1, 4)),
            LockId.store(StoreId(1, 3)), LockId.volume(1), LockId.page(PageId(1, 3, 9))]
     assert [str(i) for i in sorted(ids)] == ["v(1)", "s(1.3)", "p(1.3.9)", "p(1.3.48)", "r(1.3.48.2)",
-                                             "k(1.3.'a')", "s(1.4)", "x(1.0)", "u(1)"]
+                                             "k(1.3.'a')", "k(1.3.0xff)", "k(1.3.EOF)", "s(1.4)",
+                                             "x(1.0)", "u(1)"]
     assert LockId.volume(1) < LockId.store(StoreId(1, 3)) <= LockId.store(StoreId(1, 3))
     assert LockId.user(1) > LockId.volume(9) >= LockId.volume(9)
 
