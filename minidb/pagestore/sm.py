@@ -364,9 +364,10 @@ class StorageManager:
         return self.files.scan(xct, fid)
 
     # -- B+tree indexes (the index manager's operations) ---------------------------------------------
-    def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True) -> StoreId:
+    def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True,
+                     name: str | None = None) -> StoreId:
         """A new, empty B+tree index whose keys ``key_desc`` describes (e.g. ``"i4"``, ``"u2,str"``)."""
-        return self.indexes.create_index(xct, key_desc, unique)
+        return self.indexes.create_index(xct, key_desc, unique, name)
 
     def bulk_load_index(self, xct: Xct, key_desc: str | KeyDescriptor, pairs: Iterable[tuple[Any, bytes]],
                         unique: bool = True, fill: float = 0.9, name: str | None = None) -> tuple[StoreId, LoadReport]:
