@@ -131,10 +131,11 @@ def register_load(actions) -> None:
 
 
 def run_load(args) -> int:
-    from minidb.spark.load import LoadRequest, check_request, load
+    from minidb.spark.load import LoadRequest, check_request, check_source, load
 
     values = None if args.value is None else tuple(v.strip() for v in args.value.split(",") if v.strip())
     request = LoadRequest(args.src, args.volume, args.index, args.key, values, args.fmt, args.key_type, args.fill)
+    check_source(request)
     if args.create:
         create_volume(args.volume, args.pages)
     check_request(request)  # before Spark starts

@@ -126,12 +126,16 @@ def source_format(request: LoadRequest) -> str:
     raise UserError(f"{request.src}: cannot tell its format from its name; give --format ({', '.join(FORMATS)})")
 
 
-def check_request(request: LoadRequest) -> None:
-    """The checks that need no Spark: the dataset exists, its format is known, the volume is there, the
-    name is free (one-line errors)."""
+def check_source(request: LoadRequest) -> None:
+    """The dataset exists and its format is known (a one-line error otherwise)."""
     if not os.path.exists(request.src):
         raise UserError(f"{request.src}: no such file or directory")
     source_format(request)
+
+
+def check_request(request: LoadRequest) -> None:
+    """The checks that need no Spark: the dataset's, then the volume is there and the name is free."""
+    check_source(request)
     open_volume(request).close()
 
 
@@ -226,7 +230,7 @@ def load(spark: SparkSession, request: LoadRequest, progress: Callable[[Iterator
         parts = max(1, math.ceil(total / ROWS_PER_PARTITION))
         good = (rows.where(F.col("_reason").isNull()).select("_key", "_el")
                 .repartitionByRange(parts, "_key").sortWithinPartitions("_key"))
-        stream: Iterator = ((r[0], bytes(r[1])) for r in good.toLocalIterator())
+        stream: Iterator = ((r[0], bytes(r[1])) for r in good.toLocalIterator(prefetchPartitions=True))
         if progress is not None:
             stream = progress(stream, total)
         t = sm.begin()
