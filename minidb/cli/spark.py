@@ -62,6 +62,18 @@ def register(commands) -> None:
     register_load(actions)
 
 
+def spark_failed(e: Exception, owner: str) -> int:
+    """A failed Spark job is one line and exit code 1; any other error is raised again."""
+    from pyspark.errors import PySparkException
+    from py4j.protocol import Py4JError
+
+    if not isinstance(e, (PySparkException, Py4JError)):
+        raise e
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    print(f"{owner}: the Spark job failed: {first}", file=sys.stderr)
+    return 1
+
+
 def run_analyze(args) -> int:
     from minidb.spark.source import log_file_partitions
 
@@ -82,14 +94,7 @@ def run_analyze(args) -> int:
         with owned_output(args.out, OWNER):
             result = analyze(spark, args.path, args.out, verify_checksums=args.verify)
     except Exception as e:  # a failed Spark job: one line, not a JVM stack trace
-        from pyspark.errors import PySparkException
-        from py4j.protocol import Py4JError
-
-        if not isinstance(e, (PySparkException, Py4JError)):
-            raise
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        print(f"minidb spark analyze: the Spark job failed: {first}", file=sys.stderr)
-        return 1
+        return spark_failed(e, OWNER)
     finally:
         spark.stop()
     print(result.summary())
@@ -148,14 +153,7 @@ def run_load(args) -> int:
     try:
         result = load(spark, request, progress=progress_bar if args.progress else None)
     except Exception as e:
-        from pyspark.errors import PySparkException
-        from py4j.protocol import Py4JError
-
-        if not isinstance(e, (PySparkException, Py4JError)):
-            raise
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        print(f"minidb spark load: the Spark job failed: {first}", file=sys.stderr)
-        return 1
+        return spark_failed(e, LOAD_OWNER)
     finally:
         if ours:
             spark.stop()

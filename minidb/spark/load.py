@@ -218,6 +218,7 @@ def load(spark: SparkSession, request: LoadRequest, progress: Callable[[Iterator
     check_request(request)
     sm = open_volume(request)
     rejects = os.path.join(request.volume, "rejects", request.index)
+    rows = None
     try:
         df = read_source(spark, request)
         desc = key_descriptor(df, request)
@@ -241,8 +242,9 @@ def load(spark: SparkSession, request: LoadRequest, progress: Callable[[Iterator
             _remove_tree(rejects)
             raise
         sm.commit(t)
-        rows.unpersist()
     finally:
+        if rows is not None:
+            rows.unpersist()
         sm.close()
     return LoadResult(request.index, stid, report.rows, rejected, rejects, report.pages, report.height,
                       time.monotonic() - started)
