@@ -23,7 +23,7 @@ operation began (splits already done stay: they are compensated).
   from sorted pairs (:mod:`minidb.pagestore.btree.bulkload`), all of it
   undone on an error;
 - ``name=`` (``create_index``, ``bulk_load``): a name unique on the volume,
-  kept in the directory entry; ``find_index(name)``, ``index_names()``;
+  kept in the directory entry; ``find_index(name)``;
 - ``destroy_index``: the store goes at commit, as a file's do;
 - ``check(stid)``: the structure invariants (:mod:`minidb.pagestore.btree.verify`).
 
@@ -111,10 +111,6 @@ class IndexManager:
             if info.kind == StoreKind.INDEX and info.name == name:
                 return StoreId(self.volume.vid, info.snum)
         return None
-
-    def index_names(self) -> dict[str, StoreId]:
-        return {info.name: StoreId(self.volume.vid, info.snum) for _, info in self.directory.entries()
-                if info.kind == StoreKind.INDEX and info.name}
 
     def bulk_load(self, xct: Any, key_desc: str | KeyDescriptor, pairs: Iterable[tuple[Any, bytes]],
                   unique: bool = True, fill: float = 0.9, name: str | None = None) -> tuple[StoreId, LoadReport]:

@@ -141,6 +141,8 @@ def test_other_bad_requests_change_nothing():
     with sm.transaction() as t:
         with pytest.raises(BadRequestError, match="index name 'taken' is taken"):
             sm.bulk_load_index(t, "i8", [(1, b"x")], name="taken")
+        with pytest.raises(BadRequestError, match="an index name is a string of 1 to 255 UTF-8 bytes, not ''"):
+            sm.bulk_load_index(t, "i8", [(1, b"x")], name="")
         with pytest.raises(BadRequestError, match="fill factor 0 must be"):
             sm.bulk_load_index(t, "i8", [(1, b"x")], fill=0)
         with pytest.raises(BadRequestError, match="an element is bytes"):
