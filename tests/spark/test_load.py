@@ -190,3 +190,15 @@ def test_spark_load_on_a_standalone_cluster(spark, cluster, tmp_path):
     assert done.stdout.startswith("minidb spark load: 100,000 rows loaded into index 'cl' (s(1.3)), 5 rejected")
     assert "loading: 100%" in done.stderr  # the progress bar
     check_index(volume, "cl", want, rows)
+
+
+def test_a_failed_spark_job_is_one_line_and_exit_1(spark, tmp_path, capsys):
+    (tmp_path / "bad.parquet").write_bytes(b"not a parquet file at all")
+    volume = new_volume(tmp_path / "vol")
+    assert main(["spark", "load", str(tmp_path / "bad.parquet"), "--volume", volume, "--index", "ix",
+                 "--key", "id", "--no-progress"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("minidb spark load: the Spark job failed: ")
+    sm = StorageManager.open(OSDisk(volume), restart_trace=False)
+    assert sm.find_index("ix") is None
+    sm.close()
