@@ -45,11 +45,12 @@ the store's creation, so no index is left, whatever pages reached the disk.
 A crash after it finds every page on disk.
 
 Worked example (512-byte pages, unique ``u4`` keys, 40-byte elements, fill
-0.9): a leaf has 395 bytes of room, a leaf entry takes 2 + 4 + 40 bytes
-plus a 4-byte slot, so 7 entries fill a leaf to 350 bytes (an 8th would pass
-355); 100 pairs make 15 leaves (the last with 2 entries), their 14
-separators (8 bytes each with the slot) fit one page, written into the
-root: a tree of height 2, 16 pages.
+0.9): a keyed page has 442 bytes for entries and slots, 397 of them at fill
+0.9; a leaf entry takes 2 + 4 + 40 bytes plus a 4-byte slot, so 7 entries
+fill a leaf to 350 bytes (an 8th would make 400); 100 pairs make 15 leaves
+(the last with 2 entries), whose 14 separators (child 4 + key 4 + slot 4
+bytes each) fit one page, written into the root: a tree of height 2, 16
+pages.
 """
 
 from __future__ import annotations
