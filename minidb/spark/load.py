@@ -53,6 +53,7 @@ from pyspark.sql import types as T
 
 from minidb.errors import UserError
 from minidb.io import OSDisk
+from minidb.pagestore.btree.bulkload import check_fill
 from minidb.pagestore.btree.keyed import max_entry
 from minidb.pagestore.ids import StoreId
 from minidb.pagestore.sm import StorageManager
@@ -136,6 +137,7 @@ def check_source(request: LoadRequest) -> None:
 def check_request(request: LoadRequest) -> None:
     """The checks that need no Spark: the dataset's, then the volume is there and the name is free."""
     check_source(request)
+    check_fill(request.fill)
     open_volume(request).close()
 
 

@@ -152,6 +152,7 @@ def test_a_duplicate_key_refuses_the_load_and_leaves_nothing(spark, tmp_path, ca
     (["rows.csv", "--index", "taken"], "--index 'taken': the volume {tmp}/vol already has an index of that name"),
     (["rows.txt"], "rows.txt: cannot tell its format from its name; give --format"),
     (["rows.csv", "--create"], "--create: {tmp}/vol is not a new or empty directory"),
+    (["rows.csv", "--fill", "1.5"], "fill factor 1.5 must be a number in (0, 1]"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2(spark, tmp_path, capsys, args, message):
     (tmp_path / "rows.csv").write_text("id,v\n1,a\n")
