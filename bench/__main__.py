@@ -31,6 +31,7 @@ SECTIONS = {
     "transactions": "bench.txn_bench",
     "logspace": "bench.logspace_bench",
     "vlsn": "bench.vlsn_bench",
+    "bulkload": "bench.bulkload_bench",
 }
 
 

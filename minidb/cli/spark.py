@@ -1,4 +1,4 @@
-"""``minidb spark analyze PATH [--master URL] [--out DIR]``: the data pipeline on Spark.
+"""``minidb spark analyze PATH [--master URL] [--out DIR]`` and ``minidb spark load SRC ...``: the data pipeline on Spark.
 
 Reads every log under PATH (an environment, a directory of environments, or
 a glob) with the ``minidb`` Spark data source, runs every analysis and
@@ -15,6 +15,17 @@ replaced. Damage in the logs (every row of the ``problems`` table: corrupt
 entries, a missing or shortened file...) makes the exit code 1, with the first
 problem on one line of stderr, after everything is written;
 ``--tolerate-damage`` makes it 0.
+
+``minidb spark load SRC --volume DIR --index NAME --key COLUMN [--value
+COLUMNS] [--master URL] [--format csv|parquet|json]`` builds a unique B+tree
+index NAME in the page store volume in DIR from the dataset SRC
+(:mod:`minidb.spark.load`): Spark sorts, the driver bulk-loads. ``--create``
+formats a new volume in DIR first (a new or empty directory; ``--pages``
+8 KB pages, a sparse file). A progress bar (rows loaded) goes to stderr,
+one summary line to stdout. A missing SRC, an unknown column, a directory
+without a volume, an index name already taken, a duplicate key in the data:
+one line, exit 2 (nothing is left behind). A failed Spark job: one line,
+exit 1.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 
-from minidb.cli.common import path_arg
+from minidb.cli.common import path_arg, positive_int
 from minidb.cli.output import check_output, owned_output
 from minidb.errors import UserError
 from minidb.log import file_name
@@ -31,7 +42,8 @@ OWNER = "minidb spark analyze"
 
 
 def register(commands) -> None:
-    p = commands.add_parser("spark", help="the data pipeline on Apache Spark (minidb spark analyze PATH)")
+    p = commands.add_parser("spark", help="the data pipeline on Apache Spark (minidb spark analyze PATH, "
+                                          "minidb spark load SRC)")
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     actions.required = True
     a = actions.add_parser("analyze", help="run every analysis on the logs under PATH; write tables and figures")
@@ -47,6 +59,19 @@ def register(commands) -> None:
     a.add_argument("--tolerate-damage", action="store_true",
                    help="exit 0 even if the logs are damaged (the problems table lists the damage either way)")
     a.set_defaults(run=run_analyze)
+    register_load(actions)
+
+
+def spark_failed(e: Exception, owner: str) -> int:
+    """A failed Spark job is one line and exit code 1; any other error is raised again."""
+    from pyspark.errors import PySparkException
+    from py4j.protocol import Py4JError
+
+    if not isinstance(e, (PySparkException, Py4JError)):
+        raise e
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    print(f"{owner}: the Spark job failed: {first}", file=sys.stderr)
+    return 1
 
 
 def run_analyze(args) -> int:
@@ -69,14 +94,7 @@ def run_analyze(args) -> int:
         with owned_output(args.out, OWNER):
             result = analyze(spark, args.path, args.out, verify_checksums=args.verify)
     except Exception as e:  # a failed Spark job: one line, not a JVM stack trace
-        from pyspark.errors import PySparkException
-        from py4j.protocol import Py4JError
-
-        if not isinstance(e, (PySparkException, Py4JError)):
-            raise
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        print(f"minidb spark analyze: the Spark job failed: {first}", file=sys.stderr)
-        return 1
+        return spark_failed(e, OWNER)
     finally:
         spark.stop()
     print(result.summary())
@@ -89,3 +107,71 @@ def run_analyze(args) -> int:
               f"{what} (--tolerate-damage to exit 0)", file=sys.stderr)
         return 1
     return 0
+
+
+LOAD_OWNER = "minidb spark load"
+DEFAULT_PAGES = 65536  # 512 MB of 8 KB pages: a sparse file, about 10 million small rows
+
+
+def register_load(actions) -> None:
+    a = actions.add_parser("load", help="build a B+tree index in a page store volume from a dataset, sorted by Spark")
+    a.add_argument("src", type=path_arg, metavar="SRC", help="the dataset: a CSV (with a header), Parquet or JSON file or directory")
+    a.add_argument("--volume", type=path_arg, required=True, metavar="DIR", help="the directory of the page store volume")
+    a.add_argument("--index", required=True, metavar="NAME", help="the new index's name (not yet in the volume)")
+    a.add_argument("--key", required=True, metavar="COLUMN", help="the key column (integers: an i8 index; strings: str)")
+    a.add_argument("--value", default=None, metavar="COLUMNS",
+                   help="comma-separated value columns stored in each entry (default: every other column)")
+    a.add_argument("--key-type", choices=("int", "str"), default=None,
+                   help="convert the keys to this type (default: from the key column's type)")
+    a.add_argument("--format", dest="fmt", choices=("csv", "parquet", "json"), default=None,
+                   help="the dataset's format (default: from SRC's extension)")
+    a.add_argument("--master", default=None, metavar="URL",
+                   help="Spark master: local[N], local[*] (the default) or spark://host:port")
+    a.add_argument("--fill", type=float, default=0.9, help="fill factor of the pages, in (0, 1] (default 0.9)")
+    a.add_argument("--create", action="store_true", help="format a new volume in DIR first (a new or empty directory)")
+    a.add_argument("--pages", type=positive_int, default=DEFAULT_PAGES,
+                   help=f"with --create: the volume's size in 8 KB pages (default {DEFAULT_PAGES})")
+    a.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    a.set_defaults(run=run_load)
+
+
+def run_load(args) -> int:
+    from minidb.spark.load import LoadRequest, check_request, check_source, load
+
+    values = None if args.value is None else tuple(v.strip() for v in args.value.split(",") if v.strip())
+    request = LoadRequest(args.src, args.volume, args.index, args.key, values, args.fmt, args.key_type, args.fill)
+    check_source(request)
+    if args.create:
+        create_volume(args.volume, args.pages)
+    check_request(request)  # before Spark starts
+    from pyspark import SparkContext
+
+    from minidb.spark.session import spark_session
+
+    ours = SparkContext._active_spark_context is None  # a session already running is left running
+    spark = spark_session(args.master or "local[*]", app_name=LOAD_OWNER, progress=False)
+    try:
+        result = load(spark, request, progress=progress_bar if args.progress else None)
+    except Exception as e:
+        return spark_failed(e, LOAD_OWNER)
+    finally:
+        if ours:
+            spark.stop()
+    print(result.summary())
+    return 0
+
+
+def create_volume(path: str, pages: int) -> None:
+    """A new volume in ``path``, a new or empty directory."""
+    from minidb.io import OSDisk
+    from minidb.pagestore.sm import StorageManager
+
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise UserError(f"--create: {path} is not a new or empty directory")
+    StorageManager.format(OSDisk(path, create=True), num_pages=pages, ext_sz=8, restart_trace=False).close()
+
+
+def progress_bar(rows, total: int):
+    from tqdm import tqdm
+
+    return tqdm(rows, total=total, desc="loading", unit=" rows", unit_scale=True, file=sys.stderr, mininterval=0.5)

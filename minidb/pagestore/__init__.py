@@ -36,6 +36,7 @@ Public surface::
     LogSpace, OutOfLogSpaceError     (a bounded log: StorageManager(log_size=..., partitions=...))
     IndexManager, Index, KeyDescriptor, DuplicateKeyError, KeyNotFoundError, BadKeyError, check_tree
                                      (B+trees: sm.create_index, index_insert/remove/update/lookup/scan)
+    LoadReport, UnsortedInputError   (bulk load: sm.bulk_load_index, sm.find_index)
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
     RecordWontFitError, BufferPoolFullError, OutOfLogSpaceError; damage (CorruptionError): PageStoreCorruptionError,
     BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
@@ -45,7 +46,8 @@ from minidb.pagestore.volume import stores as _stores  # noqa: F401  (registers 
 from minidb.pagestore.volume import extmap as _extmap  # noqa: F401  (registers the extent-map redo handlers)
 from minidb.pagestore.buffer.bufferpool import BufferPool, Frame, FrameView, WriteRun
 from minidb.pagestore.btree import (  # also registers the B+tree entries' redo and undo handlers
-    BadKeyError, DuplicateKeyError, Index, IndexManager, KeyDescriptor, KeyNotFoundError, check_tree,
+    BadKeyError, DuplicateKeyError, Index, IndexManager, KeyDescriptor, KeyNotFoundError, LoadReport,
+    UnsortedInputError, check_tree,
 )
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
 from minidb.pagestore.errors import (
@@ -92,5 +94,5 @@ __all__ = [
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
     "StoreProperty", "InDoubt", "GtidError", "LogSpace",
     "OutOfLogSpaceError", "IndexManager", "Index", "KeyDescriptor", "DuplicateKeyError", "KeyNotFoundError",
-    "BadKeyError", "check_tree",
+    "BadKeyError", "check_tree", "LoadReport", "UnsortedInputError",
 ]

@@ -55,7 +55,9 @@ checkpoint.
 unique=True)`` makes an index (a store of kind INDEX, its root page in the
 store directory) whose keys the key descriptor types; ``index_insert``,
 ``index_remove``, ``index_update``, ``index_lookup``, ``index_scan`` (ranges
-forward or backward), ``destroy_index``; ``sm.indexes`` is the index
+forward or backward), ``destroy_index``; ``bulk_load_index(t, "i8", pairs,
+fill=0.9, name="ix")`` builds one bottom-up from sorted pairs, logged as a
+LOAD store, found again by ``find_index(name)``; ``sm.indexes`` is the index
 manager. Splits are kept when a transaction rolls back; its keys are undone
 logically. With a lock manager, index operations take key-value locks
 (ARIES/KVL: the key, the next key, ``k(1.5.EOF)`` past the last one);
@@ -94,12 +96,13 @@ readers do not take it for lost files.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ContextManager
 
 from minidb.io import Disk
 from minidb.log.lsn import LSN
 from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, MIN_FILE_MAX, LogManager
+from minidb.pagestore.btree.bulkload import LoadReport
 from minidb.pagestore.btree.index import IndexManager
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.buffer.bufferpool import BufferPool
@@ -371,9 +374,20 @@ class StorageManager:
         return self.files.scan(xct, fid)
 
     # -- B+tree indexes (the index manager's operations) ---------------------------------------------
-    def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True) -> StoreId:
+    def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True,
+                     name: str | None = None) -> StoreId:
         """A new, empty B+tree index whose keys ``key_desc`` describes (e.g. ``"i4"``, ``"u2,str"``)."""
-        return self.indexes.create_index(xct, key_desc, unique)
+        return self.indexes.create_index(xct, key_desc, unique, name)
+
+    def bulk_load_index(self, xct: Xct, key_desc: str | KeyDescriptor, pairs: Iterable[tuple[Any, bytes]],
+                        unique: bool = True, fill: float = 0.9, name: str | None = None) -> tuple[StoreId, LoadReport]:
+        """A new index built bottom-up from ``pairs`` sorted by key (a LOAD store until ``xct`` commits);
+        refuses unsorted or duplicate input, leaving nothing (:mod:`minidb.pagestore.btree.bulkload`)."""
+        return self.indexes.bulk_load(xct, key_desc, pairs, unique, fill, name)
+
+    def find_index(self, name: str) -> StoreId | None:
+        """The index created with ``name=name`` (None: none)."""
+        return self.indexes.find_index(name)
 
     def destroy_index(self, xct: Xct, index: StoreId) -> None:
         self.indexes.destroy_index(xct, index)

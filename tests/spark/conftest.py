@@ -1,4 +1,4 @@
-"""One local SparkSession for every Spark test (local[2], no UI, 2 shuffle partitions).
+"""One local SparkSession for every Spark test (local[2], no UI, 2 shuffle partitions), one standalone cluster.
 
 The root conftest keeps all of tests/spark/ in one xdist worker, so the whole
 suite starts one JVM for these tests. The JVM's own output goes to a log file
@@ -41,3 +41,21 @@ def analyzed(spark, generated, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("analyze") / "out"
     return out, analyze(spark, generated.request.out, str(out))
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    """A standalone cluster (a master and one worker on 127.0.0.1), ready: (master URL, master UI port).
+
+    Shared by the tests that run a command on a cluster; both processes are stopped at the end."""
+    from tests.spark.test_cluster import master_status, standalone_cluster, wait_for
+
+    with standalone_cluster(tmp_path_factory.mktemp("cluster")) as (url, ui_port, processes, logs):
+        def worker_alive():
+            status = master_status(ui_port)
+            return bool(status) and status.get("status") == "ALIVE" and any(
+                w.get("state") == "ALIVE" for w in status.get("workers", []))
+
+        wait_for("the master and its worker", worker_alive, processes, logs)
+        yield url, ui_port
+    assert all(p.poll() is not None for p in processes)  # both stopped

@@ -2,9 +2,10 @@
 
 The test starts a master and one worker on 127.0.0.1 from the pip-installed
 Spark (``spark-class org.apache.spark.deploy.master.Master`` and
-``...worker.Worker``) on free ports, waits until the master's JSON status
-page lists the worker as ALIVE (a bounded polling loop, never a fixed
-sleep), runs the pipeline on it as a user would (the ``minidb`` command in a
+``...worker.Worker``) on free ports (the session fixture ``cluster`` of
+``conftest.py``, which other cluster tests share), waits until the master's
+JSON status page lists the worker as ALIVE (a bounded polling loop, never a
+fixed sleep), runs the pipeline on it as a user would (the ``minidb`` command in a
 subprocess, ``--master spark://127.0.0.1:PORT``) on the logs that the other
 Spark tests analyse in local mode (on the shared session: no second local
 JVM), and compares every table. The worker runs this virtual environment's Python
@@ -121,26 +122,18 @@ def tables(out: Path) -> dict[str, list[dict]]:
     return {p.name: pq.read_table(p).to_pylist() for p in sorted(out.iterdir()) if p.is_dir()}
 
 
-def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(generated, analyzed, tmp_path):
+def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(generated, analyzed, cluster, tmp_path):
     data, report = Path(generated.request.out), generated
-    with standalone_cluster(tmp_path / "cluster") as (url, ui_port, processes, logs):
-        local_out, local_result = analyzed  # local mode, on the shared session
-        local = local_result.summary()
+    url, ui_port = cluster
+    local_out, local_result = analyzed  # local mode, on the shared session
+    local = local_result.summary()
+    output = analyze_command(data, tmp_path / "cluster-out", url, tmp_path)
+    status = master_status(ui_port)
+    apps = status["activeapps"] + status["completedapps"]
+    assert "minidb spark analyze" in [a["name"] for a in apps]  # the job really ran there
 
-        def worker_alive():
-            status = master_status(ui_port)
-            return bool(status) and status.get("status") == "ALIVE" and any(
-                w.get("state") == "ALIVE" for w in status.get("workers", []))
-
-        wait_for("the master and its worker", worker_alive, processes, logs)
-        cluster = analyze_command(data, tmp_path / "cluster-out", url, tmp_path)
-        status = master_status(ui_port)
-        apps = status["activeapps"] + status["completedapps"]
-        assert [a["name"] for a in apps] == ["minidb spark analyze"]  # the job really ran there
-    assert all(p.poll() is not None for p in processes)  # both stopped
-
-    assert cluster.splitlines()[0].endswith(f"on Spark {url}")
-    assert cluster.splitlines()[1:-1] == local.splitlines()[:-1]  # the same findings
+    assert output.splitlines()[0].endswith(f"on Spark {url}")
+    assert output.splitlines()[1:-1] == local.splitlines()[:-1]  # the same findings
     local_tables, cluster_tables = tables(local_out), tables(tmp_path / "cluster-out")
     assert len(local_tables) == 13 and cluster_tables == local_tables
     divergence = cluster_tables["first_divergence"]

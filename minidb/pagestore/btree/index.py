@@ -19,6 +19,11 @@ operation began (splits already done stay: they are compensated).
 - ``insert``, ``remove``, ``update`` (the element of a key: a remove and an
   insert), ``lookup`` (the elements of a key), ``scan`` (a range, forward or
   backward, each bound inclusive, exclusive or open);
+- ``bulk_load(t, key_desc, pairs, fill=0.9)``: a new index built bottom-up
+  from sorted pairs (:mod:`minidb.pagestore.btree.bulkload`), all of it
+  undone on an error;
+- ``name=`` (``create_index``, ``bulk_load``): a name unique on the volume,
+  kept in the directory entry; ``find_index(name)``;
 - ``destroy_index``: the store goes at commit, as a file's do;
 - ``check(stid)``: the structure invariants (:mod:`minidb.pagestore.btree.verify`).
 
@@ -43,11 +48,13 @@ Worked example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ContextManager
 
+from minidb.errors import SimulatedCrash
 from minidb.pagestore.btree.btree import Tree, create_tree
+from minidb.pagestore.btree.bulkload import BulkLoader, LoadReport, check_fill
 from minidb.pagestore.btree.keydesc import KeyDescriptor, successor
 from minidb.pagestore.btree.verify import check_tree
 from minidb.pagestore.errors import BadRequestError
@@ -55,6 +62,7 @@ from minidb.pagestore.files.directory import SInfo, StoreKind
 from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.pages.page import StoreFlags
+from minidb.pagestore.transactions.xct import SavePoint
 from minidb.pagestore.transactions.xctmgr import all_or_nothing
 
 
@@ -84,16 +92,62 @@ class IndexManager:
         return all_or_nothing(self.xcts, xct)
 
     # -- indexes ---------------------------------------------------------------------------------
-    def create_index(self, xct: Any, key_desc: str | KeyDescriptor, unique: bool = True) -> StoreId:
+    def create_index(self, xct: Any, key_desc: str | KeyDescriptor, unique: bool = True, name: str | None = None,
+                     load: bool = False) -> StoreId:
+        """A new, empty index; ``name``: findable by :meth:`find_index`; ``load``: a LOAD store (its pages'
+        changes unlogged, forced at ``xct``'s commit, where it becomes regular: what a bulk load fills)."""
         desc = key_desc if isinstance(key_desc, KeyDescriptor) else KeyDescriptor(key_desc)
         self.xcts.check_active(xct)
+        self._check_name(name)
+        flags = StoreFlags.LOAD_FILE if load else StoreFlags.REGULAR
         with self._atomic(xct):
-            stid = self.volume.create_store(StoreFlags.REGULAR, xct)
+            stid = self.volume.create_store(flags, xct)
             self.xcts.lock(xct, stid, "EX")
-            root = create_tree(self.volume, xct, stid)
+            if load:
+                self.xcts.note_loading(xct, stid)
+            root = create_tree(self.volume, xct, stid, flags)
             self.directory.add(xct, SInfo(stid.store, StoreKind.INDEX, root=root.page, unique=bool(unique),
-                                          kdesc=desc.pack()))
+                                          kdesc=desc.pack(), name=name or ""))
         return stid
+
+    def _check_name(self, name: str | None) -> None:
+        if name is None:
+            return
+        if not isinstance(name, str) or not 1 <= len(name.encode()) <= 255:
+            raise BadRequestError(f"an index name is a string of 1 to 255 UTF-8 bytes, not {name!r}")
+        if self.find_index(name) is not None:
+            raise BadRequestError(f"index name {name!r} is taken (by {self.find_index(name)})")
+
+    def find_index(self, name: str) -> StoreId | None:
+        """The index named ``name`` (None: no such index)."""
+        for _, info in self.directory.entries():
+            if info.kind == StoreKind.INDEX and info.name == name:
+                return StoreId(self.volume.vid, info.snum)
+        return None
+
+    def bulk_load(self, xct: Any, key_desc: str | KeyDescriptor, pairs: Iterable[tuple[Any, bytes]],
+                  unique: bool = True, fill: float = 0.9, name: str | None = None) -> tuple[StoreId, LoadReport]:
+        """A new index built from ``pairs`` (key, element) sorted by key (:mod:`~minidb.pagestore.btree.bulkload`).
+
+        On any error (input out of order, a duplicate, a bad key, the
+        iterator's own), ``xct`` is rolled back to before the index existed,
+        and the error raised; the index is created as a LOAD store, regular
+        at ``xct``'s commit.
+        """
+        desc = key_desc if isinstance(key_desc, KeyDescriptor) else KeyDescriptor(key_desc)
+        check_fill(fill)
+        self.xcts.check_active(xct)
+        point = SavePoint(xct.txn_id, xct.last_lsn)
+        try:
+            stid = self.create_index(xct, desc, unique, name, load=True)
+            ix = self.index(stid)
+            loader = BulkLoader(self.volume, xct, ix.root, ix.unique, desc, fill)
+            report = loader.load((desc.encode(k), self._element(e)) for k, e in pairs)
+        except Exception as error:
+            if not isinstance(error, SimulatedCrash) and xct.last_lsn != point.lsn:
+                self.xcts.rollback_to(xct, point, unlogged_ok=True)
+            raise
+        return stid, report
 
     def destroy_index(self, xct: Any, stid: StoreId) -> None:
         """Mark the index's store for deletion at commit and drop its directory entry."""

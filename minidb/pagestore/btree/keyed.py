@@ -177,6 +177,8 @@ class _SortKeys:
 # -- changing the slots (used by the redo handlers only) ------------------------------------------
 def insert_slots(page: SlottedPage, idx: int, datas: list[bytes]) -> None:
     """Put ``datas`` in slots ``idx``, ``idx+1``, ...; the slots from ``idx`` on move up."""
+    if idx == page.nslots and _append_slots(page, datas):
+        return
     for k, data in enumerate(datas):
         need = len(data) + SLOT_SIZE
         if need > page.nfree or not data:
@@ -195,6 +197,23 @@ def insert_slots(page: SlottedPage, idx: int, datas: list[bytes]) -> None:
         page.record_end = offset + len(data)
         page._set_slot(at, offset, len(data))
         page.nfree -= need
+
+
+def _append_slots(page: SlottedPage, datas: list[bytes]) -> bool:
+    """Put ``datas`` after the last slot in one go (a bulk load's whole page), if they fit the
+    contiguous free space; False (nothing changed) if not, or if one is empty."""
+    need = sum(map(len, datas)) + SLOT_SIZE * len(datas)
+    if need > page.contiguous_free or not all(datas):
+        return False
+    n, offset = page.nslots, page.record_end
+    page.nslots = n + len(datas)
+    page.buf[offset:offset + need - SLOT_SIZE * len(datas)] = b"".join(datas)
+    for s, data in enumerate(datas, n):
+        page._set_slot(s, offset, len(data))
+        offset += len(data)
+    page.record_end = offset
+    page.nfree -= need
+    return True
 
 
 def remove_slots(page: SlottedPage, idx: int, count: int) -> list[bytes]:

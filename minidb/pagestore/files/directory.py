@@ -24,6 +24,11 @@ and, for an INDEX only (:mod:`minidb.pagestore.btree`), after those 14 bytes::
       15     2  dlen    length of the key descriptor
       17  dlen  kdesc   the key descriptor, ASCII (e.g. ``i4,str``)
 
+and, for a *named* index only, after the key descriptor (absent: no name)::
+
+       0     1  nlen    length of the name
+       1  nlen  name    the index's name, UTF-8 (unique on the volume)
+
 Entries are added and removed inside the creating or destroying
 transaction, with the same logged record operations as any file
 (``rec_insert``, ``rec_remove``, undone by CLRs), so a file whose creation
@@ -70,12 +75,14 @@ class SInfo:
     root: int = 0
     unique: bool = False  # an INDEX's
     kdesc: bytes = b""  # an INDEX's key descriptor
+    name: str = ""  # a named INDEX's name (empty: none)
 
     def pack(self) -> bytes:
         fixed = SINFO.pack(self.snum, int(self.kind), self.large, self.root)
         if self.kind != StoreKind.INDEX:
             return fixed
-        return fixed + SINFO_INDEX.pack(int(self.unique), len(self.kdesc)) + self.kdesc
+        named = bytes([len(self.name.encode())]) + self.name.encode() if self.name else b""
+        return fixed + SINFO_INDEX.pack(int(self.unique), len(self.kdesc)) + self.kdesc + named
 
     @classmethod
     def unpack(cls, data: bytes) -> "SInfo":
@@ -84,7 +91,9 @@ class SInfo:
             return cls(snum, StoreKind(kind), large, root)
         unique, dlen = SINFO_INDEX.unpack_from(data, SINFO.size)
         start = SINFO.size + SINFO_INDEX.size
-        return cls(snum, StoreKind(kind), large, root, bool(unique), bytes(data[start:start + dlen]))
+        end = start + dlen
+        name = bytes(data[end + 1:end + 1 + data[end]]).decode() if len(data) > end else ""
+        return cls(snum, StoreKind(kind), large, root, bool(unique), bytes(data[start:end]), name)
 
 
 class Directory:
