@@ -59,6 +59,7 @@ from minidb.pagestore.btree import check_tree
 from minidb.pagestore.btree.keyed import leaf_entry
 from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.ids import PageId, StoreId
+from minidb.pagestore.lock import LockManager, LockTimeout
 from minidb.pagestore.pages.page import SLOT_SIZE
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.transactions.xct import Xct
@@ -145,17 +146,23 @@ class Demo:
     crashed: str = ""
     restarts: list[str] = field(default_factory=list)
     cuts: dict[int, int] = field(default_factory=dict)  # a crash_in_split's step -> the pieces on the disk
+    waiting: dict[str, tuple] = field(default_factory=dict)  # name -> the operation waiting for a lock
 
     def __post_init__(self) -> None:
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         **self.options())
+        self._locking()
         t = self.sm.begin()
         self.index: StoreId = self.sm.create_index(t, "i4")
         self.sm.commit(t)
 
     @staticmethod
     def options() -> dict[str, Any]:
-        return dict(frames=FRAMES, buffer_size=1, clock=_clock)
+        """A fresh lock manager each time (a restart starts with an empty lock table)."""
+        return dict(frames=FRAMES, buffer_size=1, clock=_clock, locking=LockManager(escalation_threshold=None))
+
+    def _locking(self) -> None:
+        self.sm.indexes.lock_timeout = 0  # a lock another transaction holds: the operation waits (see run_one)
 
     def run(self, script: Sequence[tuple]) -> None:
         for op in script:
@@ -167,10 +174,57 @@ class Demo:
     def run_one(self, step: int, op: tuple) -> str:
         if self.crashed and op[0] != "restart":
             raise script_error(step, op, f"the disk crashed ({self.crashed}): restart first")
+        if len(op) > 1 and op[1] in self.waiting:
+            raise script_error(step, op, f"{op[1]} waits for a lock ({self.waiting[op[1]]!r}): end the "
+                                         f"transaction that holds it first")
         try:
-            return getattr(self, "_" + op[0])(step, op, *op[1:])
+            said = getattr(self, "_" + op[0])(step, op, *op[1:])
+        except LockTimeout:  # the lock manager would make it wait: it runs again when a transaction ends
+            self.waiting[op[1]] = op
+            return f"{op[1]} waits: {self._holder(op)}"
         except MinidbError as error:
             raise script_error(step, op, str(error)) from error
+        if op[0] in ("commit", "abort"):
+            said += "".join(self._resume(step))
+        return said
+
+    def _holder(self, op: tuple) -> str:
+        """Which key-value lock the waiting ``op`` needs, and who holds it (ARIES/KVL: an insert or a remove
+        locks the key after its own, so that no scan over it misses the change)."""
+        others = self.locks(exclude=self.xcts[op[1]])
+        key = op[2] if len(op) > 2 else None
+        after = min((k for k in self.entries() if key is not None and k > key), default="EOF")
+        wanted = {"insert": [after], "remove": [key, after], "crash_in_split": [after]}.get(op[0], [key, after])
+        for k in wanted:
+            if k in others:
+                who = ", ".join(f"{name} ({mode})" for name, mode in others[k])
+                return f"it needs the key-value lock of {k}, which {who} holds"
+        return "a key-value lock it needs is held by another transaction"
+
+    def _resume(self, step: int) -> list[str]:
+        """Run again the operations that waited, now that a transaction has ended."""
+        said = []
+        for name, op in list(self.waiting.items()):
+            del self.waiting[name]
+            try:
+                said.append(f"; then {name} goes on: {getattr(self, '_' + op[0])(step, op, *op[1:])}")
+            except LockTimeout:
+                self.waiting[name] = op
+        return said
+
+    def locks(self, exclude: Xct | None = None) -> dict[Any, list[tuple[str, str]]]:
+        """The index's key-value locks: key (or ``"EOF"``) -> [(transaction, mode)], in key order."""
+        manager = self.sm.xcts.locks.manager
+        found: dict[Any, list[tuple[str, str]]] = {}
+        for name, xct in self.xcts.items():
+            if xct is exclude:
+                continue
+            for lock_id, mode in manager.held(xct).items():
+                if lock_id.code == "k" and lock_id.key:
+                    text = self.sm.indexes.lock_name(lock_id)
+                    key = text[text.rindex(".") + 1:-1]
+                    found.setdefault(int(key) if key.lstrip("-").isdigit() else key, []).append((name, mode.name))
+        return dict(sorted(found.items(), key=lambda item: (item[0] == "EOF", item[0] if item[0] != "EOF" else 0)))
 
     def _xct(self, step: int, op: tuple, name: object) -> Xct:
         if name not in self.xcts:
@@ -276,6 +330,8 @@ class Demo:
         if not self.crashed:
             raise script_error(step, op, "the disk has not crashed: crash first")
         self.sm = StorageManager.open(self.disk, restart_trace=False, **self.options())
+        self._locking()
+        self.waiting.clear()
         names = {xct.txn_id: name for name, xct in self.xcts.items()}
         for name in list(self.xcts):
             self._end(name, "was rolled back by restart")
@@ -366,7 +422,8 @@ def btree_step(step: int, script: Sequence[Sequence[Any]] = SCRIPT, draw: bool =
         rows = tuple(demo.rows(step - 1))
     changed = tuple(sorted({r.page.page for r in rows if r.page is not None and r.page.store == demo.index.store}))
     title = f"the index after step {step} {op!r}" if op else "the empty index"
-    figure = tree_graph(pic, title=title, changed=changed) if draw else None
+    locks = {key: ", ".join(f"{who} {mode}" for who, mode in holders) for key, holders in demo.locks().items()}
+    figure = tree_graph(pic, title=title, changed=changed, locks=locks) if draw else None
     log_figure = None
     if draw and rows:
         root = PageId(demo.index.vol, demo.index.store, pic.root)
