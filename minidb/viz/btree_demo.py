@@ -34,6 +34,13 @@ T6          inserts 130 .. 160 (the last leaf is full again), then 170
             split's pieces physically, then T6's inserts logically
 ==========  =================================================================
 
+:data:`LOCKS_SCRIPT` shows key-value locking: T2 scans 20 .. 40, T3's insert
+of 35 *waits* for T2's locks. The demo sets the index's lock timeout to 0:
+an operation the lock manager would make wait is put aside (its outcome says
+whose lock it needs) and runs again each time a transaction ends; the
+transaction's other operations are refused meanwhile. :data:`LOAD_SCRIPT`
+bulk-loads 28 keys into a new index, which the pictures show from then on.
+
 :func:`btree_step` is the pure function behind the notebook's pictures: it
 runs the first ``k`` steps from a fresh disk and returns the tree's state
 (:class:`~minidb.viz.btree.TreePicture`), its graphviz drawing
@@ -71,6 +78,7 @@ NUM_PAGES, EXT_SZ, PAGE_SIZE = 64, 4, 512
 FRAMES = NUM_PAGES  # the whole volume fits: the disk sees pages only at a checkpoint or a clean shutdown
 ELEMENT = 40  # bytes of every element: the value, padded with zero bytes
 KEY_RANGE = (-2**31, 2**31 - 1)  # i4 keys
+MAX_LOAD = 400  # keys a bulk load may make (the volume has 64 pages)
 MAX_PIECES = 6  # every SMO logs at least 7 entries (the root growing: 7; a leaf split: 9 or 10)
 
 OPS = op_table(
@@ -81,6 +89,9 @@ OPS = op_table(
     Op("scan", ("T", "lo", "hi"), "T reads the keys from lo to hi (both included), in order"),
     Op("commit", ("T",), "T commits"),
     Op("abort", ("T",), "T rolls back: its inserts and removes are undone logically"),
+    Op("bulk_load", ("T", "count", "fill"),
+       "T builds a new index bottom-up from keys 10, 20, .. 10 x count (leaves filled to fill, e.g. 0.9); "
+       "the pictures show it from then on"),
     Op("checkpoint", (), "take a checkpoint (it writes the dirty pages)"),
     Op("crash", (), "the machine fails: the disk keeps what was synced"),
     Op("crash_in_split", ("T", "key", "value", "pieces"),
@@ -117,6 +128,21 @@ SCRIPT: list[tuple] = [
     ("crash_in_split", "T6", 170, "q", 6),
     ("restart",),
 ]
+
+# Notebook 07's two small scripts: T3's insert waits for T2's scan (key-value locks), and a bulk load.
+LOCKS_SCRIPT: list[tuple] = [
+    ("begin", "T1"),
+    *[("insert", "T1", k, v) for k, v in zip(range(10, 70, 10), "abcdef")],
+    ("commit", "T1"),
+    ("begin", "T2"),
+    ("scan", "T2", 20, 40),
+    ("begin", "T3"),
+    ("insert", "T3", 35, "phantom?"),
+    ("scan", "T2", 20, 40),
+    ("commit", "T2"),
+    ("commit", "T3"),
+]
+LOAD_SCRIPT: list[tuple] = [("begin", "T1"), ("bulk_load", "T1", 28, 0.9), ("commit", "T1")]
 
 
 def _clock() -> float:
@@ -297,6 +323,17 @@ class Demo:
     def _end(self, name: str, how: str) -> None:
         del self.xcts[name], self.changes[name]
         self.ended[name] = how
+
+    def _bulk_load(self, step: int, op: tuple, name: object, count: object, fill: object) -> str:
+        xct = self._xct(step, op, name)
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_LOAD:
+            raise script_error(step, op, f"count is how many keys to load: 1 to {MAX_LOAD}, not {count!r}")
+        pairs = [(10 * k, element("v")) for k in range(1, count + 1)]
+        self.index, report = self.sm.bulk_load_index(xct, "i4", pairs, fill=fill)
+        self.committed = {}  # the pictures and the checks follow the new index
+        self.changes[name] = {k: "v" for k, _ in pairs}
+        return (f"{name} bulk-loads {report.rows} keys: {report.leaves} leaves, {report.pages} pages, "
+                f"height {report.height}")
 
     def _checkpoint(self, step: int, op: tuple) -> str:
         return f"checkpoint at {self.sm.checkpoint().begin}"

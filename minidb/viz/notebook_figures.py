@@ -171,7 +171,8 @@ def _log_space_lecture() -> list[Callable[[], Figure]]:
 
 def _btree_lecture() -> list[Callable[[], Picture]]:
     """The pictures of 07_btree, in the notebook's order (its default script; trees are graphviz graphs)."""
-    from minidb.viz.btree_demo import SCRIPT, btree_step
+    from minidb.viz.btree import tree_graph
+    from minidb.viz.btree_demo import LOAD_SCRIPT, LOCKS_SCRIPT, SCRIPT, btree_step
 
     def tree(k: int) -> Callable[[], Picture]:
         return lambda: btree_step(k).figure
@@ -179,8 +180,12 @@ def _btree_lecture() -> list[Callable[[], Picture]]:
     def log(k: int) -> Callable[[], Picture]:
         return lambda: btree_step(k).log_figure
 
+    def loaded(levels: int | None, title: str) -> Callable[[], Picture]:
+        return lambda: tree_graph(btree_step(len(LOAD_SCRIPT), LOAD_SCRIPT).picture, levels=levels, title=title)
+
     return [tree(10), tree(12), log(12), tree(17), tree(19), log(19), tree(21), log(21), tree(30),
-            log(len(SCRIPT)), tree(len(SCRIPT))]
+            log(len(SCRIPT)), tree(len(SCRIPT)), lambda: btree_step(12, LOCKS_SCRIPT).figure,
+            loaded(1, "first the leaves, left to right"), loaded(None, "then the level above them: the root")]
 
 
 @lru_cache(maxsize=1)

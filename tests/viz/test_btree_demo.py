@@ -6,7 +6,8 @@ import json
 import pytest
 
 from minidb.viz.btree import smo_spans, tree_graph
-from minidb.viz.btree_demo import OPS, SCRIPT, btree_explorer, btree_step, run_script, show_step
+from minidb.viz.btree_demo import (LOAD_SCRIPT, LOCKS_SCRIPT, OPS, SCRIPT, btree_explorer, btree_step, run_script,
+                                   show_step)
 from minidb.viz.script import ScriptError
 
 from tests.viz.helpers import ROOT
@@ -26,10 +27,46 @@ def layout(step: int, script=SCRIPT) -> dict[int, tuple]:
     return {p.number: p.keys for p in btree_step(step, script, draw=False).picture.pages}
 
 
-def test_the_notebook_shows_the_default_script():
+@pytest.mark.parametrize("name, script", [("script", SCRIPT), ("locks_script", LOCKS_SCRIPT),
+                                          ("load_script", LOAD_SCRIPT)])
+def test_the_notebook_shows_the_scripts(name, script):
     cells = json.loads((ROOT / "notebooks" / "07_btree.ipynb").read_text(encoding="utf-8"))["cells"]
-    [cell] = [c for c in cells if c["cell_type"] == "code" and "".join(c["source"]).startswith("script = [")]
-    assert ast.literal_eval(ast.parse("".join(cell["source"])).body[0].value) == SCRIPT
+    [cell] = [c for c in cells if c["cell_type"] == "code" and "".join(c["source"]).startswith(f"{name} = [")]
+    assert ast.literal_eval(ast.parse("".join(cell["source"])).body[0].value) == script
+
+
+# -- key-value locks and bulk load ---------------------------------------------------------------------------------
+def test_a_scan_locks_its_keys_and_the_next_and_an_insert_into_its_range_waits():
+    waits = step_of(("insert", "T3", 35, "phantom?"), LOCKS_SCRIPT)
+    demo = run_script(LOCKS_SCRIPT, waits)
+    assert demo.locks() == {k: [("T2", "SH")] for k in (20, 30, 40, 50)}
+    assert demo.outcomes[-1].endswith("T3 waits: it needs the key-value lock of 40, which T2 (SH) holds")
+    assert 35 not in demo.entries() and demo.waiting == {"T3": ("insert", "T3", 35, "phantom?")}
+    end = run_script(LOCKS_SCRIPT)
+    assert end.outcomes[12].endswith("T2 scans 20..40: [20, 30, 40]")  # no phantom
+    assert end.outcomes[13].endswith("T2 commits; then T3 goes on: T3 inserts 35")
+    assert 35 in end.entries() and end.check()[0] == [] and end.waiting == {}
+    with pytest.raises(ScriptError, match=r"step 13 .*T3 waits for a lock"):
+        run_script([*LOCKS_SCRIPT[:waits], ("insert", "T3", 36, "x")])
+
+
+def test_an_insert_outside_the_scanned_keys_does_not_wait():
+    script = edited(("insert", "T3", 35, "phantom?"), ("insert", "T3", 65, "x"), LOCKS_SCRIPT)
+    demo = run_script(script, step_of(("insert", "T3", 65, "x"), script))
+    assert demo.outcomes[-1].endswith("T3 inserts 65") and demo.waiting == {}
+
+
+def test_the_bulk_load_fills_leaves_to_the_fill_factor_and_builds_the_root_above():
+    step = btree_step(len(LOAD_SCRIPT), LOAD_SCRIPT)
+    assert step.demo.outcomes[1].endswith("bulk-loads 28 keys: 4 leaves, 5 pages, height 2")
+    assert [p.keys for p in step.picture.leaves()] == [tuple(range(s, s + 70, 10)) for s in (10, 80, 150, 220)]
+    assert step.picture.pages[0].keys == (80, 150, 220) and step.demo.check()[0] == []
+    leaves_only = tree_graph(step.picture, levels=1).source
+    assert f"p{step.picture.root} (root)" not in leaves_only and "p17 level 1" in leaves_only
+    half = run_script(edited(("bulk_load", "T1", 28, 0.9), ("bulk_load", "T1", 28, 0.5), LOAD_SCRIPT))
+    assert half.outcomes[1].endswith("7 leaves, 8 pages, height 2")
+    with pytest.raises(ScriptError, match=r"step 2 .*fill factor 'x' must be a number"):
+        run_script([("begin", "T1"), ("bulk_load", "T1", 28, "x")])
 
 
 # -- the default script: what the notebook shows ------------------------------------------------------------------
@@ -161,8 +198,8 @@ def test_a_step_after_a_crash_needs_a_restart_and_a_duplicate_is_named():
 
 
 def test_the_operations_table_names_every_operation():
-    assert set(OPS) == {"begin", "insert", "remove", "lookup", "scan", "commit", "abort", "checkpoint", "crash",
-                        "crash_in_split", "restart"}
+    assert set(OPS) == {"begin", "insert", "remove", "lookup", "scan", "commit", "abort", "bulk_load", "checkpoint",
+                        "crash", "crash_in_split", "restart"}
 
 
 # -- pictures and the control ----------------------------------------------------------------------------------
