@@ -1,6 +1,7 @@
 """Transports and the handshake: the same tests on the scripted in-memory network and on real TCP sockets."""
 
 import struct
+from pathlib import Path
 import threading
 import zlib
 
@@ -241,7 +242,8 @@ def test_a_handshake_with_another_process_over_tcp():
         "h.channel.send(wire.encode('bank', 'Ack', txn_id=12, vlsn=40))\n"
         "h.channel.close()\n"
     )
-    child = subprocess.Popen([sys.executable, "-c", script, listener.address], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", script, listener.address], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).parents[2])  # the repository root: its minidb
     try:
         acceptor = HandshakeAcceptor(accept(net, listener), GROUP, "n1")
         assert acceptor.poll(timeout=10) == GROUP.node("n3")
