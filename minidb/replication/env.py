@@ -266,8 +266,7 @@ class ReplicatedEnvironment:
             if self.state is not NodeState.REPLICA:
                 raise ReplayError(f"node {self.node_name} is {self.state.value}: only a replica replays the "
                                   f"master's entries (VLSN {vlsn})")
-            current = self.range
-            expected = (current.last if not current.is_empty else self.vlsn_index.allocator.last) + 1
+            expected = self.next_stream_vlsn
             if vlsn != expected:
                 raise ReplayError(f"node {self.node_name} expects VLSN {expected} next; the master's {type_name} "
                                   f"has VLSN {vlsn}")
@@ -275,6 +274,12 @@ class ReplicatedEnvironment:
             self.vlsn_index.allocator.reset(vlsn)
             env.after_operation()
             return lsn
+
+    @property
+    def next_stream_vlsn(self) -> int:
+        """The VLSN this node's stream continues with (what a replica asks its feeder for)."""
+        current = self.range
+        return (current.last if not current.is_empty else self.vlsn_index.allocator.last) + 1
 
     def _replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None) -> LSN:
         env = self.env

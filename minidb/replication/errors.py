@@ -74,10 +74,16 @@ class ReplayError(MinidbError):
     """A replica cannot replay an entry of the master's stream (out of VLSN order, an unknown transaction)."""
 
 
+class FeederError(MinidbError):
+    """A feeder cannot serve a replica (it is not the master, the replica asks for VLSNs it no longer
+    holds or has not logged yet)."""
+
+
 class TailTruncationError(VLSNRangeError):
     """``truncate_from_tail`` was called outside a syncup rollback: a crash would undo it."""
 
 
 __all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
            "ReplicationNetworkError", "WireFormatError", "WireVersionError", "HandshakeError", "ConnectionClosedError",
-           "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError"]
+           "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError",
+           "FeederError"]

@@ -40,7 +40,8 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
     0x02  HandshakeOk          node_name STR                        built
     0x03  HandshakeRefused     reason STR                           built
     0x10  StartStream          start_vlsn U64                       built
-    0x11  Entry                vlsn U64, entry BYTES                built
+    0x11  Entry                vlsn U64, type_code U8,              built
+                               db_name STR, item BYTES
     0x12  Ack                  txn_id I64, vlsn U64                 built
     0x13  Heartbeat            master_vlsn U64, time_ms U64         built
     0x14  HeartbeatResponse    replica_vlsn U64, time_ms U64        built
@@ -52,6 +53,10 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
     0x31  EntryInfo            reserved
     0x32  EntryNotFound        reserved
     0x33  RestoreRequest       reserved (a network restore is needed)
+
+An ``Entry`` carries one replicated log entry: its VLSN, its type code and
+its item exactly as the master logged it (the log's field table), and, for
+an LN, the name of its database (database ids are node-local; "" otherwise).
 
 A reserved code is known (a frame of that type is not "unknown") but cannot
 be encoded or decoded yet: the part that builds it adds its fields.
@@ -69,7 +74,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from minidb.log.fields import BYTES, I64, STR, U32, U64, ItemFormatError, Kind, decode_fields, encode_fields
+from minidb.log.fields import BYTES, I64, STR, U8, U32, U64, ItemFormatError, Kind, decode_fields, encode_fields
 from minidb.replication.errors import WireFormatError, WireVersionError
 
 MAGIC = b"MDBR"
@@ -101,7 +106,7 @@ MESSAGE_TYPES = [
     MessageType("HandshakeOk", 0x02, (("node_name", STR),)),
     MessageType("HandshakeRefused", 0x03, (("reason", STR),)),
     MessageType("StartStream", 0x10, (("start_vlsn", U64),)),
-    MessageType("Entry", 0x11, (("vlsn", U64), ("entry", BYTES))),
+    MessageType("Entry", 0x11, (("vlsn", U64), ("type_code", U8), ("db_name", STR), ("item", BYTES))),
     MessageType("Ack", 0x12, (("txn_id", I64), ("vlsn", U64))),
     MessageType("Heartbeat", 0x13, (("master_vlsn", U64), ("time_ms", U64))),
     MessageType("HeartbeatResponse", 0x14, (("replica_vlsn", U64), ("time_ms", U64))),

@@ -20,7 +20,7 @@ def test_the_documented_handshake_bytes():
     ("HandshakeOk", {"node_name": "nœud-1"}),
     ("HandshakeRefused", {"reason": "node n9 is not a member of group g"}),
     ("StartStream", {"start_vlsn": 17}),
-    ("Entry", {"vlsn": 2**40, "entry": bytes(range(256)) * 3}),
+    ("Entry", {"vlsn": 2**40, "type_code": 0x41, "db_name": "accounts", "item": bytes(range(256)) * 3}),
     ("Ack", {"txn_id": -7, "vlsn": 3}),
     ("Heartbeat", {"master_vlsn": 9, "time_ms": 1_700_000_000_000}),
     ("HeartbeatResponse", {"replica_vlsn": 0, "time_ms": 1}),
@@ -72,7 +72,7 @@ def test_an_oversize_frame_is_refused_from_its_header_alone():
 
 
 def test_frames_arrive_in_pieces():
-    frames = [wire.encode("g", "Entry", vlsn=v, entry=b"x" * v) for v in range(1, 6)]
+    frames = [wire.encode("g", "Entry", vlsn=v, type_code=0x40, db_name="", item=b"x" * v) for v in range(1, 6)]
     stream = b"".join(frames)
     buffer = wire.FrameBuffer("peer")
     got = []
