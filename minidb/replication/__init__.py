@@ -11,8 +11,9 @@ truncation from the head and from the tail (the latter only inside a syncup
 rollback), the ``Matchpoint`` entry; the group's foundation: nodes and their
 states (only the master writes and allocates VLSNs; a replica replays the
 master's entries with the master's VLSNs and txn ids), the wire format, two
-transports (in-memory and TCP) and the handshake. Not built yet: feeders,
-acks, elections, syncup and its rollback. Where the
+transports (in-memory and TCP) and the handshake, feeders and replicas
+streaming the log by VLSN. Not built yet: durability by acks, elections,
+syncup and its rollback. Where the
 modules mention them, they describe the callers the index is made for (a
 feeder reads forward by VLSN and waits for new ones; syncup searches backward
 and truncates the tail); tests, the tour and notebook 12 play those callers.
@@ -25,6 +26,7 @@ Public surface::
     wire                                     the framed message format: encode, decode, Message (wire.py)
     InMemoryNetwork, TcpNetwork,             two transports with one interface; the handshake
     HandshakeAcceptor, HandshakeInitiator    (network.py)
+    Feeder, Replica                          the stream from the master to a replica (feeder.py, replica.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
@@ -46,15 +48,17 @@ from minidb.replication.bucket import GhostBucket, VLSNBucket
 from minidb.replication.config import VLSN_INDEX_DB, VLSNIndexConfig
 from minidb.replication import wire
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
-from minidb.replication.errors import (ConnectionClosedError, GroupConfigError, HandshakeError, IndexClosedError,
+from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
                                        ReplayError, ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
                                        UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
                                        WaitTimeoutError, WireFormatError, WireVersionError)
+from minidb.replication.feeder import Feeder
 from minidb.replication.group import NodeState, RepGroup, RepNode
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
 from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES
 from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
+from minidb.replication.replica import Replica
 from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge
 from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner
 from minidb.replication.tracker import VLSNTracker
@@ -71,5 +75,5 @@ __all__ = [
     "ReplicatedDatabase", "RepGroup", "RepNode", "NodeState", "wire", "InMemoryNetwork", "TcpNetwork",
     "HandshakeAcceptor", "HandshakeInitiator", "ReplicationNetworkError", "WireFormatError", "WireVersionError",
     "HandshakeError", "ConnectionClosedError", "GroupConfigError", "ReplicaWriteError", "UnknownMasterError",
-    "ReplayError", "TailTruncationError",
+    "ReplayError", "TailTruncationError", "FeederError", "Feeder", "Replica",
 ]
