@@ -60,9 +60,12 @@ class Feeder:
     def group_name(self) -> str:
         return self.master.group.name if self.master.group is not None else "standalone"
 
-    def pump(self, limit: int | None = None) -> int:
-        """Read what the replica sent, then send the entries it still lacks (at most ``limit``)."""
-        self._read_messages()
+    def pump(self, limit: int | None = None, timeout: float | None = 0) -> int:
+        """Read what the replica sent, then send the entries it still lacks (at most ``limit``).
+
+        ``timeout``: how long to wait for a first message (over TCP; the in-memory network never waits).
+        """
+        self._read_messages(timeout)
         if self.next_vlsn is None:
             return 0
         if self.master.state is not NodeState.MASTER:
@@ -80,8 +83,9 @@ class Feeder:
         self.sent += sent
         return sent
 
-    def _read_messages(self) -> None:
-        while (message := self.channel.receive(timeout=0)) is not None:
+    def _read_messages(self, timeout: float | None) -> None:
+        while (message := self.channel.receive(timeout)) is not None:
+            timeout = 0
             if message.type == "StartStream":
                 self._start(message["start_vlsn"])
             elif message.type == "Ack":

@@ -41,9 +41,10 @@ class Replica:
         channel.send(wire.encode(env.group.name, "StartStream", start_vlsn=self.start_vlsn))
 
     def pump(self, timeout: float | None = 0) -> int:
-        """Replay every entry that has arrived; how many."""
+        """Replay every entry that has arrived (waiting up to ``timeout`` for a first one, over TCP); how many."""
         done = 0
         while (message := self.channel.receive(timeout)) is not None:
+            timeout = 0
             if message.type != "Entry":
                 continue
             entry_type = type_by_code(message["type_code"])

@@ -148,3 +148,52 @@ def test_a_feeder_refuses_what_it_cannot_serve():
     group.net.deliver()
     with pytest.raises(FeederError, match="node n1 is REPLICA: only the master feeds replica n3"):
         group.feeders["n3"].pump()
+
+
+def test_a_replica_in_another_process_over_tcp_converges():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from minidb.replication.network import TcpNetwork
+
+    net = TcpNetwork()
+    listener = net.listen()
+    group = RepGroup("bank", [RepNode("n1", listener.address), RepNode("n2", "127.0.0.1:1")])
+    master = ReplicatedEnvironment.open(SimDisk("tcp-master"), small_config(), VLSNIndexConfig(stride=3),
+                                        group=group, node_name="n1")
+    master.become_master()
+    workload(master, rounds=3)
+    last_commit = max(v for v, t, _, _ in vlsn_stream(master) if t == "Commit")
+    script = (
+        "import json, sys\n"
+        "from minidb.io import SimDisk\n"
+        "from minidb.replication import ReplicatedEnvironment, RepGroup, RepNode, Replica, TcpNetwork\n"
+        "from minidb.replication.network import HandshakeInitiator\n"
+        "address, last = sys.argv[1], int(sys.argv[2])\n"
+        "group = RepGroup('bank', [RepNode('n1', address), RepNode('n2', '127.0.0.1:1')])\n"
+        "env = ReplicatedEnvironment.open(SimDisk('n2'), group=group, node_name='n2')\n"
+        "h = HandshakeInitiator(TcpNetwork().connect(address, 'n2'), 'bank', group.node('n2'))\n"
+        "assert h.poll(timeout=30) == 'n1'\n"
+        "replica = Replica(env, h.channel, 'n1')\n"
+        "while env.range.last < last:\n"
+        "    replica.pump(timeout=30)\n"
+        "print(json.dumps({n: [[k.hex(), v.hex()] for k, v in env.database(n, create=False).items()]\n"
+        "                  for n in env.env.database_names()}), flush=True)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, listener.address, str(master.range.last)],
+                             stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+    try:
+        acceptor = HandshakeAcceptor(listener.accept(timeout=30), group, "n1")
+        assert acceptor.poll(timeout=30).name == "n2"
+        feeder = Feeder(master, acceptor.channel, "n2")
+        while feeder.acked_vlsn < last_commit:
+            feeder.pump(timeout=30)
+        out, _ = child.communicate(timeout=60)
+        assert child.returncode == 0
+        expected = {n: [[k.hex(), v.hex()] for k, v in items] for n, items in committed(master).items()}
+        assert json.loads(out) == expected and feeder.sent == master.range.last
+    finally:
+        child.kill() if child.poll() is None else None
+        listener.close()
