@@ -84,8 +84,8 @@ no scan holds the gap):
 operation                    key-value locks
 ===========================  ==================================================
 lookup (unique index)        SH on the key found, or on the next key if absent
-scan ``[low, high)``         SH on the first key at or past ``high``, then SH on
-                             each entry returned (a non-unique lookup scans)
+scan ``[low, high)``         SH on each entry returned and on the first key at
+                             or past ``high`` (a non-unique lookup scans)
 insert                       IX instant on the next key; EX on the key
 insert of a duplicate        SH on the entry there, then DuplicateKeyError
 remove                       EX on the next key; EX on the key
@@ -100,8 +100,14 @@ end of the index. Each request is made with the leaf latched, as a
 releases every latch, waits unconditionally for the lock (so a latch is
 never held while waiting), and the operation starts again from the root
 (the next key may have changed meanwhile; a lock it then no longer needs
-stays, harmlessly, until commit). A scan waits the same way before an
-entry and goes on from that entry. Why each lock: the insert's IX conflicts
+stays, harmlessly, until commit; an instant lock waited for is kept to
+commit too, so the retry cannot lose it again). A scan waits the same way
+and goes on from just past the last entry it locked. A forward scan locks,
+before it lets go of a leaf, the key after the last entry it took there
+(the first of the next leaf, or the one past the range): between leaves no
+latch is held, and the gap must be guarded before an insert can get into
+it; a backward scan takes the key past the range first, and each leaf's
+guard is the entry it has already locked to the right. Why each lock: the insert's IX conflicts
 with a scanner's SH on the next key (the gap it read is closed); the
 remove's EX on the next key makes a scanner of the gap wait, so it cannot
 see the removed key missing and then, after a rollback re-inserts it,
