@@ -86,8 +86,8 @@ no scan holds the gap):
 operation                    key-value locks
 ===========================  ==================================================
 lookup (unique index)        SH on the key found, or on the next key if absent
-scan ``[low, high)``         SH on the first key at or past ``high``, then SH on
-                             each entry returned (a non-unique lookup scans)
+scan ``[low, high)``         SH on each entry returned and on the first key at
+                             or past ``high`` (a non-unique lookup scans)
 insert                       IX instant on the next key; EX on the key
 insert of a duplicate        SH on the entry there, then DuplicateKeyError
 remove                       EX on the next key; EX on the key
@@ -102,8 +102,14 @@ end of the index. Each request is made with the leaf latched, as a
 releases every latch, waits unconditionally for the lock (so a latch is
 never held while waiting), and the operation starts again from the root
 (the next key may have changed meanwhile; a lock it then no longer needs
-stays, harmlessly, until commit). A scan waits the same way before an
-entry and goes on from that entry. Why each lock: the insert's IX conflicts
+stays, harmlessly, until commit; an instant lock waited for is kept to
+commit too, so the retry cannot lose it again). A scan waits the same way
+and goes on from just past the last entry it locked. A forward scan locks,
+before it lets go of a leaf, the key after the last entry it took there
+(the first of the next leaf, or the one past the range): between leaves no
+latch is held, and the gap must be guarded before an insert can get into
+it; a backward scan takes the key past the range first, and each leaf's
+guard is the entry it has already locked to the right. Why each lock: the insert's IX conflicts
 with a scanner's SH on the next key (the gap it read is closed); the
 remove's EX on the next key makes a scanner of the gap wait, so it cannot
 see the removed key missing and then, after a rollback re-inserts it,
@@ -126,10 +132,10 @@ and the root holds one separator, the first key of p(1.3.10).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from minidb.log.lsn import LSN
 from minidb.pagestore.btree.keydesc import successor
@@ -148,6 +154,9 @@ from minidb.pagestore.transactions.xct import log_xct_entry
 from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.wal.logdef import BTREE_INSERT, BTREE_REMOVE, COMPENSATE
 from minidb.pagestore.wal.logrec import LogContext, apply_and_log, undo_handler
+
+
+_T = TypeVar("_T")
 
 
 class DuplicateKeyError(BadRequestError):
@@ -234,8 +243,21 @@ class Tree:
             raise _MustWait(lock_id, mode, duration)
 
     def _wait(self, xct: LogContext, wait: _MustWait) -> None:
-        """The unconditional request, with no latch held (may raise a lock timeout or DeadlockVictim)."""
-        self.locks.lock(xct, wait.lock_id, wait.mode, wait.duration, self.lock_timeout)
+        """The unconditional request, with no latch held (may raise a lock timeout or DeadlockVictim).
+
+        An instant lock waited for is kept to commit: the operation's next
+        attempt then finds it held, where an instant one could be lost to
+        another transaction again and again (which would starve the insert).
+        """
+        self.locks.lock(xct, wait.lock_id, wait.mode, "long", self.lock_timeout)
+
+    def _until_granted(self, xct: LogContext | None, attempt: Callable[[], _T]) -> _T:
+        """``attempt()`` (from the root, unfixing what it fixed) again after each lock it had to wait for."""
+        while True:
+            try:
+                return attempt()
+            except _MustWait as wait:
+                self._wait(xct, wait)
 
     def _next_sk(self, page: SlottedPage, i: int) -> bytes | None:
         """The sort key of the first entry at slot ``i`` or after on leaf ``page`` (fixed), else on the leaves
@@ -256,20 +278,15 @@ class Tree:
         return None
 
     def _lock_past(self, xct: LogContext, high: bytes | None) -> None:
-        """SH on the first key at or past ``high`` (None: the end of the index), waiting if need be."""
-        while True:
-            if high is None:
-                self.locks.lock(xct, self._kvl(None), "SH", "long", self.lock_timeout)
-                return
-            page, _ = self.descend(high, SH)
-            try:
-                self._lock(xct, self._next_sk(page, KeyedPage(page).position(high, self.unique)), "SH")
-                return
-            except _MustWait as wait:
-                waiting = wait
-            finally:
-                self.bp.unfix(page)
-            self._wait(xct, waiting)
+        """SH on the first key at or past ``high`` (None: the end of the index)."""
+        if high is None:
+            self.locks.lock(xct, self._kvl(None), "SH", "long", self.lock_timeout)
+            return
+        page, _ = self.descend(high, SH)
+        try:
+            self._lock(xct, self._next_sk(page, KeyedPage(page).position(high, self.unique)), "SH")
+        finally:
+            self.bp.unfix(page)
 
     # -- searching -----------------------------------------------------------------------------
     def descend(self, sk: bytes, mode: LatchMode = SH, below: bool = False) -> tuple[SlottedPage, Fences]:
@@ -311,19 +328,18 @@ class Tree:
         """
         if not self.unique:
             return [el for _, el in self.scan(key, successor(key), xct=xct)]
-        while True:
-            page, _ = self.descend(key, SH)
-            try:
-                kp = KeyedPage(page)
-                i = kp.position(key, True)
-                found = self._next_sk(page, i)
-                self._lock(xct, found, "SH")
-                return [kp.leaf(i)[1]] if found == key else []
-            except _MustWait as wait:
-                waiting = wait
-            finally:
-                self.bp.unfix(page)
-            self._wait(xct, waiting)
+        return self._until_granted(xct, lambda: self._find_unique(key, xct))
+
+    def _find_unique(self, key: bytes, xct: LogContext | None) -> list[bytes]:
+        page, _ = self.descend(key, SH)
+        try:
+            kp = KeyedPage(page)
+            i = kp.position(key, True)
+            found = self._next_sk(page, i)
+            self._lock(xct, found, "SH")
+            return [kp.leaf(i)[1]] if found == key else []
+        finally:
+            self.bp.unfix(page)
 
     def scan(self, low: bytes | None, high: bytes | None, backward: bool = False,
              xct: LogContext | None = None) -> Iterator[tuple[bytes, bytes]]:
@@ -335,24 +351,31 @@ class Tree:
         leaf with none in range), so the scan goes on correctly after
         concurrent splits. Forward and backward alike.
 
-        Locks (for ``xct``): first SH on the first key at or past ``high``
-        (the end of the index if none, or if ``high`` is None), then SH on
-        each entry before it is returned; an entry whose lock is not granted
-        at once ends the leaf's batch, and the scan waits with no latch held
-        and goes on from that entry by a fresh descent.
+        Locks (for ``xct``): SH on each entry before it is returned, and on
+        the first key past the range (the end of the index if none). A
+        backward scan locks that key first; a forward scan locks, before it
+        lets go of each leaf, the key after the last entry it took there
+        (on the leaves to the right if need be), so the gap up to the next
+        leaf is guarded before another transaction can insert into it; on
+        the last leaf that key is the one past the range. A lock not granted
+        at once ends the leaf's batch: the scan waits with no latch held and
+        goes on from there by a fresh descent.
         """
         locking = self.locks is not None and xct is not None
-        if locking:
-            self._lock_past(xct, high)
+        if locking and backward:
+            self._until_granted(xct, lambda: self._lock_past(xct, high))
         cursor: bytes | None = high if backward else (low or b"")
         done = False
         while not done:
             page, fences = self.descend(cursor, SH, below=backward)
             waiting = None
             try:
+                start = cursor
                 batch, cursor = self._leaf_batch(KeyedPage(page), fences, low, high, cursor, backward)
                 if locking:
-                    batch, cursor, waiting = self._lock_batch(xct, batch, cursor, backward)
+                    batch, cursor, waiting = self._lock_batch(xct, batch, start, cursor, backward)
+                if locking and not backward and waiting is None:
+                    cursor, waiting = self._lock_after(xct, page, batch, start, cursor)
             finally:
                 self.bp.unfix(page)
             done = cursor is None
@@ -360,16 +383,31 @@ class Tree:
             if waiting is not None:
                 self._wait(xct, waiting)
 
-    def _lock_batch(self, xct: LogContext, batch: list[tuple[bytes, bytes]], cursor: bytes | None,
-                    backward: bool) -> tuple[list[tuple[bytes, bytes]], bytes | None, _MustWait | None]:
-        """SH on each entry of the batch, while granted at once; the first one that is not ends it, and the
-        scan goes on from it (a backward cursor is exclusive: the smallest sort key past the entry's)."""
+    def _lock_after(self, xct: LogContext, page: SlottedPage, batch: list[tuple[bytes, bytes]], start: bytes,
+                    cursor: bytes | None) -> tuple[bytes | None, _MustWait | None]:
+        """Forward: SH on the key after the batch, leaf still fixed; if it must be waited for, the scan
+        goes on from just after the batch (an entry may come into the gap before the lock is granted)."""
+        after = sort_key(*batch[-1], self.unique) + b"\x00" if batch else start
+        try:
+            self._lock(xct, self._next_sk(page, KeyedPage(page).position(after, self.unique)), "SH")
+        except _MustWait as wait:
+            return after, wait
+        return cursor, None
+
+    def _lock_batch(self, xct: LogContext, batch: list[tuple[bytes, bytes]], start: bytes | None,
+                    cursor: bytes | None, backward: bool
+                    ) -> tuple[list[tuple[bytes, bytes]], bytes | None, _MustWait | None]:
+        """SH on each entry of the batch, while granted at once. The first one that is not ends the batch,
+        and the scan goes on from just past the last entry locked (``start`` if none), not from the entry
+        waited for: another entry may come into the gap before it while the scan waits."""
         for n, (k, e) in enumerate(batch):
-            sk = sort_key(k, e, self.unique)
             try:
-                self._lock(xct, sk, "SH")
+                self._lock(xct, sort_key(k, e, self.unique), "SH")
             except _MustWait as wait:
-                return batch[:n], sk + b"\x00" if backward else sk, wait
+                if not n:
+                    return [], start, wait
+                last = sort_key(*batch[n - 1], self.unique)
+                return batch[:n], last if backward else last + b"\x00", wait
         return batch, cursor, None
 
     def _leaf_batch(self, kp: KeyedPage, fences: Fences, low: bytes | None, high: bytes | None,
@@ -400,11 +438,7 @@ class Tree:
         self._check_size(key, el)
         sk = sort_key(key, el, self.unique)
         need = len(leaf_entry(key, el)) + SLOT_SIZE
-        while True:
-            try:
-                return self._insert_once(xct, key, el, sk, need)
-            except _MustWait as wait:
-                self._wait(xct, wait)
+        self._until_granted(xct, lambda: self._insert_once(xct, key, el, sk, need))
 
     def _insert_once(self, xct: LogContext, key: bytes, el: bytes, sk: bytes, need: int) -> None:
         page, _ = self.descend(sk, EX)
@@ -535,11 +569,7 @@ class Tree:
         if el is None and not self.unique:
             raise BadRequestError(f"{self.root}: a non-unique index removes a key with its element")
         sk = key if self.unique else key + el
-        while True:
-            try:
-                return self._remove_once(xct, key, el, sk)
-            except _MustWait as wait:
-                self._wait(xct, wait)
+        return self._until_granted(xct, lambda: self._remove_once(xct, key, el, sk))
 
     def _remove_once(self, xct: LogContext, key: bytes, el: bytes | None, sk: bytes) -> bytes:
         page, _ = self.descend(sk, EX)

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from minidb.pagestore import check_tree
-from minidb.pagestore.btree import DuplicateKeyError, KeyNotFoundError
+from minidb.pagestore.btree import DuplicateKeyError, KeyedPage, KeyNotFoundError
 from minidb.pagestore.lock import DeadlockVictim, Interleaving, LockManager, LockTimeout
 
 from tests.pagestore.sm_helpers import new_sm
@@ -108,6 +108,31 @@ def test_an_insert_into_a_scanned_range_waits_for_the_scanner_no_phantom(key):
         assert insert.status == "done"
         script.run(t2, "commit", lambda: sm.commit(t2))
     assert keys_of(sm, ix) == sorted([10, 15, 25, key])
+
+
+def test_a_scan_guards_the_gap_to_the_next_leaf_before_it_leaves_a_leaf():
+    """T1 has taken the first leaf's entries of a scan, not yet the next leaf's: an insert between the two
+    leaves must wait all the same (its next key, the next leaf's first, is locked already)."""
+    sm, lm, ix = locked_index(keys=())
+    with sm.transaction() as t:
+        for k in range(0, 60, 2):
+            sm.index_insert(t, ix, k, b"e" * 40)
+    tree = sm.indexes.index(ix).tree(sm.volume)
+    page, _ = tree.descend(b"")
+    first_leaf = [KeyedPage(page).leaf(i)[0] for i in range(KeyedPage(page).count)]
+    sm.bp.unfix(page)
+    gap = sm.indexes.index(ix).desc.decode(first_leaf[-1]) + 1
+    t1, t2 = sm.begin(), sm.begin()
+    scan = sm.index_scan(t1, ix)
+    with Interleaving(lm) as script:
+        script.run(t1, "first leaf", lambda: [next(scan) for _ in first_leaf])
+        insert = script.run(t2, f"insert {gap}", lambda: sm.index_insert(t2, ix, gap, b"t2"))
+        assert insert.status == "blocked"
+        rest = script.run(t1, "the rest", lambda: list(scan))
+        assert gap not in [k for k, _ in rest.result]
+        script.run(t1, "commit", lambda: sm.commit(t1))
+        assert insert.status == "done"
+        script.run(t2, "commit", lambda: sm.commit(t2))
 
 
 def test_an_insert_past_the_last_key_waits_on_the_end_of_index_lock():
