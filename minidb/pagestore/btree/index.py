@@ -2,10 +2,10 @@
 
 An **index** is a store of kind INDEX whose pages form one B+tree
 (:mod:`minidb.pagestore.btree.btree`). Its entry in the store directory
-(:mod:`minidb.pagestore.files.directory`) records its root page, whether it
+(:mod:`minidb.pagestore.directory`) records its root page, whether it
 is unique and its key descriptor (:mod:`minidb.pagestore.btree.keydesc`);
-the :class:`IndexManager` reads it at each operation (the directory caches
-where it is), so an aborted creation or destruction leaves nothing stale.
+the :class:`IndexManager` reads it at each operation (a lookup in the
+directory's B+tree, which the storage manager hands it), so an aborted creation or destruction leaves nothing stale.
 Users give keys as Python values (an int for ``"i4"``, a tuple for
 ``"u2,str"``) and elements as bytes; the manager encodes the keys and hands
 bytes to the tree.
@@ -40,7 +40,7 @@ from minidb.pagestore.btree.btree import Tree, create_tree
 from minidb.pagestore.btree.keydesc import KeyDescriptor, successor
 from minidb.pagestore.btree.verify import check_tree
 from minidb.pagestore.errors import BadRequestError
-from minidb.pagestore.files.directory import SInfo, StoreKind
+from minidb.pagestore.files.sinfo import SInfo, StoreKind
 from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.transactions.xctmgr import all_or_nothing
