@@ -27,7 +27,7 @@ import struct
 from typing import Any
 
 from minidb.pagestore.btree.btree import Tree
-from minidb.pagestore.btree.keydesc import KeyDescriptor
+from minidb.pagestore.btree.keydesc import BadKeyError, KeyDescriptor
 from minidb.pagestore.btree.keyed import max_entry
 from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError
 from minidb.pagestore.ids import PageId, StoreId
@@ -74,11 +74,16 @@ class RootIndex:
 
     def names(self) -> list[tuple[str, int]]:
         """Every (name, store number), in name order."""
-        entries = ((NAME.decode(k), el) for k, el in self.tree.scan(None, None))
-        return [(name, self._snum(name, el)) for name, el in entries]
+        return [(self._name(k), self._snum(self._name(k), el)) for k, el in self.tree.scan(None, None)]
 
     def name_of(self, snum: int) -> str | None:
         return next((name for name, s in self.names() if s == snum), None)
+
+    def _name(self, key: bytes) -> str:
+        try:
+            return NAME.decode(key)
+        except BadKeyError as e:
+            raise PageStoreCorruptionError(f"{self.stid}: a name that does not decode: {e}") from None
 
     def _snum(self, name: str, el: bytes) -> int:
         if len(el) != SNUM.size:
