@@ -6,7 +6,9 @@ and written at any moment): files created and destroyed, small and large
 records created, updated, appended to, truncated, read (some in quarks, whose
 read locks go when they close) and freed, savepoints and partial rollbacks,
 commits (durable or not) and aborts, checkpoints, page cleaning, single page
-writes (which a crash may tear). Some
+writes (which a crash may tear), and (on a generator of their own) named
+indexes created and destroyed, a name taken tried again (it must be
+refused). Some
 transactions also load a LOAD file (unlogged records, forced at commit) or
 use TMP files (unlogged records that no abort undoes: the model keeps them
 outside any transaction); in some seeds, two-phase commit: transactions
@@ -43,8 +45,8 @@ random subset), the crashed disk is opened, which restarts, and:
 1. the commits that survived (their commit point is in the log the crash
    left, read before restart, which may scavenge it) must be a prefix of the commit order, and include every commit whose
    durable ``commit()`` had returned before the crash;
-2. the files and their records must be *exactly* the model's committed
-   state after that prefix: committed data there, uncommitted and aborted
+2. the files and their records, and the named indexes, must be *exactly*
+   the model's committed state after that prefix: committed data there, uncommitted and aborted
    data gone;
 3. each prepared transaction must come back *in doubt* (``in_doubt()``,
    its record and store locks held again, its changes present) unless its
@@ -53,9 +55,11 @@ random subset), the crashed disk is opened, which restarts, and:
    must not be undone. The check then resolves the in-doubt ones (commits
    some, aborts others) and the files must be the committed state plus the
    changes of those it committed;
-4. the volume's maps must be consistent, no transaction active, no store
-   in use but the files' two stores each (so every TMP file is gone, and an
-   uncommitted LOAD file too), each of them REGULAR (a committed LOAD file
+4. the volume's maps must be consistent, the store directory and the root
+   index sound (:func:`~minidb.pagestore.directory.check_directory`), no
+   transaction active, no store in use but the files' two stores each and
+   the named indexes' (so every TMP file is gone, and an uncommitted LOAD
+   file too), each of them REGULAR (a committed LOAD file
    became regular, with all its records, by 2); on a bounded log, no log
    space left reserved, and the log files exactly those from restart's
    checkpoint's file on (restart scavenged the rest), or from the first
