@@ -104,6 +104,7 @@ PAGESTORE_PARTS = {
     "transactions": 5,
     "files": 6,
     "btree": 6.5,
+    "directory": 6.7,
     "restart": 7,
     "sm": 8, "verify": 8, "crashtest": 8, "xct_crashtest": 8, "btree_crashtest": 8, "__init__": 8,
 }

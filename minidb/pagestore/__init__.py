@@ -10,8 +10,9 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     buffer/         latches, clock replacement, the buffer pool and its cleaner
     lock/           Shore's lock manager: modes, hierarchies, queues, Dreadlocks
     transactions/   transactions, the lock step, rollback with CLRs, freeing space, two-phase commit
-    files/          the store directory, files of records and large records, free-space search
+    files/          store descriptors, files of records and large records, free-space search
     btree/          B+trees: keyed pages, key descriptors, splits as nested top actions, logical undo
+    directory/      the store directory (store 1) and the root index (store 2), both B+trees
     restart/        fuzzy checkpoints, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
     verify.py       checking a whole page store (what ``minidb verify`` runs on a volume's directory)
@@ -36,7 +37,10 @@ Public surface::
     LogSpace, OutOfLogSpaceError     (a bounded log: StorageManager(log_size=..., partitions=...))
     IndexManager, Index, KeyDescriptor, DuplicateKeyError, KeyNotFoundError, BadKeyError, check_tree
                                      (B+trees: sm.create_index, index_insert/remove/update/lookup/scan)
-    LoadReport, UnsortedInputError   (bulk load: sm.bulk_load_index, sm.find_index)
+    LoadReport, UnsortedInputError   (bulk load: sm.bulk_load_index)
+    StoreDirectory, RootIndex, check_directory, SInfo, StoreKind, LockProtocol
+                                     (stores 1 and 2: sm.directory, sm.root_index; create_index(name=...),
+                                      sm.find_index, sm.index_names)
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
     RecordWontFitError, BufferPoolFullError, OutOfLogSpaceError; damage (CorruptionError): PageStoreCorruptionError,
     BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
@@ -50,6 +54,8 @@ from minidb.pagestore.btree import (  # also registers the B+tree entries' redo 
     UnsortedInputError, check_tree,
 )
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
+from minidb.pagestore.directory import RootIndex, StoreDirectory, check_directory
+from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
 from minidb.pagestore.errors import (
     BadPageError, BadRequestError, BufferPoolFullError, LogLostError, OutOfLogSpaceError, PageChecksumError,
     PageStoreCorruptionError, PageStoreError, RecordWontFitError, SlotError, TornPageError, VolumeCorruptionError,
@@ -94,5 +100,6 @@ __all__ = [
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
     "StoreProperty", "InDoubt", "GtidError", "LogSpace",
     "OutOfLogSpaceError", "IndexManager", "Index", "KeyDescriptor", "DuplicateKeyError", "KeyNotFoundError",
-    "BadKeyError", "check_tree", "LoadReport", "UnsortedInputError",
+    "BadKeyError", "check_tree", "LoadReport", "UnsortedInputError", "StoreDirectory", "RootIndex",
+    "check_directory", "SInfo", "StoreKind", "LockProtocol",
 ]

@@ -28,7 +28,9 @@ Its parts stay reachable for tests, pictures and the curious: ``sm.log``
 (:mod:`minidb.log`), ``sm.bp`` (the buffer pool), ``sm.volume`` (the volume
 manager), ``sm.xcts`` (the transaction manager), ``sm.files`` (the file
 manager), ``sm.checkpointer``. The record operations are the file
-manager's, repeated here for convenience.
+manager's, repeated here for convenience. ``sm.directory`` is the store
+directory (store 1) and ``sm.root_index`` the root index (store 2), the
+volume's two B+trees (:mod:`minidb.pagestore.directory`).
 
 **Opening** (:meth:`StorageManager.open`) checks that the log is whole
 (:func:`~minidb.pagestore.restart.master.check_volume_and_log`: a volume without its
@@ -55,13 +57,16 @@ checkpoint.
 unique=True)`` makes an index (a store of kind INDEX, its root page in the
 store directory) whose keys the key descriptor types; ``index_insert``,
 ``index_remove``, ``index_update``, ``index_lookup``, ``index_scan`` (ranges
-forward or backward), ``destroy_index``; ``bulk_load_index(t, "i8", pairs,
-fill=0.9, name="ix")`` builds one bottom-up from sorted pairs, logged as a
-LOAD store, found again by ``find_index(name)``; ``sm.indexes`` is the index
-manager. Splits are kept when a transaction rolls back; its keys are undone
-logically. With a lock manager, index operations take key-value locks
-(ARIES/KVL: the key, the next key, ``k(1.5.EOF)`` past the last one);
-:meth:`lock_table` prints the lock table with index keys decoded.
+forward or backward), ``destroy_index``; ``sm.indexes`` is the index
+manager. ``create_index(t, "i4", name="orders")`` also names the index in
+the root index (a name taken is refused, nothing created); ``find_index``
+and ``index_names`` look names up; destroying an index drops its name.
+``bulk_load_index(t, "i8", pairs, fill=0.9, name="ix")`` builds one
+bottom-up from sorted pairs, logged as a LOAD store. Splits are kept when a
+transaction rolls back; its keys are undone logically. With a lock manager,
+index operations take key-value locks (ARIES/KVL: the key, the next key,
+``k(1.5.EOF)`` past the last one); :meth:`lock_table` prints the lock table
+with index keys decoded.
 
 **Store properties**: ``create_file(t, property="tmp")`` (REGULAR, TMP, LOAD,
 INSERT) and ``set_store_property`` choose how much of a file the log
@@ -107,6 +112,7 @@ from minidb.pagestore.btree.index import IndexManager
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.buffer.bufferpool import BufferPool
 from minidb.pagestore.errors import BadRequestError, OutOfLogSpaceError
+from minidb.pagestore.directory import RootIndex, StoreDirectory
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.files.file import FileManager, Policy
 from minidb.pagestore.ids import RecordId, StoreId
@@ -124,7 +130,7 @@ from minidb.pagestore.volume.volume import Volume
 from minidb.pagestore.transactions.prepare import InDoubt
 from minidb.pagestore.transactions.quark import Quark
 from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
-from minidb.pagestore.transactions.xctmgr import XctManager, transaction_block
+from minidb.pagestore.transactions.xctmgr import XctManager, all_or_nothing, transaction_block
 from minidb.pagestore.wal.logspace import LogSpace, checkpoint_size
 
 DEFAULT_PARTITIONS = 8  # Shore's number of log partitions
@@ -142,8 +148,11 @@ class StorageManager:
         self.bp = bp
         self.volume = volume
         self.xcts = XctManager(volume, locking, trace=trace)
-        self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout)
-        self.indexes = IndexManager(volume, self.xcts, self.files.directory)
+        self.directory = StoreDirectory(volume)
+        self.root_index = RootIndex(volume)
+        self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout,
+                                 directory=self.directory)
+        self.indexes = IndexManager(volume, self.xcts, self.directory)
         self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace)
         self.chkpt_every = chkpt_every
         self.scavenging = scavenge
@@ -376,21 +385,45 @@ class StorageManager:
     # -- B+tree indexes (the index manager's operations) ---------------------------------------------
     def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True,
                      name: str | None = None) -> StoreId:
-        """A new, empty B+tree index whose keys ``key_desc`` describes (e.g. ``"i4"``, ``"u2,str"``)."""
-        return self.indexes.create_index(xct, key_desc, unique, name)
+        """A new, empty B+tree index whose keys ``key_desc`` describes (e.g. ``"i4"``, ``"u2,str"``);
+        with ``name``, registered under it in the root index (a name taken is refused first)."""
+        if name is None:
+            return self.indexes.create_index(xct, key_desc, unique)
+        self.root_index.check_new(name)
+        with all_or_nothing(self.xcts, xct):
+            stid = self.indexes.create_index(xct, key_desc, unique)
+            self.root_index.insert(xct, name, stid.store)
+        return stid
 
     def bulk_load_index(self, xct: Xct, key_desc: str | KeyDescriptor, pairs: Iterable[tuple[Any, bytes]],
                         unique: bool = True, fill: float = 0.9, name: str | None = None) -> tuple[StoreId, LoadReport]:
-        """A new index built bottom-up from ``pairs`` sorted by key (a LOAD store until ``xct`` commits);
-        refuses unsorted or duplicate input, leaving nothing (:mod:`minidb.pagestore.btree.bulkload`)."""
-        return self.indexes.bulk_load(xct, key_desc, pairs, unique, fill, name)
-
-    def find_index(self, name: str) -> StoreId | None:
-        """The index created with ``name=name`` (None: none)."""
-        return self.indexes.find_index(name)
+        """A new index built bottom-up from ``pairs`` sorted by key (a LOAD store until ``xct`` commits),
+        named ``name`` in the root index if given; refuses unsorted or duplicate input, leaving nothing
+        (:mod:`minidb.pagestore.btree.bulkload`)."""
+        if name is None:
+            return self.indexes.bulk_load(xct, key_desc, pairs, unique, fill)
+        self.root_index.check_new(name)
+        with all_or_nothing(self.xcts, xct):
+            stid, report = self.indexes.bulk_load(xct, key_desc, pairs, unique, fill)
+            self.root_index.insert(xct, name, stid.store)
+        return stid, report
 
     def destroy_index(self, xct: Xct, index: StoreId) -> None:
-        self.indexes.destroy_index(xct, index)
+        """Destroy ``index`` (its store goes at commit) and drop its name, if it has one."""
+        with all_or_nothing(self.xcts, xct):
+            self.indexes.destroy_index(xct, index)
+            name = self.root_index.name_of(index.store)
+            if name is not None:
+                self.root_index.remove(xct, name)
+
+    def find_index(self, name: str) -> StoreId | None:
+        """The index named ``name`` (None: no index has that name)."""
+        snum = self.root_index.find(name)
+        return None if snum is None else StoreId(self.volume.vid, snum)
+
+    def index_names(self) -> dict[str, StoreId]:
+        """Every named index, by name."""
+        return {name: StoreId(self.volume.vid, snum) for name, snum in self.root_index.names()}
 
     def index_insert(self, xct: Xct, index: StoreId, key: Any, el: bytes) -> None:
         self.indexes.insert(xct, index, key, el)

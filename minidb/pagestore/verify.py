@@ -17,7 +17,12 @@ the real files) and, on that copy,
    log (which the page store never truncates) holds an entry that wrote
    it; otherwise it was allocated and never used (the volume layer alone
    allocates pages without formatting them);
-5. checks the large records (:meth:`FileManager.check_large_records`):
+5. checks the store directory and the root index
+   (:func:`~minidb.pagestore.directory.check_directory`): both B+trees
+   sound, every descriptor decodes, every store in use has its entry and
+   every entry's stores are in use, every index's tree sound, every name
+   pointing at an index (before the files are read through it);
+6. checks the large records (:meth:`FileManager.check_large_records`):
    every page of a file's large-record store referenced by one record,
    once, and each record's data pages as many and as full as its length
    says.
@@ -27,15 +32,17 @@ The first problem raises a :class:`~minidb.errors.CorruptionError` (a
 or volume, or a :class:`~minidb.errors.LogCorruptionError` naming the log
 file and offset). Worked example: a 128-page volume of 512-byte pages with
 one file of four small records has 4 stores (the directory, the root
-index, the file's two stores) and 7 pages to check: the header, 4 map
-pages, the directory's page and the file's page.
+index, the file's two stores) and 8 pages to check: the header, 4 map
+pages, the roots of the directory and the root index, and the file's page.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from minidb.io import Disk, SimDisk
+from minidb.pagestore.directory import check_directory
 from minidb.pagestore.errors import VolumeCorruptionError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import SH
@@ -100,8 +107,12 @@ def verify_pagestore(disk: Disk) -> PageStoreReport:
                 raise lost_page(page, pid, f"{volume.file.where(pid.page)}: allocated to {pid.stid}, it")
         finally:
             sm.bp.unfix(page)
-    problems = sm.files.check_large_records()
-    if problems:
-        raise VolumeCorruptionError(f"{volume.file.where()}: large records: {'; '.join(problems[:3])}"
-                                    + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""))
+    _report(volume, "store directory", check_directory(volume, sm.directory, sm.root_index))
+    _report(volume, "large records", sm.files.check_large_records())
     return PageStoreReport(volume.file.name, len(stores), len(wanted))
+
+
+def _report(volume: Any, what: str, problems: list[str]) -> None:
+    if problems:
+        raise VolumeCorruptionError(f"{volume.file.where()}: {what}: {'; '.join(problems[:3])}"
+                                    + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""))

@@ -6,7 +6,9 @@ and written at any moment): files created and destroyed, small and large
 records created, updated, appended to, truncated, read (some in quarks, whose
 read locks go when they close) and freed, savepoints and partial rollbacks,
 commits (durable or not) and aborts, checkpoints, page cleaning, single page
-writes (which a crash may tear). Some
+writes (which a crash may tear), and (on a generator of their own) named
+indexes created and destroyed, a name taken tried again (it must be
+refused). Some
 transactions also load a LOAD file (unlogged records, forced at commit) or
 use TMP files (unlogged records that no abort undoes: the model keeps them
 outside any transaction); in some seeds, two-phase commit: transactions
@@ -43,8 +45,8 @@ random subset), the crashed disk is opened, which restarts, and:
 1. the commits that survived (their commit point is in the log the crash
    left, read before restart, which may scavenge it) must be a prefix of the commit order, and include every commit whose
    durable ``commit()`` had returned before the crash;
-2. the files and their records must be *exactly* the model's committed
-   state after that prefix: committed data there, uncommitted and aborted
+2. the files and their records, and the named indexes, must be *exactly*
+   the model's committed state after that prefix: committed data there, uncommitted and aborted
    data gone;
 3. each prepared transaction must come back *in doubt* (``in_doubt()``,
    its record and store locks held again, its changes present) unless its
@@ -53,9 +55,11 @@ random subset), the crashed disk is opened, which restarts, and:
    must not be undone. The check then resolves the in-doubt ones (commits
    some, aborts others) and the files must be the committed state plus the
    changes of those it committed;
-4. the volume's maps must be consistent, no transaction active, no store
-   in use but the files' two stores each (so every TMP file is gone, and an
-   uncommitted LOAD file too), each of them REGULAR (a committed LOAD file
+4. the volume's maps must be consistent, the store directory and the root
+   index sound (:func:`~minidb.pagestore.directory.check_directory`), no
+   transaction active, no store in use but the files' two stores each and
+   the named indexes' (so every TMP file is gone, and an uncommitted LOAD
+   file too), each of them REGULAR (a committed LOAD file
    became regular, with all its records, by 2); on a bounded log, no log
    space left reserved, and the log files exactly those from restart's
    checkpoint's file on (restart scavenged the rest), or from the first
@@ -85,7 +89,8 @@ from minidb.log.files import all_log_file_numbers
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
 from minidb.log.manager import LogManager
-from minidb.pagestore.errors import BadPageError, OutOfLogSpaceError, RecordWontFitError, VolumeFullError
+from minidb.pagestore.directory import check_directory
+from minidb.pagestore.errors import BadPageError, BadRequestError, OutOfLogSpaceError, RecordWontFitError, VolumeFullError
 from minidb.pagestore.restart.master import read_master
 from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.files.file import Policy
@@ -103,6 +108,7 @@ PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
 DATA_PAGE = chunk_size(PAGE_SIZE)  # bytes of a large record's body on one data page
 FILE_MAX = 6000
 MAX_ACTIVE = 3
+NAMING_RATE = 0.12  # of the steps: a named index created or destroyed first
 LARGE_SHAPES = {"max_small_rec": 8, "index_fanout": 3}  # LARGE_1 holds 3 pages, LARGE_2 9: cheap to reach
 RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
 PARTITIONS, PARTITION = 4, 2400
@@ -345,11 +351,43 @@ class Runner:
         self.prepare_rate = self.two_phase.choice([0.0, 0.0, 0.3, 0.6])  # of the transactions' ends
         self.prepared: list[TxnModel] = []
         self.in_doubt: list[TxnModel] = []
+        self.naming = random.Random((seed << 8) | 0x1D)  # named indexes, on their own generator
 
     # -- the model's view ------------------------------------------------------------------------
     def files_seen(self, t: TxnModel) -> list[StoreId]:
         files = (set(self.committed) | t.created) - t.destroyed
-        return sorted(files)
+        return sorted(files - set(self.names_seen(t).values()))
+
+    def names_seen(self, t: TxnModel) -> dict[str, StoreId]:
+        """The named indexes ``t`` sees: name -> index."""
+        stores = (set(self.committed) | t.created) - t.destroyed
+        return {value[0].decode(): fid for fid in stores
+                for value in [self.records_seen(t, fid).get(name_rid(fid))] if value is not None}
+
+    def name_step(self, t: TxnModel) -> None:
+        """Create or destroy a named index (or try a name taken, which must be refused); a name another
+        transaction in flight created or destroyed is left alone (the root index locks no names)."""
+        seen = self.names_seen(t)
+        others = [o for o in self.active + self.in_doubt if o is not t]
+        busy = {v[0].decode() for o in others for rid, v in o.writes.items() if rid.page == 0 and v is not None}
+        busy |= {name for name, fid in self.names_seen(TxnModel(None)).items()
+                 if any(fid in o.destroyed for o in others)}
+        name = f"ix{self.naming.randrange(4)}"
+        if name in busy:
+            return
+        if name not in seen:
+            ix = self.sm.create_index(t.xct, "u4", name=name)
+            t.created.add(ix)
+            t.writes[name_rid(ix)] = (name.encode(), b"")
+        elif self.naming.random() < 0.7:
+            self.sm.destroy_index(t.xct, seen[name])
+            t.destroyed.add(seen[name])
+        else:
+            try:
+                self.sm.create_index(t.xct, "u4", name=name)
+            except BadRequestError:
+                return
+            self.problems.append(f"T{t.xct.txn_id}: index name {name!r}, taken, was given again")
 
     def records_seen(self, t: TxnModel, fid: StoreId) -> dict[RecordId, tuple[bytes, bytes]]:
         seen = dict(self.committed.get(fid, {}))
@@ -429,58 +467,69 @@ class Runner:
             self.sm.bp.clean(lambda frame: frame.pid == chosen)
 
     def step(self, t: TxnModel) -> None:
+        if self.naming.random() < NAMING_RATE:  # its own generator: the other draws stay as they were
+            self.guarded(t, self.name_step)
+            if t not in self.active:
+                return  # aborted for log space
         files = self.files_seen(t)
         roll = self.rng.random()
         special = roll < 0.04  # store properties; the other operations keep their shares of the rest
         if not special:
             roll = (roll - 0.04) / 0.96
+        self.guarded(t, lambda t: self.operation(t, files, roll, special))
+
+    def guarded(self, t: TxnModel, op: Any) -> None:
+        """Run ``op(t)``; an operation refused (a lock, log space, a full page or volume) changed nothing."""
         try:
-            if special and roll < 0.02:
-                self.tmp_step(t)
-            elif special:
-                self.load(t)
-            elif roll < 0.08 or not files:
-                fid = self.sm.create_file(t.xct)
-                t.created.add(fid)
-            elif roll < 0.40:
-                self.create(t, self.rng.choice(files))
-            elif roll < 0.62 and self.shapes and self.rng.random() < 0.7:
-                self.reshape(t, self.rng.choice(files))
-            elif roll < 0.62:
-                self.change(t, self.rng.choice(files))
-            elif roll < 0.68:
-                self.read(t, files)
-            elif roll < 0.72:
-                self.destroy(t, self.rng.choice(files))
-            elif roll < 0.77:
-                t.savepoints.append((self.sm.save_point(t.xct), t.snapshot()))
-            elif roll < 0.81 and t.savepoints:
-                index = self.rng.randrange(len(t.savepoints))
-                point, snap = t.savepoints[index]
-                try:
-                    self.sm.rollback_to(t.xct, point)
-                except XctError:
-                    return  # unlogged changes to its LOAD file since: refused, nothing changed
-                dropped = t.tmp_created - snap[3]
-                t.restore(snap)
-                self.forget_tmp(dropped)
-                del t.savepoints[index + 1:]  # later savepoints are gone; this one stays
-            elif roll < 0.93 and self.preparable(t) and self.two_phase.random() < self.prepare_rate:
-                self.prepare(t)
-            elif roll < 0.93:
-                self.commit(t, durable=self.rng.random() < 0.85)
-            elif roll < 0.96 and self.log_size is not None:
-                self.fill(t, self.rng.choice(files))
-            else:
-                self.sm.abort(t.xct)
-                self.active.remove(t)
-                self.forget_tmp(t.tmp_created)
+            op(t)
         except WouldBlock:
             pass
         except OutOfLogSpaceError:
             self.out_of_log_space(t)
         except (RecordWontFitError, VolumeFullError):
             pass  # the operation changed nothing (it rolls back what it did)
+
+    def operation(self, t: TxnModel, files: list[StoreId], roll: float, special: bool) -> None:
+        if special and roll < 0.02:
+            self.tmp_step(t)
+        elif special:
+            self.load(t)
+        elif roll < 0.08 or not files:
+            fid = self.sm.create_file(t.xct)
+            t.created.add(fid)
+        elif roll < 0.40:
+            self.create(t, self.rng.choice(files))
+        elif roll < 0.62 and self.shapes and self.rng.random() < 0.7:
+            self.reshape(t, self.rng.choice(files))
+        elif roll < 0.62:
+            self.change(t, self.rng.choice(files))
+        elif roll < 0.68:
+            self.read(t, files)
+        elif roll < 0.72:
+            self.destroy(t, self.rng.choice(files))
+        elif roll < 0.77:
+            t.savepoints.append((self.sm.save_point(t.xct), t.snapshot()))
+        elif roll < 0.81 and t.savepoints:
+            index = self.rng.randrange(len(t.savepoints))
+            point, snap = t.savepoints[index]
+            try:
+                self.sm.rollback_to(t.xct, point)
+            except XctError:
+                return  # unlogged changes to its LOAD file since: refused, nothing changed
+            dropped = t.tmp_created - snap[3]
+            t.restore(snap)
+            self.forget_tmp(dropped)
+            del t.savepoints[index + 1:]  # later savepoints are gone; this one stays
+        elif roll < 0.93 and self.preparable(t) and self.two_phase.random() < self.prepare_rate:
+            self.prepare(t)
+        elif roll < 0.93:
+            self.commit(t, durable=self.rng.random() < 0.85)
+        elif roll < 0.96 and self.log_size is not None:
+            self.fill(t, self.rng.choice(files))
+        else:
+            self.sm.abort(t.xct)
+            self.active.remove(t)
+            self.forget_tmp(t.tmp_created)
 
     def read(self, t: TxnModel, files: list[StoreId]) -> None:
         """Read a record; or, in a quark, a few (their locks go when it closes: others may then write them)."""
@@ -645,6 +694,19 @@ class Runner:
             t.resolution, t.aborted_at = "abort", len(self.disk.events) - 1
 
 
+def name_rid(ix: StoreId) -> RecordId:
+    """Where the model keeps a named index's name: a record id no file has (page 0 is the volume header)."""
+    return RecordId(ix.vol, ix.store, 0, 0)
+
+
+def observed(sm: StorageManager) -> State:
+    """The files' records and the named indexes, as the model holds them."""
+    state = sm.contents()
+    for name, ix in sm.index_names().items():
+        state[ix] = {name_rid(ix): (name.encode(), b"")}
+    return state
+
+
 def applied(committed: State, t: TxnModel) -> State:
     """The committed state once ``t`` commits."""
     state = {fid: dict(recs) for fid, recs in committed.items()}
@@ -732,7 +794,7 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
         seen = expected
         for t in doubt:
             seen = applied(seen, t)
-        got = sm.contents() if doubt else seen
+        got = observed(sm) if doubt else seen
         if got != seen:
             return f"in-doubt transactions {[t.gtid for t in doubt]}: " + _difference(seen, got, k)
         pick = resolve or random.Random(crash_event)
@@ -742,7 +804,7 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
                 expected = applied(expected, t)
             else:
                 sm.abort_prepared(t.gtid)
-    got = sm.contents()
+    got = observed(sm)
     if got != expected:
         return _difference(expected, got, k)
     problems = sm.check()
@@ -756,9 +818,12 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
     stores = {s.store for s in sm.volume.stores()} - {STORE_DIRECTORY, ROOT_INDEX}
     wanted = set()
     for fid in expected:
-        wanted |= {fid.store, sm.files.file_info(fid).large}
+        wanted |= {fid.store} if name_rid(fid) in expected[fid] else {fid.store, sm.files.file_info(fid).large}
     if stores != wanted:
-        return f"stores in use {sorted(stores)}, but the files need {sorted(wanted)}"
+        return f"stores in use {sorted(stores)}, but the files and named indexes need {sorted(wanted)}"
+    problems = check_directory(sm.volume, sm.directory, sm.root_index)
+    if problems:
+        return f"store directory after restart: {problems[:2]}"
     unlogged = [s for s in sorted(stores) if sm.volume.store_node(s).flags != StoreFlags.REGULAR]
     if unlogged:
         return f"stores {unlogged} are not REGULAR after restart"

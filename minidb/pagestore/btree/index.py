@@ -2,10 +2,10 @@
 
 An **index** is a store of kind INDEX whose pages form one B+tree
 (:mod:`minidb.pagestore.btree.btree`). Its entry in the store directory
-(:mod:`minidb.pagestore.files.directory`) records its root page, whether it
+(:mod:`minidb.pagestore.directory`) records its root page, whether it
 is unique and its key descriptor (:mod:`minidb.pagestore.btree.keydesc`);
-the :class:`IndexManager` reads it at each operation (the directory caches
-where it is), so an aborted creation or destruction leaves nothing stale.
+the :class:`IndexManager` reads it at each operation (a lookup in the
+directory's B+tree, which the storage manager hands it), so an aborted creation or destruction leaves nothing stale.
 Users give keys as Python values (an int for ``"i4"``, a tuple for
 ``"u2,str"``) and elements as bytes; the manager encodes the keys and hands
 bytes to the tree.
@@ -22,8 +22,6 @@ operation began (splits already done stay: they are compensated).
 - ``bulk_load(t, key_desc, pairs, fill=0.9)``: a new index built bottom-up
   from sorted pairs (:mod:`minidb.pagestore.btree.bulkload`), all of it
   undone on an error;
-- ``name=`` (``create_index``, ``bulk_load``): a name unique on the volume,
-  kept in the directory entry; ``find_index(name)``;
 - ``destroy_index``: the store goes at commit, as a file's do;
 - ``check(stid)``: the structure invariants (:mod:`minidb.pagestore.btree.verify`).
 
@@ -58,7 +56,7 @@ from minidb.pagestore.btree.bulkload import BulkLoader, LoadReport, check_fill
 from minidb.pagestore.btree.keydesc import KeyDescriptor, successor
 from minidb.pagestore.btree.verify import check_tree
 from minidb.pagestore.errors import BadRequestError
-from minidb.pagestore.files.directory import SInfo, StoreKind
+from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
 from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.pages.page import StoreFlags
@@ -92,13 +90,13 @@ class IndexManager:
         return all_or_nothing(self.xcts, xct)
 
     # -- indexes ---------------------------------------------------------------------------------
-    def create_index(self, xct: Any, key_desc: str | KeyDescriptor, unique: bool = True, name: str | None = None,
+    def create_index(self, xct: Any, key_desc: str | KeyDescriptor, unique: bool = True,
                      load: bool = False) -> StoreId:
-        """A new, empty index; ``name``: findable by :meth:`find_index`; ``load``: a LOAD store (its pages'
-        changes unlogged, forced at ``xct``'s commit, where it becomes regular: what a bulk load fills)."""
+        """A new, empty index; ``load``: a LOAD store (its pages' changes unlogged, forced at ``xct``'s
+        commit, where it becomes regular: what a bulk load fills). Names are the storage manager's
+        (the root index, store 2)."""
         desc = key_desc if isinstance(key_desc, KeyDescriptor) else KeyDescriptor(key_desc)
         self.xcts.check_active(xct)
-        self._check_name(name)
         flags = StoreFlags.LOAD_FILE if load else StoreFlags.REGULAR
         with self._atomic(xct):
             stid = self.volume.create_store(flags, xct)
@@ -107,26 +105,11 @@ class IndexManager:
                 self.xcts.note_loading(xct, stid)
             root = create_tree(self.volume, xct, stid, flags)
             self.directory.add(xct, SInfo(stid.store, StoreKind.INDEX, root=root.page, unique=bool(unique),
-                                          kdesc=desc.pack(), name=name or ""))
+                                          kdesc=desc.pack(), cc=LockProtocol.KVL))
         return stid
 
-    def _check_name(self, name: str | None) -> None:
-        if name is None:
-            return
-        if not isinstance(name, str) or not 1 <= len(name.encode()) <= 255:
-            raise BadRequestError(f"an index name is a string of 1 to 255 UTF-8 bytes, not {name!r}")
-        if self.find_index(name) is not None:
-            raise BadRequestError(f"index name {name!r} is taken (by {self.find_index(name)})")
-
-    def find_index(self, name: str) -> StoreId | None:
-        """The index named ``name`` (None: no such index)."""
-        for _, info in self.directory.entries():
-            if info.kind == StoreKind.INDEX and info.name == name:
-                return StoreId(self.volume.vid, info.snum)
-        return None
-
     def bulk_load(self, xct: Any, key_desc: str | KeyDescriptor, pairs: Iterable[tuple[Any, bytes]],
-                  unique: bool = True, fill: float = 0.9, name: str | None = None) -> tuple[StoreId, LoadReport]:
+                  unique: bool = True, fill: float = 0.9) -> tuple[StoreId, LoadReport]:
         """A new index built from ``pairs`` (key, element) sorted by key (:mod:`~minidb.pagestore.btree.bulkload`).
 
         On any error (input out of order, a duplicate, a bad key, the
@@ -139,7 +122,7 @@ class IndexManager:
         self.xcts.check_active(xct)
         point = SavePoint(xct.txn_id, xct.last_lsn)
         try:
-            stid = self.create_index(xct, desc, unique, name, load=True)
+            stid = self.create_index(xct, desc, unique, load=True)
             ix = self.index(stid)
             loader = BulkLoader(self.volume, xct, ix.root, ix.unique, desc, fill)
             report = loader.load((desc.encode(k), self._element(e)) for k, e in pairs)

@@ -1,4 +1,4 @@
-"""Files of records: the store directory, records on slotted pages, free-space search.
+"""Files of records: store descriptors, records on slotted pages, free-space search.
 
 =================  ===========================================================
 ``file.py``        files of records (``recupdate.py``: update, append, truncate)
@@ -7,7 +7,7 @@
 ``recops.py``      one slot update by the protocol (fix EX, apply, log)
 ``histogram.py``   the free-space heap and histogram of a file
 ``ridcheck.py``    record id verification
-``directory.py``   the store directory (store 1): what each store is for
+``sinfo.py``       store descriptors, what the store directory says of each store
 ``storeprops.py``  TMP, LOAD and INSERT files; restart's destruction of TMP files
 =================  ===========================================================
 """

@@ -4,8 +4,8 @@ A **file** is a group of variable-sized records, and it is made of two
 stores: the *small-record store* of slotted file pages (``file_p``), which
 holds every record's slot, and the *large-record store* of ``lgdata_p``
 pages, which holds the bodies of large records. The file's id is its
-small-record store's id; the store directory (:mod:`minidb.pagestore.files.directory`)
-records which store holds its large records. Store order is file order:
+small-record store's id; the store directory (:mod:`minidb.pagestore.directory`,
+which the storage manager gives the file manager) records which store holds its large records. Store order is file order:
 a sequential scan returns the records in the physical order of the
 small-record store (extent list, page, slot).
 
@@ -71,7 +71,7 @@ from enum import IntFlag
 from typing import Any, TypeVar
 
 from minidb.pagestore.files import recops
-from minidb.pagestore.files.directory import Directory, SInfo, StoreKind
+from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
 from minidb.pagestore.errors import BadRequestError, RecordWontFitError
 from minidb.pagestore.files.histogram import NUM_BUCKETS, Histoid, bucket_needed
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
@@ -107,7 +107,7 @@ class FileManager(RecordUpdates, StoreProperties):
     """The files of records of one volume (see the module documentation)."""
 
     def __init__(self, volume: Any, xcts: Any, max_small_rec: int | None = None, trace: bool = False,
-                 index_fanout: int | None = None):
+                 index_fanout: int | None = None, *, directory: Any):
         self.volume = volume
         self.bp = volume.bp
         self.xcts = xcts
@@ -119,7 +119,7 @@ class FileManager(RecordUpdates, StoreProperties):
         if not 2 <= self.index_fanout <= most:
             raise BadRequestError(f"index_fanout {index_fanout}: an index page of {self.page_size}-byte pages "
                                   f"lists 2 to {most} pages")
-        self.directory = Directory(volume, xcts)
+        self.directory = directory  # store 1 (:class:`~minidb.pagestore.directory.StoreDirectory`)
         self.stats = Stats("file", STAT_NAMES)
         self.trace = Trace(enabled=trace)
         self._histoids: dict[int, Histoid] = {}
@@ -145,7 +145,7 @@ class FileManager(RecordUpdates, StoreProperties):
             pid, _ = self._new_page(xct, small, AllocMode.APPEND, PageTag.FILE)
             with self._mutex:
                 self._first_page[small.store] = self._last_page[small.store] = pid.page
-            self.directory.add(xct, SInfo(small.store, StoreKind.FILE, large.store))
+            self.directory.add(xct, SInfo(small.store, StoreKind.FILE, large.store, cc=LockProtocol.RECORD))
         self.stats.add("nFilesCreated")
         self.trace.emit("T%d created %s file %s (large records in %s), first page %s", xct.txn_id, prop.name, small,
                         large, pid)

@@ -3,7 +3,7 @@
 Formatting happens before the volume is mounted, so it writes its pages
 directly (not through the buffer pool) and logs nothing: it writes store 0's
 pages (the header, every extent-map and store-map page, each with its
-checksum) in one write, extends the file to its full size (the other pages
+checksum) and the root pages of stores 1 and 2 in one write, extends the file to its full size (the other pages
 read as zeros, tag FREE) and fsyncs. A volume is therefore either fully
 formatted and durable before any log entry refers to it, or, after a crash
 during formatting, not a volume at all (mounting it fails with a
@@ -17,11 +17,15 @@ What a fresh volume holds (the worked example of
   (the extent map: 16 extents at 13 extlinks per page) and page 3 (the
   store map); its pmap is ``####``;
 - store 1 (the store directory) owns ``x(1.1)``, store 2 (the root index)
-  owns ``x(1.2)``; no pages allocated yet;
+  owns ``x(1.2)``; each has its first page allocated (pmap ``#...``): the
+  root of its B+tree, an empty leaf (page 4 and page 8), which the header
+  records (:mod:`minidb.pagestore.directory`);
 - extents 3-15 are free; store numbers 3-15 are unused.
 """
 
 from __future__ import annotations
+
+import struct
 
 from minidb.io import Disk
 from minidb.pagestore.errors import BadRequestError, VolumeError
@@ -32,6 +36,10 @@ from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.volume.stores import DEFAULT_EFF, ROOT_INDEX, STORE_DIRECTORY, StnodePage, StoreNode, format_stnode_page
 from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ, VolumeHeader
+
+# Slot 0 of an empty B+tree root, a keyed page's header (:mod:`minidb.pagestore.btree.keyed`, which sits above
+# the volume): level 1 (a leaf), pid0 0. The page store's verify checks both roots as B+trees.
+EMPTY_LEAF_HEADER = struct.pack("<HI", 1, 0)
 
 
 def format_volume(disk: Disk, vid: int = 1, num_pages: int = 1024, ext_sz: int = DEFAULT_EXT_SZ,
@@ -45,20 +53,23 @@ def format_volume(disk: Disk, vid: int = 1, num_pages: int = 1024, ext_sz: int =
     if disk.exists(name):
         raise VolumeError(f"{disk.where(name)}: volume v({vid}) exists already")
     pages = format_pages(header)
+    image = bytearray(page_size * (pages[-1].pid.page + 1))  # the pages between read as zeros: FREE
+    for page in pages:
+        image[page.pid.page * page_size:(page.pid.page + 1) * page_size] = stamp_checksum(page.buf)
     with disk.open(name, create=True) as f:
-        f.write(0, b"".join(stamp_checksum(p.buf) for p in pages))
+        f.write(0, bytes(image))
         f.truncate(header.num_pages * page_size)
         f.fsync()
     return header
 
 
 def format_pages(header: VolumeHeader) -> list[SlottedPage]:
-    """Store 0's pages of a freshly formatted volume, page 0 first."""
+    """Store 0's pages of a freshly formatted volume, page 0 first, then the roots of stores 1 and 2."""
     vid, size = header.vid, header.page_size
 
-    def new_page(number: int, tag: PageTag) -> SlottedPage:
+    def new_page(number: int, tag: PageTag, store: int = 0) -> SlottedPage:
         page = SlottedPage(bytearray(size))
-        page.format(PageId(vid, 0, number), tag)
+        page.format(PageId(vid, store, number), tag)
         return page
 
     pages = [new_page(0, PageTag.HEADER)]
@@ -79,9 +90,13 @@ def format_pages(header: VolumeHeader) -> list[SlottedPage]:
         page = new_page(number, PageTag.STNODE)
         format_stnode_page(page, i * per_store, per_store)
         stmaps.append(StnodePage(page))
-    for offset, snum in enumerate((STORE_DIRECTORY, ROOT_INDEX)):
+    roots = []
+    for offset, (snum, root) in enumerate(((STORE_DIRECTORY, header.directory_root),
+                                           (ROOT_INDEX, header.root_index_root))):
         ext = header.first_data_ext + offset
-        extmaps[ext // per_ext].put(ext, Extlink(owner=snum))
+        extmaps[ext // per_ext].put(ext, Extlink(owner=snum, pmap=1 << (root - ext * header.ext_sz)))
         stmaps[snum // per_store].put(snum, StoreNode(ext, DEFAULT_EFF, int(StoreFlags.REGULAR)))
-    pages += [view.page for view in extmaps] + [view.page for view in stmaps]
+        roots.append(new_page(root, PageTag.BTREE, snum))
+        roots[-1].insert(EMPTY_LEAF_HEADER)
+    pages += [view.page for view in extmaps] + [view.page for view in stmaps] + roots
     return pages

@@ -14,12 +14,12 @@ The extents that hold store 0's pages (``store0_exts``) are never given to
 another store: the search for a free extent starts after them.
 
 The header is an ordinary page (tag HEADER) whose slot 0 holds this record
-(little-endian, ``struct`` format ``<8sIIIIIIIIIII``, 52 bytes)::
+(little-endian, ``struct`` format ``<8sIIIIIIIIIIIII``, 60 bytes)::
 
     offset size field               worked example (64 pages of 512 bytes, ext_sz 4)
     ------ ---- ------------------  ------------------------------------------------
        0     8  magic               b"minidbVL"
-       8     4  format_version      1
+       8     4  format_version      2
       12     4  vid                 1                  the volume id, v(1)
       16     4  ext_sz              4                  pages per extent
       20     4  num_exts            16                 extents on the volume
@@ -30,13 +30,23 @@ The header is an ordinary page (tag HEADER) whose slot 0 holds this record
       40     4  first_stmap_page    3
       44     4  num_stmap_pages     1                  55 store nodes per page
       48     4  page_size           512
+      52     4  directory_root      4                  root page of store 1, the store directory
+      56     4  root_index_root     8                  root page of store 2, the root index
 
-    0         8      12    16    20    24    28    32    36    40    44    48    52
-    +---------+------+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+
-    |  magic  | vers | vid |ext_sz|nexts|s0ext|s0pgs|fxmap|nxmap|fsmap|nsmap|pgsz |
-    +---------+------+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+
+    0         8      12    16    20    24    28    32    36    40    44    48    52    56    60
+    +---------+------+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+
+    |  magic  | vers | vid |ext_sz|nexts|s0ext|s0pgs|fxmap|nxmap|fsmap|nsmap|pgsz |dirrt|rixrt|
+    +---------+------+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+-----+
 
 As in Shore, the volume has as many store nodes as extents.
+
+**The two B+trees every volume has.** Stores 1 (the store directory) and 2
+(the root index) are B+trees (:mod:`minidb.pagestore.directory`). A B+tree's
+root page never moves, and these two roots must be found before anything
+else can be looked up, so formatting places each at the first page of its
+store's first extent (store 1 gets the first extent after store 0's, store
+2 the next) and the header records both. Version 1 volumes, whose store
+directory was a heap of records, are refused (``format_version``).
 """
 
 from __future__ import annotations
@@ -51,8 +61,9 @@ from minidb.pagestore.pages.page import HEADER_SIZE, check_page_size
 from minidb.pagestore.volume.stores import FIRST_USER_STORE, stnodes_per_page
 
 MAGIC = b"minidbVL"
-FORMAT_VERSION = 1
-RECORD = struct.Struct("<8sIIIIIIIIIII")
+FORMAT_VERSION = 2  # 2: stores 1 and 2 are B+trees whose roots the header records
+RECORD = struct.Struct("<8sIIIIIIIIIIIII")
+VERSION = struct.Struct("<I")  # at offset 8: read first, so an older, shorter header is named as such
 DEFAULT_EXT_SZ = 8
 
 
@@ -68,6 +79,8 @@ class VolumeHeader:
     first_stmap_page: int
     num_stmap_pages: int
     page_size: int
+    directory_root: int
+    root_index_root: int
     format_version: int = FORMAT_VERSION
 
     @classmethod
@@ -90,8 +103,9 @@ class VolumeHeader:
                 f"a volume of {num_pages} pages with {ext_sz} pages per extent is too small: "
                 f"{num_exts} extents, at least {needed} needed"
             )
+        first = store0_exts * ext_sz  # stores 1 and 2 take the next two extents; their roots come first
         return cls(vid, ext_sz, num_exts, store0_exts, store0_pages, 1, num_extmap, 1 + num_extmap,
-                   num_stmap, page_size)
+                   num_stmap, page_size, first, first + ext_sz)
 
     # -- derived sizes ------------------------------------------------------------
     @property
@@ -131,20 +145,22 @@ class VolumeHeader:
     def pack(self) -> bytes:
         return RECORD.pack(MAGIC, self.format_version, self.vid, self.ext_sz, self.num_exts, self.store0_exts,
                            self.store0_pages, self.first_extmap_page, self.num_extmap_pages,
-                           self.first_stmap_page, self.num_stmap_pages, self.page_size)
+                           self.first_stmap_page, self.num_stmap_pages, self.page_size, self.directory_root,
+                           self.root_index_root)
 
     @classmethod
     def unpack(cls, data: bytes, where: str) -> "VolumeHeader":
+        if len(data) >= 12 and data[:8] == MAGIC and VERSION.unpack_from(data, 8)[0] != FORMAT_VERSION:
+            raise VolumeError(f"{where}: volume format version {VERSION.unpack_from(data, 8)[0]}, this minidb "
+                              f"reads version {FORMAT_VERSION} only (its store directory is a B+tree)")
         if len(data) < RECORD.size:
             raise VolumeError(f"{where}: the volume header is cut short ({len(data)} bytes)")
         (magic, version, vid, ext_sz, num_exts, store0_exts, store0_pages, first_extmap, num_extmap,
-         first_stmap, num_stmap, page_size) = RECORD.unpack_from(data)
+         first_stmap, num_stmap, page_size, dir_root, rix_root) = RECORD.unpack_from(data)
         if magic != MAGIC:
             raise VolumeError(f"{where}: not a minidb volume (magic {magic!r})")
-        if version != FORMAT_VERSION:
-            raise VolumeError(f"{where}: volume format version {version}, this minidb reads {FORMAT_VERSION}")
         header = cls(vid, ext_sz, num_exts, store0_exts, store0_pages, first_extmap, num_extmap, first_stmap,
-                     num_stmap, page_size, version)
+                     num_stmap, page_size, dir_root, rix_root, version)
         try:
             expected = cls.plan(vid, num_exts * ext_sz, ext_sz, page_size)
         except ValueError as e:
