@@ -54,7 +54,7 @@ def test_descriptors_are_btree_entries_keyed_by_store_number():
     assert [(KEY.decode(k), SInfo.unpack(KEY.decode(k), el)) for k, el in entries] == [
         (fid.store, SInfo(fid.store, StoreKind.FILE, fid.store + 1, cc=LockProtocol.RECORD)),
         (ix.store, SInfo(ix.store, StoreKind.INDEX, root=sm.indexes.index(ix).root.page, unique=False,
-                         kdesc=b"u2,str")),
+                         kdesc=b"u2,str", cc=LockProtocol.KVL)),
     ]
 
 

@@ -84,7 +84,8 @@ def test_the_load_logs_space_only_and_forces_its_pages_at_commit():
     t = sm.begin()
     start = sm.log.end_lsn
     ix, report = sm.bulk_load_index(t, "u4", ((k, b"e" * 40) for k in range(300)), name="ix")
-    assert entries(sm, ("page_insert", "page_link", "btree_header", "btree_insert"), start) == []
+    logged = entries(sm, ("page_insert", "page_link", "btree_header", "btree_insert"), start)
+    assert [e.values["store"] for e in logged] == [1, 2]  # the directory's entry and the name's, nothing of ix
     assert len([e for e in entries(sm, ("page_format",), start) if e.values["store"] == ix.store]) == report.pages
     assert sm.volume.store_node(ix.store).flags == StoreFlags.LOAD_FILE
     sm.commit(t)
@@ -141,7 +142,7 @@ def test_other_bad_requests_change_nothing():
     with sm.transaction() as t:
         with pytest.raises(BadRequestError, match="index name 'taken' is taken"):
             sm.bulk_load_index(t, "i8", [(1, b"x")], name="taken")
-        with pytest.raises(BadRequestError, match="an index name is a string of 1 to 255 UTF-8 bytes, not ''"):
+        with pytest.raises(BadRequestError, match="an index name is a non-empty string, not ''"):
             sm.bulk_load_index(t, "i8", [(1, b"x")], name="")
         with pytest.raises(BadRequestError, match="fill factor 0 must be"):
             sm.bulk_load_index(t, "i8", [(1, b"x")], fill=0)
