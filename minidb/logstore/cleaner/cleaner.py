@@ -17,6 +17,8 @@ reads each of its entries and asks the tree whether it is still *live*:
   removed from ``_utilization`` (the BIN, dirty, is logged by the
   checkpoint before this file goes, so no slot ever points into it).
 
+The decision itself is the pure function :func:`entry_verdict` (the cleaner
+gathers what the tree says and calls it in one place, ``_clean_entry``).
 Entries the utilization tracker already counts obsolete are not looked up.
 An LN whose record a transaction holds write-locked cannot be judged now
 (an abort would put back a version this file may hold): the file is left
@@ -79,6 +81,36 @@ class FileCleaning:
     migrated: dict[LSN, LSN] = field(default_factory=dict)  # old LN -> its new LSN
     dirtied: list[str] = field(default_factory=list)  # the INs made dirty
     reason: str = ""
+
+
+LN_KIND, IN_KIND, OTHER_KIND = "LN", "IN", "other"
+LIVE, OBSOLETE, DEAD = "live", "obsolete", "dead"
+
+
+def entry_verdict(kind: str, lsn: LSN, current_lsn: LSN | None, *, counted_obsolete: bool = False,
+                  db_exists: bool = True, known_deleted: bool = False) -> str:
+    """The cleaner's decision for one logged entry: ``LIVE``, ``OBSOLETE`` or ``DEAD``.
+
+    ``kind`` is ``LN_KIND``, ``IN_KIND`` (an IN or BIN) or ``OTHER_KIND`` (a
+    FileHeader, Commit, Checkpoint entry, an erased entry...); ``lsn`` is where
+    the entry lies; ``current_lsn`` what the tree points at today: for an LN the
+    LSN in its record's BIN slot (None: no slot for the key), for an IN the
+    LSN of its node's current version (None: the node is gone).
+    ``counted_obsolete``: the utilization tracker counts the entry obsolete
+    already; ``db_exists``: its database still exists; ``known_deleted``: the
+    record's slot is a known deletion (or the record is the summary of a file
+    deleted already). Only a live entry must be kept (migrated, or its node made
+    dirty); a dead one belongs to a record or database that is gone.
+    """
+    if kind not in (LN_KIND, IN_KIND) or counted_obsolete:
+        return OBSOLETE
+    if not db_exists:
+        return DEAD
+    if current_lsn != lsn:
+        return OBSOLETE
+    if kind == LN_KIND and known_deleted:
+        return DEAD
+    return LIVE
 
 
 class Cleaner:
@@ -145,71 +177,58 @@ class Cleaner:
         return result
 
     def _clean_entry(self, entry: LogEntry, result: FileCleaning) -> bool:
-        """Sort one entry; False when a locked LN stops the file."""
-        name = entry.type_name
-        if name not in LN_TYPES and name not in IN_TYPES or self.env.utilization.is_obsolete(entry.lsn):
+        """Sort one entry (:func:`entry_verdict` decides); False when a locked LN stops the file."""
+        env, name = self.env, entry.type_name
+        kind = LN_KIND if name in LN_TYPES else IN_KIND if name in IN_TYPES else OTHER_KIND
+        counted = env.utilization.is_obsolete(entry.lsn)
+        db, current, known_deleted, node, bin_node, index = None, None, False, None, None, None
+        if kind == IN_KIND and not counted:
+            db = env.db_tree.get_by_id(entry.values["db_id"])
+            if db is not None:
+                node = self._current_node(db, entry)
+                current = entry.lsn if node is not None else None
+        elif kind == LN_KIND and not counted:
+            db, key = self._record_of(entry)
+            if db is not None:
+                owner = env.locks.owner(db.id, key)
+                if owner is not None:
+                    self.stats.add("nLNsLocked")
+                    result.reason = f"record {key!r} of {db.name} at {entry.lsn} is locked by txn {owner}"
+                    return False
+                bin_node = db.tree.search(key)
+                index, exact = bin_node.find(key)
+                current = bin_node.lsns[index] if exact else None
+                known_deleted = exact and (bin_node.known_deleted[index] or self._summary_of_deleted_file(entry))
+        verdict = entry_verdict(kind, entry.lsn, current, counted_obsolete=counted, db_exists=db is not None,
+                                known_deleted=known_deleted)
+        stat = "nLNs" if kind == LN_KIND else "nINs"
+        if verdict != LIVE:
             result.obsolete.append(entry.lsn)
-            if name in LN_TYPES or name in IN_TYPES:
-                self.stats.add("nLNsObsolete" if name in LN_TYPES else "nINsObsolete")
-            return True
-        if name in IN_TYPES:
-            self._clean_in(entry, result)
-            return True
-        return self._clean_ln(entry, result)
-
-    def _clean_in(self, entry: LogEntry, result: FileCleaning) -> None:
-        values = entry.values
-        db = self.env.db_tree.get_by_id(values["db_id"])
-        if db is None:
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nINsDead")
-            return
-        tree = db.tree
-        root = tree.root_node()
-        if root.node_id == values["node_id"]:
-            node = root if db.root_lsn == entry.lsn else None
-        else:
-            parent, index, _ = tree.find_parent(values["id_key"], values["level"], values["node_id"])
-            live = index is not None and parent is not None and parent.lsns[index] == entry.lsn
-            node = tree.fetch_child(parent, index) if live else None
-        if node is None:
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nINsObsolete")
-            return
-        node.dirty = True
-        result.live.append(entry.lsn)
-        result.dirtied.append(node.describe())
-        self.stats.add("nINsMigrated")
-
-    def _clean_ln(self, entry: LogEntry, result: FileCleaning) -> bool:
-        env = self.env
-        db, key = self._record_of(entry)
-        if db is None:
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nLNsDead")
-            return True
-        if env.locks.owner(db.id, key) is not None:
-            self.stats.add("nLNsLocked")
-            result.reason = f"record {key!r} of {db.name} at {entry.lsn} is locked by txn {env.locks.owner(db.id, key)}"
-            return False
-        bin_node = db.tree.search(key)
-        index, exact = bin_node.find(key)
-        if not exact or bin_node.lsns[index] != entry.lsn:
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nLNsObsolete")
-            return True
-        if bin_node.known_deleted[index] or self._summary_of_deleted_file(entry):
-            if not bin_node.known_deleted[index]:  # its file is gone: the record goes too (logged with its BIN)
-                bin_node.remove_slot(index)
+            if kind != OTHER_KIND:
+                self.stats.add(stat + ("Dead" if verdict == DEAD else "Obsolete"))
+            if verdict == DEAD and kind == LN_KIND and current == entry.lsn and not bin_node.known_deleted[index]:
+                bin_node.remove_slot(index)  # a summary of a deleted file: the record goes (logged with its BIN)
                 bin_node.dirty = True
                 env.utilization.count_obsolete(entry.lsn)
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nLNsDead")
             return True
         result.live.append(entry.lsn)
-        result.migrated[entry.lsn] = self._migrate(db, bin_node, index, entry)
-        self.stats.add("nLNsMigrated")
+        if kind == IN_KIND:
+            node.dirty = True
+            result.dirtied.append(node.describe())
+        else:
+            result.migrated[entry.lsn] = self._migrate(db, bin_node, index, entry)
+        self.stats.add(stat + "Migrated")
         return True
+
+    def _current_node(self, db: "DatabaseImpl", entry: LogEntry):
+        """The in-memory node whose current version is the IN/BIN ``entry``, or None."""
+        values, tree = entry.values, db.tree
+        root = tree.root_node()
+        if root.node_id == values["node_id"]:
+            return root if db.root_lsn == entry.lsn else None
+        parent, index, _ = tree.find_parent(values["id_key"], values["level"], values["node_id"])
+        live = index is not None and parent is not None and parent.lsns[index] == entry.lsn
+        return tree.fetch_child(parent, index) if live else None
 
     def _record_of(self, entry: LogEntry) -> tuple["DatabaseImpl | None", bytes]:
         """The database and key of the record an LN entry is a version of."""
@@ -263,4 +282,5 @@ class Cleaner:
         return deleted
 
 
-__all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS"]
+__all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS", "entry_verdict", "LN_KIND", "IN_KIND", "OTHER_KIND", "LIVE",
+           "OBSOLETE", "DEAD"]

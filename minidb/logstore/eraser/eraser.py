@@ -76,7 +76,7 @@ from minidb.log.scan import FileScanner
 from minidb.logstore.errors import LockConflictError
 from minidb.logstore.eraser.protocol import STEP_SHARES, erase_entries, locate
 from minidb.logstore.eraser.state import DELETED, ERASED, STATE_FILE, TO_DO, CycleState, read_state, write_state
-from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle
+from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle, work_estimate
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
 from minidb.stats import Stats, Trace
 
@@ -275,7 +275,7 @@ class DataEraser:
 
     def _start_throttle(self, now: int) -> None:
         assert self.cycle is not None
-        work = 3 * sum(self.disk.size(file_name(n)) for n in self.cycle.remaining if self.disk.exists(file_name(n)))
+        work = work_estimate([self.disk.size(file_name(n)) for n in self.cycle.remaining if self.disk.exists(file_name(n))])
         self.throttle = WorkThrottle(self.clock, work, now, self.cycle.end_ms)
 
     def _work(self, units: float) -> None:
