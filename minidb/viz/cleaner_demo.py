@@ -227,7 +227,7 @@ class Demo:
         self.env.checkpoint()
         gone = list(range(head, self.env.log.head))
         waiting = sorted(self.env.cleaner.cleaned)
-        return ("checkpoint: after its CkptEnd, deleted files " + ", ".join(map(str, gone)) if gone
+        return ("checkpoint: after its CkptEnd, deleted " + ", ".join(f"file {n}" for n in gone) if gone
                 else "checkpoint: no file deleted") + (f"; cleaned files {waiting} wait for the files below them"
                                                        if waiting else "")
 
