@@ -174,6 +174,7 @@ class Demo:
     deleted: set[str] = field(default_factory=set)  # the keys and data of deleted records
     cleaned_at: dict[int, int] = field(default_factory=dict)  # file -> the step that cleaned it
     fills: int = 0
+    frozen: tuple = ((), 0.0)  # the files and total utilization when the machine crashed
 
     def __post_init__(self) -> None:
         self.env = Environment.open(self.disk, config())
@@ -266,6 +267,7 @@ class Demo:
                 f"{len(erased)} entries, {stats['eraserWriteBytes']} bytes overwritten")
 
     def _crash(self, step: int, operation: tuple) -> str:
+        self.frozen = (self.files(), self.total())
         self.env.crash(CrashMode.nothing())
         self.env = None
         return "crash: only what was synced survives"
@@ -280,7 +282,7 @@ class Demo:
 
     def files(self) -> tuple[FileBar, ...]:
         if self.env is None:
-            return self.snapshots[-1].files
+            return self.frozen[0]
         env = self.env
         report = {s.file_number: s for s in env.utilization_report()}
         bars = []
@@ -296,7 +298,7 @@ class Demo:
 
     def total(self) -> float:
         if self.env is None:
-            return self.snapshots[-1].total_utilization
+            return self.frozen[1]
         cleaned = self.env.cleaner.cleaned
         return total_utilization([s for s in self.env.utilization_report() if s.file_number not in cleaned])
 
