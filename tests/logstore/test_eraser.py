@@ -241,6 +241,49 @@ def test_protected_files_are_skipped_and_reserved_files_deleted():
     assert e.stats["eraserFilesDeleted"] == 1 and e.stats["eraserFilesAlreadyDeleted"] == 1
 
 
+def cleaned_and_kept(env: Environment, files: list[int]):
+    """Clean ``files`` while a backup protects the first; the checkpoint's step 9 keeps them all (reserved)."""
+    backup = env.cleaner.protector.protect("backup", files[0], files[0])
+    for number in files:
+        assert env.cleaner.clean_file(number).cleaned
+    env.checkpoint()
+    assert env.log.head == files[0] and env.cleaner.reserved == set(files)
+    return backup
+
+
+def test_an_attached_eraser_neither_deletes_nor_erases_a_protected_file():
+    disk, env = workload()
+    assert 1 in files_holding(disk, SECRET_DATA)
+    cleaned_and_kept(env, [1, 2])
+    e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), ManualClock())
+    assert e.reserved_files() == set()  # file 2 waits for file 1: deletion is from the log's low end
+    cycle = e.run_cycle()
+    assert 1 not in cycle.files and disk.exists(file_name(1)) and 1 in files_holding(disk, SECRET_DATA)
+    assert e.stats["eraserFilesDeleted"] == 0 and env.log.head == 1
+
+
+def test_an_attached_eraser_deletes_reserved_files_through_the_cleaner():
+    disk, env = workload()
+    listened = []
+    env.cleaner.protector.add_deletion_listener(listened.append)  # as the VLSN index's listener is called
+    env.cleaner.protector.release(cleaned_and_kept(env, [1, 2]))
+    e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), ManualClock())
+    assert e.reserved_files() == {1, 2}
+    e.run_cycle()
+    assert not disk.exists(file_name(1)) and not disk.exists(file_name(2)) and env.log.head == 3
+    assert e.stats["eraserFilesDeleted"] == 2 and listened == [1, 2]
+    assert env.cleaner.reserved == set() and env.cleaner.cleaned == set()
+    assert not files_holding(disk, SECRET_DATA) and records(env)["a"]
+
+
+def test_a_reserved_file_that_cannot_be_deleted_now_is_erased():
+    disk, env = workload()
+    e = eraser(env, reserved_files=lambda: {1}, delete_reserved=lambda n: False)
+    e.run_cycle()
+    assert disk.exists(file_name(1)) and 1 not in files_holding(disk, SECRET_DATA)
+    assert e.stats["eraserFilesDeleted"] == 0 and any("could not be deleted now" in m for m in e.messages)
+
+
 def test_a_file_the_vlsn_index_cannot_release_is_left_alone():
     disk, env = workload()
     asked = []

@@ -87,6 +87,7 @@ class Cleaner:
         self.protector = FileProtector()
         self.stats = Stats("cleaner", CLEANER_STATS)
         self.cleaned: set[int] = set()  # cleaned, waiting for a checkpoint's step 9
+        self.reserved: set[int] = set()  # cleaned, a checkpoint's step 9 passed, yet kept (protected, or above a kept file)
         self.last_selection: Selection | None = None
 
     # -- choosing ----------------------------------------------------------------------
@@ -244,6 +245,7 @@ class Cleaner:
     def delete_files(self, files: list[int]) -> list[int]:
         """Checkpoint step 9: delete what may go of ``files`` (a prefix of the log, nothing protected)."""
         env = self.env
+        self.reserved |= self.cleaned.intersection(files)  # no tree of a later recovery points into them
         ready = {n for n in files if n in self.cleaned and not self.protector.is_protected(n)}
         head = env.log.head
         while head in ready:
@@ -258,9 +260,27 @@ class Cleaner:
         deleted = list(range(first, head))
         for number in deleted:
             self.cleaned.discard(number)
+            self.reserved.discard(number)
             env.utilization.forget_file(number)
             self.stats.add("nCleanerDeletions")
         return deleted
+
+    # -- for the data eraser -----------------------------------------------------------
+    def reserved_files(self) -> set[int]:
+        """Reserved files (JE's term) that may be deleted now: cleaned, kept at a checkpoint's step 9,
+        and by now a prefix of the log that nobody protects (the data eraser deletes them instead of erasing)."""
+        ready, number = set(), self.env.log.head
+        while number in self.reserved and not self.protector.is_protected(number):
+            ready.add(number)
+            number += 1
+        return ready
+
+    def delete_reserved(self, number: int) -> bool:
+        """Delete the reserved files up to ``number`` through step 9's path (the deletion listeners first,
+        so the VLSN index is truncated); whether ``number`` is gone."""
+        with self.env.latch:
+            self.delete_files(sorted(n for n in self.reserved_files() if n <= number))
+            return number < self.env.log.head
 
 
 __all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS"]

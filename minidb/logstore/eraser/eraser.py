@@ -32,7 +32,9 @@ does not erase there either, so obsolete data at the tail end of the log is
 not erased and a warning says so), files in ``protected_files()`` (a backup,
 a network restore, a feeder: the cleaner's protection registry). Files in
 ``reserved_files()`` (cleaned, kept for replication) are deleted with
-``delete_reserved(n)`` instead of erased. Before erasing a file that the VLSN
+``delete_reserved(n)`` instead of erased (when it returns False, not now:
+the file is erased). :meth:`DataEraser.attach` takes these three from the
+environment's cleaner unless told otherwise. Before erasing a file that the VLSN
 index covers, ``truncate_vlsn_index(n)`` is called; it returns False when it
 cannot truncate (it would leave fewer than 1 000 VLSNs, or the files hold no
 VLSN) and the file is then left alone. The hooks default to "none" and to
@@ -142,7 +144,7 @@ class DataEraser:
 
     def __init__(self, env: "Environment", config: EraserConfig | None = None, clock=None, *,
                  protected_files: Callable[[], set[int]] = set, reserved_files: Callable[[], set[int]] = set,
-                 delete_reserved: Callable[[int], None] | None = None,
+                 delete_reserved: Callable[[int], bool | None] | None = None,
                  truncate_vlsn_index: Callable[[int], bool] | None = None,
                  extinction_filter: Callable[[str, bytes], str] | None = None):
         self.env = env
@@ -167,7 +169,14 @@ class DataEraser:
 
     @classmethod
     def attach(cls, env: "Environment", config: EraserConfig | None = None, clock=None, **hooks) -> "DataEraser":
-        """An eraser that follows ``env``: a suspended cycle resumed now, suspended again at ``env.close()``."""
+        """An eraser that follows ``env``: a suspended cycle resumed now, suspended again at ``env.close()``.
+
+        Unless ``hooks`` say otherwise it works with the environment's cleaner: ``protected_files`` are
+        the protection registry's, ``reserved_files`` the cleaned files a checkpoint let go but kept, and
+        ``delete_reserved`` deletes them through the cleaner's step-9 path (deletion listeners first)."""
+        cleaner = env.cleaner
+        hooks = {"protected_files": cleaner.protected_files, "reserved_files": cleaner.reserved_files,
+                 "delete_reserved": cleaner.delete_reserved, **hooks}
         eraser = cls(env, config, clock, **hooks)
         eraser.open()
         env.hooks.close_listeners = [*env.hooks.close_listeners, eraser.close]  # the list may be shared
@@ -394,13 +403,15 @@ class DataEraser:
         if number in self.reserved_files():
             if not exists:
                 self.stats.add("eraserFilesAlreadyDeleted")
-            else:
-                if self.delete_reserved is None:
-                    raise EraserAbort(f"reserved file 0x{number:x} cannot be deleted: no delete_reserved hook")
-                self.delete_reserved(number)
+                self._work(3 * length)
+                return DELETED
+            if self.delete_reserved is None:
+                raise EraserAbort(f"reserved file 0x{number:x} cannot be deleted: no delete_reserved hook")
+            if self.delete_reserved(number) is not False:
                 self.stats.add("eraserFilesDeleted")
-            self._work(3 * length)
-            return DELETED
+                self._work(3 * length)
+                return DELETED
+            self._say(f"reserved file 0x{number:x} could not be deleted now: it is erased instead")
         if not exists:
             self._work(3 * length)
             return ERASED
