@@ -92,6 +92,43 @@ def test_config_change_observed_at_run_time_aborts_the_cycle():
     assert cycle.end_ms - cycle.start_ms == 2 * DAY
 
 
+class PausingDisk:
+    """``disk``, except that the cycle state's rename, once armed, waits for ``go`` (after setting ``inside``)."""
+
+    def __init__(self, disk):
+        self.disk, self.armed = disk, False
+        self.inside, self.go = threading.Event(), threading.Event()
+
+    def rename(self, source, target):
+        if self.armed and target == STATE_FILE:
+            self.armed = False
+            self.inside.set()
+            self.go.wait()
+        return self.disk.rename(source, target)
+
+    def __getattr__(self, name):
+        return getattr(self.disk, name)
+
+
+def test_a_config_change_while_a_file_is_processed_never_writes_the_dropped_cycle_back():
+    disk, env = workload()
+    e = eraser(env)
+    e.disk = pausing = PausingDisk(disk)
+    e.start_cycle()
+    pausing.armed = True
+    worker = threading.Thread(target=e.step)
+    worker.start()
+    pausing.inside.wait()  # the thread has processed a file and is writing the cycle's state
+    e.config_update(erase_period_ms=2 * DAY)
+    pausing.go.set()
+    worker.join()
+    assert e.cycle is None and not disk.exists(STATE_FILE)
+    e.close()
+    reopened = eraser(env)
+    reopened.open()
+    assert reopened.cycle is None  # nothing to resume: the aborted cycle is gone
+
+
 # -- which entries, and no byte left ---------------------------------------------------------------
 def test_after_erasure_no_byte_of_a_deleted_record_is_left_in_any_file():
     disk, env = workload()

@@ -59,7 +59,10 @@ must survive any crash that the erasure survives.
 
 Configuration (:class:`EraserConfig`, JE's parameter names) may change at run
 time through :meth:`DataEraser.config_update` (JE's ``EnvConfigObserver``):
-turning the eraser off or changing the period aborts the current cycle.
+turning the eraser off or changing the period aborts the current cycle. If
+the thread is processing a file then, the cycle is dropped (its state file
+deleted) when that file is done, after the thread wrote the cycle's state:
+a dropped cycle's state is never written back, so it never resumes.
 """
 
 from __future__ import annotations
@@ -163,6 +166,9 @@ class DataEraser:
         self.throttle: WorkThrottle | None = None
         self.current_file: int | None = None
         self._aborted: set[int] = set()
+        self._cycle_lock = threading.Lock()  # guards _busy and _drop_requested
+        self._busy = False  # the thread is processing a file of the cycle (and will write its state)
+        self._drop_requested = False  # config_update aborted the cycle meanwhile: drop it when the file is done
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.saved_shutdown_exception: Exception | None = None
@@ -211,7 +217,11 @@ class DataEraser:
         self.config = new
         if self.cycle is not None and (not new.active or new.erase_period_ms != old.erase_period_ms):
             self._say("cycle aborted: the configuration changed")
-            self._drop_cycle()
+            with self._cycle_lock:
+                if self._busy:  # dropped when the file is done, after the thread wrote the cycle's state
+                    self._drop_requested = True
+                else:
+                    self._drop_cycle()
         return new
 
     # -- opening and closing -------------------------------------------------------------------
@@ -326,6 +336,20 @@ class DataEraser:
         if not candidates:
             return False
         number = candidates[0]
+        with self._cycle_lock:
+            if self.cycle is not cycle:  # config_update dropped it meanwhile
+                return False
+            self._busy = True
+        try:
+            return self._step_file(cycle, number)
+        finally:
+            with self._cycle_lock:
+                self._busy = False
+                if self._drop_requested:
+                    self._drop_requested = False
+                    self._drop_cycle()
+
+    def _step_file(self, cycle: CycleState, number: int) -> bool:
         try:
             status = self.process_file(number)
         except EraserAbort as e:
