@@ -7,6 +7,14 @@ reads each of its entries and asks the tree whether it is still *live*:
 - an LN is live iff its record's BIN slot points at this LSN (and is not a
   known deletion); a live LN is *migrated*: logged again at the end of the
   log (non-transactionally, without a new VLSN) and its slot pointed there;
+  with ``cleaner_lazy_migration`` (JE's lazy migration of LNs) a live user
+  LN is only *marked*: the slot's mark (``Cleaner.marked``, (database id,
+  key) -> the LSN) and a dirty BIN; whoever logs the BIN next (the
+  checkpoint, the evictor, a split) first logs the marked LNs
+  (:meth:`Cleaner.migrate_marked`). A file with a mark still pending is not
+  deleted; a mark whose slot moved on (an update, a deletion) is dropped,
+  unless a transaction holds the record (its abort may put the marked
+  version back);
 - an IN or BIN is live iff it is the current version of its node (its
   parent's slot, or the database's root LSN, points at this LSN); a live
   node is made dirty, so the next checkpoint logs it elsewhere (JE's lazy
@@ -41,7 +49,7 @@ them by utilization).
 
 Statistics, named as JE names them: ``nCleanerRuns`` (files cleaned),
 ``nCleanerEntriesRead``, ``nLNsObsolete``, ``nLNsDead`` (a removed database, a
-known deletion), ``nLNsLocked``, ``nLNsMigrated``, ``nINsObsolete``,
+known deletion), ``nLNsLocked``, ``nLNsMigrated``, ``nLNsMarked`` (lazily), ``nINsObsolete``,
 ``nINsDead``, ``nINsMigrated`` (made dirty), ``nCleanerDeletions`` (files deleted).
 
 Locking: every method runs under the environment latch (its callers take it).
@@ -66,7 +74,7 @@ if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
     from minidb.logstore.env import Environment
 
-CLEANER_STATS = ["nCleanerRuns", "nCleanerEntriesRead", "nLNsObsolete", "nLNsDead", "nLNsLocked", "nLNsMigrated",
+CLEANER_STATS = ["nCleanerRuns", "nCleanerEntriesRead", "nLNsObsolete", "nLNsDead", "nLNsLocked", "nLNsMigrated", "nLNsMarked",
                  "nINsObsolete", "nINsDead", "nINsMigrated", "nCleanerDeletions"]
 
 
@@ -119,6 +127,8 @@ class Cleaner:
         self.protector = FileProtector()
         self.stats = Stats("cleaner", CLEANER_STATS)
         self.cleaned: set[int] = set()  # cleaned, waiting for a checkpoint's step 9
+        self.marked: dict[tuple[int, bytes], LSN] = {}  # lazy migration: (db id, key) -> the marked LN's LSN
+        self.reserved: set[int] = set()  # cleaned, a checkpoint's step 9 passed, yet kept (protected, or above a kept file)
         self.last_selection: Selection | None = None
 
     # -- choosing ----------------------------------------------------------------------
@@ -215,9 +225,15 @@ class Cleaner:
         if kind == IN_KIND:
             node.dirty = True
             result.dirtied.append(node.describe())
-        else:
-            result.migrated[entry.lsn] = self._migrate(db, bin_node, index, entry)
-        self.stats.add(stat + "Migrated")
+            self.stats.add("nINsMigrated")
+            return True
+        if env.config.cleaner_lazy_migration and entry.type_name in USER_LN_TYPES:
+            self.marked[(db.id, key)] = entry.lsn
+            bin_node.dirty = True  # logged by the next checkpoint at the latest, with the LN before it
+            self.stats.add("nLNsMarked")
+            return True
+        result.migrated[entry.lsn] = self._migrate(db, bin_node, index, entry)
+        self.stats.add("nLNsMigrated")
         return True
 
     def _current_node(self, db: "DatabaseImpl", entry: LogEntry):
@@ -255,6 +271,27 @@ class Cleaner:
         env.utilization.count_obsolete(entry.lsn)
         return lsn
 
+    def migrate_marked(self, bin_node) -> list[LSN]:
+        """Before ``bin_node`` is logged: log its marked LNs (lazy migration); their new LSNs."""
+        if not self.marked:
+            return []
+        env, db_id, done = self.env, bin_node.db_id, []
+        for (mark_db, key), lsn in list(self.marked.items()):
+            if mark_db != db_id or key < bin_node.id_key or (bin_node.high_key is not None and key >= bin_node.high_key):
+                continue
+            index, exact = bin_node.find(key)
+            locked = env.locks.owner(db_id, key) is not None
+            if exact and bin_node.lsns[index] == lsn and not locked:
+                done.append(self._migrate(env.db_by_id(db_id), bin_node, index, env.log.read(lsn)))
+                self.stats.add("nLNsMigrated")
+            elif locked:
+                continue  # a transaction holds the record: its abort may put the marked version back
+            del self.marked[(mark_db, key)]
+        return done
+
+    def files_with_marks(self) -> set[int]:
+        return {lsn.file for lsn in self.marked.values()}
+
     # -- deleting, at checkpoints ------------------------------------------------------
     def files_to_delete(self) -> list[int]:
         """Checkpoint step 1: the files cleaned so far (deleted after this checkpoint's CkptEnd)."""
@@ -263,7 +300,9 @@ class Cleaner:
     def delete_files(self, files: list[int]) -> list[int]:
         """Checkpoint step 9: delete what may go of ``files`` (a prefix of the log, nothing protected)."""
         env = self.env
-        ready = {n for n in files if n in self.cleaned and not self.protector.is_protected(n)}
+        self.reserved |= self.cleaned.intersection(files)  # no tree of a later recovery points into them
+        pending = self.files_with_marks()  # lazily migrated LNs not logged yet
+        ready = {n for n in files if n in self.cleaned and not self.protector.is_protected(n) and n not in pending}
         head = env.log.head
         while head in ready:
             head += 1
@@ -277,9 +316,27 @@ class Cleaner:
         deleted = list(range(first, head))
         for number in deleted:
             self.cleaned.discard(number)
+            self.reserved.discard(number)
             env.utilization.forget_file(number)
             self.stats.add("nCleanerDeletions")
         return deleted
+
+    # -- for the data eraser -----------------------------------------------------------
+    def reserved_files(self) -> set[int]:
+        """Reserved files (JE's term) that may be deleted now: cleaned, kept at a checkpoint's step 9,
+        and by now a prefix of the log that nobody protects (the data eraser deletes them instead of erasing)."""
+        ready, number = set(), self.env.log.head
+        while number in self.reserved and not self.protector.is_protected(number):
+            ready.add(number)
+            number += 1
+        return ready
+
+    def delete_reserved(self, number: int) -> bool:
+        """Delete the reserved files up to ``number`` through step 9's path (the deletion listeners first,
+        so the VLSN index is truncated); whether ``number`` is gone."""
+        with self.env.latch:
+            self.delete_files(sorted(n for n in self.reserved_files() if n <= number))
+            return number < self.env.log.head
 
 
 __all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS", "entry_verdict", "LN_KIND", "IN_KIND", "OTHER_KIND", "LIVE",
