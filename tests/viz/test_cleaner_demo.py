@@ -170,4 +170,4 @@ def test_the_hexdump_shows_the_secret_before_and_zeros_after():
     fig = draw_erasure(run_script().erasures[0])
     texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text")) if t.get_text()]
     assert "73" in texts and "file 3 before the cycle" in texts and "file 3 after the cycle" in texts
-    assert texts.count("ff") >= 2  # the type byte after erasure (and the old 0xff bytes of the BIN nearby)
+    assert texts.count("ff") >= 2  # the type byte after erasure (and 0xff bytes the entry held already)
