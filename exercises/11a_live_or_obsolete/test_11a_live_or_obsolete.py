@@ -102,10 +102,6 @@ MUTANTS = {
         "entry_verdict": lambda kind, lsn, current, *, counted_obsolete=False, db_exists=True, known_deleted=False:
         "obsolete" if kind == "other" or counted_obsolete else "dead" if not db_exists
         else "dead" if kind == "LN" and known_deleted else "obsolete" if current != lsn else "live"},
-    "removed_database_is_obsolete": {
-        "entry_verdict": lambda kind, lsn, current, *, counted_obsolete=False, db_exists=True, known_deleted=False:
-        "obsolete" if kind == "other" or counted_obsolete or not db_exists or current != lsn
-        else "dead" if kind == "LN" and known_deleted else "live"},
     "known_deletion_is_live": {
         "entry_verdict": lambda kind, lsn, current, *, counted_obsolete=False, db_exists=True, known_deleted=False:
         "obsolete" if kind == "other" or counted_obsolete else "dead" if not db_exists

@@ -76,8 +76,8 @@ def test_a_short_delay_is_absorbed_by_the_next_wait(impl):
     assert ends(plan) == pytest.approx(ends(impl.schedule(0, DAY, [1000, 2000])))
 
 
-def _schedule(start_ms, end_ms, lengths, delays=None, *, catch_up=False, keep_going=False):
-    """A plain version of the schedule, with the two classic mistakes as options (for the mutants)."""
+def _schedule(start_ms, end_ms, lengths, delays=None, *, keep_going=False):
+    """A plain version of the schedule, going on past a late component as an option (for a mutant)."""
     from minidb.logstore.eraser.throttle import file_components, pace, work_estimate
 
     delays = delays or {}
@@ -87,8 +87,7 @@ def _schedule(start_ms, end_ms, lengths, delays=None, *, catch_up=False, keep_go
         for component, units in file_components(length):
             now += delays.get((number, component), 0.0)
             done += units
-            wait, moved = pace(base, per_unit, done, now)
-            base = base if catch_up else moved
+            wait, base = pace(base, per_unit, done, now)
             now += wait
             plan.append(Planned(number, component, units, now, now > end_ms))
             if now > end_ms and not keep_going:
@@ -106,8 +105,6 @@ MUTANTS = {
     "protocol_split_evenly": {"file_components": lambda length: [(1, length), (2, length)]
                               + [(c, 0.25 * length) for c in (3, 4, 5, 6)]},
     "pace_catches_up": {"pace": _wrong_pace_catches_up},
-    "schedule_catches_up": {"schedule": lambda s, e, lengths, delays=None: _schedule(s, e, lengths, delays,
-                                                                                   catch_up=True)},
     "late_cycle_goes_on": {"schedule": lambda s, e, lengths, delays=None: _schedule(s, e, lengths, delays,
                                                                                   keep_going=True)},
 }
