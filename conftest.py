@@ -19,8 +19,9 @@ ROOT = Path(__file__).parent
 def pytest_addoption(parser):
     parser.addoption("--minidb-full-suite", action="store_true",
                      help="fail unless tests, every notebook and every exercise were collected")
-    parser.addoption("--exercise-impl", choices=("reference", "student"), default=None,
-                     help="run exercises/ against minidb's code or the student stubs "
+    parser.addoption("--exercise-impl", default=None,
+                     help="run exercises/ against minidb's code (reference), the student stubs (student) "
+                          "or a named wrong solution (mutant:NAME) "
                           "(default: $MINIDB_EXERCISE_IMPL if set, else reference)")
 
 

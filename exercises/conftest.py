@@ -7,7 +7,13 @@ either file themselves, so one set of tests checks both:
 
 ``--exercise-impl=reference``  (the default) minidb's implementation; this is
                                what CI runs, and it must pass;
-``--exercise-impl=student``    the student's file.
+``--exercise-impl=student``    the student's file;
+``--exercise-impl=mutant:NAME`` a named wrong solution: an exercise's test
+                               file may list, in ``MUTANTS``, the typical
+                               mistakes as ``{"name": {"function": wrong}}``;
+                               the reference with those functions replaced
+                               must fail at least one test
+                               (``test_stubs_fail.py`` checks every one).
 
 When the option is not given, the environment variable
 ``MINIDB_EXERCISE_IMPL`` (``reference`` or ``student``) decides. It is the
@@ -23,11 +29,12 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
 IMPLS = ("reference", "student")
+MUTANT = "mutant:"
 DEFAULT_IMPL = "reference"
 ENV_VAR = "MINIDB_EXERCISE_IMPL"
 OPTION = "--exercise-impl"
@@ -38,8 +45,9 @@ _loaded: dict[Path, ModuleType] = {}
 def pytest_addoption(parser):
     try:
         parser.addoption(
-            OPTION, action="store", choices=IMPLS, default=None,
-            help=f"run the exercises against minidb's reference implementation or the student's stub "
+            OPTION, action="store", default=None,
+            help=f"run the exercises against minidb's reference implementation, the student's stub "
+                 f"or a named wrong solution (mutant:NAME) "
                  f"(default: ${ENV_VAR} if set, else {DEFAULT_IMPL})",
         )
     except ValueError:  # already registered (by the root conftest or a plugin): use that one
@@ -54,8 +62,8 @@ def chosen_impl(config: pytest.Config) -> str:
         value = None
     if value is None:
         value = os.environ.get(ENV_VAR, "").strip() or DEFAULT_IMPL
-    if value not in IMPLS:
-        raise pytest.UsageError(f"{ENV_VAR}={value!r}: expected one of {', '.join(IMPLS)}")
+    if value not in IMPLS and not (value.startswith(MUTANT) and len(value) > len(MUTANT)):
+        raise pytest.UsageError(f"{OPTION}={value!r}: expected one of {', '.join(IMPLS)} or {MUTANT}NAME")
     return value
 
 
@@ -89,7 +97,25 @@ def load_impl(exercise_dir: Path, which: str) -> ModuleType:
     return module
 
 
+def mutant(reference: ModuleType, test_module: ModuleType, name: str) -> SimpleNamespace:
+    """The reference with the functions of the test module's ``MUTANTS[name]`` put in their place."""
+    mutants = getattr(test_module, "MUTANTS", {})
+    if name not in mutants:
+        known = ", ".join(sorted(mutants)) or "none"
+        raise pytest.UsageError(f"{test_module.__name__} has no mutant {name!r} (its mutants: {known})")
+    replaced = dict(vars(reference))
+    for function, wrong in mutants[name].items():
+        if function not in replaced:
+            raise pytest.UsageError(f"mutant {name!r} replaces {function!r}, which the reference does not define")
+        replaced[function] = wrong
+    return SimpleNamespace(**replaced)
+
+
 @pytest.fixture
-def impl(request) -> ModuleType:
-    """The module under test: reference.py or student.py next to the requesting test file."""
-    return load_impl(Path(request.path).parent, chosen_impl(request.config))
+def impl(request) -> ModuleType | SimpleNamespace:
+    """The module under test: reference.py or student.py next to the requesting test file, or a mutant."""
+    which = chosen_impl(request.config)
+    directory = Path(request.path).parent
+    if which.startswith(MUTANT):
+        return mutant(load_impl(directory, "reference"), request.module, which[len(MUTANT):])
+    return load_impl(directory, which)

@@ -1,4 +1,5 @@
-"""Meta-test: every exercise's tests fail, all of them, against its pristine stub.
+"""Meta-tests: every exercise's tests fail, all of them, against its pristine stub,
+and at least one of them fails against each of its named mutants.
 
 An exercise whose tests pass (even partly) against the untouched
 ``student.py`` checks nothing, or gives part of the answer away; one whose
@@ -7,6 +8,10 @@ each ``exercises/NN_*`` this runs pytest on it in a subprocess with
 ``--exercise-impl=student`` and requires exit code 1 (tests failed) with every
 test failed.
 
+A *mutant* is a typical wrong solution, written down in the exercise's test
+file (``MUTANTS``, see ``exercises/conftest.py``): tests that let a known
+mistake pass are too weak, so each mutant must make at least one test fail.
+
 If you have solved an exercise in place, its case here fails on purpose:
 ``student.py`` is no longer the stub. Restore the stub (``git stash`` or
 ``git checkout exercises/NN_name/student.py``) before committing.
@@ -14,6 +19,7 @@ If you have solved an exercise in place, its case here fails on purpose:
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -24,7 +30,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-EXERCISES = sorted(p for p in HERE.iterdir() if p.is_dir() and re.match(r"\d\d_", p.name))
+EXERCISES = sorted(p for p in HERE.iterdir() if p.is_dir() and re.match(r"\d\d[a-z]?_", p.name))
 
 # Outcome words of pytest's summary line ("3 failed, 1 passed, 2 errors in 0.12s").
 OUTCOMES = ("failed", "passed", "skipped", "xfailed", "xpassed", "error", "errors")
@@ -46,11 +52,12 @@ def summary_counts(output: str) -> dict[str, int]:
     return counts
 
 
-def run_student(exercise: Path) -> subprocess.CompletedProcess:
+def run_impl(exercise: Path, which: str) -> subprocess.CompletedProcess:
+    """pytest on one exercise, in a subprocess, against ``which`` (student, reference or mutant:NAME)."""
     env = {k: v for k, v in os.environ.items() if k not in INHERITED}
-    env["MINIDB_EXERCISE_IMPL"] = "student"
+    env["MINIDB_EXERCISE_IMPL"] = which
     command = [
-        sys.executable, "-m", "pytest", os.path.relpath(exercise, ROOT), "--exercise-impl=student",
+        sys.executable, "-m", "pytest", os.path.relpath(exercise, ROOT), f"--exercise-impl={which}",
         "-q", "-p", "no:cacheprovider",
         "-p", "no:nbval",  # exercises hold no notebooks; nbval's imports would double the start-up time
     ]
@@ -64,7 +71,7 @@ def test_there_are_exercises():
 @pytest.mark.parametrize("exercise", EXERCISES, ids=[p.name for p in EXERCISES])
 def test_pristine_stub_fails_every_test(exercise):
     assert (exercise / "student.py").is_file() and (exercise / "reference.py").is_file()
-    result = run_student(exercise)
+    result = run_impl(exercise, "student")
     output = result.stdout + result.stderr
     tail = "\n".join(output.splitlines()[-25:])
     counts = summary_counts(result.stdout)
@@ -82,4 +89,36 @@ def test_pristine_stub_fails_every_test(exercise):
     assert counts.get("failed", 0) == total, (
         f"{exercise.name}: against the pristine stub every test must fail, but the run ended with {counts} ({hint})"
         f"\n{tail}"
+    )
+
+
+def mutants_of(exercise: Path) -> list[str]:
+    """The names in ``MUTANTS`` of the exercise's test files: a top-level dict literal with string keys.
+
+    Read from the source, not imported: the tests import the exercise's code.
+    """
+    names = []
+    for path in sorted(exercise.glob("test_*.py")):
+        for node in ast.parse(path.read_text(), str(path)).body:
+            if (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "MUTANTS" for t in node.targets)
+                    and isinstance(node.value, ast.Dict)):
+                names += [key.value for key in node.value.keys if isinstance(key, ast.Constant)]
+    return names
+
+
+MUTANT_CASES = [(exercise, name) for exercise in EXERCISES for name in mutants_of(exercise)]
+
+
+def test_there_are_mutants():
+    assert MUTANT_CASES, "no exercise names a typical wrong solution in MUTANTS"
+
+
+@pytest.mark.parametrize("exercise,mutant", MUTANT_CASES, ids=[f"{e.name}-{m}" for e, m in MUTANT_CASES])
+def test_each_named_mutant_fails_a_test(exercise, mutant):
+    result = run_impl(exercise, f"mutant:{mutant}")
+    tail = "\n".join((result.stdout + result.stderr).splitlines()[-25:])
+    counts = summary_counts(result.stdout)
+    assert result.returncode == 1 and counts.get("failed", 0) > 0 and not counts.get("errors"), (
+        f"{exercise.name}: the mistake {mutant!r} must fail at least one test (and error none), "
+        f"but pytest exited with {result.returncode} and {counts}\n{tail}"
     )

@@ -104,3 +104,37 @@ def test_rules_that_always_hold(impl, pool, data):
         assert all(i in cleared for i in unpinned if not pool[i][1])
     if pool[victim][2]:
         assert victim in cleared
+
+
+# Typical wrong solutions; each must fail at least one test above (exercises/test_stubs_fail.py).
+def _clock(frames, hand, *, dirty_first=False, clear_pinned=False, rest_at_victim=False):
+    n, referenced, cleared = len(frames), [f[2] for f in frames], []
+    for pass_no in (1, 2, 3):
+        for _ in range(n):
+            index, hand = hand, (hand + 1) % n
+            pinned, dirty, _ = frames[index]
+            if pinned:
+                if clear_pinned and referenced[index] and pass_no < 3:
+                    referenced[index] = False
+                    cleared.append(index)
+                continue
+            if dirty_first and dirty and pass_no == 1:
+                continue
+            if referenced[index] and pass_no < 3:
+                referenced[index] = False
+                cleared.append(index)
+                continue
+            if dirty and pass_no == 1:
+                continue
+            return index, index if rest_at_victim else hand, cleared
+    return None, hand, cleared
+
+
+MUTANTS = {
+    "dirty_checked_before_the_reference_bit": {
+        "choose_victim": lambda frames, hand: _clock(frames, hand, dirty_first=True)},
+    "pinned_frames_lose_their_reference_bit": {
+        "choose_victim": lambda frames, hand: _clock(frames, hand, clear_pinned=True)},
+    "hand_rests_on_the_victim": {
+        "choose_victim": lambda frames, hand: _clock(frames, hand, rest_at_victim=True)},
+}

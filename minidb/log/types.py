@@ -24,8 +24,10 @@ Flags, one letter each, as in logdef.dat:
 
     R  redoable             U  undoable            L  logical undo
     C  compensation (CLR)   T  transactional: the item begins with
-                               txn_id (U64) and txn_prev_lsn (LSN), the
-                               previous entry of the same transaction
+                               txn_id (I64: signed, negative for the
+                               log store's internal transactions) and
+                               txn_prev_lsn (LSN), the previous entry of
+                               the same transaction
 
 A row may carry a fifth column, the *fudge factor* (Shore's log-space
 reservation): the log space that undoing an entry of that type may need, as
@@ -39,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.log.fields import LSN_FIELD, U64, ItemFormatError, Kind, decode_fields, encode_fields
+from minidb.log.fields import I64, LSN_FIELD, ItemFormatError, Kind, decode_fields, encode_fields
 from minidb.log.lsn import LSN
 
 class CodeRanges(tuple):
@@ -60,7 +62,7 @@ OWNER_CODES = {
     "replication": range(0x70, 0x7F),
 }
 FLAG_LETTERS = {"R": "redo", "U": "undo", "L": "logical", "C": "compensation", "T": "transactional"}
-TXN_FIELDS: tuple[tuple[str, Kind], ...] = (("txn_id", U64), ("txn_prev_lsn", LSN_FIELD))
+TXN_FIELDS: tuple[tuple[str, Kind], ...] = (("txn_id", I64), ("txn_prev_lsn", LSN_FIELD))
 
 
 @dataclass(frozen=True)

@@ -159,9 +159,11 @@ class Environment:
         return impl
 
     def log_entry(self, entry_type: EntryType, values: dict[str, Any], *, provisional: Provisional = Provisional.NO,
-                  replicated: bool = False) -> LSN:
-        """Append one entry to the log and count it for the utilization tracker."""
-        lsn = self.log.append(entry_type, values, provisional=provisional, replicated=replicated)
+                  replicated: bool = False, vlsn: int | None = None) -> LSN:
+        """Append one entry to the log and count it for the utilization tracker.
+
+        ``vlsn`` given: the entry takes that VLSN (a replica writing the master's entry), not a new one."""
+        lsn = self.log.append(entry_type, values, provisional=provisional, replicated=replicated, vlsn=vlsn)
         end = self.log.end_lsn
         size = end.offset - lsn.offset if end.file == lsn.file else self.log.read(lsn).size
         self.utilization.count_new(lsn, size, entry_type.name)
@@ -207,10 +209,11 @@ class Environment:
         return self.db_tree.names(internal)
 
     # -- transactions and checkpoints --------------------------------------------------------
-    def begin(self, durability=None) -> Transaction:
+    def begin(self, durability=None, *, internal: bool = False) -> Transaction:
+        """A transaction; ``internal`` ones (writing internal databases only) get negative ids (:class:`TxnManager`)."""
         with self.latch:
             self.check_usable()
-            return self.txn_manager.begin(durability)
+            return self.txn_manager.begin(durability, internal=internal)
 
     def checkpoint(self, minimize_recovery_time: bool = False) -> CheckpointResult:
         with self.latch:

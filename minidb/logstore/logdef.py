@@ -26,7 +26,7 @@ name               code  flags  what it is
 
 Field by field (integers little-endian; ``BYTES`` is a U32 length and the
 bytes; ``LSN`` is 8 bytes, ``file << 32 | offset``; ``ListOf`` is a U32 count
-and the records; ``T`` types begin with ``txn_id`` U64 and ``txn_prev_lsn``)::
+and the records; ``T`` types begin with ``txn_id`` I64 and ``txn_prev_lsn``)::
 
     LN_TX item                                  IN item
     +--------+--------------+                   +--------+-------------------+

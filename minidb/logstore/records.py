@@ -75,8 +75,11 @@ class RecordOps:
         return record
 
     # -- writing -----------------------------------------------------------------------
-    def write(self, db: "DatabaseImpl", key: bytes, data: bytes | None, txn: "Transaction | None") -> LSN | None:
-        """Put ``data`` (or delete, when None); the LN's LSN, or None if there was nothing to delete."""
+    def write(self, db: "DatabaseImpl", key: bytes, data: bytes | None, txn: "Transaction | None",
+              vlsn: int | None = None) -> LSN | None:
+        """Put ``data`` (or delete, when None); the LN's LSN, or None if there was nothing to delete.
+
+        ``vlsn``: the LN's VLSN when given (a replica replaying the master's LN)."""
         env = self.env
         deleted = data is None
         if txn is not None:
@@ -98,7 +101,7 @@ class RecordOps:
             values.update({"txn_id": txn.id, "txn_prev_lsn": txn.last_lsn,
                            "abort_lsn": abort.lsn, "abort_known_deleted": abort.known_deleted})
         replicated = env.config.replicated and db.replicated
-        lsn = env.log_entry(ln_type(deleted, txn is not None), values, replicated=replicated)
+        lsn = env.log_entry(ln_type(deleted, txn is not None), values, replicated=replicated, vlsn=vlsn)
         if exact:
             bin_node.update_slot(index, lsn, deleted, data)
         else:

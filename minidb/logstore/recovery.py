@@ -273,7 +273,7 @@ class RecoveryManager:
                 env.db_tree.last_db_id = max(env.db_tree.last_db_id, entry.values["db_id"])
             txn_id = entry.txn_id
             if txn_id is not None:
-                env.txn_manager.last_txn_id = max(env.txn_manager.last_txn_id, txn_id)
+                env.txn_manager.last_txn_id = max(env.txn_manager.last_txn_id, abs(txn_id))  # internal: < 0
             if name in IN_TYPES or name in USER_LN_TYPES or name in ("MapLN", "FileSummaryLN"):
                 env.utilization.note_size(entry.lsn, entry.size)
 

@@ -105,15 +105,18 @@ class Transaction:
         self.replicated = self.replicated or replicated
 
     # -- ending ----------------------------------------------------------------------------
-    def commit(self) -> LSN:
-        """Commit; returns the Commit entry's LSN (NULL_LSN if nothing was written)."""
+    def commit(self, vlsn: int | None = None) -> LSN:
+        """Commit; returns the Commit entry's LSN (NULL_LSN if nothing was written).
+
+        ``vlsn``: the Commit's VLSN, given (a replica replaying the master's Commit) rather than allocated.
+        """
         env = self.env
         with env.latch:
             env.check_usable()
             self.check_open()
             if self.writes:
                 lsn = env.log_entry(COMMIT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
-                                             "time_ms": env.now_ms()}, replicated=self.replicated)
+                                             "time_ms": env.now_ms()}, replicated=self.replicated, vlsn=vlsn)
                 if self.durability is Durability.SYNC:
                     env.log.sync(lsn)
                 elif self.durability is Durability.WRITE_NO_SYNC:
@@ -131,8 +134,8 @@ class Transaction:
             env.after_operation()
             return self.end_lsn
 
-    def abort(self) -> LSN:
-        """Abort: log Abort, undo every write, then unregister."""
+    def abort(self, vlsn: int | None = None) -> LSN:
+        """Abort: log Abort, undo every write, then unregister (``vlsn`` as for :meth:`commit`)."""
         env = self.env
         with env.latch:
             env.check_usable()
@@ -141,7 +144,8 @@ class Transaction:
             if self.writes:
                 try:
                     self.end_lsn = env.log_entry(ABORT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
-                                                         "time_ms": env.now_ms()}, replicated=self.replicated)
+                                                         "time_ms": env.now_ms()}, replicated=self.replicated,
+                                               vlsn=vlsn)
                 except (LogError, DiskError) as e:  # a full disk, a failed log; not a (simulated) crash
                     failure = e
                 for db_id, key in reversed(self.order):
@@ -181,21 +185,36 @@ class Transaction:
 
 
 class TxnManager:
-    """The active transactions and the next transaction id (JE's ``TxnManager``)."""
+    """The active transactions and the next transaction id (JE's ``TxnManager``).
+
+    Ids: one counter, ``last_txn_id`` (kept in CkptEnd, and recovery continues after the largest id it
+    sees). Ordinary transactions take its next value; *internal* ones (writing only internal databases,
+    such as the VLSN index's flush) take the next value negated, so they never share an id with a
+    replicated transaction (JE gives local transactions negative ids). A replica's replay begins
+    transactions with the master's ids (``txn_id``), which moves the counter past them.
+    """
 
     def __init__(self, env: "Environment"):
         self.env = env
         self.last_txn_id = 0
         self.active: dict[int, Transaction] = {}
 
-    def begin(self, durability: Durability | None = None) -> Transaction:
+    def begin(self, durability: Durability | None = None, *, internal: bool = False,
+              txn_id: int | None = None) -> Transaction:
         if durability is not None and not isinstance(durability, Durability):
             # Anything else would commit like NO_SYNC, silently weaker than asked.
             names = ", ".join(f"Durability.{d.name}" for d in Durability)
             raise UserError(f"cannot begin a transaction in {self.env.where()}: durability {durability!r} "
                             f"is not one of {names}")
-        self.last_txn_id += 1
-        txn = Transaction(self.env, self.last_txn_id, durability or self.env.config.durability)
+        if txn_id is not None:
+            if isinstance(txn_id, bool) or not isinstance(txn_id, int) or txn_id < 1 or txn_id in self.active:
+                raise UserError(f"cannot begin a transaction in {self.env.where()} with id {txn_id!r}: a given id "
+                                "is a positive integer that no active transaction has")
+            self.last_txn_id = max(self.last_txn_id, txn_id)
+        else:
+            self.last_txn_id += 1
+            txn_id = -self.last_txn_id if internal else self.last_txn_id
+        txn = Transaction(self.env, txn_id, durability or self.env.config.durability)
         self.active[txn.id] = txn
         return txn
 

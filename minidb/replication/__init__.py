@@ -1,4 +1,4 @@
-"""Replication, part 1: VLSNs and the VLSN index (Berkeley DB JE's ``VLSNIndex``, ``VLSNBucket``).
+"""Replication: VLSNs and the VLSN index (Berkeley DB JE's ``VLSNIndex``, ``VLSNBucket``), and the group's foundation.
 
 Replication sits above the log store: it imports :mod:`minidb.logstore`,
 never the reverse; the log store calls it through its hooks (the
@@ -7,15 +7,26 @@ and listeners.
 
 Built: VLSN allocation, the index (buckets, range, tracker), lookups and
 scanners, waiting for new VLSNs, the flush at checkpoints, recovery's merge,
-truncation from the head and from the tail, the ``Matchpoint`` entry. Not
-built yet (part 2): feeders, replicas, syncup and its rollback. Where the
+truncation from the head and from the tail (the latter only inside a syncup
+rollback), the ``Matchpoint`` entry; the group's foundation: nodes and their
+states (only the master writes and allocates VLSNs; a replica replays the
+master's entries with the master's VLSNs and txn ids), the wire format, two
+transports (in-memory and TCP) and the handshake, feeders and replicas
+streaming the log by VLSN. Not built yet: durability by acks, elections,
+syncup and its rollback. Where the
 modules mention them, they describe the callers the index is made for (a
 feeder reads forward by VLSN and waits for new ones; syncup searches backward
 and truncates the tail); tests, the tour and notebook 12 play those callers.
 
 Public surface::
 
-    ReplicatedEnvironment, open_replicated   an environment with VLSNs and its index (env.py)
+    ReplicatedEnvironment, open_replicated,  an environment with VLSNs and its index; a node of a
+    ReplicatedDatabase                       group: become_master/replica, check_master, replay (env.py)
+    RepGroup, RepNode, NodeState             a group, its nodes, MASTER/REPLICA/UNKNOWN (group.py)
+    wire                                     the framed message format: encode, decode, Message (wire.py)
+    InMemoryNetwork, TcpNetwork,             two transports with one interface; the handshake
+    HandshakeAcceptor, HandshakeInitiator    (network.py)
+    Feeder, Replica                          the stream from the master to a replica (feeder.py, replica.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
@@ -27,19 +38,27 @@ Public surface::
     LogItem, LogItemCache, VLSNAwaitLatch    waiting for new VLSNs (wait.py)
     VLSNAllocator, NULL_VLSN, encode_key     VLSNs, their allocation, their keys (vlsn.py)
     REPLICATION_TYPES, MATCHPOINT            replication's entry types (logdef.py)
-    VLSNIndexError, VLSNRangeError, ...      errors (errors.py)
+    VLSNIndexError, VLSNRangeError,          errors (errors.py)
+    ReplicaWriteError, HandshakeError, ...
 
 Inside: ``crashtest`` (the crash sweep of a replicated workload).
 """
 
 from minidb.replication.bucket import GhostBucket, VLSNBucket
 from minidb.replication.config import VLSN_INDEX_DB, VLSNIndexConfig
-from minidb.replication.env import ReplicatedEnvironment, open_replicated
-from minidb.replication.errors import (IndexClosedError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
-                                       WaitTimeoutError)
+from minidb.replication import wire
+from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
+from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
+                                       ReplayError, ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
+                                       UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
+                                       WaitTimeoutError, WireFormatError, WireVersionError)
+from minidb.replication.feeder import Feeder
+from minidb.replication.group import NodeState, RepGroup, RepNode
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
 from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES
+from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
+from minidb.replication.replica import Replica
 from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge
 from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner
 from minidb.replication.tracker import VLSNTracker
@@ -53,4 +72,8 @@ __all__ = [
     "BackwardVLSNScanner", "LogItem", "LogItemCache", "VLSNAwaitLatch", "VLSNAllocator", "NULL_VLSN",
     "FIRST_VLSN", "RANGE_KEY", "encode_key", "decode_key", "REPLICATION_TYPES", "MATCHPOINT",
     "VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
+    "ReplicatedDatabase", "RepGroup", "RepNode", "NodeState", "wire", "InMemoryNetwork", "TcpNetwork",
+    "HandshakeAcceptor", "HandshakeInitiator", "ReplicationNetworkError", "WireFormatError", "WireVersionError",
+    "HandshakeError", "ConnectionClosedError", "GroupConfigError", "ReplicaWriteError", "UnknownMasterError",
+    "ReplayError", "TailTruncationError", "FeederError", "Feeder", "Replica",
 ]

@@ -28,7 +28,11 @@ from CkptStart and merges) and checked:
    scan and through ``get_gte_lsn`` plus a backward scan, to the entry that
    carries it;
 5. every promise holds;
-6. the next replicated entry gets VLSN n + 1.
+6. the next replicated entry gets VLSN n + 1;
+7. transaction ids: replicated transactions (Commit/Abort with a VLSN)
+   have positive ids, internal ones (the index's flushes) negative ids, and
+   no id ends two transactions, across crashes and the restart (the id
+   counter is recovered for both kinds).
 """
 
 from __future__ import annotations
@@ -241,6 +245,23 @@ def check_index(env: ReplicatedEnvironment) -> str | None:
     return None
 
 
+def check_txn_ids(env: ReplicatedEnvironment) -> str | None:
+    """None if transaction ids keep their kinds and are never reused (point 7); else what is wrong."""
+    ended: dict[int, LSN] = {}
+    for entry in env.log.scan():
+        if entry.type_name not in TXN_END_TYPES:
+            continue
+        txn_id, replicated = entry.txn_id, entry.vlsn is not None
+        if (txn_id > 0) != replicated:
+            kind = "replicated" if replicated else "internal"
+            return f"{entry.type_name} at {entry.lsn} ends {kind} txn {txn_id}: ids of that kind are " + (
+                "positive" if replicated else "negative")
+        if txn_id in ended:
+            return f"txn id {txn_id} ends two transactions: at {ended[txn_id]} and at {entry.lsn}"
+        ended[txn_id] = entry.lsn
+    return None
+
+
 @dataclass(frozen=True)
 class Recovered:
     last_vlsn: int | None
@@ -253,7 +274,7 @@ def recover_and_check(workload: ReplicatedWorkload, image: SimDisk) -> Recovered
     except MinidbError as e:
         return Recovered(None, f"recovery failed: {type(e).__name__}: {e}")
     try:
-        problem = check_index(env)
+        problem = check_index(env) or check_txn_ids(env)
         last = env.range.last
         if problem is None:
             lsn = env.database(DATABASES[0]).put(b"after-recovery", b"x")

@@ -31,6 +31,30 @@ How it plugs into the log store (which never imports replication):
    log cleaner's protection registry: before checkpoint step 9 deletes
    cleaned files, the index forgets the VLSNs they hold.
 
+**Nodes and roles.** Opened with a ``group`` (:class:`~minidb.replication.group.RepGroup`)
+and its ``node_name``, the environment is one node of that group and starts
+in state UNKNOWN; :meth:`~ReplicatedEnvironment.become_master`,
+:meth:`~ReplicatedEnvironment.become_replica` change it (elections, built in
+the next part, will call them). Opened without a group it is a group of one
+and its own master, as before. Only the master allocates VLSNs (the log's
+``vlsn_allocator`` refuses on any other node) and writes: a replica's
+databases refuse ``put`` and ``delete`` with
+:class:`~minidb.replication.errors.ReplicaWriteError` naming the master
+(UNKNOWN: :class:`~minidb.replication.errors.UnknownMasterError`), before
+anything is locked or logged. A replica writes only the master's entries,
+with the master's VLSNs and transaction ids, through
+:meth:`~ReplicatedEnvironment.replay` (JE's ``Replay.replayEntry``): the
+entry must carry the next VLSN of the stream; LNs go into the tree,
+transactional ones under a transaction with the master's id, Commit and
+Abort end it. Internal transactions (the VLSN index's flush) take negative
+ids (:class:`~minidb.logstore.txn.TxnManager`), so they never collide with
+the master's ids::
+
+    replica = ReplicatedEnvironment.open(SimDisk("n2"), group=group, node_name="n2")
+    replica.become_replica("n1")
+    replica.database("accounts").put("k", "v")   # ReplicaWriteError: node n2 is a replica; write on master n1 (n1)
+    replica.replay(1, "LN_TX", {"txn_id": 7, ...}, db_name="accounts")   # VLSN 1, txn 7: the master's
+
 The environment's log records that it is replicated (the mapping tree's own
 MapLN, :mod:`minidb.logstore.mapping_tree`): ``Environment.open`` refuses it,
 and ``ReplicatedEnvironment.open`` refuses a plain environment, each with an
@@ -50,26 +74,69 @@ from minidb.logstore import (Database, DataEraser, Environment, EnvironmentConfi
                              Transaction)
 from minidb.logstore.checkpointer import CheckpointResult
 from minidb.logstore.recovery import RecoveryInfo
+from minidb.logstore.database import DatabaseImpl
+from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.replication.config import VLSNIndexConfig
-from minidb.replication.errors import VLSNIndexError
+from minidb.replication.errors import (GroupConfigError, ReplayError, ReplicaWriteError, UnknownMasterError,
+                                       VLSNIndexError)
+from minidb.replication.group import NodeState, RepGroup
 from minidb.replication.index import VLSNIndex
 from minidb.replication.logdef import MATCHPOINT
 from minidb.replication.range import VLSNRange
 
 
+def _holds(impl: DatabaseImpl, key: bytes) -> bool:
+    """Does the tree hold a live record for ``key`` (whoever wrote it)?"""
+    bin_node = impl.tree.search(key)
+    index, exact = bin_node.find(key)
+    return exact and not bin_node.known_deleted[index]
+
+
+class ReplicatedDatabase(Database):
+    """A replicated database's handle: writes only on the master (reads anywhere)."""
+
+    def __init__(self, rep_env: "ReplicatedEnvironment", impl: DatabaseImpl):
+        super().__init__(rep_env.env, impl)
+        self.rep_env = rep_env
+
+    def put(self, key, data, txn=None) -> LSN:
+        self.rep_env.check_master(f"put into {self.name!r}")
+        return super().put(key, data, txn)
+
+    def delete(self, key, txn=None) -> LSN | None:
+        self.rep_env.check_master(f"delete from {self.name!r}")
+        return super().delete(key, txn)
+
+
 class ReplicatedEnvironment:
     """An open replicated environment (see the module documentation)."""
 
-    def __init__(self, env: Environment, vlsn_index: VLSNIndex, node_id: int = 1):
+    def __init__(self, env: Environment, vlsn_index: VLSNIndex, node_id: int = 1, group: RepGroup | None = None,
+                 node_name: str | None = None):
         self.env = env
         self.vlsn_index = vlsn_index
         self.node_id = node_id
+        self.group = group
+        self.node_name = node_name or "standalone"
+        self.state = NodeState.MASTER if group is None else NodeState.UNKNOWN
+        self.master_name: str | None = self.node_name if group is None else None
+        self._replay_txns: dict[int, Transaction] = {}  # the master's txn id -> the replica's transaction
+        env.log.vlsn_allocator = self._allocate_vlsn
 
     @classmethod
     def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
              index_config: VLSNIndexConfig | None = None, hooks: EnvironmentHooks | None = None,
-             create: bool = True, phase_listener=None, node_id: int = 1) -> "ReplicatedEnvironment":
-        """Open (and recover) a replicated environment and its VLSN index."""
+             create: bool = True, phase_listener=None, node_id: int = 1, group: RepGroup | None = None,
+             node_name: str | None = None) -> "ReplicatedEnvironment":
+        """Open (and recover) a replicated environment and its VLSN index.
+
+        With ``group`` and ``node_name`` it is that node of the group, in state UNKNOWN; without, a
+        group of one and its master.
+        """
+        if group is not None or node_name is not None:
+            if not isinstance(group, RepGroup):
+                raise GroupConfigError(f"node {node_name!r}: a node opens with its RepGroup, not {group!r}")
+            group.node(node_name)  # a member, else GroupConfigError
         config = dataclasses.replace(config or EnvironmentConfig(), replicated=True)
         index = VLSNIndex(index_config)
         index.begin_recovery()
@@ -80,10 +147,50 @@ class ReplicatedEnvironment:
         env = Environment.open(where, config, hooks, create, phase_listener)
         if index.env is not env or index.merge_result is None:
             raise VLSNIndexError(f"{env.where()}: recovery did not finish the VLSN index")
-        env.log.vlsn_allocator = index.allocator
         env.log.add_listener(index.log_listener)
         env.cleaner.protector.add_deletion_listener(index.before_file_deletion)  # before the cleaner deletes
-        return cls(env, index, node_id)
+        return cls(env, index, node_id, group, node_name)
+
+    # -- the node's state ------------------------------------------------------------------------
+    def become_master(self) -> None:
+        """This node is the master: it writes, and allocates VLSNs after the last one it holds."""
+        with self.env.latch:
+            self.vlsn_index.allocator.reset(max(self.range.last, self.vlsn_index.allocator.last))
+            self.state, self.master_name = NodeState.MASTER, self.node_name
+            self._end_replay_txns()
+
+    def become_replica(self, master_name: str) -> None:
+        """This node is a replica of ``master_name`` (a member of the group, not this node)."""
+        if self.group is None:
+            raise GroupConfigError(f"{self.where()} is not in a group: it cannot be a replica")
+        self.group.node(master_name)
+        if master_name == self.node_name:
+            raise GroupConfigError(f"node {self.node_name} cannot be a replica of itself")
+        with self.env.latch:
+            self.state, self.master_name = NodeState.REPLICA, master_name
+
+    def become_unknown(self) -> None:
+        """The master is lost: no writes until a new one is known."""
+        with self.env.latch:
+            self.state, self.master_name = NodeState.UNKNOWN, None
+
+    def check_master(self, what: str) -> None:
+        """Raise unless this node is the master: ReplicaWriteError names the master."""
+        if self.state is NodeState.MASTER:
+            return
+        group = self.group.name if self.group is not None else "?"
+        if self.state is NodeState.REPLICA and self.master_name is not None:
+            master = self.group.node(self.master_name) if self.group is not None else None
+            where = f" ({master.address})" if master is not None else ""
+            raise ReplicaWriteError(f"cannot {what}: node {self.node_name} is a replica of group {group!r}; "
+                                    f"write on the master {self.master_name}{where}")
+        raise UnknownMasterError(f"cannot {what}: node {self.node_name} of group {group!r} knows no master "
+                                 f"(state {self.state.value})")
+
+    def _allocate_vlsn(self) -> int:
+        """The log's VLSN allocator (under the log write latch): only the master hands out VLSNs."""
+        self.check_master("allocate a VLSN")
+        return self.vlsn_index.allocator.bump()
 
     def data_eraser(self, config=None, clock=None, **hooks) -> DataEraser:
         """The log store's data eraser, with the VLSN index truncated before each file it changes."""
@@ -110,9 +217,13 @@ class ReplicatedEnvironment:
     def where(self) -> str:
         return self.env.where()
 
-    def database(self, name: str, create: bool = True) -> Database:
-        """A replicated database (its records and their transactions' ends get VLSNs)."""
-        return self.env.database(name, create)
+    def database(self, name: str, create: bool = True) -> ReplicatedDatabase:
+        """A replicated database (its records and their transactions' ends get VLSNs); writes on the master only.
+
+        Creating one is a write: on a replica only an existing database can be opened."""
+        if create and self.state is not NodeState.MASTER and self.env.db_tree.get(name) is None:
+            self.check_master(f"create database {name!r}")
+        return ReplicatedDatabase(self, self.env.database(name, create).impl)
 
     def internal_database(self, name: str, create: bool = True) -> Database:
         """An internal database: never replicated."""
@@ -131,12 +242,85 @@ class ReplicatedEnvironment:
     def log_matchpoint(self) -> LSN:
         """Log a Matchpoint (a sync point of the replication stream); returns its LSN."""
         env = self.env
+        self.check_master("log a Matchpoint")
         with env.latch:
             env.check_usable()
             lsn = env.log_entry(MATCHPOINT, {"master_node_id": self.node_id, "time_ms": env.now_ms()},
                                 replicated=True)
             env.after_operation()
             return lsn
+
+    # -- a replica writes the master's entries ------------------------------------------------------
+    def replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None = None) -> LSN:
+        """Write the master's entry ``type_name`` (its ``values``) with the master's ``vlsn`` and txn id.
+
+        The replica's replay (JE's ``Replay.replayEntry``; the feeder's stream is the next part): LNs
+        go into the tree of database ``db_name`` (the master's database of that name, created here if
+        new), transactional ones under a transaction with the master's ``txn_id``; Commit and Abort end
+        it; a Matchpoint is logged. Only a replica replays, and only the next VLSN of the stream:
+        anything else is a :class:`ReplayError` and nothing is written. Returns the entry's LSN.
+        """
+        env = self.env
+        with env.latch:
+            env.check_usable()
+            if self.state is not NodeState.REPLICA:
+                raise ReplayError(f"node {self.node_name} is {self.state.value}: only a replica replays the "
+                                  f"master's entries (VLSN {vlsn})")
+            expected = self.next_stream_vlsn
+            if vlsn != expected:
+                raise ReplayError(f"node {self.node_name} expects VLSN {expected} next; the master's {type_name} "
+                                  f"has VLSN {vlsn}")
+            lsn = self._replay(vlsn, type_name, values, db_name)
+            self.vlsn_index.allocator.reset(vlsn)
+            env.after_operation()
+            return lsn
+
+    @property
+    def next_stream_vlsn(self) -> int:
+        """The VLSN this node's stream continues with (what a replica asks its feeder for)."""
+        current = self.range
+        return (current.last if not current.is_empty else self.vlsn_index.allocator.last) + 1
+
+    def _replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None) -> LSN:
+        env = self.env
+        txn_id = values.get("txn_id")
+        if type_name == "Matchpoint":
+            return env.log_entry(MATCHPOINT, values, vlsn=vlsn)
+        if type_name in ("Commit", "Abort"):
+            txn = self._replay_txns.get(txn_id)
+            if txn is None:
+                raise ReplayError(f"node {self.node_name}: {type_name} of txn {txn_id} (VLSN {vlsn}) ends a "
+                                  "transaction this replica never saw")
+            lsn = txn.commit(vlsn=vlsn) if type_name == "Commit" else txn.abort(vlsn=vlsn)
+            del self._replay_txns[txn_id]
+            return lsn
+        if type_name not in USER_LN_TYPES:
+            raise ReplayError(f"node {self.node_name}: {type_name} (VLSN {vlsn}) is not an entry of the "
+                              "replication stream")
+        if not isinstance(db_name, str):
+            raise ReplayError(f"node {self.node_name}: {type_name} (VLSN {vlsn}) needs the database's name")
+        impl = env.db_tree.get(db_name)
+        deleted = type_name.startswith("DEL_")
+        key = values["key"]
+        if deleted and (impl is None or not _holds(impl, key)):
+            raise ReplayError(f"node {self.node_name}: {type_name} (VLSN {vlsn}) deletes {key!r} from {db_name!r}, "
+                              "which this replica does not hold")
+        impl = impl or env.db_tree.create(db_name)
+        txn = None
+        if txn_id is not None:
+            txn = self._replay_txns.get(txn_id)
+            if txn is None:
+                txn = self._replay_txns[txn_id] = env.txn_manager.begin(txn_id=txn_id)
+        lsn = env.records.write(impl, key, None if deleted else values["data"], txn, vlsn=vlsn)
+        assert lsn is not None
+        return lsn
+
+    def _end_replay_txns(self) -> None:
+        """The new master aborts the replayed transactions the old master never ended (an Abort in its stream)."""
+        for txn in list(self._replay_txns.values()):
+            if not self.env.closed:
+                txn.abort()
+        self._replay_txns.clear()
 
     # -- closing -----------------------------------------------------------------------------------
     def close(self) -> None:

@@ -35,4 +35,55 @@ class IndexClosedError(MinidbError):
     """The VLSN index was closed (its environment closed or crashed) while a feeder waited on it."""
 
 
-__all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError"]
+class ReplicationNetworkError(MinidbError):
+    """Talking to another node failed: a bad frame, a refused handshake, a closed connection."""
+
+
+class WireFormatError(ReplicationNetworkError):
+    """A frame is not a valid minidb replication frame (bad magic, truncated, bad checksum, unknown type,
+    oversize); the message names the peer and the byte offset."""
+
+
+class WireVersionError(WireFormatError):
+    """A frame of another wire version."""
+
+
+class HandshakeError(ReplicationNetworkError):
+    """A handshake was refused (another group, an unknown node, a bad frame, another version); the
+    connection is closed and nothing was written."""
+
+
+class ConnectionClosedError(ReplicationNetworkError):
+    """The connection was closed (by this end, the peer, or a network failure)."""
+
+
+class GroupConfigError(UserError):
+    """A replication group's description is wrong (a duplicate name or address, a bad priority, an unknown
+    node)."""
+
+
+class ReplicaWriteError(UserError):
+    """A write on a node that is not the master (JE's ReplicaWriteException); the message names the master."""
+
+
+class UnknownMasterError(ReplicaWriteError):
+    """A write on a node that knows no master (JE's UnknownMasterException)."""
+
+
+class ReplayError(MinidbError):
+    """A replica cannot replay an entry of the master's stream (out of VLSN order, an unknown transaction)."""
+
+
+class FeederError(MinidbError):
+    """A feeder cannot serve a replica (it is not the master, the replica asks for VLSNs it no longer
+    holds or has not logged yet)."""
+
+
+class TailTruncationError(VLSNRangeError):
+    """``truncate_from_tail`` was called outside a syncup rollback: a crash would undo it."""
+
+
+__all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
+           "ReplicationNetworkError", "WireFormatError", "WireVersionError", "HandshakeError", "ConnectionClosedError",
+           "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError",
+           "FeederError"]

@@ -31,8 +31,10 @@ merges the two.
 Truncation: from the head by log cleaning (:meth:`truncate_from_head`,
 :meth:`truncate_head_for_file`; a ghost bucket marks the head when needed,
 and at least ``min_vlsn_index_size`` VLSNs are always kept), from the tail
-by syncup rollback (:meth:`truncate_from_tail`, on a quiescent system).
-Both are made durable at once.
+by syncup rollback (on a quiescent system; a direct :meth:`truncate_from_tail`
+is refused, because only the rollback, which marks the entries INVISIBLE and
+logs RollbackStart/End, makes it survive a crash). Head truncation is made
+durable at once.
 
 Example::
 
@@ -73,7 +75,8 @@ from minidb.log.types import EntryType
 from minidb.logstore import Durability
 from minidb.logstore.txn import TxnState
 from minidb.replication.config import VLSNIndexConfig
-from minidb.replication.errors import IndexClosedError, VLSNIndexError, VLSNRangeError, WaitTimeoutError
+from minidb.replication.errors import (IndexClosedError, TailTruncationError, VLSNIndexError, VLSNRangeError,
+                                       WaitTimeoutError)
 from minidb.replication.range import SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge, read_index_database
 from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner, stream_vlsn
@@ -323,7 +326,7 @@ class VLSNIndex:
         with env.latch, self._flush_synchronizer:
             written, deleted, current = self.tracker.flush_snapshot()
             db = env.internal_database(self.config.database_name)
-            txn = env.begin(durability)
+            txn = env.begin(durability, internal=True)  # an internal transaction: a negative id
             try:
                 for first in deleted:
                     db.delete(encode_key(first), txn=txn)
@@ -425,12 +428,34 @@ class VLSNIndex:
 
     # -- truncation from the tail (syncup rollback) ------------------------------------------------------------
     def truncate_from_tail(self, delete_start: int, prev_lsn: LSN | None = None) -> VLSNRange:
-        """Drop VLSNs from ``delete_start`` on (syncup rolled them back); made durable.
+        """Refused: the index is truncated from the tail only by a syncup rollback.
 
-        The system is quiescent: no VLSN is read or written meanwhile. The
-        rolled-back entries stay in the log; syncup makes them invisible.
-        ``prev_lsn`` is where VLSN ``delete_start - 1`` is (found in the log
-        if not given). VLSN allocation continues at ``delete_start``.
+        Truncating the index alone is not durable, whatever it flushes:
+        recovery re-tracks every entry from the last CkptStart, so after a
+        crash the rolled-back VLSNs come back (and when new entries reused
+        them, the stream holds a VLSN twice and the environment cannot be
+        reopened). Only the rollback makes it durable: RollbackStart logged
+        first, the rolled-back entries marked INVISIBLE in place and fsynced,
+        then this truncation (:meth:`_truncate_from_tail_in_rollback`), then
+        RollbackEnd. Raises :class:`TailTruncationError`; nothing changes.
+        """
+        raise TailTruncationError(
+            f"cannot truncate the VLSN index from VLSN {delete_start} (range {self.range}): only a syncup rollback "
+            "truncates the tail, after making the rolled-back entries INVISIBLE; a direct truncation would come "
+            "undone at the next recovery. Nothing was changed")
+
+    def _truncate_from_tail_in_rollback(self, delete_start: int, prev_lsn: LSN | None = None) -> VLSNRange:
+        """Internal: the index step of a syncup rollback (JE's ``VLSNIndex.truncateFromTail``).
+
+        Drops VLSNs from ``delete_start`` on, on a quiescent system (no VLSN
+        is read or written meanwhile); VLSN allocation continues at
+        ``delete_start``. ``prev_lsn`` is where VLSN ``delete_start - 1`` is
+        (found in the log if not given). The rolled-back entries stay in the
+        log. Durability: the flush below is durable, but recovery re-tracks
+        the log from the last CkptStart, so the truncation survives a crash
+        only if the rolled-back entries are INVISIBLE by then: it is made
+        durable by RollbackStart/End (built in the next part), the only
+        caller.
         """
         with self._lock:
             current = self.range

@@ -7,6 +7,9 @@ current :class:`~minidb.replication.range.VLSNRange`. Its invariants (seed
 - buckets are ordered by VLSN;
 - only the last bucket is the target of updates at any time (the tracker
   closes a bucket when it starts the next one);
+- a bucket written to disk is immutable: a flush closes the last bucket
+  before writing it (:meth:`flush_snapshot`), so the next mapping starts a
+  new bucket; only a tail truncation changes a written bucket again;
 - a bucket maps a single file, but a file may have several buckets;
 - there may be gaps *between* buckets: ``put`` is not serialized, so a VLSN
   that arrives after the next bucket was started has nowhere to go and is
@@ -342,8 +345,16 @@ class VLSNTracker:
 
     # -- flushing ------------------------------------------------------------------------------------------
     def flush_snapshot(self) -> tuple[list[tuple[VLSNBucket, int, bytes]], list[int], VLSNRange]:
-        """Under the mutex: the dirty buckets (with their change counts and bytes), deletions, the range."""
+        """Under the mutex: the dirty buckets (with their change counts and bytes), deletions, the range.
+
+        A bucket written to disk is immutable: the last bucket, if it is about to be written, is closed
+        first, so the next mapping starts a new bucket and a flush never rewrites a flushed bucket (only
+        a tail truncation, on a quiescent system, changes one again).
+        """
         with self.lock:
+            last = self._buckets[-1] if self._buckets else None
+            if last is not None and last.dirty and not last.closed:
+                last.close()
             dirty = [(b, b.changes, b.encode()) for b in self._buckets if b.dirty]
             return dirty, sorted(self.deleted_on_disk), self.range
 

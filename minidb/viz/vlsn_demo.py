@@ -189,7 +189,7 @@ def truncation_demo(min_vlsn_index_size: int = 20) -> tuple[list[str], IndexPict
         for file_number in (2, 3):
             lines.append(f"  truncate_head_for_file({file_number}): {index.truncate_head_for_file(file_number).describe()}")
     before = index.range
-    after = index.truncate_from_tail(before.last - 4)
+    after = index._truncate_from_tail_in_rollback(before.last - 4)  # the index step of a syncup rollback
     lines.append(f"syncup rolls back 5 VLSNs: {before} -> {after}; the next VLSN is {index.allocator.last + 1}")
     return lines, index_picture(index)
 

@@ -28,7 +28,7 @@ def test_codes_are_in_the_log_store_range_and_registered():
 def test_every_type_round_trips_through_its_fields():
     samples = {
         "BYTES": b"\x00key\xff", "STR": "accounts", "LSN": LSN(3, 0x1A0), "BOOL": True, "U16": 3, "U32": 7,
-        "U64": 2**40,
+        "U64": 2**40, "I64": -7,  # a transaction id: negative for internal transactions
     }
     for entry_type in LOGSTORE_TYPES:
         values = {}

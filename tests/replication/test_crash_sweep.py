@@ -55,3 +55,27 @@ def test_the_crashtest_command(capsys):
 
     assert main(["crashtest", "replication", "--seed", "0", "--ops", "10"]) == 0
     assert capsys.readouterr().out.strip().endswith("crash points: 130, violations: 0")
+
+
+def test_the_checker_catches_transaction_ids_of_the_wrong_kind_or_reused():
+    from minidb.replication.crashtest import check_txn_ids
+
+    workload = run_workload(seed=3, ops=OPS)
+    image = workload.disk.crash_image(len(workload.disk.events) - 1, CrashMode.everything())
+    env = ReplicatedEnvironment.open(image, workload.config, workload.index_config)
+    assert check_txn_ids(env) is None
+    manager = env.env.txn_manager
+    plain_begin = manager.begin
+    manager.begin = lambda durability=None, **kw: plain_begin(durability)  # the index's flush: a positive id
+    env.checkpoint()
+    assert "ids of that kind are negative" in check_txn_ids(env)
+    manager.begin = plain_begin
+    env = ReplicatedEnvironment.open(workload.disk.crash_image(len(workload.disk.events) - 1,
+                                                               CrashMode.everything()),
+                                     workload.config, workload.index_config)
+    env.env.txn_manager.last_txn_id = 0  # a counter that forgot: ids come round again
+    db = env.database("a")
+    for _ in range(3):
+        with env.begin() as txn:
+            db.put(b"k", b"v", txn=txn)
+    assert "ends two transactions" in check_txn_ids(env)

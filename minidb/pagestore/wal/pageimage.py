@@ -51,7 +51,7 @@ exact whatever the page's type.
 
 Entry layout (fields of the log's table, :mod:`minidb.pagestore.wal.logdef`)::
 
-    txn_id U64 = 0 | txn_prev_lsn LSN = NULL | vol U32 | store U32 | page U32
+    txn_id I64 = 0 | txn_prev_lsn LSN = NULL | vol U32 | store U32 | page U32
     | hole_start U16 | hole_len U16 | image BYTES (U32 length + page_size - hole_len bytes)
 
 Worked example: a 512-byte file page with two records of 20 bytes has

@@ -1,0 +1,67 @@
+"""The replica's side of the stream (JE's ``Replica`` and ``Replay``): receive the master's entries, replay them.
+
+A replica opens a connection to the master (after the handshake,
+:mod:`.network`), becomes a REPLICA of it and asks for the stream from the
+next VLSN it needs (``StartStream``: its range's last plus one, so a replica
+that starts late, or comes back, catches up from where it stopped). Each
+``Entry`` it receives is written to its own log with the master's VLSN and
+transaction id and applied to its tree
+(:meth:`~minidb.replication.env.ReplicatedEnvironment.replay`); after
+replaying a Commit it sends an ``Ack`` (the master's txn id and the
+Commit's VLSN), which the feeder records (durability by acks is the next
+part). Invariants: entries are replayed in VLSN order with no gap (replay
+refuses anything else and writes nothing); a replica never allocates a VLSN.
+
+Stepped like the feeder: :meth:`Replica.pump` replays whatever arrived
+and returns how many entries it replayed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minidb.log.types import type_by_code
+from minidb.replication import wire
+from minidb.replication.errors import ReplayError
+
+if TYPE_CHECKING:
+    from minidb.replication.env import ReplicatedEnvironment
+
+
+class Replica:
+    """Replays the stream a feeder sends (see the module documentation)."""
+
+    def __init__(self, env: "ReplicatedEnvironment", channel, master_name: str):
+        env.become_replica(master_name)
+        self.env = env
+        self.channel = channel
+        self.master_name = master_name
+        self.replayed = 0
+        self.start_vlsn = env.next_stream_vlsn
+        channel.send(wire.encode(env.group.name, "StartStream", start_vlsn=self.start_vlsn))
+
+    def pump(self, timeout: float | None = 0) -> int:
+        """Replay every entry that has arrived (waiting up to ``timeout`` for a first one, over TCP); how many."""
+        done = 0
+        while (message := self.channel.receive(timeout)) is not None:
+            timeout = 0
+            if message.type != "Entry":
+                continue
+            entry_type = type_by_code(message["type_code"])
+            if entry_type is None:
+                raise ReplayError(f"{self.channel.where}: VLSN {message['vlsn']} has unknown entry type "
+                                  f"0x{message['type_code']:02x}")
+            values = entry_type.decode(message["item"])
+            self.env.replay(message["vlsn"], entry_type.name, values, message["db_name"] or None)
+            if entry_type.name == "Commit":
+                self.channel.send(wire.encode(self.env.group.name, "Ack", txn_id=values["txn_id"],
+                                              vlsn=message["vlsn"]))
+            done += 1
+        self.replayed += done
+        return done
+
+    def __repr__(self) -> str:
+        return f"Replica({self.env.node_name} of {self.master_name}, {self.replayed} entries replayed)"
+
+
+__all__ = ["Replica"]

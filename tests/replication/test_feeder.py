@@ -1,0 +1,199 @@
+"""Feeders and replicas over the in-memory network: replicas converge to the master's committed state,
+a replica that starts late catches up through the VLSN index, a feeder refuses what it cannot serve."""
+
+import pytest
+
+from minidb.io import SimDisk
+from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+from minidb.replication.errors import FeederError, ReplicaWriteError
+from minidb.replication.feeder import Feeder
+from minidb.replication.group import RepGroup, RepNode
+from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
+from minidb.replication.replica import Replica
+from minidb.replication.scanner import stream_vlsn
+
+from tests.replication.helpers import small_config, workload
+
+GROUP = RepGroup("bank", [RepNode("n1", "n1", 2), RepNode("n2", "n2"), RepNode("n3", "n3")])
+
+
+def open_node(name, disk=None):
+    return ReplicatedEnvironment.open(disk or SimDisk(name), small_config(), VLSNIndexConfig(stride=3),
+                                      group=GROUP, node_name=name)
+
+
+class Group:
+    """A master and its replicas on one in-memory network; ``settle`` runs the script until nothing moves."""
+
+    def __init__(self):
+        self.net = InMemoryNetwork()
+        self.listener = self.net.listen("n1")
+        self.master = open_node("n1")
+        self.master.become_master()
+        self.feeders, self.replicas = {}, {}
+
+    def join(self, env):
+        initiator = HandshakeInitiator(self.net.connect("n1", env.node_name), "bank", GROUP.node(env.node_name))
+        acceptor = HandshakeAcceptor(self.listener.accept(), GROUP, "n1")
+        self.net.deliver()
+        assert acceptor.poll().name == env.node_name
+        self.net.deliver()
+        assert initiator.poll() == "n1"
+        self.feeders[env.node_name] = Feeder(self.master, acceptor.channel, env.node_name)
+        self.replicas[env.node_name] = Replica(env, initiator.channel, "n1")
+        return env
+
+    def settle(self):
+        while True:
+            moved = self.net.deliver()
+            moved += sum(f.pump() for f in self.feeders.values())
+            moved += sum(r.pump() for r in self.replicas.values())
+            if not moved and not self.net.in_flight:
+                return
+
+
+def committed(env):
+    return {name: list(env.database(name, create=False).items()) for name in env.env.database_names()}
+
+
+def vlsn_stream(env):
+    return [(stream_vlsn(e), e.type_name, e.txn_id, e.values.get("key")) for e in env.log.scan()
+            if stream_vlsn(e) is not None]
+
+
+def test_replicas_converge_to_the_masters_committed_state():
+    group = Group()
+    replicas = [group.join(open_node("n2")), group.join(open_node("n3"))]
+    workload(group.master, rounds=5)
+    group.settle()
+    for replica in replicas:
+        assert committed(replica) == committed(group.master)
+        assert vlsn_stream(replica) == vlsn_stream(group.master)
+        assert replica.range.last == group.master.range.last
+    commits = [v for v, t, _, _ in vlsn_stream(group.master) if t == "Commit"]
+    assert all(f.acked_vlsn == commits[-1] for f in group.feeders.values())
+    with pytest.raises(ReplicaWriteError, match="write on the master n1"):
+        replicas[0].database("accounts").put("x", "y")
+
+
+def test_a_replica_that_starts_late_catches_up_through_the_vlsn_index():
+    group = Group()
+    workload(group.master, rounds=6)  # checkpoints among them: buckets flushed, entries found by scans
+    group.master.checkpoint()
+    late = group.join(open_node("n2"))
+    assert group.replicas["n2"].start_vlsn == 1
+    group.settle()
+    feeder = group.feeders["n2"]
+    assert committed(late) == committed(group.master) and vlsn_stream(late) == vlsn_stream(group.master)
+    assert feeder.scanner.total_scanned > 0  # old entries came from the log, through the index's mappings
+    group.master.database("accounts").put("new", "1")
+    group.settle()
+    assert feeder.cache_hits >= 1  # the newest from the log item cache
+    assert committed(late) == committed(group.master)
+
+
+def test_a_replica_that_comes_back_continues_where_it_stopped():
+    group = Group()
+    disk = SimDisk("n3")
+    replica = group.join(open_node("n3", disk))
+    workload(group.master, rounds=2)
+    group.settle()
+    held = replica.range.last
+    replica.sync()
+    replica.crash()
+    group.replicas.pop("n3"), group.feeders.pop("n3")
+    workload(group.master, rounds=2)  # meanwhile the master goes on
+    back = group.join(open_node("n3", disk))
+    assert group.replicas["n3"].start_vlsn == held + 1
+    group.settle()
+    assert committed(back) == committed(group.master) and vlsn_stream(back) == vlsn_stream(group.master)
+
+
+def test_a_delayed_replica_lags_then_catches_up_in_vlsn_order():
+    group = Group()
+    fast, slow = group.join(open_node("n2")), group.join(open_node("n3"))
+    db = group.master.database("accounts")
+    for i in range(5):
+        db.put(f"k{i}", "v")
+        group.net.delay("n1", "n3", rounds=3)
+        group.net.deliver()
+        for f in group.feeders.values():
+            f.pump()
+        group.net.deliver(src="n1", dst="n2")
+        for r in group.replicas.values():
+            r.pump()
+    assert fast.range.last == 5 and slow.range.is_empty
+    group.settle()
+    assert vlsn_stream(slow) == vlsn_stream(group.master)
+
+
+def test_a_feeder_refuses_what_it_cannot_serve():
+    group = Group()
+    replica = group.join(open_node("n2"))
+    group.master.database("accounts").put("a", "1")
+    group.settle()
+    replica.become_master()  # n2 writes on its own: it holds VLSN 2, which the master never logged
+    replica.database("accounts").put("b", "2")
+    group.replicas.pop("n2"), group.feeders.pop("n2")
+    group.join(replica)
+    group.net.deliver()
+    with pytest.raises(FeederError, match="asks for VLSN 3, after the master's last \\(1\\)"):
+        group.feeders["n2"].pump()
+    assert group.feeders["n2"].channel.closed
+    group.master.become_unknown()
+    group.feeders.pop("n2"), group.replicas.pop("n2")
+    group.master.become_master()
+    group.join(open_node("n3"))
+    group.master.become_replica("n2")
+    group.net.deliver()
+    with pytest.raises(FeederError, match="node n1 is REPLICA: only the master feeds replica n3"):
+        group.feeders["n3"].pump()
+
+
+def test_a_replica_in_another_process_over_tcp_converges():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from minidb.replication.network import TcpNetwork
+
+    net = TcpNetwork()
+    listener = net.listen()
+    group = RepGroup("bank", [RepNode("n1", listener.address), RepNode("n2", "127.0.0.1:1")])
+    master = ReplicatedEnvironment.open(SimDisk("tcp-master"), small_config(), VLSNIndexConfig(stride=3),
+                                        group=group, node_name="n1")
+    master.become_master()
+    workload(master, rounds=3)
+    last_commit = max(v for v, t, _, _ in vlsn_stream(master) if t == "Commit")
+    script = (
+        "import json, sys\n"
+        "from minidb.io import SimDisk\n"
+        "from minidb.replication import ReplicatedEnvironment, RepGroup, RepNode, Replica, TcpNetwork\n"
+        "from minidb.replication.network import HandshakeInitiator\n"
+        "address, last = sys.argv[1], int(sys.argv[2])\n"
+        "group = RepGroup('bank', [RepNode('n1', address), RepNode('n2', '127.0.0.1:1')])\n"
+        "env = ReplicatedEnvironment.open(SimDisk('n2'), group=group, node_name='n2')\n"
+        "h = HandshakeInitiator(TcpNetwork().connect(address, 'n2'), 'bank', group.node('n2'))\n"
+        "assert h.poll(timeout=30) == 'n1'\n"
+        "replica = Replica(env, h.channel, 'n1')\n"
+        "while env.range.last < last:\n"
+        "    replica.pump(timeout=30)\n"
+        "print(json.dumps({n: [[k.hex(), v.hex()] for k, v in env.database(n, create=False).items()]\n"
+        "                  for n in env.env.database_names()}), flush=True)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, listener.address, str(master.range.last)],
+                             stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+    try:
+        acceptor = HandshakeAcceptor(listener.accept(timeout=30), group, "n1")
+        assert acceptor.poll(timeout=30).name == "n2"
+        feeder = Feeder(master, acceptor.channel, "n2")
+        while feeder.acked_vlsn < last_commit:
+            feeder.pump(timeout=30)
+        out, _ = child.communicate(timeout=60)
+        assert child.returncode == 0
+        expected = {n: [[k.hex(), v.hex()] for k, v in items] for n, items in committed(master).items()}
+        assert json.loads(out) == expected and feeder.sent == master.range.last
+    finally:
+        child.kill() if child.poll() is None else None
+        listener.close()
