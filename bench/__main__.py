@@ -26,6 +26,7 @@ SECTIONS = {
     "pagestore": "bench.pagestore_bench",
     "locks": "bench.locks_bench",
     "logstore": "bench.logstore_bench",
+    "cleaner": "bench.cleaner_bench",
     "spark": "bench.spark_bench",
     "transactions": "bench.txn_bench",
     "logspace": "bench.logspace_bench",

@@ -128,23 +128,15 @@ def test_item8_a_slot_pointing_at_another_keys_record_is_an_error_not_its_data(e
 
 def test_the_read_only_check_places_a_checkpoints_ins_as_recovery_does():
     """A checkpoint whose highest flush level is below the root deletes files only the old root's slots name."""
-    disk, env = new_env("verify-after-clean", file_max=8192)
-    db = env.database("accounts")
-    for i in range(20):
-        db.put(f"acct{i:02d}", str(100 + i))
-    env.checkpoint(minimize_recovery_time=True)
-    for round_ in range(8):
-        for i in range(20 if round_ < 4 else 10):
-            db.put(f"acct{i:02d}", f"balance {round_} " * 8)
-        if round_ == 3:
-            for i in range(10, 20):
-                db.delete(f"acct{i:02d}")
+    from tests.logstore.test_cleaner import churn
+
+    disk, env = new_env("verify-after-clean", file_max=4096)
+    churn(env)
     env.checkpoint()
-    for _ in range(3):  # the third cleans file 3, which holds no version of the root
-        for number in range(env.log.head, env.cleaner.recovery_horizon().file):
-            env.cleaner.clean_file(number)
-        result = env.checkpoint()
+    for number in range(env.log.head, env.cleaner.recovery_horizon().file):
+        env.cleaner.clean_file(number)
+    result = env.checkpoint()
     assert "step 4: highest flush level of accounts: 2" in result.trace
-    assert env.db_tree.get("accounts").root.level == 3
-    assert "step 9: cleaner: deleted files: 3" in result.trace
+    assert env.db_tree.get("accounts").root.level == 4
+    assert "step 9: cleaner: deleted files: 1, 2, 3, 4" in result.trace
     assert verify_log_trees(disk) == []
