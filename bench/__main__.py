@@ -27,6 +27,7 @@ SECTIONS = {
     "btree": "bench.btree_bench",
     "locks": "bench.locks_bench",
     "logstore": "bench.logstore_bench",
+    "cleaner": "bench.cleaner_bench",
     "spark": "bench.spark_bench",
     "transactions": "bench.txn_bench",
     "logspace": "bench.logspace_bench",

@@ -5,6 +5,8 @@ Spark session first, which both tours of the test use (a tour stops only a Spark
 test starts one JVM, not two.
 """
 
+import re
+
 import pytest
 
 from minidb.cli import main
@@ -55,6 +57,9 @@ def test_tour_then_printlog_and_verify_item5_reruns_on_its_own_output_only(tmp_p
                      "merged (the recovery tracker wins where they overlap)", "next VLSN: 80",
                      "replication crash sweep, seed 0, 10 operations: crash points: 130, violations: 0"):
         assert expected in out
+    # the cleaner and the eraser are on in the log store's part, and did something
+    assert re.search(r"the data eraser: one cycle, [1-9][0-9]* entries of deleted records overwritten", out)
+    assert re.search(r"the log cleaner: [1-9][0-9]* of [0-9]+ log files cleaned .*, [1-9][0-9]* deleted", out)
     from minidb.viz.gallery import FIGURES
 
     assert sorted(p.name for p in figures.iterdir()) == sorted([*FIGURES, ".minidb-output"])

@@ -38,7 +38,7 @@ from minidb.cli import figures
 from minidb.cli.common import path_arg
 from minidb.cli.output import check_output, owned_output
 from minidb.io import CrashMode, OSDisk, SimDisk
-from minidb.log import TRACE, LogManager
+from minidb.log import TRACE, LogManager, file_name
 
 
 def register(commands) -> None:
@@ -210,9 +210,9 @@ def tour_logstore(workdir: str) -> str:
 
     path = os.path.join(workdir, "logstore")
     disk = OSDisk(path, create=True)
-    # the log cleaner's thread runs, as in a real deployment (it finds nothing to clean in one file)
+    # the log cleaner's thread runs, as in a real deployment; small files give it something to clean
     config = EnvironmentConfig(node_max_entries=4, checkpoint_bytes_interval=None, clock=lambda: 1_700_000_000.0,
-                               run_cleaner=True, cleaner_bytes_interval=4096)
+                               run_cleaner=True, cleaner_bytes_interval=4096, file_max=8192)
     env = Environment.open(disk, config)
     accounts = env.database("accounts")
     for i in range(20):
@@ -240,6 +240,7 @@ def tour_logstore(workdir: str) -> str:
     again = Environment.open(disk, config)
     print(again.recovery_info.summary())
     print(f"reopened: {len(again.database('accounts').keys())} records")
+    tour_cleaner_and_eraser(again)
     again.close()
 
     last = len(bank_writes())
@@ -259,6 +260,31 @@ def tour_logstore(workdir: str) -> str:
     sweep = crash_sweep(seed=1, ops=12)
     print_sweep("\nlog store crash sweep, seed 1, 12 operations", sweep)
     return path
+
+
+def tour_cleaner_and_eraser(env) -> None:
+    """Steady updates and deletions, then the cleaner and the data eraser (a cycle run now, on a manual clock)."""
+    from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
+
+    eraser = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=3_600_000), ManualClock())
+    accounts = env.database("accounts")
+    for round_ in range(8):  # accounts 10 to 19 are closed after round 3
+        for i in range(20 if round_ < 4 else 10):
+            accounts.put(f"acct{i:02d}", f"balance {round_} " * 8)
+        if round_ == 3:
+            for i in range(10, 20):
+                accounts.delete(f"acct{i:02d}")
+    env.checkpoint()
+    eraser.run_cycle()
+    erased = sum(1 for entry in env.log.scan() if entry.header.erased)
+    print(f"the data eraser: one cycle, {erased} entries of deleted records overwritten in "
+          f"{eraser.stats['eraserFilesErased']} files")
+    files = env.log.end_lsn.file - env.log.head + 1
+    env.clean_log()
+    env.checkpoint()  # step 9 deletes the cleaned files
+    stats = env.cleaner.stats
+    print(f"the log cleaner: {stats['nCleanerRuns']} of {files} log files cleaned ({stats['nLNsMigrated']} live LNs "
+          f"migrated), {stats['nCleanerDeletions']} deleted; the log now starts at {file_name(env.log.head)}")
 
 
 def tour_replication(workdir: str) -> str:

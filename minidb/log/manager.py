@@ -337,6 +337,15 @@ class LogManager:
             listener(lsn, entry_type, vlsn)
         return lsn
 
+    def force_flip(self) -> int:
+        """Finish the current log file now and start the next (JE's ``forceLogFileFlip``); returns the
+        new file's number. Nothing happens to an empty file (one holding only its FileHeader)."""
+        with self._latch:
+            self._check_usable()
+            if self._last_offset:
+                self._flip()
+            return self._file_number
+
     def _add(self, code: int, flags: int, item: bytes, vlsn: int | None) -> LSN:
         data = pack_entry(code, flags, self._last_offset or 0, item, vlsn)
         lsn = LSN(self._file_number, self._next_offset)

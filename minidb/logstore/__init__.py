@@ -14,13 +14,15 @@ Public surface::
     RecoveryInfo                           what recovery found and did (recovery.py)
     FileSummary                            per-file utilization (utilization.py)
     Cleaner, FileCleaning, FileProtector,  the log cleaner (cleaner/): env.clean_log(), env.cleaner,
-    ProtectedFileSet, CleanerThread        its protection registry, its background thread
+    ProtectedFileSet, CleanerThread        its protection registry, its background thread; lazy
+                                           migration (cleaner_lazy_migration), reserved files
     DataEraser, EraserConfig, ManualClock  the data eraser: cycles, write protocol, throttle (eraser/)
     LockConflictError, ...                 errors (errors.py)
 
 Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
 ``records``, ``txn``, ``locks``, ``evictor``, ``node_logger``, ``inspect``
-(read-only views for pictures and checks), ``verify``, ``crashtest``.
+(read-only views for pictures and checks), ``verify``, ``crashtest``,
+``cases`` (the BEFORE_CKPT_END cases; ``clean_and_delete`` runs the real cleaner on them).
 """
 
 from minidb.log import Provisional

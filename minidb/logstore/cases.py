@@ -19,23 +19,36 @@ Here they run on a real environment with 4-slot nodes and a 3-level tree.
   logs A with BEFORE_CKPT_END. The utilization tracker then writes its
   FileSummaryLNs (as JE's does when its memory fills). Case 1 crashes
   there; case 2 lets the checkpoint end first (IN-B, then CkptEnd).
-- Case 3: A is a real BIN and IN-B its level-2 parent. The checkpoint's
-  dirty map is complete and holds neither. A transaction changes a record
-  in A and the evictor logs A: with the JE documentation's rule, Provisional.YES; with
-  the demonstration-only option ``bug_evict_with_before_ckpt_end``,
-  BEFORE_CKPT_END, as JE did through CacheMode.EVICT_BIN (SR #19422). The
-  transaction aborts, so recovery will have nothing to replay into A. The
-  checkpoint ends without logging IN-B; crash.
+- Case 3: A is a real BIN and IN-B its level-2 parent. A's records are
+  deleted before "050", so A is logged there empty (why: below). The
+  checkpoint's dirty map is complete and holds neither. A transaction
+  inserts a record into A and the evictor logs A: with the JE
+  documentation's rule, Provisional.YES; with the demonstration-only option
+  ``bug_evict_with_before_ckpt_end``, BEFORE_CKPT_END, as JE did through
+  CacheMode.EVICT_BIN (SR #19422). The transaction aborts, so recovery will
+  have nothing to replay into A. The checkpoint ends without logging IN-B;
+  crash.
 
 Recovery then decides which version of A the tree uses, and
 :func:`~minidb.logstore.verify.live_but_obsolete` says whether counting 050
-obsolete was right. :func:`clean_trusting_utilization` plays a cleaner that trusts the counts
-alone: it erases the entries the summaries call obsolete (the data eraser's
-LOG_ERASED type byte). (The real cleaner, :mod:`minidb.logstore.cleaner`,
-would also migrate the LNs under A, which dirties A and hides the damage in
-this small log: the erasure shows it at once.) After the correct cases every record can
-still be read; after case 3 with the bug, A is gone: JE's
-LogFileNotFoundException.
+obsolete was right. :func:`clean_and_delete` then runs the real cleaner
+(:mod:`minidb.logstore.cleaner`) over the files up to A's, lets the next
+checkpoint's step 9 delete them, reopens and reads every record. The cleaner
+skips the entries the summaries count obsolete, so after case 3 with the bug
+it neither migrates A nor makes it dirty: its only valid version goes with
+its file, and reading the tree fails with JE's LogFileNotFoundException
+(:class:`~minidb.logstore.errors.LogFileNotFound`, an environment failure,
+naming the file and the LSN). Without the bug the cleaner finds A live,
+makes it dirty, the checkpoint logs it elsewhere, and every record reads back.
+
+Why A is empty: the cleaner deletes files from the log's low end only, and
+an LN is always logged before the BIN version that points at it, so every
+file holding a live LN under A is cleaned no later than A's own file;
+migrating that LN dirties A, the checkpoint logs it, and the damage hides.
+JE deletes any cleaned file, so there A's LNs could sit in a file never
+cleaned; here A holds no LN at all. :func:`clean_trusting_utilization`
+is the older stand-in: it erases the entries the summaries call obsolete
+(the data eraser's LOG_ERASED type byte) instead of cleaning.
 """
 
 from __future__ import annotations
@@ -44,10 +57,11 @@ from dataclasses import dataclass, field
 
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN, NULL_LSN, Provisional
+from minidb.log.files import file_name
 from minidb.log.header import ERASED_TYPE
 from minidb.logstore.config import EnvironmentConfig
 from minidb.logstore.env import Environment
-from minidb.logstore.errors import TreeError
+from minidb.logstore.errors import LogFileNotFound, TreeError
 from minidb.logstore.inspect import tree_view
 from minidb.logstore.logdef import NODE_TYPES
 from minidb.logstore.verify import live_but_obsolete, records
@@ -132,13 +146,15 @@ def worked_case(number: int, bug: bool = False) -> WorkedCase:
     if number in (1, 2):
         a = root.children[0]  # a level-2 IN
         b = root
+        key_in_a = _keys_under(a)[0]
     else:
         b = root.children[0]  # a level-2 IN
         a = b.children[0]  # a BIN
+        key_in_a = _empty(env, db, a)
+        a, b = (next(n for n in _nodes(env).nodes() if n.node_id == node_id) for node_id in (a.node_id, b.node_id))
     case = WorkedCase(number, bug, disk, a.node_id, a.level, b.node_id)
     case.marks["050 BIN-A"] = a.lsn
     case.marks["060 IN-B"] = b.lsn
-    key_in_a = next(k for k in _keys_under(a))
     if number in (1, 2):
         db.put(key_in_a, "v1")  # dirties a BIN under A
         run = env.checkpointer.start("worked case", minimize_recovery_time=True)
@@ -164,7 +180,7 @@ def worked_case(number: int, bug: bool = False) -> WorkedCase:
     case.marks["100 CkptStart"] = run.result.ckpt_start_lsn
     run.through(4)  # the dirty map is complete; neither A nor IN-B is in it
     txn = env.begin()
-    db.put(key_in_a + "x", "v1", txn=txn)  # a new record in A, by a transaction that will abort
+    db.put(key_in_a, "v1", txn=txn)  # a new record in A, by a transaction that will abort
     bin_a = _resident(env, a.node_id)
     case.marks["200 BIN-A"] = env.evictor.evict(bin_a)
     case.a_provisional = env.evictor.history[-1][2]
@@ -174,6 +190,15 @@ def worked_case(number: int, bug: bool = False) -> WorkedCase:
     case.marks["400 CkptEnd"] = run.result.ckpt_end_lsn
     env.crash(CrashMode.nothing())
     return _recover(case)
+
+
+def _empty(env: Environment, db, a) -> str:
+    """Delete the records under BIN ``a`` and log the tree again (``a`` empty); a key that falls in ``a``."""
+    keys = _keys_under(a)
+    for key in keys:
+        db.delete(key)
+    env.checkpoint(minimize_recovery_time=True)
+    return keys[0]
 
 
 def _keys_under(node) -> list[str]:
@@ -187,6 +212,46 @@ def _resident(env: Environment, node_id: int):
         if node.node_id == node_id:
             return node
     raise LookupError(f"node {node_id} is not resident")
+
+
+@dataclass
+class CleanerRun:
+    """What :func:`clean_and_delete` did: files cleaned, files deleted, and reading every record back after."""
+
+    cleaned: list[int]
+    deleted: list[int]
+    error: str | None  # what reading every record gave afterwards (None: all readable)
+    records: int
+
+    def summary(self) -> str:
+        names = lambda numbers: ", ".join(file_name(n) for n in numbers) or "none"  # noqa: E731
+        return (f"cleaned {names(self.cleaned)}; deleted {names(self.deleted)}; "
+                + (self.error or f"all {self.records} records read back"))
+
+
+def clean_and_delete(case: WorkedCase) -> CleanerRun:
+    """Clean the files up to A's with the real cleaner, delete them at a checkpoint, reopen, read every record."""
+    env = case.recovered
+    assert env is not None
+    last = case.marks["050 BIN-A"].file
+    env.log.force_flip()
+    env.checkpoint()  # the recovery interval now starts after A's file: the cleaner may take it
+    cleaned = []
+    for number in range(env.log.head, last + 1):
+        if env.cleaner.clean_file(number).cleaned:
+            cleaned.append(number)
+    head = env.log.head
+    env.checkpoint()  # step 9 deletes the cleaned files
+    deleted = list(range(head, env.log.head))
+    env.close()
+    reopened = Environment.open(case.disk, case_config(case.bug))
+    case.recovered = reopened
+    try:
+        found = records(reopened)
+        count, error = sum(len(r) for r in found.values()), None
+    except LogFileNotFound as e:
+        count, error = 0, f"{type(e).__name__}: {e}"
+    return CleanerRun(cleaned, deleted, error, count)
 
 
 @dataclass
@@ -224,4 +289,4 @@ def clean_trusting_utilization(case: WorkedCase) -> Cleaning:
     return Cleaning(erased, error, count)
 
 
-__all__ = ["WorkedCase", "worked_case", "Cleaning", "clean_trusting_utilization", "DB_NAME", "KEYS"]
+__all__ = ["WorkedCase", "worked_case", "CleanerRun", "clean_and_delete", "Cleaning", "clean_trusting_utilization", "DB_NAME", "KEYS"]

@@ -16,6 +16,7 @@ setting                           JE parameter                    default
 ``cleaner_min_file_utilization``  je.cleaner.minFileUtilization   5 (percent)
 ``run_cleaner``                   je.env.runCleaner (a thread)    False
 ``cleaner_bytes_interval``        je.cleaner.bytesInterval        1 MiB
+``cleaner_lazy_migration``        je.cleaner.lazyMigration        False
 ================================  ==============================  ===============
 
 ``bug_evict_with_before_ckpt_end`` exists only to demonstrate the bug of the
@@ -60,6 +61,7 @@ class EnvironmentConfig:
     cleaner_min_file_utilization: int = 5
     run_cleaner: bool = False
     cleaner_bytes_interval: int = 1024 * 1024
+    cleaner_lazy_migration: bool = False
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:

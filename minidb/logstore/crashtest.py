@@ -11,7 +11,10 @@ operations (and evictions) in between, in every checkpoint state. The log
 cleaner runs too (its thresholds drawn so that it does clean): files
 cleaned, live LNs migrated, live INs made dirty, and the cleaned files
 deleted at the next checkpoint's step 9 (the log head recorded, then the
-files removed: both are crash points too).
+files removed: both are crash points too). Half of the cleaner's runs (a
+second seeded stream, so the rest of the workload stays as it was) use lazy
+migration: live LNs only marked, logged before their BIN by the next
+checkpoint or eviction, the file kept until then.
 
 Each operation is recorded with the LSN of its LN, each commit with the LSN
 of its Commit entry, and each fsync that returned (a synced commit, a
@@ -77,6 +80,7 @@ class Workload:
     checkpoints: int = 0
     stepped_checkpoints: int = 0
     files_cleaned: int = 0
+    lns_marked: int = 0  # live LNs the cleaner marked for lazy migration
     files_deleted: int = 0
     conflicts: int = 0
     erasures: list[tuple[int, int, list[tuple[int, int, int]]]] = field(default_factory=list)  # (event, file, entries)
@@ -157,14 +161,18 @@ class Recorder:
         self.env.sync()
         self.promise(self.env.log.last_lsn)
 
-    def clean(self, max_files: int) -> None:
-        """Clean up to ``max_files`` files (the next checkpoint's step 9 deletes them)."""
+    def clean(self, max_files: int, lazy: bool = False) -> None:
+        """Clean up to ``max_files`` files (the next checkpoint's step 9 deletes them), live LNs marked if ``lazy``."""
+        self.env.config.cleaner_lazy_migration = lazy
+        marked = self.env.cleaner.stats["nLNsMarked"]
         self.workload.files_cleaned += sum(c.cleaned for c in self.env.clean_log(max_files))
+        self.workload.lns_marked += self.env.cleaner.stats["nLNsMarked"] - marked
 
 
 class _Runner:
     def __init__(self, seed: int, ops: int):
         self.rng = random.Random(seed)
+        self.lazy_rng = random.Random(f"lazy migration {seed}")  # its own stream: the workload stays the same
         config = workload_config(self.rng)
         self.workload = Workload(seed, SimDisk(f"crashtest-logstore-{seed}"), config)
         self.env = Environment.open(self.workload.disk, config)
@@ -178,6 +186,9 @@ class _Runner:
 
     def value(self) -> bytes:
         return f"v{self.rng.randrange(1000)}".encode() * self.rng.choice([1, 1, 3])
+
+    def clean(self) -> None:
+        self.record.clean(self.rng.choice([1, 3]), lazy=self.lazy_rng.random() < 0.5)
 
     def write(self, txn=None) -> None:
         rng = self.rng
@@ -244,7 +255,7 @@ class _Runner:
                     else:
                         record.stepped_checkpoint(self.small_op)
                 elif i == cleaning:
-                    record.clean(rng.choice([1, 3]))
+                    self.clean()
                 elif roll < 0.40:
                     self.write()
                 elif roll < 0.62:
@@ -264,7 +275,7 @@ class _Runner:
                 elif roll < 0.86:
                     record.checkpoint(minimize=rng.random() < 0.3)
                 elif roll < 0.88:
-                    record.clean(rng.choice([1, 3]))
+                    self.clean()
                 elif roll < 0.9:
                     record.sync()
                 elif roll < 0.95:

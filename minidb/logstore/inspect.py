@@ -80,7 +80,8 @@ class TreeView:
         return out
 
 
-def _view(log: "LogManager", node: "IN", lsn: LSN, resident: bool) -> NodeView:
+def _view(log: "LogManager", node: "IN", lsn: LSN, resident: bool,
+          replayed: dict[int, LSN] | None = None) -> NodeView:
     children: list[NodeView] = []
     if not node.is_bin:
         for i in range(node.n_entries):
@@ -88,8 +89,9 @@ def _view(log: "LogManager", node: "IN", lsn: LSN, resident: bool) -> NodeView:
             if target is not None:
                 children.append(_view(log, target, node.lsns[i], True))
             else:
-                entry = read_node_entry(log, node.lsns[i], node.node_ids[i], f"child of {node.describe()}")
-                children.append(_view(log, node_from_entry(entry), node.lsns[i], False))
+                child_lsn = max(node.lsns[i], (replayed or {}).get(node.node_ids[i], node.lsns[i]))
+                entry = read_node_entry(log, child_lsn, node.node_ids[i], f"child of {node.describe()}")
+                children.append(_view(log, node_from_entry(entry), child_lsn, False, replayed))
     provisional = node.last_logged_provisional.name if not node.last_logged_lsn.is_null else ""
     if not lsn.is_null and lsn != node.last_logged_lsn:
         provisional = log.read(lsn).provisional.name
@@ -113,10 +115,12 @@ def tree_view(env: "Environment", db_name: str) -> TreeView:
         return TreeView(impl.id, impl.name, impl.root_lsn, _view(env.log, impl.root, impl.root.last_logged_lsn, True))
 
 
-def logged_tree_view(log: "LogManager", db_id: int, db_name: str, root_lsn: LSN) -> TreeView:
-    """The tree whose root version is at ``root_lsn``, all of it read from the log."""
+def logged_tree_view(log: "LogManager", db_id: int, db_name: str, root_lsn: LSN,
+                     replayed: dict[int, LSN] | None = None) -> TreeView:
+    """The tree whose root version is at ``root_lsn``, all of it read from the log; ``replayed`` (node id ->
+    LSN) are newer versions recovery would place in the tree (a checkpoint's non-provisional INs)."""
     entry = read_node_entry(log, root_lsn, None, f"root of {db_name!r}")
-    return TreeView(db_id, db_name, root_lsn, _view(log, node_from_entry(entry), root_lsn, False))
+    return TreeView(db_id, db_name, root_lsn, _view(log, node_from_entry(entry), root_lsn, False, replayed))
 
 
 def tree_names(env: "Environment") -> list[str]:

@@ -48,6 +48,7 @@ class NodeLogger:
         db = env.db_by_id(node.db_id)
         is_root = db.root is node
         if node.is_bin:
+            env.cleaner.migrate_marked(node)  # lazy migration: the marked LNs go before their BIN
             self.compress(node)
         elif any(lsn.is_null for lsn in node.lsns):
             raise TreeError(f"{node.describe()} has a child that was never logged")

@@ -29,9 +29,10 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from minidb.io import Disk
-from minidb.log import LSN, LogManager
+from minidb.log import LSN, LogManager, Provisional
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.inspect import NodeView, TreeView, logged_tree_view, live_lsns, tree_names, tree_view
+from minidb.logstore.logdef import IN_TYPES
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, ln_types_of
 from minidb.logstore.tree.ln import fetch_ln
 from minidb.logstore.tree.in_node import key_order_problem
@@ -106,8 +107,12 @@ def verify_log_trees(disk: Disk) -> list[str] | None:
     This is what ``minidb verify DIR`` runs on a log store's directory: it
     opens no environment (which would recover and write a checkpoint); it
     reads the mapping tree whose root the last CkptEnd names, and every
-    database root that tree records, from the log. None when the log holds
-    no CkptEnd (not a log store's log, or one never checkpointed).
+    database root that tree records, from the log, with the INs that
+    checkpoint logged non-provisionally put in place as recovery would (a
+    checkpoint whose highest flush level is below a root logs no new root;
+    its step 9 may then delete files that only the old root's slots name).
+    None when the log holds no CkptEnd (not a log store's log, or one never
+    checkpointed).
     """
     log = LogManager(disk, readonly=True)
     try:
@@ -115,8 +120,10 @@ def verify_log_trees(disk: Disk) -> list[str] | None:
         if ckpt_end is None:
             return None
         problems: list[str] = []
-        mapping = _checked_view(partial(logged_tree_view, log, MAPPING_DB_ID, "_mapping", ckpt_end.values["root_lsn"]),
-                                "_mapping", problems)
+        replayed = {e.values["node_id"]: e.lsn for e in log.scan(ckpt_end.values["ckpt_start_lsn"], ckpt_end.lsn)
+                    if e.type_name in IN_TYPES and e.provisional is Provisional.NO}
+        mapping = _checked_view(partial(logged_tree_view, log, MAPPING_DB_ID, "_mapping", ckpt_end.values["root_lsn"],
+                                        replayed), "_mapping", problems)
         if mapping is None:
             return problems
         mapping_problems = record_reference_problems(log, mapping)
@@ -125,7 +132,7 @@ def verify_log_trees(disk: Disk) -> list[str] | None:
             for lsn in node.slot_lsns if node.is_bin else ():
                 db = log.read(lsn).values  # a MapLN (checked above)
                 if db["db_id"] != MAPPING_DB_ID and not db["root_lsn"].is_null:
-                    view_of = partial(logged_tree_view, log, db["db_id"], db["name"], db["root_lsn"])
+                    view_of = partial(logged_tree_view, log, db["db_id"], db["name"], db["root_lsn"], replayed)
                     view = _checked_view(view_of, db["name"], problems)
                     problems += record_reference_problems(log, view) if view is not None else []
         return problems

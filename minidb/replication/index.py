@@ -401,28 +401,30 @@ class VLSNIndex:
             return HeadTruncationResult(False, f"files up to 0x{file_number:x} hold no VLSN", delete_end, self.range)
         return self.truncate_from_head(delete_end, file_number)
 
-    def before_file_deletion(self, file_number: int) -> bool:
-        """The log cleaner's deletion listener: truncate the head for files up to ``file_number``;
-        whether they may go now (the index no longer covers any VLSN they hold)."""
+    def release_files(self, file_number: int, *, without_vlsns: bool) -> bool:
+        """May log files up to ``file_number`` change (be deleted or erased)? The one rule for both.
+
+        The head is truncated past them first (:meth:`truncate_head_for_file`).
+        True when the index no longer covers them: their VLSNs lie before its
+        range, or the head was truncated past them; False when truncating would
+        leave fewer than ``min_vlsn_index_size`` VLSNs. ``without_vlsns`` is the
+        answer when the files hold no VLSN at all, the one real difference
+        between the callers: a *deletion* may proceed (nothing of the stream is
+        in them: True), an *erasure* may not (False: JE's eraser changes only
+        files whose VLSNs the index has let go, and these never leave it).
+        """
         result = self.truncate_head_for_file(file_number)
-        return (result.done or result.delete_end == NULL_VLSN or result.range.is_empty
-                or result.delete_end < result.range.first)
+        if result.delete_end == NULL_VLSN:
+            return without_vlsns
+        return (result.done or result.range.is_empty or result.delete_end < result.range.first)
+
+    def before_file_deletion(self, file_number: int) -> bool:
+        """The log cleaner's deletion listener: :meth:`release_files` for a deletion."""
+        return self.release_files(file_number, without_vlsns=True)
 
     def release_file_for_erasure(self, file_number: int) -> bool:
-        """The data eraser's hook: may log file ``file_number`` be changed? Truncates the head first.
-
-        True when the index no longer covers the file (its VLSNs lie before the
-        range) or after truncating the head past it; False when the files up to
-        it hold no VLSN, or truncating would leave fewer than
-        ``min_vlsn_index_size`` VLSNs (the eraser then leaves the file alone).
-        """
-        delete_end = self.last_vlsn_up_to_file(file_number)
-        if delete_end == NULL_VLSN:
-            return False
-        current = self.range
-        if current.is_empty or delete_end < current.first:
-            return True
-        return self.truncate_from_head(delete_end, file_number).done
+        """The data eraser's hook: :meth:`release_files` for an erasure."""
+        return self.release_files(file_number, without_vlsns=False)
 
     # -- truncation from the tail (syncup rollback) ------------------------------------------------------------
     def truncate_from_tail(self, delete_start: int, prev_lsn: LSN | None = None) -> VLSNRange:

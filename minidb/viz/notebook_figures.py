@@ -188,6 +188,22 @@ def _btree_lecture() -> list[Callable[[], Picture]]:
             loaded(1, "first the leaves, left to right"), loaded(None, "then the level above them: the root")]
 
 
+def _cleaner_lecture() -> list[Callable[[], Figure]]:
+    """The pictures of 11_cleaner_eraser, in the notebook's order (its default script)."""
+    from minidb.viz.cleaner import draw_cleanings, draw_erasure, draw_eraser_cycle, draw_file_timeline
+    from minidb.viz.cleaner_demo import SCRIPT, cleaner_step, run_script, step_of
+
+    clean = step_of(SCRIPT, "clean")
+    return [lambda: cleaner_step(clean - 1).figure, lambda: cleaner_step(clean).figure,
+            lambda: draw_cleanings(run_script().cleanings, title="the files cleaned at step 13: live entries (green) "
+                                                                 "migrated to the end of the log"),
+            lambda: draw_file_timeline(run_script().snapshots, title="each log file's state after each step"),
+            lambda: draw_erasure(run_script().erasures[0], title="the entry of the deleted record secret in file 3, "
+                                                                 "before and after the eraser"),
+            lambda: draw_eraser_cycle(run_script().erasures[0], title="the throttle's plan: each file's six components "
+                                                                      "over the cycle's 24 hours")]
+
+
 @lru_cache(maxsize=1)
 def notebook_figures() -> dict[str, Callable[[], Picture]]:
     """Name -> a function that draws that picture of that notebook."""
@@ -244,6 +260,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
         "10_checkpointer": _checkpoint_lecture()
                            + [lambda n=n: draw_worked_case(worked_case(n)) for n in (1, 2, 3)]
                            + [lambda: logstore_crash_demo(len(bank_writes()), "nothing", phase=8).figure],
+        "11_cleaner_eraser": _cleaner_lecture(),
         "10b_je_eviction_bug": [lambda: draw_worked_cases([worked_case(3), worked_case(3, bug=True)])],
         "12_vlsn_index": [
             lambda: buckets(None, "the JE documentation's example, stride 4 (LSNs in decimal, as in the JE documentation)"),

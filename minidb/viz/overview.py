@@ -51,6 +51,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("10_checkpointer", "logstore", "the checkpointer: the dirty map, provisional logging, recovery", "09"),
     Notebook("10b_je_eviction_bug", "logstore", "appendix to 10: JE's eviction bug (a BIN logged "
              "BEFORE_CKPT_END), and a cleaner that trusts the counts", "10"),
+    Notebook("11_cleaner_eraser", "logstore", "the log cleaner: utilization, live or obsolete, migration, deletion "
+             "after CkptEnd; the data eraser: cycles, its throttle, a crash in its writes", "10"),
     Notebook("12_vlsn_index", "replication", "VLSNs, the VLSN index and its buckets, recovery of the index", "10"),
     Notebook("15_spark_log_analytics", "spark", "many environments' logs as a Spark DataFrame: utilization, "
              "transactions, audits", "01, 09"),

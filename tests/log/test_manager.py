@@ -42,6 +42,16 @@ def test_an_entry_bigger_than_file_max_gets_a_file_of_its_own():
     assert messages(log) == ["small", "B" * 1000, "after"]
 
 
+def test_force_flip_starts_the_next_file_once():
+    log = new_log()
+    (a,) = write_messages(log, ["a"])
+    assert log.force_flip() == 2 and log.force_flip() == 2  # a file holding only its header stays
+    (b,) = write_messages(log, ["b"])
+    assert (a.file, b.file) == (1, 2)
+    assert log.read(LSN(2, 0)).values["last_entry_lsn"] == a
+    assert messages(log) == ["a", "b"]
+
+
 def test_backward_scan_crosses_files():
     log = new_log(file_max=256)
     write_messages(log, [f"m{i}" * 20 for i in range(10)])

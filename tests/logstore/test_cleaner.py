@@ -330,3 +330,60 @@ def test_the_summary_record_of_a_deleted_file_goes_when_its_own_file_is_cleaned(
     env = Environment.open(disk, small_config(file_max=4096))
     assert verify_tree(env) == [] and utilization_totals_problems(env) == []
     assert dict(env.database("accounts").items()) == expected_records()
+
+
+# -- lazy migration of LNs --------------------------------------------------------------------------
+def lazily_cleaned(name):
+    """A churned environment with lazy migration, its cleanable files cleaned (marked, nothing logged)."""
+    disk = SimDisk(name)
+    env = Environment.open(disk, small_config(file_max=4096, cleaner_lazy_migration=True))
+    churn(env)
+    env.checkpoint()
+    end = env.log.end_lsn
+    cleaned = [c.file_number for c in env.clean_log()]
+    assert cleaned and env.cleaner.stats["nLNsMarked"] > 0
+    assert not [e for e in env.log.scan(end) if e.type_name == "LN"]  # marking logs no user LN
+    assert {lsn.file for lsn in env.cleaner.marked.values()} <= set(cleaned)
+    return disk, env, cleaned
+
+
+def test_lazily_migrated_lns_are_logged_before_their_bins_and_survive_the_deletion():
+    disk, env, cleaned = lazily_cleaned("lazy")
+    marked, eager = env.cleaner.stats["nLNsMarked"], env.cleaner.stats["nLNsMigrated"]  # eager: internal LNs
+    result = env.checkpoint()
+    assert env.cleaner.marked == {} and env.cleaner.stats["nLNsMigrated"] == eager + marked
+    assert not set(map(file_name, cleaned)) & set(files_on(disk))  # deleted at step 9
+    migrated = [e for e in env.log.scan(result.ckpt_start_lsn, result.ckpt_end_lsn) if e.type_name == "LN"]
+    assert len(migrated) == marked  # logged by the checkpoint, between CkptStart and CkptEnd
+    bins = [env.log.read(l.lsn) for l in result.logged if l.is_bin and l.db_name == "accounts"]
+    for entry in migrated:  # each logged before the version of its BIN that points at it
+        holder = next(b for b in bins if any(s["lsn"] == entry.lsn for s in b.values["entries"]))
+        assert entry.lsn < holder.lsn
+    env.close()
+    again = Environment.open(disk, small_config(file_max=4096))
+    assert dict(again.database("accounts").items()) == expected_records()
+    assert verify_tree(again) == []
+
+
+def test_a_crash_before_the_checkpoint_leaves_the_lazily_cleaned_file_and_its_records():
+    disk, env, cleaned = lazily_cleaned("lazy-crash")
+    env.sync()
+    env.crash()
+    again = Environment.open(disk, small_config(file_max=4096, cleaner_lazy_migration=True))
+    assert set(map(file_name, cleaned)) <= set(files_on(disk))
+    assert dict(again.database("accounts").items()) == expected_records()
+
+
+def test_a_mark_a_transaction_holds_keeps_the_file_until_the_ln_is_logged():
+    disk, env, cleaned = lazily_cleaned("lazy-txn")
+    (db_id, key), lsn = next(iter(env.cleaner.marked.items()))
+    txn = env.begin()
+    env.database("accounts").put(key, "changed", txn=txn)  # its abort puts the marked version back
+    env.checkpoint()
+    assert lsn.file >= env.log.head and (db_id, key) in env.cleaner.marked
+    txn.abort()
+    env.checkpoint()
+    assert env.cleaner.marked == {} and lsn.file < env.log.head
+    env.close()
+    again = Environment.open(disk, small_config(file_max=4096))
+    assert dict(again.database("accounts").items()) == expected_records()

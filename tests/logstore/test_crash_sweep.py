@@ -6,7 +6,7 @@ fsync of its disk history is a crash point (keeping nothing, everything, a torn 
 subset of the unsynced writes), and recovery must give exactly the committed state. The log cleaner
 cleans files and a later checkpoint deletes them; some workloads run the data eraser (a checkpoint,
 then erasure of the files outside the recovery interval): all their writes and fsyncs are crash points
-too, and an erasure whose last fsync returned must hold.
+too, and an erasure whose last fsync returned must hold. Half of the cleaner's runs migrate LNs lazily.
 """
 
 import pytest
@@ -38,6 +38,13 @@ def test_the_cleaner_cleans_and_deletes_files_in_the_sweep():
     workloads = [run_workload(seed, OPS) for seed in range(40)]
     assert sum(w.files_cleaned for w in workloads) >= 10
     assert sum(w.files_deleted > 0 for w in workloads) >= 5  # deleted at a checkpoint's step 9: crash points too
+
+
+def test_some_cleaner_runs_of_the_sweep_migrate_lazily():
+    workloads = [run_workload(seed, OPS) for seed in range(40)]
+    lazy = [w for w in workloads if w.lns_marked]
+    assert sum(w.lns_marked for w in lazy) >= 10
+    assert sum(w.files_deleted > 0 for w in lazy) >= 2  # a marked file deleted after its LNs were logged
 
 
 def test_the_checker_catches_a_wrong_committed_state():

@@ -92,6 +92,43 @@ def test_config_change_observed_at_run_time_aborts_the_cycle():
     assert cycle.end_ms - cycle.start_ms == 2 * DAY
 
 
+class PausingDisk:
+    """``disk``, except that the cycle state's rename, once armed, waits for ``go`` (after setting ``inside``)."""
+
+    def __init__(self, disk):
+        self.disk, self.armed = disk, False
+        self.inside, self.go = threading.Event(), threading.Event()
+
+    def rename(self, source, target):
+        if self.armed and target == STATE_FILE:
+            self.armed = False
+            self.inside.set()
+            self.go.wait()
+        return self.disk.rename(source, target)
+
+    def __getattr__(self, name):
+        return getattr(self.disk, name)
+
+
+def test_a_config_change_while_a_file_is_processed_never_writes_the_dropped_cycle_back():
+    disk, env = workload()
+    e = eraser(env)
+    e.disk = pausing = PausingDisk(disk)
+    e.start_cycle()
+    pausing.armed = True
+    worker = threading.Thread(target=e.step)
+    worker.start()
+    pausing.inside.wait()  # the thread has processed a file and is writing the cycle's state
+    e.config_update(erase_period_ms=2 * DAY)
+    pausing.go.set()
+    worker.join()
+    assert e.cycle is None and not disk.exists(STATE_FILE)
+    e.close()
+    reopened = eraser(env)
+    reopened.open()
+    assert reopened.cycle is None  # nothing to resume: the aborted cycle is gone
+
+
 # -- which entries, and no byte left ---------------------------------------------------------------
 def test_after_erasure_no_byte_of_a_deleted_record_is_left_in_any_file():
     disk, env = workload()
@@ -239,6 +276,49 @@ def test_protected_files_are_skipped_and_reserved_files_deleted():
     e.run_cycle()
     assert deleted == [2]
     assert e.stats["eraserFilesDeleted"] == 1 and e.stats["eraserFilesAlreadyDeleted"] == 1
+
+
+def cleaned_and_kept(env: Environment, files: list[int]):
+    """Clean ``files`` while a backup protects the first; the checkpoint's step 9 keeps them all (reserved)."""
+    backup = env.cleaner.protector.protect("backup", files[0], files[0])
+    for number in files:
+        assert env.cleaner.clean_file(number).cleaned
+    env.checkpoint()
+    assert env.log.head == files[0] and env.cleaner.reserved == set(files)
+    return backup
+
+
+def test_an_attached_eraser_neither_deletes_nor_erases_a_protected_file():
+    disk, env = workload()
+    assert 1 in files_holding(disk, SECRET_DATA)
+    cleaned_and_kept(env, [1, 2])
+    e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), ManualClock())
+    assert e.reserved_files() == set()  # file 2 waits for file 1: deletion is from the log's low end
+    cycle = e.run_cycle()
+    assert 1 not in cycle.files and disk.exists(file_name(1)) and 1 in files_holding(disk, SECRET_DATA)
+    assert e.stats["eraserFilesDeleted"] == 0 and env.log.head == 1
+
+
+def test_an_attached_eraser_deletes_reserved_files_through_the_cleaner():
+    disk, env = workload()
+    listened = []
+    env.cleaner.protector.add_deletion_listener(listened.append)  # as the VLSN index's listener is called
+    env.cleaner.protector.release(cleaned_and_kept(env, [1, 2]))
+    e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), ManualClock())
+    assert e.reserved_files() == {1, 2}
+    e.run_cycle()
+    assert not disk.exists(file_name(1)) and not disk.exists(file_name(2)) and env.log.head == 3
+    assert e.stats["eraserFilesDeleted"] == 2 and listened == [1, 2]
+    assert env.cleaner.reserved == set() and env.cleaner.cleaned == set()
+    assert not files_holding(disk, SECRET_DATA) and records(env)["a"]
+
+
+def test_a_reserved_file_that_cannot_be_deleted_now_is_erased():
+    disk, env = workload()
+    e = eraser(env, reserved_files=lambda: {1}, delete_reserved=lambda n: False)
+    e.run_cycle()
+    assert disk.exists(file_name(1)) and 1 not in files_holding(disk, SECRET_DATA)
+    assert e.stats["eraserFilesDeleted"] == 0 and any("could not be deleted now" in m for m in e.messages)
 
 
 def test_a_file_the_vlsn_index_cannot_release_is_left_alone():

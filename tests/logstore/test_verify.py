@@ -10,7 +10,7 @@ from minidb.logstore.logdef import BIN_ENTRY
 from minidb.logstore.verify import verify_log_trees, verify_tree
 from minidb.io import OSDisk, SimDisk
 
-from tests.logstore.helpers import small_config
+from tests.logstore.helpers import new_env, small_config
 
 
 def dir_bytes(path):
@@ -124,3 +124,19 @@ def test_item8_a_slot_pointing_at_another_keys_record_is_an_error_not_its_data(e
                                         rf"LN at 0x1/0x[0-9a-f]+ is the record of key b'bob'"):
         env.database("accounts").get("alice")
     env.close()
+
+
+def test_the_read_only_check_places_a_checkpoints_ins_as_recovery_does():
+    """A checkpoint whose highest flush level is below the root deletes files only the old root's slots name."""
+    from tests.logstore.test_cleaner import churn
+
+    disk, env = new_env("verify-after-clean", file_max=4096)
+    churn(env)
+    env.checkpoint()
+    for number in range(env.log.head, env.cleaner.recovery_horizon().file):
+        env.cleaner.clean_file(number)
+    result = env.checkpoint()
+    assert "step 4: highest flush level of accounts: 2" in result.trace
+    assert env.db_tree.get("accounts").root.level == 4
+    assert "step 9: cleaner: deleted files: 1, 2, 3, 4" in result.trace
+    assert verify_log_trees(disk) == []

@@ -44,3 +44,30 @@ def test_files_the_index_cannot_let_go_are_kept():
     env.checkpoint()
     assert file_name(1) in disk.list() and env.log.head == 1
     renv.close()
+
+
+def test_deletion_and_erasure_share_one_rule_for_files_holding_vlsns():
+    for min_size, released in ((10, True), (10_000, False)):
+        for call in ("before_file_deletion", "release_file_for_erasure"):
+            disk, renv = churned(min_size)
+            index = renv.vlsn_index
+            first = index.range.first
+            assert getattr(index, call)(1) is released, (min_size, call)
+            assert (index.range.first > first) is released  # the head was truncated past file 1 first
+            renv.close()
+
+
+def test_files_holding_no_vlsn_may_be_deleted_but_not_erased():
+    disk = SimDisk("rep-empty")
+    renv = ReplicatedEnvironment.open(disk, small_config(file_max=4096), VLSNIndexConfig(stride=4, min_vlsn_index_size=1))
+    renv.env.checkpoint()
+    renv.env.log.force_flip()  # file 1: the environment's own entries, no replicated one
+    db = renv.database("accounts")
+    for i in range(10):
+        db.put(f"k{i:03d}", "v")
+    index = renv.vlsn_index
+    assert index.last_vlsn_up_to_file(1) == 0 and not index.range.is_empty
+    assert index.before_file_deletion(1) is True
+    assert index.release_file_for_erasure(1) is False
+    assert index.release_files(1, without_vlsns=True) and not index.release_files(1, without_vlsns=False)
+    renv.close()

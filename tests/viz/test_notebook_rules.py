@@ -21,21 +21,26 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"
-# The notebooks whose module has an exercise, and its folder under exercises/.
-EXERCISES = {
+# The notebooks whose module has an exercise, and its folder under exercises/ (a tuple: several exercises).
+EXERCISES: dict[str, str | tuple[str, ...]] = {
     "01_log": "01_log_end",
     "04_buffer_pool": "02_clock_replacement",
     "05b_deadlocks": "05_lock_compat",
     "08_aries_recovery": "06_aries_undo",
     "10_checkpointer": "03_provisional",
     "07_btree": "07a_leaf_split",
+    "11_cleaner_eraser": ("11a_live_or_obsolete", "11b_erase_throttle"),
     "12_vlsn_index": "07_vlsn_bucket",
     "15_spark_log_analytics": "04_resync",
 }
 # The notebooks built around a step-by-step demo of a workload.
 DEMOS = {"01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks", "05b_deadlocks",
-         "06_transactions_records", "07_btree", "08_aries_recovery", "09_logstore_tree", "10_checkpointer", "12_vlsn_index",
-         "16_log_space"}
+         "06_transactions_records", "07_btree", "08_aries_recovery", "09_logstore_tree", "10_checkpointer",
+         "11_cleaner_eraser", "12_vlsn_index", "16_log_space"}
+
+
+def folders_of(exercise: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (exercise,) if isinstance(exercise, str) else exercise
 
 
 def cells(path: Path) -> list[dict]:
@@ -58,7 +63,7 @@ def ids(paths: list[Path]) -> list[str]:
 def test_notebook_rules_cover_the_notebooks_named_here():
     stems = {p.stem for p in NOTEBOOKS}
     assert set(EXERCISES) <= stems and DEMOS <= stems, sorted((set(EXERCISES) | DEMOS) - stems)
-    for folder in EXERCISES.values():
+    for folder in (f for folders in EXERCISES.values() for f in folders_of(folders)):
         assert (ROOT / "exercises" / folder / "README.md").exists(), folder
 
 
@@ -98,5 +103,6 @@ def test_notebook_ends_with_a_control_and_the_exercise(path: Path):
         f"{path.name}: the last code cell shows no interactive control"
     if path.stem in EXERCISES:
         tail = "\n".join(source(c) for c in all_cells[-3:] if c["cell_type"] == "markdown")
-        assert re.search(rf"exercise[^\n]*{EXERCISES[path.stem]}", tail, re.I), \
-            f"{path.name}: the end does not send the reader to exercises/{EXERCISES[path.stem]}"
+        for folder in folders_of(EXERCISES[path.stem]):
+            assert re.search(rf"exercise[^\n]*{folder}", tail, re.I), \
+                f"{path.name}: the end does not send the reader to exercises/{folder}"

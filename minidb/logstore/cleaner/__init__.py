@@ -9,10 +9,10 @@
 ``env.clean_log()`` cleans on demand; ``env.cleaner`` is the :class:`Cleaner`.
 """
 
-from minidb.logstore.cleaner.cleaner import CLEANER_STATS, Cleaner, FileCleaning
+from minidb.logstore.cleaner.cleaner import CLEANER_STATS, Cleaner, FileCleaning, entry_verdict
 from minidb.logstore.cleaner.daemon import CleanerThread
 from minidb.logstore.cleaner.protect import FileProtector, ProtectedFileSet
 from minidb.logstore.cleaner.selector import Selection, select_file, total_utilization
 
 __all__ = ["Cleaner", "CleanerThread", "FileCleaning", "CLEANER_STATS", "FileProtector", "ProtectedFileSet", "Selection",
-           "select_file", "total_utilization"]
+           "select_file", "total_utilization", "entry_verdict"]

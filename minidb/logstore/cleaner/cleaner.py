@@ -7,6 +7,14 @@ reads each of its entries and asks the tree whether it is still *live*:
 - an LN is live iff its record's BIN slot points at this LSN (and is not a
   known deletion); a live LN is *migrated*: logged again at the end of the
   log (non-transactionally, without a new VLSN) and its slot pointed there;
+  with ``cleaner_lazy_migration`` (JE's lazy migration of LNs) a live user
+  LN is only *marked*: the slot's mark (``Cleaner.marked``, (database id,
+  key) -> the LSN) and a dirty BIN; whoever logs the BIN next (the
+  checkpoint, the evictor, a split) first logs the marked LNs
+  (:meth:`Cleaner.migrate_marked`). A file with a mark still pending is not
+  deleted; a mark whose slot moved on (an update, a deletion) is dropped,
+  unless a transaction holds the record (its abort may put the marked
+  version back);
 - an IN or BIN is live iff it is the current version of its node (its
   parent's slot, or the database's root LSN, points at this LSN); a live
   node is made dirty, so the next checkpoint logs it elsewhere (JE's lazy
@@ -17,6 +25,8 @@ reads each of its entries and asks the tree whether it is still *live*:
   removed from ``_utilization`` (the BIN, dirty, is logged by the
   checkpoint before this file goes, so no slot ever points into it).
 
+The decision itself is the pure function :func:`entry_verdict` (the cleaner
+gathers what the tree says and calls it in one place, ``_clean_entry``).
 Entries the utilization tracker already counts obsolete are not looked up.
 An LN whose record a transaction holds write-locked cannot be judged now
 (an abort would put back a version this file may hold): the file is left
@@ -39,7 +49,7 @@ them by utilization).
 
 Statistics, named as JE names them: ``nCleanerRuns`` (files cleaned),
 ``nCleanerEntriesRead``, ``nLNsObsolete``, ``nLNsDead`` (a removed database, a
-known deletion), ``nLNsLocked``, ``nLNsMigrated``, ``nINsObsolete``,
+known deletion), ``nLNsLocked``, ``nLNsMigrated``, ``nLNsMarked`` (lazily), ``nINsObsolete``,
 ``nINsDead``, ``nINsMigrated`` (made dirty), ``nCleanerDeletions`` (files deleted).
 
 Locking: every method runs under the environment latch (its callers take it).
@@ -64,7 +74,7 @@ if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
     from minidb.logstore.env import Environment
 
-CLEANER_STATS = ["nCleanerRuns", "nCleanerEntriesRead", "nLNsObsolete", "nLNsDead", "nLNsLocked", "nLNsMigrated",
+CLEANER_STATS = ["nCleanerRuns", "nCleanerEntriesRead", "nLNsObsolete", "nLNsDead", "nLNsLocked", "nLNsMigrated", "nLNsMarked",
                  "nINsObsolete", "nINsDead", "nINsMigrated", "nCleanerDeletions"]
 
 
@@ -81,12 +91,44 @@ class FileCleaning:
     reason: str = ""
 
 
+LN_KIND, IN_KIND, OTHER_KIND = "LN", "IN", "other"
+LIVE, OBSOLETE, DEAD = "live", "obsolete", "dead"
+
+
+def entry_verdict(kind: str, lsn: LSN, current_lsn: LSN | None, *, counted_obsolete: bool = False,
+                  db_exists: bool = True, known_deleted: bool = False) -> str:
+    """The cleaner's decision for one logged entry: ``LIVE``, ``OBSOLETE`` or ``DEAD``.
+
+    ``kind`` is ``LN_KIND``, ``IN_KIND`` (an IN or BIN) or ``OTHER_KIND`` (a
+    FileHeader, Commit, Checkpoint entry, an erased entry...); ``lsn`` is where
+    the entry lies; ``current_lsn`` what the tree points at today: for an LN the
+    LSN in its record's BIN slot (None: no slot for the key), for an IN the
+    LSN of its node's current version (None: the node is gone).
+    ``counted_obsolete``: the utilization tracker counts the entry obsolete
+    already; ``db_exists``: its database still exists; ``known_deleted``: the
+    record's slot is a known deletion (or the record is the summary of a file
+    deleted already). Only a live entry must be kept (migrated, or its node made
+    dirty); a dead one belongs to a record or database that is gone.
+    """
+    if kind not in (LN_KIND, IN_KIND) or counted_obsolete:
+        return OBSOLETE
+    if not db_exists:
+        return DEAD
+    if current_lsn != lsn:
+        return OBSOLETE
+    if kind == LN_KIND and known_deleted:
+        return DEAD
+    return LIVE
+
+
 class Cleaner:
     def __init__(self, env: "Environment"):
         self.env = env
         self.protector = FileProtector()
         self.stats = Stats("cleaner", CLEANER_STATS)
         self.cleaned: set[int] = set()  # cleaned, waiting for a checkpoint's step 9
+        self.marked: dict[tuple[int, bytes], LSN] = {}  # lazy migration: (db id, key) -> the marked LN's LSN
+        self.reserved: set[int] = set()  # cleaned, a checkpoint's step 9 passed, yet kept (protected, or above a kept file)
         self.last_selection: Selection | None = None
 
     # -- choosing ----------------------------------------------------------------------
@@ -145,71 +187,64 @@ class Cleaner:
         return result
 
     def _clean_entry(self, entry: LogEntry, result: FileCleaning) -> bool:
-        """Sort one entry; False when a locked LN stops the file."""
-        name = entry.type_name
-        if name not in LN_TYPES and name not in IN_TYPES or self.env.utilization.is_obsolete(entry.lsn):
+        """Sort one entry (:func:`entry_verdict` decides); False when a locked LN stops the file."""
+        env, name = self.env, entry.type_name
+        kind = LN_KIND if name in LN_TYPES else IN_KIND if name in IN_TYPES else OTHER_KIND
+        counted = env.utilization.is_obsolete(entry.lsn)
+        db, current, known_deleted, node, bin_node, index = None, None, False, None, None, None
+        if kind == IN_KIND and not counted:
+            db = env.db_tree.get_by_id(entry.values["db_id"])
+            if db is not None:
+                node = self._current_node(db, entry)
+                current = entry.lsn if node is not None else None
+        elif kind == LN_KIND and not counted:
+            db, key = self._record_of(entry)
+            if db is not None:
+                owner = env.locks.owner(db.id, key)
+                if owner is not None:
+                    self.stats.add("nLNsLocked")
+                    result.reason = f"record {key!r} of {db.name} at {entry.lsn} is locked by txn {owner}"
+                    return False
+                bin_node = db.tree.search(key)
+                index, exact = bin_node.find(key)
+                current = bin_node.lsns[index] if exact else None
+                known_deleted = exact and (bin_node.known_deleted[index] or self._summary_of_deleted_file(entry))
+        verdict = entry_verdict(kind, entry.lsn, current, counted_obsolete=counted, db_exists=db is not None,
+                                known_deleted=known_deleted)
+        stat = "nLNs" if kind == LN_KIND else "nINs"
+        if verdict != LIVE:
             result.obsolete.append(entry.lsn)
-            if name in LN_TYPES or name in IN_TYPES:
-                self.stats.add("nLNsObsolete" if name in LN_TYPES else "nINsObsolete")
-            return True
-        if name in IN_TYPES:
-            self._clean_in(entry, result)
-            return True
-        return self._clean_ln(entry, result)
-
-    def _clean_in(self, entry: LogEntry, result: FileCleaning) -> None:
-        values = entry.values
-        db = self.env.db_tree.get_by_id(values["db_id"])
-        if db is None:
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nINsDead")
-            return
-        tree = db.tree
-        root = tree.root_node()
-        if root.node_id == values["node_id"]:
-            node = root if db.root_lsn == entry.lsn else None
-        else:
-            parent, index, _ = tree.find_parent(values["id_key"], values["level"], values["node_id"])
-            live = index is not None and parent is not None and parent.lsns[index] == entry.lsn
-            node = tree.fetch_child(parent, index) if live else None
-        if node is None:
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nINsObsolete")
-            return
-        node.dirty = True
-        result.live.append(entry.lsn)
-        result.dirtied.append(node.describe())
-        self.stats.add("nINsMigrated")
-
-    def _clean_ln(self, entry: LogEntry, result: FileCleaning) -> bool:
-        env = self.env
-        db, key = self._record_of(entry)
-        if db is None:
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nLNsDead")
-            return True
-        if env.locks.owner(db.id, key) is not None:
-            self.stats.add("nLNsLocked")
-            result.reason = f"record {key!r} of {db.name} at {entry.lsn} is locked by txn {env.locks.owner(db.id, key)}"
-            return False
-        bin_node = db.tree.search(key)
-        index, exact = bin_node.find(key)
-        if not exact or bin_node.lsns[index] != entry.lsn:
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nLNsObsolete")
-            return True
-        if bin_node.known_deleted[index] or self._summary_of_deleted_file(entry):
-            if not bin_node.known_deleted[index]:  # its file is gone: the record goes too (logged with its BIN)
-                bin_node.remove_slot(index)
+            if kind != OTHER_KIND:
+                self.stats.add(stat + ("Dead" if verdict == DEAD else "Obsolete"))
+            if verdict == DEAD and kind == LN_KIND and current == entry.lsn and not bin_node.known_deleted[index]:
+                bin_node.remove_slot(index)  # a summary of a deleted file: the record goes (logged with its BIN)
                 bin_node.dirty = True
                 env.utilization.count_obsolete(entry.lsn)
-            result.obsolete.append(entry.lsn)
-            self.stats.add("nLNsDead")
             return True
         result.live.append(entry.lsn)
+        if kind == IN_KIND:
+            node.dirty = True
+            result.dirtied.append(node.describe())
+            self.stats.add("nINsMigrated")
+            return True
+        if env.config.cleaner_lazy_migration and entry.type_name in USER_LN_TYPES:
+            self.marked[(db.id, key)] = entry.lsn
+            bin_node.dirty = True  # logged by the next checkpoint at the latest, with the LN before it
+            self.stats.add("nLNsMarked")
+            return True
         result.migrated[entry.lsn] = self._migrate(db, bin_node, index, entry)
         self.stats.add("nLNsMigrated")
         return True
+
+    def _current_node(self, db: "DatabaseImpl", entry: LogEntry):
+        """The in-memory node whose current version is the IN/BIN ``entry``, or None."""
+        values, tree = entry.values, db.tree
+        root = tree.root_node()
+        if root.node_id == values["node_id"]:
+            return root if db.root_lsn == entry.lsn else None
+        parent, index, _ = tree.find_parent(values["id_key"], values["level"], values["node_id"])
+        live = index is not None and parent is not None and parent.lsns[index] == entry.lsn
+        return tree.fetch_child(parent, index) if live else None
 
     def _record_of(self, entry: LogEntry) -> tuple["DatabaseImpl | None", bytes]:
         """The database and key of the record an LN entry is a version of."""
@@ -236,6 +271,27 @@ class Cleaner:
         env.utilization.count_obsolete(entry.lsn)
         return lsn
 
+    def migrate_marked(self, bin_node) -> list[LSN]:
+        """Before ``bin_node`` is logged: log its marked LNs (lazy migration); their new LSNs."""
+        if not self.marked:
+            return []
+        env, db_id, done = self.env, bin_node.db_id, []
+        for (mark_db, key), lsn in list(self.marked.items()):
+            if mark_db != db_id or key < bin_node.id_key or (bin_node.high_key is not None and key >= bin_node.high_key):
+                continue
+            index, exact = bin_node.find(key)
+            locked = env.locks.owner(db_id, key) is not None
+            if exact and bin_node.lsns[index] == lsn and not locked:
+                done.append(self._migrate(env.db_by_id(db_id), bin_node, index, env.log.read(lsn)))
+                self.stats.add("nLNsMigrated")
+            elif locked:
+                continue  # a transaction holds the record: its abort may put the marked version back
+            del self.marked[(mark_db, key)]
+        return done
+
+    def files_with_marks(self) -> set[int]:
+        return {lsn.file for lsn in self.marked.values()}
+
     # -- deleting, at checkpoints ------------------------------------------------------
     def files_to_delete(self) -> list[int]:
         """Checkpoint step 1: the files cleaned so far (deleted after this checkpoint's CkptEnd)."""
@@ -244,7 +300,9 @@ class Cleaner:
     def delete_files(self, files: list[int]) -> list[int]:
         """Checkpoint step 9: delete what may go of ``files`` (a prefix of the log, nothing protected)."""
         env = self.env
-        ready = {n for n in files if n in self.cleaned and not self.protector.is_protected(n)}
+        self.reserved |= self.cleaned.intersection(files)  # no tree of a later recovery points into them
+        pending = self.files_with_marks()  # lazily migrated LNs not logged yet
+        ready = {n for n in files if n in self.cleaned and not self.protector.is_protected(n) and n not in pending}
         head = env.log.head
         while head in ready:
             head += 1
@@ -258,9 +316,28 @@ class Cleaner:
         deleted = list(range(first, head))
         for number in deleted:
             self.cleaned.discard(number)
+            self.reserved.discard(number)
             env.utilization.forget_file(number)
             self.stats.add("nCleanerDeletions")
         return deleted
 
+    # -- for the data eraser -----------------------------------------------------------
+    def reserved_files(self) -> set[int]:
+        """Reserved files (JE's term) that may be deleted now: cleaned, kept at a checkpoint's step 9,
+        and by now a prefix of the log that nobody protects (the data eraser deletes them instead of erasing)."""
+        ready, number = set(), self.env.log.head
+        while number in self.reserved and not self.protector.is_protected(number):
+            ready.add(number)
+            number += 1
+        return ready
 
-__all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS"]
+    def delete_reserved(self, number: int) -> bool:
+        """Delete the reserved files up to ``number`` through step 9's path (the deletion listeners first,
+        so the VLSN index is truncated); whether ``number`` is gone."""
+        with self.env.latch:
+            self.delete_files(sorted(n for n in self.reserved_files() if n <= number))
+            return number < self.env.log.head
+
+
+__all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS", "entry_verdict", "LN_KIND", "IN_KIND", "OTHER_KIND", "LIVE",
+           "OBSOLETE", "DEAD"]

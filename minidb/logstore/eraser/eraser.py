@@ -32,7 +32,9 @@ does not erase there either, so obsolete data at the tail end of the log is
 not erased and a warning says so), files in ``protected_files()`` (a backup,
 a network restore, a feeder: the cleaner's protection registry). Files in
 ``reserved_files()`` (cleaned, kept for replication) are deleted with
-``delete_reserved(n)`` instead of erased. Before erasing a file that the VLSN
+``delete_reserved(n)`` instead of erased (when it returns False, not now:
+the file is erased). :meth:`DataEraser.attach` takes these three from the
+environment's cleaner unless told otherwise. Before erasing a file that the VLSN
 index covers, ``truncate_vlsn_index(n)`` is called; it returns False when it
 cannot truncate (it would leave fewer than 1 000 VLSNs, or the files hold no
 VLSN) and the file is then left alone. The hooks default to "none" and to
@@ -57,7 +59,10 @@ must survive any crash that the erasure survives.
 
 Configuration (:class:`EraserConfig`, JE's parameter names) may change at run
 time through :meth:`DataEraser.config_update` (JE's ``EnvConfigObserver``):
-turning the eraser off or changing the period aborts the current cycle.
+turning the eraser off or changing the period aborts the current cycle. If
+the thread is processing a file then, the cycle is dropped (its state file
+deleted) when that file is done, after the thread wrote the cycle's state:
+a dropped cycle's state is never written back, so it never resumes.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ from minidb.log.scan import FileScanner
 from minidb.logstore.errors import LockConflictError
 from minidb.logstore.eraser.protocol import STEP_SHARES, erase_entries, locate
 from minidb.logstore.eraser.state import DELETED, ERASED, STATE_FILE, TO_DO, CycleState, read_state, write_state
-from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle
+from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle, work_estimate
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
 from minidb.stats import Stats, Trace
 
@@ -142,7 +147,7 @@ class DataEraser:
 
     def __init__(self, env: "Environment", config: EraserConfig | None = None, clock=None, *,
                  protected_files: Callable[[], set[int]] = set, reserved_files: Callable[[], set[int]] = set,
-                 delete_reserved: Callable[[int], None] | None = None,
+                 delete_reserved: Callable[[int], bool | None] | None = None,
                  truncate_vlsn_index: Callable[[int], bool] | None = None,
                  extinction_filter: Callable[[str, bytes], str] | None = None):
         self.env = env
@@ -161,13 +166,23 @@ class DataEraser:
         self.throttle: WorkThrottle | None = None
         self.current_file: int | None = None
         self._aborted: set[int] = set()
+        self._cycle_lock = threading.Lock()  # guards _busy and _drop_requested
+        self._busy = False  # the thread is processing a file of the cycle (and will write its state)
+        self._drop_requested = False  # config_update aborted the cycle meanwhile: drop it when the file is done
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.saved_shutdown_exception: Exception | None = None
 
     @classmethod
     def attach(cls, env: "Environment", config: EraserConfig | None = None, clock=None, **hooks) -> "DataEraser":
-        """An eraser that follows ``env``: a suspended cycle resumed now, suspended again at ``env.close()``."""
+        """An eraser that follows ``env``: a suspended cycle resumed now, suspended again at ``env.close()``.
+
+        Unless ``hooks`` say otherwise it works with the environment's cleaner: ``protected_files`` are
+        the protection registry's, ``reserved_files`` the cleaned files a checkpoint let go but kept, and
+        ``delete_reserved`` deletes them through the cleaner's step-9 path (deletion listeners first)."""
+        cleaner = env.cleaner
+        hooks = {"protected_files": cleaner.protected_files, "reserved_files": cleaner.reserved_files,
+                 "delete_reserved": cleaner.delete_reserved, **hooks}
         eraser = cls(env, config, clock, **hooks)
         eraser.open()
         env.hooks.close_listeners = [*env.hooks.close_listeners, eraser.close]  # the list may be shared
@@ -202,7 +217,11 @@ class DataEraser:
         self.config = new
         if self.cycle is not None and (not new.active or new.erase_period_ms != old.erase_period_ms):
             self._say("cycle aborted: the configuration changed")
-            self._drop_cycle()
+            with self._cycle_lock:
+                if self._busy:  # dropped when the file is done, after the thread wrote the cycle's state
+                    self._drop_requested = True
+                else:
+                    self._drop_cycle()
         return new
 
     # -- opening and closing -------------------------------------------------------------------
@@ -275,7 +294,8 @@ class DataEraser:
 
     def _start_throttle(self, now: int) -> None:
         assert self.cycle is not None
-        work = 3 * sum(self.disk.size(file_name(n)) for n in self.cycle.remaining if self.disk.exists(file_name(n)))
+        work = work_estimate([self.disk.size(file_name(n)) for n in self.cycle.remaining
+                              if self.disk.exists(file_name(n))])
         self.throttle = WorkThrottle(self.clock, work, now, self.cycle.end_ms)
 
     def _work(self, units: float) -> None:
@@ -317,6 +337,20 @@ class DataEraser:
         if not candidates:
             return False
         number = candidates[0]
+        with self._cycle_lock:
+            if self.cycle is not cycle:  # config_update dropped it meanwhile
+                return False
+            self._busy = True
+        try:
+            return self._step_file(cycle, number)
+        finally:
+            with self._cycle_lock:
+                self._busy = False
+                if self._drop_requested:
+                    self._drop_requested = False
+                    self._drop_cycle()
+
+    def _step_file(self, cycle: CycleState, number: int) -> bool:
         try:
             status = self.process_file(number)
         except EraserAbort as e:
@@ -394,13 +428,15 @@ class DataEraser:
         if number in self.reserved_files():
             if not exists:
                 self.stats.add("eraserFilesAlreadyDeleted")
-            else:
-                if self.delete_reserved is None:
-                    raise EraserAbort(f"reserved file 0x{number:x} cannot be deleted: no delete_reserved hook")
-                self.delete_reserved(number)
+                self._work(3 * length)
+                return DELETED
+            if self.delete_reserved is None:
+                raise EraserAbort(f"reserved file 0x{number:x} cannot be deleted: no delete_reserved hook")
+            if self.delete_reserved(number) is not False:
                 self.stats.add("eraserFilesDeleted")
-            self._work(3 * length)
-            return DELETED
+                self._work(3 * length)
+                return DELETED
+            self._say(f"reserved file 0x{number:x} could not be deleted now: it is erased instead")
         if not exists:
             self._work(3 * length)
             return ERASED

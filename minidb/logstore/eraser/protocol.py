@@ -39,10 +39,9 @@ from dataclasses import dataclass
 from minidb.io import Disk
 from minidb.log.files import file_name
 from minidb.log.header import ERASED_TYPE, read_header
+from minidb.logstore.eraser.throttle import STEP_SHARES
 from minidb.stats import Stats
 
-#: How the work of steps 3 to 6 (one file length in all) is split between them.
-STEP_SHARES = {3: 0.18, 4: 0.16, 5: 0.50, 6: 0.16}
 
 
 @dataclass(frozen=True)

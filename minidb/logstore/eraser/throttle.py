@@ -28,6 +28,11 @@ component 1 (1 000 units) the throttle waits until 9 600 000 ms into the cycle;
 file 1's step 5 ends 2 840 units, 27 264 000 ms, in; the last fsync of file 2
 ends exactly at the cycle's end.
 
+The arithmetic is a few pure functions: :func:`work_estimate`,
+:func:`file_components`, :func:`pace` (what one piece of work makes the
+throttle do; :class:`WorkThrottle` calls it) and :func:`schedule` (a whole
+cycle's plan, each component's earliest end, with delays and lateness).
+
 Time comes from a clock object (:class:`ManualClock` in tests and notebooks,
 where waiting just moves the clock, so a cycle of days runs in milliseconds).
 """
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 
 class EraserShutdown(Exception):
@@ -77,6 +83,68 @@ class ManualClock:
         self.now += int(ms)
 
 
+#: How one file's length of work for the write protocol (components 3 to 6) is split between its steps.
+STEP_SHARES = {3: 0.18, 4: 0.16, 5: 0.50, 6: 0.16}
+
+
+def work_estimate(lengths: list[int]) -> int:
+    """A cycle's whole work, in units, for files of ``lengths`` bytes: three times their total length."""
+    return 3 * sum(lengths)
+
+
+def file_components(length: int) -> list[tuple[int, float]]:
+    """The work of one file of ``length`` bytes, in order: (component, units) for components 1 to 6."""
+    return [(1, float(length)), (2, float(length))] + [(step, share * length) for step, share in STEP_SHARES.items()]
+
+
+def pace(base_ms: float, ms_per_unit: float, done: float, now_ms: float) -> tuple[float, float]:
+    """After ``done`` units in all, at ``now_ms``: (how long to wait, the schedule's new base).
+
+    The work done may end ``base_ms + done * ms_per_unit`` at the earliest:
+    early, wait until then; late, wait nothing and move the base later by the
+    delay, so the rest keeps its pace (no catch-up).
+    """
+    target = base_ms + done * ms_per_unit
+    if now_ms < target:
+        return target - now_ms, base_ms
+    return 0.0, base_ms + (now_ms - target)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One component of one file in a cycle's plan: when it may end at the earliest."""
+
+    file: int  # the file's place in the cycle, from 0
+    component: int  # 1 to 6
+    units: float
+    end_ms: float
+    late: bool  # it ends after the cycle's end: the eraser aborts the cycle here
+
+
+def schedule(start_ms: int, end_ms: int, lengths: list[int], delays: dict[tuple[int, int], float] | None = None
+             ) -> list[Planned]:
+    """A cycle from ``start_ms`` to ``end_ms`` over files of ``lengths`` bytes, as the throttle runs it.
+
+    Each component is done instantly, except that ``delays[(file, component)]``
+    ms pass before it (a node that was down); the plan stops at the first
+    component that ends after ``end_ms`` (marked ``late``: the cycle is aborted).
+    """
+    delays = delays or {}
+    total = work_estimate(lengths)
+    per_unit = (end_ms - start_ms) / total if total else 0.0
+    now, base, done, plan = float(start_ms), float(start_ms), 0.0, []
+    for number, length in enumerate(lengths):
+        for component, units in file_components(length):
+            now += delays.get((number, component), 0.0)
+            done += units
+            wait, base = pace(base, per_unit, done, now)
+            now += wait
+            plan.append(Planned(number, component, units, now, now > end_ms))
+            if now > end_ms:
+                return plan
+    return plan
+
+
 class WorkThrottle:
     """Spreads ``total_work`` units evenly from ``start_ms`` to ``end_ms`` on ``clock``."""
 
@@ -96,12 +164,10 @@ class WorkThrottle:
     def work(self, units: float) -> None:
         """``units`` of work were done: wait until the schedule allows the next work."""
         self.done += units
-        target = self.target_ms()
-        now = self.clock.now_ms()
-        if now < target:
-            self.clock.wait_ms(target - now)
-        else:
-            self.base_ms += now - target  # no catch-up: the rest of the work keeps its pace
+        wait, self.base_ms = pace(self.base_ms, self.ms_per_unit, self.done, self.clock.now_ms())
+        if wait:
+            self.clock.wait_ms(wait)
 
 
-__all__ = ["EraserShutdown", "ManualClock", "SystemClock", "WorkThrottle"]
+__all__ = ["EraserShutdown", "ManualClock", "Planned", "STEP_SHARES", "SystemClock", "WorkThrottle", "file_components",
+           "pace", "schedule", "work_estimate"]

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, NULL_LSN, Provisional
-from minidb.logstore.errors import TreeError
+from minidb.logstore.errors import LogFileNotFound, TreeError
 from minidb.logstore.logdef import BIN_ENTRY, IN_ENTRY
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.in_node import IN, key_order_problem
@@ -104,7 +104,7 @@ class Tree:
         if db.root is None:
             if db.root_lsn.is_null:
                 raise TreeError(f"database {db.name!r} has no root")
-            entry = read_node_entry(self.env.log, db.root_lsn, None, f"root of {db.name!r}")
+            entry = self._read_node(db.root_lsn, None, f"root of {db.name!r}")
             db.root = node_from_entry(entry)
             self.env.stats.add("nINsFetched")
             self.env.evictor.register(db.root)
@@ -115,6 +115,14 @@ class Tree:
         return self.db.root is node
 
     # -- fetching ----------------------------------------------------------------------
+    def _read_node(self, lsn: LSN, node_id: int | None, what: str):
+        """The node entry at ``lsn``; a node in a deleted file is lost: the environment is invalid (as for an LN)."""
+        try:
+            return read_node_entry(self.env.log, lsn, node_id, what)
+        except LogFileNotFound as e:
+            self.env.invalidate(str(e))
+            raise
+
     def fetch_child(self, parent: IN, index: int) -> IN:
         child = parent.targets[index]
         if child is None:
@@ -122,7 +130,7 @@ class Tree:
             if lsn.is_null:
                 raise TreeError(f"{parent.describe()} slot {index} has no LSN")
             what = f"child {parent.node_ids[index]} of {parent.describe()}"
-            entry = read_node_entry(self.env.log, lsn, parent.node_ids[index], what)
+            entry = self._read_node(lsn, parent.node_ids[index], what)
             child = node_from_entry(entry)
             if child.level != parent.level - 1:
                 raise TreeError(f"{what} at {lsn} has level {child.level}, expected {parent.level - 1}")
