@@ -174,12 +174,9 @@ def test_bad_arguments_are_one_line_and_exit_2(spark, tmp_path, capsys, args, me
     assert sorted(p.name for p in (tmp_path / "vol").iterdir()) == before
 
 
-def test_spark_load_on_a_standalone_cluster(spark, cluster, tmp_path):
-    """100,000 rows (and 5 without a key) through a master and a worker: the executors sort, the driver loads."""
-    rows = 100_000
-    path = tmp_path / "data.parquet"
-    dataset(spark, path, rows, bad=5)
-    want = expected(spark, path)
+def test_spark_load_on_a_standalone_cluster(spark, cluster, million, tmp_path):
+    """The million rows (and 25 without a key) through a master and a worker: the executors sort, the driver loads."""
+    path, want = million
     volume = new_volume(tmp_path / "vol")
     url, ui_port = cluster
     done = subprocess.run([str(MINIDB), "spark", "load", str(path), "--volume", volume, "--index", "cl",
@@ -188,9 +185,9 @@ def test_spark_load_on_a_standalone_cluster(spark, cluster, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     status = master_status(ui_port)
     assert "minidb spark load" in [a["name"] for a in status["activeapps"] + status["completedapps"]]
-    assert done.stdout.startswith("minidb spark load: 100,000 rows loaded into index 'cl' (s(1.3)), 5 rejected")
+    assert done.stdout.startswith("minidb spark load: 1,000,000 rows loaded into index 'cl' (s(1.3)), 25 rejected")
     assert "loading: 100%" in done.stderr  # the progress bar
-    check_index(volume, "cl", want, rows)
+    check_index(volume, "cl", want, MILLION)
 
 
 def test_a_failed_spark_job_is_one_line_and_exit_1(spark, tmp_path, capsys):
