@@ -20,7 +20,7 @@ When the option is not given, the environment variable
 fallback for runs in which this conftest is loaded too late to register a
 command-line option (pytest only accepts options from conftests it loads
 before parsing the command line: the rootdir's, and those on the path of a
-command-line argument such as ``exercises/01_log_end``).
+command-line argument such as ``exercises/01a_log_end``).
 """
 
 from __future__ import annotations

@@ -23,15 +23,15 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"
 # The notebooks whose module has an exercise, and its folder under exercises/ (a tuple: several exercises).
 EXERCISES: dict[str, str | tuple[str, ...]] = {
-    "01_log": "01_log_end",
-    "04_buffer_pool": "02_clock_replacement",
-    "05b_deadlocks": "05_lock_compat",
-    "08_aries_recovery": "06_aries_undo",
-    "10_checkpointer": "03_provisional",
+    "01_log": "01a_log_end",
+    "04_buffer_pool": "04a_clock_replacement",
+    "05b_deadlocks": "05a_lock_compat",
+    "08_aries_recovery": "08a_aries_undo",
+    "10_checkpointer": "10a_provisional",
     "07_btree": "07a_leaf_split",
     "11_cleaner_eraser": ("11a_live_or_obsolete", "11b_erase_throttle"),
-    "12_vlsn_index": "07_vlsn_bucket",
-    "15_spark_log_analytics": "04_resync",
+    "12_vlsn_index": "12a_vlsn_bucket",
+    "15_spark_log_analytics": "15a_resync",
 }
 # The notebooks built around a step-by-step demo of a workload.
 DEMOS = {"01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks", "05b_deadlocks",
