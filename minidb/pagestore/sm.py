@@ -149,7 +149,7 @@ class StorageManager:
         self.volume = volume
         self.xcts = XctManager(volume, locking, trace=trace)
         self.directory = StoreDirectory(volume)
-        self.root_index = RootIndex(volume)
+        self.root_index = RootIndex(volume, self.xcts)
         self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout,
                                  directory=self.directory)
         self.indexes = IndexManager(volume, self.xcts, self.directory)
@@ -324,8 +324,14 @@ class StorageManager:
         return Quark(self.xcts, xct)
 
     def lock_table(self) -> str:
-        """The lock manager's table as text, the keys of index locks decoded (``k(1.5.7)``)."""
-        return self._lock_manager("print the lock table of").dump(self.indexes.lock_name)
+        """The lock manager's table as text, the keys of index locks decoded (``k(1.5.7)``; the root
+        index's names as strings, ``k(1.2.'orders')``)."""
+        return self._lock_manager("print the lock table of").dump(self._lock_name)
+
+    def _lock_name(self, lock_id: LockId) -> str:
+        if lock_id.code == "k" and lock_id.key and tuple(lock_id.numbers) == tuple(self.root_index.stid):
+            return self.root_index.lock_name(lock_id)
+        return self.indexes.lock_name(lock_id)
 
     def _lock_manager(self, what: str) -> LockManager:
         manager = getattr(self.xcts.locks, "manager", None)
@@ -389,7 +395,7 @@ class StorageManager:
         with ``name``, registered under it in the root index (a name taken is refused first)."""
         if name is None:
             return self.indexes.create_index(xct, key_desc, unique)
-        self.root_index.check_new(name)
+        self.root_index.check_new(name, xct)
         with all_or_nothing(self.xcts, xct):
             stid = self.indexes.create_index(xct, key_desc, unique)
             self.root_index.insert(xct, name, stid.store)
@@ -402,7 +408,7 @@ class StorageManager:
         (:mod:`minidb.pagestore.btree.bulkload`)."""
         if name is None:
             return self.indexes.bulk_load(xct, key_desc, pairs, unique, fill)
-        self.root_index.check_new(name)
+        self.root_index.check_new(name, xct)
         with all_or_nothing(self.xcts, xct):
             stid, report = self.indexes.bulk_load(xct, key_desc, pairs, unique, fill)
             self.root_index.insert(xct, name, stid.store)
@@ -416,9 +422,10 @@ class StorageManager:
             if name is not None:
                 self.root_index.remove(xct, name)
 
-    def find_index(self, name: str) -> StoreId | None:
-        """The index named ``name`` (None: no index has that name)."""
-        snum = self.root_index.find(name)
+    def find_index(self, name: str, xct: Xct | None = None) -> StoreId | None:
+        """The index named ``name`` (None: no index has that name); with ``xct``, the name is locked SH
+        (or the next name, if absent) to ``xct``'s end, so it cannot appear or go meanwhile."""
+        snum = self.root_index.find(name, xct)
         return None if snum is None else StoreId(self.volume.vid, snum)
 
     def index_names(self) -> dict[str, StoreId]:

@@ -366,7 +366,9 @@ class Runner:
 
     def name_step(self, t: TxnModel) -> None:
         """Create or destroy a named index (or try a name taken, which must be refused); a name another
-        transaction in flight created or destroyed is left alone (the root index locks no names)."""
+        transaction in flight created or destroyed is left alone: the root index's key-value locks would
+        make this single-threaded workload wait, and :class:`ScriptLocking` records them without refusing
+        (tests/pagestore/test_directory.py covers those waits with threads)."""
         seen = self.names_seen(t)
         others = [o for o in self.active + self.in_doubt if o is not t]
         busy = {v[0].decode() for o in others for rid, v in o.writes.items() if rid.page == 0 and v is not None}

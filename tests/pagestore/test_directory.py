@@ -208,3 +208,73 @@ def test_an_old_format_volume_is_refused_in_one_line(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "ps")]) == 2
     out, err = capsys.readouterr()
     assert len((out + err).strip().splitlines()) == 1 and "format version 1" in out + err
+
+
+# -- names are locked (key-value locks on the root index) -------------------------------------------
+def named_sm(*names):
+    from minidb.pagestore.lock import LockManager
+    lm = LockManager(escalation_threshold=None)
+    sm = new_sm(locking=lm)
+    with sm.transaction() as t:
+        for name in names:
+            sm.create_index(t, "i4", name=name)
+    return sm, lm
+
+
+@pytest.mark.parametrize("first_ends", ["commit", "abort"])
+def test_a_name_being_created_waits_for_its_creator(first_ends):
+    """T2 asks for the name T1 is creating: it waits; T1's commit refuses it, T1's abort gives it the name."""
+    from minidb.pagestore.lock import Interleaving
+    sm, lm = named_sm()
+    t1, t2 = sm.begin(), sm.begin()
+    with Interleaving(lm) as script:
+        script.run(t1, "create a", lambda: sm.create_index(t1, "i4", name="a"))
+        second = script.run(t2, "create a", lambda: sm.create_index(t2, "i4", name="a"))
+        assert second.status == "blocked"
+        assert "k(1.2.'a')" in sm.lock_table()
+        script.run(t1, first_ends, lambda: getattr(sm, first_ends)(t1))
+        assert second.status in ("done", "raised")
+        if first_ends == "commit":
+            assert isinstance(second.error, BadRequestError) and "is taken" in str(second.error)
+        else:
+            assert second.status == "done" and second.result == sm.find_index("a")
+        script.run(t2, "commit", lambda: sm.commit(t2))
+    assert list(sm.index_names()) == ["a"] and problems(sm) == []
+
+
+@pytest.mark.parametrize("first_ends", ["commit", "abort"])
+def test_a_name_being_dropped_is_not_given_again_before_the_drop_ends(first_ends):
+    """T1 drops index a; T2 creating a waits. Without the lock T2 would get the name at once, and T1's
+    abort would then bring back a name that T2 holds."""
+    from minidb.pagestore.lock import Interleaving
+    sm, lm = named_sm("a", "b")
+    old = sm.find_index("a")
+    t1, t2 = sm.begin(), sm.begin()
+    with Interleaving(lm) as script:
+        script.run(t1, "destroy a", lambda: sm.destroy_index(t1, old))
+        second = script.run(t2, "create a", lambda: sm.create_index(t2, "i4", name="a"))
+        assert second.status == "blocked"
+        script.run(t1, first_ends, lambda: getattr(sm, first_ends)(t1))
+        if first_ends == "commit":
+            assert second.status == "done" and second.result != old
+        else:
+            assert isinstance(second.error, BadRequestError) and "is taken" in str(second.error)
+        script.run(t2, "commit", lambda: sm.commit(t2))
+    assert sorted(sm.index_names()) == ["a", "b"] and problems(sm) == []
+    assert (sm.find_index("a") == old) == (first_ends == "abort")
+
+
+def test_a_name_looked_up_in_a_transaction_cannot_appear_until_it_ends():
+    """T1 finds no index c (SH on the next name, or on the end of the index); T2 creating c waits."""
+    from minidb.pagestore.lock import Interleaving
+    sm, lm = named_sm("a", "d")
+    t1, t2 = sm.begin(), sm.begin()
+    with Interleaving(lm) as script:
+        assert script.run(t1, "find c", lambda: sm.find_index("c", t1)).result is None
+        create = script.run(t2, "create c", lambda: sm.create_index(t2, "i4", name="c"))
+        assert create.status == "blocked"
+        assert script.run(t1, "find c again", lambda: sm.find_index("c", t1)).result is None
+        script.run(t1, "commit", lambda: sm.commit(t1))
+        assert create.status == "done"
+        script.run(t2, "commit", lambda: sm.commit(t2))
+    assert sorted(sm.index_names()) == ["a", "c", "d"]
