@@ -117,10 +117,20 @@ STAT_NAMES = (
 _DEPTH = {"r": 3, "p": 2, "k": 2, "s": 1, "v": 0, "x": 0, "u": 0}
 _READ_COVER = (SH, SIX, UD, EX)
 _LONG = Duration.LONG
+_SPARE_HEADS = 64
+# For each requested mode, the modes of an ancestor that already grant it; for each parent mode, the
+# modes of an ancestor that are enough for it (the tables of modes.implicitly_covers and modes.covers).
+_COVERED_BY = {m: frozenset(a for a in LockMode if implicitly_covers(a, m)) for m in LockMode}
+_ENOUGH_FOR = {m: frozenset(a for a in LockMode if covers(a, m)) for m in LockMode}
 
 
 class _LockStats(Stats):
-    """The lock manager's statistics: counted under the manager's mutex, so without Stats' own lock."""
+    """The lock manager's statistics: counted under the manager's mutex, so without Stats' own lock
+    (``counts``, the values by name, is what the manager increments in place)."""
+
+    def __init__(self, group: str, names: tuple[str, ...]):
+        super().__init__(group, names)
+        self.counts = self._values
 
     def bump(self, name: str) -> None:
         self._values[name] += 1
@@ -146,12 +156,14 @@ class _Owner:
 
 def _txn_id_of(owner: Any) -> int:
     txn_id = getattr(owner, "txn_id", None)
-    if isinstance(txn_id, bool) or not isinstance(txn_id, int):
+    if type(txn_id) is not int:  # bool and other int subclasses fail too
         raise BadLockRequest(f"a lock owner needs an int attribute txn_id; {owner!r} has {txn_id!r}")
     return txn_id
 
 
 def _check_request(lock_id: Any, mode: Any, duration: Any, timeout: Any) -> None:
+    if timeout is None and type(lock_id) is LockId and type(mode) is LockMode and type(duration) is Duration:
+        return  # the usual request, checked by its types alone
     if not isinstance(lock_id, LockId):
         raise BadLockRequest(f"not a lock id: {lock_id!r} (build one with LockId.record(rid), LockId.page(pid), ...)")
     if not isinstance(mode, LockMode):
@@ -184,6 +196,7 @@ class LockManager:
         self._mutex = threading.RLock()
         self._watchers = threading.Condition(self._mutex)
         self._table: dict[LockId, LockHead] = {}
+        self._spare_heads: list[LockHead] = []  # empty heads, kept for reuse (at most _SPARE_HEADS)
         self._owners: dict[int, _Owner] = {}
         self._waiters: dict[LockRequest, None] = {}  # an ordered set, in order of waiting
         self._listeners: list[Callable[[str, int, LockId, LockMode], None]] = []
@@ -216,26 +229,36 @@ class LockManager:
                 st.fingerprint = fingerprint  # the transaction's thread: a new one, or another one
                 if self._waiters:
                     self._refresh_digests()  # digests that hold the old thread's bits are stale now
-            self.stats.bump("nRequests")
+            counts = self.stats.counts
+            counts["nRequests"] += 1
             locks = st.locks
             ancestors = lock_id.ancestors()
+            pmode = parent_mode(mode) if ancestors else NL
+            missing: list[LockId] = []  # the ancestors not yet held strongly and long enough
+            covering, enough, rank = _COVERED_BY[mode], _ENOUGH_FOR[pmode], duration.rank
             for ancestor in ancestors:
                 held = locks.get(ancestor)
-                if held is not None and implicitly_covers(held.mode, mode):
-                    self.stats.bump("nCovered")
+                if held is None:
+                    missing.append(ancestor)
+                elif held.mode in covering:
+                    counts["nCovered"] += 1
                     self.trace.emit("T%d %s %s: covered by %s on %s", txn_id, mode, lock_id, held.mode, ancestor)
                     return
+                elif held.mode not in enough or held.duration.rank < rank:
+                    missing.append(ancestor)
+            if not missing and duration is not Duration.INSTANT and lock_id not in locks \
+                    and lock_id not in self._table:
+                # The fast path: the parents are held, and nobody holds or waits for this lock.
+                self._grant_first(st, lock_id, mode, duration, ancestors=ancestors)
+                if duration is _LONG and ancestors:
+                    self._maybe_escalate(st, lock_id, ancestors)
+                return
             undo: list[tuple] = []
             try:
-                if ancestors:
-                    pmode = parent_mode(mode)
-                    for ancestor in ancestors:
-                        held = locks.get(ancestor)
-                        if held is not None and covers(held.mode, pmode) and held.duration.rank >= duration.rank:
-                            continue
-                        step = self._acquire(st, ancestor, pmode, duration, timeout, deadline, implicit=True)
-                        if step is not None:
-                            undo.append(step)
+                for ancestor in missing:
+                    step = self._acquire(st, ancestor, pmode, duration, timeout, deadline, implicit=True)
+                    if step is not None:
+                        undo.append(step)
                 step = self._acquire(st, lock_id, mode, duration, timeout, deadline)
                 if step is not None:
                     undo.append(step)
@@ -278,7 +301,11 @@ class LockManager:
             if below:
                 raise BadLockRequest(f"T{txn_id} cannot unlock {lock_id}: it still holds {below} lock"
                                      f"{'s' if below > 1 else ''} below it")
-            self._release(st, request)
+            head = request.head
+            if len(head.queue) == 1 and not head.has_page_alloc:
+                self._release_alone(st, request)  # the fast path: nobody else holds or waits here
+            else:
+                self._release(st, request)
             if self.trace.enabled:
                 self.trace.emit("T%d unlocks %s", txn_id, lock_id)
 
@@ -565,16 +592,12 @@ class LockManager:
             return ("convert", request, previous)
         head = self._table.get(lock_id)
         if head is None:
-            head = self._table[lock_id] = LockHead(lock_id)
+            return ("new", self._grant_first(st, lock_id, mode, duration, implicit))
         if head.can_grant_new(mode):
             request = LockRequest(st, head, mode, duration)
             head.add(request)
             self._hold(st, request)
-            self.stats.bump("nGranted")
-            if implicit:
-                self.stats.bump("nImplicitLocks")
-            if self.trace.enabled:
-                self.trace.emit("T%d %s %s: granted%s", st.txn_id, mode, lock_id, " (implicit)" if implicit else "")
+            self._count_grant(st, lock_id, mode, implicit)
             return ("new", request)
         request = LockRequest(st, head, mode, duration, WAITING)
         head.add(request)
@@ -587,6 +610,27 @@ class LockManager:
         self._wait(st, request, deadline, timeout)
         return ("new", request)
 
+    def _grant_first(self, st: _Owner, lock_id: LockId, mode: LockMode, duration: Duration,
+                     implicit: bool = False, ancestors: tuple[LockId, ...] | None = None) -> LockRequest:
+        """Grant the first request on a lock nobody holds: a head (a spare one if there is) with it alone."""
+        spare = self._spare_heads
+        head = spare.pop() if spare else LockHead(lock_id)
+        head.lock_id = lock_id
+        self._table[lock_id] = head
+        request = LockRequest(st, head, mode, duration)
+        head.queue.append(request)
+        self._hold(st, request, ancestors)
+        self._count_grant(st, lock_id, mode, implicit)
+        return request
+
+    def _count_grant(self, st: _Owner, lock_id: LockId, mode: LockMode, implicit: bool) -> None:
+        counts = self.stats.counts
+        counts["nGranted"] += 1
+        if implicit:
+            counts["nImplicitLocks"] += 1
+        if self.trace.enabled:
+            self.trace.emit("T%d %s %s: granted%s", st.txn_id, mode, lock_id, " (implicit)" if implicit else "")
+
     def _immediate_failure(self, st: _Owner, lock_id: LockId, mode: LockMode,
                            blockers: list[tuple[LockRequest, str]], previous: LockMode | None = None) -> LockTimeout:
         self.stats.bump("nTimeouts")
@@ -596,11 +640,13 @@ class LockManager:
         return LockTimeout(f"T{st.txn_id} {what} on {lock_id}: not granted at once (timeout 0): "
                            f"{_holders_text(blockers)}")
 
-    def _hold(self, st: _Owner, request: LockRequest) -> None:
-        """Bookkeeping of a newly granted request: the owner's locks and child counts."""
+    def _hold(self, st: _Owner, request: LockRequest, path: tuple[LockId, ...] | None = None) -> None:
+        """Bookkeeping of a newly granted request: the owner's locks and child counts (``path``: the
+        lock's ancestors, if the caller has them)."""
         lock_id = request.head.lock_id
         st.locks[lock_id] = request
-        path = lock_id.ancestors()
+        if path is None:
+            path = lock_id.ancestors()
         parent = path[-1] if path else None
         if parent is not None:
             st.children[parent] = st.children.get(parent, 0) + 1
@@ -834,6 +880,24 @@ class LockManager:
         self.stats.bump("nReleases")
         self._after_change(head)
 
+    def _release_alone(self, st: _Owner, request: LockRequest) -> None:
+        """:meth:`_release` of the one request in its head's queue (no wakeup to do, no digest to refresh);
+        the head is kept for reuse."""
+        head = request.head
+        lock_id = head.lock_id
+        head.queue.clear()
+        del st.locks[lock_id]
+        path = lock_id.ancestors()
+        if path:
+            parent = path[-1]
+            _decrement(st.children, parent)
+            if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
+                _decrement(st.long_children, parent)
+        self.stats.counts["nReleases"] += 1
+        del self._table[lock_id]
+        if len(self._spare_heads) < _SPARE_HEADS:
+            self._spare_heads.append(head)
+
     def _after_change(self, head: LockHead, refresh: bool = False) -> None:
         """A head's queue changed: grant what can be granted; if anyone waited here, the digests change."""
         refresh = refresh or head.n_waiting > 0
@@ -852,6 +916,8 @@ class LockManager:
             self._refresh_digests()
         if not head.queue and self._table.get(head.lock_id) is head:
             del self._table[head.lock_id]
+            if len(self._spare_heads) < _SPARE_HEADS and not head.has_page_alloc:
+                self._spare_heads.append(head)  # reused by the next first request on any lock
 
     # == escalation ======================================================================
     def _maybe_escalate(self, st: _Owner, lock_id: LockId, ancestors: tuple[LockId, ...]) -> None:
