@@ -214,3 +214,16 @@ def test_course_every_notebook_sends_the_reader_on(path: Path):
     if exercises or next_notebook:
         assert targets & (exercises | next_notebook), (
             f"{path.name}: the end links neither one of its exercises nor the next notebook {following}")
+
+
+# -- the lab ------------------------------------------------------------------------------------------------
+
+def test_course_devcontainer_runs_the_makefiles_setup_and_forwards_jupyters_port():
+    config = json.loads((ROOT / ".devcontainer" / "devcontainer.json").read_text(encoding="utf-8"))
+    phony = re.search(r"^\.PHONY:(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M).group(1).split()
+    command = config["postCreateCommand"].split()
+    assert command[0] == "make" and command[1:] and set(command[1:]) <= set(phony), command
+    version = re.search(r"python:\S*?(\d+)\.(\d+)", config["image"])
+    assert version and (int(version.group(1)), int(version.group(2))) >= (3, 11), config["image"]
+    assert 8888 in config["forwardPorts"]
+    assert ".devcontainer/devcontainer.json" in COURSE.read_text(encoding="utf-8")
