@@ -179,7 +179,7 @@ def test_course_maps_every_exercise_to_a_notebook():
 def test_course_coming_lists_only_what_does_not_exist_yet():
     landed = sorted(str(p.relative_to(ROOT)) for p in coming() if p.exists())
     assert not landed, (f"{landed} exist now: take them out of the section Coming of docs/COURSE.md "
-                        "and drop their '(coming)' marks")
+                        "and drop their '(coming)' and '*' marks")
 
 
 @pytest.mark.parametrize("path", [COURSE, *sorted(ANSWERS.glob("*.md"))], ids=lambda p: p.name)
