@@ -54,7 +54,7 @@ def notebook_markdown(path: Path) -> str:
 def student_texts() -> dict[Path, str]:
     """What a student reads: notebook prose, the exercises, README.md and docs/."""
     texts = {p: notebook_markdown(p) for p in sorted((ROOT / "notebooks").glob("*.ipynb"))}
-    for pattern in ("exercises/**/*.md", "exercises/**/test_*.py", "README.md", "docs/*.md"):
+    for pattern in ("exercises/**/*.md", "exercises/**/test_*.py", "README.md", "docs/**/*.md"):
         texts.update({p: p.read_text(encoding="utf-8") for p in sorted(ROOT.glob(pattern))})
     return texts
 
