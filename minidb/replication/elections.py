@@ -51,7 +51,8 @@ Invariants:
 - a node that has a live master (it heard its heartbeat within
   ``heartbeat_timeout_ms``, or it is the master) answers a ``Propose`` with
   the ``Result`` it knows instead of a promise, so one node that lost touch
-  cannot depose a working master.
+  cannot depose a working master; and it answers a heartbeat from a node
+  that is not its master with that ``Result`` too.
 
 The acceptor's durable state, the file ``election.acceptor`` in the node's
 environment directory (integers little-endian, struct ``"<4sBBBBQQQQ"`` for
@@ -439,7 +440,7 @@ class ElectionNode:
         elif kind == "Accepted":
             self._on_accepted(message, peer)
         elif kind == "Result":
-            self._on_result(message, channel)
+            self._on_result(message)
         elif kind == "Heartbeat":
             if peer is not None and peer == self.master:
                 self._last_heard_ms = self.clock.now_ms()
@@ -563,15 +564,13 @@ class ElectionNode:
                        proposer=proposal.proposer)
 
     # -- the learner's side -----------------------------------------------------------------------------
-    def _on_result(self, message: wire.Message, channel) -> None:
+    def _on_result(self, message: wire.Message) -> None:
         term, master = message["term"], message["master"]
         if master not in self.group:
             self.trace.emit("%s: ignored a result naming %r, not a member", self.name, master)
             return
         if term < self.term or (term == self.term and self.master is not None):
-            if term < self.term and self.master is not None:  # tell a node that lags behind
-                self._reply(channel, "Result", term=self.term, master=self.master, counter=0, proposer="")
-            return
+            return  # old news, or a repeat
         self.term = term
         self.round = None
         self.learned.append((term, master))

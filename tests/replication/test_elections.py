@@ -152,6 +152,7 @@ def test_a_minority_partition_elects_nobody_and_the_majority_does():
         cluster.advance(CONFIG.retry_ms)
     assert cluster.nodes["n1"].master is None and cluster.nodes["n2"].master is None
     assert cluster.nodes["n1"].decided == [] and cluster.nodes["n2"].decided == []
+    assert not any("Accept master" in line for n in ("n1", "n2") for line in cluster.nodes[n].trace)
     assert cluster.masters() == {"n3": 1}  # n3 and n4 are equally up to date: the first name
     assert {cluster.nodes[n].master for n in ("n3", "n4", "n5")} == {"n3"}
     cluster.net.heal()  # the minority's next proposals are answered with the majority's master
@@ -393,13 +394,16 @@ def test_election_traffic_goes_through_the_handshake():
     damaged = bytearray(wire.encode("bank", "Propose", term=9, counter=1, proposer="n2"))
     damaged[20] ^= 0xFF
     good.channel.send(bytes(damaged))
+    # a good handshake, then a Propose of another group
+    HandshakeInitiator(net.connect("n1", "n3"), "bank", RepNode("n3", "n3")).channel.send(propose)
     net.deliver()
     n1.pump()
     assert n1.acceptor.writes == 0 and n1.acceptor.state == AcceptorState()
     trace = "\n".join(n1.trace)
     assert "belongs to group 'other', this is group 'bank'" in trace
-    assert "bad magic" in trace or "bad checksum" in trace
-    assert trace.count("dropped") == 3 and n1._in == []
+    assert "wire version 255 at offset 4" in trace and "bad checksum at offset 36" in trace
+    assert "a frame of group 'other' on a connection of group 'bank'" in trace
+    assert trace.count("dropped") == 4 and n1._in == []
     net.deliver()
     assert not net.in_flight
 
