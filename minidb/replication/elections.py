@@ -92,8 +92,11 @@ real sockets. Example, three nodes, nothing written yet::
 
     nodes = [ElectionNode(group, name, net, SimDisk(name), clock) for name in ("n1", "n2", "n3")]
     nodes[1].start_election()      # n2 proposes (1, 1, n2) to n1, n2, n3
-    pump_all(); net.deliver() ...  # promises, Accept, Accepted, Result
-    nodes[0].state, nodes[0].term  # NodeState.MASTER, 1  (equal logs: priority, then the name n1)
+    for _ in range(6):             # Propose, Promise, Accept, Accepted, Result move: one a step
+        for node in nodes:
+            node.pump()
+        net.deliver()
+    nodes[0].state, nodes[0].term  # NodeState.MASTER, 1  (equal logs and priorities: the first name, n1)
 
 After an election, connecting feeders and replicas is the caller's job:
 :meth:`ElectionNode.stream_links` says which.
@@ -273,9 +276,9 @@ class ElectionConfig:
 
     def __post_init__(self) -> None:
         for name in ("promise_wait_ms", "retry_ms", "stagger_ms", "heartbeat_ms", "heartbeat_timeout_ms"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < (name == "stagger_ms" and 0 or 1):
-                raise ElectionError(f"election setting {name} is a whole number of milliseconds (at least 1), "
+            value, least = getattr(self, name), 0 if name == "stagger_ms" else 1
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ElectionError(f"election setting {name} is a whole number of milliseconds (at least {least}), "
                                     f"not {value!r}")
 
 

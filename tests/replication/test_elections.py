@@ -104,6 +104,23 @@ def test_the_most_up_to_date_node_wins():
     assert cluster.nodes["n1"].decided == [(1, "n2")]
 
 
+def test_the_module_example():
+    net, clock = InMemoryNetwork(), ManualClock()
+    group = group_of("n1", "n2", "n3")
+    nodes = [ElectionNode(group, name, net, SimDisk(name), clock) for name in ("n1", "n2", "n3")]
+    assert nodes[1].start_election() == Proposal(1, 1, "n2")
+    for _ in range(6):
+        for node in nodes:
+            node.pump()
+        net.deliver()
+    assert (nodes[0].state, nodes[0].term) == (NodeState.MASTER, 1)
+    assert nodes[1].trace.lines == [
+        "n2: round (1, 1, n2): Propose to n1, n2, n3",
+        "n2: round (1, 1, n2): promised by n1, n2, n3; Accept master n1",
+        "n2: round (1, 1, n2) decided: master n1 for term 1 (accepted by n1, n2)",
+        "n2: learned term 1: master n1"]
+
+
 @pytest.mark.parametrize("nodes, vlsns, winner", [
     ((("n1", 1), ("n2", 3), ("n3", 3)), {}, "n2"),  # equal logs: the higher priority, then the first name
     ((("n1", 1), ("n2", 1), ("n3", 1)), {}, "n1"),  # equal logs and priorities: the first name
@@ -504,13 +521,15 @@ def test_three_nodes_elect_a_master_over_tcp():
     net = TcpNetwork()
     listeners = [net.listen("127.0.0.1:0") for _ in range(3)]
     group = RepGroup("bank", [RepNode(f"n{i + 1}", listener.address) for i, listener in enumerate(listeners)])
-    config = ElectionConfig(promise_wait_ms=100, retry_ms=300, stagger_ms=200, heartbeat_ms=50,
-                            heartbeat_timeout_ms=5000)
+    # generous waits: a node slowed down by a busy machine still answers in time
+    config = ElectionConfig(promise_wait_ms=5000, retry_ms=10_000, stagger_ms=1000, heartbeat_ms=50,
+                            heartbeat_timeout_ms=10_000)
     vlsns = {"n1": 3, "n2": 3, "n3": 7}
     clock = SystemClock()
     nodes = [ElectionNode(group, n.name, net, SimDisk(n.name), clock, config, lambda n=n: vlsns[n.name], listener)
              for n, listener in zip(group.nodes, listeners)]
     done = threading.Event()
+    nodes[0].start_election()  # n1 proposes; the other nodes would start on their own after retry_ms
 
     def run(node: ElectionNode) -> None:
         while not done.is_set():
@@ -521,7 +540,7 @@ def test_three_nodes_elect_a_master_over_tcp():
     for thread in threads:
         thread.start()
     try:
-        deadline = clock.now_ms() + 20_000
+        deadline = clock.now_ms() + 30_000
         while clock.now_ms() < deadline and not all(node.master == "n3" for node in nodes):
             done.wait(0.01)
     finally:
