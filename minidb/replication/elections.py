@@ -266,7 +266,7 @@ class Acceptor:
 # -- one node's election participant ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ElectionConfig:
-    """Election timing, in milliseconds of the node's clock (JE's ``electionsPrimaryRetries``-like settings)."""
+    """Election timing, in milliseconds of the node's clock (the time-outs of JE's elections, minidb's values)."""
 
     promise_wait_ms: int = 200  # after a majority promised: how long to wait for the other nodes
     retry_ms: int = 1000  # a round not decided by then is retried with a bigger proposal
@@ -342,26 +342,26 @@ class ElectionNode:
         handled = 0
         while (channel := self.listener.accept(timeout=0)) is not None:
             self._in.append(HandshakeAcceptor(channel, self.group, self.name))
-        for acceptor in list(self._in):
-            handled += self._read(acceptor, acceptor.channel, lambda a=acceptor: a.peer.name if a.peer else None)
-        for initiator in list(self._out.values()):
-            handled += self._read(initiator, initiator.channel, lambda i=initiator: i.accepted_by)
+        for handshake in [*self._in, *self._out.values()]:
+            handled += self._read(handshake)
         while self._loopback:
             self._dispatch(self._loopback.pop(0), self.name, None)
             handled += 1
         self._tick(self.clock.now_ms())
         return handled
 
-    def _read(self, handshake, channel, peer_name) -> int:
-        handled = 0
+    def _read(self, handshake: HandshakeAcceptor | HandshakeInitiator) -> int:
+        """Handle what arrived on one connection, once its handshake succeeded (the peer is named by it)."""
+        handled, channel = 0, handshake.channel
         try:
-            if handshake.poll(timeout=0) is None:
+            peer = handshake.poll(timeout=0)  # the acceptor's side names a RepNode, the initiator's a name
+            if peer is None:
                 return 0
             while (message := channel.receive(timeout=0)) is not None:
                 if message.group != self.group.name:
                     raise HandshakeError(f"{channel.where}: a frame of group {message.group!r} on a connection "
                                          f"of group {self.group.name!r}")
-                self._dispatch(message, peer_name(), channel)
+                self._dispatch(message, peer if isinstance(peer, str) else peer.name, channel)
                 handled += 1
         except ReplicationNetworkError as e:  # a refused handshake, a bad frame, a closed connection
             self.trace.emit("%s: connection %s dropped: %s", self.name, channel.where, e)
@@ -424,8 +424,8 @@ class ElectionNode:
         self.trace.emit("%s: cannot send %s to %s: %s", self.name, type_name, peer, last_error)
 
     def _reply(self, channel, type_name: str, **values) -> None:
-        if channel is None:
-            self._loopback.append(wire.decode(wire.encode(self.group.name, type_name, **values)))
+        if channel is None:  # an answer to this node's own request
+            self._send(self.name, type_name, **values)
             return
         try:
             channel.send(wire.encode(self.group.name, type_name, **values))
