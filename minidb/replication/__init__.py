@@ -52,10 +52,11 @@ from minidb.replication.config import VLSN_INDEX_DB, VLSNIndexConfig
 from minidb.replication import wire
 from minidb.replication.elections import Acceptor, ElectionConfig, ElectionNode, Proposal, choose_master
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
-from minidb.replication.errors import (AcceptorStateCorruptionError, ConnectionClosedError, ElectionError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
+from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
                                        ReplayError, ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
                                        UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
                                        WaitTimeoutError, WireFormatError, WireVersionError)
+from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError
 from minidb.replication.feeder import Feeder
 from minidb.replication.group import NodeState, RepGroup, RepNode
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
