@@ -12,7 +12,8 @@ rollback), the ``Matchpoint`` entry; the group's foundation: nodes and their
 states (only the master writes and allocates VLSNs; a replica replays the
 master's entries with the master's VLSNs and txn ids), the wire format, two
 transports (in-memory and TCP) and the handshake, feeders and replicas
-streaming the log by VLSN. Not built yet: durability by acks, elections,
+streaming the log by VLSN; elections (Paxos rounds, durable acceptor
+state, JE's rule for the winner). Not built yet: durability by acks,
 syncup and its rollback. Where the
 modules mention them, they describe the callers the index is made for (a
 feeder reads forward by VLSN and waits for new ones; syncup searches backward
@@ -27,6 +28,8 @@ Public surface::
     InMemoryNetwork, TcpNetwork,             two transports with one interface; the handshake
     HandshakeAcceptor, HandshakeInitiator    (network.py)
     Feeder, Replica                          the stream from the master to a replica (feeder.py, replica.py)
+    ElectionNode, ElectionConfig, Acceptor,  elections: proposer, acceptor, learner; proposal numbers;
+    Proposal, choose_master                  JE's rule for the winner (elections.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
@@ -47,11 +50,13 @@ Inside: ``crashtest`` (the crash sweep of a replicated workload).
 from minidb.replication.bucket import GhostBucket, VLSNBucket
 from minidb.replication.config import VLSN_INDEX_DB, VLSNIndexConfig
 from minidb.replication import wire
+from minidb.replication.elections import Acceptor, ElectionConfig, ElectionNode, Proposal, choose_master
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
 from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
                                        ReplayError, ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
                                        UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
                                        WaitTimeoutError, WireFormatError, WireVersionError)
+from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError
 from minidb.replication.feeder import Feeder
 from minidb.replication.group import NodeState, RepGroup, RepNode
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
@@ -76,4 +81,6 @@ __all__ = [
     "HandshakeAcceptor", "HandshakeInitiator", "ReplicationNetworkError", "WireFormatError", "WireVersionError",
     "HandshakeError", "ConnectionClosedError", "GroupConfigError", "ReplicaWriteError", "UnknownMasterError",
     "ReplayError", "TailTruncationError", "FeederError", "Feeder", "Replica",
+    "ElectionNode", "ElectionConfig", "Acceptor", "Proposal", "choose_master", "ElectionError",
+    "AcceptorStateCorruptionError",
 ]

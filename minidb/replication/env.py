@@ -34,8 +34,8 @@ How it plugs into the log store (which never imports replication):
 **Nodes and roles.** Opened with a ``group`` (:class:`~minidb.replication.group.RepGroup`)
 and its ``node_name``, the environment is one node of that group and starts
 in state UNKNOWN; :meth:`~ReplicatedEnvironment.become_master`,
-:meth:`~ReplicatedEnvironment.become_replica` change it (elections, built in
-the next part, will call them). Opened without a group it is a group of one
+:meth:`~ReplicatedEnvironment.become_replica` change it (an election's
+learner calls them: :meth:`~minidb.replication.elections.ElectionNode.for_env`). Opened without a group it is a group of one
 and its own master, as before. Only the master allocates VLSNs (the log's
 ``vlsn_allocator`` refuses on any other node) and writes: a replica's
 databases refuse ``put`` and ``delete`` with

@@ -83,7 +83,16 @@ class TailTruncationError(VLSNRangeError):
     """``truncate_from_tail`` was called outside a syncup rollback: a crash would undo it."""
 
 
+class ElectionError(MinidbError):
+    """An election cannot run as asked (a bad election setting, a node that is not a member)."""
+
+
+class AcceptorStateCorruptionError(ElectionError, CorruptionError):
+    """A node's durable acceptor state (its election promises) is damaged; the message names the file and
+    offset. Nothing is forgotten silently: a lost promise could let two masters be elected for one term."""
+
+
 __all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
            "ReplicationNetworkError", "WireFormatError", "WireVersionError", "HandshakeError", "ConnectionClosedError",
            "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError",
-           "FeederError"]
+           "FeederError", "ElectionError", "AcceptorStateCorruptionError"]

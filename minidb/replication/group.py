@@ -14,8 +14,8 @@ Every node is in one state (JE's ``ReplicatedEnvironment.State``):
   master); refuses writes with :class:`UnknownMasterError`.
 
 Invariant: at most one node of a group believes it is master for a given
-term (elections, built in the next part, guarantee it across nodes; here a
-:class:`NodeState` change is made by the caller). Example::
+term (:mod:`.elections` guarantees it across nodes and changes the states;
+a caller may also set a :class:`NodeState` itself). Example::
 
     group = RepGroup("bank", [RepNode("n1", "n1", 2), RepNode("n2", "n2"), RepNode("n3", "n3", 0)])
     group.node("n2")            # RepNode(name='n2', address='n2', priority=1)

@@ -290,7 +290,7 @@ class TcpListener:
         self.sock.settimeout(timeout)
         try:
             conn, (host, port) = self.sock.accept()
-        except socket.timeout:
+        except (socket.timeout, BlockingIOError):  # timeout 0: nothing waiting
             return None
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return TcpChannel(conn, self.address, f"{host}:{port}")

@@ -45,10 +45,21 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
     0x12  Ack                  txn_id I64, vlsn U64                 built
     0x13  Heartbeat            master_vlsn U64, time_ms U64         built
     0x14  HeartbeatResponse    replica_vlsn U64, time_ms U64        built
-    0x20  Propose              reserved (election: proposal number)
-    0x21  Promise              reserved
-    0x22  Accept               reserved
-    0x23  Accepted             reserved
+    0x20  Propose              term U64, counter U64, proposer STR  built
+    0x21  Promise              term U64, counter U64, proposer STR, built
+                               promised U8, promised_term U64,
+                               promised_counter U64, promised_by STR,
+                               accepted_counter U64, accepted_by STR,
+                               accepted_value STR, last_txn_end U64,
+                               priority U32, node_name STR
+    0x22  Accept               term U64, counter U64, proposer STR, built
+                               master STR
+    0x23  Accepted             term U64, counter U64, proposer STR, built
+                               accepted U8, promised_term U64,
+                               promised_counter U64, promised_by STR,
+                               node_name STR
+    0x24  Result               term U64, master STR, counter U64,   built
+                               proposer STR
     0x30  EntryRequest         reserved (syncup: the entry at a VLSN)
     0x31  EntryInfo            reserved
     0x32  EntryNotFound        reserved
@@ -57,6 +68,26 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
 An ``Entry`` carries one replicated log entry: its VLSN, its type code and
 its item exactly as the master logged it (the log's field table), and, for
 an LN, the name of its database (database ids are node-local; "" otherwise).
+
+The election messages (:mod:`.elections`, JE's Paxos ``Proposer``,
+``Acceptor`` and ``Learner``) all start with a *proposal number*: ``term``,
+``counter`` and ``proposer`` (the proposing node's name), compared in that
+order, so two nodes never make the same one. ``Promise`` and ``Accepted``
+echo the proposal they answer; ``promised`` / ``accepted`` is 1 for yes, 0
+for a refusal, and ``promised_*`` is the highest proposal the acceptor has
+promised (on a refusal: the one that beat this proposal, term 0 for none).
+A ``Promise`` also reports the proposal the acceptor accepted in this term
+(``accepted_counter`` 0 and empty names for none) and its suitability to be
+master: ``last_txn_end`` (its VLSN range's), its ``priority`` and its
+``node_name``. ``Result`` tells a learner who is master for a term; the
+proposal that decided it, or counter 0 and ``proposer`` "" when a node
+passes on a result it learned. Example: node ``n1``'s first proposal in
+term 3, to group ``g``::
+
+    4d 44 42 52  01  20  01 00  14 00 00 00  67  03 00 00 00 00 00 00 00
+    magic        ver type g=1   n=20         "g" term 3
+    01 00 00 00 00 00 00 00  02 00 6e 31  <crc32>
+    counter 1                "n1"
 
 A reserved code is known (a frame of that type is not "unknown") but cannot
 be encoded or decoded yet: the part that builds it adds its fields.
@@ -101,6 +132,9 @@ class MessageType:
         return self.fields is None
 
 
+_PROPOSAL = (("term", U64), ("counter", U64), ("proposer", STR))
+_PROMISED = (("promised_term", U64), ("promised_counter", U64), ("promised_by", STR))
+
 MESSAGE_TYPES = [
     MessageType("Handshake", 0x01, (("node_name", STR), ("node_priority", U32))),
     MessageType("HandshakeOk", 0x02, (("node_name", STR),)),
@@ -110,10 +144,13 @@ MESSAGE_TYPES = [
     MessageType("Ack", 0x12, (("txn_id", I64), ("vlsn", U64))),
     MessageType("Heartbeat", 0x13, (("master_vlsn", U64), ("time_ms", U64))),
     MessageType("HeartbeatResponse", 0x14, (("replica_vlsn", U64), ("time_ms", U64))),
-    MessageType("Propose", 0x20, None),
-    MessageType("Promise", 0x21, None),
-    MessageType("Accept", 0x22, None),
-    MessageType("Accepted", 0x23, None),
+    MessageType("Propose", 0x20, _PROPOSAL),
+    MessageType("Promise", 0x21, _PROPOSAL + (("promised", U8),) + _PROMISED + (
+        ("accepted_counter", U64), ("accepted_by", STR), ("accepted_value", STR), ("last_txn_end", U64),
+        ("priority", U32), ("node_name", STR))),
+    MessageType("Accept", 0x22, _PROPOSAL + (("master", STR),)),
+    MessageType("Accepted", 0x23, _PROPOSAL + (("accepted", U8),) + _PROMISED + (("node_name", STR),)),
+    MessageType("Result", 0x24, (("term", U64), ("master", STR), ("counter", U64), ("proposer", STR))),
     MessageType("EntryRequest", 0x30, None),
     MessageType("EntryInfo", 0x31, None),
     MessageType("EntryNotFound", 0x32, None),
