@@ -31,10 +31,16 @@ cached on the entry type. :func:`codec_source` returns the text, which
 ``minidb printlog --codec TYPE`` prints::
 
     def encode_Trace(values):
-        if type(values) is not dict or len(values) != 1:
-            raise Mismatch
-        v0 = values['message'].encode('utf-8')
-        return S0.pack(len(v0)) + v0
+        try:
+            if type(values) is not dict or len(values) != 1:
+                raise Mismatch
+            v0 = values['message'].encode('utf-8')
+            return S0.pack(len(v0)) + v0
+        except Exception:
+            return fallback_encode(values)
+
+``fallback_encode`` is the generic path (or, in the strict variant tests use,
+a function that raises :class:`Mismatch`).
 """
 
 from __future__ import annotations
@@ -59,34 +65,38 @@ class Mismatch(Exception):
 
 
 class Codec:
-    """The generated encode and decode functions of one field table, and their source."""
+    """The generated encode and decode functions of one field table, and their source.
+
+    ``encode(values)`` and ``decode(item)`` are the generated functions themselves (no wrapper
+    call in between), whose fallback is the generic path; ``strict_encode`` and ``strict_decode``
+    are the same code compiled with a fallback that raises :class:`Mismatch`, so tests can see
+    what the generated code alone accepts. A table without generated code gets the generic
+    functions in all four places."""
 
     def __init__(self, name: str, fields: tuple[tuple[str, Kind], ...]):
         self.name = name
         self.fields = fields
         self.source = generate_source(name, fields)
-        namespace: dict[str, Any] = {}
-        if self.source is not None:
-            namespace = _namespace(name, fields)
-            exec(compile(self.source, f"<codec {name}>", "exec"), namespace)  # noqa: S102 (our own tables)
-        self._encode: Callable[[dict], bytes] | None = namespace.get(f"encode_{_ident(name)}")
-        self._decode: Callable[[Any], dict] | None = namespace.get(f"decode_{_ident(name)}")
 
-    def encode(self, values: dict[str, Any]) -> bytes:
-        if self._encode is not None:
-            try:
-                return self._encode(values)
-            except Exception:
-                pass  # the generic path below names what is wrong (or, if nothing, encodes it)
-        return generic_encode(self.name, self.fields, values)
+        def generic_enc(values: dict[str, Any]) -> bytes:
+            return generic_encode(name, fields, values)
 
-    def decode(self, item: bytes | memoryview) -> dict[str, Any]:
-        if self._decode is not None:
-            try:
-                return self._decode(item)
-            except Exception:
-                pass
-        return generic_decode(self.name, self.fields, item)
+        def generic_dec(item: bytes | memoryview) -> dict[str, Any]:
+            return generic_decode(name, fields, item)
+
+        def refuse(_: Any) -> Any:
+            raise Mismatch(name)
+
+        self.encode, self.decode = self._compile(generic_enc, generic_dec) or (generic_enc, generic_dec)
+        self.strict_encode, self.strict_decode = self._compile(refuse, refuse) or (generic_enc, generic_dec)
+
+    def _compile(self, fallback_encode: Callable, fallback_decode: Callable) -> tuple[Callable, Callable] | None:
+        if self.source is None:
+            return None
+        namespace = _namespace(self.name, self.fields)
+        namespace.update(fallback_encode=fallback_encode, fallback_decode=fallback_decode)
+        exec(compile(self.source, f"<codec {self.name}>", "exec"), namespace)  # noqa: S102 (our own tables)
+        return namespace[f"encode_{_ident(self.name)}"], namespace[f"decode_{_ident(self.name)}"]
 
 
 def generic_encode(name: str, fields: tuple[tuple[str, Kind], ...], values: dict[str, Any]) -> bytes:
@@ -164,7 +174,12 @@ def _format(run: list[tuple[int, str, Kind]]) -> str:
     return out
 
 
-def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...]) -> None:
+def _guarded(body: list[str], fallback: str) -> list[str]:
+    """A top-level function's body in ``try``: anything unexpected goes to the fallback."""
+    return ["    try:"] + ["    " + line for line in body] + ["    except Exception:", f"        return {fallback}"]
+
+
+def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool = False) -> None:
     """def fname(values) -> bytes, for a dict with exactly these fields."""
     body: list[str] = []
     lists: dict[int, str] = {}
@@ -172,7 +187,7 @@ def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...]) -
         if isinstance(kind, ListOf):
             w.functions += 1
             lists[index] = f"enc_list{w.functions}"
-            _gen_encoder(w, lists[index], kind.fields)
+            _gen_encoder(w, lists[index], kind.fields, True)
     body.append(f"    if type(values) is not dict or len(values) != {len(fields)}:")
     body.append("        raise Mismatch")
     for index, (name, kind) in enumerate(fields):
@@ -210,7 +225,7 @@ def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...]) -
                 args.append(f"len(v{index})")
         pieces.append(f"{w.struct(_format(run))}.pack({', '.join(args)})")
     body.append(f"    return {' + '.join(pieces) if pieces else repr(b'')}")
-    w.lines += [f"def {fname}(values):"] + body + [""]
+    w.lines += [f"def {fname}(values):"] + (body if record else _guarded(body, "fallback_encode(values)")) + [""]
 
 
 def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool) -> None:
@@ -265,7 +280,7 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
         body.append("    if p != n:")
         body.append("        raise Mismatch")
         body.append(f"    return {result}")
-        w.lines += [f"def {fname}(buf):"] + body + [""]
+        w.lines += [f"def {fname}(buf):"] + _guarded(body, "fallback_decode(buf)") + [""]
 
 
 def _write(name: str, fields: tuple[tuple[str, Kind], ...]) -> _Writer:
@@ -290,7 +305,7 @@ def _namespace(name: str, fields: tuple[tuple[str, Kind], ...]) -> dict[str, Any
     """What the generated functions may use: their Structs, LSN, and nothing else."""
     w = _write(name, fields)
     namespace: dict[str, Any] = {"__builtins__": {"type": type, "dict": dict, "len": len, "isinstance": isinstance,
-                                                  "bytes": bytes, "str": str, "range": range},
+                                                  "bytes": bytes, "str": str, "range": range, "Exception": Exception},
                                  "Mismatch": Mismatch, "LSN": LSN, "new_lsn": tuple.__new__}
     for i, fmt in enumerate(w.structs):
         namespace[f"S{i}"] = struct.Struct(fmt)

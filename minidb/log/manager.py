@@ -66,7 +66,8 @@ from minidb.log.end import LogEnd, TailCut, find_end
 from minidb.log.entry import LogEntry
 from minidb.log.files import all_log_file_numbers, file_name
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
-from minidb.log.header import HEADER_SIZE, VLSN_SIZE, Provisional, make_flags, pack_entry
+from minidb.log.header import (HEADER_SIZE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional, make_flags,
+                               pack_header)
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
 from minidb.log.reader import LogReader
@@ -82,6 +83,7 @@ SPARE_TMP = "logspare.tmp"
 Listener = Callable[[LSN, EntryType, "int | None"], None]
 # admit(entry_type, values, size, room): may raise to refuse; room(waste) is room() under the latch
 Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"]], "Callable[[LSN], None] | None"]
+_new_lsn = tuple.__new__  # an LSN without its range checks, for offsets the manager itself computed
 FILE_HEADER_SIZE = HEADER_SIZE + len(FILE_HEADER.encode(
     {"file_number": 0, "created_ms": 0, "last_entry_lsn": NULL_LSN, "log_version": LOG_VERSION}))
 
@@ -310,27 +312,37 @@ class LogManager:
         """Log one entry; return its LSN. Not durable until :meth:`sync`."""
         if not isinstance(entry_type, EntryType):
             raise UserError(f"cannot log {entry_type!r}: not an entry type (e.g. minidb.log.TRACE)")
-        if not isinstance(provisional, Provisional):
+        if provisional is Provisional.NO:
+            flags = 0
+        elif isinstance(provisional, Provisional):
+            flags = provisional.value
+        else:
             raise UserError(f"cannot log {entry_type.name}: provisional must be a Provisional, not {provisional!r}")
         if vlsn is not None and (not isinstance(vlsn, int) or not 0 < vlsn < 1 << 64):
             raise UserError(f"cannot log {entry_type.name}: VLSN {vlsn!r} is not a positive 64-bit number")
-        if values is not None and not isinstance(values, dict):
+        if values is None:
+            values = {}
+        elif not isinstance(values, dict):
             raise UserError(f"cannot log {entry_type.name}: values must be a dict of its fields, not {values!r}")
-        item = entry_type.encode(values or {})
+        item = entry_type.encode(values)
+        if replicated or vlsn is not None:
+            replicated = True
+            flags |= REPLICATED | VLSN_PRESENT
         with self._latch:
-            self._check_usable()
-            replicated = replicated or vlsn is not None
+            if self._closed or self.readonly or self._failed is not None:
+                self._check_usable()
             if replicated and vlsn is None and self.vlsn_allocator is None:
                 raise LogError(f"cannot log replicated {entry_type.name}: this log allocates no VLSNs")
-            size = HEADER_SIZE + (VLSN_SIZE if replicated else 0) + len(item)
-            admitted = self.admit(entry_type, values or {}, size, self._room) if self.admit is not None else None
+            size = (MAX_HEADER_SIZE if replicated else HEADER_SIZE) + len(item)
+            admitted = self.admit(entry_type, values, size, self._room) if self.admit is not None else None
             if self._next_offset + size > self._allocated and self._last_offset:
                 self._flip()
-            self._make_room(size)
+            if self._buffer and len(self._buffer) + size > self.buffer_size:
+                self._write_buffer()
             if replicated and vlsn is None:
                 # Allocated only now that nothing can fail: the VLSN stream has no gaps.
                 vlsn = self.vlsn_allocator()  # type: ignore[misc]
-            lsn = self._add(entry_type.code, make_flags(provisional, replicated), item, vlsn)
+            lsn = self._add(entry_type.code, flags, item, vlsn)
             if admitted is not None:
                 admitted(lsn)
         for listener in self._listeners:
@@ -347,20 +359,21 @@ class LogManager:
             return self._file_number
 
     def _add(self, code: int, flags: int, item: bytes, vlsn: int | None) -> LSN:
-        data = pack_entry(code, flags, self._last_offset or 0, item, vlsn)
-        lsn = LSN(self._file_number, self._next_offset)
-        self._buffer += data
-        self._last_offset = self._next_offset
-        self._next_offset += len(data)
+        """Put an entry in the buffer (caller holds the latch); counted under the latch alone."""
+        crc, summed = pack_header(code, flags, self._last_offset or 0, item, vlsn)
+        offset = self._next_offset
+        lsn = _new_lsn(LSN, (self._file_number, offset))  # in range: file_max <= MAX_OFFSET
+        buffer = self._buffer
+        buffer += crc
+        buffer += summed
+        buffer += item
+        size = 4 + len(summed) + len(item)
+        self._last_offset = offset
+        self._next_offset = offset + size
         self._last_lsn = lsn
-        self.stats.add("nEntries")
-        self.stats.add("nBytes", len(data))
+        self.stats.add_held("nEntries")
+        self.stats.add_held("nBytes", size)
         return lsn
-
-    def _make_room(self, size: int) -> None:
-        """Write the buffer out if an entry of ``size`` bytes would not fit in it."""
-        if self._buffer and len(self._buffer) + size > self.buffer_size:
-            self._write_buffer()
 
     def _write_buffer(self) -> None:
         """Write the log buffer to the current file (caller holds the latch)."""
@@ -368,8 +381,8 @@ class LogManager:
             return
         assert self._handle is not None
         self._handle.write(self._buffer_base, bytes(self._buffer))
-        self.stats.add("nWrites")
-        self.stats.add("nBytesWritten", len(self._buffer))
+        self.stats.add_held("nWrites")
+        self.stats.add_held("nBytesWritten", len(self._buffer))
         self._buffer_base += len(self._buffer)
         self._buffer.clear()
 

@@ -107,17 +107,24 @@ class EntryType:
 
     @property
     def codec(self) -> Codec:
-        """The generated codec of ``all_fields`` (:mod:`minidb.log.codec`), built on first use."""
+        """The generated codec of ``all_fields`` (:mod:`minidb.log.codec`), built on first use.
+
+        Building it also puts its functions in this type's ``encode`` and ``decode`` attributes,
+        so later calls go straight to the generated code."""
         codec = self.__dict__.get("_codec")
         if codec is None:
             codec = Codec(self.name, self.all_fields)
             object.__setattr__(self, "_codec", codec)
+            object.__setattr__(self, "encode", codec.encode)
+            object.__setattr__(self, "decode", codec.decode)
         return codec
 
     def encode(self, values: dict[str, Any]) -> bytes:
+        """The item of ``values`` (an :class:`~minidb.log.fields.ItemFormatError` names a bad field)."""
         return self.codec.encode(values)
 
     def decode(self, item: bytes | memoryview) -> dict[str, Any]:
+        """The values of an item (an :class:`~minidb.log.fields.ItemFormatError` names a bad field)."""
         return self.codec.decode(item)
 
     def format(self, values: dict[str, Any]) -> str:
