@@ -23,13 +23,12 @@ systems one after another in each.
 from __future__ import annotations
 
 import os
-import random
 import sqlite3
-import string
 
 from tqdm import tqdm
 
 from bench import report
+from bench.log_bench import deal, make_payloads
 from minidb.io import OSDisk
 from minidb.logstore import Durability, Environment, EnvironmentConfig
 from minidb.pagestore import StorageManager
@@ -43,18 +42,7 @@ SYSTEMS = (LOGSTORE, PAGESTORE, SQLITE)
 
 
 def payloads(count: int) -> list[bytes]:
-    rng = random.Random(SEED)
-    pool = "".join(rng.choices(string.ascii_letters + string.digits, k=1 << 16))
-    out = []
-    for _ in range(count):
-        size = rng.randint(64, 192)
-        start = rng.randrange(len(pool) - size)
-        out.append(pool[start:start + size].encode())
-    return out
-
-
-def deal(items: list, hands: int) -> list[list]:
-    return [items[i::hands] for i in range(hands)]
+    return [p.encode() for p in make_payloads(count, SEED)]  # the log bench's payloads, as bytes
 
 
 def logstore(path: str, data: list[bytes]) -> tuple[float, int]:

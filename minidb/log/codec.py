@@ -179,15 +179,22 @@ def _guarded(body: list[str], fallback: str) -> list[str]:
     return ["    try:"] + ["    " + line for line in body] + ["    except Exception:", f"        return {fallback}"]
 
 
+def _record_functions(w: _Writer, fields: tuple[tuple[str, Kind], ...], prefix: str,
+                      generate: Callable[..., None]) -> dict[int, str]:
+    """Generate a function per list field's records first; {field index: function name}."""
+    names: dict[int, str] = {}
+    for index, (_, kind) in enumerate(fields):
+        if isinstance(kind, ListOf):
+            w.functions += 1
+            names[index] = f"{prefix}{w.functions}"
+            generate(w, names[index], kind.fields, True)
+    return names
+
+
 def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool = False) -> None:
     """def fname(values) -> bytes, for a dict with exactly these fields."""
     body: list[str] = []
-    lists: dict[int, str] = {}
-    for index, (name, kind) in enumerate(fields):
-        if isinstance(kind, ListOf):
-            w.functions += 1
-            lists[index] = f"enc_list{w.functions}"
-            _gen_encoder(w, lists[index], kind.fields, True)
+    lists = _record_functions(w, fields, "enc_list", _gen_encoder)
     body.append(f"    if type(values) is not dict or len(values) != {len(fields)}:")
     body.append("        raise Mismatch")
     for index, (name, kind) in enumerate(fields):
@@ -230,12 +237,7 @@ def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
 
 def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool) -> None:
     """def fname(buf) -> dict (whole item), or fname(buf, p) -> (dict, p) for a list record."""
-    lists: dict[int, str] = {}
-    for index, (name, kind) in enumerate(fields):
-        if isinstance(kind, ListOf):
-            w.functions += 1
-            lists[index] = f"dec_list{w.functions}"
-            _gen_decoder(w, lists[index], kind.fields, True)
+    lists = _record_functions(w, fields, "dec_list", _gen_decoder)
     sized = any(kind in _SIZED for _, kind in fields)
     body = ["    n = len(buf)"] if sized or not record else []
     if not record:
