@@ -33,6 +33,7 @@ SECTIONS = {
     "logspace": "bench.logspace_bench",
     "vlsn": "bench.vlsn_bench",
     "bulkload": "bench.bulkload_bench",
+    "commits": "bench.commit_bench",
 }
 
 

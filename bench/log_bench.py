@@ -10,6 +10,11 @@ second and megabytes per second, in three situations:
 (c) *group commit*: 4 threads, each appending and syncing in a loop; the
     log lets one fsync cover the entries of every thread that waited for it,
     and its counters (``nFsyncs`` against ``nSyncRequests``) show how much.
+    It runs once more with ``commit_delay=0`` (the leader does not wait for
+    the followers it expects), to show what the gather brings.
+
+For (a) the CPU time of the appends (``time.process_time``, the final fsync
+left out) is reported per entry, next to the issue's targets.
 
 Why the comparison is fair: every system gets the same payloads (seeded
 random strings of 64 to 192 characters), writes into the same scratch
@@ -64,6 +69,7 @@ BUFFER_SIZE = 64 * 1024  # minidb's default log buffer
 
 MINIDB, RAW, SQLITE = "minidb", "raw os.write", "sqlite3"
 SYSTEMS = (MINIDB, RAW, SQLITE)
+NO_GATHER = "minidb, commit_delay=0"  # (c) once more without the leader's gather, for comparison
 INSERT = "INSERT INTO log(message) VALUES (?)"
 
 
@@ -77,6 +83,7 @@ class Run:
     written_bytes: int | None = None  # bytes put in the file; None when not counted (sqlite3)
     fsyncs: int | None = None
     counters: dict[str, int] = field(default_factory=dict)  # minidb's log stats
+    cpu_seconds: float | None = None  # CPU time of the process over the timed span, where measured
 
 
 @dataclass
@@ -136,20 +143,25 @@ def payload_bytes(payloads: list[str]) -> int:
 
 
 # -- minidb ---------------------------------------------------------------------
-def open_log(path: str) -> LogManager:
+def open_log(path: str, **options) -> LogManager:
     return LogManager(OSDisk(os.path.join(path, "log"), create=True),
-                      file_max=FILE_MAX, buffer_size=BUFFER_SIZE)
+                      file_max=FILE_MAX, buffer_size=BUFFER_SIZE, **options)
 
 
 def minidb_bulk(path: str, payloads: list[str]) -> tuple[Run, LogImage]:
     log = open_log(path)
+    cpu = []
 
     def work() -> None:
+        start = time.process_time()
         for payload in payloads:
             log.append(TRACE, {"message": payload})
+        cpu.append(time.process_time() - start)  # the appends' CPU time, the final fsync left out
         log.sync()
 
-    return finish_minidb(log, path, report.timed(work), payloads)
+    run, image = finish_minidb(log, path, report.timed(work), payloads)
+    run.cpu_seconds = cpu[0]
+    return run, image
 
 
 def minidb_each(path: str, payloads: list[str]) -> tuple[Run, LogImage]:
@@ -162,8 +174,8 @@ def minidb_each(path: str, payloads: list[str]) -> tuple[Run, LogImage]:
     return finish_minidb(log, path, report.timed(work), payloads)
 
 
-def minidb_group(path: str, payloads: list[str]) -> tuple[Run, LogImage]:
-    log = open_log(path)
+def minidb_group(path: str, payloads: list[str], **options) -> tuple[Run, LogImage]:
+    log = open_log(path, **options)
 
     def worker(mine: list[str]) -> Callable[[], None]:
         def work() -> None:
@@ -366,6 +378,8 @@ def measure(scenario: Scenario, progress: tqdm) -> dict[str, list[Run]]:
     """REPEATS runs of each system, each in fresh files; the same payloads throughout."""
     payloads = make_payloads(scenario.entries, SEED)
     runs: dict[str, list[Run]] = {system: [] for system in SYSTEMS}
+    if scenario.key == "c":
+        runs[NO_GATHER] = []
     for _ in range(REPEATS):
         with report.scratch_dir(f"log-{scenario.key}-") as path:
             for system, run in repetition(scenario, payloads, path, progress):
@@ -389,6 +403,8 @@ def repetition(scenario: Scenario, payloads: list[str], path: str, progress: tqd
     yield MINIDB, run
     yield RAW, scenario.raw(place(RAW), image, run.entries, run.payload_bytes)
     yield SQLITE, scenario.sqlite(place(SQLITE), payloads)
+    if scenario.key == "c":
+        yield NO_GATHER, minidb_group(place("nogather"), payloads, commit_delay=0)[0]
 
 
 # -- summary -----------------------------------------------------------------------------
@@ -452,6 +468,27 @@ def ratios_table(results: dict[Scenario, dict[str, Summary]]) -> str:
         rows.append([scenario.title, report.fmt_ratio(vs_raw), report.fmt_ratio(vs_sqlite)])
     headers = ["scenario", "minidb ÷ raw os.write", "minidb ÷ sqlite3"]
     return report.table(headers, rows, right=(1, 2))
+
+
+def targets(results: dict[Scenario, dict[str, Summary]], bulk_runs: list[Run], group_runs: list[Run],
+            no_gather_runs: list[Run]) -> str:
+    """The issue's acceptance figures for appends and group commit, side by side with what they mean."""
+    a, _, c = results.values()
+    a_sqlite = ratios(a)[1]
+    c_raw = ratios(c)[0]
+    cpu_us = report.median([r.cpu_seconds / r.entries * 1e6 for r in bulk_runs])
+    per_fsync = report.median([r.counters["nSyncRequests"] / r.counters["nFsyncs"] for r in group_runs])
+    off = summarize(no_gather_runs)
+    off_per_fsync = report.median([r.counters["nSyncRequests"] / r.counters["nFsyncs"] for r in no_gather_runs])
+    rows = [
+        ["(a) CPU per append, no fsync", f"{cpu_us:.2f} µs", "≤ 2.5 µs"],
+        ["(a) minidb ÷ sqlite3, one transaction", report.fmt_ratio(a_sqlite), "≥ 0.8×"],
+        [f"(c) minidb ÷ raw, {THREADS} threads", report.fmt_ratio(c_raw), "≥ 0.8×"],
+        ["(c) commits per fsync", f"{per_fsync:.2f}", "≥ 3.5"],
+        ["(c) without the gather (`commit_delay=0`): ÷ raw", report.fmt_ratio(off.entries_per_s / c[RAW].entries_per_s), "—"],
+        ["(c) without the gather: commits per fsync", f"{off_per_fsync:.2f}", "—"],
+    ]
+    return report.table(["figure", "measured", "target"], rows, right=(1, 2))
 
 
 def interpretation(results: dict[Scenario, dict[str, Summary]], group_runs: list[Run]) -> str:
@@ -530,7 +567,7 @@ def run() -> str:
     latency = fsync_latency()
     sync_entries = sync_entries_for(latency)
     plan = scenarios(sync_entries)
-    total = len(plan) * REPEATS * len(SYSTEMS)
+    total = (len(plan) * len(SYSTEMS) + 1) * REPEATS
     with tqdm(total=total, desc="log", unit="run", leave=False) as progress:
         for scenario in plan:
             runs = measure(scenario, progress)
@@ -548,6 +585,11 @@ files on {report.file_system(report.OUT_DIR)}.
 {rates_table(results)}
 
 {ratios_table(results)}
+
+{targets(results, all_runs["a"][MINIDB], group, all_runs["c"][NO_GATHER])}
+
+The last two rows run (c) once more per repetition with the leader's gather turned off
+(`LogManager(commit_delay=0)`): each leader fsyncs as soon as it is leader.
 
 Group commit counters of minidb's log per run in (c), median (min–max) of {REPEATS} runs:
 `nSyncRequests` {counter_range(group, "nSyncRequests")}, `nFsyncs` {counter_range(group, "nFsyncs")},

@@ -14,6 +14,9 @@ before the next file's ``FileHeader`` says (empty, or cut at an entry
 boundary) stops the listing after the entries before it, with one line on
 stderr and exit code 1. An unknown type name, or ``-s 0x1/0x27`` where no entry starts, is a
 user error (one line, exit 2).
+
+``minidb printlog --codec TYPE`` prints the Python source generated for
+TYPE's codec (:mod:`minidb.log.codec`) instead, and needs no directory.
 """
 
 from __future__ import annotations
@@ -23,30 +26,34 @@ import sys
 from minidb.cli.common import log_disk, lsn_arg
 from minidb.errors import LogError, UserError
 from minidb.log import LogManager, format_entry, known_types, type_by_name
+from minidb.log.codec import codec_source
 from minidb.log.verify import require_log
 
 
 def register(commands) -> None:
     p = commands.add_parser("printlog", help="print log entries, one per line")
-    p.add_argument("dir", help="the log's directory")
+    p.add_argument("dir", nargs="?", help="the log's directory")
     p.add_argument("-s", dest="start", type=lsn_arg, metavar="LSN", help="first entry to print, e.g. 0x1/0x26")
     p.add_argument("-e", dest="end", type=lsn_arg, metavar="LSN", help="last entry to print")
     p.add_argument("--type", dest="type_name", metavar="NAME", help="print only entries of this type")
     p.add_argument("-q", dest="quiet", action="store_true", help="headers only, no bodies")
+    p.add_argument("--codec", metavar="TYPE", help="print the generated codec of entry type TYPE and stop")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     import minidb.cli.engines  # noqa: F401  (registers every engine's entry types)
 
+    if args.codec is not None:
+        sys.stdout.write(codec_source(_entry_type(args.codec)))
+        return 0
+    if args.dir is None:
+        raise UserError("printlog needs the log's directory (or --codec TYPE)")
     disk = log_disk(args.dir)
     require_log(disk)
     type_code = None
     if args.type_name is not None:
-        entry_type = type_by_name(args.type_name)
-        if entry_type is None and args.type_name != "Erased":
-            names = ", ".join(t.name for t in known_types())
-            raise UserError(f"unknown entry type {args.type_name!r} (known: {names}, Erased)")
+        entry_type = _entry_type(args.type_name, "Erased")
         type_code = entry_type.code if entry_type else 0xFF
     log = LogManager(disk, readonly=True)
     if args.start is not None:
@@ -64,3 +71,12 @@ def run(args) -> int:
         print(f"minidb printlog: note: {log.tail_cut} (a reader leaves it; opening for writing cuts it)",
               file=sys.stderr)
     return 0
+
+
+def _entry_type(name: str, *extra: str):
+    """The registered entry type ``name`` (None for one of ``extra``); an unknown name is a user error."""
+    entry_type = type_by_name(name)
+    if entry_type is None and name not in extra:
+        names = ", ".join([t.name for t in known_types()] + list(extra))
+        raise UserError(f"unknown entry type {name!r} (known: {names})")
+    return entry_type

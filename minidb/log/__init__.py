@@ -6,8 +6,10 @@ DB JE's log layout). Public surface::
     LSN, NULL_LSN                      log sequence numbers (lsn.py)
     Provisional                        provisional flag values (header.py)
     EntryType, EntryTable, fields      entry-type tables (types.py, fields.py)
+    codec_source                       the generated codec of a type, as text (codec.py)
     LOG_TYPES, FILE_HEADER, TRACE      the log's own entry types (logdef.py)
     LogManager, open_log               appending, flushing, group commit
+    ManualClock, MonotonicClock        what a sync's leader waits by (groupcommit.py)
     LogEntry, format_entry             an entry as read back; as a printlog line
     LogEnd, TailCut, find_end          the end of the log; torn tails
     file_name, file_number             log file names (00000001.jdb)
@@ -20,9 +22,11 @@ DB JE's log layout). Public surface::
 
 from minidb.log import fields
 from minidb.log.check import Problem, bad_entry_problem, missing_file, next_file_problem
+from minidb.log.codec import codec_source
 from minidb.log.end import LogEnd, TailCut, find_end, read_file
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, file_number, log_file_numbers
+from minidb.log.groupcommit import ManualClock, MonotonicClock
 from minidb.log.header import Provisional
 from minidb.log.logdef import FILE_HEADER, LOG_TYPES, TRACE
 from minidb.log.lsn import LSN, NULL_LSN
@@ -37,4 +41,5 @@ __all__ = [
     "open_log", "LogEntry", "LogEnd", "TailCut", "find_end", "file_name", "file_number",
     "log_file_numbers", "FileInspection", "format_entry", "Verdict", "inspect_file", "read_file",
     "ScannedEntry", "scan_tolerant", "Problem", "missing_file", "bad_entry_problem", "next_file_problem",
+    "codec_source", "ManualClock", "MonotonicClock",
 ]

@@ -192,7 +192,7 @@ def encode_fields(fields: tuple[tuple[str, Kind], ...], values: dict, out: bytea
             kind.encode(values[name], out)
         except ItemFormatError as e:
             raise ItemFormatError(f"{what}.{name}: {e}") from None
-        except (TypeError, AttributeError):
+        except (TypeError, AttributeError, ValueError, OverflowError):  # e.g. bytes(-1), a lone surrogate
             raise ItemFormatError(f"{what}.{name}: {kind!r} cannot hold {values[name]!r}") from None
 
 

@@ -50,6 +50,9 @@ from dataclasses import dataclass
 
 HEADER = struct.Struct("<IBBII")
 VLSN = struct.Struct("<Q")
+_CRC = struct.Struct("<I")
+_SUMMED = struct.Struct("<BBII")  # the header after its checksum: what the checksum covers first
+_SUMMED_VLSN = struct.Struct("<BBIIQ")
 HEADER_SIZE = HEADER.size  # 14
 VLSN_SIZE = VLSN.size  # 8
 MAX_HEADER_SIZE = HEADER_SIZE + VLSN_SIZE
@@ -133,14 +136,27 @@ def checksum(type_code: int, flags: int, rest: bytes | memoryview) -> int:
 
 def pack_entry(type_code: int, flags: int, prev_offset: int, item: bytes, vlsn: int | None = None) -> bytes:
     """The bytes of a whole entry: header (with checksum) and item."""
-    if bool(flags & VLSN_PRESENT) != (vlsn is not None):
-        raise ValueError("a VLSN is written exactly when the entry is replicated")
-    tail = bytearray(struct.pack("<II", prev_offset, len(item)))
-    if vlsn is not None:
-        tail += VLSN.pack(vlsn)
-    tail += item
-    crc = checksum(type_code, flags, tail)
-    return struct.pack("<IBB", crc, type_code, flags) + bytes(tail)
+    crc, summed = pack_header(type_code, flags, prev_offset, item, vlsn)
+    return crc + summed + item
+
+
+def pack_header(type_code: int, flags: int, prev_offset: int, item: bytes, vlsn: int | None = None) -> tuple[bytes, bytes]:
+    """An entry's header in two parts, (checksum, the rest), for writing before ``item``.
+
+    One precompiled ``struct`` call packs the header and the checksum runs once over header and
+    item (without copying them together); the INVISIBLE bit is masked as :func:`checksum` does."""
+    if vlsn is None:
+        if flags & VLSN_PRESENT:
+            raise ValueError("a VLSN is written exactly when the entry is replicated")
+        summed = _SUMMED.pack(type_code, flags & ~INVISIBLE & 0xFF, prev_offset, len(item))
+    else:
+        if not flags & VLSN_PRESENT:
+            raise ValueError("a VLSN is written exactly when the entry is replicated")
+        summed = _SUMMED_VLSN.pack(type_code, flags & ~INVISIBLE & 0xFF, prev_offset, len(item), vlsn)
+    crc = _CRC.pack(zlib.crc32(item, zlib.crc32(summed)))
+    if flags & INVISIBLE:
+        summed = bytes((type_code, flags)) + summed[2:]
+    return crc, summed
 
 
 def flag_problem(type_code: int, flags: int) -> str | None:

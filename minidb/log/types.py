@@ -41,7 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.log.fields import I64, LSN_FIELD, ItemFormatError, Kind, decode_fields, encode_fields
+from minidb.log.codec import Codec
+from minidb.log.fields import I64, LSN_FIELD, Kind
 from minidb.log.lsn import LSN
 
 class CodeRanges(tuple):
@@ -104,16 +105,27 @@ class EntryType:
     def compensation(self) -> bool:
         return "C" in self.flags
 
+    @property
+    def codec(self) -> Codec:
+        """The generated codec of ``all_fields`` (:mod:`minidb.log.codec`), built on first use.
+
+        Building it also puts its functions in this type's ``encode`` and ``decode`` attributes,
+        so later calls go straight to the generated code."""
+        codec = self.__dict__.get("_codec")
+        if codec is None:
+            codec = Codec(self.name, self.all_fields)
+            object.__setattr__(self, "_codec", codec)
+            object.__setattr__(self, "encode", codec.encode)
+            object.__setattr__(self, "decode", codec.decode)
+        return codec
+
     def encode(self, values: dict[str, Any]) -> bytes:
-        out = bytearray()
-        encode_fields(self.all_fields, values, out, self.name)
-        return bytes(out)
+        """The item of ``values`` (an :class:`~minidb.log.fields.ItemFormatError` names a bad field)."""
+        return self.codec.encode(values)
 
     def decode(self, item: bytes | memoryview) -> dict[str, Any]:
-        values, end = decode_fields(self.all_fields, item, 0)
-        if end != len(item):
-            raise ItemFormatError(f"{self.name}: {len(item) - end} bytes left over after the last field")
-        return values
+        """The values of an item (an :class:`~minidb.log.fields.ItemFormatError` names a bad field)."""
+        return self.codec.decode(item)
 
     def format(self, values: dict[str, Any]) -> str:
         """``<Name field="value" .../>``, the body ``minidb printlog`` shows."""

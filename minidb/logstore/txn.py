@@ -8,7 +8,10 @@ abort version and the LSNs it logged.
 
 - **commit** logs a ``Commit`` entry and, with Durability.SYNC (the default),
   fsyncs the log before returning; the versions the transaction replaced,
-  and its own deletions, become obsolete; the locks are released.
+  and its own deletions, become obsolete; the locks are released. The fsync
+  is waited for *outside* the environment latch (the transaction is
+  ``COMMITTING`` meanwhile, its locks still held), so concurrent transactions
+  log their own Commits and share one fsync through the log's group commit.
 - **abort** logs an ``Abort`` entry, then *undoes*: each record's slot goes
   back to its abort version (or disappears if the record did not exist).
   The transaction stays registered as active until the undo is done, so a
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
 
 class TxnState(enum.Enum):
     OPEN = "open"
+    COMMITTING = "committing"  # Commit logged, waiting (outside the environment latch) for its fsync
     COMMITTED = "committed"
     ABORTED = "aborted"
 
@@ -114,25 +118,33 @@ class Transaction:
         with env.latch:
             env.check_usable()
             self.check_open()
-            if self.writes:
-                lsn = env.log_entry(COMMIT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
-                                             "time_ms": env.now_ms()}, replicated=self.replicated, vlsn=vlsn)
-                if self.durability is Durability.SYNC:
-                    env.log.sync(lsn)
-                elif self.durability is Durability.WRITE_NO_SYNC:
-                    env.log.flush()
-                for record in self.writes.values():
-                    if not record.abort.lsn.is_null:
-                        env.utilization.count_obsolete(record.abort.lsn)
-                    for ln_lsn, deleted in record.lsns:
-                        if deleted:
-                            env.utilization.count_obsolete(ln_lsn)
-                self.end_lsn = lsn
-                env.stats.add("nCommits")
-                env.trace.emit("txn %d committed at %s (%d records)", self.id, lsn, len(self.writes))
-            self._end(TxnState.COMMITTED)
-            env.after_operation()
-            return self.end_lsn
+            if not self.writes:
+                return self._finish_commit()
+            lsn = env.log_entry(COMMIT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
+                                         "time_ms": env.now_ms()}, replicated=self.replicated, vlsn=vlsn)
+            self.end_lsn = lsn
+            if self.durability is Durability.WRITE_NO_SYNC:
+                env.log.flush()
+            self.state = TxnState.COMMITTING
+        if self.durability is Durability.SYNC:
+            # Outside the environment latch: other transactions go on meanwhile, and their commits
+            # share this fsync (the log's group commit). Locks are held until the Commit is durable.
+            env.log.sync(lsn)
+        with env.latch:
+            for record in self.writes.values():
+                if not record.abort.lsn.is_null:
+                    env.utilization.count_obsolete(record.abort.lsn)
+                for ln_lsn, deleted in record.lsns:
+                    if deleted:
+                        env.utilization.count_obsolete(ln_lsn)
+            env.stats.add("nCommits")
+            env.trace.emit("txn %d committed at %s (%d records)", self.id, lsn, len(self.writes))
+            return self._finish_commit()
+
+    def _finish_commit(self) -> LSN:
+        self._end(TxnState.COMMITTED)
+        self.env.after_operation()
+        return self.end_lsn
 
     def abort(self, vlsn: int | None = None) -> LSN:
         """Abort: log Abort, undo every write, then unregister (``vlsn`` as for :meth:`commit`)."""

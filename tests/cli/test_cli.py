@@ -52,6 +52,13 @@ def test_printlog_golden(capsys, demo_dir):
     check_golden("printlog_demo.txt", out)
 
 
+def test_printlog_codec_prints_the_generated_source(capsys):
+    assert main(["printlog", "--codec", "Commit"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# generated from the field table of Commit: txn_id:I64, txn_prev_lsn:LSN")
+    assert "def encode_Commit(values):" in out and "def decode_Commit(buf):" in out
+
+
 def test_printlog_quiet_range_and_type(capsys, demo_dir):
     code, out, _ = run(capsys, "printlog", demo_dir, "-q", "-s", "0x1/0x26", "-e", "0x1/0x68")
     assert code == 0
@@ -91,6 +98,8 @@ def test_verify_notes_a_torn_tail(capsys, demo_dir):
     (["printlog", "{log}", "-s", "1/26"], "bad LSN '1/26'"),
     (["printlog", "{log}", "-s", "0x1/0x27"], "no log entry starts at 0x1/0x27"),
     (["printlog", "{log}", "--type", "Nope"], "unknown entry type 'Nope'"),
+    (["printlog", "--codec", "Nope"], "unknown entry type 'Nope'"),
+    (["printlog"], "printlog needs the log's directory (or --codec TYPE)"),
     (["printlog", "{foreign}"], "not a minidb log file"),
     (["crashtest", "log", "--ops", "0"], "must be at least 1"),
     (["crashtest", "nosuchengine"], "invalid choice"),

@@ -1,14 +1,18 @@
 """Transactions: abort LSNs, commit and abort entries, record locks, firstActiveLSN."""
 
+import threading
+
 import pytest
 
 from minidb.errors import LogError
 from minidb.io import CrashMode
 from minidb.log import NULL_LSN
-from minidb.logstore import AbortNotLoggedError, Durability, LockConflictError, TransactionStateError
+from minidb.logstore import AbortNotLoggedError, Durability, Environment, LockConflictError, TransactionStateError
+from minidb.logstore.logdef import COMMIT
 from minidb.logstore.txn import TxnState
 
-from tests.logstore.helpers import entries, fill, new_env, reopen
+from tests.log.test_manager import GatedDisk
+from tests.logstore.helpers import entries, fill, new_env, reopen, small_config
 
 
 def test_transactional_lns_carry_the_abort_lsn():
@@ -198,3 +202,32 @@ def test_item9_an_abort_that_cannot_be_logged_still_releases_the_locks(damage, c
     env = reopen(disk)
     assert dict(env.database("a").items()) == {b"k": b"old"}  # recovery undoes it as well
     env.close()
+
+
+def test_commits_wait_for_their_fsync_outside_the_environment_latch_and_share_one():
+    disk = GatedDisk()
+    env = Environment.open(disk, small_config())
+    db = env.database("t")
+    txns = [env.begin() for _ in range(3)]
+    for i, txn in enumerate(txns):
+        db.put(f"k{i}", "v", txn=txn)
+    logged = threading.Semaphore(0)
+    env.log.add_listener(lambda lsn, entry_type, vlsn: entry_type is COMMIT and logged.release())
+    disk.gated = True
+    fsyncs = env.log.stats["nFsyncs"]
+    threads = [threading.Thread(target=txn.commit) for txn in txns]
+    threads[0].start()
+    assert disk.in_fsync.wait(5)  # the first commit's fsync is under way ...
+    assert logged.acquire(timeout=5) and txns[0].state is TxnState.COMMITTING
+    for thread in threads[1:]:
+        thread.start()  # ... and the others log their Commits meanwhile: the latch is free
+    assert logged.acquire(timeout=5) and logged.acquire(timeout=5), "a commit held the environment latch"
+    disk.gate.set()
+    for thread in threads:
+        thread.join(5)
+        assert not thread.is_alive()
+    assert [t.state for t in txns] == [TxnState.COMMITTED] * 3
+    assert env.log.stats["nFsyncs"] == fsyncs + 2  # the later two shared one fsync
+    assert all(env.log.is_durable(t.end_lsn) for t in txns)
+    with pytest.raises(TransactionStateError):
+        txns[0].commit()
