@@ -12,8 +12,10 @@ rollback), the ``Matchpoint`` entry; the group's foundation: nodes and their
 states (only the master writes and allocates VLSNs; a replica replays the
 master's entries with the master's VLSNs and txn ids), the wire format, two
 transports (in-memory and TCP) and the handshake, feeders and replicas
-streaming the log by VLSN. Not built yet: durability by acks, elections,
-syncup and its rollback. Where the
+streaming the log by VLSN, durability by acks (JE's Durability: sync
+policies, ack policies, commits waiting for acks; feeders protect the log
+files they still have to send). Not built yet: elections, syncup and its
+rollback. Where the
 modules mention them, they describe the callers the index is made for (a
 feeder reads forward by VLSN and waits for new ones; syncup searches backward
 and truncates the tail); tests, the tour and notebook 12 play those callers.
@@ -27,6 +29,9 @@ Public surface::
     InMemoryNetwork, TcpNetwork,             two transports with one interface; the handshake
     HandshakeAcceptor, HandshakeInitiator    (network.py)
     Feeder, Replica                          the stream from the master to a replica (feeder.py, replica.py)
+    Durability, SyncPolicy, ReplicaAckPolicy JE's durability of a replicated commit (durability.py)
+    FeederTxns, CommitToken                  commits waiting for acks; env.begin/commit/start_commit (ack.py)
+    InMemoryGroup                            a master and replicas on the in-memory network, pumped (driver.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
@@ -49,9 +54,13 @@ from minidb.replication.config import VLSN_INDEX_DB, VLSNIndexConfig
 from minidb.replication import wire
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
 from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
-                                       ReplayError, ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
+                                       InsufficientAcksError, InsufficientReplicasError, ReplayError,
+                                       ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
                                        UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
                                        WaitTimeoutError, WireFormatError, WireVersionError)
+from minidb.replication.ack import CommitToken, FeederTxns
+from minidb.replication.driver import InMemoryGroup
+from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.feeder import Feeder
 from minidb.replication.group import NodeState, RepGroup, RepNode
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
@@ -75,5 +84,7 @@ __all__ = [
     "ReplicatedDatabase", "RepGroup", "RepNode", "NodeState", "wire", "InMemoryNetwork", "TcpNetwork",
     "HandshakeAcceptor", "HandshakeInitiator", "ReplicationNetworkError", "WireFormatError", "WireVersionError",
     "HandshakeError", "ConnectionClosedError", "GroupConfigError", "ReplicaWriteError", "UnknownMasterError",
-    "ReplayError", "TailTruncationError", "FeederError", "Feeder", "Replica",
+    "ReplayError", "TailTruncationError", "FeederError", "Feeder", "Replica", "Durability", "SyncPolicy",
+    "ReplicaAckPolicy", "FeederTxns", "CommitToken", "InMemoryGroup", "InsufficientAcksError",
+    "InsufficientReplicasError",
 ]
