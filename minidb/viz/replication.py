@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import MaxNLocator
 
 from minidb.viz.style import BAD, SMALL, TEXT, TITLE, WIDTH, new_figure, title_lines, type_colour
 
@@ -74,17 +75,18 @@ def draw_stream(picture: StreamPicture, title: str = "") -> Figure:
             if row.role == "replica" and vlsn <= row.acked and picture.types[vlsn - 1] == "Commit":
                 ax.plot([vlsn], [y], marker="v", color=ACK, markersize=7)
         label = f"{row.name}" + (" (master)" if row.role == "master" else "")
-        ax.text(0.2, y, label, ha="right", va="center", fontsize=TEXT)
+        ax.text(-0.01, y, label, ha="right", va="center", fontsize=TEXT, transform=ax.get_yaxis_transform())
         if row.role == "replica":
             lag = picture.last - row.last
             trouble = ", ".join((["cut off"] if row.cut_off else [])
                                 + ([f"{row.in_flight} in flight"] if row.in_flight else []))
             note = f"lag {lag}" + (f"\n{trouble}" if trouble else "")
-            ax.text(count + 0.8, y, note, ha="left", va="center", fontsize=SMALL,
-                    color=BAD if row.cut_off else "black")
+            ax.text(1.01, y, note, ha="left", va="center", fontsize=SMALL, color=BAD if row.cut_off else "black",
+                    transform=ax.get_yaxis_transform())
     ax.set_xlim(0.5, count + 0.5)
     ax.set_ylim(-0.6, len(picture.rows) - 0.4)
     ax.set_yticks([])
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("VLSN", fontsize=SMALL)
     ax.tick_params(labelsize=SMALL)
     for side in ("top", "right", "left"):
