@@ -18,7 +18,7 @@ How a commit goes (:func:`~minidb.replication.ack.commit`, the master's side;
 
     1. enough replicas connected for the ack policy?  no -> InsufficientReplicasError (nothing logged)
     2. log the Commit with master_sync                 (from here the commit is durable on the master)
-    3. the feeders send it, marked with replica_sync and "needs an ack"
+    3. the feeders send it as a Commit message carrying replica_sync
     4. each replica replays it, logs it with replica_sync, then acks
     5. enough acks before the timeout?                  no -> InsufficientAcksError (still committed)
 

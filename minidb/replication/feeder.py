@@ -24,7 +24,7 @@ mapping at or below. Invariants:
 **Acks** (:mod:`.ack`, :mod:`.durability`): a feeder registers itself with
 the master's ``feeder_txns`` (the master counts its *active* feeders before a
 commit); it sends the Commit of a transaction whose commit waits for acks as
-a ``Commit`` message (needs an ack, and the replica sync policy), and hands
+a ``Commit`` message (with the replica sync policy), and hands
 every ``Ack`` it reads to ``feeder_txns.note_ack``. An ack for a VLSN the
 master has not logged is refused (a :class:`FeederError`, the connection
 closed); one for a commit nobody waits for is ignored and counted.
@@ -108,8 +108,7 @@ class Feeder:
             if sync is None:
                 self.channel.send(wire.encode(self.group_name, "Entry", **fields))
             else:
-                self.channel.send(wire.encode(self.group_name, "Commit", **fields, needs_ack=1,
-                                              replica_sync=SYNC_CODES[sync]))
+                self.channel.send(wire.encode(self.group_name, "Commit", **fields, replica_sync=SYNC_CODES[sync]))
             self.next_vlsn += 1
             sent += 1
             self._protect_from(entry.lsn.file)  # the next VLSN lives in this file or a later one

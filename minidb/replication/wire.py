@@ -46,7 +46,7 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
     0x13  Heartbeat            master_vlsn U64, time_ms U64         built
     0x14  HeartbeatResponse    replica_vlsn U64, time_ms U64        built
     0x15  Commit               the fields of Entry, then            built
-                               needs_ack U8, replica_sync U8
+                               replica_sync U8
     0x20  Propose              reserved (election: proposal number)
     0x21  Promise              reserved
     0x22  Accept               reserved
@@ -61,10 +61,10 @@ its item exactly as the master logged it (the log's field table), and, for
 an LN, the name of its database (database ids are node-local; "" otherwise).
 
 A ``Commit`` (JE's protocol ``Commit`` message) is the ``Entry`` of a Commit
-that the master's commit waits for: ``needs_ack`` 1 asks the replica to
-acknowledge it, ``replica_sync`` says how the replica logs it first (1 SYNC,
-2 WRITE_NO_SYNC, 3 NO_SYNC; :mod:`.durability`). A Commit nobody waits for
-travels as a plain ``Entry``.
+that the master's commit waits for acks: ``replica_sync`` says how the
+replica logs it before it acknowledges (1 SYNC, 2 WRITE_NO_SYNC, 3 NO_SYNC;
+:mod:`.durability`). A Commit nobody waits for travels as a plain ``Entry``
+(the replica acknowledges it too, logged with its own default policy).
 
 A reserved code is known (a frame of that type is not "unknown") but cannot
 be encoded or decoded yet: the part that builds it adds its fields.
@@ -119,7 +119,7 @@ MESSAGE_TYPES = [
     MessageType("Heartbeat", 0x13, (("master_vlsn", U64), ("time_ms", U64))),
     MessageType("HeartbeatResponse", 0x14, (("replica_vlsn", U64), ("time_ms", U64))),
     MessageType("Commit", 0x15, (("vlsn", U64), ("type_code", U8), ("db_name", STR), ("item", BYTES),
-                                 ("needs_ack", U8), ("replica_sync", U8))),
+                                 ("replica_sync", U8))),
     MessageType("Propose", 0x20, None),
     MessageType("Promise", 0x21, None),
     MessageType("Accept", 0x22, None),

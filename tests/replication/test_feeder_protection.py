@@ -10,7 +10,7 @@ from minidb.replication.driver import InMemoryGroup
 from minidb.replication.errors import FeederError
 from minidb.replication.group import RepGroup, RepNode
 
-from tests.replication.helpers import small_config
+from tests.replication.helpers import churn, small_config
 
 GROUP = RepGroup("bank", [RepNode("n1", "n1"), RepNode("n2", "n2")])
 
@@ -19,17 +19,6 @@ def open_node(name):
     return ReplicatedEnvironment.open(SimDisk(name), small_config(file_max=4096),
                                       VLSNIndexConfig(stride=4, max_mappings=1000, min_vlsn_index_size=10),
                                       group=GROUP, node_name=name)
-
-
-def churn(master):
-    db = master.database("accounts")
-    for r in range(4):
-        for i in range(40):
-            db.put(f"k{i:03d}", f"value {r} {i} " * 3)
-    for i in range(40):
-        if i % 5:
-            db.delete(f"k{i:03d}")
-    master.checkpoint()
 
 
 def test_a_lagging_replicas_files_stay_until_it_catches_up():
