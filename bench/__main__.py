@@ -32,6 +32,7 @@ SECTIONS = {
     "transactions": "bench.txn_bench",
     "logspace": "bench.logspace_bench",
     "vlsn": "bench.vlsn_bench",
+    "replication": "bench.replication_bench",
     "bulkload": "bench.bulkload_bench",
     "commits": "bench.commit_bench",
 }

@@ -12,9 +12,11 @@ rollback), the ``Matchpoint`` entry; the group's foundation: nodes and their
 states (only the master writes and allocates VLSNs; a replica replays the
 master's entries with the master's VLSNs and txn ids), the wire format, two
 transports (in-memory and TCP) and the handshake, feeders and replicas
-streaming the log by VLSN; elections (Paxos rounds, durable acceptor
-state, JE's rule for the winner). Not built yet: durability by acks,
-syncup and its rollback. Where the
+streaming the log by VLSN, durability by acks (JE's Durability: sync
+policies, ack policies, commits waiting for acks; feeders protect the log
+files they still have to send); elections (Paxos rounds, durable acceptor
+state, JE's rule for the winner). Not built yet: syncup and its
+rollback. Where the
 modules mention them, they describe the callers the index is made for (a
 feeder reads forward by VLSN and waits for new ones; syncup searches backward
 and truncates the tail); tests, the tour and notebook 12 play those callers.
@@ -30,6 +32,9 @@ Public surface::
     Feeder, Replica                          the stream from the master to a replica (feeder.py, replica.py)
     ElectionNode, ElectionConfig, Acceptor,  elections: proposer, acceptor, learner; proposal numbers;
     Proposal, choose_master                  JE's rule for the winner (elections.py)
+    Durability, SyncPolicy, ReplicaAckPolicy JE's durability of a replicated commit (durability.py)
+    FeederTxns, CommitToken                  commits waiting for acks; env.begin/commit/start_commit (ack.py)
+    InMemoryGroup                            a master and replicas on the in-memory network, pumped (driver.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
@@ -53,10 +58,14 @@ from minidb.replication import wire
 from minidb.replication.elections import Acceptor, ElectionConfig, ElectionNode, Proposal, choose_master
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
 from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
-                                       ReplayError, ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
+                                       InsufficientAcksError, InsufficientReplicasError, ReplayError,
+                                       ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
                                        UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
                                        WaitTimeoutError, WireFormatError, WireVersionError)
 from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError
+from minidb.replication.ack import CommitToken, FeederTxns
+from minidb.replication.driver import InMemoryGroup
+from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.feeder import Feeder
 from minidb.replication.group import NodeState, RepGroup, RepNode
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
@@ -82,5 +91,7 @@ __all__ = [
     "HandshakeError", "ConnectionClosedError", "GroupConfigError", "ReplicaWriteError", "UnknownMasterError",
     "ReplayError", "TailTruncationError", "FeederError", "Feeder", "Replica",
     "ElectionNode", "ElectionConfig", "Acceptor", "Proposal", "choose_master", "ElectionError",
-    "AcceptorStateCorruptionError",
+    "AcceptorStateCorruptionError", "Durability", "SyncPolicy",
+    "ReplicaAckPolicy", "FeederTxns", "CommitToken", "InMemoryGroup", "InsufficientAcksError",
+    "InsufficientReplicasError",
 ]

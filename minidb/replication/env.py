@@ -76,7 +76,9 @@ from minidb.logstore.checkpointer import CheckpointResult
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.database import DatabaseImpl
 from minidb.logstore.logdef import USER_LN_TYPES
+from minidb.replication import ack
 from minidb.replication.config import VLSNIndexConfig
+from minidb.replication.durability import Durability as RepDurability
 from minidb.replication.errors import (GroupConfigError, ReplayError, ReplicaWriteError, UnknownMasterError,
                                        VLSNIndexError)
 from minidb.replication.group import NodeState, RepGroup
@@ -121,6 +123,8 @@ class ReplicatedEnvironment:
         self.state = NodeState.MASTER if group is None else NodeState.UNKNOWN
         self.master_name: str | None = self.node_name if group is None else None
         self._replay_txns: dict[int, Transaction] = {}  # the master's txn id -> the replica's transaction
+        self.feeder_txns = ack.FeederTxns(self)  # the feeders, and the commits waiting for their acks
+        self._txn_durability: dict[int, RepDurability] = {}  # begun with a replication Durability
         env.log.vlsn_allocator = self._allocate_vlsn
 
     @classmethod
@@ -230,7 +234,37 @@ class ReplicatedEnvironment:
         return self.env.internal_database(name, create)
 
     def begin(self, durability=None) -> Transaction:
-        return self.env.begin(durability)
+        """A transaction; ``durability`` a log store sync policy, or a replication :class:`~.durability.Durability`.
+
+        With a replication Durability the master checks first that enough replicas are connected for its
+        ack policy (:class:`~minidb.replication.errors.InsufficientReplicasError`, nothing logged);
+        :meth:`commit` then waits for the acks.
+        """
+        if not isinstance(durability, RepDurability):
+            return self.env.begin(durability)
+        self.check_master("begin a replicated transaction")
+        ack.check_replicas(self, durability, "begin")
+        txn = self.env.begin(durability.master_sync)
+        self._txn_durability[txn.id] = durability
+        return txn
+
+    def start_commit(self, txn: Transaction, durability: RepDurability | None = None, *, clock=None,
+                     timeout_ms: int = ack.DEFAULT_ACK_TIMEOUT_MS) -> ack.CommitToken:
+        """Log ``txn``'s Commit (its begin's Durability unless given) and return the wait for its acks (:mod:`.ack`)."""
+        durability = durability or self._txn_durability.get(txn.id) or ack.DEFAULT_DURABILITY
+        token = ack.start_commit(self, txn, durability, clock=clock, timeout_ms=timeout_ms)
+        self._txn_durability.pop(txn.id, None)
+        return token
+
+    def commit(self, txn: Transaction, durability: RepDurability | None = None, *, clock=None,
+               timeout_ms: int = ack.DEFAULT_ACK_TIMEOUT_MS, pump=None) -> LSN:
+        """Commit ``txn`` with JE's durability: log it, then wait for the acks its policy asks for.
+
+        ``pump`` moves the feeders and replicas (the in-memory network's driver); without it the wait is
+        a real one on an event (feeder threads, TCP). :class:`~minidb.replication.errors.InsufficientAcksError`
+        if too few acks arrive before ``timeout_ms`` on ``clock`` (the commit stays durable here).
+        """
+        return self.start_commit(txn, durability, clock=clock, timeout_ms=timeout_ms).wait(pump)
 
     def checkpoint(self, minimize_recovery_time: bool = False) -> CheckpointResult:
         return self.env.checkpoint(minimize_recovery_time)
@@ -251,7 +285,8 @@ class ReplicatedEnvironment:
             return lsn
 
     # -- a replica writes the master's entries ------------------------------------------------------
-    def replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None = None) -> LSN:
+    def replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None = None,
+               sync_policy=None) -> LSN:
         """Write the master's entry ``type_name`` (its ``values``) with the master's ``vlsn`` and txn id.
 
         The replica's replay (JE's ``Replay.replayEntry``; the feeder's stream is the next part): LNs
@@ -259,6 +294,8 @@ class ReplicatedEnvironment:
         new), transactional ones under a transaction with the master's ``txn_id``; Commit and Abort end
         it; a Matchpoint is logged. Only a replica replays, and only the next VLSN of the stream:
         anything else is a :class:`ReplayError` and nothing is written. Returns the entry's LSN.
+        ``sync_policy``: how a Commit is logged (the master's replica sync policy; default: the
+        environment's durability).
         """
         env = self.env
         with env.latch:
@@ -270,7 +307,7 @@ class ReplicatedEnvironment:
             if vlsn != expected:
                 raise ReplayError(f"node {self.node_name} expects VLSN {expected} next; the master's {type_name} "
                                   f"has VLSN {vlsn}")
-            lsn = self._replay(vlsn, type_name, values, db_name)
+            lsn = self._replay(vlsn, type_name, values, db_name, sync_policy)
             self.vlsn_index.allocator.reset(vlsn)
             env.after_operation()
             return lsn
@@ -281,7 +318,7 @@ class ReplicatedEnvironment:
         current = self.range
         return (current.last if not current.is_empty else self.vlsn_index.allocator.last) + 1
 
-    def _replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None) -> LSN:
+    def _replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None, sync_policy=None) -> LSN:
         env = self.env
         txn_id = values.get("txn_id")
         if type_name == "Matchpoint":
@@ -291,6 +328,8 @@ class ReplicatedEnvironment:
             if txn is None:
                 raise ReplayError(f"node {self.node_name}: {type_name} of txn {txn_id} (VLSN {vlsn}) ends a "
                                   "transaction this replica never saw")
+            if sync_policy is not None:
+                txn.durability = sync_policy
             lsn = txn.commit(vlsn=vlsn) if type_name == "Commit" else txn.abort(vlsn=vlsn)
             del self._replay_txns[txn_id]
             return lsn

@@ -92,7 +92,30 @@ class AcceptorStateCorruptionError(ElectionError, CorruptionError):
     offset. Nothing is forgotten silently: a lost promise could let two masters be elected for one term."""
 
 
+class InsufficientReplicasError(MinidbError):
+    """Too few replicas are connected for a commit's ack policy (JE's InsufficientReplicasException);
+    raised before the Commit is logged: nothing was written by the commit."""
+
+
+class InsufficientAcksError(MinidbError):
+    """A commit's replicas did not all acknowledge it in time (JE's InsufficientAcksException).
+
+    The commit is durable on the master (logged with its sync policy); the message says how many acks
+    of how many arrived, from which nodes, and which nodes did not answer.
+    """
+
+    def __init__(self, message: str, txn_id: int, vlsn: int, acked_by: tuple[str, ...], missing: tuple[str, ...],
+                 required: int):
+        super().__init__(message)
+        self.txn_id = txn_id
+        self.vlsn = vlsn
+        self.acked_by = acked_by
+        self.missing = missing
+        self.required = required
+
+
 __all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
            "ReplicationNetworkError", "WireFormatError", "WireVersionError", "HandshakeError", "ConnectionClosedError",
            "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError",
-           "FeederError", "ElectionError", "AcceptorStateCorruptionError"]
+           "FeederError", "ElectionError", "AcceptorStateCorruptionError", "InsufficientReplicasError",
+           "InsufficientAcksError"]

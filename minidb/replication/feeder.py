@@ -21,6 +21,20 @@ mapping at or below. Invariants:
   and the connection is closed;
 - only a master feeds.
 
+**Acks** (:mod:`.ack`, :mod:`.durability`): a feeder registers itself with
+the master's ``feeder_txns`` (the master counts its *active* feeders before a
+commit); it sends the Commit of a transaction whose commit waits for acks as
+a ``Commit`` message (with the replica sync policy), and hands
+every ``Ack`` it reads to ``feeder_txns.note_ack``. An ack for a VLSN the
+master has not logged is refused (a :class:`FeederError`, the connection
+closed); one for a commit nobody waits for is ignored and counted.
+
+**File protection** (JE's ``FileProtector``, :mod:`minidb.logstore.cleaner.protect`):
+from the replica's StartStream on, the feeder protects the log files from
+the one holding its next VLSN, so the cleaner never deletes a file it still
+has to send; the protection moves forward as it sends, and is released when
+the feeder stops (:meth:`Feeder.close`, or a refused stream).
+
 It is stepped, never blocks: :meth:`Feeder.pump` reads what arrived
 (StartStream, Acks) and sends everything logged since its last call, so the
 in-memory network's script decides when messages move. Example (three
@@ -36,6 +50,7 @@ from typing import TYPE_CHECKING
 
 from minidb.log import LogEntry
 from minidb.replication import wire
+from minidb.replication.durability import SYNC_CODES
 from minidb.replication.errors import FeederError
 from minidb.replication.group import NodeState
 
@@ -55,6 +70,18 @@ class Feeder:
         self.acked_vlsn = 0  # the highest Commit VLSN the replica acknowledged
         self.sent = 0
         self.cache_hits = 0  # entries found through the log item cache rather than a scan
+        self.protected = None  # the files this feeder still has to send (a ProtectedFileSet), once started
+        self.closed = False
+        master.feeder_txns.add_feeder(self)
+
+    @property
+    def active(self) -> bool:
+        """Streaming: the replica asked for its start and the connection is open."""
+        return not self.closed and self.next_vlsn is not None and not self.channel.closed
+
+    @property
+    def protector(self):
+        return self.master.env.cleaner.protector
 
     @property
     def group_name(self) -> str:
@@ -69,19 +96,42 @@ class Feeder:
         if self.next_vlsn is None:
             return 0
         if self.master.state is not NodeState.MASTER:
-            self.channel.close()
+            self.close()
             raise FeederError(f"node {self.master.node_name} is {self.master.state.value}: only the master feeds "
                               f"replica {self.replica_name}")
         sent = 0
         while self.next_vlsn <= self.master.range.last and (limit is None or sent < limit):
             entry = self._entry(self.next_vlsn)
-            self.channel.send(wire.encode(self.group_name, "Entry", vlsn=self.next_vlsn,
-                                          type_code=entry.header.type_code, db_name=self._db_name(entry),
-                                          item=entry.item))
+            fields = dict(vlsn=self.next_vlsn, type_code=entry.header.type_code, db_name=self._db_name(entry),
+                          item=entry.item)
+            sync = self.master.feeder_txns.replica_sync(entry.txn_id) if entry.type_name == "Commit" else None
+            if sync is None:
+                self.channel.send(wire.encode(self.group_name, "Entry", **fields))
+            else:
+                self.channel.send(wire.encode(self.group_name, "Commit", **fields, replica_sync=SYNC_CODES[sync]))
             self.next_vlsn += 1
             sent += 1
+            self._protect_from(entry.lsn.file)  # the next VLSN lives in this file or a later one
         self.sent += sent
         return sent
+
+    def _protect_from(self, file_number: int) -> None:
+        """Protect the files from ``file_number`` on (moving this feeder's protection forward)."""
+        old = self.protected
+        if old is not None and old.first_file == file_number:
+            return
+        self.protected = self.protector.protect(f"feeder to {self.replica_name}", first_file=file_number)
+        if old is not None:
+            self.protector.release(old)
+
+    def close(self) -> None:
+        """Stop feeding: release the protected files, leave the master's feeders, close the connection."""
+        if self.protected is not None:
+            self.protector.release(self.protected)
+            self.protected = None
+        self.closed = True
+        self.master.feeder_txns.remove_feeder(self)
+        self.channel.close()
 
     def _read_messages(self, timeout: float | None) -> None:
         while (message := self.channel.receive(timeout)) is not None:
@@ -89,20 +139,31 @@ class Feeder:
             if message.type == "StartStream":
                 self._start(message["start_vlsn"])
             elif message.type == "Ack":
-                self.acked_vlsn = max(self.acked_vlsn, message["vlsn"])
+                self._ack(message["txn_id"], message["vlsn"])
+
+    def _ack(self, txn_id: int, vlsn: int) -> None:
+        if vlsn > self.master.range.last:
+            self.close()
+            raise FeederError(f"replica {self.replica_name} acknowledges txn {txn_id} at VLSN {vlsn}, which master "
+                              f"{self.master.node_name} has not logged (its last is {self.master.range.last}): "
+                              "refused, connection closed")
+        self.acked_vlsn = max(self.acked_vlsn, vlsn)
+        self.master.feeder_txns.note_ack(self.replica_name, txn_id, vlsn)
 
     def _start(self, vlsn: int) -> None:
         current = self.master.range
         first = current.first if not current.is_empty else self.master.next_stream_vlsn
         if vlsn < first:
-            self.channel.close()
+            self.close()
             raise FeederError(f"replica {self.replica_name} asks for VLSN {vlsn}, but the master's log starts at "
                               f"VLSN {first} (cleaned): the replica needs a network restore")
         if vlsn > self.master.next_stream_vlsn:
-            self.channel.close()
+            self.close()
             raise FeederError(f"replica {self.replica_name} asks for VLSN {vlsn}, after the master's last "
                               f"({current.last}): it holds entries the master does not (syncup must roll it back)")
         self.next_vlsn = vlsn
+        log = self.master.log
+        self._protect_from(log.end_lsn.file if vlsn > current.last else self.master.vlsn_index.get_lte_lsn(vlsn).file)
 
     def _entry(self, vlsn: int) -> LogEntry:
         """The entry of ``vlsn``: from the log item cache if it is there, else by a forward scan."""

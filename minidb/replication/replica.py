@@ -8,8 +8,10 @@ that starts late, or comes back, catches up from where it stopped). Each
 transaction id and applied to its tree
 (:meth:`~minidb.replication.env.ReplicatedEnvironment.replay`); after
 replaying a Commit it sends an ``Ack`` (the master's txn id and the
-Commit's VLSN), which the feeder records (durability by acks is the next
-part). Invariants: entries are replayed in VLSN order with no gap (replay
+Commit's VLSN), which the feeder records. A Commit the master waits for
+arrives as a ``Commit`` message carrying the replica sync policy
+(:mod:`.durability`): the replica logs the Commit with that policy (SYNC:
+fsynced; NO_SYNC: left in its log buffer) and only then acks it. Invariants: entries are replayed in VLSN order with no gap (replay
 refuses anything else and writes nothing); a replica never allocates a VLSN.
 
 Stepped like the feeder: :meth:`Replica.pump` replays whatever arrived
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from minidb.log.types import type_by_code
 from minidb.replication import wire
+from minidb.replication.durability import SYNC_BY_CODE
 from minidb.replication.errors import ReplayError
 
 if TYPE_CHECKING:
@@ -45,14 +48,21 @@ class Replica:
         done = 0
         while (message := self.channel.receive(timeout)) is not None:
             timeout = 0
-            if message.type != "Entry":
+            if message.type not in ("Entry", "Commit"):
                 continue
             entry_type = type_by_code(message["type_code"])
             if entry_type is None:
                 raise ReplayError(f"{self.channel.where}: VLSN {message['vlsn']} has unknown entry type "
                                   f"0x{message['type_code']:02x}")
+            sync = None
+            if message.type == "Commit":
+                sync = SYNC_BY_CODE.get(message["replica_sync"])
+                if sync is None or entry_type.name != "Commit":
+                    raise ReplayError(f"{self.channel.where}: VLSN {message['vlsn']}: a Commit message carries a "
+                                      f"Commit entry and a sync policy 1..3, not {entry_type.name} and "
+                                      f"{message['replica_sync']}")
             values = entry_type.decode(message["item"])
-            self.env.replay(message["vlsn"], entry_type.name, values, message["db_name"] or None)
+            self.env.replay(message["vlsn"], entry_type.name, values, message["db_name"] or None, sync)
             if entry_type.name == "Commit":
                 self.channel.send(wire.encode(self.env.group.name, "Ack", txn_id=values["txn_id"],
                                               vlsn=message["vlsn"]))

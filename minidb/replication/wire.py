@@ -45,6 +45,8 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
     0x12  Ack                  txn_id I64, vlsn U64                 built
     0x13  Heartbeat            master_vlsn U64, time_ms U64         built
     0x14  HeartbeatResponse    replica_vlsn U64, time_ms U64        built
+    0x15  Commit               the fields of Entry, then            built
+                               replica_sync U8
     0x20  Propose              term U64, counter U64, proposer STR  built
     0x21  Promise              term U64, counter U64, proposer STR, built
                                promised U8, promised_term U64,
@@ -88,6 +90,12 @@ term 3, to group ``g``::
     magic        ver type g=1   n=20         "g" term 3
     01 00 00 00 00 00 00 00  02 00 6e 31  <crc32>
     counter 1                "n1"
+
+A ``Commit`` (JE's protocol ``Commit`` message) is the ``Entry`` of a Commit
+that the master's commit waits for acks: ``replica_sync`` says how the
+replica logs it before it acknowledges (1 SYNC, 2 WRITE_NO_SYNC, 3 NO_SYNC;
+:mod:`.durability`). A Commit nobody waits for travels as a plain ``Entry``
+(the replica acknowledges it too, logged with its own default policy).
 
 A reserved code is known (a frame of that type is not "unknown") but cannot
 be encoded or decoded yet: the part that builds it adds its fields.
@@ -144,6 +152,8 @@ MESSAGE_TYPES = [
     MessageType("Ack", 0x12, (("txn_id", I64), ("vlsn", U64))),
     MessageType("Heartbeat", 0x13, (("master_vlsn", U64), ("time_ms", U64))),
     MessageType("HeartbeatResponse", 0x14, (("replica_vlsn", U64), ("time_ms", U64))),
+    MessageType("Commit", 0x15, (("vlsn", U64), ("type_code", U8), ("db_name", STR), ("item", BYTES),
+                                 ("replica_sync", U8))),
     MessageType("Propose", 0x20, _PROPOSAL),
     MessageType("Promise", 0x21, _PROPOSAL + (("promised", U8),) + _PROMISED + (
         ("accepted_counter", U64), ("accepted_by", STR), ("accepted_value", STR), ("last_txn_end", U64),

@@ -204,6 +204,14 @@ def _cleaner_lecture() -> list[Callable[[], Figure]]:
                                                                       "over the cycle's 24 hours")]
 
 
+def _group_step(step: int) -> Callable[[], Picture]:
+    """Notebook 13's stream picture after ``step`` operations of its script."""
+    def draw() -> Picture:
+        from minidb.viz.replication_demo import group_step
+        return group_step(step).figure
+    return draw
+
+
 @lru_cache(maxsize=1)
 def notebook_figures() -> dict[str, Callable[[], Picture]]:
     """Name -> a function that draws that picture of that notebook."""
@@ -273,6 +281,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
                                vlsn_span=(60, 80)),
             lambda: draw_index(truncation_demo()[1], title="after two head truncations and a rollback of the tail"),
         ],
+        "13_feeders_replicas": [_group_step(3), _group_step(6), _group_step(8)],
         "15_spark_log_analytics": _spark_lecture(),
         "16_log_space": _log_space_lecture(),
     }

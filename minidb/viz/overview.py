@@ -54,6 +54,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("11_cleaner_eraser", "logstore", "the log cleaner: utilization, live or obsolete, migration, deletion "
              "after CkptEnd; the data eraser: cycles, its throttle, a crash in its writes", "10"),
     Notebook("12_vlsn_index", "replication", "VLSNs, the VLSN index and its buckets, recovery of the index", "10"),
+    Notebook("13_feeders_replicas", "replication", "a three-node group: feeders, replicas, commits waiting for acks, "
+             "a replica cut off and catching up", "12"),
     Notebook("15_spark_log_analytics", "spark", "many environments' logs as a Spark DataFrame: utilization, "
              "transactions, audits", "01, 09"),
 )

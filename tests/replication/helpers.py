@@ -61,3 +61,15 @@ def workload(env: ReplicatedEnvironment, rounds: int = 6) -> None:
             env.log_matchpoint()
         if r % 3 == 2:
             env.checkpoint()
+
+
+def churn(env: ReplicatedEnvironment) -> None:
+    """Overwrite and delete records until the first log files are mostly obsolete, then checkpoint."""
+    db = env.database("accounts")
+    for r in range(4):
+        for i in range(40):
+            db.put(f"k{i:03d}", f"value {r} {i} " * 3)
+    for i in range(40):
+        if i % 5:
+            db.delete(f"k{i:03d}")
+    env.checkpoint()

@@ -4,21 +4,14 @@ from minidb.io import SimDisk
 from minidb.log.files import file_name
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
 
-from tests.replication.helpers import small_config
+from tests.replication.helpers import churn, small_config
 
 
 def churned(min_size):
     disk = SimDisk("rep")
     renv = ReplicatedEnvironment.open(disk, small_config(file_max=4096),
                                       VLSNIndexConfig(stride=4, max_mappings=1000, min_vlsn_index_size=min_size))
-    db = renv.database("accounts")
-    for r in range(4):
-        for i in range(40):
-            db.put(f"k{i:03d}", f"value {r} {i} " * 3)
-    for i in range(40):
-        if i % 5:
-            db.delete(f"k{i:03d}")
-    renv.env.checkpoint()
+    churn(renv)
     return disk, renv
 
 

@@ -1,0 +1,73 @@
+"""Notebook 13's demo: the group's stream after a script, commits waiting for acks, the explorer."""
+
+import pytest
+
+from minidb.viz.replication_demo import SCRIPT, commit_rounds, group_step
+from minidb.viz.replication_widgets import group_explorer
+from minidb.viz.script import ScriptError
+
+
+def rows(result):
+    return {r.name: (r.last, r.acked) for r in result.picture.rows}
+
+
+def test_the_default_script_shows_what_the_notebook_says():
+    cut = group_step(6)  # carol committed with ALL while n3 is cut off
+    assert rows(cut) == {"n1": (6, 0), "n2": (6, 6), "n3": (2, 2)}
+    assert cut.lines[-1].startswith("commit carol (ALL): committed on n1, InsufficientAcksError: 2 acks needed, "
+                                    "acked by n2, after 1000 ms")
+    assert cut.lines[-2] == "commit bob (SIMPLE_MAJORITY): acked by n2"
+    healed = group_step(len(SCRIPT))
+    assert rows(healed) == {"n1": (6, 0), "n2": (6, 6), "n3": (6, 6)}  # n3 caught up after the heal
+    assert healed.figure is not None
+
+
+def test_an_edited_script_changes_the_outcome():
+    edited = [op for op in SCRIPT if op[0] != "partition"]  # nobody is cut off: ALL succeeds
+    result = group_step(len(edited), edited)
+    assert "commit carol (ALL): acked by n2, n3" in result.lines
+    late = [("join", "n2"), ("commit", "a", "ALL"), ("commit", "b", "NONE"), ("join", "n3"), ("settle",)]
+    result = group_step(len(late), late)
+    assert result.lines[1] == "commit a (ALL): InsufficientReplicasError: 1 replica(s) connected (n2); nothing " \
+                              "logged, the transaction aborted"  # ALL needs n3, which has not joined
+    assert rows(result)["n3"] == (4, 4)  # joined late, caught up through the VLSN index from VLSN 1
+    assert "join: n3 asks for VLSN 1" in result.lines[3]
+
+
+@pytest.mark.parametrize("script, message", [
+    ([("commit", "k", "MOST")], "step 1 .*policy, one of ALL, SIMPLE_MAJORITY, NONE"),
+    ([("join", "n2"), ("join", "n2")], "step 2 .*n2 has joined already"),
+    ([("partition", "n9")], "step 1 .*the replicas are n2, n3"),
+    ([("slow", "n2", 0)], "step 1 .*rounds must be"),
+    ([("settle", 1)], "step 1 .*settle takes no arguments"),
+])
+def test_a_bad_script_names_its_step(script, message):
+    with pytest.raises(ScriptError, match=message):
+        group_step(0, script)
+
+
+def test_the_troubles_of_n3():
+    assert rows(group_step(3, trouble="cut off n3"))["n3"] == (0, 0)
+    slow = group_step(3, trouble="slow n3")
+    assert slow.lines[-1] == "commit alice (SIMPLE_MAJORITY): acked by n2"  # n2 answered first
+    with pytest.raises(ValueError, match="trouble is one of"):
+        group_step(0, trouble="fire")
+
+
+def test_a_commit_waits_round_by_round():
+    lines = commit_rounds("SIMPLE_MAJORITY", "slow n3")
+    assert lines[0].endswith("needs 1 ack(s); waiting for n2, n3")
+    assert lines[-2].startswith("round 3: delivered") and lines[-2].endswith("acked by n2; waiting for nobody")
+    assert lines[-1] == "the commit returns"
+    assert commit_rounds("ALL", "cut off n3")[-1].startswith("no ack yet")
+
+
+def test_the_explorer_driven_from_code():
+    explorer = group_explorer([("join", "n2"), ("join", "n3"), ("commit", "k", "ALL")])
+    assert rows(explorer.result)["n3"] == (2, 2)
+    explorer.controls["trouble"].value = "cut off n3"
+    assert explorer.result.lines[-1].startswith("commit k (ALL): committed on n1, InsufficientAcksError")
+    explorer.controls["step"].value = 0
+    assert rows(explorer.result) == {"n1": (0, 0)}  # nobody has joined yet
+    with pytest.raises(ScriptError):
+        group_explorer([("heal", 1)])
