@@ -83,7 +83,21 @@ class TailTruncationError(VLSNRangeError):
     """``truncate_from_tail`` was called outside a syncup rollback: a crash would undo it."""
 
 
+
+class SyncupError(MinidbError):
+    """A syncup failed (a bad answer from the feeder, a node that is not quiescent); nothing was rolled back."""
+
+
+class NetworkRestoreRequiredError(SyncupError):
+    """JE's ``InsufficientLogException``: no common sync point with the master, or a rollback past its limit;
+    the node must be restored from another node's files (a network restore). Nothing was changed."""
+
+
+class RollbackLimitError(NetworkRestoreRequiredError):
+    """The rollback would undo committed changes older than the rollback limit (JE's
+    ``RollbackProhibitedException``); nothing was changed."""
+
 __all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
            "ReplicationNetworkError", "WireFormatError", "WireVersionError", "HandshakeError", "ConnectionClosedError",
-           "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError",
+           "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError", "SyncupError", "NetworkRestoreRequiredError", "RollbackLimitError",
            "FeederError"]

@@ -17,8 +17,12 @@ mapping at or below. Invariants:
 - it starts only at a VLSN inside the master's range, or just after it: an
   older one was cleaned from the master's log (the replica needs a network
   restore), a newer one means the replica holds entries the master does not
-  (syncup, the next part, rolls it back); both are a :class:`FeederError`
-  and the connection is closed;
+  and skipped syncup; both are a :class:`FeederError` and the connection is
+  closed;
+- before the stream starts it answers the replica's syncup requests
+  (``EntryRequest``: its own entry at a VLSN, by LSN-neutral checksum,
+  :mod:`.syncup`), so a replica that is ahead finds the matchpoint, rolls
+  back, and asks for the stream from there;
 - only a master feeds.
 
 It is stepped, never blocks: :meth:`Feeder.pump` reads what arrived
@@ -38,6 +42,7 @@ from minidb.log import LogEntry
 from minidb.replication import wire
 from minidb.replication.errors import FeederError
 from minidb.replication.group import NodeState
+from minidb.replication.syncup import feeder_answer
 
 if TYPE_CHECKING:
     from minidb.replication.env import ReplicatedEnvironment
@@ -55,6 +60,8 @@ class Feeder:
         self.acked_vlsn = 0  # the highest Commit VLSN the replica acknowledged
         self.sent = 0
         self.cache_hits = 0  # entries found through the log item cache rather than a scan
+        self.syncup_requests = 0  # EntryRequests answered (syncup, :mod:`.syncup`)
+        self.restore_requested: str | None = None  # the replica found no matchpoint: why
 
     @property
     def group_name(self) -> str:
@@ -90,6 +97,12 @@ class Feeder:
                 self._start(message["start_vlsn"])
             elif message.type == "Ack":
                 self.acked_vlsn = max(self.acked_vlsn, message["vlsn"])
+            elif message.type == "EntryRequest":  # syncup: the replica compares its sync points with ours
+                kind, values = feeder_answer(self.master, message["vlsn"])
+                self.channel.send(wire.encode(self.group_name, kind, **values))
+                self.syncup_requests += 1
+            elif message.type == "RestoreRequest":
+                self.restore_requested = message["reason"]
 
     def _start(self, vlsn: int) -> None:
         current = self.master.range
@@ -101,7 +114,8 @@ class Feeder:
         if vlsn > self.master.next_stream_vlsn:
             self.channel.close()
             raise FeederError(f"replica {self.replica_name} asks for VLSN {vlsn}, after the master's last "
-                              f"({current.last}): it holds entries the master does not (syncup must roll it back)")
+                              f"({current.last}): it holds entries the master does not; it must sync up first "
+                              "(ReplicaFeederSyncup, Replica(..., syncup=True)) and roll them back")
         self.next_vlsn = vlsn
 
     def _entry(self, vlsn: int) -> LogEntry:
