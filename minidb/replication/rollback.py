@@ -20,7 +20,8 @@ transaction open but the replica's replay ones):
    entries always form a contiguous stream, whatever a crash keeps;
 4. undo their effect in memory, newest first: each record gets back the
    version it replaced (the log store's undo, ``records.restore``, only
-   where the slot still holds the rolled-back version); the replica's open
+   where the slot still holds the rolled-back version, or, for a deletion,
+   where no slot is left: BINs compress deleted slots away); the replica's open
    replay transactions forget their rolled-back writes (one that began after
    the matchpoint ends, its locks released);
 5. truncate the VLSN index from the tail
@@ -146,7 +147,15 @@ def _undo(inner: "Environment", entries: list[LogEntry]) -> int:
         if version is None:
             continue
         db = inner.db_tree.get_by_id(entry.values["db_id"])
-        if db is not None and inner.records.restore(db, entry.values["key"], version, only_if=entry.lsn):
+        if db is None:
+            continue
+        key = entry.values["key"]
+        only_if: LSN | None = entry.lsn
+        if entry.type_name in DELETED_LN_TYPES:
+            index, exact = db.tree.search(key).find(key)
+            if not exact:  # the deleted slot was compressed away: the deletion is what the tree shows
+                only_if = None
+        if inner.records.restore(db, key, version, only_if=only_if):
             undone += 1
     return undone
 
@@ -200,19 +209,32 @@ def roll_back(env: "ReplicatedEnvironment", matchpoint_vlsn: int, matchpoint_lsn
             if entry.type_name in USER_LN_TYPES:
                 _prev_version(inner, entry)
         txn_ids = tuple(sorted({e.txn_id for e in tail if e.txn_id is not None}))
-        start_lsn = inner.log_entry(ROLLBACK_START, {"matchpoint_vlsn": matchpoint_vlsn,
-                                                     "matchpoint_lsn": matchpoint_lsn, "last_vlsn": tail[0].vlsn,
-                                                     "txn_ids": [{"txn_id": t} for t in txn_ids]})
-        inner.log.sync(start_lsn)
-        inner.log.set_invisible([e.lsn for e in tail])
-        undone = _undo(inner, tail)
-        _forget_replay_writes(env, matchpoint_lsn)
-        env.vlsn_index._truncate_from_tail_in_rollback(matchpoint_vlsn + 1, matchpoint_lsn)
-        end_lsn = _log_end(inner, matchpoint_vlsn, start_lsn)
+        quiet, inner._in_after_operation = inner._in_after_operation, True  # no checkpoint inside a rollback
+        try:
+            start_lsn, end_lsn, undone = _roll_back(env, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
+        finally:
+            inner._in_after_operation = quiet
+    inner.after_operation()  # a checkpoint that came due meanwhile
     result = RollbackResult(matchpoint_vlsn, matchpoint_lsn, start_lsn, end_lsn,
                             tuple((e.vlsn, e.lsn, e.type_name) for e in tail), txn_ids, undone)
     inner.trace.emit("%s", result.describe())
     return result
+
+
+def _roll_back(env: "ReplicatedEnvironment", tail: list[LogEntry], matchpoint_vlsn: int, matchpoint_lsn: LSN,
+               txn_ids: tuple[int, ...]) -> tuple[LSN, LSN, int]:
+    """Steps 2-6 of the module documentation: RollbackStart, marks, undo, index, RollbackEnd."""
+    inner = env.env
+    start_lsn = inner.log_entry(ROLLBACK_START, {"matchpoint_vlsn": matchpoint_vlsn,
+                                                 "matchpoint_lsn": matchpoint_lsn, "last_vlsn": tail[0].vlsn,
+                                                 "txn_ids": [{"txn_id": t} for t in txn_ids]})
+    inner.log.sync(start_lsn)
+    inner.log.set_invisible([e.lsn for e in tail])
+    undone = _undo(inner, tail)
+    _forget_replay_writes(env, matchpoint_lsn)
+    env.vlsn_index._truncate_from_tail_in_rollback(matchpoint_vlsn + 1, matchpoint_lsn)
+    end_lsn = _log_end(inner, matchpoint_vlsn, start_lsn)
+    return start_lsn, end_lsn, undone
 
 
 def _log_end(inner: "Environment", matchpoint_vlsn: int, start_lsn: LSN) -> LSN:
