@@ -3,7 +3,7 @@
 After syncup found the matchpoint (:mod:`.syncup`), everything the node
 logged after it with a VLSN is *rolled back*: it leaves the replication
 stream, and its effect leaves the tree. The log is not truncated (the log
-store's entries intermingle replicated and local ones, seed 000); instead,
+store's entries intermingle replicated and local ones, JE's VLSNIndex); instead,
 in this order, on a quiescent node (the environment latch held, no
 transaction open but the replica's replay ones):
 
@@ -44,7 +44,7 @@ undoes an uncommitted transaction's records wherever the tree holds them,
 but would keep a committed one's, so committed changes before the last
 checkpoint can only go by a network restore.
 
-The example of seed 000 (LSNs schematic)::
+JE's VLSNIndex example (LSNs schematic)::
 
     LSN 100, VLSN 1
     LSN 200, VLSN 2 <- overmarked (INVISIBLE)

@@ -1,6 +1,6 @@
 """Syncup and rollback: the matchpoint search between a replica and its feeder, and the rollback after it.
 
-The seed's rollback example in real environments; matchpoints when the logs agree, diverge by one entry,
+JE's rollback example (VLSNIndex documentation) in real environments; matchpoints when the logs agree, diverge by one entry,
 diverge past a checkpoint (the rollback limit) and share nothing (a network restore); a committed
 transaction rolled back; invisible entries skipped by every reader; recovery finishing a rollback a crash
 cut short; the same syncup over TCP.
@@ -109,8 +109,8 @@ def matchpoint(env):
     env.log_matchpoint()
 
 
-# -- the seed's example ----------------------------------------------------------------------------------------
-def test_the_seed_rollback_example_in_real_environments():
+# -- JE's rollback example ----------------------------------------------------------------------------------------
+def test_je_rollback_example_in_real_environments():
     n1, n2 = failover(matchpoint, puts(("a", "old2"), ("b", "old3")), puts(("a", "new2"), ("c", "new3")))
     feeder, replica = rejoin(n1, n2)
     result = replica.syncup.rollback
