@@ -12,8 +12,9 @@ rollback), the ``Matchpoint`` entry; the group's foundation: nodes and their
 states (only the master writes and allocates VLSNs; a replica replays the
 master's entries with the master's VLSNs and txn ids), the wire format, two
 transports (in-memory and TCP) and the handshake, feeders and replicas
-streaming the log by VLSN. Not built yet: durability by acks, elections,
-syncup and its rollback. Where the
+streaming the log by VLSN, syncup (the matchpoint search) and its rollback
+(RollbackStart/End, INVISIBLE entries, finished by recovery after a crash).
+Not built yet: durability by acks, elections. Where the
 modules mention them, they describe the callers the index is made for (a
 feeder reads forward by VLSN and waits for new ones; syncup searches backward
 and truncates the tail); tests, the tour and notebook 12 play those callers.
@@ -27,6 +28,9 @@ Public surface::
     InMemoryNetwork, TcpNetwork,             two transports with one interface; the handshake
     HandshakeAcceptor, HandshakeInitiator    (network.py)
     Feeder, Replica                          the stream from the master to a replica (feeder.py, replica.py)
+    ReplicaFeederSyncup, search_matchpoint,  syncup: the matchpoint by LSN-neutral checksum (syncup.py)
+    MatchpointSearchResults, item_checksum
+    RollbackResult, roll_back                the rollback after the matchpoint (rollback.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
@@ -37,11 +41,13 @@ Public surface::
     ForwardVLSNScanner, BackwardVLSNScanner  finding entries by VLSN in the log (scanner.py)
     LogItem, LogItemCache, VLSNAwaitLatch    waiting for new VLSNs (wait.py)
     VLSNAllocator, NULL_VLSN, encode_key     VLSNs, their allocation, their keys (vlsn.py)
-    REPLICATION_TYPES, MATCHPOINT            replication's entry types (logdef.py)
+    REPLICATION_TYPES, MATCHPOINT,           replication's entry types (logdef.py)
+    ROLLBACK_START, ROLLBACK_END
     VLSNIndexError, VLSNRangeError,          errors (errors.py)
-    ReplicaWriteError, HandshakeError, ...
+    ReplicaWriteError, HandshakeError,
+    NetworkRestoreRequiredError, RollbackLimitError, SyncupError, ...
 
-Inside: ``crashtest`` (the crash sweep of a replicated workload).
+Inside: ``crashtest`` (the crash sweep of a replicated workload), ``rollback_crashtest`` (of a rollback).
 """
 
 from minidb.replication.bucket import GhostBucket, VLSNBucket
@@ -51,14 +57,17 @@ from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, op
 from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
                                        ReplayError, ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
                                        UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
-                                       WaitTimeoutError, WireFormatError, WireVersionError)
+                                       WaitTimeoutError, WireFormatError, WireVersionError,
+                                       NetworkRestoreRequiredError, RollbackLimitError, SyncupError)
 from minidb.replication.feeder import Feeder
 from minidb.replication.group import NodeState, RepGroup, RepNode
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
-from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES
+from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES, ROLLBACK_END, ROLLBACK_START
 from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.replica import Replica
+from minidb.replication.rollback import RollbackResult, roll_back
+from minidb.replication.syncup import MatchpointSearchResults, ReplicaFeederSyncup, item_checksum, search_matchpoint
 from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge
 from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner
 from minidb.replication.tracker import VLSNTracker
@@ -75,5 +84,7 @@ __all__ = [
     "ReplicatedDatabase", "RepGroup", "RepNode", "NodeState", "wire", "InMemoryNetwork", "TcpNetwork",
     "HandshakeAcceptor", "HandshakeInitiator", "ReplicationNetworkError", "WireFormatError", "WireVersionError",
     "HandshakeError", "ConnectionClosedError", "GroupConfigError", "ReplicaWriteError", "UnknownMasterError",
-    "ReplayError", "TailTruncationError", "FeederError", "Feeder", "Replica",
+    "ReplayError", "TailTruncationError", "FeederError", "Feeder", "Replica", "ReplicaFeederSyncup",
+    "search_matchpoint", "MatchpointSearchResults", "item_checksum", "RollbackResult", "roll_back",
+    "ROLLBACK_START", "ROLLBACK_END", "NetworkRestoreRequiredError", "RollbackLimitError", "SyncupError",
 ]

@@ -99,5 +99,5 @@ class RollbackLimitError(NetworkRestoreRequiredError):
 
 __all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
            "ReplicationNetworkError", "WireFormatError", "WireVersionError", "HandshakeError", "ConnectionClosedError",
-           "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError", "SyncupError", "NetworkRestoreRequiredError", "RollbackLimitError",
-           "FeederError"]
+           "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError",
+           "FeederError", "SyncupError", "NetworkRestoreRequiredError", "RollbackLimitError"]

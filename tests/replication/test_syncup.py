@@ -332,3 +332,22 @@ def test_syncup_over_tcp():
         listener.close()
     assert not errors and replica.syncup.result.matchpoint_vlsn == 1
     assert records(n1) == {b"a": b"new2"} and visible_stream(n1) == visible_stream(n2)
+
+
+def test_the_spark_data_source_shows_the_invisible_flag(tmp_path):
+    from minidb.spark.source import ROW_COLUMNS, file_rows, log_file_partitions
+
+    n1, n2 = open_node("n1", str(tmp_path / "n1")), open_node("n2", clock=later_clock)
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    net = InMemoryNetwork()
+    settle(net, link(net, n1, n2, syncup=False))
+    puts(("b", "mine"))(n1)
+    n1.become_unknown()
+    n2.become_master()
+    rejoin(n1, n2)
+    n1.close()
+    column = {name: i for i, name in enumerate(ROW_COLUMNS)}
+    rows = [row for part in log_file_partitions(str(tmp_path / "n1")) for batch in file_rows(part) for row in batch]
+    flagged = [(row[column["vlsn"]], row[column["type_name"]]) for row in rows if row[column["invisible"]]]
+    assert flagged == [(3, "LN")]
