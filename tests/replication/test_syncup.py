@@ -351,3 +351,32 @@ def test_the_spark_data_source_shows_the_invisible_flag(tmp_path):
     rows = [row for part in log_file_partitions(str(tmp_path / "n1")) for batch in file_rows(part) for row in batch]
     flagged = [(row[column["vlsn"]], row[column["type_name"]]) for row in rows if row[column["invisible"]]]
     assert flagged == [(3, "LN")]
+
+
+def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
+    """n2 replayed the start of txn T that the new master n3 never saw: the rollback ends T on n2 (its
+    locks released), and n3's own transaction with the same id replays on n2."""
+    n1, n2, n3 = open_node("n1"), open_node("n2"), open_node("n3", clock=later_clock)
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    net = InMemoryNetwork()
+    to_n2, to_n3 = link(net, n1, n2, syncup=False), link(net, n1, n3, syncup=False)
+    settle(net, to_n2, to_n3)
+    txn = n1.begin()
+    n1.database("accounts").put("k", "from T", txn=txn)
+    settle(net, to_n2)
+    assert list(n2._replay_txns) == [txn.id]
+    n3.become_master()
+    committed_txn("k", "from n3")(n3)
+    assert next(e.txn_id for e in n3.log.scan() if e.vlsn == 3) == txn.id  # the same id, another transaction
+    net = InMemoryNetwork()
+    feeder, replica = link(net, n3, n2)
+    while not replica.syncup.done:
+        net.deliver()
+        feeder.pump()
+        net.deliver()
+        replica.pump()
+    assert [t for _, _, t in replica.syncup.rollback.rolled_back] == ["LN_TX"]
+    assert not n2._replay_txns and not n2.env.txn_manager.active and records(n2) == {b"a": b"1"}
+    settle(net, (feeder, replica))
+    assert records(n2) == records(n3) == {b"a": b"1", b"k": b"from n3"}
