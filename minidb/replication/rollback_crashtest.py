@@ -210,7 +210,7 @@ def check_rollback_point(workload: RollbackWorkload, image: SimDisk) -> str | No
     return None
 
 
-def rollback_crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1) -> SweepResult:
+def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1) -> SweepResult:
     """Every crash point of workload ``seed`` from its syncup on (identical images are checked once)."""
     workload = run_rollback_workload(seed, ops)
     result = SweepResult()
@@ -226,4 +226,4 @@ def rollback_crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_var
     return result
 
 
-__all__ = ["RollbackWorkload", "run_rollback_workload", "check_rollback_point", "rollback_crash_sweep"]
+__all__ = ["RollbackWorkload", "run_rollback_workload", "check_rollback_point", "crash_sweep"]
