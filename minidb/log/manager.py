@@ -490,7 +490,7 @@ class LogManager:
 
         The buffer is written out first, so every entry is in its file. The checksum leaves the bit
         out, so the entries stay valid; only a syncup rollback calls this (:mod:`minidb.replication.rollback`).
-        A non-replicated entry is refused before anything is written.
+        A non-replicated entry among them is refused (``UserError``) before anything is written.
         """
         with self._latch:
             self._check_usable()
@@ -498,7 +498,8 @@ class LogManager:
             changed = 0
             handles: dict[int, File] = {}
             try:
-                for lsn in lsns:
+                found = []
+                for lsn in lsns:  # read every flags byte first: a refusal changes nothing
                     require_lsn(lsn)
                     handle = handles.get(lsn.file)
                     if handle is None:
@@ -507,7 +508,9 @@ class LogManager:
                     (flags,) = handle.read(lsn.offset + self.FLAGS_OFFSET, 1)
                     if not flags & REPLICATED:
                         raise UserError(f"{self.disk.where()}: the entry at {lsn} is not replicated: only a "
-                                        "replicated entry can be made invisible")
+                                        "replicated entry can be made invisible; nothing was changed")
+                    found.append((lsn, handle, flags))
+                for lsn, handle, flags in found:
                     if flags & INVISIBLE:
                         continue
                     handle.write(lsn.offset + self.FLAGS_OFFSET, bytes((flags | INVISIBLE,)))

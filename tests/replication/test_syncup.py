@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from minidb.errors import UserError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.logstore.logdef import LN_TX
@@ -380,3 +381,16 @@ def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
     assert not n2._replay_txns and not n2.env.txn_manager.active and records(n2) == {b"a": b"1"}
     settle(net, (feeder, replica))
     assert records(n2) == records(n3) == {b"a": b"1", b"k": b"from n3"}
+
+
+def test_only_a_replicated_entry_can_be_made_invisible():
+    n1 = open_node("n1")
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    local = next(e for e in n1.log.scan() if e.type_name == "CkptEnd")
+    replicated = n1.vlsn_index.find(1)
+    with pytest.raises(UserError, match=f"the entry at {local.lsn} is not replicated"):
+        n1.log.set_invisible([replicated.lsn, local.lsn])
+    assert not n1.log.read(replicated.lsn).header.invisible  # refused before anything was written
+    assert n1.log.set_invisible([replicated.lsn]) == 1 and n1.log.set_invisible([replicated.lsn]) == 0
+    assert n1.log.read(replicated.lsn).header.invisible and not n1.log.read(local.lsn).header.invisible
