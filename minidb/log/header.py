@@ -24,8 +24,9 @@ All integers are little-endian (``struct`` format ``<IBBII`` + ``<Q``).
 Two bytes may change after an entry is written, so the checksum treats them
 specially:
 
-- the INVISIBLE bit is set in place by syncup rollback (replication's
-  syncup, not built yet; the VLSN scanners already skip invisible entries),
+- the INVISIBLE bit is set in place by syncup rollback
+  (:mod:`minidb.replication.rollback`, through ``LogManager.set_invisible``;
+  every reader of the replication stream skips invisible entries),
   so it is masked out of the checksum;
 - the type byte is overwritten with :data:`ERASED_TYPE` by the log store's
   data eraser (:mod:`minidb.logstore.eraser.protocol`, which then zeroes the

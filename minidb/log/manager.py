@@ -79,7 +79,7 @@ from minidb.log.entry import LogEntry
 from minidb.log.files import all_log_file_numbers, file_name
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
 from minidb.log.groupcommit import GroupCommitPolicy, ManualClock, MonotonicClock
-from minidb.log.header import (HEADER_SIZE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional, make_flags,
+from minidb.log.header import (HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional, make_flags,
                                pack_header)
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
@@ -534,6 +534,47 @@ class LogManager:
             raise LogError(f"{self.disk.where()}: the log is open read-only")
         if self._failed is not None:
             raise LogError(f"{self.disk.where()}: {self._failed}; the log must be reopened")
+
+    # -- marking entries invisible (syncup rollback) --------------------------
+    FLAGS_OFFSET = 5  # the flags byte in an entry's header (``<IBBII``: checksum, type, flags, ...)
+
+    def set_invisible(self, lsns: list[LSN]) -> int:
+        """Set the INVISIBLE flag bit of the replicated entries at ``lsns`` in place, in that order, and
+        fsync each file changed before the next; returns how many bits changed (already set: skipped).
+
+        The buffer is written out first, so every entry is in its file. The checksum leaves the bit
+        out, so the entries stay valid; only a syncup rollback calls this (:mod:`minidb.replication.rollback`).
+        A non-replicated entry among them is refused (``UserError``) before anything is written.
+        """
+        with self._latch:
+            self._check_usable()
+            self._write_buffer()
+            changed = 0
+            handles: dict[int, File] = {}
+            try:
+                found = []
+                for lsn in lsns:  # read every flags byte first: a refusal changes nothing
+                    require_lsn(lsn)
+                    handle = handles.get(lsn.file)
+                    if handle is None:
+                        handle = handles[lsn.file] = (self._handle if lsn.file == self._file_number
+                                                      else self.disk.open(file_name(lsn.file)))
+                    (flags,) = handle.read(lsn.offset + self.FLAGS_OFFSET, 1)
+                    if not flags & REPLICATED:
+                        raise UserError(f"{self.disk.where()}: the entry at {lsn} is not replicated: only a "
+                                        "replicated entry can be made invisible; nothing was changed")
+                    found.append((lsn, handle, flags))
+                for lsn, handle, flags in found:
+                    if flags & INVISIBLE:
+                        continue
+                    handle.write(lsn.offset + self.FLAGS_OFFSET, bytes((flags | INVISIBLE,)))
+                    self._fsync_handle(handle)
+                    changed += 1
+            finally:
+                for number, handle in handles.items():
+                    if handle is not self._handle:
+                        handle.close()
+            return changed
 
     # -- positions and reading ------------------------------------------------
     def end(self) -> LogEnd:

@@ -29,7 +29,9 @@ crashed; a clean close just leaves little to do. Its passes:
    compressed the deleted slot away, and the older write would come back.
 7. **Undo losers**: the LNs of transactions that did not commit (aborted, or
    still active at the crash), newest first: a slot holding exactly that LSN
-   goes back to the LN's abort LSN. The losers' records stay locked from the
+   goes back to the LN's abort LSN. Entries with the INVISIBLE flag (rolled
+   back by a replication syncup) are skipped by redo, and an invisible Commit
+   does not count: a rolled-back transaction is a loser. The losers' records stay locked from the
    redo pass until their undo, so that no BIN logged meanwhile (a split, an
    eviction) compresses a loser's deleted slot away.
 8. **Utilization**: each file's last FileSummaryLN plus the entries after it;
@@ -428,7 +430,7 @@ class RecoveryManager:
         phase = self._phase("transactions")
         txn_lns: dict[int, list[LogEntry]] = {}
         for entry in self._from(info.first_active_lsn):
-            if entry.type_name == "Commit":
+            if entry.type_name == "Commit" and not entry.header.invisible:  # a rolled-back Commit never was
                 info.committed.add(entry.txn_id)
             elif entry.type_name in ("LN_TX", "DEL_LN_TX"):
                 txn_lns.setdefault(entry.txn_id, []).append(entry)
@@ -446,6 +448,8 @@ class RecoveryManager:
 
         phase = self._phase("redo LNs")
         for entry in self._from(info.scan_start):
+            if entry.header.invisible:
+                continue  # rolled back by a replication syncup: not part of the database any more
             name = entry.type_name
             transactional = name in ("LN_TX", "DEL_LN_TX")
             if transactional:

@@ -109,10 +109,11 @@ class Transaction:
         self.replicated = self.replicated or replicated
 
     # -- ending ----------------------------------------------------------------------------
-    def commit(self, vlsn: int | None = None) -> LSN:
+    def commit(self, vlsn: int | None = None, time_ms: int | None = None) -> LSN:
         """Commit; returns the Commit entry's LSN (NULL_LSN if nothing was written).
 
-        ``vlsn``: the Commit's VLSN, given (a replica replaying the master's Commit) rather than allocated.
+        ``vlsn``: the Commit's VLSN, given (a replica replaying the master's Commit) rather than allocated;
+        ``time_ms``: the master's commit time, logged as is (default: now), so both logs hold the same entry.
         """
         env = self.env
         with env.latch:
@@ -121,7 +122,8 @@ class Transaction:
             if not self.writes:
                 return self._finish_commit()
             lsn = env.log_entry(COMMIT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
-                                         "time_ms": env.now_ms()}, replicated=self.replicated, vlsn=vlsn)
+                                         "time_ms": env.now_ms() if time_ms is None else time_ms},
+                                replicated=self.replicated, vlsn=vlsn)
             self.end_lsn = lsn
             if self.durability is Durability.WRITE_NO_SYNC:
                 env.log.flush()
@@ -146,8 +148,8 @@ class Transaction:
         self.env.after_operation()
         return self.end_lsn
 
-    def abort(self, vlsn: int | None = None) -> LSN:
-        """Abort: log Abort, undo every write, then unregister (``vlsn`` as for :meth:`commit`)."""
+    def abort(self, vlsn: int | None = None, time_ms: int | None = None) -> LSN:
+        """Abort: log Abort, undo every write, then unregister (``vlsn``, ``time_ms`` as for :meth:`commit`)."""
         env = self.env
         with env.latch:
             env.check_usable()
@@ -156,7 +158,8 @@ class Transaction:
             if self.writes:
                 try:
                     self.end_lsn = env.log_entry(ABORT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
-                                                         "time_ms": env.now_ms()}, replicated=self.replicated,
+                                                         "time_ms": env.now_ms() if time_ms is None else time_ms},
+                                                 replicated=self.replicated,
                                                vlsn=vlsn)
                 except (LogError, DiskError) as e:  # a full disk, a failed log; not a (simulated) crash
                     failure = e

@@ -15,8 +15,9 @@ transports (in-memory and TCP) and the handshake, feeders and replicas
 streaming the log by VLSN, durability by acks (JE's Durability: sync
 policies, ack policies, commits waiting for acks; feeders protect the log
 files they still have to send); elections (Paxos rounds, durable acceptor
-state, JE's rule for the winner). Not built yet: syncup and its
-rollback. Where the
+state, JE's rule for the winner); syncup (the matchpoint search) and its
+rollback (RollbackStart/End, INVISIBLE entries, finished by recovery after a
+crash). Where the
 modules mention them, they describe the callers the index is made for (a
 feeder reads forward by VLSN and waits for new ones; syncup searches backward
 and truncates the tail); tests, the tour and notebook 12 play those callers.
@@ -35,6 +36,9 @@ Public surface::
     Durability, SyncPolicy, ReplicaAckPolicy JE's durability of a replicated commit (durability.py)
     FeederTxns, CommitToken                  commits waiting for acks; env.begin/commit/start_commit (ack.py)
     InMemoryGroup                            a master and replicas on the in-memory network, pumped (driver.py)
+    ReplicaFeederSyncup, search_matchpoint,  syncup: the matchpoint by LSN-neutral checksum (syncup.py)
+    MatchpointSearchResults, item_checksum
+    RollbackResult, roll_back                the rollback after the matchpoint (rollback.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
@@ -45,11 +49,13 @@ Public surface::
     ForwardVLSNScanner, BackwardVLSNScanner  finding entries by VLSN in the log (scanner.py)
     LogItem, LogItemCache, VLSNAwaitLatch    waiting for new VLSNs (wait.py)
     VLSNAllocator, NULL_VLSN, encode_key     VLSNs, their allocation, their keys (vlsn.py)
-    REPLICATION_TYPES, MATCHPOINT            replication's entry types (logdef.py)
+    REPLICATION_TYPES, MATCHPOINT,           replication's entry types (logdef.py)
+    ROLLBACK_START, ROLLBACK_END
     VLSNIndexError, VLSNRangeError,          errors (errors.py)
-    ReplicaWriteError, HandshakeError, ...
+    ReplicaWriteError, HandshakeError,
+    NetworkRestoreRequiredError, RollbackLimitError, SyncupError, ...
 
-Inside: ``crashtest`` (the crash sweep of a replicated workload).
+Inside: ``crashtest`` (the crash sweep of a replicated workload), ``rollback_crashtest`` (of a rollback).
 """
 
 from minidb.replication.bucket import GhostBucket, VLSNBucket
@@ -61,7 +67,8 @@ from minidb.replication.errors import (ConnectionClosedError, FeederError, Group
                                        InsufficientAcksError, InsufficientReplicasError, ReplayError,
                                        ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
                                        UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
-                                       WaitTimeoutError, WireFormatError, WireVersionError)
+                                       WaitTimeoutError, WireFormatError, WireVersionError,
+                                       NetworkRestoreRequiredError, RollbackLimitError, SyncupError)
 from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError
 from minidb.replication.ack import CommitToken, FeederTxns
 from minidb.replication.driver import InMemoryGroup
@@ -69,10 +76,12 @@ from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPoli
 from minidb.replication.feeder import Feeder
 from minidb.replication.group import NodeState, RepGroup, RepNode
 from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
-from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES
+from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES, ROLLBACK_END, ROLLBACK_START
 from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.replica import Replica
+from minidb.replication.rollback import RollbackResult, roll_back
+from minidb.replication.syncup import MatchpointSearchResults, ReplicaFeederSyncup, item_checksum, search_matchpoint
 from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge
 from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner
 from minidb.replication.tracker import VLSNTracker
@@ -94,4 +103,7 @@ __all__ = [
     "AcceptorStateCorruptionError", "Durability", "SyncPolicy",
     "ReplicaAckPolicy", "FeederTxns", "CommitToken", "InMemoryGroup", "InsufficientAcksError",
     "InsufficientReplicasError",
+    "ReplicaFeederSyncup",
+    "search_matchpoint", "MatchpointSearchResults", "item_checksum", "RollbackResult", "roll_back",
+    "ROLLBACK_START", "ROLLBACK_END", "NetworkRestoreRequiredError", "RollbackLimitError", "SyncupError",
 ]

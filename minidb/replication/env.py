@@ -85,6 +85,7 @@ from minidb.replication.group import NodeState, RepGroup
 from minidb.replication.index import VLSNIndex
 from minidb.replication.logdef import MATCHPOINT
 from minidb.replication.range import VLSNRange
+from minidb.replication.rollback import PendingRollback, RollbackResult, finish_pending, redo_marks_and_undo, roll_back
 
 
 def _holds(impl: DatabaseImpl, key: bytes) -> bool:
@@ -125,6 +126,7 @@ class ReplicatedEnvironment:
         self._replay_txns: dict[int, Transaction] = {}  # the master's txn id -> the replica's transaction
         self.feeder_txns = ack.FeederTxns(self)  # the feeders, and the commits waiting for their acks
         self._txn_durability: dict[int, RepDurability] = {}  # begun with a replication Durability
+        self.recovered_rollback: RollbackResult | None = None  # a rollback a crash cut short, finished at open
         env.log.vlsn_allocator = self._allocate_vlsn
 
     @classmethod
@@ -143,17 +145,20 @@ class ReplicatedEnvironment:
             group.node(node_name)  # a member, else GroupConfigError
         config = dataclasses.replace(config or EnvironmentConfig(), replicated=True)
         index = VLSNIndex(index_config)
-        index.begin_recovery()
+        tracker = index.begin_recovery()
+        finishing = _PendingRollbackRedo(index, tracker, phase_listener)
         hooks = dataclasses.replace(hooks or EnvironmentHooks())
-        hooks.flush_vlsn_index = [*hooks.flush_vlsn_index, index.on_checkpoint]
+        hooks.flush_vlsn_index = [*hooks.flush_vlsn_index, index.on_checkpoint, finishing.step6]
         hooks.recovery_listeners = [*hooks.recovery_listeners, index.recovery_listener]
         hooks.recovery_read_done = [*hooks.recovery_read_done, index.recovery_read_done]
-        env = Environment.open(where, config, hooks, create, phase_listener)
+        env = Environment.open(where, config, hooks, create, finishing.phase_done)
         if index.env is not env or index.merge_result is None:
             raise VLSNIndexError(f"{env.where()}: recovery did not finish the VLSN index")
         env.log.add_listener(index.log_listener)
         env.cleaner.protector.add_deletion_listener(index.before_file_deletion)  # before the cleaner deletes
-        return cls(env, index, node_id, group, node_name)
+        rep_env = cls(env, index, node_id, group, node_name)
+        rep_env.recovered_rollback = finishing.result
+        return rep_env
 
     # -- the node's state ------------------------------------------------------------------------
     def become_master(self) -> None:
@@ -284,6 +289,10 @@ class ReplicatedEnvironment:
             env.after_operation()
             return lsn
 
+    def roll_back(self, matchpoint_vlsn: int, matchpoint_lsn: LSN, limit: int | None = None) -> RollbackResult | None:
+        """Roll back everything logged after the matchpoint (syncup's rollback, :mod:`.rollback`)."""
+        return roll_back(self, matchpoint_vlsn, matchpoint_lsn, limit)
+
     # -- a replica writes the master's entries ------------------------------------------------------
     def replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None = None,
                sync_policy=None) -> LSN:
@@ -330,7 +339,8 @@ class ReplicatedEnvironment:
                                   "transaction this replica never saw")
             if sync_policy is not None:
                 txn.durability = sync_policy
-            lsn = txn.commit(vlsn=vlsn) if type_name == "Commit" else txn.abort(vlsn=vlsn)
+            end = txn.commit if type_name == "Commit" else txn.abort
+            lsn = end(vlsn=vlsn, time_ms=values.get("time_ms"))  # the master's entry, as the master logged it
             del self._replay_txns[txn_id]
             return lsn
         if type_name not in USER_LN_TYPES:
@@ -388,6 +398,31 @@ class ReplicatedEnvironment:
 
     def __repr__(self) -> str:
         return f"ReplicatedEnvironment({self.where()}, VLSNs {self.vlsn_index.range})"
+
+
+class _PendingRollbackRedo:
+    """Finishes, while the environment opens, a rollback a crash cut short (:mod:`.rollback`): the marks and
+    the undo when recovery has rebuilt the tree (before its checkpoint), the index and RollbackEnd in that
+    checkpoint's step 6 (after the index is merged)."""
+
+    def __init__(self, index: VLSNIndex, tracker, phase_listener):
+        self.index, self.tracker, self.phase_listener = index, tracker, phase_listener
+        self.pending: PendingRollback | None = None
+        self.result: RollbackResult | None = None
+
+    def phase_done(self, name: str, env: Environment) -> None:
+        if name == "utilization" and self.tracker.pending_rollback is not None:
+            self.pending = self.tracker.pending_rollback
+            redo_marks_and_undo(env, self.pending)
+        if self.phase_listener is not None:
+            self.phase_listener(name, env)
+
+    def step6(self, run) -> str | None:
+        if self.pending is None:
+            return None
+        pending, self.pending = self.pending, None
+        self.result = finish_pending(run.env, self.index, pending)
+        return self.result.describe()
 
 
 def open_replicated(where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,

@@ -114,8 +114,21 @@ class InsufficientAcksError(MinidbError):
         self.required = required
 
 
+class SyncupError(MinidbError):
+    """A syncup failed (a bad answer from the feeder, a node that is not quiescent); nothing was rolled back."""
+
+
+class NetworkRestoreRequiredError(SyncupError):
+    """JE's ``InsufficientLogException``: no common sync point with the master, or a rollback past its limit;
+    the node must be restored from another node's files (a network restore). Nothing was changed."""
+
+
+class RollbackLimitError(NetworkRestoreRequiredError):
+    """The rollback would undo committed changes older than the rollback limit (JE's
+    ``RollbackProhibitedException``); nothing was changed."""
+
 __all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
            "ReplicationNetworkError", "WireFormatError", "WireVersionError", "HandshakeError", "ConnectionClosedError",
            "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError",
            "FeederError", "ElectionError", "AcceptorStateCorruptionError", "InsufficientReplicasError",
-           "InsufficientAcksError"]
+           "InsufficientAcksError", "SyncupError", "NetworkRestoreRequiredError", "RollbackLimitError"]

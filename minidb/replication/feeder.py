@@ -17,8 +17,12 @@ mapping at or below. Invariants:
 - it starts only at a VLSN inside the master's range, or just after it: an
   older one was cleaned from the master's log (the replica needs a network
   restore), a newer one means the replica holds entries the master does not
-  (syncup, the next part, rolls it back); both are a :class:`FeederError`
-  and the connection is closed;
+  and skipped syncup; both are a :class:`FeederError` and the connection is
+  closed;
+- before the stream starts it answers the replica's syncup requests
+  (``EntryRequest``: its own entry at a VLSN, by LSN-neutral checksum,
+  :mod:`.syncup`), so a replica that is ahead finds the matchpoint, rolls
+  back, and asks for the stream from there;
 - only a master feeds.
 
 **Acks** (:mod:`.ack`, :mod:`.durability`): a feeder registers itself with
@@ -53,6 +57,7 @@ from minidb.replication import wire
 from minidb.replication.durability import SYNC_CODES
 from minidb.replication.errors import FeederError
 from minidb.replication.group import NodeState
+from minidb.replication.syncup import feeder_answer
 
 if TYPE_CHECKING:
     from minidb.replication.env import ReplicatedEnvironment
@@ -70,6 +75,8 @@ class Feeder:
         self.acked_vlsn = 0  # the highest Commit VLSN the replica acknowledged
         self.sent = 0
         self.cache_hits = 0  # entries found through the log item cache rather than a scan
+        self.syncup_requests = 0  # EntryRequests answered (syncup, :mod:`.syncup`)
+        self.restore_requested: str | None = None  # the replica found no matchpoint: why
         self.protected = None  # the files this feeder still has to send (a ProtectedFileSet), once started
         self.closed = False
         master.feeder_txns.add_feeder(self)
@@ -140,6 +147,12 @@ class Feeder:
                 self._start(message["start_vlsn"])
             elif message.type == "Ack":
                 self._ack(message["txn_id"], message["vlsn"])
+            elif message.type == "EntryRequest":  # syncup: the replica compares its sync points with ours
+                kind, values = feeder_answer(self.master, message["vlsn"])
+                self.channel.send(wire.encode(self.group_name, kind, **values))
+                self.syncup_requests += 1
+            elif message.type == "RestoreRequest":
+                self.restore_requested = message["reason"]
 
     def _ack(self, txn_id: int, vlsn: int) -> None:
         if vlsn > self.master.range.last:
@@ -160,7 +173,8 @@ class Feeder:
         if vlsn > self.master.next_stream_vlsn:
             self.close()
             raise FeederError(f"replica {self.replica_name} asks for VLSN {vlsn}, after the master's last "
-                              f"({current.last}): it holds entries the master does not (syncup must roll it back)")
+                              f"({current.last}): it holds entries the master does not; it must sync up first "
+                              "(ReplicaFeederSyncup, Replica(..., syncup=True)) and roll them back")
         self.next_vlsn = vlsn
         log = self.master.log
         self._protect_from(log.end_lsn.file if vlsn > current.last else self.master.vlsn_index.get_lte_lsn(vlsn).file)

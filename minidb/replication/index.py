@@ -454,8 +454,7 @@ class VLSNIndex:
         log. Durability: the flush below is durable, but recovery re-tracks
         the log from the last CkptStart, so the truncation survives a crash
         only if the rolled-back entries are INVISIBLE by then: it is made
-        durable by RollbackStart/End (built in the next part), the only
-        caller.
+        durable by RollbackStart/End (:mod:`.rollback`, the only caller).
         """
         with self._lock:
             current = self.range

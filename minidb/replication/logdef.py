@@ -11,6 +11,9 @@ name            code  flags  what it is
 ``Matchpoint``  0x70         a sync point that is not a transaction end (JE's
                              LOG_MATCHPOINT): a syncup may end here, so it moves
                              the VLSN range's ``last_sync`` but not ``last_txn_end``
+``RollbackStart`` 0x71       a syncup rollback begins (JE's LOG_ROLLBACK_START):
+                             everything after the matchpoint is rolled back
+``RollbackEnd`` 0x72         that rollback is finished (JE's LOG_ROLLBACK_END)
 ==============  ====  =====  ===================================================
 
 Field by field (little-endian)::
@@ -21,12 +24,23 @@ Field by field (little-endian)::
     | 4  8   | time_ms        |
     +--------+----------------+
 
-A Matchpoint is always replicated: it carries a VLSN.
+    RollbackStart item                          RollbackEnd item
+    +--------+------------------+               +--------+-------------------+
+    | 0  8   | matchpoint_vlsn  |               | 0  8   | matchpoint_vlsn   |
+    | 8  8   | matchpoint_lsn   |  (LSN)        | 8  8   | rollback_start_lsn|
+    | 16 8   | last_vlsn        |  the last     +--------+-------------------+
+    |        |                  |  rolled back
+    | 24 4+8t| txn_ids: [I64]   |  the transactions rolled back
+    +--------+------------------+
+
+A Matchpoint is always replicated: it carries a VLSN. RollbackStart and
+RollbackEnd are local to the node that rolls back: never replicated, no VLSN
+(:mod:`minidb.replication.rollback` says what they guarantee).
 """
 
 from __future__ import annotations
 
-from minidb.log.fields import U32, U64
+from minidb.log.fields import I64, LSN_FIELD, U32, U64, ListOf
 from minidb.log.types import EntryTable
 
 REPLICATION_TYPES = EntryTable(
@@ -34,9 +48,14 @@ REPLICATION_TYPES = EntryTable(
     [
         # name         code  flags  fields
         ("Matchpoint", 0x70, "",    [("master_node_id", U32), ("time_ms", U64)]),
+        ("RollbackStart", 0x71, "", [("matchpoint_vlsn", U64), ("matchpoint_lsn", LSN_FIELD),
+                                     ("last_vlsn", U64), ("txn_ids", ListOf(("txn_id", I64)))]),
+        ("RollbackEnd", 0x72, "",   [("matchpoint_vlsn", U64), ("rollback_start_lsn", LSN_FIELD)]),
     ],
 )
 
 MATCHPOINT = REPLICATION_TYPES.Matchpoint
+ROLLBACK_START = REPLICATION_TYPES.RollbackStart
+ROLLBACK_END = REPLICATION_TYPES.RollbackEnd
 
-__all__ = ["REPLICATION_TYPES", "MATCHPOINT"]
+__all__ = ["REPLICATION_TYPES", "MATCHPOINT", "ROLLBACK_START", "ROLLBACK_END"]

@@ -41,9 +41,11 @@ be replaced later in the log by a visible entry with its VLSN. A syncup
 rollback marks the entries after the matchpoint invisible and the master's
 entries then take their VLSNs again, in place; the checksum leaves the flag
 out (it is set in place), so an invisible entry that nothing replaced is a
-flipped bit, and corruption. (Syncup is not built yet; when it is, the
-records of its rollbacks will also allow a rollback that a crash cut short
-before the master's entries arrived.)
+flipped bit, and corruption, unless a ``RollbackStart`` after it names it
+(its VLSN is after that rollback's matchpoint). A ``RollbackStart`` without
+its ``RollbackEnd`` is a rollback a crash cut short: the tracker keeps it as
+``pending_rollback`` and the environment finishes it when it opens
+(:mod:`.rollback`).
 
 Byte formats of what the database holds: :mod:`.bucket` and :mod:`.range`;
 keys: :mod:`.vlsn`.
@@ -57,6 +59,7 @@ from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.replication.bucket import VLSNBucket
 from minidb.replication.errors import VLSNIndexCorruptionError
 from minidb.replication.range import EMPTY_RANGE, VLSNRange
+from minidb.replication.rollback import PendingRollback
 from minidb.replication.tracker import VLSNTracker, plural
 from minidb.replication.vlsn import NULL_VLSN, RANGE_KEY_VLSN, decode_key
 
@@ -69,6 +72,7 @@ class VLSNRecoveryTracker(VLSNTracker):
         self.entries_seen = 0
         self.unreplaced: dict[int, LSN] = {}  # invisible entries no later entry has replaced (VLSN -> LSN)
         self.first_lsn = NULL_LSN  # where the tracking pass began (the last CkptStart)
+        self.pending_rollback: PendingRollback | None = None  # a RollbackStart without its RollbackEnd
 
     def check_rollbacks(self) -> None:
         """Every invisible entry must have been replaced by a later one with its VLSN (see the module doc)."""
@@ -86,6 +90,7 @@ class VLSNRecoveryTracker(VLSNTracker):
         self.entries_seen += 1
         vlsn = entry.vlsn
         if vlsn is None:
+            self._track_rollback(entry)
             return
         if entry.header.invisible:
             self.unreplaced[vlsn] = entry.lsn
@@ -97,6 +102,18 @@ class VLSNRecoveryTracker(VLSNTracker):
             raise VLSNIndexCorruptionError(f"the log holds VLSN {vlsn} at {entry.lsn} right after VLSN {last}: "
                                  f"the replication stream has a gap or goes backwards")
         self.track(vlsn, entry.lsn, entry.type_name)
+
+
+    def _track_rollback(self, entry: LogEntry) -> None:
+        if entry.type_name == "RollbackStart":
+            values = entry.values
+            matchpoint = values["matchpoint_vlsn"]
+            for rolled_back in [v for v in self.unreplaced if v > matchpoint]:  # this rollback's entries
+                del self.unreplaced[rolled_back]
+            self.pending_rollback = PendingRollback(matchpoint, values["matchpoint_lsn"], entry.lsn,
+                                                    tuple(t["txn_id"] for t in values["txn_ids"]))
+        elif entry.type_name == "RollbackEnd":
+            self.pending_rollback = None
 
 
 def read_index_database(db) -> tuple[list[VLSNBucket], VLSNRange]:

@@ -14,6 +14,12 @@ arrives as a ``Commit`` message carrying the replica sync policy
 fsynced; NO_SYNC: left in its log buffer) and only then acks it. Invariants: entries are replayed in VLSN order with no gap (replay
 refuses anything else and writes nothing); a replica never allocates a VLSN.
 
+With ``syncup=True`` the replica first syncs up with the feeder
+(:class:`~minidb.replication.syncup.ReplicaFeederSyncup`: the matchpoint,
+then the rollback of everything after it) and asks for the stream from the
+matchpoint on: a replica that holds entries the master does not (a former
+master) can rejoin.
+
 Stepped like the feeder: :meth:`Replica.pump` replays whatever arrived
 and returns how many entries it replayed.
 """
@@ -26,6 +32,7 @@ from minidb.log.types import type_by_code
 from minidb.replication import wire
 from minidb.replication.durability import SYNC_BY_CODE
 from minidb.replication.errors import ReplayError
+from minidb.replication.syncup import ReplicaFeederSyncup
 
 if TYPE_CHECKING:
     from minidb.replication.env import ReplicatedEnvironment
@@ -34,17 +41,32 @@ if TYPE_CHECKING:
 class Replica:
     """Replays the stream a feeder sends (see the module documentation)."""
 
-    def __init__(self, env: "ReplicatedEnvironment", channel, master_name: str):
+    def __init__(self, env: "ReplicatedEnvironment", channel, master_name: str, syncup: bool = False,
+                 rollback_limit: int | None = None):
         env.become_replica(master_name)
         self.env = env
         self.channel = channel
         self.master_name = master_name
         self.replayed = 0
-        self.start_vlsn = env.next_stream_vlsn
-        channel.send(wire.encode(env.group.name, "StartStream", start_vlsn=self.start_vlsn))
+        self.syncup = ReplicaFeederSyncup(env, channel, master_name, rollback_limit) if syncup else None
+        self.start_vlsn: int | None = None
+        if self.syncup is None or self.syncup.done:
+            self._start_stream(env.next_stream_vlsn)
+
+    def _start_stream(self, vlsn: int) -> None:
+        self.start_vlsn = vlsn
+        self.channel.send(wire.encode(self.env.group.name, "StartStream", start_vlsn=vlsn))
 
     def pump(self, timeout: float | None = 0) -> int:
-        """Replay every entry that has arrived (waiting up to ``timeout`` for a first one, over TCP); how many."""
+        """Replay every entry that has arrived (waiting up to ``timeout`` for a first one, over TCP); how many.
+
+        With ``syncup``, first sync up with the feeder (:mod:`.syncup`, one step per call), then ask for
+        the stream from the matchpoint on."""
+        if self.start_vlsn is None:
+            assert self.syncup is not None
+            if not self.syncup.pump(timeout):
+                return 0
+            self._start_stream(self.syncup.start_vlsn)
         done = 0
         while (message := self.channel.receive(timeout)) is not None:
             timeout = 0

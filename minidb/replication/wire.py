@@ -62,10 +62,11 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
                                node_name STR
     0x24  Result               term U64, master STR, counter U64,   built
                                proposer STR
-    0x30  EntryRequest         reserved (syncup: the entry at a VLSN)
-    0x31  EntryInfo            reserved
-    0x32  EntryNotFound        reserved
-    0x33  RestoreRequest       reserved (a network restore is needed)
+    0x30  EntryRequest         vlsn U64                             built
+    0x31  EntryInfo            vlsn U64, type_code U8,              built
+                               checksum U32, lsn U64
+    0x32  EntryNotFound        vlsn U64, first U64, last U64        built
+    0x33  RestoreRequest       replica_vlsn U64, reason STR         built
 
 An ``Entry`` carries one replicated log entry: its VLSN, its type code and
 its item exactly as the master logged it (the log's field table), and, for
@@ -96,6 +97,18 @@ that the master's commit waits for acks: ``replica_sync`` says how the
 replica logs it before it acknowledges (1 SYNC, 2 WRITE_NO_SYNC, 3 NO_SYNC;
 :mod:`.durability`). A Commit nobody waits for travels as a plain ``Entry``
 (the replica acknowledges it too, logged with its own default policy).
+
+Syncup (:mod:`.syncup`): the replica asks for the feeder's entry at a VLSN
+(``EntryRequest``); the feeder answers with the entry's type code, its
+LSN-neutral item checksum (:func:`~minidb.replication.syncup.item_checksum`)
+and, for display only, its LSN (``file << 32 | offset``) in ``EntryInfo``, or
+``EntryNotFound`` with the range it holds (``first``, ``last``; 0 when
+empty). A replica that finds no common sync point sends ``RestoreRequest``
+(its last VLSN and why) before it stops. Example, the answer for VLSN 3
+(a Commit, type 0x50, checksum 0x1234abcd, at LSN 0x1/0x2a0), payload only::
+
+    03 00 00 00 00 00 00 00  50  cd ab 34 12  a0 02 00 00 01 00 00 00
+    vlsn 3                   type checksum     lsn 0x1/0x2a0
 
 A reserved code is known (a frame of that type is not "unknown") but cannot
 be encoded or decoded yet: the part that builds it adds its fields.
@@ -161,10 +174,10 @@ MESSAGE_TYPES = [
     MessageType("Accept", 0x22, _PROPOSAL + (("master", STR),)),
     MessageType("Accepted", 0x23, _PROPOSAL + (("accepted", U8),) + _PROMISED + (("node_name", STR),)),
     MessageType("Result", 0x24, (("term", U64), ("master", STR), ("counter", U64), ("proposer", STR))),
-    MessageType("EntryRequest", 0x30, None),
-    MessageType("EntryInfo", 0x31, None),
-    MessageType("EntryNotFound", 0x32, None),
-    MessageType("RestoreRequest", 0x33, None),
+    MessageType("EntryRequest", 0x30, (("vlsn", U64),)),
+    MessageType("EntryInfo", 0x31, (("vlsn", U64), ("type_code", U8), ("checksum", U32), ("lsn", U64))),
+    MessageType("EntryNotFound", 0x32, (("vlsn", U64), ("first", U64), ("last", U64))),
+    MessageType("RestoreRequest", 0x33, (("replica_vlsn", U64), ("reason", STR))),
 ]
 BY_CODE = {t.code: t for t in MESSAGE_TYPES}
 BY_NAME = {t.name: t for t in MESSAGE_TYPES}

@@ -1,0 +1,264 @@
+"""Syncup rollback (JE's ``RollbackStart``/``RollbackEnd`` and the replica's ``Rollback``): undo a log's tail.
+
+After syncup found the matchpoint (:mod:`.syncup`), everything the node
+logged after it with a VLSN is *rolled back*: it leaves the replication
+stream, and its effect leaves the tree. The log is not truncated (the log
+store's entries intermingle replicated and local ones, JE's VLSNIndex); instead,
+in this order, on a quiescent node (the environment latch held, no
+transaction open but the replica's replay ones):
+
+1. check the **rollback limit**, changing nothing if it is passed
+   (:class:`~minidb.replication.errors.RollbackLimitError`, asking for a
+   network restore): by default (JE's) no *committed* change older than the
+   last checkpoint may be rolled back, a Commit or a record written without
+   a transaction logged before the last CkptEnd; ``limit`` (a number) also
+   caps how many committed changes may go;
+2. log ``RollbackStart`` (matchpoint VLSN and LSN, the last VLSN rolled back,
+   the transactions rolled back) and fsync;
+3. set the INVISIBLE bit of each rolled-back entry in place, newest first,
+   fsyncing each (:meth:`~minidb.log.LogManager.set_invisible`): the visible
+   entries always form a contiguous stream, whatever a crash keeps;
+4. undo their effect in memory, newest first: each record gets back the
+   version it replaced (the log store's undo, ``records.restore``, only
+   where the slot still holds the rolled-back version, or, for a deletion,
+   where no slot is left: BINs compress deleted slots away); the replica's open
+   replay transactions forget their rolled-back writes (one that began after
+   the matchpoint ends, its locks released);
+5. truncate the VLSN index from the tail
+   (``VLSNIndex._truncate_from_tail_in_rollback``, flushed durably);
+6. log ``RollbackEnd`` and fsync.
+
+Why it survives a crash at any point: invisible entries are skipped by
+every reader (the scanners, the feeders, the log store's recovery, which
+also undoes a rolled-back transaction as a loser, the VLSN recovery
+tracker). A ``RollbackStart`` without its ``RollbackEnd`` is redone when the
+environment opens (:class:`PendingRollback`): the VLSN recovery tracker
+notes it (a rollback never spans a checkpoint, so it lies after the last
+CkptStart); before recovery's checkpoint the remaining entries are marked and
+the recovered tree is undone (:func:`redo_marks_and_undo`), and in that
+checkpoint's step 6 the index is truncated and RollbackEnd logged
+(:func:`finish_pending`). So after a restart the rollback is finished, or was
+never started, and the log, the index and the tree agree. Why the default
+limit: a checkpoint's BINs may point at records logged before it; recovery
+undoes an uncommitted transaction's records wherever the tree holds them,
+but would keep a committed one's, so committed changes before the last
+checkpoint can only go by a network restore.
+
+JE's VLSNIndex example (LSNs schematic)::
+
+    LSN 100, VLSN 1
+    LSN 200, VLSN 2 <- overmarked (INVISIBLE)
+    LSN 300, VLSN 3 <- overmarked (INVISIBLE)
+    --- syncup, rollback to VLSN 1, restart at VLSN 2
+    LSN 400, VLSN 2
+    LSN 500, VLSN 3
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from minidb.log import LSN, NULL_LSN, LogEntry
+from minidb.logstore.logdef import DELETED_LN_TYPES, USER_LN_TYPES
+from minidb.logstore.tree.ln import AbortInfo
+from minidb.logstore.txn import TxnState
+from minidb.replication.errors import NetworkRestoreRequiredError, RollbackLimitError, SyncupError
+from minidb.replication.logdef import ROLLBACK_END, ROLLBACK_START
+
+if TYPE_CHECKING:
+    from minidb.logstore import Environment
+    from minidb.replication.env import ReplicatedEnvironment
+    from minidb.replication.index import VLSNIndex
+
+
+@dataclass(frozen=True)
+class RollbackResult:
+    """What a rollback did: the matchpoint, its RollbackStart/End, the entries made invisible."""
+
+    matchpoint_vlsn: int
+    matchpoint_lsn: LSN
+    start_lsn: LSN
+    end_lsn: LSN
+    rolled_back: tuple[tuple[int, LSN, str], ...]  # (VLSN, LSN, type) newest first
+    txn_ids: tuple[int, ...]
+    records_undone: int
+    redone: bool = False  # finished at open, after a crash cut it short
+
+    def describe(self) -> str:
+        vlsns = [v for v, _, _ in self.rolled_back]
+        what = f"VLSNs {min(vlsns)}..{max(vlsns)}" if vlsns else "nothing"
+        return (f"rolled back {what} to matchpoint VLSN {self.matchpoint_vlsn} at {self.matchpoint_lsn}: "
+                f"RollbackStart {self.start_lsn}, RollbackEnd {self.end_lsn}, txns {list(self.txn_ids)}, "
+                f"{self.records_undone} records undone{' (redone at open)' if self.redone else ''}")
+
+
+@dataclass
+class PendingRollback:
+    """A RollbackStart the VLSN recovery tracker saw without its RollbackEnd (redone at open)."""
+
+    matchpoint_vlsn: int
+    matchpoint_lsn: LSN
+    start_lsn: LSN
+    txn_ids: tuple[int, ...]
+    undone: int = 0
+    marked: list[tuple[int, LSN, str]] = field(default_factory=list)
+
+
+def tail_after(inner: "Environment", matchpoint_vlsn: int, matchpoint_lsn: LSN,
+               start: LSN | None = None, invisible_too: bool = False) -> list[LogEntry]:
+    """The replicated entries after the matchpoint, newest first, from ``start`` (default: the log's end)."""
+    found = []
+    for entry in inner.log.scan_backward(start):
+        if entry.lsn <= matchpoint_lsn:
+            break
+        if entry.vlsn is not None and entry.vlsn > matchpoint_vlsn and (invisible_too or not entry.header.invisible):
+            found.append(entry)
+    return found
+
+
+def _committed_changes(entries: list[LogEntry]) -> list[LogEntry]:
+    """Commits and records written without a transaction (each commits by itself)."""
+    return [e for e in entries if e.type_name == "Commit" or e.type_name in ("LN", "DEL_LN")]
+
+
+def _prev_version(inner: "Environment", entry: LogEntry) -> AbortInfo:
+    """The version a rolled-back record replaced (its slot gets it back)."""
+    values = entry.values
+    prev = values["prev_lsn"]
+    if prev.is_null:
+        return AbortInfo(NULL_LSN, True)
+    if "abort_lsn" in values and prev == values["abort_lsn"]:
+        return AbortInfo(prev, values["abort_known_deleted"])
+    try:
+        replaced = inner.log.read(prev)
+    except Exception as e:  # cleaned away: the state at the matchpoint cannot be rebuilt here
+        raise NetworkRestoreRequiredError(
+            f"{inner.where()}: rolling back {entry.type_name} at {entry.lsn} needs the version it replaced at {prev}, "
+            f"which is gone ({e}): a network restore is needed; nothing was rolled back") from None
+    return AbortInfo(prev, replaced.type_name in DELETED_LN_TYPES)
+
+
+def _undo(inner: "Environment", entries: list[LogEntry]) -> int:
+    """Put back, newest first, the version each rolled-back record replaced; how many slots changed."""
+    versions = [_prev_version(inner, e) if e.type_name in USER_LN_TYPES else None for e in entries]
+    undone = 0
+    for entry, version in zip(entries, versions):
+        if version is None:
+            continue
+        db = inner.db_tree.get_by_id(entry.values["db_id"])
+        if db is None:
+            continue
+        key = entry.values["key"]
+        only_if: LSN | None = entry.lsn
+        if entry.type_name in DELETED_LN_TYPES:
+            index, exact = db.tree.search(key).find(key)
+            if not exact:  # the deleted slot was compressed away: the deletion is what the tree shows
+                only_if = None
+        if inner.records.restore(db, key, version, only_if=only_if):
+            undone += 1
+    return undone
+
+
+def _forget_replay_writes(env: "ReplicatedEnvironment", matchpoint_lsn: LSN) -> None:
+    """The replica's open replay transactions forget what they wrote after the matchpoint."""
+    for txn_id, txn in list(env._replay_txns.items()):
+        for key in list(txn.order):
+            record = txn.writes[key]
+            record.lsns = [(lsn, deleted) for lsn, deleted in record.lsns if lsn <= matchpoint_lsn]
+            if not record.lsns:
+                del txn.writes[key]
+                txn.order.remove(key)
+        kept = [lsn for record in txn.writes.values() for lsn, _ in record.lsns]
+        txn.last_lsn = max(kept) if kept else NULL_LSN
+        if not kept:
+            txn.first_lsn = NULL_LSN
+            txn.state = TxnState.ABORTED
+            env.env.locks.release_all(txn.id)
+            env.env.txn_manager.unregister(txn)
+            del env._replay_txns[txn_id]
+
+
+def roll_back(env: "ReplicatedEnvironment", matchpoint_vlsn: int, matchpoint_lsn: LSN,
+              limit: int | None = None) -> RollbackResult | None:
+    """Roll back everything after the matchpoint (see the module documentation); None if nothing is after it."""
+    inner = env.env
+    with inner.latch:
+        inner.check_usable()
+        tail = tail_after(inner, matchpoint_vlsn, matchpoint_lsn)
+        if not tail:
+            return None
+        others = [t for t in inner.txn_manager.active.values() if t not in env._replay_txns.values()]
+        if others:
+            raise SyncupError(f"{env.where()}: a rollback needs a quiescent node, but transactions "
+                              f"{sorted(t.id for t in others)} are open; nothing was rolled back")
+        committed = _committed_changes(tail)
+        last_ckpt_end = inner.checkpointer.last_ckpt_end
+        old = [e for e in committed if not last_ckpt_end.is_null and e.lsn < last_ckpt_end]
+        if old:
+            raise RollbackLimitError(
+                f"{env.where()}: rolling back to matchpoint VLSN {matchpoint_vlsn} would undo {len(old)} committed "
+                f"changes older than the last checkpoint (the oldest: {old[-1].type_name} VLSN {old[-1].vlsn} at "
+                f"{old[-1].lsn}, checkpoint end {last_ckpt_end}): a network restore is needed; nothing was changed")
+        if limit is not None and len(committed) > limit:
+            raise RollbackLimitError(
+                f"{env.where()}: rolling back to matchpoint VLSN {matchpoint_vlsn} would undo {len(committed)} "
+                f"committed changes, more than the rollback limit {limit}: a network restore is needed; "
+                "nothing was changed")
+        for entry in tail:  # every replaced version must still be readable: else change nothing
+            if entry.type_name in USER_LN_TYPES:
+                _prev_version(inner, entry)
+        txn_ids = tuple(sorted({e.txn_id for e in tail if e.txn_id is not None}))
+        quiet, inner._in_after_operation = inner._in_after_operation, True  # no checkpoint inside a rollback
+        try:
+            start_lsn, end_lsn, undone = _roll_back(env, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
+        finally:
+            inner._in_after_operation = quiet
+    inner.after_operation()  # a checkpoint that came due meanwhile
+    result = RollbackResult(matchpoint_vlsn, matchpoint_lsn, start_lsn, end_lsn,
+                            tuple((e.vlsn, e.lsn, e.type_name) for e in tail), txn_ids, undone)
+    inner.trace.emit("%s", result.describe())
+    return result
+
+
+def _roll_back(env: "ReplicatedEnvironment", tail: list[LogEntry], matchpoint_vlsn: int, matchpoint_lsn: LSN,
+               txn_ids: tuple[int, ...]) -> tuple[LSN, LSN, int]:
+    """Steps 2-6 of the module documentation: RollbackStart, marks, undo, index, RollbackEnd."""
+    inner = env.env
+    start_lsn = inner.log_entry(ROLLBACK_START, {"matchpoint_vlsn": matchpoint_vlsn,
+                                                 "matchpoint_lsn": matchpoint_lsn, "last_vlsn": tail[0].vlsn,
+                                                 "txn_ids": [{"txn_id": t} for t in txn_ids]})
+    inner.log.sync(start_lsn)
+    inner.log.set_invisible([e.lsn for e in tail])
+    undone = _undo(inner, tail)
+    _forget_replay_writes(env, matchpoint_lsn)
+    env.vlsn_index._truncate_from_tail_in_rollback(matchpoint_vlsn + 1, matchpoint_lsn)
+    end_lsn = _log_end(inner, matchpoint_vlsn, start_lsn)
+    return start_lsn, end_lsn, undone
+
+
+def _log_end(inner: "Environment", matchpoint_vlsn: int, start_lsn: LSN) -> LSN:
+    end_lsn = inner.log_entry(ROLLBACK_END, {"matchpoint_vlsn": matchpoint_vlsn, "rollback_start_lsn": start_lsn})
+    inner.log.sync(end_lsn)
+    return end_lsn
+
+
+def redo_marks_and_undo(inner: "Environment", pending: PendingRollback) -> None:
+    """At open, before recovery's checkpoint: mark what a crash left visible, undo the recovered tree."""
+    tail = tail_after(inner, pending.matchpoint_vlsn, pending.matchpoint_lsn, pending.start_lsn, invisible_too=True)
+    inner.log.set_invisible([e.lsn for e in tail if not e.header.invisible])
+    pending.undone = _undo(inner, tail)
+    pending.marked = [(e.vlsn, e.lsn, e.type_name) for e in tail]
+
+
+def finish_pending(inner: "Environment", index: "VLSNIndex", pending: PendingRollback) -> RollbackResult:
+    """At open, in recovery's checkpoint step 6 (after the index is merged): truncate it, log RollbackEnd."""
+    index._truncate_from_tail_in_rollback(pending.matchpoint_vlsn + 1, pending.matchpoint_lsn)
+    end_lsn = _log_end(inner, pending.matchpoint_vlsn, pending.start_lsn)
+    result = RollbackResult(pending.matchpoint_vlsn, pending.matchpoint_lsn, pending.start_lsn, end_lsn,
+                            tuple(pending.marked), pending.txn_ids, pending.undone, redone=True)
+    inner.trace.emit("%s", result.describe())
+    return result
+
+
+__all__ = ["RollbackResult", "PendingRollback", "roll_back", "tail_after", "redo_marks_and_undo", "finish_pending"]

@@ -1,0 +1,396 @@
+"""Syncup and rollback: the matchpoint search between a replica and its feeder, and the rollback after it.
+
+JE's rollback example (VLSNIndex documentation) in real environments; matchpoints when the logs agree, diverge by one entry,
+diverge past a checkpoint (the rollback limit) and share nothing (a network restore); a committed
+transaction rolled back; invisible entries skipped by every reader; recovery finishing a rollback a crash
+cut short; the same syncup over TCP.
+"""
+
+import threading
+
+import pytest
+
+from minidb.errors import UserError
+from minidb.io import CrashMode, SimDisk
+from minidb.log import LSN
+from minidb.logstore.logdef import LN_TX
+from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
+from minidb.replication.crashtest import check_index
+from minidb.replication.errors import FeederError, NetworkRestoreRequiredError, RollbackLimitError, SyncupError
+from minidb.replication.feeder import Feeder
+from minidb.replication.group import RepGroup, RepNode
+from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
+from minidb.replication.replica import Replica
+from minidb.replication.scanner import stream_vlsn
+from minidb.replication.syncup import item_checksum
+
+from tests.replication.helpers import small_config
+
+GROUP = RepGroup("bank", [RepNode("n1", "n1", 2), RepNode("n2", "n2"), RepNode("n3", "n3")])
+
+
+def later_clock() -> float:
+    return 1_800_000_000.0
+
+
+def open_node(name, disk=None, **config):
+    return ReplicatedEnvironment.open(disk or SimDisk(name), small_config(**config), VLSNIndexConfig(stride=3),
+                                      group=GROUP, node_name=name)
+
+
+def link(net, master, env, syncup=True, **options):
+    """A handshaken connection from ``env`` to ``master``: (the master's feeder, the replica)."""
+    listener = net._listeners.get(master.node_name) or net.listen(master.node_name)
+    initiator = HandshakeInitiator(net.connect(master.node_name, env.node_name), "bank", GROUP.node(env.node_name))
+    acceptor = HandshakeAcceptor(listener.accept(), GROUP, master.node_name)
+    net.deliver()
+    acceptor.poll()
+    net.deliver()
+    initiator.poll()
+    return Feeder(master, acceptor.channel, env.node_name), Replica(env, initiator.channel, master.node_name,
+                                                                    syncup=syncup, **options)
+
+
+def settle(net, *pairs):
+    while True:
+        moved = net.deliver()
+        for feeder, replica in pairs:
+            moved += feeder.pump() + replica.pump()
+        if not moved and not net.in_flight:
+            return
+
+
+def records(env):
+    db = env.env.db_tree.get("accounts")
+    return {} if db is None else dict(env.database("accounts", create=False).items())
+
+
+def visible_stream(env):
+    return [(stream_vlsn(e), e.type_name, e.values.get("key")) for e in env.log.scan() if stream_vlsn(e)]
+
+
+def replicated_entries(env):
+    """(VLSN, type, invisible) of every entry with a VLSN, and the rollback entries, in log order."""
+    return [(e.vlsn, e.type_name, e.header.invisible) for e in env.log.scan()
+            if e.vlsn is not None or e.type_name.startswith("Rollback")]
+
+
+def failover(shared_writes, old_master_tail, new_master_tail):
+    """n1 (master) replicates ``shared_writes`` to n2, then logs ``old_master_tail`` that n2 never gets; n2
+    takes over and logs ``new_master_tail``. Returns (n1, n2) with n1 no longer master. n2's clock is
+    later, so its Commits differ from n1's (their time)."""
+    n1, n2 = open_node("n1"), open_node("n2", clock=later_clock)
+    n1.become_master()
+    shared_writes(n1)
+    net = InMemoryNetwork()
+    settle(net, link(net, n1, n2, syncup=False))
+    old_master_tail(n1)
+    n1.become_unknown()
+    n2.become_master()
+    new_master_tail(n2)
+    return n1, n2
+
+
+def rejoin(n1, n2, **options):
+    net = InMemoryNetwork()
+    feeder, replica = link(net, n2, n1, **options)
+    settle(net, (feeder, replica))
+    return feeder, replica
+
+
+def puts(*pairs):
+    def write(env):
+        db = env.database("accounts")
+        for key, value in pairs:
+            db.put(key, value)
+    return write
+
+
+def matchpoint(env):
+    env.log_matchpoint()
+
+
+# -- JE's rollback example ----------------------------------------------------------------------------------------
+def test_je_rollback_example_in_real_environments():
+    n1, n2 = failover(matchpoint, puts(("a", "old2"), ("b", "old3")), puts(("a", "new2"), ("c", "new3")))
+    feeder, replica = rejoin(n1, n2)
+    result = replica.syncup.rollback
+    assert replica.syncup.result.matchpoint_vlsn == 1 and replica.syncup.result.examined == 1
+    assert [v for v, _, _ in result.rolled_back] == [3, 2]
+    # LSN 100 VLSN 1; 200 VLSN 2 and 300 VLSN 3 overmarked; rollback to VLSN 1, restart at VLSN 2; 400 VLSN 2; 500 VLSN 3
+    assert replicated_entries(n1) == [(1, "Matchpoint", False), (2, "LN", True), (3, "LN", True),
+                                      (None, "RollbackStart", False), (None, "RollbackEnd", False),
+                                      (2, "LN", False), (3, "LN", False)]
+    assert records(n1) == records(n2) == {b"a": b"new2", b"c": b"new3"}
+    assert check_index(n1) is None and n1.range.last == 3
+    start = n1.log.read(result.start_lsn).values
+    assert start["matchpoint_vlsn"] == 1 and start["matchpoint_lsn"] == result.matchpoint_lsn
+    assert start["last_vlsn"] == 3 and feeder.syncup_requests == 1
+    n1.sync()
+    n1.crash(CrashMode.nothing())  # every reader after a restart skips the overmarked entries
+    again = open_node("n1", n1.disk)
+    assert records(again) == {b"a": b"new2", b"c": b"new3"} and check_index(again) is None
+    assert again.recovered_rollback is None
+
+
+# -- the matchpoint search ---------------------------------------------------------------------------------------
+def committed_txn(key, value):
+    def write(env):
+        db = env.database("accounts")
+        with env.begin() as txn:
+            db.put(key, value, txn=txn)
+    return write
+
+
+def test_logs_that_agree_roll_back_nothing():
+    n1, n2 = failover(committed_txn("a", "1"), lambda env: None, lambda env: None)
+    feeder, replica = rejoin(n1, n2)
+    assert replica.syncup.result.matchpoint_vlsn == 2  # the Commit, the replica's last sync point
+    assert replica.syncup.rollback is None and replica.start_vlsn == 3
+    assert not any(t.startswith("Rollback") for _, t, _ in replicated_entries(n1))
+
+
+def test_logs_that_diverge_by_one_entry():
+    n1, n2 = failover(committed_txn("a", "1"), puts(("b", "mine")), committed_txn("c", "theirs"))
+    feeder, replica = rejoin(n1, n2)
+    assert replica.syncup.result.matchpoint_vlsn == 2 and replica.syncup.result.examined == 1
+    assert [(v, t) for v, _, t in replica.syncup.rollback.rolled_back] == [(3, "LN")]
+    assert records(n1) == records(n2) == {b"a": b"1", b"c": b"theirs"}
+    assert visible_stream(n1) == visible_stream(n2)
+
+
+def test_same_vlsn_different_content_is_not_a_matchpoint():
+    """Both logs hold a Commit at VLSN 4, with different records: the checksums differ, the search goes on."""
+    n1, n2 = failover(committed_txn("a", "1"), committed_txn("b", "mine"), committed_txn("b", "theirs"))
+    feeder, replica = rejoin(n1, n2)
+    assert replica.syncup.result.matchpoint_vlsn == 2 and replica.syncup.result.examined == 2
+    assert replica.syncup.rollback.txn_ids and records(n1) == {b"a": b"1", b"b": b"theirs"}
+
+
+def test_a_committed_transaction_is_rolled_back_within_the_limit():
+    n1, n2 = failover(committed_txn("a", "1"), committed_txn("a", "mine"), puts(("z", "theirs")))
+    txn_id = next(e.txn_id for e in n1.log.scan() if e.type_name == "Commit" and e.vlsn == 4)
+    feeder, replica = rejoin(n1, n2)
+    result = replica.syncup.rollback
+    assert result.txn_ids == (txn_id,) and [t for _, _, t in result.rolled_back] == ["Commit", "LN_TX"]
+    assert n1.log.read(result.start_lsn).values["txn_ids"] == [{"txn_id": txn_id}]
+    assert records(n1) == {b"a": b"1", b"z": b"theirs"}
+
+
+def test_a_rollback_past_the_last_checkpoint_asks_for_a_network_restore_and_changes_nothing():
+    def commit_then_checkpoint(env):
+        committed_txn("a", "mine")(env)
+        env.checkpoint()
+
+    n1, n2 = failover(committed_txn("a", "1"), commit_then_checkpoint, puts(("z", "theirs")))
+    before = (n1.log.end_lsn, replicated_entries(n1), records(n1), n1.range)
+    with pytest.raises(RollbackLimitError, match="older than the last checkpoint.*network restore"):
+        rejoin(n1, n2)
+    assert (n1.log.end_lsn, replicated_entries(n1), records(n1), n1.range) == before
+
+
+def test_a_rollback_limit_counts_committed_changes():
+    n1, n2 = failover(committed_txn("a", "1"), puts(("b", "1"), ("c", "2")), puts(("z", "theirs")))
+    with pytest.raises(RollbackLimitError, match="2 committed changes, more than the rollback limit 1"):
+        rejoin(n1, n2, rollback_limit=1)
+
+
+def test_logs_that_share_nothing_need_a_network_restore():
+    n1, n2 = open_node("n1"), open_node("n2", clock=later_clock)
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    n2.become_master()
+    committed_txn("a", "2")(n2)
+    n1.become_unknown()
+    before = (n1.log.end_lsn, records(n1))
+    net = InMemoryNetwork()
+    feeder, replica = link(net, n2, n1)
+    with pytest.raises(NetworkRestoreRequiredError, match="share no sync point.*network restore"):
+        settle(net, (feeder, replica))
+    assert (n1.log.end_lsn, records(n1)) == before
+    net.deliver()
+    feeder.pump()
+    assert "share no sync point" in feeder.restore_requested
+
+
+def test_without_syncup_the_feeder_still_refuses_a_replica_that_is_ahead():
+    n1, n2 = failover(committed_txn("a", "1"), puts(("b", "mine")), lambda env: None)
+    net = InMemoryNetwork()
+    feeder, replica = link(net, n2, n1, syncup=False)
+    net.deliver()
+    with pytest.raises(FeederError, match="must sync up first"):
+        feeder.pump()
+
+
+def test_a_rollback_needs_a_quiescent_node():
+    n1, n2 = failover(committed_txn("a", "1"), puts(("b", "mine")), lambda env: None)
+    n1.become_master()
+    txn = n1.begin()
+    n1.database("accounts").put("c", "open", txn=txn)
+    with pytest.raises(SyncupError, match="quiescent"):
+        n1.roll_back(2, n1.vlsn_index.find(2).lsn)
+
+
+def test_the_checksum_leaves_lsns_out_but_not_the_content():
+    values = {"txn_id": 7, "txn_prev_lsn": LSN(1, 0x40), "db_id": 3, "key": b"a", "data": b"1",
+              "prev_lsn": LSN(1, 0x80), "abort_lsn": LSN(1, 0x80), "abort_known_deleted": False}
+    here = LN_TX.encode(values)
+    there = LN_TX.encode(dict(values, txn_prev_lsn=LSN(2, 0x10), prev_lsn=LSN(3, 0x99), abort_lsn=LSN(3, 0x99)))
+    assert here != there  # the same entry on two nodes: LSNs are node-local
+    assert item_checksum(LN_TX.code, 5, here) == item_checksum(LN_TX.code, 5, there)
+    assert item_checksum(LN_TX.code, 6, here) != item_checksum(LN_TX.code, 5, here)
+    assert item_checksum(LN_TX.code, 5, LN_TX.encode(dict(values, data=b"2"))) != item_checksum(LN_TX.code, 5, here)
+    assert item_checksum(LN_TX.code, 5, LN_TX.encode(dict(values, txn_id=8))) != item_checksum(LN_TX.code, 5, here)
+
+
+def test_syncup_messages_are_explicit_bytes():
+    frame = wire.encode("g", "EntryInfo", vlsn=3, type_code=0x50, checksum=0x1234ABCD, lsn=LSN(1, 0x2A0).packed)
+    assert frame[13:-4].hex(" ") == "03 00 00 00 00 00 00 00 50 cd ab 34 12 a0 02 00 00 01 00 00 00"
+    for name, values in [("EntryRequest", {"vlsn": 7}), ("EntryNotFound", {"vlsn": 7, "first": 1, "last": 5}),
+                         ("RestoreRequest", {"replica_vlsn": 9, "reason": "no sync point"})]:
+        assert wire.decode(wire.encode("g", name, **values)).values == values
+
+
+# -- invisible entries, and recovery ---------------------------------------------------------------------------
+def test_invisible_entries_are_skipped_by_every_reader():
+    n1, n2 = failover(committed_txn("a", "1"), committed_txn("b", "mine"), lambda env: None)
+    rejoin(n1, n2)
+    invisible = [e for e in n1.log.scan() if e.header.invisible]
+    assert [e.vlsn for e in invisible] == [3, 4]
+    assert n1.range.last == 2 and n1.vlsn_index.backward_scanner().find(2).lsn < invisible[0].lsn
+    with pytest.raises(Exception):
+        n1.vlsn_index.find(3)  # the forward scanner does not return a rolled-back entry
+    n1.crash(CrashMode.nothing())
+    again = open_node("n1", n1.disk)  # recovery: the tree, the VLSN tracker
+    assert records(again) == {b"a": b"1"} and again.range.last == 2 and check_index(again) is None
+    n3 = open_node("n3")  # a feeder: the old master now feeds a new node
+    n2.become_unknown()
+    again.become_master()
+    net = InMemoryNetwork()
+    settle(net, link(net, again, n3))
+    assert visible_stream(n3) == visible_stream(again) and records(n3) == {b"a": b"1"}
+
+
+def rollback_with_crash_points():
+    n1, n2 = failover(committed_txn("a", "1"), lambda env: (puts(("b", "x"))(env), committed_txn("a", "2")(env)),
+                      lambda env: None)
+    n1.sync()
+    start = len(n1.disk.events)
+    rejoin(n1, n2)
+    return n1, start
+
+
+def test_recovery_finishes_a_rollback_that_a_crash_cut_short():
+    n1, start = rollback_with_crash_points()
+    end = len(n1.disk.events)
+    outcomes = set()
+    for index in range(start, end):
+        image = n1.disk.crash_image(index, CrashMode.nothing())
+        env = open_node("n1", image)
+        types = [e.type_name for e in env.log.scan()]
+        finished = "RollbackStart" in types
+        if finished:
+            assert "RollbackEnd" in types and env.range.last == 2, index
+            assert records(env) == {b"a": b"1"}, index
+        else:
+            assert env.range.last == 5 and records(env) == {b"a": b"2", b"b": b"x"}, index
+        assert check_index(env) is None, index
+        outcomes.add((finished, env.recovered_rollback is not None))
+    assert outcomes == {(False, False), (True, True), (True, False)}  # not started, redone at open, done
+
+
+# -- over TCP ------------------------------------------------------------------------------------------------------
+def test_syncup_over_tcp():
+    n1, n2 = failover(matchpoint, puts(("a", "old2")), puts(("a", "new2")))
+    net = TcpNetwork()
+    listener = net.listen()
+    initiator = HandshakeInitiator(net.connect(listener.address, "n1"), "bank", GROUP.node("n1"))
+    acceptor = HandshakeAcceptor(listener.accept(timeout=10), GROUP, "n2")
+    assert acceptor.poll(timeout=10).name == "n1" and initiator.poll(timeout=10) == "n2"
+    feeder = Feeder(n2, acceptor.channel, "n1")
+    stop = threading.Event()
+    errors = []
+
+    def feed():
+        try:
+            while not stop.is_set():
+                feeder.pump(timeout=0.05)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    thread = threading.Thread(target=feed)
+    thread.start()
+    try:
+        replica = Replica(n1, initiator.channel, "n2", syncup=True)
+        replayed = 0
+        while replayed < 1:
+            replayed += replica.pump(timeout=10)
+    finally:
+        stop.set()
+        thread.join()
+        initiator.channel.close()
+        acceptor.channel.close()
+        listener.close()
+    assert not errors and replica.syncup.result.matchpoint_vlsn == 1
+    assert records(n1) == {b"a": b"new2"} and visible_stream(n1) == visible_stream(n2)
+
+
+def test_the_spark_data_source_shows_the_invisible_flag(tmp_path):
+    from minidb.spark.source import ROW_COLUMNS, file_rows, log_file_partitions
+
+    n1, n2 = open_node("n1", str(tmp_path / "n1")), open_node("n2", clock=later_clock)
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    net = InMemoryNetwork()
+    settle(net, link(net, n1, n2, syncup=False))
+    puts(("b", "mine"))(n1)
+    n1.become_unknown()
+    n2.become_master()
+    rejoin(n1, n2)
+    n1.close()
+    column = {name: i for i, name in enumerate(ROW_COLUMNS)}
+    rows = [row for part in log_file_partitions(str(tmp_path / "n1")) for batch in file_rows(part) for row in batch]
+    flagged = [(row[column["vlsn"]], row[column["type_name"]]) for row in rows if row[column["invisible"]]]
+    assert flagged == [(3, "LN")]
+
+
+def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
+    """n2 replayed the start of txn T that the new master n3 never saw: the rollback ends T on n2 (its
+    locks released), and n3's own transaction with the same id replays on n2."""
+    n1, n2, n3 = open_node("n1"), open_node("n2"), open_node("n3", clock=later_clock)
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    net = InMemoryNetwork()
+    to_n2, to_n3 = link(net, n1, n2, syncup=False), link(net, n1, n3, syncup=False)
+    settle(net, to_n2, to_n3)
+    txn = n1.begin()
+    n1.database("accounts").put("k", "from T", txn=txn)
+    settle(net, to_n2)
+    assert list(n2._replay_txns) == [txn.id]
+    n3.become_master()
+    committed_txn("k", "from n3")(n3)
+    assert next(e.txn_id for e in n3.log.scan() if e.vlsn == 3) == txn.id  # the same id, another transaction
+    net = InMemoryNetwork()
+    feeder, replica = link(net, n3, n2)
+    while not replica.syncup.done:
+        net.deliver()
+        feeder.pump()
+        net.deliver()
+        replica.pump()
+    assert [t for _, _, t in replica.syncup.rollback.rolled_back] == ["LN_TX"]
+    assert not n2._replay_txns and not n2.env.txn_manager.active and records(n2) == {b"a": b"1"}
+    settle(net, (feeder, replica))
+    assert records(n2) == records(n3) == {b"a": b"1", b"k": b"from n3"}
+
+
+def test_only_a_replicated_entry_can_be_made_invisible():
+    n1 = open_node("n1")
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    local = next(e for e in n1.log.scan() if e.type_name == "CkptEnd")
+    replicated = n1.vlsn_index.find(1)
+    with pytest.raises(UserError, match=f"the entry at {local.lsn} is not replicated"):
+        n1.log.set_invisible([replicated.lsn, local.lsn])
+    assert not n1.log.read(replicated.lsn).header.invisible  # refused before anything was written
+    assert n1.log.set_invisible([replicated.lsn]) == 1 and n1.log.set_invisible([replicated.lsn]) == 0
+    assert n1.log.read(replicated.lsn).header.invisible and not n1.log.read(local.lsn).header.invisible
