@@ -110,9 +110,6 @@ empty). A replica that finds no common sync point sends ``RestoreRequest``
     03 00 00 00 00 00 00 00  50  cd ab 34 12  a0 02 00 00 01 00 00 00
     vlsn 3                   type checksum     lsn 0x1/0x2a0
 
-A reserved code is known (a frame of that type is not "unknown") but cannot
-be encoded or decoded yet: the part that builds it adds its fields.
-
 Example: the handshake of node ``n2`` (priority 1) to group ``g``::
 
     4d 44 42 52  01  01  01 00  08 00 00 00  67  02 00 6e 32  01 00 00 00  <crc32>
@@ -142,15 +139,11 @@ CRC_SIZE = _CRC.size
 
 @dataclass(frozen=True)
 class MessageType:
-    """One row of the message table; ``fields`` None means reserved for a later part."""
+    """One row of the message table."""
 
     name: str
     code: int
-    fields: tuple[tuple[str, Kind], ...] | None
-
-    @property
-    def reserved(self) -> bool:
-        return self.fields is None
+    fields: tuple[tuple[str, Kind], ...]
 
 
 _PROPOSAL = (("term", U64), ("counter", U64), ("proposer", STR))
@@ -203,8 +196,6 @@ def message_type(name: str) -> MessageType:
     found = BY_NAME.get(name)
     if found is None:
         raise WireFormatError(f"no message type {name!r} (known: {', '.join(BY_NAME)})")
-    if found.reserved:
-        raise WireFormatError(f"message type {name} (0x{found.code:02x}) is reserved: not built yet")
     return found
 
 
@@ -262,9 +253,6 @@ def decode(data: bytes, where: str = "frame") -> Message:
     except UnicodeDecodeError:
         raise WireFormatError(f"{where}: the group name at offset {HEAD_SIZE} is not UTF-8") from None
     kind = BY_CODE[code]
-    if kind.reserved:
-        raise WireFormatError(f"{where}: message type {kind.name} (0x{code:02x}) at offset 5 is reserved: "
-                              "not built yet")
     start = HEAD_SIZE + group_len
     payload = data[start:start + length]
     try:
