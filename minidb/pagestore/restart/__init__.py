@@ -44,7 +44,8 @@ from typing import Any
 from minidb.log.lsn import LSN
 from minidb.pagestore.files.storeprops import drop_tmp_files
 from minidb.pagestore.restart.master import master_lsn
-from minidb.pagestore.restart.analysis import AnalysisResult, AnalysisTables, DirtyPage, XctEntry, analysis_pass, rebuild_tables
+from minidb.pagestore.restart.analysis import (AnalysisResult, AnalysisTables, DirtyPage, XctEntry, analysis_pass,
+                                              rebuild_tables)
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
 from minidb.pagestore.restart.redo import PageRepair, RedoResult, rebuild_page, redo_decision, redo_pass
 from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_order, undo_pass, walk_losers
