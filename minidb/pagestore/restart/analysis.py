@@ -22,6 +22,10 @@ checkpoint is fuzzy, entries interleave with it): the smaller recovery LSN
 wins, and a transaction's later LSNs win over the snapshot's, as does the
 state further along (:data:`~minidb.pagestore.transactions.xct.PROGRESS`).
 
+The decisions are one pure function, :func:`rebuild_tables`, over the
+page-store entries ``(lsn, type, values)``; ``analysis_pass`` only reads the
+log and feeds it (exercise 08b asks for the same function).
+
 The **redo LSN** is the smallest recovery LSN in the dirty page table:
 where redo starts. Transactions left ACTIVE or ABORTING are the *losers*
 that undo rolls back; those in FREEING_SPACE committed and are finished;
@@ -42,8 +46,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.pagestore.ids import PageId
 from minidb.log.types import EntryType
+from minidb.pagestore.ids import PageId
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.transactions.xct import PROGRESS, XctState
 from minidb.stats import Trace

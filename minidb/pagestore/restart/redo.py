@@ -12,6 +12,10 @@ LSN) and, for each entry, decides (ARIES' test, Shore's "general protocol"):
    place) applies it and the page takes the entry's LSN: *redone*; if not,
    the page was written after the change: *skipped*.
 
+The test is one pure function, :func:`redo_decision`, which reads the page
+(through a callback) only in step 3; ``redo_pass`` calls it for every entry
+and applies what it decided (exercise 08c asks for the same function).
+
 Redo repeats *all* history, losers' entries and CLRs included; undo comes
 after. It logs nothing; pages it changes are dirty in the pool and written
 by the usual rules (the write-ahead rule holds: their LSNs are in the log).
