@@ -35,7 +35,7 @@ the slot's node id (JE's ``getParentINForChildIN``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.logstore.errors import LogFileNotFound, TreeError
@@ -76,6 +76,24 @@ def read_node_entry(log, lsn: LSN, expected_node_id: int | None, what: str):
     if expected_node_id is not None and entry.values["node_id"] != expected_node_id:
         raise TreeError(f"{what} at {lsn} is node {entry.values['node_id']}, not node {expected_node_id}")
     return entry
+
+
+def split_point(keys: Sequence[bytes], parent_node_ids: Sequence[int], node_id: int) -> tuple[int, bytes, int]:
+    """Where an overflowing node splits: ``(mid, separator, parent_index)``.
+
+    Slots ``mid:`` (the upper half, the larger one when the count is odd)
+    move to a new right sibling; ``separator``, the first key that moves, is
+    the sibling's low bound (``id_key``), the node's new high bound and the
+    key of the parent's new slot for the sibling, which goes at
+    ``parent_index``, right after the slot naming ``node_id``. The same for
+    BINs and upper INs.
+    """
+    if len(keys) < 2:
+        raise TreeError(f"a node with {len(keys)} slots cannot split")
+    if node_id not in parent_node_ids:
+        raise TreeError(f"node {node_id} has no slot in its parent (slots name {list(parent_node_ids)})")
+    mid = len(keys) // 2
+    return mid, keys[mid], list(parent_node_ids).index(node_id) + 1
 
 
 class Tree:
@@ -195,16 +213,14 @@ class Tree:
                 env.stats.add("nRootSplits")
                 env.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
                                parent.node_id, parent.level, node.describe())
-            mid = node.n_entries // 2
+            mid, separator, index = split_point(node.keys, parent.node_ids, node.node_id)  # its one call site
             if node.is_bin:
-                sibling: IN = BIN(db.id, env.next_node_id(), node.keys[mid], node.high_key)
+                sibling: IN = BIN(db.id, env.next_node_id(), separator, node.high_key)
             else:
-                sibling = IN(db.id, env.next_node_id(), node.level, node.keys[mid], node.high_key)
+                sibling = IN(db.id, env.next_node_id(), node.level, separator, node.high_key)
             node.move_upper_half(sibling, mid)
-            node.high_key = sibling.id_key
-            index = parent.index_of_child(node.node_id)
-            assert index is not None
-            parent.insert_child(index + 1, sibling.id_key, NULL_LSN, sibling.node_id, sibling)
+            node.high_key = separator
+            parent.insert_child(index, separator, NULL_LSN, sibling.node_id, sibling)
             node.dirty = sibling.dirty = parent.dirty = True
             env.evictor.register(sibling)
             env.stats.add("nSplits")
@@ -217,4 +233,4 @@ class Tree:
         env.dirty_map.coordinate_split_with_checkpoint(db, splits)
 
 
-__all__ = ["Tree", "node_from_entry", "read_node_entry"]
+__all__ = ["Tree", "node_from_entry", "read_node_entry", "split_point"]

@@ -22,6 +22,10 @@ checkpoint is fuzzy, entries interleave with it): the smaller recovery LSN
 wins, and a transaction's later LSNs win over the snapshot's, as does the
 state further along (:data:`~minidb.pagestore.transactions.xct.PROGRESS`).
 
+The decisions are one pure function, :func:`rebuild_tables`, over the
+page-store entries ``(lsn, type, values)``; ``analysis_pass`` only reads the
+log and feeds it (exercise 08b asks for the same function).
+
 The **redo LSN** is the smallest recovery LSN in the dirty page table:
 where redo starts. Transactions left ACTIVE or ABORTING are the *losers*
 that undo rolls back; those in FREEING_SPACE committed and are finished;
@@ -39,9 +43,10 @@ and the redo LSN 0x1/0x3a0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from minidb.log.lsn import LSN, NULL_LSN
+from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.transactions.xct import PROGRESS, XctState
@@ -105,28 +110,62 @@ class AnalysisResult:
                 f"  redo LSN: {self.redo_lsn}")
 
 
+@dataclass
+class AnalysisTables:
+    """What :func:`rebuild_tables` rebuilds from the entries it is given."""
+
+    xct_table: dict[int, XctEntry]
+    dirty_pages: dict[tuple[int, int], DirtyPage]
+    redo_lsn: LSN
+    youngest: int = 0
+    ended: set[int] = field(default_factory=set)
+
+
 def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> AnalysisResult:
     """Pass 1 (see the module documentation)."""
+    trace = trace if trace is not None else Trace(enabled=False)
+    if master.is_null:
+        trace.emit("analysis: no checkpoint completed: scanning the whole log")
+    else:
+        trace.emit("analysis: master LSN %s: scanning from there", master)
+    scanned = {"count": 0, "first": NULL_LSN}
+
+    def entries() -> Iterator[tuple[LSN, EntryType, dict[str, Any]]]:
+        for entry in log.scan(None if master.is_null else master):
+            scanned["count"] += 1
+            if scanned["first"].is_null:
+                scanned["first"] = entry.lsn
+            entry_type = entry.entry_type
+            if entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner:
+                yield entry.lsn, entry_type, entry.values
+
+    tables = rebuild_tables(entries(), master, trace)  # the one call site of the analysis decisions
+    result = AnalysisResult(master, master if not master.is_null else scanned["first"], log.end_lsn,
+                            tables.xct_table, tables.dirty_pages, tables.redo_lsn, tables.youngest,
+                            scanned["count"], tables.ended)
+    for line in result.summary().splitlines():
+        trace.emit("%s", line)
+    return result
+
+
+def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], master: LSN,
+                   trace: Trace | None = None) -> AnalysisTables:
+    """Analysis' decisions, on the page-store entries ``(lsn, type, values)`` read from ``master`` on, in order.
+
+    Pure: it reads only what it is given. The master checkpoint's
+    ``chkpt_bf_tab`` and ``chkpt_xct_tab`` (those after the ``chkpt_begin``
+    at ``master``) are merged where they appear; every transactional entry
+    enters or advances its transaction, every redoable one its page; the
+    redo LSN is the smallest recovery LSN (NULL_LSN: nothing to redo).
+    """
     trace = trace if trace is not None else Trace(enabled=False)
     table: dict[int, XctEntry] = {}
     dirty: dict[tuple[int, int], DirtyPage] = {}
     ended: set[int] = set()
     youngest = 0
     in_master_ckpt = False
-    count = 0
-    if master.is_null:
-        trace.emit("analysis: no checkpoint completed: scanning the whole log")
-    else:
-        trace.emit("analysis: master LSN %s: scanning from there", master)
-    first = NULL_LSN
-    for entry in log.scan(None if master.is_null else master):
-        count += 1
-        if first.is_null:
-            first = entry.lsn
-        entry_type = entry.entry_type
-        if entry_type is None or entry_type.owner != PAGESTORE_TYPES.owner:
-            continue
-        name, v, lsn = entry_type.name, entry.values, entry.lsn
+    for lsn, entry_type, v in entries:
+        name = entry_type.name
         if name == "chkpt_begin" and lsn == master:
             in_master_ckpt = True
         elif name == "chkpt_bf_tab" and in_master_ckpt:
@@ -175,13 +214,8 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> Analysis
             if pid.key not in dirty:
                 dirty[pid.key] = DirtyPage(pid, lsn)
                 trace.emit("analysis: %s %s: %s enters the dirty page table", lsn, name, pid)
-    end = log.end_lsn
     redo_lsn = min((d.rec_lsn for d in dirty.values()), default=NULL_LSN)
-    result = AnalysisResult(master, master if not master.is_null else first, end, table, dirty, redo_lsn,
-                            youngest, count, ended)
-    for line in result.summary().splitlines():
-        trace.emit("%s", line)
-    return result
+    return AnalysisTables(table, dirty, redo_lsn, youngest, ended)
 
 
 def _merge_checkpointed(table: dict[int, XctEntry], ended: set[int], item: dict[str, Any]) -> None:

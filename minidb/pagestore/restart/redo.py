@@ -12,6 +12,10 @@ LSN) and, for each entry, decides (ARIES' test, Shore's "general protocol"):
    place) applies it and the page takes the entry's LSN: *redone*; if not,
    the page was written after the change: *skipped*.
 
+The test is one pure function, :func:`redo_decision`, which reads the page
+(through a callback) only in step 3; ``redo_pass`` calls it for every entry
+and applies what it decided (exercise 08c asks for the same function).
+
 Redo repeats *all* history, losers' entries and CLRs included; undo comes
 after. It logs nothing; pages it changes are dirty in the pool and written
 by the usual rules (the write-ahead rule holds: their LSNs are in the log).
@@ -49,9 +53,10 @@ it): skipped. Had p(1.3.13) been torn on disk, the entry at 0x1/0x600 (the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from minidb.log.lsn import LSN
+from minidb.log.types import EntryType
 from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX, SH
@@ -109,24 +114,26 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
         trace.emit("redo: from %s", result.redo_lsn)
         for entry in log.scan(result.redo_lsn):
             done.entries_read += 1
-            entry_type = entry.entry_type
-            if entry_type is None or not entry_type.redoable or entry_type.owner != PAGESTORE_TYPES.owner:
-                continue
-            v = entry.values
-            pid = PageId(v["vol"], v["store"], v["page"])
-            known = dirty.get(pid.key)
-            if known is None or entry.lsn < known.rec_lsn:
-                done.skipped_not_dirty += 1
-                done.decisions.append((entry.lsn, "skipped"))
-                if trace.enabled:
-                    why = "not in the dirty page table" if known is None else f"older than rec_lsn {known.rec_lsn}"
-                    trace.emit("redo: %s %s %s: %s: skipped", entry.lsn, entry_type.name, pid, why)
-                continue
-            page = _fix(bp, log, volume, pid, done, dirty, trace)
-            seen.add(pid.key)
-            applied = False
+            entry_type, v, fixed, applied = entry.entry_type, entry.values, [], False
+            read_page_lsn = _page_reader(bp, log, volume, v, done, dirty, trace, fixed)
             try:
-                if page.lsn < entry.lsn:
+                decision = redo_decision(entry.lsn, entry_type, v, dirty, read_page_lsn)  # its one call site
+                if decision == NOT_REDOABLE:
+                    continue
+                pid = PageId(v["vol"], v["store"], v["page"])
+                if decision in (NOT_DIRTY, BEFORE_REC_LSN):
+                    done.skipped_not_dirty += 1
+                    done.decisions.append((entry.lsn, "skipped"))
+                    if trace.enabled:
+                        why = ("not in the dirty page table" if decision == NOT_DIRTY
+                               else f"older than rec_lsn {dirty[pid.key].rec_lsn}")
+                        trace.emit("redo: %s %s %s: %s: skipped", entry.lsn, entry_type.name, pid, why)
+                    continue
+                if not fixed:
+                    read_page_lsn()
+                page = fixed[-1]
+                seen.add(pid.key)
+                if decision == APPLY:
                     old = page.lsn
                     REDO[entry_type.name](page, v)
                     page.lsn = entry.lsn
@@ -141,7 +148,8 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
                     trace.emit("redo: %s %s %s: page LSN %s is not older: skipped", entry.lsn, entry_type.name, pid,
                                page.lsn)
             finally:
-                bp.unfix(page, dirty=applied)
+                for fixed_page in fixed:
+                    bp.unfix(fixed_page, dirty=applied)
     # Pages that may be torn but that no entry made us read: the rest of the dirty
     # page table; and store 0's pages, so that damage to a map is found at restart.
     others = [d.pid for key, d in sorted(dirty.items()) if key not in seen]
@@ -151,6 +159,42 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
         bp.unfix(_fix(bp, log, volume, pid, done, dirty, trace, mode=SH))
     trace.emit("%s", done.summary())
     return done
+
+
+NOT_REDOABLE, NOT_DIRTY, BEFORE_REC_LSN, PAGE_NEWER, APPLY = (
+    "not redoable", "not dirty", "before rec_lsn", "page newer", "redo")
+
+
+def redo_decision(lsn: LSN, entry_type: EntryType | None, values: dict[str, Any], dirty: Mapping[tuple[int, int], Any],
+                  read_page_lsn: Callable[[], LSN]) -> str:
+    """Redo's test for the entry at ``lsn``: whether its change must be applied to its page again.
+
+    ``dirty`` is analysis' dirty page table (``(vol, page)`` -> a row with
+    ``rec_lsn``); ``read_page_lsn`` fixes the entry's page and returns its
+    page LSN, and is called only when the tables cannot decide (a page not
+    in the table may be damaged, and is never read here). Returns
+    NOT_REDOABLE (not a page-store entry with flag R), NOT_DIRTY,
+    BEFORE_REC_LSN (both: the page on disk has the change), PAGE_NEWER (the
+    page was written after the change) or APPLY (redo it).
+    """
+    if entry_type is None or not entry_type.redoable or entry_type.owner != PAGESTORE_TYPES.owner:
+        return NOT_REDOABLE
+    known = dirty.get((values["vol"], values["page"]))
+    if known is None:
+        return NOT_DIRTY
+    if lsn < known.rec_lsn:
+        return BEFORE_REC_LSN
+    return APPLY if read_page_lsn() < lsn else PAGE_NEWER
+
+
+def _page_reader(bp: Any, log: Any, volume: Any, values: dict[str, Any], done: RedoResult, dirty: dict,
+                 trace: Trace, fixed: list) -> Callable[[], LSN]:
+    """``read_page_lsn`` for :func:`redo_decision`: fixes the entry's page (kept in ``fixed``), returns its LSN."""
+    def read_page_lsn() -> LSN:
+        fixed.append(_fix(bp, log, volume, PageId(values["vol"], values["store"], values["page"]), done, dirty,
+                          trace))
+        return fixed[-1].lsn
+    return read_page_lsn
 
 
 def _fix(bp: Any, log: Any, volume: Any, pid: PageId, done: RedoResult, dirty: dict, trace: Trace,
