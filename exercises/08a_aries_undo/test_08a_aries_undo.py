@@ -82,3 +82,29 @@ def test_many_random_losers_give_decreasing_lsns_and_cover_every_chain(impl):
     assert lsns == sorted(lsns, reverse=True) and set(lsns) == set(log)
     assert all(log[lsn][0] == tid for tid, lsn, _ in order)
     assert [a for _, lsn, a in order] == ["undone" if log[lsn][1] == U else "skipped" for lsn in lsns]
+
+
+def _walk(losers, log, *, clr_next="undo_nxt", one_at_a_time=False, redo_only="skipped"):
+    """A walker for the named mistakes below (the right rules, unless told otherwise)."""
+    pending = {tid: lsn for tid, lsn in losers.items() if lsn}
+    order = []
+    while pending:
+        tid = min(pending) if one_at_a_time else max(pending, key=pending.get)
+        lsn = pending.pop(tid)
+        owner, kind, prev, undo_nxt = log[lsn]
+        if kind == C:
+            action, following = "jumped", undo_nxt if clr_next == "undo_nxt" else prev
+        else:
+            action, following = ("undone" if kind == U else redo_only), prev
+        order.append((tid, lsn, action))
+        if following:
+            pending[tid] = following
+    return order
+
+
+# Typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test).
+MUTANTS = {
+    "one_loser_after_another": {"undo_order": lambda losers, log: _walk(losers, log, one_at_a_time=True)},
+    "a_clr_goes_on_to_its_prev": {"undo_order": lambda losers, log: _walk(losers, log, clr_next="prev")},
+    "redo_only_entries_are_undone": {"undo_order": lambda losers, log: _walk(losers, log, redo_only="undone")},
+}

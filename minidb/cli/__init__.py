@@ -21,6 +21,7 @@ import argparse
 import sys
 
 from minidb.errors import CorruptionError, MinidbError
+from minidb.exercise_hooks import ExerciseError, StudentCodeError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -48,6 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except ExerciseError as e:  # the student's code cannot be used (see minidb.exercise_hooks)
+        print(f"minidb {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except StudentCodeError as e:  # the student's code failed inside the engine
+        print(f"minidb {args.command}: failed: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except CorruptionError as e:
         print(f"minidb {args.command}: corrupt: {e}", file=sys.stderr)
         return EXIT_FAILED
