@@ -138,3 +138,12 @@ MUTANTS = {
     "hand_rests_on_the_victim": {
         "choose_victim": lambda frames, hand: _clock(frames, hand, rest_at_victim=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: random frame states (some all pinned, some all dirty) and hands."""
+    for _ in range(300):
+        n = rng.randrange(1, 9)
+        pinned, dirty, referenced = rng.random(), rng.random(), rng.random()
+        frames = [(rng.random() < pinned, rng.random() < dirty, rng.random() < referenced) for _ in range(n)]
+        yield "choose_victim", (frames, rng.randrange(n)), {}

@@ -108,3 +108,23 @@ MUTANTS = {
     "a_clr_goes_on_to_its_prev": {"undo_order": lambda losers, log: _walk(losers, log, clr_next="prev")},
     "redo_only_entries_are_undone": {"undo_order": lambda losers, log: _walk(losers, log, redo_only="undone")},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: random logs of several transactions, with partial rollbacks (CLRs)."""
+    for _ in range(200):
+        log, last, undo_next = {}, {}, {}
+        for lsn in range(10, rng.randrange(20, 400), 10):
+            tid = rng.randrange(1, 6)
+            following = undo_next.get(tid, 0)
+            if following and rng.random() < 0.25:  # compensate the entry undo would take next
+                _, kind, prev, clr_next = log[following]
+                after = clr_next if kind == C else prev
+                log[lsn] = (tid, C, last.get(tid, 0), after)
+                undo_next[tid] = after
+            else:
+                log[lsn] = (tid, U if rng.random() < 0.8 else R, last.get(tid, 0), None)
+                undo_next[tid] = lsn
+            last[tid] = lsn
+        losers = {tid: lsn for tid, lsn in last.items() if rng.random() < 0.7}
+        yield "undo_order", (losers, log), {}

@@ -147,3 +147,7 @@ def test_several_databases_and_none_dirty(impl):
     assert impl.highest_flush_levels(dirty, roots) == {2: 2, 3: 2, 4: 2}
     assert impl.highest_flush_levels(dirty, roots, flush_all=True) == {2: 3, 3: 4, 4: 2}
     assert impl.highest_flush_levels([], roots) == {}
+
+
+# What student.py may import from the modules that implement this exercise (minidb grade refuses the rest).
+STUDENT_MAY_IMPORT = {"minidb.log": ["LSN", "Provisional"]}

@@ -137,3 +137,7 @@ def test_log_the_offset_array_of_a_real_file(impl, replicated):
     expected = [truth[v].offset for v in range(bucket.first, bucket.last + 1, 3)][:3]
     assert impl.offset_array(bucket.first, 3, 3, puts) == expected
     assert impl.offset_array(bucket.first, 3, 3, list(reversed(puts))) == expected
+
+
+# What student.py may import from the modules that implement this exercise (minidb grade refuses the rest).
+STUDENT_MAY_IMPORT = {"minidb.log": ["LSN"]}
