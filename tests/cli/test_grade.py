@@ -56,7 +56,7 @@ def test_a_right_solution_passes_every_test_and_every_random_case(exercises, cap
     (exercises / "04a_clock_replacement" / "student.py").write_text(RIGHT_04A)
     code, out, err = grade(capsys, "04a")
     assert code == 0, out + err
-    assert re.search(r"^tests: 14 passed, 0 failed$", out, re.M)
+    assert re.search(r"^tests: 16 passed, 0 failed$", out, re.M)
     seed = re.search(r"^random cases: 300 passed, 0 failed \(seed (\d+)\)$", out, re.M)
     assert seed and out.endswith("grade 04a_clock_replacement: pass\n")
 
