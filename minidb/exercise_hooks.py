@@ -149,14 +149,18 @@ def exercises_dir() -> Path:
 
 def use(which: str | None, directory: str | Path | None = None) -> None:
     """Switch every hook to ``which`` (None: back to ``$MINIDB_EXERCISE_IMPL``), students' files in ``directory``."""
-    global _mode, _dir
     if which is not None and which not in MODES:
         raise ExerciseError(f"--impl {which!r}: expected {' or '.join(MODES)}")
+    _switch(which, directory)
+    mode()  # a bad $MINIDB_EXERCISE_IMPL is reported now, not at the first call
+
+
+def _switch(which: str | None, directory: str | Path | None) -> None:
+    global _mode, _dir
     _mode, _dir = which, Path(directory) if directory is not None else None
     _loaded.clear()
     for hook in _hooks.values():
         hook.call = hook._first_call
-    mode()  # a bad $MINIDB_EXERCISE_IMPL is reported now, not at the first call
 
 
 @contextmanager
@@ -167,7 +171,7 @@ def using(which: str | None, directory: str | Path | None = None) -> Iterator[No
     try:
         yield
     finally:
-        use(*before)
+        _switch(*before)
 
 
 _loaded: dict[str, ModuleType] = {}

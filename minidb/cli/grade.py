@@ -20,7 +20,7 @@ Three steps, each reported on one line, then a summary::
 3. **Random cases.** The exercise's test file may define
    ``random_cases(rng)``, a generator of ``(function, args, kwargs)``; each
    case is given to the student's function and to the reference's (on copies
-   of the arguments) and the answers must be equal. The seed is not the
+   of the arguments) and the answers must be equal. Their seed is not the
    student's choice: it comes from :mod:`secrets` at grading time and is
    printed, so a grader can rerun the same cases with the hidden option
    ``--seed N``.

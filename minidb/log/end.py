@@ -19,6 +19,10 @@ them as they go, and ``minidb verify`` checks everything.
 A last file that was created but whose ``FileHeader`` never reached the disk
 ends up empty: its header is written again by the next writer, which needs
 the LSN of the previous file's last entry (``last_entry_in_prev_file``).
+
+The scan of the last file goes through ``LAST_FILE_SCAN``, an exercise hook
+(:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student`` a
+student's ``valid_end`` (exercise 01a) decides where the good entries end.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ reads each of its entries and asks the tree whether it is still *live*:
   checkpoint before this file goes, so no slot ever points into it).
 
 The decision itself is the pure function :func:`entry_verdict` (the cleaner
-gathers what the tree says and calls it in one place, ``_clean_entry``).
+gathers what the tree says and calls it in one place, ``_clean_entry``,
+through ``VERDICT``, an exercise hook: see :mod:`minidb.exercise_hooks`, exercise 11a).
 Entries the utilization tracker already counts obsolete are not looked up.
 An LN whose record a transaction holds write-locked cannot be judged now
 (an abort would put back a version this file may hold): the file is left

@@ -39,7 +39,8 @@ refuses the entry) leaves its pieces the same way; the operation then rolls
 back to where it began once it has released its latches (the undo fixes the
 same pages). Where a leaf splits is :func:`leaf_split`, a pure function: the
 most even split by bytes, the new entry counted on its side, the separator
-the right page's first sort key (no suffix truncation). Splitting a leaf
+the right page's first sort key (no suffix truncation). ``Tree._split`` calls it through
+``LEAF_SPLIT``, an exercise hook (:mod:`minidb.exercise_hooks`; exercise 07a). Splitting a leaf
 logs, in order: the new page's header and entries, its links, the old right
 neighbour's ``prev``, the split page's ``next``, the entries taken off the split page, the separator in the
 parent. No other transaction can log anything on the split page, its new

@@ -32,6 +32,10 @@ frames 0 and 3 were cleared. :func:`choose_victim` returns exactly that.
 The function is pure: it reads frame states and returns the decision
 (victim, where the hand rests, which reference bits to clear, the steps it
 took). The buffer pool applies it; notebooks and the exercise replay it.
+The buffer pool calls it through ``VICTIM``, an exercise hook
+(:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student`` exercise
+04a's ``choose_victim`` chooses instead (its answer has no per-step record:
+its steps are the cleared bits and the victim, in pass 0).
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ Worked example: losers T2 (undo-next 0x1/0x600) and T5 (0x1/0x640). Step 1
 takes T5's 0x1/0x640 (the largest), undoes it, logs a CLR, and T5's
 undo-next becomes its ``txn_prev_lsn``, 0x1/0x5a0; step 2 takes T2's
 0x1/0x600; step 3 T5's 0x1/0x5a0, and so on down to NULL for both.
+
+The walk's order goes through ``UNDO_WALK``, an exercise hook
+(:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student``
+exercise 08a's ``undo_order`` orders the entries (given every entry the
+losers' chains reach), and each is undone, jumped or skipped in that order.
 """
 
 from __future__ import annotations
