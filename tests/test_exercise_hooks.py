@@ -20,7 +20,7 @@ from minidb.io import SimDisk
 from minidb.log.end import LAST_FILE_SCAN, find_end
 from minidb.logstore.cleaner.cleaner import VERDICT
 from minidb.pagestore.btree.btree import LEAF_SPLIT
-from minidb.pagestore.buffer.clock import VICTIM, choose_victim
+from minidb.pagestore.buffer.clock import VICTIM, ClockFrame, choose_victim
 from minidb.pagestore.restart.undo import UNDO_WALK
 
 from tests.log.helpers import new_log, write_messages
@@ -78,7 +78,7 @@ def test_without_the_variable_the_engine_calls_its_own_function_directly(monkeyp
     monkeypatch.delenv(hooks.ENV_VAR, raising=False)
     hooks.use(None)
     assert hooks.mode() == hooks.ENGINE
-    frames = [choose_victim.__globals__["ClockFrame"](False, False, False)] * 2
+    frames = [ClockFrame(False, False, False)] * 2
     assert VICTIM.call(frames, 0).victim == 0
     assert VICTIM.call is choose_victim  # resolved once: no lookup per call
     assert {hook.exercise for hook in hooks.hooks()} >= set(PLUGGED)
@@ -117,20 +117,20 @@ def test_a_pristine_stub_inside_the_engine_names_the_exercise_and_function(capsy
 def test_a_missing_student_file_is_an_error_not_a_fallback(tmp_path):
     with hooks.using("student", tmp_path):
         with pytest.raises(hooks.ExerciseError, match=r"exercise 04a_clock_replacement: no student file .*student\.py"):
-            VICTIM.call([choose_victim.__globals__["ClockFrame"](False, False, False)], 0)
+            VICTIM.call([ClockFrame(False, False, False)], 0)
 
 
 def test_a_student_error_or_an_answer_of_the_wrong_form_fails_with_one_line(tmp_path, capsys):
     root = students(tmp_path, e04a="def choose_victim(frames, hand):\n    return [][0]\n")
     with hooks.using("student", root), pytest.raises(hooks.StudentCodeError,
                                                       match="exercise 04a_clock_replacement: choose_victim raised IndexError"):
-        VICTIM.call([choose_victim.__globals__["ClockFrame"](False, False, False)], 0)
+        VICTIM.call([ClockFrame(False, False, False)], 0)
     (root / "04a_clock_replacement" / "student.py").write_text("def choose_victim(frames, hand):\n    return 0, 0, [], 1\n")
     with hooks.using("student", root), pytest.raises(hooks.StudentCodeError, match="returned .*not .victim, hand_after"):
-        VICTIM.call([choose_victim.__globals__["ClockFrame"](False, False, False)], 0)
+        VICTIM.call([ClockFrame(False, False, False)], 0)
     (root / "04a_clock_replacement" / "student.py").write_text("def choose_victim(frames, hand):\n    return 0, 0, []\n")
     with hooks.using("student", root), pytest.raises(hooks.StudentCodeError, match="chose frame 0, which is pinned"):
-        VICTIM.call([choose_victim.__globals__["ClockFrame"](True, False, False)] * 2, 0)
+        VICTIM.call([ClockFrame(True, False, False)] * 2, 0)
 
 
 # -- the point: the crash sweeps run on the student's code -------------------------------------------
