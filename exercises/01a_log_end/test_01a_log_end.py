@@ -310,3 +310,114 @@ def test_trace_entry_is_not_a_file_header_even_if_its_bytes_fit(impl):
     data = log.bytes()[FILE_HEADER_SIZE:]
     assert data[PREV : PREV + 4] == bytes(4) and data[HEADER_SIZE : HEADER_SIZE + 4] == bytes((2, 0, 0, 0))
     assert impl.valid_end(data, 2) == 0
+
+
+# -- the prev chain: intact entries in the wrong place ------------------------
+
+def test_an_entry_written_twice_stops_at_the_copy(impl):
+    """Entry 3's bytes again after entry 5 (a write repeated at the wrong offset): its checksum is
+    fine, but its prev names entry 2, not entry 5."""
+    log = written_log(5)
+    data = log.bytes()
+    copy = data[log.entries[3].offset : log.entries[3].end]
+    assert impl.valid_end(data + copy, 1) == len(data)
+
+
+def test_a_stale_entry_after_a_rewritten_tail(impl):
+    """The tail was cut after entry 2 and one shorter entry written in its place; what remains of
+    the old entry 4 after it is intact, but it chains to the old entry 3, which is gone."""
+    old = written_log(5)
+    new = written_log(2)
+    data = new.bytes()
+    stale = old.bytes()[old.entries[4].offset : old.entries[4].end]
+    assert old.entries[3].offset != new.entries[-1].offset
+    assert impl.valid_end(data + stale, 1) == len(data)
+
+
+def test_entries_spliced_from_another_log_file(impl):
+    """Entries 3 to 5 of a log with other messages, appended after entry 2 of this one: intact,
+    with a valid checksum each, but chained to offsets of the other file."""
+    mine = written_log(2)
+    other = new_log()
+    for i in range(6):
+        other.append(f"another log's entry number {i}")
+    other.log.sync()
+    data = mine.bytes()
+    assert impl.valid_end(data + other.bytes()[other.entries[3].offset :], 1) == len(data)
+
+
+# -- typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test) --------------
+# Each is minidb's answer on bytes "repaired" so that one check can no longer fail.
+
+def _repairing(check):
+    """A valid_end that, where minidb's stops, lets ``check`` repair the entry (False: cannot) and
+    goes on: the check that ``check`` repairs is never made."""
+    from minidb.log.end import valid_end
+    from minidb.log.header import read_header
+
+    def wrong(data, file_number):
+        data = bytearray(data)
+        while True:
+            end = valid_end(bytes(data), file_number)
+            header, _ = read_header(data, end)
+            if end >= len(data) or header is None or not check(data, end, _last_before(data, end), header):
+                return end
+
+    def _last_before(data, end):
+        pos = last = 0
+        while pos < end:
+            last, pos = pos, pos + read_header(data, pos)[0].entry_size
+        return last
+    return wrong
+
+
+def _fix_checksum(data, pos, header):
+    from minidb.log.header import checksum
+    if pos + header.entry_size > len(data):
+        return False
+    crc = checksum(header.type_code, header.flags, bytes(data[pos + 6 : pos + header.entry_size]))
+    struct.pack_into("<I", data, pos, crc)
+    return True
+
+
+def _no_prev_check(data, pos, last, header):
+    if header.prev_offset == (0 if pos == 0 else last):
+        return False
+    struct.pack_into("<I", data, pos + PREV, 0 if pos == 0 else last)
+    return _fix_checksum(data, pos, header)
+
+
+def _no_checksum_check(data, pos, last, header):
+    before = bytes(data[pos : pos + 4])
+    return _fix_checksum(data, pos, header) and bytes(data[pos : pos + 4]) != before
+
+
+def _no_file_number_check(data, file_number):
+    from minidb.log.end import valid_end
+    return max(valid_end(data, number) for number in (file_number, 1, 2))
+
+
+MUTANTS = {
+    "no_prev_chain_check": {"valid_end": _repairing(_no_prev_check)},
+    "no_checksum_check": {"valid_end": _repairing(_no_checksum_check)},
+    "file_number_not_checked": {"valid_end": _no_file_number_check},
+}
+
+
+def random_cases(rng):
+    """For ``minidb grade``: logs of random entries, damaged at random (cut, flipped, zeroed, spliced)."""
+    for _ in range(60):
+        log = written_log(rng.randrange(0, 9))
+        data = bytearray(log.bytes())
+        damage = rng.choice(["none", "cut", "flip", "zeros", "copy"])
+        if damage == "cut":
+            data = data[: rng.randrange(0, len(data) + 1)]
+        elif damage == "flip":
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        elif damage == "zeros":
+            start, length = rng.randrange(len(data)), rng.randrange(1, 40)
+            data[start : start + length] = bytes(len(data[start : start + length]))
+        elif damage == "copy" and len(log.entries) > 1:
+            entry = rng.choice(log.entries[1:])
+            data += data[entry.offset : entry.end]
+        yield "valid_end", (bytes(data), rng.choice([1, 1, 1, 2])), {}

@@ -106,6 +106,19 @@ def test_rules_that_always_hold(impl, pool, data):
         assert victim in cleared
 
 
+def test_the_reference_bit_comes_before_dirty_in_the_first_pass(impl):
+    """Frame 0 is dirty and referenced: the first pass clears its bit (a second chance) rather than
+    passing it over as dirty, so the clean frame 1 is chosen with frame 0 in ``cleared``."""
+    DIRTY_REF, CLEAN = (False, True, True), (False, False, False)
+    assert impl.choose_victim([DIRTY_REF, CLEAN], 0) == (1, 0, [0])
+
+
+def test_a_dirty_frame_whose_bit_was_cleared_is_taken_in_the_second_pass(impl):
+    """Both frames dirty, frame 0 referenced: pass 1 clears frame 0's bit and passes frame 1 over
+    (dirty); pass 2 takes frame 0, the first frame it meets that is neither pinned nor referenced."""
+    assert impl.choose_victim([(False, True, True), (False, True, False)], 0) == (0, 1, [0])
+
+
 # Typical wrong solutions; each must fail at least one test above (exercises/test_stubs_fail.py).
 def _clock(frames, hand, *, dirty_first=False, clear_pinned=False, rest_at_victim=False):
     n, referenced, cleared = len(frames), [f[2] for f in frames], []
@@ -138,3 +151,12 @@ MUTANTS = {
     "hand_rests_on_the_victim": {
         "choose_victim": lambda frames, hand: _clock(frames, hand, rest_at_victim=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: random frame states (some all pinned, some all dirty) and hands."""
+    for _ in range(300):
+        n = rng.randrange(1, 9)
+        pinned, dirty, referenced = rng.random(), rng.random(), rng.random()
+        frames = [(rng.random() < pinned, rng.random() < dirty, rng.random() < referenced) for _ in range(n)]
+        yield "choose_victim", (frames, rng.randrange(n)), {}

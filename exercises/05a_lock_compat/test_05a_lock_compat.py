@@ -152,3 +152,24 @@ def test_digest_rules_that_always_hold(impl, fingerprint, blockers):
     assert digest == expected
     hits = [i for i, d in enumerate(blockers) if d & fingerprint == fingerprint]
     assert cycle == (hits[0] if hits else None)
+
+
+# Typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test): minidb's
+# answer with one rule broken.
+def _compatible(requested, granted):
+    from minidb.pagestore.lock import LockMode, modes
+    return modes.compatible(LockMode[requested], LockMode[granted])
+
+
+def _digest(fingerprint, blockers):
+    from minidb.pagestore.lock import dreadlocks
+    step = dreadlocks.digest_step(fingerprint, list(blockers))
+    return step.digest, step.cycle_with
+
+
+MUTANTS = {
+    "compatibility_is_symmetric": {"compatible": lambda r, g: _compatible(r, g) and _compatible(g, r)},
+    "a_conversion_takes_the_requested_mode": {"supremum": lambda a, b: b},
+    "one_grant_per_wakeup": {"wakeup": lambda queue: [txn for txn, status, *_ in queue if status != "granted"][:1]},
+    "no_cycle_is_ever_found": {"digest_step": lambda fingerprint, blockers: (_digest(fingerprint, blockers)[0], None)},
+}

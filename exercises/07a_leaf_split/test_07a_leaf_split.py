@@ -129,3 +129,15 @@ MUTANTS = {
     "the_last_split_point_wins_a_tie": {
         "leaf_split": lambda *a: _split(*a, last_on_tie=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: random leaves (sizes, keys) and a new entry, a page just big enough or roomy."""
+    for _ in range(300):
+        n = rng.randrange(2, 12)
+        keys = [k.to_bytes(2, "big") for k in sorted(rng.sample(range(1 << 16), n + 1))]
+        new_key = keys.pop(rng.randrange(n + 1))
+        sizes = [rng.randrange(8, 60) for _ in keys]
+        new_size = rng.randrange(8, 60)
+        room = (sum(sizes) + new_size) // 2 + max(sizes + [new_size]) + rng.randrange(0, 40)
+        yield "leaf_split", (keys, sizes, new_key, new_size, room), {}

@@ -82,3 +82,49 @@ def test_many_random_losers_give_decreasing_lsns_and_cover_every_chain(impl):
     assert lsns == sorted(lsns, reverse=True) and set(lsns) == set(log)
     assert all(log[lsn][0] == tid for tid, lsn, _ in order)
     assert [a for _, lsn, a in order] == ["undone" if log[lsn][1] == U else "skipped" for lsn in lsns]
+
+
+def _walk(losers, log, *, clr_next="undo_nxt", one_at_a_time=False, redo_only="skipped"):
+    """A walker for the named mistakes below (the right rules, unless told otherwise)."""
+    pending = {tid: lsn for tid, lsn in losers.items() if lsn}
+    order = []
+    while pending:
+        tid = min(pending) if one_at_a_time else max(pending, key=pending.get)
+        lsn = pending.pop(tid)
+        owner, kind, prev, undo_nxt = log[lsn]
+        if kind == C:
+            action, following = "jumped", undo_nxt if clr_next == "undo_nxt" else prev
+        else:
+            action, following = ("undone" if kind == U else redo_only), prev
+        order.append((tid, lsn, action))
+        if following:
+            pending[tid] = following
+    return order
+
+
+# Typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test).
+MUTANTS = {
+    "one_loser_after_another": {"undo_order": lambda losers, log: _walk(losers, log, one_at_a_time=True)},
+    "a_clr_goes_on_to_its_prev": {"undo_order": lambda losers, log: _walk(losers, log, clr_next="prev")},
+    "redo_only_entries_are_undone": {"undo_order": lambda losers, log: _walk(losers, log, redo_only="undone")},
+}
+
+
+def random_cases(rng):
+    """For ``minidb grade``: random logs of several transactions, with partial rollbacks (CLRs)."""
+    for _ in range(200):
+        log, last, undo_next = {}, {}, {}
+        for lsn in range(10, rng.randrange(20, 400), 10):
+            tid = rng.randrange(1, 6)
+            following = undo_next.get(tid, 0)
+            if following and rng.random() < 0.25:  # compensate the entry undo would take next
+                _, kind, prev, clr_next = log[following]
+                after = clr_next if kind == C else prev
+                log[lsn] = (tid, C, last.get(tid, 0), after)
+                undo_next[tid] = after
+            else:
+                log[lsn] = (tid, U if rng.random() < 0.8 else R, last.get(tid, 0), None)
+                undo_next[tid] = lsn
+            last[tid] = lsn
+        losers = {tid: lsn for tid, lsn in last.items() if rng.random() < 0.7}
+        yield "undo_order", (losers, log), {}

@@ -147,3 +147,34 @@ def test_several_databases_and_none_dirty(impl):
     assert impl.highest_flush_levels(dirty, roots) == {2: 2, 3: 2, 4: 2}
     assert impl.highest_flush_levels(dirty, roots, flush_all=True) == {2: 3, 3: 4, 4: 2}
     assert impl.highest_flush_levels([], roots) == {}
+
+
+# What student.py may import from the modules that implement this exercise (minidb grade refuses the rest).
+STUDENT_MAY_IMPORT = {"minidb.log": ["LSN", "Provisional"]}
+
+
+# Typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test): minidb's
+# answer with one rule broken.
+def _provisional(entry_lsn, flag, last_ckpt_end_lsn):
+    from minidb.logstore.provisional import is_provisional
+    return is_provisional(entry_lsn, flag, last_ckpt_end_lsn)
+
+
+def _levels(dirty, root_levels, flush_all=False, *, bin_asks_above=True):
+    from minidb.logstore.dirty_map import flush_level_of
+    levels = {}
+    for db_id, level, is_bin, is_root in dirty:
+        asked = flush_level_of(level, is_bin and bin_asks_above, is_root, root_levels[db_id], flush_all)
+        levels[db_id] = max(levels.get(db_id, 0), asked)
+    return levels
+
+
+MUTANTS = {
+    "before_ckpt_end_read_backwards": {"is_provisional": lambda lsn, flag, end: (
+        not _provisional(lsn, flag, end) if flag == Provisional.BEFORE_CKPT_END else _provisional(lsn, flag, end))},
+    "a_null_entry_lsn_is_not_provisional": {"is_provisional": lambda lsn, flag, end: (
+        False if lsn == NULL_LSN else _provisional(lsn, flag, end))},
+    "a_bin_asks_its_own_level": {"highest_flush_levels": lambda dirty, roots, flush_all=False: _levels(
+        dirty, roots, flush_all, bin_asks_above=False)},
+    "flush_all_is_ignored": {"highest_flush_levels": lambda dirty, roots, flush_all=False: _levels(dirty, roots)},
+}

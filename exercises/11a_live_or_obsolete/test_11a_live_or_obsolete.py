@@ -77,7 +77,7 @@ def churned_env():
 def test_plugged_into_the_cleaner_every_record_survives_cleaning_deletion_and_reopening(impl, monkeypatch):
     disk, env, config = churned_env()
     want = records(env)
-    monkeypatch.setattr(cleaner_module, "entry_verdict", impl.entry_verdict)
+    monkeypatch.setattr(cleaner_module.VERDICT, "call", impl.entry_verdict)  # the cleaner's one call site
     done = env.clean_log()
     head = env.log.head
     env.checkpoint()
@@ -107,3 +107,17 @@ MUTANTS = {
         "obsolete" if kind == "other" or counted_obsolete else "dead" if not db_exists
         else "obsolete" if current != lsn else "live"},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: every kind, the tree pointing at the entry, elsewhere or nowhere, any facts."""
+    for _ in range(300):
+        lsn = LSN(rng.randrange(1, 4), rng.randrange(0, 500, 20))
+        current = rng.choice([None, lsn, LSN(rng.randrange(1, 4), rng.randrange(0, 500, 20))])
+        facts = {name: rng.random() < 0.3 for name in ("counted_obsolete", "known_deleted")}
+        facts["db_exists"] = rng.random() < 0.8
+        yield "entry_verdict", (rng.choice(["LN", "IN", "other"]), lsn, current), facts
+
+
+# What student.py may import from the modules that implement this exercise (minidb grade refuses the rest).
+STUDENT_MAY_IMPORT = {"minidb.log": ["LSN"]}

@@ -96,3 +96,7 @@ MUTANTS = {
     "pace_catches_up": {"pace": _wrong_pace_catches_up},
     "late_never_flagged": {"schedule": _late_never_flagged},
 }
+
+
+# What student.py may import from the modules that implement this exercise (minidb grade refuses the rest).
+STUDENT_MAY_IMPORT = {"minidb.logstore.eraser.throttle": ["Planned"]}

@@ -137,3 +137,41 @@ def test_log_the_offset_array_of_a_real_file(impl, replicated):
     expected = [truth[v].offset for v in range(bucket.first, bucket.last + 1, 3)][:3]
     assert impl.offset_array(bucket.first, 3, 3, puts) == expected
     assert impl.offset_array(bucket.first, 3, 3, list(reversed(puts))) == expected
+
+
+# What student.py may import from the modules that implement this exercise (minidb grade refuses the rest).
+STUDENT_MAY_IMPORT = {"minidb.log": ["LSN"]}
+
+
+# Typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test): minidb's
+# answer with one rule broken.
+def _bucket(file_number, first, stride, file_offsets, last, last_lsn, max_mappings=None):
+    from minidb.replication.bucket import VLSNBucket
+    bucket = VLSNBucket(file_number, stride, max_mappings or max(1, len(file_offsets)), 1 << 32, first)
+    bucket.file_offsets = list(file_offsets)
+    bucket.last, bucket.last_lsn = last, last_lsn
+    return bucket
+
+
+def _offsets(first, stride, max_mappings, puts):
+    bucket = _bucket(1, first, stride, [], first, LSN(1, 0), max_mappings)
+    for vlsn, offset in puts:
+        bucket.put(vlsn, LSN(1, offset))
+    return list(bucket.file_offsets)
+
+
+def _lte_stops_at_a_hole(file_number, first, stride, offsets, last, last_lsn, vlsn):
+    index = (vlsn - first) // stride
+    if first <= vlsn < last and index < len(offsets) and offsets[index] == 0:
+        return LSN(file_number, 0)
+    return _bucket(file_number, first, stride, offsets, last, last_lsn).get_lte_lsn(vlsn)
+
+
+MUTANTS = {
+    "a_full_bucket_takes_more": {"offset_array": lambda first, stride, most, puts: _offsets(first, stride, 1 << 20, puts)},
+    "lte_stops_at_a_hole": {"get_lte_lsn": _lte_stops_at_a_hole},
+    "lte_never_gives_the_last_mapping": {"get_lte_lsn": lambda f, first, stride, offsets, last, last_lsn, vlsn: _bucket(
+        f, first, stride, offsets, 1 << 40, last_lsn).get_lte_lsn(vlsn)},
+    "gte_past_the_last_gives_the_last": {"get_gte_lsn": lambda f, first, stride, offsets, last, last_lsn, vlsn: (
+        last_lsn if vlsn > last else _bucket(f, first, stride, offsets, last, last_lsn).get_gte_lsn(vlsn))},
+}

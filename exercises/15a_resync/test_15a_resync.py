@@ -135,3 +135,34 @@ def test_a_stretch_of_zeros_after_a_lost_write(impl):
     bad, successor = offsets[2], offsets[3]
     data[bad:successor] = bytes(successor - bad)  # the bad entry is all zeros now
     assert impl.resync(bytes(data), bad) == successor
+
+
+# Typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test).
+def _resync(data, bad_offset, *, search=True):
+    from minidb.log.header import read_header
+    from minidb.log.scan import intact_successor
+    header = read_header(data, bad_offset)[0]
+    found = intact_successor(data, bad_offset, header)
+    if not search and found is not None and (header is None or found != bad_offset + header.entry_size):
+        return None
+    return found
+
+
+def _claimed_end_unchecked(data, bad_offset):
+    from minidb.log.header import read_header
+    header = read_header(data, bad_offset)[0]
+    if header is not None and bad_offset < bad_offset + header.entry_size < len(data):
+        return bad_offset + header.entry_size
+    return _resync(data, bad_offset)
+
+
+def _first_prev_match_unchecked(data, bad_offset):
+    hit = data.find(struct.pack("<I", bad_offset), bad_offset + 1 + 6)
+    return None if hit == -1 else hit - 6
+
+
+MUTANTS = {
+    "only_where_the_header_says": {"resync": lambda data, bad: _resync(data, bad, search=False)},
+    "the_claimed_end_is_not_checked": {"resync": _claimed_end_unchecked},
+    "a_prev_match_is_not_checked": {"resync": _first_prev_match_unchecked},
+}

@@ -9,6 +9,7 @@ Subcommands (``minidb COMMAND --help`` for each)::
     figures    regenerate the pictures in figures/
     generate   write environments with seeded random workloads (for the pipeline)
     spark      the data pipeline on Apache Spark: minidb spark analyze PATH
+    grade      grade an exercise's student.py: its tests, random cases, no copying
 
 Exit codes: 0 success; 1 a check failed (corruption found, a crash-test
 violation); 2 a user error (a missing directory, not a minidb log, a bad
@@ -21,6 +22,7 @@ import argparse
 import sys
 
 from minidb.errors import CorruptionError, MinidbError
+from minidb.exercise_hooks import ExerciseError, StudentCodeError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -33,12 +35,12 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
-    from minidb.cli import crashtest, figures, generate, printlog, spark, tour, verify
+    from minidb.cli import crashtest, figures, generate, grade, printlog, spark, tour, verify
 
     parser = Parser(prog="minidb", description="minidb, a teaching storage engine")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
-    for module in (tour, printlog, verify, crashtest, figures, generate, spark):
+    for module in (tour, printlog, verify, crashtest, figures, generate, spark, grade):
         module.register(commands)
     return parser
 
@@ -48,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except ExerciseError as e:  # the student's code cannot be used (see minidb.exercise_hooks)
+        print(f"minidb {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except StudentCodeError as e:  # the student's code failed inside the engine
+        print(f"minidb {args.command}: failed: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except CorruptionError as e:
         print(f"minidb {args.command}: corrupt: {e}", file=sys.stderr)
         return EXIT_FAILED

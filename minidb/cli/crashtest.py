@@ -12,6 +12,8 @@ line is the summed :class:`~minidb.io.sweep.SweepResult`, e.g. for
     crash points: 228, violations: 0
 
 Exit code 0 without violations, 1 with any (the first ``--show`` are printed).
+``--impl student`` runs the engine with the exercises' ``student.py``
+functions where they plug in (see :mod:`minidb.exercise_hooks`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 
 from tqdm import tqdm
 
+from minidb import exercise_hooks
 from minidb.cli.common import int_at_least, non_negative_int, positive_int
 from minidb.io.sweep import SweepResult
 
@@ -52,10 +55,18 @@ def register(commands) -> None:
     p.add_argument("--ops", type=int_at_least(1, MAX_OPS, " (every write of the workload is a crash point)"),
                    default=50, help=f"operations per workload (default 50, at most {MAX_OPS:,})")
     p.add_argument("--show", type=non_negative_int, default=5, help="violations to print (default 5)")
+    add_impl_option(p)
     p.set_defaults(run=run)
 
 
+def add_impl_option(p) -> None:
+    p.add_argument("--impl", choices=exercise_hooks.MODES, default=None,
+                   help="the engine's own functions (reference) or the exercises' student.py files (student) "
+                        f"where an exercise plugs in (default: ${exercise_hooks.ENV_VAR}, else reference)")
+
+
 def run(args) -> int:
+    exercise_hooks.use(args.impl)
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)
     for seed in tqdm(seeds, desc=f"crashtest {args.engine}", unit="seed", disable=len(seeds) == 1, file=sys.stderr):

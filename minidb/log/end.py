@@ -19,18 +19,24 @@ them as they go, and ``minidb verify`` checks everything.
 A last file that was created but whose ``FileHeader`` never reached the disk
 ends up empty: its header is written again by the next writer, which needs
 the LSN of the previous file's last entry (``last_entry_in_prev_file``).
+
+The scan of the last file goes through ``LAST_FILE_SCAN``, an exercise hook
+(:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student`` a
+student's ``valid_end`` (exercise 01a) decides where the good entries end.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from minidb import exercise_hooks
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.check import first_file_problem_on
-from minidb.log.header import MAX_HEADER_SIZE
+from minidb.log.header import MAX_HEADER_SIZE, EntryHeader, check_entry, read_header
 from minidb.log.scan import FileScanner, Verdict, judge_bad_entry
 
 
@@ -100,6 +106,52 @@ def why_not_a_tail(verdict: Verdict) -> str:
     return f"an intact entry follows at 0x{verdict.successor:x}, so this is not a torn tail"
 
 
+def valid_end(data: bytes, file_number: int) -> int:
+    """The offset just past the last good entry of log file ``file_number`` (exercise 01a's function)."""
+    return FileScanner(data, file_number).run().end
+
+
+def _scan_last(buf: bytes, number: int) -> FileScanner:
+    return FileScanner(buf, number).run()
+
+
+@dataclass
+class StudentScan:
+    """What :func:`find_end` reads of a :class:`FileScanner`, from a student's ``valid_end``."""
+
+    end: int
+    last_offset: int | None
+    file_header: dict | None
+    problem: str | None
+    bad_offset: int | None
+    bad_header: EntryHeader | None
+
+
+def _scan_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[bytes, int], StudentScan]:
+    """A student's ``valid_end`` (exercise 01a) as the scan of the last file: the entries before its
+    answer are the good ones (stepped over by their sizes), the entry at it the bad one."""
+    def scan(buf: bytes, number: int) -> StudentScan:
+        end = student(bytes(buf), number)
+        if not (isinstance(end, int) and 0 <= end <= len(buf)):
+            raise hook.wrong(f"returned {end!r}, not an offset 0..0x{len(buf):x} in {file_name(number)}")
+        pos, last = 0, None
+        while pos < end:
+            header, _ = read_header(buf, pos)
+            if header is None or pos + header.entry_size > end:
+                raise hook.wrong(f"returned 0x{end:x}, which is not where an entry of {file_name(number)} ends")
+            last, pos = pos, pos + header.entry_size
+        file_header = FileScanner(buf[: read_header(buf, 0)[0].entry_size], number).run().file_header if end else None
+        problem, bad_offset, bad_header = None, None, None
+        if end < len(buf):
+            bad_header, problem = check_entry(buf, end, 0 if end == 0 else last)
+            bad_offset, problem = end, problem or "valid_end (exercise 01a) stopped at this entry"
+        return StudentScan(end, last, file_header, problem, bad_offset, bad_header)
+    return scan
+
+
+LAST_FILE_SCAN = exercise_hooks.register("01a_log_end", "valid_end", _scan_last, _scan_from_exercise)
+
+
 def find_end(disk: Disk) -> LogEnd:
     files = tuple(log_file_numbers(disk))
     if not files:
@@ -109,7 +161,7 @@ def find_end(disk: Disk) -> LogEnd:
         raise LogCorruptionError(file_name(gap[0]), 0, f"{gap[1]} in {disk.where()}")
     last = files[-1]
     buf = read_file(disk, last)
-    scanner = FileScanner(buf, last).run()
+    scanner = LAST_FILE_SCAN.call(buf, last)  # FileScanner, or exercise 01a's valid_end (minidb.exercise_hooks)
     first_header = scanner.file_header if len(files) == 1 else file_header_of(disk, files[0])
     problem = first_file_problem_on(disk, files[0], first_header)
     if problem is not None:

@@ -26,7 +26,8 @@ reads each of its entries and asks the tree whether it is still *live*:
   checkpoint before this file goes, so no slot ever points into it).
 
 The decision itself is the pure function :func:`entry_verdict` (the cleaner
-gathers what the tree says and calls it in one place, ``_clean_entry``).
+gathers what the tree says and calls it in one place, ``_clean_entry``,
+through ``VERDICT``, an exercise hook: see :mod:`minidb.exercise_hooks`, exercise 11a).
 Entries the utilization tracker already counts obsolete are not looked up.
 An LN whose record a transaction holds write-locked cannot be judged now
 (an abort would put back a version this file may hold): the file is left
@@ -57,9 +58,11 @@ Locking: every method runs under the environment latch (its callers take it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from minidb import exercise_hooks
 from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.logstore.cleaner.protect import FileProtector
@@ -119,6 +122,19 @@ def entry_verdict(kind: str, lsn: LSN, current_lsn: LSN | None, *, counted_obsol
     if kind == LN_KIND and known_deleted:
         return DEAD
     return LIVE
+
+
+def _verdict_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., str]:
+    """A student's ``entry_verdict`` (exercise 11a has the engine's signature), its answer checked."""
+    def verdict(kind: str, lsn: LSN, current_lsn: LSN | None, **facts: bool) -> str:
+        answer = student(kind, lsn, current_lsn, **facts)
+        if answer not in (LIVE, OBSOLETE, DEAD):
+            raise hook.wrong(f"returned {answer!r}, not {LIVE!r}, {OBSOLETE!r} or {DEAD!r}")
+        return answer
+    return verdict
+
+
+VERDICT = exercise_hooks.register("11a_live_or_obsolete", "entry_verdict", entry_verdict, _verdict_from_exercise)
 
 
 class Cleaner:
@@ -209,7 +225,7 @@ class Cleaner:
                 index, exact = bin_node.find(key)
                 current = bin_node.lsns[index] if exact else None
                 known_deleted = exact and (bin_node.known_deleted[index] or self._summary_of_deleted_file(entry))
-        verdict = entry_verdict(kind, entry.lsn, current, counted_obsolete=counted, db_exists=db is not None,
+        verdict = VERDICT.call(kind, entry.lsn, current, counted_obsolete=counted, db_exists=db is not None,
                                 known_deleted=known_deleted)
         stat = "nLNs" if kind == LN_KIND else "nINs"
         if verdict != LIVE:

@@ -39,7 +39,8 @@ refuses the entry) leaves its pieces the same way; the operation then rolls
 back to where it began once it has released its latches (the undo fixes the
 same pages). Where a leaf splits is :func:`leaf_split`, a pure function: the
 most even split by bytes, the new entry counted on its side, the separator
-the right page's first sort key (no suffix truncation). Splitting a leaf
+the right page's first sort key (no suffix truncation). ``Tree._split`` calls it through
+``LEAF_SPLIT``, an exercise hook (:mod:`minidb.exercise_hooks`; exercise 07a). Splitting a leaf
 logs, in order: the new page's header and entries, its links, the old right
 neighbour's ``prev``, the split page's ``next``, the entries taken off the split page, the separator in the
 parent. No other transaction can log anything on the split page, its new
@@ -137,6 +138,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from minidb import exercise_hooks
 from minidb.log.lsn import LSN
 from minidb.pagestore.btree.keydesc import successor
 from minidb.pagestore.btree.keyed import (
@@ -532,7 +534,7 @@ class Tree:
         datas = kp.raws()
         if kp.is_leaf:  # the one place the engine chooses a leaf's split (exercise 07a asks for this function)
             sizes = [len(d) + SLOT_SIZE for d in datas]
-            m, sep = leaf_split(kp.sks(self.unique), sizes, sk, need, node.nfree + sum(sizes))
+            m, sep = LEAF_SPLIT.call(kp.sks(self.unique), sizes, sk, need, node.nfree + sum(sizes))
         else:
             m = _split_point([len(d) for d in datas])
         with nested_top_action(self.volume, xct):
@@ -613,6 +615,27 @@ def leaf_split(sort_keys: Sequence[bytes], sizes: Sequence[int], new_key: bytes,
         raise ValueError(f"no split of {len(sizes)} entries ({sum(sizes)} bytes) and a new one of {new_size} "
                          f"bytes fits two pages of {room} bytes")
     return best[0], sort_keys[best[0]]
+
+
+def _leaf_split_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., tuple[int, bytes]]:
+    """A student's ``leaf_split`` (exercise 07a has the engine's signature), its answer checked for form
+    and for both pages fitting (anything else the tree's own checks and the crash test find)."""
+    def split(sort_keys: Sequence[bytes], sizes: Sequence[int], new_key: bytes, new_size: int,
+              room: int) -> tuple[int, bytes]:
+        answer = student(list(sort_keys), list(sizes), new_key, new_size, room)
+        if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], int)
+                and isinstance(answer[1], bytes) and 0 < answer[0] < len(sizes)):
+            raise hook.wrong(f"returned {answer!r}, not (m, separator) with 0 < m < {len(sizes)}")
+        m, sep = answer
+        left, right = sum(sizes[:m]), sum(sizes[m:])
+        left, right = (left, right + new_size) if new_key >= sep else (left + new_size, right)
+        if max(left, right) > room:
+            raise hook.wrong(f"split at {m}: pages of {left} and {right} bytes, more than the {room} a page holds")
+        return m, sep
+    return split
+
+
+LEAF_SPLIT = exercise_hooks.register("07a_leaf_split", "leaf_split", leaf_split, _leaf_split_from_exercise)
 
 
 def _split_point(sizes: list[int]) -> int:

@@ -32,12 +32,18 @@ frames 0 and 3 were cleared. :func:`choose_victim` returns exactly that.
 The function is pure: it reads frame states and returns the decision
 (victim, where the hand rests, which reference bits to clear, the steps it
 took). The buffer pool applies it; notebooks and the exercise replay it.
+The buffer pool calls it through ``VICTIM``, an exercise hook
+(:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student`` exercise
+04a's ``choose_victim`` chooses instead (its answer has no per-step record:
+its steps are the cleared bits and the victim, in pass 0).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from minidb import exercise_hooks
 
 PASSES = 3
 
@@ -105,3 +111,34 @@ def choose_victim(frames: Sequence[ClockFrame], hand: int) -> ClockChoice:
             steps.append(ClockStep(pass_no, index, "victim"))
             return ClockChoice(index, hand, tuple(cleared), pass_no, tuple(steps))
     return ClockChoice(None, hand, tuple(cleared), PASSES, tuple(steps))
+
+
+def exercise_form(frames: Sequence[ClockFrame], hand: int) -> tuple[int | None, int, list[int]]:
+    """:func:`choose_victim` in exercise 04a's form: ``frames`` as (pinned, dirty, referenced) tuples in,
+    ``(victim, hand_after, cleared)`` out (``exercises/04a_clock_replacement/reference.py``)."""
+    choice = choose_victim([ClockFrame(*frame) for frame in frames], hand)
+    return choice.victim, choice.hand, list(choice.cleared)
+
+
+def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[Sequence[ClockFrame], int], ClockChoice]:
+    """A student's ``choose_victim`` (exercise 04a's form) as the buffer pool's: a :class:`ClockChoice`
+    whose steps are the cleared bits and the victim (pass 0: the student's function does not say)."""
+    def choose(frames: Sequence[ClockFrame], hand: int) -> ClockChoice:
+        n = len(frames)
+        answer = student([(bool(f.pinned), bool(f.dirty), bool(f.referenced)) for f in frames], hand)
+        try:
+            victim, after, cleared = answer
+            cleared = tuple(cleared)
+        except (TypeError, ValueError):
+            raise hook.wrong(f"returned {answer!r}, not (victim, hand_after, cleared)") from None
+        for name, index in [("victim", victim), ("hand_after", after), *(("a cleared frame", i) for i in cleared)]:
+            if not (index is None and name == "victim") and not (isinstance(index, int) and 0 <= index < n):
+                raise hook.wrong(f"returned {name} {index!r}, not a frame index 0..{n - 1}")
+        if victim is not None and frames[victim].pinned:
+            raise hook.wrong(f"chose frame {victim}, which is pinned")
+        steps = [ClockStep(0, i, "ref cleared") for i in cleared] + ([ClockStep(0, victim, "victim")] if victim is not None else [])
+        return ClockChoice(victim, after, cleared, 0, tuple(steps))
+    return choose
+
+
+VICTIM = exercise_hooks.register("04a_clock_replacement", "choose_victim", choose_victim, _from_exercise)

@@ -1,0 +1,195 @@
+"""Exercises inside the engine (minidb.exercise_hooks): a student's function drives the engine's call site.
+
+The point (issue 18's acceptance): the engine's crash sweep fails with a wrong
+student implementation (an exercise's named mutant, written out as a
+``student.py`` in a temporary exercises directory) and passes with a right
+one (the reference copied as ``student.py``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from minidb import exercise_hooks as hooks
+from minidb.cli import main
+from minidb.errors import LogCorruptionError
+from minidb.io import SimDisk
+from minidb.log.end import LAST_FILE_SCAN, find_end
+from minidb.logstore.cleaner.cleaner import VERDICT
+from minidb.pagestore.btree.btree import LEAF_SPLIT
+from minidb.pagestore.buffer.clock import VICTIM, ClockFrame, choose_victim
+from minidb.pagestore.restart.undo import UNDO_WALK
+
+from tests.log.helpers import new_log, write_messages
+from tests.logstore.helpers import small_config
+
+EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
+PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "04a_clock_replacement": VICTIM, "07a_leaf_split": LEAF_SPLIT,
+           "08a_aries_undo": UNDO_WALK, "11a_live_or_obsolete": VERDICT}
+
+
+def students(tmp_path: Path, **sources: str) -> Path:
+    """An exercises directory: every plugged exercise's reference as its student.py, except those in
+    ``sources`` (keyword ``e08a`` for exercise 08a...: the student.py's text)."""
+    for exercise in PLUGGED:
+        (tmp_path / exercise).mkdir(parents=True, exist_ok=True)
+        shutil.copy(EXERCISES / exercise / "reference.py", tmp_path / exercise / "student.py")
+    for key, text in sources.items():
+        exercise = next(e for e in PLUGGED if e.startswith(key[1:]))
+        (tmp_path / exercise / "student.py").write_text(text)
+    return tmp_path
+
+
+def mutant_source(exercise: str, mutant: str, function: str) -> str:
+    """A student.py whose ``function`` is the exercise's named mutant (from its test file's MUTANTS)."""
+    test_file = EXERCISES / exercise / f"test_{exercise}.py"
+    return (f"import importlib.util\n"
+            f"spec = importlib.util.spec_from_file_location('mutant_tests', {str(test_file)!r})\n"
+            f"tests = importlib.util.module_from_spec(spec)\n"
+            f"spec.loader.exec_module(tests)\n"
+            f"{function} = tests.MUTANTS[{mutant!r}][{function!r}]\n")
+
+
+def spy_source(exercise: str, function: str, then: str = "") -> str:
+    """A student.py that counts its calls (``calls``) and answers as the reference does."""
+    reference = EXERCISES / exercise / "reference.py"
+    return (f"import importlib.util\n"
+            f"spec = importlib.util.spec_from_file_location('spy_reference', {str(reference)!r})\n"
+            f"reference = importlib.util.module_from_spec(spec)\n"
+            f"spec.loader.exec_module(reference)\n"
+            f"calls = []\n"
+            f"def {function}(*args, **kwargs):\n"
+            f"    calls.append(args)\n"
+            f"    {then}\n"
+            f"    return reference.{function}(*args, **kwargs)\n")
+
+
+@pytest.fixture(autouse=True)
+def engine_mode():
+    with hooks.using(None):
+        yield
+
+
+# -- the switch ------------------------------------------------------------------------------------
+def test_without_the_variable_the_engine_calls_its_own_function_directly(monkeypatch):
+    monkeypatch.delenv(hooks.ENV_VAR, raising=False)
+    hooks.use(None)
+    assert hooks.mode() == hooks.ENGINE
+    frames = [ClockFrame(False, False, False)] * 2
+    assert VICTIM.call(frames, 0).victim == 0
+    assert VICTIM.call is choose_victim  # resolved once: no lookup per call
+    assert {hook.exercise for hook in hooks.hooks()} >= set(PLUGGED)
+
+
+def test_the_notebooks_buffer_pool_demo_runs_the_students_victim_choice(tmp_path):
+    from minidb.viz.bufferpool_demo import SCRIPT, pool_step
+    own = pool_step(len(SCRIPT))
+    root = students(tmp_path, e04a=spy_source("04a_clock_replacement", "choose_victim"))
+    with hooks.using("student", root):
+        step = pool_step(len(SCRIPT))  # notebook 04's script
+        student = hooks.load_student("04a_clock_replacement")
+        assert VICTIM.call is not choose_victim
+    assert student.calls, "the buffer pool never asked the student's choose_victim"
+    assert all(isinstance(frames, list) and isinstance(hand, int) for frames, hand in student.calls)
+    assert step.frames == own.frames  # the same victims as minidb's own choice
+
+
+@pytest.mark.parametrize("value", ["students", "mutant:x", "yes"])
+def test_an_unknown_value_is_one_line_and_exit_2(monkeypatch, capsys, value):
+    monkeypatch.setenv(hooks.ENV_VAR, value)
+    with pytest.raises(hooks.ExerciseError, match=f"{hooks.ENV_VAR}={value!r}: expected reference or student"):
+        hooks.use(None)
+    assert main(["crashtest", "log", "--ops", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected reference or student" in err
+
+
+def test_a_pristine_stub_inside_the_engine_names_the_exercise_and_function(capsys):
+    code = main(["crashtest", "pagestore", "--seed", "7", "--ops", "8", "--impl", "student"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "exercise 01a_log_end: valid_end is not implemented yet" in err  # the log opens first
+
+
+def test_a_missing_student_file_is_an_error_not_a_fallback(tmp_path):
+    with hooks.using("student", tmp_path):
+        with pytest.raises(hooks.ExerciseError, match=r"exercise 04a_clock_replacement: no student file .*student\.py"):
+            VICTIM.call([ClockFrame(False, False, False)], 0)
+
+
+def test_a_student_error_or_an_answer_of_the_wrong_form_fails_with_one_line(tmp_path, capsys):
+    root = students(tmp_path, e04a="def choose_victim(frames, hand):\n    return [][0]\n")
+    with hooks.using("student", root), pytest.raises(hooks.StudentCodeError,
+                                                      match="exercise 04a_clock_replacement: choose_victim raised IndexError"):
+        VICTIM.call([ClockFrame(False, False, False)], 0)
+    (root / "04a_clock_replacement" / "student.py").write_text("def choose_victim(frames, hand):\n    return 0, 0, [], 1\n")
+    with hooks.using("student", root), pytest.raises(hooks.StudentCodeError, match="returned .*not .victim, hand_after"):
+        VICTIM.call([ClockFrame(False, False, False)], 0)
+    (root / "04a_clock_replacement" / "student.py").write_text("def choose_victim(frames, hand):\n    return 0, 0, []\n")
+    with hooks.using("student", root), pytest.raises(hooks.StudentCodeError, match="chose frame 0, which is pinned"):
+        VICTIM.call([ClockFrame(True, False, False)] * 2, 0)
+
+
+# -- the point: the crash sweeps run on the student's code -------------------------------------------
+def test_the_pagestore_crash_sweep_fails_with_a_wrong_undo_order_and_passes_with_a_right_one(tmp_path, monkeypatch,
+                                                                                              capsys):
+    """``minidb crashtest pagestore --impl student``: how a student knows their recovery code is right."""
+    from minidb.pagestore.xct_crashtest import crash_sweep
+    wrong = students(tmp_path / "wrong", e08a=mutant_source("08a_aries_undo", "a_clr_goes_on_to_its_prev", "undo_order"))
+    monkeypatch.setenv(hooks.DIR_VAR, str(wrong))
+    assert main(["crashtest", "pagestore", "--seed", "7", "--ops", "8", "--impl", "student", "--show", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "restart failed" in out and "crash points: 156, violations: 33" in out
+    with hooks.using("student", students(tmp_path / "right")):
+        assert crash_sweep(7, 8).summary() == "crash points: 156, violations: 0"
+
+
+def test_the_btree_crash_sweep_fails_with_a_wrong_separator_and_passes_with_a_right_one(tmp_path):
+    from minidb.pagestore.btree_crashtest import crash_sweep
+    wrong = students(tmp_path / "wrong", e07a=mutant_source("07a_leaf_split", "separator_is_the_last_key_on_the_left",
+                                                            "leaf_split"))
+    with hooks.using("student", wrong):
+        result = crash_sweep(1, 16)
+    assert any("the index holds no key" in v for v in result.violations), result.violations[:3]
+    with hooks.using("student", students(tmp_path / "right")):
+        assert crash_sweep(1, 16).summary() == f"crash points: {result.points}, violations: 0"
+
+
+# -- the other call sites ------------------------------------------------------------------------------
+def test_the_notebooks_recovery_demo_runs_the_students_undo_order(tmp_path):
+    from minidb.viz.recovery_demo import recovery_view
+    root = students(tmp_path, e08a=spy_source("08a_aries_undo", "undo_order"))
+    with hooks.using("student", root):
+        view = recovery_view(28, "everything", "restarted", draw=False)  # notebook 08's crash
+        calls = hooks.load_student("08a_aries_undo").calls
+    assert calls and view.found == view.expected
+
+
+def test_the_log_open_uses_the_students_end_of_log(tmp_path):
+    disk = SimDisk("end")
+    log = new_log(disk)
+    write_messages(log, ["one", "two"])
+    log.close()
+    own = find_end(disk)
+    root = students(tmp_path, e01a=spy_source("01a_log_end", "valid_end"))
+    with hooks.using("student", root):
+        assert find_end(disk).end_offset > 0
+        assert len(hooks.load_student("01a_log_end").calls) == 1
+    (root / "01a_log_end" / "student.py").write_text("def valid_end(data, file_number):\n    return 0\n")
+    with hooks.using("student", root), pytest.raises(LogCorruptionError, match="not a torn tail"):
+        find_end(disk)  # an intact FileHeader after the student's end: corruption, as minidb would say
+
+
+def test_the_cleaner_asks_the_students_verdict(tmp_path):
+    from minidb.logstore import Environment
+    root = students(tmp_path, e11a="def entry_verdict(kind, lsn, current_lsn, **facts):\n    return 'gone'\n")
+    env = Environment.open(SimDisk("clean"), small_config(file_max=4096))
+    db = env.database("accounts")
+    while env.log.end_lsn.file < 3:
+        db.put("k", "x" * 200)
+    env.checkpoint()
+    with hooks.using("student", root), pytest.raises(hooks.StudentCodeError, match="returned 'gone'"):
+        env.cleaner.clean_file(1)
