@@ -138,10 +138,7 @@ class SlottedPage(Page):
     # -- space reservation -------------------------------------------------------------
     def expire_reservation(self, user: SpaceUser) -> bool:
         """Void the reservation if its youngest transaction is older than the oldest active one."""
-        tid = self.rsvd_tid
-        if not self.nrsvd and not tid:
-            return False
-        if tid and tid >= user.oldest_active:
+        if not reservation_void(self.space_view(), user):
             return False
         self._void_reservation()
         return True
