@@ -36,8 +36,10 @@ checkpoint logs this table; restart redoes from its smallest LSN.
 **The write-ahead rule.** A page is never written before the log is
 durable up to the page's LSN: before each write, the pool asks the log to
 sync up to the largest page LSN in it (:meth:`LogManager.sync`), unless
-that entry is durable already (:func:`~minidb.pagestore.buffer.walrule.log_sync_point`). Each write is one disk write; the simulated
-disk's write record lets tests check the rule write by write.
+that entry is durable already
+(:func:`~minidb.pagestore.buffer.walrule.log_sync_point`). Each write is
+one disk write; the simulated disk's write record lets tests check the rule
+write by write.
 
 **Checking what is read.** Each write carries the page's checksum, computed
 into the image written (:func:`~minidb.pagestore.pages.page.stamp_checksum`).

@@ -19,10 +19,11 @@ clr_rec_splice      replace ``old`` at ``start`` by ``new`` (the swapped splice)
 ==================  ==========================================================
 
 **Undo logs a CLR.** Undoing ``rec_insert`` logs ``clr_rec_insert`` with
-``undo_nxt`` = the undone entry's ``txn_prev_lsn`` (which CLR, with which
-fields, is :func:`minidb.pagestore.wal.clr.compensation`'s answer): one entry that both
+``undo_nxt`` = the undone entry's ``txn_prev_lsn``: one entry that both
 changes the page and tells a later rollback where to continue, so an undo
-is never undone and a rollback interrupted by crashes makes progress.
+is never undone and a rollback interrupted by crashes makes progress. Which
+CLR, with which fields, is :func:`minidb.pagestore.wal.clr.compensation`'s
+answer; ``_undo_record`` logs it.
 
 **Who is acting.** Space reservation (:mod:`minidb.pagestore.pages.slotted`) needs
 to know the transaction asking for space; that is not logged (Shore logs
