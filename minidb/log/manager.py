@@ -457,6 +457,12 @@ class LogManager:
         with self._sync_cond:
             return lsn < self._durable_end
 
+    @property
+    def durable_end(self) -> LSN:
+        """Where the durable bytes end: the entries that start before it are durable."""
+        with self._sync_cond:
+            return self._durable_end
+
     def sync(self, lsn: LSN | None = None) -> None:
         """Return once the entry at ``lsn`` (default: the last one) is durable."""
         if lsn is None:

@@ -22,14 +22,14 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
 Public surface::
 
     VolumeId, StoreId, PageId, RecordId, ExtentId, parse_id
-    PageTag, StoreFlags, Page, SlottedPage, SpaceUser, NO_TXN
+    PageTag, StoreFlags, Page, SlottedPage, SpaceUser, NO_TXN, place_record
     StoreProperty (REGULAR, TMP, LOAD, INSERT: StorageManager.create_file(t, property=...),
                    set_store_property)
     LatchMode, SH, EX, BufferPool, Frame, FrameView, WriteRun
-    ClockFrame, ClockChoice, choose_victim
-    Volume, AllocMode, format_volume, VolumeHeader, volume_file_name
+    ClockFrame, ClockChoice, choose_victim, log_sync_point
+    Volume, AllocMode, format_volume, VolumeHeader, volume_file_name, pages_to_try, find_free_extents
     Extlink, StoreNode, Deleting
-    PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo
+    PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo, compensation
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
     Record, RecFlags, Layout, Checkpointer, Restart, RestartReport, StaleRecordIdError,
     NoLocking, ShoreLocking, AllocationLocks, Quark  (the lock manager: minidb.pagestore.lock)
@@ -54,6 +54,7 @@ from minidb.pagestore.btree import (  # also registers the B+tree entries' redo 
     UnsortedInputError, check_tree,
 )
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
+from minidb.pagestore.buffer.walrule import log_sync_point
 from minidb.pagestore.directory import RootIndex, StoreDirectory, check_directory
 from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
 from minidb.pagestore.errors import (
@@ -65,16 +66,19 @@ from minidb.pagestore.volume.extmap import Extlink
 from minidb.pagestore.volume.format import format_volume
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, VolumeId, parse_id
 from minidb.pagestore.buffer.latch import EX, SH, LatchMode
+from minidb.pagestore.wal.clr import compensation
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import TxnRef, apply_and_log, redo, undo
 from minidb.pagestore.wal.logspace import LogSpace
 from minidb.pagestore.pages.page import Page, PageTag, StoreFlags
 from minidb.pagestore.pages.storeprop import StoreProperty
-from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser
+from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser, place_record
 from minidb.pagestore.volume.stores import Deleting, StoreNode
 from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.volume.volheader import VolumeHeader
 from minidb.pagestore.volume.volume import AllocMode, Volume
+from minidb.pagestore.volume.volextents import find_free_extents
+from minidb.pagestore.volume.volpages import pages_to_try
 from minidb.pagestore.restart.chkpt import Checkpointer
 from minidb.pagestore.errors import StaleRecordIdError
 from minidb.pagestore.files.file import FileManager, Policy
@@ -102,4 +106,5 @@ __all__ = [
     "OutOfLogSpaceError", "IndexManager", "Index", "KeyDescriptor", "DuplicateKeyError", "KeyNotFoundError",
     "BadKeyError", "check_tree", "LoadReport", "UnsortedInputError", "StoreDirectory", "RootIndex",
     "check_directory", "SInfo", "StoreKind", "LockProtocol",
+    "place_record", "pages_to_try", "find_free_extents", "log_sync_point", "compensation",
 ]

@@ -101,6 +101,21 @@ def test_space_reservation_worked_example():
     page.check_space()
 
 
+def test_an_insert_alone_voids_a_reservation_whose_reservers_all_ended():
+    """No usable_space() first: the insert itself finds transaction 2 older than every active one,
+    voids its reservation and takes the slot it had reserved (SlottedPage._place, place_record)."""
+    page = file_page()
+    for size in (40, 60, 30):
+        page.insert(bytes(size), SpaceUser(tid=1, oldest_active=1))
+    page.remove(1, SpaceUser(tid=2, oldest_active=1))
+    with pytest.raises(RecordWontFitError):
+        page.insert(bytes(320), SpaceUser(tid=3, oldest_active=2))
+    assert (page.nrsvd, page.slot_state(1)) == (60, "reserved")
+    assert page.insert(bytes(320), SpaceUser(tid=3, oldest_active=3)) == 1
+    assert (page.nrsvd, page.rsvd_tid, page.xct_rsvd) == (0, 0, 0)
+    page.check_space()
+
+
 def test_rollback_puts_a_freed_record_back_in_its_slot():
     page = file_page()
     t1 = SpaceUser(tid=1, oldest_active=1)

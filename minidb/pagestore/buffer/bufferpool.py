@@ -36,8 +36,10 @@ checkpoint logs this table; restart redoes from its smallest LSN.
 **The write-ahead rule.** A page is never written before the log is
 durable up to the page's LSN: before each write, the pool asks the log to
 sync up to the largest page LSN in it (:meth:`LogManager.sync`), unless
-that entry is durable already. Each write is one disk write; the simulated
-disk's write record lets tests check the rule write by write.
+that entry is durable already
+(:func:`~minidb.pagestore.buffer.walrule.log_sync_point`). Each write is
+one disk write; the simulated disk's write record lets tests check the rule
+write by write.
 
 **Checking what is read.** Each write carries the page's checksum, computed
 into the image written (:func:`~minidb.pagestore.pages.page.stamp_checksum`).
@@ -87,6 +89,7 @@ from typing import TYPE_CHECKING
 
 from minidb.log.lsn import LSN
 from minidb.pagestore.buffer.clock import VICTIM, ClockChoice
+from minidb.pagestore.buffer.walrule import log_sync_point
 from minidb.pagestore.errors import (
     BadRequestError, BufferPoolFullError, LogLostError, PageStoreCorruptionError, PageStoreError,
 )
@@ -385,13 +388,14 @@ class BufferPool:
         first = run[0][0].pid
         assert first is not None
         volfile = self.volume_file(first.vol)
-        top = max(LSN.unpack(int.from_bytes(data[:8], "little")) for _, data in run)
         synced_to = None
-        if self.log is not None and top != NO_PAGE_LSN and not self.log.is_durable(top):
-            self.log.sync(top)  # the write-ahead rule
-            self.stats.add("nLogForces")
-            synced_to = top
-            self.trace.emit("WAL: log synced up to %s before writing %s", top, first)
+        if self.log is not None:
+            synced_to = log_sync_point([LSN.unpack(int.from_bytes(data[:8], "little")) for _, data in run],
+                                       self.log.durable_end)
+            if synced_to is not None:
+                self.log.sync(synced_to)  # the write-ahead rule
+                self.stats.add("nLogForces")
+                self.trace.emit("WAL: log synced up to %s before writing %s", synced_to, first)
         volfile.write_run(first.page, b"".join(stamp_checksum(data) for _, data in run))
         written = WriteRun(first.vol, first.page, len(run), synced_to)
         self.stats.add("nWriteRequests")

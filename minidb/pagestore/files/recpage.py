@@ -21,7 +21,9 @@ clr_rec_splice      replace ``old`` at ``start`` by ``new`` (the swapped splice)
 **Undo logs a CLR.** Undoing ``rec_insert`` logs ``clr_rec_insert`` with
 ``undo_nxt`` = the undone entry's ``txn_prev_lsn``: one entry that both
 changes the page and tells a later rollback where to continue, so an undo
-is never undone and a rollback interrupted by crashes makes progress.
+is never undone and a rollback interrupted by crashes makes progress. Which
+CLR, with which fields, is :func:`minidb.pagestore.wal.clr.compensation`'s
+answer; ``_undo_record`` logs it.
 
 **Who is acting.** Space reservation (:mod:`minidb.pagestore.pages.slotted`) needs
 to know the transaction asking for space; that is not logged (Shore logs
@@ -46,7 +48,8 @@ from contextvars import ContextVar
 from typing import Any
 
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.wal.logdef import CLR_REC_INSERT, CLR_REC_REMOVE, CLR_REC_SPLICE
+from minidb.pagestore.wal.clr import Compensation
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import LogContext, apply_and_log, page_id_of, redo_handler, undo_handler
 from minidb.pagestore.pages.page import PageTag, StoreFlags
 from minidb.pagestore.pages.slotted import MAX_TID, SlottedPage, SpaceUser
@@ -105,28 +108,16 @@ def _redo_splice(page: SlottedPage, v: dict[str, Any]) -> None:
 
 
 # -- undo handlers: each logs the CLR twin of its entry ---------------------------------------
-def _log_clr(volume: Any, v: dict[str, Any], xct: LogContext | None, clr: Any, values: dict[str, Any]) -> None:
+@undo_handler("rec_insert")
+@undo_handler("rec_remove")
+@undo_handler("rec_splice")
+def _undo_record(volume: Any, v: dict[str, Any], xct: LogContext | None, clr: Compensation) -> None:
+    """Log ``clr``, the entry's CLR twin (:func:`minidb.pagestore.wal.clr.compensation`), on its page."""
     page = volume.bp.fix(page_id_of(v), EX)
     try:
         with acting_for(rollback_user(xct)):
-            apply_and_log(volume.log, page, clr, {**values, "undo_nxt": v["txn_prev_lsn"]}, xct)
+            apply_and_log(volume.log, page, PAGESTORE_TYPES[clr.type_name], clr.values, xct)
     except BaseException:
         volume.bp.unfix(page)
         raise
     volume.bp.unfix(page, dirty=True)
-
-
-@undo_handler("rec_insert")
-def _undo_insert(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
-    _log_clr(volume, v, xct, CLR_REC_INSERT, {"slot": v["slot"], "data": v["data"]})
-
-
-@undo_handler("rec_remove")
-def _undo_remove(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
-    _log_clr(volume, v, xct, CLR_REC_REMOVE, {"slot": v["slot"], "data": v["data"]})
-
-
-@undo_handler("rec_splice")
-def _undo_splice(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
-    _log_clr(volume, v, xct, CLR_REC_SPLICE,
-             {"slot": v["slot"], "start": v["start"], "old": v["new"], "new": v["old"]})

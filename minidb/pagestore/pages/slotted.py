@@ -37,6 +37,11 @@ Holes left by freed records are *coalesced* (the records slid together
 towards the header) only when the total free space fits a request but the
 contiguous gap does not.
 
+Where a record goes is decided by one pure function, :func:`place_record`
+(the slot, whether the reservation is void, whether the record fits, whether
+to coalesce first), from the slot table and the space fields alone; every
+insert (forward, redo, undo) asks it through ``SlottedPage._place``.
+
 Worked example (512-byte file page, 452 bytes free after formatting):
 transaction 1 inserts records of 40, 60 and 30 bytes into slots 0, 1, 2:
 ``nfree`` = 452 - 3 * 4 - 130 = 310. Transaction 2 frees slot 1: ``nfree``
@@ -53,7 +58,9 @@ back. The transaction manager provides these; without transactions,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from minidb.pagestore.errors import RecordWontFitError, SlotError
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZE, Page, PageTag
@@ -131,30 +138,25 @@ class SlottedPage(Page):
     # -- space reservation -------------------------------------------------------------
     def expire_reservation(self, user: SpaceUser) -> bool:
         """Void the reservation if its youngest transaction is older than the oldest active one."""
-        tid = self.rsvd_tid
-        if not self.nrsvd and not tid:
+        if not reservation_void(self.space_view(), user):
             return False
-        if tid and tid >= user.oldest_active:
-            return False
+        self._void_reservation()
+        return True
+
+    def _void_reservation(self) -> None:
         self.nrsvd = self.xct_rsvd = 0
         self.rsvd_tid = 0
         for slot in range(self.nslots):
             offset, length = self.slot_entry(slot)
             if not offset and length:
                 self._set_slot(slot, 0, 0)
-        return True
 
     def usable_space(self, user: SpaceUser = NO_TXN) -> int:
         """Bytes ``user`` may take on this page (records and new slot entries)."""
         if not self.rsvd_mode:
             return self.nfree
         self.expire_reservation(user)
-        if user.rolling_back:
-            return self.nfree
-        avail = self.nfree - self.nrsvd
-        if user.tid and user.tid == self.rsvd_tid:
-            avail += self.xct_rsvd
-        return avail
+        return usable_bytes(self.space_view(), user)
 
     def _acquire(self, need: int, user: SpaceUser) -> None:
         """Take ``need`` bytes of free space for ``user`` (already checked to fit)."""
@@ -199,24 +201,29 @@ class SlottedPage(Page):
         return True
 
     # -- inserting and removing records ----------------------------------------------------
-    def _free_slot(self) -> int | None:
-        for slot in range(self.nslots):
-            if self.slot_entry(slot) == (0, 0):
-                return slot
-        return None
+    def _place(self, length: int, user: SpaceUser, slot: int | None = None) -> Placement:
+        """Where a record of ``length`` bytes goes (see :func:`place_record`); voids the reservation if it
+        says so; raises if the record cannot go there."""
+        self._check_length(length)
+        if slot is not None and self.is_in_use(slot):
+            raise SlotError(f"{self.pid}: slot {slot} is in use")
+        slots = [self.slot_entry(s) for s in range(self.nslots)]
+        plan = place_record(slots, self.space_view(), length, user, slot)
+        if plan.void:
+            self._void_reservation()
+        if not plan.fits:
+            if slot is not None and slot < self.nslots and self.slot_entry(slot)[1] and not user.rolling_back:
+                raise SlotError(f"{self.pid}: slot {slot} is reserved for a transaction that freed it")
+            need = length + SLOT_SIZE * max(0, plan.slot + 1 - self.nslots)
+            usable = usable_bytes(self.space_view(), user) if self.rsvd_mode else self.nfree
+            what = f"a record of {length} bytes" if slot is None else f"slot {slot}"
+            raise RecordWontFitError(f"{self.pid}: {what} needs {need} bytes, {usable} are usable "
+                                     f"(free {self.nfree}, reserved {self.nrsvd})")
+        return plan
 
     def find_slot(self, length: int, user: SpaceUser = NO_TXN) -> int:
         """The slot an insert of ``length`` bytes would take; raises if it cannot fit."""
-        self._check_length(length)
-        usable = self.usable_space(user)  # first: it may void a reservation and free its slots
-        slot = self._free_slot()
-        need = length + (SLOT_SIZE if slot is None else 0)
-        if need > usable:
-            raise RecordWontFitError(
-                f"{self.pid}: a record of {length} bytes needs {need} bytes, {usable} are usable "
-                f"(free {self.nfree}, reserved {self.nrsvd})"
-            )
-        return self.nslots if slot is None else slot
+        return self._place(length, user).slot
 
     def insert(self, data: bytes, user: SpaceUser = NO_TXN) -> int:
         """Insert a record into a free slot (or a new one); return the slot number."""
@@ -228,24 +235,10 @@ class SlottedPage(Page):
         """Put a record in slot ``slot``, a free slot, a reserved slot (rollback only),
         or the next new slot(s) of the table. Redo and undo use this."""
         length = len(data)
-        self._check_length(length)
+        plan = self._place(length, user, slot)
         new_slots = max(0, slot + 1 - self.nslots)
-        if not new_slots:
-            offset, reserved = self.slot_entry(slot)
-            if offset:
-                raise SlotError(f"{self.pid}: slot {slot} is in use")
-            if reserved and not user.rolling_back:
-                self.expire_reservation(user)
-                if self.slot_entry(slot)[1]:
-                    raise SlotError(f"{self.pid}: slot {slot} is reserved for a transaction that freed it")
         need = length + SLOT_SIZE * new_slots
-        usable = self.usable_space(user)
-        if need > usable:
-            raise RecordWontFitError(
-                f"{self.pid}: slot {slot} needs {need} bytes, {usable} are usable "
-                f"(free {self.nfree}, reserved {self.nrsvd})"
-            )
-        if self.contiguous_free < need:
+        if plan.coalesce:
             self.coalesce()
         self._acquire(need, user)
         first_new = self.nslots
@@ -341,3 +334,53 @@ class SpaceView:
     xct_rsvd: int
     rsvd_tid: int
     contiguous: int
+
+
+class Placement(NamedTuple):
+    """Where a record goes on a slotted page (:func:`place_record`)."""
+
+    slot: int        # the slot it takes (``len(slots)`` and up: new slot entries)
+    void: bool       # the page's reservation is void: reserved slots are free, nothing is reserved
+    fits: bool       # the slot is the user's to take and the bytes are within the user's usable space
+    coalesce: bool   # it fits, but the gap does not hold it: slide the records together first
+
+
+def reservation_void(space: SpaceView, user: SpaceUser) -> bool:
+    """Every transaction that reserved space on the page has ended (its youngest is older than the oldest
+    active one), or bytes are reserved with no reserver known."""
+    if not space.nrsvd and not space.rsvd_tid:
+        return False
+    return not (space.rsvd_tid and space.rsvd_tid >= user.oldest_active)
+
+
+def usable_bytes(space: SpaceView, user: SpaceUser) -> int:
+    """Bytes ``user`` may take, given a reservation that is not void: all free bytes when rolling back,
+    else those not reserved, plus its own reservation if it is the youngest reserver."""
+    if user.rolling_back:
+        return space.nfree
+    own = space.xct_rsvd if user.tid and user.tid == space.rsvd_tid else 0
+    return space.nfree - space.nrsvd + own
+
+
+def place_record(slots: Sequence[tuple[int, int]], space: SpaceView, length: int, user: SpaceUser,
+                 slot: int | None = None) -> Placement:
+    """Where a record of ``length`` bytes goes on a slotted page, for ``user``.
+
+    ``slots`` is the slot table, ``(offset, length)`` per slot: in use if the
+    offset is not 0, *reserved* if only the length is, free if both are 0.
+    ``space`` holds the page's ``nfree``, ``nrsvd``, ``xct_rsvd``, ``rsvd_tid``
+    and ``contiguous`` (the gap between the records and the slot table).
+    ``slot`` is the slot redo or undo must use; None lets the page choose: the
+    first free slot, else a new one (``SLOT_SIZE`` more bytes). The rules are
+    the module documentation's; this function changes nothing.
+    """
+    void = reservation_void(space, user)
+    if void:
+        slots = [(offset, 0) if not offset else (offset, size) for offset, size in slots]
+        space = SpaceView(space.nfree, 0, 0, 0, space.contiguous)
+    if slot is None:
+        slot = next((s for s, entry in enumerate(slots) if entry == (0, 0)), len(slots))
+    available = slot >= len(slots) or slots[slot] == (0, 0) or (not slots[slot][0] and user.rolling_back)
+    need = length + SLOT_SIZE * max(0, slot + 1 - len(slots))
+    fits = available and need <= usable_bytes(space, user)
+    return Placement(slot, void, fits, fits and space.contiguous < need)

@@ -49,7 +49,7 @@ from typing import Any
 from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
-from minidb.pagestore.wal.logdef import COMPENSATE
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import undo
 from minidb.pagestore.transactions.xct import log_xct_entry
 
@@ -94,9 +94,9 @@ def undo_step(volume: Any, entry: LogEntry, xct: Any) -> UndoStep:
     count = xct.log_count
     space = _log_space(xct)
     with space.undoing() if space is not None else nullcontext():  # its page images: logspace.py
-        undo(volume, entry, xct)
+        clr = undo(volume, entry, xct)  # a physical undo logs its CLR twin itself
         if entry_type.logical:
-            log_xct_entry(volume.log, xct, COMPENSATE, {"undo_nxt": prev})
+            log_xct_entry(volume.log, xct, PAGESTORE_TYPES[clr.type_name], clr.values)
     _release_from(xct, entry.lsn)
     return UndoStep(entry.lsn, entry_type.name, "undone", prev, tuple(xct.logged_since(count)))
 

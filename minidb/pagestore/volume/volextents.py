@@ -5,7 +5,9 @@
 **Finding.** A free extent (owner 0) is searched from the lowest free extent
 number cached since the volume was mounted; an extent another transaction
 has locked is skipped and the one taken is IX-locked (``alloc_locks``), as
-Shore's free-extent search does.
+Shore's free-extent search does. The search is one function,
+:func:`find_free_extents`; freeing an extent lowers the cached number, so a
+freed extent is the first reused.
 
 **Linking.** New extents are linked at the *tail* of the store's list:
 ``create_ext_list`` on the new extent's extent-map page (it also sets the old
@@ -44,7 +46,7 @@ x(1.13).prev back to 12 (the walk's truth) and the extent stays, empty.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from minidb.pagestore.errors import BadRequestError, VolumeFullError
@@ -67,24 +69,20 @@ class ExtentAllocation:
     _mutex: Any
 
     def _find_free_extents(self, count: int, xct: Any = None) -> list[int]:
-        """``count`` free extents, lowest first, searching from the cached lowest free extent;
-        an extent another transaction has locked is skipped, those taken are locked IX."""
-        found: list[int] = []
-        first_free = None
+        """``count`` free extents by :func:`find_free_extents`, from the cached lowest free extent; an
+        extent another transaction has locked is skipped, those taken are locked IX."""
         locks = self.alloc_locks
-        for ext in range(self._min_free_ext, self.header.num_exts):
-            self.stats.add("nFreeExtentSearchSteps")
-            if self.extlink(ext).owner == 0:
-                first_free = ext if first_free is None else first_free
-                if locks is not None and not locks.free_extent(xct, ExtentId(self.vid, ext)):
-                    self.trace.emit("skipped %s: another transaction has it locked", ExtentId(self.vid, ext))
-                    continue
-                found.append(ext)
-                if len(found) == count:
-                    break
+
+        def may_take(ext: int) -> bool:
+            if locks is None or locks.free_extent(xct, ExtentId(self.vid, ext)):
+                return True
+            self.trace.emit("skipped %s: another transaction has it locked", ExtentId(self.vid, ext))
+            return False
+
+        found, lowest_free = find_free_extents(_Owners(self), self._min_free_ext, count, may_take)
         if len(found) < count:
             raise VolumeFullError(f"v({self.vid}) is full: {count} free extent(s) wanted, {len(found)} left")
-        self._min_free_ext = first_free if first_free is not None else self.header.num_exts
+        self._min_free_ext = lowest_free
         return found
 
     def _link_extents(self, snum: int, tail: int, exts: list[int], xct: LogContext | None) -> None:
@@ -212,6 +210,44 @@ class ExtentAllocation:
             for line in done:
                 self.trace.emit("repair: %s", line)
             return done
+
+
+class _Owners(Sequence):
+    """The owner of every extent of a volume, read from its extlinks as asked (one search step each)."""
+
+    def __init__(self, volume: Any):
+        self.volume = volume
+
+    def __len__(self) -> int:
+        return self.volume.header.num_exts
+
+    def __getitem__(self, ext):  # type: ignore[override]
+        self.volume.stats.add("nFreeExtentSearchSteps")
+        return self.volume.extlink(ext).owner
+
+
+def find_free_extents(owners: Sequence[int], start: int, count: int,
+                      may_take: Callable[[int], bool]) -> tuple[list[int], int]:
+    """Up to ``count`` free extents (owner 0) for a store, lowest first, and the new lowest-free hint.
+
+    ``owners[e]`` is extent ``e``'s owner; no extent below ``start`` (the
+    hint) is free. ``may_take(e)`` is asked for each free extent in turn, and
+    only until ``count`` are found: it locks the extent, or says another
+    transaction has it (then it is skipped, but stays free). The hint
+    returned is the lowest free extent seen, taken or skipped (``len(owners)``
+    if none): the next search may start there.
+    """
+    found: list[int] = []
+    lowest_free = None
+    for ext in range(start, len(owners)):
+        if owners[ext] != 0:
+            continue
+        lowest_free = ext if lowest_free is None else lowest_free
+        if may_take(ext):
+            found.append(ext)
+            if len(found) == count:
+                break
+    return found, len(owners) if lowest_free is None else lowest_free
 
 
 def by_page(exts: list[int], header: VolumeHeader) -> Iterator[tuple[int, list[int]]]:

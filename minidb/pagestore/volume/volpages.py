@@ -13,6 +13,9 @@
   The page chosen is the lowest reserved page of the lowest such extent, so
   the cache and a full search always agree.
 
+Which pages of an extent an allocation tries, and in what order, is one
+pure function, :func:`pages_to_try` (called by ``_free_for`` alone).
+
 Either way the allocation is one ``alloc_pages_in_ext`` entry (undone
 logically: the page is freed again), after the entries of a new extent if
 one was needed.
@@ -73,6 +76,19 @@ class AllocMode(Enum):
     COMPACT = "compact"
 
 
+def pages_to_try(mode: str, pmap: int, ext_sz: int) -> list[int]:
+    """The indexes of the pages of an extent (page map ``pmap``, bit i: page i allocated) that an
+    allocation in ``mode`` ("append" or "compact") may take, in the order it tries them.
+
+    Appending takes only pages after the extent's highest allocated page (a
+    hole below it stays a hole: the store's pages keep their allocation
+    order); compacting takes any reserved page, lowest first.
+    """
+    if mode == AllocMode.APPEND.value:
+        return list(range(pmap.bit_length(), ext_sz))
+    return [i for i in range(ext_sz) if not pmap >> i & 1]
+
+
 class PageAllocation:
     vid: int
     header: Any
@@ -97,7 +113,7 @@ class PageAllocation:
             found = self._append_position(snum, xct) if mode == AllocMode.APPEND else self._reserved_page(snum, xct)
             while found is None:
                 ext = self._grow(snum, xct)
-                found = self._free_for(snum, ext, list(range(self.ext_sz)), xct, 0)
+                found = self._free_for(snum, ext, 0, mode, xct)
             ext, index, pmap = found
             self._update(self._extmap_pid(ext), ALLOC_PAGES_IN_EXT,
                          {"snum": snum, "ext": ext, "pmap": 1 << index}, xct)
@@ -110,10 +126,11 @@ class PageAllocation:
             self.trace.emit("allocated %s (%s)", pid, mode.value)
             return pid
 
-    def _free_for(self, snum: int, ext: int, indexes: list[int], xct: Any, pmap: int) -> tuple[int, int, int] | None:
-        """(extent, page index, pmap) of the first page among ``indexes`` that ``xct`` may allocate: not
-        held by an active freer, and (with ``alloc_locks``) in an extent ``xct`` could lock IX and not
+    def _free_for(self, snum: int, ext: int, pmap: int, mode: AllocMode, xct: Any) -> tuple[int, int, int] | None:
+        """(extent, page index, pmap) of the first page of :func:`pages_to_try` that ``xct`` may allocate:
+        not held by an active freer, and (with ``alloc_locks``) in an extent ``xct`` could lock IX and not
         locked by another transaction; None if none."""
+        indexes = pages_to_try(mode.value, pmap, self.ext_sz)
         locks = self.alloc_locks
         if locks is not None and indexes and not locks.reserved_extent(xct, ExtentId(self.vid, ext)):
             return None  # as Shore: the extent is locked first, then a page in it is looked for
@@ -130,8 +147,7 @@ class PageAllocation:
     def _append_position(self, snum: int, xct: Any = None) -> tuple[int, int, int] | None:
         """(extent, page index, its pmap) after the last allocated page of the last extent."""
         last, link = self._last_extent(snum)
-        first = link.pmap.bit_length()  # one past the highest allocated page (0 if none)
-        return self._free_for(snum, last, list(range(first, self.ext_sz)), xct, link.pmap)
+        return self._free_for(snum, last, link.pmap, AllocMode.APPEND, xct)
 
     def _reserved_page(self, snum: int, xct: Any = None) -> tuple[int, int, int] | None:
         """(extent, page index, its pmap) of the lowest reserved page of the lowest such extent."""
@@ -141,11 +157,10 @@ class PageAllocation:
                 self.stats.add("nReservedCacheHits")
                 for ext in cached:
                     link = self.extlink(ext)
-                    reserved = link.reserved(self.ext_sz) if link.owner == snum else []
-                    if not reserved:
+                    if link.owner != snum or not link.reserved(self.ext_sz):
                         cached.discard(ext)  # stale: verify before use, as Shore does
                         continue
-                    found = self._free_for(snum, ext, reserved, xct, link.pmap)
+                    found = self._free_for(snum, ext, link.pmap, AllocMode.COMPACT, xct)
                     if found is not None:
                         return found
                 return None
@@ -154,8 +169,7 @@ class PageAllocation:
         if self.use_caches:
             self._reserved_cache[snum] = SortedExtents(with_reserved)
         for ext in sorted(with_reserved):
-            link = self.extlink(ext)
-            found = self._free_for(snum, ext, link.reserved(self.ext_sz), xct, link.pmap)
+            found = self._free_for(snum, ext, self.extlink(ext).pmap, AllocMode.COMPACT, xct)
             if found is not None:
                 return found
         return None

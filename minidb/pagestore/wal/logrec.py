@@ -44,9 +44,11 @@ Dispatch. Restart needs no knowledge of individual entry types:
 - :func:`redo` (for any entry whose type has flag R) fixes the page named by
   the entry, and applies the redo handler only if the page LSN is older than
   the entry, then stamps the page with the entry's LSN;
-- :func:`undo` (flag U) calls the undo handler registered for the name,
-  which performs the inverse operation through the volume (flag L: logical),
-  logging as it goes.
+- :func:`undo` (flag U) asks :func:`minidb.pagestore.wal.clr.compensation`
+  which compensation entry the undo logs, then calls the undo handler
+  registered for the name: a logical one (flag L) performs the inverse
+  operation through the volume, logging as it goes; a physical one logs the
+  CLR twin it is given.
 
 Handlers register with :func:`redo_handler` and :func:`undo_handler`;
 :func:`check_handlers` verifies that every R entry has a redo handler and
@@ -64,6 +66,7 @@ from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.wal.clr import Compensation, compensation
 from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
 from minidb.pagestore.wal.pageimage import restore_page_image
 from minidb.pagestore.pages.page import StoreFlags
@@ -87,7 +90,7 @@ class TxnRef:
 
 
 RedoHandler = Callable[[SlottedPage, dict[str, Any]], None]
-UndoHandler = Callable[[Any, dict[str, Any], "LogContext | None"], None]
+UndoHandler = Callable[..., None]  # (volume, values, xct), and the CLR to log for a physical entry
 REDO: dict[str, RedoHandler] = {}
 UNDO: dict[str, UndoHandler] = {}
 
@@ -220,9 +223,21 @@ def redo(bufferpool: Any, entry: LogEntry) -> bool:
     return applied
 
 
-def undo(volume: Any, entry: LogEntry, xct: LogContext | None = None) -> None:
-    """Undo one entry logically, through the volume (which logs what it does)."""
+def undo(volume: Any, entry: LogEntry, xct: LogContext | None = None) -> Compensation:
+    """Undo one entry, through the volume; return its compensation (:mod:`minidb.pagestore.wal.clr`).
+
+    A physical entry's handler logs the CLR twin it is given; a logical
+    entry's handler performs the inverse operation (which logs what it does),
+    and the caller logs the ``compensate`` entry returned.
+    """
     entry_type = entry.entry_type
     if entry_type is None or not entry_type.undoable:
         raise ValueError(f"{entry.type_name} at {entry.lsn} is not undoable")
-    UNDO[entry_type.name](volume, entry.values, xct)
+    clr = compensation(entry_type, entry.values)
+    if clr is None:
+        raise ValueError(f"{entry.type_name} at {entry.lsn}: no compensation for an undoable entry")
+    if entry_type.logical:
+        UNDO[entry_type.name](volume, entry.values, xct)
+    else:
+        UNDO[entry_type.name](volume, entry.values, xct, clr)
+    return clr
