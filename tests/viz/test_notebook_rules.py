@@ -24,7 +24,10 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 # The notebooks whose module has an exercise, and its folder under exercises/ (a tuple: several exercises).
 EXERCISES: dict[str, str | tuple[str, ...]] = {
     "01_log": "01a_log_end",
-    "04_buffer_pool": "04a_clock_replacement",
+    "02_pages": "02a_slotted_insert",
+    "03_volume_extents": "03a_extent_alloc",
+    "04_buffer_pool": ("04a_clock_replacement", "04b_wal_rule"),
+    "06_transactions_records": "06a_write_clrs",
     "05b_deadlocks": "05a_lock_compat",
     "08_aries_recovery": ("08a_aries_undo", "08b_aries_analysis", "08c_redo_test"),
     "09_logstore_tree": "09a_bin_split",
