@@ -21,14 +21,15 @@ from minidb.log.end import LAST_FILE_SCAN, find_end
 from minidb.logstore.cleaner.cleaner import VERDICT
 from minidb.pagestore.btree.btree import LEAF_SPLIT
 from minidb.pagestore.buffer.clock import VICTIM, ClockFrame, choose_victim
+from minidb.pagestore.buffer.walrule import LOG_SYNC_POINT
 from minidb.pagestore.restart.undo import UNDO_WALK
 
 from tests.log.helpers import new_log, write_messages
 from tests.logstore.helpers import small_config
 
 EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
-PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "04a_clock_replacement": VICTIM, "07a_leaf_split": LEAF_SPLIT,
-           "08a_aries_undo": UNDO_WALK, "11a_live_or_obsolete": VERDICT}
+PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
+           "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK, "11a_live_or_obsolete": VERDICT}
 
 
 def students(tmp_path: Path, **sources: str) -> Path:
@@ -156,6 +157,20 @@ def test_the_btree_crash_sweep_fails_with_a_wrong_separator_and_passes_with_a_ri
     assert any("the index holds no key" in v for v in result.violations), result.violations[:3]
     with hooks.using("student", students(tmp_path / "right")):
         assert crash_sweep(1, 16).summary() == f"crash points: {result.points}, violations: 0"
+
+
+def test_the_pagestore_crash_sweep_fails_when_pages_are_written_ahead_of_their_log(tmp_path):
+    """Exercise 04b inside the buffer pool: taking a page whose last entry starts at the log's durable end
+    for durable lets the page reach the disk before that entry, and restart cannot undo what the crash
+    lost (seed 7). The right rule syncs first, so the sweep has crash points of its own (the fsyncs)."""
+    from minidb.pagestore.xct_crashtest import crash_sweep
+    wrong = students(tmp_path / "wrong", e04b=mutant_source("04b_wal_rule", "an_entry_at_the_durable_end_counts_as_durable",
+                                                            "log_sync_point"))
+    with hooks.using("student", wrong):
+        result = crash_sweep(7, 16)
+    assert result.violations, result.summary()
+    with hooks.using("student", students(tmp_path / "right")):
+        assert crash_sweep(7, 16).summary() == "crash points: 292, violations: 0"
 
 
 # -- the other call sites ------------------------------------------------------------------------------

@@ -23,13 +23,17 @@ first makes the log durable up to 0x1/0x240. The cleaner's run of pages 5-7
 with page LSNs 0x1/0x120, 0x1/0x2a0, 0x1/0x180 syncs up to 0x1/0x2a0.
 
 The buffer pool calls this function in one place, before each write
-(``BufferPool._write_copies``).
+(``BufferPool._write_copies``), through ``LOG_SYNC_POINT``, an exercise hook
+(:mod:`minidb.exercise_hooks`; exercise 04b): with ``MINIDB_EXERCISE_IMPL=student``
+the student's version decides, and the page store's crash test shows what a
+wrong rule costs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from minidb import exercise_hooks
 from minidb.log.lsn import LSN
 from minidb.pagestore.pages.page import NO_PAGE_LSN
 
@@ -41,3 +45,16 @@ def log_sync_point(page_lsns: Sequence[LSN], durable_end: LSN) -> LSN | None:
         return None
     top = max(logged)
     return None if top < durable_end else top
+
+
+def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[Sequence[LSN], LSN], LSN | None]:
+    """A student's ``log_sync_point`` (exercise 04b has the engine's signature), its answer checked for form."""
+    def sync_point(page_lsns: Sequence[LSN], durable_end: LSN) -> LSN | None:
+        answer = student(list(page_lsns), durable_end)
+        if answer is not None and not isinstance(answer, LSN):
+            raise hook.wrong(f"returned {answer!r}, not an LSN or None")
+        return answer
+    return sync_point
+
+
+LOG_SYNC_POINT = exercise_hooks.register("04b_wal_rule", "log_sync_point", log_sync_point, _from_exercise)
