@@ -23,13 +23,14 @@ from minidb.pagestore.btree.btree import LEAF_SPLIT
 from minidb.pagestore.buffer.clock import VICTIM, ClockFrame, choose_victim
 from minidb.pagestore.buffer.walrule import LOG_SYNC_POINT
 from minidb.pagestore.restart.undo import UNDO_WALK
+from minidb.pagestore.wal.clr import COMPENSATION
 
 from tests.log.helpers import new_log, write_messages
 from tests.logstore.helpers import small_config
 
 EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
 PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
-           "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK, "11a_live_or_obsolete": VERDICT}
+           "06a_write_clrs": COMPENSATION, "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK, "11a_live_or_obsolete": VERDICT}
 
 
 def students(tmp_path: Path, **sources: str) -> Path:
@@ -171,6 +172,21 @@ def test_the_pagestore_crash_sweep_fails_when_pages_are_written_ahead_of_their_l
     assert result.violations, result.summary()
     with hooks.using("student", students(tmp_path / "right")):
         assert crash_sweep(7, 16).summary() == "crash points: 292, violations: 0"
+
+
+def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_ones(tmp_path):
+    """Exercise 06a inside rollback and restart: a splice's CLR that does not swap the bytes undoes nothing,
+    so aborted updates survive (seed 7); a CLR type that does not exist is refused by name."""
+    from minidb.pagestore.xct_crashtest import crash_sweep
+    wrong = students(tmp_path / "wrong", e06a=mutant_source("06a_write_clrs", "splice_bytes_not_swapped", "compensation"))
+    with hooks.using("student", wrong):
+        assert crash_sweep(7, 16).violations
+    with hooks.using("student", students(tmp_path / "right")):
+        assert crash_sweep(7, 16).summary() == "crash points: 292, violations: 0"
+    twin = students(tmp_path / "twin", e06a=mutant_source("06a_write_clrs", "a_clr_twin_for_a_logical_entry",
+                                                           "compensation"))
+    with hooks.using("student", twin), pytest.raises(hooks.StudentCodeError, match="no entry type has that name"):
+        crash_sweep(7, 16)
 
 
 # -- the other call sites ------------------------------------------------------------------------------

@@ -31,7 +31,9 @@ rollback that meets it skips the whole action.
 :func:`compensation` returns the entry to log, as a type name and the
 fields the rollback supplies (the page and the transaction's fields are
 added by logging). ``minidb.pagestore.wal.logrec.undo`` calls it once per
-undone entry and hands the CLR to the physical undo handlers.
+undone entry, through ``COMPENSATION``, an exercise hook
+(:mod:`minidb.exercise_hooks`; exercise 06a: with ``MINIDB_EXERCISE_IMPL=student``
+the student's version decides), and hands the CLR to the physical undo handlers.
 
 Worked example (transaction 3)::
 
@@ -45,9 +47,11 @@ Undoing 0x1/0x140 logs ``clr_rec_splice`` slot 0 at 1, ``old`` "xyz",
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from minidb.log.types import EntryType
+from minidb import exercise_hooks
+from minidb.log.types import EntryType, type_by_name
 
 SPLICE_SWAP = {"old": "new", "new": "old"}
 TWIN_FIELDS = {"rec_insert": ("slot", "data"), "rec_remove": ("slot", "data"),
@@ -72,3 +76,22 @@ def compensation(entry_type: EntryType, values: dict[str, Any]) -> Compensation 
     inverse = {field: values[SPLICE_SWAP.get(field, field)] if entry_type.name == "rec_splice" else values[field]
                for field in fields}
     return Compensation(f"clr_{entry_type.name}", {**inverse, "undo_nxt": undo_nxt})
+
+
+def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[EntryType, dict[str, Any]],
+                                                                              Compensation | None]:
+    """A student's ``compensation`` (exercise 06a answers ``(type_name, fields)`` or None), checked for form."""
+    def compensate(entry_type: EntryType, values: dict[str, Any]) -> Compensation | None:
+        answer = student(entry_type, dict(values))
+        if answer is None:
+            return None
+        if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], str)
+                and isinstance(answer[1], dict)):
+            raise hook.wrong(f"returned {answer!r}, not (type_name, fields) or None")
+        if type_by_name(answer[0]) is None:
+            raise hook.wrong(f"answered {answer[0]!r} for {entry_type.name}: no entry type has that name")
+        return Compensation(answer[0], dict(answer[1]))
+    return compensate
+
+
+COMPENSATION = exercise_hooks.register("06a_write_clrs", "compensation", compensation, _from_exercise)

@@ -66,7 +66,7 @@ from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.wal.clr import Compensation, compensation
+from minidb.pagestore.wal.clr import COMPENSATION, Compensation
 from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
 from minidb.pagestore.wal.pageimage import restore_page_image
 from minidb.pagestore.pages.page import StoreFlags
@@ -233,7 +233,7 @@ def undo(volume: Any, entry: LogEntry, xct: LogContext | None = None) -> Compens
     entry_type = entry.entry_type
     if entry_type is None or not entry_type.undoable:
         raise ValueError(f"{entry.type_name} at {entry.lsn} is not undoable")
-    clr = compensation(entry_type, entry.values)
+    clr = COMPENSATION.call(entry_type, entry.values)  # compensation, or exercise 06a's
     if clr is None:
         raise ValueError(f"{entry.type_name} at {entry.lsn}: no compensation for an undoable entry")
     if entry_type.logical:
