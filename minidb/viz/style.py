@@ -80,6 +80,11 @@ LOG_SPACE_COLOURS = {"used": "#78909c", "unused": "#ffffff", "removed": "#e0e0e0
 # One colour per transaction in those pictures, by its number (T1, T2, ...), none like the colours above.
 TRANSACTION_COLOURS = ["#e15759", "#4e79a7", "#59a14f", "#b07aa1", "#6a3d9a", "#76b7b2", "#9c755f", "#ff9da7"]
 BAD = "#d62728"
+# A replicated entry rolled back by a syncup (INVISIBLE, minidb/viz/syncup.py): greyed and hatched, whatever
+# its type, so it reads as "still in the log, no longer in the stream".
+INVISIBLE_FILL = "#eeeeee"
+INVISIBLE_EDGE = "#757575"
+INVISIBLE_HATCH = "///"
 DURABLE = "#1b5e20"
 DPI = 100
 # A notebook column is about 9.5 inches wide at 100 dpi; a wider figure is

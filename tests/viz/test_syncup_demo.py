@@ -1,0 +1,130 @@
+"""Notebook 14's demo: a failover and the old master's syncup, JE's rollback example, the rollback limit."""
+
+import pytest
+
+from minidb.viz.script import ScriptError
+from minidb.viz.syncup_demo import (SCRIPT, failover_script, failover_step, je_rollback_example, master_dies,
+                                    restart_refused)
+from minidb.viz.syncup_widgets import failover_explorer
+
+from tests.replication.test_syncup import failover, matchpoint, puts, rejoin, replicated_entries
+
+
+def streams(result):
+    """Each node's log as (VLSN, type, invisible) of its replicated entries and rollback entries."""
+    return {log.name: [(e.vlsn, e.type_name, e.invisible) for e in log.entries] for log in result.logs}
+
+
+def test_the_default_script_shows_what_the_notebook_says():
+    killed = failover_step(4)
+    assert killed.master is None and killed.records["n1"] == {"k1": "a", "k2": "b"}
+    assert killed.records["n2"] == killed.records["n3"] == {"k1": "a"}  # k2 never left n1
+    assert [w.acknowledged for w in killed.writes] == [True, False]
+    elected = failover_step(5)
+    assert (elected.master, elected.term) == ("n2", 2)  # equal logs (last_txn_end 2), equal priorities: n2
+    assert "last_txn_end n2 2, n3 2" in elected.lines[-2]
+    end = failover_step(len(SCRIPT))
+    search = end.searches[0]
+    assert [(s.vlsn, s.type_name, s.match) for s in search.steps] == [(4, "Commit", False), (2, "Commit", True)]
+    assert search.result.matchpoint_vlsn == 2 and search.result.examined == 2
+    assert end.lines[-1].startswith("  n1 syncs up with n2: matchpoint VLSN 2 at")  # the engine agreed
+    assert end.rolled_back == {"n1": ((3, "LN_TX"), (4, "Commit")), "n2": (), "n3": ()}
+    assert streams(end)["n1"] == [(1, "LN_TX", False), (2, "Commit", False), (3, "LN_TX", True), (4, "Commit", True),
+                                  (None, "RollbackStart", False), (None, "RollbackEnd", False),
+                                  (3, "LN_TX", False), (4, "Commit", False)]
+    assert end.records == {n: {"k1": "a", "k3": "c"} for n in ("n1", "n2", "n3")}
+    assert [w.key for w in end.acknowledged] == ["k1", "k3"] and end.lost == ()
+    assert end.kept == {n: ("k1", "k3") for n in ("n1", "n2", "n3")}
+    assert "lost: none" in end.summary() and end.figure is not None and search.figure(1) is not None
+
+
+def test_the_master_dying_earlier_leaves_nothing_to_roll_back():
+    edited = [("write", "k1", "a", "SIMPLE_MAJORITY"), ("kill", "n1"), ("partition", "n1"),
+              ("write", "k2", "b", "NONE"), ("elect",)]
+    with pytest.raises(ScriptError, match=r"step 4 .*no master to write to: elect one first"):
+        failover_step(len(edited), edited)
+    edited[3:] = [("elect",), ("write", "k2", "b", "NONE"), ("rejoin", "n1")]
+    result = failover_step(len(edited), edited)
+    assert result.rolled_back["n1"] == () and result.searches[0].result.matchpoint_vlsn == 2
+    assert result.records["n1"] == {"k1": "a", "k2": "b"}  # k2 written by n2, n1 caught up
+
+
+def test_the_slider_moves_where_the_master_dies():
+    assert failover_script() == SCRIPT  # the default script kills n1 where the slider puts it
+    outcomes = {after: master_dies(after) for after in range(5)}
+    assert {a: o.rolled_back["n1"] for a, o in outcomes.items()} == {
+        0: (), 1: (), 2: (),
+        3: ((3, "LN_TX"), (4, "Commit")),  # k2, written while cut off
+        4: ((3, "LN_TX"), (4, "Commit"), (5, "LN_TX"), (6, "Commit"))}  # k3 too: InsufficientAcksError on n1
+    assert outcomes[4].writes[2].line.endswith("InsufficientAcksError: 1 acks needed, acked by none, after 1000 ms")
+    assert [w.key for w in outcomes[4].acknowledged] == ["k1"]
+    for o in outcomes.values():
+        assert o.master == "n2" and o.lost == () and len({tuple(sorted(r.items())) for r in o.records.values()}) == 1
+        assert len({tuple(v) for v in streams_visible(o).values()}) == 1
+
+
+def streams_visible(result):
+    return {name: [(v, t) for v, t, invisible in log if v and not invisible] for name, log in streams(result).items()}
+
+
+def test_a_minority_elects_nobody_and_a_second_failover_works():
+    minority = [("partition", "n3"), ("kill", "n1"), ("elect",)]
+    result = failover_step(3, minority)
+    assert result.master is None and result.lines[-1].startswith("elect: nobody elected")
+    twice = [("write", "k1", "a", "ALL"), ("kill", "n1"), ("elect",), ("write", "k2", "b", "SIMPLE_MAJORITY"),
+             ("rejoin", "n1"), ("kill", "n2"), ("elect",), ("write", "k3", "c", "SIMPLE_MAJORITY"), ("rejoin", "n2")]
+    result = failover_step(len(twice), twice)
+    assert (result.master, result.term) == ("n1", 3)  # n1 and n3 equal again: n1 is the first name
+    assert result.records == {n: {"k1": "a", "k2": "b", "k3": "c"} for n in ("n1", "n2", "n3")} and result.lost == ()
+
+
+@pytest.mark.parametrize("script, message", [
+    ([("write", "k", "v", "MOST")], r"step 1 .*policy, one of ALL, SIMPLE_MAJORITY, NONE"),
+    ([("kill", "n9")], r"step 1 .*the nodes are n1, n2, n3"),
+    ([("kill", "n2"), ("kill", "n2")], r"step 2 .*n2 is not running"),
+    ([("elect",)], r"step 1 .*n1 is master and running: kill it first"),
+    ([("rejoin", "n2")], r"step 1 .*n2 is running: only a killed node rejoins"),
+    ([("kill", "n1"), ("rejoin", "n1")], r"step 2 .*no master to rejoin"),
+    ([("heal", 1)], r"step 1 .*heal takes no arguments"),
+])
+def test_a_bad_script_names_its_step(script, message):
+    with pytest.raises(ScriptError, match=message):
+        failover_step(len(script), script)
+
+
+def test_je_rollback_example_is_the_tests_one():
+    example = je_rollback_example()
+    n1, n2 = failover(matchpoint, puts(("a", "old2"), ("b", "old3")), puts(("a", "new2"), ("c", "new3")))
+    before = [(e.vlsn, e.type_name) for e in n1.log.scan() if e.vlsn is not None]
+    rejoin(n1, n2)
+    expected = [(e.vlsn, e.type_name, e.header.invisible, str(e.lsn)) for e in n1.log.scan()
+                if e.vlsn is not None or e.type_name.startswith("Rollback")]
+    assert [(e.vlsn, e.type_name, e.invisible, e.lsn) for e in example.after[0].entries] == expected  # same LSNs
+    assert [(e.vlsn, e.type_name) for e in example.search.before[0].entries] == before
+    assert [(s.vlsn, s.type_name, s.match) for s in example.search.steps] == [(1, "Matchpoint", True)]
+    assert example.records == {"n1": {"a": "new2", "c": "new3"}, "n2": {"a": "new2", "c": "new3"}}
+    assert example.rollback_lines[1:] == ("VLSN 2 LN at 0x1/0x479: INVISIBLE", "VLSN 3 LN at 0x1/0x4a8: INVISIBLE",
+                                          "the stream restarts at VLSN 2")
+    assert [t for _, t, _ in replicated_entries(n1)].count("RollbackStart") == 1
+
+
+def test_a_restarted_master_is_refused_by_the_rollback_limit_and_nothing_changes():
+    refused = restart_refused()
+    assert refused.error.startswith("RollbackLimitError: sim:n1: rolling back to matchpoint VLSN 2 would undo 1 "
+                                    "committed changes older than the last checkpoint") and refused.unchanged
+    with pytest.raises(ValueError, match="never rejoins n3"):
+        restart_refused(node="n3")
+
+
+def test_the_explorer_driven_from_code():
+    explorer = failover_explorer()
+    slider = explorer.controls["after"]
+    assert (slider.value, slider.max) == (3, 4) and explorer.result.rolled_back["n1"]
+    slider.value = 0
+    assert explorer.result.rolled_back["n1"] == () and explorer.result.records["n1"] == {"k1": "a", "k2": "b", "k3": "c"}
+    edited = [("write", "x", "1", "SIMPLE_MAJORITY"), ("write", "y", "2", "NONE"), ("kill", "n1"), ("elect",)]
+    explorer = failover_explorer(edited)
+    assert (explorer.controls["after"].value, explorer.controls["after"].max) == (2, 2)
+    assert explorer.result.records["n1"] == {"x": "1", "y": "2"}  # y reached n2 and n3 before n1 died
+    with pytest.raises(ScriptError):
+        failover_explorer([("kill", "n7")])
