@@ -212,6 +212,16 @@ def _group_step(step: int) -> Callable[[], Picture]:
     return draw
 
 
+def _syncup_lecture() -> list[Callable[[], Picture]]:
+    """The pictures of 14_syncup_rollback: JE's rollback example, then its default script's failover."""
+    from minidb.viz.syncup_demo import je_rollback_example, failover_step
+
+    search = lambda: failover_step(7).searches[0]  # noqa: E731  (cached: the replay runs once)
+    return [lambda: je_rollback_example().before_figure, lambda: je_rollback_example().after_figure,
+            lambda: failover_step(4).figure, lambda: failover_step(5).figure,
+            lambda: search().figure(1), lambda: search().figure(2), lambda: failover_step(7).figure]
+
+
 @lru_cache(maxsize=1)
 def notebook_figures() -> dict[str, Callable[[], Picture]]:
     """Name -> a function that draws that picture of that notebook."""
@@ -282,6 +292,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
             lambda: draw_index(truncation_demo()[1], title="after two head truncations and a rollback of the tail"),
         ],
         "13_feeders_replicas": [_group_step(3), _group_step(6), _group_step(8)],
+        "14_syncup_rollback": _syncup_lecture(),
         "15_spark_log_analytics": _spark_lecture(),
         "16_log_space": _log_space_lecture(),
     }

@@ -3,7 +3,8 @@
 - :func:`node_log` reads a replicated environment's log (without changing
   it) into plain data: its replicated entries and its RollbackStart and
   RollbackEnd, in log order, each with its VLSN, type, LSN and whether it
-  is INVISIBLE (rolled back), and the key of a record;
+  is INVISIBLE (rolled back), a record's key and data, and the LSN-neutral
+  checksum of a replicated entry;
 - :func:`draw_logs` draws one row per node, one box per entry in log order:
   coloured by entry type (the style's colours), greyed and hatched where
   the entry is INVISIBLE, with a thick border on each sync point (Commit,
@@ -41,7 +42,7 @@ class Entry:
     type_name: str
     lsn: str
     invisible: bool
-    key: str | None
+    record: str | None  # a record's key=data
     checksum: int | None  # the LSN-neutral item checksum of a replicated entry
 
 
@@ -70,18 +71,19 @@ def node_log(env, role: str) -> NodeLog:
     entries = []
     for e in env.log.scan():
         if e.vlsn is not None or e.type_name in ("RollbackStart", "RollbackEnd"):
-            key = e.values.get("key")
-            entries.append(Entry(e.vlsn, e.type_name, str(e.lsn), e.header.invisible,
-                                 key.decode(errors="replace") if isinstance(key, bytes) else None,
+            key, data = e.values.get("key"), e.values.get("data")
+            record = None if key is None else key.decode(errors="replace") + (
+                "=" + data.decode(errors="replace") if isinstance(data, bytes) else "")
+            entries.append(Entry(e.vlsn, e.type_name, str(e.lsn), e.header.invisible, record,
                                  entry_checksum(e) if e.vlsn is not None else None))
     return NodeLog(env.node_name, role, tuple(entries))
 
 
 def _label(entry: Entry, checksums: bool) -> str:
-    """VLSN, type, and the record's key (or, in a search, a sync point's checksum: its first 4 hex digits)."""
+    """VLSN, type, and the record (or, in a search, a sync point's checksum: its first 4 hex digits)."""
     head = f"v{entry.vlsn}" if entry.vlsn is not None else ""
     kind = SHORT.get(entry.type_name, entry.type_name)
-    last = f"crc {entry.checksum:08x}"[:8] if checksums and entry.type_name in SYNC_TYPES else entry.key or ""
+    last = f"crc {entry.checksum:08x}"[:8] if checksums and entry.type_name in SYNC_TYPES else entry.record or ""
     return "\n".join(part for part in (head, kind, last) if part)
 
 

@@ -293,7 +293,8 @@ class _Run:
         self.cut = node
         for net in (self.election_net, *([self.group.net] if self.group else [])):
             self._partition(net)
-        self.lines.append(f"partition: {node} cut off from the others" if node else "heal: every node reaches every other")
+        self.lines.append(f"partition: {node} cut off from the others" if node
+                          else "heal: every node reaches every other")
         if self.group is not None:
             self.group.settle()
 
@@ -328,8 +329,8 @@ class _Run:
             return
         first, (self.term, winner) = self.term == 0, term
         ends = ", ".join(f"{e.name} {self.envs[e.name].range.last_txn_end}" for e in electors)
-        self.lines.append(f"{'start' if first else 'elect'}: {winner} is master of term {self.term} (last_txn_end {ends}: the highest wins, "
-                          "then priority, then the first name)")
+        self.lines.append(f"{'start' if first else 'elect'}: {winner} is master of term {self.term} "
+                          f"(last_txn_end {ends}: the highest wins, then priority, then the first name)")
         self.group = InMemoryGroup({winner: self.envs[winner]}, winner)
         self._partition(self.group.net)
         for name in sorted(self.running - {winner}):
@@ -484,6 +485,14 @@ class RollbackExample:
     after: tuple[NodeLog, NodeLog]  # n1 (rolled back) and n2, after the syncup and the stream
     rollback_lines: tuple[str, ...]
     records: dict[str, dict[str, str]]
+
+    @property
+    def before_figure(self) -> Figure:
+        return draw_logs(self.search.before, "JE's rollback example: n1 rejoins n2, before the syncup")
+
+    @property
+    def after_figure(self) -> Figure:
+        return draw_logs(self.after, "after the syncup: n1's VLSNs 2 and 3 overmarked INVISIBLE, then n2's 2 and 3")
 
 
 def je_rollback_example() -> RollbackExample:

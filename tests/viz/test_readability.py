@@ -76,7 +76,8 @@ def test_item_readable_every_figures_entry_has_a_name_and_the_notebooks_are_cove
     assert [n + ".png" for n in names[: len(FIGURES)]] == list(FIGURES)
     for notebook in ("00_start_here", "01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks",
                      "05b_deadlocks", "06_transactions_records", "07_btree", "08_aries_recovery", "09_logstore_tree",
-                     "10_checkpointer", "11_cleaner_eraser", "12_vlsn_index", "13_feeders_replicas", "16_log_space"):
+                     "10_checkpointer", "11_cleaner_eraser", "12_vlsn_index", "13_feeders_replicas",
+                     "14_syncup_rollback", "16_log_space"):
         assert f"{notebook}-1" in names
 
 

@@ -121,7 +121,8 @@ def test_the_explorer_driven_from_code():
     slider = explorer.controls["after"]
     assert (slider.value, slider.max) == (3, 4) and explorer.result.rolled_back["n1"]
     slider.value = 0
-    assert explorer.result.rolled_back["n1"] == () and explorer.result.records["n1"] == {"k1": "a", "k2": "b", "k3": "c"}
+    assert explorer.result.rolled_back["n1"] == ()
+    assert explorer.result.records["n1"] == {"k1": "a", "k2": "b", "k3": "c"}
     edited = [("write", "x", "1", "SIMPLE_MAJORITY"), ("write", "y", "2", "NONE"), ("kill", "n1"), ("elect",)]
     explorer = failover_explorer(edited)
     assert (explorer.controls["after"].value, explorer.controls["after"].max) == (2, 2)
