@@ -56,6 +56,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("12_vlsn_index", "replication", "VLSNs, the VLSN index and its buckets, recovery of the index", "10"),
     Notebook("13_feeders_replicas", "replication", "a three-node group: feeders, replicas, commits waiting for acks, "
              "a replica cut off and catching up", "12"),
+    Notebook("14_syncup_rollback", "replication", "syncup and rollback: the master dies, an election, the old "
+             "master's matchpoint search and the rollback of its tail", "13"),
     Notebook("15_spark_log_analytics", "spark", "many environments' logs as a Spark DataFrame: utilization, "
              "transactions, audits", "01, 09"),
 )

@@ -35,6 +35,7 @@ EXERCISES: dict[str, str | tuple[str, ...]] = {
     "07_btree": "07a_leaf_split",
     "11_cleaner_eraser": ("11a_live_or_obsolete", "11b_erase_throttle"),
     "12_vlsn_index": "12a_vlsn_bucket",
+    "14_syncup_rollback": "14a_matchpoint",
     "15_spark_log_analytics": "15a_resync",
 }
 # The notebooks built around a step-by-step demo of a workload.
