@@ -114,6 +114,9 @@ def test_a_restarted_master_is_refused_by_the_rollback_limit_and_nothing_changes
                                     "committed changes older than the last checkpoint") and refused.unchanged
     with pytest.raises(ValueError, match="never rejoins n3"):
         restart_refused(node="n3")
+    early = [("write", "k1", "a", "SIMPLE_MAJORITY"), ("kill", "n1"), ("elect",), ("rejoin", "n1")]
+    accepted = restart_refused(early)  # n1 holds nothing the others lack: nothing committed to roll back
+    assert accepted.error.startswith("not refused: n1 syncs up with n2: matchpoint VLSN 2") and accepted.unchanged
 
 
 def test_the_explorer_driven_from_code():
