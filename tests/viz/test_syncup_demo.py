@@ -132,3 +132,13 @@ def test_the_explorer_driven_from_code():
     assert explorer.result.records["n1"] == {"x": "1", "y": "2"}  # y reached n2 and n3 before n1 died
     with pytest.raises(ScriptError):
         failover_explorer([("kill", "n7")])
+
+
+def test_the_notebooks_what_if_elects_the_more_up_to_date_n3():
+    edited = [op for op in SCRIPT]
+    edited[1], edited[2] = ("partition", "n2"), ("write", "k2", "b", "SIMPLE_MAJORITY")  # n3 acks k2, n2 misses it
+    edited.insert(4, ("heal",))
+    result = failover_step(len(edited), edited)
+    assert (result.master, result.term) == ("n3", 2) and any("last_txn_end n2 2, n3 4" in line for line in result.lines)
+    assert result.rolled_back == {"n1": (), "n2": (), "n3": ()} and result.lost == ()
+    assert result.records == {n: {"k1": "a", "k2": "b", "k3": "c"} for n in ("n1", "n2", "n3")}
