@@ -15,12 +15,13 @@
   the replica asked: a green line where the checksums matched, a red dotted
   one where they did not, numbered in the order asked (each sync point then
   shows the first 4 hex digits of its checksum); ``acked`` marks the
-  Commits acknowledged by a majority.
+  Commits acknowledged by a majority, given as (VLSN, checksum): a node
+  that holds another Commit at that VLSN gets no mark.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from matplotlib.figure import Figure
@@ -88,7 +89,7 @@ def _label(entry: Entry, checksums: bool) -> str:
 
 
 def draw_logs(logs: Sequence[NodeLog], title: str = "", compared: Sequence[Compared] = (),
-              acked: Sequence[int] = ()) -> Figure:
+              acked: Collection[tuple[int, int]] = ()) -> Figure:
     """One row per node, one box per entry (see the module documentation)."""
     columns = max([len(log.entries) for log in logs] + [6])
     gap = 0.9 if compared else 0.35  # room between the first two rows for the search's marks
@@ -118,7 +119,7 @@ def draw_logs(logs: Sequence[NodeLog], title: str = "", compared: Sequence[Compa
                 label = label.rsplit("\n", 1)[0] if "\n" in label else ""
             if label:
                 ax.text(x, y, label, ha="center", va="center", fontsize=SMALL, color=ink)
-            if entry.type_name == "Commit" and entry.vlsn in acked and not entry.invisible:
+            if entry.type_name == "Commit" and (entry.vlsn, entry.checksum) in acked and not entry.invisible:
                 ax.plot([x + 0.3], [y + 0.3], marker="v", color=ACK, markeredgecolor="black", markersize=7)
     if compared and len(logs) >= 2:
         middle = (ys[0] + ys[1]) / 2

@@ -379,9 +379,8 @@ class FailoverStep:
 
     @property
     def figure(self) -> Figure:
-        acked = {(w.master, w.vlsn) for w in self.acknowledged}
         return draw_logs(self.logs, f"step {self.step}: {self.operation}",
-                         acked=tuple(sorted({v for _, v in acked})))
+                         acked={(w.vlsn, w.checksum) for w in self.acknowledged})
 
     def summary(self) -> str:
         held = "; ".join(f"{node}: {', '.join(f'{k}={v}' for k, v in sorted(r.items())) or 'nothing'}"

@@ -3,6 +3,7 @@
 import pytest
 
 from minidb.viz.script import ScriptError
+from minidb.viz.syncup import Entry, NodeLog, draw_logs
 from minidb.viz.syncup_demo import (SCRIPT, failover_script, failover_step, je_rollback_example, master_dies,
                                     restart_refused)
 from minidb.viz.syncup_widgets import failover_explorer
@@ -142,3 +143,14 @@ def test_the_notebooks_what_if_elects_the_more_up_to_date_n3():
     assert (result.master, result.term) == ("n3", 2) and any("last_txn_end n2 2, n3 4" in line for line in result.lines)
     assert result.rolled_back == {"n1": (), "n2": (), "n3": ()} and result.lost == ()
     assert result.records == {n: {"k1": "a", "k2": "b", "k3": "c"} for n in ("n1", "n2", "n3")}
+
+
+def test_the_ack_mark_goes_only_on_the_acknowledged_commit():
+    def commit(checksum, invisible=False):
+        return Entry(4, "Commit", "0x1/0x511", invisible, None, checksum)
+
+    logs = [NodeLog("n1", "killed", (commit(0xe8f15a48),)), NodeLog("n2", "master", (commit(0x4021d05f),)),
+            NodeLog("n3", "replica", (commit(0x4021d05f, invisible=True),))]
+    fig = draw_logs(logs, acked={(4, 0x4021d05f)})
+    marks = [line for line in fig.axes[0].lines if line.get_marker() == "v"]
+    assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in marks] == [(0.3, -1.35 + 0.3)]  # n2's row only
