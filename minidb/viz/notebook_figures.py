@@ -214,7 +214,7 @@ def _group_step(step: int) -> Callable[[], Picture]:
 
 def _syncup_lecture() -> list[Callable[[], Picture]]:
     """The pictures of 14_syncup_rollback: JE's rollback example, then its default script's failover."""
-    from minidb.viz.syncup_demo import je_rollback_example, failover_step
+    from minidb.viz.syncup_demo import failover_step, je_rollback_example
 
     search = lambda: failover_step(7).searches[0]  # noqa: E731  (cached: the replay runs once)
     return [lambda: je_rollback_example().before_figure, lambda: je_rollback_example().after_figure,
