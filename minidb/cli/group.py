@@ -70,14 +70,15 @@ class DemoFailed(MinidbError):
 class NodeProcess:
     """A ``minidb group node`` child process, its output read by a thread into the demo's event queue."""
 
-    def __init__(self, name: str, directory: str, events: queue.Queue, timeout: float, ports: tuple[int, int]):
+    def __init__(self, name: str, directory: str, events: queue.Queue, timeout: float, ports: tuple[int, int],
+                 trace: bool = False):
         self.name, self.events = name, events
         self.stderr: collections.deque[str] = collections.deque(maxlen=5)
         self.killed = False
         root = os.path.dirname(os.path.dirname(os.path.abspath(minidb.__file__)))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
         command = [sys.executable, "-m", "minidb.cli.group", "node", "--dir", directory, "--group", GROUP_NAME,
-                   "--name", name, "--port", str(ports[0]), "--stream-port", str(ports[1]), "--timeout", f"{timeout:g}"]
+                   "--name", name, "--port", str(ports[0]), "--stream-port", str(ports[1]), "--timeout", f"{timeout:g}"] + ["--trace"] * trace
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, encoding="utf-8", env=env)
         for stream, sink in ((self.proc.stdout, self._event), (self.proc.stderr, self.stderr.append)):
@@ -126,11 +127,12 @@ class NodeProcess:
 class GroupDemo:
     """Starts the nodes, plays the failover, compares the digests (see the module documentation)."""
 
-    def __init__(self, directory: str, nodes: int, records: int, timeout: float, say=print):
+    def __init__(self, directory: str, nodes: int, records: int, timeout: float, say=print, verbose: bool = False):
         from minidb.replication.node import parse_event
 
         self.parse_event = parse_event
         self.directory, self.records, self.timeout, self.say = directory, records, timeout, say
+        self.verbose = verbose  # print every line the nodes write, and their elections' trace
         self.names = [f"n{i}" for i in range(1, nodes + 1)]
         self.events: queue.Queue = queue.Queue()
         self.procs: dict[str, NodeProcess] = {}
@@ -156,6 +158,8 @@ class GroupDemo:
                 proc.proc.wait()
                 raise DemoFailed(f"{name}: {proc.ended()}, while waiting for {waiting_for}")
             return
+        if self.verbose:
+            self.say(f"  {name}| {line}")
         event, _, plain, named = self.parse_event(line)
         if event == "error":
             raise DemoFailed(f"{name}: {line.split(' ', 2)[2]}")
@@ -182,7 +186,8 @@ class GroupDemo:
     def start(self, name: str, ports: tuple[int, int] = (0, 0)) -> None:
         self.states.pop(name, None)
         since = len(self.log)
-        self.procs[name] = NodeProcess(name, os.path.join(self.directory, name), self.events, self.timeout, ports)
+        self.procs[name] = NodeProcess(name, os.path.join(self.directory, name), self.events, self.timeout, ports,
+                                       self.verbose)
         found = self.expect(name, "listening", "listening", since)
         self.addresses[name] = (found["election"], found["stream"])
 
@@ -289,7 +294,8 @@ def run_demo(args) -> int:
 
 
 def _play(directory: str, args) -> int:
-    demo = GroupDemo(directory, args.nodes, args.records, args.timeout, say=lambda line: print(line, flush=True))
+    demo = GroupDemo(directory, args.nodes, args.records, args.timeout, say=lambda line: print(line, flush=True),
+                     verbose=args.verbose)
     try:
         agreed = demo.run()
     except DemoFailed as e:
@@ -309,6 +315,7 @@ def add_node_arguments(p) -> None:
     p.add_argument("--stream-port", type=int_at_least(0, 65535), default=0,
                    help="stream port, where replicas connect (default 0: any free one)")
     p.add_argument("--timeout", type=positive_int, default=60, help="seconds a command may wait (default 60)")
+    p.add_argument("--trace", action="store_true", help="also print the elections' trace (trace lines)")
 
 
 def run_node(args) -> int:
@@ -318,7 +325,8 @@ def run_node(args) -> int:
         print(line, flush=True)
 
     try:
-        node = GroupNode(args.dir, args.group, args.name, args.port, args.stream_port, wait_s=args.timeout, emit=emit)
+        node = GroupNode(args.dir, args.group, args.name, args.port, args.stream_port, wait_s=args.timeout, emit=emit,
+                         trace=args.trace)
     except MinidbError as e:
         emit(f"error {args.name} {e}")
         return 2 if isinstance(e, UserError) else 1
@@ -346,6 +354,7 @@ def register(commands) -> None:
     demo.add_argument("--dir", type=path_arg, default=None,
                       help="keep the nodes' environments here (default: a temporary directory, deleted)")
     demo.add_argument("--timeout", type=positive_int, default=60, help="seconds each step may take (default 60)")
+    demo.add_argument("--verbose", action="store_true", help="also print every line the nodes write")
     demo.set_defaults(run=run_demo)
     node = kinds.add_parser("node", help="one node: prints its ports, then reads control lines on stdin")
     add_node_arguments(node)

@@ -162,8 +162,9 @@ class GroupNode:
     """One node's elections, feeders and replica over TCP, and its control lines (see the module documentation)."""
 
     def __init__(self, directory: str, group_name: str, name: str, election_port: int = 0, stream_port: int = 0,
-                 config: ElectionConfig = NODE_ELECTIONS, wait_s: float = 60.0, emit: Callable[[str], None] = print):
-        self.directory, self.group_name, self.name = directory, group_name, name
+                 config: ElectionConfig = NODE_ELECTIONS, wait_s: float = 60.0, emit: Callable[[str], None] = print,
+                 trace: bool = False):
+        self.directory, self.group_name, self.name, self.trace = directory, group_name, name, trace
         self.config, self.wait_s, self._emit = config, wait_s, emit
         self.net = TcpNetwork()
         self.election_listener = self._listen(election_port, "election")
@@ -213,6 +214,8 @@ class GroupNode:
         self.env = ReplicatedEnvironment.open(self.directory, group=group, node_name=self.name)
         self.election = ElectionNode.for_env(self.env, self.net, self.clock, self.config,
                                              listener=self.election_listener)
+        if self.trace:
+            self.election.trace.listen(lambda line: self.emit("trace", line))
         self.emit("opened", *self._range_words())
 
     def _range_words(self) -> list[str]:
