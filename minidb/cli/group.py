@@ -88,10 +88,10 @@ class NodeProcess:
         for line in stream:
             sink(line.rstrip("\n"))
         if sink == self._event:
-            self.events.put((self.name, None))  # end of output: the process ended
+            self.events.put((self, None))  # end of output: the process ended
 
     def _event(self, line: str) -> None:
-        self.events.put((self.name, line))
+        self.events.put((self, line))  # the process, not its name: a restarted node is another process
 
     def send(self, line: str) -> None:
         try:
@@ -147,12 +147,14 @@ class GroupDemo:
         """Read one event (up to ``deadline``) into :attr:`log`; a DemoFailed names ``waiting_for`` if none comes."""
         left = deadline - time.monotonic()
         try:
-            name, line = self.events.get(timeout=left) if left > 0 else (None, None)
+            proc, line = self.events.get(timeout=left) if left > 0 else (None, None)
         except queue.Empty:
-            name, line = None, None
-        if name is None:
+            proc, line = None, None
+        if proc is None:
             raise DemoFailed(f"{waiting_for} did not happen within {self.timeout:g} s")
-        proc = self.procs[name]
+        name = proc.name
+        if self.procs.get(name) is not proc:
+            return  # the last words of a node process killed before this one started
         if line is None:
             if not proc.killed:
                 proc.proc.wait()
@@ -174,14 +176,11 @@ class GroupDemo:
 
     def expect(self, node: str, kind: str, what: str, since: int) -> dict[str, str]:
         """The named values of the first ``kind`` event of ``node`` after ``log[since]``, waiting for it."""
-        found: list[dict[str, str]] = []
+        def found() -> dict[str, str] | None:
+            return next((named for name, event, named in self.log[since:] if name == node and event == kind), None)
 
-        def ready() -> bool:
-            found.extend(named for name, event, named in self.log[since:] if name == node and event == kind)
-            return bool(found)
-
-        self.wait_until(ready, f"{node}: {what}")
-        return found[0]
+        self.wait_until(lambda: found() is not None, f"{node}: {what}")
+        return found()  # type: ignore[return-value]
 
     def start(self, name: str, ports: tuple[int, int] = (0, 0)) -> None:
         self.states.pop(name, None)
