@@ -8,13 +8,15 @@ and plays a failover, printing each step as one line::
     [demo] n1 wrote 5 records with SIMPLE_MAJORITY acks (VLSNs 1..10)
     [demo] n1 logged 2 records it never sent or committed (VLSNs 11..12): its unacknowledged tail
     [demo] killed master n1 (SIGKILL)
-    [demo] n2 is master (term 2); n3 is its replica
+    [demo] n2 is master (term 3); n3 is its replica
     [demo] n2 wrote 5 records with SIMPLE_MAJORITY acks (VLSNs 11..20)
     [demo] restarted n1: recovery found VLSNs 1..12, last_txn_end 10
     [demo] n1 rejoined as a replica of n2: matchpoint VLSN 10, rolled back 2 entries (VLSNs 11..12)
-    [demo] n1: 10 records, crc 0x5d1b2c0e, VLSNs 1..20, last_txn_end 20
+    [demo] n1: 10 records, crc 0xfd31cbd6, VLSNs 1..20, last_txn_end 20
     ...
-    [demo] all 3 nodes agree: 10 records, crc 0x5d1b2c0e, VLSNs 1..20, last_txn_end 20
+    [demo] all 3 nodes agree: 10 records, crc 0xfd31cbd6, VLSNs 1..20, last_txn_end 20
+
+The terms depend on how the survivors' rounds meet (term 2 or later).
 
 The parent talks to each node over its standard input and output (the
 control lines of :mod:`minidb.replication.node`) and waits for *events*

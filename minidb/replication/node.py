@@ -35,7 +35,7 @@ node's standard input; the node writes events to its standard output::
     group n1=E1/S1 n2=E2/S2 n3=E3/S3         opened n1 vlsns=1..12 last_txn_end=10  (then elections run)
     write START COUNT                        wrote n1 records=COUNT vlsns=13..22 acks=SIMPLE_MAJORITY
     tail START COUNT                         tail n1 records=COUNT vlsns=23..24
-    digest VLSN                              digest n1 records=10 crc=0x1c291ca3 vlsns=1..22 last_txn_end=22
+    digest VLSN                              digest n1 records=10 crc=0xfd31cbd6 vlsns=1..20 last_txn_end=20
     quit                                     bye n1  (the environment closed; exit code 0)
     (events, any time)                       state n1 MASTER term=1 master=n1
                                              joined n3 master=n1 matchpoint=0 rolled_back=0
@@ -190,7 +190,7 @@ class GroupNode:
             return self.net.listen(f"{HOST}:{port}")
         except OSError as e:
             raise ReplicationNetworkError(f"node {self.name}: cannot listen for {what} traffic on {HOST}:{port}: "
-                                          f"{e.strerror or e}") from None
+                                          f"{os.strerror(e.errno) if e.errno else e}") from None
 
     def emit(self, kind: str, *words: str) -> None:
         self._emit(" ".join([kind, self.name, *words]))

@@ -7,6 +7,7 @@ process, with one real node process where it matters.
 
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -16,7 +17,7 @@ from minidb.cli import group as group_cli
 from minidb.cli import main
 from minidb.io import OSDisk
 from minidb.log import LogManager
-from minidb.replication.errors import GroupConfigError
+from minidb.replication.errors import GroupConfigError, NetworkRestoreRequiredError
 from minidb.replication.node import GroupNode, parse_event, parse_members
 
 TIMEOUT_S = 240  # generous: two cores shared with other work
@@ -46,7 +47,7 @@ def test_a_tcp_group_of_three_processes_ends_with_equal_state_on_every_node(tmp_
     assert lines[-1] == f"[demo] all 3 nodes agree: {digests['n1']}"
     assert digests["n1"].startswith("6 records, ")  # 3 by each master; the tail of 2 is gone everywhere
     # the first master logged a tail nobody acknowledged, died, and rolled that tail back when it rejoined
-    old = re.search(r"^\[demo\] (n\d) is master \(term 1\)", done.stdout, re.M).group(1)
+    old = re.search(r"^\[demo\] (n\d) is master \(term \d+\)", done.stdout, re.M).group(1)  # the first
     assert f"[demo] killed master {old} (SIGKILL)" in lines
     rejoined = re.search(rf"^\[demo\] {old} rejoined as a replica of (n\d): matchpoint VLSN (\d+), "
                          r"rolled back (\d+) entries", done.stdout, re.M)
@@ -188,3 +189,25 @@ def test_the_node_process_stops_when_its_input_ends(tmp_path):
     assert proc.stdout.readline().startswith("listening n1 election=127.0.0.1:")
     proc.stdin.close()  # the parent is gone
     assert proc.wait(TIMEOUT_S) == 0 and proc.stdout.read() == "bye n1\n"
+
+
+def test_a_node_that_cannot_listen_or_whose_loop_fails_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    taken = socket.create_server(("127.0.0.1", 0))
+    port = taken.getsockname()[1]
+    argv = ["node", "--dir", str(tmp_path / "n1"), "--group", "g", "--name", "n1"]
+    try:
+        assert group_cli.node_main([*argv, "--port", str(port)]) == 1
+    finally:
+        taken.close()
+    assert capsys.readouterr().out == f"error n1 node n1: cannot listen for election traffic on 127.0.0.1:{port}: " \
+                                      "Address already in use\n"
+
+    def fail(self, control):
+        raise NetworkRestoreRequiredError("n1 and master n2 share no sync point")
+
+    monkeypatch.setattr(GroupNode, "serve", fail)
+    read_end, write_end = os.pipe()
+    os.close(write_end)
+    monkeypatch.setattr(sys, "stdin", os.fdopen(read_end))
+    assert group_cli.node_main(argv) == 1
+    assert capsys.readouterr().out.splitlines() == ["error n1 n1 and master n2 share no sync point", "bye n1"]
