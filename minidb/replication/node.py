@@ -96,7 +96,7 @@ DEMO_DB = "demo"
 WRITE_DURABILITY = Durability(SyncPolicy.SYNC, SyncPolicy.WRITE_NO_SYNC, ReplicaAckPolicy.SIMPLE_MAJORITY)
 #: Election timing for processes on one busy machine: quick to start, slow to declare a master lost.
 NODE_ELECTIONS = ElectionConfig(promise_wait_ms=300, retry_ms=800, stagger_ms=400, heartbeat_ms=100,
-                                heartbeat_timeout_ms=2000)
+                                heartbeat_timeout_ms=3000)
 POLL_S = 0.02  # the longest the loop waits on its sockets before it looks at the clocks again
 JOIN_RETRY_MS = 200  # a replica whose master's stream address refused it tries again after this
 _LEN = struct.Struct("<I")
