@@ -62,6 +62,7 @@ from minidb.errors import MinidbError, UserError
 GROUP_NAME = "demo"
 TAIL_RECORDS = 2
 OWNER = "minidb group demo"
+QUIT_GRACE_S = 10  # a node told to quit that has not after this long (a command still waiting) is killed
 
 
 class DemoFailed(MinidbError):
@@ -80,7 +81,8 @@ class NodeProcess:
         root = os.path.dirname(os.path.dirname(os.path.abspath(minidb.__file__)))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
         command = [sys.executable, "-m", "minidb.cli.group", "node", "--dir", directory, "--group", GROUP_NAME,
-                   "--name", name, "--port", str(ports[0]), "--stream-port", str(ports[1]), "--timeout", f"{timeout:g}"] + ["--trace"] * trace
+                   "--name", name, "--port", str(ports[0]), "--stream-port", str(ports[1]),
+                   "--timeout", f"{timeout:g}"] + ["--trace"] * trace
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, encoding="utf-8", env=env)
         for stream, sink in ((self.proc.stdout, self._event), (self.proc.stderr, self.stderr.append)):
@@ -272,7 +274,7 @@ class GroupDemo:
 
     def stop(self) -> None:
         for proc in self.procs.values():
-            proc.stop(timeout=self.timeout)
+            proc.stop(timeout=QUIT_GRACE_S)
 
 
 def _terminated(signum, frame) -> None:

@@ -123,7 +123,8 @@ def test_with_dir_the_environments_stay_and_a_second_run_replaces_only_its_own_o
     for _ in range(2):  # the second run deletes the first one's output (else makedirs would fail), and only that
         assert main(["group", "demo", "--dir", str(tmp_path / "out"), "--timeout", "120"]) == 1
         assert seen["directory"] == str(tmp_path / "out") and (tmp_path / "out" / "n1" / "old").is_dir()
-        assert (tmp_path / "out" / ".minidb-output").read_text() == "minidb output of: minidb group demo\nn1/\nn1/old/\n"
+        marker = (tmp_path / "out" / ".minidb-output").read_text()
+        assert marker == "minidb output of: minidb group demo\nn1/\nn1/old/\n"
         assert capsys.readouterr().err == "minidb group demo: failed: n1: a step failed\n"
     (tmp_path / "out" / "n1" / "stranger").write_text("x")
     assert main(["group", "demo", "--dir", str(tmp_path / "out")]) == 2
