@@ -23,8 +23,8 @@ control lines of :mod:`minidb.replication.node`) and waits for *events*
 (a line saying the master was elected, a write acknowledged, a syncup done),
 each with a deadline (``--timeout``) whose error names the node: no sleeps.
 Invariants: every node process is stopped on every exit path (the end, a
-failed step, Ctrl-C; and a node whose parent vanished sees the end of its
-input and stops); only what the demo created is deleted: without ``--dir``
+failed step, Ctrl-C or SIGTERM; and a node whose parent vanished sees the
+end of its input and stops); only what the demo created is deleted: without ``--dir``
 a temporary directory, removed at the end; with ``--dir`` the directory is
 claimed like every command's output (:mod:`minidb.cli.output`: new, empty,
 or the previous output of ``minidb group demo``; anything else is refused,
