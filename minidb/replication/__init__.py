@@ -55,7 +55,8 @@ Public surface::
     ReplicaWriteError, HandshakeError,
     NetworkRestoreRequiredError, RollbackLimitError, SyncupError, ...
 
-Inside: ``crashtest`` (the crash sweep of a replicated workload), ``rollback_crashtest`` (of a rollback).
+Inside: ``crashtest`` (the crash sweep of a replicated workload), ``rollback_crashtest`` (of a rollback),
+``node`` (``GroupNode``: one node as a process over TCP, driven by control lines; ``minidb group``).
 """
 
 from minidb.replication.bucket import GhostBucket, VLSNBucket

@@ -52,7 +52,13 @@ Invariants:
   ``heartbeat_timeout_ms``, or it is the master) answers a ``Propose`` with
   the ``Result`` it knows instead of a promise, so one node that lost touch
   cannot depose a working master; and it answers a heartbeat from a node
-  that is not its master with that ``Result`` too.
+  that is not its master with that ``Result`` too;
+- a node that lost its master (no heartbeat for ``heartbeat_timeout_ms``)
+  does not learn that same master of that same term again from another
+  node's ``Result`` for ``heartbeat_timeout_ms``: a node that has not noticed
+  the loss yet will have by then, unless the master lives. Without this, two
+  replicas that time out one after the other keep telling each other the
+  dead master is alive, and never elect a new one.
 
 The acceptor's durable state, the file ``election.acceptor`` in the node's
 environment directory (integers little-endian, struct ``"<4sBBBBQQQQ"`` for
@@ -318,6 +324,7 @@ class ElectionNode:
         self.failure: str | None = None  # why the last round elected nobody
         self.round: _Round | None = None
         self._seen: Proposal | None = None  # the highest proposal a refusal named
+        self._lost: tuple[int, str | None, int] | None = None  # (term, master, when): the master this node lost
         self._rank = [n.name for n in group.nodes].index(name)
         now = clock.now_ms()
         self._last_heard_ms = now
@@ -387,6 +394,7 @@ class ElectionNode:
         if self.state is NodeState.REPLICA and now - self._last_heard_ms > config.heartbeat_timeout_ms:
             self.trace.emit("%s: no heartbeat from master %s for %d ms: master lost", self.name, self.master,
                             now - self._last_heard_ms)
+            self._lost = (self.term, self.master, now)
             self._set_state(NodeState.UNKNOWN, None)
             self.start_election()
         current = self.round
@@ -574,6 +582,12 @@ class ElectionNode:
             return
         if term < self.term or (term == self.term and self.master is not None):
             return  # old news, or a repeat
+        if self._lost is not None and self._lost[:2] == (term, master) and \
+                self.clock.now_ms() - self._lost[2] <= self.config.heartbeat_timeout_ms:
+            # A node that has not noticed yet: after heartbeat_timeout_ms it will have, unless the master lives.
+            self.trace.emit("%s: ignored term %d: master %s, lost %d ms ago", self.name, term, master,
+                            self.clock.now_ms() - self._lost[2])
+            return
         self.term = term
         self.round = None
         self.learned.append((term, master))

@@ -121,8 +121,12 @@ class MemoryListener:
         return self.backlog.pop(0) if self.backlog else None
 
     def close(self) -> None:
+        """Stop listening; connections not accepted yet are closed (as TCP resets them), so their senders see it."""
         self.closed = True
         self.net._listeners.pop(self.address, None)
+        for channel in self.backlog:
+            channel.close()
+        self.backlog = []
 
 
 class InMemoryNetwork:

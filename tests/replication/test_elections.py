@@ -193,6 +193,22 @@ def test_a_master_cut_off_steps_down_when_it_meets_the_newer_term():
     assert cluster.agreed() == (2, "n2") and cluster.masters() == {"n2": 2}
 
 
+def test_replicas_that_lose_the_master_one_after_the_other_elect_a_new_one():
+    cluster = Cluster(group_of("n1", "n2", "n3"))
+    assert elect(cluster, "n1") == (1, "n1")
+    cluster.net.partition({"n1", "n3"}, {"n2"})  # n3 hears n1 for 500 ms longer than n2 does
+    cluster.advance(500)
+    cluster.crash("n1")
+    cluster.net.heal()
+    cluster.net.drop()
+    cluster.advance(CONFIG.heartbeat_timeout_ms)  # n2 lost n1; n3 has not noticed yet and answers "n1 is master"
+    assert any("ignored term 1: master n1" in line for line in cluster.nodes["n2"].trace)
+    for _ in range(4):
+        cluster.advance(CONFIG.heartbeat_timeout_ms)
+    term, master = cluster.agreed()
+    assert term >= 2 and master in ("n2", "n3") and cluster.masters() == {master: term}
+
+
 # -- one master per term ---------------------------------------------------------------------------------
 def deliver_one(net: InMemoryNetwork, src: str, dst: str) -> bool:
     return net.deliver(src, dst, count=1) == 1

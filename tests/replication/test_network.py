@@ -226,6 +226,17 @@ def test_closed_channels():
         net.listen("n1")
 
 
+def test_a_listener_that_closes_closes_the_connections_it_never_accepted():
+    net = InMemoryNetwork()
+    listener = net.listen("n2")  # a node that crashes before it accepts n1's connection
+    channel = net.connect("n2", "n1")
+    channel.send(beat(1))
+    listener.close()
+    with pytest.raises(ConnectionClosedError):  # n1 learns it at once and reconnects to the restarted node
+        channel.send(beat(2))
+    assert net.listen("n2").accept() is None
+
+
 def test_a_handshake_with_another_process_over_tcp():
     import subprocess
     import sys
