@@ -26,7 +26,12 @@ master. Every node plays three roles (JE's names):
   :meth:`~minidb.replication.env.ReplicatedEnvironment.become_master`, so it
   alone allocates VLSNs), the others REPLICA of it. A learner that hears of
   an older term than its own answers with its own result, so a master cut
-  off by a partition steps down when it meets the newer one.
+  off by a partition steps down when it meets the newer one. A node that
+  knows no master (UNKNOWN) follows a result of an older term too: the
+  newer term's master may be gone (it crashed, and its election state
+  restarted), while the older one still leads a majority that refuses new
+  rounds because it has a live master; following it ends the deadlock,
+  and a newer master, if alive, deposes it as above.
 
 A round: once a majority has promised (and the others answered or
 ``promise_wait_ms`` passed), the proposer chooses the value. If an acceptor
@@ -572,8 +577,11 @@ class ElectionNode:
         if master not in self.group:
             self.trace.emit("%s: ignored a result naming %r, not a member", self.name, master)
             return
-        if term < self.term or (term == self.term and self.master is not None):
+        if self.master is not None and term <= self.term:
             return  # old news, or a repeat
+        if term < self.term:  # a node without a master follows the one it is told of, even of an older term
+            self.trace.emit("%s: no master of term %d known: following %s of term %d", self.name, self.term,
+                            master, term)
         self.term = term
         self.round = None
         self.learned.append((term, master))

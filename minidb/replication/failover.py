@@ -82,6 +82,7 @@ class FailoverGroup:
         self.election_config = election_config
         self.reopen = reopen
         self.envs: dict[str, ReplicatedEnvironment | None] = dict(envs)
+        self.disks: dict[str, SimDisk] = {name: env.disk for name, env in envs.items()}  # each node's, for restarts
         self.elections: dict[str, ElectionNode] = {}
         self.links: dict[str, Link] = {}  # replica name -> its link
         self._feeder_listeners: dict[str, object] = {}
@@ -137,7 +138,7 @@ class FailoverGroup:
         reaches follows, synced up and caught up; that master, or None after ``max_ms`` (a minority)."""
         waited = 0
         while True:
-            self.settle()
+            self.settle(max_rounds=500)
             master = self.master
             if master is not None and self.converged(master):
                 return master
@@ -227,11 +228,12 @@ class FailoverGroup:
         if listener is not None:
             listener.close()
 
-    def restart(self, name: str, disk: SimDisk) -> ReplicatedEnvironment:
+    def restart(self, name: str, disk: SimDisk | None = None) -> ReplicatedEnvironment:
         """Open node ``name`` again on ``disk`` (recovery finishes a rollback a crash cut short); it joins
-        through the next election steps (it learns the master, then syncs up)."""
+        through the next election steps (it learns the master, then syncs up). ``disk``: default, its last one."""
         if self.reopen is None:
             raise ValueError("FailoverGroup(reopen=...) is needed to restart a node")
+        disk = self.disks[name] = disk or self.disks[name]
         env = self.envs[name] = self.reopen(name, disk)
         self.elections[name] = ElectionNode.for_env(env, self.net, self.clock, self.election_config)
         return env
