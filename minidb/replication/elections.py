@@ -27,11 +27,14 @@ master. Every node plays three roles (JE's names):
   alone allocates VLSNs), the others REPLICA of it. A learner that hears of
   an older term than its own answers with its own result, so a master cut
   off by a partition steps down when it meets the newer one. A node that
-  knows no master (UNKNOWN) follows a result of an older term too: the
-  newer term's master may be gone (it crashed, and its election state
-  restarted), while the older one still leads a majority that refuses new
-  rounds because it has a live master; following it ends the deadlock,
-  and a newer master, if alive, deposes it as above.
+  restarts knows no term but what its acceptor promised: it does not take a
+  master of an older term from one result (that master may be stale, its
+  log behind what this node acknowledged as master or replica of a newer
+  term, and following it would roll acknowledged commits back); without a
+  master it follows an older term's master only when a majority of the
+  nodes name it (a majority follows it, so no newer master can be elected
+  without one of them), which also lets a node whose own failed rounds
+  raised its promise rejoin a working master.
 
 A round: once a majority has promised (and the others answered or
 ``promise_wait_ms`` passed), the proposer chooses the value. If an acceptor
@@ -323,6 +326,9 @@ class ElectionNode:
         self.failure: str | None = None  # why the last round elected nobody
         self.round: _Round | None = None
         self._seen: Proposal | None = None  # the highest proposal a refusal named
+        promised = self.acceptor.state.promised
+        self._known_term = promised.term if promised is not None else 0  # a restart knows its promise
+        self._told: dict[tuple[int, str], set[str]] = {}  # an older (term, master) -> the nodes naming it
         self._rank = [n.name for n in group.nodes].index(name)
         now = clock.now_ms()
         self._last_heard_ms = now
@@ -448,7 +454,7 @@ class ElectionNode:
         elif kind == "Accepted":
             self._on_accepted(message, peer)
         elif kind == "Result":
-            self._on_result(message)
+            self._on_result(message, peer)
         elif kind == "Heartbeat":
             if peer is not None and peer == self.master:
                 self._last_heard_ms = self.clock.now_ms()
@@ -572,16 +578,20 @@ class ElectionNode:
                        proposer=proposal.proposer)
 
     # -- the learner's side -----------------------------------------------------------------------------
-    def _on_result(self, message: wire.Message) -> None:
+    def _on_result(self, message: wire.Message, peer: str | None = None) -> None:
         term, master = message["term"], message["master"]
         if master not in self.group:
             self.trace.emit("%s: ignored a result naming %r, not a member", self.name, master)
             return
-        if self.master is not None and term <= self.term:
+        if term < self.term or (term == self.term and self.master is not None):
             return  # old news, or a repeat
-        if term < self.term:  # a node without a master follows the one it is told of, even of an older term
-            self.trace.emit("%s: no master of term %d known: following %s of term %d", self.name, self.term,
-                            master, term)
+        if term < self._known_term and self.master is None:  # older than this node's promise
+            told = self._told.setdefault((term, master), set())
+            told.add(peer or self.name)
+            if len(told) < self.group.majority:
+                return
+            self.trace.emit("%s: %s of term %d is named by a majority (%s): following it", self.name, master, term,
+                            ", ".join(sorted(told)))
         self.term = term
         self.round = None
         self.learned.append((term, master))
