@@ -24,8 +24,10 @@ The links follow the elections, after every step (``_reconcile``): a node
 that an election made REPLICA of master M gets a link to M (a handshake, a
 feeder on M, a :class:`~minidb.replication.replica.Replica` with
 ``syncup=True``: the matchpoint, the rollback of anything after it, then the
-stream); a link whose master is deposed, crashed or partitioned away is
-closed. A joining node whose rollback would pass the rollback limit, or that
+stream); a link whose master is deposed or down, or whose replica follows
+another master or is down, is closed (a partition only holds its frames in
+flight: a master cut off keeps its feeders, and its commits wait for acks
+that do not come). A joining node whose rollback would pass the rollback limit, or that
 shares no sync point with the master, gets a **network restore** (JE's
 ``NetworkRestore``: the master's log files copied onto the node's disk, the
 node keeping its own election state; simulated disks only) and joins again.
@@ -47,6 +49,7 @@ from typing import Callable
 from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode, SimDisk
 from minidb.replication.elections import ACCEPTOR_FILE, ElectionConfig, ElectionNode
+from minidb.replication.driver import settle
 from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.errors import ConnectionClosedError, FeederError, NetworkRestoreRequiredError
 from minidb.replication.feeder import Feeder
@@ -128,10 +131,7 @@ class FailoverGroup:
 
     def settle(self, max_rounds: int = 10_000) -> int:
         """Pump until nothing moves (the clock stands still); rounds pumped."""
-        for rounds in range(1, max_rounds + 1):
-            if not self.pump() and not self.net.deliver():
-                return rounds
-        return max_rounds
+        return settle(self.pump, self.net, max_rounds)
 
     def elect(self, max_ms: int = 60_000, step_ms: int = 100) -> str | None:
         """Move the clock (``step_ms`` at a time) and pump until the group has a master that every node it
@@ -171,10 +171,10 @@ class FailoverGroup:
         except NetworkRestoreRequiredError as e:  # the rollback limit, or no common sync point
             self.restore(name, str(e))
         except (ConnectionClosedError, FeederError) as e:
-            self._drop(link, f"{name}: {e}")
+            self._drop(link)
         except Exception as e:  # kept for the caller: a crash test reports them
             self.errors.append(f"{name}: {type(e).__name__}: {e}")
-            self._drop(link, None)
+            self._drop(link)
         return None
 
     # -- links follow the elections ------------------------------------------------------------------------
@@ -183,7 +183,7 @@ class FailoverGroup:
         for name, link in list(self.links.items()):
             election = self.elections[name]
             if link.master != master or name not in self.up() or election.master != master:
-                self._drop(name, None)
+                self._drop(name)
         if master is None:
             return
         for name in self.followers(master):
@@ -204,7 +204,7 @@ class FailoverGroup:
         feeder = Feeder(self.envs[master], acceptor.channel, name)
         self.links[name] = Link(master, feeder, _SyncupReplica(self, env, initiator.channel, master))
 
-    def _drop(self, name: str | None, why: str | None) -> None:
+    def _drop(self, name: str | None) -> None:
         link = self.links.pop(name, None) if name is not None else None
         if link is not None:
             link.close()
@@ -223,7 +223,7 @@ class FailoverGroup:
         self.elections[name].close()
         for replica, link in list(self.links.items()):
             if name in (replica, link.master):
-                self._drop(replica, None)
+                self._drop(replica)
         listener = self._feeder_listeners.pop(name, None)
         if listener is not None:
             listener.close()
@@ -273,7 +273,7 @@ class FailoverGroup:
 
     def close(self) -> None:
         for name in list(self.links):
-            self._drop(name, None)
+            self._drop(name)
         for name in self.up():
             self.elections[name].close()
             self.envs[name].close()

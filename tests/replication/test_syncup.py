@@ -354,6 +354,15 @@ def test_the_spark_data_source_shows_the_invisible_flag(tmp_path):
     assert flagged == [(3, "LN")]
 
 
+def sync_up(net, feeder, replica):
+    """Move the syncup's messages until the replica found the matchpoint and rolled back (no stream yet)."""
+    while not replica.syncup.done:
+        net.deliver()
+        feeder.pump()
+        net.deliver()
+        replica.pump()
+
+
 def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
     """n2 replayed the start of txn T that the new master n3 never saw: the rollback ends T on n2 (its
     locks released), and n3's own transaction with the same id replays on n2."""
@@ -372,11 +381,7 @@ def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
     assert next(e.txn_id for e in n3.log.scan() if e.vlsn == 3) == txn.id  # the same id, another transaction
     net = InMemoryNetwork()
     feeder, replica = link(net, n3, n2)
-    while not replica.syncup.done:
-        net.deliver()
-        feeder.pump()
-        net.deliver()
-        replica.pump()
+    sync_up(net, feeder, replica)
     assert [t for _, _, t in replica.syncup.rollback.rolled_back] == ["LN_TX"]
     assert not n2._replay_txns and not n2.env.txn_manager.active and records(n2) == {b"a": b"1"}
     settle(net, (feeder, replica))
@@ -433,11 +438,7 @@ def test_a_transaction_whose_commit_is_rolled_back_is_open_again_and_takes_the_n
     committed_txn("b", "2")(n2)
     net = InMemoryNetwork()
     feeder, replica = link(net, n2, n1)
-    while not replica.syncup.done:
-        net.deliver()
-        feeder.pump()
-        net.deliver()
-        replica.pump()
+    sync_up(net, feeder, replica)
     assert replica.syncup.result.matchpoint_vlsn == 5
     assert [(v, k) for v, _, k in replica.syncup.rollback.rolled_back] == [(6, "Commit")]
     assert list(n1._replay_txns) == [t.id] and slot_data(n1, b"t") == b"from T"
