@@ -316,6 +316,9 @@ class ElectionNode:
         self.env = env
         self._last_txn_end = last_txn_end or (lambda: 0)
         self.acceptor = Acceptor(disk)
+        promised = self.acceptor.state.promised
+        self._known_term = promised.term if promised is not None else 0  # a restart knows its promise
+        self._told: dict[tuple[int, str], set[str]] = {}  # an older (term, master) -> the nodes naming it
         self.listener = listener if listener is not None else network.listen(self.node.address)
         self.trace = Trace()
         self.state = NodeState.UNKNOWN
@@ -326,9 +329,6 @@ class ElectionNode:
         self.failure: str | None = None  # why the last round elected nobody
         self.round: _Round | None = None
         self._seen: Proposal | None = None  # the highest proposal a refusal named
-        promised = self.acceptor.state.promised
-        self._known_term = promised.term if promised is not None else 0  # a restart knows its promise
-        self._told: dict[tuple[int, str], set[str]] = {}  # an older (term, master) -> the nodes naming it
         self._rank = [n.name for n in group.nodes].index(name)
         now = clock.now_ms()
         self._last_heard_ms = now
@@ -583,8 +583,6 @@ class ElectionNode:
         if master not in self.group:
             self.trace.emit("%s: ignored a result naming %r, not a member", self.name, master)
             return
-        if term < self.term or (term == self.term and self.master is not None):
-            return  # old news, or a repeat
         if term < self._known_term and self.master is None:  # older than this node's promise
             told = self._told.setdefault((term, master), set())
             told.add(peer or self.name)
@@ -592,6 +590,8 @@ class ElectionNode:
                 return
             self.trace.emit("%s: %s of term %d is named by a majority (%s): following it", self.name, master, term,
                             ", ".join(sorted(told)))
+        if term < self.term or (term == self.term and self.master is not None):
+            return  # old news, or a repeat
         self.term = term
         self.round = None
         self.learned.append((term, master))
