@@ -1,7 +1,7 @@
 """``make sweep``: every engine's crash test over many seeds, on every core, into RELIABILITY.md.
 
 For each engine of ``minidb crashtest`` (log, volume, pagestore, btree, logstore,
-replication) this runs ``crash_sweep(seed, ops)`` for seeds 1 .. N (1,000 by
+replication, group) this runs ``crash_sweep(seed, ops)`` for seeds 1 .. N (1,000 by
 default) in a pool of worker processes (one per core), shows one progress bar
 over all the workloads, and writes a table (per engine: seeds, ops per
 workload, crash points, violations, the seconds its seeds took in the
@@ -31,7 +31,7 @@ from minidb.cli.crashtest import SWEEPS, sweep
 
 # Operations per workload: chosen so that 1,000 seeds of every engine take about a quarter of an
 # hour on two cores (RELIABILITY.md gives the times measured).
-OPS = {"log": 40, "volume": 40, "pagestore": 12, "btree": 20, "logstore": 12, "replication": 6}
+OPS = {"log": 40, "volume": 40, "pagestore": 12, "btree": 20, "logstore": 12, "replication": 6, "group": 30}
 BEGIN = "<!-- sweep table: written by `make sweep` (scripts/sweep.py); edits between these lines are lost -->"
 END = "<!-- end of sweep table -->"
 SHOW = 5

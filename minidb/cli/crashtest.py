@@ -1,7 +1,7 @@
 """``minidb crashtest ENGINE --seed N --ops N``: crash at every point, check recovery.
 
 :data:`SWEEPS` names, for each ENGINE (``log``, ``volume``, ``pagestore``,
-``btree``, ``logstore``, ``replication``, ``rollback``), the module whose ``crash_sweep(seed, ops)``
+``btree``, ``logstore``, ``replication``, ``rollback``, ``group``), the module whose ``crash_sweep(seed, ops)``
 runs a seeded workload on a :class:`~minidb.io.SimDisk`, crashes a copy of
 the disk at every write, truncate and fsync (torn and random variants too),
 recovers, and checks the result against what must have survived.
@@ -40,6 +40,7 @@ SWEEPS: dict[str, str] = {
     "logstore": "minidb.logstore.crashtest",
     "replication": "minidb.replication.crashtest",
     "rollback": "minidb.replication.rollback_crashtest",  # a syncup rollback of a rejoining node
+    "group": "minidb.replication.group_crashtest",  # three nodes: failovers, partitions, node crashes
 }
 
 

@@ -480,6 +480,10 @@ class SimDisk(Disk):
         self._crash_countdown = after_ops
         self._scheduled_mode = mode
 
+    def cancel_crash(self) -> None:
+        """Forget a crash scheduled by :meth:`schedule_crash` that has not happened yet."""
+        self._crash_countdown = None
+
     def fail_fsyncs(self, count: int = 1) -> None:
         """Make the next ``count`` fsyncs fail (nothing becomes durable)."""
         self._failing_fsyncs = count

@@ -36,6 +36,7 @@ Public surface::
     Durability, SyncPolicy, ReplicaAckPolicy JE's durability of a replicated commit (durability.py)
     FeederTxns, CommitToken                  commits waiting for acks; env.begin/commit/start_commit (ack.py)
     InMemoryGroup                            a master and replicas on the in-memory network, pumped (driver.py)
+    FailoverGroup                            every node in memory: elections, failover, rejoin (failover.py)
     ReplicaFeederSyncup, search_matchpoint,  syncup: the matchpoint by LSN-neutral checksum (syncup.py)
     MatchpointSearchResults, item_checksum
     RollbackResult, roll_back                the rollback after the matchpoint (rollback.py)
@@ -73,6 +74,7 @@ from minidb.replication.errors import (ConnectionClosedError, FeederError, Group
 from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError
 from minidb.replication.ack import CommitToken, FeederTxns
 from minidb.replication.driver import InMemoryGroup
+from minidb.replication.failover import FailoverGroup
 from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.feeder import Feeder
 from minidb.replication.group import NodeState, RepGroup, RepNode
@@ -105,6 +107,6 @@ __all__ = [
     "ReplicaAckPolicy", "FeederTxns", "CommitToken", "InMemoryGroup", "InsufficientAcksError",
     "InsufficientReplicasError",
     "ReplicaFeederSyncup",
-    "search_matchpoint", "MatchpointSearchResults", "item_checksum", "RollbackResult", "roll_back",
+    "search_matchpoint", "MatchpointSearchResults", "item_checksum", "RollbackResult", "roll_back", "FailoverGroup",
     "ROLLBACK_START", "ROLLBACK_END", "NetworkRestoreRequiredError", "RollbackLimitError", "SyncupError",
 ]

@@ -72,10 +72,15 @@ class InMemoryGroup:
 
     def settle(self, max_rounds: int = 10_000) -> int:
         """Pump until nothing moves (frames held by a partition or delay stay in flight); rounds pumped."""
-        for rounds in range(1, max_rounds + 1):
-            if not self.pump() and not self.net.deliver():
-                return rounds
-        return max_rounds
+        return settle(self.pump, self.net, max_rounds)
 
 
-__all__ = ["InMemoryGroup"]
+def settle(pump, net: InMemoryNetwork, max_rounds: int = 10_000) -> int:
+    """Call ``pump`` until neither it nor the network moves anything (at most ``max_rounds``); rounds pumped."""
+    for rounds in range(1, max_rounds + 1):
+        if not pump() and not net.deliver():
+            return rounds
+    return max_rounds
+
+
+__all__ = ["InMemoryGroup", "settle"]

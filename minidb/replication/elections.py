@@ -26,7 +26,15 @@ master. Every node plays three roles (JE's names):
   :meth:`~minidb.replication.env.ReplicatedEnvironment.become_master`, so it
   alone allocates VLSNs), the others REPLICA of it. A learner that hears of
   an older term than its own answers with its own result, so a master cut
-  off by a partition steps down when it meets the newer one.
+  off by a partition steps down when it meets the newer one. A node that
+  restarts knows no term but what its acceptor promised: it does not take a
+  master of an older term from one result (that master may be stale, its
+  log behind what this node acknowledged as master or replica of a newer
+  term, and following it would roll acknowledged commits back); without a
+  master it follows an older term's master only when a majority of the
+  nodes name it (a majority follows it, so no newer master can be elected
+  without one of them), which also lets a node whose own failed rounds
+  raised its promise rejoin a working master.
 
 A round: once a majority has promised (and the others answered or
 ``promise_wait_ms`` passed), the proposer chooses the value. If an acceptor
@@ -314,6 +322,9 @@ class ElectionNode:
         self.env = env
         self._last_txn_end = last_txn_end or (lambda: 0)
         self.acceptor = Acceptor(disk)
+        promised = self.acceptor.state.promised
+        self._known_term = promised.term if promised is not None else 0  # a restart knows its promise
+        self._told: dict[tuple[int, str], set[str]] = {}  # an older (term, master) -> the nodes naming it
         self.listener = listener if listener is not None else network.listen(self.node.address)
         self.trace = Trace()
         self.state = NodeState.UNKNOWN
@@ -451,7 +462,7 @@ class ElectionNode:
         elif kind == "Accepted":
             self._on_accepted(message, peer)
         elif kind == "Result":
-            self._on_result(message)
+            self._on_result(message, peer)
         elif kind == "Heartbeat":
             if peer is not None and peer == self.master:
                 self._last_heard_ms = self.clock.now_ms()
@@ -575,11 +586,18 @@ class ElectionNode:
                        proposer=proposal.proposer)
 
     # -- the learner's side -----------------------------------------------------------------------------
-    def _on_result(self, message: wire.Message) -> None:
+    def _on_result(self, message: wire.Message, peer: str | None = None) -> None:
         term, master = message["term"], message["master"]
         if master not in self.group:
             self.trace.emit("%s: ignored a result naming %r, not a member", self.name, master)
             return
+        if term < self._known_term and self.master is None:  # older than this node's promise
+            told = self._told.setdefault((term, master), set())
+            told.add(peer or self.name)
+            if len(told) < self.group.majority:
+                return
+            self.trace.emit("%s: %s of term %d is named by a majority (%s): following it", self.name, master, term,
+                            ", ".join(sorted(told)))
         if term < self.term or (term == self.term and self.master is not None):
             return  # old news, or a repeat
         if self._lost is not None and self._lost[:2] == (term, master) and \

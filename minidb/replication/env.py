@@ -85,7 +85,8 @@ from minidb.replication.group import NodeState, RepGroup
 from minidb.replication.index import VLSNIndex
 from minidb.replication.logdef import MATCHPOINT
 from minidb.replication.range import VLSNRange
-from minidb.replication.rollback import PendingRollback, RollbackResult, finish_pending, redo_marks_and_undo, roll_back
+from minidb.replication.rollback import (PendingRollback, RollbackResult, finish_pending, redo_marks_and_undo,
+                                        reopen_replay_txns, roll_back)
 
 
 def _holds(impl: DatabaseImpl, key: bytes) -> bool:
@@ -166,6 +167,8 @@ class ReplicatedEnvironment:
         with self.env.latch:
             self.vlsn_index.allocator.reset(max(self.range.last, self.vlsn_index.allocator.last))
             self.state, self.master_name = NodeState.MASTER, self.node_name
+            if not self.env.closed:
+                self.reopen_replay_txns()  # the transactions its old master never ended: aborted next
             self._end_replay_txns()
 
     def become_replica(self, master_name: str) -> None:
@@ -292,6 +295,11 @@ class ReplicatedEnvironment:
     def roll_back(self, matchpoint_vlsn: int, matchpoint_lsn: LSN, limit: int | None = None) -> RollbackResult | None:
         """Roll back everything logged after the matchpoint (syncup's rollback, :mod:`.rollback`)."""
         return roll_back(self, matchpoint_vlsn, matchpoint_lsn, limit)
+
+    def reopen_replay_txns(self) -> list[int]:
+        """Open again the replicated transactions whose records survive but whose end does not (:mod:`.rollback`)."""
+        with self.env.latch:
+            return reopen_replay_txns(self)
 
     # -- a replica writes the master's entries ------------------------------------------------------
     def replay(self, vlsn: int, type_name: str, values: dict, db_name: str | None = None,

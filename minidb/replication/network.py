@@ -14,7 +14,9 @@ give the same interface::
   first ``count``), :meth:`~InMemoryNetwork.delay` (hold a link for some
   deliveries), :meth:`~InMemoryNetwork.drop` (lose what is in flight),
   :meth:`~InMemoryNetwork.partition` (frames between the sides stay in flight
-  and no connection crosses until :meth:`~InMemoryNetwork.heal`). No
+  and no connection crosses until :meth:`~InMemoryNetwork.heal`; a
+  partition cuts *nodes*: the address ``n1/feeder``, a second listener of
+  node ``n1``, is on n1's side). No
   threads, no clocks: ``receive`` returns None when nothing was delivered.
   Frames travel as bytes, so the in-memory network checks the wire format
   exactly as TCP does.
@@ -164,7 +166,7 @@ class InMemoryNetwork:
 
     # -- the script --------------------------------------------------------------------------------------
     def partitioned(self, a: str, b: str) -> bool:
-        side = lambda n: next((i for i, s in enumerate(self._sides) if n in s), None)  # noqa: E731
+        side = lambda n: next((i for i, s in enumerate(self._sides) if n.split("/")[0] in s), None)  # noqa: E731
         return bool(self._sides) and side(a) != side(b)
 
     def _matches(self, f: InFlight, src: str | None, dst: str | None) -> bool:

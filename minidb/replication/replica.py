@@ -55,6 +55,7 @@ class Replica:
 
     def _start_stream(self, vlsn: int) -> None:
         self.start_vlsn = vlsn
+        self.env.reopen_replay_txns()  # a transaction open at the stream's start is open here too
         self.channel.send(wire.encode(self.env.group.name, "StartStream", start_vlsn=vlsn))
 
     def pump(self, timeout: float | None = 0) -> int:

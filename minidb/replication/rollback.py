@@ -44,6 +44,21 @@ undoes an uncommitted transaction's records wherever the tree holds them,
 but would keep a committed one's, so committed changes before the last
 checkpoint can only go by a network restore.
 
+**Transactions open at the matchpoint.** Transactions interleave, so a
+transaction T may have records before the matchpoint and its Commit (or
+Abort) after it. The rollback makes that end invisible, and the master's
+stream will end T again (its own Commit, or the Abort a new master logs for
+a transaction its predecessor never ended). So after a rollback, and
+whenever a replica starts taking a stream, every replicated transaction
+whose visible records survive but whose end does not is *open again* in the
+replica's replay state (:func:`reopen_replay_txns`, JE's resurrected
+``ReplayTxn``), exactly as if the stream had stopped at the matchpoint: its
+records are T's newest versions in the tree, locked by T, and each one's
+abort version is the one T replaced. This also covers a replica that
+crashed in the middle of T (recovery undid T as a loser: its records are put
+back) and a node that becomes master (it reopens, then aborts, the
+transactions nobody ended: :meth:`~minidb.replication.env.ReplicatedEnvironment.become_master`).
+
 JE's VLSNIndex example (LSNs schematic)::
 
     LSN 100, VLSN 1
@@ -62,7 +77,7 @@ from typing import TYPE_CHECKING
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.logstore.logdef import DELETED_LN_TYPES, USER_LN_TYPES
 from minidb.logstore.tree.ln import AbortInfo
-from minidb.logstore.txn import TxnState
+from minidb.logstore.txn import TxnState, WriteRecord
 from minidb.replication.errors import NetworkRestoreRequiredError, RollbackLimitError, SyncupError
 from minidb.replication.logdef import ROLLBACK_END, ROLLBACK_START
 
@@ -179,6 +194,49 @@ def _forget_replay_writes(env: "ReplicatedEnvironment", matchpoint_lsn: LSN) -> 
             del env._replay_txns[txn_id]
 
 
+def reopen_replay_txns(env: "ReplicatedEnvironment") -> list[int]:
+    """Open again, as replay transactions, the replicated transactions whose visible records survive but whose
+    end (Commit/Abort) does not (see the module documentation); their ids, in log order.
+
+    Reads the whole log forward (a transaction open at the matchpoint may have begun before the last
+    checkpoint). Skips the transactions already open on this node."""
+    inner = env.env
+    writes: dict[int, list[LogEntry]] = {}
+    for entry in inner.log.scan():
+        if entry.vlsn is None or entry.header.invisible or entry.txn_id is None:
+            continue
+        if entry.type_name in ("Commit", "Abort"):
+            writes.pop(entry.txn_id, None)
+        elif entry.type_name in USER_LN_TYPES:
+            writes.setdefault(entry.txn_id, []).append(entry)
+    reopened = []
+    for txn_id, entries in writes.items():
+        if txn_id in inner.txn_manager.active:
+            continue
+        txn = env._replay_txns[txn_id] = inner.txn_manager.begin(txn_id=txn_id)
+        for entry in entries:
+            values = entry.values
+            db = inner.db_tree.get_by_id(values["db_id"])
+            if db is None:
+                continue
+            key, deleted = values["key"], entry.type_name in DELETED_LN_TYPES
+            inner.locks.lock_write(db.id, db.name, key, txn_id)
+            record = txn.writes.get((db.id, key))
+            if record is None:
+                record = txn.writes[(db.id, key)] = WriteRecord(
+                    db.id, key, AbortInfo(values["abort_lsn"], values["abort_known_deleted"]))
+                txn.order.append((db.id, key))
+            record.lsns.append((entry.lsn, deleted))
+            inner.records.restore(db, key, AbortInfo(entry.lsn, deleted))  # T's newest version, as replay left it
+            txn.first_lsn = entry.lsn if txn.first_lsn.is_null else txn.first_lsn
+            txn.last_lsn, txn.replicated = entry.lsn, True
+        reopened.append(txn_id)
+    if reopened:
+        inner.trace.emit("replay transactions open again (their ends were rolled back or never logged): %s",
+                         reopened)
+    return reopened
+
+
 def roll_back(env: "ReplicatedEnvironment", matchpoint_vlsn: int, matchpoint_lsn: LSN,
               limit: int | None = None) -> RollbackResult | None:
     """Roll back everything after the matchpoint (see the module documentation); None if nothing is after it."""
@@ -212,6 +270,7 @@ def roll_back(env: "ReplicatedEnvironment", matchpoint_vlsn: int, matchpoint_lsn
         quiet, inner._in_after_operation = inner._in_after_operation, True  # no checkpoint inside a rollback
         try:
             start_lsn, end_lsn, undone = _roll_back(env, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
+            reopen_replay_txns(env)
         finally:
             inner._in_after_operation = quiet
     inner.after_operation()  # a checkpoint that came due meanwhile
@@ -261,4 +320,4 @@ def finish_pending(inner: "Environment", index: "VLSNIndex", pending: PendingRol
     return result
 
 
-__all__ = ["RollbackResult", "PendingRollback", "roll_back", "tail_after", "redo_marks_and_undo", "finish_pending"]
+__all__ = ["RollbackResult", "PendingRollback", "roll_back", "reopen_replay_txns", "tail_after", "redo_marks_and_undo", "finish_pending"]

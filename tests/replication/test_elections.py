@@ -568,3 +568,31 @@ def test_three_nodes_elect_a_master_over_tcp():
     assert [(node.state, node.master) for node in nodes] == [(NodeState.REPLICA, "n3"), (NodeState.REPLICA, "n3"),
                                                              (NodeState.MASTER, "n3")]
     assert len({node.term for node in nodes}) == 1
+
+
+def test_a_restarted_node_does_not_follow_a_stale_master_on_one_result():
+    """n2 became master of term 2 while n1 (master of term 1) was cut off, then crashed and restarted. After
+    the heal, n1 still believes it leads term 1 and tells n2 so; n2 (its acceptor promised term 2) does not
+    follow it on n1's word alone: n2 and n3 elect a new master, and n1 steps down."""
+    cluster = Cluster(group_of("n1", "n2", "n3"), {"n1": 5, "n2": 9, "n3": 7})
+    cluster.nodes["n1"].start_election()
+    cluster.vlsns["n1"] = 20  # n1 wins term 1 ...
+    cluster.settle()
+    assert cluster.agreed() == (1, "n1")
+    cluster.vlsns["n1"] = 5  # ... and its log is behind the others' later on
+    cluster.net.partition({"n1"}, {"n2", "n3"})
+    cluster.net.drop()
+    for _ in range(4):
+        cluster.advance(CONFIG.heartbeat_timeout_ms)
+    assert cluster.masters() == {"n1": 1, "n2": 2}
+    cluster.crash("n2")
+    for _ in range(2):  # n3 loses n2 too
+        cluster.advance(CONFIG.heartbeat_timeout_ms)
+    assert cluster.nodes["n3"].master is None
+    cluster.start("n2")
+    cluster.net.heal()
+    for _ in range(6):
+        cluster.advance(CONFIG.heartbeat_timeout_ms)
+    masters = cluster.masters()
+    assert list(masters) == ["n2"] and masters["n2"] > 2, masters
+    assert cluster.agreed()[1] == "n2"  # n1 stepped down

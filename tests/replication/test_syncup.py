@@ -354,6 +354,15 @@ def test_the_spark_data_source_shows_the_invisible_flag(tmp_path):
     assert flagged == [(3, "LN")]
 
 
+def sync_up(net, feeder, replica):
+    """Move the syncup's messages until the replica found the matchpoint and rolled back (no stream yet)."""
+    while not replica.syncup.done:
+        net.deliver()
+        feeder.pump()
+        net.deliver()
+        replica.pump()
+
+
 def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
     """n2 replayed the start of txn T that the new master n3 never saw: the rollback ends T on n2 (its
     locks released), and n3's own transaction with the same id replays on n2."""
@@ -372,11 +381,7 @@ def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
     assert next(e.txn_id for e in n3.log.scan() if e.vlsn == 3) == txn.id  # the same id, another transaction
     net = InMemoryNetwork()
     feeder, replica = link(net, n3, n2)
-    while not replica.syncup.done:
-        net.deliver()
-        feeder.pump()
-        net.deliver()
-        replica.pump()
+    sync_up(net, feeder, replica)
     assert [t for _, _, t in replica.syncup.rollback.rolled_back] == ["LN_TX"]
     assert not n2._replay_txns and not n2.env.txn_manager.active and records(n2) == {b"a": b"1"}
     settle(net, (feeder, replica))
@@ -394,3 +399,73 @@ def test_only_a_replicated_entry_can_be_made_invisible():
     assert not n1.log.read(replicated.lsn).header.invisible  # refused before anything was written
     assert n1.log.set_invisible([replicated.lsn]) == 1 and n1.log.set_invisible([replicated.lsn]) == 0
     assert n1.log.read(replicated.lsn).header.invisible and not n1.log.read(local.lsn).header.invisible
+
+
+# -- transactions open at the matchpoint ------------------------------------------------------------------------
+def interleaved(n1, net, *pairs):
+    """On master n1: T writes "t" (VLSN 3), U commits "u" (VLSNs 4, 5) while T is open; settled to ``pairs``.
+    Returns T, still open on n1 (and on every replica, as a replay transaction)."""
+    db = n1.database("accounts")
+    t = n1.begin()
+    db.put("t", "from T", txn=t)
+    committed_txn("u", "from U")(n1)
+    settle(net, *pairs)
+    return t
+
+
+def slot_data(env, key):
+    """The data of the version the tree holds for ``key``, whoever locks it."""
+    bin_node = env.env.db_tree.get("accounts").tree.search(key)
+    index, exact = bin_node.find(key)
+    return env.log.read(bin_node.lsns[index]).values["data"] if exact else None
+
+
+def test_a_transaction_whose_commit_is_rolled_back_is_open_again_and_takes_the_new_masters_abort():
+    """n1 commits T (VLSN 6) after its records and U's Commit reached n2; n2 takes over and aborts T (its
+    predecessor never ended it). n1 rejoins: the matchpoint is U's Commit (VLSN 5), T's Commit is rolled
+    back, T is open again on n1 (its record locked, in the tree), and n2's Abort of T replays."""
+    n1, n2 = open_node("n1"), open_node("n2", clock=later_clock)
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    net = InMemoryNetwork()
+    to_n2 = link(net, n1, n2, syncup=False)
+    t = interleaved(n1, net, to_n2)
+    t.commit()  # VLSN 6, never sent to n2
+    n1.become_unknown()
+    n2.become_master()
+    aborts = [(e.vlsn, e.txn_id) for e in n2.log.scan() if e.type_name == "Abort"]
+    assert aborts == [(6, t.id)] and records(n2) == {b"a": b"1", b"u": b"from U"}
+    committed_txn("b", "2")(n2)
+    net = InMemoryNetwork()
+    feeder, replica = link(net, n2, n1)
+    sync_up(net, feeder, replica)
+    assert replica.syncup.result.matchpoint_vlsn == 5
+    assert [(v, k) for v, _, k in replica.syncup.rollback.rolled_back] == [(6, "Commit")]
+    assert list(n1._replay_txns) == [t.id] and slot_data(n1, b"t") == b"from T"
+    assert n1.env.locks.held_by(t.id) == [(n1.env.db_tree.get("accounts").id, b"t")]
+    settle(net, (feeder, replica))
+    assert records(n1) == records(n2) == {b"a": b"1", b"u": b"from U", b"b": b"2"}
+    assert not n1._replay_txns and not n1.env.locks.held_by(t.id)
+    assert visible_stream(n1) == visible_stream(n2)
+
+
+def test_a_replica_that_crashed_inside_a_transaction_replays_its_commit():
+    """n2 replayed T's record and U's Commit, then crashed before T's Commit reached it: recovery undid T
+    as a loser. When n2 takes the stream again (from VLSN 6), T is open again with its record, and the
+    master's Commit of T replays on it."""
+    n1, n2 = open_node("n1"), open_node("n2")
+    n1.become_master()
+    committed_txn("a", "1")(n1)
+    net = InMemoryNetwork()
+    t = interleaved(n1, net, link(net, n1, n2, syncup=False))
+    n2.sync()
+    n2.crash(CrashMode.nothing())
+    n2 = open_node("n2", n2.disk)
+    assert records(n2) == {b"a": b"1", b"u": b"from U"} and not n2._replay_txns  # T undone by recovery
+    t.commit()  # VLSN 6
+    net = InMemoryNetwork()
+    pair = link(net, n1, n2)
+    settle(net, pair)
+    assert pair[1].start_vlsn == 6
+    assert records(n2) == records(n1) == {b"a": b"1", b"t": b"from T", b"u": b"from U"}
+    assert not n2._replay_txns and visible_stream(n1) == visible_stream(n2)

@@ -1,0 +1,106 @@
+"""Failover on the in-memory network (minidb.replication.failover): elect, lose the master, elect again, rejoin.
+
+A three-node group writes with SIMPLE_MAJORITY; the master is cut off and commits a tail nobody acknowledges;
+the other two elect a new master that writes more; the old master rejoins (syncup rolls its tail back), a
+crashed replica rejoins after recovery, and a crashed old master rejoins by a network restore: every node
+ends with the same records and the same VLSN stream.
+"""
+
+from minidb.io import CrashMode, SimDisk
+from minidb.logstore import ManualClock
+from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.errors import InsufficientAcksError
+from minidb.replication.failover import FailoverGroup
+from minidb.replication.group import RepGroup, RepNode
+from minidb.replication.scanner import stream_vlsn
+
+from tests.replication.helpers import small_config
+
+GROUP = RepGroup("bank", [RepNode("n1", "n1", 2), RepNode("n2", "n2"), RepNode("n3", "n3")])
+MAJORITY = Durability(SyncPolicy.SYNC, SyncPolicy.SYNC, ReplicaAckPolicy.SIMPLE_MAJORITY)
+NONE = Durability(SyncPolicy.SYNC, SyncPolicy.SYNC, ReplicaAckPolicy.NONE)
+
+
+def open_node(name, disk):
+    """Each node's clock differs (as real clocks do), so two masters' Commits never look alike."""
+    clock = lambda: 1_700_000_000.0 + int(name[1:]) / 1000  # noqa: E731
+    return ReplicatedEnvironment.open(disk, small_config(clock=clock), VLSNIndexConfig(stride=3), group=GROUP,
+                                      node_name=name)
+
+
+def new_group():
+    clock = ManualClock()
+    envs = {name: open_node(name, SimDisk(name)) for name in ("n1", "n2", "n3")}
+    return FailoverGroup(envs, clock, reopen=open_node)
+
+
+def write(group, key, value, durability=MAJORITY):
+    env = group.master_env
+    txn = env.begin(durability)
+    env.database("accounts").put(key, value, txn=txn)
+    return env.commit(txn, clock=group.clock, timeout_ms=500, pump=group.pump)
+
+
+def records(env):
+    return dict(env.database("accounts", create=False).items()) if env.env.db_tree.get("accounts") else {}
+
+
+def stream(env):
+    return [(v, e.type_name) for e in env.log.scan() if (v := stream_vlsn(e)) is not None]
+
+
+def assert_all_equal(group):
+    envs = [group.envs[n] for n in ("n1", "n2", "n3")]
+    assert all(env is not None for env in envs)
+    assert records(envs[0]) == records(envs[1]) == records(envs[2])
+    assert stream(envs[0]) == stream(envs[1]) == stream(envs[2])
+    assert not group.errors
+
+
+def test_write_lose_the_master_elect_write_more_rejoin_all_equal():
+    group = new_group()
+    assert group.elect() == "n1"  # equal logs: the priority
+    write(group, "a", "1")
+    write(group, "b", "2")
+    group.partition({"n1"}, {"n2", "n3"})
+    write(group, "tail", "unacknowledged", NONE)  # on n1 only
+    try:
+        write(group, "tail2", "not enough acks")  # logged on n1, no replica can ack it
+        raise AssertionError("a majority commit cut off from the majority returned")
+    except InsufficientAcksError:
+        pass
+    new = group.elect()
+    assert new in ("n2", "n3") and group.envs["n1"].state.value == "MASTER"  # n1 does not know yet
+    write(group, "c", "3")
+    group.heal()
+    assert group.elect() == new
+    assert [name for name, _ in group.rollbacks] == ["n1"]
+    rolled_back = group.rollbacks[0][1]
+    assert sorted(t for _, _, t in rolled_back.rolled_back) == ["Commit", "Commit", "LN_TX", "LN_TX"]
+    assert records(group.envs["n1"]) == {b"a": b"1", b"b": b"2", b"c": b"3"}
+    assert_all_equal(group)
+
+
+def test_a_crashed_replica_rejoins_after_recovery_and_a_crashed_old_master_by_a_network_restore():
+    group = new_group()
+    group.elect()
+    write(group, "a", "1")
+    other = "n3"
+    disk = group.envs[other].disk
+    group.crash(other)
+    write(group, "b", "2")  # n1 and n2 make a majority
+    group.restart(other, disk)
+    assert group.elect() == "n1" and records(group.envs[other]) == {b"a": b"1", b"b": b"2"}
+    group.partition({"n1"}, {"n2", "n3"})
+    write(group, "tail", "unacknowledged", NONE)
+    n1_disk = group.envs["n1"].disk
+    group.crash("n1", CrashMode.everything())
+    group.heal()
+    new = group.elect()
+    write(group, "c", "3")
+    group.restart("n1", n1_disk)  # recovery's checkpoint puts the tail's Commit before it: past the limit
+    assert group.elect() == new
+    assert group.restores == ["n1"] and group.crashes == ["n3", "n1"]
+    assert records(group.envs["n1"]) == {b"a": b"1", b"b": b"2", b"c": b"3"}
+    assert_all_equal(group)
