@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 #: The entry types a syncup may end at.
-SYNC_TYPES = frozenset({"Commit", "Abort", "Matchpoint"})
+SYNC_TYPES = frozenset({"Commit", "Abort", "Matchpoint", "TermStart"})
 
 
 def find_matchpoint(candidates: Iterable[tuple[int, str, int, int]],

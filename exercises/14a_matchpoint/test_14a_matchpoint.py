@@ -5,7 +5,7 @@ A log is a list of rows ``(vlsn, type_name, checksum, lsn)``, newest first; the 
 """
 
 
-SYNC = frozenset({"Commit", "Abort", "Matchpoint"})
+SYNC = frozenset({"Commit", "Abort", "Matchpoint", "TermStart"})
 
 
 class Feeder:

@@ -1,11 +1,27 @@
 """Elections: how the nodes of a group choose their master (JE's ``Elections``, run as Paxos).
 
 When a group has no master (it starts, or a replica stops hearing the
-master's heartbeats), its nodes elect one by JE's rule: the node whose log
-reaches the highest VLSN (its VLSN range's ``last_txn_end``, the last Commit
-or Abort it holds) wins; among equally up-to-date nodes the higher priority
-wins, then the name that sorts first; a node of priority 0 never becomes
-master. Every node plays three roles (JE's names):
+master's heartbeats), its nodes elect one by JE's rule, made safe by terms:
+the node whose log is the most up to date wins, compared first by the term
+of the last ``TermStart`` in its log (the entry a newly elected master logs
+first, :mod:`.logdef`; 0 for none), then by how far it reaches (its VLSN
+range's ``last_txn_end``, the last Commit or Abort it holds); among equally
+up-to-date nodes the higher priority wins, then the name that sorts first;
+a node of priority 0 never becomes master.
+
+Why the term comes first: a master that was cut off or crashed can hold a
+long tail that nobody acknowledged, reaching further than the commits a
+newer master had a majority acknowledge. Compared by ``last_txn_end``
+alone, it would win the next election, and the others would roll their
+acknowledged commits back to match it. A commit acknowledged by a majority
+in term ``t`` is in the log of a majority, after the ``TermStart`` of ``t``;
+any majority of promises includes one of them; and a log whose last
+``TermStart`` is ``t`` holds a prefix of term ``t``'s master's log, while one
+whose last ``TermStart`` is newer came from a master that (by the same
+argument, term by term) held the commit too. So the winner holds every
+acknowledged commit (the argument Raft makes for its log comparison).
+
+Every node plays three roles (JE's names):
 
 - **Proposer** (:class:`ElectionNode` while it runs a round): picks a
   *proposal number* ``(term, counter, proposer)`` and sends ``Propose`` to
@@ -169,6 +185,7 @@ class Suitability:
     node_name: str
     last_txn_end: int
     priority: int
+    last_term: int = 0  # the term of the last TermStart in its log
 
     @property
     def electable(self) -> bool:
@@ -176,11 +193,12 @@ class Suitability:
 
 
 def choose_master(candidates: list[Suitability]) -> Suitability | None:
-    """JE's rule: the highest ``last_txn_end``, then the highest priority, then the first name; never priority 0."""
+    """The most up-to-date log (its last term, then ``last_txn_end``), then the highest priority, then the first
+    name; never priority 0 (see the module documentation)."""
     electable = [c for c in candidates if c.electable]
     if not electable:
         return None
-    return min(electable, key=lambda c: (-c.last_txn_end, -c.priority, c.node_name))
+    return min(electable, key=lambda c: (-c.last_term, -c.last_txn_end, -c.priority, c.node_name))
 
 
 # -- the acceptor and its durable state ---------------------------------------------------------------------
@@ -312,7 +330,7 @@ class ElectionNode:
 
     def __init__(self, group: RepGroup, name: str, network, disk: Disk, clock, config: ElectionConfig | None = None,
                  last_txn_end: Callable[[], int] | None = None, listener=None,
-                 env: "ReplicatedEnvironment | None" = None):
+                 env: "ReplicatedEnvironment | None" = None, last_term: Callable[[], int] | None = None):
         self.group = group
         self.node = group.node(name)
         self.name = name
@@ -321,6 +339,7 @@ class ElectionNode:
         self.config = config or ElectionConfig()
         self.env = env
         self._last_txn_end = last_txn_end or (lambda: 0)
+        self._last_term = last_term or (lambda: 0)
         self.acceptor = Acceptor(disk)
         promised = self.acceptor.state.promised
         self._known_term = promised.term if promised is not None else 0  # a restart knows its promise
@@ -352,7 +371,7 @@ class ElectionNode:
         if env.group is None:
             raise ElectionError(f"{env.where()} is not in a group: there is nobody to elect")
         return cls(env.group, env.node_name, network, env.disk, clock, config,
-                   lambda: env.range.last_txn_end, listener, env)
+                   lambda: env.range.last_txn_end, listener, env, lambda: env.last_term)
 
     # -- stepping ---------------------------------------------------------------------------------------
     def pump(self) -> int:
@@ -490,7 +509,8 @@ class ElectionNode:
                     promised_by=current.proposer if current else "",
                     accepted_counter=accepted.counter if accepted else 0,
                     accepted_by=accepted.proposer if accepted else "", accepted_value=value or "",
-                    last_txn_end=self._last_txn_end(), priority=self.node.priority, node_name=self.name)
+                    last_txn_end=self._last_txn_end(), priority=self.node.priority, node_name=self.name,
+                    last_term=self._last_term())
 
     def _on_accept(self, message: wire.Message, channel) -> None:
         proposal = proposal_of(message)
@@ -564,7 +584,7 @@ class ElectionNode:
         accepted = [m for m in current.promises.values() if m["accepted_counter"]]
         if accepted:  # a value that may be decided already is proposed again
             return max(accepted, key=lambda m: (m["accepted_counter"], m["accepted_by"]))["accepted_value"]
-        winner = choose_master([Suitability(m["node_name"], m["last_txn_end"], m["priority"])
+        winner = choose_master([Suitability(m["node_name"], m["last_txn_end"], m["priority"], m["last_term"])
                                 for m in current.promises.values()])
         return winner.node_name if winner is not None else None
 
@@ -618,7 +638,7 @@ class ElectionNode:
         self._last_heard_ms = self._next_heartbeat_ms = now
         if self.env is not None and not self.env.closed:
             if state is NodeState.MASTER:
-                self.env.become_master()
+                self.env.become_master(term=self.term)
             elif state is NodeState.REPLICA:
                 self.env.become_replica(master)
             else:

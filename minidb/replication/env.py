@@ -83,7 +83,7 @@ from minidb.replication.errors import (GroupConfigError, ReplayError, ReplicaWri
                                        VLSNIndexError)
 from minidb.replication.group import NodeState, RepGroup
 from minidb.replication.index import VLSNIndex
-from minidb.replication.logdef import MATCHPOINT
+from minidb.replication.logdef import MATCHPOINT, TERM_START
 from minidb.replication.range import VLSNRange
 from minidb.replication.rollback import (PendingRollback, RollbackResult, finish_pending, redo_marks_and_undo,
                                         reopen_replay_txns, roll_back)
@@ -162,14 +162,41 @@ class ReplicatedEnvironment:
         return rep_env
 
     # -- the node's state ------------------------------------------------------------------------
-    def become_master(self) -> None:
-        """This node is the master: it writes, and allocates VLSNs after the last one it holds."""
+    def become_master(self, term: int | None = None) -> None:
+        """This node is the master: it writes, and allocates VLSNs after the last one it holds.
+
+        ``term``: the election term it was elected for (:mod:`.elections`). When it is newer than the
+        last TermStart in the log, a TermStart of that term is logged first (replicated, with the next
+        VLSN), so that the entries this master writes are known as its term's: elections compare logs
+        by it. Without a term (a group set up by hand, :class:`~minidb.replication.driver.InMemoryGroup`)
+        nothing is logged."""
         with self.env.latch:
             self.vlsn_index.allocator.reset(max(self.range.last, self.vlsn_index.allocator.last))
             self.state, self.master_name = NodeState.MASTER, self.node_name
             if not self.env.closed:
                 self.reopen_replay_txns()  # the transactions its old master never ended: aborted next
             self._end_replay_txns()
+            if term is not None and not self.env.closed and term > self.last_term:
+                self.env.check_usable()
+                self.env.log_entry(TERM_START, {"term": term, "master_node_id": self.node_id,
+                                                "time_ms": self.env.now_ms()}, replicated=True)
+
+    @property
+    def last_term(self) -> int:
+        """The term of the last TermStart in the VLSN range (0 for none): how elections rank this log.
+
+        Read from the log each time, newest entry first (a TermStart is logged at the start of each
+        master's term, so the walk is short), so a rollback or a crash can never leave it stale."""
+        with self.env.latch:
+            current = self.range
+            if current.is_empty:
+                return 0
+            scanner = self.vlsn_index.backward_scanner()
+            for vlsn in range(current.last, current.first - 1, -1):
+                entry = scanner.find(vlsn)
+                if entry.type_name == "TermStart":
+                    return entry["term"]
+            return 0
 
     def become_replica(self, master_name: str) -> None:
         """This node is a replica of ``master_name`` (a member of the group, not this node)."""
@@ -340,6 +367,8 @@ class ReplicatedEnvironment:
         txn_id = values.get("txn_id")
         if type_name == "Matchpoint":
             return env.log_entry(MATCHPOINT, values, vlsn=vlsn)
+        if type_name == "TermStart":
+            return env.log_entry(TERM_START, values, vlsn=vlsn)
         if type_name in ("Commit", "Abort"):
             txn = self._replay_txns.get(txn_id)
             if txn is None:

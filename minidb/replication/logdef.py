@@ -14,6 +14,12 @@ name            code  flags  what it is
 ``RollbackStart`` 0x71       a syncup rollback begins (JE's LOG_ROLLBACK_START):
                              everything after the matchpoint is rolled back
 ``RollbackEnd`` 0x72         that rollback is finished (JE's LOG_ROLLBACK_END)
+``TermStart``   0x73         the first entry a newly elected master logs: the
+                             term it was elected for; the entries after it (up to
+                             the next TermStart) are that term's master's own.
+                             Elections rank a node's log by its last TermStart
+                             first (:mod:`minidb.replication.elections`); a sync
+                             point, like a Matchpoint
 ==============  ====  =====  ===================================================
 
 Field by field (little-endian)::
@@ -33,7 +39,15 @@ Field by field (little-endian)::
     | 24 4+8t| txn_ids: [I64]   |  the transactions rolled back
     +--------+------------------+
 
-A Matchpoint is always replicated: it carries a VLSN. RollbackStart and
+    TermStart item
+    +--------+----------------+
+    | 0  8   | term           |   the election term of the master that logged it
+    | 8  4   | master_node_id |
+    | 12 8   | time_ms        |
+    +--------+----------------+
+
+A Matchpoint and a TermStart are always replicated: they carry a VLSN, and both are
+sync points (a syncup may end at either). RollbackStart and
 RollbackEnd are local to the node that rolls back: never replicated, no VLSN
 (:mod:`minidb.replication.rollback` says what they guarantee).
 """
@@ -51,11 +65,13 @@ REPLICATION_TYPES = EntryTable(
         ("RollbackStart", 0x71, "", [("matchpoint_vlsn", U64), ("matchpoint_lsn", LSN_FIELD),
                                      ("last_vlsn", U64), ("txn_ids", ListOf(("txn_id", I64)))]),
         ("RollbackEnd", 0x72, "",   [("matchpoint_vlsn", U64), ("rollback_start_lsn", LSN_FIELD)]),
+        ("TermStart", 0x73, "",     [("term", U64), ("master_node_id", U32), ("time_ms", U64)]),
     ],
 )
 
 MATCHPOINT = REPLICATION_TYPES.Matchpoint
 ROLLBACK_START = REPLICATION_TYPES.RollbackStart
 ROLLBACK_END = REPLICATION_TYPES.RollbackEnd
+TERM_START = REPLICATION_TYPES.TermStart
 
-__all__ = ["REPLICATION_TYPES", "MATCHPOINT", "ROLLBACK_START", "ROLLBACK_END"]
+__all__ = ["REPLICATION_TYPES", "MATCHPOINT", "ROLLBACK_START", "ROLLBACK_END", "TERM_START"]

@@ -44,7 +44,7 @@ from minidb.replication.errors import VLSNIndexCorruptionError
 from minidb.replication.vlsn import NULL_VLSN
 
 #: Entries where a syncup may end (JE: LogEntryType.isSyncPoint).
-SYNC_TYPES = frozenset({"Commit", "Abort", "Matchpoint"})
+SYNC_TYPES = frozenset({"Commit", "Abort", "Matchpoint", "TermStart"})
 #: Entries that end a transaction (JE: LogEntryType.isTxnEnd).
 TXN_END_TYPES = frozenset({"Commit", "Abort"})
 

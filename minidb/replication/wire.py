@@ -53,7 +53,8 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
                                promised_counter U64, promised_by STR,
                                accepted_counter U64, accepted_by STR,
                                accepted_value STR, last_txn_end U64,
-                               priority U32, node_name STR
+                               priority U32, node_name STR,
+                               last_term U64
     0x22  Accept               term U64, counter U64, proposer STR, built
                                master STR
     0x23  Accepted             term U64, counter U64, proposer STR, built
@@ -81,8 +82,9 @@ for a refusal, and ``promised_*`` is the highest proposal the acceptor has
 promised (on a refusal: the one that beat this proposal, term 0 for none).
 A ``Promise`` also reports the proposal the acceptor accepted in this term
 (``accepted_counter`` 0 and empty names for none) and its suitability to be
-master: ``last_txn_end`` (its VLSN range's), its ``priority`` and its
-``node_name``. ``Result`` tells a learner who is master for a term; the
+master: ``last_txn_end`` (its VLSN range's), its ``priority``, its
+``node_name`` and ``last_term`` (the term of the last TermStart in its log, 0
+for none). ``Result`` tells a learner who is master for a term; the
 proposal that decided it, or counter 0 and ``proposer`` "" when a node
 passes on a result it learned. Example: node ``n1``'s first proposal in
 term 3, to group ``g``::
@@ -163,7 +165,7 @@ MESSAGE_TYPES = [
     MessageType("Propose", 0x20, _PROPOSAL),
     MessageType("Promise", 0x21, _PROPOSAL + (("promised", U8),) + _PROMISED + (
         ("accepted_counter", U64), ("accepted_by", STR), ("accepted_value", STR), ("last_txn_end", U64),
-        ("priority", U32), ("node_name", STR))),
+        ("priority", U32), ("node_name", STR), ("last_term", U64))),
     MessageType("Accept", 0x22, _PROPOSAL + (("master", STR),)),
     MessageType("Accepted", 0x23, _PROPOSAL + (("accepted", U8),) + _PROMISED + (("node_name", STR),)),
     MessageType("Result", 0x24, (("term", U64), ("master", STR), ("counter", U64), ("proposer", STR))),

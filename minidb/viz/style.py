@@ -60,7 +60,8 @@ FAMILIES: dict[str, dict[str, str]] = {
         "btree_insert": "#006644", "btree_remove": "#52e0b1", "page_insert": "#009966", "page_remove": "#80ffea",
         "page_link": "#3fa68d", "btree_header": "#00e699",
     },
-    "replication": {"Matchpoint": "#00897b", "RollbackStart": "#880e4f", "RollbackEnd": "#f06292"},
+    "replication": {"Matchpoint": "#00897b", "RollbackStart": "#880e4f", "RollbackEnd": "#f06292",
+                    "TermStart": "#5d4037"},
 }
 TYPE_COLOURS = {name: colour for family in FAMILIES.values() for name, colour in family.items()}
 TYPE_FAMILY = {name: family for family, members in FAMILIES.items() for name in members}

@@ -34,7 +34,7 @@ from minidb.viz.style import (DURABLE, BAD, INVISIBLE_EDGE, INVISIBLE_FILL, INVI
                               WIDTH, dark, fits, new_figure, title_lines, type_colour)
 
 ACK = "#ffffff"
-SHORT = {"RollbackStart": "RbStart", "RollbackEnd": "RbEnd", "Matchpoint": "Match"}
+SHORT = {"RollbackStart": "RbStart", "RollbackEnd": "RbEnd", "Matchpoint": "Match", "TermStart": "Term"}
 
 
 @dataclass(frozen=True)

@@ -322,6 +322,8 @@ class _Run:
         start = self.clock.now_ms()
         self.clock.advance(ELECTION_WAIT_MS)
         electors = [self.electors[n] for n in sorted(self.running)]
+        ranks = ", ".join(f"{e.name} {self.envs[e.name].last_term}/{self.envs[e.name].range.last_txn_end}"
+                          for e in electors)  # before the winner logs its TermStart
         while self.clock.now_ms() - start < ELECTION_LIMIT_MS:
             for _ in range(100):
                 if not sum(e.pump() for e in electors) and not self.election_net.deliver():
@@ -335,9 +337,9 @@ class _Run:
                               f"({', '.join(sorted(self.running))}) that reach each other are not a majority")
             return
         first, (self.term, winner) = self.term == 0, term
-        ends = ", ".join(f"{e.name} {self.envs[e.name].range.last_txn_end}" for e in electors)
         self.lines.append(f"{'start' if first else 'elect'}: {winner} is master of term {self.term} "
-                          f"(last_txn_end {ends}: the highest wins, then priority, then the first name)")
+                          f"(last term/last_txn_end {ranks}: the newest term wins, then the highest "
+                          "last_txn_end, then priority, then the first name)")
         self.group = InMemoryGroup({winner: self.envs[winner]}, winner)
         self._partition(self.group.net)
         for name in sorted(self.running - {winner}):

@@ -138,6 +138,12 @@ def test_the_rule_itself():
     assert choose_master([c]) is None
 
 
+def test_the_rule_ranks_the_last_term_before_how_far_the_log_reaches():
+    old_tail, newer = Suitability("n1", 12, 2, last_term=1), Suitability("n3", 6, 1, last_term=2)
+    assert choose_master([old_tail, newer]) == newer
+    assert choose_master([old_tail, Suitability("n2", 9, 1, last_term=1)]) == old_tail  # one term: the longest
+
+
 def test_if_only_priority_zero_nodes_remain_nobody_is_elected_and_says_why():
     cluster = Cluster(group_of("n1", ("n2", 0), ("n3", 0)), {"n2": 3, "n3": 8})
     cluster.crash("n1")

@@ -104,3 +104,39 @@ def test_a_crashed_replica_rejoins_after_recovery_and_a_crashed_old_master_by_a_
     assert group.restores == ["n1"] and group.crashes == ["n3", "n1"]
     assert records(group.envs["n1"]) == {b"a": b"1", b"b": b"2", b"c": b"3"}
     assert_all_equal(group)
+
+
+def test_an_old_master_with_a_longer_unacknowledged_tail_does_not_win_over_an_acknowledged_commit():
+    """Elections compare logs by their last TermStart first: n1's tail reaches further, but n3 holds a commit
+    that the newer term's master had a majority acknowledge, and n1 must not win and roll it back."""
+    group = new_group()
+    assert group.elect() == "n1"
+    write(group, "a", "1")
+    group.partition({"n1"}, {"n2", "n3"})
+    for i in range(4):  # on n1 only: its log now reaches further than anybody's
+        write(group, f"tail{i}", "unacknowledged", NONE)
+    new = group.elect()
+    assert new in ("n2", "n3")
+    write(group, "c", "acknowledged")  # by the other one of n2, n3: a majority
+    acked_by = "n3" if new == "n2" else "n2"
+    assert group.envs["n1"].range.last_txn_end > group.envs[acked_by].range.last_txn_end
+    assert group.envs[acked_by].last_term > group.envs["n1"].last_term
+    disk = group.envs[new].disk
+    group.crash(new)
+    group.heal()
+    assert group.elect() == acked_by  # n1's log is longer, but of an older term
+    assert records(group.envs["n1"])[b"c"] == b"acknowledged"
+    assert b"tail0" not in records(group.envs["n1"])
+    group.restart(new, disk)
+    assert group.elect() == acked_by
+    assert_all_equal(group)
+
+
+def test_a_master_logs_a_term_start_first_and_replicas_receive_it():
+    group = new_group()
+    assert group.elect() == "n1"
+    write(group, "a", "1")
+    assert group.settle() >= 0
+    for name in ("n1", "n2", "n3"):
+        first = stream(group.envs[name])[0]
+        assert first == (1, "TermStart") and group.envs[name].last_term == group.envs["n1"].last_term >= 1

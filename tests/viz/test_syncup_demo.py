@@ -22,17 +22,18 @@ def test_the_default_script_shows_what_the_notebook_says():
     assert killed.records["n2"] == killed.records["n3"] == {"k1": "a"}  # k2 never left n1
     assert [w.acknowledged for w in killed.writes] == [True, False]
     elected = failover_step(5)
-    assert (elected.master, elected.term) == ("n2", 2)  # equal logs (last_txn_end 2), equal priorities: n2
-    assert "last_txn_end n2 2, n3 2" in elected.lines[-2]
+    assert (elected.master, elected.term) == ("n2", 2)  # equal logs (term 1, last_txn_end 3), equal priorities: n2
+    assert "last term/last_txn_end n2 1/3, n3 1/3" in elected.lines[-2]
     end = failover_step(len(SCRIPT))
     search = end.searches[0]
-    assert [(s.vlsn, s.type_name, s.match) for s in search.steps] == [(4, "Commit", False), (2, "Commit", True)]
-    assert search.result.matchpoint_vlsn == 2 and search.result.examined == 2
-    assert end.lines[-1].startswith("  n1 syncs up with n2: matchpoint VLSN 2 at")  # the engine agreed
-    assert end.rolled_back == {"n1": ((3, "LN_TX"), (4, "Commit")), "n2": (), "n3": ()}
-    assert streams(end)["n1"] == [(1, "LN_TX", False), (2, "Commit", False), (3, "LN_TX", True), (4, "Commit", True),
+    assert [(s.vlsn, s.type_name, s.match) for s in search.steps] == [(5, "Commit", False), (3, "Commit", True)]
+    assert search.result.matchpoint_vlsn == 3 and search.result.examined == 2
+    assert end.lines[-1].startswith("  n1 syncs up with n2: matchpoint VLSN 3 at")  # the engine agreed
+    assert end.rolled_back == {"n1": ((4, "LN_TX"), (5, "Commit")), "n2": (), "n3": ()}
+    assert streams(end)["n1"] == [(1, "TermStart", False), (2, "LN_TX", False), (3, "Commit", False),
+                                  (4, "LN_TX", True), (5, "Commit", True),
                                   (None, "RollbackStart", False), (None, "RollbackEnd", False),
-                                  (3, "LN_TX", False), (4, "Commit", False)]
+                                  (4, "TermStart", False), (5, "LN_TX", False), (6, "Commit", False)]
     assert end.records == {n: {"k1": "a", "k3": "c"} for n in ("n1", "n2", "n3")}
     assert [w.key for w in end.acknowledged] == ["k1", "k3"] and end.lost == ()
     assert end.kept == {n: ("k1", "k3") for n in ("n1", "n2", "n3")}
@@ -46,7 +47,7 @@ def test_the_master_dying_earlier_leaves_nothing_to_roll_back():
         failover_step(len(edited), edited)
     edited[3:] = [("elect",), ("write", "k2", "b", "NONE"), ("rejoin", "n1")]
     result = failover_step(len(edited), edited)
-    assert result.rolled_back["n1"] == () and result.searches[0].result.matchpoint_vlsn == 2
+    assert result.rolled_back["n1"] == () and result.searches[0].result.matchpoint_vlsn == 3
     assert result.records["n1"] == {"k1": "a", "k2": "b"}  # k2 written by n2, n1 caught up
 
 
@@ -55,8 +56,8 @@ def test_the_slider_moves_where_the_master_dies():
     outcomes = {after: master_dies(after) for after in range(5)}
     assert {a: o.rolled_back["n1"] for a, o in outcomes.items()} == {
         0: (), 1: (), 2: (),
-        3: ((3, "LN_TX"), (4, "Commit")),  # k2, written while cut off
-        4: ((3, "LN_TX"), (4, "Commit"), (5, "LN_TX"), (6, "Commit"))}  # k3 too: InsufficientAcksError on n1
+        3: ((4, "LN_TX"), (5, "Commit")),  # k2, written while cut off
+        4: ((4, "LN_TX"), (5, "Commit"), (6, "LN_TX"), (7, "Commit"))}  # k3 too: InsufficientAcksError on n1
     assert outcomes[4].writes[2].line.endswith("InsufficientAcksError: 1 acks needed, acked by none, after 1000 ms")
     assert [w.key for w in outcomes[4].acknowledged] == ["k1"]
     for o in outcomes.values():
@@ -111,13 +112,15 @@ def test_je_rollback_example_is_the_tests_one():
 
 def test_a_restarted_master_is_refused_by_the_rollback_limit_and_nothing_changes():
     refused = restart_refused()
-    assert refused.error.startswith("RollbackLimitError: sim:n1: rolling back to matchpoint VLSN 2 would undo 1 "
+    assert refused.error.startswith("RollbackLimitError: sim:n1: rolling back to matchpoint VLSN 3 would undo 1 "
                                     "committed changes older than the last checkpoint") and refused.unchanged
     with pytest.raises(ValueError, match="never rejoins n3"):
         restart_refused(node="n3")
     early = [("write", "k1", "a", "SIMPLE_MAJORITY"), ("kill", "n1"), ("elect",), ("rejoin", "n1")]
     accepted = restart_refused(early)  # n1 holds nothing the others lack: nothing committed to roll back
-    assert accepted.error.startswith("not refused: n1 syncs up with n2: matchpoint VLSN 2") and accepted.unchanged
+    assert accepted.error.startswith("not refused: n1 syncs up with n2: matchpoint VLSN 3")
+    assert not any(invisible for _, _, invisible in accepted.after[2])  # nothing rolled back ...
+    assert accepted.after[3] == accepted.before[3]  # ... and the same records (n2's TermStart streamed in)
 
 
 def test_the_explorer_driven_from_code():
@@ -140,7 +143,7 @@ def test_the_notebooks_what_if_elects_the_more_up_to_date_n3():
     edited[1], edited[2] = ("partition", "n2"), ("write", "k2", "b", "SIMPLE_MAJORITY")  # n3 acks k2, n2 misses it
     edited.insert(4, ("heal",))
     result = failover_step(len(edited), edited)
-    assert (result.master, result.term) == ("n3", 2) and any("last_txn_end n2 2, n3 4" in line for line in result.lines)
+    assert (result.master, result.term) == ("n3", 2) and any("last_txn_end n2 1/3, n3 1/5" in line for line in result.lines)
     assert result.rolled_back == {"n1": (), "n2": (), "n3": ()} and result.lost == ()
     assert result.records == {n: {"k1": "a", "k2": "b", "k3": "c"} for n in ("n1", "n2", "n3")}
 
