@@ -26,7 +26,7 @@ from minidb.log.check import next_file_problem
 from minidb.log.end import LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import check_entry, read_header
+from minidb.log.header import HEADER, HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, check_entry, intact_header
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.lsn import LSN
 from minidb.log.scan import FileScanner
@@ -93,9 +93,11 @@ class LogReader:
             raise LogError(f"no log entry at {lsn}: the log ends at {self._end().end_lsn}")
         data, base = self._bytes_around(lsn)
         pos = lsn.offset - base
-        header, problem = check_entry(data, pos, None)
-        if problem is not None or header is None:
-            raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
+        header = intact_header(data, pos, None)  # the usual case, parsed once
+        if header is None:
+            header, problem = check_entry(data, pos, None)
+            if problem is not None or header is None:
+                raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
         return LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
 
     def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
@@ -108,9 +110,11 @@ class LogReader:
         # the file ends there, and check_entry reports an entry running past it as before.
         handle = self._handle(lsn.file)
         data = handle.read(lsn.offset, READ_AHEAD)
-        header, _ = read_header(data, 0)
-        if header is not None and header.entry_size > len(data) == READ_AHEAD:
-            data = handle.read(lsn.offset, header.entry_size)
+        if len(data) == READ_AHEAD:
+            _, _, flags, _, item_size = HEADER.unpack_from(data)
+            size = HEADER_SIZE + item_size + (VLSN_SIZE if flags & VLSN_PRESENT else 0)
+            if size > READ_AHEAD:
+                data = handle.read(lsn.offset, size)
         return data, lsn.offset
 
     def forward(self, start: LSN | None = None, stop: LSN | None = None) -> Iterator[LogEntry]:
