@@ -35,6 +35,12 @@ specially:
   ``hasChecksum()`` is false for ``LOG_ERASED``); readers report such entries
   as erased.
 
+Reading fast: :func:`intact_header` is the path every check takes first (one
+``unpack``, one CRC over bytes [4, end), a NamedTuple header); it answers only
+for an ordinary intact entry (INVISIBLE clear, not erased, legal flags and
+type, chain and checksum right) and leaves everything else to the careful
+:func:`check_entry`, which says what is wrong. So both give the same answers.
+
 Because INVISIBLE is masked, a flipped INVISIBLE bit is only detectable
 through the flag rules: an invisible entry must be replicated, and an entry is
 replicated exactly when it carries a VLSN. Type codes 1..0x7e and

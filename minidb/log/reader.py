@@ -13,7 +13,11 @@ is never read as data.
 
 Backward scans follow the ``prev`` offsets of the entry headers inside a file
 and, at a file's ``FileHeader``, its ``last_entry_lsn`` into the previous
-file, as JE's backward readers do.
+file, as JE's backward readers do. They read the ``READ_BACK`` bytes before
+the entry they are at in one pread and walk inside them; an entry not whole
+and intact there is read as :meth:`LogReader.read_entry` reads it, so damage
+fails with the same error either way. Reading one entry is one pread of
+``READ_AHEAD`` bytes (a second one for a longer entry).
 """
 
 from __future__ import annotations
