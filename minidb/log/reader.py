@@ -187,7 +187,8 @@ class LogReader:
         """The entry at ``lsn`` if it lies whole and intact in ``window``; None sends it to read_entry.
 
         The window holds the bytes below an entry already read, which appends never change; it lives
-        for one scan (a caller marking entries invisible collects them first, as syncup does)."""
+        for one scan, as the bytes of a file do in a forward scan (a caller marking entries invisible
+        collects them first, as syncup does)."""
         data, pos = window[2], lsn.offset - window[1]
         header, problem = check_entry(data, pos, None)
         if problem is not None or header is None:

@@ -62,8 +62,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from operator import attrgetter
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from minidb.errors import UserError
@@ -452,12 +452,9 @@ class RecoveryManager:
         self._done(phase)
 
         phase = self._phase("redo LNs")
-        # Only the LNs from firstActiveLSN on: index positions stand for LSNs (entries are in LSN order).
-        entries = self._from(info.scan_start)
-        first_active = len(entries) - len(self._from(info.first_active_lsn)) if entries else 0
-        for position, entry in enumerate(entries):
-            if position < first_active or entry.header.invisible:
-                continue  # invisible: rolled back by a replication syncup, not part of the database any more
+        for entry in self._from(info.first_active_lsn):
+            if entry.header.invisible:
+                continue  # rolled back by a replication syncup: not part of the database any more
             name = entry.type_name
             if name in ("LN_TX", "DEL_LN_TX"):
                 if entry.txn_id not in info.committed:
