@@ -25,13 +25,16 @@ is ``{'message': 'hello'}``, ``end`` is ``0x1/0x3b`` and ``txn_id`` None.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from minidb.log.header import EntryHeader, Provisional
+from minidb.log.header import ERASED_TYPE, EntryHeader, Provisional
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType, txn_info, type_by_code
+
+_TXN_ID = struct.Struct("<q")  # a transactional item's first field (see minidb.log.types)
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,12 @@ class LogEntry:
 
     @property
     def type_name(self) -> str:
-        if self.header.erased:
-            return "Erased"
-        entry_type = self.entry_type
-        return entry_type.name if entry_type else f"Unknown(0x{self.header.type_code:02x})"
+        # Scans ask this of every entry: one dictionary look-up (the erased code is never declared).
+        entry_type = type_by_code(self.header.type_code)
+        if entry_type is not None:
+            return entry_type.name
+        code = self.header.type_code
+        return "Erased" if code == ERASED_TYPE else f"Unknown(0x{code:02x})"
 
     @property
     def size(self) -> int:
@@ -80,7 +85,11 @@ class LogEntry:
     @property
     def txn_id(self) -> int | None:
         entry_type = self.entry_type
-        return txn_info(entry_type, self.values)[0] if entry_type else None
+        if entry_type is None or not entry_type.transactional:
+            return None  # nothing to decode: recovery asks this of every entry it reads
+        if "values" not in self.__dict__ and len(self.item) >= _TXN_ID.size:
+            return _TXN_ID.unpack_from(self.item)[0]  # only the first field, not the whole item
+        return txn_info(entry_type, self.values)[0]
 
     @property
     def txn_prev_lsn(self) -> LSN | None:

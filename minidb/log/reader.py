@@ -13,7 +13,11 @@ is never read as data.
 
 Backward scans follow the ``prev`` offsets of the entry headers inside a file
 and, at a file's ``FileHeader``, its ``last_entry_lsn`` into the previous
-file, as JE's backward readers do.
+file, as JE's backward readers do. They read the ``READ_BACK`` bytes before
+the entry they are at in one pread and walk inside them; an entry not whole
+and intact there is read as :meth:`LogReader.read_entry` reads it, so damage
+fails with the same error either way. Reading one entry is one pread of
+``READ_AHEAD`` bytes (a second one for a longer entry).
 """
 
 from __future__ import annotations
@@ -26,10 +30,15 @@ from minidb.log.check import next_file_problem
 from minidb.log.end import LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import MAX_HEADER_SIZE, check_entry, read_header
+from minidb.log.header import HEADER, HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, check_entry, intact_header
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.lsn import LSN
 from minidb.log.scan import FileScanner
+
+# Bytes read at once by read_entry (an entry's header and, mostly, its item) and, walking backward,
+# by backward (the entries before the one it is at: a few hundred of them).
+READ_AHEAD = 8192
+READ_BACK = 64 * 1024
 
 # For the file being written: the bytes of the log buffer (possibly none) and the
 # file offset where they start; None for any other file.
@@ -39,9 +48,11 @@ BufferView = Callable[[int], tuple[bytes, int] | None]
 class LogReader:
     """Reads entries of a log whose end is known."""
 
-    def __init__(self, disk: Disk, end: Callable[[], LogEnd], buffered: BufferView | None = None):
+    def __init__(self, disk: Disk, end: Callable[[], LogEnd], buffered: BufferView | None = None,
+                 end_lsn: Callable[[], LSN | None] | None = None):
         self.disk = disk
         self._end = end
+        self._end_lsn = end_lsn  # end().end_lsn (None: no log file yet), cheaper
         self._buffered = buffered
         self._handles: dict[int, File] = {}
 
@@ -77,14 +88,20 @@ class LogReader:
 
     def read_entry(self, lsn: LSN) -> LogEntry:
         """The entry at ``lsn``; a bad or missing entry is an error naming the LSN."""
-        end = self._end()
-        if lsn.is_null or end.last_file is None or lsn >= end.end_lsn:
-            raise LogError(f"no log entry at {lsn}: the log ends at {end.end_lsn}")
+        if self._end_lsn is not None:
+            end_lsn = self._end_lsn()
+        else:
+            end = self._end()
+            end_lsn = None if end.last_file is None else end.end_lsn
+        if lsn.is_null or end_lsn is None or lsn >= end_lsn:
+            raise LogError(f"no log entry at {lsn}: the log ends at {self._end().end_lsn}")
         data, base = self._bytes_around(lsn)
         pos = lsn.offset - base
-        header, problem = check_entry(data, pos, None)
-        if problem is not None or header is None:
-            raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
+        header = intact_header(data, pos, None)  # the usual case, parsed once
+        if header is None:
+            header, problem = check_entry(data, pos, None)
+            if problem is not None or header is None:
+                raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
         return LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
 
     def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
@@ -92,11 +109,17 @@ class LogReader:
             pending = self._buffered(lsn.file)
             if pending is not None and pending[0] and lsn.offset >= pending[1]:
                 return pending
+        # One pread with read-ahead: most entries (LNs, and BINs of JE's default size) fit in
+        # READ_AHEAD bytes; a longer one takes a second pread of its exact size. A short read means
+        # the file ends there, and check_entry reports an entry running past it as before.
         handle = self._handle(lsn.file)
-        head = handle.read(lsn.offset, MAX_HEADER_SIZE)
-        header, _ = read_header(head, 0)
-        size = header.entry_size if header is not None else MAX_HEADER_SIZE
-        return handle.read(lsn.offset, size), lsn.offset
+        data = handle.read(lsn.offset, READ_AHEAD)
+        if len(data) == READ_AHEAD:
+            _, _, flags, _, item_size = HEADER.unpack_from(data)
+            size = HEADER_SIZE + item_size + (VLSN_SIZE if flags & VLSN_PRESENT else 0)
+            if size > READ_AHEAD:
+                data = handle.read(lsn.offset, size)
+        return data, lsn.offset
 
     def forward(self, start: LSN | None = None, stop: LSN | None = None) -> Iterator[LogEntry]:
         """Entries from ``start`` (default: the first) up to, not including, ``stop``."""
@@ -137,8 +160,15 @@ class LogReader:
     def backward(self, start: LSN | None = None) -> Iterator[LogEntry]:
         """Entries from ``start`` (default: the last) back to the first (of the files still there)."""
         lsn = self._end().last_entry if start is None else start
+        window = None  # (file, base, bytes): the bytes just before the entry last read, read at once
         while not lsn.is_null:
-            entry = self.read_entry(lsn)
+            inside = window is not None and window[0] == lsn.file and lsn.offset >= window[1]
+            entry = self._from_window(window, lsn) if inside else None
+            if entry is None:  # read it as read_entry does (it says what is wrong, if anything is)
+                entry = self.read_entry(lsn)
+            if not inside:  # and read the entries before it at once
+                base = max(0, lsn.offset - READ_BACK)
+                window = (lsn.file, base, self._read_range(lsn.file, base, lsn.offset))
             yield entry
             if lsn.offset == 0:
                 if entry.header.type_code != FILE_HEADER.code:
@@ -151,3 +181,25 @@ class LogReader:
                 if entry.header.prev_offset >= lsn.offset:
                     raise LogCorruptionError(file_name(lsn.file), lsn.offset, "prev offset does not point backwards")
                 lsn = LSN(lsn.file, entry.header.prev_offset)
+
+    @staticmethod
+    def _from_window(window: tuple[int, int, bytes], lsn: LSN) -> LogEntry | None:
+        """The entry at ``lsn`` if it lies whole and intact in ``window``; None sends it to read_entry.
+
+        The window holds the bytes below an entry already read, which appends never change; it lives
+        for one scan, as the bytes of a file do in a forward scan (a caller marking entries invisible
+        collects them first, as syncup does)."""
+        data, pos = window[2], lsn.offset - window[1]
+        header, problem = check_entry(data, pos, None)
+        if problem is not None or header is None:
+            return None
+        return LogEntry(lsn, header, data[pos + header.size : pos + header.entry_size])
+
+    def _read_range(self, number: int, start: int, stop: int) -> bytes:
+        """Bytes [start, stop) of log file ``number``, the log buffer's included."""
+        pending = self._buffered(number) if self._buffered is not None else None
+        if pending is not None and stop > pending[1]:
+            chunk, base = pending
+            head = self._handle(number).read(start, base - start) if start < base else b""
+            return head + chunk[max(0, start - base) : stop - base]
+        return self._handle(number).read(start, stop - start)

@@ -43,6 +43,16 @@ if TYPE_CHECKING:
     from minidb.logstore.txn import Transaction
 
 
+class _SlotName:
+    """How errors name the record in a BIN slot; the text is made only if an error needs it (fetches are many)."""
+
+    def __init__(self, bin_node, index: int):
+        self.bin_node, self.index = bin_node, index
+
+    def __str__(self) -> str:
+        return f"record {self.bin_node.keys[self.index]!r} ({self.bin_node.describe()} slot {self.index})"
+
+
 class RecordOps:
     def __init__(self, env: "Environment"):
         self.env = env
@@ -60,7 +70,7 @@ class RecordOps:
     def record_at(self, bin_node, index: int) -> Any:
         record = bin_node.records[index]
         if record is None:
-            what = f"record {bin_node.keys[index]!r} ({bin_node.describe()} slot {index})"
+            what = _SlotName(bin_node, index)
             try:
                 entry = fetch_ln(self.env.log, bin_node.lsns[index], ln_types_of(bin_node.db_id), what)
             except (EnvironmentFailureError, LogFileNotFound) as e:  # the record is lost: JE invalidates

@@ -60,8 +60,10 @@ Example (the JE documentation's recovery period)::
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from minidb.errors import UserError
@@ -81,6 +83,7 @@ if TYPE_CHECKING:
 
 
 RECOVERY_LOCKER = 0  # transaction ids start at 1
+_lsn_of = attrgetter("lsn")
 
 
 @dataclass
@@ -126,6 +129,7 @@ class RecoveryInfo:
 
 # Entry owners whose entries never appear in a log store's log (the log's own and replication's do).
 FOREIGN_OWNERS = ("pagestore", "generator")
+_FOREIGN_CODES = {code: owner for owner in FOREIGN_OWNERS for code in range(256) if code in OWNER_CODES[owner]}
 
 
 class RecoveryManager:
@@ -153,8 +157,9 @@ class RecoveryManager:
         if self.phase_listener is not None:
             self.phase_listener(phase.name, self.env)
 
-    def _from(self, start: LSN):
-        return (e for e in self.entries if e.lsn >= start)
+    def _from(self, start: LSN) -> list[LogEntry]:
+        """The entries read at or after ``start`` (they are in LSN order: a binary search finds the first)."""
+        return self.entries[bisect.bisect_left(self.entries, start, key=_lsn_of):]
 
     # -- the passes ---------------------------------------------------------------------
     def recover(self) -> RecoveryInfo:
@@ -223,8 +228,8 @@ class RecoveryManager:
     def _refuse_foreign_entries(self) -> None:
         """Another engine's log (a page store's, a generated one) is not an environment: change nothing."""
         for entry in self.entries:
-            owner = next((o for o, codes in OWNER_CODES.items() if entry.header.type_code in codes), None)
-            if owner in FOREIGN_OWNERS:
+            owner = _FOREIGN_CODES.get(entry.header.type_code)
+            if owner is not None:
                 raise UserError(f"{self.env.where()} is not a log store environment: its log holds a "
                                 f"{owner} entry ({entry.type_name} at {entry.lsn})")
 
@@ -447,18 +452,14 @@ class RecoveryManager:
         self._done(phase)
 
         phase = self._phase("redo LNs")
-        for entry in self._from(info.scan_start):
+        for entry in self._from(info.first_active_lsn):
             if entry.header.invisible:
                 continue  # rolled back by a replication syncup: not part of the database any more
             name = entry.type_name
-            transactional = name in ("LN_TX", "DEL_LN_TX")
-            if transactional:
-                if entry.lsn < info.first_active_lsn or entry.txn_id not in info.committed:
+            if name in ("LN_TX", "DEL_LN_TX"):
+                if entry.txn_id not in info.committed:
                     continue
-            elif name in ("LN", "DEL_LN", "FileSummaryLN"):
-                if entry.lsn < info.first_active_lsn:
-                    continue
-            else:
+            elif name not in ("LN", "DEL_LN", "FileSummaryLN"):
                 continue
             values = entry.values
             if name == "FileSummaryLN":

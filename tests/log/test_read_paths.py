@@ -1,0 +1,184 @@
+"""The fast read paths: one pread per fetch, backward scans by windows, the intact-entry fast path.
+
+Each fast path must give exactly what the careful path gives: the same entries, and on damaged
+bytes the same error (file and offset), because it falls back to the careful path on anything odd.
+"""
+
+import random
+
+import pytest
+
+from minidb.errors import LogCorruptionError
+from minidb.io import SimDisk
+from minidb.log import LSN, TRACE, Provisional
+from minidb.log import header as header_module
+from minidb.log.entry import LogEntry
+from minidb.log.header import ERASED_TYPE, INVISIBLE, check_entry, intact_header, pack_entry, read_header
+from minidb.log.reader import READ_AHEAD, READ_BACK
+from minidb.logstore.logdef import LOGSTORE_TYPES
+from tests.log.helpers import file_bytes, new_log, put_file_bytes, write_messages
+
+
+def reopened(messages, **options):
+    """A synced log of ``messages`` on a SimDisk, closed and opened again (nothing buffered); (log, disk, LSNs)."""
+    disk = SimDisk()
+    log = new_log(disk, **options)
+    lsns = write_messages(log, messages)
+    log.close()
+    return new_log(disk, **options), disk, lsns
+
+
+def reads_during(disk, work):
+    before = disk.stats["reads"]
+    result = work()
+    return disk.stats["reads"] - before, result
+
+
+def test_a_fetch_is_one_pread():
+    log, disk, lsns = reopened([f"message {i}" for i in range(20)])
+    reads, entry = reads_during(disk, lambda: log.read(lsns[7]))
+    assert reads == 1
+    assert entry.values["message"] == "message 7"
+
+
+def test_an_entry_longer_than_the_read_ahead_takes_a_second_pread():
+    big = "x" * (READ_AHEAD + 100)
+    log, disk, lsns = reopened(["small", big, "after"])
+    reads, entry = reads_during(disk, lambda: log.read(lsns[1]))
+    assert reads == 2
+    assert entry.values["message"] == big
+    assert log.read(lsns[2]).values["message"] == "after"
+
+
+def test_a_backward_scan_reads_a_window_at_a_time():
+    texts = [f"message number {i:04d}" for i in range(600)]  # about 20 KB: one window
+    log, disk, lsns = reopened(texts)
+    reads, entries = reads_during(disk, lambda: list(log.scan_backward()))
+    assert [e.values["message"] for e in entries if e.entry_type is TRACE] == texts[::-1]
+    assert reads <= 3  # the last entry (one pread), then one window; entry by entry it was 2 per entry
+    assert [e.lsn for e in entries] == [e.lsn for e in log.scan()][::-1]
+
+
+def test_a_backward_scan_across_windows_and_files_sees_every_entry():
+    texts = [f"m{i:05d}" + "y" * (i % 50) for i in range(3000)]  # several windows, several files
+    log, disk, _ = reopened(texts, file_max=40_000)
+    assert len(log.end().files) > 2
+    forward = [(e.lsn, e.item) for e in log.scan()]
+    assert sum(1 for _ in log.scan_backward()) == len(forward)
+    assert [(e.lsn, e.item) for e in log.scan_backward()] == forward[::-1]
+    assert READ_BACK < 40_000 * len(log.end().files)
+
+
+def test_a_backward_scan_sees_buffered_entries():
+    log = new_log(SimDisk(), buffer_size=1 << 20)
+    write_messages(log, ["on disk"])
+    write_messages(log, [f"buffered {i}" for i in range(50)], sync=False)
+    assert [e.values["message"] for e in log.scan_backward() if e.entry_type is TRACE][:2] == ["buffered 49", "buffered 48"]
+    assert [e.lsn for e in log.scan_backward()] == [e.lsn for e in log.scan()][::-1]
+
+
+def test_a_damaged_entry_inside_a_window_is_reported_as_a_fetch_reports_it():
+    log, disk, lsns = reopened([f"message {i}" for i in range(100)], file_max=1000)
+    log.close()
+    damaged = lsns[20]
+    assert damaged.file < lsns[-1].file  # opening reads only the last file: it will not notice
+    data = bytearray(file_bytes(disk, damaged.file))
+    data[damaged.offset + 16] ^= 0x01  # a bit of its item: the checksum no longer matches
+    put_file_bytes(disk, bytes(data), damaged.file)
+    log = new_log(disk, file_max=1000)
+    with pytest.raises(LogCorruptionError) as careful:
+        log.read(damaged)
+    seen = []
+    with pytest.raises(LogCorruptionError) as backward:
+        for entry in log.scan_backward():
+            seen.append(entry.lsn)
+    assert str(backward.value) == str(careful.value)
+    assert "0x%x" % damaged.offset in str(backward.value) and "checksum" in str(backward.value)
+    assert seen[-1] == lsns[21]
+
+
+# -- the intact-entry fast path ------------------------------------------------------------
+def sample_entries():
+    """Entries of every kind the fast path must tell apart, back to back, as in a log file."""
+    rng = random.Random(7)
+    out, pos, prev = [], 0, 0
+    kinds = [
+        (0x02, 0, None), (0x02, Provisional.YES.value, None), (0x49, Provisional.BEFORE_CKPT_END.value, None),
+        (0x41, 0x04 | 0x10, 1234), (0x41, 0x04 | 0x10 | INVISIBLE, 99), (ERASED_TYPE, 0, None),
+    ]
+    for i in range(60):
+        code, flags, vlsn = kinds[i % len(kinds)]
+        item = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
+        entry = pack_entry(code if code != ERASED_TYPE else 0x02, flags, prev, item, vlsn)
+        if code == ERASED_TYPE:
+            entry = entry[:4] + bytes((ERASED_TYPE,)) + entry[5:]
+        out.append(entry)
+        prev, pos = pos, pos + len(entry)
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_fast_path_answers_only_what_the_careful_path_accepts(seed, monkeypatch):
+    rng = random.Random(seed)
+    clean = sample_entries()
+    offsets, pos, prev = [], 0, None
+    while pos < len(clean):
+        header, _ = read_header(clean, pos)
+        offsets.append((pos, prev))
+        prev, pos = pos, pos + header.entry_size
+    cases = []
+    for trial in range(300):
+        buf = bytearray(clean)
+        for _ in range(rng.randrange(0, 3)):  # flip a few bits, or none
+            buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
+        buf = bytes(buf[: rng.choice([len(buf), rng.randrange(len(buf))])])  # sometimes cut short
+        pos, prev = rng.choice(offsets)
+        cases.append((buf, pos, rng.choice([prev, None, (prev or 0) + 1]), rng.random() < 0.8))
+    fast = [intact_header(*case) for case in cases]
+    answers = [check_entry(*case) for case in cases]
+    monkeypatch.setattr(header_module, "intact_header", lambda *args: None)  # check_entry without its fast path
+    assert [check_entry(*case) for case in cases] == answers  # same headers, same problems, word for word
+    for header, (careful_header, problem) in zip(fast, answers):
+        if header is not None:
+            assert problem is None and header == careful_header
+            assert not header.erased and not header.invisible
+    assert sum(h is not None for h in fast) > 50  # the fast path did answer, often
+    assert sum(p is not None for _, p in answers) > 50  # and refused, often
+
+
+def test_the_fast_path_leaves_invisible_and_erased_entries_to_the_careful_path():
+    buf = sample_entries()
+    pos, seen = 0, set()
+    while pos < len(buf):
+        header, problem = check_entry(buf, pos, None)
+        assert problem is None
+        fast = intact_header(buf, pos, None)
+        if header.invisible or header.erased:
+            assert fast is None
+            seen.add("invisible" if header.invisible else "erased")
+        else:
+            assert fast == header
+        pos += header.entry_size
+    assert seen == {"invisible", "erased"}
+
+
+# -- the transaction id without decoding the item -------------------------------------------
+def test_txn_id_decodes_only_the_first_field_of_transactional_entries():
+    log = new_log(SimDisk())
+    commit = log.append(LOGSTORE_TYPES.Commit, {"txn_id": -42, "txn_prev_lsn": LSN(1, 0), "time_ms": 5})
+    trace = log.append(TRACE, {"message": "not transactional"})
+    entry = log.read(commit)
+    assert entry.txn_id == -42
+    assert "values" not in entry.__dict__  # the item was not decoded to learn it
+    assert entry.values["txn_id"] == -42 and entry.txn_id == -42
+    other = log.read(trace)
+    assert other.txn_id is None and "values" not in other.__dict__
+
+
+def test_a_short_transactional_item_still_fails_as_decoding_it_fails():
+    header, _ = read_header(pack_entry(0x50, 0, 0, b"\x01\x02"), 0)
+    entry = LogEntry(LSN(1, 0x26), header, b"\x01\x02")
+    with pytest.raises(Exception) as short:
+        entry.txn_id
+    with pytest.raises(type(short.value)):
+        entry.values
