@@ -232,11 +232,17 @@ class Page:
     def _set16(self, offset: int, value: int) -> None:
         _U16.pack_into(self.buf, offset, value)
 
-    nslots = property(lambda self: self._get16(_NSLOTS), lambda self, v: self._set16(_NSLOTS, v))
-    nfree = property(lambda self: self._get16(_NFREE), lambda self, v: self._set16(_NFREE, v))
-    nrsvd = property(lambda self: self._get16(_NRSVD), lambda self, v: self._set16(_NRSVD, v))
-    xct_rsvd = property(lambda self: self._get16(_XCT_RSVD), lambda self, v: self._set16(_XCT_RSVD, v))
-    record_end = property(lambda self: self._get16(_RECORD_END), lambda self, v: self._set16(_RECORD_END, v))
+    # Each accessor unpacks its field directly (no helper call): they run several times per insert.
+    nslots = property(lambda self: _U16.unpack_from(self.buf, _NSLOTS)[0],
+                      lambda self, v: _U16.pack_into(self.buf, _NSLOTS, v))
+    nfree = property(lambda self: _U16.unpack_from(self.buf, _NFREE)[0],
+                     lambda self, v: _U16.pack_into(self.buf, _NFREE, v))
+    nrsvd = property(lambda self: _U16.unpack_from(self.buf, _NRSVD)[0],
+                     lambda self, v: _U16.pack_into(self.buf, _NRSVD, v))
+    xct_rsvd = property(lambda self: _U16.unpack_from(self.buf, _XCT_RSVD)[0],
+                        lambda self, v: _U16.pack_into(self.buf, _XCT_RSVD, v))
+    record_end = property(lambda self: _U16.unpack_from(self.buf, _RECORD_END)[0],
+                          lambda self, v: _U16.pack_into(self.buf, _RECORD_END, v))
 
     @property
     def rsvd_tid(self) -> int:
