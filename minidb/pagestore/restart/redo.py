@@ -52,9 +52,12 @@ it): skipped. Had p(1.3.13) been torn on disk, the entry at 0x1/0x600 (the
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
@@ -101,8 +104,9 @@ class RedoResult:
                 f"{self.torn_pages_rebuilt} torn pages repaired from their images")
 
 
-def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None) -> RedoResult:
-    """Pass 2 (see the module documentation)."""
+def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None,
+              kept: Sequence[LogEntry] = ()) -> RedoResult:
+    """Pass 2 (see the module documentation); ``kept``: the entries analysis read (:func:`redo_entries`)."""
     trace = trace if trace is not None else Trace(enabled=False)
     bp = volume.bp
     done = RedoResult(result.redo_lsn)
@@ -112,7 +116,7 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
         trace.emit("redo: the dirty page table is empty: nothing to redo")
     else:
         trace.emit("redo: from %s", result.redo_lsn)
-        for entry in log.scan(result.redo_lsn):
+        for entry in redo_entries(log, result.redo_lsn, kept):
             done.entries_read += 1
             entry_type, v, fixed, applied = entry.entry_type, entry.values, [], False
             read_page_lsn = _page_reader(bp, log, volume, v, done, dirty, trace, fixed)
@@ -159,6 +163,28 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
         bp.unfix(_fix(bp, log, volume, pid, done, dirty, trace, mode=SH))
     trace.emit("%s", done.summary())
     return done
+
+
+def redo_entries(log: Any, start: LSN, kept: Sequence[LogEntry]) -> Iterator[LogEntry]:
+    """The log's entries from ``start`` to its end, taking those analysis kept from memory.
+
+    ``kept`` holds consecutive entries as analysis read them (from the
+    master checkpoint on, possibly not to the end of the log). The log is
+    read only where they do not reach: before the first kept entry (a
+    recovery LSN older than the checkpoint) and after the last one. The
+    entries and their order are those a scan from ``start`` would give.
+    """
+    if not kept or start >= kept[-1].end:
+        yield from log.scan(start)
+        return
+    first = kept[0].lsn
+    if start < first:
+        yield from log.scan(start, first)
+        yield from kept
+    else:
+        yield from kept[bisect_left(kept, start, key=lambda entry: entry.lsn):]
+    if kept[-1].end < log.end_lsn:
+        yield from log.scan(kept[-1].end)
 
 
 NOT_REDOABLE, NOT_DIRTY, BEFORE_REC_LSN, PAGE_NEWER, APPLY = (
