@@ -12,6 +12,12 @@ LSN) and, for each entry, decides (ARIES' test, Shore's "general protocol"):
    place) applies it and the page takes the entry's LSN: *redone*; if not,
    the page was written after the change: *skipped*.
 
+The entries from the master checkpoint on were read and checked by analysis
+already, which keeps them (up to ``analysis.KEEP_BYTES``): redo takes those
+from memory and reads the log itself only before the checkpoint and past
+what was kept (:func:`redo_entries`); the entries, and so the decisions, are
+the same as a second scan's.
+
 The test is one pure function, :func:`redo_decision`, which reads the page
 (through a callback) only in step 3; ``redo_pass`` calls it for every entry
 and applies what it decided (exercise 08c asks for the same function).
