@@ -279,3 +279,16 @@ def test_opening_a_disk_without_a_volume_is_a_clear_error_and_changes_nothing():
     with pytest.raises(VolumeError, match=r"sim:empty/v1.vol: no volume v\(1\) on this disk"):
         StorageManager.open(disk)
     assert disk.list() == []
+
+
+def test_analysis_keeps_at_most_keep_bytes_and_redo_reads_the_rest(monkeypatch):
+    import minidb.pagestore.restart.analysis as analysis_module
+    monkeypatch.setattr(analysis_module, "KEEP_BYTES", 100)
+    sm, _ = crashed_with_pages_dirty_before_the_checkpoint()
+    analysis = sm.restart.analysis()
+    kept = list(sm.restart._kept)
+    assert 0 < len(kept) < analysis.entries_read and sum(e.size for e in kept[:-1]) < 100
+    redo = sm.restart.redo()
+    assert redo.entries_read == len(list(sm.restart.log.scan(analysis.redo_lsn)))
+    sm.restart.run()
+    assert sm.restart.finish_result is not None

@@ -121,7 +121,7 @@ class AnalysisTables:
     ended: set[int] = field(default_factory=set)
 
 
-KEEP_BYTES = 64 * 1024 * 1024  # analysis keeps at most this much log (decoded) for redo
+KEEP_BYTES = 16 * 1024 * 1024  # analysis keeps at most this much log for redo (its entries take a few times that in memory)
 
 
 def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list | None = None) -> AnalysisResult:
