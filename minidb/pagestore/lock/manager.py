@@ -290,7 +290,7 @@ class LockManager:
         txn_id = getattr(owner, "txn_id", None)
         if type(txn_id) is not int:
             txn_id = _txn_id_of(owner)  # raises
-        if type(lock_id) is not LockId and not isinstance(lock_id, LockId):
+        if not isinstance(lock_id, LockId):
             raise BadLockRequest(f"not a lock id: {lock_id!r}")
         with self._mutex:
             st = self._owners.get(txn_id)
