@@ -171,7 +171,9 @@ def test_the_pagestore_crash_sweep_fails_when_pages_are_written_ahead_of_their_l
         result = crash_sweep(7, 16)
     assert result.violations, result.summary()
     with hooks.using("student", students(tmp_path / "right")):
-        assert crash_sweep(7, 16).summary() == "crash points: 292, violations: 0"
+        # 284 since inserts stopped reading the store directory for each record: with a pool of a few
+        # frames, fewer directory fixes evict and write fewer pages.
+        assert crash_sweep(7, 16).summary() == "crash points: 284, violations: 0"
 
 
 def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_ones(tmp_path):
@@ -182,7 +184,7 @@ def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_o
     with hooks.using("student", wrong):
         assert crash_sweep(7, 16).violations
     with hooks.using("student", students(tmp_path / "right")):
-        assert crash_sweep(7, 16).summary() == "crash points: 292, violations: 0"
+        assert crash_sweep(7, 16).summary() == "crash points: 284, violations: 0"
     twin = students(tmp_path / "twin", e06a=mutant_source("06a_write_clrs", "a_clr_twin_for_a_logical_entry",
                                                            "compensation"))
     with hooks.using("student", twin), pytest.raises(hooks.StudentCodeError, match="no entry type has that name"):

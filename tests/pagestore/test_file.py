@@ -228,3 +228,70 @@ def test_a_store_number_outside_the_volume_is_a_clear_error():
         sm.volume.store_node(999)
     with pytest.raises(BadRequestError, match="is not a store id"):
         sm.volume.store_pages(3)
+
+
+def count_directory_reads(sm, monkeypatch) -> list[int]:
+    reads = []
+    real = sm.files.directory.get
+    monkeypatch.setattr(sm.files.directory, "get", lambda snum: reads.append(snum) or real(snum))
+    return reads
+
+
+def test_a_file_descriptor_is_read_from_the_directory_once(monkeypatch):
+    sm = new_sm()
+    fid = make_file(sm)
+    reads = count_directory_reads(sm, monkeypatch)
+    for n in range(3):
+        with sm.transaction() as t:
+            sm.create_rec(t, fid, b"rec %d" % n)
+    assert reads == [fid.store]
+
+
+def test_no_descriptor_outlives_an_aborted_creation(monkeypatch):
+    """The creating transaction inserts (its descriptor is cached), then aborts: the file is gone,
+    and an insert into it is refused as into no file, whichever way the creation was undone."""
+    sm = new_sm()
+    t = sm.begin()
+    fid = sm.create_file(t)
+    sm.create_rec(t, fid, b"first")
+    sm.abort(t)
+    with sm.transaction() as t2, pytest.raises(BadRequestError, match=r"s\(1.3\) is not a file"):
+        sm.create_rec(t2, fid, b"into nothing")
+    t = sm.begin()
+    point = sm.xcts.save_point(t)
+    fid = sm.create_file(t)
+    sm.create_rec(t, fid, b"first")
+    sm.xcts.rollback_to(t, point)
+    with pytest.raises(BadRequestError, match=r"is not a file"):
+        sm.create_rec(t, fid, b"into nothing")
+    sm.abort(t)
+
+
+def test_no_descriptor_outlives_a_destroyed_file():
+    sm = new_sm()
+    fid = make_file(sm)
+    with sm.transaction() as t:
+        sm.create_rec(t, fid, b"cached")
+    with sm.transaction() as t:
+        sm.files.destroy_file(t, fid)
+    with sm.transaction() as t, pytest.raises(BadRequestError, match=r"s\(1.3\) is not a file"):
+        sm.create_rec(t, fid, b"into nothing")
+
+
+def test_an_insert_reads_its_page_extlink_once(monkeypatch):
+    """Whether the page is the file's and its advisory bucket come from one extent-map read; the bucket is
+    written back only when it moves."""
+    sm = new_sm()
+    fid = make_file(sm)
+    with sm.transaction() as t:
+        rid = sm.create_rec(t, fid, b"first")
+    reads = []
+    real = sm.volume.extlink
+    monkeypatch.setattr(sm.volume, "extlink", lambda ext: reads.append(ext) or real(ext))
+    with sm.transaction() as t:
+        second = sm.create_rec(t, fid, b"second")
+    assert second.pid == rid.pid and len(reads) == 1
+    page = sm.bp.fix(rid.pid, SH)
+    free = page.nfree
+    sm.bp.unfix(page)
+    assert sm.volume.page_bucket(rid.pid) == bucket_of(free, sm.files.page_size)

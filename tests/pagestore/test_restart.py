@@ -99,6 +99,53 @@ def test_redo_skips_clean_pages_and_newer_page_lsns():
         assert sm.read_rec(t, rid).body == b"ONE"
 
 
+def crashed_with_pages_dirty_before_the_checkpoint():
+    """A crash whose redo LSN lies before the master checkpoint: a page dirtied before it stays dirty."""
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rids = [sm.create_rec(t, fid, b"r%d" % i) for i in range(6)]
+    master = sm.checkpoint().begin
+    with sm.transaction() as t:
+        for rid in rids:
+            sm.update_rec(t, rid, 0, b"R")
+    sm.disk.crash(CrashMode.nothing())
+    return open_again(sm.disk, frames=8, restart=False), master
+
+
+def test_redo_takes_what_analysis_read_and_reads_only_the_log_before_it():
+    sm, master = crashed_with_pages_dirty_before_the_checkpoint()
+    scans = []
+    real_scan = sm.restart.log.scan
+
+    def counted_scan(start=None, stop=None):
+        for entry in real_scan(start, stop):
+            scans.append(entry.lsn)
+            yield entry
+
+    sm.restart.log.scan = counted_scan
+    analysis = sm.restart.analysis()
+    assert analysis.redo_lsn < master and len(scans) == analysis.entries_read
+    del scans[:]
+    redo = sm.restart.redo()
+    assert scans and all(analysis.redo_lsn <= lsn < master for lsn in scans)  # only the log before the master
+    assert redo.entries_read == len(list(real_scan(analysis.redo_lsn)))
+
+
+def test_redo_entries_are_those_of_a_scan_wherever_redo_starts():
+    """Whatever part of the log analysis kept (all from the master, or a prefix of it), redo_entries gives
+    exactly the entries a scan from the redo LSN gives, in order."""
+    from minidb.pagestore.restart.redo import redo_entries
+    sm, master = crashed_with_pages_dirty_before_the_checkpoint()
+    log = sm.restart.log
+    every = list(log.scan())
+    at_master = next(i for i, e in enumerate(every) if e.lsn == master)
+    for kept in (every[at_master:], every[at_master:at_master + 3], every[at_master + 2:-2], []):
+        for start in (every[0].lsn, every[at_master - 1].lsn, master, every[at_master + 4].lsn, every[-1].lsn):
+            want = [e.lsn for e in log.scan(start)]
+            assert [e.lsn for e in redo_entries(log, start, kept)] == want, (start, len(kept))
+
+
 def test_undo_list_always_gives_the_largest_lsn():
     todo = UndoList()
     for lsn, tid in ((LSN(1, 0x600), 2), (LSN(1, 0x640), 5), (LSN(1, 0x5a0), 7)):
@@ -232,3 +279,16 @@ def test_opening_a_disk_without_a_volume_is_a_clear_error_and_changes_nothing():
     with pytest.raises(VolumeError, match=r"sim:empty/v1.vol: no volume v\(1\) on this disk"):
         StorageManager.open(disk)
     assert disk.list() == []
+
+
+def test_analysis_keeps_at_most_keep_bytes_and_redo_reads_the_rest(monkeypatch):
+    import minidb.pagestore.restart.analysis as analysis_module
+    monkeypatch.setattr(analysis_module, "KEEP_BYTES", 100)
+    sm, _ = crashed_with_pages_dirty_before_the_checkpoint()
+    analysis = sm.restart.analysis()
+    kept = list(sm.restart._kept)
+    assert 0 < len(kept) < analysis.entries_read and sum(e.size for e in kept[:-1]) < 100
+    redo = sm.restart.redo()
+    assert redo.entries_read == len(list(sm.restart.log.scan(analysis.redo_lsn)))
+    sm.restart.run()
+    assert sm.restart.finish_result is not None

@@ -116,6 +116,24 @@ def test_an_insert_alone_voids_a_reservation_whose_reservers_all_ended():
     page.check_space()
 
 
+def test_the_slot_table_read_at_once_matches_each_entry():
+    """slot_table() unpacks the table in one call; it must list slot 0 first, as slot_entry reads them,
+    and an insert takes the first free entry of it (slot 0 lies nearest the footer, so a table read in
+    memory order would put the free slot last)."""
+    page = file_page()
+    user = SpaceUser(tid=1, oldest_active=1)
+    for size in (40, 60, 30, 20):
+        page.insert(bytes(size), user)
+    page.remove(1, SpaceUser(tid=1, oldest_active=1))  # reserved for T1
+    page.remove(2, NO_TXN)  # free at once
+    table = page.slot_table()
+    assert table == [page.slot_entry(s) for s in range(page.nslots)]
+    assert table[0] == (48, 40) and table[1] == (0, 60) and table[2] == (0, 0) and table[3][1] == 20
+    assert page.insert(b"x", SpaceUser(tid=3, oldest_active=1)) == 2
+    assert page.records() == [(0, bytes(40)), (2, b"x"), (3, bytes(20))]
+    assert SlottedPage(bytearray(512)).slot_table() == []
+
+
 def test_rollback_puts_a_freed_record_back_in_its_slot():
     page = file_page()
     t1 = SpaceUser(tid=1, oldest_active=1)

@@ -338,6 +338,10 @@ def test_page_buckets_are_kept_without_logging():
         s.vol.set_page_bucket(PageId(1, 3, 15), 1)
     with pytest.raises(ValueError, match="bucket 16"):
         s.vol.set_page_bucket(pages[0], 16)
+    # One read of the extlink answers both questions an insert asks: allocated to the store? its bucket?
+    assert [s.vol.page_allocation(p) for p in pages] == [(True, 0), (True, 9), (True, 3)]
+    assert s.vol.page_allocation(PageId(1, 3, 15)) == (False, 0)  # reserved in the extent, not allocated
+    assert s.vol.page_allocation(PageId(1, 4, pages[1].page))[0] is False  # another store's number
 
 
 # -- durability ---------------------------------------------------------------------------------

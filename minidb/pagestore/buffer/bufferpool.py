@@ -210,10 +210,10 @@ class BufferPool:
                                   + (" (parse_id turns 'p(1.3.48)' into a PageId)" if isinstance(pid, str) else ""))
         key = pid.key
         with self._mutex:
-            self.stats.add("nFixes")
+            self.stats.add_held("nFixes")  # both counters change only here, under the pool mutex
             frame = self._table.get(key)
             if frame is not None:
-                self.stats.add("nHits")
+                self.stats.add_held("nHits")
                 self.trace.emit("fix %s %s: hit in frame %d", pid, mode.name, frame.index)
             else:
                 frame = self._load(pid, mode, virgin)

@@ -125,6 +125,8 @@ class FileManager(RecordUpdates, StoreProperties):
         self._histoids: dict[int, Histoid] = {}
         self._first_page: dict[int, int] = {}
         self._last_page: dict[int, int] = {}
+        self._infos: dict[int, SInfo] = {}  # file descriptors read from the directory (see file_info)
+        self._infos_epoch = (0, xcts.rollbacks)  # (files destroyed, rollbacks) when _infos was last valid
         self._mutex = threading.Lock()
 
     # -- files ----------------------------------------------------------------------------------
@@ -164,6 +166,7 @@ class FileManager(RecordUpdates, StoreProperties):
                 self.volume.destroy_store(stid, xct)
                 self.xcts.note_store_destroyed(xct, stid)
             self.directory.remove(xct, fid.store)
+            self._forget_info(fid.store)
         self._reset_caches(fid.store)
         self.stats.add("nFilesDestroyed")
         self.trace.emit("T%d destroyed file %s: its stores go at commit", xct.txn_id, fid)
@@ -173,12 +176,44 @@ class FileManager(RecordUpdates, StoreProperties):
             raise BadRequestError(f"{fid!r} is not a store of volume v({self.volume.vid})")
 
     def file_info(self, fid: StoreId) -> SInfo:
-        """The directory entry of file ``fid`` (a clear error if it is not a file)."""
+        """The directory entry of file ``fid`` (a clear error if it is not a file).
+
+        Every record insert needs it (the large-record store), and a lookup in
+        the directory's B+tree costs as much as the insert's own page work, so
+        descriptors are kept once read. A file's descriptor never changes
+        while its entry exists; the entry goes only when the file is destroyed
+        (the cache forgets it then) or when a rollback undoes its creation
+        (every rollback empties the cache: ``xcts.rollbacks`` moves). A
+        descriptor read while either happens is not kept (the epoch taken
+        before the read must still hold after it). A crash leaves nothing: the
+        cache is in memory, and restart starts a new file manager.
+        """
         self._check_fid(fid)
-        info = self.directory.get(fid.store)
-        if info is None or info.kind != StoreKind.FILE:
-            raise BadRequestError(f"{fid} is not a file")
+        with self._mutex:
+            epoch = self._current_epoch()
+            info = self._infos.get(fid.store)
+        if info is None:
+            info = self.directory.get(fid.store)
+            if info is None or info.kind != StoreKind.FILE:
+                raise BadRequestError(f"{fid} is not a file")
+            with self._mutex:
+                if self._current_epoch() == epoch:
+                    self._infos[fid.store] = info
         return info
+
+    def _current_epoch(self) -> tuple[int, int]:
+        """The cache's epoch, emptying the cache if a rollback ended since it was filled (caller holds the mutex)."""
+        destroyed, rollbacks = self._infos_epoch
+        if rollbacks != self.xcts.rollbacks:
+            self._infos.clear()
+            self._infos_epoch = (destroyed, self.xcts.rollbacks)
+        return self._infos_epoch
+
+    def _forget_info(self, snum: int) -> None:
+        with self._mutex:
+            self._infos.pop(snum, None)
+            destroyed, rollbacks = self._infos_epoch
+            self._infos_epoch = (destroyed + 1, rollbacks)
 
     def files(self) -> list[StoreId]:
         """Every file of the volume, by store number."""
@@ -309,7 +344,8 @@ class FileManager(RecordUpdates, StoreProperties):
             return None
         rid = None
         try:
-            if page.tag != PageTag.FILE or page.pid.store != fid.store or not self.volume.is_allocated(pid):
+            allocated, bucket = self.volume.page_allocation(pid) if page.tag == PageTag.FILE else (False, 0)
+            if page.tag != PageTag.FILE or page.pid.store != fid.store or not allocated:
                 hist.remove(number)
                 self.stats.add("nPagesRejected")
                 return None
@@ -326,7 +362,7 @@ class FileManager(RecordUpdates, StoreProperties):
         finally:
             self.bp.unfix(page, dirty=rid is not None)
         if rid is not None:
-            self._note_space(fid, pid, hist, free)
+            self._note_space(fid, pid, hist, free, bucket)
         return rid
 
     def _insert(self, xct: Any, pid: PageId, page: SlottedPage, slot_bytes: bytes) -> RecordId | None:
@@ -339,9 +375,11 @@ class FileManager(RecordUpdates, StoreProperties):
         recops.insert(self.volume, xct, page, slot, slot_bytes, user)
         return rid
 
-    def _note_space(self, fid: StoreId, pid: PageId, hist: Histoid, free: int) -> None:
+    def _note_space(self, fid: StoreId, pid: PageId, hist: Histoid, free: int, old: int | None = None) -> None:
+        """Record the page's free space in the heap and, if its bucket moved, in its extlink; ``old``: the
+        extlink's bucket, if the caller read it under the same page latch (one extent-map read saved)."""
         bucket = hist.update(pid.page, free)
-        if self.volume.page_bucket(pid) != bucket:
+        if (self.volume.page_bucket(pid) if old is None else old) != bucket:
             self.volume.set_page_bucket(pid, bucket)
 
     def _new_page(self, xct: Any, stid: StoreId, mode: AllocMode, tag: PageTag,

@@ -87,7 +87,7 @@ from minidb.pagestore.lock.escalation import (
 )
 from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.lock.modes import (
-    EX, NL, SH, SIX, UD, LockMode, covers, escalation_mode, implicitly_covers, parent_mode, supremum,
+    EX, MODES, NL, SH, SIX, UD, LockMode, covers, escalation_mode, implicitly_covers, parent_mode, supremum,
 )
 from minidb.pagestore.lock.queue import LockHead
 from minidb.pagestore.lock.request import CONVERTING, GRANTED, WAITING, Duration, LockRequest
@@ -120,8 +120,12 @@ _LONG = Duration.LONG
 _SPARE_HEADS = 64
 # For each requested mode, the modes of an ancestor that already grant it; for each parent mode, the
 # modes of an ancestor that are enough for it (the tables of modes.implicitly_covers and modes.covers).
-_COVERED_BY = {m: frozenset(a for a in LockMode if implicitly_covers(a, m)) for m in LockMode}
-_ENOUGH_FOR = {m: frozenset(a for a in LockMode if covers(a, m)) for m in LockMode}
+# Both are tuples indexed by the modes' table index (``mode._i``), each a tuple of booleans indexed by the
+# ancestor's mode: a request reads them for every ancestor, and indexing a tuple costs less than hashing
+# an Enum member (whose hash is computed in Python).
+_COVERED_BY = tuple(tuple(implicitly_covers(a, m) for a in MODES) for m in MODES)
+_ENOUGH_FOR = tuple(tuple(covers(a, m) for a in MODES) for m in MODES)
+_PARENT_OF = tuple(parent_mode(m) for m in MODES)
 
 
 class _LockStats(Stats):
@@ -210,8 +214,12 @@ class LockManager:
     def lock(self, owner: Any, lock_id: LockId, mode: LockMode, duration: Duration = Duration.LONG,
              timeout: float | None = None) -> None:
         """Lock ``lock_id`` in ``mode`` for ``owner``, with implicit parent locks; see the module docs."""
-        txn_id = _txn_id_of(owner)
-        _check_request(lock_id, mode, duration, timeout)
+        txn_id = getattr(owner, "txn_id", None)
+        if type(txn_id) is not int:
+            txn_id = _txn_id_of(owner)  # raises
+        if not (timeout is None and type(lock_id) is LockId and type(mode) is LockMode
+                and type(duration) is Duration):  # the usual request passes on its types alone
+            _check_request(lock_id, mode, duration, timeout)
         if mode is NL:
             return
         if lock_id.code == "x" and duration is Duration.SHORT:
@@ -219,7 +227,9 @@ class LockManager:
         fingerprint = self.fingerprints.current()
         deadline = time.monotonic() + timeout if timeout else None
         with self._mutex:
-            st = self._owner_state(txn_id, owner)
+            st = self._owners.get(txn_id)
+            if st is None:
+                st = self._owner_state(txn_id, owner)
             if st.quarks and duration is _LONG and lock_id.code != "x":
                 duration = Duration.SHORT  # inside a quark: released when it closes
             if st.waiting is not None:
@@ -233,18 +243,19 @@ class LockManager:
             counts["nRequests"] += 1
             locks = st.locks
             ancestors = lock_id.ancestors()
-            pmode = parent_mode(mode) if ancestors else NL
+            pmode = _PARENT_OF[mode._i] if ancestors else NL  # type: ignore[attr-defined]
             missing: list[LockId] = []  # the ancestors not yet held strongly and long enough
-            covering, enough, rank = _COVERED_BY[mode], _ENOUGH_FOR[pmode], duration.rank
+            covering, enough = _COVERED_BY[mode._i], _ENOUGH_FOR[pmode._i]  # type: ignore[attr-defined]
+            rank = duration.rank
             for ancestor in ancestors:
                 held = locks.get(ancestor)
                 if held is None:
                     missing.append(ancestor)
-                elif held.mode in covering:
+                elif covering[held.mode._i]:
                     counts["nCovered"] += 1
                     self.trace.emit("T%d %s %s: covered by %s on %s", txn_id, mode, lock_id, held.mode, ancestor)
                     return
-                elif held.mode not in enough or held.duration.rank < rank:
+                elif not enough[held.mode._i] or held.duration.rank < rank:
                     missing.append(ancestor)
             if not missing and duration is not Duration.INSTANT and lock_id not in locks \
                     and lock_id not in self._table:
@@ -276,7 +287,9 @@ class LockManager:
 
     def unlock(self, owner: Any, lock_id: LockId) -> None:
         """Release a short-duration lock (before the end of the transaction)."""
-        txn_id = _txn_id_of(owner)
+        txn_id = getattr(owner, "txn_id", None)
+        if type(txn_id) is not int:
+            txn_id = _txn_id_of(owner)  # raises
         if not isinstance(lock_id, LockId):
             raise BadLockRequest(f"not a lock id: {lock_id!r}")
         with self._mutex:

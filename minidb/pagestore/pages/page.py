@@ -130,6 +130,12 @@ class StoreFlags(IntFlag):
     INSERT_FILE = 0x08  # inserts not logged, other updates logged
 
 
+# The members by byte value: read from every page on every fix and change, and a dict lookup costs a
+# fraction of an Enum call.
+_TAGS = {int(tag): tag for tag in PageTag}
+_STORE_FLAGS = {value: StoreFlags(value) for value in range(1 << len(StoreFlags))}
+
+
 def check_page_size(page_size: int) -> int:
     if not isinstance(page_size, int) or not MIN_PAGE_SIZE <= page_size <= MAX_PAGE_SIZE:
         raise BadRequestError(f"page size {page_size!r} is outside {MIN_PAGE_SIZE}..{MAX_PAGE_SIZE}")
@@ -215,11 +221,13 @@ class Page:
 
     @property
     def tag(self) -> PageTag:
-        return PageTag(self.buf[_TAG])
+        tag = _TAGS.get(self.buf[_TAG])
+        return tag if tag is not None else PageTag(self.buf[_TAG])  # raises for an unknown tag
 
     @property
     def store_flags(self) -> StoreFlags:
-        return StoreFlags(self.buf[_SFLAGS])
+        flags = _STORE_FLAGS.get(self.buf[_SFLAGS])
+        return flags if flags is not None else StoreFlags(self.buf[_SFLAGS])
 
     @store_flags.setter
     def store_flags(self, value: StoreFlags) -> None:
@@ -232,11 +240,17 @@ class Page:
     def _set16(self, offset: int, value: int) -> None:
         _U16.pack_into(self.buf, offset, value)
 
-    nslots = property(lambda self: self._get16(_NSLOTS), lambda self, v: self._set16(_NSLOTS, v))
-    nfree = property(lambda self: self._get16(_NFREE), lambda self, v: self._set16(_NFREE, v))
-    nrsvd = property(lambda self: self._get16(_NRSVD), lambda self, v: self._set16(_NRSVD, v))
-    xct_rsvd = property(lambda self: self._get16(_XCT_RSVD), lambda self, v: self._set16(_XCT_RSVD, v))
-    record_end = property(lambda self: self._get16(_RECORD_END), lambda self, v: self._set16(_RECORD_END, v))
+    # Each accessor unpacks its field directly (no helper call): they run several times per insert.
+    nslots = property(lambda self: _U16.unpack_from(self.buf, _NSLOTS)[0],
+                      lambda self, v: _U16.pack_into(self.buf, _NSLOTS, v))
+    nfree = property(lambda self: _U16.unpack_from(self.buf, _NFREE)[0],
+                     lambda self, v: _U16.pack_into(self.buf, _NFREE, v))
+    nrsvd = property(lambda self: _U16.unpack_from(self.buf, _NRSVD)[0],
+                     lambda self, v: _U16.pack_into(self.buf, _NRSVD, v))
+    xct_rsvd = property(lambda self: _U16.unpack_from(self.buf, _XCT_RSVD)[0],
+                        lambda self, v: _U16.pack_into(self.buf, _XCT_RSVD, v))
+    record_end = property(lambda self: _U16.unpack_from(self.buf, _RECORD_END)[0],
+                          lambda self, v: _U16.pack_into(self.buf, _RECORD_END, v))
 
     @property
     def rsvd_tid(self) -> int:

@@ -92,6 +92,7 @@ class Restart:
         self.traces = {name: Trace(enabled=trace) for name in PASSES}
         self.master = master_lsn(disk)
         self.analysis_result: AnalysisResult | None = None
+        self._kept: list = []  # the entries analysis read, for redo (dropped once redo has run)
         self.redo_result: RedoResult | None = None
         self.undo_result: UndoResult | None = None
         self.finish_result: FinishResult | None = None
@@ -106,13 +107,15 @@ class Restart:
         return None
 
     def analysis(self) -> AnalysisResult:
-        self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"])
+        self._kept = []
+        self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"], keep=self._kept)
         self.xcts.set_youngest(self.analysis_result.youngest)
         return self.analysis_result
 
     def redo(self) -> RedoResult:
         assert self.analysis_result is not None, "analysis comes first"
-        self.redo_result = redo_pass(self.log, self.volume, self.analysis_result, self.traces["redo"])
+        self.redo_result = redo_pass(self.log, self.volume, self.analysis_result, self.traces["redo"], self._kept)
+        self._kept = []
         return self.redo_result
 
     def undo(self) -> UndoResult:

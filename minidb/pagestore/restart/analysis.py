@@ -121,9 +121,19 @@ class AnalysisTables:
     ended: set[int] = field(default_factory=set)
 
 
-def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> AnalysisResult:
-    """Pass 1 (see the module documentation)."""
+KEEP_BYTES = 16 * 1024 * 1024  # analysis keeps at most this much log for redo (its entries take a few times that in memory)
+
+
+def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list | None = None) -> AnalysisResult:
+    """Pass 1 (see the module documentation).
+
+    ``keep``: a list that receives every entry read, in order, until
+    ``KEEP_BYTES`` of log are in it, so that redo can take them from memory
+    instead of reading and checking the same bytes again (each entry's
+    values are decoded once, for both passes).
+    """
     trace = trace if trace is not None else Trace(enabled=False)
+    kept_bytes = 0
     if master.is_null:
         trace.emit("analysis: no checkpoint completed: scanning the whole log")
     else:
@@ -131,8 +141,12 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> Analysis
     scanned = {"count": 0, "first": NULL_LSN}
 
     def entries() -> Iterator[tuple[LSN, EntryType, dict[str, Any]]]:
+        nonlocal kept_bytes
         for entry in log.scan(None if master.is_null else master):
             scanned["count"] += 1
+            if keep is not None and kept_bytes < KEEP_BYTES:
+                keep.append(entry)
+                kept_bytes += entry.size
             if scanned["first"].is_null:
                 scanned["first"] = entry.lsn
             entry_type = entry.entry_type

@@ -12,6 +12,12 @@ LSN) and, for each entry, decides (ARIES' test, Shore's "general protocol"):
    place) applies it and the page takes the entry's LSN: *redone*; if not,
    the page was written after the change: *skipped*.
 
+The entries from the master checkpoint on were read and checked by analysis
+already, which keeps them (up to ``analysis.KEEP_BYTES``): redo takes those
+from memory and reads the log itself only before the checkpoint and past
+what was kept (:func:`redo_entries`); the entries, and so the decisions, are
+the same as a second scan's.
+
 The test is one pure function, :func:`redo_decision`, which reads the page
 (through a callback) only in step 3; ``redo_pass`` calls it for every entry
 and applies what it decided (exercise 08c asks for the same function).
@@ -52,9 +58,12 @@ it): skipped. Had p(1.3.13) been torn on disk, the entry at 0x1/0x600 (the
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
@@ -101,8 +110,9 @@ class RedoResult:
                 f"{self.torn_pages_rebuilt} torn pages repaired from their images")
 
 
-def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None) -> RedoResult:
-    """Pass 2 (see the module documentation)."""
+def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None,
+              kept: Sequence[LogEntry] = ()) -> RedoResult:
+    """Pass 2 (see the module documentation); ``kept``: the entries analysis read (:func:`redo_entries`)."""
     trace = trace if trace is not None else Trace(enabled=False)
     bp = volume.bp
     done = RedoResult(result.redo_lsn)
@@ -112,7 +122,7 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
         trace.emit("redo: the dirty page table is empty: nothing to redo")
     else:
         trace.emit("redo: from %s", result.redo_lsn)
-        for entry in log.scan(result.redo_lsn):
+        for entry in redo_entries(log, result.redo_lsn, kept):
             done.entries_read += 1
             entry_type, v, fixed, applied = entry.entry_type, entry.values, [], False
             read_page_lsn = _page_reader(bp, log, volume, v, done, dirty, trace, fixed)
@@ -159,6 +169,28 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
         bp.unfix(_fix(bp, log, volume, pid, done, dirty, trace, mode=SH))
     trace.emit("%s", done.summary())
     return done
+
+
+def redo_entries(log: Any, start: LSN, kept: Sequence[LogEntry]) -> Iterator[LogEntry]:
+    """The log's entries from ``start`` to its end, taking those analysis kept from memory.
+
+    ``kept`` holds consecutive entries as analysis read them (from the
+    master checkpoint on, possibly not to the end of the log). The log is
+    read only where they do not reach: before the first kept entry (a
+    recovery LSN older than the checkpoint) and after the last one. The
+    entries and their order are those a scan from ``start`` would give.
+    """
+    if not kept or start >= kept[-1].end:
+        yield from log.scan(start)
+        return
+    first = kept[0].lsn
+    if start < first:
+        yield from log.scan(start, first)
+        yield from kept
+    else:
+        yield from kept[bisect_left(kept, start, key=lambda entry: entry.lsn):]
+    if kept[-1].end < log.end_lsn:
+        yield from log.scan(kept[-1].end)
 
 
 NOT_REDOABLE, NOT_DIRTY, BEFORE_REC_LSN, PAGE_NEWER, APPLY = (

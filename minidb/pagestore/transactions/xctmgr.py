@@ -123,6 +123,10 @@ class XctManager:
         self._loading: dict[StoreId, int] = {}  # LOAD and INSERT store -> tid of its loading transaction
         self._gtids: dict[bytes, Xct] = {}  # gtid -> its transaction (prepared, or being prepared)
         self.log_space: Any = None  # a LogSpace when the log is bounded (its reservations)
+        # Rollbacks so far (aborts, restart's losers, rollbacks to a save point), counted once each is done:
+        # a cache above the transactions (the file manager's descriptors) drops what it holds when this
+        # moves, since a rollback may have undone what it cached (a file's creation).
+        self.rollbacks = 0
         volume.is_page_held = self.is_page_held
         self.alloc_locks = volume.alloc_locks = AllocationLocks(self.locks)
 
@@ -275,6 +279,7 @@ class XctManager:
                            f"loads ({', '.join(str(s) for s in xct.load_stores)}) without logging; abort instead")
         self.trace.emit("T%d rolls back to %s", xct.txn_id, save_point.lsn)
         steps = rollback(self.volume, xct, save_point.lsn, self.trace)
+        self.rollbacks += 1
         self.stats.add("nRollbacksToSavePoint")
         self.stats.add("nEntriesUndone", sum(1 for s in steps if s.action == "undone"))
         return steps
@@ -427,6 +432,7 @@ class XctManager:
             if entry_type is not None:
                 lsn = log_xct_entry(self.log, xct, entry_type, {"committed": committed})
             xct.state = XctState.ENDED
+            self.rollbacks += not committed
             del self._table[xct.txn_id]
             if xct.prepared is not None:
                 del self._gtids[xct.prepared.gtid]

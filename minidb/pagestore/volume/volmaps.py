@@ -18,7 +18,7 @@ never a user error, whatever request met them.
 - ``owned_extents(s)``: every extent whose owner is store ``s``, by a scan of
   the extent map, whether or not the list reaches it (what removing a store
   frees, and what the repair after a crash compares with the list);
-- ``store_pages(st)``, ``is_allocated(pid)``.
+- ``store_pages(st)``, ``is_allocated(pid)``, ``page_allocation(pid)`` (allocated, and its bucket).
 """
 
 from __future__ import annotations
@@ -149,6 +149,14 @@ class VolumeMaps:
         self._check_page_number(pid.page)
         link = self.extlink(extent_of(pid.page, self.ext_sz))
         return link.owner == pid.store and link.is_allocated(index_in_extent(pid.page, self.ext_sz))
+
+    def page_allocation(self, pid: PageId) -> tuple[bool, int]:
+        """(:meth:`is_allocated`, the page's advisory free-space bucket), from one read of its extlink:
+        an insert needs both, and each read fixes the extent-map page."""
+        self._check_page_number(pid.page)
+        link = self.extlink(extent_of(pid.page, self.ext_sz))
+        index = index_in_extent(pid.page, self.ext_sz)
+        return link.owner == pid.store and link.is_allocated(index), link.bucket(index)
 
     def owned_extents(self, snum: int) -> list[int]:
         """Every extent owned by store ``snum``, by extent number (a scan of the extent map)."""
