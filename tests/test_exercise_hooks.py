@@ -17,7 +17,9 @@ from minidb import exercise_hooks as hooks
 from minidb.cli import main
 from minidb.errors import LogCorruptionError
 from minidb.io import SimDisk
+from minidb.log import LSN
 from minidb.log.end import LAST_FILE_SCAN, find_end
+from minidb.log.groupcommit import COMMIT_STEP
 from minidb.logstore.cleaner.cleaner import VERDICT
 from minidb.pagestore.btree.btree import LEAF_SPLIT
 from minidb.pagestore.buffer.clock import VICTIM, ClockFrame, choose_victim
@@ -29,7 +31,7 @@ from tests.log.helpers import new_log, write_messages
 from tests.logstore.helpers import small_config
 
 EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
-PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
+PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "01b_group_commit": COMMIT_STEP, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
            "06a_write_clrs": COMPENSATION, "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK, "11a_live_or_obsolete": VERDICT}
 
 
@@ -113,7 +115,7 @@ def test_a_pristine_stub_inside_the_engine_names_the_exercise_and_function(capsy
     code = main(["crashtest", "pagestore", "--seed", "7", "--ops", "8", "--impl", "student"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
-    assert "exercise 01a_log_end: valid_end is not implemented yet" in err  # the log opens first
+    assert "exercise 01b_group_commit: commit_step is not implemented yet" in err  # the first sync of a new log
 
 
 def test_a_missing_student_file_is_an_error_not_a_fallback(tmp_path):
@@ -187,6 +189,40 @@ def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_o
                                                            "compensation"))
     with hooks.using("student", twin), pytest.raises(hooks.StudentCodeError, match="no entry type has that name"):
         crash_sweep(7, 16)
+
+
+def test_the_log_crash_sweep_fails_when_a_commit_returns_before_its_entry_is_durable(tmp_path):
+    """Exercise 01b inside the log manager: taking an entry that starts at the durable end for durable
+    returns from ``sync`` without an fsync: a crash loses entries a sync promised, and an entry logged
+    after a crash is not there when the log is opened again (``close`` syncs it the same way; seed 1)."""
+    from minidb.log.crashtest import crash_sweep
+    wrong = students(tmp_path / "wrong", e01b=mutant_source("01b_group_commit",
+                                                            "an_entry_at_the_durable_end_counts_as_durable", "commit_step"))
+    with hooks.using("student", wrong):
+        result = crash_sweep(1, 40)
+    assert any("were synced" in v for v in result.violations), result.violations[:3]
+    assert any("after a new entry and a reopen" in v for v in result.violations), result.violations[:3]
+    with hooks.using("student", students(tmp_path / "right")):
+        assert crash_sweep(1, 40).summary() == f"crash points: {result.points}, violations: 0"
+
+
+def test_the_group_commit_tests_fail_when_a_leader_syncs_only_its_own_entry(tmp_path):
+    """The log's scripted group-commit test on exercise 01b: a leader whose fsync counts for its own entry
+    only leaves its followers to fsync again, so four commits cost more than one fsync."""
+    from tests.log.test_manager import test_group_commit_shares_one_fsync
+    wrong = students(tmp_path / "wrong", e01b=mutant_source("01b_group_commit", "the_leader_syncs_only_its_own_entry",
+                                                            "commit_step"))
+    with hooks.using("student", wrong), pytest.raises(AssertionError, match=r"assert [3-9] == 2"):
+        test_group_commit_shares_one_fsync()
+    right = students(tmp_path / "right", e01b=spy_source("01b_group_commit", "commit_step"))
+    with hooks.using("student", right):
+        test_group_commit_shares_one_fsync()
+        calls = hooks.load_student("01b_group_commit").calls
+    assert {call[3] for call in calls} == {False, True}  # asked as follower and as leader
+    no_bound = students(tmp_path / "unbounded", e01b=mutant_source("01b_group_commit", "the_leader_gathers_without_a_bound",
+                                                                   "commit_step"))
+    with hooks.using("student", no_bound), pytest.raises(hooks.StudentCodeError, match="past the bound"):
+        COMMIT_STEP.call(LSN(1, 0x40), LSN(1, 0x26), False, True, None, 0, 3, 0.005, 0.005)
 
 
 # -- the other call sites ------------------------------------------------------------------------------
