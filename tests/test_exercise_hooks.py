@@ -21,18 +21,26 @@ from minidb.log import LSN
 from minidb.log.end import LAST_FILE_SCAN, find_end
 from minidb.log.groupcommit import COMMIT_STEP
 from minidb.logstore.cleaner.cleaner import VERDICT
+from minidb.logstore.tree.tree import SPLIT_POINT
 from minidb.pagestore.btree.btree import LEAF_SPLIT
 from minidb.pagestore.buffer.clock import VICTIM, ClockFrame, choose_victim
 from minidb.pagestore.buffer.walrule import LOG_SYNC_POINT
+from minidb.pagestore.pages.slotted import PLACE_RECORD
+from minidb.pagestore.restart.redo import REDO_TEST
 from minidb.pagestore.restart.undo import UNDO_WALK
+from minidb.pagestore.volume.volpages import PAGES_TO_TRY
 from minidb.pagestore.wal.clr import COMPENSATION
+from minidb.replication.syncup import MATCHPOINT
 
 from tests.log.helpers import new_log, write_messages
 from tests.logstore.helpers import small_config
 
 EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
-PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "01b_group_commit": COMMIT_STEP, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
-           "06a_write_clrs": COMPENSATION, "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK, "11a_live_or_obsolete": VERDICT}
+PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "01b_group_commit": COMMIT_STEP, "02a_slotted_insert": PLACE_RECORD,
+           "03a_extent_alloc": PAGES_TO_TRY, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
+           "06a_write_clrs": COMPENSATION, "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK,
+           "08c_redo_test": REDO_TEST, "09a_bin_split": SPLIT_POINT, "11a_live_or_obsolete": VERDICT,
+           "14a_matchpoint": MATCHPOINT}
 
 
 def students(tmp_path: Path, **sources: str) -> Path:
@@ -48,12 +56,17 @@ def students(tmp_path: Path, **sources: str) -> Path:
 
 
 def mutant_source(exercise: str, mutant: str, function: str) -> str:
-    """A student.py whose ``function`` is the exercise's named mutant (from its test file's MUTANTS)."""
+    """A student.py whose ``function`` is the exercise's named mutant (from its test file's MUTANTS), its
+    other functions the reference's."""
     test_file = EXERCISES / exercise / f"test_{exercise}.py"
     return (f"import importlib.util\n"
             f"spec = importlib.util.spec_from_file_location('mutant_tests', {str(test_file)!r})\n"
             f"tests = importlib.util.module_from_spec(spec)\n"
             f"spec.loader.exec_module(tests)\n"
+            f"spec = importlib.util.spec_from_file_location('mutant_reference', {str(test_file.parent / 'reference.py')!r})\n"
+            f"reference = importlib.util.module_from_spec(spec)\n"
+            f"spec.loader.exec_module(reference)\n"
+            f"globals().update((k, v) for k, v in vars(reference).items() if not k.startswith('_'))\n"
             f"{function} = tests.MUTANTS[{mutant!r}][{function!r}]\n")
 
 
@@ -115,7 +128,7 @@ def test_a_pristine_stub_inside_the_engine_names_the_exercise_and_function(capsy
     code = main(["crashtest", "pagestore", "--seed", "7", "--ops", "8", "--impl", "student"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
-    assert "exercise 01b_group_commit: commit_step is not implemented yet" in err  # the first sync of a new log
+    assert "exercise 02a_slotted_insert: place_record is not implemented yet" in err  # the first record inserted
 
 
 def test_a_missing_student_file_is_an_error_not_a_fallback(tmp_path):
@@ -223,6 +236,83 @@ def test_the_group_commit_tests_fail_when_a_leader_syncs_only_its_own_entry(tmp_
                                                                    "commit_step"))
     with hooks.using("student", no_bound), pytest.raises(hooks.StudentCodeError, match="past the bound"):
         COMMIT_STEP.call(LSN(1, 0x40), LSN(1, 0x26), False, True, None, 0, 3, 0.005, 0.005)
+
+
+def test_the_page_stores_reservation_tests_fail_when_a_record_takes_reserved_bytes(tmp_path):
+    """Exercise 02a inside ``SlottedPage._place``: counting another transaction's reserved bytes as usable
+    lets an insert take the room a rollback needs (the engine's worked example of space reservation)."""
+    from tests.pagestore.test_slotted import test_space_reservation_worked_example
+    wrong = students(tmp_path / "wrong", e02a=mutant_source("02a_slotted_insert", "reserved_bytes_count_as_usable",
+                                                            "place_record"))
+    with hooks.using("student", wrong), pytest.raises((AssertionError, pytest.fail.Exception)):
+        test_space_reservation_worked_example()
+    right = students(tmp_path / "right", e02a=spy_source("02a_slotted_insert", "place_record"))
+    with hooks.using("student", right):
+        test_space_reservation_worked_example()
+        assert hooks.load_student("02a_slotted_insert").calls
+
+
+def test_the_volumes_allocation_tests_fail_with_a_wrong_page_or_extent_choice(tmp_path):
+    """Exercise 03a inside the volume (``PageAllocation._free_for``, ``ExtentAllocation._find_free_extents``):
+    compacting only after the last page leaves holes unfilled, and a lowest-free hint moved past the extents
+    taken skips the one another transaction held, which is free again later."""
+    from tests.pagestore.test_alloc_protocol import test_the_free_extent_search_skips_an_extent_another_transaction_holds
+    from tests.pagestore.test_volume import test_append_goes_past_the_last_allocated_page_compact_fills_holes
+    for test, mutant, function in [
+            (test_append_goes_past_the_last_allocated_page_compact_fills_holes, "compact_only_after_the_last_page",
+             "pages_to_try"),
+            (test_the_free_extent_search_skips_an_extent_another_transaction_holds, "hint_past_the_last_extent_taken",
+             "find_free_extents")]:
+        wrong = students(tmp_path / mutant, e03a=mutant_source("03a_extent_alloc", mutant, function))
+        with hooks.using("student", wrong), pytest.raises(AssertionError):
+            test()
+        with hooks.using("student", students(tmp_path / "right")):
+            test()
+
+
+def test_the_pagestore_crash_sweep_fails_when_redo_applies_a_change_twice(tmp_path):
+    """Exercise 08c inside restart's redo pass: redoing a change the page already has (page LSN equal to
+    the entry's) applies it twice, and restart fails or finds the wrong records (seed 7)."""
+    from minidb.pagestore.xct_crashtest import crash_sweep
+    wrong = students(tmp_path / "wrong", e08c=mutant_source("08c_redo_test", "change_redone_on_a_page_that_has_it",
+                                                            "redo_test"))
+    with hooks.using("student", wrong):
+        result = crash_sweep(7, 8)
+    assert result.violations, result.summary()
+    with hooks.using("student", students(tmp_path / "right")):
+        assert crash_sweep(7, 8).summary() == f"crash points: {result.points}, violations: 0"
+
+
+def test_the_logstore_crash_sweep_fails_with_a_wrong_bin_split(tmp_path):
+    """Exercise 09a inside ``Tree.split_if_needed``: a separator that is the last key kept leaves that key
+    outside its BIN's range, which the tree refuses; a new slot before the BIN's own is refused by name."""
+    from minidb.logstore.crashtest import crash_sweep
+    from minidb.logstore.errors import TreeError
+    wrong = students(tmp_path / "wrong", e09a=mutant_source("09a_bin_split", "separator_is_the_last_key_kept",
+                                                            "split_point"))
+    with hooks.using("student", wrong), pytest.raises(TreeError, match="lies outside the node's range"):
+        crash_sweep(1, 16)
+    before = students(tmp_path / "before", e09a=mutant_source("09a_bin_split", "new_slot_before_the_bins_own",
+                                                              "split_point"))
+    with hooks.using("student", before), pytest.raises(hooks.StudentCodeError, match="before the node's own slot"):
+        crash_sweep(1, 16)
+    with hooks.using("student", students(tmp_path / "right")):
+        assert crash_sweep(1, 16).violations == []
+
+
+def test_the_syncup_rollback_crash_sweep_fails_when_the_matchpoint_compares_lsns(tmp_path):
+    """Exercise 14a inside ``ReplicaFeederSyncup.pump``: comparing LSNs (node-local) instead of checksums
+    finds no common sync point, so the rejoining replica would need a network restore (seed 1)."""
+    from minidb.replication.errors import NetworkRestoreRequiredError
+    from minidb.replication.rollback_crashtest import crash_sweep
+    wrong = students(tmp_path / "wrong", e14a=mutant_source("14a_matchpoint", "compares_lsns_instead_of_checksums",
+                                                            "find_matchpoint"))
+    with hooks.using("student", wrong), pytest.raises(NetworkRestoreRequiredError, match="share no sync point"):
+        crash_sweep(1, 16)
+    right = students(tmp_path / "right", e14a=spy_source("14a_matchpoint", "find_matchpoint"))
+    with hooks.using("student", right):
+        assert crash_sweep(1, 16).summary() == "crash points: 63, violations: 0"
+        assert hooks.load_student("14a_matchpoint").calls
 
 
 # -- the other call sites ------------------------------------------------------------------------------

@@ -58,10 +58,11 @@ back. The transaction manager provides these; without transactions,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from minidb import exercise_hooks
 from minidb.pagestore.errors import RecordWontFitError, SlotError
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZE, Page, PageTag
 
@@ -208,7 +209,7 @@ class SlottedPage(Page):
         if slot is not None and self.is_in_use(slot):
             raise SlotError(f"{self.pid}: slot {slot} is in use")
         slots = [self.slot_entry(s) for s in range(self.nslots)]
-        plan = place_record(slots, self.space_view(), length, user, slot)
+        plan = PLACE_RECORD.call(slots, self.space_view(), length, user, slot)
         if plan.void:
             self._void_reservation()
         if not plan.fits:
@@ -384,3 +385,22 @@ def place_record(slots: Sequence[tuple[int, int]], space: SpaceView, length: int
     need = length + SLOT_SIZE * max(0, slot + 1 - len(slots))
     fits = available and need <= usable_bytes(space, user)
     return Placement(slot, void, fits, fits and space.contiguous < need)
+
+
+def _place_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[..., Placement]:
+    """A student's ``place_record`` (exercise 02a answers a plain tuple), checked for form: a slot number and
+    three truth values."""
+    def place(slots: Sequence[tuple[int, int]], space: SpaceView, length: int, user: SpaceUser,
+              slot: int | None = None) -> Placement:
+        answer = student(list(slots), space, length, user, slot)
+        if not (isinstance(answer, tuple) and len(answer) == 4 and isinstance(answer[0], int)
+                and answer[0] >= 0 and all(isinstance(a, bool) for a in answer[1:])):
+            raise hook.wrong(f"returned {answer!r}, not (slot, void, fits, coalesce)")
+        if slot is not None and answer[0] != slot:
+            raise hook.wrong(f"put the record in slot {answer[0]}, but redo or undo asked for slot {slot}")
+        return Placement(*answer)
+    return place
+
+
+#: where :meth:`SlottedPage._place` asks :func:`place_record` (exercise 02a's hook)
+PLACE_RECORD = exercise_hooks.register("02a_slotted_insert", "place_record", place_record, _place_from_exercise)
