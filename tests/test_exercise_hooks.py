@@ -84,6 +84,16 @@ def spy_source(exercise: str, function: str, then: str = "") -> str:
             f"    return reference.{function}(*args, **kwargs)\n")
 
 
+def wrong_and_right(tmp_path: Path, crash_sweep, seed: int, ops: int, exercise: str, mutant: str, function: str):
+    """The results of ``crash_sweep(seed, ops)`` with the exercise's named mutant as student code, then with
+    every reference as student code."""
+    wrong = students(tmp_path / "wrong", **{f"e{exercise[:3]}": mutant_source(exercise, mutant, function)})
+    with hooks.using("student", wrong):
+        result = crash_sweep(seed, ops)
+    with hooks.using("student", students(tmp_path / "right")):
+        return result, crash_sweep(seed, ops)
+
+
 @pytest.fixture(autouse=True)
 def engine_mode():
     with hooks.using(None):
@@ -180,13 +190,10 @@ def test_the_pagestore_crash_sweep_fails_when_pages_are_written_ahead_of_their_l
     for durable lets the page reach the disk before that entry, and restart cannot undo what the crash
     lost (seed 7). The right rule syncs first, so the sweep has crash points of its own (the fsyncs)."""
     from minidb.pagestore.xct_crashtest import crash_sweep
-    wrong = students(tmp_path / "wrong", e04b=mutant_source("04b_wal_rule", "an_entry_at_the_durable_end_counts_as_durable",
-                                                            "log_sync_point"))
-    with hooks.using("student", wrong):
-        result = crash_sweep(7, 16)
-    assert result.violations, result.summary()
-    with hooks.using("student", students(tmp_path / "right")):
-        assert crash_sweep(7, 16).summary() == "crash points: 292, violations: 0"
+    wrong, right = wrong_and_right(tmp_path, crash_sweep, 7, 16, "04b_wal_rule",
+                                   "an_entry_at_the_durable_end_counts_as_durable", "log_sync_point")
+    assert wrong.violations, wrong.summary()
+    assert right.summary() == "crash points: 292, violations: 0"
 
 
 def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_ones(tmp_path):
@@ -209,14 +216,11 @@ def test_the_log_crash_sweep_fails_when_a_commit_returns_before_its_entry_is_dur
     returns from ``sync`` without an fsync: a crash loses entries a sync promised, and an entry logged
     after a crash is not there when the log is opened again (``close`` syncs it the same way; seed 1)."""
     from minidb.log.crashtest import crash_sweep
-    wrong = students(tmp_path / "wrong", e01b=mutant_source("01b_group_commit",
-                                                            "an_entry_at_the_durable_end_counts_as_durable", "commit_step"))
-    with hooks.using("student", wrong):
-        result = crash_sweep(1, 40)
-    assert any("were synced" in v for v in result.violations), result.violations[:3]
-    assert any("after a new entry and a reopen" in v for v in result.violations), result.violations[:3]
-    with hooks.using("student", students(tmp_path / "right")):
-        assert crash_sweep(1, 40).summary() == f"crash points: {result.points}, violations: 0"
+    wrong, right = wrong_and_right(tmp_path, crash_sweep, 1, 40, "01b_group_commit",
+                                   "an_entry_at_the_durable_end_counts_as_durable", "commit_step")
+    assert any("were synced" in v for v in wrong.violations), wrong.violations[:3]
+    assert any("after a new entry and a reopen" in v for v in wrong.violations), wrong.violations[:3]
+    assert right.summary() == f"crash points: {wrong.points}, violations: 0"
 
 
 def test_the_group_commit_tests_fail_when_a_leader_syncs_only_its_own_entry(tmp_path):
@@ -274,13 +278,10 @@ def test_the_pagestore_crash_sweep_fails_when_redo_applies_a_change_twice(tmp_pa
     """Exercise 08c inside restart's redo pass: redoing a change the page already has (page LSN equal to
     the entry's) applies it twice, and restart fails or finds the wrong records (seed 7)."""
     from minidb.pagestore.xct_crashtest import crash_sweep
-    wrong = students(tmp_path / "wrong", e08c=mutant_source("08c_redo_test", "change_redone_on_a_page_that_has_it",
-                                                            "redo_test"))
-    with hooks.using("student", wrong):
-        result = crash_sweep(7, 8)
-    assert result.violations, result.summary()
-    with hooks.using("student", students(tmp_path / "right")):
-        assert crash_sweep(7, 8).summary() == f"crash points: {result.points}, violations: 0"
+    wrong, right = wrong_and_right(tmp_path, crash_sweep, 7, 8, "08c_redo_test", "change_redone_on_a_page_that_has_it",
+                                   "redo_test")
+    assert wrong.violations, wrong.summary()
+    assert right.summary() == f"crash points: {wrong.points}, violations: 0"
 
 
 def test_the_logstore_crash_sweep_fails_with_a_wrong_bin_split(tmp_path):
