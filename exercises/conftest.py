@@ -121,11 +121,12 @@ def impl(request) -> ModuleType | SimpleNamespace:
     return load_impl(directory, which)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="session")
 def engine_uses_its_own_code():
     """The engine that builds a test's data (a log, a tree) runs its own functions, whatever
     ``MINIDB_EXERCISE_IMPL`` says: the exercise's tests check the function under test alone (the engine's
-    own tests and crash sweeps are where a student's function runs inside it; see minidb/exercise_hooks.py)."""
+    own tests and crash sweeps are where a student's function runs inside it; see minidb/exercise_hooks.py).
+    Session-wide, so that module-scoped fixtures building an environment run before it too."""
     from minidb import exercise_hooks
 
     with exercise_hooks.using(exercise_hooks.ENGINE):

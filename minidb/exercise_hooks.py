@@ -29,9 +29,12 @@ prints it as one line and exits 2); anything else the student's code raises,
 or an answer of the wrong form, is a :class:`StudentCodeError` (exit 1).
 Neither is a :class:`~minidb.errors.MinidbError`, so no engine code that
 handles its own errors (a crash test counting violations) swallows them.
+An engine function an adapter hands to the student's code to call back (a
+page read, a feeder's answer) is wrapped by :func:`engine_callback`: its own
+errors pass through the student's function unchanged, as the engine's.
 
 This module sits in the base layer (it imports nothing from minidb), so the
-log, the page store and the log store can each register hooks while imports
+log, the page store, the log store and replication can each register hooks while imports
 still point down; the adapters live next to the functions they stand in for.
 """
 
@@ -97,14 +100,29 @@ class Hook:
             except NotImplementedError as e:
                 raise ExerciseError(f"{self.what} is not implemented yet ({student_path(self.exercise)}: {e})") from e
             except Exception as e:
-                if type(e).__name__ == "SimulatedCrash":  # a crash the simulated disk scheduled, not a bug
-                    raise
+                if type(e).__name__ == "SimulatedCrash" or getattr(e, ENGINE_ERROR, False):
+                    raise  # a crash the simulated disk scheduled, or the engine's error in a callback: not a bug
                 raise StudentCodeError(f"{self.what} raised {type(e).__name__}: {e}") from e
         return guarded
 
     def wrong(self, problem: str) -> StudentCodeError:
         """The error for an answer of the wrong form (adapters raise it)."""
         return StudentCodeError(f"{self.what} {problem}")
+
+
+ENGINE_ERROR = "minidb_engine_error"
+
+
+def engine_callback(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (the engine's, handed to a student's code to call back, as a page read) with its errors
+    marked as the engine's: they pass through the student's function unchanged, not as a StudentCodeError."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as e:
+            setattr(e, ENGINE_ERROR, True)
+            raise
+    return call
 
 
 _hooks: dict[str, Hook] = {}

@@ -17,20 +17,30 @@ from minidb import exercise_hooks as hooks
 from minidb.cli import main
 from minidb.errors import LogCorruptionError
 from minidb.io import SimDisk
+from minidb.log import LSN
 from minidb.log.end import LAST_FILE_SCAN, find_end
+from minidb.log.groupcommit import COMMIT_STEP
 from minidb.logstore.cleaner.cleaner import VERDICT
+from minidb.logstore.tree.tree import SPLIT_POINT
 from minidb.pagestore.btree.btree import LEAF_SPLIT
 from minidb.pagestore.buffer.clock import VICTIM, ClockFrame, choose_victim
 from minidb.pagestore.buffer.walrule import LOG_SYNC_POINT
+from minidb.pagestore.pages.slotted import PLACE_RECORD
+from minidb.pagestore.restart.redo import REDO_TEST
 from minidb.pagestore.restart.undo import UNDO_WALK
+from minidb.pagestore.volume.volpages import PAGES_TO_TRY
 from minidb.pagestore.wal.clr import COMPENSATION
+from minidb.replication.syncup import MATCHPOINT
 
 from tests.log.helpers import new_log, write_messages
 from tests.logstore.helpers import small_config
 
 EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
-PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
-           "06a_write_clrs": COMPENSATION, "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK, "11a_live_or_obsolete": VERDICT}
+PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "01b_group_commit": COMMIT_STEP, "02a_slotted_insert": PLACE_RECORD,
+           "03a_extent_alloc": PAGES_TO_TRY, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
+           "06a_write_clrs": COMPENSATION, "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK,
+           "08c_redo_test": REDO_TEST, "09a_bin_split": SPLIT_POINT, "11a_live_or_obsolete": VERDICT,
+           "14a_matchpoint": MATCHPOINT}
 
 
 def students(tmp_path: Path, **sources: str) -> Path:
@@ -46,12 +56,17 @@ def students(tmp_path: Path, **sources: str) -> Path:
 
 
 def mutant_source(exercise: str, mutant: str, function: str) -> str:
-    """A student.py whose ``function`` is the exercise's named mutant (from its test file's MUTANTS)."""
+    """A student.py whose ``function`` is the exercise's named mutant (from its test file's MUTANTS), its
+    other functions the reference's."""
     test_file = EXERCISES / exercise / f"test_{exercise}.py"
     return (f"import importlib.util\n"
             f"spec = importlib.util.spec_from_file_location('mutant_tests', {str(test_file)!r})\n"
             f"tests = importlib.util.module_from_spec(spec)\n"
             f"spec.loader.exec_module(tests)\n"
+            f"spec = importlib.util.spec_from_file_location('mutant_reference', {str(test_file.parent / 'reference.py')!r})\n"
+            f"reference = importlib.util.module_from_spec(spec)\n"
+            f"spec.loader.exec_module(reference)\n"
+            f"globals().update((k, v) for k, v in vars(reference).items() if not k.startswith('_'))\n"
             f"{function} = tests.MUTANTS[{mutant!r}][{function!r}]\n")
 
 
@@ -67,6 +82,16 @@ def spy_source(exercise: str, function: str, then: str = "") -> str:
             f"    calls.append(args)\n"
             f"    {then}\n"
             f"    return reference.{function}(*args, **kwargs)\n")
+
+
+def wrong_and_right(tmp_path: Path, crash_sweep, seed: int, ops: int, exercise: str, mutant: str, function: str):
+    """The results of ``crash_sweep(seed, ops)`` with the exercise's named mutant as student code, then with
+    every reference as student code."""
+    wrong = students(tmp_path / "wrong", **{f"e{exercise[:3]}": mutant_source(exercise, mutant, function)})
+    with hooks.using("student", wrong):
+        result = crash_sweep(seed, ops)
+    with hooks.using("student", students(tmp_path / "right")):
+        return result, crash_sweep(seed, ops)
 
 
 @pytest.fixture(autouse=True)
@@ -113,7 +138,7 @@ def test_a_pristine_stub_inside_the_engine_names_the_exercise_and_function(capsy
     code = main(["crashtest", "pagestore", "--seed", "7", "--ops", "8", "--impl", "student"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
-    assert "exercise 01a_log_end: valid_end is not implemented yet" in err  # the log opens first
+    assert "exercise 02a_slotted_insert: place_record is not implemented yet" in err  # the first record inserted
 
 
 def test_a_missing_student_file_is_an_error_not_a_fallback(tmp_path):
@@ -165,15 +190,12 @@ def test_the_pagestore_crash_sweep_fails_when_pages_are_written_ahead_of_their_l
     for durable lets the page reach the disk before that entry, and restart cannot undo what the crash
     lost (seed 7). The right rule syncs first, so the sweep has crash points of its own (the fsyncs)."""
     from minidb.pagestore.xct_crashtest import crash_sweep
-    wrong = students(tmp_path / "wrong", e04b=mutant_source("04b_wal_rule", "an_entry_at_the_durable_end_counts_as_durable",
-                                                            "log_sync_point"))
-    with hooks.using("student", wrong):
-        result = crash_sweep(7, 16)
-    assert result.violations, result.summary()
-    with hooks.using("student", students(tmp_path / "right")):
-        # 284 since inserts stopped reading the store directory for each record: with a pool of a few
-        # frames, fewer directory fixes evict and write fewer pages.
-        assert crash_sweep(7, 16).summary() == "crash points: 284, violations: 0"
+    wrong, right = wrong_and_right(tmp_path, crash_sweep, 7, 16, "04b_wal_rule",
+                                   "an_entry_at_the_durable_end_counts_as_durable", "log_sync_point")
+    assert wrong.violations, wrong.summary()
+    # 284 since inserts stopped reading the store directory for each record: with a pool of a few
+    # frames, fewer directory fixes evict and write fewer pages.
+    assert right.summary() == "crash points: 284, violations: 0"
 
 
 def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_ones(tmp_path):
@@ -189,6 +211,111 @@ def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_o
                                                            "compensation"))
     with hooks.using("student", twin), pytest.raises(hooks.StudentCodeError, match="no entry type has that name"):
         crash_sweep(7, 16)
+
+
+def test_the_log_crash_sweep_fails_when_a_commit_returns_before_its_entry_is_durable(tmp_path):
+    """Exercise 01b inside the log manager: taking an entry that starts at the durable end for durable
+    returns from ``sync`` without an fsync: a crash loses entries a sync promised, and an entry logged
+    after a crash is not there when the log is opened again (``close`` syncs it the same way; seed 1)."""
+    from minidb.log.crashtest import crash_sweep
+    wrong, right = wrong_and_right(tmp_path, crash_sweep, 1, 40, "01b_group_commit",
+                                   "an_entry_at_the_durable_end_counts_as_durable", "commit_step")
+    assert any("were synced" in v for v in wrong.violations), wrong.violations[:3]
+    assert any("after a new entry and a reopen" in v for v in wrong.violations), wrong.violations[:3]
+    assert right.summary() == f"crash points: {wrong.points}, violations: 0"
+
+
+def test_the_group_commit_tests_fail_when_a_leader_syncs_only_its_own_entry(tmp_path):
+    """The log's scripted group-commit test on exercise 01b: a leader whose fsync counts for its own entry
+    only leaves its followers to fsync again, so four commits cost more than one fsync."""
+    from tests.log.test_manager import test_group_commit_shares_one_fsync
+    wrong = students(tmp_path / "wrong", e01b=mutant_source("01b_group_commit", "the_leader_syncs_only_its_own_entry",
+                                                            "commit_step"))
+    with hooks.using("student", wrong), pytest.raises(AssertionError, match=r"assert [3-9] == 2"):
+        test_group_commit_shares_one_fsync()
+    right = students(tmp_path / "right", e01b=spy_source("01b_group_commit", "commit_step"))
+    with hooks.using("student", right):
+        test_group_commit_shares_one_fsync()
+        calls = hooks.load_student("01b_group_commit").calls
+    assert {call[3] for call in calls} == {False, True}  # asked as follower and as leader
+    no_bound = students(tmp_path / "unbounded", e01b=mutant_source("01b_group_commit", "the_leader_gathers_without_a_bound",
+                                                                   "commit_step"))
+    with hooks.using("student", no_bound), pytest.raises(hooks.StudentCodeError, match="past the bound"):
+        COMMIT_STEP.call(LSN(1, 0x40), LSN(1, 0x26), False, True, None, 0, 3, 0.005, 0.005)
+
+
+def test_the_page_stores_reservation_tests_fail_when_a_record_takes_reserved_bytes(tmp_path):
+    """Exercise 02a inside ``SlottedPage._place``: counting another transaction's reserved bytes as usable
+    lets an insert take the room a rollback needs (the engine's worked example of space reservation)."""
+    from tests.pagestore.test_slotted import test_space_reservation_worked_example
+    wrong = students(tmp_path / "wrong", e02a=mutant_source("02a_slotted_insert", "reserved_bytes_count_as_usable",
+                                                            "place_record"))
+    with hooks.using("student", wrong), pytest.raises((AssertionError, pytest.fail.Exception)):
+        test_space_reservation_worked_example()
+    right = students(tmp_path / "right", e02a=spy_source("02a_slotted_insert", "place_record"))
+    with hooks.using("student", right):
+        test_space_reservation_worked_example()
+        assert hooks.load_student("02a_slotted_insert").calls
+
+
+def test_the_volumes_allocation_tests_fail_with_a_wrong_page_or_extent_choice(tmp_path):
+    """Exercise 03a inside the volume (``PageAllocation._free_for``, ``ExtentAllocation._find_free_extents``):
+    compacting only after the last page leaves holes unfilled, and a lowest-free hint moved past the extents
+    taken skips the one another transaction held, which is free again later."""
+    from tests.pagestore.test_alloc_protocol import test_the_free_extent_search_skips_an_extent_another_transaction_holds
+    from tests.pagestore.test_volume import test_append_goes_past_the_last_allocated_page_compact_fills_holes
+    for test, mutant, function in [
+            (test_append_goes_past_the_last_allocated_page_compact_fills_holes, "compact_only_after_the_last_page",
+             "pages_to_try"),
+            (test_the_free_extent_search_skips_an_extent_another_transaction_holds, "hint_past_the_last_extent_taken",
+             "find_free_extents")]:
+        wrong = students(tmp_path / mutant, e03a=mutant_source("03a_extent_alloc", mutant, function))
+        with hooks.using("student", wrong), pytest.raises(AssertionError):
+            test()
+        with hooks.using("student", students(tmp_path / "right")):
+            test()
+
+
+def test_the_pagestore_crash_sweep_fails_when_redo_applies_a_change_twice(tmp_path):
+    """Exercise 08c inside restart's redo pass: redoing a change the page already has (page LSN equal to
+    the entry's) applies it twice, and restart fails or finds the wrong records (seed 7)."""
+    from minidb.pagestore.xct_crashtest import crash_sweep
+    wrong, right = wrong_and_right(tmp_path, crash_sweep, 7, 8, "08c_redo_test", "change_redone_on_a_page_that_has_it",
+                                   "redo_test")
+    assert wrong.violations, wrong.summary()
+    assert right.summary() == f"crash points: {wrong.points}, violations: 0"
+
+
+def test_the_logstore_crash_sweep_fails_with_a_wrong_bin_split(tmp_path):
+    """Exercise 09a inside ``Tree.split_if_needed``: a separator that is the last key kept leaves that key
+    outside its BIN's range, which the tree refuses; a new slot before the BIN's own is refused by name."""
+    from minidb.logstore.crashtest import crash_sweep
+    from minidb.logstore.errors import TreeError
+    wrong = students(tmp_path / "wrong", e09a=mutant_source("09a_bin_split", "separator_is_the_last_key_kept",
+                                                            "split_point"))
+    with hooks.using("student", wrong), pytest.raises(TreeError, match="lies outside the node's range"):
+        crash_sweep(1, 16)
+    before = students(tmp_path / "before", e09a=mutant_source("09a_bin_split", "new_slot_before_the_bins_own",
+                                                              "split_point"))
+    with hooks.using("student", before), pytest.raises(hooks.StudentCodeError, match="before the node's own slot"):
+        crash_sweep(1, 16)
+    with hooks.using("student", students(tmp_path / "right")):
+        assert crash_sweep(1, 16).violations == []
+
+
+def test_the_syncup_rollback_crash_sweep_fails_when_the_matchpoint_compares_lsns(tmp_path):
+    """Exercise 14a inside ``ReplicaFeederSyncup.pump``: comparing LSNs (node-local) instead of checksums
+    finds no common sync point, so the rejoining replica would need a network restore (seed 1)."""
+    from minidb.replication.errors import NetworkRestoreRequiredError
+    from minidb.replication.rollback_crashtest import crash_sweep
+    wrong = students(tmp_path / "wrong", e14a=mutant_source("14a_matchpoint", "compares_lsns_instead_of_checksums",
+                                                            "find_matchpoint"))
+    with hooks.using("student", wrong), pytest.raises(NetworkRestoreRequiredError, match="share no sync point"):
+        crash_sweep(1, 16)
+    right = students(tmp_path / "right", e14a=spy_source("14a_matchpoint", "find_matchpoint"))
+    with hooks.using("student", right):
+        assert crash_sweep(1, 16).summary() == "crash points: 63, violations: 0"
+        assert hooks.load_student("14a_matchpoint").calls
 
 
 # -- the other call sites ------------------------------------------------------------------------------

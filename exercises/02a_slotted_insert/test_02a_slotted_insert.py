@@ -168,3 +168,18 @@ MUTANTS = {
     "void_while_the_reserver_is_still_active": {"place_record": lambda *a, **k: _place(*a, **k, void_at_oldest=True)},
     "a_new_slot_entry_is_free": {"place_record": lambda *a, **k: _place(*a, **k, slot_entry_free=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: random slot tables (records, reservations, free slots), reservations by the
+    user or another transaction, void or not, forward inserts and rollbacks, a slot given or not."""
+    for _ in range(300):
+        slots = [rng.choice([(48 + 40 * i, rng.randrange(1, 60)), (0, rng.randrange(1, 60)), (0, 0)])
+                 for i in range(rng.randrange(0, 6))]
+        reserved = sum(length for offset, length in slots if not offset)
+        nfree = rng.randrange(0, 460)
+        page = space(nfree, rng.randrange(0, nfree + 1), nrsvd=reserved, rsvd_tid=rng.randrange(0, 5),
+                     xct_rsvd=rng.randrange(0, reserved + 1))
+        who = user(rng.choice([page.rsvd_tid, rng.randrange(1, 5)]), rng.randrange(1, 5), rolling_back=rng.random() < 0.3)
+        slot = rng.choice([None, None, rng.randrange(0, len(slots) + 2)])
+        yield "place_record", (slots, page, rng.randrange(0, 200), who), {"slot": slot}

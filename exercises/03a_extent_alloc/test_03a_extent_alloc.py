@@ -180,3 +180,17 @@ MUTANTS = {
     "a_held_extent_is_taken": {"find_free_extents": lambda *a: _extents(*a, take_held=True)},
     "every_free_extent_is_locked": {"find_free_extents": lambda *a: _extents(*a, ask_all=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: random page maps in both modes, and random volumes (owners, a hint below
+    which nothing is free, extents another transaction holds)."""
+    for _ in range(150):
+        ext_sz = rng.randrange(1, 9)
+        yield "pages_to_try", (rng.choice([APPEND, COMPACT]), rng.randrange(0, 1 << ext_sz), ext_sz), {}
+    for _ in range(150):
+        owners = [rng.choice([0, 0, 1, 2, 3]) for _ in range(rng.randrange(1, 12))]
+        first_free = next((e for e, owner in enumerate(owners) if owner == 0), len(owners))
+        start = rng.randrange(0, first_free + 1)
+        held = [e for e in range(len(owners)) if rng.random() < 0.2]
+        yield "find_free_extents", (owners, start, rng.randrange(1, 4), Locks(held)), {}

@@ -100,3 +100,14 @@ MUTANTS = {
     "an_entry_at_the_durable_end_counts_as_durable": {"log_sync_point": lambda *a: _sync(*a, at_end_is_durable=True)},
     "sync_before_every_write": {"log_sync_point": lambda *a: _sync(*a, always=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: runs of page LSNs in one or two log files (some pages no entry changed), the
+    durable end before, among or after them."""
+    for _ in range(300):
+        lsns = [NO_PAGE_LSN if rng.random() < 0.15 else L(rng.randrange(0x26, 0x800), file=rng.choice([1, 1, 2]))
+                for _ in range(rng.randrange(1, 6))]
+        durable = rng.choice(lsns) if rng.random() < 0.3 and lsns[0] != NO_PAGE_LSN else \
+            L(rng.randrange(0x26, 0x800), file=rng.choice([1, 2]))
+        yield "log_sync_point", (lsns, durable), {}

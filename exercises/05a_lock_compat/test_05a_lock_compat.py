@@ -173,3 +173,30 @@ MUTANTS = {
     "one_grant_per_wakeup": {"wakeup": lambda queue: [txn for txn, status, *_ in queue if status != "granted"][:1]},
     "no_cycle_is_ever_found": {"digest_step": lambda fingerprint, blockers: (_digest(fingerprint, blockers)[0], None)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: every pair of modes, random queues (granted requests that go together,
+    conversions, waiters) and random Dreadlocks digests."""
+    for requested in MODES:
+        for granted in MODES:
+            yield "compatible", (requested, granted), {}
+            yield "supremum", (requested, granted), {}
+    for _ in range(100):
+        together = rng.choice([["IS", "IX"], ["IS", "SH"], ["IX"], ["IS", "SIX"]])
+        entries, txn = [], 1
+        for _ in range(rng.randrange(0, 4)):
+            mode = rng.choice(together)
+            if rng.random() < 0.3:
+                entries.append((txn, "converting", mode, rng.choice(MODES[1:])))
+            else:
+                entries.append((txn, "granted", mode, None))
+            txn += 1
+        for _ in range(rng.randrange(0, 4)):
+            entries.append((txn, "waiting", rng.choice(MODES[1:]), None))
+            txn += 1
+        yield "wakeup", (entries,), {}
+    for _ in range(100):
+        width = rng.randrange(1, 10)
+        yield "digest_step", (1 << rng.randrange(width),
+                              [rng.randrange(1 << width) for _ in range(rng.randrange(0, 4))]), {}

@@ -6,6 +6,8 @@ the page id, the entry's fields, and the transaction's ``txn_id`` and
 ``txn_prev_lsn``.
 """
 
+from types import SimpleNamespace
+
 from minidb.log import LSN, NULL_LSN
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES as T
 
@@ -155,3 +157,35 @@ MUTANTS = {
     "redo_only_entries_compensated": {"compensation": lambda *a: _clr(*a, redo_only_too=True)},
     "the_whole_entry_copied_into_the_clr": {"compensation": lambda *a: _clr(*a, all_fields=True)},
 }
+
+
+EXAMPLES = [("rec_splice", {"slot": 0, "start": 1, "old": b"b", "new": b"xyz"}),
+            ("rec_insert", {"slot": 0, "data": b"ab"}),
+            ("rec_remove", {"slot": 1, "data": b"x" * 60}),
+            ("alloc_pages_in_ext", {"snum": 3, "ext": 6, "pmap": 4}),
+            ("btree_insert", {"root": 20, "unique": True, "idx": 2, "key": b"k", "el": b"e"}),
+            ("store_operation", {"snum": 5, "op": 0, "value": 1, "old_value": 0}),
+            ("page_format", {"tag": 2, "store_flags": 0}),
+            ("xct_abort", {}),
+            ("compensate", {"undo_nxt": L(0x200)}),
+            ("clr_rec_insert", {"slot": 0, "data": b"ab", "undo_nxt": NULL_LSN}),
+            ("clr_rec_splice", {"slot": 0, "start": 1, "old": b"xyz", "new": b"b", "undo_nxt": L(0x100)})]
+
+
+def random_cases(rng):
+    """For ``minidb grade``: entries of every kind (physical, logical, redo-only, markers, CLRs) with
+    random slots, bytes, transactions and txn_prev_lsn."""
+    for _ in range(300):
+        name, fields = rng.choice(EXAMPLES)
+        fields = dict(fields)
+        for field in ("slot", "start"):
+            if field in fields:
+                fields[field] = rng.randrange(0, 8)
+        for field in ("data", "old", "new"):
+            if field in fields:
+                fields[field] = bytes(rng.randrange(97, 123) for _ in range(rng.randrange(0, 6)))
+        prev = rng.choice([NULL_LSN, L(rng.randrange(0x26, 0x1000)), LSN(rng.randrange(2, 9), rng.randrange(0x26, 0x400))])
+        entry_type, values = entry(name, prev, tid=rng.randrange(1, 9), **fields)
+        flags = SimpleNamespace(name=entry_type.name, undoable=entry_type.undoable, logical=entry_type.logical,
+                                compensation=entry_type.compensation)  # the attributes the function may read
+        yield "compensation", (flags, values), {}

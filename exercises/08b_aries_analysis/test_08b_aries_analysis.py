@@ -154,3 +154,25 @@ MUTANTS = {
     "redo_only_entry_becomes_the_undo_next": {"analysis": lambda x, d, log: _analysis(x, d, log, undo_any=True)},
     "checkpoint_dirty_pages_dropped": {"analysis": lambda x, d, log: _analysis(x, d, log, ignore_ckpt_dirty=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: a random checkpoint, then a random log after it: updates, redo-only
+    entries, CLRs pointing back into their transaction, markers, entries of no transaction."""
+    for _ in range(200):
+        lsn, xcts, dirty, log = 10, {}, {}, []
+        for tid in range(1, rng.randrange(1, 5)):
+            last = rng.randrange(1, 10)
+            xcts[tid] = (rng.choice([ACTIVE, ACTIVE, "aborting", "prepared"]), last, rng.choice([0, last]))
+        for page in rng.sample(range(1, 9), rng.randrange(0, 4)):
+            dirty[page] = rng.randrange(1, 10)
+        history: dict[int, list[int]] = {}
+        for _ in range(rng.randrange(0, 12)):
+            lsn += 10
+            tid = rng.choice([0, 1, 2, 3, 4, 5])
+            kind = rng.choice([UPD, UPD, RO, CLR, ABORT, PREPARE, FREEING, END]) if tid else rng.choice([UPD, RO])
+            page = rng.randrange(1, 9) if kind in (UPD, RO, CLR) else None
+            undo_nxt = rng.choice([0] + history.get(tid, [])) if kind == CLR else None
+            log.append((lsn, tid, kind, page, undo_nxt))
+            history.setdefault(tid, []).append(lsn)
+        yield "analysis", (xcts, dirty, log), {}

@@ -118,3 +118,24 @@ MUTANTS = {
     "change_at_the_recovery_lsn_skipped": {"redo_test": lambda *a: _redo_test(*a, rec_lsn_inclusive=True)},
     "change_redone_on_a_page_that_has_it": {"redo_test": lambda *a: _redo_test(*a, equal_redone=True)},
 }
+
+
+class PageLsn:
+    """``read_page_lsn`` for ``minidb grade``: the page LSN a read would find."""
+
+    def __init__(self, page_lsn):
+        self.page_lsn = page_lsn
+
+    def __call__(self):
+        return self.page_lsn
+
+
+def random_cases(rng):
+    """For ``minidb grade``: one logged change of every kind, a random dirty page table and page LSN."""
+    for _ in range(300):
+        kind = rng.choice([UPD, UPD, RO, CLR, ABORT, PREPARE, FREEING, END])
+        page = rng.randrange(1, 6) if kind in (UPD, RO, CLR) else None
+        lsn = rng.randrange(1, 40) * 10
+        dirty = {p: rng.randrange(1, 40) * 10 for p in rng.sample(range(1, 6), rng.randrange(0, 5))}
+        page_lsn = rng.choice([0, lsn, lsn - 10, lsn + 10, rng.randrange(0, 40) * 10])
+        yield "redo_test", (lsn, kind, page, dirty, PageLsn(max(0, page_lsn))), {}

@@ -101,3 +101,14 @@ MUTANTS = {
     "new_slot_before_the_bins_own": {"split_point": lambda k, p, n: _split(k, p, n, before=True)},
     "new_slot_at_the_end_of_the_parent": {"split_point": lambda k, p, n: _split(k, p, n, at_end=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: full BINs of random sorted keys, their place among the parent's slots."""
+    for _ in range(300):
+        keys = sorted({bytes([rng.randrange(97, 123)]) * rng.randrange(1, 4) + b"%02d" % rng.randrange(100)
+                       for _ in range(rng.randrange(2, 14))})
+        if len(keys) < 2:
+            keys = [b"a", b"b"]
+        parent_ids = rng.sample(range(1, 50), rng.randrange(1, 6))
+        yield "split_point", (keys, parent_ids, rng.choice(parent_ids)), {}

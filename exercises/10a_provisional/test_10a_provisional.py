@@ -178,3 +178,20 @@ MUTANTS = {
         dirty, roots, flush_all, bin_asks_above=False)},
     "flush_all_is_ignored": {"highest_flush_levels": lambda dirty, roots, flush_all=False: _levels(dirty, roots)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: every flag against a CkptEnd before, at, after the entry or none (in one or
+    two files); random dirty maps of several databases, with and without flush_all."""
+    for _ in range(150):
+        entry_lsn = LSN(rng.randrange(1, 3), rng.randrange(0x26, 0x400))
+        ckpt_end = rng.choice([NULL_LSN, entry_lsn, LSN(rng.randrange(1, 3), rng.randrange(0x26, 0x400))])
+        yield "is_provisional", (entry_lsn, rng.choice(list(Provisional)), ckpt_end), {}
+    for _ in range(150):
+        roots = {db: rng.randrange(1, 5) for db in rng.sample(range(1, 9), rng.randrange(1, 4))}
+        dirty = []
+        for _ in range(rng.randrange(0, 6)):
+            db = rng.choice(list(roots))
+            level = rng.randrange(1, roots[db] + 1)
+            dirty.append((db, level, level == 1, level == roots[db]))
+        yield "highest_flush_levels", (dirty, roots), {"flush_all": rng.random() < 0.3}

@@ -100,3 +100,18 @@ MUTANTS = {
 
 # What student.py may import from the modules that implement this exercise (minidb grade refuses the rest).
 STUDENT_MAY_IMPORT = {"minidb.logstore.eraser.throttle": ["Planned"]}
+
+
+def random_cases(rng):
+    """For ``minidb grade``: files of random lengths (multiples of 100 bytes, so every share is a whole
+    number), paces early, on time and late, cycles with and without delays."""
+    for _ in range(60):
+        lengths = [rng.randrange(1, 50) * 100 for _ in range(rng.randrange(0, 5))]
+        yield "work_estimate", (lengths,), {}
+        yield "file_components", (rng.randrange(1, 50) * 100,), {}
+        base, per_unit, done = rng.randrange(0, 10) * 1000, rng.randrange(1, 100), rng.randrange(0, 5000)
+        yield "pace", (base, per_unit, done, base + per_unit * done + rng.choice([-HOUR, -1, 0, 1, HOUR])), {}
+        if lengths:
+            delays = {(rng.randrange(len(lengths)), rng.randrange(1, 7)): rng.choice([HOUR, DAY // 2])
+                      for _ in range(rng.randrange(0, 3))}
+            yield "schedule", (0, DAY, lengths), {"delays": delays or None}

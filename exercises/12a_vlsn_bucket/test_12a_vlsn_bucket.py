@@ -175,3 +175,31 @@ MUTANTS = {
     "gte_past_the_last_gives_the_last": {"get_gte_lsn": lambda f, first, stride, offsets, last, last_lsn, vlsn: (
         last_lsn if vlsn > last else _bucket(f, first, stride, offsets, last, last_lsn).get_gte_lsn(vlsn))},
 }
+
+
+def random_bucket(rng):
+    """A bucket as the VLSN index keeps it: offsets on the stride (some holes), the last mapping after."""
+    first, stride = rng.randrange(1, 20), rng.randrange(1, 5)
+    offsets = [rng.choice([0, 1]) for _ in range(rng.randrange(1, 6))]
+    offsets[0] = 1
+    offset = 0x26
+    for i, kept in enumerate(offsets):
+        offset += rng.randrange(0x10, 0x40)
+        offsets[i] = offset if kept else 0
+    last = first + (len(offsets) - 1) * stride + rng.randrange(0, stride)
+    last_lsn = LSN(7, offset if last == first + (len(offsets) - 1) * stride and offsets[-1] else offset + 0x30)
+    return dict(file_number=7, first=first, stride=stride, file_offsets=offsets, last=last, last_lsn=last_lsn)
+
+
+def random_cases(rng):
+    """For ``minidb grade``: random puts (in and out of order, some past a small bucket's end) and
+    lookups at, between, before and after a random bucket's mappings."""
+    for _ in range(100):
+        first, stride = rng.randrange(1, 20), rng.randrange(1, 5)
+        vlsns = list(range(first - 2, first + 8 * stride))
+        puts = [(v, 0x26 + 0x20 * (v - first + 2)) for v in rng.sample(vlsns, rng.randrange(0, len(vlsns)))]
+        yield "offset_array", (first, stride, rng.randrange(1, 8), puts), {}
+    for _ in range(100):
+        bucket = random_bucket(rng)
+        vlsn = rng.randrange(bucket["first"] - 2, bucket["last"] + 3)
+        yield rng.choice(["get_lte_lsn", "get_gte_lsn"]), (), {**bucket, "vlsn": vlsn}

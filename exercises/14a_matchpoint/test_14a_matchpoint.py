@@ -120,3 +120,23 @@ MUTANTS = {
     "asks_the_feeder_about_every_entry": {"find_matchpoint": lambda c, f: _search(c, f, ask_everything=True)},
     "searches_oldest_first": {"find_matchpoint": lambda c, f: _search(c, f, oldest_first=True)},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: two random logs that agree up to a point, then diverge (other checksums,
+    other types, other LSNs for the same entry), the feeder missing some VLSNs."""
+    for _ in range(300):
+        top = rng.randrange(1, 30)
+        agree = rng.randrange(0, top + 1)
+        mine, theirs = [], {}
+        for vlsn in range(top, 0, -1):
+            kind = rng.choice(["Commit", "Abort", "Matchpoint", "LN_TX", "LN_TX"])
+            mine.append((vlsn, kind, vlsn * 7, vlsn * 100))
+            if rng.random() < 0.1:
+                continue  # the feeder does not hold it
+            lsn = vlsn * 100 + rng.choice([0, 0, 16])
+            if vlsn <= agree:
+                theirs[vlsn] = (kind, vlsn * 7, lsn)
+            else:
+                theirs[vlsn] = rng.choice([(kind, -vlsn, lsn), ("Commit", vlsn * 7 + 1, lsn), (kind, vlsn * 7, lsn)])
+        yield "find_matchpoint", (mine, Feeder(theirs)), {}

@@ -166,3 +166,18 @@ MUTANTS = {
     "the_claimed_end_is_not_checked": {"resync": _claimed_end_unchecked},
     "a_prev_match_is_not_checked": {"resync": _first_prev_match_unchecked},
 }
+
+
+def random_cases(rng):
+    """For ``minidb grade``: real logs of random messages, one entry (sometimes two) damaged in a random
+    byte, the file sometimes cut short."""
+    for _ in range(60):
+        messages = ["m" * rng.randrange(0, 30) + str(i) for i in range(rng.randrange(1, 8))]
+        disk, _, offsets = write(messages)
+        data = file_bytes(disk)
+        bad = rng.choice(offsets)
+        for offset in {bad, rng.choice(offsets)}:
+            data = damage(data, offset + rng.randrange(0, 14), 1 << rng.randrange(8))
+        if rng.random() < 0.2:
+            data = data[: rng.randrange(bad, len(data) + 1)]
+        yield "resync", (data, bad), {}

@@ -162,6 +162,7 @@ def load(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a dataclass in the file looks its module up there
     spec.loader.exec_module(module)
     return module
 
@@ -178,10 +179,15 @@ def run_random_cases(directory: Path, tests: Path, seed: int) -> tuple[int, int,
     except Exception as e:
         return 0, 1, [f"student.py cannot be imported: {type(e).__name__}: {e}"]
     reference = load(directory / "reference.py", f"minidb_grade_{tag}_reference")
+    return compare(student, reference, cases(Random(seed)))
+
+
+def compare(student, reference, cases) -> tuple[int, int, list[str]]:
+    """(passed, failed, first failures) of ``student``'s answers against ``reference``'s on ``cases``
+    (``(function, args, kwargs)``, at most ``CASES``), each given copies of the arguments."""
     passed, failed, shown = 0, 0, []
-    rng = Random(seed)
     with exercise_hooks.using(exercise_hooks.ENGINE):
-        for number, (function, args, kwargs) in enumerate(cases(rng), 1):
+        for number, (function, args, kwargs) in enumerate(cases, 1):
             if number > CASES:
                 break
             expected = getattr(reference, function)(*copy.deepcopy(args), **copy.deepcopy(kwargs))

@@ -22,6 +22,18 @@ without it (the leader takes the buffer's end after waiting); the wait is
 always bounded by ``commit_delay × average fsync time``; nothing here
 touches the disk.
 
+The whole protocol is one pure decision, :func:`commit_step`, that
+``LogManager.sync`` asks at every step of a sync request (one call site,
+through the exercise hook ``COMMIT_STEP``; exercise 01b): given what the
+sync lock guards (the durable end, whether an fsync is in flight, the
+followers waiting, the batch expected, the time waited and its bound) it
+answers *served* (the entry is durable: return), *follow* (wait for the
+fsync in flight), *lead* (no fsync in flight: this request leads the next),
+*gather* (the leader waits for more followers), *write* (the leader is done
+gathering: write the log buffer) or *sync* with the target (fsync, then
+everything before the target is durable: the end of what was written, so
+every follower whose entry the buffer held is served by that one fsync).
+
 Time comes from a clock object, so tests script the interleaving without
 sleeping: :class:`MonotonicClock` waits on the condition with a timeout;
 :class:`ManualClock` waits until notified (a follower arrives) or until the
@@ -34,7 +46,9 @@ import threading
 import time
 from collections.abc import Callable
 
+from minidb import exercise_hooks
 from minidb.errors import UserError
+from minidb.log.lsn import LSN
 
 #: weight of the newest fsync time in the running average
 FSYNC_WEIGHT = 0.2
@@ -105,17 +119,61 @@ class GroupCommitPolicy:
             self.fsync_seconds += FSYNC_WEIGHT * (seconds - self.fsync_seconds)
         self.expected = max(1, served)
 
-    def gather(self, cond: threading.Condition, waiting: Callable[[], int]) -> int:
-        """Called by a leader holding ``cond``'s lock: wait until ``waiting()`` followers wait, as many as
-        were in the previous fsync's batch besides its leader, or until the bounded wait is over. Returns how
-        many followers wait at the end."""
-        wanted = self.expected - 1
-        if wanted <= 0 or self.commit_delay == 0.0:
-            return waiting()
-        deadline = self.clock.now() + self.max_wait()
-        while waiting() < wanted:
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                break
-            self.clock.wait(cond, remaining)
-        return waiting()
+
+# -- the decision: one step of a sync request ------------------------------------------------------------
+SERVED, FOLLOW, LEAD, GATHER, WRITE, SYNC = "served", "follow", "lead", "gather", "write", "sync"
+ACTIONS = (SERVED, FOLLOW, LEAD, GATHER, WRITE, SYNC)
+
+
+def commit_step(lsn, durable_end, in_flight: bool, leading: bool, written_end, waiting: int, expected: int,
+                waited: float, max_wait: float) -> tuple:
+    """The next step of the sync request for the entry at ``lsn``: ``(action, target)``, ``target`` set for
+    :data:`SYNC` only (everything before it is durable once the fsync returns).
+
+    ``durable_end``: the entries that start before it are durable; ``in_flight``: another request leads an
+    fsync now; ``leading``: this request leads; ``written_end``: where the buffer the leader wrote ends
+    (None until it wrote); ``waiting``: followers waiting; ``expected``: the previous fsync's batch, its
+    leader included; ``waited``/``max_wait``: the leader's gather so far and its bound. LSNs are anything
+    ordered (the engine's :class:`~minidb.log.LSN`, the exercise's whole numbers).
+    """
+    if not leading:
+        if lsn < durable_end:
+            return SERVED, None
+        return (FOLLOW, None) if in_flight else (LEAD, None)
+    if written_end is None:
+        if waiting < expected - 1 and waited < max_wait:
+            return GATHER, None
+        return WRITE, None
+    return SYNC, written_end
+
+
+def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., tuple]:
+    """A student's ``commit_step`` (exercise 01b: LSNs as whole numbers, ``LSN.packed``), its answer checked:
+    an action the request's role allows, a target that covers the leader's entry and nothing unwritten."""
+    def step(lsn, durable_end, in_flight, leading, written_end, waiting, expected, waited, max_wait):
+        answer = student(lsn.packed, durable_end.packed, in_flight, leading,
+                         None if written_end is None else written_end.packed, waiting, expected, waited, max_wait)
+        if not (isinstance(answer, tuple) and len(answer) == 2 and answer[0] in ACTIONS):
+            raise hook.wrong(f"returned {answer!r}, not (action, target) with an action of {', '.join(ACTIONS)}")
+        action, target = answer
+        allowed = ((GATHER, WRITE) if written_end is None else (SYNC,)) if leading else (SERVED, FOLLOW, LEAD)
+        if action not in allowed:
+            role = "the leader" if leading else "a request that does not lead"
+            raise hook.wrong(f"returned {action!r} for {role}" + ("" if not leading else
+                             f" ({'before' if written_end is None else 'after'} writing the buffer)"))
+        if action == FOLLOW and not in_flight:
+            raise hook.wrong("returned 'follow' with no fsync in flight: nobody would wake the follower")
+        if action == LEAD and in_flight:
+            raise hook.wrong("returned 'lead' while another leader's fsync is in flight")
+        if action == GATHER and not waited < max_wait:
+            raise hook.wrong(f"returned 'gather' after waiting {waited}s, past the bound {max_wait}s")
+        if action != SYNC:
+            return action, None
+        if not isinstance(target, int) or isinstance(target, bool) or not lsn.packed < target <= written_end.packed:
+            raise hook.wrong(f"returned the sync target {target!r}: it must cover the leader's entry "
+                             f"({lsn.packed}) and nothing past the written end ({written_end.packed})")
+        return SYNC, LSN.unpack(target)
+    return step
+
+
+COMMIT_STEP = exercise_hooks.register("01b_group_commit", "commit_step", commit_step, _from_exercise)

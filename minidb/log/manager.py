@@ -69,7 +69,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from minidb.errors import DiskError, DiskFullError, LogError, LogFullError, UserError
@@ -78,7 +79,8 @@ from minidb.log.end import LogEnd, TailCut, find_end
 from minidb.log.entry import LogEntry
 from minidb.log.files import all_log_file_numbers, file_name
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
-from minidb.log.groupcommit import GroupCommitPolicy, ManualClock, MonotonicClock
+from minidb.log.groupcommit import (COMMIT_STEP, FOLLOW, GATHER, LEAD, SERVED, WRITE, GroupCommitPolicy, ManualClock,
+                                    MonotonicClock)
 from minidb.log.header import (HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional, make_flags,
                                pack_header)
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
@@ -473,57 +475,76 @@ class LogManager:
             return
         if lsn >= self.end_lsn:
             raise UserError(f"cannot sync {lsn} in {self.disk.where()}: no entry is there yet (the log ends at {self.end_lsn})")
+        clock = self.group_commit.clock
+        leading, written, handle, started, batch = False, None, None, 0.0, 0
         with self._sync_cond:
             self.stats.add_held("nSyncRequests")
             self._requests += 1
-            while not lsn < self._durable_end:
-                if not self._syncing:
-                    self._syncing = True
-                    break
-                self.stats.add_held("nGroupCommitWaits")
-                self._waiting += 1
-                self._gather_cond.notify()  # a gathering leader counts its followers
-                generation = self._fsync_generation
-                try:
-                    self._sync_cond.wait()
-                finally:
-                    if generation == self._fsync_generation:
-                        self._waiting -= 1  # else the leader that woke us has set the count to 0
-            else:
-                return
-            self.group_commit.gather(self._gather_cond, self._followers)
-            batch, self._requests = self._requests, 0
-        self._lead_sync(batch)
+            try:
+                while True:
+                    waited = clock.now() - started if leading else 0.0
+                    action, target = COMMIT_STEP.call(lsn, self._durable_end, self._syncing and not leading, leading,
+                                                      written, self._waiting, self.group_commit.expected, waited,
+                                                      self.group_commit.max_wait())
+                    if action == SERVED:
+                        return
+                    if action == FOLLOW:
+                        self._follow()
+                    elif action == LEAD:
+                        self._syncing, leading, started = True, True, clock.now()
+                    elif action == GATHER:
+                        clock.wait(self._gather_cond, self.group_commit.max_wait() - waited)
+                    elif action == WRITE:
+                        batch, self._requests = self._requests, 0  # the requests this fsync serves
+                        with _released(self._sync_cond):
+                            written, handle = self._write_for_sync()
+                    else:  # SYNC
+                        with _released(self._sync_cond):
+                            seconds = self._timed_fsync(handle)
+                        if self._failed is None:
+                            self._durable_end = max(self._durable_end, target)
+                            self.group_commit.fsynced(seconds, batch)
+                        leading, written, handle = False, None, None
+                        self._end_fsync()
+            finally:
+                if leading:  # the write or the fsync failed: wake the followers, who try again
+                    self._end_fsync()
 
-    def _followers(self) -> int:
-        return self._waiting
-
-    def _lead_sync(self, batch: int) -> None:
-        end = None
-        seconds = 0.0
-        clock = self.group_commit.clock
+    def _follow(self) -> None:
+        """Wait (sync lock held) for the fsync in flight, counted among its followers."""
+        self.stats.add_held("nGroupCommitWaits")
+        self._waiting += 1
+        self._gather_cond.notify()  # a gathering leader counts its followers
+        generation = self._fsync_generation
         try:
-            with self._latch:
-                self._check_usable()
-                self._write_buffer()
-                end = LSN(self._file_number, self._next_offset)
-                handle = self._handle
-            assert handle is not None
-            started = clock.now()
-            self._fsync_handle(handle)
-            seconds = clock.now() - started
+            self._sync_cond.wait()
         finally:
-            with self._sync_cond:
-                if end is not None and self._failed is None:
-                    self._durable_end = max(self._durable_end, end)
-                    self.group_commit.fsynced(seconds, batch)
-                self._syncing = False
-                self._waiting = 0  # all woken: those still not durable count themselves again
-                self._fsync_generation += 1
-                for retired in self._retired:
-                    retired.close()
-                self._retired.clear()
-                self._sync_cond.notify_all()
+            if generation == self._fsync_generation:
+                self._waiting -= 1  # else the leader that woke us has set the count to 0
+
+    def _write_for_sync(self) -> tuple[LSN, File]:
+        """Write the log buffer for a leader: where the written log ends, and the file to fsync."""
+        with self._latch:
+            self._check_usable()
+            self._write_buffer()
+            assert self._handle is not None
+            return LSN(self._file_number, self._next_offset), self._handle
+
+    def _timed_fsync(self, handle: File) -> float:
+        clock = self.group_commit.clock
+        started = clock.now()
+        self._fsync_handle(handle)
+        return clock.now() - started
+
+    def _end_fsync(self) -> None:
+        """The leader's fsync is over (sync lock held): wake every follower."""
+        self._syncing = False
+        self._waiting = 0  # all woken: those still not durable count themselves again
+        self._fsync_generation += 1
+        for retired in self._retired:
+            retired.close()
+        self._retired.clear()
+        self._sync_cond.notify_all()
 
     def _fsync_handle(self, handle: File) -> None:
         try:
@@ -648,6 +669,16 @@ class LogManager:
 
     def __repr__(self) -> str:
         return f"LogManager({self.disk.where()}, end={self.end_lsn})"
+
+
+@contextmanager
+def _released(lock: threading.Condition) -> Iterator[None]:
+    """``lock`` (held by the caller) released for the block, held again after it, whatever happens."""
+    lock.release()
+    try:
+        yield
+    finally:
+        lock.acquire()
 
 
 def open_log(disk: Disk, **options: Any) -> LogManager:

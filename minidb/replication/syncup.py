@@ -52,6 +52,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from minidb import exercise_hooks
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.fields import ItemFormatError, lsn_spans
 from minidb.log.types import type_by_code
@@ -142,6 +143,39 @@ def search_matchpoint(candidates: Iterable[Candidate],
     return MatchpointSearchResults(0, NULL_LSN, examined, True)
 
 
+def _matchpoint_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., MatchpointSearchResults]:
+    """A student's ``find_matchpoint`` (exercise 14a: tuples, LSNs as ``LSN.packed``, the answer ``(vlsn or None,
+    examined)``), its answer checked: a sync point among the candidates it read. A feeder answer that has not
+    arrived yet interrupts the student's search as it does minidb's (``pump`` runs it again when it comes)."""
+    def search(candidates: Iterable[Candidate], feeder_entry: Callable[[int], FeederEntry | None]) -> MatchpointSearchResults:
+        read: dict[int, Candidate] = {}
+
+        def mine() -> Iterator[tuple[int, str, int, int]]:
+            for candidate in candidates:
+                read[candidate.vlsn] = candidate
+                yield candidate.vlsn, candidate.type_name, candidate.checksum, candidate.lsn.packed
+
+        def theirs(vlsn: int) -> tuple[str, int, int] | None:
+            entry = feeder_entry(vlsn)
+            return None if entry is None else (entry.type_name, entry.checksum, entry.lsn.packed)
+
+        answer = student(mine(), exercise_hooks.engine_callback(theirs))
+        if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], int)
+                and (answer[0] is None or isinstance(answer[0], int))):
+            raise hook.wrong(f"returned {answer!r}, not (matchpoint VLSN or None, examined)")
+        vlsn, examined = answer
+        if vlsn is None:
+            return MatchpointSearchResults(0, NULL_LSN, examined, True)
+        if vlsn not in read or read[vlsn].type_name not in SYNC_TYPES:
+            raise hook.wrong(f"returned VLSN {vlsn}: not a sync point among the entries it read")
+        return MatchpointSearchResults(vlsn, read[vlsn].lsn, examined, False)
+    return search
+
+
+#: where :meth:`ReplicaFeederSyncup.pump` asks :func:`search_matchpoint` (exercise 14a's hook)
+MATCHPOINT = exercise_hooks.register("14a_matchpoint", "find_matchpoint", search_matchpoint, _matchpoint_from_exercise)
+
+
 def replica_candidates(env: "ReplicatedEnvironment") -> Iterator[Candidate]:
     """The replica's replicated entries from its last sync point backward (the backward VLSN scanner)."""
     current = env.range
@@ -202,7 +236,7 @@ class ReplicaFeederSyncup:
             return True
         self._read_answers(0 if not self.requested - set(self.answers) else timeout)
         try:
-            result = search_matchpoint(self._cached_candidates(), self._feeder_entry)  # the one call site
+            result = MATCHPOINT.call(self._cached_candidates(), self._feeder_entry)  # the one call site
         except _Unanswered as waiting:
             if waiting.vlsn not in self.requested:
                 self.requested.add(waiting.vlsn)

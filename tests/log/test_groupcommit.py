@@ -98,3 +98,25 @@ def test_the_policy_learns_the_fsync_time_and_the_batch():
         GroupCommitPolicy(2)
     with pytest.raises(UserError, match="commit_delay"):
         new_log(commit_delay=-1)
+
+
+def test_an_entry_already_durable_does_not_wait_for_the_fsync_in_flight():
+    """A leader's fsync is held up; a commit whose entry an earlier fsync covered returns at once."""
+    from tests.log.test_manager import GatedDisk
+    disk = GatedDisk()
+    log = new_log(disk)
+    early = log.append(TRACE, {"message": "already synced"})
+    log.sync(early)
+    late = log.append(TRACE, {"message": "in the held-up fsync"})
+    disk.gated = True
+    leader = start(log.sync, late)
+    assert disk.in_fsync.wait(5)
+    try:
+        durable = start(log.sync, early)
+        durable.join(5)
+        assert not durable.is_alive(), "a durable entry waited for an fsync it does not need"
+        assert log.stats["nGroupCommitWaits"] == 0
+    finally:
+        disk.gate.set()
+    finish(leader)
+    assert log.is_durable(late)

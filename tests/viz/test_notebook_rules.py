@@ -23,7 +23,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"
 # The notebooks whose module has an exercise, and its folder under exercises/ (a tuple: several exercises).
 EXERCISES: dict[str, str | tuple[str, ...]] = {
-    "01_log": "01a_log_end",
+    "01_log": ("01a_log_end", "01b_group_commit"),
     "02_pages": "02a_slotted_insert",
     "03_volume_extents": "03a_extent_alloc",
     "04_buffer_pool": ("04a_clock_replacement", "04b_wal_rule"),

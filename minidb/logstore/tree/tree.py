@@ -35,8 +35,9 @@ the slot's node id (JE's ``getParentINForChildIN``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from minidb import exercise_hooks
 from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.logstore.errors import LogFileNotFound, TreeError
 from minidb.logstore.logdef import BIN_ENTRY, IN_ENTRY
@@ -94,6 +95,29 @@ def split_point(keys: Sequence[bytes], parent_node_ids: Sequence[int], node_id: 
         raise TreeError(f"node {node_id} has no slot in its parent (slots name {list(parent_node_ids)})")
     mid = len(keys) // 2
     return mid, keys[mid], list(parent_node_ids).index(node_id) + 1
+
+
+def _split_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[..., tuple[int, bytes, int]]:
+    """A student's ``split_point`` (exercise 09a), checked for form: both halves non-empty, the separator a
+    key, the new slot inside the parent."""
+    def split(keys: Sequence[bytes], parent_node_ids: Sequence[int], node_id: int) -> tuple[int, bytes, int]:
+        answer = student(list(keys), list(parent_node_ids), node_id)
+        if not (isinstance(answer, tuple) and len(answer) == 3 and isinstance(answer[0], int)
+                and isinstance(answer[1], bytes) and isinstance(answer[2], int)):
+            raise hook.wrong(f"returned {answer!r}, not (mid, separator, parent_index)")
+        mid, separator, index = answer
+        if not 0 < mid < len(keys) or not 0 <= index <= len(parent_node_ids):
+            raise hook.wrong(f"returned {answer!r}: mid must be 1 to {len(keys) - 1}, the parent index 0 to "
+                             f"{len(parent_node_ids)}")
+        if node_id in parent_node_ids and index <= list(parent_node_ids).index(node_id):
+            raise hook.wrong(f"put the new sibling's slot at {index}, before the node's own slot: the parent's "
+                             f"keys would be out of order")
+        return answer
+    return split
+
+
+#: where :meth:`Tree.split_if_needed` asks :func:`split_point` (exercise 09a's hook)
+SPLIT_POINT = exercise_hooks.register("09a_bin_split", "split_point", split_point, _split_from_exercise)
 
 
 class Tree:
@@ -213,7 +237,7 @@ class Tree:
                 env.stats.add("nRootSplits")
                 env.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
                                parent.node_id, parent.level, node.describe())
-            mid, separator, index = split_point(node.keys, parent.node_ids, node.node_id)  # its one call site
+            mid, separator, index = SPLIT_POINT.call(node.keys, parent.node_ids, node.node_id)  # its one call site
             if node.is_bin:
                 sibling: IN = BIN(db.id, env.next_node_id(), separator, node.high_key)
             else:

@@ -59,10 +59,11 @@ back. The transaction manager provides these; without transactions,
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from minidb import exercise_hooks
 from minidb.pagestore.errors import RecordWontFitError, SlotError
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZE, Page, PageTag
 
@@ -229,7 +230,7 @@ class SlottedPage(Page):
         self._check_length(length)
         if slot is not None and self.is_in_use(slot):
             raise SlotError(f"{self.pid}: slot {slot} is in use")
-        plan = place_record(self.slot_table(), self.space_view(), length, user, slot)
+        plan = PLACE_RECORD.call(self.slot_table(), self.space_view(), length, user, slot)
         if plan.void:
             self._void_reservation()
         if not plan.fits:
@@ -413,3 +414,22 @@ def first_free_slot(slots: Sequence[tuple[int, int]]) -> int:
         return slots.index(FREE_SLOT)
     except ValueError:
         return len(slots)
+
+
+def _place_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[..., Placement]:
+    """A student's ``place_record`` (exercise 02a answers a plain tuple), checked for form: a slot number and
+    three truth values."""
+    def place(slots: Sequence[tuple[int, int]], space: SpaceView, length: int, user: SpaceUser,
+              slot: int | None = None) -> Placement:
+        answer = student(list(slots), space, length, user, slot)
+        if not (isinstance(answer, tuple) and len(answer) == 4 and isinstance(answer[0], int)
+                and answer[0] >= 0 and all(isinstance(a, bool) for a in answer[1:])):
+            raise hook.wrong(f"returned {answer!r}, not (slot, void, fits, coalesce)")
+        if slot is not None and answer[0] != slot:
+            raise hook.wrong(f"put the record in slot {answer[0]}, but redo or undo asked for slot {slot}")
+        return Placement(*answer)
+    return place
+
+
+#: where :meth:`SlottedPage._place` asks :func:`place_record` (exercise 02a's hook)
+PLACE_RECORD = exercise_hooks.register("02a_slotted_insert", "place_record", place_record, _place_from_exercise)

@@ -63,6 +63,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from minidb import exercise_hooks
 from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
@@ -127,7 +128,7 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
             entry_type, v, fixed, applied = entry.entry_type, entry.values, [], False
             read_page_lsn = _page_reader(bp, log, volume, v, done, dirty, trace, fixed)
             try:
-                decision = redo_decision(entry.lsn, entry_type, v, dirty, read_page_lsn)  # its one call site
+                decision = REDO_TEST.call(entry.lsn, entry_type, v, dirty, read_page_lsn)  # its one call site
                 if decision == NOT_REDOABLE:
                     continue
                 pid = PageId(v["vol"], v["store"], v["page"])
@@ -217,6 +218,38 @@ def redo_decision(lsn: LSN, entry_type: EntryType | None, values: dict[str, Any]
     if lsn < known.rec_lsn:
         return BEFORE_REC_LSN
     return APPLY if read_page_lsn() < lsn else PAGE_NEWER
+
+
+#: exercise 08c's kind of a page-store entry that changes no page, by name (other such entries: "end")
+MARKER_KINDS = {"xct_abort": "abort", "xct_prepare_fi": "prepare", "xct_freeing_space": "freeing-space"}
+DECISIONS = (NOT_REDOABLE, NOT_DIRTY, BEFORE_REC_LSN, PAGE_NEWER, APPLY)
+
+
+def exercise_kind(entry_type: EntryType | None) -> str:
+    """Exercise 08c's kind for an entry type, by its flags: a CLR, an update (undoable), a redo-only entry,
+    or a marker that changes no page (any entry not redoable, another layer's included)."""
+    if entry_type is not None and entry_type.redoable and entry_type.owner == PAGESTORE_TYPES.owner:
+        return "clr" if entry_type.compensation else "update" if entry_type.undoable else "redo-only"
+    return MARKER_KINDS.get(entry_type.name if entry_type is not None else "", "end")
+
+
+def _redo_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., str]:
+    """A student's ``redo_test`` (exercise 08c: LSNs as ``LSN.packed``, a page number, the dirty page table of
+    the entry's volume as ``{page: rec_lsn}``), its answer checked to be one of the five decisions."""
+    def decide(lsn: LSN, entry_type: EntryType | None, values: dict[str, Any], dirty: Mapping[tuple[int, int], Any],
+               read_page_lsn: Callable[[], LSN]) -> str:
+        kind = exercise_kind(entry_type)
+        page = values["page"] if kind in ("update", "redo-only", "clr") else None
+        table = {p: row.rec_lsn.packed for (vol, p), row in dirty.items() if page is not None and vol == values["vol"]}
+        answer = student(lsn.packed, kind, page, table, exercise_hooks.engine_callback(lambda: read_page_lsn().packed))
+        if answer not in DECISIONS:
+            raise hook.wrong(f"returned {answer!r}, not one of {', '.join(map(repr, DECISIONS))}")
+        return answer
+    return decide
+
+
+#: where :func:`redo_pass` asks :func:`redo_decision` (exercise 08c's hook)
+REDO_TEST = exercise_hooks.register("08c_redo_test", "redo_test", redo_decision, _redo_from_exercise)
 
 
 def _page_reader(bp: Any, log: Any, volume: Any, values: dict[str, Any], done: RedoResult, dirty: dict,

@@ -49,6 +49,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from minidb import exercise_hooks
 from minidb.pagestore.errors import BadRequestError, VolumeFullError
 from minidb.pagestore.volume.extmap import Extlink
 from minidb.pagestore.ids import ExtentId, PageId, StoreId
@@ -79,7 +80,7 @@ class ExtentAllocation:
             self.trace.emit("skipped %s: another transaction has it locked", ExtentId(self.vid, ext))
             return False
 
-        found, lowest_free = find_free_extents(_Owners(self), self._min_free_ext, count, may_take)
+        found, lowest_free = FIND_FREE_EXTENTS.call(_Owners(self), self._min_free_ext, count, may_take)
         if len(found) < count:
             raise VolumeFullError(f"v({self.vid}) is full: {count} free extent(s) wanted, {len(found)} left")
         self._min_free_ext = lowest_free
@@ -248,6 +249,27 @@ def find_free_extents(owners: Sequence[int], start: int, count: int,
             if len(found) == count:
                 break
     return found, len(owners) if lowest_free is None else lowest_free
+
+
+def _extents_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[..., tuple[list[int], int]]:
+    """A student's ``find_free_extents`` (exercise 03a), checked for form: at most ``count`` distinct free
+    extents and a hint inside the volume."""
+    def extents(owners: Sequence[int], start: int, count: int, may_take: Callable[[int], bool]) -> tuple[list[int], int]:
+        answer = student(owners, start, count, exercise_hooks.engine_callback(may_take))
+        if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], list)
+                and isinstance(answer[1], int) and 0 <= answer[1] <= len(owners)):
+            raise hook.wrong(f"returned {answer!r}, not (extents, hint) with a hint from 0 to {len(owners)}")
+        found = answer[0]
+        if len(found) > count or len(set(found)) != len(found) or not all(
+                isinstance(e, int) and 0 <= e < len(owners) and owners[e] == 0 for e in found):
+            raise hook.wrong(f"returned the extents {found!r}: not up to {count} distinct free extents")
+        return found, answer[1]
+    return extents
+
+
+#: where :meth:`ExtentAllocation._find_free_extents` asks :func:`find_free_extents` (exercise 03a's hook)
+FIND_FREE_EXTENTS = exercise_hooks.register("03a_extent_alloc", "find_free_extents", find_free_extents,
+                                            _extents_from_exercise)
 
 
 def by_page(exts: list[int], header: VolumeHeader) -> Iterator[tuple[int, list[int]]]:

@@ -62,6 +62,7 @@ from collections.abc import Callable, Iterator
 from enum import Enum
 from typing import Any
 
+from minidb import exercise_hooks
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.volume.extmap import ExtlinkPage
 from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of, index_in_extent
@@ -87,6 +88,24 @@ def pages_to_try(mode: str, pmap: int, ext_sz: int) -> list[int]:
     if mode == AllocMode.APPEND.value:
         return list(range(pmap.bit_length(), ext_sz))
     return [i for i in range(ext_sz) if not pmap >> i & 1]
+
+
+def _pages_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[[str, int, int], list[int]]:
+    """A student's ``pages_to_try`` (exercise 03a), checked for form: distinct pages of the extent that are
+    not allocated."""
+    def pages(mode: str, pmap: int, ext_sz: int) -> list[int]:
+        answer = student(mode, pmap, ext_sz)
+        if not isinstance(answer, list) or not all(isinstance(i, int) and 0 <= i < ext_sz for i in answer):
+            raise hook.wrong(f"returned {answer!r}, not a list of page indexes from 0 to {ext_sz - 1}")
+        taken = [i for i in answer if pmap >> i & 1]
+        if taken or len(set(answer)) != len(answer):
+            raise hook.wrong(f"returned {answer!r}: " + (f"page {taken[0]} is allocated" if taken else "a page twice"))
+        return answer
+    return pages
+
+
+#: where :meth:`PageAllocation._free_for` asks :func:`pages_to_try` (exercise 03a's hook)
+PAGES_TO_TRY = exercise_hooks.register("03a_extent_alloc", "pages_to_try", pages_to_try, _pages_from_exercise)
 
 
 class PageAllocation:
@@ -130,7 +149,7 @@ class PageAllocation:
         """(extent, page index, pmap) of the first page of :func:`pages_to_try` that ``xct`` may allocate:
         not held by an active freer, and (with ``alloc_locks``) in an extent ``xct`` could lock IX and not
         locked by another transaction; None if none."""
-        indexes = pages_to_try(mode.value, pmap, self.ext_sz)
+        indexes = PAGES_TO_TRY.call(mode.value, pmap, self.ext_sz)
         locks = self.alloc_locks
         if locks is not None and indexes and not locks.reserved_extent(xct, ExtentId(self.vid, ext)):
             return None  # as Shore: the extent is locked first, then a page in it is looked for
