@@ -17,7 +17,12 @@ line calls) chooses what ``call`` runs:
                           path (``<exercises>`` is ``$MINIDB_EXERCISES_DIR``, else the
                           repository's ``exercises/``) and wrapped by ``adapt``, which
                           converts the engine's arguments to the exercise's types and the
-                          answer back (and checks that the answer has the right form).
+                          answer back (and checks that the answer has the right form);
+``student:08a,04b``       the same for the exercises named only (by their number, ``08a``,
+                          or their whole name); every other hook runs the engine's
+                          function. A student who has done one exercise tests it alone
+                          (``--impl student --exercise 08a`` on the command line); a name
+                          that is no exercise's is an error.
 
 Invariants: the choice is read once; the first call of a hook resolves it
 and puts the chosen function in ``call``, so a run without the variable
@@ -85,7 +90,7 @@ class Hook:
 
     def resolve(self) -> Callable[..., Any]:
         """The function ``call`` runs under the current mode."""
-        if mode() == ENGINE:
+        if mode() == ENGINE or not chosen(self.exercise):
             return self.default
         student = getattr(load_student(self.exercise), self.function, None)
         if not callable(student):
@@ -127,6 +132,7 @@ def engine_callback(function: Callable[..., Any]) -> Callable[..., Any]:
 
 _hooks: dict[str, Hook] = {}
 _mode: str | None = None
+_only: frozenset[str] | None = None  # with ``student``: the exercises chosen (None: all)
 _dir: Path | None = None
 
 
@@ -152,40 +158,66 @@ def hooks() -> list[Hook]:
 
 def mode() -> str:
     """``reference`` or ``student``: :func:`use`'s choice, else ``$MINIDB_EXERCISE_IMPL`` (read once)."""
-    global _mode
+    global _mode, _only
     if _mode is None:
         value = os.environ.get(ENV_VAR, "").strip() or ENGINE
-        if value not in MODES:
-            raise ExerciseError(f"${ENV_VAR}={value!r}: expected {' or '.join(MODES)}")
-        _mode = value
+        which, _, names = value.partition(":")
+        if which not in MODES or (names and which != STUDENT):
+            raise ExerciseError(f"${ENV_VAR}={value!r}: expected {' or '.join(MODES)}, or {STUDENT}:08a,04b,...")
+        _only = _choose([n for n in names.split(",") if n.strip()], f"${ENV_VAR}") if names else None
+        _mode = which
     return _mode
+
+
+def _choose(names: list[str], where: str) -> frozenset[str]:
+    """The exercise directories ``names`` designate (``08a`` or ``08a_aries_undo``); an unknown one is an error."""
+    known = sorted(p.name for p in exercises_dir().iterdir() if p.is_dir() and (p / "student.py").exists()) \
+        if exercises_dir().is_dir() else []
+    chosen = set()
+    for name in (n.strip() for n in names):
+        matches = [k for k in known if k == name or k.split("_", 1)[0] == name]
+        if not matches:
+            raise ExerciseError(f"{where}: no exercise {name!r} in {exercises_dir()}")
+        chosen.update(matches)
+    return frozenset(chosen)
+
+
+def chosen(exercise: str) -> bool:
+    """Whether the student's function runs for ``exercise`` (in ``student`` mode)."""
+    return _only is None or exercise in _only
 
 
 def exercises_dir() -> Path:
     return _dir if _dir is not None else Path(os.environ.get(DIR_VAR) or DEFAULT_DIR)
 
 
-def use(which: str | None, directory: str | Path | None = None) -> None:
-    """Switch every hook to ``which`` (None: back to ``$MINIDB_EXERCISE_IMPL``), students' files in ``directory``."""
+def use(which: str | None, directory: str | Path | None = None, only: list[str] | None = None) -> None:
+    """Switch every hook to ``which`` (None: back to ``$MINIDB_EXERCISE_IMPL``), students' files in ``directory``;
+    ``only``: with ``student``, the exercises whose functions run (``["08a"]``; None: all)."""
     if which is not None and which not in MODES:
         raise ExerciseError(f"--impl {which!r}: expected {' or '.join(MODES)}")
-    _switch(which, directory)
+    _switch(which, directory, None)
     mode()  # a bad $MINIDB_EXERCISE_IMPL is reported now, not at the first call
+    if only:
+        if mode() != STUDENT:
+            raise ExerciseError(f"--exercise {' '.join(only)}: only with --impl {STUDENT}")
+        global _only
+        _only = _choose(only, "--exercise")
 
 
-def _switch(which: str | None, directory: str | Path | None) -> None:
-    global _mode, _dir
-    _mode, _dir = which, Path(directory) if directory is not None else None
+def _switch(which: str | None, directory: str | Path | None, only: frozenset[str] | None = None) -> None:
+    global _mode, _dir, _only
+    _mode, _dir, _only = which, Path(directory) if directory is not None else None, only
     _loaded.clear()
     for hook in _hooks.values():
         hook.call = hook._first_call
 
 
 @contextmanager
-def using(which: str | None, directory: str | Path | None = None) -> Iterator[None]:
+def using(which: str | None, directory: str | Path | None = None, only: list[str] | None = None) -> Iterator[None]:
     """:func:`use` for a ``with`` block; the previous choice afterwards."""
-    before = (_mode, _dir)
-    use(which, directory)
+    before = (_mode, _dir, _only)
+    use(which, directory, only)
     try:
         yield
     finally:

@@ -141,6 +141,39 @@ def test_a_pristine_stub_inside_the_engine_names_the_exercise_and_function(capsy
     assert "exercise 02a_slotted_insert: place_record is not implemented yet" in err  # the first record inserted
 
 
+def test_one_exercise_alone_runs_inside_the_engine_while_the_other_stubs_are_untouched(tmp_path, capsys):
+    """--exercise 08a: only 08a's student.py runs; the other plugged exercises are pristine stubs, and the
+    engine's own functions stand in for them (a student tests the one exercise they did)."""
+    root = tmp_path / "ex"
+    for exercise in PLUGGED:  # every stub as shipped ...
+        (root / exercise).mkdir(parents=True)
+        shutil.copy(EXERCISES / exercise / "student.py", root / exercise / "student.py")
+    (root / "08a_aries_undo" / "student.py").write_text(  # ... but 08a, wrong
+        mutant_source("08a_aries_undo", "a_clr_goes_on_to_its_prev", "undo_order"))
+    from minidb.pagestore.xct_crashtest import crash_sweep
+    with hooks.using("student", root, only=["08a"]):
+        assert UNDO_WALK.resolve() is not UNDO_WALK.default and COMPENSATION.resolve() is COMPENSATION.default
+        assert crash_sweep(7, 8).violations  # the wrong undo order ran, and nothing stopped at a stub
+    with hooks.using("student", root):
+        with pytest.raises(hooks.ExerciseError, match="not implemented yet"):
+            crash_sweep(7, 8)
+    assert main(["crashtest", "pagestore", "--seed", "7", "--ops", "8", "--impl", "student", "--exercise", "99z"]) == 2
+    assert "--exercise: no exercise '99z'" in capsys.readouterr().err
+    assert main(["crashtest", "log", "--ops", "1", "--exercise", "08a"]) == 2
+    assert "only with --impl student" in capsys.readouterr().err
+
+
+def test_the_variable_can_name_the_exercises(monkeypatch):
+    monkeypatch.setenv(hooks.ENV_VAR, "student:08a,04a_clock_replacement")
+    hooks.use(None)
+    assert hooks.mode() == hooks.STUDENT
+    assert hooks.chosen("08a_aries_undo") and hooks.chosen("04a_clock_replacement")
+    assert not hooks.chosen("02a_slotted_insert")
+    monkeypatch.setenv(hooks.ENV_VAR, "reference:08a")
+    with pytest.raises(hooks.ExerciseError, match="student:08a,04b"):
+        hooks.use(None)
+
+
 def test_a_missing_student_file_is_an_error_not_a_fallback(tmp_path):
     with hooks.using("student", tmp_path):
         with pytest.raises(hooks.ExerciseError, match=r"exercise 04a_clock_replacement: no student file .*student\.py"):

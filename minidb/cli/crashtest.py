@@ -64,10 +64,13 @@ def add_impl_option(p) -> None:
     p.add_argument("--impl", choices=exercise_hooks.MODES, default=None,
                    help="the engine's own functions (reference) or the exercises' student.py files (student) "
                         f"where an exercise plugs in (default: ${exercise_hooks.ENV_VAR}, else reference)")
+    p.add_argument("--exercise", action="append", metavar="NN", default=None,
+                   help="with --impl student: only this exercise's function (e.g. 08a; repeat for more); "
+                        "default: every plugged exercise")
 
 
 def run(args) -> int:
-    exercise_hooks.use(args.impl)
+    exercise_hooks.use(args.impl, only=args.exercise)
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)
     for seed in tqdm(seeds, desc=f"crashtest {args.engine}", unit="seed", disable=len(seeds) == 1, file=sys.stderr):
