@@ -68,14 +68,15 @@ from pyspark.sql.types import StructType
 import minidb.cli.engines  # noqa: F401  (every engine's entry types, for type names)
 from minidb.errors import UserError
 from minidb.log import (
-    LSN, NULL_LSN, LogEntry, bad_entry_problem, file_name, file_number, missing_file, next_file_problem, scan_tolerant,
-    type_by_code,
+    LSN, NULL_LSN, LogEntry, bad_entry_problem, file_name, file_number, missing_file, next_file_problem, type_by_code,
 )
 from minidb.io import OSDisk
 from minidb.log.head import HEAD_FILE, read_log_head
 from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
-from minidb.log.header import EntryHeader
-from minidb.log.scan import FileScanner
+from minidb.log.header import (
+    ERASED_TYPE, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, EntryHeader, intact_header,
+)
+from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.types import TXN_FIELDS
 from minidb.spark.schema import ARROW_SCHEMA, COLUMN_NAMES, LOG_SCHEMA
 
@@ -185,12 +186,18 @@ def _env_name(env: str, root: str) -> str:
     return os.path.basename(env) if env == root else os.path.relpath(env, root)
 
 
-# -- reading: one file's rows -----------------------------------------------------
-# A task builds, per entry, a tuple of the columns that vary from entry to entry
-# (ROW_COLUMNS); the columns that are the same for the whole file (env, env_path,
-# file) and lsn_packed (file << 32 | offset) are added to each batch by Arrow.
+# -- reading: one file's columns ----------------------------------------------------
+# A task fills, in one pass over the file's bytes, a few Python lists per batch (FileColumns:
+# the raw numbers of each entry, no tuple, dict or string per row); to_record_batch then makes
+# every column of the schema from them with Arrow's vectorised functions: the type name and the
+# provisional state are dictionary columns (indices + names), the flags' booleans bit tests, the
+# LSN text one %-format per batch. The columns that are the same for the whole file (env,
+# env_path, file) are added per batch, and lsn_packed is file << 32 | offset.
 PER_FILE = ("env", "env_path", "file", "lsn_packed")
-ROW_COLUMNS = [name for name in COLUMN_NAMES if name not in PER_FILE]
+_TXN_PREFIX = struct.Struct("<qQ")  # TXN_FIELDS: txn_id (I64), txn_prev_lsn (LSN, packed)
+_NULL_LSN_PACKED = NULL_LSN.packed
+_PROVISIONAL_NAMES = pa.array(["NO", "YES", "BEFORE_CKPT_END", "YES"])  # by flags & 3, as EntryHeader.provisional
+_MASK_32 = 0xFFFF_FFFF
 
 
 @lru_cache(maxsize=None)
@@ -199,19 +206,17 @@ def _type_name(code: int) -> str:
     return LogEntry(LSN(0, 0), EntryHeader(0, code, 0, 0, 0), b"").type_name
 
 
+@lru_cache(maxsize=1)
+def type_names() -> pa.Array:
+    """The dictionary of the type_name column: the name of every type byte, indexed by the byte."""
+    return pa.array([_type_name(code) for code in range(256)], pa.string())
+
+
 @lru_cache(maxsize=None)
-def _header_facts(code: int, flags: int) -> tuple[str, bool, bool, str, bool, bool]:
-    """(type name, erased, transactional, provisional, replicated, invisible) of a header."""
-    header = EntryHeader(0, code, flags, 0, 0)
+def _transactional(code: int) -> bool:
+    """Does an intact entry of this type start with the transaction prefix (TXN_FIELDS)?"""
     entry_type = type_by_code(code)
-    transactional = not header.erased and entry_type is not None and entry_type.transactional
-    return (_type_name(code), header.erased, transactional, header.provisional.name, header.replicated,
-            header.invisible)
-
-
-def _signed(value: int) -> int:
-    """An unsigned 64-bit value as the Java long with the same bits."""
-    return value - (1 << 64) if value >= _SIGN else value
+    return code != ERASED_TYPE and entry_type is not None and entry_type.transactional
 
 
 _NULL_LSN_BYTES = struct.pack("<Q", NULL_LSN.packed)
@@ -262,78 +267,123 @@ def item_checksum(item: bytes | memoryview, code: int) -> int:
     return _checksummer(code)(item)
 
 
-def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BATCH_ROWS) -> Iterator[list[tuple]]:
-    """The rows of one log file, in batches of at most ``batch_rows`` tuples
-    of the :data:`ROW_COLUMNS` (see :func:`to_record_batch`)."""
+class FileColumns:
+    """One batch of one file's rows, column by column: the raw numbers of each entry.
+
+    Per row: ``offset``; ``code``, ``flags``, ``vlsn``, ``item_size`` from its header (None
+    when not even the header could be read); ``txn_id`` and ``prev_lsn`` (packed, unsigned;
+    None for NULL_LSN) of a transactional entry; ``checksum`` (the item checksum; None exactly
+    for a row that reports a bad entry or file) and ``problem``. ``checked`` is what
+    ``checksum_valid`` says of an intact, not erased entry (True, or None when checksums were
+    not verified). :func:`to_record_batch` derives every other column from these."""
+
+    __slots__ = ("offset", "code", "flags", "vlsn", "item_size", "txn_id", "prev_lsn", "checksum", "problem",
+                 "checked")
+    LISTS = __slots__[:-1]
+
+    def __init__(self, checked: bool | None = True):
+        for name in self.LISTS:
+            setattr(self, name, [])
+        self.checked = checked
+
+    def __len__(self) -> int:
+        return len(self.offset)
+
+    def add_bad(self, offset: int, header: EntryHeader | None, problem: str) -> None:
+        """A row for a bad entry (with what its header says, if it could be read) or a bad file."""
+        self.offset.append(offset)
+        for name in ("code", "flags", "vlsn", "item_size"):
+            getattr(self, name).append(None if header is None else getattr(header, name if name != "code" else "type_code"))
+        for name in ("txn_id", "prev_lsn", "checksum"):
+            getattr(self, name).append(None)
+        self.problem.append(problem)
+
+
+def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BATCH_ROWS) -> Iterator[FileColumns]:
+    """The rows of one log file, in batches of at most ``batch_rows`` rows (see :func:`to_record_batch`).
+
+    The walk is :func:`minidb.log.scan_tolerant`'s, unrolled so that an intact entry costs one
+    call of the log's fast path (:func:`~minidb.log.header.intact_header`) and a few list
+    appends: the file's first entry and anything unusual (erased, invisible, bad) go through the
+    log's careful :class:`~minidb.log.scan.FileScanner`, one entry at a time, and a bad entry is
+    judged by :func:`~minidb.log.scan.judge_bad_entry`, exactly as ``scan_tolerant`` does."""
     number = part.number
-
-    def bad_row(offset: int, header: EntryHeader | None, problem: str) -> tuple:
-        lsn = f"0x{number:x}/0x{offset:x}"
-        if header is None:
-            return (offset, lsn, None, None, None, None, None, None, None, None, None, None, None, None,
-                    False, None, problem)
-        name, erased, _, provisional, replicated, invisible = _header_facts(header.type_code, header.flags)
-        vlsn = None if header.vlsn is None else _signed(header.vlsn)
-        return (offset, lsn, name, header.type_code, provisional, replicated, invisible, vlsn, None, None, None,
-                header.item_size, header.entry_size, None, False, erased, problem)
-
+    columns = FileColumns(True if verify else None)
     if part.problem is not None:
-        yield [bad_row(0, None, part.problem)]
+        columns.add_bad(0, None, part.problem)
+        yield columns
         return
     try:
         with open(part.path, "rb") as f:
             buf = f.read()
     except OSError as e:
-        yield [bad_row(0, None, f"cannot read {part.path}: {e.strerror or e}")]
+        columns.add_bad(0, None, f"cannot read {part.path}: {e.strerror or e}")
+        yield columns
         return
     view = memoryview(buf)
-    checked = True if verify else None
-    rows: list[tuple] = []
+    size = len(buf)
+    checksummers: dict[int, Callable] = {}
+    unpack_prefix = _TXN_PREFIX.unpack_from
     last_offset, end = None, 0  # the last intact entry, and where it ends
-    for scanned in scan_tolerant(buf, number, verify):
-        offset, header = scanned.offset, scanned.header
-        if scanned.problem is not None:
-            problem = bad_entry_problem(number, offset, scanned.verdict, scanned.problem, part.last)
-            if scanned.verdict == "corrupt":
-                rows.append(bad_row(offset, header, f"corrupt: {problem.what}"))
-                continue
-            if problem is not None:
-                rows.append(bad_row(problem.offset, None if scanned.verdict == "foreign" else header, problem.what))
-            break  # the file's scan stops here (in the last file, a crash's tail simply ends the log)
-        last_offset, end = offset, offset + header.entry_size
-        code = header.type_code
-        name, erased, transactional, provisional, replicated, invisible = _header_facts(code, header.flags)
-        start = offset + header.size
-        item = view[start:start + header.item_size]
-        txn_id = prev = prev_packed = problem = None
-        if transactional:
-            try:
-                values, _ = decode_fields(TXN_FIELDS, item, 0)
-            except ItemFormatError as e:
-                problem = f"item does not match {name}: {e}"
-            else:
-                txn_id = _signed(values["txn_id"])
-                prev_lsn = values["txn_prev_lsn"]
-                if not prev_lsn.is_null:
-                    prev, prev_packed = str(prev_lsn), _signed(prev_lsn.packed)
-        vlsn = header.vlsn
-        rows.append((
-            offset, f"0x{number:x}/0x{offset:x}", name, code, provisional, replicated, invisible,
-            None if vlsn is None else _signed(vlsn), txn_id, prev, prev_packed,
-            header.item_size, header.entry_size, _checksummer(code)(item),
-            None if erased else checked, erased, problem,
-        ))
-        if len(rows) >= batch_rows:
-            yield rows
-            rows = []
-    else:  # read to its end: a file that is not the last must end where the next one says
-        if not part.last:
-            following = None if part.next_number is None else _file_header(part.env_path, part.next_number)
-            problem = next_file_problem(number, last_offset, end, part.next_number, following)
-            if problem is not None:
-                rows.append(bad_row(problem.offset, None, problem.what))
-    if rows:
-        yield rows
+    pos, prev = 0, None  # the entry to read, and the one before it (None: pos is the FileHeader's place)
+    stopped = False
+    while pos < size:
+        header = intact_header(buf, pos, prev, verify) if prev is not None else None
+        if header is None:  # the FileHeader, or anything unusual: the careful scanner judges this entry
+            scanner = FileScanner(buf, number, verify=verify, start=pos, prev=prev)
+            found = next(iter(scanner), None)
+            if found is None:
+                bad, bad_header = scanner.bad_offset or 0, scanner.bad_header
+                verdict = judge_bad_entry(buf, bad, bad_header)
+                problem = bad_entry_problem(number, bad, verdict.kind, scanner.problem, part.last)
+                if verdict.kind == "corrupt":
+                    columns.add_bad(bad, bad_header, f"corrupt: {problem.what}")
+                    if verdict.successor is not None:  # resynchronise at the entry whose prev names it
+                        pos, prev = verdict.successor, bad
+                        continue
+                    break  # nothing intact after it: the file was still read to its end
+                if problem is not None:
+                    columns.add_bad(problem.offset, None if verdict.kind == "foreign" else bad_header, problem.what)
+                stopped = True  # the file's scan stops here (in the last file, a crash's tail ends the log)
+                break
+            header = found[1]
+        code, item_size = header.type_code, header.item_size
+        start = pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)
+        txn_id = prev_lsn = problem = None
+        if _transactional(code):
+            if item_size >= _TXN_PREFIX.size:
+                txn_id, prev_lsn = unpack_prefix(buf, start)
+                if prev_lsn == _NULL_LSN_PACKED:
+                    prev_lsn = None
+            else:  # too short: the field decoder says what is missing
+                try:
+                    decode_fields(TXN_FIELDS, view[start:start + item_size], 0)
+                except ItemFormatError as e:
+                    problem = f"item does not match {_type_name(code)}: {e}"
+        checksummer = checksummers.get(code)
+        if checksummer is None:
+            checksummer = checksummers[code] = _checksummer(code)
+        columns.offset.append(pos)
+        columns.code.append(code)
+        columns.flags.append(header.flags)
+        columns.vlsn.append(header.vlsn)
+        columns.item_size.append(item_size)
+        columns.txn_id.append(txn_id)
+        columns.prev_lsn.append(prev_lsn)
+        columns.checksum.append(checksummer(view[start:start + item_size]))
+        columns.problem.append(problem)
+        last_offset, prev = pos, pos
+        pos = end = start + item_size
+        if len(columns) >= batch_rows:
+            yield columns
+            columns = FileColumns(columns.checked)
+    if not stopped and not part.last:  # read to its end: a file that is not the last must end where the next one says
+        following = None if part.next_number is None else _file_header(part.env_path, part.next_number)
+        problem = next_file_problem(number, last_offset, end, part.next_number, following)
+        if problem is not None:
+            columns.add_bad(problem.offset, None, problem.what)
+    if len(columns):
+        yield columns
 
 
 def _file_header(env_path: str, number: int) -> dict | None:
@@ -348,23 +398,81 @@ def _file_header(env_path: str, number: int) -> dict | None:
     return scanner.file_header
 
 
-_ROW_FIELDS = [ARROW_SCHEMA.field(name) for name in ROW_COLUMNS]
+def _lsn_text(file_numbers, offsets) -> list[str]:
+    """``0x<file>/0x<offset>`` for each pair: one %-format over the whole batch (a C loop), not a
+    Python f-string per row."""
+    if not offsets:
+        return []
+    pairs = [value for pair in zip(file_numbers, offsets) for value in pair]
+    return ("0x%x/0x%x\n" * len(offsets) % tuple(pairs))[:-1].split("\n")
 
 
-def to_record_batch(part: LogFilePartition, rows: list[tuple]) -> pa.RecordBatch:
-    """Rows of one file (tuples of :data:`ROW_COLUMNS`) as an Arrow record batch
-    of exactly :data:`~minidb.spark.schema.ARROW_SCHEMA`."""
-    n = len(rows)
-    columns = list(zip(*rows)) if rows else [()] * len(ROW_COLUMNS)
-    arrays = {field.name: pa.array(column, type=field.type) for column, field in zip(columns, _ROW_FIELDS)}
-    arrays["env"] = pa.repeat(pa.scalar(part.env, pa.string()), n)
-    arrays["env_path"] = pa.repeat(pa.scalar(part.env_path, pa.string()), n)
-    arrays["file"] = pa.repeat(pa.scalar(part.number, pa.int64()), n)
+def _bit(flags: pa.Array, bit: int) -> pa.Array:
+    return pc.not_equal(pc.bit_wise_and(flags, pa.scalar(bit, pa.int32())), pa.scalar(0, pa.int32()))
+
+
+def _as_signed(values: list[int | None]) -> pa.Array:
+    """Unsigned 64-bit values as Spark longs (the Java long with the same bits)."""
+    return pa.array(values, pa.uint64()).view(pa.int64())
+
+
+def to_record_batch(part: LogFilePartition, columns: FileColumns) -> pa.RecordBatch:
+    """One batch of a file's rows (:class:`FileColumns`) as an Arrow record batch
+    of exactly :data:`~minidb.spark.schema.ARROW_SCHEMA`, built column by column."""
+    n = len(columns)
+    offset = pa.array(columns.offset, pa.int64())
+    code = pa.array(columns.code, pa.int32())
+    flags = pa.array(columns.flags, pa.int32())
+    item_size = pa.array(columns.item_size, pa.int64())
+    checksum = pa.array(columns.checksum, pa.int64())
+    erased = pc.equal(code, pa.scalar(ERASED_TYPE, pa.int32()))
+    # The names as dictionary columns: a vectorised take by the type byte (and by flags & 3),
+    # then decoded to the plain strings the schema has.
+    type_name = pa.DictionaryArray.from_arrays(code, type_names()).dictionary_decode()
+    provisional = pa.DictionaryArray.from_arrays(pc.bit_wise_and(flags, pa.scalar(3, pa.int32())),
+                                                 _PROVISIONAL_NAMES).dictionary_decode()
+    vlsn_present = _bit(flags, VLSN_PRESENT)
+    entry_size = pc.add(item_size, pc.if_else(vlsn_present, pa.scalar(MAX_HEADER_SIZE, pa.int64()),
+                                              pa.scalar(HEADER_SIZE, pa.int64())))
+    # A row without a checksum reports a bad entry (false); an intact one is `checked`, unless erased.
+    checked = pa.scalar(columns.checked, pa.bool_())
+    checksum_valid = pc.if_else(pc.is_null(checksum), pa.scalar(False),
+                                pc.if_else(erased, pa.scalar(None, pa.bool_()), checked))
+    prev_lsn = _as_signed(columns.prev_lsn)
+    known = [p for p in columns.prev_lsn if p is not None]
+    prev_text = pa.array(_lsn_text([p >> 32 for p in known], [p & _MASK_32 for p in known]), pa.string())
+    # Each row with a previous LSN takes the next text: index = running count of such rows - 1.
+    has_prev = pc.is_valid(prev_lsn)
+    index = pc.subtract(pc.cumulative_sum(has_prev.cast(pa.int32())), pa.scalar(1, pa.int32()))
+    txn_prev_lsn = pc.take(prev_text, pc.if_else(has_prev, index, pa.scalar(None, pa.int32())))
     high = part.number << 32
     if high < _SIGN:
-        arrays["lsn_packed"] = pc.add(arrays["offset"], pa.scalar(high, pa.int64()))
+        lsn_packed = pc.add(offset, pa.scalar(high, pa.int64()))
     else:  # file numbers from 2**31 on wrap around, as a Java long would
-        arrays["lsn_packed"] = pa.array([_signed(high | o) for o in columns[0]], pa.int64())
+        lsn_packed = _as_signed([high | o for o in columns.offset])
+    arrays = {
+        "env": pa.repeat(pa.scalar(part.env, pa.string()), n),
+        "env_path": pa.repeat(pa.scalar(part.env_path, pa.string()), n),
+        "file": pa.repeat(pa.scalar(part.number, pa.int64()), n),
+        "offset": offset,
+        "lsn": pa.array(_lsn_text([part.number] * n, columns.offset), pa.string()),
+        "lsn_packed": lsn_packed,
+        "type_name": type_name,
+        "type_code": code,
+        "provisional": provisional,
+        "replicated": _bit(flags, REPLICATED),
+        "invisible": _bit(flags, INVISIBLE),
+        "vlsn": _as_signed(columns.vlsn),
+        "txn_id": pa.array(columns.txn_id, pa.int64()),
+        "txn_prev_lsn": txn_prev_lsn,
+        "txn_prev_lsn_packed": prev_lsn,
+        "item_size": item_size,
+        "entry_size": entry_size,
+        "item_checksum": checksum,
+        "checksum_valid": checksum_valid,
+        "erased": erased,
+        "problem": pa.array(columns.problem, pa.string()),
+    }
     return pa.RecordBatch.from_arrays([arrays[name] for name in COLUMN_NAMES], schema=ARROW_SCHEMA)
 
 
@@ -402,5 +510,5 @@ class MinidbLogReader(DataSourceReader):
         return self.parts
 
     def read(self, partition: LogFilePartition) -> Iterator[pa.RecordBatch]:
-        for rows in file_rows(partition, self.verify):
-            yield to_record_batch(partition, rows)
+        for columns in file_rows(partition, self.verify):
+            yield to_record_batch(partition, columns)

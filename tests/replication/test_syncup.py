@@ -336,7 +336,7 @@ def test_syncup_over_tcp():
 
 
 def test_the_spark_data_source_shows_the_invisible_flag(tmp_path):
-    from minidb.spark.source import ROW_COLUMNS, file_rows, log_file_partitions
+    from minidb.spark.source import file_rows, log_file_partitions, to_record_batch
 
     n1, n2 = open_node("n1", str(tmp_path / "n1")), open_node("n2", clock=later_clock)
     n1.become_master()
@@ -348,9 +348,9 @@ def test_the_spark_data_source_shows_the_invisible_flag(tmp_path):
     n2.become_master()
     rejoin(n1, n2)
     n1.close()
-    column = {name: i for i, name in enumerate(ROW_COLUMNS)}
-    rows = [row for part in log_file_partitions(str(tmp_path / "n1")) for batch in file_rows(part) for row in batch]
-    flagged = [(row[column["vlsn"]], row[column["type_name"]]) for row in rows if row[column["invisible"]]]
+    rows = [row for part in log_file_partitions(str(tmp_path / "n1")) for columns in file_rows(part)
+            for row in to_record_batch(part, columns).to_pylist()]
+    flagged = [(row["vlsn"], row["type_name"]) for row in rows if row["invisible"]]
     assert flagged == [(3, "LN")]
 
 
