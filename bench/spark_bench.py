@@ -200,11 +200,14 @@ def interpretation(scaling: float, one_vs_reader: float, two_vs_reader: float, s
     if single_vs_reader < 1:
         parts.append(
             f"The data source's own work, outside Spark, runs at {single_vs_reader:.2f}× the reader's rate: "
-            "for each entry it also decodes the transaction prefix, computes the item checksum and formats "
-            "the LSNs as text, and then converts the columns to Arrow, where the reader only wraps the "
-            "checked bytes in a `LogEntry`.")
+            "for each entry it also decodes the transaction prefix and computes the item checksum, and per "
+            "batch it builds the Arrow columns, where the reader only wraps the checked bytes in a `LogEntry`.")
     else:
-        parts.append(f"The data source's own work, outside Spark, runs at {single_vs_reader:.2f}× the reader's rate.")
+        parts.append(
+            f"The data source's own work, outside Spark, runs at {single_vs_reader:.2f}× the reader's rate: it "
+            "also decodes each entry's transaction prefix and computes its item checksum, but it fills a few "
+            "lists of numbers per entry and builds the Arrow columns once per batch, where the reader makes a "
+            "`LogEntry` per entry.")
     parts.append(
         f"Inside Spark on one core it keeps {spark_vs_single:.2f}× of its single-process rate; the rest is "
         "the price of handing the batches from the Python worker to the JVM, which shares the core. "

@@ -14,11 +14,18 @@ The result has one row per log entry with the columns of
 :mod:`minidb.spark.schema`. Planning lists the files (a missing path, or one
 without log files, is a :class:`~minidb.errors.UserError` at ``load()``);
 each log file is one input partition, so a cluster reads many environments'
-files in parallel. A task reads its whole file and walks it with
-:func:`minidb.log.scan_tolerant`, the shared log's own scanner: the header
-format is decoded in :mod:`minidb.log.header` and nowhere else. Rows go out
-as Arrow record batches built against :data:`~minidb.spark.schema.ARROW_SCHEMA`
-(at most :data:`BATCH_ROWS` rows each), not one Python tuple at a time.
+files in parallel. A task reads its whole file and walks it as
+:func:`minidb.log.scan_tolerant` does, with the shared log's own checks (an
+intact entry through the log's fast path ``intact_header``, anything else
+through its ``FileScanner`` and ``judge_bad_entry``): the header format is
+decoded in :mod:`minidb.log.header` and nowhere else. Rows go out as Arrow
+record batches built against :data:`~minidb.spark.schema.ARROW_SCHEMA` (at
+most :data:`BATCH_ROWS` rows each), column by column: the walk fills a few
+Python lists of raw numbers per batch (:class:`FileColumns`), and Arrow's
+vectorised functions derive the columns from them (the type name by a
+dictionary of every type byte's name, the flags' booleans by bit tests), with
+no tuple, dict or string made per row. That keeps the data source's own work
+about as fast as the engine's plain reader (``BENCHMARKS.md``).
 
 Bad input never kills the job:
 
@@ -292,10 +299,13 @@ class FileColumns:
     def add_bad(self, offset: int, header: EntryHeader | None, problem: str) -> None:
         """A row for a bad entry (with what its header says, if it could be read) or a bad file."""
         self.offset.append(offset)
-        for name in ("code", "flags", "vlsn", "item_size"):
-            getattr(self, name).append(None if header is None else getattr(header, name if name != "code" else "type_code"))
-        for name in ("txn_id", "prev_lsn", "checksum"):
-            getattr(self, name).append(None)
+        self.code.append(None if header is None else header.type_code)
+        self.flags.append(None if header is None else header.flags)
+        self.vlsn.append(None if header is None else header.vlsn)
+        self.item_size.append(None if header is None else header.item_size)
+        self.txn_id.append(None)
+        self.prev_lsn.append(None)
+        self.checksum.append(None)
         self.problem.append(problem)
 
 
@@ -398,13 +408,13 @@ def _file_header(env_path: str, number: int) -> dict | None:
     return scanner.file_header
 
 
-def _lsn_text(file_numbers, offsets) -> list[str]:
-    """``0x<file>/0x<offset>`` for each pair: one %-format over the whole batch (a C loop), not a
-    Python f-string per row."""
-    if not offsets:
+def _hex_text(template: str, values: list[int]) -> list[str]:
+    """``template`` (one line, ``%x`` fields) filled from ``values`` for each row: one %-format over
+    the whole batch (a loop in C), not a Python f-string per row."""
+    if not values:
         return []
-    pairs = [value for pair in zip(file_numbers, offsets) for value in pair]
-    return ("0x%x/0x%x\n" * len(offsets) % tuple(pairs))[:-1].split("\n")
+    rows = len(values) // template.count("%")
+    return (template * rows % tuple(values))[:-1].split("\n")
 
 
 def _bit(flags: pa.Array, bit: int) -> pa.Array:
@@ -439,8 +449,8 @@ def to_record_batch(part: LogFilePartition, columns: FileColumns) -> pa.RecordBa
     checksum_valid = pc.if_else(pc.is_null(checksum), pa.scalar(False),
                                 pc.if_else(erased, pa.scalar(None, pa.bool_()), checked))
     prev_lsn = _as_signed(columns.prev_lsn)
-    known = [p for p in columns.prev_lsn if p is not None]
-    prev_text = pa.array(_lsn_text([p >> 32 for p in known], [p & _MASK_32 for p in known]), pa.string())
+    halves = [half for p in columns.prev_lsn if p is not None for half in (p >> 32, p & _MASK_32)]
+    prev_text = pa.array(_hex_text("0x%x/0x%x\n", halves), pa.string())
     # Each row with a previous LSN takes the next text: index = running count of such rows - 1.
     has_prev = pc.is_valid(prev_lsn)
     index = pc.subtract(pc.cumulative_sum(has_prev.cast(pa.int32())), pa.scalar(1, pa.int32()))
@@ -455,7 +465,7 @@ def to_record_batch(part: LogFilePartition, columns: FileColumns) -> pa.RecordBa
         "env_path": pa.repeat(pa.scalar(part.env_path, pa.string()), n),
         "file": pa.repeat(pa.scalar(part.number, pa.int64()), n),
         "offset": offset,
-        "lsn": pa.array(_lsn_text([part.number] * n, columns.offset), pa.string()),
+        "lsn": pa.array(_hex_text(f"0x{part.number:x}/0x%x\n", columns.offset), pa.string()),
         "lsn_packed": lsn_packed,
         "type_name": type_name,
         "type_code": code,

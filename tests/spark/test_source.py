@@ -11,7 +11,7 @@ from minidb.errors import UserError
 from minidb.io import OSDisk
 from minidb.log import TRACE, LogManager, Provisional
 from minidb.spark.schema import ARROW_SCHEMA, COLUMN_NAMES, LOG_SCHEMA
-from minidb.spark.source import BATCH_ROWS, file_rows, log_file_partitions, to_record_batch
+from minidb.spark.source import BATCH_ROWS, FileColumns, file_rows, log_file_partitions, to_record_batch
 from tests.spark.expected import reader_rows
 
 
@@ -127,7 +127,8 @@ def test_rows_come_in_arrow_batches_of_the_exact_schema(generated):
     assert all(b.schema.equals(ARROW_SCHEMA) for b in batches)
     whole = [to_record_batch(part, rows) for rows in file_rows(part)]
     assert len(whole) == 1 and whole[0].num_rows == sum(b.num_rows for b in batches) <= BATCH_ROWS
-    assert to_record_batch(part, []).num_rows == 0 and to_record_batch(part, []).schema.equals(ARROW_SCHEMA)
+    empty = to_record_batch(part, FileColumns())
+    assert empty.num_rows == 0 and empty.schema.equals(ARROW_SCHEMA)
 
 
 def test_copying_an_environment_keeps_its_rows_but_not_its_path(spark, generated, tmp_path):
