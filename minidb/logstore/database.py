@@ -99,23 +99,35 @@ class Database:
         return txn
 
     def get(self, key: bytes | str, txn: "Transaction | None" = None) -> bytes | None:
-        key = as_bytes(key, "key")
-        with self.env.latch:
-            self.env.check_usable()
-            self._txn(txn)
-            value = self.env.records.read(self.impl, key, txn)
-            self.env.stats.add("nGets")
-            self.env.after_operation()
+        # The hot paths check only what can be wrong: a bytes key needs no conversion, a closed or
+        # invalid environment is looked at through two attributes, the transaction only when given.
+        if type(key) is not bytes:
+            key = as_bytes(key, "key")
+        env = self.env
+        with env.latch:
+            if env.closed or env.invalid is not None:
+                env.check_usable()
+            if txn is not None:
+                self._txn(txn)
+            value = env.records.read(self.impl, key, txn)
+            env.stats.add_held("nGets")  # the environment's counters change under its latch only
+            env.after_operation()
             return value
 
     def put(self, key: bytes | str, data: bytes | str, txn: "Transaction | None" = None) -> LSN:
         """Write a record; returns the LSN of the LN logged for it."""
-        key, data = as_bytes(key, "key"), as_bytes(data, "data")
-        with self.env.latch:
-            self.env.check_usable()
-            self._txn(txn)
-            lsn = self.env.records.write(self.impl, key, data, txn)
-            self.env.after_operation()
+        if type(key) is not bytes:
+            key = as_bytes(key, "key")
+        if type(data) is not bytes:
+            data = as_bytes(data, "data")
+        env = self.env
+        with env.latch:
+            if env.closed or env.invalid is not None:
+                env.check_usable()
+            if txn is not None:
+                self._txn(txn)
+            lsn = env.records.write(self.impl, key, data, txn)
+            env.after_operation()
             assert lsn is not None
             return lsn
 

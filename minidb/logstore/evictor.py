@@ -57,8 +57,11 @@ class Evictor:
         self._resident[node.node_id] = node
 
     def touch(self, node: IN) -> None:
-        if node.node_id in self._resident:
-            self._resident.move_to_end(node.node_id)
+        """Move a resident node to the back of the INList (a node not on it stays off)."""
+        try:
+            self._resident.move_to_end(node.node_id)  # one look-up: every level of every search calls this
+        except KeyError:
+            pass
 
     def forget(self, node: IN) -> None:
         self._resident.pop(node.node_id, None)

@@ -38,6 +38,8 @@ class LockTable:
 
     def check(self, db_id: int, db_name: str, key: bytes, txn_id: int | None, what: str) -> None:
         """Raise if the record is locked by a transaction other than ``txn_id``."""
+        if not self._owners:  # no transaction holds a lock: nothing to look up (most reads and auto-commit puts)
+            return
         owner = self._owners.get((db_id, key))
         if owner is not None and owner != txn_id:
             self.stats.add("nConflicts")

@@ -65,10 +65,12 @@ UTILIZATION_DB_NAME = "_utilization"
 FIRST_USER_DB_ID = 2
 
 
+_INTERNAL_LN_TYPES = {MAPPING_DB_ID: frozenset({MAP_LN.name}), UTILIZATION_DB_ID: frozenset({"FileSummaryLN"})}
+
+
 def ln_types_of(db_id: int) -> frozenset[str]:
     """The LN entry types a slot of database ``db_id`` may point at."""
-    return {MAPPING_DB_ID: frozenset({MAP_LN.name}), UTILIZATION_DB_ID: frozenset({"FileSummaryLN"})}.get(
-        db_id, USER_LN_TYPES)
+    return _INTERNAL_LN_TYPES.get(db_id, USER_LN_TYPES)
 #: The key of the mapping tree's own MapLN, the record of the environment's kind.
 KIND_KEY = MAPPING_DB_NAME.encode("utf-8")
 

@@ -55,9 +55,12 @@ def is_deletion(entry_type_name: str) -> bool:
     return entry_type_name in DELETED_LN_TYPES
 
 
-def record_of(entry: LogEntry) -> Any:
-    """What a slot caches for this LN: the data bytes, None for a deletion, field values for MapLN/FSLN."""
-    name = entry.type_name
+def record_of(entry: LogEntry, name: str | None = None) -> Any:
+    """What a slot caches for this LN: the data bytes, None for a deletion, field values for MapLN/FSLN.
+
+    ``name``: the entry's type name, when the caller has it already."""
+    if name is None:
+        name = entry.type_name
     if name in DELETED_LN_TYPES:
         return None
     if name in USER_LN_TYPES:
@@ -80,11 +83,12 @@ def read_referenced(log, lsn: LSN, what: str) -> LogEntry:
 def fetch_ln(log, lsn: LSN, expected: frozenset[str], what: str) -> LogEntry:
     """The LN at ``lsn`` that ``what`` (a slot) refers to; it must be one of the ``expected`` types."""
     entry = read_referenced(log, lsn, what)
-    if entry.header.erased:
-        raise EnvironmentFailureError(f"{what} refers to the erased entry at {lsn}: its data is gone")
-    if entry.type_name not in expected:
+    name = entry.type_name
+    if name not in expected:
+        if entry.header.erased:
+            raise EnvironmentFailureError(f"{what} refers to the erased entry at {lsn}: its data is gone")
         kinds = " or ".join(sorted(expected))
-        raise TreeError(f"{what} refers to a {entry.type_name} entry at {lsn}, not a {kinds}")
+        raise TreeError(f"{what} refers to a {name} entry at {lsn}, not a {kinds}")
     return entry
 
 

@@ -35,6 +35,7 @@ the slot's node id (JE's ``getParentINForChildIN``).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from minidb import exercise_hooks
@@ -186,7 +187,34 @@ class Tree:
 
     # -- searching ------------------------------------------------------------------------
     def search(self, key: bytes) -> BIN:
-        """The BIN whose range holds ``key`` (fetching what is not resident)."""
+        """The BIN whose range holds ``key`` (fetching what is not resident).
+
+        Every get and put starts here, so the walk over resident nodes is written out: per
+        level one bisection (``IN.find_child_index``) and one touch of the INList. A node
+        that is not resident goes through :meth:`root_node` or :meth:`fetch_child`, which read
+        it and check it. :meth:`search_by_steps` is the same walk in those steps, the
+        reference that tests compare this one with.
+        """
+        touch = self.env.evictor.touch
+        node = self.db.root
+        if node is None:
+            node = self.root_node()
+        else:
+            touch(node)
+        while not node.is_bin:
+            index = bisect_right(node.keys, key) - 1
+            if index < 0:  # below every slot key: slot 0, whose key is the node's low bound
+                index = 0
+            child = node.targets[index]
+            if child is None:
+                child = self.fetch_child(node, index)
+            else:
+                touch(child)
+            node = child
+        return node  # type: ignore[return-value]  (level 1 is a BIN)
+
+    def search_by_steps(self, key: bytes) -> BIN:
+        """:meth:`search` as the plain steps: the root, then the child whose range holds ``key``."""
         node = self.root_node()
         while not node.is_bin:
             node = self.fetch_child(node, node.find_child_index(key))
