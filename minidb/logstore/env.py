@@ -67,6 +67,8 @@ from minidb.logstore.txn import Transaction, TxnManager
 from minidb.logstore.utilization import FileSummary, UtilizationTracker
 from minidb.stats import Stats, Trace
 
+# Every change of these counters happens under the environment latch, so the hot paths (gets, puts,
+# fetches) count with ``Stats.add_held``, which takes no second lock.
 ENV_STATS = ["nPuts", "nDeletes", "nGets", "nCursorSteps", "nCommits", "nAborts", "nINsFetched", "nLNsFetched",
              "nINsLogged", "nSplits", "nRootSplits", "nSlotsCompressed"]
 
@@ -173,6 +175,12 @@ class Environment:
         """After each operation: eviction to the budget, a checkpoint if the log grew enough."""
         if self._in_after_operation or self.closed or self.recovering:
             return
+        config = self.config
+        budget, interval = config.node_budget, config.checkpoint_bytes_interval
+        if ((budget is None or self.evictor.resident_count() <= budget)
+                and (interval is None or self.checkpointer.bytes_since_last_end() < interval)
+                and self.cleaner_thread is None):
+            return  # the usual case, nothing to do: the tests of evict_to_budget and maybe_checkpoint, made here
         self._in_after_operation = True
         try:
             self.evictor.evict_to_budget()
