@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 
 def as_bytes(value: bytes | str, what: str) -> bytes:
+    if type(value) is bytes:  # the usual case, first: every get and put asks
+        return value
     if isinstance(value, str):
         return utf8(value, what)
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -98,17 +100,21 @@ class Database:
             txn.check_open()
         return txn
 
+    def _check(self, txn: "Transaction | None") -> None:
+        """Under the latch, before an operation: the environment usable, ``txn`` (if given) open and ours.
+
+        Gets and puts come here every time, so the usual case is two attribute tests."""
+        env = self.env
+        if env.closed or env.invalid is not None:
+            env.check_usable()
+        if txn is not None:
+            self._txn(txn)
+
     def get(self, key: bytes | str, txn: "Transaction | None" = None) -> bytes | None:
-        # The hot paths check only what can be wrong: a bytes key needs no conversion, a closed or
-        # invalid environment is looked at through two attributes, the transaction only when given.
-        if type(key) is not bytes:
-            key = as_bytes(key, "key")
+        key = as_bytes(key, "key")
         env = self.env
         with env.latch:
-            if env.closed or env.invalid is not None:
-                env.check_usable()
-            if txn is not None:
-                self._txn(txn)
+            self._check(txn)
             value = env.records.read(self.impl, key, txn)
             env.stats.add_held("nGets")  # the environment's counters change under its latch only
             env.after_operation()
@@ -116,16 +122,10 @@ class Database:
 
     def put(self, key: bytes | str, data: bytes | str, txn: "Transaction | None" = None) -> LSN:
         """Write a record; returns the LSN of the LN logged for it."""
-        if type(key) is not bytes:
-            key = as_bytes(key, "key")
-        if type(data) is not bytes:
-            data = as_bytes(data, "data")
+        key, data = as_bytes(key, "key"), as_bytes(data, "data")
         env = self.env
         with env.latch:
-            if env.closed or env.invalid is not None:
-                env.check_usable()
-            if txn is not None:
-                self._txn(txn)
+            self._check(txn)
             lsn = env.records.write(self.impl, key, data, txn)
             env.after_operation()
             assert lsn is not None
@@ -134,11 +134,11 @@ class Database:
     def delete(self, key: bytes | str, txn: "Transaction | None" = None) -> LSN | None:
         """Delete ``key``; the LSN of the deleted LN logged, or None if there was no such record."""
         key = as_bytes(key, "key")
-        with self.env.latch:
-            self.env.check_usable()
-            self._txn(txn)
-            lsn = self.env.records.write(self.impl, key, None, txn)
-            self.env.after_operation()
+        env = self.env
+        with env.latch:
+            self._check(txn)
+            lsn = env.records.write(self.impl, key, None, txn)
+            env.after_operation()
             return lsn
 
     def cursor(self, txn: "Transaction | None" = None) -> "Cursor":
