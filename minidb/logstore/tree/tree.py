@@ -193,6 +193,23 @@ class Tree:
         assert isinstance(node, BIN)
         return node
 
+    def search_with_high(self, key: bytes) -> tuple[BIN, bytes | None]:
+        """:meth:`search`, and the BIN's exclusive high bound as seen from the root (None: +infinity).
+
+        Every key from ``key`` up to (not including) that bound is routed to the same BIN by
+        :meth:`search`: recovery's redo in key order puts a run of sorted keys into one BIN with one
+        descent (the bound is the smallest next-slot key on the path, not the BIN's own ``high_key``).
+        """
+        node = self.root_node()
+        high: bytes | None = None
+        while not node.is_bin:
+            i = node.find_child_index(key)
+            if i + 1 < node.n_entries and (high is None or node.keys[i + 1] < high):
+                high = node.keys[i + 1]
+            node = self.fetch_child(node, i)
+        assert isinstance(node, BIN)
+        return node, high
+
     def find_parent(self, id_key: bytes, level: int, node_id: int, fetch: bool = True) -> tuple[IN | None, int | None, bytes | None]:
         """The parent of node ``node_id`` (level ``level``, low bound ``id_key``).
 
