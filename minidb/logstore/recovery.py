@@ -70,7 +70,8 @@ from typing import TYPE_CHECKING
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.types import OWNER_CODES
-from minidb.logstore.logdef import BIN_ENTRY, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX, MAP_LN
+from minidb.logstore.logdef import (BIN_ENTRY, CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX,
+                                   MAP_LN)
 from minidb.logstore.errors import EnvironmentKindError
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME, logged_kind
 from minidb.logstore.provisional import is_provisional
@@ -205,7 +206,8 @@ class RecoveryManager:
         self._done(phase)
 
         phase = self._phase("find the last checkpoint")
-        ckpt_end = next((e for e in log.scan_backward() if e.type_name == "CkptEnd"), None)
+        # Only headers are read on the way back: the forward read below checks every entry walked past.
+        ckpt_end = log.reader.last_of_type(CKPT_END.code)
         root_lsn = NULL_LSN
         if ckpt_end is not None:
             values = ckpt_end.values
@@ -571,11 +573,11 @@ class RecoveryManager:
         A forward pass collects each key's chain of LNs (in log order). Then, per database, the
         keys are taken in order: one search finds the BIN of the first key and the bound below
         which every following key belongs to the same BIN (:meth:`Tree.search_with_high`), and
-        each key's chain changes its slot at most once (:meth:`_redo_chain`). An insertion that
-        overfills the BIN splits it as a put would, and the next key is searched again.
+        each key's chain changes its slot at most once (:meth:`_redo_chain`). A BIN that the keys
+        overfilled is then split in halves until every piece fits, each piece logged once
+        (:meth:`Tree.split_until_fits`): one BIN takes all of its keys before anything is logged.
         """
         evictor = self.env.evictor
-        max_entries = self.env.config.node_max_entries
         databases: dict[int, "DatabaseImpl"] = {}
         chains: dict[int, dict[bytes, list[LogEntry]]] = {}
         for db, key, entry in self._redo_candidates():
@@ -591,10 +593,8 @@ class RecoveryManager:
                     key = keys[i]
                     i += 1
                     index, exact = bin_node.find(key)
-                    changed = self._redo_chain(bin_node, index, exact, key, chain_of[key])
-                    if changed and not exact and bin_node.n_entries > max_entries:
-                        tree.split_if_needed(bin_node)
-                        break  # the split moved keys: search again
+                    self._redo_chain(bin_node, index, exact, key, chain_of[key])
+                tree.split_until_fits(bin_node)
                 evictor.evict_to_budget()
 
     def _redo_chain(self, bin_node, index: int, exact: bool, key: bytes, chain: list[LogEntry]) -> bool:
