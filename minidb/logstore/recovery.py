@@ -4,11 +4,16 @@ Opening an environment runs recovery, whether the last run closed cleanly or
 crashed; a clean close just leaves little to do. Its passes:
 
 1. **Find the end of the log** (the shared log cuts a torn tail when it opens).
-2. **Find the last CkptEnd** (scanning backward) and from it the checkpoint's
+2. **Find the last CkptEnd** (walking backward over the entry headers only:
+   the next pass checks every entry walked past) and from it the checkpoint's
    CkptStart, firstActiveLSN and the mapping tree's root. Without one (a new
    environment, or a crash during the first checkpoint) everything starts at
    the beginning of the log.
-3. **Read the log** once from min(firstActiveLSN, CkptStart) to the end.
+3. **Read the log** once from min(firstActiveLSN, CkptStart) to the end, and
+   sort the entries by kind in one pass (nodes, MapLNs, LNs, Commits; each
+   list in LSN order): every later pass walks only its own kind. Node ids are
+   learned from the first bytes of IN and BIN items; a BIN's slots are
+   decoded only if the BIN is replayed.
 4. **The mapping tree**: replay its non-provisional INs from CkptStart, then
    its MapLNs; this gives every database and its root.
 5. **The other trees**: replay non-provisional INs and BINs from CkptStart.
@@ -27,6 +32,16 @@ crashed; a clean close just leaves little to do. Its passes:
    deletion among them must be replayed after an older committed write of
    the same key that recovery redoes: the checkpoint's BIN may have
    compressed the deleted slot away, and the older write would come back.
+   JE applies the LNs one at a time in log order, a search from the root for
+   each (:meth:`RecoveryManager._redo_in_log_order`, kept as the reference).
+   minidb gives the same slots **by key** (:meth:`RecoveryManager._redo_in_key_order`):
+   it collects each key's LNs in log order, then takes the keys in order, one
+   search per BIN for all the keys that fall in it; a key's LNs change its
+   slot at most once, to the last that would have gone in. A BIN this fills
+   past its size is split in halves until it fits, each piece logged once.
+   A crash during recovery is a crash like any other: the next recovery
+   starts from the same CkptEnd, and the BINs this one logged (splits,
+   provisional; evictions) hold only versions that redo puts back anyway.
 7. **Undo losers**: the LNs of transactions that did not commit (aborted, or
    still active at the crash), newest first: a slot holding exactly that LSN
    goes back to the LN's abort LSN. Entries with the INVISIBLE flag (rolled
