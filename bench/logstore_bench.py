@@ -370,11 +370,17 @@ How the log is read: a fetch (the LNs in (c), the BINs in (d)) is one `pread` of
 entry's LSN, which holds the header and nearly always the whole entry; a scan checks each
 entry with one `unpack` and one CRC (anything unusual goes to the careful path, which names
 what is wrong and where); recovery finds the last CkptEnd walking back through 64 KiB windows
-instead of entry by entry, reads the log after it once, and learns the largest transaction id
-from the first field of the transactional entries only. Recovery of {RECOVERY_SIZES[-1]:,} puts reads
-{rec_rows[-1][7]} entries per CPU second, {"at or above" if rec_cpu_rate >= RECOVERY_TARGET else "below"} the target of
-{RECOVERY_TARGET:,}: most of what is left is rebuilding the tree (each redone LN is a search, an
-insertion and now and then a split that logs BINs, as much Python as a put) and its final checkpoint.
+over the entry headers only (the forward read that follows checks every entry walked past), reads
+the log after it once and sorts the entries by kind in one pass, learning node ids from the first
+bytes of IN and BIN items and the largest transaction id from the first field of transactional
+entries. Redo works by key, not by LN: each key's LNs are collected in log order and change its
+slot once, the keys of one BIN go in after one search, and a BIN filled past its size is halved
+until it fits, each piece logged once (it was a search, an insertion and now and then a split
+logging both halves, per LN). Recovery of {RECOVERY_SIZES[-1]:,} puts reads {rec_rows[-1][7]} entries
+per CPU second, {"at or above" if rec_cpu_rate >= RECOVERY_TARGET else "below"} the target of
+{RECOVERY_TARGET:,}; the time left is Python's work per entry: each entry read and checked twice
+(once when the log opens and finds its end, once by recovery), each LN decoded, each entry
+counted for utilization.
 """
 
 

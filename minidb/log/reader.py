@@ -30,7 +30,8 @@ from minidb.log.check import next_file_problem
 from minidb.log.end import LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import HEADER, HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, check_entry, intact_header
+from minidb.log.header import (HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, check_entry,
+                               intact_header)
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.lsn import LSN
 from minidb.log.scan import FileScanner
@@ -181,6 +182,51 @@ class LogReader:
                 if entry.header.prev_offset >= lsn.offset:
                     raise LogCorruptionError(file_name(lsn.file), lsn.offset, "prev offset does not point backwards")
                 lsn = LSN(lsn.file, entry.header.prev_offset)
+
+    def last_of_type(self, type_code: int) -> LogEntry | None:
+        """The last entry of type ``type_code`` (None if there is none): what :meth:`backward` would find.
+
+        It walks the same ``prev`` chain in the same windows but reads only each header's type, size
+        and ``prev``: no checksum, no entry built. For a caller that reads the log forward from before
+        the entry found anyway (recovery, looking for the last CkptEnd), which checks every entry it
+        walked past. The entry found is read as :meth:`read_entry` reads it (damage is an error), and
+        so is a file's first entry (its FileHeader names the last entry of the file before). Each
+        header must end where the entry after it starts and point backward; anything else goes on
+        with :meth:`backward` from there, which says what is wrong.
+        """
+        end = self._end()
+        lsn = end.last_entry
+        stop = end.end_offset if lsn.file == end.last_file else None  # where the entry at lsn must end
+        data, base = b"", lsn.offset + 1  # the window: bytes [base, base + len(data)) of lsn.file
+        while not lsn.is_null:
+            if lsn.offset == 0:  # a FileHeader, read in full: it names the last entry of the file before
+                entry = self.read_entry(lsn)
+                if entry.header.type_code == type_code:
+                    return entry
+                if entry.header.type_code != FILE_HEADER.code:
+                    raise LogCorruptionError(file_name(lsn.file), 0, "the first entry is not a FileHeader")
+                lsn = entry.values["last_entry_lsn"]
+                files = self._end().files
+                if not lsn.is_null and files and lsn.file < files[0]:
+                    return None  # the files before the first were deleted on purpose (minidb.log.head)
+                stop, data, base = None, b"", lsn.offset + 1
+                continue
+            if lsn.offset < base:
+                base = max(0, lsn.offset - READ_BACK)
+                data = self._read_range(lsn.file, base, stop if stop is not None else lsn.offset + MAX_HEADER_SIZE)
+            pos = lsn.offset - base
+            if len(data) - pos < HEADER_SIZE:
+                break
+            _, code, flags, prev, item_size = HEADER.unpack_from(data, pos)
+            size = HEADER_SIZE + item_size + (VLSN_SIZE if flags & VLSN_PRESENT else 0)
+            if (stop is not None and lsn.offset + size != stop) or prev >= lsn.offset:
+                break
+            if code == type_code:
+                return self.read_entry(lsn)
+            stop, lsn = lsn.offset, LSN(lsn.file, prev)
+        else:
+            return None
+        return next((e for e in self.backward(lsn) if e.header.type_code == type_code), None)
 
     @staticmethod
     def _from_window(window: tuple[int, int, bytes], lsn: LSN) -> LogEntry | None:

@@ -4,11 +4,16 @@ Opening an environment runs recovery, whether the last run closed cleanly or
 crashed; a clean close just leaves little to do. Its passes:
 
 1. **Find the end of the log** (the shared log cuts a torn tail when it opens).
-2. **Find the last CkptEnd** (scanning backward) and from it the checkpoint's
+2. **Find the last CkptEnd** (walking backward over the entry headers only:
+   the next pass checks every entry walked past) and from it the checkpoint's
    CkptStart, firstActiveLSN and the mapping tree's root. Without one (a new
    environment, or a crash during the first checkpoint) everything starts at
    the beginning of the log.
-3. **Read the log** once from min(firstActiveLSN, CkptStart) to the end.
+3. **Read the log** once from min(firstActiveLSN, CkptStart) to the end, and
+   sort the entries by kind in one pass (nodes, MapLNs, LNs, Commits; each
+   list in LSN order): every later pass walks only its own kind. Node ids are
+   learned from the first bytes of IN and BIN items; a BIN's slots are
+   decoded only if the BIN is replayed.
 4. **The mapping tree**: replay its non-provisional INs from CkptStart, then
    its MapLNs; this gives every database and its root.
 5. **The other trees**: replay non-provisional INs and BINs from CkptStart.
@@ -27,6 +32,16 @@ crashed; a clean close just leaves little to do. Its passes:
    deletion among them must be replayed after an older committed write of
    the same key that recovery redoes: the checkpoint's BIN may have
    compressed the deleted slot away, and the older write would come back.
+   JE applies the LNs one at a time in log order, a search from the root for
+   each (:meth:`RecoveryManager._redo_in_log_order`, kept as the reference).
+   minidb gives the same slots **by key** (:meth:`RecoveryManager._redo_in_key_order`):
+   it collects each key's LNs in log order, then takes the keys in order, one
+   search per BIN for all the keys that fall in it; a key's LNs change its
+   slot at most once, to the last that would have gone in. A BIN this fills
+   past its size is split in halves until it fits, each piece logged once.
+   A crash during recovery is a crash like any other: the next recovery
+   starts from the same CkptEnd, and the BINs this one logged (splits,
+   provisional; evictions) hold only versions that redo puts back anyway.
 7. **Undo losers**: the LNs of transactions that did not commit (aborted, or
    still active at the crash), newest first: a slot holding exactly that LSN
    goes back to the LN's abort LSN. Entries with the INVISIBLE flag (rolled
@@ -61,7 +76,8 @@ Example (the JE documentation's recovery period)::
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+import struct
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -69,7 +85,8 @@ from typing import TYPE_CHECKING
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.types import OWNER_CODES
-from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
+from minidb.logstore.logdef import (BIN_ENTRY, CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX,
+                                   MAP_LN)
 from minidb.logstore.errors import EnvironmentKindError
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME, logged_kind
 from minidb.logstore.provisional import is_provisional
@@ -84,6 +101,29 @@ if TYPE_CHECKING:
 
 RECOVERY_LOCKER = 0  # transaction ids start at 1
 _lsn_of = attrgetter("lsn")
+
+# Type codes (minidb.logstore.logdef) by which one pass sorts the entries read into the lists the
+# later passes walk: each pass then looks only at its own kind of entry.
+_NODE_CODES = frozenset({IN_ENTRY.code, BIN_ENTRY.code})
+_TXN_LN_CODES = frozenset({LN_TX.code, DEL_LN_TX.code})
+_REDO_CODES = frozenset({LN.code, DEL_LN.code, FILE_SUMMARY_LN.code}) | _TXN_LN_CODES  # what redo may replay
+_SIZED_CODES = _NODE_CODES | _REDO_CODES | {MAP_LN.code}  # node entries: recovery notes their sizes
+
+# An IN or BIN item starts with db_id (U32) and node_id (U64), little-endian (minidb.logstore.logdef):
+# enough to learn node ids and to tell the mapping tree's nodes from the others without decoding
+# the slots of every BIN read.
+_NODE_HEAD = struct.Struct("<IQ")
+_DELETION_CODES = frozenset({DEL_LN.code, DEL_LN_TX.code})
+
+
+def node_head(entry: LogEntry) -> tuple[int, int]:
+    """``(db_id, node_id)`` of an IN or BIN entry, from the first 12 bytes of its item.
+
+    A short item is decoded in full instead, which names what is wrong."""
+    if len(entry.item) < _NODE_HEAD.size:
+        values = entry.values
+        return values["db_id"], values["node_id"]
+    return _NODE_HEAD.unpack_from(entry.item)
 
 
 @dataclass
@@ -138,6 +178,11 @@ class RecoveryManager:
         self.info = RecoveryInfo()
         self.phase_listener = phase_listener
         self.entries: list[LogEntry] = []
+        # The same entries sorted by kind, each list in LSN order (see _sort_by_kind).
+        self.nodes: list[LogEntry] = []  # INs and BINs
+        self.map_lns: list[LogEntry] = []
+        self.lns: list[LogEntry] = []  # what redo may replay: LNs, deletions, FileSummaryLNs
+        self.commits: list[LogEntry] = []
         self.replayable_obsoletes: list[LogEntry] = []  # non-provisional INs naming obsolete versions
         self.counted_obsoletes: list[LogEntry] = []  # ... of which the recovered tree uses the version
         self.named_obsoletes = 0
@@ -157,9 +202,10 @@ class RecoveryManager:
         if self.phase_listener is not None:
             self.phase_listener(phase.name, self.env)
 
-    def _from(self, start: LSN) -> list[LogEntry]:
-        """The entries read at or after ``start`` (they are in LSN order: a binary search finds the first)."""
-        return self.entries[bisect.bisect_left(self.entries, start, key=_lsn_of):]
+    @staticmethod
+    def _from(entries: list[LogEntry], start: LSN) -> list[LogEntry]:
+        """The entries at or after ``start`` (they are in LSN order: a binary search finds the first)."""
+        return entries[bisect.bisect_left(entries, start, key=_lsn_of):]
 
     # -- the passes ---------------------------------------------------------------------
     def recover(self) -> RecoveryInfo:
@@ -175,7 +221,8 @@ class RecoveryManager:
         self._done(phase)
 
         phase = self._phase("find the last checkpoint")
-        ckpt_end = next((e for e in log.scan_backward() if e.type_name == "CkptEnd"), None)
+        # Only headers are read on the way back: the forward read below checks every entry walked past.
+        ckpt_end = log.reader.last_of_type(CKPT_END.code)
         root_lsn = NULL_LSN
         if ckpt_end is not None:
             values = ckpt_end.values
@@ -200,14 +247,14 @@ class RecoveryManager:
         phase = self._phase("read the log")
         self.entries = list(log.scan(None if info.scan_start.is_null else info.scan_start))
         self._refuse_foreign_entries()
+        self._sort_by_kind()
         self._refuse_the_other_kind(root_lsn, phase)
         info.entries_read = len(self.entries)
         if ckpt_end is None and self.entries:
             info.last_ckpt_start = info.first_active_lsn = info.scan_start = self.entries[0].lsn
-        self._learn_ids()
         self._say(phase, "read %d entries from %s to %s", info.entries_read, info.scan_start, info.end_of_log)
         for listener in env.hooks.recovery_listeners:
-            for entry in self._from(info.last_ckpt_start):
+            for entry in self._from(self.entries, info.last_ckpt_start):
                 listener(entry)
         for done in env.hooks.recovery_read_done:
             done()
@@ -253,8 +300,8 @@ class RecoveryManager:
     def _recorded_kind(self, root_lsn: LSN) -> tuple[bool | None, str]:
         """Replicated or not, as the log tells it, and how it tells it (None: it does not)."""
         marker = None
-        for entry in self.entries:  # newer than the checkpoint's mapping tree
-            if entry.type_name == "MapLN" and entry.values["db_id"] == MAPPING_DB_ID:
+        for entry in self.map_lns:  # newer than the checkpoint's mapping tree
+            if entry.values["db_id"] == MAPPING_DB_ID:
                 marker = entry
         if marker is None and not root_lsn.is_null:
             marker = logged_kind(self.env.log, root_lsn)
@@ -269,20 +316,36 @@ class RecoveryManager:
                 return replicated, f"its database {db!r} is {'' if replicated else 'not '}replicated (MapLN at {entry.lsn})"
         return None, ""
 
-    def _learn_ids(self) -> None:
-        """Node, database and transaction ids continue after the largest the log holds."""
+    def _sort_by_kind(self) -> None:
+        """One pass over the entries read: sort them by kind for the passes that follow, and learn ids.
+
+        Node, database and transaction ids continue after the largest the log holds; the sizes of
+        node entries are noted for counting them obsolete later. A node's id is read from the head
+        of its item (:func:`node_head`): the slots of a BIN are decoded only if it is replayed.
+        """
         env = self.env
+        nodes, map_lns, lns, commits = self.nodes, self.map_lns, self.lns, self.commits
+        last_node_id, last_db_id, last_txn_id = env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id
+        note_size = env.utilization.note_size
         for entry in self.entries:
-            name = entry.type_name
-            if name in IN_TYPES:
-                env.last_node_id = max(env.last_node_id, entry.values["node_id"])
-            elif name == "MapLN":
-                env.db_tree.last_db_id = max(env.db_tree.last_db_id, entry.values["db_id"])
+            header = entry.header
+            code = header.type_code
+            if code in _NODE_CODES:
+                nodes.append(entry)
+                last_node_id = max(last_node_id, node_head(entry)[1])
+            elif code in _REDO_CODES:
+                lns.append(entry)
+            elif code == MAP_LN.code:
+                map_lns.append(entry)
+                last_db_id = max(last_db_id, entry.values["db_id"])
+            elif code == COMMIT.code:
+                commits.append(entry)
             txn_id = entry.txn_id
             if txn_id is not None:
-                env.txn_manager.last_txn_id = max(env.txn_manager.last_txn_id, abs(txn_id))  # internal: < 0
-            if name in IN_TYPES or name in USER_LN_TYPES or name in ("MapLN", "FileSummaryLN"):
-                env.utilization.note_size(entry.lsn, entry.size)
+                last_txn_id = max(last_txn_id, abs(txn_id))  # internal: < 0
+            if code in _SIZED_CODES:
+                note_size(entry.lsn, header.entry_size)
+        env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id = last_node_id, last_db_id, last_txn_id
 
     def _recover_mapping_tree(self, root_lsn: LSN) -> None:
         env, info = self.env, self.info
@@ -293,19 +356,18 @@ class RecoveryManager:
             mapping.tree.create_empty()
             self._say(phase, "no mapping tree root: a new, empty mapping tree")
         before = info.ins_replayed
-        for entry in self._from(info.last_ckpt_start):
-            if entry.type_name in IN_TYPES and entry.values["db_id"] == MAPPING_DB_ID:
+        for entry in self._from(self.nodes, info.last_ckpt_start):
+            if node_head(entry)[0] == MAPPING_DB_ID:
                 self._replay_in(entry, phase)
         self._say(phase, "replayed %d INs of the mapping tree", info.ins_replayed - before)
         self._keep_counted_obsoletes()
         self._done(phase)
 
         phase = self._phase("MapLNs")
-        for entry in self._from(info.last_ckpt_start):
-            if entry.type_name == "MapLN":
-                if self._redo_ln(mapping, entry.values["name"].encode("utf-8"), entry, record_of(entry)):
-                    info.map_lns_redone += 1
-                env.utilization.count_obsolete(entry.values["prev_lsn"])
+        for entry in self._from(self.map_lns, info.last_ckpt_start):
+            if self._redo_ln(mapping, entry.values["name"].encode("utf-8"), entry, record_of(entry)):
+                info.map_lns_redone += 1
+            env.utilization.count_obsolete(entry.values["prev_lsn"])
         env.db_tree.load_from_mapping_tree()
         if env.db_tree.replicated is None:
             lsn = env.db_tree.record_kind(env.config.replicated)
@@ -324,8 +386,8 @@ class RecoveryManager:
         info = self.info
         phase = self._phase("INs")
         before = (info.ins_replayed, info.ins_provisional, info.ins_not_newer, info.ins_not_placed)
-        for entry in self._from(info.last_ckpt_start):
-            if entry.type_name in IN_TYPES and entry.values["db_id"] != MAPPING_DB_ID:
+        for entry in self._from(self.nodes, info.last_ckpt_start):
+            if node_head(entry)[0] != MAPPING_DB_ID:
                 self._replay_in(entry, phase)
         after = (info.ins_replayed, info.ins_provisional, info.ins_not_newer, info.ins_not_placed)
         replayed, provisional, not_newer, not_placed = (a - b for a, b in zip(after, before))
@@ -350,10 +412,10 @@ class RecoveryManager:
 
     def _replay_in(self, entry: LogEntry, phase: RecoveryPhase) -> None:
         env, info = self.env, self.info
-        values = entry.values
         if is_provisional(entry.lsn, entry.provisional, info.last_ckpt_end):
             info.ins_provisional += 1
-            return
+            return  # its slots are never decoded
+        values = entry.values
         if values["obsolete"]:
             self.replayable_obsoletes.append(entry)
             self.named_obsoletes += 1
@@ -434,10 +496,11 @@ class RecoveryManager:
         env, info = self.env, self.info
         phase = self._phase("transactions")
         txn_lns: dict[int, list[LogEntry]] = {}
-        for entry in self._from(info.first_active_lsn):
-            if entry.type_name == "Commit" and not entry.header.invisible:  # a rolled-back Commit never was
+        for entry in self._from(self.commits, info.first_active_lsn):
+            if not entry.header.invisible:  # a rolled-back Commit never was
                 info.committed.add(entry.txn_id)
-            elif entry.type_name in ("LN_TX", "DEL_LN_TX"):
+        for entry in self._from(self.lns, info.first_active_lsn):
+            if entry.header.type_code in _TXN_LN_CODES:
                 txn_lns.setdefault(entry.txn_id, []).append(entry)
         info.losers = set(txn_lns) - info.committed
         # The losers' records stay locked until they are undone, so that no BIN compresses
@@ -452,37 +515,15 @@ class RecoveryManager:
         self._done(phase)
 
         phase = self._phase("redo LNs")
-        for entry in self._from(info.first_active_lsn):
-            if entry.header.invisible:
-                continue  # rolled back by a replication syncup: not part of the database any more
-            name = entry.type_name
-            if name in ("LN_TX", "DEL_LN_TX"):
-                if entry.txn_id not in info.committed:
-                    continue
-            elif name not in ("LN", "DEL_LN", "FileSummaryLN"):
-                continue
-            values = entry.values
-            if name == "FileSummaryLN":
-                db, key = env.db_tree.get_by_id(UTILIZATION_DB_ID), file_key(values["file_number"])
-            else:
-                db, key = env.db_tree.get_by_id(values["db_id"]), values["key"]
-            if db is None:
-                continue
-            if self._redo_ln(db, key, entry, record_of(entry)):
-                info.lns_redone += 1
-            env.utilization.count_obsolete(values["prev_lsn"])
-            if is_deletion(name):
-                env.utilization.count_obsolete(entry.lsn)
-            env.evictor.evict_to_budget()
+        if self.redo_in_key_order:
+            self._redo_in_key_order()
+        else:
+            self._redo_in_log_order()
         self._say(phase, "redid %d LNs (%d not newer than the tree)", info.lns_redone, info.lns_not_newer)
         self._done(phase)
 
         phase = self._phase("undo losers")
-        for entry in reversed(self.entries):
-            if entry.type_name not in ("LN_TX", "DEL_LN_TX") or entry.txn_id not in info.losers:
-                continue
-            if entry.lsn < info.first_active_lsn:
-                continue
+        for entry in sorted((e for txn_id in info.losers for e in txn_lns[txn_id]), key=_lsn_of, reverse=True):
             values = entry.values
             db = env.db_tree.get_by_id(values["db_id"])
             if db is None:
@@ -497,6 +538,107 @@ class RecoveryManager:
         env.locks.release_all(RECOVERY_LOCKER)
         self._say(phase, "undid %d LNs of %d losers", info.lns_undone, len(info.losers))
         self._done(phase)
+
+    # -- redo of LNs ---------------------------------------------------------------------
+    #: True: redo each key once, in key order (:meth:`_redo_in_key_order`); False: the reference, one LN
+    #: at a time in log order (:meth:`_redo_in_log_order`). Both leave the same slots (keys, LSNs,
+    #: known-deleted flags, cached data) and the same counts; only the shape of the tree may differ.
+    redo_in_key_order = True
+
+    def _redo_candidates(self) -> Iterator[tuple["DatabaseImpl", bytes, LogEntry]]:
+        """The LNs redo replays, in log order, with their database and key (JE's rules, step 6).
+
+        Those of committed transactions, those written without one and FileSummaryLNs; not the
+        invisible ones (rolled back by a replication syncup), nor those of a database that is gone.
+        The versions they make obsolete are counted as they go by.
+        """
+        env, info = self.env, self.info
+        count_obsolete = env.utilization.count_obsolete
+        utilization_db = env.db_tree.get_by_id(UTILIZATION_DB_ID)
+        for entry in self._from(self.lns, info.first_active_lsn):
+            header = entry.header
+            if header.invisible:
+                continue  # rolled back by a replication syncup: not part of the database any more
+            code = header.type_code
+            if code in _TXN_LN_CODES and entry.txn_id not in info.committed:
+                continue
+            values = entry.values
+            if code == FILE_SUMMARY_LN.code:
+                db, key = utilization_db, file_key(values["file_number"])
+            else:
+                db, key = env.db_tree.get_by_id(values["db_id"]), values["key"]
+            if db is None:
+                continue
+            yield db, key, entry
+            count_obsolete(values["prev_lsn"])
+            if code in _DELETION_CODES:
+                count_obsolete(entry.lsn)
+
+    def _redo_in_log_order(self) -> None:
+        """The reference redo: each LN in log order, a search from the root for each (JE's)."""
+        info, evictor = self.info, self.env.evictor
+        for db, key, entry in self._redo_candidates():
+            if self._redo_ln(db, key, entry, record_of(entry)):
+                info.lns_redone += 1
+            evictor.evict_to_budget()
+
+    def _redo_in_key_order(self) -> None:
+        """Redo by key: the same result as :meth:`_redo_in_log_order`, with one descent per BIN.
+
+        A forward pass collects each key's chain of LNs (in log order). Then, per database, the
+        keys are taken in order: one search finds the BIN of the first key and the bound below
+        which every following key belongs to the same BIN (:meth:`Tree.search_with_high`), and
+        each key's chain changes its slot at most once (:meth:`_redo_chain`). A BIN that the keys
+        overfilled is then split in halves until every piece fits, each piece logged once
+        (:meth:`Tree.split_until_fits`): one BIN takes all of its keys before anything is logged.
+        """
+        evictor = self.env.evictor
+        databases: dict[int, "DatabaseImpl"] = {}
+        chains: dict[int, dict[bytes, list[LogEntry]]] = {}
+        for db, key, entry in self._redo_candidates():
+            databases[db.id] = db
+            chains.setdefault(db.id, {}).setdefault(key, []).append(entry)
+        for db_id, chain_of in chains.items():
+            tree = databases[db_id].tree
+            keys = sorted(chain_of)
+            i = 0
+            while i < len(keys):
+                bin_node, high = tree.search_with_high(keys[i])
+                while i < len(keys) and (high is None or keys[i] < high):
+                    key = keys[i]
+                    i += 1
+                    index, exact = bin_node.find(key)
+                    self._redo_chain(bin_node, index, exact, key, chain_of[key])
+                tree.split_until_fits(bin_node)
+                evictor.evict_to_budget()
+
+    def _redo_chain(self, bin_node, index: int, exact: bool, key: bytes, chain: list[LogEntry]) -> bool:
+        """Redo one key's LNs (in log order) as :meth:`_redo_ln` would one by one, changing the slot once.
+
+        Each LN goes in if it is newer than the slot; with no slot yet, a deletion changes nothing
+        and a write inserts it. The last LN that went in is what the slot ends with. True if it changed.
+        """
+        info = self.info
+        slot_lsn = bin_node.lsns[index] if exact else None
+        last = None
+        for entry in chain:
+            if slot_lsn is None:
+                if entry.header.type_code in _DELETION_CODES:
+                    continue
+            elif entry.lsn <= slot_lsn:
+                info.lns_not_newer += 1
+                continue
+            slot_lsn, last = entry.lsn, entry
+            info.lns_redone += 1
+        if last is None:
+            return False
+        deleted = last.header.type_code in _DELETION_CODES
+        if exact:
+            bin_node.update_slot(index, last.lsn, deleted, record_of(last))
+        else:
+            bin_node.insert_slot(index, key, last.lsn, deleted, record_of(last))
+        bin_node.dirty = True
+        return True
 
     def _recover_utilization(self) -> None:
         env = self.env

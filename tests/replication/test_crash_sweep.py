@@ -54,7 +54,9 @@ def test_the_crashtest_command(capsys):
     from minidb.cli import main
 
     assert main(["crashtest", "replication", "--seed", "0", "--ops", "10"]) == 0
-    assert capsys.readouterr().out.strip().endswith("crash points: 130, violations: 0")
+    # 124 since recovery redoes LNs by key: a replica's recovery logs fewer BINs (130 with the
+    # one-LN-at-a-time redo, RecoveryManager.redo_in_key_order = False).
+    assert capsys.readouterr().out.strip().endswith("crash points: 124, violations: 0")
 
 
 def test_the_checker_catches_transaction_ids_of_the_wrong_kind_or_reused():

@@ -117,7 +117,7 @@ def _split_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any])
     return split
 
 
-#: where :meth:`Tree.split_if_needed` asks :func:`split_point` (exercise 09a's hook)
+#: where every split (:meth:`Tree._split`) asks :func:`split_point` (exercise 09a's hook)
 SPLIT_POINT = exercise_hooks.register("09a_bin_split", "split_point", split_point, _split_from_exercise)
 
 
@@ -221,6 +221,23 @@ class Tree:
         assert isinstance(node, BIN)
         return node
 
+    def search_with_high(self, key: bytes) -> tuple[BIN, bytes | None]:
+        """:meth:`search`, and the BIN's exclusive high bound as seen from the root (None: +infinity).
+
+        Every key from ``key`` up to (not including) that bound is routed to the same BIN by
+        :meth:`search`: recovery's redo in key order puts a run of sorted keys into one BIN with one
+        descent (the bound is the smallest next-slot key on the path, not the BIN's own ``high_key``).
+        """
+        node = self.root_node()
+        high: bytes | None = None
+        while not node.is_bin:
+            i = node.find_child_index(key)
+            if i + 1 < node.n_entries and (high is None or node.keys[i + 1] < high):
+                high = node.keys[i + 1]
+            node = self.fetch_child(node, i)
+        assert isinstance(node, BIN)
+        return node, high
+
     def find_parent(self, id_key: bytes, level: int, node_id: int, fetch: bool = True) -> tuple[IN | None, int | None, bytes | None]:
         """The parent of node ``node_id`` (level ``level``, low bound ``id_key``).
 
@@ -255,34 +272,71 @@ class Tree:
             return
         splits: list[tuple[IN, IN]] = []
         while node.n_entries > max_entries:
-            parent = node.parent
-            if parent is None:
-                parent = IN(db.id, env.next_node_id(), node.level + 1, b"", None)
-                parent.insert_child(0, node.id_key, node.last_logged_lsn, node.node_id, node)
-                parent.dirty = True
-                db.root = parent
-                env.evictor.register(parent)
-                env.stats.add("nRootSplits")
-                env.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
-                               parent.node_id, parent.level, node.describe())
-            mid, separator, index = SPLIT_POINT.call(node.keys, parent.node_ids, node.node_id)  # its one call site
-            if node.is_bin:
-                sibling: IN = BIN(db.id, env.next_node_id(), separator, node.high_key)
-            else:
-                sibling = IN(db.id, env.next_node_id(), node.level, separator, node.high_key)
-            node.move_upper_half(sibling, mid)
-            node.high_key = separator
-            parent.insert_child(index, separator, NULL_LSN, sibling.node_id, sibling)
-            node.dirty = sibling.dirty = parent.dirty = True
-            env.evictor.register(sibling)
-            env.stats.add("nSplits")
-            env.trace.emit("split %s at %r: new sibling %s", node.describe(), sibling.id_key, sibling.describe())
+            sibling, parent = self._split(node)
             splits.append((node, sibling))
             node = parent
         for left, right in splits:
             env.node_logger.log_in(left, Provisional.YES, reason="split")
             env.node_logger.log_in(right, Provisional.YES, reason="split")
         env.dirty_map.coordinate_split_with_checkpoint(db, splits)
+
+    def split_until_fits(self, node: IN) -> None:
+        """Split ``node`` in halves, and the halves in halves, until every node fits; the same up the tree.
+
+        For recovery's redo in key order, which puts all of a BIN's keys into it before splitting
+        it, perhaps far past ``node_max_entries``. Each split is the one :meth:`split_if_needed`
+        makes; the difference is the logging: every node that took part in a split is logged once
+        (Provisional.YES, bottom up), when its level is done, where halving one node at a time would
+        log both halves at every split (an n-slot node about log2(n / max) times over).
+        """
+        env, db = self.env, self.db
+        max_entries = env.config.node_max_entries
+        splits: list[tuple[IN, IN]] = []
+        level = [node]
+        while level:
+            split_here: dict[int, IN] = {}  # node id -> node, in the order the splits made them
+            parents: dict[int, IN] = {}
+            pending = [n for n in level if n.n_entries > max_entries]
+            while pending:
+                current = pending.pop()
+                sibling, parent = self._split(current)
+                splits.append((current, sibling))
+                split_here[current.node_id], split_here[sibling.node_id] = current, sibling
+                parents[parent.node_id] = parent
+                pending += [half for half in (current, sibling) if half.n_entries > max_entries]
+            for piece in split_here.values():
+                env.node_logger.log_in(piece, Provisional.YES, reason="split")
+            level = list(parents.values())
+        env.dirty_map.coordinate_split_with_checkpoint(db, splits)
+
+    def _split(self, node: IN) -> tuple[IN, IN]:
+        """One split: the upper half of ``node`` moves to a new right sibling; returns (sibling, parent).
+
+        A root gets a new root above it first. Nothing is logged here: the callers log the halves."""
+        env, db = self.env, self.db
+        parent = node.parent
+        if parent is None:
+            parent = IN(db.id, env.next_node_id(), node.level + 1, b"", None)
+            parent.insert_child(0, node.id_key, node.last_logged_lsn, node.node_id, node)
+            parent.dirty = True
+            db.root = parent
+            env.evictor.register(parent)
+            env.stats.add("nRootSplits")
+            env.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
+                           parent.node_id, parent.level, node.describe())
+        mid, separator, index = SPLIT_POINT.call(node.keys, parent.node_ids, node.node_id)  # its one call site
+        if node.is_bin:
+            sibling: IN = BIN(db.id, env.next_node_id(), separator, node.high_key)
+        else:
+            sibling = IN(db.id, env.next_node_id(), node.level, separator, node.high_key)
+        node.move_upper_half(sibling, mid)
+        node.high_key = separator
+        parent.insert_child(index, separator, NULL_LSN, sibling.node_id, sibling)
+        node.dirty = sibling.dirty = parent.dirty = True
+        env.evictor.register(sibling)
+        env.stats.add("nSplits")
+        env.trace.emit("split %s at %r: new sibling %s", node.describe(), sibling.id_key, sibling.describe())
+        return sibling, parent
 
 
 __all__ = ["Tree", "node_from_entry", "read_node_entry", "split_point"]
