@@ -368,11 +368,11 @@ class FileManager(RecordUpdates, StoreProperties):
     def _insert(self, xct: Any, pid: PageId, page: SlottedPage, slot_bytes: bytes) -> RecordId | None:
         """Insert into file page ``pid``, fixed EX; None if its free slot is locked (RecordWontFitError: no room)."""
         user = xct.space_user()
-        slot = page.find_slot(len(slot_bytes), user)
-        rid = pid.record(slot)
+        plan = page.plan_insert(len(slot_bytes), user)
+        rid = pid.record(plan.slot)
         if not self.xcts.try_lock(xct, rid, "EX"):
             return None
-        recops.insert(self.volume, xct, page, slot, slot_bytes, user)
+        recops.insert(self.volume, xct, page, plan.slot, slot_bytes, user, plan)  # placed once, not twice
         return rid
 
     def _note_space(self, fid: StoreId, pid: PageId, hist: Histoid, free: int, old: int | None = None) -> None:

@@ -633,7 +633,12 @@ class LockManager:
         request = LockRequest(st, head, mode, duration)
         head.queue.append(request)
         self._hold(st, request, ancestors)
-        self._count_grant(st, lock_id, mode, implicit)
+        counts = self.stats.counts  # _count_grant, inline: every new lock comes here
+        counts["nGranted"] += 1
+        if implicit:
+            counts["nImplicitLocks"] += 1
+        if self.trace.enabled:
+            self.trace.emit("T%d %s %s: granted%s", st.txn_id, mode, lock_id, " (implicit)" if implicit else "")
         return request
 
     def _count_grant(self, st: _Owner, lock_id: LockId, mode: LockMode, implicit: bool) -> None:
@@ -903,7 +908,12 @@ class LockManager:
         path = lock_id.ancestors()
         if path:
             parent = path[-1]
-            _decrement(st.children, parent)
+            children = st.children
+            left = children[parent] - 1  # counted when the lock was granted (_hold)
+            if left:
+                children[parent] = left
+            else:
+                del children[parent]
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 _decrement(st.long_children, parent)
         self.stats.counts["nReleases"] += 1

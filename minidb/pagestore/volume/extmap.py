@@ -125,7 +125,11 @@ class ExtlinkPage:
         return self._base + (ext - self.first_ext) * EXTLINK_SIZE
 
     def get(self, ext: int) -> Extlink:
-        return Extlink(*EXTLINK.unpack_from(self.page.buf, self._pos(ext)))
+        return Extlink(*self.fields(ext))
+
+    def fields(self, ext: int) -> tuple[int, int, int, int, bytes]:
+        """Extent ``ext``'s (owner, next, prev, pmap, pbucketmap), unpacked without building an Extlink."""
+        return EXTLINK.unpack_from(self.page.buf, self._pos(ext))
 
     def put(self, ext: int, link: Extlink) -> None:
         EXTLINK.pack_into(self.page.buf, self._pos(ext), link.owner, link.next, link.prev, link.pmap,
