@@ -344,7 +344,7 @@ class FileManager(RecordUpdates, StoreProperties):
             return None
         rid = None
         try:
-            allocated, bucket = self.volume.page_allocation(pid) if page.tag == PageTag.FILE else (False, 0)
+            allocated, bucket = self.volume.known_allocation(pid) if page.tag == PageTag.FILE else (False, 0)
             if page.tag != PageTag.FILE or page.pid.store != fid.store or not allocated:
                 hist.remove(number)
                 self.stats.add("nPagesRejected")

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from minidb.pagestore.errors import BadRequestError, SlotError, VolumeCorruptionError
-from minidb.pagestore.volume.extmap import ExtlinkPage, Extlink
+from minidb.pagestore.volume.extmap import ExtlinkPage, Extlink, ExtlinkWrites
 from minidb.pagestore.ids import PageId, StoreId, extent_of, index_in_extent
 from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.pages.page import PageTag
@@ -46,6 +46,8 @@ class VolumeMaps:
     ext_sz: int
     file: Any
     _map_layouts: dict[int, tuple]
+    _known: dict[int, tuple[int, int, int]]
+    use_caches: bool
 
     def _extmap_pid(self, ext: int) -> PageId:
         return PageId(self.vid, 0, self.header.extmap_page(ext))
@@ -182,6 +184,29 @@ class VolumeMaps:
             byte = buckets[index >> 1]
             return owner == pid.store and bool(pmap >> index & 1), (byte >> 4) if index & 1 else (byte & 0x0F)
         return self._read_map(self.header.extmap_page(ext), read)
+
+    def known_allocation(self, pid: PageId) -> tuple[bool, int]:
+        """:meth:`page_allocation`, remembered while no extlink is written.
+
+        Every insert asks whether its page is still the file's, and the
+        answer rarely changes: ``_known`` keeps, per page number, (store,
+        bucket, :class:`ExtlinkWrites` count before the read) for each page
+        found allocated, and an entry is used only while the count is the
+        same (no page or extent allocated or freed since, by anyone, forward,
+        in a rollback or at restart). The bucket is kept by
+        :meth:`set_page_bucket`. Anything else, or a page not known, is read
+        from the extent map (the careful path, with its checks).
+        """
+        if not self.use_caches:
+            return self.page_allocation(pid)
+        known = self._known.get(pid.page)
+        if known is not None and known[2] == ExtlinkWrites.count and known[0] == pid.store:
+            return True, known[1]
+        count = ExtlinkWrites.count  # before the read: a write during it leaves the entry unused
+        allocated, bucket = self.page_allocation(pid)
+        if allocated:
+            self._known[pid.page] = (pid.store, bucket, count)
+        return allocated, bucket
 
     def owned_extents(self, snum: int) -> list[int]:
         """Every extent owned by store ``snum``, by extent number (a scan of the extent map)."""
