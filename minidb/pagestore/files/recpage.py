@@ -42,8 +42,6 @@ rollback logs ``clr_rec_remove`` slot 1 (the same 60 bytes) with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -60,20 +58,26 @@ _ACTING: ContextVar[tuple[SpaceUser, Placement | None]] = ContextVar("minidb_pag
                                                                      default=(REDO_USER, None))
 
 
-@contextmanager
-def acting_for(user: SpaceUser, placement: Placement | None = None) -> Iterator[None]:
-    """Make ``user`` the one asking for space in the record handlers called inside.
+class acting_for:
+    """``with acting_for(user):`` makes ``user`` the one asking for space in the record handlers called
+    inside (a class rather than a generator-based context manager: every record change enters one).
 
     ``placement``: where a forward insert found room on its page
     (:meth:`SlottedPage.plan_insert`, under the same EX latch, the page
     unchanged since), so that the ``rec_insert`` handler puts the record
     there without placing it a second time. Redo and rollback give none.
     """
-    token = _ACTING.set((user, placement))
-    try:
-        yield
-    finally:
-        _ACTING.reset(token)
+
+    __slots__ = ("acting", "token")
+
+    def __init__(self, user: SpaceUser, placement: Placement | None = None):
+        self.acting = (user, placement)
+
+    def __enter__(self) -> None:
+        self.token = _ACTING.set(self.acting)
+
+    def __exit__(self, *exc: Any) -> None:
+        _ACTING.reset(self.token)
 
 
 def current_user() -> SpaceUser:
