@@ -46,6 +46,9 @@ describe 2024 pages (almost 16 MB) with ``ext_sz`` 8.
 
 The redo handlers below are the only code that changes extlinks; the volume
 manager calls them through :func:`minidb.pagestore.wal.logrec.apply_and_log`.
+Each write goes through :meth:`ExtlinkPage.put`, which counts it
+(:class:`ExtlinkWrites`): an answer read from the map stays true while the
+count has not moved.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ never a user error, whatever request met them.
 - ``owned_extents(s)``: every extent whose owner is store ``s``, by a scan of
   the extent map, whether or not the list reaches it (what removing a store
   frees, and what the repair after a crash compares with the list);
-- ``store_pages(st)``, ``is_allocated(pid)``, ``page_allocation(pid)`` (allocated, and its bucket).
+- ``store_pages(st)``, ``is_allocated(pid)``, ``page_allocation(pid)`` (allocated, and its bucket);
+- ``known_allocation(pid)``: ``page_allocation`` remembered per page while no extlink is written
+  (:class:`~minidb.pagestore.volume.extmap.ExtlinkWrites`), what every insert asks.
 """
 
 from __future__ import annotations
