@@ -244,7 +244,10 @@ def closing(a: float, b: float, mine: float, lite: float) -> str:
         "when read), while minidb's analysis decodes every entry and its redo fixes a page and compares "
         "its LSN for each one, then undo rolls the losers back, all before the first transaction starts. "
         "What an insert no longer pays for: reading the slot table entry by entry (one `struct` unpack now), "
-        "a lookup of the file's descriptor in the store directory (kept until a destroy or a rollback), and "
-        "a second read of the page's extlink; redo takes the entries analysis read and decoded instead of "
-        "reading the log since the checkpoint again."
+        "a lookup of the file's descriptor in the store directory (kept until a destroy or a rollback), "
+        "reading the page's extlink while no extlink has been written since it was last read, placing the "
+        "record twice (the plan found goes to the insert's handler), and Enum arithmetic on flags; what is "
+        "left is Python work at every step (two log appends, a page fix and latch, the slot table for "
+        "exercise 02a's function, the handler's page update, the bookkeeping); redo takes the entries "
+        "analysis read and decoded instead of reading the log since the checkpoint again."
     )

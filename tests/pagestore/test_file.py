@@ -1,11 +1,13 @@
 """Files of records: record tags, small and large records, rid verification, placement, space."""
 
+import random
+
 import pytest
 
 from minidb.pagestore.errors import BadRequestError, RecordWontFitError, StaleRecordIdError
 from minidb.pagestore.files.file import Policy
 from minidb.pagestore.files.histogram import Histoid, bucket_needed, bucket_of
-from minidb.pagestore.ids import RecordId, StoreId
+from minidb.pagestore.ids import PageId, RecordId, StoreId
 from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.pages.page import PageTag
 from minidb.pagestore.pages.rectag import RecFlags, RecTag, chunk_size, small_slot, split_slot
@@ -278,20 +280,71 @@ def test_no_descriptor_outlives_a_destroyed_file():
         sm.create_rec(t, fid, b"into nothing")
 
 
-def test_an_insert_reads_its_page_extlink_once(monkeypatch):
-    """Whether the page is the file's and its advisory bucket come from one extent-map read; the bucket is
-    written back only when it moves."""
+def test_an_insert_reads_its_page_extlink_once_then_knows_it(monkeypatch):
+    """Whether the page is the file's and its advisory bucket come from one extent-map read; once known,
+    later inserts read nothing until an extlink is written (a page allocated); the bucket is written back
+    only when it moves, and is then known too."""
     sm = new_sm()
     fid = make_file(sm)
     with sm.transaction() as t:
         rid = sm.create_rec(t, fid, b"first")
     reads = []
-    real = sm.volume.extlink
-    monkeypatch.setattr(sm.volume, "extlink", lambda ext: reads.append(ext) or real(ext))
+    real = sm.volume._read_map
+    monkeypatch.setattr(sm.volume, "_read_map", lambda number, read: reads.append(number) or real(number, read))
+    extmap_page = sm.volume.header.extmap_page(rid.page // sm.volume.ext_sz)
     with sm.transaction() as t:
         second = sm.create_rec(t, fid, b"second")
-    assert second.pid == rid.pid and len(reads) == 1
+    assert second.pid == rid.pid and reads == []
+    with sm.transaction() as t:  # another file: its stores and first page are written in the extent map
+        make_file(sm)
+    reads.clear()
+    with sm.transaction() as t:
+        third = sm.create_rec(t, fid, b"third")
+    assert third.pid == rid.pid and reads == [extmap_page]
+    reads.clear()
+    with sm.transaction() as t:
+        sm.create_rec(t, fid, b"fourth" * 20)  # its bucket moves: written, and known
+        sm.create_rec(t, fid, b"fifth")
+    assert reads == []
     page = sm.bp.fix(rid.pid, SH)
     free = page.nfree
     sm.bp.unfix(page)
+    monkeypatch.undo()
     assert sm.volume.page_bucket(rid.pid) == bucket_of(free, sm.files.page_size)
+    assert sm.volume.known_allocation(rid.pid) == sm.volume.page_allocation(rid.pid)
+
+
+@pytest.mark.parametrize("seed", [3, 17, 40])
+def test_known_allocations_agree_with_the_extent_map(seed):
+    """The volume's remembered allocations (the fast path of every insert) give the extent map's answer
+    after inserts, frees that free pages, large records, rollbacks and destroyed files (seeded)."""
+    rng = random.Random(seed)
+    sm = new_sm(num_pages=256)
+    vol = sm.volume
+    files = [make_file(sm)]
+    rids: list[RecordId] = []
+    for _ in range(80):
+        t = sm.begin()
+        kept_files, kept_rids = list(files), list(rids)
+        for _ in range(rng.randrange(1, 5)):
+            op = rng.random()
+            if op < 0.55 or not rids:
+                size = rng.choice([20, 60, 120, 400])
+                rids.append(sm.create_rec(t, rng.choice(files), bytes([rng.randrange(256)]) * size))
+            elif op < 0.9:
+                sm.free_rec(t, rids.pop(rng.randrange(len(rids))))
+            elif op < 0.95:
+                files.append(sm.create_file(t))
+            elif len(files) > 1:
+                gone = files.pop(rng.randrange(1, len(files)))
+                sm.destroy_file(t, gone)
+                rids = [r for r in rids if r.store != gone.store]
+        if rng.random() < 0.25:
+            sm.abort(t)
+            files, rids = kept_files, kept_rids
+        else:
+            sm.commit(t)
+        for page, (store, _bucket, _count) in sorted(vol._known.items()):
+            pid = PageId(1, store, page)
+            assert vol.known_allocation(pid) == vol.page_allocation(pid), (seed, pid)
+    assert vol._known  # the fast path was used

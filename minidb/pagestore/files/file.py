@@ -98,6 +98,8 @@ class Policy(IntFlag):
     DEFAULT = 7
 
 
+_CACHE, _COMPACT, _APPEND = int(Policy.CACHE), int(Policy.COMPACT), int(Policy.APPEND)
+
 STAT_NAMES = ["nFilesCreated", "nFilesDestroyed", "nRecsCreated", "nLargeRecsCreated", "nRecsRead",
               "nRecsUpdated", "nRecsFreed", "nCacheHits", "nCompactSearches", "nCompactHits", "nAppendHits",
               "nFilePagesAllocated", "nFilePagesFreed", "nLargePagesAllocated", "nPagesRejected"]
@@ -300,14 +302,15 @@ class FileManager(RecordUpdates, StoreProperties):
         need = len(slot_bytes) + SLOT_SIZE
         hist = self._histoid(fid)
         tried: set[int] = set()
-        if policy & Policy.CACHE:
+        policy = int(policy)  # tested with int & int below, not through the Enum machinery (every insert)
+        if policy & _CACHE:
             for number, _free in hist.candidates(need):
                 tried.add(number)
                 rid = self._try_page(xct, fid, number, slot_bytes, hist)
                 if rid is not None:
                     self.stats.add("nCacheHits")
                     return rid, "cache"
-        if policy & Policy.COMPACT:
+        if policy & _COMPACT:
             bucket = bucket_needed(need, self.page_size)
             if bucket < NUM_BUCKETS and hist.pages_at_least(bucket):
                 self.stats.add("nCompactSearches")
@@ -319,14 +322,14 @@ class FileManager(RecordUpdates, StoreProperties):
                     if rid is not None:
                         self.stats.add("nCompactHits")
                         return rid, "compact"
-        if policy & Policy.APPEND:
+        if policy & _APPEND:
             last = self._last_file_page(fid)
             if last is not None and last not in tried:
                 rid = self._try_page(xct, fid, last, slot_bytes, hist)
                 if rid is not None:
                     self.stats.add("nAppendHits")
                     return rid, "append"
-        mode = AllocMode.APPEND if policy & Policy.APPEND else AllocMode.COMPACT
+        mode = AllocMode.APPEND if policy & _APPEND else AllocMode.COMPACT
         try:
             pid, rid = self._new_page(xct, fid, mode, PageTag.FILE,
                                       fill=lambda new, page: self._insert(xct, new, page, slot_bytes))
@@ -344,7 +347,7 @@ class FileManager(RecordUpdates, StoreProperties):
             return None
         rid = None
         try:
-            allocated, bucket = self.volume.page_allocation(pid) if page.tag == PageTag.FILE else (False, 0)
+            allocated, bucket = self.volume.known_allocation(pid) if page.tag == PageTag.FILE else (False, 0)
             if page.tag != PageTag.FILE or page.pid.store != fid.store or not allocated:
                 hist.remove(number)
                 self.stats.add("nPagesRejected")
@@ -368,11 +371,11 @@ class FileManager(RecordUpdates, StoreProperties):
     def _insert(self, xct: Any, pid: PageId, page: SlottedPage, slot_bytes: bytes) -> RecordId | None:
         """Insert into file page ``pid``, fixed EX; None if its free slot is locked (RecordWontFitError: no room)."""
         user = xct.space_user()
-        slot = page.find_slot(len(slot_bytes), user)
-        rid = pid.record(slot)
+        plan = page.plan_insert(len(slot_bytes), user)
+        rid = pid.record(plan.slot)
         if not self.xcts.try_lock(xct, rid, "EX"):
             return None
-        recops.insert(self.volume, xct, page, slot, slot_bytes, user)
+        recops.insert(self.volume, xct, page, plan.slot, slot_bytes, user, plan)  # placed once, not twice
         return rid
 
     def _note_space(self, fid: StoreId, pid: PageId, hist: Histoid, free: int, old: int | None = None) -> None:

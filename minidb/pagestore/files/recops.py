@@ -24,7 +24,7 @@ from minidb.pagestore.wal.logdef import PAGE_FORMAT, REC_INSERT, REC_REMOVE, REC
 from minidb.pagestore.wal.logrec import apply_and_log, page_fields
 from minidb.pagestore.pages.page import PageTag, StoreFlags
 from minidb.pagestore.files.recpage import acting_for
-from minidb.pagestore.pages.slotted import SlottedPage, SpaceUser
+from minidb.pagestore.pages.slotted import Placement, SlottedPage, SpaceUser
 
 
 def format_page(volume: Any, xct: Any, pid: PageId, tag: PageTag,
@@ -40,8 +40,11 @@ def format_page(volume: Any, xct: Any, pid: PageId, tag: PageTag,
     return page
 
 
-def insert(volume: Any, xct: Any, page: SlottedPage, slot: int, data: bytes, user: SpaceUser) -> LSN:
-    with acting_for(user):
+def insert(volume: Any, xct: Any, page: SlottedPage, slot: int, data: bytes, user: SpaceUser,
+           placement: Placement | None = None) -> LSN:
+    """``placement``: the page's :meth:`~SlottedPage.plan_insert` for ``data``, if the caller took it
+    under this latch (the record is then not placed twice)."""
+    with acting_for(user, placement):
         return apply_and_log(volume.log, page, REC_INSERT, {"slot": slot, "data": bytes(data)}, xct)
 
 

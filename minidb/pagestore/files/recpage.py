@@ -42,8 +42,6 @@ rollback logs ``clr_rec_remove`` slot 1 (the same 60 bytes) with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -52,24 +50,38 @@ from minidb.pagestore.wal.clr import Compensation
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import LogContext, apply_and_log, page_id_of, redo_handler, undo_handler
 from minidb.pagestore.pages.page import PageTag, StoreFlags
-from minidb.pagestore.pages.slotted import MAX_TID, SlottedPage, SpaceUser
+from minidb.pagestore.pages.slotted import MAX_TID, Placement, SlottedPage, SpaceUser
 
 REDO_USER = SpaceUser(tid=0, oldest_active=MAX_TID, rolling_back=True)
-_ACTING: ContextVar[SpaceUser] = ContextVar("minidb_pagestore_space_user", default=REDO_USER)
+# (the user, the forward insert's placement or None)
+_ACTING: ContextVar[tuple[SpaceUser, Placement | None]] = ContextVar("minidb_pagestore_space_user",
+                                                                     default=(REDO_USER, None))
 
 
-@contextmanager
-def acting_for(user: SpaceUser) -> Iterator[None]:
-    """Make ``user`` the one asking for space in the record handlers called inside."""
-    token = _ACTING.set(user)
-    try:
-        yield
-    finally:
-        _ACTING.reset(token)
+class acting_for:
+    """``with acting_for(user):`` makes ``user`` the one asking for space in the record handlers called
+    inside (a class rather than a generator-based context manager: every record change enters one).
+
+    ``placement``: where a forward insert found room on its page
+    (:meth:`SlottedPage.plan_insert`, under the same EX latch, the page
+    unchanged since), so that the ``rec_insert`` handler puts the record
+    there without placing it a second time. Redo and rollback give none.
+    """
+
+    __slots__ = ("acting", "token")
+
+    def __init__(self, user: SpaceUser, placement: Placement | None = None):
+        self.acting = (user, placement)
+
+    def __enter__(self) -> None:
+        self.token = _ACTING.set(self.acting)
+
+    def __exit__(self, *exc: Any) -> None:
+        _ACTING.reset(self.token)
 
 
 def current_user() -> SpaceUser:
-    return _ACTING.get()
+    return _ACTING.get()[0]
 
 
 def rollback_user(xct: LogContext | None) -> SpaceUser:
@@ -92,7 +104,8 @@ def _redo_page_format(page: SlottedPage, v: dict[str, Any]) -> None:
 @redo_handler("rec_insert")
 @redo_handler("clr_rec_remove")
 def _redo_insert(page: SlottedPage, v: dict[str, Any]) -> None:
-    page.insert_at(v["slot"], v["data"], current_user())
+    user, placement = _ACTING.get()
+    page.insert_at(v["slot"], v["data"], user, placement)
 
 
 @redo_handler("rec_remove")

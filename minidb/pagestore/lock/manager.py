@@ -259,10 +259,28 @@ class LockManager:
                     missing.append(ancestor)
             if not missing and duration is not Duration.INSTANT and lock_id not in locks \
                     and lock_id not in self._table:
-                # The fast path: the parents are held, and nobody holds or waits for this lock.
-                self._grant_first(st, lock_id, mode, duration, ancestors=ancestors)
-                if duration is _LONG and ancestors:
-                    self._maybe_escalate(st, lock_id, ancestors)
+                # The fast path: the parents are held, and nobody holds or waits for this lock. What
+                # _grant_first, _hold and _count_grant do, inline (most requests come here): a head (a
+                # spare one if there is) with the request alone, the owner's locks, the parent's child
+                # counts, the statistics.
+                spare = self._spare_heads
+                head = spare.pop() if spare else LockHead(lock_id)
+                head.lock_id = lock_id
+                self._table[lock_id] = head
+                request = LockRequest(st, head, mode, duration)
+                head.queue.append(request)
+                locks[lock_id] = request
+                counts["nGranted"] += 1
+                if self.trace.enabled:
+                    self.trace.emit("T%d %s %s: granted", txn_id, mode, lock_id)
+                if ancestors:
+                    parent = request.parent = ancestors[-1]
+                    children = st.children
+                    children[parent] = children.get(parent, 0) + 1
+                    if duration is _LONG:
+                        if parent.code in ESCALATION_TARGETS:
+                            st.long_children[parent] = st.long_children.get(parent, 0) + 1
+                        self._maybe_escalate(st, lock_id, ancestors)
                 return
             undo: list[tuple] = []
             try:
@@ -316,7 +334,22 @@ class LockManager:
                                      f"{'s' if below > 1 else ''} below it")
             head = request.head
             if len(head.queue) == 1 and not head.has_page_alloc:
-                self._release_alone(st, request)  # the fast path: nobody else holds or waits here
+                # The fast path: nobody else holds or waits here, so _release without the wakeup; the lock
+                # is short (long ones were refused above), so it is in no long-children count. The head
+                # is kept for reuse.
+                head.queue.clear()
+                del st.locks[lock_id]
+                parent = request.parent
+                if parent is not None:
+                    left = st.children[parent] - 1  # counted when the lock was granted (_hold)
+                    if left:
+                        st.children[parent] = left
+                    else:
+                        del st.children[parent]
+                self.stats.counts["nReleases"] += 1
+                del self._table[lock_id]
+                if len(self._spare_heads) < _SPARE_HEADS:
+                    self._spare_heads.append(head)
             else:
                 self._release(st, request)
             if self.trace.enabled:
@@ -660,7 +693,7 @@ class LockManager:
         st.locks[lock_id] = request
         if path is None:
             path = lock_id.ancestors()
-        parent = path[-1] if path else None
+        parent = request.parent = path[-1] if path else None  # kept for the release
         if parent is not None:
             st.children[parent] = st.children.get(parent, 0) + 1
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
@@ -884,32 +917,13 @@ class LockManager:
         lock_id = head.lock_id
         head.remove(request)
         del st.locks[lock_id]
-        path = lock_id.ancestors()
-        parent = path[-1] if path else None
+        parent = request.parent
         if parent is not None:
             _decrement(st.children, parent)
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 _decrement(st.long_children, parent)
         self.stats.bump("nReleases")
         self._after_change(head)
-
-    def _release_alone(self, st: _Owner, request: LockRequest) -> None:
-        """:meth:`_release` of the one request in its head's queue (no wakeup to do, no digest to refresh);
-        the head is kept for reuse."""
-        head = request.head
-        lock_id = head.lock_id
-        head.queue.clear()
-        del st.locks[lock_id]
-        path = lock_id.ancestors()
-        if path:
-            parent = path[-1]
-            _decrement(st.children, parent)
-            if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
-                _decrement(st.long_children, parent)
-        self.stats.counts["nReleases"] += 1
-        del self._table[lock_id]
-        if len(self._spare_heads) < _SPARE_HEADS:
-            self._spare_heads.append(head)
 
     def _after_change(self, head: LockHead, refresh: bool = False) -> None:
         """A head's queue changed: grant what can be granted; if anyone waited here, the digests change."""

@@ -72,7 +72,7 @@ class LockRequest:
     """One transaction's request on one lock."""
 
     __slots__ = ("owner", "head", "mode", "convert_mode", "status", "duration", "cond", "parked", "recheck",
-                 "victim")
+                 "victim", "parent")
 
     def __init__(self, owner: Any, head: "LockHead", mode: LockMode, duration: Duration,
                  status: Status = GRANTED):
@@ -86,6 +86,7 @@ class LockRequest:
         self.parked = False
         self.recheck = False
         self.victim: Exception | None = None
+        self.parent: Any = None  # once granted: the lock one level up, whose child count it is in (or None)
 
     @property
     def txn_id(self) -> int:

@@ -247,17 +247,27 @@ class SlottedPage(Page):
         """The slot an insert of ``length`` bytes would take; raises if it cannot fit."""
         return self._place(length, user).slot
 
+    def plan_insert(self, length: int, user: SpaceUser = NO_TXN) -> Placement:
+        """:meth:`find_slot`'s whole placement. A caller that inserts next, with the page unchanged
+        (still latched EX), hands it to :meth:`insert_at`, which then need not place the record again."""
+        return self._place(length, user)
+
     def insert(self, data: bytes, user: SpaceUser = NO_TXN) -> int:
         """Insert a record into a free slot (or a new one); return the slot number."""
         slot = self.find_slot(len(data), user)
         self.insert_at(slot, data, user)
         return slot
 
-    def insert_at(self, slot: int, data: bytes, user: SpaceUser = NO_TXN) -> None:
+    def insert_at(self, slot: int, data: bytes, user: SpaceUser = NO_TXN, plan: Placement | None = None) -> None:
         """Put a record in slot ``slot``, a free slot, a reserved slot (rollback only),
-        or the next new slot(s) of the table. Redo and undo use this."""
+        or the next new slot(s) of the table. Redo and undo use this.
+
+        ``plan``: :meth:`plan_insert`'s answer for this record, taken on the
+        page as it is now (the forward insert: found, locked and logged under
+        one EX latch); without it, the record is placed here (redo, undo)."""
         length = len(data)
-        plan = self._place(length, user, slot)
+        if plan is None or plan.slot != slot:
+            plan = self._place(length, user, slot)
         new_slots = max(0, slot + 1 - self.nslots)
         need = length + SLOT_SIZE * new_slots
         if plan.coalesce:

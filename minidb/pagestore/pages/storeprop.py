@@ -81,12 +81,19 @@ class StoreProperty(Enum):
         return cls(StoreFlags(flags))
 
 
+# As plain ints: every logged change asks both questions below, and ``&`` on IntFlag members builds a
+# new member through the Enum machinery, where ``int & int`` is one operation.
+_UNLOGGED_BITS, _REGULAR_BIT = int(UNLOGGED), int(StoreFlags.REGULAR)
+
+
 def logging_off(flags: StoreFlags) -> bool:
-    return bool(flags & UNLOGGED) and not flags & StoreFlags.REGULAR
+    bits = int(flags)
+    return bool(bits & _UNLOGGED_BITS) and not bits & _REGULAR_BIT
 
 
 def image_pending(flags: StoreFlags) -> bool:
-    return bool(flags & UNLOGGED) and bool(flags & StoreFlags.REGULAR)
+    bits = int(flags)
+    return bool(bits & _UNLOGGED_BITS) and bool(bits & _REGULAR_BIT)
 
 
 def outside_dirty_page_table(flags: StoreFlags) -> bool:

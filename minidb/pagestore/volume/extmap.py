@@ -46,11 +46,15 @@ describe 2024 pages (almost 16 MB) with ``ext_sz`` 8.
 
 The redo handlers below are the only code that changes extlinks; the volume
 manager calls them through :func:`minidb.pagestore.wal.logrec.apply_and_log`.
+Each write goes through :meth:`ExtlinkPage.put`, which counts it
+(:class:`ExtlinkWrites`): an answer read from the map stays true while the
+count has not moved.
 """
 
 from __future__ import annotations
 
 import struct
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +110,27 @@ class Extlink:
 FREE_EXTLINK = Extlink()
 
 
+class ExtlinkWrites:
+    """How many extlinks have been written in this process (owner, list links, page bitmap; not the
+    advisory buckets).
+
+    :meth:`ExtlinkPage.put` counts each write, and every change of an
+    extlink goes through it: the redo handlers below, in forward processing,
+    at restart and in rollback. So a fact read from the extent map (page
+    ``p`` is allocated to store ``s``) stays true while the count has not
+    moved; the volume remembers such facts on that condition
+    (:meth:`~minidb.pagestore.volume.volmaps.VolumeMaps.known_allocation`).
+    """
+
+    count = 0
+    _lock = threading.Lock()
+
+    @classmethod
+    def note(cls) -> None:
+        with cls._lock:  # += is not atomic across threads
+            cls.count += 1
+
+
 class ExtlinkPage:
     """The extlinks on one extent-map page (extents ``first_ext`` .. ``first_ext + per_page - 1``)."""
 
@@ -125,9 +150,17 @@ class ExtlinkPage:
         return self._base + (ext - self.first_ext) * EXTLINK_SIZE
 
     def get(self, ext: int) -> Extlink:
-        return Extlink(*EXTLINK.unpack_from(self.page.buf, self._pos(ext)))
+        return Extlink(*self.fields(ext))
+
+    def fields(self, ext: int) -> tuple[int, int, int, int, bytes]:
+        """Extent ``ext``'s (owner, next, prev, pmap, pbucketmap), unpacked without building an Extlink."""
+        return EXTLINK.unpack_from(self.page.buf, self._pos(ext))
 
     def put(self, ext: int, link: Extlink) -> None:
+        self._write(ext, link)
+        ExtlinkWrites.note()
+
+    def _write(self, ext: int, link: Extlink) -> None:
         EXTLINK.pack_into(self.page.buf, self._pos(ext), link.owner, link.next, link.prev, link.pmap,
                           link.pbucketmap)
 
@@ -139,10 +172,11 @@ class ExtlinkPage:
         """Set a page's advisory free-space bucket (never logged)."""
         if not 0 <= bucket < BUCKETS:
             raise ValueError(f"bucket {bucket} is outside 0..{BUCKETS - 1}")
-        old = bytearray(self.get(ext).pbucketmap)
+        link = self.get(ext)
+        old = bytearray(link.pbucketmap)
         byte = old[index // 2]
         old[index // 2] = (byte & 0x0F) | (bucket << 4) if index % 2 else (byte & 0xF0) | bucket
-        self.update(ext, pbucketmap=bytes(old))
+        self._write(ext, Extlink(link.owner, link.next, link.prev, link.pmap, bytes(old)))  # not counted
 
 
 def format_extlink_page(page: SlottedPage, first_ext: int, per_page: int) -> None:

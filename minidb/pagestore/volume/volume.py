@@ -108,6 +108,7 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
         self.alloc_locks: Any = None  # set by the transaction layer
         self.is_page_held: Callable[[int, Any], bool] | None = None  # set by the transaction layer
         self._mutex = threading.RLock()
+        self._map_layouts: dict[int, tuple] = {}  # map page number -> what it must be (VolumeMaps._read_map)
         self._init_caches()
 
     @classmethod

@@ -1,5 +1,6 @@
 """The lock manager: implicit parents, durations, release, timeouts, FIFO and conversions with threads."""
 
+import random
 import threading
 
 import pytest
@@ -327,3 +328,52 @@ def test_bad_requests_are_refused_and_change_nothing(lm, call, message):
 def test_a_victim_error_names_the_cycle():
     error = DeadlockVictim("T2 is a deadlock victim", 2, 1)
     assert error.txn_id == 2 and error.other == 1 and not error.false_positive
+
+
+# -- the fast paths' bookkeeping --------------------------------------------------------
+def check_bookkeeping(lm):
+    """Every owner's locks, child counts and long-child counts as a recount from its locks gives them,
+    and every held request in its head's queue in the table (what the inline fast paths must keep)."""
+    for st in lm._owners.values():
+        children, long_children = {}, {}
+        for lock_id, request in st.locks.items():
+            path = lock_id.ancestors()
+            parent = path[-1] if path else None
+            assert request.parent == parent, lock_id
+            assert lm._table[lock_id] is request.head and request in request.head.queue
+            if parent is not None:
+                children[parent] = children.get(parent, 0) + 1
+                if request.duration is LONG and parent.code in ("p", "s"):
+                    long_children[parent] = long_children.get(parent, 0) + 1
+        assert st.children == children and st.long_children == long_children
+    assert all(head.queue for head in lm._table.values())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fast_paths_keep_the_same_books_as_the_careful_ones(seed):
+    """Seeded: three transactions lock records, pages and stores in every mode and duration (a conflict
+    fails at once), unlock short locks, and end; the books are recounted after every step."""
+    rng = random.Random(seed)
+    lm = LockManager(escalation_threshold=None)
+    txns = [Txn(1), Txn(2), Txn(3)]
+    ids = [rec(s, page) for s in range(3) for page in (48, 50)] + [P48, P50, S13, S14]
+    for _ in range(300):
+        txn = rng.choice(txns)
+        roll = rng.random()
+        if roll < 0.6:
+            mode, duration = rng.choice([IS, IX, SH, SIX, UD, EX]), rng.choice([SHORT, LONG, INSTANT])
+            try:
+                lm.lock(txn, rng.choice(ids), mode, duration, timeout=0)  # one thread: a conflict fails
+            except LockTimeout:
+                pass
+        elif roll < 0.9:
+            short = [lid for lid, request in lm._owners[txn.txn_id].locks.items()
+                     if request.duration is SHORT] if txn.txn_id in lm._owners else []
+            if short:
+                try:
+                    lm.unlock(txn, rng.choice(short))
+                except BadLockRequest:
+                    pass  # it still has locks below it
+        else:
+            lm.release_all(txn)
+        check_bookkeeping(lm)
