@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from minidb.log.header import ERASED_TYPE, EntryHeader, Provisional
@@ -35,6 +34,29 @@ from minidb.log.lsn import LSN
 from minidb.log.types import EntryType, txn_info, type_by_code
 
 _TXN_ID = struct.Struct("<q")  # a transactional item's first field (see minidb.log.types)
+
+
+class _DecodedOnce:
+    """A value computed on first use and then kept in the instance's ``__dict__``.
+
+    What ``functools.cached_property`` does, without its lock: on Python 3.11 that
+    lock is one for the whole class, taken on every first access, and costs more than
+    decoding a small item (recovery and gets decode tens of thousands of entries).
+    Being a non-data descriptor, it is not consulted again once the instance holds
+    the value; two threads racing on a first access both decode the same immutable
+    bytes and one result is kept, which is harmless.
+    """
+
+    def __init__(self, compute):
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.compute(obj)  # a frozen dataclass still has a __dict__
+        return value
 
 
 @dataclass(frozen=True)
@@ -74,7 +96,7 @@ class LogEntry:
     def vlsn(self) -> int | None:
         return self.header.vlsn
 
-    @cached_property
+    @_DecodedOnce
     def values(self) -> dict[str, Any]:
         """The item decoded by its entry type's fields ({} if erased or unknown)."""
         entry_type = self.entry_type

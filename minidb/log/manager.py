@@ -629,11 +629,20 @@ class LogManager:
         """The LSN the next entry will get, were it to fit in this file."""
         return LSN(self._file_number, self._next_offset)
 
-    def _buffer_view(self, number: int) -> tuple[bytes, int] | None:
+    def _buffer_view(self, number: int, start: int | None = None) -> tuple[bytes, int] | None:
+        """The log buffer's bytes and the file offset they start at, if ``number`` is being written.
+
+        With ``start``, only the bytes from that offset on: none (``b""``) if it lies below the
+        buffer, whose bytes are then all on disk; a fetch copies no more than it reads."""
         with self._latch:
             if number != self._file_number or self._handle is None:
                 return None
-            return bytes(self._buffer), self._buffer_base
+            base = self._buffer_base
+            if start is None:
+                return bytes(self._buffer), base
+            if start < base:
+                return b"", base
+            return bytes(self._buffer[start - base :]), start
 
     def read(self, lsn: LSN) -> LogEntry:
         return self.reader.read_entry(require_lsn(lsn))

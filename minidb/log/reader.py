@@ -42,8 +42,10 @@ READ_AHEAD = 8192
 READ_BACK = 64 * 1024
 
 # For the file being written: the bytes of the log buffer (possibly none) and the
-# file offset where they start; None for any other file.
-BufferView = Callable[[int], tuple[bytes, int] | None]
+# file offset where they start; None for any other file. Called with a second
+# argument, an offset, it gives only the buffered bytes from there on (none if the
+# offset lies below the buffer).
+BufferView = Callable[..., tuple[bytes, int] | None]
 
 
 class LogReader:
@@ -107,7 +109,7 @@ class LogReader:
 
     def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
         if self._buffered is not None:
-            pending = self._buffered(lsn.file)
+            pending = self._buffered(lsn.file, lsn.offset)
             if pending is not None and pending[0] and lsn.offset >= pending[1]:
                 return pending
         # One pread with read-ahead: most entries (LNs, and BINs of JE's default size) fit in

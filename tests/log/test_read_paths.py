@@ -77,6 +77,30 @@ def test_a_backward_scan_sees_buffered_entries():
     assert [e.lsn for e in log.scan_backward()] == [e.lsn for e in log.scan()][::-1]
 
 
+def test_a_fetch_in_the_file_being_written_copies_only_what_it_reads(monkeypatch):
+    # Entries of the current file below the buffer are read from disk without copying the
+    # buffer; an entry in the buffer gets the buffer's bytes from its own offset on.
+    log = new_log(SimDisk(), buffer_size=4096)
+    flushed = write_messages(log, [f"early {i:03d} " + "z" * 40 for i in range(200)], sync=False)
+    buffered = write_messages(log, [f"late {i}" for i in range(5)], sync=False)
+    copied = []
+    view = log._buffer_view
+
+    def watched(number, start=None):
+        pending = view(number, start)
+        if pending is not None:
+            copied.append(len(pending[0]))
+        return pending
+
+    monkeypatch.setattr(log.reader, "_buffered", watched)
+    assert log.read(flushed[3]).values["message"].startswith("early 003")
+    assert copied == [0]
+    assert [log.read(lsn).values["message"] for lsn in buffered] == [f"late {i}" for i in range(5)]
+    assert copied[1] == sum(log.read(lsn).size for lsn in buffered)  # from the first late entry to the end
+    assert copied[-1] == log.read(buffered[-1]).size
+    assert [(e.lsn, e.item) for e in log.scan()][-5:] == [(lsn, log.read(lsn).item) for lsn in buffered]
+
+
 def test_a_damaged_entry_inside_a_window_is_reported_as_a_fetch_reports_it():
     log, disk, lsns = reopened([f"message {i}" for i in range(100)], file_max=1000)
     log.close()
