@@ -43,8 +43,9 @@ and the redo LSN 0x1/0x3a0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
+from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
@@ -124,13 +125,38 @@ class AnalysisTables:
 KEEP_BYTES = 16 * 1024 * 1024  # analysis keeps at most this much log for redo (its entries take a few times that in memory)
 
 
+class ScannedEntry(NamedTuple):
+    """An entry as restart reads it: where it is and ends, its type and its values, decoded once."""
+
+    lsn: LSN
+    entry_type: EntryType | None
+    values: dict[str, Any]
+    end: LSN
+
+    @property
+    def size(self) -> int:
+        return self.end.offset - self.lsn.offset  # an entry lies in one file
+
+
+def scanned_entry(entry: LogEntry) -> ScannedEntry:
+    """``entry`` decoded for restart: the values :attr:`LogEntry.values` gives, without its per-entry cache
+    (restart decodes each entry once and keeps the result here)."""
+    entry_type = entry.entry_type
+    if entry_type is None or entry.header.erased:
+        values = entry.values  # {}: the careful path names nothing to decode
+    else:
+        values = entry_type.decode(entry.item)
+    return ScannedEntry(entry.lsn, entry_type, values, entry.end)
+
+
 def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list | None = None) -> AnalysisResult:
     """Pass 1 (see the module documentation).
 
-    ``keep``: a list that receives every entry read, in order, until
-    ``KEEP_BYTES`` of log are in it, so that redo can take them from memory
-    instead of reading and checking the same bytes again (each entry's
-    values are decoded once, for both passes).
+    ``keep``: a list that receives every entry read, in order, as a
+    :class:`ScannedEntry`, until ``KEEP_BYTES`` of log are in it, so that
+    redo can take them from memory instead of reading and checking the
+    same bytes again (each entry's values are decoded once, for both
+    passes).
     """
     trace = trace if trace is not None else Trace(enabled=False)
     kept_bytes = 0
@@ -144,13 +170,17 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
         nonlocal kept_bytes
         for entry in log.scan(None if master.is_null else master):
             scanned["count"] += 1
-            if keep is not None and kept_bytes < KEEP_BYTES:
-                keep.append(entry)
-                kept_bytes += entry.size
             if scanned["first"].is_null:
                 scanned["first"] = entry.lsn
             entry_type = entry.entry_type
-            if entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner:
+            mine = entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner
+            if keep is not None and kept_bytes < KEEP_BYTES:
+                record = scanned_entry(entry)
+                keep.append(record)
+                kept_bytes += entry.size
+                if mine:
+                    yield record.lsn, entry_type, record.values
+            elif mine:
                 yield entry.lsn, entry_type, entry.values
 
     tables = rebuild_tables(entries(), master, trace)  # the one call site of the analysis decisions
