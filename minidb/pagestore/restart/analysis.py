@@ -126,27 +126,28 @@ KEEP_BYTES = 16 * 1024 * 1024  # analysis keeps at most this much log for redo (
 
 
 class ScannedEntry(NamedTuple):
-    """An entry as restart reads it: where it is and ends, its type and its values, decoded once."""
+    """An entry as restart reads it: where it is, its type, its values (decoded once) and its size."""
 
     lsn: LSN
     entry_type: EntryType | None
     values: dict[str, Any]
-    end: LSN
+    size: int
 
     @property
-    def size(self) -> int:
-        return self.end.offset - self.lsn.offset  # an entry lies in one file
+    def end(self) -> LSN:
+        return LSN(self.lsn.file, self.lsn.offset + self.size)  # an entry lies in one file
 
 
-def scanned_entry(entry: LogEntry) -> ScannedEntry:
-    """``entry`` decoded for restart: the values :attr:`LogEntry.values` gives, without its per-entry cache
-    (restart decodes each entry once and keeps the result here)."""
-    entry_type = entry.entry_type
+def scanned_entry(entry: LogEntry, entry_type: EntryType | None = None) -> ScannedEntry:
+    """``entry`` (of type ``entry_type``, if the caller has it already) decoded for restart: the values
+    :attr:`LogEntry.values` gives, without its per-entry cache (restart decodes each entry once)."""
+    if entry_type is None:
+        entry_type = entry.entry_type
     if entry_type is None or entry.header.erased:
         values = entry.values  # {}: the careful path names nothing to decode
     else:
         values = entry_type.decode(entry.item)
-    return ScannedEntry(entry.lsn, entry_type, values, entry.end)
+    return ScannedEntry(entry.lsn, entry_type, values, entry.header.entry_size)
 
 
 def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list | None = None) -> AnalysisResult:
@@ -175,9 +176,9 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
             entry_type = entry.entry_type
             mine = entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner
             if keep is not None and kept_bytes < KEEP_BYTES:
-                record = scanned_entry(entry)
+                record = scanned_entry(entry, entry_type)
                 keep.append(record)
-                kept_bytes += entry.size
+                kept_bytes += record.size
                 if mine:
                     yield record.lsn, entry_type, record.values
             elif mine:
@@ -210,24 +211,26 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
     in_master_ckpt = False
     for lsn, entry_type, v in entries:
         name = entry_type.name
-        if name == "chkpt_begin" and lsn == master:
-            in_master_ckpt = True
-        elif name == "chkpt_bf_tab" and in_master_ckpt:
-            for item in v["pages"]:
-                pid = PageId(item["vol"], item["store"], item["page"])
-                known = dirty.get(pid.key)
-                if known is None or item["rec_lsn"] < known.rec_lsn:
-                    dirty[pid.key] = DirtyPage(pid, item["rec_lsn"])
-            trace.emit("analysis: %s chkpt_bf_tab: %d dirty pages from the checkpoint", lsn, len(v["pages"]))
-        elif name == "chkpt_xct_tab" and in_master_ckpt:
-            youngest = max(youngest, v["youngest"])
-            for item in v["xcts"]:
-                _merge_checkpointed(table, ended, item)
-            trace.emit("analysis: %s chkpt_xct_tab: youngest T%d, %s", lsn, v["youngest"],
-                       ", ".join(f"T{i['tid']} {XctState(i['state']).name}" for i in v["xcts"]) or "no transactions")
-        elif name == "chkpt_end" and in_master_ckpt:
-            in_master_ckpt = False
-        if entry_type.transactional and v["txn_id"]:
+        if not entry_type.transactional:  # the checkpoint's entries (they belong to no transaction)
+            if name == "chkpt_begin" and lsn == master:
+                in_master_ckpt = True
+            elif name == "chkpt_bf_tab" and in_master_ckpt:
+                for item in v["pages"]:
+                    pid = PageId(item["vol"], item["store"], item["page"])
+                    known = dirty.get(pid.key)
+                    if known is None or item["rec_lsn"] < known.rec_lsn:
+                        dirty[pid.key] = DirtyPage(pid, item["rec_lsn"])
+                trace.emit("analysis: %s chkpt_bf_tab: %d dirty pages from the checkpoint", lsn, len(v["pages"]))
+            elif name == "chkpt_xct_tab" and in_master_ckpt:
+                youngest = max(youngest, v["youngest"])
+                for item in v["xcts"]:
+                    _merge_checkpointed(table, ended, item)
+                trace.emit("analysis: %s chkpt_xct_tab: youngest T%d, %s", lsn, v["youngest"],
+                           ", ".join(f"T{i['tid']} {XctState(i['state']).name}" for i in v["xcts"])
+                           or "no transactions")
+            elif name == "chkpt_end" and in_master_ckpt:
+                in_master_ckpt = False
+        elif v["txn_id"]:
             tid = v["txn_id"]
             youngest = max(youngest, tid)
             row = table.get(tid)
@@ -239,7 +242,12 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
                 row.undo_nxt, row.undo_nxt_seen = v["undo_nxt"], True
             elif entry_type.undoable:
                 row.undo_nxt, row.undo_nxt_seen = lsn, True
-            if name == "xct_prepare_fi":
+            if name == "xct_end":
+                del table[tid]
+                ended.add(tid)
+                trace.emit("analysis: %s xct_end: T%d ended (%s)", lsn, tid,
+                           "committed" if v["committed"] else "aborted")
+            elif name == "xct_prepare_fi":
                 row.state = XctState.PREPARED
                 trace.emit("analysis: %s xct_prepare_fi: T%d is PREPARED", lsn, tid)
             elif name == "xct_abort":
@@ -248,16 +256,10 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
             elif name == "xct_freeing_space":
                 row.state, row.undo_nxt, row.undo_nxt_seen = XctState.FREEING_SPACE, NULL_LSN, True
                 trace.emit("analysis: %s xct_freeing_space: T%d committed, FREEING_SPACE", lsn, tid)
-            elif name == "xct_end":
-                del table[tid]
-                ended.add(tid)
-                trace.emit("analysis: %s xct_end: T%d ended (%s)", lsn, tid,
-                           "committed" if v["committed"] else "aborted")
-        if entry_type.redoable:
+        if entry_type.redoable and (v["vol"], v["page"]) not in dirty:  # a page's first entry since the checkpoint
             pid = PageId(v["vol"], v["store"], v["page"])
-            if pid.key not in dirty:
-                dirty[pid.key] = DirtyPage(pid, lsn)
-                trace.emit("analysis: %s %s: %s enters the dirty page table", lsn, name, pid)
+            dirty[pid.key] = DirtyPage(pid, lsn)
+            trace.emit("analysis: %s %s: %s enters the dirty page table", lsn, name, pid)
     redo_lsn = min((d.rec_lsn for d in dirty.values()), default=NULL_LSN)
     return AnalysisTables(table, dirty, redo_lsn, youngest, ended)
 
