@@ -165,14 +165,14 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
         trace.emit("analysis: no checkpoint completed: scanning the whole log")
     else:
         trace.emit("analysis: master LSN %s: scanning from there", master)
-    scanned = {"count": 0, "first": NULL_LSN}
+    count, first = 0, None
 
     def entries() -> Iterator[tuple[LSN, EntryType, dict[str, Any]]]:
-        nonlocal kept_bytes
+        nonlocal kept_bytes, count, first
         for entry in log.scan(None if master.is_null else master):
-            scanned["count"] += 1
-            if scanned["first"].is_null:
-                scanned["first"] = entry.lsn
+            count += 1
+            if first is None:
+                first = entry.lsn
             entry_type = entry.entry_type
             mine = entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner
             if keep is not None and kept_bytes < KEEP_BYTES:
@@ -185,9 +185,9 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
                 yield entry.lsn, entry_type, entry.values
 
     tables = rebuild_tables(entries(), master, trace)  # the one call site of the analysis decisions
-    result = AnalysisResult(master, master if not master.is_null else scanned["first"], log.end_lsn,
-                            tables.xct_table, tables.dirty_pages, tables.redo_lsn, tables.youngest,
-                            scanned["count"], tables.ended)
+    start = master if not master.is_null else first if first is not None else NULL_LSN
+    result = AnalysisResult(master, start, log.end_lsn, tables.xct_table, tables.dirty_pages, tables.redo_lsn,
+                            tables.youngest, count, tables.ended)
     for line in result.summary().splitlines():
         trace.emit("%s", line)
     return result
