@@ -53,16 +53,17 @@ from typing import Any
 from minidb.log.lsn import LSN
 from minidb.pagestore.files.storeprops import drop_tmp_files
 from minidb.pagestore.restart.master import master_lsn
-from minidb.pagestore.restart.analysis import (AnalysisResult, AnalysisTables, DirtyPage, XctEntry, analysis_pass,
-                                              rebuild_tables)
+from minidb.pagestore.restart.analysis import (AnalysisResult, AnalysisTables, DirtyPage, ScannedEntry, XctEntry,
+                                              analysis_pass, rebuild_tables)
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
-from minidb.pagestore.restart.redo import PageRepair, RedoResult, rebuild_page, redo_decision, redo_pass
+from minidb.pagestore.restart.redo import PageRepair, PageRun, RedoResult, rebuild_page, redo_decision, redo_pass
 from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_order, undo_pass, walk_losers
 from minidb.stats import Trace
 
 __all__ = ["Restart", "RestartReport", "AnalysisResult", "RedoResult", "UndoResult", "FinishResult", "XctEntry",
            "DirtyPage", "PageRepair", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass",
-           "rebuild_page", "undo_order", "walk_losers", "AnalysisTables", "rebuild_tables", "redo_decision"]
+           "rebuild_page", "undo_order", "walk_losers", "AnalysisTables", "rebuild_tables", "redo_decision",
+           "ScannedEntry", "PageRun", "collector_paused"]
 
 PASSES = ("analysis", "redo", "undo", "finish")
 

@@ -22,6 +22,10 @@ checkpoint is fuzzy, entries interleave with it): the smaller recovery LSN
 wins, and a transaction's later LSNs win over the snapshot's, as does the
 state further along (:data:`~minidb.pagestore.transactions.xct.PROGRESS`).
 
+Analysis decodes each entry once, into a :class:`ScannedEntry` (LSN,
+type, values, size), and keeps these for redo (up to ``KEEP_BYTES`` of log),
+which so neither reads nor decodes the same bytes again.
+
 The decisions are one pure function, :func:`rebuild_tables`, over the
 page-store entries ``(lsn, type, values)``; ``analysis_pass`` only reads the
 log and feeds it (exercise 08b asks for the same function).

@@ -44,7 +44,13 @@ missing master file, or a master checkpoint that lies before the first log
 file kept, is refused too, and so is a master file shorter than its two
 slots once its second record was written (the first write makes the whole
 64 bytes: slot 1, after 32 zero bytes). Restart on
-such a log would silently forget committed work. (A page whose LSN lies
+such a log would silently forget committed work. Finding where the log ends
+means checking every entry of its last file, which opening the log does
+anyway; so the storage manager's opening asks only whether the log plainly
+reaches past the ``chkpt_end`` (:func:`reaches_past`: it lies in an earlier
+file, or the last file's entries up to it are intact) and leaves the rest to
+the log's opening, which raises the same errors; on any doubt the whole
+check runs. (A page whose LSN lies
 past the end of the log is the same loss; the buffer pool finds it when it
 reads the page.) An empty directory holds no page store: nothing to check.
 

@@ -18,6 +18,17 @@ from memory and reads the log itself only before the checkpoint and past
 what was kept (:func:`redo_entries`); the entries, and so the decisions, are
 the same as a second scan's.
 
+**A page fixed once per run.** Consecutive entries often change one page
+(a transaction's inserts fill the same page), so redo keeps the page of step
+3 fixed while the entries that follow are on it (:class:`PageRun`) and
+unfixes it, dirty if anything was redone, when an entry names another page.
+The test still runs for every entry, reading the held page's LSN. Worked
+example: entries on p(1.3.12) at 0x1/0x600 and 0x1/0x640, an ``xct_end`` at
+0x1/0x680, p(1.3.12) again at 0x1/0x6a0, then p(1.3.13): p(1.3.12) is fixed
+once for three entries, then p(1.3.13). No other page is fixed in between,
+so the buffer pool chooses the same victims and writes the same pages as
+with one fix per entry.
+
 The test is one pure function, :func:`redo_decision`, which reads the page
 (through a callback) only in step 3; ``redo_pass`` calls it for every entry
 and applies what it decided (exercise 08c asks for the same function).
