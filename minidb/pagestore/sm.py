@@ -191,7 +191,7 @@ class StorageManager:
              on_log_held: Callable[[int, LSN, int], None] | None = None,
              index_fanout: int | None = None) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
-        check_volume_and_log(disk)  # before opening the log, which may cut its tail
+        check_volume_and_log(disk, quick=True)  # before opening the log, which may cut its tail
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
         size = probe.page_size
         probe.close()

@@ -34,28 +34,50 @@ and until restart's checkpoint the log is kept from the old redo LSN.
 Restart is *idempotent*: analysis and redo log nothing, undo logs a CLR for
 each undo, the finishing steps are idempotent, so a crash anywhere during
 restart followed by another restart gives the same result.
+
+Analysis keeps the entries it decoded for redo (tens of thousands of small
+objects, none in a reference cycle), so both passes run with Python's cyclic
+garbage collector paused: it would otherwise walk all of them again each time
+its allocation counters fill up (a third of analysis' time on 4 MB of log).
+Everything they allocate is freed by reference counting as usual.
 """
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.log.lsn import LSN
 from minidb.pagestore.files.storeprops import drop_tmp_files
 from minidb.pagestore.restart.master import master_lsn
-from minidb.pagestore.restart.analysis import (AnalysisResult, AnalysisTables, DirtyPage, XctEntry, analysis_pass,
-                                              rebuild_tables)
+from minidb.pagestore.restart.analysis import (AnalysisResult, AnalysisTables, DirtyPage, ScannedEntry, XctEntry,
+                                              analysis_pass, rebuild_tables)
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
-from minidb.pagestore.restart.redo import PageRepair, RedoResult, rebuild_page, redo_decision, redo_pass
+from minidb.pagestore.restart.redo import PageRepair, PageRun, RedoResult, rebuild_page, redo_decision, redo_pass
 from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_order, undo_pass, walk_losers
 from minidb.stats import Trace
 
 __all__ = ["Restart", "RestartReport", "AnalysisResult", "RedoResult", "UndoResult", "FinishResult", "XctEntry",
            "DirtyPage", "PageRepair", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass",
-           "rebuild_page", "undo_order", "walk_losers", "AnalysisTables", "rebuild_tables", "redo_decision"]
+           "rebuild_page", "undo_order", "walk_losers", "AnalysisTables", "rebuild_tables", "redo_decision",
+           "ScannedEntry", "PageRun", "collector_paused"]
 
 PASSES = ("analysis", "redo", "undo", "finish")
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, then back as it was (see the module documentation)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass
@@ -108,13 +130,16 @@ class Restart:
 
     def analysis(self) -> AnalysisResult:
         self._kept = []
-        self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"], keep=self._kept)
+        with collector_paused():
+            self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"], keep=self._kept)
         self.xcts.set_youngest(self.analysis_result.youngest)
         return self.analysis_result
 
     def redo(self) -> RedoResult:
         assert self.analysis_result is not None, "analysis comes first"
-        self.redo_result = redo_pass(self.log, self.volume, self.analysis_result, self.traces["redo"], self._kept)
+        with collector_paused():
+            self.redo_result = redo_pass(self.log, self.volume, self.analysis_result, self.traces["redo"],
+                                         self._kept)
         self._kept = []
         return self.redo_result
 

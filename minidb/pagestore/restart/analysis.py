@@ -22,6 +22,10 @@ checkpoint is fuzzy, entries interleave with it): the smaller recovery LSN
 wins, and a transaction's later LSNs win over the snapshot's, as does the
 state further along (:data:`~minidb.pagestore.transactions.xct.PROGRESS`).
 
+Analysis decodes each entry once, into a :class:`ScannedEntry` (LSN,
+type, values, size), and keeps these for redo (up to ``KEEP_BYTES`` of log),
+which so neither reads nor decodes the same bytes again.
+
 The decisions are one pure function, :func:`rebuild_tables`, over the
 page-store entries ``(lsn, type, values)``; ``analysis_pass`` only reads the
 log and feeds it (exercise 08b asks for the same function).
@@ -43,8 +47,9 @@ and the redo LSN 0x1/0x3a0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
+from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
@@ -124,13 +129,39 @@ class AnalysisTables:
 KEEP_BYTES = 16 * 1024 * 1024  # analysis keeps at most this much log for redo (its entries take a few times that in memory)
 
 
+class ScannedEntry(NamedTuple):
+    """An entry as restart reads it: where it is, its type, its values (decoded once) and its size."""
+
+    lsn: LSN
+    entry_type: EntryType | None
+    values: dict[str, Any]
+    size: int
+
+    @property
+    def end(self) -> LSN:
+        return LSN(self.lsn.file, self.lsn.offset + self.size)  # an entry lies in one file
+
+
+def scanned_entry(entry: LogEntry, entry_type: EntryType | None = None) -> ScannedEntry:
+    """``entry`` (of type ``entry_type``, if the caller has it already) decoded for restart: the values
+    :attr:`LogEntry.values` gives, without its per-entry cache (restart decodes each entry once)."""
+    if entry_type is None:
+        entry_type = entry.entry_type
+    if entry_type is None or entry.header.erased:
+        values = entry.values  # {}: the careful path names nothing to decode
+    else:
+        values = entry_type.decode(entry.item)
+    return ScannedEntry(entry.lsn, entry_type, values, entry.header.entry_size)
+
+
 def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list | None = None) -> AnalysisResult:
     """Pass 1 (see the module documentation).
 
-    ``keep``: a list that receives every entry read, in order, until
-    ``KEEP_BYTES`` of log are in it, so that redo can take them from memory
-    instead of reading and checking the same bytes again (each entry's
-    values are decoded once, for both passes).
+    ``keep``: a list that receives every entry read, in order, as a
+    :class:`ScannedEntry`, until ``KEEP_BYTES`` of log are in it, so that
+    redo can take them from memory instead of reading and checking the
+    same bytes again (each entry's values are decoded once, for both
+    passes).
     """
     trace = trace if trace is not None else Trace(enabled=False)
     kept_bytes = 0
@@ -138,25 +169,29 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
         trace.emit("analysis: no checkpoint completed: scanning the whole log")
     else:
         trace.emit("analysis: master LSN %s: scanning from there", master)
-    scanned = {"count": 0, "first": NULL_LSN}
+    count, first = 0, None
 
     def entries() -> Iterator[tuple[LSN, EntryType, dict[str, Any]]]:
-        nonlocal kept_bytes
+        nonlocal kept_bytes, count, first
         for entry in log.scan(None if master.is_null else master):
-            scanned["count"] += 1
-            if keep is not None and kept_bytes < KEEP_BYTES:
-                keep.append(entry)
-                kept_bytes += entry.size
-            if scanned["first"].is_null:
-                scanned["first"] = entry.lsn
+            count += 1
+            if first is None:
+                first = entry.lsn
             entry_type = entry.entry_type
-            if entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner:
+            mine = entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner
+            if keep is not None and kept_bytes < KEEP_BYTES:
+                record = scanned_entry(entry, entry_type)
+                keep.append(record)
+                kept_bytes += record.size
+                if mine:
+                    yield record.lsn, entry_type, record.values
+            elif mine:
                 yield entry.lsn, entry_type, entry.values
 
     tables = rebuild_tables(entries(), master, trace)  # the one call site of the analysis decisions
-    result = AnalysisResult(master, master if not master.is_null else scanned["first"], log.end_lsn,
-                            tables.xct_table, tables.dirty_pages, tables.redo_lsn, tables.youngest,
-                            scanned["count"], tables.ended)
+    start = master if not master.is_null else first if first is not None else NULL_LSN
+    result = AnalysisResult(master, start, log.end_lsn, tables.xct_table, tables.dirty_pages, tables.redo_lsn,
+                            tables.youngest, count, tables.ended)
     for line in result.summary().splitlines():
         trace.emit("%s", line)
     return result
@@ -180,24 +215,26 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
     in_master_ckpt = False
     for lsn, entry_type, v in entries:
         name = entry_type.name
-        if name == "chkpt_begin" and lsn == master:
-            in_master_ckpt = True
-        elif name == "chkpt_bf_tab" and in_master_ckpt:
-            for item in v["pages"]:
-                pid = PageId(item["vol"], item["store"], item["page"])
-                known = dirty.get(pid.key)
-                if known is None or item["rec_lsn"] < known.rec_lsn:
-                    dirty[pid.key] = DirtyPage(pid, item["rec_lsn"])
-            trace.emit("analysis: %s chkpt_bf_tab: %d dirty pages from the checkpoint", lsn, len(v["pages"]))
-        elif name == "chkpt_xct_tab" and in_master_ckpt:
-            youngest = max(youngest, v["youngest"])
-            for item in v["xcts"]:
-                _merge_checkpointed(table, ended, item)
-            trace.emit("analysis: %s chkpt_xct_tab: youngest T%d, %s", lsn, v["youngest"],
-                       ", ".join(f"T{i['tid']} {XctState(i['state']).name}" for i in v["xcts"]) or "no transactions")
-        elif name == "chkpt_end" and in_master_ckpt:
-            in_master_ckpt = False
-        if entry_type.transactional and v["txn_id"]:
+        if not entry_type.transactional:  # the checkpoint's entries (they belong to no transaction)
+            if name == "chkpt_begin" and lsn == master:
+                in_master_ckpt = True
+            elif name == "chkpt_bf_tab" and in_master_ckpt:
+                for item in v["pages"]:
+                    pid = PageId(item["vol"], item["store"], item["page"])
+                    known = dirty.get(pid.key)
+                    if known is None or item["rec_lsn"] < known.rec_lsn:
+                        dirty[pid.key] = DirtyPage(pid, item["rec_lsn"])
+                trace.emit("analysis: %s chkpt_bf_tab: %d dirty pages from the checkpoint", lsn, len(v["pages"]))
+            elif name == "chkpt_xct_tab" and in_master_ckpt:
+                youngest = max(youngest, v["youngest"])
+                for item in v["xcts"]:
+                    _merge_checkpointed(table, ended, item)
+                trace.emit("analysis: %s chkpt_xct_tab: youngest T%d, %s", lsn, v["youngest"],
+                           ", ".join(f"T{i['tid']} {XctState(i['state']).name}" for i in v["xcts"])
+                           or "no transactions")
+            elif name == "chkpt_end" and in_master_ckpt:
+                in_master_ckpt = False
+        elif v["txn_id"]:
             tid = v["txn_id"]
             youngest = max(youngest, tid)
             row = table.get(tid)
@@ -209,7 +246,12 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
                 row.undo_nxt, row.undo_nxt_seen = v["undo_nxt"], True
             elif entry_type.undoable:
                 row.undo_nxt, row.undo_nxt_seen = lsn, True
-            if name == "xct_prepare_fi":
+            if name == "xct_end":
+                del table[tid]
+                ended.add(tid)
+                trace.emit("analysis: %s xct_end: T%d ended (%s)", lsn, tid,
+                           "committed" if v["committed"] else "aborted")
+            elif name == "xct_prepare_fi":
                 row.state = XctState.PREPARED
                 trace.emit("analysis: %s xct_prepare_fi: T%d is PREPARED", lsn, tid)
             elif name == "xct_abort":
@@ -218,16 +260,10 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
             elif name == "xct_freeing_space":
                 row.state, row.undo_nxt, row.undo_nxt_seen = XctState.FREEING_SPACE, NULL_LSN, True
                 trace.emit("analysis: %s xct_freeing_space: T%d committed, FREEING_SPACE", lsn, tid)
-            elif name == "xct_end":
-                del table[tid]
-                ended.add(tid)
-                trace.emit("analysis: %s xct_end: T%d ended (%s)", lsn, tid,
-                           "committed" if v["committed"] else "aborted")
-        if entry_type.redoable:
+        if entry_type.redoable and (v["vol"], v["page"]) not in dirty:  # a page's first entry since the checkpoint
             pid = PageId(v["vol"], v["store"], v["page"])
-            if pid.key not in dirty:
-                dirty[pid.key] = DirtyPage(pid, lsn)
-                trace.emit("analysis: %s %s: %s enters the dirty page table", lsn, name, pid)
+            dirty[pid.key] = DirtyPage(pid, lsn)
+            trace.emit("analysis: %s %s: %s enters the dirty page table", lsn, name, pid)
     redo_lsn = min((d.rec_lsn for d in dirty.values()), default=NULL_LSN)
     return AnalysisTables(table, dirty, redo_lsn, youngest, ended)
 

@@ -1,0 +1,190 @@
+"""Restart's shortcuts agree with the careful paths they stand for.
+
+- redo fixes a page once per run of entries on it: the pages and the
+  decisions are those of one fix per entry (the reference below);
+- restart decodes each entry once (:func:`scanned_entry`): the values a
+  :class:`LogEntry` decodes;
+- opening checks that the log reaches past the master checkpoint without
+  finding the log's end twice (:func:`reaches_past`): whenever it says yes,
+  the careful :func:`find_end` finds the log ending after it (or raises);
+- analysis and redo run with the cyclic garbage collector paused, and leave
+  it as they found it.
+
+Seeded: the same workloads and damage on every run.
+"""
+
+import gc
+import random
+
+import pytest
+
+from minidb.errors import LogCorruptionError
+from minidb.io import CrashMode
+from minidb.log import file_name
+from minidb.log.end import find_end
+from minidb.pagestore.buffer.latch import EX, SH
+from minidb.pagestore.errors import LogLostError
+from minidb.pagestore.ids import PageId
+from minidb.pagestore.restart import collector_paused
+from minidb.pagestore.restart.analysis import scanned_entry
+from minidb.pagestore.restart.master import read_master, reaches_past
+from minidb.pagestore.wal.logrec import REDO
+import minidb.pagestore.restart.master as master_module
+
+from tests.pagestore.sm_helpers import new_sm, open_again
+
+
+def crashed(seed: int, frames: int = 6):
+    """A seeded workload of inserts and updates over two files, a checkpoint in the middle, a crash that
+    loses nothing synced; returned opened again without restart, with a clone of the crashed disk."""
+    rng = random.Random(seed)
+    sm = new_sm(frames=frames)
+    with sm.transaction() as t:
+        fids = [sm.create_file(t), sm.create_file(t)]
+    rids = []
+    for i in range(40):
+        with sm.transaction(durable=False) as t:
+            for _ in range(rng.randrange(1, 6)):
+                if rids and rng.random() < 0.4:
+                    sm.update_rec(t, rng.choice(rids), 0, bytes([65 + i % 26]) * rng.randrange(1, 5))
+                else:
+                    rids.append(sm.create_rec(t, rng.choice(fids), bytes([97 + i % 26]) * rng.randrange(5, 60)))
+        if i == 15:
+            sm.checkpoint()
+    loser = sm.begin()
+    sm.create_rec(loser, fids[0], b"in flight")
+    sm.log.sync()
+    sm.disk.crash(CrashMode.nothing())
+    copy = sm.disk.clone()
+    return open_again(sm.disk, frames=frames, restart=False), open_again(copy, frames=frames, restart=False)
+
+
+def redo_one_fix_per_entry(sm, analysis):
+    """The reference redo: each entry's page fixed on its own, applied if its page LSN is older."""
+    bp, dirty, decisions = sm.bp, analysis.dirty_pages, []
+    for entry in sm.log.scan(analysis.redo_lsn):
+        entry_type = entry.entry_type
+        if entry_type is None or not entry_type.redoable:
+            continue
+        v = entry.values
+        known = dirty.get((v["vol"], v["page"]))
+        if known is None or entry.lsn < known.rec_lsn:
+            decisions.append((entry.lsn, "skipped"))
+            continue
+        page = bp.fix(PageId(v["vol"], v["store"], v["page"]), EX)
+        applied = page.lsn < entry.lsn
+        if applied:
+            REDO[entry_type.name](page, v)
+            page.lsn = entry.lsn
+            bp.lower_rec_lsn(page, entry.lsn)
+        bp.unfix(page, dirty=applied)
+        decisions.append((entry.lsn, "redone" if applied else "skipped"))
+    return decisions
+
+
+def page_images(sm, pids):
+    images = {}
+    for pid in pids:
+        page = sm.bp.fix(pid, SH)
+        images[pid] = bytes(page.buf)
+        sm.bp.unfix(page)
+    return images
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_redo_fixes_a_page_once_per_run_and_agrees_with_one_fix_per_entry(seed):
+    sm, reference = crashed(seed)
+    analysis = sm.restart.analysis()
+    fixed = []
+    real_fix = sm.bp.fix
+
+    def counted_fix(pid, mode=SH, **kw):
+        if mode == EX:  # the scan's fixes (after it, the pages no entry read are checked, SH)
+            fixed.append(pid.key)
+        return real_fix(pid, mode, **kw)
+
+    sm.bp.fix = counted_fix
+    redo = sm.restart.redo()
+    sm.bp.fix = real_fix
+    assert redo.redone > len(fixed) > 0  # several entries redone on a page fixed once
+    assert all(a != b for a, b in zip(fixed, fixed[1:]))  # never the same page fixed twice in a row
+
+    expected = redo_one_fix_per_entry(reference, reference.restart.analysis())
+    assert [d for d in redo.decisions] == expected
+    pids = [row.pid for row in analysis.dirty_pages.values()]
+    assert page_images(sm, pids) == page_images(reference, pids)
+    assert sm.bp.dirty_page_table() == reference.bp.dirty_page_table()
+
+
+def test_scanned_entries_carry_the_values_sizes_and_ends_of_the_log_entries():
+    sm, _ = crashed(7)
+    scanned = list(sm.log.scan())
+    assert len(scanned) > 100
+    for entry in scanned:
+        record = scanned_entry(entry)
+        assert (record.lsn, record.entry_type, record.values, record.size, record.end) == (
+            entry.lsn, entry.entry_type, entry.values, entry.size, entry.end)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reaches_past_says_yes_only_where_the_log_ends_later(seed):
+    rng = random.Random(seed)
+    sm, _ = crashed(seed)
+    lsns = [e.lsn for e in sm.log.scan()]
+    end = sm.log.end_lsn
+    sm.log.close(sync=False)
+    disk = sm.disk
+    assert all(reaches_past(disk, end.file, lsn) for lsn in lsns)  # an intact log: every entry
+    for _ in range(12):
+        damaged = disk.clone()
+        with damaged.open(file_name(end.file)) as f:
+            where = rng.randrange(64, end.offset)
+            kind = rng.choice(["cut", "zeros", "flip"])
+            if kind == "cut":
+                f.truncate(where)
+            elif kind == "zeros":
+                f.write(where, bytes(rng.randrange(1, 200)))
+            else:
+                f.write(where, bytes([f.read(where, 1)[0] ^ 0x10]))
+        try:
+            careful = find_end(damaged).end_lsn
+        except LogCorruptionError:
+            careful = None
+        said = [lsn for lsn in lsns if reaches_past(damaged, end.file, lsn)]
+        assert said and len(said) < len(lsns)  # the entries before the damage, not those after it
+        assert careful is None or all(lsn < careful for lsn in said)
+
+
+def test_opening_finds_the_log_end_once_and_a_log_cut_before_the_checkpoint_still_fails(monkeypatch):
+    sm, _ = crashed(3)
+    disk, record = sm.disk, read_master(sm.disk)
+    sm.log.close(sync=False)
+    calls = []
+    real = master_module.find_end
+    monkeypatch.setattr(master_module, "find_end", lambda d: calls.append(d) or real(d))
+    open_again(disk.clone())
+    assert calls == []  # the log's opening finds the end; the check before it did not scan again
+    with disk.open(file_name(record.end.file)) as f:
+        f.truncate(record.end.offset + 3)  # the checkpoint's chkpt_end torn
+    with pytest.raises(LogLostError, match="lies past the end of the log"):
+        open_again(disk)
+    assert len(calls) == 1  # the careful path decided
+
+
+def test_analysis_and_redo_pause_the_collector_and_leave_it_as_it_was():
+    for enabled in (True, False):
+        sm, _ = crashed(1)
+        states = []
+        for name in ("analysis", "redo"):
+            sm.restart.traces[name].listen(lambda line: states.append(gc.isenabled()))
+        (gc.enable if enabled else gc.disable)()
+        try:
+            sm.restart.run()
+            assert gc.isenabled() == enabled
+        finally:
+            gc.enable()
+        assert states and not any(states)
+    with pytest.raises(ZeroDivisionError):
+        with collector_paused():
+            1 / 0
+    assert gc.isenabled()
