@@ -17,9 +17,11 @@ and one fsync::
 small lock of their own, so threads (group commit, lock scenarios) may count
 concurrently. A hot path that already holds its own lock counts with
 :meth:`Stats.add_held` instead, which takes no second lock: allowed for a
-counter that is only ever changed under that one lock (the log manager's
-``nEntries``, ``nBytes``, ``nWrites`` and ``nBytesWritten``, changed under its
-latch only).
+counter that is only ever changed under that one lock (the buffer pool's
+``nFixes`` under its mutex). The hottest path of all, the log manager's
+append, increments its counters (``nEntries``, ``nBytes``, ``nWrites``,
+``nBytesWritten``, changed under its latch only) in the dict that
+:meth:`Stats.held_counts` returns, by the same rule.
 """
 
 from __future__ import annotations
