@@ -35,6 +35,13 @@ specially:
   ``hasChecksum()`` is false for ``LOG_ERASED``); readers report such entries
   as erased.
 
+Writing: :func:`pack_header` is the reference (the checksum runs over the
+packed ``SUMMED`` part, then over the item, without copying them together).
+``LogManager.append`` packs the same bytes with the same ``struct`` objects
+in its own body, skipping the call and the INVISIBLE mask (an appended entry
+is never invisible); a test compares every appended entry with
+:func:`pack_entry`.
+
 Reading fast: :func:`intact_header` is the path every check takes first (one
 ``unpack``, one CRC over bytes [4, end), a NamedTuple header); it answers only
 for an ordinary intact entry (INVISIBLE clear, not erased, legal flags and
