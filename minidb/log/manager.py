@@ -26,8 +26,8 @@ turns this off, ``commit_clock`` is the clock it waits by). ``nFsyncs``
 versus ``nSyncRequests`` in :attr:`stats` shows how much the group shared.
 
 Appending is cheap on purpose, because every engine appends for every change
-(about 2 µs of CPU per small entry). ``append`` does the least work for the
-common case and leaves the rest to careful code:
+(``make bench``'s log section gives the CPU time per append). ``append`` does
+the least work for the common case and leaves the rest to careful code:
 
 - a plain entry (a dict of values, not provisional, no VLSN) is recognized in
   one test; anything else has its arguments checked one by one
