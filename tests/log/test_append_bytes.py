@@ -2,9 +2,11 @@
 
 ``LogManager.append`` packs an entry's header itself (its fast path) and its item with the type's
 generated codec; the reference is :func:`minidb.log.header.pack_entry` over the generic field-table
-encoding. A seeded (derandomized) property run appends random entries of every registered type,
-plain, provisional and replicated (VLSN given or allocated), in a log small enough that files flip
-and the buffer is written often, and compares every entry's bytes in the files with the reference's.
+encoding. A seeded (derandomized) property run appends random entries drawn from all registered
+types, plain, provisional and replicated (VLSN given or allocated), in a log small enough that files
+flip and the buffer is written often; it compares every entry's bytes in the files with the
+reference's, and where files flip and how often the buffer is written with a model of the rules
+(``where_entries_go``), which ``append`` applies with one comparison against ``_fits_until``.
 """
 
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +22,7 @@ from tests.log.helpers import new_log
 from tests.log.test_types import values_for
 
 TYPES = [t for t in known_types() if t is not FILE_HEADER]
+FILE_MAX, BUFFER_SIZE = 2048, 300
 SEEDED = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -39,8 +42,6 @@ def appends(draw):
     entry_type = draw(st.sampled_from(TYPES))
     return entry_type, draw(values_for(entry_type)), draw(OPTIONS)
 
-
-FILE_MAX, BUFFER_SIZE = 2048, 300
 
 
 @SEEDED
