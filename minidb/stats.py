@@ -17,9 +17,11 @@ and one fsync::
 small lock of their own, so threads (group commit, lock scenarios) may count
 concurrently. A hot path that already holds its own lock counts with
 :meth:`Stats.add_held` instead, which takes no second lock: allowed for a
-counter that is only ever changed under that one lock (the log manager's
-``nEntries``, ``nBytes``, ``nWrites`` and ``nBytesWritten``, changed under its
-latch only).
+counter that is only ever changed under that one lock (the buffer pool's
+``nFixes`` under its mutex). The hottest path of all, the log manager's
+append, increments its counters (``nEntries``, ``nBytes``, ``nWrites``,
+``nBytesWritten``, changed under its latch only) in the dict that
+:meth:`Stats.held_counts` returns, by the same rule.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ class Stats:
     def add_held(self, name: str, amount: int = 1) -> None:
         """``add`` without the stats' lock, for a counter that only changes under a lock the caller holds."""
         self._values[name] += amount
+
+    def held_counts(self) -> dict[str, int]:
+        """The counters by name, for a hot path to change in place (``counts["nEntries"] += 1``) under a
+        lock of its own, with the rule of :meth:`add_held` and not even its method call."""
+        return self._values
 
     def set(self, name: str, value: int) -> None:
         with self._lock:

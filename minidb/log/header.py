@@ -35,6 +35,13 @@ specially:
   ``hasChecksum()`` is false for ``LOG_ERASED``); readers report such entries
   as erased.
 
+Writing: :func:`pack_header` is the reference (the checksum runs over the
+packed ``SUMMED`` part, then over the item, without copying them together).
+``LogManager.append`` packs the same bytes with the same ``struct`` objects
+in its own body, skipping the call and the INVISIBLE mask (an appended entry
+is never invisible); a test compares every appended entry with
+:func:`pack_entry`.
+
 Reading fast: :func:`intact_header` is the path every check takes first (one
 ``unpack``, one CRC over bytes [4, end), a NamedTuple header); it answers only
 for an ordinary intact entry (INVISIBLE clear, not erased, legal flags and
@@ -57,9 +64,9 @@ from typing import NamedTuple
 
 HEADER = struct.Struct("<IBBII")
 VLSN = struct.Struct("<Q")
-_CRC = struct.Struct("<I")
-_SUMMED = struct.Struct("<BBII")  # the header after its checksum: what the checksum covers first
-_SUMMED_VLSN = struct.Struct("<BBIIQ")
+CRC = struct.Struct("<I")
+SUMMED = struct.Struct("<BBII")  # the header after its checksum: what the checksum covers first
+SUMMED_VLSN = struct.Struct("<BBIIQ")
 HEADER_SIZE = HEADER.size  # 14
 VLSN_SIZE = VLSN.size  # 8
 MAX_HEADER_SIZE = HEADER_SIZE + VLSN_SIZE
@@ -156,12 +163,12 @@ def pack_header(type_code: int, flags: int, prev_offset: int, item: bytes, vlsn:
     if vlsn is None:
         if flags & VLSN_PRESENT:
             raise ValueError("a VLSN is written exactly when the entry is replicated")
-        summed = _SUMMED.pack(type_code, flags & ~INVISIBLE & 0xFF, prev_offset, len(item))
+        summed = SUMMED.pack(type_code, flags & ~INVISIBLE & 0xFF, prev_offset, len(item))
     else:
         if not flags & VLSN_PRESENT:
             raise ValueError("a VLSN is written exactly when the entry is replicated")
-        summed = _SUMMED_VLSN.pack(type_code, flags & ~INVISIBLE & 0xFF, prev_offset, len(item), vlsn)
-    crc = _CRC.pack(zlib.crc32(item, zlib.crc32(summed)))
+        summed = SUMMED_VLSN.pack(type_code, flags & ~INVISIBLE & 0xFF, prev_offset, len(item), vlsn)
+    crc = CRC.pack(zlib.crc32(item, zlib.crc32(summed)))
     if flags & INVISIBLE:
         summed = bytes((type_code, flags)) + summed[2:]
     return crc, summed

@@ -25,12 +25,29 @@ leader racing ahead alone (:mod:`minidb.log.groupcommit`; ``commit_delay=0``
 turns this off, ``commit_clock`` is the clock it waits by). ``nFsyncs``
 versus ``nSyncRequests`` in :attr:`stats` shows how much the group shared.
 
-Appending is cheap on purpose: the item comes from the entry type's
-generated codec (:mod:`minidb.log.codec`), the header from one precompiled
-``struct`` call with one checksum pass (:func:`~minidb.log.header.pack_header`),
-and the counters changed under the write latch (``nEntries``, ``nBytes``,
-``nWrites``, ``nBytesWritten``) take no second lock; the sync counters are
-counted under the sync state's lock likewise.
+Appending is cheap on purpose, because every engine appends for every change
+(``make bench``'s log section gives the CPU time per append). ``append`` does
+the least work for the common case and leaves the rest to careful code:
+
+- a plain entry (a dict of values, not provisional, no VLSN) is recognized in
+  one test; anything else has its arguments checked one by one
+  (``_append_arguments``), so an error still names the bad argument;
+- the item comes from the entry type's generated codec (:mod:`minidb.log.codec`);
+- the header is packed in the append itself, one precompiled ``struct`` call
+  and a checksum over header and item without copying them together; the
+  reference is :func:`~minidb.log.header.pack_header`, which the file header
+  (``_add``) still uses, and a test checks that appended entries are byte for
+  byte :func:`~minidb.log.header.pack_entry`'s;
+- one comparison, against ``_fits_until`` (the smaller of the file's
+  allocated end and the log buffer's end), tells whether the entry needs a
+  file flip or a buffer write; only then does ``_make_room`` look at which;
+- the counters changed under the write latch (``nEntries``, ``nBytes``,
+  ``nWrites``, ``nBytesWritten``) are incremented in place
+  (``Stats.held_counts``) and take no second lock; the sync counters are
+  counted under the sync state's lock likewise.
+
+No hook of :mod:`minidb.exercise_hooks` is on the append path; group commit's
+(``COMMIT_STEP``, exercise 01b) is called in ``sync``.
 
 A failed fsync leaves the file's state unknown, so the log manager refuses
 all further work (the remedy is to reopen, which trusts only what is on
@@ -72,6 +89,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from zlib import crc32
 
 from minidb.errors import DiskError, DiskFullError, LogError, LogFullError, UserError
 from minidb.io import Disk, File
@@ -81,8 +99,8 @@ from minidb.log.files import all_log_file_numbers, file_name
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
 from minidb.log.groupcommit import (COMMIT_STEP, FOLLOW, GATHER, LEAD, SERVED, WRITE, GroupCommitPolicy, ManualClock,
                                     MonotonicClock)
-from minidb.log.header import (HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional, make_flags,
-                               pack_header)
+from minidb.log.header import (CRC, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, SUMMED, SUMMED_VLSN,
+                               VLSN_PRESENT, Provisional, make_flags, pack_header)
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
 from minidb.log.reader import LogReader
@@ -99,6 +117,7 @@ Listener = Callable[[LSN, EntryType, "int | None"], None]
 # admit(entry_type, values, size, room): may raise to refuse; room(waste) is room() under the latch
 Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"]], "Callable[[LSN], None] | None"]
 _new_lsn = tuple.__new__  # an LSN without its range checks, for offsets the manager itself computed
+_NOT_PROVISIONAL = Provisional.NO
 FILE_HEADER_SIZE = HEADER_SIZE + len(FILE_HEADER.encode(
     {"file_number": 0, "created_ms": 0, "last_entry_lsn": NULL_LSN, "log_version": LOG_VERSION}))
 
@@ -144,6 +163,7 @@ class LogManager:
             "nEntries", "nBytes", "nWrites", "nBytesWritten", "nFlushes", "nSyncRequests",
             "nFsyncs", "nGroupCommitWaits", "nFileFlips", "nFilesRemoved", "nSparesMade", "nSparesFailed",
         ])
+        self._counts = self.stats.held_counts()  # nEntries, nBytes, nWrites, nBytesWritten: changed under the latch
         self.vlsn_allocator: Callable[[], int] | None = None
         self._listeners: list[Listener] = []
         self._latch = threading.Lock()  # the log write latch
@@ -170,6 +190,7 @@ class LogManager:
         self._prev_file_last = found.last_entry_in_prev_file
         self._buffer = bytearray()
         self._buffer_base = self._next_offset
+        self._set_fits_until()
         self._handle: File | None = None
         self._durable_end = LSN(self._file_number, self._next_offset)
         self._files = list(found.files)
@@ -195,6 +216,7 @@ class LogManager:
             if self._allocated < self.file_max:
                 self._extend(self._handle)
             self._find_spares()
+            self._set_fits_until()
         if self._file_number not in self._files:
             self._files.append(self._file_number)
         if self._next_offset == 0:
@@ -333,44 +355,69 @@ class LogManager:
         vlsn: int | None = None,
     ) -> LSN:
         """Log one entry; return its LSN. Not durable until :meth:`sync`."""
-        if not isinstance(entry_type, EntryType):
-            raise UserError(f"cannot log {entry_type!r}: not an entry type (e.g. minidb.log.TRACE)")
-        if provisional is Provisional.NO:
+        # The plain entry (a dict of values, not provisional, no VLSN) is told apart in one test;
+        # anything else has its arguments checked one by one, so an error names what is wrong.
+        if (type(values) is dict and provisional is _NOT_PROVISIONAL and not replicated and vlsn is None
+                and type(entry_type) is EntryType):
             flags = 0
-        elif isinstance(provisional, Provisional):
-            flags = provisional.value
         else:
-            raise UserError(f"cannot log {entry_type.name}: provisional must be a Provisional, not {provisional!r}")
-        if vlsn is not None and (not isinstance(vlsn, int) or not 0 < vlsn < 1 << 64):
-            raise UserError(f"cannot log {entry_type.name}: VLSN {vlsn!r} is not a positive 64-bit number")
-        if values is None:
-            values = {}
-        elif not isinstance(values, dict):
-            raise UserError(f"cannot log {entry_type.name}: values must be a dict of its fields, not {values!r}")
+            values, flags = _append_arguments(entry_type, values, provisional, replicated, vlsn)
+            replicated = bool(flags & REPLICATED)
         item = entry_type.encode(values)
-        if replicated or vlsn is not None:
-            replicated = True
-            flags |= REPLICATED | VLSN_PRESENT
-        with self._latch:
+        size = (MAX_HEADER_SIZE if replicated else HEADER_SIZE) + len(item)
+        latch = self._latch
+        latch.acquire()  # not ``with``: the same latch, at half the cost
+        try:
             if self._closed or self.readonly or self._failed is not None:
                 self._check_usable()
             if replicated and vlsn is None and self.vlsn_allocator is None:
                 raise LogError(f"cannot log replicated {entry_type.name}: this log allocates no VLSNs")
-            size = (MAX_HEADER_SIZE if replicated else HEADER_SIZE) + len(item)
             admitted = self.admit(entry_type, values, size, self._room) if self.admit is not None else None
-            if self._next_offset + size > self._allocated and self._last_offset:
-                self._flip()
-            if self._buffer and len(self._buffer) + size > self.buffer_size:
-                self._write_buffer()
+            if self._next_offset + size > self._fits_until:
+                self._make_room(size)
             if replicated and vlsn is None:
                 # Allocated only now that nothing can fail: the VLSN stream has no gaps.
                 vlsn = self.vlsn_allocator()  # type: ignore[misc]
-            lsn = self._add(entry_type.code, flags, item, vlsn)
+            # Into the buffer: what _add does with pack_header, written out (an appended entry is never
+            # INVISIBLE, so no flag bit is masked; the checksum covers header and item in two runs).
+            offset = self._next_offset
+            prev = self._last_offset or 0
+            if vlsn is None:
+                summed = SUMMED.pack(entry_type.code, flags, prev, len(item))
+            else:
+                summed = SUMMED_VLSN.pack(entry_type.code, flags, prev, len(item), vlsn)
+            buffer = self._buffer
+            buffer += CRC.pack(crc32(item, crc32(summed)))
+            buffer += summed
+            buffer += item
+            lsn = _new_lsn(LSN, (self._file_number, offset))  # in range: file_max <= MAX_OFFSET
+            self._last_offset = offset
+            self._next_offset = offset + size
+            self._last_lsn = lsn
+            counts = self._counts
+            counts["nEntries"] += 1
+            counts["nBytes"] += size
             if admitted is not None:
                 admitted(lsn)
-        for listener in self._listeners:
-            listener(lsn, entry_type, vlsn)
+        finally:
+            latch.release()
+        if self._listeners:  # usually none: the test costs less than an empty loop
+            for listener in self._listeners:
+                listener(lsn, entry_type, vlsn)
         return lsn
+
+    def _set_fits_until(self) -> None:
+        """Where the next entry may end without a file flip or a buffer write (caller holds the latch):
+        the smaller of the file's allocated end and the buffer's end, so ``append`` tests both at once."""
+        self._fits_until = min(self._allocated, self._buffer_base + self.buffer_size)
+
+    def _make_room(self, size: int) -> None:
+        """Start a new file if an entry of ``size`` bytes would pass this one's end, and write the buffer
+        out if the entry would not fit in it (caller holds the latch)."""
+        if self._next_offset + size > self._allocated and self._last_offset:
+            self._flip()
+        if len(self._buffer) + size > self.buffer_size:
+            self._write_buffer()  # (nothing to write if it is empty: an entry bigger than the buffer)
 
     def force_flip(self) -> int:
         """Finish the current log file now and start the next (JE's ``forceLogFileFlip``); returns the
@@ -382,15 +429,13 @@ class LogManager:
             return self._file_number
 
     def _add(self, code: int, flags: int, item: bytes, vlsn: int | None) -> LSN:
-        """Put an entry in the buffer (caller holds the latch); counted under the latch alone."""
+        """Put an entry in the buffer the careful way (caller holds the latch): the way of the file
+        header. :meth:`append` does the same, written out for speed (a test checks they agree)."""
         crc, summed = pack_header(code, flags, self._last_offset or 0, item, vlsn)
         offset = self._next_offset
-        lsn = _new_lsn(LSN, (self._file_number, offset))  # in range: file_max <= MAX_OFFSET
-        buffer = self._buffer
-        buffer += crc
-        buffer += summed
-        buffer += item
-        size = 4 + len(summed) + len(item)
+        lsn = LSN(self._file_number, offset)
+        self._buffer += crc + summed + item
+        size = len(crc) + len(summed) + len(item)
         self._last_offset = offset
         self._next_offset = offset + size
         self._last_lsn = lsn
@@ -404,10 +449,11 @@ class LogManager:
             return
         assert self._handle is not None
         self._handle.write(self._buffer_base, bytes(self._buffer))
-        self.stats.add_held("nWrites")
-        self.stats.add_held("nBytesWritten", len(self._buffer))
+        self._counts["nWrites"] += 1
+        self._counts["nBytesWritten"] += len(self._buffer)
         self._buffer_base += len(self._buffer)
         self._buffer.clear()
+        self._set_fits_until()
 
     def _flip(self) -> None:
         """Finish the current file (write and fsync it) and start the next."""
@@ -439,6 +485,7 @@ class LogManager:
         self._allocated = self.file_max
         self._files.append(self._file_number)
         self._next_offset = self._buffer_base = 0
+        self._set_fits_until()
         self._last_offset = None
         self._log_file_header()
         self.stats.add("nFileFlips")
@@ -678,6 +725,28 @@ class LogManager:
 
     def __repr__(self) -> str:
         return f"LogManager({self.disk.where()}, end={self.end_lsn})"
+
+
+def _append_arguments(entry_type: Any, values: Any, provisional: Any, replicated: bool,
+                      vlsn: Any) -> tuple[dict[str, Any], int]:
+    """The values and header flags of an entry to append, or a UserError naming the bad argument."""
+    if not isinstance(entry_type, EntryType):
+        raise UserError(f"cannot log {entry_type!r}: not an entry type (e.g. minidb.log.TRACE)")
+    if provisional is Provisional.NO:
+        flags = 0
+    elif isinstance(provisional, Provisional):
+        flags = provisional.value
+    else:
+        raise UserError(f"cannot log {entry_type.name}: provisional must be a Provisional, not {provisional!r}")
+    if vlsn is not None and (not isinstance(vlsn, int) or not 0 < vlsn < 1 << 64):
+        raise UserError(f"cannot log {entry_type.name}: VLSN {vlsn!r} is not a positive 64-bit number")
+    if values is None:
+        values = {}
+    elif not isinstance(values, dict):
+        raise UserError(f"cannot log {entry_type.name}: values must be a dict of its fields, not {values!r}")
+    if replicated or vlsn is not None:
+        flags |= REPLICATED | VLSN_PRESENT
+    return values, flags
 
 
 @contextmanager
