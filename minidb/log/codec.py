@@ -51,6 +51,7 @@ from typing import Any
 
 from minidb.log.fields import (BOOL, BYTES, I64, LSN_FIELD, STR, U8, U16, U32, U64, ItemFormatError, Kind,
                                ListOf, decode_fields, encode_fields)
+from minidb.log.header import SUMMED
 from minidb.log.lsn import LSN
 
 # struct letters of the fixed-size kinds (after '<'); LSN and BOOL are converted around them
@@ -84,19 +85,28 @@ class Codec:
         def generic_dec(item: bytes | memoryview) -> dict[str, Any]:
             return generic_decode(name, fields, item)
 
-        def refuse(_: Any) -> Any:
+        def generic_sum(values: dict[str, Any], code: int, flags: int, prev: int) -> bytes:
+            item = generic_encode(name, fields, values)
+            return SUMMED.pack(code, flags, prev, len(item)) + item
+
+        def refuse(*_: Any) -> Any:
             raise Mismatch(name)
 
-        self.encode, self.decode = self._compile(generic_enc, generic_dec) or (generic_enc, generic_dec)
-        self.strict_encode, self.strict_decode = self._compile(refuse, refuse) or (generic_enc, generic_dec)
+        generic = (generic_enc, generic_sum, generic_dec)
+        self.encode, self.encode_summed, self.decode = self._compile(generic_enc, generic_sum, generic_dec) or generic
+        self.strict_encode, self.strict_encode_summed, self.strict_decode = (self._compile(refuse, refuse, refuse)
+                                                                             or generic)
 
-    def _compile(self, fallback_encode: Callable, fallback_decode: Callable) -> tuple[Callable, Callable] | None:
+    def _compile(self, fallback_encode: Callable, fallback_summed: Callable,
+                 fallback_decode: Callable) -> tuple[Callable, Callable, Callable] | None:
         if self.source is None:
             return None
         namespace = _namespace(self.name, self.fields)
-        namespace.update(fallback_encode=fallback_encode, fallback_decode=fallback_decode)
+        namespace.update(fallback_encode=fallback_encode, fallback_summed=fallback_summed,
+                         fallback_decode=fallback_decode)
         exec(compile(self.source, f"<codec {self.name}>", "exec"), namespace)  # noqa: S102 (our own tables)
-        return namespace[f"encode_{_ident(self.name)}"], namespace[f"decode_{_ident(self.name)}"]
+        ident = _ident(self.name)
+        return namespace[f"encode_{ident}"], namespace[f"summed_{ident}"], namespace[f"decode_{ident}"]
 
 
 def generic_encode(name: str, fields: tuple[tuple[str, Kind], ...], values: dict[str, Any]) -> bytes:
@@ -191,12 +201,10 @@ def _record_functions(w: _Writer, fields: tuple[tuple[str, Kind], ...], prefix: 
     return names
 
 
-def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool = False) -> None:
-    """def fname(values) -> bytes, for a dict with exactly these fields."""
-    body: list[str] = []
-    lists = _record_functions(w, fields, "enc_list", _gen_encoder)
-    body.append(f"    if type(values) is not dict or len(values) != {len(fields)}:")
-    body.append("        raise Mismatch")
+def _encode_values(fields: tuple[tuple[str, Kind], ...], lists: dict[int, str]) -> list[str]:
+    """The lines of an encoder that check ``values`` and compute each field's packable value:
+    ``v<i>`` (bytes for a variable-size field) and ``n<i>`` (a list's record count)."""
+    body = [f"    if type(values) is not dict or len(values) != {len(fields)}:", "        raise Mismatch"]
     for index, (name, kind) in enumerate(fields):
         value = f"values[{name!r}]"
         if kind is LSN_FIELD:
@@ -217,10 +225,20 @@ def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
             body.append(f"    v{index} = {value}")
             body.append(f"    if type(v{index}) is not bytes:")
             body.append(f"        v{index} = bytes(v{index})")
-    pieces = []
+    return body
+
+
+def _packed(w: _Writer, fields: tuple[tuple[str, Kind], ...], header: bool = False) -> str:
+    """The expression of the item's bytes: each run of fixed-size fields one Struct's ``pack``, the
+    variable-size fields' bytes in between. With ``header``, the entry header after its checksum
+    (``SUMMED`` of :mod:`minidb.log.header`: code, flags, prev and the item's size) goes first, packed
+    by the first run's Struct, so a header and an item cost one ``pack`` and one concatenation."""
+    pieces: list[tuple[str, list[str]] | str] = []  # (format, args) of a run's pack, or a variable field's bytes
+    fixed_size, sized = 0, []
     for what, run in _segments(fields):
         if what == "var":
             pieces.append(f"v{run[0][0]}")
+            sized.append(f"len(v{run[0][0]})")
             continue
         args = []
         for index, _, kind in run:
@@ -230,9 +248,31 @@ def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
                 args.append(f"n{index}")
             else:
                 args.append(f"len(v{index})")
-        pieces.append(f"{w.struct(_format(run))}.pack({', '.join(args)})")
-    body.append(f"    return {' + '.join(pieces) if pieces else repr(b'')}")
+        pieces.append((_format(run), args))
+        fixed_size += struct.calcsize("<" + _format(run))
+    if header:
+        first = pieces.pop(0) if pieces else ("", [])  # a table without fields: the header alone
+        size = " + ".join([str(fixed_size)] + sized)
+        pieces.insert(0, ("BBII" + first[0], ["code", "flags", "prev", size] + first[1]))  # type: ignore[index]
+    text = [p if isinstance(p, str) else f"{w.struct(p[0])}.pack({', '.join(p[1])})" for p in pieces]
+    return " + ".join(text) if text else repr(b"")
+
+
+def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool = False,
+                 lists: dict[int, str] | None = None) -> None:
+    """def fname(values) -> bytes, for a dict with exactly these fields."""
+    if lists is None:
+        lists = _record_functions(w, fields, "enc_list", _gen_encoder)
+    body = _encode_values(fields, lists) + [f"    return {_packed(w, fields)}"]
     w.lines += [f"def {fname}(values):"] + (body if record else _guarded(body, "fallback_encode(values)")) + [""]
+
+
+def _gen_summed(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], lists: dict[int, str]) -> None:
+    """def fname(values, code, flags, prev) -> bytes: the bytes an entry's checksum covers, its
+    header after the checksum and then its item (what the log manager appends after the checksum)."""
+    body = _encode_values(fields, lists) + [f"    return {_packed(w, fields, header=True)}"]
+    w.lines += [f"def {fname}(values, code, flags, prev):"]
+    w.lines += _guarded(body, "fallback_summed(values, code, flags, prev)") + [""]
 
 
 def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool) -> None:
@@ -287,7 +327,9 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
 
 def _write(name: str, fields: tuple[tuple[str, Kind], ...]) -> _Writer:
     w = _Writer()
-    _gen_encoder(w, f"encode_{_ident(name)}", fields)
+    lists = _record_functions(w, fields, "enc_list", _gen_encoder)
+    _gen_encoder(w, f"encode_{_ident(name)}", fields, lists=lists)
+    _gen_summed(w, f"summed_{_ident(name)}", fields, lists)
     _gen_decoder(w, f"decode_{_ident(name)}", fields, False)
     return w
 

@@ -118,6 +118,7 @@ Listener = Callable[[LSN, EntryType, "int | None"], None]
 Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"]], "Callable[[LSN], None] | None"]
 _new_lsn = tuple.__new__  # an LSN without its range checks, for offsets the manager itself computed
 _NOT_PROVISIONAL = Provisional.NO
+CRC_SIZE = CRC.size
 FILE_HEADER_SIZE = HEADER_SIZE + len(FILE_HEADER.encode(
     {"file_number": 0, "created_ms": 0, "last_entry_lsn": NULL_LSN, "log_version": LOG_VERSION}))
 
@@ -362,34 +363,27 @@ class LogManager:
             flags = 0
         else:
             values, flags = _append_arguments(entry_type, values, provisional, replicated, vlsn)
-            replicated = bool(flags & REPLICATED)
-        item = entry_type.encode(values)
-        size = (MAX_HEADER_SIZE if replicated else HEADER_SIZE) + len(item)
+            if flags & REPLICATED:
+                return self._append_replicated(entry_type, values, flags, vlsn)
+        code = entry_type.code
         latch = self._latch
         latch.acquire()  # not ``with``: the same latch, at half the cost
         try:
+            # What the checksum covers, header after the checksum and item, in one piece from the type's
+            # generated codec: one pack, one CRC, two buffer writes. The header names the entry before
+            # this one in the file, hence the latch.
+            summed = entry_type.encode_summed(values, code, flags, self._last_offset or 0)
+            size = CRC_SIZE + len(summed)
             if self._closed or self.readonly or self._failed is not None:
                 self._check_usable()
-            if replicated and vlsn is None and self.vlsn_allocator is None:
-                raise LogError(f"cannot log replicated {entry_type.name}: this log allocates no VLSNs")
             admitted = self.admit(entry_type, values, size, self._room) if self.admit is not None else None
             if self._next_offset + size > self._fits_until:
-                self._make_room(size)
-            if replicated and vlsn is None:
-                # Allocated only now that nothing can fail: the VLSN stream has no gaps.
-                vlsn = self.vlsn_allocator()  # type: ignore[misc]
-            # Into the buffer: what _add does with pack_header, written out (an appended entry is never
-            # INVISIBLE, so no flag bit is masked; the checksum covers header and item in two runs).
+                if self._make_room(size):  # a new file: the entry now follows its FileHeader, at offset 0
+                    summed = entry_type.encode_summed(values, code, flags, self._last_offset)
             offset = self._next_offset
-            prev = self._last_offset or 0
-            if vlsn is None:
-                summed = SUMMED.pack(entry_type.code, flags, prev, len(item))
-            else:
-                summed = SUMMED_VLSN.pack(entry_type.code, flags, prev, len(item), vlsn)
             buffer = self._buffer
-            buffer += CRC.pack(crc32(item, crc32(summed)))
+            buffer += CRC.pack(crc32(summed))  # an appended entry is never INVISIBLE: no bit to mask
             buffer += summed
-            buffer += item
             lsn = _new_lsn(LSN, (self._file_number, offset))  # in range: file_max <= MAX_OFFSET
             self._last_offset = offset
             self._next_offset = offset + size
@@ -403,7 +397,28 @@ class LogManager:
             latch.release()
         if self._listeners:  # usually none: the test costs less than an empty loop
             for listener in self._listeners:
-                listener(lsn, entry_type, vlsn)
+                listener(lsn, entry_type, None)
+        return lsn
+
+    def _append_replicated(self, entry_type: EntryType, values: dict[str, Any], flags: int, vlsn: int | None) -> LSN:
+        """:meth:`append` of a replicated entry (its header carries a VLSN), the careful way: ``_add``."""
+        item = entry_type.encode(values)
+        size = MAX_HEADER_SIZE + len(item)
+        with self._latch:
+            self._check_usable()
+            if vlsn is None and self.vlsn_allocator is None:
+                raise LogError(f"cannot log replicated {entry_type.name}: this log allocates no VLSNs")
+            admitted = self.admit(entry_type, values, size, self._room) if self.admit is not None else None
+            if self._next_offset + size > self._fits_until:
+                self._make_room(size)
+            if vlsn is None:
+                # Allocated only now that nothing can fail: the VLSN stream has no gaps.
+                vlsn = self.vlsn_allocator()  # type: ignore[misc]
+            lsn = self._add(entry_type.code, flags, item, vlsn)
+            if admitted is not None:
+                admitted(lsn)
+        for listener in self._listeners:
+            listener(lsn, entry_type, vlsn)
         return lsn
 
     def _set_fits_until(self) -> None:
@@ -411,13 +426,15 @@ class LogManager:
         the smaller of the file's allocated end and the buffer's end, so ``append`` tests both at once."""
         self._fits_until = min(self._allocated, self._buffer_base + self.buffer_size)
 
-    def _make_room(self, size: int) -> None:
+    def _make_room(self, size: int) -> bool:
         """Start a new file if an entry of ``size`` bytes would pass this one's end, and write the buffer
-        out if the entry would not fit in it (caller holds the latch)."""
-        if self._next_offset + size > self._allocated and self._last_offset:
+        out if the entry would not fit in it (caller holds the latch). True if a new file was started."""
+        flipped = self._next_offset + size > self._allocated and bool(self._last_offset)
+        if flipped:
             self._flip()
         if len(self._buffer) + size > self.buffer_size:
             self._write_buffer()  # (nothing to write if it is empty: an entry bigger than the buffer)
+        return flipped
 
     def force_flip(self) -> int:
         """Finish the current log file now and start the next (JE's ``forceLogFileFlip``); returns the
