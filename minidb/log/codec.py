@@ -220,11 +220,13 @@ def _encode_values(fields: tuple[tuple[str, Kind], ...], lists: dict[int, str]) 
             body.append(f"    v{index} = b''.join([{lists[index]}(r) for r in {value}])")
             body.append(f"    n{index} = len({value})")
         elif _SIZED[kind][1]:
-            body.append(f"    v{index} = {value}.encode('utf-8')")
+            body.append(f"    v{index} = {value}.encode()")  # UTF-8: str.encode's default, and naming it costs time
         else:
             body.append(f"    v{index} = {value}")
             body.append(f"    if type(v{index}) is not bytes:")
             body.append(f"        v{index} = bytes(v{index})")
+        if kind in _SIZED:
+            body.append(f"    l{index} = len(v{index})")  # the length prefix (and a part of the item's size)
     return body
 
 
@@ -237,8 +239,9 @@ def _packed(w: _Writer, fields: tuple[tuple[str, Kind], ...], header: bool = Fal
     fixed_size, sized = 0, []
     for what, run in _segments(fields):
         if what == "var":
-            pieces.append(f"v{run[0][0]}")
-            sized.append(f"len(v{run[0][0]})")
+            index, _, kind = run[0]
+            pieces.append(f"v{index}")
+            sized.append(f"l{index}" if kind in _SIZED else f"len(v{index})")
             continue
         args = []
         for index, _, kind in run:
@@ -247,7 +250,7 @@ def _packed(w: _Writer, fields: tuple[tuple[str, Kind], ...], header: bool = Fal
             elif isinstance(kind, ListOf):
                 args.append(f"n{index}")
             else:
-                args.append(f"len(v{index})")
+                args.append(f"l{index}")
         pieces.append((_format(run), args))
         fixed_size += struct.calcsize("<" + _format(run))
     if header:

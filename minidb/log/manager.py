@@ -179,6 +179,7 @@ class LogManager:
         self._retired: list[File] = []
         self._failed: str | None = None
         self._closed = False
+        self._writable = not readonly  # False once closed, read-only or failed: append tests this one flag
 
         found = find_end(disk)
         self.tail_cut: TailCut | None = found.cut
@@ -374,13 +375,14 @@ class LogManager:
             # this one in the file, hence the latch.
             summed = entry_type.encode_summed(values, code, flags, self._last_offset or 0)
             size = CRC_SIZE + len(summed)
-            if self._closed or self.readonly or self._failed is not None:
+            if not self._writable:
                 self._check_usable()
             admitted = self.admit(entry_type, values, size, self._room) if self.admit is not None else None
-            if self._next_offset + size > self._fits_until:
+            offset = self._next_offset
+            if offset + size > self._fits_until:
                 if self._make_room(size):  # a new file: the entry now follows its FileHeader, at offset 0
                     summed = entry_type.encode_summed(values, code, flags, self._last_offset)
-            offset = self._next_offset
+                offset = self._next_offset
             buffer = self._buffer
             buffer += CRC.pack(crc32(summed))  # an appended entry is never INVISIBLE: no bit to mask
             buffer += summed
@@ -615,6 +617,7 @@ class LogManager:
             handle.fsync()
         except DiskError as e:
             self._failed = f"fsync of {handle.name} failed ({e})"
+            self._writable = False
             raise LogError(f"{self.disk.where()}: {self._failed}; the log must be reopened") from e
         self.stats.add("nFsyncs")
 
@@ -729,7 +732,7 @@ class LogManager:
             return
         if not self.readonly and self._failed is None and sync:
             self.sync()
-        self._closed = True
+        self._closed, self._writable = True, False
         if self._handle is not None:
             self._handle.close()
         self.reader.close()
