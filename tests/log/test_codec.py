@@ -8,6 +8,7 @@ import minidb.cli.engines  # noqa: F401  (registers every engine's entry types, 
 from minidb.log import LSN, TRACE, known_types
 from minidb.log.codec import Codec, Mismatch, codec_source, generate_source, generic_decode, generic_encode
 from minidb.log.fields import BOOL, BYTES, STR, U8, U32, ItemFormatError, ListOf
+from minidb.log.header import SUMMED
 from tests.log.test_types import values_for
 
 TYPES = known_types()
@@ -34,6 +35,21 @@ def test_generated_and_generic_agree_both_directions(entry_type):
         assert item == generic_encode(entry_type.name, entry_type.all_fields, values)
         assert codec.strict_decode(item) == values
         assert codec.strict_decode(memoryview(item)) == generic_decode(entry_type.name, entry_type.all_fields, item)
+
+    check()
+
+
+@pytest.mark.parametrize("entry_type", GENERATED, ids=lambda t: t.name)
+def test_header_and_item_in_one_piece_are_the_reference_bytes(entry_type):
+    """``encode_summed`` (what append uses) packs the header after its checksum with the item: the same
+    bytes as ``SUMMED.pack`` followed by the generic item, from the generated code alone."""
+    codec = entry_type.codec
+
+    @EXAMPLES
+    @given(values_for(entry_type), st.integers(0, 0xFF), st.sampled_from([0, 1, 2]), st.integers(0, 2**32 - 1))
+    def check(values, code, flags, prev):
+        item = generic_encode(entry_type.name, entry_type.all_fields, values)
+        assert codec.strict_encode_summed(values, code, flags, prev) == SUMMED.pack(code, flags, prev, len(item)) + item
 
     check()
 
@@ -106,6 +122,15 @@ def test_bad_values_fail_alike(entry_type):
         if generic[0] == "ok":
             assert generated[1] == generic[1]
         assert _outcome(entry_type.encode, values) == generic
+        try:
+            summed = "ok", codec.strict_encode_summed(values, entry_type.code, 0, 0x40)
+        except Exception:
+            summed = "refused", None
+        assert summed[0] == generated[0]
+        if generic[0] == "ok":
+            assert summed[1] == SUMMED.pack(entry_type.code, 0, 0x40, len(generic[1])) + generic[1]
+        expected = generic if generic[0] == "error" else ("ok", summed[1])
+        assert _outcome(entry_type.encode_summed, values, entry_type.code, 0, 0x40) == expected
 
     check()
 
@@ -130,12 +155,18 @@ def test_runs_of_fixed_fields_share_one_struct_with_the_next_length():
     assert item == generic_encode("Example", fields, values)
     assert codec.decode(item) == values
     assert codec.decode(memoryview(item))["items"][0]["k"] == b"xy"
+    # with the header after the checksum: its four fields go into the first run's Struct
+    assert "struct.Struct('<BBIIBIH')" in source
+    assert codec.strict_encode_summed(values, 0x10, 1, 0x99) == SUMMED.pack(0x10, 1, 0x99, len(item)) + item
+    empty = Codec("Empty", ())  # no field: the header alone
+    assert empty.strict_encode_summed({}, 0x11, 0, 7) == SUMMED.pack(0x11, 0, 7, 0)
 
 
 def test_the_source_is_readable_and_names_the_type():
     source = codec_source(TRACE)
     assert source.startswith("# generated from the field table of Trace: message:STR")
     assert "def encode_Trace(values):" in source and "def decode_Trace(buf):" in source
+    assert "def summed_Trace(values, code, flags, prev):" in source
     assert "no generated codec" in codec_source(next(t for t in TYPES if t.name == "page_image"))
 
 

@@ -248,3 +248,17 @@ def test_reading_past_the_end_names_the_lsn():
         log.read(LSN(1, 0x1000))
     with pytest.raises(LogError, match="no log entry at NULL"):
         log.read(NULL_LSN)
+
+
+def test_a_closed_or_read_only_log_refuses_appends_and_changes_nothing():
+    disk = SimDisk()
+    log = new_log(disk)
+    write_messages(log, ["kept"])
+    log.close()
+    with pytest.raises(LogError, match="the log is closed"):
+        log.append(TRACE, {"message": "after close"})
+    readonly = new_log(disk, readonly=True)
+    with pytest.raises(LogError, match="the log is open read-only"):
+        readonly.append(TRACE, {"message": "read-only"})
+    readonly.close()
+    assert messages(new_log(disk)) == ["kept"]
