@@ -9,6 +9,14 @@ is one precompiled ``struct.Struct``, packed or unpacked in one call, with the
 variable-size fields (``BYTES``, ``STR``, lists) in between. Lists get a
 generated function per record layout.
 
+Each table gets three functions: ``encode`` (values to item), ``decode``
+(item to values) and ``encode_summed``, which the log manager's append uses:
+the bytes an entry's checksum covers, that is the header after its checksum
+(type code, flags, prev offset, item size: ``SUMMED`` of
+:mod:`minidb.log.header`) followed by the item. The header's fields go into
+the first run's ``Struct``, so a whole entry but its checksum is one ``pack``
+and one concatenation, and the checksum one CRC over one piece.
+
 The bytes are exactly the generic path's, in both directions (a property
 test checks it on every registered entry type). The generic path stays the
 reference: when a generated function meets anything it does not expect (a
@@ -34,13 +42,19 @@ cached on the entry type. :func:`codec_source` returns the text, which
         try:
             if type(values) is not dict or len(values) != 1:
                 raise Mismatch
-            v0 = values['message'].encode('utf-8')
-            return S0.pack(len(v0)) + v0
+            v0 = values['message'].encode()
+            l0 = len(v0)
+            return S0.pack(l0) + v0
         except Exception:
             return fallback_encode(values)
 
+    def summed_Trace(values, code, flags, prev):
+        ...  # the same checks and values, then
+            return S1.pack(code, flags, prev, 2 + l0, l0) + v0   # S1: '<BBIIH'
+
 ``fallback_encode`` is the generic path (or, in the strict variant tests use,
-a function that raises :class:`Mismatch`).
+a function that raises :class:`Mismatch`); ``fallback_summed`` packs
+``SUMMED`` before the generic item.
 """
 
 from __future__ import annotations

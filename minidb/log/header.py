@@ -37,10 +37,11 @@ specially:
 
 Writing: :func:`pack_header` is the reference (the checksum runs over the
 packed ``SUMMED`` part, then over the item, without copying them together).
-``LogManager.append`` packs the same bytes with the same ``struct`` objects
-in its own body, skipping the call and the INVISIBLE mask (an appended entry
-is never invisible); a test compares every appended entry with
-:func:`pack_entry`.
+``LogManager.append`` gets the same bytes after the checksum from the entry
+type's generated codec (``encode_summed``, :mod:`minidb.log.codec`, whose
+``Struct`` packs the ``SUMMED`` fields before the item's first fields) and
+skips the INVISIBLE mask (an appended entry is never invisible); a test
+compares every appended entry with :func:`pack_entry`.
 
 Reading fast: :func:`intact_header` is the path every check takes first (one
 ``unpack``, one CRC over bytes [4, end), a NamedTuple header); it answers only

@@ -31,13 +31,19 @@ the least work for the common case and leaves the rest to careful code:
 
 - a plain entry (a dict of values, not provisional, no VLSN) is recognized in
   one test; anything else has its arguments checked one by one
-  (``_append_arguments``), so an error still names the bad argument;
-- the item comes from the entry type's generated codec (:mod:`minidb.log.codec`);
-- the header is packed in the append itself, one precompiled ``struct`` call
-  and a checksum over header and item without copying them together; the
-  reference is :func:`~minidb.log.header.pack_header`, which the file header
-  (``_add``) still uses, and a test checks that appended entries are byte for
-  byte :func:`~minidb.log.header.pack_entry`'s;
+  (``_append_arguments``), so an error still names the bad argument. A
+  replicated entry (its header carries a VLSN) then goes the careful way,
+  through ``_add`` and :func:`~minidb.log.header.pack_header` (the reference,
+  which the file header uses too);
+- header and item come in one piece from the entry type's generated codec
+  (``encode_summed``, :mod:`minidb.log.codec`): the bytes the checksum covers,
+  packed by one ``struct`` call under the latch (the header names the entry
+  before it in the file). One CRC over that piece, and two writes into the
+  log buffer (checksum, piece). A new file changes the entry's prev offset,
+  so an entry that starts a file is packed again; a test checks that
+  appended entries are byte for byte :func:`~minidb.log.header.pack_entry`'s;
+- one flag (``_writable``) says whether the log refuses work (closed,
+  read-only, a failed fsync); only then does ``_check_usable`` say which;
 - one comparison, against ``_fits_until`` (the smaller of the file's
   allocated end and the log buffer's end), tells whether the entry needs a
   file flip or a buffer write; only then does ``_make_room`` look at which;
@@ -449,7 +455,8 @@ class LogManager:
 
     def _add(self, code: int, flags: int, item: bytes, vlsn: int | None) -> LSN:
         """Put an entry in the buffer the careful way (caller holds the latch): the way of the file
-        header. :meth:`append` does the same, written out for speed (a test checks they agree)."""
+        header and of replicated entries. :meth:`append` does the same for other entries with the
+        header packed by the type's codec (a test checks they agree)."""
         crc, summed = pack_header(code, flags, self._last_offset or 0, item, vlsn)
         offset = self._next_offset
         lsn = LSN(self._file_number, offset)
