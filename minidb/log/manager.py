@@ -105,8 +105,8 @@ from minidb.log.files import all_log_file_numbers, file_name
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
 from minidb.log.groupcommit import (COMMIT_STEP, FOLLOW, GATHER, LEAD, SERVED, WRITE, GroupCommitPolicy, ManualClock,
                                     MonotonicClock)
-from minidb.log.header import (CRC, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, SUMMED, SUMMED_VLSN,
-                               VLSN_PRESENT, Provisional, make_flags, pack_header)
+from minidb.log.header import (CRC, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional,
+                               make_flags, pack_header)
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
 from minidb.log.reader import LogReader
