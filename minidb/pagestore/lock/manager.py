@@ -143,8 +143,7 @@ class _LockStats(Stats):
 class _Owner:
     """The lock manager's state of one transaction (Shore's ``xct_lock_info_t``)."""
 
-    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "children", "long_children",
-                 "quarks")
+    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "long_children", "quarks")
 
     def __init__(self, txn_id: int, owner: Any):
         self.txn_id = txn_id
@@ -153,7 +152,6 @@ class _Owner:
         self.waiting: LockRequest | None = None
         self.digest = 0  # while waiting
         self.fingerprint = 0  # of the thread that last asked for a lock for it
-        self.children: dict[LockId, int] = {}  # locks held directly below each lock
         self.long_children: dict[LockId, int] = {}  # long ones below pages and stores (escalation)
         self.quarks: list[frozenset[LockId]] = []  # open quarks: the locks held when each opened
 
@@ -257,12 +255,12 @@ class LockManager:
                     return
                 elif not enough[held.mode._i] or held.duration.rank < rank:
                     missing.append(ancestor)
-            if not missing and duration is not Duration.INSTANT and lock_id not in locks \
-                    and lock_id not in self._table:
-                # The fast path: the parents are held, and nobody holds or waits for this lock. What
-                # _grant_first, _hold and _count_grant do, inline (most requests come here): a head (a
-                # spare one if there is) with the request alone, the owner's locks, the parent's child
-                # counts, the statistics.
+            if not missing and duration is not Duration.INSTANT and lock_id not in self._table:
+                # The fast path: the parents are held, and nobody holds or waits for this lock (nor does
+                # the owner: a held lock's head is in the table). What _grant_first, _hold and
+                # _count_grant do, inline (most requests come here): a head (a spare one if there is)
+                # with the request alone, the owner's locks, the parent's child count, the statistics.
+                # ``held`` is the parent's request, the last ancestor looked up.
                 spare = self._spare_heads
                 head = spare.pop() if spare else LockHead(lock_id)
                 head.lock_id = lock_id
@@ -274,10 +272,10 @@ class LockManager:
                 if self.trace.enabled:
                     self.trace.emit("T%d %s %s: granted", txn_id, mode, lock_id)
                 if ancestors:
-                    parent = request.parent = ancestors[-1]
-                    children = st.children
-                    children[parent] = children.get(parent, 0) + 1
+                    request.parent = held
+                    held.n_children += 1  # type: ignore[union-attr]
                     if duration is _LONG:
+                        parent = ancestors[-1]
                         if parent.code in ESCALATION_TARGETS:
                             st.long_children[parent] = st.long_children.get(parent, 0) + 1
                         self._maybe_escalate(st, lock_id, ancestors)
@@ -328,7 +326,7 @@ class LockManager:
                                          f"of the transaction")
                 raise BadLockRequest(f"T{txn_id}'s lock on {lock_id} has long duration: it is released at "
                                      f"commit or abort (release_all)")
-            below = st.children.get(lock_id, 0)
+            below = request.n_children
             if below:
                 raise BadLockRequest(f"T{txn_id} cannot unlock {lock_id}: it still holds {below} lock"
                                      f"{'s' if below > 1 else ''} below it")
@@ -341,11 +339,7 @@ class LockManager:
                 del st.locks[lock_id]
                 parent = request.parent
                 if parent is not None:
-                    left = st.children[parent] - 1  # counted when the lock was granted (_hold)
-                    if left:
-                        st.children[parent] = left
-                    else:
-                        del st.children[parent]
+                    parent.n_children -= 1  # counted when the lock was granted (_hold)
                 self.stats.counts["nReleases"] += 1
                 del self._table[lock_id]
                 if len(self._spare_heads) < _SPARE_HEADS:
@@ -693,9 +687,12 @@ class LockManager:
         st.locks[lock_id] = request
         if path is None:
             path = lock_id.ancestors()
-        parent = request.parent = path[-1] if path else None  # kept for the release
-        if parent is not None:
-            st.children[parent] = st.children.get(parent, 0) + 1
+        if path:
+            parent = path[-1]
+            # Held: a lock's ancestors are locked before it, and a lock with locks below it is not
+            # released before them (unlock refuses, the other releases go children first).
+            parent_request = request.parent = st.locks[parent]  # kept for the release
+            parent_request.n_children += 1
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 st.long_children[parent] = st.long_children.get(parent, 0) + 1
 
@@ -917,9 +914,10 @@ class LockManager:
         lock_id = head.lock_id
         head.remove(request)
         del st.locks[lock_id]
-        parent = request.parent
-        if parent is not None:
-            _decrement(st.children, parent)
+        parent_request = request.parent
+        if parent_request is not None:
+            parent_request.n_children -= 1
+            parent = parent_request.head.lock_id
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 _decrement(st.long_children, parent)
         self.stats.bump("nReleases")

@@ -72,7 +72,7 @@ class LockRequest:
     """One transaction's request on one lock."""
 
     __slots__ = ("owner", "head", "mode", "convert_mode", "status", "duration", "cond", "parked", "recheck",
-                 "victim", "parent")
+                 "victim", "parent", "n_children")
 
     def __init__(self, owner: Any, head: "LockHead", mode: LockMode, duration: Duration,
                  status: Status = GRANTED):
@@ -86,7 +86,8 @@ class LockRequest:
         self.parked = False
         self.recheck = False
         self.victim: Exception | None = None
-        self.parent: Any = None  # once granted: the lock one level up, whose child count it is in (or None)
+        self.parent: LockRequest | None = None  # once granted: the owner's request one level up (or None)
+        self.n_children = 0  # once granted: how many of the owner's locks are held directly below this one
 
     @property
     def txn_id(self) -> int:

@@ -333,19 +333,21 @@ def test_a_victim_error_names_the_cycle():
 # -- the fast paths' bookkeeping --------------------------------------------------------
 def check_bookkeeping(lm):
     """Every owner's locks, child counts and long-child counts as a recount from its locks gives them,
-    and every held request in its head's queue in the table (what the inline fast paths must keep)."""
+    each request's parent the owner's request one level up, and every held request in its head's
+    queue in the table (what the inline fast paths must keep)."""
     for st in lm._owners.values():
         children, long_children = {}, {}
         for lock_id, request in st.locks.items():
             path = lock_id.ancestors()
             parent = path[-1] if path else None
-            assert request.parent == parent, lock_id
+            assert request.parent is (st.locks[parent] if parent is not None else None), lock_id
             assert lm._table[lock_id] is request.head and request in request.head.queue
             if parent is not None:
                 children[parent] = children.get(parent, 0) + 1
                 if request.duration is LONG and parent.code in ("p", "s"):
                     long_children[parent] = long_children.get(parent, 0) + 1
-        assert st.children == children and st.long_children == long_children
+        counted = {lock_id: request.n_children for lock_id, request in st.locks.items() if request.n_children}
+        assert counted == children and st.long_children == long_children
     assert all(head.queue for head in lm._table.values())
 
 
