@@ -34,7 +34,11 @@ someone else's change is woken to run the test itself.
 **Durations and release.** :meth:`unlock` releases a short lock (refused for
 long locks, extent locks, and locks with locks held below them);
 :meth:`release_all` releases everything at commit or abort, children before
-parents; :meth:`detach` leaves a prepared transaction's locks without a thread;
+parents; a lock with locks below it stays held until they are released, so every
+granted request can keep the owner's request one level up (``parent``) and
+count the owner's locks directly below it (``n_children``: what :meth:`unlock`
+refuses on, and what a release decrements) without looking a lock id up;
+:meth:`detach` leaves a prepared transaction's locks without a thread;
 :meth:`unlock_duration` releases every lock of at most a duration (Shore's
 ``unlock_duration``). Extent locks are held to the end of the transaction
 whatever the requested duration.
