@@ -147,7 +147,8 @@ class _LockStats(Stats):
 class _Owner:
     """The lock manager's state of one transaction (Shore's ``xct_lock_info_t``)."""
 
-    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "long_children", "quarks")
+    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "long_children", "quarks",
+                 "released_parents")
 
     def __init__(self, txn_id: int, owner: Any):
         self.txn_id = txn_id
@@ -158,6 +159,10 @@ class _Owner:
         self.fingerprint = 0  # of the thread that last asked for a lock for it
         self.long_children: dict[LockId, int] = {}  # long ones below pages and stores (escalation)
         self.quarks: list[frozenset[LockId]] = []  # open quarks: the locks held when each opened
+        # Escalation releases the long locks below its target and keeps the short ones, so a released
+        # request can still have locks below it: it stays their parent (and counts them) until they
+        # are released or the lock is granted again, whose new request adopts them (_hold).
+        self.released_parents: dict[LockId, LockRequest] = {}
 
 
 def _txn_id_of(owner: Any) -> int:
@@ -259,7 +264,8 @@ class LockManager:
                     return
                 elif not enough[held.mode._i] or held.duration.rank < rank:
                     missing.append(ancestor)
-            if not missing and duration is not Duration.INSTANT and lock_id not in self._table:
+            if not missing and duration is not Duration.INSTANT and lock_id not in self._table \
+                    and not st.released_parents:
                 # The fast path: the parents are held, and nobody holds or waits for this lock (nor does
                 # the owner: a held lock's head is in the table). What _grant_first, _hold and
                 # _count_grant do, inline (most requests come here): a head (a spare one if there is)
@@ -335,7 +341,7 @@ class LockManager:
                 raise BadLockRequest(f"T{txn_id} cannot unlock {lock_id}: it still holds {below} lock"
                                      f"{'s' if below > 1 else ''} below it")
             head = request.head
-            if len(head.queue) == 1 and not head.has_page_alloc:
+            if len(head.queue) == 1 and not head.has_page_alloc and not st.released_parents:
                 # The fast path: nobody else holds or waits here, so _release without the wakeup; the lock
                 # is short (long ones were refused above), so it is in no long-children count. The head
                 # is kept for reuse.
@@ -694,11 +700,19 @@ class LockManager:
         if path:
             parent = path[-1]
             # Held: a lock's ancestors are locked before it, and a lock with locks below it is not
-            # released before them (unlock refuses, the other releases go children first).
+            # released before them (unlock refuses, the other releases go children first; escalation
+            # may leave short ones, see _Owner.released_parents).
             parent_request = request.parent = st.locks[parent]  # kept for the release
             parent_request.n_children += 1
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 st.long_children[parent] = st.long_children.get(parent, 0) + 1
+        if st.released_parents:
+            adopted = st.released_parents.pop(lock_id, None)
+            if adopted is not None:  # locks left below an escalated lock: this request is their parent now
+                request.n_children = adopted.n_children
+                for child in st.locks.values():
+                    if child.parent is adopted:
+                        child.parent = request
 
     def _lengthen(self, st: _Owner, request: LockRequest, duration: Duration) -> None:
         if duration.rank <= request.duration.rank:
@@ -918,10 +932,14 @@ class LockManager:
         lock_id = head.lock_id
         head.remove(request)
         del st.locks[lock_id]
+        if request.n_children:
+            st.released_parents[lock_id] = request  # short locks below it stay (escalation)
         parent_request = request.parent
         if parent_request is not None:
             parent_request.n_children -= 1
             parent = parent_request.head.lock_id
+            if not parent_request.n_children and st.released_parents.get(parent) is parent_request:
+                del st.released_parents[parent]
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 _decrement(st.long_children, parent)
         self.stats.bump("nReleases")
