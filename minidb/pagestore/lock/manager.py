@@ -937,7 +937,7 @@ class LockManager:
         parent_request = request.parent
         if parent_request is not None:
             parent_request.n_children -= 1
-            parent = parent_request.head.lock_id
+            parent = lock_id.ancestors()[-1]  # not parent_request.head's: a released request's head is reused
             if not parent_request.n_children and st.released_parents.get(parent) is parent_request:
                 del st.released_parents[parent]
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:

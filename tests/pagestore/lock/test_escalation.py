@@ -7,7 +7,7 @@ from minidb.pagestore.lock import Duration, Interleaving, LockId, LockManager
 from minidb.pagestore.lock.errors import BadLockRequest
 from minidb.pagestore.lock.modes import EX, IS, IX, SH, SIX
 
-from tests.pagestore.lock.helpers import P48, P50, S13, T1, T2, T3, V1, rec
+from tests.pagestore.lock.helpers import P48, P50, S13, T1, T2, T3, V1, check_bookkeeping, rec
 
 
 def test_the_worked_example_readers_escalate_to_sh():
@@ -132,3 +132,19 @@ def test_short_locks_left_below_an_escalated_page_keep_it_from_being_unlocked_wh
     lm.unlock(T1, rec(1, 48))
     lm.unlock(T1, P48)
     assert lm.held(T1) == {V1: IX, S13: SIX}
+
+
+def test_a_short_lock_left_below_an_escalated_page_is_released_with_the_books_kept():
+    """As above, but the page's released head is reused by another lock before the record is unlocked."""
+    lm = LockManager(escalation_threshold=None)
+    lm.set_escalation_thresholds(to_page=None, to_store=3)
+    p48, p49, p50 = (LockId.page(PageId(1, 3, n)) for n in (48, 49, 50))
+    for lock_id, duration in [(p48, Duration.LONG), (rec(1, 48), Duration.SHORT), (p49, Duration.LONG),
+                                (p50, Duration.LONG)]:
+        lm.lock(T1, lock_id, IS if lock_id.code == "p" else SH, duration)
+    lm.lock(T1, LockId.user(7), EX)  # takes a spare head: the last one released, p(1.3.50)'s
+    lm.lock(T1, LockId.user(8), EX)
+    lm.lock(T1, LockId.user(9), EX)  # ... and p(1.3.48)'s
+    lm.unlock(T1, rec(1, 48))
+    check_bookkeeping(lm)
+    assert lm.held(T1) == {V1: IS, S13: SH, LockId.user(7): EX, LockId.user(8): EX, LockId.user(9): EX}
