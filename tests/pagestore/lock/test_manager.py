@@ -337,8 +337,8 @@ def test_a_victim_error_names_the_cycle():
 @pytest.mark.parametrize("escalate", [False, True])
 def test_fast_paths_keep_the_same_books_as_the_careful_ones(seed, escalate):
     """Seeded: three transactions lock records, pages and stores in every mode and duration (a conflict
-    fails at once), unlock short locks, and end; the books are recounted after every step. With
-    escalation at 3 locks, which can leave short locks below a released page."""
+    fails at once), unlock short locks, and end; the books are recounted after every step. Also with
+    escalation at 3 locks (short locks left below an escalated page: test_escalation.py)."""
     rng = random.Random(seed)
     lm = LockManager(escalation_threshold=3 if escalate else None)
     txns = [Txn(1), Txn(2), Txn(3)]
