@@ -12,7 +12,9 @@ from minidb.pagestore.lock import (
 )
 from minidb.pagestore.lock.modes import EX, IS, IX, NL, SH, SIX, UD
 
-from tests.pagestore.lock.helpers import P48, P50, S13, S14, T1, T2, T3, T4, V1, X16, Txn, rec, user
+from tests.pagestore.lock.helpers import (
+    P48, P50, S13, S14, T1, T2, T3, T4, V1, X16, Txn, check_bookkeeping, rec, user,
+)
 
 INSTANT, SHORT, LONG = Duration.INSTANT, Duration.SHORT, Duration.LONG
 
@@ -331,30 +333,14 @@ def test_a_victim_error_names_the_cycle():
 
 
 # -- the fast paths' bookkeeping --------------------------------------------------------
-def check_bookkeeping(lm):
-    """Every owner's locks, child counts and long-child counts as a recount from its locks gives them,
-    and every held request in its head's queue in the table (what the inline fast paths must keep)."""
-    for st in lm._owners.values():
-        children, long_children = {}, {}
-        for lock_id, request in st.locks.items():
-            path = lock_id.ancestors()
-            parent = path[-1] if path else None
-            assert request.parent == parent, lock_id
-            assert lm._table[lock_id] is request.head and request in request.head.queue
-            if parent is not None:
-                children[parent] = children.get(parent, 0) + 1
-                if request.duration is LONG and parent.code in ("p", "s"):
-                    long_children[parent] = long_children.get(parent, 0) + 1
-        assert st.children == children and st.long_children == long_children
-    assert all(head.queue for head in lm._table.values())
-
-
 @pytest.mark.parametrize("seed", range(3))
-def test_fast_paths_keep_the_same_books_as_the_careful_ones(seed):
+@pytest.mark.parametrize("escalate", [False, True])
+def test_fast_paths_keep_the_same_books_as_the_careful_ones(seed, escalate):
     """Seeded: three transactions lock records, pages and stores in every mode and duration (a conflict
-    fails at once), unlock short locks, and end; the books are recounted after every step."""
+    fails at once), unlock short locks, and end; the books are recounted after every step. Also with
+    escalation at 3 locks (short locks left below an escalated page: test_escalation.py)."""
     rng = random.Random(seed)
-    lm = LockManager(escalation_threshold=None)
+    lm = LockManager(escalation_threshold=3 if escalate else None)
     txns = [Txn(1), Txn(2), Txn(3)]
     ids = [rec(s, page) for s in range(3) for page in (48, 50)] + [P48, P50, S13, S14]
     for _ in range(300):
