@@ -215,7 +215,7 @@ def run() -> str:
         report.table(["scenario", "baseline", "minidb ÷ baseline"], ratios, right=[2]),
         "",
         report.table(["figure", "measured", "target"],
-                     [["(a) lock + unlock ÷ dict lock table", fmt_ratio(ratio["a", DICT]), "≥ 0.12×"]], right=[1, 2]),
+                     [["(a) lock + unlock ÷ dict lock table", report.fmt_ratio(ratio["a", DICT], 3), "≥ 0.12×"]], right=[1, 2]),
         "",
         closing(ratio, rates, per_txn),
     ])

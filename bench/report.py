@@ -167,8 +167,9 @@ def fmt_rate(value: float) -> str:
     return f"{value:.2f}"
 
 
-def fmt_ratio(value: float) -> str:
-    return f"{value:.2f}×"
+def fmt_ratio(value: float, digits: int = 2) -> str:
+    """A ratio as ``0.12×``; a figure held against a target near it may ask for more digits."""
+    return f"{value:.{digits}f}×"
 
 
 # -- BENCHMARKS.md ------------------------------------------------------------
