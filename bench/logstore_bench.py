@@ -366,8 +366,9 @@ time grows with the log since the last checkpoint ({rec_first:.2f} s for {first:
 {rec_last:.2f} s for {second:,}), which is what checkpoints by log growth
 (`checkpoint_bytes_interval`) bound.
 
-How the log is read: a fetch (the LNs in (c), the BINs in (d)) is one `pread` of 8 KiB at the
-entry's LSN, which holds the header and nearly always the whole entry; a scan checks each
+How the log is read: a fetch (the LNs in (c), the BINs in (d)) is one `pread` of 1 KiB at the
+entry's LSN, which holds the header and a small record's whole LN (a BIN takes a second pread of
+its exact size); a scan checks each
 entry with one `unpack` and one CRC (anything unusual goes to the careful path, which names
 what is wrong and where); recovery finds the last CkptEnd walking back through 64 KiB windows
 over the entry headers only (the forward read that follows checks every entry walked past), reads

@@ -59,11 +59,17 @@ class _DecodedOnce:
         return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class LogEntry:
     lsn: LSN
     header: EntryHeader
     item: bytes
+
+    def __init__(self, lsn: LSN, header: EntryHeader, item: bytes):
+        # Frozen all the same (assigning an attribute raises); filled in one step, because readers make
+        # one LogEntry per entry read and a frozen dataclass's own __init__ sets each field through
+        # object.__setattr__, twice the cost.
+        self.__dict__.update(lsn=lsn, header=header, item=item)
 
     @property
     def entry_type(self) -> EntryType | None:

@@ -202,7 +202,7 @@ class LogManager:
         self._handle: File | None = None
         self._durable_end = LSN(self._file_number, self._next_offset)
         self._files = list(found.files)
-        self.reader = LogReader(disk, self.end, self._buffer_view, self._end_lsn)
+        self.reader = LogReader(disk, self.end, self._buffer_view, self._end_position)
         if not readonly:
             self._remove_below_head(None)  # left by a crash after the head was recorded
             self._open_for_writing(found)
@@ -686,12 +686,13 @@ class LogManager:
                 self._next_offset, self._last_offset, self._last_lsn, self._prev_file_last, self.tail_cut,
             )
 
-    def _end_lsn(self) -> LSN | None:
-        """``end().end_lsn`` (None while there is no log file) without building a LogEnd: every read asks."""
+    def _end_position(self) -> tuple[int, int] | None:
+        """``end().end_lsn`` as a plain (file, offset) tuple (None while there is no log file), without
+        building a LogEnd or an LSN: every read asks."""
         with self._latch:
             if not (self._files or self._handle):
                 return None
-            return LSN(self._file_number, self._next_offset)
+            return self._file_number, self._next_offset
 
     @property
     def last_lsn(self) -> LSN:

@@ -4,6 +4,7 @@ Each fast path must give exactly what the careful path gives: the same entries, 
 bytes the same error (file and offset), because it falls back to the careful path on anything odd.
 """
 
+import dataclasses
 import random
 
 import pytest
@@ -206,3 +207,13 @@ def test_a_short_transactional_item_still_fails_as_decoding_it_fails():
         entry.txn_id
     with pytest.raises(type(short.value)):
         entry.values
+
+
+def test_a_log_entry_is_still_frozen_and_compared_by_value():
+    log, _, lsns = reopened(["one", "two"])
+    entry = log.read(lsns[0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.item = b"changed"
+    assert entry == log.read(lsns[0]) and hash(entry) == hash(log.read(lsns[0]))
+    assert entry != log.read(lsns[1])
+    assert entry.values == {"message": "one"}
