@@ -33,7 +33,7 @@ from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import (HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, check_entry,
                                intact_header)
 from minidb.log.logdef import FILE_HEADER
-from minidb.log.lsn import LSN
+from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner
 
 # Bytes read at once by read_entry (an entry's header and, mostly, its item) and, walking backward,
@@ -180,12 +180,7 @@ class LogReader:
                 window = (lsn.file, base, self._read_range(lsn.file, base, lsn.offset))
             yield entry
             if lsn.offset == 0:
-                if entry.header.type_code != FILE_HEADER.code:
-                    raise LogCorruptionError(file_name(lsn.file), 0, "the first entry is not a FileHeader")
-                lsn = entry.values["last_entry_lsn"]
-                files = self._end().files
-                if not lsn.is_null and files and lsn.file < files[0]:
-                    return  # the files before the first were deleted on purpose (minidb.log.head)
+                lsn = self._before_file(entry)
             else:
                 if entry.header.prev_offset >= lsn.offset:
                     raise LogCorruptionError(file_name(lsn.file), lsn.offset, "prev offset does not point backwards")
@@ -211,12 +206,7 @@ class LogReader:
                 entry = self.read_entry(lsn)
                 if entry.header.type_code == type_code:
                     return entry
-                if entry.header.type_code != FILE_HEADER.code:
-                    raise LogCorruptionError(file_name(lsn.file), 0, "the first entry is not a FileHeader")
-                lsn = entry.values["last_entry_lsn"]
-                files = self._end().files
-                if not lsn.is_null and files and lsn.file < files[0]:
-                    return None  # the files before the first were deleted on purpose (minidb.log.head)
+                lsn = self._before_file(entry)
                 stop, data, base = None, b"", lsn.offset + 1
                 continue
             if lsn.offset < base:
@@ -235,6 +225,16 @@ class LogReader:
         else:
             return None
         return next((e for e in self.backward(lsn) if e.header.type_code == type_code), None)
+
+    def _before_file(self, entry: LogEntry) -> LSN:
+        """Where a backward walk goes from a file's first entry ``entry``: the last entry of the file
+        before, as its FileHeader names it; NULL_LSN if there is none, or if the files before the first
+        were deleted on purpose (:mod:`minidb.log.head`)."""
+        if entry.header.type_code != FILE_HEADER.code:
+            raise LogCorruptionError(file_name(entry.lsn.file), 0, "the first entry is not a FileHeader")
+        lsn = entry.values["last_entry_lsn"]
+        files = self._end().files
+        return NULL_LSN if not lsn.is_null and files and lsn.file < files[0] else lsn
 
     @staticmethod
     def _from_window(window: tuple[int, int, bytes], lsn: LSN) -> LogEntry | None:
