@@ -88,6 +88,12 @@ class Hook:
         self.call = self.resolve()
         return self.call(*args, **kwargs)
 
+    @property
+    def engine_runs(self) -> bool:
+        """Whether ``call`` runs the engine's own function under the current mode: only then may the
+        engine take a shortcut that stands for many calls of it (a student's function sees every call)."""
+        return mode() == ENGINE or not chosen(self.exercise)
+
     def resolve(self) -> Callable[..., Any]:
         """The function ``call`` runs under the current mode."""
         if mode() == ENGINE or not chosen(self.exercise):

@@ -2,6 +2,10 @@
 
 - redo fixes a page once per run of entries on it: the pages and the
   decisions are those of one fix per entry (the reference below);
+- without a trace, redo applies the entries page by page, with the slotted
+  page's shortcuts for plain inserts and same-length updates: the decisions,
+  counts, pages and volume are those of the careful redo in log order, and a
+  student's redo test (exercise 08c) still sees every entry;
 - restart decodes each entry once (:func:`scanned_entry`): the values a
   :class:`LogEntry` decodes;
 - opening checks that the log reaches past the master checkpoint without
@@ -15,9 +19,11 @@ Seeded: the same workloads and damage on every run.
 
 import gc
 import random
+from pathlib import Path
 
 import pytest
 
+from minidb import exercise_hooks
 from minidb.errors import LogCorruptionError
 from minidb.io import CrashMode
 from minidb.log import file_name
@@ -26,8 +32,11 @@ from minidb.pagestore.buffer.latch import EX, SH
 from minidb.pagestore.errors import LogLostError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.restart import collector_paused
+from minidb.pagestore.restart.redo import WINDOW
+import minidb.pagestore.restart.redo as redo_module
 from minidb.pagestore.restart.analysis import scanned_entry
 from minidb.pagestore.restart.master import read_master, reaches_past
+from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.wal.logrec import REDO
 import minidb.pagestore.restart.master as master_module
 
@@ -188,3 +197,134 @@ def test_analysis_and_redo_pause_the_collector_and_leave_it_as_it_was():
         with collector_paused():
             1 / 0
     assert gc.isenabled()
+
+
+def every_change(seed: int, frames: int):
+    """A seeded workload of every record change (inserts, same-length updates, records that grow and
+    shrink, removals), an aborted transaction, a checkpoint in the middle and three losers; crashed with
+    nothing unsynced lost. Returns the crashed disk."""
+    rng = random.Random(seed)
+    sm = new_sm(frames=frames, num_pages=256)
+    with sm.transaction() as t:
+        fids = [sm.create_file(t), sm.create_file(t)]
+    rids = []
+    for i in range(60):
+        t, before = sm.begin(), list(rids)
+        for _ in range(rng.randrange(1, 7)):
+            pick = rng.random()
+            if not rids or pick < 0.45:
+                rids.append(sm.create_rec(t, rng.choice(fids), bytes([97 + i % 26]) * rng.randrange(3, 70)))
+            elif pick < 0.7:
+                sm.update_rec(t, rng.choice(rids), 0, bytes([65 + i % 26]) * rng.randrange(1, 3))
+            elif pick < 0.8:
+                sm.append_rec(t, rng.choice(rids), b"+" * rng.randrange(1, 40))
+            elif pick < 0.9:
+                sm.truncate_rec(t, rng.choice(rids), 1)
+            else:
+                sm.free_rec(t, rids.pop(rng.randrange(len(rids))))
+        if rng.random() < 0.15:
+            sm.abort(t)
+            rids = before
+        else:
+            sm.commit(t, durable=False)
+        if i == 20:
+            sm.checkpoint()
+    for _ in range(3):
+        loser = sm.begin()
+        sm.create_rec(loser, fids[0], b"in flight")
+        if rids:
+            sm.update_rec(loser, rng.choice(rids), 0, b"!")
+    sm.log.sync()
+    sm.disk.crash(CrashMode.nothing())
+    return sm.disk
+
+
+def counted_fixes(sm):
+    """The pages the scan of redo fixes EX, in order (a list filled as redo runs)."""
+    fixed, real_fix = [], sm.bp.fix
+
+    def fix(pid, mode=SH, **kw):
+        if mode == EX:
+            fixed.append(pid.key)
+        return real_fix(pid, mode, **kw)
+
+    sm.bp.fix = fix
+    return fixed
+
+
+@pytest.mark.parametrize("seed,frames", [(0, 6), (1, 6), (2, 40), (3, 40), (4, 12)])
+def test_redo_page_by_page_agrees_with_the_careful_redo_in_log_order(seed, frames):
+    disk = every_change(seed, frames)
+    careful = open_again(disk.clone(), frames=frames, restart=False)  # traced: entry by entry, in log order
+    fast = open_again(disk.clone(), frames=frames, restart=False, restart_trace=False)
+    (careful.restart.analysis(), fast.restart.analysis())
+    fixed = counted_fixes(fast)
+    expected, got = careful.restart.redo(), fast.restart.redo()
+    assert fixed and len(fixed) == len(set(fixed))  # the fast path ran: every page fixed once
+    assert got.redone == expected.redone > 100 and got.decisions == expected.decisions
+    assert (got.entries_read, got.skipped_not_dirty, got.skipped_page_newer, got.pages_repaired) == (
+        expected.entries_read, expected.skipped_not_dirty, expected.skipped_page_newer, expected.pages_repaired)
+    pids = [row.pid for row in careful.restart.analysis_result.dirty_pages.values()]
+    assert page_images(fast, pids) == page_images(careful, pids)
+    for sm in (careful, fast):
+        sm.restart.run()
+    assert records(fast) == records(careful)
+    for sm in (careful, fast):
+        sm.close()
+    if frames >= 40:  # a pool that holds every page: no page written during redo, so undo logs the same
+        # images, and the volume and the log come out the same, byte for byte
+        for name in (volume_file_name(careful.volume.vid), *(file_name(n) for n in range(1, 4))):
+            if careful.disk.exists(name):
+                with careful.disk.open(name) as a, fast.disk.open(name) as b:
+                    assert a.read_all() == b.read_all(), name
+
+
+def records(sm):
+    """Every file's records after restart, by record id."""
+    with sm.transaction() as t:
+        return {fid: [(r.rid, bytes(r.body)) for r in sm.scan(t, fid)] for fid in sm.files.files()}
+
+
+def test_redo_page_by_page_goes_window_by_window(monkeypatch):
+    """Entries beyond one window (more than analysis keeps from a few MB of log) are grouped window by
+    window: a page's entries in two windows are applied in order, the page fixed once in each."""
+    disk = every_change(5, 12)
+    careful = open_again(disk.clone(), frames=12, restart=False)
+    fast = open_again(disk.clone(), frames=12, restart=False, restart_trace=False)
+    monkeypatch.setattr(redo_module, "WINDOW", 37)
+    assert WINDOW > 37
+    (careful.restart.analysis(), fast.restart.analysis())
+    fixed = counted_fixes(fast)
+    expected, got = careful.restart.redo(), fast.restart.redo()
+    assert len(fixed) > len(set(fixed))
+    assert got.decisions == expected.decisions and got.redone == expected.redone
+    pids = [row.pid for row in careful.restart.analysis_result.dirty_pages.values()]
+    assert page_images(fast, pids) == page_images(careful, pids)
+
+
+def test_a_students_redo_test_sees_every_entry_without_a_trace(tmp_path):
+    """Exercise 08c's function is asked about every entry, in log order, trace or not: the page-by-page
+    shortcut stands for the engine's own test only."""
+    root = Path(tmp_path)
+    (root / "08c_redo_test").mkdir()
+    reference = Path(exercise_hooks.DEFAULT_DIR) / "08c_redo_test" / "reference.py"
+    (root / "08c_redo_test" / "student.py").write_text(
+        f"import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('spy_reference', {str(reference)!r})\n"
+        f"reference = importlib.util.module_from_spec(spec)\n"
+        f"spec.loader.exec_module(reference)\n"
+        f"calls = []\n"
+        f"def redo_test(lsn, *args):\n"
+        f"    calls.append(lsn)\n"
+        f"    return reference.redo_test(lsn, *args)\n")
+    disk = every_change(6, 12)
+    careful = open_again(disk.clone(), frames=12, restart=False)
+    careful.restart.analysis()
+    expected = careful.restart.redo()
+    with exercise_hooks.using("student", root, only=["08c"]):
+        sm = open_again(disk.clone(), frames=12, restart=False, restart_trace=False)
+        sm.restart.analysis()
+        got = sm.restart.redo()
+        calls = exercise_hooks.load_student("08c_redo_test").calls
+    assert len(calls) == got.entries_read == expected.entries_read
+    assert calls == sorted(calls) and got.decisions == expected.decisions

@@ -120,6 +120,11 @@ def _redo_splice(page: SlottedPage, v: dict[str, Any]) -> None:
     page.splice(v["slot"], v["start"], len(v["old"]), v["new"], current_user())
 
 
+#: the handlers above that are a slotted page's insert and splice, as restart's redo recognises them to take
+#: its shortcuts for them (:meth:`SlottedPage.insert_plain`, :meth:`SlottedPage.overwrite_plain`)
+INSERT_HANDLER, SPLICE_HANDLER = _redo_insert, _redo_splice
+
+
 # -- undo handlers: each logs the CLR twin of its entry ---------------------------------------
 @undo_handler("rec_insert")
 @undo_handler("rec_remove")
