@@ -43,6 +43,7 @@ from minidb.log.scan import FileScanner
 # grows past the small-object allocator and the copy spans more of the page cache), and gets fetch
 # far more LNs than BINs.
 READ_AHEAD = 1024
+_new_lsn = tuple.__new__  # an LSN without its range checks, for positions of entries read from a log file
 READ_BACK = 64 * 1024
 
 # For the file being written: the bytes of the log buffer (possibly none) and the
@@ -149,10 +150,11 @@ class LogReader:
                 if pos == 0 and previous is not None:
                     self._check_link(previous, number, scanner.file_header)
                     previous = None
-                lsn = LSN(number, pos)
+                lsn = _new_lsn(LSN, (number, pos))  # in range: an offset inside a log file
                 if stop is not None and lsn >= stop:
                     return
-                yield LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
+                item = pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)
+                yield LogEntry(lsn, header, bytes(data[item : item + header.item_size]))
             if previous is not None:  # no FileHeader here to check the file before against
                 self._check_link(previous, number, None)
             if scanner.problem is not None:

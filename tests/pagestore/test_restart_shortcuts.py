@@ -34,7 +34,7 @@ from minidb.pagestore.ids import PageId
 from minidb.pagestore.restart import collector_paused
 from minidb.pagestore.restart.redo import WINDOW
 import minidb.pagestore.restart.redo as redo_module
-from minidb.pagestore.restart.analysis import scanned_entry
+from minidb.pagestore.restart.analysis import analysis_pass, scanned_entry
 from minidb.pagestore.restart.master import read_master, reaches_past
 from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.wal.logrec import REDO
@@ -133,6 +133,14 @@ def test_scanned_entries_carry_the_values_sizes_and_ends_of_the_log_entries():
         record = scanned_entry(entry)
         assert (record.lsn, record.entry_type, record.values, record.size, record.end) == (
             entry.lsn, entry.entry_type, entry.values, entry.size, entry.end)
+
+
+def test_analysis_keeps_for_redo_what_scanned_entry_makes_of_each_entry():
+    sm, _ = crashed(7)
+    master, kept = sm.restart.master, []
+    analysis_pass(sm.log, master, keep=kept)
+    expected = [scanned_entry(e) for e in sm.log.scan(None if master.is_null else master)]
+    assert len(kept) == len(expected) > 100 and kept == expected
 
 
 @pytest.mark.parametrize("seed", range(3))

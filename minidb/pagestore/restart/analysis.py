@@ -50,8 +50,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from minidb.log.entry import LogEntry
+from minidb.log.header import HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.types import EntryType
+from minidb.log.types import EntryType, type_by_code
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.transactions.xct import PROGRESS, XctState
@@ -172,21 +173,26 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
     count, first = 0, None
 
     def entries() -> Iterator[tuple[LSN, EntryType, dict[str, Any]]]:
+        # scanned_entry, written out: a declared type is never the erased code, so an entry whose type is
+        # known is decoded, any other has no values (a test compares what is kept with scanned_entry's)
         nonlocal kept_bytes, count, first
+        owner = PAGESTORE_TYPES.owner
         for entry in log.scan(None if master.is_null else master):
             count += 1
+            header, lsn = entry.header, entry.lsn
             if first is None:
-                first = entry.lsn
-            entry_type = entry.entry_type
-            mine = entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner
+                first = lsn
+            entry_type = type_by_code(header.type_code)
+            mine = entry_type is not None and entry_type.owner == owner
             if keep is not None and kept_bytes < KEEP_BYTES:
-                record = scanned_entry(entry, entry_type)
-                keep.append(record)
-                kept_bytes += record.size
+                size = (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE) + header.item_size
+                values = entry_type.decode(entry.item) if entry_type is not None else {}
+                keep.append(ScannedEntry(lsn, entry_type, values, size))
+                kept_bytes += size
                 if mine:
-                    yield record.lsn, entry_type, record.values
+                    yield lsn, entry_type, values
             elif mine:
-                yield entry.lsn, entry_type, entry.values
+                yield lsn, entry_type, entry.values
 
     tables = rebuild_tables(entries(), master, trace)  # the one call site of the analysis decisions
     start = master if not master.is_null else first if first is not None else NULL_LSN
