@@ -324,7 +324,7 @@ def _redo_page(key: tuple[int, int], entries: list[ScannedEntry], where: list[in
     first = entries[k].values
     page = fix(PageId(first["vol"], first["store"], first["page"]))
     seen.add(key)
-    applied = last = None
+    last, redone = None, 0  # the LSN of the last entry applied; how many were
     try:
         page_lsn = page.lsn
         while k < n and not page_lsn < entries[k].lsn:  # the page was written after these
@@ -332,29 +332,25 @@ def _redo_page(key: tuple[int, int], entries: list[ScannedEntry], where: list[in
             done.skipped_page_newer += 1
             k += 1
         # Once one entry is applied, every later one is: its LSN is above the page LSN just set.
+        insert, overwrite = page.insert_plain, page.overwrite_plain
         for i in range(k, n):
             lsn, entry_type, v, _size = entries[i]
             kind = kinds[entry_type.code]
-            if kind is _INSERT:
-                plain = page.insert_plain(v["slot"], v["data"])
-            elif kind is _SPLICE:
-                plain = page.overwrite_plain(v["slot"], v["start"], len(v["old"]), v["new"])
-            else:
-                plain = False
-            if not plain:  # the careful handler, on the page as entry by entry would give it
-                if last is not None:
+            if not (insert(v["slot"], v["data"]) if kind is _INSERT else
+                    overwrite(v["slot"], v["start"], len(v["old"]), v["new"]) if kind is _SPLICE else False):
+                if last is not None:  # the careful handler, on the page as entry by entry would give it
                     page.lsn = last
                 REDO[entry_type.name](page, v)
-            last = lsn
-            if applied is None:
-                applied = lsn
+            if last is None:  # the page is dirty from its first change redone
                 bp.lower_rec_lsn(page, lsn)
+            last = lsn
+            redone += 1
             decisions[where[i]] = (lsn, "redone")
-            done.redone += 1
     finally:
+        done.redone += redone
         if last is not None:
             page.lsn = last
-        bp.unfix(page, dirty=applied is not None)
+        bp.unfix(page, dirty=last is not None)
 
 
 def redo_entries(log: Any, start: LSN, kept: Sequence[ScannedEntry]) -> Iterator[ScannedEntry]:
