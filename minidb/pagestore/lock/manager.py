@@ -591,7 +591,10 @@ class LockManager:
                 self.stats.bump("nConversions")
                 self.trace.emit("T%d %s->%s %s: converted", st.txn_id, previous, new, lock_id)
                 if head.n_waiting:
-                    self._refresh_digests()  # the waiters here may now wait for this stronger mode
+                    # The waiters here may now wait for this stronger mode (the digests change), or be
+                    # let in by it: the table is not monotonic, a held UD keeps a new IS out and the SIX
+                    # it converts to does not. Nothing else would wake such a waiter.
+                    self._after_change(head)
             else:
                 if timeout == 0:
                     head.start_conversion(request, new)

@@ -289,6 +289,32 @@ def test_an_updater_joins_readers_but_keeps_new_readers_out(lm):
         assert script.step(3).outcome == "ok"
 
 
+def test_a_conversion_granted_at_once_wakes_the_waiters_it_lets_in(lm):
+    """The table is not monotonic: a held UD keeps a new IS out, a held SIX lets it in. T1 converting
+    UD -> SIX at once (nobody else holds the lock) must grant T2's IS that waited for the UD; nothing
+    else would ever wake it (before this was done, T2 waited until its timeout with nobody in its way)."""
+    with Interleaving(lm) as script:
+        script.lock(T1, user(1), UD)
+        assert script.lock(T2, user(1), IS).outcome == "blocked"
+        assert script.lock(T1, user(1), SIX).outcome == "ok"  # converted at once
+        assert script.step(2).outcome == "ok"
+        assert lm.held(T1) == {user(1): SIX} and lm.held(T2) == {user(1): IS}
+        assert lm.stats["nConversions"] == 1 and lm.trace.lines[-1] == "T2 IS u(1): granted after waiting"
+
+
+def test_a_conversion_granted_at_once_wakes_a_waiting_record_reader(lm):
+    """The same on a record, with the implicit parents: T2's IS on the record waits for T1's UD until T1
+    converts it to SIX, and the waiters behind T2 stay in their order."""
+    with Interleaving(lm) as script:
+        script.lock(T1, rec(2), UD)
+        assert script.lock(T2, rec(2), IS).outcome == "blocked"
+        assert script.lock(T3, rec(2), SH).outcome == "blocked"  # SH conflicts with SIX too
+        assert script.lock(T1, rec(2), SIX).outcome == "ok"
+        assert script.step(2).outcome == "ok" and script.step(3).outcome == "blocked"
+        script.release_all(T1)
+        assert script.step(3).outcome == "ok"
+
+
 def test_the_wait_listener_fires_before_the_thread_blocks(lm):
     """Without the interleaving helper: a listener event tells the test that T2 is blocked."""
     lm.lock(T1, user(1), EX)
