@@ -34,7 +34,11 @@ someone else's change is woken to run the test itself.
 **Durations and release.** :meth:`unlock` releases a short lock (refused for
 long locks, extent locks, and locks with locks held below them);
 :meth:`release_all` releases everything at commit or abort, children before
-parents; :meth:`detach` leaves a prepared transaction's locks without a thread;
+parents; a lock with locks below it stays held until they are released, so every
+granted request can keep the owner's request one level up (``parent``) and
+count the owner's locks directly below it (``n_children``: what :meth:`unlock`
+refuses on, and what a release decrements) without looking a lock id up;
+:meth:`detach` leaves a prepared transaction's locks without a thread;
 :meth:`unlock_duration` releases every lock of at most a duration (Shore's
 ``unlock_duration``). Extent locks are held to the end of the transaction
 whatever the requested duration.
@@ -143,8 +147,8 @@ class _LockStats(Stats):
 class _Owner:
     """The lock manager's state of one transaction (Shore's ``xct_lock_info_t``)."""
 
-    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "children", "long_children",
-                 "quarks")
+    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "long_children", "quarks",
+                 "released_parents")
 
     def __init__(self, txn_id: int, owner: Any):
         self.txn_id = txn_id
@@ -153,9 +157,12 @@ class _Owner:
         self.waiting: LockRequest | None = None
         self.digest = 0  # while waiting
         self.fingerprint = 0  # of the thread that last asked for a lock for it
-        self.children: dict[LockId, int] = {}  # locks held directly below each lock
         self.long_children: dict[LockId, int] = {}  # long ones below pages and stores (escalation)
         self.quarks: list[frozenset[LockId]] = []  # open quarks: the locks held when each opened
+        # Escalation releases the long locks below its target and keeps the short ones, so a released
+        # request can still have locks below it: it stays their parent (and counts them) until they
+        # are released or the lock is granted again, whose new request adopts them (_hold).
+        self.released_parents: dict[LockId, LockRequest] = {}
 
 
 def _txn_id_of(owner: Any) -> int:
@@ -257,12 +264,26 @@ class LockManager:
                     return
                 elif not enough[held.mode._i] or held.duration.rank < rank:
                     missing.append(ancestor)
-            if not missing and duration is not Duration.INSTANT and lock_id not in locks \
-                    and lock_id not in self._table:
-                # The fast path: the parents are held, and nobody holds or waits for this lock.
-                self._grant_first(st, lock_id, mode, duration, ancestors=ancestors)
-                if duration is _LONG and ancestors:
-                    self._maybe_escalate(st, lock_id, ancestors)
+            if not missing and duration is not Duration.INSTANT and lock_id not in self._table \
+                    and not st.released_parents:
+                # The fast path: the parents are held, and nobody holds or waits for this lock (nor does
+                # the owner: a held lock's head is in the table). What _grant_first does, with _hold
+                # and _count_grant inline (most requests come here): the request alone in a head, the
+                # owner's locks, the parent's child count, the statistics. ``held`` is the parent's
+                # request, the last ancestor looked up.
+                request = self._first_request(st, lock_id, mode, duration)
+                locks[lock_id] = request
+                counts["nGranted"] += 1
+                if self.trace.enabled:
+                    self.trace.emit("T%d %s %s: granted", txn_id, mode, lock_id)
+                if ancestors:
+                    request.parent = held
+                    held.n_children += 1  # type: ignore[union-attr]
+                    if duration is _LONG:
+                        parent = ancestors[-1]
+                        if parent.code in ESCALATION_TARGETS:
+                            st.long_children[parent] = st.long_children.get(parent, 0) + 1
+                        self._maybe_escalate(st, lock_id, ancestors)
                 return
             undo: list[tuple] = []
             try:
@@ -310,13 +331,24 @@ class LockManager:
                                          f"of the transaction")
                 raise BadLockRequest(f"T{txn_id}'s lock on {lock_id} has long duration: it is released at "
                                      f"commit or abort (release_all)")
-            below = st.children.get(lock_id, 0)
+            below = request.n_children
             if below:
                 raise BadLockRequest(f"T{txn_id} cannot unlock {lock_id}: it still holds {below} lock"
                                      f"{'s' if below > 1 else ''} below it")
             head = request.head
-            if len(head.queue) == 1 and not head.has_page_alloc:
-                self._release_alone(st, request)  # the fast path: nobody else holds or waits here
+            if len(head.queue) == 1 and not head.has_page_alloc and not st.released_parents:
+                # The fast path: nobody else holds or waits here, so _release without the wakeup; the lock
+                # is short (long ones were refused above), so it is in no long-children count. The head
+                # is kept for reuse.
+                head.queue.clear()
+                del st.locks[lock_id]
+                parent = request.parent
+                if parent is not None:
+                    parent.n_children -= 1  # counted when the lock was granted (_hold)
+                self.stats.counts["nReleases"] += 1
+                del self._table[lock_id]
+                if len(self._spare_heads) < _SPARE_HEADS:
+                    self._spare_heads.append(head)
             else:
                 self._release(st, request)
             if self.trace.enabled:
@@ -628,15 +660,21 @@ class LockManager:
 
     def _grant_first(self, st: _Owner, lock_id: LockId, mode: LockMode, duration: Duration,
                      implicit: bool = False, ancestors: tuple[LockId, ...] | None = None) -> LockRequest:
-        """Grant the first request on a lock nobody holds: a head (a spare one if there is) with it alone."""
+        """Grant the first request on a lock nobody holds (the books and the statistics too)."""
+        request = self._first_request(st, lock_id, mode, duration)
+        self._hold(st, request, ancestors)
+        self._count_grant(st, lock_id, mode, implicit)
+        return request
+
+    def _first_request(self, st: _Owner, lock_id: LockId, mode: LockMode, duration: Duration) -> LockRequest:
+        """The granted request of the first transaction on a lock nobody holds: a head (a spare one if there
+        is) in the table, with the request alone in its queue."""
         spare = self._spare_heads
         head = spare.pop() if spare else LockHead(lock_id)
         head.lock_id = lock_id
         self._table[lock_id] = head
         request = LockRequest(st, head, mode, duration)
         head.queue.append(request)
-        self._hold(st, request, ancestors)
-        self._count_grant(st, lock_id, mode, implicit)
         return request
 
     def _count_grant(self, st: _Owner, lock_id: LockId, mode: LockMode, implicit: bool) -> None:
@@ -663,11 +701,22 @@ class LockManager:
         st.locks[lock_id] = request
         if path is None:
             path = lock_id.ancestors()
-        parent = path[-1] if path else None
-        if parent is not None:
-            st.children[parent] = st.children.get(parent, 0) + 1
+        if path:
+            parent = path[-1]
+            # Held: a lock's ancestors are locked before it, and a lock with locks below it is not
+            # released before them (unlock refuses, the other releases go children first; escalation
+            # may leave short ones, see _Owner.released_parents).
+            parent_request = request.parent = st.locks[parent]  # kept for the release
+            parent_request.n_children += 1
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 st.long_children[parent] = st.long_children.get(parent, 0) + 1
+        if st.released_parents:
+            adopted = st.released_parents.pop(lock_id, None)
+            if adopted is not None:  # locks left below an escalated lock: this request is their parent now
+                request.n_children = adopted.n_children
+                for child in st.locks.values():
+                    if child.parent is adopted:
+                        child.parent = request
 
     def _lengthen(self, st: _Owner, request: LockRequest, duration: Duration) -> None:
         if duration.rank <= request.duration.rank:
@@ -887,32 +936,18 @@ class LockManager:
         lock_id = head.lock_id
         head.remove(request)
         del st.locks[lock_id]
-        path = lock_id.ancestors()
-        parent = path[-1] if path else None
-        if parent is not None:
-            _decrement(st.children, parent)
+        if request.n_children:
+            st.released_parents[lock_id] = request  # short locks below it stay (escalation)
+        parent_request = request.parent
+        if parent_request is not None:
+            parent_request.n_children -= 1
+            parent = lock_id.ancestors()[-1]  # not parent_request.head's: a released request's head is reused
+            if not parent_request.n_children and st.released_parents.get(parent) is parent_request:
+                del st.released_parents[parent]
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 _decrement(st.long_children, parent)
         self.stats.bump("nReleases")
         self._after_change(head)
-
-    def _release_alone(self, st: _Owner, request: LockRequest) -> None:
-        """:meth:`_release` of the one request in its head's queue (no wakeup to do, no digest to refresh);
-        the head is kept for reuse."""
-        head = request.head
-        lock_id = head.lock_id
-        head.queue.clear()
-        del st.locks[lock_id]
-        path = lock_id.ancestors()
-        if path:
-            parent = path[-1]
-            _decrement(st.children, parent)
-            if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
-                _decrement(st.long_children, parent)
-        self.stats.counts["nReleases"] += 1
-        del self._table[lock_id]
-        if len(self._spare_heads) < _SPARE_HEADS:
-            self._spare_heads.append(head)
 
     def _after_change(self, head: LockHead, refresh: bool = False) -> None:
         """A head's queue changed: grant what can be granted; if anyone waited here, the digests change."""

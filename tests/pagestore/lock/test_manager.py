@@ -1,5 +1,6 @@
 """The lock manager: implicit parents, durations, release, timeouts, FIFO and conversions with threads."""
 
+import random
 import threading
 
 import pytest
@@ -11,7 +12,9 @@ from minidb.pagestore.lock import (
 )
 from minidb.pagestore.lock.modes import EX, IS, IX, NL, SH, SIX, UD
 
-from tests.pagestore.lock.helpers import P48, P50, S13, S14, T1, T2, T3, T4, V1, X16, Txn, rec, user
+from tests.pagestore.lock.helpers import (
+    P48, P50, S13, S14, T1, T2, T3, T4, V1, X16, Txn, check_bookkeeping, rec, user,
+)
 
 INSTANT, SHORT, LONG = Duration.INSTANT, Duration.SHORT, Duration.LONG
 
@@ -353,3 +356,36 @@ def test_bad_requests_are_refused_and_change_nothing(lm, call, message):
 def test_a_victim_error_names_the_cycle():
     error = DeadlockVictim("T2 is a deadlock victim", 2, 1)
     assert error.txn_id == 2 and error.other == 1 and not error.false_positive
+
+
+# -- the fast paths' bookkeeping --------------------------------------------------------
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("escalate", [False, True])
+def test_fast_paths_keep_the_same_books_as_the_careful_ones(seed, escalate):
+    """Seeded: three transactions lock records, pages and stores in every mode and duration (a conflict
+    fails at once), unlock short locks, and end; the books are recounted after every step. Also with
+    escalation at 3 locks (short locks left below an escalated page: test_escalation.py)."""
+    rng = random.Random(seed)
+    lm = LockManager(escalation_threshold=3 if escalate else None)
+    txns = [Txn(1), Txn(2), Txn(3)]
+    ids = [rec(s, page) for s in range(3) for page in (48, 50)] + [P48, P50, S13, S14]
+    for _ in range(300):
+        txn = rng.choice(txns)
+        roll = rng.random()
+        if roll < 0.6:
+            mode, duration = rng.choice([IS, IX, SH, SIX, UD, EX]), rng.choice([SHORT, LONG, INSTANT])
+            try:
+                lm.lock(txn, rng.choice(ids), mode, duration, timeout=0)  # one thread: a conflict fails
+            except LockTimeout:
+                pass
+        elif roll < 0.9:
+            short = [lid for lid, request in lm._owners[txn.txn_id].locks.items()
+                     if request.duration is SHORT] if txn.txn_id in lm._owners else []
+            if short:
+                try:
+                    lm.unlock(txn, rng.choice(short))
+                except BadLockRequest:
+                    pass  # it still has locks below it
+        else:
+            lm.release_all(txn)
+        check_bookkeeping(lm)
