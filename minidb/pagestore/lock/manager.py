@@ -70,6 +70,18 @@ holds, re-evaluated whenever a thread blocks, stops waiting or is poked;
 has nothing left to recompute. Tests and :mod:`.script` build deterministic
 interleavings on it.
 
+**Speed.** Most requests are for a lock nobody else holds, under parents the
+transaction already holds. Such a request takes a fast path in :meth:`lock`:
+it looks up the parent's request only, and checks the ancestors above it along
+the requests' ``parent`` links (a lock's ancestors are held as long as it is,
+so no lock id is hashed for them); it is granted alone in a head, with the
+bookkeeping inline. Its :meth:`unlock` skips the wakeup (nobody else is in the
+queue), and leaves the head and the request to be reused by the next such
+grant. ``LockManager(careful=True)`` takes none of these paths: every ancestor
+looked up, every grant and release through the queue's methods; a seeded test
+runs both on the same calls and compares outcomes, dumps, statistics and
+traces.
+
 Locking order: one mutex (re-entrant) guards the whole table, every head,
 every request and every transaction's state; waiting threads release it in
 ``Condition.wait``. Listeners are called with it held: they may read the table
@@ -120,7 +132,7 @@ STAT_NAMES = (
 
 _DEPTH = {"r": 3, "p": 2, "k": 2, "s": 1, "v": 0, "x": 0, "u": 0}
 _READ_COVER = (SH, SIX, UD, EX)
-_LONG = Duration.LONG
+_LONG, _INSTANT = Duration.LONG, Duration.INSTANT
 _SPARE_HEADS = 64
 # For each requested mode, the modes of an ancestor that already grant it; for each parent mode, the
 # modes of an ancestor that are enough for it (the tables of modes.implicitly_covers and modes.covers).
@@ -200,11 +212,15 @@ class LockManager:
     def __init__(self, escalation_threshold: int | None = DEFAULT_ESCALATION_THRESHOLD,
                  fingerprint_bits: int = DEFAULT_BITMAP_BITS, *,
                  bits_per_fingerprint: int = DEFAULT_BITS_PER_FINGERPRINT, fingerprint_seed: int = 0,
-                 trace: bool = False):
+                 trace: bool = False, careful: bool = False):
         """``escalation_threshold``: long child locks under a page or store that trigger escalation
         (None: never). ``fingerprint_bits``: the size of the Dreadlocks bitmap; each thread's
-        fingerprint is ``bits_per_fingerprint`` of them, chosen with ``fingerprint_seed``."""
+        fingerprint is ``bits_per_fingerprint`` of them, chosen with ``fingerprint_seed``.
+        ``careful``: take no fast path (every ancestor looked up, every grant through the queue's
+        methods, every unlock a full release): the reference the fast paths are tested against."""
+        self._fast = not careful
         self._mutex = threading.RLock()
+        self._enter, self._exit = self._mutex.acquire, self._mutex.release
         self._watchers = threading.Condition(self._mutex)
         self._table: dict[LockId, LockHead] = {}
         self._spare_heads: list[LockHead] = []  # empty heads, kept for reuse (at most _SPARE_HEADS)
@@ -215,13 +231,17 @@ class LockManager:
         self.trace = Trace(enabled=trace)
         self.fingerprints = Fingerprints(fingerprint_bits, bits_per_fingerprint, fingerprint_seed,
                                          on_collision=lambda: self.stats.add("nFingerprintCollisions"))
+        self._thread_holders = self.fingerprints.threads
         self.escalation = EscalationPolicy(escalation_threshold)
 
     # == the API =========================================================================
     def lock(self, owner: Any, lock_id: LockId, mode: LockMode, duration: Duration = Duration.LONG,
              timeout: float | None = None) -> None:
         """Lock ``lock_id`` in ``mode`` for ``owner``, with implicit parent locks; see the module docs."""
-        txn_id = getattr(owner, "txn_id", None)
+        try:
+            txn_id = owner.txn_id
+        except AttributeError:
+            txn_id = None
         if type(txn_id) is not int:
             txn_id = _txn_id_of(owner)  # raises
         if not (timeout is None and type(lock_id) is LockId and type(mode) is LockMode
@@ -231,9 +251,11 @@ class LockManager:
             return
         if lock_id.code == "x" and duration is Duration.SHORT:
             duration = _LONG  # extent locks are held to the end of the transaction
-        fingerprint = self.fingerprints.current()
+        holder = self._thread_holders.holder  # what Fingerprints.current() reads, without a call
+        fingerprint = holder.fingerprint if holder is not None else self.fingerprints.current()
         deadline = time.monotonic() + timeout if timeout else None
-        with self._mutex:
+        self._enter()  # the mutex (cheaper than a with statement on an RLock)
+        try:
             st = self._owners.get(txn_id)
             if st is None:
                 st = self._owner_state(txn_id, owner)
@@ -250,41 +272,58 @@ class LockManager:
             counts["nRequests"] += 1
             locks = st.locks
             ancestors = lock_id.ancestors()
-            pmode = _PARENT_OF[mode._i] if ancestors else NL  # type: ignore[attr-defined]
-            missing: list[LockId] = []  # the ancestors not yet held strongly and long enough
-            covering, enough = _COVERED_BY[mode._i], _ENOUGH_FOR[pmode._i]  # type: ignore[attr-defined]
             rank = duration.rank
-            for ancestor in ancestors:
-                held = locks.get(ancestor)
-                if held is None:
-                    missing.append(ancestor)
-                elif covering[held.mode._i]:
-                    counts["nCovered"] += 1
-                    self.trace.emit("T%d %s %s: covered by %s on %s", txn_id, mode, lock_id, held.mode, ancestor)
+            fast = self._fast and not st.released_parents
+            held = None  # the parent's request, once the chain of ancestors is found held and enough
+            if ancestors:
+                pmode = _PARENT_OF[mode._i]  # type: ignore[attr-defined]
+                covering, enough = _COVERED_BY[mode._i], _ENOUGH_FOR[pmode._i]  # type: ignore[attr-defined]
+                if fast:
+                    # The parent held: its ancestors are held too (a lock is released after the locks
+                    # below it; escalation's short leftovers are the exception, hence released_parents),
+                    # each one ``parent`` link up, so the chain is checked without looking a lock id up.
+                    # Any other outcome (an ancestor missing, too weak, too short, or one that covers the
+                    # request) is left to the careful loop.
+                    up = held = locks.get(ancestors[-1])
+                    while up is not None:
+                        i = up.mode._i
+                        if covering[i] or not enough[i] or up.duration.rank < rank:
+                            held = None
+                            break
+                        up = up.parent
+            if held is not None or (fast and not ancestors):
+                missing: list[LockId] = []
+                if duration is not _INSTANT and lock_id not in self._table:
+                    # The fast path: the parents are held, and nobody holds or waits for this lock (nor
+                    # does the owner: a held lock's head is in the table). What _grant_first does, with
+                    # _hold and _count_grant inline (most requests come here): the request alone in a
+                    # head, the owner's locks, the parent's child count, the statistics.
+                    request = self._first_request(st, lock_id, mode, duration, held)
+                    locks[lock_id] = request
+                    counts["nGranted"] += 1
+                    if self.trace.enabled:
+                        self.trace.emit("T%d %s %s: granted", txn_id, mode, lock_id)
+                    if held is not None:
+                        held.n_children += 1
+                        if duration is _LONG:
+                            parent = ancestors[-1]
+                            if parent.code in ESCALATION_TARGETS:
+                                st.long_children[parent] = st.long_children.get(parent, 0) + 1
+                            self._maybe_escalate(st, lock_id, ancestors)
                     return
-                elif not enough[held.mode._i] or held.duration.rank < rank:
-                    missing.append(ancestor)
-            if not missing and duration is not Duration.INSTANT and lock_id not in self._table \
-                    and not st.released_parents:
-                # The fast path: the parents are held, and nobody holds or waits for this lock (nor does
-                # the owner: a held lock's head is in the table). What _grant_first does, with _hold
-                # and _count_grant inline (most requests come here): the request alone in a head, the
-                # owner's locks, the parent's child count, the statistics. ``held`` is the parent's
-                # request, the last ancestor looked up.
-                request = self._first_request(st, lock_id, mode, duration)
-                locks[lock_id] = request
-                counts["nGranted"] += 1
-                if self.trace.enabled:
-                    self.trace.emit("T%d %s %s: granted", txn_id, mode, lock_id)
-                if ancestors:
-                    request.parent = held
-                    held.n_children += 1  # type: ignore[union-attr]
-                    if duration is _LONG:
-                        parent = ancestors[-1]
-                        if parent.code in ESCALATION_TARGETS:
-                            st.long_children[parent] = st.long_children.get(parent, 0) + 1
-                        self._maybe_escalate(st, lock_id, ancestors)
-                return
+            else:
+                # The careful way (the reference the fast path is tested against): each ancestor looked up.
+                missing = []  # the ancestors not yet held strongly and long enough
+                for ancestor in ancestors:
+                    up = locks.get(ancestor)
+                    if up is None:
+                        missing.append(ancestor)
+                    elif covering[up.mode._i]:
+                        counts["nCovered"] += 1
+                        self.trace.emit("T%d %s %s: covered by %s on %s", txn_id, mode, lock_id, up.mode, ancestor)
+                        return
+                    elif not enough[up.mode._i] or up.duration.rank < rank:
+                        missing.append(ancestor)
             undo: list[tuple] = []
             try:
                 for ancestor in missing:
@@ -295,10 +334,12 @@ class LockManager:
                 if step is not None:
                     undo.append(step)
             finally:
-                if duration is Duration.INSTANT:
+                if duration is _INSTANT:
                     self._undo_instant(st, undo)
             if duration is _LONG and ancestors:
                 self._maybe_escalate(st, lock_id, ancestors)
+        finally:
+            self._exit()
 
     def _owner_state(self, txn_id: int, owner: Any) -> _Owner:
         st = self._owners.get(txn_id)
@@ -308,12 +349,16 @@ class LockManager:
 
     def unlock(self, owner: Any, lock_id: LockId) -> None:
         """Release a short-duration lock (before the end of the transaction)."""
-        txn_id = getattr(owner, "txn_id", None)
+        try:
+            txn_id = owner.txn_id
+        except AttributeError:
+            txn_id = None
         if type(txn_id) is not int:
             txn_id = _txn_id_of(owner)  # raises
         if not isinstance(lock_id, LockId):
             raise BadLockRequest(f"not a lock id: {lock_id!r}")
-        with self._mutex:
+        self._enter()
+        try:
             st = self._owners.get(txn_id)
             request = st.locks.get(lock_id) if st is not None else None
             if request is None:
@@ -336,11 +381,10 @@ class LockManager:
                 raise BadLockRequest(f"T{txn_id} cannot unlock {lock_id}: it still holds {below} lock"
                                      f"{'s' if below > 1 else ''} below it")
             head = request.head
-            if len(head.queue) == 1 and not head.has_page_alloc and not st.released_parents:
+            if len(head.queue) == 1 and self._fast and not head.has_page_alloc and not st.released_parents:
                 # The fast path: nobody else holds or waits here, so _release without the wakeup; the lock
                 # is short (long ones were refused above), so it is in no long-children count. The head
-                # is kept for reuse.
-                head.queue.clear()
+                # is kept for reuse, and so is the request, left in its queue (see _first_request).
                 del st.locks[lock_id]
                 parent = request.parent
                 if parent is not None:
@@ -349,10 +393,14 @@ class LockManager:
                 del self._table[lock_id]
                 if len(self._spare_heads) < _SPARE_HEADS:
                     self._spare_heads.append(head)
+                else:
+                    head.queue.clear()
             else:
                 self._release(st, request)
             if self.trace.enabled:
                 self.trace.emit("T%d unlocks %s", txn_id, lock_id)
+        finally:
+            self._exit()
 
     def unlock_duration(self, owner: Any, duration: Duration) -> int:
         """Release every lock of ``owner`` whose duration is at most ``duration``; return how many.
@@ -666,15 +714,31 @@ class LockManager:
         self._count_grant(st, lock_id, mode, implicit)
         return request
 
-    def _first_request(self, st: _Owner, lock_id: LockId, mode: LockMode, duration: Duration) -> LockRequest:
+    def _first_request(self, st: _Owner, lock_id: LockId, mode: LockMode, duration: Duration,
+                       parent: LockRequest | None = None) -> LockRequest:
         """The granted request of the first transaction on a lock nobody holds: a head (a spare one if there
-        is) in the table, with the request alone in its queue."""
+        is) in the table, with the request alone in its queue; ``parent`` is the owner's request one level
+        up, if the caller has it (else :meth:`_hold` finds it).
+
+        A head left by an uncontended unlock still holds, in its queue, the request that was unlocked: that
+        request is reused. Nothing else refers to it (it was granted, its owner was not waiting, it had no
+        locks below it, and an unlock is no part of a request in progress), so only what describes the new
+        request is set again: the flags a wait uses are reset when a wait begins (:meth:`_wait`)."""
         spare = self._spare_heads
         head = spare.pop() if spare else LockHead(lock_id)
         head.lock_id = lock_id
         self._table[lock_id] = head
-        request = LockRequest(st, head, mode, duration)
-        head.queue.append(request)
+        queue = head.queue
+        if queue:
+            request = queue[0]
+            request.owner = st
+            request.mode = mode
+            request.duration = duration
+            request.parent = parent
+        else:
+            request = LockRequest(st, head, mode, duration)
+            request.parent = parent
+            queue.append(request)
         return request
 
     def _count_grant(self, st: _Owner, lock_id: LockId, mode: LockMode, implicit: bool) -> None:
@@ -743,6 +807,10 @@ class LockManager:
     def _wait(self, st: _Owner, request: LockRequest, deadline: float | None, timeout: float | None) -> None:
         """Block until ``request`` is granted; raise LockTimeout or DeadlockVictim otherwise."""
         cond = request.cond = threading.Condition(self._mutex)
+        # A new wait: a victim's error or a recheck left from an earlier wait that ended in a grant
+        # (the grant came first) does not concern this one.
+        request.victim = None
+        request.recheck = False
         st.waiting = request
         st.digest = st.fingerprint
         self._waiters[request] = None

@@ -36,7 +36,9 @@ The fields ``cond``, ``parked``, ``recheck`` and ``victim`` are the waiting
 thread's: the condition it blocks on, whether it is blocked right now, whether
 it must run its Dreadlocks test again (someone else's change put its
 fingerprint in a digest it depends on), and the
-:class:`~.errors.DeadlockVictim` to raise if a cycle chose it.
+:class:`~.errors.DeadlockVictim` to raise if a cycle chose it. Each wait
+starts them afresh: a victim's request can be granted before its thread wakes,
+and the error chosen for it is no concern of a later wait (a conversion).
 """
 
 from __future__ import annotations
