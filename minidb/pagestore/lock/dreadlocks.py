@@ -124,6 +124,12 @@ class _Holder:
         self.thread_name = thread_name
 
 
+class _ThreadHolders(threading.local):
+    """Each thread's :class:`_Holder`; None (the class's default) until the thread first asks."""
+
+    holder: _Holder | None = None
+
+
 class Fingerprints:
     """Gives each thread a fingerprint of ``bits_per_fingerprint`` bits out of ``bitmap_bits``.
 
@@ -145,13 +151,13 @@ class Fingerprints:
         self._rng = random.Random(seed)
         self._use = [0] * bitmap_bits  # how many live threads use each bit
         self._lock = threading.Lock()
-        self._local = threading.local()
+        self.threads = _ThreadHolders()  # .holder: the calling thread's (the lock manager reads it inline)
         self._freed: deque[int] = deque()  # fingerprints of ended threads, returned lazily
         self.assigned: list[tuple[str, int]] = []  # (thread name, fingerprint), in order of assignment
 
     def current(self) -> int:
         """The calling thread's fingerprint (assigned at its first call)."""
-        holder = self._local.__dict__.get("holder")
+        holder = self.threads.holder
         if holder is None:
             holder = self._assign()
         return holder.fingerprint
@@ -180,7 +186,7 @@ class Fingerprints:
         # When the thread ends its thread-local storage goes, and with it the
         # holder: the bits are queued for reuse (a deque append needs no lock).
         weakref.finalize(holder, self._freed.append, fingerprint)
-        self._local.holder = holder
+        self.threads.holder = holder
         return holder
 
     def live_bits(self) -> int:

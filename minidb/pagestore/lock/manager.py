@@ -34,7 +34,11 @@ someone else's change is woken to run the test itself.
 **Durations and release.** :meth:`unlock` releases a short lock (refused for
 long locks, extent locks, and locks with locks held below them);
 :meth:`release_all` releases everything at commit or abort, children before
-parents; :meth:`detach` leaves a prepared transaction's locks without a thread;
+parents; a lock with locks below it stays held until they are released, so every
+granted request can keep the owner's request one level up (``parent``) and
+count the owner's locks directly below it (``n_children``: what :meth:`unlock`
+refuses on, and what a release decrements) without looking a lock id up;
+:meth:`detach` leaves a prepared transaction's locks without a thread;
 :meth:`unlock_duration` releases every lock of at most a duration (Shore's
 ``unlock_duration``). Extent locks are held to the end of the transaction
 whatever the requested duration.
@@ -65,6 +69,18 @@ holds, re-evaluated whenever a thread blocks, stops waiting or is poked;
 :meth:`settled` is the usual condition: every waiting thread is blocked and
 has nothing left to recompute. Tests and :mod:`.script` build deterministic
 interleavings on it.
+
+**Speed.** Most requests are for a lock nobody else holds, under parents the
+transaction already holds. Such a request takes a fast path in :meth:`lock`:
+it looks up the parent's request only, and checks the ancestors above it along
+the requests' ``parent`` links (a lock's ancestors are held as long as it is,
+so no lock id is hashed for them); it is granted alone in a head, with the
+bookkeeping inline. Its :meth:`unlock` skips the wakeup (nobody else is in the
+queue), and leaves the head and the request to be reused by the next such
+grant. ``LockManager(careful=True)`` takes none of these paths: every ancestor
+looked up, every grant and release through the queue's methods; a seeded test
+runs both on the same calls and compares outcomes, dumps, statistics and
+traces.
 
 Locking order: one mutex (re-entrant) guards the whole table, every head,
 every request and every transaction's state; waiting threads release it in
@@ -116,7 +132,7 @@ STAT_NAMES = (
 
 _DEPTH = {"r": 3, "p": 2, "k": 2, "s": 1, "v": 0, "x": 0, "u": 0}
 _READ_COVER = (SH, SIX, UD, EX)
-_LONG = Duration.LONG
+_LONG, _INSTANT = Duration.LONG, Duration.INSTANT
 _SPARE_HEADS = 64
 # For each requested mode, the modes of an ancestor that already grant it; for each parent mode, the
 # modes of an ancestor that are enough for it (the tables of modes.implicitly_covers and modes.covers).
@@ -143,8 +159,8 @@ class _LockStats(Stats):
 class _Owner:
     """The lock manager's state of one transaction (Shore's ``xct_lock_info_t``)."""
 
-    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "children", "long_children",
-                 "quarks")
+    __slots__ = ("txn_id", "owner", "locks", "waiting", "digest", "fingerprint", "long_children", "quarks",
+                 "released_parents")
 
     def __init__(self, txn_id: int, owner: Any):
         self.txn_id = txn_id
@@ -153,9 +169,12 @@ class _Owner:
         self.waiting: LockRequest | None = None
         self.digest = 0  # while waiting
         self.fingerprint = 0  # of the thread that last asked for a lock for it
-        self.children: dict[LockId, int] = {}  # locks held directly below each lock
         self.long_children: dict[LockId, int] = {}  # long ones below pages and stores (escalation)
         self.quarks: list[frozenset[LockId]] = []  # open quarks: the locks held when each opened
+        # Escalation releases the long locks below its target and keeps the short ones, so a released
+        # request can still have locks below it: it stays their parent (and counts them) until they
+        # are released or the lock is granted again, whose new request adopts them (_hold).
+        self.released_parents: dict[LockId, LockRequest] = {}
 
 
 def _txn_id_of(owner: Any) -> int:
@@ -193,11 +212,15 @@ class LockManager:
     def __init__(self, escalation_threshold: int | None = DEFAULT_ESCALATION_THRESHOLD,
                  fingerprint_bits: int = DEFAULT_BITMAP_BITS, *,
                  bits_per_fingerprint: int = DEFAULT_BITS_PER_FINGERPRINT, fingerprint_seed: int = 0,
-                 trace: bool = False):
+                 trace: bool = False, careful: bool = False):
         """``escalation_threshold``: long child locks under a page or store that trigger escalation
         (None: never). ``fingerprint_bits``: the size of the Dreadlocks bitmap; each thread's
-        fingerprint is ``bits_per_fingerprint`` of them, chosen with ``fingerprint_seed``."""
+        fingerprint is ``bits_per_fingerprint`` of them, chosen with ``fingerprint_seed``.
+        ``careful``: take no fast path (every ancestor looked up, every grant through the queue's
+        methods, every unlock a full release): the reference the fast paths are tested against."""
+        self._fast = not careful
         self._mutex = threading.RLock()
+        self._enter, self._exit = self._mutex.acquire, self._mutex.release
         self._watchers = threading.Condition(self._mutex)
         self._table: dict[LockId, LockHead] = {}
         self._spare_heads: list[LockHead] = []  # empty heads, kept for reuse (at most _SPARE_HEADS)
@@ -208,13 +231,17 @@ class LockManager:
         self.trace = Trace(enabled=trace)
         self.fingerprints = Fingerprints(fingerprint_bits, bits_per_fingerprint, fingerprint_seed,
                                          on_collision=lambda: self.stats.add("nFingerprintCollisions"))
+        self._thread_holders = self.fingerprints.threads
         self.escalation = EscalationPolicy(escalation_threshold)
 
     # == the API =========================================================================
     def lock(self, owner: Any, lock_id: LockId, mode: LockMode, duration: Duration = Duration.LONG,
              timeout: float | None = None) -> None:
         """Lock ``lock_id`` in ``mode`` for ``owner``, with implicit parent locks; see the module docs."""
-        txn_id = getattr(owner, "txn_id", None)
+        try:
+            txn_id = owner.txn_id
+        except AttributeError:
+            txn_id = None
         if type(txn_id) is not int:
             txn_id = _txn_id_of(owner)  # raises
         if not (timeout is None and type(lock_id) is LockId and type(mode) is LockMode
@@ -224,9 +251,11 @@ class LockManager:
             return
         if lock_id.code == "x" and duration is Duration.SHORT:
             duration = _LONG  # extent locks are held to the end of the transaction
-        fingerprint = self.fingerprints.current()
+        holder = self._thread_holders.holder  # what Fingerprints.current() reads, without a call
+        fingerprint = holder.fingerprint if holder is not None else self.fingerprints.current()
         deadline = time.monotonic() + timeout if timeout else None
-        with self._mutex:
+        self._enter()  # the mutex (cheaper than a with statement on an RLock)
+        try:
             st = self._owners.get(txn_id)
             if st is None:
                 st = self._owner_state(txn_id, owner)
@@ -243,27 +272,58 @@ class LockManager:
             counts["nRequests"] += 1
             locks = st.locks
             ancestors = lock_id.ancestors()
-            pmode = _PARENT_OF[mode._i] if ancestors else NL  # type: ignore[attr-defined]
-            missing: list[LockId] = []  # the ancestors not yet held strongly and long enough
-            covering, enough = _COVERED_BY[mode._i], _ENOUGH_FOR[pmode._i]  # type: ignore[attr-defined]
             rank = duration.rank
-            for ancestor in ancestors:
-                held = locks.get(ancestor)
-                if held is None:
-                    missing.append(ancestor)
-                elif covering[held.mode._i]:
-                    counts["nCovered"] += 1
-                    self.trace.emit("T%d %s %s: covered by %s on %s", txn_id, mode, lock_id, held.mode, ancestor)
+            fast = self._fast and not st.released_parents
+            held = None  # the parent's request, once the chain of ancestors is found held and enough
+            if ancestors:
+                pmode = _PARENT_OF[mode._i]  # type: ignore[attr-defined]
+                covering, enough = _COVERED_BY[mode._i], _ENOUGH_FOR[pmode._i]  # type: ignore[attr-defined]
+                if fast:
+                    # The parent held: its ancestors are held too (a lock is released after the locks
+                    # below it; escalation's short leftovers are the exception, hence released_parents),
+                    # each one ``parent`` link up, so the chain is checked without looking a lock id up.
+                    # Any other outcome (an ancestor missing, too weak, too short, or one that covers the
+                    # request) is left to the careful loop.
+                    up = held = locks.get(ancestors[-1])
+                    while up is not None:
+                        i = up.mode._i
+                        if covering[i] or not enough[i] or up.duration.rank < rank:
+                            held = None
+                            break
+                        up = up.parent
+            if held is not None or (fast and not ancestors):
+                missing: list[LockId] = []
+                if duration is not _INSTANT and lock_id not in self._table:
+                    # The fast path: the parents are held, and nobody holds or waits for this lock (nor
+                    # does the owner: a held lock's head is in the table). What _grant_first does, with
+                    # _hold and _count_grant inline (most requests come here): the request alone in a
+                    # head, the owner's locks, the parent's child count, the statistics.
+                    request = self._first_request(st, lock_id, mode, duration, held)
+                    locks[lock_id] = request
+                    counts["nGranted"] += 1
+                    if self.trace.enabled:
+                        self.trace.emit("T%d %s %s: granted", txn_id, mode, lock_id)
+                    if held is not None:
+                        held.n_children += 1
+                        if duration is _LONG:
+                            parent = ancestors[-1]
+                            if parent.code in ESCALATION_TARGETS:
+                                st.long_children[parent] = st.long_children.get(parent, 0) + 1
+                            self._maybe_escalate(st, lock_id, ancestors)
                     return
-                elif not enough[held.mode._i] or held.duration.rank < rank:
-                    missing.append(ancestor)
-            if not missing and duration is not Duration.INSTANT and lock_id not in locks \
-                    and lock_id not in self._table:
-                # The fast path: the parents are held, and nobody holds or waits for this lock.
-                self._grant_first(st, lock_id, mode, duration, ancestors=ancestors)
-                if duration is _LONG and ancestors:
-                    self._maybe_escalate(st, lock_id, ancestors)
-                return
+            else:
+                # The careful way (the reference the fast path is tested against): each ancestor looked up.
+                missing = []  # the ancestors not yet held strongly and long enough
+                for ancestor in ancestors:
+                    up = locks.get(ancestor)
+                    if up is None:
+                        missing.append(ancestor)
+                    elif covering[up.mode._i]:
+                        counts["nCovered"] += 1
+                        self.trace.emit("T%d %s %s: covered by %s on %s", txn_id, mode, lock_id, up.mode, ancestor)
+                        return
+                    elif not enough[up.mode._i] or up.duration.rank < rank:
+                        missing.append(ancestor)
             undo: list[tuple] = []
             try:
                 for ancestor in missing:
@@ -274,10 +334,12 @@ class LockManager:
                 if step is not None:
                     undo.append(step)
             finally:
-                if duration is Duration.INSTANT:
+                if duration is _INSTANT:
                     self._undo_instant(st, undo)
             if duration is _LONG and ancestors:
                 self._maybe_escalate(st, lock_id, ancestors)
+        finally:
+            self._exit()
 
     def _owner_state(self, txn_id: int, owner: Any) -> _Owner:
         st = self._owners.get(txn_id)
@@ -287,12 +349,16 @@ class LockManager:
 
     def unlock(self, owner: Any, lock_id: LockId) -> None:
         """Release a short-duration lock (before the end of the transaction)."""
-        txn_id = getattr(owner, "txn_id", None)
+        try:
+            txn_id = owner.txn_id
+        except AttributeError:
+            txn_id = None
         if type(txn_id) is not int:
             txn_id = _txn_id_of(owner)  # raises
         if not isinstance(lock_id, LockId):
             raise BadLockRequest(f"not a lock id: {lock_id!r}")
-        with self._mutex:
+        self._enter()
+        try:
             st = self._owners.get(txn_id)
             request = st.locks.get(lock_id) if st is not None else None
             if request is None:
@@ -310,17 +376,31 @@ class LockManager:
                                          f"of the transaction")
                 raise BadLockRequest(f"T{txn_id}'s lock on {lock_id} has long duration: it is released at "
                                      f"commit or abort (release_all)")
-            below = st.children.get(lock_id, 0)
+            below = request.n_children
             if below:
                 raise BadLockRequest(f"T{txn_id} cannot unlock {lock_id}: it still holds {below} lock"
                                      f"{'s' if below > 1 else ''} below it")
             head = request.head
-            if len(head.queue) == 1 and not head.has_page_alloc:
-                self._release_alone(st, request)  # the fast path: nobody else holds or waits here
+            if len(head.queue) == 1 and self._fast and not head.has_page_alloc and not st.released_parents:
+                # The fast path: nobody else holds or waits here, so _release without the wakeup; the lock
+                # is short (long ones were refused above), so it is in no long-children count. The head
+                # is kept for reuse, and so is the request, left in its queue (see _first_request).
+                del st.locks[lock_id]
+                parent = request.parent
+                if parent is not None:
+                    parent.n_children -= 1  # counted when the lock was granted (_hold)
+                self.stats.counts["nReleases"] += 1
+                del self._table[lock_id]
+                if len(self._spare_heads) < _SPARE_HEADS:
+                    self._spare_heads.append(head)
+                else:
+                    head.queue.clear()
             else:
                 self._release(st, request)
             if self.trace.enabled:
                 self.trace.emit("T%d unlocks %s", txn_id, lock_id)
+        finally:
+            self._exit()
 
     def unlock_duration(self, owner: Any, duration: Duration) -> int:
         """Release every lock of ``owner`` whose duration is at most ``duration``; return how many.
@@ -591,7 +671,10 @@ class LockManager:
                 self.stats.bump("nConversions")
                 self.trace.emit("T%d %s->%s %s: converted", st.txn_id, previous, new, lock_id)
                 if head.n_waiting:
-                    self._refresh_digests()  # the waiters here may now wait for this stronger mode
+                    # The waiters here may now wait for this stronger mode (the digests change), or be
+                    # let in by it: the table is not monotonic, a held UD keeps a new IS out and the SIX
+                    # it converts to does not. Nothing else would wake such a waiter.
+                    self._after_change(head)
             else:
                 if timeout == 0:
                     head.start_conversion(request, new)
@@ -625,15 +708,37 @@ class LockManager:
 
     def _grant_first(self, st: _Owner, lock_id: LockId, mode: LockMode, duration: Duration,
                      implicit: bool = False, ancestors: tuple[LockId, ...] | None = None) -> LockRequest:
-        """Grant the first request on a lock nobody holds: a head (a spare one if there is) with it alone."""
+        """Grant the first request on a lock nobody holds (the books and the statistics too)."""
+        request = self._first_request(st, lock_id, mode, duration)
+        self._hold(st, request, ancestors)
+        self._count_grant(st, lock_id, mode, implicit)
+        return request
+
+    def _first_request(self, st: _Owner, lock_id: LockId, mode: LockMode, duration: Duration,
+                       parent: LockRequest | None = None) -> LockRequest:
+        """The granted request of the first transaction on a lock nobody holds: a head (a spare one if there
+        is) in the table, with the request alone in its queue; ``parent`` is the owner's request one level
+        up, if the caller has it (else :meth:`_hold` finds it).
+
+        A head left by an uncontended unlock still holds, in its queue, the request that was unlocked: that
+        request is reused. Nothing else refers to it (it was granted, its owner was not waiting, it had no
+        locks below it, and an unlock is no part of a request in progress), so only what describes the new
+        request is set again: the flags a wait uses are reset when a wait begins (:meth:`_wait`)."""
         spare = self._spare_heads
         head = spare.pop() if spare else LockHead(lock_id)
         head.lock_id = lock_id
         self._table[lock_id] = head
-        request = LockRequest(st, head, mode, duration)
-        head.queue.append(request)
-        self._hold(st, request, ancestors)
-        self._count_grant(st, lock_id, mode, implicit)
+        queue = head.queue
+        if queue:
+            request = queue[0]
+            request.owner = st
+            request.mode = mode
+            request.duration = duration
+            request.parent = parent
+        else:
+            request = LockRequest(st, head, mode, duration)
+            request.parent = parent
+            queue.append(request)
         return request
 
     def _count_grant(self, st: _Owner, lock_id: LockId, mode: LockMode, implicit: bool) -> None:
@@ -660,11 +765,22 @@ class LockManager:
         st.locks[lock_id] = request
         if path is None:
             path = lock_id.ancestors()
-        parent = path[-1] if path else None
-        if parent is not None:
-            st.children[parent] = st.children.get(parent, 0) + 1
+        if path:
+            parent = path[-1]
+            # Held: a lock's ancestors are locked before it, and a lock with locks below it is not
+            # released before them (unlock refuses, the other releases go children first; escalation
+            # may leave short ones, see _Owner.released_parents).
+            parent_request = request.parent = st.locks[parent]  # kept for the release
+            parent_request.n_children += 1
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 st.long_children[parent] = st.long_children.get(parent, 0) + 1
+        if st.released_parents:
+            adopted = st.released_parents.pop(lock_id, None)
+            if adopted is not None:  # locks left below an escalated lock: this request is their parent now
+                request.n_children = adopted.n_children
+                for child in st.locks.values():
+                    if child.parent is adopted:
+                        child.parent = request
 
     def _lengthen(self, st: _Owner, request: LockRequest, duration: Duration) -> None:
         if duration.rank <= request.duration.rank:
@@ -691,6 +807,10 @@ class LockManager:
     def _wait(self, st: _Owner, request: LockRequest, deadline: float | None, timeout: float | None) -> None:
         """Block until ``request`` is granted; raise LockTimeout or DeadlockVictim otherwise."""
         cond = request.cond = threading.Condition(self._mutex)
+        # A new wait: a victim's error or a recheck left from an earlier wait that ended in a grant
+        # (the grant came first) does not concern this one.
+        request.victim = None
+        request.recheck = False
         st.waiting = request
         st.digest = st.fingerprint
         self._waiters[request] = None
@@ -884,32 +1004,18 @@ class LockManager:
         lock_id = head.lock_id
         head.remove(request)
         del st.locks[lock_id]
-        path = lock_id.ancestors()
-        parent = path[-1] if path else None
-        if parent is not None:
-            _decrement(st.children, parent)
+        if request.n_children:
+            st.released_parents[lock_id] = request  # short locks below it stay (escalation)
+        parent_request = request.parent
+        if parent_request is not None:
+            parent_request.n_children -= 1
+            parent = lock_id.ancestors()[-1]  # not parent_request.head's: a released request's head is reused
+            if not parent_request.n_children and st.released_parents.get(parent) is parent_request:
+                del st.released_parents[parent]
             if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
                 _decrement(st.long_children, parent)
         self.stats.bump("nReleases")
         self._after_change(head)
-
-    def _release_alone(self, st: _Owner, request: LockRequest) -> None:
-        """:meth:`_release` of the one request in its head's queue (no wakeup to do, no digest to refresh);
-        the head is kept for reuse."""
-        head = request.head
-        lock_id = head.lock_id
-        head.queue.clear()
-        del st.locks[lock_id]
-        path = lock_id.ancestors()
-        if path:
-            parent = path[-1]
-            _decrement(st.children, parent)
-            if request.duration is _LONG and parent.code in ESCALATION_TARGETS:
-                _decrement(st.long_children, parent)
-        self.stats.counts["nReleases"] += 1
-        del self._table[lock_id]
-        if len(self._spare_heads) < _SPARE_HEADS:
-            self._spare_heads.append(head)
 
     def _after_change(self, head: LockHead, refresh: bool = False) -> None:
         """A head's queue changed: grant what can be granted; if anyone waited here, the digests change."""

@@ -13,7 +13,9 @@ queue of requests in arrival order. The rules, Gray & Reuter's:
   not queue behind the waiters: it is granted as soon as its new mode is
   compatible with every *other* granted request. While a conversion is
   pending, no new request is granted.
-- **Wakeup** (after a release, a cancelled wait or a conversion): first every
+- **Wakeup** (after a release, a cancelled wait or a conversion, even one
+  granted at once: the table is not monotonic, and a holder converting UD to
+  SIX lets in an IS request that its UD kept out): first every
   converting request, in queue order, whose new mode is compatible with the
   others' granted modes; then, only if no conversion is still pending, the
   waiting requests in queue order, each compatible with everything granted so

@@ -26,11 +26,19 @@ Asking again for a held lock with a longer duration lengthens it; a shorter
 one never shortens it. Extent locks are always held to the end of the
 transaction: a SHORT extent request is held LONG.
 
+Once granted, ``parent`` is the same transaction's request one level up in
+the hierarchy (None at the top or outside it) and ``n_children`` counts that
+transaction's requests held directly below this one: the lock manager's books
+for refusing to unlock a lock with locks below it, kept on the requests so
+that they need no look-up by lock id.
+
 The fields ``cond``, ``parked``, ``recheck`` and ``victim`` are the waiting
 thread's: the condition it blocks on, whether it is blocked right now, whether
 it must run its Dreadlocks test again (someone else's change put its
 fingerprint in a digest it depends on), and the
-:class:`~.errors.DeadlockVictim` to raise if a cycle chose it.
+:class:`~.errors.DeadlockVictim` to raise if a cycle chose it. Each wait
+starts them afresh: a victim's request can be granted before its thread wakes,
+and the error chosen for it is no concern of a later wait (a conversion).
 """
 
 from __future__ import annotations
@@ -72,7 +80,7 @@ class LockRequest:
     """One transaction's request on one lock."""
 
     __slots__ = ("owner", "head", "mode", "convert_mode", "status", "duration", "cond", "parked", "recheck",
-                 "victim")
+                 "victim", "parent", "n_children")
 
     def __init__(self, owner: Any, head: "LockHead", mode: LockMode, duration: Duration,
                  status: Status = GRANTED):
@@ -86,6 +94,8 @@ class LockRequest:
         self.parked = False
         self.recheck = False
         self.victim: Exception | None = None
+        self.parent: LockRequest | None = None  # once granted: the owner's request one level up (or None)
+        self.n_children = 0  # once granted: how many of the owner's locks are held directly below this one
 
     @property
     def txn_id(self) -> int:

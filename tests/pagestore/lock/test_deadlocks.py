@@ -239,3 +239,19 @@ def test_waits_for_graph_as_data():
             assert all(contains(node.digest, graph.node(m).fingerprint) for m in [n, *graph.successors(n)])
         assert graph.reaches(4, 1) and not graph.reaches(1, 4) and graph.cycles() == []
         assert not graph.in_cycle(4)
+
+
+def test_a_new_wait_does_not_raise_the_victim_error_of_an_earlier_one():
+    """A victim's request can be granted before its thread wakes (the lock was released first): the wait
+    ends with the grant, and the error chosen for it stays on the request. When the same request waits
+    again (a conversion), that old error must not end the new wait. (The grant that comes first is a
+    matter of scheduling, so the error is left on the request by hand here, as that grant leaves it.)"""
+    lm = LockManager(escalation_threshold=None)
+    lm.lock(T1, user(1), SH)
+    lm.lock(T2, user(1), SH)
+    lm._owners[2].locks[user(1)].victim = DeadlockVictim("T2 is a deadlock victim (an earlier cycle)", 2, 3)
+    with Interleaving(lm) as script:
+        assert script.lock(T2, user(1), EX).outcome == "blocked"  # converting: waits for T1's SH
+        script.release_all(T1)
+        assert script.step(1).outcome == "ok" and lm.held(T2) == {user(1): EX}
+    assert lm.stats["nDeadlocks"] == 0 and lm.stats["nVictimSelf"] == lm.stats["nVictimOther"] == 0

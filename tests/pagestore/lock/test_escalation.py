@@ -4,9 +4,12 @@ import pytest
 
 from minidb.pagestore import PageId, StoreId
 from minidb.pagestore.lock import Duration, Interleaving, LockId, LockManager
-from minidb.pagestore.lock.modes import EX, IS, IX, SH
+from minidb.pagestore.lock.errors import BadLockRequest
+from minidb.pagestore.lock.modes import EX, IS, IX, SH, SIX
 
-from tests.pagestore.lock.helpers import P48, P50, S13, T1, T2, T3, V1, rec
+from tests.pagestore.lock.helpers import P48, P50, S13, T1, T2, T3, V1, check_bookkeeping, rec
+
+P49 = LockId.page(PageId(1, 3, 49))
 
 
 def test_the_worked_example_readers_escalate_to_sh():
@@ -110,3 +113,62 @@ def test_kvl_locks_count_under_their_store():
     for key in (b"a", b"b", b"c"):
         lm.lock(T1, LockId.kvl(StoreId(1, 3), key), EX)
     assert lm.held(T1) == {V1: IX, S13: EX}
+
+
+def test_short_locks_left_below_an_escalated_page_keep_it_from_being_unlocked_when_it_is_locked_again():
+    """Escalation to the store releases the long page locks and keeps a short record lock below one of
+    them; the page locked again (short) counts that record as below it, as before the escalation."""
+    lm = LockManager(escalation_threshold=None)
+    lm.set_escalation_thresholds(to_page=None, to_store=3)
+    p48, p49, p50 = (LockId.page(PageId(1, 3, n)) for n in (48, 49, 50))
+    lm.lock(T1, p48, IS)
+    lm.lock(T1, rec(1, 48), SH, Duration.SHORT)
+    lm.lock(T1, p49, IS)
+    lm.lock(T1, p50, IS)  # the third long page lock under s(1.3): escalation to SH, the pages released
+    assert lm.held(T1) == {V1: IS, S13: SH, rec(1, 48): SH}
+    lm.lock(T1, rec(2, 48), EX, Duration.SHORT)  # SH on the store does not cover EX: IX on p(1.3.48) again
+    assert lm.held(T1) == {V1: IX, S13: SIX, P48: IX, rec(1, 48): SH, rec(2, 48): EX}
+    lm.unlock(T1, rec(2, 48))
+    with pytest.raises(BadLockRequest, match=r"cannot unlock p\(1.3.48\): it still holds 1 lock below it"):
+        lm.unlock(T1, P48)
+    lm.unlock(T1, rec(1, 48))
+    lm.unlock(T1, P48)
+    assert lm.held(T1) == {V1: IX, S13: SIX}
+
+
+def escalated_with_a_short_record_left():
+    """T1's long IS on three pages of s(1.3) (the third escalates the store to SH and releases them) and
+    a short SH on r(1.3.48.1), left below the released p(1.3.48)."""
+    lm = LockManager(escalation_threshold=None)
+    lm.set_escalation_thresholds(to_page=None, to_store=3)
+    for lock_id, duration in [(P48, Duration.LONG), (rec(1, 48), Duration.SHORT), (P49, Duration.LONG),
+                                (P50, Duration.LONG)]:
+        lm.lock(T1, lock_id, IS if lock_id.code == "p" else SH, duration)
+    assert lm.held(T1) == {V1: IS, S13: SH, rec(1, 48): SH}
+    return lm
+
+
+def test_a_short_lock_left_below_an_escalated_page_is_released_with_the_books_kept():
+    """As above, but the page's released head is reused by another lock before the record is unlocked."""
+    lm = escalated_with_a_short_record_left()
+    lm.lock(T1, LockId.user(7), EX)  # takes a spare head: the last one released, p(1.3.50)'s
+    lm.lock(T1, LockId.user(8), EX)
+    lm.lock(T1, LockId.user(9), EX)  # ... and p(1.3.48)'s
+    lm.unlock(T1, rec(1, 48))
+    check_bookkeeping(lm)
+    assert lm.held(T1) == {V1: IS, S13: SH, LockId.user(7): EX, LockId.user(8): EX, LockId.user(9): EX}
+
+
+def test_a_page_locked_again_directly_adopts_the_short_locks_left_below_it():
+    """As above, but the page itself is asked for again (not implicitly, under a record): the request
+    goes the careful way, and the new page lock counts the record left below it."""
+    lm = escalated_with_a_short_record_left()
+    lm.lock(T1, P49, IX, Duration.SHORT)  # the store converts to SIX, which is enough for an IX below
+    lm.lock(T1, P48, IX, Duration.SHORT)  # its parents held and enough: what the fast path would take
+    check_bookkeeping(lm)
+    with pytest.raises(BadLockRequest, match=r"cannot unlock p\(1.3.48\): it still holds 1 lock below it"):
+        lm.unlock(T1, P48)
+    lm.unlock(T1, rec(1, 48))
+    lm.unlock(T1, P48)
+    check_bookkeeping(lm)
+    assert lm.held(T1) == {V1: IX, S13: SIX, P49: IX}

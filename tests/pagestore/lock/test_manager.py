@@ -1,5 +1,6 @@
 """The lock manager: implicit parents, durations, release, timeouts, FIFO and conversions with threads."""
 
+import random
 import threading
 
 import pytest
@@ -11,7 +12,9 @@ from minidb.pagestore.lock import (
 )
 from minidb.pagestore.lock.modes import EX, IS, IX, NL, SH, SIX, UD
 
-from tests.pagestore.lock.helpers import P48, P50, S13, S14, T1, T2, T3, T4, V1, X16, Txn, rec, user
+from tests.pagestore.lock.helpers import (
+    P48, P50, S13, S14, T1, T2, T3, T4, V1, X16, Txn, check_bookkeeping, rec, user,
+)
 
 INSTANT, SHORT, LONG = Duration.INSTANT, Duration.SHORT, Duration.LONG
 
@@ -289,6 +292,32 @@ def test_an_updater_joins_readers_but_keeps_new_readers_out(lm):
         assert script.step(3).outcome == "ok"
 
 
+def test_a_conversion_granted_at_once_wakes_the_waiters_it_lets_in(lm):
+    """The table is not monotonic: a held UD keeps a new IS out, a held SIX lets it in. T1 converting
+    UD -> SIX at once (nobody else holds the lock) must grant T2's IS that waited for the UD; nothing
+    else would ever wake it (before this was done, T2 waited until its timeout with nobody in its way)."""
+    with Interleaving(lm) as script:
+        script.lock(T1, user(1), UD)
+        assert script.lock(T2, user(1), IS).outcome == "blocked"
+        assert script.lock(T1, user(1), SIX).outcome == "ok"  # converted at once
+        assert script.step(2).outcome == "ok"
+        assert lm.held(T1) == {user(1): SIX} and lm.held(T2) == {user(1): IS}
+        assert lm.stats["nConversions"] == 1 and lm.trace.lines[-1] == "T2 IS u(1): granted after waiting"
+
+
+def test_a_conversion_granted_at_once_wakes_a_waiting_record_reader(lm):
+    """The same on a record, with the implicit parents: T2's IS on the record waits for T1's UD until T1
+    converts it to SIX, and the waiters behind T2 stay in their order."""
+    with Interleaving(lm) as script:
+        script.lock(T1, rec(2), UD)
+        assert script.lock(T2, rec(2), IS).outcome == "blocked"
+        assert script.lock(T3, rec(2), SH).outcome == "blocked"  # SH conflicts with SIX too
+        assert script.lock(T1, rec(2), SIX).outcome == "ok"
+        assert script.step(2).outcome == "ok" and script.step(3).outcome == "blocked"
+        script.release_all(T1)
+        assert script.step(3).outcome == "ok"
+
+
 def test_the_wait_listener_fires_before_the_thread_blocks(lm):
     """Without the interleaving helper: a listener event tells the test that T2 is blocked."""
     lm.lock(T1, user(1), EX)
@@ -327,3 +356,93 @@ def test_bad_requests_are_refused_and_change_nothing(lm, call, message):
 def test_a_victim_error_names_the_cycle():
     error = DeadlockVictim("T2 is a deadlock victim", 2, 1)
     assert error.txn_id == 2 and error.other == 1 and not error.false_positive
+
+
+# -- the fast paths' bookkeeping --------------------------------------------------------
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("escalate", [False, True])
+def test_fast_paths_keep_the_same_books_as_the_careful_ones(seed, escalate):
+    """Seeded: three transactions lock records, pages and stores in every mode and duration (a conflict
+    fails at once), unlock short locks, and end; the books are recounted after every step. Also with
+    escalation at 3 locks (short locks left below an escalated page: test_escalation.py)."""
+    rng = random.Random(seed)
+    lm = LockManager(escalation_threshold=3 if escalate else None)
+    txns = [Txn(1), Txn(2), Txn(3)]
+    ids = [rec(s, page) for s in range(3) for page in (48, 50)] + [P48, P50, S13, S14]
+    for _ in range(300):
+        txn = rng.choice(txns)
+        roll = rng.random()
+        if roll < 0.6:
+            mode, duration = rng.choice([IS, IX, SH, SIX, UD, EX]), rng.choice([SHORT, LONG, INSTANT])
+            try:
+                lm.lock(txn, rng.choice(ids), mode, duration, timeout=0)  # one thread: a conflict fails
+            except LockTimeout:
+                pass
+        elif roll < 0.9:
+            short = [lid for lid, request in lm._owners[txn.txn_id].locks.items()
+                     if request.duration is SHORT] if txn.txn_id in lm._owners else []
+            if short:
+                try:
+                    lm.unlock(txn, rng.choice(short))
+                except BadLockRequest:
+                    pass  # it still has locks below it
+        else:
+            lm.release_all(txn)
+        check_bookkeeping(lm)
+
+
+def _random_step(rng, txns, ids, fast):
+    """One random call for ``fast`` (a manager): what it would be asked, as a function of the manager."""
+    txn = rng.choice(txns)
+    roll = rng.random()
+    if roll < 0.6:
+        lock_id, mode = rng.choice(ids), rng.choice([IS, SH, IS, SH, IX, SIX, UD, EX])
+        duration = rng.choice([SHORT, LONG, LONG, INSTANT])
+        # A fresh lock id half the time (an equal one, not the same object), as callers make them.
+        lock_id = LockId(lock_id.code, tuple(lock_id.numbers), lock_id.key) if rng.random() < 0.5 else lock_id
+        return lambda lm: lm.lock(txn, lock_id, mode, duration, timeout=0)  # one thread: a conflict fails
+    if roll < 0.8:
+        held = fast.held(txn)
+        lock_id = rng.choice(sorted(held)) if held and rng.random() < 0.9 else rng.choice(ids)
+        return lambda lm: lm.unlock(txn, lock_id)
+    if roll < 0.85:
+        return lambda lm: lm.open_quark(txn)
+    if roll < 0.88:
+        return lambda lm: lm.close_quark(txn)
+    if roll < 0.9:
+        return lambda lm: lm.unlock_duration(txn, SHORT)
+    return lambda lm: lm.release_all(txn)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("escalate", [False, True])
+def test_the_fast_paths_agree_with_the_careful_manager(seed, escalate):
+    """Seeded: the same calls (locks of every kind of id, mode and duration, unlocks, quarks, ends) on a
+    manager with its fast paths and on a careful one (every ancestor looked up, every grant and unlock
+    through the queue's methods): the same outcomes, the same table dumps, the same statistics, the
+    same trace, after every call; and the books recount right in both."""
+    rng = random.Random(seed)
+    threshold = 2 if escalate else None
+    fast = LockManager(escalation_threshold=threshold, trace=True)
+    careful = LockManager(escalation_threshold=threshold, trace=True, careful=True)
+    txns = [Txn(1), Txn(2), Txn(3)]
+    ids = ([rec(s, page) for s in range(4) for page in (48, 50)] + [rec(1, 7, store=4), P48, P50, S13, S14, V1,
+           LockId.kvl(StoreId(1, 3), b"k"), LockId.end_of_index(StoreId(1, 3)), X16, user(1), user(2)])
+    for _ in range(400):
+        step = _random_step(rng, txns, ids, fast)
+        outcomes = []
+        for lm in (fast, careful):
+            try:
+                outcomes.append(("ok", step(lm)))
+            except (BadLockRequest, LockTimeout) as e:
+                outcomes.append((type(e).__name__, str(e)))
+        assert outcomes[0] == outcomes[1]
+        assert fast.dump() == careful.dump()
+        assert fast.stats.as_dict() == careful.stats.as_dict()
+        assert fast.trace.lines == careful.trace.lines
+        assert {t.txn_id: fast.held(t) for t in txns} == {t.txn_id: careful.held(t) for t in txns}
+        check_bookkeeping(fast)
+        check_bookkeeping(careful)
+    assert fast.stats["nGranted"] > 100 and fast.stats["nReleases"] > 100 and fast.stats["nCovered"] > 0
+    if escalate:
+        assert fast.stats["nEscalations"] > 0
