@@ -105,8 +105,8 @@ class LogEntry:
     @_DecodedOnce
     def values(self) -> dict[str, Any]:
         """The item decoded by its entry type's fields ({} if erased or unknown)."""
-        entry_type = self.entry_type
-        if entry_type is None or self.header.erased:
+        entry_type = type_by_code(self.header.type_code)  # None if erased: that code is never declared
+        if entry_type is None:
             return {}
         return entry_type.decode(self.item)
 

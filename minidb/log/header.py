@@ -112,7 +112,7 @@ class EntryHeader(NamedTuple):
 
     @property
     def entry_size(self) -> int:
-        return self.size + self.item_size
+        return (MAX_HEADER_SIZE if self.flags & VLSN_PRESENT else HEADER_SIZE) + self.item_size  # size + item
 
     @property
     def provisional(self) -> Provisional:

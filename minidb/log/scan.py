@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from minidb.log.fields import ItemFormatError
-from minidb.log.header import HEADER_SIZE, EntryHeader, check_entry, checksum, read_header
+from minidb.log.header import HEADER_SIZE, EntryHeader, check_entry, checksum, intact_header, read_header
 from minidb.log.logdef import FILE_HEADER
 
 
@@ -84,12 +84,16 @@ class FileScanner:
         self.bad_header: EntryHeader | None = None
         self.file_header: dict | None = None
         self.count = 0
+        self.entries: list[tuple[int, EntryHeader]] | None = None  # kept by run_keeping
 
     def __iter__(self) -> Iterator[tuple[int, EntryHeader]]:
         buf, pos = self.buf, self.start
         while pos < len(buf):
             expected_prev = 0 if pos == 0 else self.last_offset
-            header, problem = check_entry(buf, pos, expected_prev, self.verify)
+            header = intact_header(buf, pos, expected_prev, self.verify)  # check_entry's fast path, called directly
+            problem = None
+            if header is None:
+                header, problem = check_entry(buf, pos, expected_prev, self.verify)
             if problem is None and pos == 0:
                 problem = self._check_file_header(header)
             if problem is not None or header is None:
@@ -117,6 +121,11 @@ class FileScanner:
     def run(self) -> "FileScanner":
         for _ in self:
             pass
+        return self
+
+    def run_keeping(self) -> "FileScanner":
+        """:meth:`run`, keeping the ``(offset, header)`` of every good entry, in order, in ``entries``."""
+        self.entries = list(self)
         return self
 
 
