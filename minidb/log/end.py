@@ -20,6 +20,13 @@ A last file that was created but whose ``FileHeader`` never reached the disk
 ends up empty: its header is written again by the next writer, which needs
 the LSN of the previous file's last entry (``last_entry_in_prev_file``).
 
+:func:`scan_end` also returns the last file's good entries as the scan
+checked them (:class:`CheckedFile`: each entry's offset and header, and the
+file's bytes). A log opened with ``keep_opening_scan`` keeps them for one
+reader that reads the last file right after opening (the log store's
+recovery), which then neither reads nor checks those bytes again (see
+``LogManager.take_opening_scan``).
+
 The scan of the last file goes through ``LAST_FILE_SCAN``, an exercise hook
 (:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student`` a
 student's ``valid_end`` (exercise 01a) decides where the good entries end.

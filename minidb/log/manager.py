@@ -60,6 +60,15 @@ all further work (the remedy is to reopen, which trusts only what is on
 disk). A full disk refuses the append that needed the space and changes
 nothing: the entry is not logged, and earlier buffered entries stay buffered.
 
+Opening finds the end of the log by reading and checking the last file entry
+by entry (:mod:`minidb.log.end`). With ``keep_opening_scan`` the log keeps
+those checked entries for :meth:`LogManager.take_opening_scan`, once: the log
+store's recovery reads the last file from them instead of reading and
+checking it again. They describe the file's bytes as opened, so writing
+anything to the log files while they are still held is a ``LogError`` (the
+check is in the buffer write, ``set_invisible`` and ``remove_head_files``):
+the one reader must take them before anything is written.
+
 Listeners (``add_listener``) are called after the latch is released with
 ``(lsn, entry_type, vlsn)``; the VLSN index registers mappings this way.
 

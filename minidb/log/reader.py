@@ -11,6 +11,13 @@ end of the log is the one found when the log was opened
 (:mod:`minidb.log.end`), so a torn tail that a read-only opener left in place
 is never read as data.
 
+A forward scan and :meth:`LogReader.last_of_type` may be given the last
+file as opening the log checked it (:class:`~minidb.log.end.CheckedFile`,
+from ``LogManager.take_opening_scan``): while the log still ends where it
+did, that file's entries come from it, every one of them already checked
+once (a start that is not one of its entries reads the file as before).
+The files before it are read and checked as always.
+
 Backward scans follow the ``prev`` offsets of the entry headers inside a file
 and, at a file's ``FileHeader``, its ``last_entry_lsn`` into the previous
 file, as JE's backward readers do. They read the ``READ_BACK`` bytes before

@@ -59,7 +59,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from minidb.log.fields import ItemFormatError
-from minidb.log.header import HEADER_SIZE, EntryHeader, check_entry, checksum, intact_header, read_header
+from minidb.log.header import (HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, EntryHeader, check_entry, checksum,
+                               intact_header, read_header)
 from minidb.log.logdef import FILE_HEADER
 
 
@@ -87,13 +88,14 @@ class FileScanner:
         self.entries: list[tuple[int, EntryHeader]] | None = None  # kept by run_keeping
 
     def __iter__(self) -> Iterator[tuple[int, EntryHeader]]:
-        buf, pos = self.buf, self.start
-        while pos < len(buf):
+        buf, pos, verify = self.buf, self.start, self.verify
+        size = len(buf)
+        while pos < size:
             expected_prev = 0 if pos == 0 else self.last_offset
-            header = intact_header(buf, pos, expected_prev, self.verify)  # check_entry's fast path, called directly
+            header = intact_header(buf, pos, expected_prev, verify)  # check_entry's fast path, called directly
             problem = None
             if header is None:
-                header, problem = check_entry(buf, pos, expected_prev, self.verify)
+                header, problem = check_entry(buf, pos, expected_prev, verify)
             if problem is None and pos == 0:
                 problem = self._check_file_header(header)
             if problem is not None or header is None:
@@ -102,7 +104,7 @@ class FileScanner:
             yield pos, header
             self.count += 1
             self.last_offset = pos
-            pos += header.entry_size
+            pos += (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE) + header.item_size  # entry_size
             self.end = pos
 
     def _check_file_header(self, header: EntryHeader) -> str | None:

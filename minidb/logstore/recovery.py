@@ -4,6 +4,14 @@ Opening an environment runs recovery, whether the last run closed cleanly or
 crashed; a clean close just leaves little to do. Its passes:
 
 1. **Find the end of the log** (the shared log cuts a torn tail when it opens).
+   Opening reads and checks the last file entry by entry to find its end;
+   the environment opens its log keeping those checked entries
+   (``keep_opening_scan``) and recovery takes them first thing
+   (``LogManager.take_opening_scan``), before anything is written: the two
+   reads below use them for the last file instead of reading and checking
+   its bytes a second time (every checksum is computed once). The log refuses
+   to write while they are still held, and the readers use them only while
+   the log ends where opening found it.
 2. **Find the last CkptEnd** (walking backward over the entry headers only:
    the next pass checks every entry walked past) and from it the checkpoint's
    CkptStart, firstActiveLSN and the mapping tree's root. Without one (a new
@@ -13,7 +21,10 @@ crashed; a clean close just leaves little to do. Its passes:
    sort the entries by kind in one pass (nodes, MapLNs, LNs, Commits; each
    list in LSN order): every later pass walks only its own kind. Node ids are
    learned from the first bytes of IN and BIN items; a BIN's slots are
-   decoded only if the BIN is replayed.
+   decoded only if the BIN is replayed. The entries read are also kept per
+   file as lists of LSNs, type codes and sizes (:class:`ScannedRun`; a size is
+   the distance to the next entry), from which node sizes are noted and
+   utilization is counted in bulk (pass 8).
 4. **The mapping tree**: replay its non-provisional INs from CkptStart, then
    its MapLNs; this gives every database and its root.
 5. **The other trees**: replay non-provisional INs and BINs from CkptStart.
@@ -37,7 +48,8 @@ crashed; a clean close just leaves little to do. Its passes:
    minidb gives the same slots **by key** (:meth:`RecoveryManager._redo_in_key_order`):
    it collects each key's LNs in log order, then takes the keys in order, one
    search per BIN for all the keys that fall in it; a key's LNs change its
-   slot at most once, to the last that would have gone in. A BIN this fills
+   slot at most once, to the last that would have gone in (the new keys of a
+   BIN go in together, ``BIN.insert_slots``). A BIN this fills
    past its size is split in halves until it fits, each piece logged once.
    A crash during recovery is a crash like any other: the next recovery
    starts from the same CkptEnd, and the BINs this one logged (splits,
@@ -49,13 +61,21 @@ crashed; a clean close just leaves little to do. Its passes:
    does not count: a rolled-back transaction is a loser. The losers' records stay locked from the
    redo pass until their undo, so that no BIN logged meanwhile (a split, an
    eviction) compresses a loser's deleted slot away.
-8. **Utilization**: each file's last FileSummaryLN plus the entries after it;
+8. **Utilization**: each file's last FileSummaryLN plus the entries after it
+   (counted file by file with dictionary updates and sums,
+   ``finish_recovery_in_runs``; one entry at a time, ``finish_recovery``, is
+   the reference: ``RecoveryManager.count_in_runs = False``);
    the obsolete versions named by the replayed LNs are counted again, and
    those named by non-provisional INs when the recovered tree uses that IN's
    version (or a newer one).
 9. **Finish with a checkpoint**, so the next recovery starts here. No other
    checkpoint runs while recovery does (not even by log growth: the
    utilization counts are not whole before pass 8).
+
+Opening and recovery run with Python's cyclic garbage collector paused
+(:func:`collector_paused`): the entries read are tens of thousands of small
+objects that live until recovery ends, and the collector would walk them all
+again each time its allocation counters fill up.
 
 Recovery hooks (``EnvironmentHooks.recovery_listeners``) see every entry from
 CkptStart to the end of the log, in order (the VLSN index rebuilds its
@@ -667,30 +687,54 @@ class RecoveryManager:
             i = 0
             while i < len(keys):
                 bin_node, high = tree.search_with_high(keys[i])
-                find, insert_slot = bin_node.find, bin_node.insert_slot
-                while i < len(keys) and (high is None or keys[i] < high):
-                    key = keys[i]
-                    i += 1
-                    index, exact = find(key)
-                    chain = chain_of[key]
-                    if type(chain) is list or exact:
-                        self._redo_chain(bin_node, index, exact, key, chain if type(chain) is list else [chain])
-                    elif chain.header.type_code not in _DELETION_CODES:
-                        # One LN and no slot: _redo_chain's shortest case, inserted here (a deletion changes nothing).
-                        insert_slot(index, key, chain.lsn, False, _record(chain))
-                        bin_node.dirty = True
-                        info.lns_redone += 1
+                j = len(keys) if high is None else bisect.bisect_left(keys, high, i)  # the keys that go to it
+                self._redo_into_bin(bin_node, keys[i:j], chain_of)
+                i = j
                 tree.split_until_fits(bin_node)
                 evictor.evict_to_budget()
 
-    def _redo_chain(self, bin_node, index: int, exact: bool, key: bytes, chain: list[LogEntry]) -> bool:
-        """Redo one key's LNs (in log order) as :meth:`_redo_ln` would one by one, changing the slot once.
+    def _redo_into_bin(self, bin_node, keys: list[bytes], chain_of: dict) -> None:
+        """Redo the chains of ``keys`` (sorted, all routed to ``bin_node``): each slot changes at most once.
 
-        Each LN goes in if it is newer than the slot; with no slot yet, a deletion changes nothing
-        and a write inserts it. The last LN that went in is what the slot ends with. True if it changed.
+        A key with a slot takes what :meth:`_redo_chain` says in place; the slots of new keys are found
+        against the BIN as it was and go in together at the end (``BIN.insert_slots``, one pass over
+        its lists instead of one insertion each). The usual new key has one LN: it goes in unless it is
+        a deletion, which is :meth:`_redo_chain`'s answer for it, without the call.
         """
         info = self.info
-        slot_lsn = bin_node.lsns[index] if exact else None
+        slot_keys, slot_lsns = bin_node.keys, bin_node.lsns
+        inserts: list[tuple[int, bytes, LogEntry]] = []
+        changed = False
+        for key in keys:
+            chain = chain_of[key]
+            index = bisect.bisect_left(slot_keys, key)
+            if index < len(slot_keys) and slot_keys[index] == key:
+                last = self._redo_chain(slot_lsns[index], chain if type(chain) is list else [chain])
+                if last is not None:
+                    deleted = last.header.type_code in _DELETION_CODES
+                    bin_node.update_slot(index, last.lsn, deleted, _record(last))
+                    changed = True
+            elif type(chain) is list:
+                last = self._redo_chain(None, chain)
+                if last is not None:
+                    inserts.append((index, key, last))
+            elif chain.header.type_code not in _DELETION_CODES:
+                inserts.append((index, key, chain))
+                info.lns_redone += 1
+        if inserts:
+            bin_node.insert_slots([(index, key, last.lsn, last.header.type_code in _DELETION_CODES, _record(last))
+                                   for index, key, last in inserts])
+        if inserts or changed:
+            bin_node.dirty = True
+
+    def _redo_chain(self, slot_lsn: LSN | None, chain: list[LogEntry]) -> LogEntry | None:
+        """Redo one key's LNs (in log order) as :meth:`_redo_ln` would one by one: the LN the slot ends with.
+
+        ``slot_lsn`` is the slot's LSN, None if the key has no slot. Each LN goes in if it is newer than
+        the slot; with no slot yet, a deletion changes nothing and a write inserts it. The last LN that
+        went in is what the slot ends with; None if none did (the slot does not change).
+        """
+        info = self.info
         last = None
         for entry in chain:
             if slot_lsn is None:
@@ -701,15 +745,7 @@ class RecoveryManager:
                 continue
             slot_lsn, last = entry.lsn, entry
             info.lns_redone += 1
-        if last is None:
-            return False
-        deleted = last.header.type_code in _DELETION_CODES
-        if exact:
-            bin_node.update_slot(index, last.lsn, deleted, _record(last))
-        else:
-            bin_node.insert_slot(index, key, last.lsn, deleted, _record(last))
-        bin_node.dirty = True
-        return True
+        return last
 
     #: True: utilization counts the entries read file by file, in bulk (:meth:`_scanned_runs`,
     #: ``finish_recovery_in_runs``); False: the reference, entry by entry (``finish_recovery``).

@@ -21,7 +21,12 @@ Checkpoint step 7 writes a ``FileSummaryLN`` for every file whose counts
 changed, into the internal database ``_utilization`` (key: the file number),
 making the counts recoverable. Each summary covers the entries of its file
 logged before the summary itself; recovery loads the summaries and counts
-the entries of each file at or after its summary's LSN.
+the entries of each file at or after its summary's LSN: file by file, from
+lists of LSNs, sizes and type codes (:class:`ScannedRun`), with a dictionary
+update for the node sizes, one for the obsolete offsets and a few sums
+(``finish_recovery_in_runs``); ``finish_recovery``, one entry at a time as
+:meth:`UtilizationTracker.count_new` counts an appended entry, is the
+reference it agrees with.
 
 Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
 
