@@ -66,10 +66,11 @@ class LogEntry:
     item: bytes
 
     def __init__(self, lsn: LSN, header: EntryHeader, item: bytes):
-        # Frozen all the same (assigning an attribute raises); filled in one step, because readers make
-        # one LogEntry per entry read and a frozen dataclass's own __init__ sets each field through
-        # object.__setattr__, twice the cost.
-        self.__dict__.update(lsn=lsn, header=header, item=item)
+        # Frozen all the same (assigning an attribute raises); filled in straight into its __dict__,
+        # because readers make one LogEntry per entry read and a frozen dataclass's own __init__ sets
+        # each field through object.__setattr__, several times the cost.
+        fields = self.__dict__
+        fields["lsn"], fields["header"], fields["item"] = lsn, header, item
 
     @property
     def entry_type(self) -> EntryType | None:

@@ -189,6 +189,8 @@ class LogReader:
                 scanner = FileScanner(data, number, start=offset)
             else:
                 data = checked.data  # type: ignore[union-attr]
+            if type(data) is not bytes:
+                data = bytes(data)  # so that each entry's item is a slice of it, already bytes
             for pos, header in scanner:
                 if pos == 0 and previous is not None:
                     self._check_link(previous, number, scanner.file_header)
@@ -197,7 +199,7 @@ class LogReader:
                     return
                 # A position the scan found is a valid LSN: made without LSN's range checks.
                 item = pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)  # header.size
-                yield LogEntry(_new_lsn(LSN, (number, pos)), header, bytes(data[item : item + header.item_size]))
+                yield LogEntry(_new_lsn(LSN, (number, pos)), header, data[item : item + header.item_size])
             if previous is not None:  # no FileHeader here to check the file before against
                 self._check_link(previous, number, None)
             if scanner.problem is not None:

@@ -308,6 +308,7 @@ class RecoveryManager:
         phase = self._phase("read the log")
         self.entries = list(log.scan(None if info.scan_start.is_null else info.scan_start, checked=checked))
         del checked
+        self.runs = self._scanned_runs()
         self._refuse_foreign_entries()
         self._sort_by_kind()
         self._refuse_the_other_kind(root_lsn, phase)
@@ -336,7 +337,7 @@ class RecoveryManager:
 
     def _refuse_foreign_entries(self) -> None:
         """Another engine's log (a page store's, a generated one) is not an environment: change nothing."""
-        if _FOREIGN_CODES.keys().isdisjoint({entry.header.type_code for entry in self.entries}):
+        if all(_FOREIGN_CODES.keys().isdisjoint(run.codes) for run in self.runs):
             return
         for entry in self.entries:
             owner = _FOREIGN_CODES.get(entry.header.type_code)
@@ -410,7 +411,6 @@ class RecoveryManager:
                 txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
                 if txn_id is not None and abs(txn_id) > last_txn_id:
                     last_txn_id = abs(txn_id)  # internal: < 0
-        self.runs = self._scanned_runs()
         for run in self.runs:
             env.utilization.note_sizes([(lsn, size) for lsn, size, code in zip(run.lsns, run.sizes, run.codes)
                                         if code in _SIZED_CODES])
@@ -703,7 +703,7 @@ class RecoveryManager:
         """
         info = self.info
         slot_keys, slot_lsns = bin_node.keys, bin_node.lsns
-        inserts: list[tuple[int, bytes, LogEntry]] = []
+        inserts: list[tuple[int, bytes, LSN, bool, object]] = []  # as BIN.insert_slots takes them
         changed = False
         for key in keys:
             chain = chain_of[key]
@@ -717,13 +717,15 @@ class RecoveryManager:
             elif type(chain) is list:
                 last = self._redo_chain(None, chain)
                 if last is not None:
-                    inserts.append((index, key, last))
+                    inserts.append((index, key, last.lsn, last.header.type_code in _DELETION_CODES, _record(last)))
+            elif chain.header.type_code in _DATA_CODES:  # (a write's record is its data: _record, without the call)
+                inserts.append((index, key, chain.lsn, False, chain.values["data"]))
+                info.lns_redone += 1
             elif chain.header.type_code not in _DELETION_CODES:
-                inserts.append((index, key, chain))
+                inserts.append((index, key, chain.lsn, False, _record(chain)))
                 info.lns_redone += 1
         if inserts:
-            bin_node.insert_slots([(index, key, last.lsn, last.header.type_code in _DELETION_CODES, _record(last))
-                                   for index, key, last in inserts])
+            bin_node.insert_slots(inserts)
         if inserts or changed:
             bin_node.dirty = True
 

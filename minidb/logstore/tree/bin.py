@@ -19,6 +19,7 @@ Example (max 4 entries): put k3, k1, k2, then delete k2::
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
@@ -27,7 +28,7 @@ from minidb.logstore.logdef import BIN_ENTRY
 from minidb.logstore.tree.in_node import IN
 
 
-_slot_key = itemgetter(0)  # a slot's key: no two slots of a node have the same
+_slot_key = itemgetter(1)  # an (index, key, ...) slot's key: no two slots of a node have the same
 
 
 class BIN(IN):
@@ -67,9 +68,11 @@ class BIN(IN):
             for index, key, lsn, known_deleted, record in reversed(inserts):
                 self.insert_slot(index, key, lsn, known_deleted, record)
             return
-        merged = sorted([*zip(self.keys, self.lsns, self.known_deleted, self.records),
-                         *(slot[1:] for slot in inserts)], key=_slot_key)
-        for column, values in zip((self.keys, self.lsns, self.known_deleted, self.records), zip(*merged)):
+        merged = sorted([*zip(repeat(0), self.keys, self.lsns, self.known_deleted, self.records), *inserts],
+                        key=_slot_key)
+        columns = zip(*merged)
+        next(columns)  # the indexes
+        for column, values in zip((self.keys, self.lsns, self.known_deleted, self.records), columns):
             column[:] = values
         self.version += len(inserts)
 
