@@ -374,14 +374,19 @@ what is wrong and where); recovery finds the last CkptEnd walking back through 6
 over the entry headers only (the forward read that follows checks every entry walked past), reads
 the log after it once and sorts the entries by kind in one pass, learning node ids from the first
 bytes of IN and BIN items and the largest transaction id from the first field of transactional
-entries. Redo works by key, not by LN: each key's LNs are collected in log order and change its
-slot once, the keys of one BIN go in after one search, and a BIN filled past its size is halved
-until it fits, each piece logged once (it was a search, an insertion and now and then a split
-logging both halves, per LN). Recovery of {RECOVERY_SIZES[-1]:,} puts reads {rec_rows[-1][7]} entries
-per CPU second, {"at or above" if rec_cpu_rate >= RECOVERY_TARGET else "below"} the target of
-{RECOVERY_TARGET:,}; the time left is Python's work per entry: each entry read and checked twice
-(once when the log opens and finds its end, once by recovery), each LN decoded, each entry
-counted for utilization.
+entries. Every byte since the checkpoint is read and checksummed once: opening the log checks the
+last file entry by entry to find its end, and recovery takes those checked entries (before anything
+is written) instead of reading the file again. Redo works by key, not by LN: each key's LNs are
+collected in log order and change its slot once, the keys of one BIN go in after one search, and a
+BIN filled past its size is halved until it fits, each piece logged once (it was a search, an
+insertion and now and then a split logging both halves, per LN). Utilization is counted per file
+with dictionary updates and sums, and the cyclic garbage collector is paused while the environment
+opens and recovers (it would walk the entries read again and again). Recovery of
+{RECOVERY_SIZES[-1]:,} puts reads {rec_rows[-1][7]} entries per CPU second,
+{"at or above" if rec_cpu_rate >= RECOVERY_TARGET else "below"} the target of {RECOVERY_TARGET:,}; the
+time left is Python's work per entry: the opening scan's unpack and checksum, a LogEntry made and
+each LN decoded (its key, data and the version it replaces), the key's slot filled, and the BINs
+that redo fills logged as they split.
 """
 
 

@@ -20,6 +20,13 @@ A last file that was created but whose ``FileHeader`` never reached the disk
 ends up empty: its header is written again by the next writer, which needs
 the LSN of the previous file's last entry (``last_entry_in_prev_file``).
 
+:func:`scan_end` also returns the last file's good entries as the scan
+checked them (:class:`CheckedFile`: each entry's offset and header, and the
+file's bytes). A log opened with ``keep_opening_scan`` keeps them for one
+reader that reads the last file right after opening (the log store's
+recovery), which then neither reads nor checks those bytes again (see
+``LogManager.take_opening_scan``).
+
 The scan of the last file goes through ``LAST_FILE_SCAN``, an exercise hook
 (:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student`` a
 student's ``valid_end`` (exercise 01a) decides where the good entries end.
@@ -112,7 +119,7 @@ def valid_end(data: bytes, file_number: int) -> int:
 
 
 def _scan_last(buf: bytes, number: int) -> FileScanner:
-    return FileScanner(buf, number).run()
+    return FileScanner(buf, number).run_keeping()
 
 
 @dataclass
@@ -152,10 +159,41 @@ def _scan_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callabl
 LAST_FILE_SCAN = exercise_hooks.register("01a_log_end", "valid_end", _scan_last, _scan_from_exercise)
 
 
+@dataclass(frozen=True)
+class CheckedFile:
+    """The last log file as :func:`scan_end` read and checked it, for one later reader (recovery).
+
+    ``entries`` holds the ``(offset, header)`` of every good entry below ``end``, in order, each
+    checked as a forward scan checks it (chain, checksum, the FileHeader); ``data`` is the file's
+    bytes as read. Only valid while nothing changed those bytes (see :meth:`LogManager.take_opening_scan
+    <minidb.log.manager.LogManager.take_opening_scan>`) and nothing was appended after ``end``.
+    """
+
+    number: int
+    data: bytes
+    entries: list[tuple[int, EntryHeader]]
+    end: int
+    file_header: dict | None
+
+    def last_of_type(self, type_code: int) -> tuple[int, EntryHeader] | None:
+        """The ``(offset, header)`` of the last entry of type ``type_code`` in the file, or None."""
+        for found in reversed(self.entries):
+            if found[1].type_code == type_code:
+                return found
+        return None
+
+
 def find_end(disk: Disk) -> LogEnd:
+    """Where the log on ``disk`` ends (a torn tail cut; corruption raised), see the module documentation."""
+    return scan_end(disk)[0]
+
+
+def scan_end(disk: Disk) -> tuple[LogEnd, CheckedFile | None]:
+    """:func:`find_end`, and the last file's entries as the scan checked them (None when a student's
+    ``valid_end`` scanned it, or when there is no log file)."""
     files = tuple(log_file_numbers(disk))
     if not files:
-        return LogEnd(files, None, 0, None, NULL_LSN, NULL_LSN, None)
+        return LogEnd(files, None, 0, None, NULL_LSN, NULL_LSN, None), None
     gap = first_gap(files)
     if gap is not None:
         raise LogCorruptionError(file_name(gap[0]), 0, f"{gap[1]} in {disk.where()}")
@@ -185,4 +223,7 @@ def find_end(disk: Disk) -> LogEnd:
         last_entry = prev_last
     else:
         last_entry = LSN(last, scanner.last_offset)
-    return LogEnd(files, last, scanner.end, scanner.last_offset, last_entry, prev_last, cut)
+    checked = None
+    if isinstance(scanner, FileScanner) and scanner.entries is not None:
+        checked = CheckedFile(last, buf, scanner.entries, scanner.end, scanner.file_header)
+    return LogEnd(files, last, scanner.end, scanner.last_offset, last_entry, prev_last, cut), checked

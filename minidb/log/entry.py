@@ -66,10 +66,11 @@ class LogEntry:
     item: bytes
 
     def __init__(self, lsn: LSN, header: EntryHeader, item: bytes):
-        # Frozen all the same (assigning an attribute raises); filled in one step, because readers make
-        # one LogEntry per entry read and a frozen dataclass's own __init__ sets each field through
-        # object.__setattr__, twice the cost.
-        self.__dict__.update(lsn=lsn, header=header, item=item)
+        # Frozen all the same (assigning an attribute raises); filled in straight into its __dict__,
+        # because readers make one LogEntry per entry read and a frozen dataclass's own __init__ sets
+        # each field through object.__setattr__, several times the cost.
+        fields = self.__dict__
+        fields["lsn"], fields["header"], fields["item"] = lsn, header, item
 
     @property
     def entry_type(self) -> EntryType | None:
@@ -105,8 +106,8 @@ class LogEntry:
     @_DecodedOnce
     def values(self) -> dict[str, Any]:
         """The item decoded by its entry type's fields ({} if erased or unknown)."""
-        entry_type = self.entry_type
-        if entry_type is None or self.header.erased:
+        entry_type = type_by_code(self.header.type_code)  # None if erased: that code is never declared
+        if entry_type is None:
             return {}
         return entry_type.decode(self.item)
 

@@ -112,7 +112,7 @@ class EntryHeader(NamedTuple):
 
     @property
     def entry_size(self) -> int:
-        return self.size + self.item_size
+        return (MAX_HEADER_SIZE if self.flags & VLSN_PRESENT else HEADER_SIZE) + self.item_size  # size + item
 
     @property
     def provisional(self) -> Provisional:
@@ -232,6 +232,9 @@ _PLAIN_FLAGS = frozenset(f for f in range(KNOWN_FLAGS + 1) if not f & INVISIBLE 
 _PLAIN_CODES = frozenset(c for c in range(256) if valid_type_code(c))  # erased entries take the careful path
 
 
+_new_header = tuple.__new__
+
+
 def intact_header(buf: bytes | memoryview, pos: int, expected_prev: int | None, verify: bool = True) -> EntryHeader | None:
     """The fast path of :func:`check_entry`: the header of an intact, ordinary entry, else None.
 
@@ -254,7 +257,7 @@ def intact_header(buf: bytes | memoryview, pos: int, expected_prev: int | None, 
         end += VLSN_SIZE
     if end > len(buf) or (verify and zlib.crc32(buf[pos + 4 : end]) != crc):
         return None
-    return EntryHeader(crc, type_code, flags, prev, item_size, vlsn)
+    return _new_header(EntryHeader, (crc, type_code, flags, prev, item_size, vlsn))  # every field: no __new__ call
 
 
 def check_entry(buf: bytes | memoryview, pos: int, expected_prev: int | None, verify: bool = True) -> tuple[EntryHeader | None, str | None]:

@@ -60,6 +60,15 @@ all further work (the remedy is to reopen, which trusts only what is on
 disk). A full disk refuses the append that needed the space and changes
 nothing: the entry is not logged, and earlier buffered entries stay buffered.
 
+Opening finds the end of the log by reading and checking the last file entry
+by entry (:mod:`minidb.log.end`). With ``keep_opening_scan`` the log keeps
+those checked entries for :meth:`LogManager.take_opening_scan`, once: the log
+store's recovery reads the last file from them instead of reading and
+checking it again. They describe the file's bytes as opened, so writing
+anything to the log files while they are still held is a ``LogError`` (the
+check is in the buffer write, ``set_invisible`` and ``remove_head_files``):
+the one reader must take them before anything is written.
+
 Listeners (``add_listener``) are called after the latch is released with
 ``(lsn, entry_type, vlsn)``; the VLSN index registers mappings this way.
 
@@ -99,7 +108,7 @@ from zlib import crc32
 
 from minidb.errors import DiskError, DiskFullError, LogError, LogFullError, UserError
 from minidb.io import Disk, File
-from minidb.log.end import LogEnd, TailCut, find_end
+from minidb.log.end import CheckedFile, LogEnd, TailCut, scan_end
 from minidb.log.entry import LogEntry
 from minidb.log.files import all_log_file_numbers, file_name
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
@@ -144,6 +153,7 @@ class LogManager:
         preallocate: bool = False,
         commit_delay: float = 0.5,
         commit_clock: MonotonicClock | ManualClock | None = None,
+        keep_opening_scan: bool = False,
     ):
         if not isinstance(file_max, int) or not MIN_FILE_MAX <= file_max <= MAX_OFFSET:
             if isinstance(file_max, int) and file_max < MIN_FILE_MAX:
@@ -187,7 +197,9 @@ class LogManager:
         self._closed = False
         self._writable = not readonly  # False once closed, read-only or failed: append tests this one flag
 
-        found = find_end(disk)
+        found, checked = scan_end(disk)
+        # The last file as opening checked it, for take_opening_scan (its one reader: recovery).
+        self._opening_scan: CheckedFile | None = checked if keep_opening_scan else None
         self.tail_cut: TailCut | None = found.cut
         if found.cut is not None:
             self.trace.emit("opened with %s", found.cut)
@@ -314,6 +326,7 @@ class LogManager:
                                 f"{file_name(self._file_number)}")
             if below_file <= self.head:
                 return []
+            self._check_opening_scan_taken()
             write_log_head(self.disk, below_file)
             self.head = below_file
             self._files = [n for n in self._files if n >= below_file]
@@ -469,11 +482,30 @@ class LogManager:
         self.stats.add_held("nBytes", size)
         return lsn
 
+    def take_opening_scan(self) -> CheckedFile | None:
+        """The last file's entries as opening the log checked them, once (then None; always None
+        unless the log was opened with ``keep_opening_scan``).
+
+        A reader that reads the log's last file right after opening (the log store's recovery) takes
+        them instead of reading and checking every byte again. They describe the bytes as opened, so
+        they must be taken before anything writes to the log: writing while they are still held is a
+        :class:`~minidb.errors.LogError` (:meth:`_check_opening_scan_taken`), and the readers use them
+        only while the log still ends where opening found it (nothing appended).
+        """
+        checked, self._opening_scan = self._opening_scan, None
+        return checked
+
+    def _check_opening_scan_taken(self) -> None:
+        if self._opening_scan is not None:
+            raise LogError(f"{self.disk.where()}: the log is being written while the entries its opening "
+                           "checked are still kept for a reader (take_opening_scan first)")
+
     def _write_buffer(self) -> None:
         """Write the log buffer to the current file (caller holds the latch)."""
         if not self._buffer:
             return
         assert self._handle is not None
+        self._check_opening_scan_taken()
         self._handle.write(self._buffer_base, bytes(self._buffer))
         self._counts["nWrites"] += 1
         self._counts["nBytesWritten"] += len(self._buffer)
@@ -649,6 +681,7 @@ class LogManager:
         """
         with self._latch:
             self._check_usable()
+            self._check_opening_scan_taken()
             self._write_buffer()
             changed = 0
             handles: dict[int, File] = {}
@@ -722,12 +755,14 @@ class LogManager:
     def read(self, lsn: LSN) -> LogEntry:
         return self.reader.read_entry(require_lsn(lsn))
 
-    def scan(self, start: LSN | None = None, stop: LSN | None = None):
+    def scan(self, start: LSN | None = None, stop: LSN | None = None, checked: CheckedFile | None = None):
+        """Entries from ``start`` up to ``stop`` (:meth:`LogReader.forward`; ``checked``: what
+        :meth:`take_opening_scan` gave)."""
         if start is not None:
             require_lsn(start, "scan start")
         if stop is not None:
             require_lsn(stop, "scan stop")
-        return self.reader.forward(start, stop)
+        return self.reader.forward(start, stop, checked)
 
     def scan_backward(self, start: LSN | None = None):
         if start is not None:

@@ -11,6 +11,13 @@ end of the log is the one found when the log was opened
 (:mod:`minidb.log.end`), so a torn tail that a read-only opener left in place
 is never read as data.
 
+A forward scan and :meth:`LogReader.last_of_type` may be given the last
+file as opening the log checked it (:class:`~minidb.log.end.CheckedFile`,
+from ``LogManager.take_opening_scan``): while the log still ends where it
+did, that file's entries come from it, every one of them already checked
+once (a start that is not one of its entries reads the file as before).
+The files before it are read and checked as always.
+
 Backward scans follow the ``prev`` offsets of the entry headers inside a file
 and, at a file's ``FileHeader``, its ``last_entry_lsn`` into the previous
 file, as JE's backward readers do. They read the ``READ_BACK`` bytes before
@@ -22,16 +29,19 @@ fails with the same error either way. Reading one entry is one pread of
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
+from itertools import islice
+from operator import itemgetter
 
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk, File
 from minidb.log.check import next_file_problem
-from minidb.log.end import LogEnd
+from minidb.log.end import CheckedFile, LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import (HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, check_entry,
-                               intact_header)
+from minidb.log.header import (HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader,
+                               check_entry, intact_header)
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner
@@ -51,6 +61,27 @@ READ_BACK = 64 * 1024
 # argument, an offset, it gives only the buffered bytes from there on (none if the
 # offset lies below the buffer).
 BufferView = Callable[..., tuple[bytes, int] | None]
+
+_offset_of = itemgetter(0)
+
+
+class _CheckedScan:
+    """A :class:`FileScanner`'s answers for a file that opening the log checked already (see
+    :meth:`LogReader.forward`): the checked entries from ``entries[index]`` on, nothing checked again."""
+
+    problem = None
+    bad_offset = None
+
+    def __init__(self, checked: CheckedFile, index: int, start: int):
+        self.checked, self.index = checked, index
+        self.file_header = checked.file_header if index == 0 else None
+        # As a FileScanner's after the last entry (the only time forward reads them).
+        whole = index < len(checked.entries)
+        self.last_offset: int | None = checked.entries[-1][0] if whole else None
+        self.end = checked.end if whole else start
+
+    def __iter__(self) -> Iterator[tuple[int, EntryHeader]]:
+        return islice(self.checked.entries, self.index, None)
 
 
 class LogReader:
@@ -131,11 +162,18 @@ class LogReader:
                 data = handle.read(lsn.offset, size)
         return data, lsn.offset
 
-    def forward(self, start: LSN | None = None, stop: LSN | None = None) -> Iterator[LogEntry]:
-        """Entries from ``start`` (default: the first) up to, not including, ``stop``."""
+    def forward(self, start: LSN | None = None, stop: LSN | None = None,
+                checked: CheckedFile | None = None) -> Iterator[LogEntry]:
+        """Entries from ``start`` (default: the first) up to, not including, ``stop``.
+
+        ``checked``: the last file as opening the log checked it (:meth:`LogManager.take_opening_scan
+        <minidb.log.manager.LogManager.take_opening_scan>`); while the log still ends where it did, that
+        file's entries come from it, neither read nor checked again (:meth:`_checked_scan`)."""
         end = self._end()
         if end.last_file is None:
             return
+        if stop is not None and stop.is_null:
+            raise ValueError("NULL_LSN has no position in the log and cannot be compared")
         files = [n for n in log_file_numbers(self.disk) if n <= end.last_file]
         previous = None  # (number, last entry's offset, end) of the file read to its end before this one
         for number in files:
@@ -143,24 +181,44 @@ class LogReader:
                 continue
             if stop is not None and number > stop.file:
                 return
-            data = self.file_bytes(number)
             offset = start.offset if start is not None and number == start.file else 0
-            scanner = FileScanner(data, number, start=offset)
+            limit = stop.offset if stop is not None and number == stop.file else None  # no entry from there on
+            scanner = self._checked_scan(checked, end, number, offset)
+            if scanner is None:
+                data = self.file_bytes(number)
+                scanner = FileScanner(data, number, start=offset)
+            else:
+                data = checked.data  # type: ignore[union-attr]
+            if type(data) is not bytes:
+                data = bytes(data)  # so that each entry's item is a slice of it, already bytes
             for pos, header in scanner:
                 if pos == 0 and previous is not None:
                     self._check_link(previous, number, scanner.file_header)
                     previous = None
-                lsn = _new_lsn(LSN, (number, pos))  # in range: an offset inside a log file
-                if stop is not None and lsn >= stop:
+                if limit is not None and pos >= limit:
                     return
-                item = pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)
-                yield LogEntry(lsn, header, bytes(data[item : item + header.item_size]))
+                # A position the scan found is a valid LSN: made without LSN's range checks.
+                item = pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)  # header.size
+                yield LogEntry(_new_lsn(LSN, (number, pos)), header, data[item : item + header.item_size])
             if previous is not None:  # no FileHeader here to check the file before against
                 self._check_link(previous, number, None)
             if scanner.problem is not None:
                 raise LogCorruptionError(file_name(number), scanner.bad_offset or 0, scanner.problem)
             if offset == 0 or scanner.last_offset is not None:  # else where it started was its end
                 previous = (number, scanner.last_offset, scanner.end)
+
+    @staticmethod
+    def _checked_scan(checked: CheckedFile | None, end: LogEnd, number: int, offset: int) -> "_CheckedScan | None":
+        """What a FileScanner from ``offset`` would give for file ``number``, from the entries opening
+        checked; None (read and check the file) unless they are this file's, the log still ends where
+        they end, and ``offset`` is one of their entries (or the end)."""
+        if checked is None or checked.number != number or end.last_file != number or end.end_offset != checked.end:
+            return None
+        entries = checked.entries
+        index = bisect.bisect_left(entries, offset, key=_offset_of)
+        if offset != checked.end and (index == len(entries) or entries[index][0] != offset):
+            return None
+        return _CheckedScan(checked, index, offset)
 
     @staticmethod
     def _check_link(previous: tuple[int, int | None, int], number: int, file_header: dict | None) -> None:
@@ -188,7 +246,7 @@ class LogReader:
                     raise LogCorruptionError(file_name(lsn.file), lsn.offset, "prev offset does not point backwards")
                 lsn = LSN(lsn.file, entry.header.prev_offset)
 
-    def last_of_type(self, type_code: int) -> LogEntry | None:
+    def last_of_type(self, type_code: int, checked: CheckedFile | None = None) -> LogEntry | None:
         """The last entry of type ``type_code`` (None if there is none): what :meth:`backward` would find.
 
         It walks the same ``prev`` chain in the same windows but reads only each header's type, size
@@ -198,10 +256,19 @@ class LogReader:
         so is a file's first entry (its FileHeader names the last entry of the file before). Each
         header must end where the entry after it starts and point backward; anything else goes on
         with :meth:`backward` from there, which says what is wrong.
+
+        ``checked``: the last file as opening the log checked it (as for :meth:`forward`); while the log
+        still ends where it did, the last file's headers are looked at there, and the walk goes on
+        from its FileHeader into the file before.
         """
         end = self._end()
         lsn = end.last_entry
         stop = end.end_offset if lsn.file == end.last_file else None  # where the entry at lsn must end
+        if checked is not None and checked.entries and self._checked_scan(checked, end, checked.number, 0):
+            found = checked.last_of_type(type_code)
+            if found is not None:
+                return self._checked_entry(checked, found)
+            lsn, stop = self._before_file(self._checked_entry(checked, checked.entries[0])), None
         data, base = b"", lsn.offset + 1  # the window: bytes [base, base + len(data)) of lsn.file
         while not lsn.is_null:
             if lsn.offset == 0:  # a FileHeader, read in full: it names the last entry of the file before
@@ -237,6 +304,11 @@ class LogReader:
         lsn = entry.values["last_entry_lsn"]
         files = self._end().files
         return NULL_LSN if not lsn.is_null and files and lsn.file < files[0] else lsn
+
+    @staticmethod
+    def _checked_entry(checked: CheckedFile, found: tuple[int, EntryHeader]) -> LogEntry:
+        pos, header = found
+        return LogEntry(LSN(checked.number, pos), header, bytes(checked.data[pos + header.size : pos + header.entry_size]))
 
     @staticmethod
     def _from_window(window: tuple[int, int, bytes], lsn: LSN) -> LogEntry | None:

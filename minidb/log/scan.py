@@ -85,6 +85,7 @@ class FileScanner:
         self.bad_header: EntryHeader | None = None
         self.file_header: dict | None = None
         self.count = 0
+        self.entries: list[tuple[int, EntryHeader]] | None = None  # kept by run_keeping
 
     def __iter__(self) -> Iterator[tuple[int, EntryHeader]]:
         buf, pos, verify = self.buf, self.start, self.verify
@@ -122,6 +123,11 @@ class FileScanner:
     def run(self) -> "FileScanner":
         for _ in self:
             pass
+        return self
+
+    def run_keeping(self) -> "FileScanner":
+        """:meth:`run`, keeping the ``(offset, header)`` of every good entry, in order, in ``entries``."""
+        self.entries = list(self)
         return self
 
 

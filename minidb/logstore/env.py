@@ -62,7 +62,7 @@ from minidb.logstore.locks import LockTable
 from minidb.logstore.mapping_tree import DbTree
 from minidb.logstore.node_logger import NodeLogger
 from minidb.logstore.records import RecordOps
-from minidb.logstore.recovery import RecoveryInfo, RecoveryManager
+from minidb.logstore.recovery import RecoveryInfo, RecoveryManager, collector_paused
 from minidb.logstore.txn import Transaction, TxnManager
 from minidb.logstore.utilization import FileSummary, UtilizationTracker
 from minidb.stats import Stats, Trace
@@ -89,8 +89,17 @@ class Environment:
         self.recovering = False
         self.last_node_id = 0
         self._in_after_operation = False
+        with collector_paused():  # opening and recovery make tens of thousands of small objects
+            self._open_and_recover(disk, phase_listener)
+        self.cleaner_thread: CleanerThread | None = None
+        if self.config.run_cleaner:
+            self.cleaner_thread = CleanerThread(self)
+            self.cleaner_thread.start()
+
+    def _open_and_recover(self, disk: Disk, phase_listener) -> None:
+        # The log keeps the last file's entries as opening checked them; recovery takes them first thing.
         self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
-                              clock=self.config.clock)
+                              clock=self.config.clock, keep_opening_scan=True)
         self.locks = LockTable()
         self.txn_manager = TxnManager(self)
         self.utilization = UtilizationTracker(self)
@@ -110,10 +119,6 @@ class Environment:
                 raise
             finally:
                 self.recovering = False
-        self.cleaner_thread: CleanerThread | None = None
-        if self.config.run_cleaner:
-            self.cleaner_thread = CleanerThread(self)
-            self.cleaner_thread.start()
 
     @classmethod
     def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,

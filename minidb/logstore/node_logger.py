@@ -98,6 +98,8 @@ class NodeLogger:
     def compress(self, bin_node: IN) -> int:
         """Remove known-deleted slots that no transaction holds a lock on."""
         env = self.env
+        if not any(bin_node.known_deleted):
+            return 0  # nothing to look at (the usual BIN)
         removed = 0
         i = 0
         while i < bin_node.n_entries:

@@ -4,6 +4,14 @@ Opening an environment runs recovery, whether the last run closed cleanly or
 crashed; a clean close just leaves little to do. Its passes:
 
 1. **Find the end of the log** (the shared log cuts a torn tail when it opens).
+   Opening reads and checks the last file entry by entry to find its end;
+   the environment opens its log keeping those checked entries
+   (``keep_opening_scan``) and recovery takes them first thing
+   (``LogManager.take_opening_scan``), before anything is written: the two
+   reads below use them for the last file instead of reading and checking
+   its bytes a second time (every checksum is computed once). The log refuses
+   to write while they are still held, and the readers use them only while
+   the log ends where opening found it.
 2. **Find the last CkptEnd** (walking backward over the entry headers only:
    the next pass checks every entry walked past) and from it the checkpoint's
    CkptStart, firstActiveLSN and the mapping tree's root. Without one (a new
@@ -13,7 +21,10 @@ crashed; a clean close just leaves little to do. Its passes:
    sort the entries by kind in one pass (nodes, MapLNs, LNs, Commits; each
    list in LSN order): every later pass walks only its own kind. Node ids are
    learned from the first bytes of IN and BIN items; a BIN's slots are
-   decoded only if the BIN is replayed.
+   decoded only if the BIN is replayed. The entries read are also kept per
+   file as lists of LSNs, type codes and sizes (:class:`ScannedRun`; a size is
+   the distance to the next entry), from which node sizes are noted and
+   utilization is counted in bulk (pass 8).
 4. **The mapping tree**: replay its non-provisional INs from CkptStart, then
    its MapLNs; this gives every database and its root.
 5. **The other trees**: replay non-provisional INs and BINs from CkptStart.
@@ -37,7 +48,8 @@ crashed; a clean close just leaves little to do. Its passes:
    minidb gives the same slots **by key** (:meth:`RecoveryManager._redo_in_key_order`):
    it collects each key's LNs in log order, then takes the keys in order, one
    search per BIN for all the keys that fall in it; a key's LNs change its
-   slot at most once, to the last that would have gone in. A BIN this fills
+   slot at most once, to the last that would have gone in (the new keys of a
+   BIN go in together, ``BIN.insert_slots``). A BIN this fills
    past its size is split in halves until it fits, each piece logged once.
    A crash during recovery is a crash like any other: the next recovery
    starts from the same CkptEnd, and the BINs this one logged (splits,
@@ -49,13 +61,21 @@ crashed; a clean close just leaves little to do. Its passes:
    does not count: a rolled-back transaction is a loser. The losers' records stay locked from the
    redo pass until their undo, so that no BIN logged meanwhile (a split, an
    eviction) compresses a loser's deleted slot away.
-8. **Utilization**: each file's last FileSummaryLN plus the entries after it;
+8. **Utilization**: each file's last FileSummaryLN plus the entries after it
+   (counted file by file with dictionary updates and sums,
+   ``finish_recovery_in_runs``; one entry at a time, ``finish_recovery``, is
+   the reference: ``RecoveryManager.count_in_runs = False``);
    the obsolete versions named by the replayed LNs are counted again, and
    those named by non-provisional INs when the recovered tree uses that IN's
    version (or a newer one).
 9. **Finish with a checkpoint**, so the next recovery starts here. No other
    checkpoint runs while recovery does (not even by log growth: the
    utilization counts are not whole before pass 8).
+
+Opening and recovery run with Python's cyclic garbage collector paused
+(:func:`collector_paused`): the entries read are tens of thousands of small
+objects that live until recovery ends, and the collector would walk them all
+again each time its allocation counters fill up.
 
 Recovery hooks (``EnvironmentHooks.recovery_listeners``) see every entry from
 CkptStart to the end of the log, in order (the VLSN index rebuilds its
@@ -76,15 +96,18 @@ Example (the JE documentation's recovery period)::
 from __future__ import annotations
 
 import bisect
+import gc
 import struct
+from contextlib import contextmanager
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import attrgetter, itemgetter, sub
 from typing import TYPE_CHECKING
 
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, LogEntry
-from minidb.log.types import OWNER_CODES
+from minidb.log.header import INVISIBLE
+from minidb.log.types import OWNER_CODES, known_types
 from minidb.logstore.logdef import (BIN_ENTRY, CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX,
                                    MAP_LN)
 from minidb.logstore.errors import EnvironmentKindError
@@ -92,7 +115,7 @@ from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILI
 from minidb.logstore.provisional import is_provisional
 from minidb.logstore.tree.cursor import Cursor
 from minidb.logstore.tree.ln import AbortInfo, is_deletion, record_of
-from minidb.logstore.utilization import file_key
+from minidb.logstore.utilization import ScannedRun, file_key
 
 if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
@@ -100,7 +123,26 @@ if TYPE_CHECKING:
 
 
 RECOVERY_LOCKER = 0  # transaction ids start at 1
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, then back as it was.
+
+    Opening an environment reads tens of thousands of entries into small objects that live until
+    recovery ends (none in a reference cycle); the collector would walk all of them again each time
+    its allocation counters fill up, about a quarter of recovery's time. Everything is still freed
+    by reference counting as usual.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 _lsn_of = attrgetter("lsn")
+_file_of = itemgetter(0)  # of an LSN
 
 # Type codes (minidb.logstore.logdef) by which one pass sorts the entries read into the lists the
 # later passes walk: each pass then looks only at its own kind of entry.
@@ -114,6 +156,21 @@ _SIZED_CODES = _NODE_CODES | _REDO_CODES | {MAP_LN.code}  # node entries: recove
 # the slots of every BIN read.
 _NODE_HEAD = struct.Struct("<IQ")
 _DELETION_CODES = frozenset({DEL_LN.code, DEL_LN_TX.code})
+_DATA_CODES = frozenset({LN.code, LN_TX.code})  # a slot caches their data
+_TXN_ID = struct.Struct("<q")
+
+
+def _transactional_codes() -> frozenset[int]:
+    """The type codes of the transactional entry types (those whose item starts with a txn id)."""
+    return frozenset(t.code for t in known_types() if t.transactional)
+
+
+def _record(entry: LogEntry):
+    """:func:`record_of` an LN: its data, None for a deletion (without asking the type's name)."""
+    code = entry.header.type_code
+    if code in _DATA_CODES:
+        return entry.values["data"]
+    return None if code in _DELETION_CODES else record_of(entry)
 
 
 def node_head(entry: LogEntry) -> tuple[int, int]:
@@ -186,6 +243,7 @@ class RecoveryManager:
         self.replayable_obsoletes: list[LogEntry] = []  # non-provisional INs naming obsolete versions
         self.counted_obsoletes: list[LogEntry] = []  # ... of which the recovered tree uses the version
         self.named_obsoletes = 0
+        self.runs: list[ScannedRun] = []  # the entries read, per file (see _scanned_runs)
 
     # -- helpers -----------------------------------------------------------------------
     def _phase(self, name: str) -> RecoveryPhase:
@@ -210,8 +268,11 @@ class RecoveryManager:
     # -- the passes ---------------------------------------------------------------------
     def recover(self) -> RecoveryInfo:
         env, info = self.env, self.info
-        env.utilization.begin_recovery()
         log = env.log
+        # The last file as opening the log checked it: taken before anything writes to the log (its
+        # bytes must be the ones opening read), used by the two reads below, then dropped.
+        checked = log.take_opening_scan()
+        env.utilization.begin_recovery()
         info.end_of_log = log.end_lsn
         info.tail_cut = str(log.tail_cut) if log.tail_cut else None
 
@@ -222,7 +283,7 @@ class RecoveryManager:
 
         phase = self._phase("find the last checkpoint")
         # Only headers are read on the way back: the forward read below checks every entry walked past.
-        ckpt_end = log.reader.last_of_type(CKPT_END.code)
+        ckpt_end = log.reader.last_of_type(CKPT_END.code, checked)
         root_lsn = NULL_LSN
         if ckpt_end is not None:
             values = ckpt_end.values
@@ -245,7 +306,9 @@ class RecoveryManager:
         self._done(phase)
 
         phase = self._phase("read the log")
-        self.entries = list(log.scan(None if info.scan_start.is_null else info.scan_start))
+        self.entries = list(log.scan(None if info.scan_start.is_null else info.scan_start, checked=checked))
+        del checked
+        self.runs = self._scanned_runs()
         self._refuse_foreign_entries()
         self._sort_by_kind()
         self._refuse_the_other_kind(root_lsn, phase)
@@ -274,6 +337,8 @@ class RecoveryManager:
 
     def _refuse_foreign_entries(self) -> None:
         """Another engine's log (a page store's, a generated one) is not an environment: change nothing."""
+        if all(_FOREIGN_CODES.keys().isdisjoint(run.codes) for run in self.runs):
+            return
         for entry in self.entries:
             owner = _FOREIGN_CODES.get(entry.header.type_code)
             if owner is not None:
@@ -326,13 +391,14 @@ class RecoveryManager:
         env = self.env
         nodes, map_lns, lns, commits = self.nodes, self.map_lns, self.lns, self.commits
         last_node_id, last_db_id, last_txn_id = env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id
-        note_size = env.utilization.note_size
+        transactional = _transactional_codes()
         for entry in self.entries:
-            header = entry.header
-            code = header.type_code
+            code = entry.header.type_code
             if code in _NODE_CODES:
                 nodes.append(entry)
-                last_node_id = max(last_node_id, node_head(entry)[1])
+                node_id = node_head(entry)[1]
+                if node_id > last_node_id:
+                    last_node_id = node_id
             elif code in _REDO_CODES:
                 lns.append(entry)
             elif code == MAP_LN.code:
@@ -340,11 +406,14 @@ class RecoveryManager:
                 last_db_id = max(last_db_id, entry.values["db_id"])
             elif code == COMMIT.code:
                 commits.append(entry)
-            txn_id = entry.txn_id
-            if txn_id is not None:
-                last_txn_id = max(last_txn_id, abs(txn_id))  # internal: < 0
-            if code in _SIZED_CODES:
-                note_size(entry.lsn, header.entry_size)
+            if code in transactional:
+                item = entry.item  # a transactional item starts with its txn id (LogEntry.txn_id)
+                txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
+                if txn_id is not None and abs(txn_id) > last_txn_id:
+                    last_txn_id = abs(txn_id)  # internal: < 0
+        for run in self.runs:
+            env.utilization.note_sizes([(lsn, size) for lsn, size, code in zip(run.lsns, run.sizes, run.codes)
+                                        if code in _SIZED_CODES])
         env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id = last_node_id, last_db_id, last_txn_id
 
     def _recover_mapping_tree(self, root_lsn: LSN) -> None:
@@ -555,22 +624,25 @@ class RecoveryManager:
         env, info = self.env, self.info
         count_obsolete = env.utilization.count_obsolete
         utilization_db = env.db_tree.get_by_id(UTILIZATION_DB_ID)
+        db_by_id, committed = env.db_tree.by_id, info.committed
         for entry in self._from(self.lns, info.first_active_lsn):
             header = entry.header
-            if header.invisible:
+            if header.flags & INVISIBLE:
                 continue  # rolled back by a replication syncup: not part of the database any more
             code = header.type_code
-            if code in _TXN_LN_CODES and entry.txn_id not in info.committed:
+            if code in _TXN_LN_CODES and entry.txn_id not in committed:
                 continue
             values = entry.values
             if code == FILE_SUMMARY_LN.code:
                 db, key = utilization_db, file_key(values["file_number"])
             else:
-                db, key = env.db_tree.get_by_id(values["db_id"]), values["key"]
+                db, key = db_by_id.get(values["db_id"]), values["key"]
             if db is None:
                 continue
             yield db, key, entry
-            count_obsolete(values["prev_lsn"])
+            prev = values["prev_lsn"]
+            if prev != NULL_LSN:  # (count_obsolete ignores it)
+                count_obsolete(prev)
             if code in _DELETION_CODES:
                 count_obsolete(entry.lsn)
 
@@ -592,34 +664,79 @@ class RecoveryManager:
         overfilled is then split in halves until every piece fits, each piece logged once
         (:meth:`Tree.split_until_fits`): one BIN takes all of its keys before anything is logged.
         """
-        evictor = self.env.evictor
+        info, evictor = self.info, self.env.evictor
         databases: dict[int, "DatabaseImpl"] = {}
-        chains: dict[int, dict[bytes, list[LogEntry]]] = {}
+        # Per database, key -> its LN, or the list of its LNs once there are two (most keys have one).
+        chains: dict[int, dict[bytes, LogEntry | list[LogEntry]]] = {}
+        chain_of: dict[bytes, LogEntry | list[LogEntry]] = {}
+        last_db = None
         for db, key, entry in self._redo_candidates():
-            databases[db.id] = db
-            chains.setdefault(db.id, {}).setdefault(key, []).append(entry)
+            if db is not last_db:
+                last_db, databases[db.id] = db, db
+                chain_of = chains.setdefault(db.id, {})
+            chain = chain_of.get(key)
+            if chain is None:
+                chain_of[key] = entry
+            elif type(chain) is list:
+                chain.append(entry)
+            else:
+                chain_of[key] = [chain, entry]
         for db_id, chain_of in chains.items():
             tree = databases[db_id].tree
             keys = sorted(chain_of)
             i = 0
             while i < len(keys):
                 bin_node, high = tree.search_with_high(keys[i])
-                while i < len(keys) and (high is None or keys[i] < high):
-                    key = keys[i]
-                    i += 1
-                    index, exact = bin_node.find(key)
-                    self._redo_chain(bin_node, index, exact, key, chain_of[key])
+                j = len(keys) if high is None else bisect.bisect_left(keys, high, i)  # the keys that go to it
+                self._redo_into_bin(bin_node, keys[i:j], chain_of)
+                i = j
                 tree.split_until_fits(bin_node)
                 evictor.evict_to_budget()
 
-    def _redo_chain(self, bin_node, index: int, exact: bool, key: bytes, chain: list[LogEntry]) -> bool:
-        """Redo one key's LNs (in log order) as :meth:`_redo_ln` would one by one, changing the slot once.
+    def _redo_into_bin(self, bin_node, keys: list[bytes], chain_of: dict) -> None:
+        """Redo the chains of ``keys`` (sorted, all routed to ``bin_node``): each slot changes at most once.
 
-        Each LN goes in if it is newer than the slot; with no slot yet, a deletion changes nothing
-        and a write inserts it. The last LN that went in is what the slot ends with. True if it changed.
+        A key with a slot takes what :meth:`_redo_chain` says in place; the slots of new keys are found
+        against the BIN as it was and go in together at the end (``BIN.insert_slots``, one pass over
+        its lists instead of one insertion each). The usual new key has one LN: it goes in unless it is
+        a deletion, which is :meth:`_redo_chain`'s answer for it, without the call.
         """
         info = self.info
-        slot_lsn = bin_node.lsns[index] if exact else None
+        slot_keys, slot_lsns = bin_node.keys, bin_node.lsns
+        inserts: list[tuple[int, bytes, LSN, bool, object]] = []  # as BIN.insert_slots takes them
+        changed = False
+        for key in keys:
+            chain = chain_of[key]
+            index = bisect.bisect_left(slot_keys, key)
+            if index < len(slot_keys) and slot_keys[index] == key:
+                last = self._redo_chain(slot_lsns[index], chain if type(chain) is list else [chain])
+                if last is not None:
+                    deleted = last.header.type_code in _DELETION_CODES
+                    bin_node.update_slot(index, last.lsn, deleted, _record(last))
+                    changed = True
+            elif type(chain) is list:
+                last = self._redo_chain(None, chain)
+                if last is not None:
+                    inserts.append((index, key, last.lsn, last.header.type_code in _DELETION_CODES, _record(last)))
+            elif chain.header.type_code in _DATA_CODES:  # (a write's record is its data: _record, without the call)
+                inserts.append((index, key, chain.lsn, False, chain.values["data"]))
+                info.lns_redone += 1
+            elif chain.header.type_code not in _DELETION_CODES:
+                inserts.append((index, key, chain.lsn, False, _record(chain)))
+                info.lns_redone += 1
+        if inserts:
+            bin_node.insert_slots(inserts)
+        if inserts or changed:
+            bin_node.dirty = True
+
+    def _redo_chain(self, slot_lsn: LSN | None, chain: list[LogEntry]) -> LogEntry | None:
+        """Redo one key's LNs (in log order) as :meth:`_redo_ln` would one by one: the LN the slot ends with.
+
+        ``slot_lsn`` is the slot's LSN, None if the key has no slot. Each LN goes in if it is newer than
+        the slot; with no slot yet, a deletion changes nothing and a write inserts it. The last LN that
+        went in is what the slot ends with; None if none did (the slot does not change).
+        """
+        info = self.info
         last = None
         for entry in chain:
             if slot_lsn is None:
@@ -630,15 +747,31 @@ class RecoveryManager:
                 continue
             slot_lsn, last = entry.lsn, entry
             info.lns_redone += 1
-        if last is None:
-            return False
-        deleted = last.header.type_code in _DELETION_CODES
-        if exact:
-            bin_node.update_slot(index, last.lsn, deleted, record_of(last))
-        else:
-            bin_node.insert_slot(index, key, last.lsn, deleted, record_of(last))
-        bin_node.dirty = True
-        return True
+        return last
+
+    #: True: utilization counts the entries read file by file, in bulk (:meth:`_scanned_runs`,
+    #: ``finish_recovery_in_runs``); False: the reference, entry by entry (``finish_recovery``).
+    count_in_runs = True
+
+    def _scanned_runs(self) -> list[ScannedRun]:
+        """The entries read, per file: LSNs, type codes, and sizes as the distances between them.
+
+        A scan reads a file's entries back to back, so an entry's size is where the next one starts
+        minus where it starts; only the last of each file asks its header."""
+        entries = self.entries
+        lsns = [e.lsn for e in entries]
+        codes = [e.header.type_code for e in entries]
+        runs = []
+        i = 0
+        while i < len(entries):
+            number = lsns[i].file
+            j = bisect.bisect_right(lsns, number, lo=i, key=_file_of)
+            offsets = [lsn.offset for lsn in lsns[i:j]]
+            sizes = list(map(sub, offsets[1:], offsets[:-1]))
+            sizes.append(entries[j - 1].size)
+            runs.append(ScannedRun(number, lsns[i:j], sizes, codes[i:j]))
+            i = j
+        return runs
 
     def _recover_utilization(self) -> None:
         env = self.env
@@ -655,8 +788,10 @@ class RecoveryManager:
                 env.utilization.count_obsolete(old["lsn"])
         self._say(phase, "counted the obsolete versions named by %d of %d non-provisional INs (those the tree uses)",
                   len(self.counted_obsoletes), self.named_obsoletes)
-        scanned = [(e.lsn, e.size, e.type_name) for e in self.entries]
-        env.utilization.finish_recovery(summaries, scanned)
+        if self.count_in_runs:
+            env.utilization.finish_recovery_in_runs(summaries, self.runs)
+        else:
+            env.utilization.finish_recovery(summaries, [(e.lsn, e.size, e.type_name) for e in self.entries])
         self._say(phase, "%d files: %s", len(env.utilization.files),
                   "; ".join(str(s) for s in env.utilization.report()))
         self._done(phase)

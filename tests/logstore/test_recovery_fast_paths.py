@@ -133,10 +133,10 @@ def test_the_workloads_redo_repeated_keys_deletions_and_losers(monkeypatch):
     seen = {"chain of several": 0, "deletion, no slot": 0, "not newer": 0, "losers": 0}
     redo_chain = RecoveryManager._redo_chain
 
-    def spy(self, bin_node, index, exact, key, chain):
+    def spy(self, slot_lsn, chain):
         seen["chain of several"] += len(chain) > 1
-        seen["deletion, no slot"] += not exact and chain[0].type_name.startswith("DEL_")
-        return redo_chain(self, bin_node, index, exact, key, chain)
+        seen["deletion, no slot"] += slot_lsn is None and chain[0].type_name.startswith("DEL_")
+        return redo_chain(self, slot_lsn, chain)
 
     monkeypatch.setattr(RecoveryManager, "_redo_chain", spy)
     for seed in SEEDS:

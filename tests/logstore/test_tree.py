@@ -1,12 +1,15 @@
 """The B+tree: get, put, delete, splits that propagate up, cursors, eviction and fetching."""
 
+import random
+
 import pytest
 
 from minidb.errors import UserError
 from minidb.io import SimDisk
-from minidb.log import NULL_LSN
+from minidb.log import LSN, NULL_LSN
 from minidb.logstore import Environment
 from minidb.logstore.inspect import tree_view
+from minidb.logstore.tree.bin import BIN
 from minidb.logstore.verify import verify_tree
 
 from tests.logstore.helpers import entries, fill, keys, new_env, small_config
@@ -188,3 +191,28 @@ def test_two_databases_are_separate_trees():
     assert env.database_names(internal=True) == ["_utilization", "a", "b"]
     disk = SimDisk("x")
     assert disk.list() == []
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_insert_slots_leaves_what_inserting_one_by_one_leaves(seed):
+    """New keys placed against a BIN as it was, then inserted together (few into many: one by one from
+    the last; many into few: one merge), give the slots of inserting each in key order, found again."""
+    rng = random.Random(seed)
+    pool = rng.sample(range(10_000), rng.randint(0, 60))
+    present, new = sorted(pool[: rng.randint(0, len(pool))]), pool
+    new = sorted(set(new) - set(present))
+
+    def filled():
+        node = BIN(1, 1)
+        for i, k in enumerate(present):
+            node.insert_slot(i, b"%05d" % k, LSN(1, k), k % 3 == 0, b"old")
+        return node
+
+    one_by_one, together = filled(), filled()
+    slots = [(b"%05d" % k, LSN(2, k), k % 5 == 0, b"new%d" % k) for k in new]
+    for key, lsn, deleted, record in slots:
+        one_by_one.insert_slot(one_by_one.find(key)[0], key, lsn, deleted, record)
+    together.insert_slots([(together.find(key)[0], key, lsn, deleted, record) for key, lsn, deleted, record in slots])
+    assert (together.keys, together.lsns, together.known_deleted, together.records) == (
+        one_by_one.keys, one_by_one.lsns, one_by_one.known_deleted, one_by_one.records)
+    assert together.version == one_by_one.version
