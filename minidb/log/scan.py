@@ -92,15 +92,15 @@ class FileScanner:
         size = len(buf)
         while pos < size:
             expected_prev = 0 if pos == 0 else self.last_offset
-            # check_entry's fast path first, called directly: an ordinary intact entry (nearly every one)
-            header = intact_header(buf, pos, expected_prev, verify) if pos else None
+            header = intact_header(buf, pos, expected_prev, verify)  # check_entry's fast path, called directly
+            problem = None
             if header is None:
                 header, problem = check_entry(buf, pos, expected_prev, verify)
-                if problem is None and pos == 0:
-                    problem = self._check_file_header(header)
-                if problem is not None or header is None:
-                    self.problem, self.bad_offset, self.bad_header = problem, pos, header
-                    return
+            if problem is None and pos == 0:
+                problem = self._check_file_header(header)
+            if problem is not None or header is None:
+                self.problem, self.bad_offset, self.bad_header = problem, pos, header
+                return
             yield pos, header
             self.count += 1
             self.last_offset = pos

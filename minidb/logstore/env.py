@@ -47,6 +47,7 @@ import os
 import threading
 from typing import Any
 
+from minidb.collector import collector_paused
 from minidb.errors import UserError
 from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, LogManager, Provisional
@@ -62,7 +63,7 @@ from minidb.logstore.locks import LockTable
 from minidb.logstore.mapping_tree import DbTree
 from minidb.logstore.node_logger import NodeLogger
 from minidb.logstore.records import RecordOps
-from minidb.logstore.recovery import RecoveryInfo, RecoveryManager, collector_paused
+from minidb.logstore.recovery import RecoveryInfo, RecoveryManager
 from minidb.logstore.txn import Transaction, TxnManager
 from minidb.logstore.utilization import FileSummary, UtilizationTracker
 from minidb.stats import Stats, Trace

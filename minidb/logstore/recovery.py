@@ -73,7 +73,7 @@ crashed; a clean close just leaves little to do. Its passes:
    utilization counts are not whole before pass 8).
 
 Opening and recovery run with Python's cyclic garbage collector paused
-(:func:`collector_paused`): the entries read are tens of thousands of small
+(:func:`minidb.collector.collector_paused`): the entries read are tens of thousands of small
 objects that live until recovery ends, and the collector would walk them all
 again each time its allocation counters fill up.
 
@@ -96,9 +96,7 @@ Example (the JE documentation's recovery period)::
 from __future__ import annotations
 
 import bisect
-import gc
 import struct
-from contextlib import contextmanager
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter, sub
@@ -124,23 +122,6 @@ if TYPE_CHECKING:
 
 RECOVERY_LOCKER = 0  # transaction ids start at 1
 
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block, then back as it was.
-
-    Opening an environment reads tens of thousands of entries into small objects that live until
-    recovery ends (none in a reference cycle); the collector would walk all of them again each time
-    its allocation counters fill up, about a quarter of recovery's time. Everything is still freed
-    by reference counting as usual.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 _lsn_of = attrgetter("lsn")
 _file_of = itemgetter(0)  # of an LSN
 

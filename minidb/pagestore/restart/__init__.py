@@ -44,12 +44,10 @@ Everything they allocate is freed by reference counting as usual.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from minidb.collector import collector_paused
 from minidb.log.lsn import LSN
 from minidb.pagestore.files.storeprops import drop_tmp_files
 from minidb.pagestore.restart.master import master_lsn
@@ -67,17 +65,6 @@ __all__ = ["Restart", "RestartReport", "AnalysisResult", "RedoResult", "UndoResu
 
 PASSES = ("analysis", "redo", "undo", "finish")
 
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block, then back as it was (see the module documentation)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass
