@@ -72,6 +72,10 @@ STAT_NAMES = ["nBegins", "nCommits", "nDurableCommits", "nAborts", "nReadOnly", 
               "nAbortsPrepared", "nPreparedRestored"]
 
 
+# What an end counts (XctManager._end's ``counted``).
+_READ_ONLY, _COMMIT, _DURABLE_COMMIT = ("nReadOnly",), ("nCommits",), ("nCommits", "nDurableCommits")
+
+
 class XctError(BadRequestError):
     """A transaction used in a state that does not allow it (ended, rolling back, unknown)."""
 
@@ -124,6 +128,9 @@ class XctManager:
         self.log = volume.log
         self.locks: Locking = locking if locking is not None else NoLocking()
         self.stats = Stats("xct", STAT_NAMES)
+        # nBegins, nCommits, nDurableCommits, nReadOnly: counted in place under the table latch, which
+        # beginning and ending hold anyway (Stats.held_counts); the other counters take the stats' lock.
+        self._counts = self.stats.held_counts()
         self.trace = Trace(enabled=trace)
         self.table_latch = threading.RLock()
         self._table: dict[int, Xct] = {}
@@ -142,11 +149,13 @@ class XctManager:
     # -- the table -----------------------------------------------------------------------
     def begin(self) -> Xct:
         with self.table_latch:
-            xct = Xct(self._next_tid, manager=self)
-            self._next_tid += 1
-            self._table[xct.txn_id] = xct
-        self.stats.add("nBegins")
-        self.trace.emit("T%d begins", xct.txn_id)
+            tid = self._next_tid
+            xct = Xct(tid, manager=self)
+            self._next_tid = tid + 1
+            self._table[tid] = xct
+            self._counts["nBegins"] += 1
+        if self.trace.enabled:
+            self.trace.emit("T%d begins", tid)
         return xct
 
     def transaction(self, durable: bool = True) -> ContextManager[Xct]:
@@ -383,19 +392,16 @@ class XctManager:
             for line in make_regular(self.volume, xct, xct.load_stores):
                 self.trace.emit("T%d commits: %s", xct.txn_id, line)
         if xct.last_lsn.is_null:
-            self._end(xct, None, committed=True)
-            self.stats.add("nReadOnly")
+            self._end(xct, None, committed=True, counted=_READ_ONLY)
             return NULL_LSN
+        counted = _DURABLE_COMMIT if durable else _COMMIT
         if xct.stores_to_free or xct.extents_to_free:
             point = self._enter_freeing_space(xct, durable)
             free_space(self.volume, xct, [s.store for s in xct.stores_to_free], xct.extents_to_free,
                        lambda ext: self.extent_held_by_other(ext, xct), self.trace)
-            self._end(xct, XCT_END, committed=True)
+            self._end(xct, XCT_END, committed=True, counted=counted)
         else:
-            point = self._end(xct, XCT_END, committed=True, durable=durable)
-        self.stats.add("nCommits")
-        if durable:
-            self.stats.add("nDurableCommits")
+            point = self._end(xct, XCT_END, committed=True, durable=durable, counted=counted)
         return point
 
     def _enter_freeing_space(self, xct: Xct, durable: bool) -> LSN:
@@ -435,7 +441,10 @@ class XctManager:
         """Log the end of a transaction that restart rolled back or finished."""
         return self._end(xct, XCT_END, committed=committed)
 
-    def _end(self, xct: Xct, entry_type: Any, committed: bool, durable: bool = False) -> LSN:
+    def _end(self, xct: Xct, entry_type: Any, committed: bool, durable: bool = False,
+             counted: tuple[str, ...] = ()) -> LSN:
+        """End ``xct``: log ``entry_type`` (xct_end) if given, leave the table, release the locks;
+        ``counted``: the held counters (see ``_counts``) this end adds one to, under the table latch."""
         lsn = NULL_LSN
         with self.table_latch:
             if entry_type is not None:
@@ -451,10 +460,12 @@ class XctManager:
             for stid in xct.load_stores:
                 if self._loading.get(stid) == xct.txn_id:
                     del self._loading[stid]
+            for name in counted:
+                self._counts[name] += 1
         if durable:
             self.log.sync(lsn)  # outside the table latch: the group commit lets others in
         self.locks.release_all(xct)
-        if entry_type is not None:
+        if entry_type is not None and self.trace.enabled:
             self.trace.emit("T%d ends at %s (%s)", xct.txn_id, lsn, "committed" if committed else "aborted")
         return lsn
 
