@@ -99,6 +99,8 @@ class Policy(IntFlag):
 
 
 _CACHE, _COMPACT, _APPEND = int(Policy.CACHE), int(Policy.COMPACT), int(Policy.APPEND)
+_FILE = PageTag.FILE  # (an Enum member read through its class costs a descriptor call: every insert asks)
+_new_tuple = tuple.__new__  # ids the file manager builds from numbers it has checked
 
 STAT_NAMES = ["nFilesCreated", "nFilesDestroyed", "nRecsCreated", "nLargeRecsCreated", "nRecsRead",
               "nRecsUpdated", "nRecsFreed", "nCacheHits", "nCompactSearches", "nCompactHits", "nAppendHits",
@@ -295,7 +297,8 @@ class FileManager(RecordUpdates, StoreProperties):
                 self.stats.add("nLargeRecsCreated")
             rid, how = self._place(xct, fid, slot_bytes, policy)
         self.stats.add("nRecsCreated")
-        self.trace.emit("T%d created %s (%s, %d bytes) [%s]", xct.txn_id, rid, kind, len(body), how)
+        if self.trace.enabled:
+            self.trace.emit("T%d created %s (%s, %d bytes) [%s]", xct.txn_id, rid, kind, len(body), how)
         return rid
 
     def _place(self, xct: Any, fid: StoreId, slot_bytes: bytes, policy: Policy) -> tuple[RecordId, str]:
@@ -341,14 +344,15 @@ class FileManager(RecordUpdates, StoreProperties):
 
     def _try_page(self, xct: Any, fid: StoreId, number: int, slot_bytes: bytes, hist: Histoid) -> RecordId | None:
         """Insert into page ``number`` if it is a file page of ``fid`` with room for ``xct``; else None."""
-        pid = PageId(fid.vol, fid.store, number)
+        pid = _new_tuple(PageId, (fid.vol, fid.store, number))  # PageId(...) without its Python-level __new__
         page = self.bp.fix(pid, EX, conditional=True)
         if page is None:
             return None
         rid = None
         try:
-            allocated, bucket = self.volume.known_allocation(pid) if page.tag == PageTag.FILE else (False, 0)
-            if page.tag != PageTag.FILE or page.pid.store != fid.store or not allocated:
+            is_file = page.tag == _FILE
+            allocated, bucket = self.volume.known_allocation(pid) if is_file else (False, 0)
+            if not is_file or page.store != fid.store or not allocated:
                 hist.remove(number)
                 self.stats.add("nPagesRejected")
                 return None
@@ -372,7 +376,7 @@ class FileManager(RecordUpdates, StoreProperties):
         """Insert into file page ``pid``, fixed EX; None if its free slot is locked (RecordWontFitError: no room)."""
         user = xct.space_user()
         plan = page.plan_insert(len(slot_bytes), user)
-        rid = pid.record(plan.slot)
+        rid = _new_tuple(RecordId, (pid.vol, pid.store, pid.page, plan.slot))  # pid.record(plan.slot)
         if not self.xcts.try_lock(xct, rid, "EX"):
             return None
         recops.insert(self.volume, xct, page, plan.slot, slot_bytes, user, plan)  # placed once, not twice

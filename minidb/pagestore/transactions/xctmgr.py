@@ -72,6 +72,8 @@ STAT_NAMES = ["nBegins", "nCommits", "nDurableCommits", "nAborts", "nReadOnly", 
               "nAbortsPrepared", "nPreparedRestored"]
 
 
+_ACTIVE, _ENDED = XctState.ACTIVE, XctState.ENDED  # (read through the class, a member costs a descriptor call)
+
 # What an end counts (XctManager._end's ``counted``).
 _READ_ONLY, _COMMIT, _DURABLE_COMMIT = ("nReadOnly",), ("nCommits",), ("nCommits", "nDurableCommits")
 
@@ -107,14 +109,14 @@ class all_or_nothing:
         self.manager, self.xct = manager, xct
 
     def __enter__(self) -> None:
-        self.point = SavePoint(self.xct.txn_id, self.xct.last_lsn)
+        self.point = self.xct.last_lsn  # the savepoint's LSN; the SavePoint is made only to roll back
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
-        if not isinstance(error, MinidbError) or isinstance(error, SimulatedCrash) \
-                or self.xct.last_lsn == self.point.lsn:
+        if error is None or not isinstance(error, MinidbError) or isinstance(error, SimulatedCrash) \
+                or self.xct.last_lsn == self.point:
             return False  # no error, not the engine's, a crash, or nothing logged: it passes as it is
         try:
-            self.manager.rollback_to(self.xct, self.point, unlogged_ok=True)
+            self.manager.rollback_to(self.xct, SavePoint(self.xct.txn_id, self.point), unlogged_ok=True)
         except MinidbError:
             pass  # the original error is the one to report
         return False
@@ -210,6 +212,8 @@ class XctManager:
             raise XctError(f"not a transaction: {xct!r} (begin one with sm.begin())")
         if xct.manager is not self or self._table.get(xct.txn_id) is not xct:
             raise XctError(f"{xct}: not an active transaction of this manager")
+        if xct.state == _ACTIVE:
+            return
         if xct.state == XctState.PREPARED:
             raise XctError(f"{xct} is PREPARED (gtid {xct.prepared.gtid!r}): it does no more work; end it with "
                            f"commit_prepared or abort_prepared")
@@ -449,7 +453,7 @@ class XctManager:
         with self.table_latch:
             if entry_type is not None:
                 lsn = log_xct_entry(self.log, xct, entry_type, {"committed": committed})
-            xct.state = XctState.ENDED
+            xct.state = _ENDED
             self.rollbacks += not committed
             del self._table[xct.txn_id]
             if xct.prepared is not None:
