@@ -278,7 +278,8 @@ class FileManager(RecordUpdates, StoreProperties):
         """A new record in file ``fid``; return its id."""
         self.xcts.check_active(xct)
         self._check_fid(fid)
-        body, hdr = require_bytes(body, "a record body", fid), require_bytes(hdr, "a record header", fid)
+        if type(body) is not bytes or type(hdr) is not bytes:  # (bytes are returned as they are)
+            body, hdr = require_bytes(body, "a record body", fid), require_bytes(hdr, "a record header", fid)
         self.xcts.lock(xct, fid, "IX")
         info = self.file_info(fid)
         self._check_loader(xct, fid)
