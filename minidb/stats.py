@@ -42,6 +42,13 @@ class Stats:
         with self._lock:
             self._values[name] = self._values.get(name, 0) + amount
 
+    def add_each(self, names: tuple[str, ...]) -> None:
+        """``add(name)`` for each of ``names``, under one take of the lock."""
+        with self._lock:
+            values = self._values
+            for name in names:
+                values[name] = values.get(name, 0) + 1
+
     def add_held(self, name: str, amount: int = 1) -> None:
         """``add`` without the stats' lock, for a counter that only changes under a lock the caller holds."""
         self._values[name] += amount

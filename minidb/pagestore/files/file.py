@@ -99,6 +99,10 @@ class Policy(IntFlag):
 
 
 _CACHE, _COMPACT, _APPEND = int(Policy.CACHE), int(Policy.COMPACT), int(Policy.APPEND)
+# What create_rec counts, by where _place put the record (one take of the stats' lock for both).
+_CREATED = ("nRecsCreated",)
+_COUNTED = {"cache": ("nRecsCreated", "nCacheHits"), "compact": ("nRecsCreated", "nCompactHits"),
+            "append": ("nRecsCreated", "nAppendHits")}
 _FILE = PageTag.FILE  # (an Enum member read through its class costs a descriptor call: every insert asks)
 _new_tuple = tuple.__new__  # ids the file manager builds from numbers it has checked
 
@@ -297,7 +301,7 @@ class FileManager(RecordUpdates, StoreProperties):
                 kind = f"{flags.name}, {len(pages)} data pages"
                 self.stats.add("nLargeRecsCreated")
             rid, how = self._place(xct, fid, slot_bytes, policy)
-        self.stats.add("nRecsCreated")
+        self.stats.add_each(_COUNTED.get(how, _CREATED))
         if self.trace.enabled:
             self.trace.emit("T%d created %s (%s, %d bytes) [%s]", xct.txn_id, rid, kind, len(body), how)
         return rid
@@ -312,8 +316,7 @@ class FileManager(RecordUpdates, StoreProperties):
                 tried.add(number)
                 rid = self._try_page(xct, fid, number, slot_bytes, hist)
                 if rid is not None:
-                    self.stats.add("nCacheHits")
-                    return rid, "cache"
+                    return rid, "cache"  # (counted by create_rec, see _COUNTED)
         if policy & _COMPACT:
             bucket = bucket_needed(need, self.page_size)
             if bucket < NUM_BUCKETS and hist.pages_at_least(bucket):
@@ -324,14 +327,12 @@ class FileManager(RecordUpdates, StoreProperties):
                     tried.add(pid.page)
                     rid = self._try_page(xct, fid, pid.page, slot_bytes, hist)
                     if rid is not None:
-                        self.stats.add("nCompactHits")
                         return rid, "compact"
         if policy & _APPEND:
             last = self._last_file_page(fid)
             if last is not None and last not in tried:
                 rid = self._try_page(xct, fid, last, slot_bytes, hist)
                 if rid is not None:
-                    self.stats.add("nAppendHits")
                     return rid, "append"
         mode = AllocMode.APPEND if policy & _APPEND else AllocMode.COMPACT
         try:

@@ -201,23 +201,16 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
         if pool is not None:
             pool.change_failed(page)
         raise
-    if xct is not None:
-        note_logged(xct, lsn, entry_type, full)
+    if xct is not None:  # the transaction is told (a transaction object keeps its undo-next too)
+        note = getattr(xct, "note_logged", None)
+        if note is None:
+            xct.last_lsn = lsn
+        else:
+            note(lsn, entry_type, full)
     page.lsn = lsn
     if whole_page and pool is not None:
         pool.note_image(page, lsn)  # it rewrites the whole page: it is the page's image
     return lsn
-
-
-def note_logged(xct: LogContext | None, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
-    """Tell the transaction an entry of its was logged (a transaction object keeps its undo-next too)."""
-    if xct is None:
-        return
-    note = getattr(xct, "note_logged", None)
-    if note is None:
-        xct.last_lsn = lsn
-    else:
-        note(lsn, entry_type, values)
 
 
 @redo_handler("unlogged_page_image")
