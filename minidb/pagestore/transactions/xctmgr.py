@@ -39,7 +39,9 @@ active one is free for all.
 Ordering with checkpoints: beginning and ending a transaction take the
 *table latch*, which the checkpoint also takes while it copies and logs the
 table, so an ``xct_end`` lies either before the checkpoint's
-``chkpt_xct_tab`` (and the transaction is not in it) or after.
+``chkpt_xct_tab`` (and the transaction is not in it) or after. Since begin and
+end hold it anyway, they count their statistics under it, in place
+(``nBegins``, ``nCommits``, ``nDurableCommits``, ``nReadOnly``: ``Stats.held_counts``).
 
 Worked example: ``t = xm.begin()`` gives T1; after an insert, ``sp =
 xm.save_point(t)``; two updates; ``xm.rollback_to(t, sp)`` logs two CLRs and
