@@ -19,17 +19,14 @@ import threading
 import pytest
 
 from minidb.errors import MinidbError
-from minidb.log.lsn import NULL_LSN
 from minidb.pagestore.buffer.latch import EX, SH, Latch
 from minidb.pagestore.files import file as file_module
 from minidb.pagestore.files import recops, recpage
 from minidb.pagestore.files.histogram import Histoid
 from minidb.pagestore.pages import rectag
 from minidb.pagestore.pages.rectag import RecFlags, RecTag
-from minidb.pagestore.pages.storeprop import image_pending, logging_off
 from minidb.pagestore.wal import logrec
-from minidb.pagestore.wal.logdef import PAGE_FORMAT, UNLOGGED_PAGE_IMAGE
-from minidb.pagestore.wal.logrec import REDO, page_fields, txn_fields
+from minidb.pagestore.wal.logrec import apply_and_log_careful
 
 from tests.pagestore.sm_helpers import new_sm
 
@@ -37,61 +34,23 @@ SEEDS = range(6)
 
 
 # -- the careful versions -------------------------------------------------------------------
-def careful_apply_and_log(log, page, entry_type, values, xct=None):
-    """apply_and_log as it was written before its values came from one dict display (the reference)."""
-    full = {**page_fields(page.pid), **txn_fields(xct), **values}
-    pool = getattr(page.frame, "pool", None)
-    whole_page = entry_type is PAGE_FORMAT or entry_type is UNLOGGED_PAGE_IMAGE
-    if not whole_page and logging_off(page.store_flags):
-        REDO[entry_type.name](page, full)
-        note = getattr(xct, "note_unlogged", None)
-        if note is not None:
-            note(page.store_flags)
-        return NULL_LSN
-    snapshot = None
-    try:
-        if not whole_page and image_pending(page.store_flags):
-            image = page.copy()
-            image.store_flags = 1
-            careful_apply_and_log(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
-        elif not whole_page and pool is not None:
-            pool.image_before_change(page)
-        snapshot = bytes(page.buf)
-        REDO[entry_type.name](page, full)
-        lsn = log.append(entry_type, full)
-    except BaseException:
-        if snapshot is not None:
-            page.buf[:] = snapshot
-        if pool is not None:
-            pool.change_failed(page)
-        raise
-    note = getattr(xct, "note_logged", None) if xct is not None else None
-    if xct is not None and note is None:
-        xct.last_lsn = lsn
-    elif note is not None:
-        note(lsn, entry_type, full)
-    page.lsn = lsn
-    if pool is not None and entry_type in (PAGE_FORMAT, UNLOGGED_PAGE_IMAGE):
-        pool.note_image(page, lsn)
-    return lsn
-
-
 def careful_small_slot(hdr: bytes, body: bytes) -> bytes:
     return RecTag(len(hdr), RecFlags.SMALL, len(body)).pack() + bytes(hdr) + bytes(body)
 
 
 def careful_insert(volume, xct, page, slot, data, user, placement=None):
     with recpage.acting_for(user, placement):
-        return careful_apply_and_log(volume.log, page, logrec.PAGESTORE_TYPES["rec_insert"],
+        return apply_and_log_careful(volume.log, page, logrec.PAGESTORE_TYPES["rec_insert"],
                                      {"slot": slot, "data": bytes(data)}, xct)
 
 
 def put_back_careful(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Latch, "acquire", Latch.acquire_careful)
-    for module in (logrec, recops, recpage, __import__("minidb.pagestore.volume.volume", fromlist=["x"]),
+    monkeypatch.setattr(logrec, "apply_and_log", apply_and_log_careful)  # (the image of a page made regular)
+    for module in (recops, recpage, __import__("minidb.pagestore.volume.volume", fromlist=["x"]),
                    __import__("minidb.pagestore.btree.btree", fromlist=["x"]),
                    __import__("minidb.pagestore.btree.keyed", fromlist=["x"])):
-        monkeypatch.setattr(module, "apply_and_log", careful_apply_and_log)
+        monkeypatch.setattr(module, "apply_and_log", apply_and_log_careful)
     monkeypatch.setattr(recops, "insert", careful_insert)
     monkeypatch.setattr(file_module, "small_slot", careful_small_slot)
     monkeypatch.setattr(rectag, "small_slot", careful_small_slot)

@@ -72,7 +72,7 @@ from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_P
 from minidb.pagestore.wal.pageimage import restore_page_image
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.pages.storeprop import UNLOGGED
+from minidb.pagestore.pages.storeprop import UNLOGGED, image_pending, logging_off
 
 _PAGE_ID = struct.Struct("<III")  # a page header's vol, store, page (bytes 8-19; pages.page documents them)
 _PAGE_ID_AT, _STORE_FLAGS_AT = 8, 29
@@ -165,7 +165,8 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
     the transaction's fields, then ``values``: :func:`page_fields` and
     :func:`txn_fields`' keys, in their order) and the store flags are tested
     as one byte (the rules of :mod:`~minidb.pagestore.pages.storeprop`'s ``logging_off`` and
-    ``image_pending``).
+    ``image_pending``). :func:`apply_and_log_careful` is the reference, built
+    from those functions; ``tests/pagestore/test_commit_paths.py`` shows the two agree.
     """
     buf = page.buf
     vol, store, number = _PAGE_ID.unpack_from(buf, _PAGE_ID_AT)
@@ -174,11 +175,28 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
     else:
         full = {"vol": vol, "store": store, "page": number, "txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn,
                 **values}
+    unlogged = buf[_STORE_FLAGS_AT] & _UNLOGGED_BITS
+    regular = buf[_STORE_FLAGS_AT] & _REGULAR_BIT
+    return _apply_and_log(log, page, entry_type, full, xct, unlogged and not regular, unlogged and regular)
+
+
+def apply_and_log_careful(log: Any, page: SlottedPage, entry_type: EntryType, values: dict[str, Any],
+                          xct: LogContext | None = None) -> LSN:
+    """:func:`apply_and_log` the careful way (the reference): the values merged from :func:`page_fields`,
+    :func:`txn_fields` and ``values``, the flags asked of ``logging_off`` and ``image_pending``."""
+    full = {**page_fields(page.pid), **txn_fields(xct), **values}
+    return _apply_and_log(log, page, entry_type, full, xct, logging_off(page.store_flags),
+                          image_pending(page.store_flags))
+
+
+def _apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, full: dict[str, Any],
+                   xct: LogContext | None, off: Any, pending: Any) -> LSN:
+    """What both ways share, given the entry's values and whether the page's logging is ``off`` and its
+    image ``pending``."""
     frame = page.frame
     pool = getattr(frame, "pool", None)
     whole_page = entry_type is PAGE_FORMAT or entry_type is UNLOGGED_PAGE_IMAGE
-    unlogged = buf[_STORE_FLAGS_AT] & _UNLOGGED_BITS
-    if unlogged and not whole_page and not buf[_STORE_FLAGS_AT] & _REGULAR_BIT:  # logging_off
+    if off and not whole_page:
         REDO[entry_type.name](page, full)
         note = getattr(xct, "note_unlogged", None)
         if note is not None:
@@ -186,13 +204,13 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
         return NULL_LSN
     snapshot = None
     try:
-        if unlogged and not whole_page:  # image_pending: this image is also the page's full image
+        if pending and not whole_page:  # this image is also the page's full image
             image = page.copy()
             image.store_flags = StoreFlags.REGULAR
             apply_and_log(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
         elif not whole_page and pool is not None and not frame.dirty:
             pool.image_before_change(page)  # a clean page: its full image first (pageimage.py)
-        snapshot = bytes(buf)
+        snapshot = bytes(page.buf)
         REDO[entry_type.name](page, full)
         lsn = log.append(entry_type, full)
     except BaseException:  # the change is not made: the page stays as it was (its image may be logged)
