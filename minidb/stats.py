@@ -21,7 +21,11 @@ counter that is only ever changed under that one lock (the buffer pool's
 ``nFixes`` under its mutex). The hottest path of all, the log manager's
 append, increments its counters (``nEntries``, ``nBytes``, ``nWrites``,
 ``nBytesWritten``, changed under its latch only) in the dict that
-:meth:`Stats.held_counts` returns, by the same rule.
+:meth:`Stats.held_counts` returns, by the same rule; so do the buffer pool's
+fix (``nFixes``, ``nHits``, under its mutex) and the page store's transaction
+begin and end (``nBegins``, ``nCommits``, ``nDurableCommits``, ``nReadOnly``,
+under the transaction-table latch). :meth:`Stats.add_each` counts several
+counters under one take of the lock.
 """
 
 from __future__ import annotations
@@ -41,6 +45,13 @@ class Stats:
     def add(self, name: str, amount: int = 1) -> None:
         with self._lock:
             self._values[name] = self._values.get(name, 0) + amount
+
+    def add_each(self, names: tuple[str, ...]) -> None:
+        """``add(name)`` for each of ``names``, under one take of the lock."""
+        with self._lock:
+            values = self._values
+            for name in names:
+                values[name] = values.get(name, 0) + 1
 
     def add_held(self, name: str, amount: int = 1) -> None:
         """``add`` without the stats' lock, for a counter that only changes under a lock the caller holds."""

@@ -64,6 +64,8 @@ OWNER_CODES = {
 }
 FLAG_LETTERS = {"R": "redo", "U": "undo", "L": "logical", "C": "compensation", "T": "transactional"}
 TXN_FIELDS: tuple[tuple[str, Kind], ...] = (("txn_id", I64), ("txn_prev_lsn", LSN_FIELD))
+_FLAG_ATTRIBUTES = (("T", "transactional"), ("R", "redoable"), ("U", "undoable"), ("L", "logical"),
+                    ("C", "compensation"))
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,12 @@ class EntryType:
     owner: str = ""
     fudge: float = 0.0
     all_fields: tuple[tuple[str, Kind], ...] = field(init=False, repr=False)
+    # The flags one by one, read from the letters once (every logged change asks some of them):
+    transactional: bool = field(init=False, repr=False, compare=False)  # T
+    redoable: bool = field(init=False, repr=False, compare=False)  # R
+    undoable: bool = field(init=False, repr=False, compare=False)  # U
+    logical: bool = field(init=False, repr=False, compare=False)  # L
+    compensation: bool = field(init=False, repr=False, compare=False)  # C
 
     def __post_init__(self) -> None:
         unknown = set(self.flags) - set(FLAG_LETTERS)
@@ -84,26 +92,8 @@ class EntryType:
             raise ValueError(f"entry type {self.name}: unknown flags {sorted(unknown)}")
         full = (TXN_FIELDS if "T" in self.flags else ()) + tuple(self.fields)
         object.__setattr__(self, "all_fields", full)
-
-    @property
-    def transactional(self) -> bool:
-        return "T" in self.flags
-
-    @property
-    def redoable(self) -> bool:
-        return "R" in self.flags
-
-    @property
-    def undoable(self) -> bool:
-        return "U" in self.flags
-
-    @property
-    def logical(self) -> bool:
-        return "L" in self.flags
-
-    @property
-    def compensation(self) -> bool:
-        return "C" in self.flags
+        for letter, name in _FLAG_ATTRIBUTES:
+            object.__setattr__(self, name, letter in self.flags)
 
     @property
     def codec(self) -> Codec:

@@ -284,7 +284,8 @@ class StorageManager:
         return self.xcts.begin()
 
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
-        return self._kick_checkpointer(self.xcts.commit(xct, durable))
+        lsn = self.xcts.commit(xct, durable)
+        return self._kick_checkpointer(lsn) if self.chkpt_every else lsn
 
     def _kick_checkpointer(self, lsn: LSN) -> LSN:
         if self.chkpt_every and self.log.stats["nBytes"] - self._logged_at_chkpt >= self.chkpt_every:

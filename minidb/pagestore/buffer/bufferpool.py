@@ -180,6 +180,7 @@ class BufferPool:
         self.hand = 0
         self.last_clock: ClockChoice | None = None  # the last victim choice, for pictures and tests
         self.stats = Stats("bufferpool", self.STAT_NAMES)
+        self._counts = self.stats.held_counts()  # nFixes, nHits: changed in place under the pool mutex
         self.trace = Trace(enabled=trace)
         self._table: dict[tuple[int, int], Frame] = {}
         self._free = list(range(num_frames))  # frames holding no page, lowest first
@@ -208,13 +209,14 @@ class BufferPool:
         if not isinstance(pid, PageId) or not isinstance(mode, LatchMode):
             raise BadRequestError(f"fix needs a PageId and a LatchMode (SH or EX), not {pid!r}, {mode!r}"
                                   + (" (parse_id turns 'p(1.3.48)' into a PageId)" if isinstance(pid, str) else ""))
-        key = pid.key
+        counts = self._counts
         with self._mutex:
-            self.stats.add_held("nFixes")  # both counters change only here, under the pool mutex
-            frame = self._table.get(key)
+            counts["nFixes"] += 1  # both counters change only here, under the pool mutex
+            frame = self._table.get((pid[0], pid[2]))  # pid.key, without the property's call
             if frame is not None:
-                self.stats.add_held("nHits")
-                self.trace.emit("fix %s %s: hit in frame %d", pid, mode.name, frame.index)
+                counts["nHits"] += 1
+                if self.trace.enabled:
+                    self.trace.emit("fix %s %s: hit in frame %d", pid, mode.name, frame.index)
             else:
                 frame = self._load(pid, mode, virgin)
             frame.pin_count += 1
@@ -309,7 +311,7 @@ class BufferPool:
                 if frame.rec_lsn is None:  # dirtied under an SH fix: an unlogged change
                     frame.rec_lsn = self.log.end_lsn if self.log is not None else frame.page.lsn
                 frame.dirty = True
-            elif frame.latch.mode == EX and not frame.dirty:
+            elif frame.latch.exclusive and not frame.dirty:
                 frame.rec_lsn = None  # fixed EX, not changed after all
             frame.failed = False
             frame.pin_count -= 1

@@ -16,6 +16,15 @@ ask for it again.
 ``on_block`` (if set) is called, without the latch's lock held, each time a
 request is about to wait: tests and notebooks use it to see that a thread
 really is blocked, without sleeping.
+
+Every fix takes a latch and every unfix releases it, and a latch is almost
+always free when asked for, so both have a *fast path*: ``acquire`` takes
+the latch's lock directly and grants a free latch (no condition variable, no
+helper calls); a request that cannot be granted at once goes the careful
+way (:meth:`Latch.acquire_careful`, the reference: conditional failure,
+``on_block``, waiting). ``release`` wakes waiters only when there are some:
+``waiting`` counts the requests between their first look and their grant,
+and a request waits on the condition only while it is counted there.
 """
 
 from __future__ import annotations
@@ -35,10 +44,11 @@ SH, EX = LatchMode.SH, LatchMode.EX
 
 
 class Latch:
-    __slots__ = ("_cond", "_shared", "_exclusive", "waiting", "on_block")
+    __slots__ = ("_lock", "_cond", "_shared", "_exclusive", "waiting", "on_block")
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._shared = 0
         self._exclusive = False
         self.waiting = 0
@@ -66,7 +76,25 @@ class Latch:
             self._shared += 1
 
     def acquire(self, mode: LatchMode, conditional: bool = False) -> bool:
-        """Take the latch in ``mode``; False only for a conditional request that would wait."""
+        """Take the latch in ``mode``; False only for a conditional request that would wait.
+
+        The fast path (see the module documentation): a free latch is granted under its lock alone."""
+        lock = self._lock
+        lock.acquire()
+        if not self._exclusive:
+            if mode == 1:  # SH
+                self._shared += 1
+                lock.release()
+                return True
+            if not self._shared and mode == 2:  # EX
+                self._exclusive = True
+                lock.release()
+                return True
+        lock.release()
+        return self.acquire_careful(mode, conditional)
+
+    def acquire_careful(self, mode: LatchMode, conditional: bool = False) -> bool:
+        """:meth:`acquire` the careful way (the reference): through the condition, waiting if need be."""
         with self._cond:
             if self._grantable(mode):
                 self._grant(mode)
@@ -85,17 +113,27 @@ class Latch:
 
     def release(self) -> LatchMode:
         """Release one hold (the EX hold, or one SH hold); return the mode released."""
-        with self._cond:
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._exclusive:
                 self._exclusive = False
-                released = LatchMode.EX
+                released = EX
             elif self._shared:
                 self._shared -= 1
-                released = LatchMode.SH
+                released = SH
             else:
                 raise RuntimeError("release of a latch that is not held")
-            self._cond.notify_all()
+            if self.waiting:  # a request waits on the condition only while it is counted
+                self._cond.notify_all()
             return released
+        finally:
+            lock.release()
+
+    @property
+    def exclusive(self) -> bool:
+        """Whether the latch is held EX (what :attr:`mode` says, without building the mode)."""
+        return self._exclusive
 
     def __repr__(self) -> str:
         return f"Latch({self.mode.name}, holders={self.holders}, waiting={self.waiting})"

@@ -99,6 +99,12 @@ class Policy(IntFlag):
 
 
 _CACHE, _COMPACT, _APPEND = int(Policy.CACHE), int(Policy.COMPACT), int(Policy.APPEND)
+# What create_rec counts, by where _place put the record (one take of the stats' lock for both).
+_CREATED = ("nRecsCreated",)
+_COUNTED = {"cache": ("nRecsCreated", "nCacheHits"), "compact": ("nRecsCreated", "nCompactHits"),
+            "append": ("nRecsCreated", "nAppendHits")}
+_FILE = PageTag.FILE  # (an Enum member read through its class costs a descriptor call: every insert asks)
+_new_tuple = tuple.__new__  # ids the file manager builds from numbers it has checked
 
 STAT_NAMES = ["nFilesCreated", "nFilesDestroyed", "nRecsCreated", "nLargeRecsCreated", "nRecsRead",
               "nRecsUpdated", "nRecsFreed", "nCacheHits", "nCompactSearches", "nCompactHits", "nAppendHits",
@@ -276,7 +282,8 @@ class FileManager(RecordUpdates, StoreProperties):
         """A new record in file ``fid``; return its id."""
         self.xcts.check_active(xct)
         self._check_fid(fid)
-        body, hdr = require_bytes(body, "a record body", fid), require_bytes(hdr, "a record header", fid)
+        if type(body) is not bytes or type(hdr) is not bytes:  # (bytes are returned as they are)
+            body, hdr = require_bytes(body, "a record body", fid), require_bytes(hdr, "a record header", fid)
         self.xcts.lock(xct, fid, "IX")
         info = self.file_info(fid)
         self._check_loader(xct, fid)
@@ -294,8 +301,9 @@ class FileManager(RecordUpdates, StoreProperties):
                 kind = f"{flags.name}, {len(pages)} data pages"
                 self.stats.add("nLargeRecsCreated")
             rid, how = self._place(xct, fid, slot_bytes, policy)
-        self.stats.add("nRecsCreated")
-        self.trace.emit("T%d created %s (%s, %d bytes) [%s]", xct.txn_id, rid, kind, len(body), how)
+        self.stats.add_each(_COUNTED.get(how, _CREATED))
+        if self.trace.enabled:
+            self.trace.emit("T%d created %s (%s, %d bytes) [%s]", xct.txn_id, rid, kind, len(body), how)
         return rid
 
     def _place(self, xct: Any, fid: StoreId, slot_bytes: bytes, policy: Policy) -> tuple[RecordId, str]:
@@ -308,8 +316,7 @@ class FileManager(RecordUpdates, StoreProperties):
                 tried.add(number)
                 rid = self._try_page(xct, fid, number, slot_bytes, hist)
                 if rid is not None:
-                    self.stats.add("nCacheHits")
-                    return rid, "cache"
+                    return rid, "cache"  # (counted by create_rec, see _COUNTED)
         if policy & _COMPACT:
             bucket = bucket_needed(need, self.page_size)
             if bucket < NUM_BUCKETS and hist.pages_at_least(bucket):
@@ -320,14 +327,12 @@ class FileManager(RecordUpdates, StoreProperties):
                     tried.add(pid.page)
                     rid = self._try_page(xct, fid, pid.page, slot_bytes, hist)
                     if rid is not None:
-                        self.stats.add("nCompactHits")
                         return rid, "compact"
         if policy & _APPEND:
             last = self._last_file_page(fid)
             if last is not None and last not in tried:
                 rid = self._try_page(xct, fid, last, slot_bytes, hist)
                 if rid is not None:
-                    self.stats.add("nAppendHits")
                     return rid, "append"
         mode = AllocMode.APPEND if policy & _APPEND else AllocMode.COMPACT
         try:
@@ -341,14 +346,15 @@ class FileManager(RecordUpdates, StoreProperties):
 
     def _try_page(self, xct: Any, fid: StoreId, number: int, slot_bytes: bytes, hist: Histoid) -> RecordId | None:
         """Insert into page ``number`` if it is a file page of ``fid`` with room for ``xct``; else None."""
-        pid = PageId(fid.vol, fid.store, number)
+        pid = _new_tuple(PageId, (fid.vol, fid.store, number))  # PageId(...) without its Python-level __new__
         page = self.bp.fix(pid, EX, conditional=True)
         if page is None:
             return None
         rid = None
         try:
-            allocated, bucket = self.volume.known_allocation(pid) if page.tag == PageTag.FILE else (False, 0)
-            if page.tag != PageTag.FILE or page.pid.store != fid.store or not allocated:
+            is_file = page.tag == _FILE
+            allocated, bucket = self.volume.known_allocation(pid) if is_file else (False, 0)
+            if not is_file or page.store != fid.store or not allocated:
                 hist.remove(number)
                 self.stats.add("nPagesRejected")
                 return None
@@ -372,7 +378,7 @@ class FileManager(RecordUpdates, StoreProperties):
         """Insert into file page ``pid``, fixed EX; None if its free slot is locked (RecordWontFitError: no room)."""
         user = xct.space_user()
         plan = page.plan_insert(len(slot_bytes), user)
-        rid = pid.record(plan.slot)
+        rid = _new_tuple(RecordId, (pid.vol, pid.store, pid.page, plan.slot))  # pid.record(plan.slot)
         if not self.xcts.try_lock(xct, rid, "EX"):
             return None
         recops.insert(self.volume, xct, page, plan.slot, slot_bytes, user, plan)  # placed once, not twice

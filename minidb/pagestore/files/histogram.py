@@ -44,7 +44,7 @@ def bucket_unit(page_size: int) -> int:
 
 def bucket_of(free: int, page_size: int) -> int:
     """The bucket of a page with ``free`` free bytes (it has at least bucket * unit)."""
-    return max(0, min(NUM_BUCKETS - 1, free // bucket_unit(page_size)))
+    return max(0, min(NUM_BUCKETS - 1, free // (page_size // NUM_BUCKETS)))  # (bucket_unit inline: every insert)
 
 
 def bucket_needed(need: int, page_size: int) -> int:
@@ -79,15 +79,17 @@ class Histoid:
         bucket = bucket_of(free, self.page_size)
         with self._mutex:
             old = self._free.get(page)
-            if old is not None:
-                self._sorted.pop(bisect_left(self._sorted, (old, page)))
-            self._free[page] = free
-            insort(self._sorted, (free, page))
+            if old != free:
+                if old is not None:
+                    self._sorted.pop(bisect_left(self._sorted, (old, page)))
+                self._free[page] = free
+                insort(self._sorted, (free, page))
             known = self._buckets.get(page)
-            if known is not None:
-                self.counts[known] -= 1
-            self._buckets[page] = bucket
-            self.counts[bucket] += 1
+            if known != bucket:
+                if known is not None:
+                    self.counts[known] -= 1
+                self._buckets[page] = bucket
+                self.counts[bucket] += 1
         return bucket
 
     def remove(self, page: int) -> None:

@@ -54,7 +54,7 @@ from minidb.pagestore.pages.slotted import MAX_TID, Placement, SlottedPage, Spac
 
 REDO_USER = SpaceUser(tid=0, oldest_active=MAX_TID, rolling_back=True)
 # (the user, the forward insert's placement or None)
-_ACTING: ContextVar[tuple[SpaceUser, Placement | None]] = ContextVar("minidb_pagestore_space_user",
+ACTING: ContextVar[tuple[SpaceUser, Placement | None]] = ContextVar("minidb_pagestore_space_user",
                                                                      default=(REDO_USER, None))
 
 
@@ -74,14 +74,14 @@ class acting_for:
         self.acting = (user, placement)
 
     def __enter__(self) -> None:
-        self.token = _ACTING.set(self.acting)
+        self.token = ACTING.set(self.acting)
 
     def __exit__(self, *exc: Any) -> None:
-        _ACTING.reset(self.token)
+        ACTING.reset(self.token)
 
 
 def current_user() -> SpaceUser:
-    return _ACTING.get()[0]
+    return ACTING.get()[0]
 
 
 def rollback_user(xct: LogContext | None) -> SpaceUser:
@@ -104,7 +104,7 @@ def _redo_page_format(page: SlottedPage, v: dict[str, Any]) -> None:
 @redo_handler("rec_insert")
 @redo_handler("clr_rec_remove")
 def _redo_insert(page: SlottedPage, v: dict[str, Any]) -> None:
-    user, placement = _ACTING.get()
+    user, placement = ACTING.get()
     page.insert_at(v["slot"], v["data"], user, placement)
 
 

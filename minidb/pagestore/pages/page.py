@@ -204,6 +204,11 @@ class Page:
         return PageId(vol, store, page)
 
     @property
+    def store(self) -> int:
+        """The store number of :attr:`pid`, read alone (no PageId built)."""
+        return _U32.unpack_from(self.buf, _STORE)[0]
+
+    @property
     def next(self) -> int:
         return _U32.unpack_from(self.buf, _NEXT)[0]
 

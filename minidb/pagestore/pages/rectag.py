@@ -90,6 +90,9 @@ class RecFlags(IntFlag):
     LARGE_2 = 0x8
 
 
+_SMALL = int(RecFlags.SMALL)
+
+
 @dataclass(frozen=True)
 class RecTag:
     hdr_len: int
@@ -133,7 +136,9 @@ def chunk_size(page_size: int) -> int:
 
 
 def small_slot(hdr: bytes, body: bytes) -> bytes:
-    return RecTag(len(hdr), RecFlags.SMALL, len(body)).pack() + bytes(hdr) + bytes(body)
+    """A small record's slot: ``RecTag(len(hdr), SMALL, len(body)).pack()``, the header and the body
+    (the tag packed straight from the lengths: every insert makes one)."""
+    return RECTAG.pack(len(hdr), _SMALL, len(body)) + bytes(hdr) + bytes(body)
 
 
 def split_slot(data: bytes, where: object = "") -> tuple[RecTag, bytes, bytes]:

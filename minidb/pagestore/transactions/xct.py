@@ -114,13 +114,14 @@ class Xct:
 
     def note_logged(self, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
         """An entry of this transaction was logged at ``lsn``: advance the chain and undo-next."""
-        if self.first_lsn.is_null:
+        if not self.log_count and self.first_lsn.is_null:  # (once an entry is counted, first_lsn is set)
             self.first_lsn = lsn
         self.last_lsn = lsn
         self.log_count += 1
-        self.recent.append(lsn)
-        if len(self.recent) > RECENT:
-            del self.recent[:-RECENT]
+        recent = self.recent
+        recent.append(lsn)
+        if len(recent) > RECENT:
+            del recent[:-RECENT]
         if entry_type.compensation:
             self.undo_nxt = values["undo_nxt"]
         elif entry_type.undoable:
@@ -154,7 +155,8 @@ class Xct:
 
 def log_xct_entry(log: Any, xct: Any, entry_type: EntryType, values: dict[str, Any] | None = None) -> LSN:
     """Log a non-page entry of ``xct`` (xct_end, compensate, ...), chained to its previous entry."""
-    full = {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn, **(values or {})}
+    full = {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn, **values} if values else \
+        {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn}
     lsn = log.append(entry_type, full)
     note = getattr(xct, "note_logged", None)
     if note is None:

@@ -39,7 +39,9 @@ active one is free for all.
 Ordering with checkpoints: beginning and ending a transaction take the
 *table latch*, which the checkpoint also takes while it copies and logs the
 table, so an ``xct_end`` lies either before the checkpoint's
-``chkpt_xct_tab`` (and the transaction is not in it) or after.
+``chkpt_xct_tab`` (and the transaction is not in it) or after. Since begin and
+end hold it anyway, they count their statistics under it, in place
+(``nBegins``, ``nCommits``, ``nDurableCommits``, ``nReadOnly``: ``Stats.held_counts``).
 
 Worked example: ``t = xm.begin()`` gives T1; after an insert, ``sp =
 xm.save_point(t)``; two updates; ``xm.rollback_to(t, sp)`` logs two CLRs and
@@ -70,6 +72,12 @@ from minidb.stats import Stats, Trace
 STAT_NAMES = ["nBegins", "nCommits", "nDurableCommits", "nAborts", "nReadOnly", "nSavePoints",
               "nRollbacksToSavePoint", "nEntriesUndone", "nFreeingSpace", "nPrepared", "nCommitsPrepared",
               "nAbortsPrepared", "nPreparedRestored"]
+
+
+_ACTIVE, _ENDED = XctState.ACTIVE, XctState.ENDED  # (read through the class, a member costs a descriptor call)
+
+# What an end counts (XctManager._end's ``counted``).
+_READ_ONLY, _COMMIT, _DURABLE_COMMIT = ("nReadOnly",), ("nCommits",), ("nCommits", "nDurableCommits")
 
 
 class XctError(BadRequestError):
@@ -103,14 +111,14 @@ class all_or_nothing:
         self.manager, self.xct = manager, xct
 
     def __enter__(self) -> None:
-        self.point = SavePoint(self.xct.txn_id, self.xct.last_lsn)
+        self.point = self.xct.last_lsn  # the savepoint's LSN; the SavePoint is made only to roll back
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
-        if not isinstance(error, MinidbError) or isinstance(error, SimulatedCrash) \
-                or self.xct.last_lsn == self.point.lsn:
+        if error is None or not isinstance(error, MinidbError) or isinstance(error, SimulatedCrash) \
+                or self.xct.last_lsn == self.point:
             return False  # no error, not the engine's, a crash, or nothing logged: it passes as it is
         try:
-            self.manager.rollback_to(self.xct, self.point, unlogged_ok=True)
+            self.manager.rollback_to(self.xct, SavePoint(self.xct.txn_id, self.point), unlogged_ok=True)
         except MinidbError:
             pass  # the original error is the one to report
         return False
@@ -124,6 +132,9 @@ class XctManager:
         self.log = volume.log
         self.locks: Locking = locking if locking is not None else NoLocking()
         self.stats = Stats("xct", STAT_NAMES)
+        # nBegins, nCommits, nDurableCommits, nReadOnly: counted in place under the table latch, which
+        # beginning and ending hold anyway (Stats.held_counts); the other counters take the stats' lock.
+        self._counts = self.stats.held_counts()
         self.trace = Trace(enabled=trace)
         self.table_latch = threading.RLock()
         self._table: dict[int, Xct] = {}
@@ -142,11 +153,13 @@ class XctManager:
     # -- the table -----------------------------------------------------------------------
     def begin(self) -> Xct:
         with self.table_latch:
-            xct = Xct(self._next_tid, manager=self)
-            self._next_tid += 1
-            self._table[xct.txn_id] = xct
-        self.stats.add("nBegins")
-        self.trace.emit("T%d begins", xct.txn_id)
+            tid = self._next_tid
+            xct = Xct(tid, manager=self)
+            self._next_tid = tid + 1
+            self._table[tid] = xct
+            self._counts["nBegins"] += 1
+        if self.trace.enabled:
+            self.trace.emit("T%d begins", tid)
         return xct
 
     def transaction(self, durable: bool = True) -> ContextManager[Xct]:
@@ -201,6 +214,8 @@ class XctManager:
             raise XctError(f"not a transaction: {xct!r} (begin one with sm.begin())")
         if xct.manager is not self or self._table.get(xct.txn_id) is not xct:
             raise XctError(f"{xct}: not an active transaction of this manager")
+        if xct.state == _ACTIVE:
+            return
         if xct.state == XctState.PREPARED:
             raise XctError(f"{xct} is PREPARED (gtid {xct.prepared.gtid!r}): it does no more work; end it with "
                            f"commit_prepared or abort_prepared")
@@ -383,19 +398,16 @@ class XctManager:
             for line in make_regular(self.volume, xct, xct.load_stores):
                 self.trace.emit("T%d commits: %s", xct.txn_id, line)
         if xct.last_lsn.is_null:
-            self._end(xct, None, committed=True)
-            self.stats.add("nReadOnly")
+            self._end(xct, None, committed=True, counted=_READ_ONLY)
             return NULL_LSN
+        counted = _DURABLE_COMMIT if durable else _COMMIT
         if xct.stores_to_free or xct.extents_to_free:
             point = self._enter_freeing_space(xct, durable)
             free_space(self.volume, xct, [s.store for s in xct.stores_to_free], xct.extents_to_free,
                        lambda ext: self.extent_held_by_other(ext, xct), self.trace)
-            self._end(xct, XCT_END, committed=True)
+            self._end(xct, XCT_END, committed=True, counted=counted)
         else:
-            point = self._end(xct, XCT_END, committed=True, durable=durable)
-        self.stats.add("nCommits")
-        if durable:
-            self.stats.add("nDurableCommits")
+            point = self._end(xct, XCT_END, committed=True, durable=durable, counted=counted)
         return point
 
     def _enter_freeing_space(self, xct: Xct, durable: bool) -> LSN:
@@ -435,12 +447,15 @@ class XctManager:
         """Log the end of a transaction that restart rolled back or finished."""
         return self._end(xct, XCT_END, committed=committed)
 
-    def _end(self, xct: Xct, entry_type: Any, committed: bool, durable: bool = False) -> LSN:
+    def _end(self, xct: Xct, entry_type: Any, committed: bool, durable: bool = False,
+             counted: tuple[str, ...] = ()) -> LSN:
+        """End ``xct``: log ``entry_type`` (xct_end) if given, leave the table, release the locks;
+        ``counted``: the held counters (see ``_counts``) this end adds one to, under the table latch."""
         lsn = NULL_LSN
         with self.table_latch:
             if entry_type is not None:
                 lsn = log_xct_entry(self.log, xct, entry_type, {"committed": committed})
-            xct.state = XctState.ENDED
+            xct.state = _ENDED
             self.rollbacks += not committed
             del self._table[xct.txn_id]
             if xct.prepared is not None:
@@ -451,10 +466,12 @@ class XctManager:
             for stid in xct.load_stores:
                 if self._loading.get(stid) == xct.txn_id:
                     del self._loading[stid]
+            for name in counted:
+                self._counts[name] += 1
         if durable:
             self.log.sync(lsn)  # outside the table latch: the group commit lets others in
         self.locks.release_all(xct)
-        if entry_type is not None:
+        if entry_type is not None and self.trace.enabled:
             self.trace.emit("T%d ends at %s (%s)", xct.txn_id, lsn, "committed" if committed else "aborted")
         return lsn
 

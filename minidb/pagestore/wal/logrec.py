@@ -57,6 +57,7 @@ every U entry an undo handler.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -71,7 +72,11 @@ from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_P
 from minidb.pagestore.wal.pageimage import restore_page_image
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.pages.storeprop import image_pending, logging_off
+from minidb.pagestore.pages.storeprop import UNLOGGED, image_pending, logging_off
+
+_PAGE_ID = struct.Struct("<III")  # a page header's vol, store, page (bytes 8-19; pages.page documents them)
+_PAGE_ID_AT, _STORE_FLAGS_AT = 8, 29
+_UNLOGGED_BITS, _REGULAR_BIT = int(UNLOGGED), int(StoreFlags.REGULAR)
 
 
 class LogContext(Protocol):
@@ -154,11 +159,44 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
     For a page whose store's logging is off, apply only and return NULL_LSN
     (see the module documentation). Otherwise a clean page logs its full image
     first (:mod:`minidb.pagestore.wal.pageimage`).
+
+    Every change of every page comes here, so the entry's values are built
+    in one dict display (the page id read from the header in one unpack, then
+    the transaction's fields, then ``values``: :func:`page_fields` and
+    :func:`txn_fields`' keys, in their order) and the store flags are tested
+    as one byte (the rules of :mod:`~minidb.pagestore.pages.storeprop`'s ``logging_off`` and
+    ``image_pending``). :func:`apply_and_log_careful` is the reference, built
+    from those functions; ``tests/pagestore/test_commit_paths.py`` shows the two agree.
     """
+    buf = page.buf
+    vol, store, number = _PAGE_ID.unpack_from(buf, _PAGE_ID_AT)
+    if xct is None:
+        full = {"vol": vol, "store": store, "page": number, "txn_id": 0, "txn_prev_lsn": NULL_LSN, **values}
+    else:
+        full = {"vol": vol, "store": store, "page": number, "txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn,
+                **values}
+    unlogged = buf[_STORE_FLAGS_AT] & _UNLOGGED_BITS
+    regular = buf[_STORE_FLAGS_AT] & _REGULAR_BIT
+    return _apply_and_log(log, page, entry_type, full, xct, unlogged and not regular, unlogged and regular)
+
+
+def apply_and_log_careful(log: Any, page: SlottedPage, entry_type: EntryType, values: dict[str, Any],
+                          xct: LogContext | None = None) -> LSN:
+    """:func:`apply_and_log` the careful way (the reference): the values merged from :func:`page_fields`,
+    :func:`txn_fields` and ``values``, the flags asked of ``logging_off`` and ``image_pending``."""
     full = {**page_fields(page.pid), **txn_fields(xct), **values}
-    pool = getattr(page.frame, "pool", None)
+    return _apply_and_log(log, page, entry_type, full, xct, logging_off(page.store_flags),
+                          image_pending(page.store_flags))
+
+
+def _apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, full: dict[str, Any],
+                   xct: LogContext | None, off: Any, pending: Any) -> LSN:
+    """What both ways share, given the entry's values and whether the page's logging is ``off`` and its
+    image ``pending``."""
+    frame = page.frame
+    pool = getattr(frame, "pool", None)
     whole_page = entry_type is PAGE_FORMAT or entry_type is UNLOGGED_PAGE_IMAGE
-    if not whole_page and logging_off(page.store_flags):
+    if off and not whole_page:
         REDO[entry_type.name](page, full)
         note = getattr(xct, "note_unlogged", None)
         if note is not None:
@@ -166,11 +204,11 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
         return NULL_LSN
     snapshot = None
     try:
-        if not whole_page and image_pending(page.store_flags):  # this image is also the page's full image
+        if pending and not whole_page:  # this image is also the page's full image
             image = page.copy()
             image.store_flags = StoreFlags.REGULAR
             apply_and_log(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
-        elif not whole_page and pool is not None:
+        elif not whole_page and pool is not None and not frame.dirty:
             pool.image_before_change(page)  # a clean page: its full image first (pageimage.py)
         snapshot = bytes(page.buf)
         REDO[entry_type.name](page, full)
@@ -181,22 +219,16 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
         if pool is not None:
             pool.change_failed(page)
         raise
-    note_logged(xct, lsn, entry_type, full)
+    if xct is not None:  # the transaction is told (a transaction object keeps its undo-next too)
+        note = getattr(xct, "note_logged", None)
+        if note is None:
+            xct.last_lsn = lsn
+        else:
+            note(lsn, entry_type, full)
     page.lsn = lsn
-    if pool is not None and entry_type in (PAGE_FORMAT, UNLOGGED_PAGE_IMAGE):
+    if whole_page and pool is not None:
         pool.note_image(page, lsn)  # it rewrites the whole page: it is the page's image
     return lsn
-
-
-def note_logged(xct: LogContext | None, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
-    """Tell the transaction an entry of its was logged (a transaction object keeps its undo-next too)."""
-    if xct is None:
-        return
-    note = getattr(xct, "note_logged", None)
-    if note is None:
-        xct.last_lsn = lsn
-    else:
-        note(lsn, entry_type, values)
 
 
 @redo_handler("unlogged_page_image")
