@@ -86,7 +86,7 @@ from minidb.replication.index import VLSNIndex
 from minidb.replication.logdef import MATCHPOINT, TERM_START
 from minidb.replication.range import VLSNRange
 from minidb.replication.rollback import (PendingRollback, RollbackResult, finish_pending, redo_marks_and_undo,
-                                        reopen_replay_txns, roll_back)
+                                        reopen_replay_txns, roll_back, undo_again)
 
 
 def _holds(impl: DatabaseImpl, key: bytes) -> bool:
@@ -440,7 +440,8 @@ class ReplicatedEnvironment:
 class _PendingRollbackRedo:
     """Finishes, while the environment opens, a rollback a crash cut short (:mod:`.rollback`): the marks and
     the undo when recovery has rebuilt the tree (before its checkpoint), the index and RollbackEnd in that
-    checkpoint's step 6 (after the index is merged)."""
+    checkpoint's step 6 (after the index is merged). The finished rollbacks after the last CkptStart are
+    undone again on the recovered tree at the same time (:func:`~.rollback.undo_again`)."""
 
     def __init__(self, index: VLSNIndex, tracker, phase_listener):
         self.index, self.tracker, self.phase_listener = index, tracker, phase_listener
@@ -448,9 +449,13 @@ class _PendingRollbackRedo:
         self.result: RollbackResult | None = None
 
     def phase_done(self, name: str, env: Environment) -> None:
-        if name == "utilization" and self.tracker.pending_rollback is not None:
-            self.pending = self.tracker.pending_rollback
-            redo_marks_and_undo(env, self.pending)
+        if name == "utilization":  # newest first: the pending rollback, then the finished ones undone again
+            for rollback in reversed(self.tracker.rollbacks):
+                if rollback is self.tracker.pending_rollback:
+                    self.pending = rollback
+                    redo_marks_and_undo(env, rollback)
+                else:
+                    undo_again(env, rollback)
         if self.phase_listener is not None:
             self.phase_listener(name, env)
 

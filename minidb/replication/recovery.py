@@ -45,7 +45,10 @@ flipped bit, and corruption, unless a ``RollbackStart`` after it names it
 (its VLSN is after that rollback's matchpoint). A ``RollbackStart`` without
 its ``RollbackEnd`` is a rollback a crash cut short: the tracker keeps it as
 ``pending_rollback`` and the environment finishes it when it opens
-(:mod:`.rollback`).
+(:mod:`.rollback`). Every rollback it sees, finished or not, is kept in
+``rollbacks``: the environment undoes the finished ones again on the
+recovered tree, whose BINs logged before a rollback may still point at the
+versions it rolled back.
 
 Byte formats of what the database holds: :mod:`.bucket` and :mod:`.range`;
 keys: :mod:`.vlsn`.
@@ -73,6 +76,7 @@ class VLSNRecoveryTracker(VLSNTracker):
         self.unreplaced: dict[int, LSN] = {}  # invisible entries no later entry has replaced (VLSN -> LSN)
         self.first_lsn = NULL_LSN  # where the tracking pass began (the last CkptStart)
         self.pending_rollback: PendingRollback | None = None  # a RollbackStart without its RollbackEnd
+        self.rollbacks: list[PendingRollback] = []  # every RollbackStart seen, in log order (the pending one last)
 
     def check_rollbacks(self) -> None:
         """Every invisible entry must have been replaced by a later one with its VLSN (see the module doc)."""
@@ -112,6 +116,7 @@ class VLSNRecoveryTracker(VLSNTracker):
                 del self.unreplaced[rolled_back]
             self.pending_rollback = PendingRollback(matchpoint, values["matchpoint_lsn"], entry.lsn,
                                                     tuple(t["txn_id"] for t in values["txn_ids"]))
+            self.rollbacks.append(self.pending_rollback)
         elif entry.type_name == "RollbackEnd":
             self.pending_rollback = None
 

@@ -38,7 +38,22 @@ CkptStart); before recovery's checkpoint the remaining entries are marked and
 the recovered tree is undone (:func:`redo_marks_and_undo`), and in that
 checkpoint's step 6 the index is truncated and RollbackEnd logged
 (:func:`finish_pending`). So after a restart the rollback is finished, or was
-never started, and the log, the index and the tree agree. Why the default
+never started, and the log, the index and the tree agree.
+
+**A finished rollback after the last CkptStart is undone again at open.**
+Recovery rebuilds the tree from the checkpoint's BINs and the BINs logged
+after its CkptStart. Those logged while the tail was written (an eviction, a
+split, a compressed slot) still point at the rolled-back versions: redo skips
+invisible LNs, so nothing replaces such a slot, and the version the rollback
+put back lived only in memory until the next checkpoint. So, before
+recovery's checkpoint, every rollback the VLSN recovery tracker saw (after
+the last CkptStart; a finished one before it was written out by that
+checkpoint) is undone again on the recovered tree, newest first
+(:func:`undo_again`): the slots still holding a rolled-back LSN get the version it
+replaced, exactly as the rollback did. A rolled-back deletion whose slot was
+compressed away is put back only if no record of that key was redone after
+the RollbackStart (a later deletion by the new master leaves no slot either,
+and is the newer truth). Why the default
 limit: a checkpoint's BINs may point at records logged before it; recovery
 undoes an uncommitted transaction's records wherever the tree holds them,
 but would keep a committed one's, so committed changes before the last
@@ -110,7 +125,8 @@ class RollbackResult:
 
 @dataclass
 class PendingRollback:
-    """A RollbackStart the VLSN recovery tracker saw without its RollbackEnd (redone at open)."""
+    """A RollbackStart the VLSN recovery tracker saw (after the last CkptStart): without its RollbackEnd it is
+    finished at open (:func:`redo_marks_and_undo`), with it its undo is done again (:func:`undo_again`)."""
 
     matchpoint_vlsn: int
     matchpoint_lsn: LSN
@@ -154,8 +170,12 @@ def _prev_version(inner: "Environment", entry: LogEntry) -> AbortInfo:
     return AbortInfo(prev, replaced.type_name in DELETED_LN_TYPES)
 
 
-def _undo(inner: "Environment", entries: list[LogEntry]) -> int:
-    """Put back, newest first, the version each rolled-back record replaced; how many slots changed."""
+def _undo(inner: "Environment", entries: list[LogEntry],
+          rewritten: frozenset[tuple[int, bytes]] = frozenset()) -> int:
+    """Put back, newest first, the version each rolled-back record replaced; how many slots changed.
+
+    ``rewritten``: the (database id, key) pairs written again after the rollback (:func:`_rewritten_keys`): a
+    missing slot of theirs is a later deletion, not a rolled-back one."""
     versions = [_prev_version(inner, e) if e.type_name in USER_LN_TYPES else None for e in entries]
     undone = 0
     for entry, version in zip(entries, versions):
@@ -169,6 +189,8 @@ def _undo(inner: "Environment", entries: list[LogEntry]) -> int:
         if entry.type_name in DELETED_LN_TYPES:
             index, exact = db.tree.search(key).find(key)
             if not exact:  # the deleted slot was compressed away: the deletion is what the tree shows
+                if (db.id, key) in rewritten:
+                    continue
                 only_if = None
         if inner.records.restore(db, key, version, only_if=only_if):
             undone += 1
@@ -310,6 +332,33 @@ def redo_marks_and_undo(inner: "Environment", pending: PendingRollback) -> None:
     pending.marked = [(e.vlsn, e.lsn, e.type_name) for e in tail]
 
 
+def _rewritten_keys(inner: "Environment", start_lsn: LSN) -> frozenset[tuple[int, bytes]]:
+    """The (database id, key) pairs of the records recovery redid after ``start_lsn``: visible LNs written
+    without a transaction or by one whose visible Commit follows."""
+    committed: set[int] = set()
+    written: list[tuple[int | None, int, bytes]] = []
+    for entry in inner.log.scan(start_lsn):
+        if entry.header.invisible or entry.vlsn is None:
+            continue
+        if entry.type_name == "Commit":
+            committed.add(entry.txn_id)
+        elif entry.type_name in USER_LN_TYPES:
+            written.append((entry.txn_id, entry.values["db_id"], entry.values["key"]))
+    return frozenset((db_id, key) for txn_id, db_id, key in written if txn_id is None or txn_id in committed)
+
+
+def undo_again(inner: "Environment", rollback: PendingRollback) -> int:
+    """At open, before recovery's checkpoint: undo a finished rollback again on the recovered tree (see the
+    module documentation); how many slots changed."""
+    tail = tail_after(inner, rollback.matchpoint_vlsn, rollback.matchpoint_lsn, rollback.start_lsn,
+                      invisible_too=True)
+    rollback.undone = _undo(inner, tail, _rewritten_keys(inner, rollback.start_lsn))
+    if rollback.undone:
+        inner.trace.emit("the rollback to matchpoint VLSN %d (RollbackStart %s) undone again at open: %d records",
+                         rollback.matchpoint_vlsn, rollback.start_lsn, rollback.undone)
+    return rollback.undone
+
+
 def finish_pending(inner: "Environment", index: "VLSNIndex", pending: PendingRollback) -> RollbackResult:
     """At open, in recovery's checkpoint step 6 (after the index is merged): truncate it, log RollbackEnd."""
     index._truncate_from_tail_in_rollback(pending.matchpoint_vlsn + 1, pending.matchpoint_lsn)
@@ -320,4 +369,5 @@ def finish_pending(inner: "Environment", index: "VLSNIndex", pending: PendingRol
     return result
 
 
-__all__ = ["RollbackResult", "PendingRollback", "roll_back", "reopen_replay_txns", "tail_after", "redo_marks_and_undo", "finish_pending"]
+__all__ = ["RollbackResult", "PendingRollback", "roll_back", "reopen_replay_txns", "tail_after", "redo_marks_and_undo", "undo_again",
+           "finish_pending"]

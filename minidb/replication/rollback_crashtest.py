@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
+from minidb.log import LSN
 from minidb.logstore import LockConflictError
 from minidb.replication.config import VLSNIndexConfig
 from minidb.replication.crashtest import check_index, workload_configs
@@ -65,7 +66,9 @@ class RollbackWorkload:
     last_before: int = 0  # n1's last VLSN before the rollback
     matchpoint: int = 0
     rolled_back: int = 0  # entries made invisible
+    rollback_end: LSN | None = None  # the RollbackEnd's LSN (None: nothing was rolled back)
     converged: bool | None = None  # after catching up with n2, n1 holds n2's records (run with converge)
+    caught_up: Records = field(default_factory=dict)  # n1's records then, its log synced (run with converge)
 
 
 def records_of(env: ReplicatedEnvironment) -> Records:
@@ -156,11 +159,14 @@ class _Runner:
         wl.after = records_of(n1)
         wl.matchpoint = syncup.result.matchpoint_vlsn
         wl.rolled_back = len(syncup.rollback.rolled_back) if syncup.rollback else 0
+        wl.rollback_end = syncup.rollback.end_lsn if syncup.rollback else None
         if self.converge:  # n1 takes n2's stream from the matchpoint on: both hold the same records
             replica = Replica(n1, channel, "n2")
             while net.deliver() + feeder.pump() + replica.pump() or net.in_flight:
                 pass
             wl.converged = records_of(n1) == records_of(n2) and n1.range.last == n2.range.last
+            n1.sync()
+            wl.caught_up = records_of(n1)
         return wl
 
 
