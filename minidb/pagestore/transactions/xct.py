@@ -56,6 +56,7 @@ from minidb.pagestore.ids import StoreId
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SpaceUser
 from minidb.pagestore.pages.storeprop import LOADING
+from minidb.pagestore.wal.logrec import note_logged
 
 
 RECENT = 16
@@ -158,9 +159,5 @@ def log_xct_entry(log: Any, xct: Any, entry_type: EntryType, values: dict[str, A
     full = {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn, **values} if values else \
         {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn}
     lsn = log.append(entry_type, full)
-    note = getattr(xct, "note_logged", None)
-    if note is None:
-        xct.last_lsn = lsn
-    else:
-        note(lsn, entry_type, full)
+    note_logged(xct, lsn, entry_type, full)
     return lsn

@@ -72,11 +72,10 @@ from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_P
 from minidb.pagestore.wal.pageimage import restore_page_image
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.pages.storeprop import UNLOGGED, image_pending, logging_off
+from minidb.pagestore.pages.storeprop import image_pending, logging_off
 
 _PAGE_ID = struct.Struct("<III")  # a page header's vol, store, page (bytes 8-19; pages.page documents them)
 _PAGE_ID_AT, _STORE_FLAGS_AT = 8, 29
-_UNLOGGED_BITS, _REGULAR_BIT = int(UNLOGGED), int(StoreFlags.REGULAR)
 
 
 class LogContext(Protocol):
@@ -163,9 +162,9 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
     Every change of every page comes here, so the entry's values are built
     in one dict display (the page id read from the header in one unpack, then
     the transaction's fields, then ``values``: :func:`page_fields` and
-    :func:`txn_fields`' keys, in their order) and the store flags are tested
-    as one byte (the rules of :mod:`~minidb.pagestore.pages.storeprop`'s ``logging_off`` and
-    ``image_pending``). :func:`apply_and_log_careful` is the reference, built
+    :func:`txn_fields`' keys, in their order) and the store flags are read
+    as one byte for :mod:`~minidb.pagestore.pages.storeprop`'s ``logging_off`` and
+    ``image_pending``. :func:`apply_and_log_careful` is the reference, built
     from those functions; ``tests/pagestore/test_commit_paths.py`` shows the two agree.
     """
     buf = page.buf
@@ -175,9 +174,8 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
     else:
         full = {"vol": vol, "store": store, "page": number, "txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn,
                 **values}
-    unlogged = buf[_STORE_FLAGS_AT] & _UNLOGGED_BITS
-    regular = buf[_STORE_FLAGS_AT] & _REGULAR_BIT
-    return _apply_and_log(log, page, entry_type, full, xct, unlogged and not regular, unlogged and regular)
+    flags = buf[_STORE_FLAGS_AT]  # the store flags' byte, as storeprop's rules read it
+    return _apply_and_log(log, page, entry_type, full, xct, logging_off(flags), image_pending(flags))
 
 
 def apply_and_log_careful(log: Any, page: SlottedPage, entry_type: EntryType, values: dict[str, Any],
@@ -219,16 +217,22 @@ def _apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, full: dic
         if pool is not None:
             pool.change_failed(page)
         raise
-    if xct is not None:  # the transaction is told (a transaction object keeps its undo-next too)
-        note = getattr(xct, "note_logged", None)
-        if note is None:
-            xct.last_lsn = lsn
-        else:
-            note(lsn, entry_type, full)
+    note_logged(xct, lsn, entry_type, full)
     page.lsn = lsn
     if whole_page and pool is not None:
         pool.note_image(page, lsn)  # it rewrites the whole page: it is the page's image
     return lsn
+
+
+def note_logged(xct: LogContext | None, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
+    """Tell the transaction an entry of its was logged (a transaction object keeps its undo-next too)."""
+    if xct is None:
+        return
+    note = getattr(xct, "note_logged", None)
+    if note is None:
+        xct.last_lsn = lsn
+    else:
+        note(lsn, entry_type, values)
 
 
 @redo_handler("unlogged_page_image")
