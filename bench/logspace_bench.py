@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 
 from tqdm import tqdm
 
@@ -91,7 +90,7 @@ def restart(scavenge: bool, rng: random.Random) -> dict[str, float]:
         sm.log.sync()
         files = len(log_file_numbers(sm.disk))
         crashed = os.path.join(path, "crashed")
-        shutil.copytree(os.path.join(path, "db"), crashed)
+        report.crash_copy(os.path.join(path, "db"), crashed)
         holder: dict[str, StorageManager] = {}
         seconds = report.timed(lambda: holder.setdefault("sm", StorageManager.open(
             OSDisk(crashed), frames=FRAMES, file_max=FILE_MAX, restart_trace=False, scavenge=scavenge)))

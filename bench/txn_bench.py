@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import sqlite3
 
 from tqdm import tqdm
@@ -136,7 +135,7 @@ def restart(rng: random.Random) -> dict[str, float]:
         megabytes = log_bytes(sm, master) / report.MB
         disk_path = os.path.join(path, "db")
         crashed = os.path.join(path, "crashed")
-        shutil.copytree(disk_path, crashed)  # the files as a crash leaves them (pages unwritten, log synced)
+        report.crash_copy(disk_path, crashed)  # the files as a crash leaves them (pages unwritten, log synced)
         holder: dict[str, StorageManager] = {}
         seconds = report.timed(lambda: holder.setdefault("sm", StorageManager.open(
             OSDisk(crashed), frames=FRAMES, file_max=LOG_FILE_MAX, restart_trace=False)))
@@ -157,9 +156,7 @@ def restart(rng: random.Random) -> dict[str, float]:
                     db.execute("UPDATE recs SET body = ? || substr(body, 51) WHERE id = ?", (body, ids[index]))
             db.execute("COMMIT")
         crashed = os.path.join(path, "crashed")
-        os.makedirs(crashed)
-        for name in ("bench.db", "bench.db-wal"):
-            shutil.copy(os.path.join(path, name), os.path.join(crashed, name))
+        report.crash_copy(path, crashed, ("bench.db", "bench.db-wal"))
         wal_mb = os.path.getsize(os.path.join(crashed, "bench.db-wal")) / report.MB
         db.close()
 

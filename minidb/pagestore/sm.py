@@ -195,7 +195,9 @@ class StorageManager:
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
         size = probe.page_size
         probe.close()
-        log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions)
+        # With restart, the last file's entries as opening checked them are kept for analysis to take
+        # (before anything is written), so that restart reads and checks each byte of that file once.
+        log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions, keep_opening_scan=restart)
         try:
             bp = BufferPool(frames, page_size=size, log=log, trace=trace)
             volume = Volume(disk, bp, log, trace=trace)
@@ -215,16 +217,18 @@ class StorageManager:
 
     @staticmethod
     def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float],
-                  log_size: int | None = None, partitions: int = DEFAULT_PARTITIONS) -> LogManager:
+                  log_size: int | None = None, partitions: int = DEFAULT_PARTITIONS,
+                  keep_opening_scan: bool = False) -> LogManager:
         if log_size is None:
-            return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock)
+            return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock,
+                              keep_opening_scan=keep_opening_scan)
         if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 2:
             raise BadRequestError(f"partitions {partitions!r} must be a number of log files, at least 2")
         if not isinstance(log_size, int) or isinstance(log_size, bool) or log_size // partitions < MIN_FILE_MAX:
             raise BadRequestError(f"log_size {log_size!r} must be a number of bytes, at least {MIN_FILE_MAX} per "
                                   f"partition ({partitions} partitions)")
         return LogManager(disk, file_max=log_size // partitions, buffer_size=buffer_size, clock=clock,
-                          max_files=partitions, preallocate=True)
+                          max_files=partitions, preallocate=True, keep_opening_scan=keep_opening_scan)
 
     def close(self) -> None:
         """A clean shutdown: active transactions aborted, every page written, a checkpoint."""

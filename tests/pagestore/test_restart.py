@@ -2,7 +2,10 @@
 
 import pytest
 
+from minidb.errors import LogError
 from minidb.io import CrashMode, SimDisk
+from minidb.log import LogManager
+from minidb.log.reader import LogReader
 from minidb.log import LSN, NULL_LSN
 from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.restart.master import MASTER_FILE, read_master, write_master
@@ -118,8 +121,8 @@ def test_redo_takes_what_analysis_read_and_reads_only_the_log_before_it():
     scans = []
     real_scan = sm.restart.log.scan
 
-    def counted_scan(start=None, stop=None):
-        for entry in real_scan(start, stop):
+    def counted_scan(start=None, stop=None, checked=None):
+        for entry in real_scan(start, stop, checked):
             scans.append(entry.lsn)
             yield entry
 
@@ -292,3 +295,45 @@ def test_analysis_keeps_at_most_keep_bytes_and_redo_reads_the_rest(monkeypatch):
     assert redo.entries_read == len(list(sm.restart.log.scan(analysis.redo_lsn)))
     sm.restart.run()
     assert sm.restart.finish_result is not None
+
+
+def crashed_after_commits(name: str) -> SimDisk:
+    """A checkpoint, then 30 committed inserts in the same log file, and a crash that loses nothing synced."""
+    sm = new_sm(name)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+    sm.checkpoint()
+    for i in range(30):
+        with sm.transaction() as t:
+            sm.create_rec(t, fid, f"record {i:02d}".encode())
+    sm.disk.crash(CrashMode.nothing())
+    return sm.disk
+
+
+def test_restart_reads_the_last_log_file_as_opening_checked_it(monkeypatch):
+    """Opening the log checks its last file entry by entry to find its end; analysis takes those entries
+    instead of reading and checking the file's bytes again (the log since the checkpoint is all in it)."""
+    disk = crashed_after_commits("read-once")
+    reads = []
+    real = LogReader.file_bytes
+    monkeypatch.setattr(LogReader, "file_bytes", lambda self, number: reads.append(number) or real(self, number))
+    sm = open_again(disk)
+    assert reads == []
+    assert sm.restart_report.analysis.entries_read > 60
+    assert sm.log.take_opening_scan() is None  # taken by analysis
+    monkeypatch.undo()
+    assert sm.check() == []
+    (records,) = [recs for recs in sm.contents().values() if recs]
+    assert sorted(body for _, body in records.values()) == [f"record {i:02d}".encode() for i in range(30)]
+
+
+def test_restart_takes_the_opening_scan_before_anything_is_written(monkeypatch):
+    """The log keeps the last file's checked entries only when restart runs, and restart takes them first
+    thing: one left untaken would make the first write to the log fail."""
+    disk = crashed_after_commits("taken")
+    sm = open_again(disk, restart=False)
+    assert sm.log.take_opening_scan() is None  # not kept: nobody would take it
+    sm.close()
+    monkeypatch.setattr(LogManager, "take_opening_scan", lambda self: None)  # left with the log
+    with pytest.raises(LogError, match="take_opening_scan"):
+        open_again(crashed_after_commits("untaken"))

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.collector import collector_paused
+from minidb.log.end import CheckedFile
 from minidb.log.lsn import LSN
 from minidb.pagestore.files.storeprops import drop_tmp_files
 from minidb.pagestore.restart.master import master_lsn
@@ -102,6 +103,7 @@ class Restart:
         self.master = master_lsn(disk)
         self.analysis_result: AnalysisResult | None = None
         self._kept: list = []  # the entries analysis read, for redo (dropped once redo has run)
+        self._checked: CheckedFile | None = None  # the log's opening scan, for analysis and redo (dropped then)
         self.redo_result: RedoResult | None = None
         self.undo_result: UndoResult | None = None
         self.finish_result: FinishResult | None = None
@@ -117,8 +119,12 @@ class Restart:
 
     def analysis(self) -> AnalysisResult:
         self._kept = []
+        # The last file as opening the log checked it (None unless the log kept it): taken first thing,
+        # before anything writes to the log, and read instead of that file's bytes by analysis and redo.
+        self._checked = self.log.take_opening_scan()
         with collector_paused():
-            self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"], keep=self._kept)
+            self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"], keep=self._kept,
+                                                 checked=self._checked)
         self.xcts.set_youngest(self.analysis_result.youngest)
         return self.analysis_result
 
@@ -126,8 +132,8 @@ class Restart:
         assert self.analysis_result is not None, "analysis comes first"
         with collector_paused():
             self.redo_result = redo_pass(self.log, self.volume, self.analysis_result, self.traces["redo"],
-                                         self._kept)
-        self._kept = []
+                                         self._kept, self._checked)
+        self._kept, self._checked = [], None
         return self.redo_result
 
     def undo(self) -> UndoResult:

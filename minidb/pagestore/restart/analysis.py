@@ -24,7 +24,11 @@ state further along (:data:`~minidb.pagestore.transactions.xct.PROGRESS`).
 
 Analysis decodes each entry once, into a :class:`ScannedEntry` (LSN,
 type, values, size), and keeps these for redo (up to ``KEEP_BYTES`` of log),
-which so neither reads nor decodes the same bytes again.
+which so neither reads nor decodes the same bytes again. Opening the log
+already checked its last file entry by entry, to find where the log ends;
+restart takes those checked entries first thing (``take_opening_scan``,
+before anything writes to the log) and analysis and redo read that file
+from them, so each of its bytes is read and checksummed once.
 
 The decisions are one pure function, :func:`rebuild_tables`, over the
 page-store entries ``(lsn, type, values)``; ``analysis_pass`` only reads the
@@ -49,6 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, NamedTuple
 
+from minidb.log.end import CheckedFile
 from minidb.log.entry import LogEntry
 from minidb.log.header import HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT
 from minidb.log.lsn import LSN, NULL_LSN
@@ -155,8 +160,12 @@ def scanned_entry(entry: LogEntry, entry_type: EntryType | None = None) -> Scann
     return ScannedEntry(entry.lsn, entry_type, values, entry.header.entry_size)
 
 
-def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list | None = None) -> AnalysisResult:
+def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list | None = None,
+                  checked: CheckedFile | None = None) -> AnalysisResult:
     """Pass 1 (see the module documentation).
+
+    ``checked``: the log's last file as opening checked it (``LogManager.take_opening_scan``); its
+    entries are taken from there instead of being read and checked again.
 
     ``keep``: a list that receives every entry read, in order, as a
     :class:`ScannedEntry`, until ``KEEP_BYTES`` of log are in it, so that
@@ -177,7 +186,7 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
         # known is decoded, any other has no values (a test compares what is kept with scanned_entry's)
         nonlocal kept_bytes, count, first
         owner = PAGESTORE_TYPES.owner
-        for entry in log.scan(None if master.is_null else master):
+        for entry in log.scan(None if master.is_null else master, checked=checked):
             count += 1
             header, lsn = entry.header, entry.lsn
             if first is None:

@@ -100,6 +100,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from minidb import exercise_hooks
+from minidb.log.end import CheckedFile
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
@@ -149,8 +150,9 @@ class RedoResult:
 
 
 def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None,
-              kept: Sequence[ScannedEntry] = ()) -> RedoResult:
-    """Pass 2 (see the module documentation); ``kept``: the entries analysis read (:func:`redo_entries`)."""
+              kept: Sequence[ScannedEntry] = (), checked: CheckedFile | None = None) -> RedoResult:
+    """Pass 2 (see the module documentation); ``kept``: the entries analysis read, ``checked``: the log's last
+    file as opening checked it (both: :func:`redo_entries`)."""
     trace = trace if trace is not None else Trace(enabled=False)
     bp = volume.bp
     done = RedoResult(result.redo_lsn)
@@ -162,11 +164,11 @@ def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None
         trace.emit("redo: from %s", result.redo_lsn)
         fix = lambda pid: _fix(bp, log, volume, pid, done, dirty, trace)  # noqa: E731
         if by_page_applies(trace):
-            redo_by_page(redo_entries(log, result.redo_lsn, kept), fix, bp, done, dirty, seen)
+            redo_by_page(redo_entries(log, result.redo_lsn, kept, checked), fix, bp, done, dirty, seen)
         else:
             run = PageRun(fix, bp)
             try:
-                for lsn, entry_type, values, _end in redo_entries(log, result.redo_lsn, kept):
+                for lsn, entry_type, values, _end in redo_entries(log, result.redo_lsn, kept, checked):
                     done.entries_read += 1
                     _redo_entry(lsn, entry_type, values, run, done, dirty, seen, trace)
             finally:
@@ -353,26 +355,29 @@ def _redo_page(key: tuple[int, int], entries: list[ScannedEntry], where: list[in
         bp.unfix(page, dirty=last is not None)
 
 
-def redo_entries(log: Any, start: LSN, kept: Sequence[ScannedEntry]) -> Iterator[ScannedEntry]:
+def redo_entries(log: Any, start: LSN, kept: Sequence[ScannedEntry],
+                 checked: CheckedFile | None = None) -> Iterator[ScannedEntry]:
     """The log's entries from ``start`` to its end, taking those analysis kept from memory.
 
     ``kept`` holds consecutive entries as analysis read them (from the
     master checkpoint on, possibly not to the end of the log). The log is
     read only where they do not reach: before the first kept entry (a
-    recovery LSN older than the checkpoint) and after the last one. The
-    entries and their order are those a scan from ``start`` would give.
+    recovery LSN older than the checkpoint) and after the last one, and
+    the last file's entries come from ``checked`` (what opening the log
+    checked) rather than from its bytes again. The entries and their order
+    are those a scan from ``start`` would give.
     """
     if not kept or start >= kept[-1].end:
-        yield from map(scanned_entry, log.scan(start))
+        yield from map(scanned_entry, log.scan(start, checked=checked))
         return
     first = kept[0].lsn
     if start < first:
-        yield from map(scanned_entry, log.scan(start, first))
+        yield from map(scanned_entry, log.scan(start, first, checked))
         yield from kept
     else:
         yield from kept[bisect_left(kept, start, key=lambda entry: entry.lsn):]
     if kept[-1].end < log.end_lsn:
-        yield from map(scanned_entry, log.scan(kept[-1].end))
+        yield from map(scanned_entry, log.scan(kept[-1].end, checked=checked))
 
 
 NOT_REDOABLE, NOT_DIRTY, BEFORE_REC_LSN, PAGE_NEWER, APPLY = (
