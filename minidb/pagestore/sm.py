@@ -122,6 +122,7 @@ from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
 from minidb.pagestore.pages.storeprop import StoreProperty
+from minidb.collector import collector_paused
 from minidb.pagestore.restart import Restart, RestartReport
 from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.volume.volfile import VolumeFile
@@ -191,6 +192,21 @@ class StorageManager:
              on_log_held: Callable[[int, LSN, int], None] | None = None,
              index_fanout: int | None = None) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
+        # Opening and restart make tens of thousands of small objects (the checked entries of the log's
+        # last file, the entries analysis keeps for redo) that live until restart ends and are never part
+        # of a reference cycle: the cyclic collector waits until then instead of walking them again and
+        # again (minidb.collector).
+        with collector_paused():
+            return cls._open(disk, frames, restart, locking, max_small_rec, chkpt_every, trace, restart_trace,
+                             file_max, buffer_size, clock, log_size, partitions, scavenge, archive, on_log_held,
+                             index_fanout)
+
+    @classmethod
+    def _open(cls, disk: Disk, frames: int, restart: bool, locking: Locking | LockManager | None,
+              max_small_rec: int | None, chkpt_every: int | None, trace: bool, restart_trace: bool, file_max: int,
+              buffer_size: int, clock: Callable[[], float], log_size: int | None, partitions: int,
+              scavenge: bool | None, archive: Callable[[str, bytes], None] | None,
+              on_log_held: Callable[[int, LSN, int], None] | None, index_fanout: int | None) -> "StorageManager":
         check_volume_and_log(disk, quick=True)  # before opening the log, which may cut its tail
         probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
         size = probe.page_size

@@ -12,7 +12,8 @@
   finding the log's end twice (:func:`reaches_past`): whenever it says yes,
   the careful :func:`find_end` finds the log ending after it (or raises);
 - analysis and redo run with the cyclic garbage collector paused, and leave
-  it as they found it.
+  it as they found it; opening keeps it paused from the log's opening scan to
+  the end of restart.
 
 Seeded: the same workloads and damage on every run.
 """
@@ -39,6 +40,8 @@ from minidb.pagestore.restart.master import read_master, reaches_past
 from minidb.pagestore.volume.volfile import volume_file_name
 from minidb.pagestore.wal.logrec import REDO
 import minidb.pagestore.restart.master as master_module
+import minidb.pagestore.restart as restart_module
+import minidb.log.manager as log_manager_module
 
 from tests.pagestore.sm_helpers import new_sm, open_again
 
@@ -205,6 +208,32 @@ def test_analysis_and_redo_pause_the_collector_and_leave_it_as_it_was():
         with collector_paused():
             1 / 0
     assert gc.isenabled()
+
+
+def test_opening_pauses_the_collector_from_the_log_scan_to_the_end_of_restart(monkeypatch):
+    """StorageManager.open keeps the collector paused throughout: while the log's last file is checked
+    (the entries restart takes), in every pass, in the checkpoint that ends restart; and back after."""
+    sm, clone = crashed(2)
+    states = {}
+
+    def noting(name, real):
+        def step(*args, **kwargs):
+            states.setdefault(name, gc.isenabled())
+            return real(*args, **kwargs)
+        return step
+
+    monkeypatch.setattr(log_manager_module, "scan_end", noting("scan", log_manager_module.scan_end))
+    monkeypatch.setattr(restart_module, "finish_pass", noting("finish", restart_module.finish_pass))
+    for enabled in (True, False):
+        states.clear()
+        (gc.enable if enabled else gc.disable)()
+        try:
+            opened = open_again(clone.disk.clone(f"collector-{enabled}"))
+            assert gc.isenabled() == enabled
+        finally:
+            gc.enable()
+        assert states == {"scan": False, "finish": False}
+        assert opened.restart_report.redo.redone > 0
 
 
 def every_change(seed: int, frames: int):

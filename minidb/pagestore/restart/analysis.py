@@ -132,6 +132,10 @@ class AnalysisTables:
     ended: set[int] = field(default_factory=set)
 
 
+#: a ScannedEntry from a tuple of its four fields, without the call of its class's ``__new__`` (analysis makes one
+#: per entry read)
+_new_scanned = tuple.__new__
+
 KEEP_BYTES = 16 * 1024 * 1024  # analysis keeps at most this much log for redo (its entries take a few times that in memory)
 
 
@@ -186,17 +190,22 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
         # known is decoded, any other has no values (a test compares what is kept with scanned_entry's)
         nonlocal kept_bytes, count, first
         owner = PAGESTORE_TYPES.owner
+        known: dict[int, tuple[EntryType | None, bool]] = {}  # type code -> (its type, is it the page store's)
         for entry in log.scan(None if master.is_null else master, checked=checked):
             count += 1
             header, lsn = entry.header, entry.lsn
             if first is None:
                 first = lsn
-            entry_type = type_by_code(header.type_code)
-            mine = entry_type is not None and entry_type.owner == owner
+            code = header.type_code
+            found = known.get(code)
+            if found is None:
+                entry_type = type_by_code(code)
+                found = known[code] = (entry_type, entry_type is not None and entry_type.owner == owner)
+            entry_type, mine = found
             if keep is not None and kept_bytes < KEEP_BYTES:
                 size = (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE) + header.item_size
                 values = entry_type.decode(entry.item) if entry_type is not None else {}
-                keep.append(ScannedEntry(lsn, entry_type, values, size))
+                keep.append(_new_scanned(ScannedEntry, (lsn, entry_type, values, size)))
                 kept_bytes += size
                 if mine:
                     yield lsn, entry_type, values
@@ -249,9 +258,9 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
                            or "no transactions")
             elif name == "chkpt_end" and in_master_ckpt:
                 in_master_ckpt = False
-        elif v["txn_id"]:
-            tid = v["txn_id"]
-            youngest = max(youngest, tid)
+        elif tid := v["txn_id"]:
+            if tid > youngest:
+                youngest = tid
             row = table.get(tid)
             if row is None:
                 row = table[tid] = XctEntry(tid, first_lsn=lsn)
@@ -261,7 +270,9 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
                 row.undo_nxt, row.undo_nxt_seen = v["undo_nxt"], True
             elif entry_type.undoable:
                 row.undo_nxt, row.undo_nxt_seen = lsn, True
-            if name == "xct_end":
+            if name not in _STATE_CHANGES:
+                pass  # an ordinary entry: its transaction only advanced
+            elif name == "xct_end":
                 del table[tid]
                 ended.add(tid)
                 trace.emit("analysis: %s xct_end: T%d ended (%s)", lsn, tid,
@@ -281,6 +292,10 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
             trace.emit("analysis: %s %s: %s enters the dirty page table", lsn, name, pid)
     redo_lsn = min((d.rec_lsn for d in dirty.values()), default=NULL_LSN)
     return AnalysisTables(table, dirty, redo_lsn, youngest, ended)
+
+
+#: the entries that end a transaction or change its state (any other only advances it)
+_STATE_CHANGES = frozenset({"xct_end", "xct_prepare_fi", "xct_abort", "xct_freeing_space"})
 
 
 def _merge_checkpointed(table: dict[int, XctEntry], ended: set[int], item: dict[str, Any]) -> None:
