@@ -49,7 +49,10 @@ crashed; a clean close just leaves little to do. Its passes:
    it collects each key's LNs in log order, then takes the keys in order, one
    search per BIN for all the keys that fall in it; a key's LNs change its
    slot at most once, to the last that would have gone in (the new keys of a
-   BIN go in together, ``BIN.insert_slots``). A BIN this fills
+   BIN go in together, ``BIN.insert_slots``; keys above all its slots, each
+   written once, are appended column by column, ``BIN.append_slots``). An LN's
+   database, key, data and replaced version come from its type's picker (the
+   fields redo reads, checked as a decode checks them). A BIN this fills
    past its size is split in halves until it fits, each piece logged once.
    A crash during recovery is a crash like any other: the next recovery
    starts from the same CkptEnd, and the BINs this one logged (splits,
@@ -105,7 +108,7 @@ from typing import TYPE_CHECKING
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.header import INVISIBLE
-from minidb.log.types import OWNER_CODES, known_types
+from minidb.log.types import OWNER_CODES, known_types, type_by_code
 from minidb.logstore.logdef import (BIN_ENTRY, CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX,
                                    MAP_LN)
 from minidb.logstore.errors import EnvironmentKindError
@@ -146,12 +149,18 @@ def _transactional_codes() -> frozenset[int]:
     return frozenset(t.code for t in known_types() if t.transactional)
 
 
-def _record(entry: LogEntry):
-    """:func:`record_of` an LN: its data, None for a deletion (without asking the type's name)."""
-    code = entry.header.type_code
-    if code in _DATA_CODES:
-        return entry.values["data"]
-    return None if code in _DELETION_CODES else record_of(entry)
+# What redo replays: (database, key, entry, record), as RecoveryManager._redo_candidates gives it.
+Redo = tuple["DatabaseImpl", bytes, LogEntry, object]
+_entry_of, _record_of = itemgetter(2), itemgetter(3)  # of a Redo
+
+# The fields redo reads of a record's LN (its picker's order); a deletion has no data.
+_REDO_PICKS = {code: ("db_id", "key", "prev_lsn", "data") for code in _DATA_CODES}
+_REDO_PICKS.update({code: ("db_id", "key", "prev_lsn") for code in _DELETION_CODES})
+
+
+def _redo_pickers() -> dict[int, Callable[[bytes], tuple]]:
+    """Type code -> the picker of the fields redo reads (built once per type, kept by its codec)."""
+    return {code: type_by_code(code).codec.picker(picks) for code, picks in _REDO_PICKS.items()}
 
 
 def node_head(entry: LogEntry) -> tuple[int, int]:
@@ -595,17 +604,22 @@ class RecoveryManager:
     #: known-deleted flags, cached data) and the same counts; only the shape of the tree may differ.
     redo_in_key_order = True
 
-    def _redo_candidates(self) -> Iterator[tuple["DatabaseImpl", bytes, LogEntry]]:
-        """The LNs redo replays, in log order, with their database and key (JE's rules, step 6).
+    def _redo_candidates(self) -> Iterator[Redo]:
+        """The LNs redo replays, in log order, each as ``(database, key, entry, record)`` (JE's rules, step 6).
 
         Those of committed transactions, those written without one and FileSummaryLNs; not the
         invisible ones (rolled back by a replication syncup), nor those of a database that is gone.
-        The versions they make obsolete are counted as they go by.
+        ``record`` is what a slot caches for the LN (:func:`record_of`: the data, None for a deletion).
+        A record's LN gives its fields through its type's picker (:meth:`Codec.picker
+        <minidb.log.codec.Codec.picker>`: database, key, the version it replaces and the data, checked
+        as a decode checks them, without the dict of every field). The versions they make obsolete are
+        counted as they go by.
         """
         env, info = self.env, self.info
         count_obsolete = env.utilization.count_obsolete
         utilization_db = env.db_tree.get_by_id(UTILIZATION_DB_ID)
         db_by_id, committed = env.db_tree.by_id, info.committed
+        pickers = _redo_pickers()
         for entry in self._from(self.lns, info.first_active_lsn):
             header = entry.header
             if header.flags & INVISIBLE:
@@ -613,15 +627,18 @@ class RecoveryManager:
             code = header.type_code
             if code in _TXN_LN_CODES and entry.txn_id not in committed:
                 continue
-            values = entry.values
-            if code == FILE_SUMMARY_LN.code:
-                db, key = utilization_db, file_key(values["file_number"])
-            else:
-                db, key = db_by_id.get(values["db_id"]), values["key"]
+            if code in _DATA_CODES:
+                db_id, key, prev, record = pickers[code](entry.item)
+                db = db_by_id.get(db_id)
+            elif code in _DELETION_CODES:
+                db_id, key, prev = pickers[code](entry.item)
+                db, record = db_by_id.get(db_id), None
+            else:  # a FileSummaryLN: its slot caches its values
+                values = entry.values
+                db, key, prev, record = utilization_db, file_key(values["file_number"]), values["prev_lsn"], record_of(entry)
             if db is None:
                 continue
-            yield db, key, entry
-            prev = values["prev_lsn"]
+            yield db, key, entry, record
             if prev != NULL_LSN:  # (count_obsolete ignores it)
                 count_obsolete(prev)
             if code in _DELETION_CODES:
@@ -630,8 +647,8 @@ class RecoveryManager:
     def _redo_in_log_order(self) -> None:
         """The reference redo: each LN in log order, a search from the root for each (JE's)."""
         info, evictor = self.info, self.env.evictor
-        for db, key, entry in self._redo_candidates():
-            if self._redo_ln(db, key, entry, record_of(entry)):
+        for db, key, entry, record in self._redo_candidates():
+            if self._redo_ln(db, key, entry, record):
                 info.lns_redone += 1
             evictor.evict_to_budget()
 
@@ -647,21 +664,23 @@ class RecoveryManager:
         """
         info, evictor = self.info, self.env.evictor
         databases: dict[int, "DatabaseImpl"] = {}
-        # Per database, key -> its LN, or the list of its LNs once there are two (most keys have one).
-        chains: dict[int, dict[bytes, LogEntry | list[LogEntry]]] = {}
-        chain_of: dict[bytes, LogEntry | list[LogEntry]] = {}
+        # Per database, key -> its LN (as _redo_candidates gives it), or the list of its LNs once there
+        # are two (most keys have one).
+        chains: dict[int, dict[bytes, Redo | list[Redo]]] = {}
+        chain_of: dict[bytes, Redo | list[Redo]] = {}
         last_db = None
-        for db, key, entry in self._redo_candidates():
+        for redo in self._redo_candidates():
+            db, key = redo[0], redo[1]
             if db is not last_db:
                 last_db, databases[db.id] = db, db
                 chain_of = chains.setdefault(db.id, {})
             chain = chain_of.get(key)
             if chain is None:
-                chain_of[key] = entry
+                chain_of[key] = redo
             elif type(chain) is list:
-                chain.append(entry)
+                chain.append(redo)
             else:
-                chain_of[key] = [chain, entry]
+                chain_of[key] = [chain, redo]
         for db_id, chain_of in chains.items():
             tree = databases[db_id].tree
             keys = sorted(chain_of)
@@ -674,6 +693,11 @@ class RecoveryManager:
                 tree.split_until_fits(bin_node)
                 evictor.evict_to_budget()
 
+    #: True: keys above every slot of their BIN, each with one LN that is not a deletion (a BIN that
+    #: redo fills from empty, the usual case), are appended in bulk (:meth:`_append_new_keys`);
+    #: False: every key goes through :meth:`_redo_into_bin`'s loop, the reference.
+    append_new_keys = True
+
     def _redo_into_bin(self, bin_node, keys: list[bytes], chain_of: dict) -> None:
         """Redo the chains of ``keys`` (sorted, all routed to ``bin_node``): each slot changes at most once.
 
@@ -682,6 +706,8 @@ class RecoveryManager:
         its lists instead of one insertion each). The usual new key has one LN: it goes in unless it is
         a deletion, which is :meth:`_redo_chain`'s answer for it, without the call.
         """
+        if self.append_new_keys and self._append_new_keys(bin_node, keys, chain_of):
+            return
         info = self.info
         slot_keys, slot_lsns = bin_node.keys, bin_node.lsns
         inserts: list[tuple[int, bytes, LSN, bool, object]] = []  # as BIN.insert_slots takes them
@@ -692,25 +718,42 @@ class RecoveryManager:
             if index < len(slot_keys) and slot_keys[index] == key:
                 last = self._redo_chain(slot_lsns[index], chain if type(chain) is list else [chain])
                 if last is not None:
-                    deleted = last.header.type_code in _DELETION_CODES
-                    bin_node.update_slot(index, last.lsn, deleted, _record(last))
+                    entry = last[2]
+                    bin_node.update_slot(index, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3])
                     changed = True
             elif type(chain) is list:
                 last = self._redo_chain(None, chain)
                 if last is not None:
-                    inserts.append((index, key, last.lsn, last.header.type_code in _DELETION_CODES, _record(last)))
-            elif chain.header.type_code in _DATA_CODES:  # (a write's record is its data: _record, without the call)
-                inserts.append((index, key, chain.lsn, False, chain.values["data"]))
-                info.lns_redone += 1
-            elif chain.header.type_code not in _DELETION_CODES:
-                inserts.append((index, key, chain.lsn, False, _record(chain)))
+                    entry = last[2]
+                    inserts.append((index, key, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3]))
+            elif chain[2].header.type_code not in _DELETION_CODES:
+                inserts.append((index, key, chain[2].lsn, False, chain[3]))
                 info.lns_redone += 1
         if inserts:
             bin_node.insert_slots(inserts)
         if inserts or changed:
             bin_node.dirty = True
 
-    def _redo_chain(self, slot_lsn: LSN | None, chain: list[LogEntry]) -> LogEntry | None:
+    def _append_new_keys(self, bin_node, keys: list[bytes], chain_of: dict) -> bool:
+        """:meth:`_redo_into_bin` for keys that all lie above the BIN's last slot (any key, if it has
+        none), each with a chain of one LN that is not a deletion: their slots are the BIN's new last
+        ones, in key order, made column by column (``BIN.append_slots``), with no search and no
+        per-key step in Python. False (nothing done) if the keys are not all such.
+        """
+        if not keys or (bin_node.keys and keys[0] <= bin_node.keys[-1]):
+            return False
+        chains = list(map(chain_of.__getitem__, keys))
+        if list in set(map(type, chains)):
+            return False  # a key with several LNs
+        records = list(map(_record_of, chains))
+        if None in records:
+            return False  # a deletion (the only LN whose record is None)
+        bin_node.append_slots(keys, list(map(_lsn_of, map(_entry_of, chains))), [False] * len(keys), records)
+        bin_node.dirty = True
+        self.info.lns_redone += len(keys)
+        return True
+
+    def _redo_chain(self, slot_lsn: LSN | None, chain: list[Redo]) -> Redo | None:
         """Redo one key's LNs (in log order) as :meth:`_redo_ln` would one by one: the LN the slot ends with.
 
         ``slot_lsn`` is the slot's LSN, None if the key has no slot. Each LN goes in if it is newer than
@@ -719,14 +762,15 @@ class RecoveryManager:
         """
         info = self.info
         last = None
-        for entry in chain:
+        for redo in chain:
+            entry = redo[2]
             if slot_lsn is None:
                 if entry.header.type_code in _DELETION_CODES:
                     continue
             elif entry.lsn <= slot_lsn:
                 info.lns_not_newer += 1
                 continue
-            slot_lsn, last = entry.lsn, entry
+            slot_lsn, last = entry.lsn, redo
             info.lns_redone += 1
         return last
 
