@@ -7,7 +7,10 @@ the same work in straight-line code written for one table: each run of
 fixed-size fields (and the length prefix or list count that follows the run)
 is one precompiled ``struct.Struct``, packed or unpacked in one call, with the
 variable-size fields (``BYTES``, ``STR``, lists) in between. Lists get a
-generated function per record layout.
+generated function per record layout; the encoder's encodes the whole list
+in one loop, each record a dict or a tuple of its values in field order (a
+node's slots, zipped: a BIN of a hundred slots makes no hundred dicts to be
+logged).
 
 Each table gets three functions: ``encode`` (values to item), ``decode``
 (item to values) and ``encode_summed``, which the log manager's append uses:
@@ -254,28 +257,31 @@ def _record_functions(w: _Writer, fields: tuple[tuple[str, Kind], ...], prefix: 
     return names
 
 
-def _encode_values(fields: tuple[tuple[str, Kind], ...], lists: dict[int, str]) -> list[str]:
+def _encode_values(fields: tuple[tuple[str, Kind], ...], lists: dict[int, str], fetched: bool = False) -> list[str]:
     """The lines of an encoder that check ``values`` and compute each field's packable value:
-    ``v<i>`` (bytes for a variable-size field) and ``n<i>`` (a list's record count)."""
-    body = [f"    if type(values) is not dict or len(values) != {len(fields)}:", "        raise Mismatch"]
+    ``v<i>`` (bytes for a variable-size field) and ``n<i>`` (a list's record count).
+
+    ``fetched``: the raw values are in ``v<i>`` already (a list record given as a tuple); only convert."""
+    body = [] if fetched else [f"    if type(values) is not dict or len(values) != {len(fields)}:", "        raise Mismatch"]
     for index, (name, kind) in enumerate(fields):
-        value = f"values[{name!r}]"
+        value = f"v{index}" if fetched else f"values[{name!r}]"
+        fetch = [] if fetched else [f"    v{index} = {value}"]
         if kind is LSN_FIELD:
-            body.append(f"    v{index} = {value}")
+            body += fetch
             body.append(f"    if not isinstance(v{index}, LSN):")
             body.append("        raise Mismatch")
-            body.append(f"    v{index} = v{index}.packed")
+            body.append(f"    v{index} = (v{index}[0] << 32) | v{index}[1]")  # LSN.packed, without the property call
         elif kind is BOOL:
             body.append(f"    v{index} = 1 if {value} else 0")
         elif kind in _FIXED:
-            body.append(f"    v{index} = {value}")
+            body += fetch
         elif isinstance(kind, ListOf):
-            body.append(f"    v{index} = b''.join([{lists[index]}(r) for r in {value}])")
             body.append(f"    n{index} = len({value})")
+            body.append(f"    v{index} = {lists[index]}({value})")
         elif _SIZED[kind][1]:
             body.append(f"    v{index} = {value}.encode()")  # UTF-8: str.encode's default, and naming it costs time
         else:
-            body.append(f"    v{index} = {value}")
+            body += fetch
             body.append(f"    if type(v{index}) is not bytes:")
             body.append(f"        v{index} = bytes(v{index})")
         if kind in _SIZED:
@@ -316,11 +322,25 @@ def _packed(w: _Writer, fields: tuple[tuple[str, Kind], ...], header: bool = Fal
 
 def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool = False,
                  lists: dict[int, str] | None = None) -> None:
-    """def fname(values) -> bytes, for a dict with exactly these fields."""
+    """def fname(values) -> bytes, for a dict with exactly these fields.
+
+    ``record``: def fname(rows) -> bytes instead, the records of a list field one after the other, each
+    a dict with exactly these fields or a tuple of their values in field order (one loop for the list,
+    the way a node gives its slots: no dict made per slot)."""
     if lists is None:
         lists = _record_functions(w, fields, "enc_list", _gen_encoder)
-    body = _encode_values(fields, lists) + [f"    return {_packed(w, fields)}"]
-    w.lines += [f"def {fname}(values):"] + (body if record else _guarded(body, "fallback_encode(values)")) + [""]
+    if not record:
+        body = _encode_values(fields, lists) + [f"    return {_packed(w, fields)}"]
+        w.lines += [f"def {fname}(values):"] + _guarded(body, "fallback_encode(values)") + [""]
+        return
+    count = len(fields)
+    names = ", ".join(f"v{i}" for i in range(count)) + ("," if count == 1 else "")
+    fetch = [f"    v{i} = values[{name!r}]" for i, (name, _) in enumerate(fields)]
+    body = [f"    if type(values) is tuple and len(values) == {count}:", f"        {names} = values", "    else:"]
+    body += ["    " + line for line in _encode_values(fields, lists)[:2] + fetch]
+    body += _encode_values(fields, lists, fetched=True) + [f"    out.append({_packed(w, fields)})"]
+    w.lines += [f"def {fname}(rows):", "    out = []", "    for values in rows:"]
+    w.lines += ["    " + line for line in body] + ["    return b''.join(out)", ""]
 
 
 def _gen_summed(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], lists: dict[int, str]) -> None:
@@ -436,7 +456,8 @@ def _namespace(name: str, fields: tuple[tuple[str, Kind], ...], w: _Writer | Non
     """What the generated functions may use: their Structs, LSN, and nothing else."""
     w = _write(name, fields) if w is None else w
     namespace: dict[str, Any] = {"__builtins__": {"type": type, "dict": dict, "len": len, "isinstance": isinstance,
-                                                  "bytes": bytes, "str": str, "range": range, "Exception": Exception},
+                                                  "bytes": bytes, "str": str, "range": range, "tuple": tuple,
+                                                  "Exception": Exception},
                                  "Mismatch": Mismatch, "LSN": LSN, "NULL_LSN": NULL_LSN, "new_lsn": tuple.__new__}
     for i, fmt in enumerate(w.structs):
         namespace[f"S{i}"] = struct.Struct(fmt)

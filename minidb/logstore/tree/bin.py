@@ -113,8 +113,9 @@ class BIN(IN):
         self.version += 1
         sibling.version += 1
 
-    def log_entries(self) -> list[dict[str, Any]]:
-        return [{"key": k, "lsn": l, "known_deleted": d} for k, l, d in zip(self.keys, self.lsns, self.known_deleted)]
+    def log_entries(self) -> list[tuple[bytes, LSN, bool]]:
+        """The slots as the entry's ``entries`` list: ``(key, lsn, known_deleted)`` rows, in field order."""
+        return list(zip(self.keys, self.lsns, self.known_deleted))
 
     def load_entries(self, entries: list[dict[str, Any]]) -> None:
         self.keys = [e["key"] for e in entries]
