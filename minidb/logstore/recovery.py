@@ -102,6 +102,7 @@ import bisect
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import attrgetter, itemgetter, sub
 from typing import TYPE_CHECKING
 
@@ -126,7 +127,8 @@ if TYPE_CHECKING:
 RECOVERY_LOCKER = 0  # transaction ids start at 1
 
 _lsn_of = attrgetter("lsn")
-_file_of = itemgetter(0)  # of an LSN
+_code_of = attrgetter("header.type_code")  # of an entry
+_file_of, _offset_of = itemgetter(0), itemgetter(1)  # of an LSN
 
 # Type codes (minidb.logstore.logdef) by which one pass sorts the entries read into the lists the
 # later passes walk: each pass then looks only at its own kind of entry.
@@ -134,6 +136,7 @@ _NODE_CODES = frozenset({IN_ENTRY.code, BIN_ENTRY.code})
 _TXN_LN_CODES = frozenset({LN_TX.code, DEL_LN_TX.code})
 _REDO_CODES = frozenset({LN.code, DEL_LN.code, FILE_SUMMARY_LN.code}) | _TXN_LN_CODES  # what redo may replay
 _SIZED_CODES = _NODE_CODES | _REDO_CODES | {MAP_LN.code}  # node entries: recovery notes their sizes
+_MAP_LN_CODES, _COMMIT_CODES = frozenset({MAP_LN.code}), frozenset({COMMIT.code})
 
 # An IN or BIN item starts with db_id (U32) and node_id (U64), little-endian (minidb.logstore.logdef):
 # enough to learn node ids and to tell the mapping tree's nodes from the others without decoding
@@ -372,38 +375,38 @@ class RecoveryManager:
         return None, ""
 
     def _sort_by_kind(self) -> None:
-        """One pass over the entries read: sort them by kind for the passes that follow, and learn ids.
+        """Sort the entries read by kind for the passes that follow (by their type codes), and learn ids.
 
         Node, database and transaction ids continue after the largest the log holds; the sizes of
         node entries are noted for counting them obsolete later. A node's id is read from the head
         of its item (:func:`node_head`): the slots of a BIN are decoded only if it is replayed.
         """
         env = self.env
-        nodes, map_lns, lns, commits = self.nodes, self.map_lns, self.lns, self.commits
         last_node_id, last_db_id, last_txn_id = env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id
-        transactional = _transactional_codes()
-        for entry in self.entries:
-            code = entry.header.type_code
-            if code in _NODE_CODES:
-                nodes.append(entry)
-                node_id = node_head(entry)[1]
-                if node_id > last_node_id:
-                    last_node_id = node_id
-            elif code in _REDO_CODES:
-                lns.append(entry)
-            elif code == MAP_LN.code:
-                map_lns.append(entry)
-                last_db_id = max(last_db_id, entry.values["db_id"])
-            elif code == COMMIT.code:
-                commits.append(entry)
-            if code in transactional:
-                item = entry.item  # a transactional item starts with its txn id (LogEntry.txn_id)
-                txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
-                if txn_id is not None and abs(txn_id) > last_txn_id:
-                    last_txn_id = abs(txn_id)  # internal: < 0
+        entries = self.entries
+        codes = [code for run in self.runs for code in run.codes]  # of the entries, in order
+
+        def of_kind(kind: frozenset[int]) -> Iterator[LogEntry]:
+            """The entries whose type code is in ``kind``, in order (selected in C: no step per entry here)."""
+            return compress(entries, map(kind.__contains__, codes))
+
+        self.nodes += of_kind(_NODE_CODES)
+        self.lns += of_kind(_REDO_CODES)
+        self.map_lns += of_kind(_MAP_LN_CODES)
+        self.commits += of_kind(_COMMIT_CODES)
+        for entry in self.nodes:
+            node_id = node_head(entry)[1]
+            if node_id > last_node_id:
+                last_node_id = node_id
+        for entry in self.map_lns:
+            last_db_id = max(last_db_id, entry.values["db_id"])
+        for entry in of_kind(_transactional_codes()):
+            item = entry.item  # a transactional item starts with its txn id (LogEntry.txn_id)
+            txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
+            if txn_id is not None and abs(txn_id) > last_txn_id:
+                last_txn_id = abs(txn_id)  # internal: < 0
         for run in self.runs:
-            env.utilization.note_sizes([(lsn, size) for lsn, size, code in zip(run.lsns, run.sizes, run.codes)
-                                        if code in _SIZED_CODES])
+            env.utilization.note_sizes(compress(zip(run.lsns, run.sizes), map(_SIZED_CODES.__contains__, run.codes)))
         env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id = last_node_id, last_db_id, last_txn_id
 
     def _recover_mapping_tree(self, root_lsn: LSN) -> None:
@@ -784,14 +787,14 @@ class RecoveryManager:
         A scan reads a file's entries back to back, so an entry's size is where the next one starts
         minus where it starts; only the last of each file asks its header."""
         entries = self.entries
-        lsns = [e.lsn for e in entries]
-        codes = [e.header.type_code for e in entries]
+        lsns = list(map(_lsn_of, entries))
+        codes = list(map(_code_of, entries))
         runs = []
         i = 0
         while i < len(entries):
             number = lsns[i].file
             j = bisect.bisect_right(lsns, number, lo=i, key=_file_of)
-            offsets = [lsn.offset for lsn in lsns[i:j]]
+            offsets = list(map(_offset_of, lsns[i:j]))
             sizes = list(map(sub, offsets[1:], offsets[:-1]))
             sizes.append(entries[j - 1].size)
             runs.append(ScannedRun(number, lsns[i:j], sizes, codes[i:j]))
