@@ -361,6 +361,8 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
     wanted = {name for name, _ in fields} if picks is None else set(picks)
     sized = any(kind in _SIZED for _, kind in fields)
     body = ["    n = len(buf)"] if sized or not record else []
+    if picks is not None:  # bytes once (a memoryview is copied whole), so that each slice is bytes already
+        body[:0] = ["    if type(buf) is not bytes:", "        buf = bytes(buf)"]
     if not record:
         body.append("    p = 0")
     for what, run in _segments(fields):
@@ -395,6 +397,8 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
         body.append("        raise Mismatch")
         if _SIZED[kind][1]:
             body.append(f"    v{index} = str(buf[p:e], 'utf-8')")  # picked or not: it must be UTF-8
+        elif picks is not None and fields[index][0] in wanted:
+            body.append(f"    v{index} = buf[p:e]")
         elif fields[index][0] in wanted:
             body.append(f"    v{index} = bytes(buf[p:e])")
         body.append("    p = e")
