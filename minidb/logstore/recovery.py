@@ -18,8 +18,9 @@ crashed; a clean close just leaves little to do. Its passes:
    environment, or a crash during the first checkpoint) everything starts at
    the beginning of the log.
 3. **Read the log** once from min(firstActiveLSN, CkptStart) to the end, and
-   sort the entries by kind in one pass (nodes, MapLNs, LNs, Commits; each
-   list in LSN order): every later pass walks only its own kind. Node ids are
+   sort the entries by kind (nodes, MapLNs, LNs, Commits; each list in LSN
+   order, selected over the entries' type codes by ``itertools.compress``):
+   every later pass walks only its own kind. Node ids are
    learned from the first bytes of IN and BIN items; a BIN's slots are
    decoded only if the BIN is replayed. The entries read are also kept per
    file as lists of LSNs, type codes and sizes (:class:`ScannedRun`; a size is
@@ -152,9 +153,10 @@ def _transactional_codes() -> frozenset[int]:
     return frozenset(t.code for t in known_types() if t.transactional)
 
 
-# What redo replays: (database, key, entry, record), as RecoveryManager._redo_candidates gives it.
-Redo = tuple["DatabaseImpl", bytes, LogEntry, object]
-_entry_of, _record_of = itemgetter(2), itemgetter(3)  # of a Redo
+# What redo replays: (database, key, entry, record, the entry's LSN), as RecoveryManager._redo_candidates
+# gives it (the LSN again at hand: redo by key takes the LSNs of many keys without going back to their entries).
+Redo = tuple["DatabaseImpl", bytes, LogEntry, object, LSN]
+_record_of, _redo_lsn_of = itemgetter(3), itemgetter(4)  # of a Redo
 
 # The fields redo reads of a record's LN (its picker's order); a deletion has no data.
 _REDO_PICKS = {code: ("db_id", "key", "prev_lsn", "data") for code in _DATA_CODES}
@@ -608,7 +610,7 @@ class RecoveryManager:
     redo_in_key_order = True
 
     def _redo_candidates(self) -> Iterator[Redo]:
-        """The LNs redo replays, in log order, each as ``(database, key, entry, record)`` (JE's rules, step 6).
+        """The LNs redo replays, in log order, each as ``(database, key, entry, record, lsn)`` (JE's rules, step 6).
 
         Those of committed transactions, those written without one and FileSummaryLNs; not the
         invisible ones (rolled back by a replication syncup), nor those of a database that is gone.
@@ -641,7 +643,7 @@ class RecoveryManager:
                 db, key, prev, record = utilization_db, file_key(values["file_number"]), values["prev_lsn"], record_of(entry)
             if db is None:
                 continue
-            yield db, key, entry, record
+            yield db, key, entry, record, entry.lsn
             if prev != NULL_LSN:  # (count_obsolete ignores it)
                 count_obsolete(prev)
             if code in _DELETION_CODES:
@@ -650,7 +652,7 @@ class RecoveryManager:
     def _redo_in_log_order(self) -> None:
         """The reference redo: each LN in log order, a search from the root for each (JE's)."""
         info, evictor = self.info, self.env.evictor
-        for db, key, entry, record in self._redo_candidates():
+        for db, key, entry, record, _ in self._redo_candidates():
             if self._redo_ln(db, key, entry, record):
                 info.lns_redone += 1
             evictor.evict_to_budget()
@@ -751,7 +753,7 @@ class RecoveryManager:
         records = list(map(_record_of, chains))
         if None in records:
             return False  # a deletion (the only LN whose record is None)
-        bin_node.append_slots(keys, list(map(_lsn_of, map(_entry_of, chains))), [False] * len(keys), records)
+        bin_node.append_slots(keys, list(map(_redo_lsn_of, chains)), [False] * len(keys), records)
         bin_node.dirty = True
         self.info.lns_redone += len(keys)
         return True
