@@ -372,20 +372,23 @@ its exact size); a scan checks each
 entry with one `unpack` and one CRC (anything unusual goes to the careful path, which names
 what is wrong and where); recovery finds the last CkptEnd walking back through 64 KiB windows
 over the entry headers only (the forward read that follows checks every entry walked past), reads
-the log after it once and sorts the entries by kind in one pass, learning node ids from the first
+the log after it once and sorts the entries by kind (selections in C over their type codes), learning node ids from the first
 bytes of IN and BIN items and the largest transaction id from the first field of transactional
 entries. Every byte since the checkpoint is read and checksummed once: opening the log checks the
 last file entry by entry to find its end, and recovery takes those checked entries (before anything
 is written) instead of reading the file again. Redo works by key, not by LN: each key's LNs are
-collected in log order and change its slot once, the keys of one BIN go in after one search, and a
-BIN filled past its size is halved until it fits, each piece logged once (it was a search, an
-insertion and now and then a split logging both halves, per LN). Utilization is counted per file
+collected in log order and change its slot once, the keys of one BIN go in after one search (keys
+above all its slots, each written once, appended column by column), and a BIN filled past its size
+is halved until it fits, each piece logged once, its slots handed to the encoder as tuples (it was a
+search, an insertion and now and then a split logging both halves, per LN). Redo reads an LN's
+database, key, data and replaced version through its type's picker, which checks the item as a
+decode does but makes no dict of every field. Utilization is counted per file
 with dictionary updates and sums, and the cyclic garbage collector is paused while the environment
 opens and recovers (it would walk the entries read again and again). Recovery of
 {RECOVERY_SIZES[-1]:,} puts reads {rec_rows[-1][7]} entries per CPU second,
 {"at or above" if rec_cpu_rate >= RECOVERY_TARGET else "below"} the target of {RECOVERY_TARGET:,}; the
 time left is Python's work per entry: the opening scan's unpack and checksum, a LogEntry made and
-each LN decoded (its key, data and the version it replaces), the key's slot filled, and the BINs
+each LN's fields picked (its key, data and the version it replaces), the key's slot filled, and the BINs
 that redo fills logged as they split.
 """
 

@@ -7,7 +7,10 @@ the same work in straight-line code written for one table: each run of
 fixed-size fields (and the length prefix or list count that follows the run)
 is one precompiled ``struct.Struct``, packed or unpacked in one call, with the
 variable-size fields (``BYTES``, ``STR``, lists) in between. Lists get a
-generated function per record layout.
+generated function per record layout; the encoder's encodes the whole list
+in one loop, each record a dict or a tuple of its values in field order (a
+node's slots, zipped: a BIN of a hundred slots makes no hundred dicts to be
+logged).
 
 Each table gets three functions: ``encode`` (values to item), ``decode``
 (item to values) and ``encode_summed``, which the log manager's append uses:
@@ -33,6 +36,13 @@ executed once per type. Nothing read from disk or from a user ever becomes
 code: items are only ever *data* to the compiled functions. A table with a
 kind this module does not know gets no generated code and uses the generic
 path.
+
+A *picker* (:meth:`Codec.picker`) is the decoder's code for a reader that
+needs only a few fields of many items (recovery's redo reads a record's
+database, key, data and the version it replaces): it checks every length
+and flag of the item as ``decode`` does, but makes only the picked fields'
+values and gives them as a tuple, without the dict of every field; what it
+does not expect goes to ``decode``, whose error names the field.
 
 Codecs are built lazily, the first time a type encodes or decodes, and
 cached on the entry type. :func:`codec_source` returns the text, which
@@ -66,7 +76,7 @@ from typing import Any
 from minidb.log.fields import (BOOL, BYTES, I64, LSN_FIELD, STR, U8, U16, U32, U64, ItemFormatError, Kind,
                                ListOf, decode_fields, encode_fields)
 from minidb.log.header import SUMMED
-from minidb.log.lsn import LSN
+from minidb.log.lsn import LSN, NULL_LSN, NULL_PACKED
 
 # struct letters of the fixed-size kinds (after '<'); LSN and BOOL are converted around them
 _FIXED = {U8: "B", U16: "H", U32: "I", U64: "Q", I64: "q", BOOL: "B", LSN_FIELD: "Q"}
@@ -92,6 +102,7 @@ class Codec:
         self.name = name
         self.fields = fields
         self.source = generate_source(name, fields)
+        self._pickers: dict[tuple[tuple[str, ...], bool], Callable[[bytes | memoryview], tuple]] = {}
 
         def generic_enc(values: dict[str, Any]) -> bytes:
             return generic_encode(name, fields, values)
@@ -110,6 +121,37 @@ class Codec:
         self.encode, self.encode_summed, self.decode = self._compile(generic_enc, generic_sum, generic_dec) or generic
         self.strict_encode, self.strict_encode_summed, self.strict_decode = (self._compile(refuse, refuse, refuse)
                                                                              or generic)
+
+    def picker(self, picks: tuple[str, ...], strict: bool = False) -> Callable[[bytes | memoryview], tuple]:
+        """A function of an item giving the values of the fields ``picks``, as a tuple in that order.
+
+        For a reader that needs a few fields of many items (recovery's redo: a record's database, key,
+        data and the version it replaces), without the dict of them all: the decoder's code, checking
+        every length and flag of the item as :attr:`decode` does, but making only the picked fields'
+        values. Anything it does not expect goes to :attr:`decode` (the generic path, whose error names
+        the field), and the values are picked from its dict; ``strict``: the generated code alone,
+        raising :class:`Mismatch` instead (for tests). Built once per ``picks`` and kept."""
+        key = (tuple(picks), strict)
+        function = self._pickers.get(key)
+        if function is None:
+            source = picker_source(self.name, self.fields, key[0])
+            decode = self.decode
+
+            def fallback_pick(item: bytes | memoryview) -> tuple:
+                if strict:
+                    raise Mismatch(self.name)
+                values = decode(item)
+                return tuple([values[name] for name in key[0]])
+
+            if source is None:
+                function = fallback_pick
+            else:
+                namespace = _namespace(self.name, self.fields, _write_picker(self.name, self.fields, key[0]))
+                namespace["fallback_pick"] = fallback_pick
+                exec(compile(source, f"<picker {self.name}>", "exec"), namespace)  # noqa: S102 (our own tables)
+                function = namespace[f"pick_{_ident(self.name)}"]
+            self._pickers[key] = function
+        return function
 
     def _compile(self, fallback_encode: Callable, fallback_summed: Callable,
                  fallback_decode: Callable) -> tuple[Callable, Callable, Callable] | None:
@@ -215,28 +257,31 @@ def _record_functions(w: _Writer, fields: tuple[tuple[str, Kind], ...], prefix: 
     return names
 
 
-def _encode_values(fields: tuple[tuple[str, Kind], ...], lists: dict[int, str]) -> list[str]:
+def _encode_values(fields: tuple[tuple[str, Kind], ...], lists: dict[int, str], fetched: bool = False) -> list[str]:
     """The lines of an encoder that check ``values`` and compute each field's packable value:
-    ``v<i>`` (bytes for a variable-size field) and ``n<i>`` (a list's record count)."""
-    body = [f"    if type(values) is not dict or len(values) != {len(fields)}:", "        raise Mismatch"]
+    ``v<i>`` (bytes for a variable-size field) and ``n<i>`` (a list's record count).
+
+    ``fetched``: the raw values are in ``v<i>`` already (a list record given as a tuple); only convert."""
+    body = [] if fetched else [f"    if type(values) is not dict or len(values) != {len(fields)}:", "        raise Mismatch"]
     for index, (name, kind) in enumerate(fields):
-        value = f"values[{name!r}]"
+        value = f"v{index}" if fetched else f"values[{name!r}]"
+        fetch = [] if fetched else [f"    v{index} = {value}"]
         if kind is LSN_FIELD:
-            body.append(f"    v{index} = {value}")
+            body += fetch
             body.append(f"    if not isinstance(v{index}, LSN):")
             body.append("        raise Mismatch")
-            body.append(f"    v{index} = v{index}.packed")
+            body.append(f"    v{index} = (v{index}[0] << 32) | v{index}[1]")  # LSN.packed, without the property call
         elif kind is BOOL:
             body.append(f"    v{index} = 1 if {value} else 0")
         elif kind in _FIXED:
-            body.append(f"    v{index} = {value}")
+            body += fetch
         elif isinstance(kind, ListOf):
-            body.append(f"    v{index} = b''.join([{lists[index]}(r) for r in {value}])")
             body.append(f"    n{index} = len({value})")
+            body.append(f"    v{index} = {lists[index]}({value})")
         elif _SIZED[kind][1]:
             body.append(f"    v{index} = {value}.encode()")  # UTF-8: str.encode's default, and naming it costs time
         else:
-            body.append(f"    v{index} = {value}")
+            body += fetch
             body.append(f"    if type(v{index}) is not bytes:")
             body.append(f"        v{index} = bytes(v{index})")
         if kind in _SIZED:
@@ -277,11 +322,25 @@ def _packed(w: _Writer, fields: tuple[tuple[str, Kind], ...], header: bool = Fal
 
 def _gen_encoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool = False,
                  lists: dict[int, str] | None = None) -> None:
-    """def fname(values) -> bytes, for a dict with exactly these fields."""
+    """def fname(values) -> bytes, for a dict with exactly these fields.
+
+    ``record``: def fname(rows) -> bytes instead, the records of a list field one after the other, each
+    a dict with exactly these fields or a tuple of their values in field order (one loop for the list,
+    the way a node gives its slots: no dict made per slot)."""
     if lists is None:
         lists = _record_functions(w, fields, "enc_list", _gen_encoder)
-    body = _encode_values(fields, lists) + [f"    return {_packed(w, fields)}"]
-    w.lines += [f"def {fname}(values):"] + (body if record else _guarded(body, "fallback_encode(values)")) + [""]
+    if not record:
+        body = _encode_values(fields, lists) + [f"    return {_packed(w, fields)}"]
+        w.lines += [f"def {fname}(values):"] + _guarded(body, "fallback_encode(values)") + [""]
+        return
+    count = len(fields)
+    names = ", ".join(f"v{i}" for i in range(count)) + ("," if count == 1 else "")
+    fetch = [f"    v{i} = values[{name!r}]" for i, (name, _) in enumerate(fields)]
+    body = [f"    if type(values) is tuple and len(values) == {count}:", f"        {names} = values", "    else:"]
+    body += ["    " + line for line in _encode_values(fields, lists)[:2] + fetch]
+    body += _encode_values(fields, lists, fetched=True) + [f"    out.append({_packed(w, fields)})"]
+    w.lines += [f"def {fname}(rows):", "    out = []", "    for values in rows:"]
+    w.lines += ["    " + line for line in body] + ["    return b''.join(out)", ""]
 
 
 def _gen_summed(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], lists: dict[int, str]) -> None:
@@ -292,11 +351,18 @@ def _gen_summed(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], li
     w.lines += _guarded(body, "fallback_summed(values, code, flags, prev)") + [""]
 
 
-def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool) -> None:
-    """def fname(buf) -> dict (whole item), or fname(buf, p) -> (dict, p) for a list record."""
+def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], record: bool,
+                 picks: tuple[str, ...] | None = None) -> None:
+    """def fname(buf) -> dict (whole item), or fname(buf, p) -> (dict, p) for a list record.
+
+    With ``picks`` (field names), fname(buf) -> the tuple of those fields' values, in that order: every
+    byte is checked as for the dict, but a BYTES field or an LSN not picked is not made into a value."""
     lists = _record_functions(w, fields, "dec_list", _gen_decoder)
+    wanted = {name for name, _ in fields} if picks is None else set(picks)
     sized = any(kind in _SIZED for _, kind in fields)
     body = ["    n = len(buf)"] if sized or not record else []
+    if picks is not None:  # bytes once (a memoryview is copied whole), so that each slice is bytes already
+        body[:0] = ["    if type(buf) is not bytes:", "        buf = bytes(buf)"]
     if not record:
         body.append("    p = 0")
     for what, run in _segments(fields):
@@ -313,8 +379,11 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
                     body.append(f"    if v{index} > 1:")
                     body.append("        raise Mismatch")
                     body.append(f"    v{index} = v{index} == 1")
-                elif kind is LSN_FIELD:
-                    body.append(f"    v{index} = new_lsn(LSN, (v{index} >> 32, v{index} & 0xFFFFFFFF))")
+                elif kind is LSN_FIELD and fields[index][0] in wanted:
+                    made = f"new_lsn(LSN, (v{index} >> 32, v{index} & 0xFFFFFFFF))"
+                    if picks is not None:  # NULL_LSN itself for "none" (most records replace nothing)
+                        made = f"NULL_LSN if v{index} == 0x{NULL_PACKED:X} else {made}"
+                    body.append(f"    v{index} = {made}")
             continue
         index, _, kind = run[0]
         if isinstance(kind, ListOf):
@@ -327,11 +396,16 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
         body.append("    if e > n:")
         body.append("        raise Mismatch")
         if _SIZED[kind][1]:
-            body.append(f"    v{index} = str(buf[p:e], 'utf-8')")
-        else:
+            body.append(f"    v{index} = str(buf[p:e], 'utf-8')")  # picked or not: it must be UTF-8
+        elif picks is not None and fields[index][0] in wanted:
+            body.append(f"    v{index} = buf[p:e]")
+        elif fields[index][0] in wanted:
             body.append(f"    v{index} = bytes(buf[p:e])")
         body.append("    p = e")
     result = "{" + ", ".join(f"{name!r}: v{i}" for i, (name, _) in enumerate(fields)) + "}"
+    if picks is not None:
+        index_of = {name: i for i, (name, _) in enumerate(fields)}
+        result = "(" + ", ".join(f"v{index_of[name]}" for name in picks) + ("," if len(picks) == 1 else "") + ")"
     if record:
         body.append(f"    return {result}, p")
         w.lines += [f"def {fname}(buf, p):"] + body + [""]
@@ -339,7 +413,8 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
         body.append("    if p != n:")
         body.append("        raise Mismatch")
         body.append(f"    return {result}")
-        w.lines += [f"def {fname}(buf):"] + _guarded(body, "fallback_decode(buf)") + [""]
+        fallback = "fallback_decode(buf)" if picks is None else "fallback_pick(buf)"
+        w.lines += [f"def {fname}(buf):"] + _guarded(body, fallback) + [""]
 
 
 def _write(name: str, fields: tuple[tuple[str, Kind], ...]) -> _Writer:
@@ -362,12 +437,32 @@ def generate_source(name: str, fields: tuple[tuple[str, Kind], ...]) -> str | No
     return "\n".join(header + [""] + w.lines)
 
 
-def _namespace(name: str, fields: tuple[tuple[str, Kind], ...]) -> dict[str, Any]:
+def _write_picker(name: str, fields: tuple[tuple[str, Kind], ...], picks: tuple[str, ...]) -> _Writer:
+    w = _Writer()
+    _gen_decoder(w, f"pick_{_ident(name)}", fields, False, picks)
+    return w
+
+
+def picker_source(name: str, fields: tuple[tuple[str, Kind], ...], picks: tuple[str, ...]) -> str | None:
+    """The Python text of the picker of ``picks`` (:meth:`Codec.picker`); None without generated code."""
+    if not _known(fields):
+        return None
+    unknown = [p for p in picks if p not in {n for n, _ in fields}]
+    if unknown or len(set(picks)) != len(picks):
+        raise ValueError(f"{name}: cannot pick {list(picks)} from the fields {[n for n, _ in fields]}")
+    w = _write_picker(name, fields, picks)
+    header = [f"# generated from the field table of {name}, picking {', '.join(picks)}"]
+    header += [f"# {f'S{i}'} = struct.Struct({fmt!r})" for i, fmt in enumerate(w.structs)]
+    return "\n".join(header + [""] + w.lines)
+
+
+def _namespace(name: str, fields: tuple[tuple[str, Kind], ...], w: _Writer | None = None) -> dict[str, Any]:
     """What the generated functions may use: their Structs, LSN, and nothing else."""
-    w = _write(name, fields)
+    w = _write(name, fields) if w is None else w
     namespace: dict[str, Any] = {"__builtins__": {"type": type, "dict": dict, "len": len, "isinstance": isinstance,
-                                                  "bytes": bytes, "str": str, "range": range, "Exception": Exception},
-                                 "Mismatch": Mismatch, "LSN": LSN, "new_lsn": tuple.__new__}
+                                                  "bytes": bytes, "str": str, "range": range, "tuple": tuple,
+                                                  "Exception": Exception},
+                                 "Mismatch": Mismatch, "LSN": LSN, "NULL_LSN": NULL_LSN, "new_lsn": tuple.__new__}
     for i, fmt in enumerate(w.structs):
         namespace[f"S{i}"] = struct.Struct(fmt)
     return namespace

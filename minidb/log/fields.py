@@ -15,7 +15,8 @@ little-endian::
     LSN      8 (file<<32|off)   minidb.log.lsn.LSN (NULL_LSN allowed)
     BYTES    4 length + bytes   bytes
     STR      2 length + UTF-8   str
-    ListOf   4 count + records  list of dicts, one per record
+    ListOf   4 count + records  list of dicts, one per record (to encode: or
+                                tuples of the record's values in field order)
 
 Decoding never trusts a length: a length that runs past the item is an
 :class:`ItemFormatError`, so a corrupt item is reported, not mis-read.
@@ -151,7 +152,12 @@ class ListOf(Kind):
 
     def encode(self, value: Any, out: bytearray) -> None:
         out += self._count.pack(len(value))
+        names = [name for name, _ in self.fields]
         for record in value:
+            if type(record) is tuple:  # the record's values in field order (a node's slots, zipped)
+                if len(record) != len(names):
+                    raise ItemFormatError(f"list record: {len(record)} values for the fields {names}")
+                record = dict(zip(names, record))
             encode_fields(self.fields, record, out, "list record")
 
     def decode(self, buf: bytes | memoryview, pos: int) -> tuple[Any, int]:

@@ -90,22 +90,26 @@ class FileScanner:
     def __iter__(self) -> Iterator[tuple[int, EntryHeader]]:
         buf, pos, verify = self.buf, self.start, self.verify
         size = len(buf)
+        # The running answers (count, last_offset, end) are kept in local variables, and stored when the
+        # iteration stops or pauses at an entry: the same attributes after every step, fewer stores.
+        count, last_offset = self.count, self.last_offset
         while pos < size:
-            expected_prev = 0 if pos == 0 else self.last_offset
+            expected_prev = 0 if pos == 0 else last_offset
             header = intact_header(buf, pos, expected_prev, verify)  # check_entry's fast path, called directly
-            problem = None
-            if header is None:
-                header, problem = check_entry(buf, pos, expected_prev, verify)
-            if problem is None and pos == 0:
-                problem = self._check_file_header(header)
-            if problem is not None or header is None:
-                self.problem, self.bad_offset, self.bad_header = problem, pos, header
-                return
-            yield pos, header
-            self.count += 1
-            self.last_offset = pos
+            if header is None or pos == 0:
+                problem = None
+                if header is None:
+                    header, problem = check_entry(buf, pos, expected_prev, verify)
+                if problem is None and pos == 0:
+                    problem = self._check_file_header(header)
+                if problem is not None or header is None:
+                    self.problem, self.bad_offset, self.bad_header = problem, pos, header
+                    return
+            count += 1
+            last_offset, at = pos, pos
             pos += (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE) + header.item_size
-            self.end = pos
+            self.count, self.last_offset, self.end = count, last_offset, pos
+            yield at, header
 
     def _check_file_header(self, header: EntryHeader) -> str | None:
         if header.type_code != FILE_HEADER.code:

@@ -18,8 +18,9 @@ crashed; a clean close just leaves little to do. Its passes:
    environment, or a crash during the first checkpoint) everything starts at
    the beginning of the log.
 3. **Read the log** once from min(firstActiveLSN, CkptStart) to the end, and
-   sort the entries by kind in one pass (nodes, MapLNs, LNs, Commits; each
-   list in LSN order): every later pass walks only its own kind. Node ids are
+   sort the entries by kind (nodes, MapLNs, LNs, Commits; each list in LSN
+   order, selected over the entries' type codes by ``itertools.compress``):
+   every later pass walks only its own kind. Node ids are
    learned from the first bytes of IN and BIN items; a BIN's slots are
    decoded only if the BIN is replayed. The entries read are also kept per
    file as lists of LSNs, type codes and sizes (:class:`ScannedRun`; a size is
@@ -49,7 +50,10 @@ crashed; a clean close just leaves little to do. Its passes:
    it collects each key's LNs in log order, then takes the keys in order, one
    search per BIN for all the keys that fall in it; a key's LNs change its
    slot at most once, to the last that would have gone in (the new keys of a
-   BIN go in together, ``BIN.insert_slots``). A BIN this fills
+   BIN go in together, ``BIN.insert_slots``; keys above all its slots, each
+   written once, are appended column by column, ``BIN.append_slots``). An LN's
+   database, key, data and replaced version come from its type's picker (the
+   fields redo reads, checked as a decode checks them). A BIN this fills
    past its size is split in halves until it fits, each piece logged once.
    A crash during recovery is a crash like any other: the next recovery
    starts from the same CkptEnd, and the BINs this one logged (splits,
@@ -99,13 +103,14 @@ import bisect
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import attrgetter, itemgetter, sub
 from typing import TYPE_CHECKING
 
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.header import INVISIBLE
-from minidb.log.types import OWNER_CODES, known_types
+from minidb.log.types import OWNER_CODES, known_types, type_by_code
 from minidb.logstore.logdef import (BIN_ENTRY, CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX,
                                    MAP_LN)
 from minidb.logstore.errors import EnvironmentKindError
@@ -123,7 +128,8 @@ if TYPE_CHECKING:
 RECOVERY_LOCKER = 0  # transaction ids start at 1
 
 _lsn_of = attrgetter("lsn")
-_file_of = itemgetter(0)  # of an LSN
+_code_of = attrgetter("header.type_code")  # of an entry
+_file_of, _offset_of = itemgetter(0), itemgetter(1)  # of an LSN
 
 # Type codes (minidb.logstore.logdef) by which one pass sorts the entries read into the lists the
 # later passes walk: each pass then looks only at its own kind of entry.
@@ -131,6 +137,7 @@ _NODE_CODES = frozenset({IN_ENTRY.code, BIN_ENTRY.code})
 _TXN_LN_CODES = frozenset({LN_TX.code, DEL_LN_TX.code})
 _REDO_CODES = frozenset({LN.code, DEL_LN.code, FILE_SUMMARY_LN.code}) | _TXN_LN_CODES  # what redo may replay
 _SIZED_CODES = _NODE_CODES | _REDO_CODES | {MAP_LN.code}  # node entries: recovery notes their sizes
+_MAP_LN_CODES, _COMMIT_CODES = frozenset({MAP_LN.code}), frozenset({COMMIT.code})
 
 # An IN or BIN item starts with db_id (U32) and node_id (U64), little-endian (minidb.logstore.logdef):
 # enough to learn node ids and to tell the mapping tree's nodes from the others without decoding
@@ -146,12 +153,19 @@ def _transactional_codes() -> frozenset[int]:
     return frozenset(t.code for t in known_types() if t.transactional)
 
 
-def _record(entry: LogEntry):
-    """:func:`record_of` an LN: its data, None for a deletion (without asking the type's name)."""
-    code = entry.header.type_code
-    if code in _DATA_CODES:
-        return entry.values["data"]
-    return None if code in _DELETION_CODES else record_of(entry)
+# What redo replays: (database, key, entry, record, the entry's LSN), as RecoveryManager._redo_candidates
+# gives it (the LSN again at hand: redo by key takes the LSNs of many keys without going back to their entries).
+Redo = tuple["DatabaseImpl", bytes, LogEntry, object, LSN]
+_record_of, _redo_lsn_of = itemgetter(3), itemgetter(4)  # of a Redo
+
+# The fields redo reads of a record's LN (its picker's order); a deletion has no data.
+_REDO_PICKS = {code: ("db_id", "key", "prev_lsn", "data") for code in _DATA_CODES}
+_REDO_PICKS.update({code: ("db_id", "key", "prev_lsn") for code in _DELETION_CODES})
+
+
+def _redo_pickers() -> dict[int, Callable[[bytes], tuple]]:
+    """Type code -> the picker of the fields redo reads (built once per type, kept by its codec)."""
+    return {code: type_by_code(code).codec.picker(picks) for code, picks in _REDO_PICKS.items()}
 
 
 def node_head(entry: LogEntry) -> tuple[int, int]:
@@ -363,38 +377,38 @@ class RecoveryManager:
         return None, ""
 
     def _sort_by_kind(self) -> None:
-        """One pass over the entries read: sort them by kind for the passes that follow, and learn ids.
+        """Sort the entries read by kind for the passes that follow (by their type codes), and learn ids.
 
         Node, database and transaction ids continue after the largest the log holds; the sizes of
         node entries are noted for counting them obsolete later. A node's id is read from the head
         of its item (:func:`node_head`): the slots of a BIN are decoded only if it is replayed.
         """
         env = self.env
-        nodes, map_lns, lns, commits = self.nodes, self.map_lns, self.lns, self.commits
         last_node_id, last_db_id, last_txn_id = env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id
-        transactional = _transactional_codes()
-        for entry in self.entries:
-            code = entry.header.type_code
-            if code in _NODE_CODES:
-                nodes.append(entry)
-                node_id = node_head(entry)[1]
-                if node_id > last_node_id:
-                    last_node_id = node_id
-            elif code in _REDO_CODES:
-                lns.append(entry)
-            elif code == MAP_LN.code:
-                map_lns.append(entry)
-                last_db_id = max(last_db_id, entry.values["db_id"])
-            elif code == COMMIT.code:
-                commits.append(entry)
-            if code in transactional:
-                item = entry.item  # a transactional item starts with its txn id (LogEntry.txn_id)
-                txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
-                if txn_id is not None and abs(txn_id) > last_txn_id:
-                    last_txn_id = abs(txn_id)  # internal: < 0
+        entries = self.entries
+        codes = [code for run in self.runs for code in run.codes]  # of the entries, in order
+
+        def of_kind(kind: frozenset[int]) -> Iterator[LogEntry]:
+            """The entries whose type code is in ``kind``, in order (selected in C: no step per entry here)."""
+            return compress(entries, map(kind.__contains__, codes))
+
+        self.nodes += of_kind(_NODE_CODES)
+        self.lns += of_kind(_REDO_CODES)
+        self.map_lns += of_kind(_MAP_LN_CODES)
+        self.commits += of_kind(_COMMIT_CODES)
+        for entry in self.nodes:
+            node_id = node_head(entry)[1]
+            if node_id > last_node_id:
+                last_node_id = node_id
+        for entry in self.map_lns:
+            last_db_id = max(last_db_id, entry.values["db_id"])
+        for entry in of_kind(_transactional_codes()):
+            item = entry.item  # a transactional item starts with its txn id (LogEntry.txn_id)
+            txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
+            if txn_id is not None and abs(txn_id) > last_txn_id:
+                last_txn_id = abs(txn_id)  # internal: < 0
         for run in self.runs:
-            env.utilization.note_sizes([(lsn, size) for lsn, size, code in zip(run.lsns, run.sizes, run.codes)
-                                        if code in _SIZED_CODES])
+            env.utilization.note_sizes(compress(zip(run.lsns, run.sizes), map(_SIZED_CODES.__contains__, run.codes)))
         env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id = last_node_id, last_db_id, last_txn_id
 
     def _recover_mapping_tree(self, root_lsn: LSN) -> None:
@@ -595,17 +609,22 @@ class RecoveryManager:
     #: known-deleted flags, cached data) and the same counts; only the shape of the tree may differ.
     redo_in_key_order = True
 
-    def _redo_candidates(self) -> Iterator[tuple["DatabaseImpl", bytes, LogEntry]]:
-        """The LNs redo replays, in log order, with their database and key (JE's rules, step 6).
+    def _redo_candidates(self) -> Iterator[Redo]:
+        """The LNs redo replays, in log order, each as ``(database, key, entry, record, lsn)`` (JE's rules, step 6).
 
         Those of committed transactions, those written without one and FileSummaryLNs; not the
         invisible ones (rolled back by a replication syncup), nor those of a database that is gone.
-        The versions they make obsolete are counted as they go by.
+        ``record`` is what a slot caches for the LN (:func:`record_of`: the data, None for a deletion).
+        A record's LN gives its fields through its type's picker (:meth:`Codec.picker
+        <minidb.log.codec.Codec.picker>`: database, key, the version it replaces and the data, checked
+        as a decode checks them, without the dict of every field). The versions they make obsolete are
+        counted as they go by.
         """
         env, info = self.env, self.info
         count_obsolete = env.utilization.count_obsolete
         utilization_db = env.db_tree.get_by_id(UTILIZATION_DB_ID)
         db_by_id, committed = env.db_tree.by_id, info.committed
+        pickers = _redo_pickers()
         for entry in self._from(self.lns, info.first_active_lsn):
             header = entry.header
             if header.flags & INVISIBLE:
@@ -613,15 +632,18 @@ class RecoveryManager:
             code = header.type_code
             if code in _TXN_LN_CODES and entry.txn_id not in committed:
                 continue
-            values = entry.values
-            if code == FILE_SUMMARY_LN.code:
-                db, key = utilization_db, file_key(values["file_number"])
-            else:
-                db, key = db_by_id.get(values["db_id"]), values["key"]
+            if code in _DATA_CODES:
+                db_id, key, prev, record = pickers[code](entry.item)
+                db = db_by_id.get(db_id)
+            elif code in _DELETION_CODES:
+                db_id, key, prev = pickers[code](entry.item)
+                db, record = db_by_id.get(db_id), None
+            else:  # a FileSummaryLN: its slot caches its values
+                values = entry.values
+                db, key, prev, record = utilization_db, file_key(values["file_number"]), values["prev_lsn"], record_of(entry)
             if db is None:
                 continue
-            yield db, key, entry
-            prev = values["prev_lsn"]
+            yield db, key, entry, record, entry.lsn
             if prev != NULL_LSN:  # (count_obsolete ignores it)
                 count_obsolete(prev)
             if code in _DELETION_CODES:
@@ -630,8 +652,8 @@ class RecoveryManager:
     def _redo_in_log_order(self) -> None:
         """The reference redo: each LN in log order, a search from the root for each (JE's)."""
         info, evictor = self.info, self.env.evictor
-        for db, key, entry in self._redo_candidates():
-            if self._redo_ln(db, key, entry, record_of(entry)):
+        for db, key, entry, record, _ in self._redo_candidates():
+            if self._redo_ln(db, key, entry, record):
                 info.lns_redone += 1
             evictor.evict_to_budget()
 
@@ -647,21 +669,23 @@ class RecoveryManager:
         """
         info, evictor = self.info, self.env.evictor
         databases: dict[int, "DatabaseImpl"] = {}
-        # Per database, key -> its LN, or the list of its LNs once there are two (most keys have one).
-        chains: dict[int, dict[bytes, LogEntry | list[LogEntry]]] = {}
-        chain_of: dict[bytes, LogEntry | list[LogEntry]] = {}
+        # Per database, key -> its LN (as _redo_candidates gives it), or the list of its LNs once there
+        # are two (most keys have one).
+        chains: dict[int, dict[bytes, Redo | list[Redo]]] = {}
+        chain_of: dict[bytes, Redo | list[Redo]] = {}
         last_db = None
-        for db, key, entry in self._redo_candidates():
+        for redo in self._redo_candidates():
+            db, key = redo[0], redo[1]
             if db is not last_db:
                 last_db, databases[db.id] = db, db
                 chain_of = chains.setdefault(db.id, {})
             chain = chain_of.get(key)
             if chain is None:
-                chain_of[key] = entry
+                chain_of[key] = redo
             elif type(chain) is list:
-                chain.append(entry)
+                chain.append(redo)
             else:
-                chain_of[key] = [chain, entry]
+                chain_of[key] = [chain, redo]
         for db_id, chain_of in chains.items():
             tree = databases[db_id].tree
             keys = sorted(chain_of)
@@ -674,6 +698,11 @@ class RecoveryManager:
                 tree.split_until_fits(bin_node)
                 evictor.evict_to_budget()
 
+    #: True: keys above every slot of their BIN, each with one LN that is not a deletion (a BIN that
+    #: redo fills from empty, the usual case), are appended in bulk (:meth:`_append_new_keys`);
+    #: False: every key goes through :meth:`_redo_into_bin`'s loop, the reference.
+    append_new_keys = True
+
     def _redo_into_bin(self, bin_node, keys: list[bytes], chain_of: dict) -> None:
         """Redo the chains of ``keys`` (sorted, all routed to ``bin_node``): each slot changes at most once.
 
@@ -682,6 +711,8 @@ class RecoveryManager:
         its lists instead of one insertion each). The usual new key has one LN: it goes in unless it is
         a deletion, which is :meth:`_redo_chain`'s answer for it, without the call.
         """
+        if self.append_new_keys and self._append_new_keys(bin_node, keys, chain_of):
+            return
         info = self.info
         slot_keys, slot_lsns = bin_node.keys, bin_node.lsns
         inserts: list[tuple[int, bytes, LSN, bool, object]] = []  # as BIN.insert_slots takes them
@@ -692,25 +723,42 @@ class RecoveryManager:
             if index < len(slot_keys) and slot_keys[index] == key:
                 last = self._redo_chain(slot_lsns[index], chain if type(chain) is list else [chain])
                 if last is not None:
-                    deleted = last.header.type_code in _DELETION_CODES
-                    bin_node.update_slot(index, last.lsn, deleted, _record(last))
+                    entry = last[2]
+                    bin_node.update_slot(index, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3])
                     changed = True
             elif type(chain) is list:
                 last = self._redo_chain(None, chain)
                 if last is not None:
-                    inserts.append((index, key, last.lsn, last.header.type_code in _DELETION_CODES, _record(last)))
-            elif chain.header.type_code in _DATA_CODES:  # (a write's record is its data: _record, without the call)
-                inserts.append((index, key, chain.lsn, False, chain.values["data"]))
-                info.lns_redone += 1
-            elif chain.header.type_code not in _DELETION_CODES:
-                inserts.append((index, key, chain.lsn, False, _record(chain)))
+                    entry = last[2]
+                    inserts.append((index, key, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3]))
+            elif chain[2].header.type_code not in _DELETION_CODES:
+                inserts.append((index, key, chain[2].lsn, False, chain[3]))
                 info.lns_redone += 1
         if inserts:
             bin_node.insert_slots(inserts)
         if inserts or changed:
             bin_node.dirty = True
 
-    def _redo_chain(self, slot_lsn: LSN | None, chain: list[LogEntry]) -> LogEntry | None:
+    def _append_new_keys(self, bin_node, keys: list[bytes], chain_of: dict) -> bool:
+        """:meth:`_redo_into_bin` for keys that all lie above the BIN's last slot (any key, if it has
+        none), each with a chain of one LN that is not a deletion: their slots are the BIN's new last
+        ones, in key order, made column by column (``BIN.append_slots``), with no search and no
+        per-key step in Python. False (nothing done) if the keys are not all such.
+        """
+        if not keys or (bin_node.keys and keys[0] <= bin_node.keys[-1]):
+            return False
+        chains = list(map(chain_of.__getitem__, keys))
+        if list in set(map(type, chains)):
+            return False  # a key with several LNs
+        records = list(map(_record_of, chains))
+        if None in records:
+            return False  # a deletion (the only LN whose record is None)
+        bin_node.append_slots(keys, list(map(_redo_lsn_of, chains)), [False] * len(keys), records)
+        bin_node.dirty = True
+        self.info.lns_redone += len(keys)
+        return True
+
+    def _redo_chain(self, slot_lsn: LSN | None, chain: list[Redo]) -> Redo | None:
         """Redo one key's LNs (in log order) as :meth:`_redo_ln` would one by one: the LN the slot ends with.
 
         ``slot_lsn`` is the slot's LSN, None if the key has no slot. Each LN goes in if it is newer than
@@ -719,14 +767,15 @@ class RecoveryManager:
         """
         info = self.info
         last = None
-        for entry in chain:
+        for redo in chain:
+            entry = redo[2]
             if slot_lsn is None:
                 if entry.header.type_code in _DELETION_CODES:
                     continue
             elif entry.lsn <= slot_lsn:
                 info.lns_not_newer += 1
                 continue
-            slot_lsn, last = entry.lsn, entry
+            slot_lsn, last = entry.lsn, redo
             info.lns_redone += 1
         return last
 
@@ -740,14 +789,14 @@ class RecoveryManager:
         A scan reads a file's entries back to back, so an entry's size is where the next one starts
         minus where it starts; only the last of each file asks its header."""
         entries = self.entries
-        lsns = [e.lsn for e in entries]
-        codes = [e.header.type_code for e in entries]
+        lsns = list(map(_lsn_of, entries))
+        codes = list(map(_code_of, entries))
         runs = []
         i = 0
         while i < len(entries):
             number = lsns[i].file
             j = bisect.bisect_right(lsns, number, lo=i, key=_file_of)
-            offsets = [lsn.offset for lsn in lsns[i:j]]
+            offsets = list(map(_offset_of, lsns[i:j]))
             sizes = list(map(sub, offsets[1:], offsets[:-1]))
             sizes.append(entries[j - 1].size)
             runs.append(ScannedRun(number, lsns[i:j], sizes, codes[i:j]))

@@ -42,7 +42,10 @@ from __future__ import annotations
 
 import bisect
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN
@@ -56,6 +59,9 @@ if TYPE_CHECKING:
     from minidb.logstore.env import Environment
 
 _NODE_CODES = frozenset(type_by_name(name).code for name in NODE_TYPES)  # type: ignore[union-attr]
+_FILE_HEADER_CODES = frozenset({FILE_HEADER.code})
+_OBSOLETE_AT_ONCE = frozenset(range(256)) - _NODE_CODES - _FILE_HEADER_CODES  # counted obsolete as they are counted
+_offset_of = itemgetter(1)  # of an LSN
 FILE_HEADER_ENTRY_SIZE = HEADER_SIZE + 24  # the FileHeader that starts every file
 
 
@@ -207,7 +213,7 @@ class UtilizationTracker:
         self.dirty.clear()
         self.deferred = []
 
-    def note_sizes(self, sized: list[tuple[LSN, int]]) -> None:
+    def note_sizes(self, sized: Iterable[tuple[LSN, int]]) -> None:
         """Recovery read these node entries, (lsn, size): remember their sizes, for counting them obsolete later."""
         self.sizes.update(sized)
 
@@ -245,12 +251,13 @@ class UtilizationTracker:
         if not lsns:
             return
         summary = self.summary(number)
-        nodes = [(lsn, size) for lsn, size, code in zip(lsns, sizes, codes) if code in _NODE_CODES]
-        others = {lsn.offset: size for lsn, size, code in zip(lsns, sizes, codes)
-                  if code not in _NODE_CODES and code != FILE_HEADER.code}
-        for size in [size for size, code in zip(sizes, codes) if code == FILE_HEADER.code]:
+        # Each kind selected in C (compress with the codes' memberships), not by a step per entry here.
+        is_node = list(map(_NODE_CODES.__contains__, codes))
+        nodes = list(compress(zip(lsns, sizes), is_node))
+        others = dict(compress(zip(map(_offset_of, lsns), sizes), map(_OBSOLETE_AT_ONCE.__contains__, codes)))
+        for size in compress(sizes, map(_FILE_HEADER_CODES.__contains__, codes)):
             self._count_file_header(summary, size)
-        node_size = sum(size for _, size in nodes)
+        node_size = sum(compress(sizes, is_node))
         summary.total_count += len(nodes) + len(others)
         summary.total_size += node_size + sum(others.values())
         summary.node_count += len(nodes)

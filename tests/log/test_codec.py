@@ -5,8 +5,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minidb.cli.engines  # noqa: F401  (registers every engine's entry types, replication's too)
-from minidb.log import LSN, TRACE, known_types
-from minidb.log.codec import Codec, Mismatch, codec_source, generate_source, generic_decode, generic_encode
+from minidb.log import LSN, NULL_LSN, TRACE, known_types
+from minidb.log.codec import (Codec, Mismatch, codec_source, generate_source, generic_decode, generic_encode,
+                              picker_source)
 from minidb.log.fields import BOOL, BYTES, STR, U8, U32, ItemFormatError, ListOf
 from minidb.log.header import SUMMED
 from tests.log.test_types import values_for
@@ -61,6 +62,20 @@ def _outcome(function, *args):
         return "error", str(e)
 
 
+def _damaged(item: bytes, data) -> bytes:
+    """The item cut, lengthened or with one byte overwritten (hypothesis draws which, and where)."""
+    item = bytearray(item)
+    how = data.draw(st.sampled_from(["cut", "extend", "overwrite"]))
+    if how == "cut" and item:
+        del item[data.draw(st.integers(0, len(item) - 1)):]
+    elif how == "extend":
+        item += data.draw(st.binary(min_size=1, max_size=4))
+    elif item:
+        at = data.draw(st.integers(0, len(item) - 1))
+        item[at] = data.draw(st.integers(0, 255))
+    return bytes(item)
+
+
 @pytest.mark.parametrize("entry_type", GENERATED, ids=lambda t: t.name)
 def test_bad_items_fail_alike(entry_type):
     """Cut, lengthened or overwritten items: the generated decoder refuses exactly what the generic
@@ -70,16 +85,7 @@ def test_bad_items_fail_alike(entry_type):
     @EXAMPLES
     @given(values_for(entry_type), st.data())
     def check(values, data):
-        item = bytearray(codec.strict_encode(values))
-        how = data.draw(st.sampled_from(["cut", "extend", "overwrite"]))
-        if how == "cut" and item:
-            del item[data.draw(st.integers(0, len(item) - 1)):]
-        elif how == "extend":
-            item += data.draw(st.binary(min_size=1, max_size=4))
-        elif item:
-            at = data.draw(st.integers(0, len(item) - 1))
-            item[at] = data.draw(st.integers(0, 255))
-        item = bytes(item)
+        item = _damaged(codec.strict_encode(values), data)
         generic = _outcome(generic_decode, entry_type.name, entry_type.all_fields, item)
         try:
             generated = "ok", codec.strict_decode(item)
@@ -187,3 +193,136 @@ def test_a_bool_other_than_0_or_1_is_refused():
         codec.strict_decode(b"\x02\x00")
     with pytest.raises(ItemFormatError, match="BOOL at item offset 0 holds 2"):
         codec.decode(b"\x02\x00")
+
+
+def _some_fields(entry_type, data) -> tuple[str, ...]:
+    names = [n for n, _ in entry_type.all_fields]
+    return tuple(data.draw(st.permutations(names)))[: data.draw(st.integers(0, len(names)))]
+
+
+@pytest.mark.parametrize("entry_type", GENERATED, ids=lambda t: t.name)
+def test_a_picker_gives_the_decoded_values_of_its_fields(entry_type):
+    """A picker (any fields, in any order) gives what the decoded dict holds for them, from the
+    generated code alone."""
+    codec = entry_type.codec
+
+    @EXAMPLES
+    @given(values_for(entry_type), st.data())
+    def check(values, data):
+        picks = _some_fields(entry_type, data)
+        item = codec.strict_encode(values)
+        expected = tuple(values[name] for name in picks)
+        assert codec.picker(picks, strict=True)(item) == expected
+        assert codec.picker(picks, strict=True)(memoryview(item)) == expected
+        assert all(type(got) is type(want) for got, want in zip(codec.picker(picks)(item), expected))
+
+    check()
+
+
+@pytest.mark.parametrize("entry_type", GENERATED, ids=lambda t: t.name)
+def test_bad_items_fail_alike_when_picked(entry_type):
+    """A picker checks the whole item as the decoder does (the fields it does not pick too): it refuses
+    exactly what the generic decode refuses, and its caller sees the generic error naming the field."""
+    codec = entry_type.codec
+
+    @EXAMPLES
+    @given(values_for(entry_type), st.data())
+    def check(values, data):
+        picks = _some_fields(entry_type, data)
+        item = _damaged(codec.strict_encode(values), data)
+        generic = _outcome(generic_decode, entry_type.name, entry_type.all_fields, item)
+        try:
+            strict = "ok", codec.picker(picks, strict=True)(item)
+        except Exception:
+            strict = "refused", None
+        assert strict[0] == ("ok" if generic[0] == "ok" else "refused")
+        expected = generic if generic[0] == "error" else ("ok", tuple(generic[1][name] for name in picks))
+        if generic[0] == "ok":
+            assert strict == expected
+        assert _outcome(codec.picker(picks), item) == expected
+
+    check()
+
+
+def test_a_picker_makes_only_the_values_it_gives():
+    """The LN picker redo uses: the data and the key are sliced, an LSN is made only if picked, and a
+    NULL LSN is NULL_LSN itself; a bad item is named by the generic path."""
+    from minidb.logstore.logdef import LN
+    source = picker_source("LN", LN.all_fields, ("db_id", "key"))
+    assert "def pick_LN(buf):" in source and source.count("buf[p:e]") == 1 and "new_lsn" not in source
+    assert "return (v0, v1)" in source
+    pick = LN.codec.picker(("db_id", "key", "prev_lsn", "data"))
+    assert LN.codec.picker(("db_id", "key", "prev_lsn", "data")) is pick  # built once
+    item = LN.encode({"db_id": 7, "key": b"k", "data": b"dd", "prev_lsn": NULL_LSN})
+    assert pick(item) == (7, b"k", NULL_LSN, b"dd") and pick(item)[2] is NULL_LSN
+    assert pick(LN.encode({"db_id": 7, "key": b"k", "data": b"", "prev_lsn": LSN(2, 9)}))[2] == LSN(2, 9)
+    with pytest.raises(ItemFormatError, match=r"LSN at item offset 15 runs past the item"):
+        pick(item[:-1])
+    with pytest.raises(Mismatch):
+        LN.codec.picker(("key",), strict=True)(item[:-1])
+    with pytest.raises(ValueError, match="cannot pick"):
+        LN.codec.picker(("no_such_field",))
+    with pytest.raises(ValueError, match="cannot pick"):
+        LN.codec.picker(("key", "key"))
+
+
+def test_a_table_without_generated_code_picks_from_the_generic_decode():
+    page_image = next(t for t in TYPES if t.codec.source is None)
+    names = tuple(name for name, _ in page_image.all_fields)[::2]
+    assert picker_source(page_image.name, page_image.all_fields, names) is None
+
+    @EXAMPLES
+    @given(values_for(page_image))
+    def check(values):
+        item = generic_encode(page_image.name, page_image.all_fields, values)
+        assert page_image.codec.picker(names)(item) == tuple(values[n] for n in names)
+
+    check()
+
+
+WITH_LISTS = [t for t in GENERATED if any(isinstance(kind, ListOf) for _, kind in t.all_fields)]
+
+
+def _as_tuples(entry_type, values: dict) -> dict:
+    """The values with every list's records as tuples of their values in field order."""
+    out = dict(values)
+    for name, kind in entry_type.all_fields:
+        if isinstance(kind, ListOf):
+            out[name] = [tuple(record[n] for n, _ in kind.fields) for record in values[name]]
+    return out
+
+
+@pytest.mark.parametrize("entry_type", WITH_LISTS, ids=lambda t: t.name)
+def test_list_records_given_as_tuples_are_the_bytes_of_dicts(entry_type):
+    """A list's records may be given as tuples in field order (a node's slots, zipped): the same item,
+    from the generated code alone and from the generic path."""
+    codec = entry_type.codec
+
+    @EXAMPLES
+    @given(values_for(entry_type))
+    def check(values):
+        rows = _as_tuples(entry_type, values)
+        item = generic_encode(entry_type.name, entry_type.all_fields, values)
+        assert codec.strict_encode(rows) == item == generic_encode(entry_type.name, entry_type.all_fields, rows)
+        assert codec.strict_encode_summed(rows, 1, 0, 2) == SUMMED.pack(1, 0, 2, len(item)) + item
+
+    check()
+
+
+def test_a_bad_tuple_record_is_named_by_the_generic_path():
+    from minidb.logstore.logdef import BIN_ENTRY
+    values = {"db_id": 1, "node_id": 2, "level": 1, "is_root": True, "id_key": b"", "high_inf": True,
+              "high_key": b"", "prev_lsn": NULL_LSN, "obsolete": [(LSN(1, 2),)],
+              "entries": [(b"a", LSN(1, 5), False)]}
+    assert BIN_ENTRY.decode(BIN_ENTRY.encode(values))["entries"] == [{"key": b"a", "lsn": LSN(1, 5),
+                                                                     "known_deleted": False}]
+    short = dict(values, entries=[(b"a", LSN(1, 5))])
+    with pytest.raises(ItemFormatError, match=r"list record: 2 values for the fields \['key', 'lsn', 'known_deleted'\]"):
+        BIN_ENTRY.encode(short)
+    with pytest.raises(Mismatch):
+        BIN_ENTRY.codec.strict_encode(short)
+    not_an_lsn = dict(values, entries=[(b"a", 5, False)])
+    with pytest.raises(ItemFormatError, match=r"list record\.lsn: LSN field needs an LSN, not 5"):
+        BIN_ENTRY.encode(not_an_lsn)
+    with pytest.raises(ItemFormatError, match=r"list record\.lsn"):
+        BIN_ENTRY.encode_summed(not_an_lsn, BIN_ENTRY.code, 0, 0)

@@ -135,7 +135,7 @@ def test_the_workloads_redo_repeated_keys_deletions_and_losers(monkeypatch):
 
     def spy(self, slot_lsn, chain):
         seen["chain of several"] += len(chain) > 1
-        seen["deletion, no slot"] += slot_lsn is None and chain[0].type_name.startswith("DEL_")
+        seen["deletion, no slot"] += slot_lsn is None and chain[0][2].type_name.startswith("DEL_")
         return redo_chain(self, slot_lsn, chain)
 
     monkeypatch.setattr(RecoveryManager, "_redo_chain", spy)
@@ -193,3 +193,58 @@ def test_a_bin_the_redo_overfills_is_split_until_it_fits_each_piece_logged_once(
     assert verify_tree(recovered_fast) == []
     assert records(recovered_fast)["t"] == {k.encode(): v.encode() for k, v in written.items()}
     assert all(n.n_entries <= 4 for n in recovered_fast.evictor.resident_nodes())
+
+
+def test_new_keys_appended_in_bulk_give_the_slots_of_the_per_key_loop(monkeypatch):
+    """Keys above every slot of their BIN, each with one LN that is not a deletion, are appended column
+    by column (``append_new_keys``); the per-key loop of ``_redo_into_bin`` is the reference: both leave
+    the same slots, the same counts and the same BINs logged. Keys deleted, rewritten, or below a slot
+    take the loop (a BIN takes one way for all its keys)."""
+    from minidb.logstore.tree.bin import BIN
+
+    disk, env = new_env("append-new-keys")
+    db, fresh = env.database("t"), env.database("u")
+    for i in range(0, 40, 4):  # the checkpoint's BINs hold k000, k004 ...
+        db.put(f"k{i:03d}", "old")
+    fresh.put("a", "before the checkpoint")
+    env.checkpoint()
+    rng = random.Random(11)
+    for i in range(300):
+        key = f"k{rng.randrange(400):03d}"
+        db.put(key, f"v{i}") if rng.random() < 0.8 else db.delete(key)
+    for i in range(100):  # keys above the one slot of this database's BIN, written once each
+        fresh.put(f"z{i:03d}", f"w{i}")
+    env.sync()
+    env.crash(CrashMode.nothing())
+
+    appended = []
+    append_slots = BIN.append_slots
+
+    def spy(self, keys, *columns):
+        appended.append(len(keys))
+        return append_slots(self, keys, *columns)
+
+    monkeypatch.setattr(BIN, "append_slots", spy)
+    results = {}
+    for bulk in (True, False):
+        monkeypatch.setattr(RecoveryManager, "append_new_keys", bulk)
+        appended.clear()
+        logged, recovered_env = bins_logged_by_redo(disk, True, monkeypatch)
+        seen = slots(recovered_env)
+        info = recovered_env.recovery_info
+        results[bulk] = (seen, logged, info.lns_redone, info.lns_not_newer, records(recovered_env))
+        assert verify_tree(recovered_env) == []
+        assert bool(appended) == bulk
+    assert results[True] == results[False]
+
+
+def test_append_slots_refuses_a_key_not_above_the_last_slot():
+    from minidb.log import LSN
+    from minidb.logstore.tree.bin import BIN
+
+    node = BIN(1, 2)
+    node.append_slots([b"a", b"c"], [LSN(1, 1), LSN(1, 2)], [False, False], [b"x", b"y"])
+    node.append_slots([], [], [], [])
+    assert (node.keys, node.version) == ([b"a", b"c"], 2)
+    with pytest.raises(ValueError, match="not above the last slot"):
+        node.append_slots([b"c"], [LSN(1, 3)], [False], [b"z"])

@@ -76,6 +76,17 @@ class BIN(IN):
             column[:] = values
         self.version += len(inserts)
 
+    def append_slots(self, keys: list[bytes], lsns: list[LSN], known_deleted: list[bool], records: list[Any]) -> None:
+        """New slots after the last one, given column by column: ``keys`` sorted, all above the current
+        keys (what :meth:`insert_slots` would do with them, without looking for their places)."""
+        if keys and self.keys and keys[0] <= self.keys[-1]:
+            raise ValueError(f"append_slots: {keys[0]!r} is not above the last slot {self.keys[-1]!r}")
+        self.keys += keys
+        self.lsns += lsns
+        self.known_deleted += known_deleted
+        self.records += records
+        self.version += len(keys)
+
     def update_slot(self, index: int, lsn: LSN, known_deleted: bool, record: Any) -> None:
         self.lsns[index] = lsn
         self.known_deleted[index] = known_deleted
@@ -102,8 +113,9 @@ class BIN(IN):
         self.version += 1
         sibling.version += 1
 
-    def log_entries(self) -> list[dict[str, Any]]:
-        return [{"key": k, "lsn": l, "known_deleted": d} for k, l, d in zip(self.keys, self.lsns, self.known_deleted)]
+    def log_entries(self) -> list[tuple[bytes, LSN, bool]]:
+        """The slots as the entry's ``entries`` list: ``(key, lsn, known_deleted)`` rows, in field order."""
+        return list(zip(self.keys, self.lsns, self.known_deleted))
 
     def load_entries(self, entries: list[dict[str, Any]]) -> None:
         self.keys = [e["key"] for e in entries]

@@ -139,8 +139,10 @@ class IN:
         sibling.version += 1
 
     # -- logging ------------------------------------------------------------------
-    def log_entries(self) -> list[dict[str, Any]]:
-        return [{"key": k, "lsn": l, "node_id": n} for k, l, n in zip(self.keys, self.lsns, self.node_ids)]
+    def log_entries(self) -> list[tuple[bytes, LSN, int]]:
+        """The slots as the entry's ``entries`` list: ``(key, lsn, node_id)`` rows, in field order (a list
+        field encodes a tuple record as the dict of its fields, without the dict made per slot)."""
+        return list(zip(self.keys, self.lsns, self.node_ids))
 
     def load_entries(self, entries: list[dict[str, Any]]) -> None:
         self.keys = [e["key"] for e in entries]
