@@ -197,39 +197,29 @@ class StorageManager:
         # of a reference cycle: the cyclic collector waits until then instead of walking them again and
         # again (minidb.collector).
         with collector_paused():
-            return cls._open(disk, frames, restart, locking, max_small_rec, chkpt_every, trace, restart_trace,
-                             file_max, buffer_size, clock, log_size, partitions, scavenge, archive, on_log_held,
-                             index_fanout)
-
-    @classmethod
-    def _open(cls, disk: Disk, frames: int, restart: bool, locking: Locking | LockManager | None,
-              max_small_rec: int | None, chkpt_every: int | None, trace: bool, restart_trace: bool, file_max: int,
-              buffer_size: int, clock: Callable[[], float], log_size: int | None, partitions: int,
-              scavenge: bool | None, archive: Callable[[str, bytes], None] | None,
-              on_log_held: Callable[[int, LSN, int], None] | None, index_fanout: int | None) -> "StorageManager":
-        check_volume_and_log(disk, quick=True)  # before opening the log, which may cut its tail
-        probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
-        size = probe.page_size
-        probe.close()
-        # With restart, the last file's entries as opening checked them are kept for analysis to take
-        # (before anything is written), so that restart reads and checks each byte of that file once.
-        log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions, keep_opening_scan=restart)
-        try:
-            bp = BufferPool(frames, page_size=size, log=log, trace=trace)
-            volume = Volume(disk, bp, log, trace=trace)
-        except BaseException:
-            log.close(sync=False)
-            raise
-        if isinstance(locking, LockManager):
-            locking = ShoreLocking(locking)
-        sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace,
-                 log_size is not None if scavenge is None else scavenge, archive, on_log_held, index_fanout)
-        sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
-        if restart:
-            sm.restart_report = sm.restart.run()
-            if sm.scavenging:
-                sm.scavenge()
-        return sm
+            check_volume_and_log(disk, quick=True)  # before opening the log, which may cut its tail
+            probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
+            size = probe.page_size
+            probe.close()
+            # With restart, the last file's entries as opening checked them are kept for analysis to take
+            # (before anything is written), so that restart reads and checks each byte of that file once.
+            log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions, keep_opening_scan=restart)
+            try:
+                bp = BufferPool(frames, page_size=size, log=log, trace=trace)
+                volume = Volume(disk, bp, log, trace=trace)
+            except BaseException:
+                log.close(sync=False)
+                raise
+            if isinstance(locking, LockManager):
+                locking = ShoreLocking(locking)
+            sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace,
+                     log_size is not None if scavenge is None else scavenge, archive, on_log_held, index_fanout)
+            sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
+            if restart:
+                sm.restart_report = sm.restart.run()
+                if sm.scavenging:
+                    sm.scavenge()
+            return sm
 
     @staticmethod
     def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float],
