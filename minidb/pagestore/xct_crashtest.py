@@ -462,8 +462,10 @@ class Runner:
             t.writes[self.sm.create_rec(t.xct, fid, body)] = (b"", body)
 
     def write_page(self) -> None:
-        """Write one dirty page alone (a write the crash may tear); its next change logs a new image."""
-        dirty = sorted(self.sm.bp.dirty_page_table())
+        """Write one dirty page alone (a write the crash may tear): one the dirty page table lists, or a page
+        of a loading store (outside the table, but written all the same); its next change logs a new image."""
+        bp = self.sm.bp
+        dirty = sorted(set(bp.dirty_page_table()) | set(bp.dirty_pages()))
         if dirty:
             chosen = self.rng.choice(dirty)
             self.sm.bp.clean(lambda frame: frame.pid == chosen)

@@ -133,6 +133,7 @@ def test_tmp_pages_are_not_in_the_dirty_page_table_nor_written_at_commit_or_by_t
     tmp_pids = {v.pid for v in sm.bp.frame_views() if v.pid is not None and v.pid.store in file_stores(sm, tmp)}
     assert tmp_pids and all(v.dirty for v in sm.bp.frame_views() if v.pid in tmp_pids)
     assert not tmp_pids & set(sm.bp.dirty_page_table())
+    assert not tmp_pids & set(sm.bp.dirty_pages())  # not even among the pages the cleaner writes
     result = sm.checkpoint()
     logged = {(p["store"], p["page"]) for e in entries(sm, ("chkpt_bf_tab",), result.begin) for p in e.values["pages"]}
     assert not logged & {(p.store, p.page) for p in tmp_pids}
@@ -339,3 +340,69 @@ def test_the_unlogged_switch_is_the_page_flags():
         assert page.store_flags == StoreFlags.LOAD_FILE and page.lsn == [
             e for e in entries(sm, ("page_format",)) if e.values["page"] == rid.page][-1].lsn
         sm.bp.unfix(page)
+
+
+# -- loading pages and the dirty page table ---------------------------------------------------------
+def loading_file(sm, prop):
+    """A transaction loading a new LOAD file, or a REGULAR file turned INSERT; the file; its committed contents."""
+    if prop == "load":
+        with sm.transaction() as t:
+            sm.create_file(t)
+        before = sm.contents()
+        t = sm.begin()
+        return t, sm.create_file(t, "load"), before
+    fid, _ = insert_file_with_old_records(sm)
+    before = sm.contents()
+    t = sm.begin()
+    sm.set_store_property(t, fid, "insert")
+    return t, fid, before
+
+
+def written(sm, pid) -> int:
+    """The index of the last write of the volume that covers page ``pid``."""
+    return max(e.index for e in page_writes(sm.disk) if e.offset <= pid.page * 512 < e.offset + len(e.data))
+
+
+@pytest.mark.parametrize("prop", ["load", "insert"])
+def test_a_loading_page_changed_after_its_write_and_torn_by_the_next_is_dropped_with_its_loser(prop):
+    """A loaded page changed again once written has no image in the log (nothing of it is logged): it is not in
+    the dirty page table, so no checkpoint lists it, and a torn write of it does not stop restart, whose undo
+    drops the page with the rest of the loser's load."""
+    sm = new_sm(frames=8)
+    t, fid, before = loading_file(sm, prop)
+    old_pages = set(sm.volume.store_pages(fid))
+    rid = [sm.create_rec(t, fid, bytes([i]) * 40, policy=4) for i in range(12)][-1]  # APPEND: a new page
+    assert rid.pid not in old_pages
+    sm.bp.clean()  # written and fsynced: clean
+    sm.update_rec(t, rid, 0, b"again")  # unlogged: the clean page is dirty again, with no image before it
+    assert rid.pid not in sm.bp.dirty_page_table() and rid.pid in sm.bp.dirty_pages()
+    result = sm.checkpoint()
+    tables = entries(sm, ("chkpt_bf_tab",), result.begin)
+    listed = {(p["store"], p["page"]) for e in tables for p in e.values["pages"]}
+    assert (rid.store, rid.page) not in listed
+    sm.bp.clean()
+    image = sm.disk.crash_image(written(sm, rid.pid), CrashMode.torn(512 - 12))  # all but the footer: its checksum no longer matches
+    again = open_again(image, frames=8)
+    assert again.contents() == before
+    assert again.check() == []
+
+
+def test_a_load_commit_fsyncs_the_pages_evicted_before_it():
+    """Pages of a loading store written on eviction (not fsynced) are outside the dirty page table, so no
+    fsync waits for them; the commit reads them back, marks them regular and forces them before its entry."""
+    sm = new_sm(frames=6)
+    with sm.transaction() as t:
+        reg = sm.create_file(t)
+    sm.bp.force_all()
+    with sm.transaction() as t:
+        load = sm.create_file(t, "load")
+        rids = [sm.create_rec(t, load, bytes([i]) * 40) for i in range(5)]
+        for i in range(60):  # dirty pages, more than the frames: the load file's page is evicted
+            sm.create_rec(t, reg, bytes([i]) * 120)
+        assert not {r.pid for r in rids} & {v.pid for v in sm.bp.frame_views()}
+        evicted = written(sm, rids[0].pid)
+        assert not any(e.kind == "fsync" and e.name == "v1.vol" for e in sm.disk.events[evicted:])
+    assert any(e.kind == "fsync" and e.name == "v1.vol" for e in sm.disk.events[evicted:])
+    sm = reopen(sm)  # a crash: unsynced writes are lost
+    with sm.transaction() as t:
+        assert [sm.read_rec(t, r).body for r in rids] == [bytes([i]) * 40 for i in range(5)]

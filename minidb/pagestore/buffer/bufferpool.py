@@ -67,8 +67,16 @@ dirty page table (its recovery LSN holds back neither a checkpoint's redo
 LSN nor the log's scavenging), the cleaner and the forcing calls pass it
 over, and it reaches the disk only when it is evicted (the write-ahead
 rule still syncs the log up to its page LSN, its ``page_format``'s). Pages
-of LOAD and INSERT stores are unlogged too but are forced at their
-loading transaction's commit, so they stay in the table like any page.
+of LOAD and INSERT stores are unlogged too: they are not in the dirty page
+table either (the log has no image to repair them from, and nothing to redo
+on them: a loser's undo drops them), but the cleaner and the forcing calls
+write them like any page, and their loading transaction's commit marks
+every one of them regular, evicted ones included, and forces them all
+(:mod:`minidb.pagestore.transactions.loadstores`). Worked example: a LOAD
+page written by the cleaner, changed again (no image is logged: nothing of
+it is) and listed by a checkpoint would be a page restart must read and
+cannot repair if that write is torn; outside the table, restart never reads
+it, and the undo of its loser frees it.
 
 Worked example: with dirty pages 20, 10, 6, 5, 9 and 7 in the frames, the
 cleaner writes pages 5-7 in one write of 3 pages, 9-10 in one of 2 and 20
@@ -97,7 +105,7 @@ from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.buffer.latch import EX, SH, Latch, LatchMode
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE, NO_PAGE_LSN, check_page_size, stamp_checksum
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.pages.storeprop import image_pending, logging_off, outside_dirty_page_table
+from minidb.pagestore.pages.storeprop import image_pending, logging_off, never_forced, outside_dirty_page_table
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:  # the volume's file is above the pool; the pool only keeps and calls it
@@ -444,7 +452,7 @@ class BufferPool:
         """
         with self._mutex:
             chosen = [f for f in self.frames if f.dirty and f.pid is not None and (select is None or select(f))
-                      and not outside_dirty_page_table(f.page.store_flags)]
+                      and not never_forced(f.page.store_flags)]
             for frame in chosen:
                 frame.pin_count += 1  # keeps the frame from being evicted while we work
         copies: list[tuple[Frame, bytes]] = []
@@ -526,6 +534,12 @@ class BufferPool:
                     known = table.get(frame.pid)
                     table[frame.pid] = frame.rec_lsn if known is None else min(known, frame.rec_lsn)
             return table
+
+    def dirty_pages(self) -> list[PageId]:
+        """The pages dirty in frames that the cleaner writes (every one but TMP pages), loading pages included."""
+        with self._mutex:
+            return [f.pid for f in self.frames
+                    if f.dirty and f.pid is not None and not never_forced(f.page.store_flags)]
 
     def min_rec_lsn(self) -> LSN | None:
         table = self.dirty_page_table()

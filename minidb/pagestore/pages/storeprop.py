@@ -30,9 +30,19 @@ The invariants, for any page of a store:
   does not hold its contents, so the first logged change logs its full
   image first (``unlogged_page_image``), which clears the other bit: a torn
   write later on is rebuilt from that image, not from a history with holes;
-- ``outside_dirty_page_table(flags)``: TMP alone: the buffer pool keeps no
-  recovery LSN for the page, so it never holds back a checkpoint's redo LSN
-  (restart destroys the store instead of redoing it).
+- ``outside_dirty_page_table(flags)``: any of TMP, LOAD_FILE, INSERT_FILE,
+  with or without REGULAR: the log holds none of the page's changes, so
+  restart has nothing to redo on it and no image to repair it from, and the
+  buffer pool lists it in no dirty page table (it never holds back a
+  checkpoint's redo LSN, and a checkpoint never names it). Restart destroys
+  a TMP store; a loading transaction that loses has its pages dropped by
+  undo, one that commits has forced them before its commit entry; a page
+  made regular keeps a bit until its first logged change logs its image.
+  The ``page_format`` of such a page is logged, and a restart that reads it
+  puts the page in its table from there: that entry is the page's image;
+- ``never_forced(flags)``: TMP alone: the cleaner and the forcing calls pass
+  the page over (it reaches the disk only when evicted); a LOAD or INSERT
+  page is written by them like any page, as its loader's commit needs.
 
 Worked example: ``create_file(t, property=LOAD)`` makes stores with flags
 LOAD_FILE; the first page is formatted (logged) with ``store_flags`` 0x04;
@@ -97,4 +107,8 @@ def image_pending(flags: StoreFlags) -> bool:
 
 
 def outside_dirty_page_table(flags: StoreFlags) -> bool:
+    return bool(int(flags) & _UNLOGGED_BITS)
+
+
+def never_forced(flags: StoreFlags) -> bool:
     return flags == StoreFlags.TMP

@@ -70,7 +70,10 @@ dirty page table, then redoes the page's later entries
 (:func:`rebuild_page`). A page can only be torn by a write of a dirty page,
 and a dirty page's recovery LSN is the LSN of its image
 (:mod:`minidb.pagestore.wal.pageimage`), so the image is there, and the log
-before the redo LSN is never read: it may be gone (scavenged). A bad page
+before the redo LSN is never read: it may be gone (scavenged). The pages of
+TMP, LOAD and INSERT stores, whose changes are not logged, are never in a
+checkpoint's table (:mod:`minidb.pagestore.pages.storeprop`), so redo reads
+one only from its ``page_format``, which is its image. A bad page
 with no image there (not in the dirty page table, or damaged rather than
 torn) is corruption, named (:class:`~minidb.pagestore.errors.PageStoreCorruptionError`),
 never silently replaced. After the scan, the pages of the dirty page table

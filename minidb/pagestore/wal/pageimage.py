@@ -19,7 +19,10 @@ image; once the page is written and clean, the next change logs one again.
 A change that is not logged (the extent map's advisory free-space buckets)
 makes the page dirty when it is unfixed: the image is logged then, and
 holds the change. A page formatted afresh (``page_format``) needs no
-image: formatting overwrites the whole page.
+image: formatting overwrites the whole page. A page of a TMP, LOAD or
+INSERT store, whose changes are not logged at all, logs no image and is
+kept out of the dirty page table instead
+(:mod:`minidb.pagestore.pages.storeprop`).
 
 Why not PostgreSQL's rule, an image at *the first change after each
 checkpoint*? PostgreSQL's checkpoint writes every dirty page, so a page's
