@@ -434,3 +434,25 @@ def test_a_crash_between_the_head_record_and_the_deletion_is_harmless():
     again = open_again(sm.disk)
     assert all_log_file_numbers(sm.disk)[0] == head  # finished off on open
     assert again.contents() == contents
+
+
+def test_restart_drops_the_tmp_files_on_a_log_that_committed_work_filled():
+    """Restart's own transaction, which destroys the TMP files before restart's checkpoint frees any log,
+    reserves nothing for a rollback: on a log that committed work filled, a reservation six times its entries
+    would be refused and restart could not finish (crashtest pagestore seed 378)."""
+    sm = bounded_sm()
+    fid = with_file(sm)
+    with sm.transaction() as t:
+        tmp = sm.create_file(t, "tmp")
+        sm.create_rec(t, tmp, b"gone after restart")
+    while True:  # commit what fits until not even one record does
+        t = sm.begin()
+        rids, _ = fill_until_refused(sm, t, fid, size=120)
+        sm.commit(t)
+        if not rids:
+            break
+    contents = sm.contents()[fid]
+    sm.disk.crash(CrashMode.everything())
+    again = open_again(sm.disk, **BOUNDED)
+    assert again.files.files() == [fid] and again.contents() == {fid: contents} and again.check() == []
+    assert again.log_space.total == 0

@@ -109,6 +109,7 @@ def drop_tmp_files(files: Any, xcts: Any) -> list[str]:
         return []
     done = []
     xct = xcts.begin()
+    xct.restart_work = True  # its entries reserve no log space for a rollback (minidb.pagestore.wal.logspace)
     for fid in files.files():
         if fid in tmp:
             files.destroy_file(xct, fid)

@@ -50,6 +50,16 @@ brings back in doubt (:meth:`LogSpace.reserve_chain`), so restart's undo and
 a later ``abort_prepared`` always have room: on a full disk too, since the
 log's partitions are preallocated.
 
+**Restart's own transaction.** Restart destroys the TMP files with a
+transaction of its own (``Xct.restart_work``), after its undo, on a log the
+crash may have left nearly full. Restart never rolls it back, so its entries
+reserve nothing for a rollback (were they to, a TMP file's drop, whose
+``store_operation`` entries reserve six times their size, could be refused
+and restart could not finish); each is admitted if it fits in the room left
+beside the other transactions' reservations and the checkpoint reserve. A
+crash in the middle of it leaves a loser like any other, whose undo the
+next restart reserves again from the log.
+
 A file's end may be wasted when the next entry does not fit: ``waste``, the
 largest entry the page store logs (about a page), is counted lost per file.
 
@@ -151,6 +161,11 @@ class LogSpace:
         if (xct is None or not xct.is_active or xct.rolling_back or entry_type.compensation
                 or entry_type.code in ROLLBACK_TYPES):
             return None  # uses its transaction's reservation
+        if xct.restart_work:  # restart's own transaction: it reserves nothing, and takes no one's reservation
+            if left is not None and size > left - self.total - self.chkpt_reserve:
+                self._refuse(f"restart's T{tid} cannot log {entry_type.name} (needs {size} bytes)", left,
+                             self.chkpt_reserve)
+            return None
         need = reservation(entry_type, size)
         page = _page_key(values) if entry_type.undoable else None
         if page is not None and page not in self.pages.get(tid, {}):
