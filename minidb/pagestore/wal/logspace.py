@@ -209,8 +209,9 @@ class LogSpace:
         oldest = min(holders, key=lambda x: x.first_lsn, default=None)
         held = (f"; the oldest transaction holding the log is T{oldest.txn_id} (first LSN {oldest.first_lsn})"
                 if oldest is not None else "")
+        bound = "" if self.log.max_files is not None else " (the log is bounded by its disk's free space)"
         raise OutOfLogSpaceError(
-            f"{self.log.disk.where()}: out of log space: {what}, but only {max(0, left - self.total - keep)} bytes "
+            f"{self.log.disk.where()}: out of log space{bound}: {what}, but only {max(0, left - self.total - keep)} bytes "
             f"are free ({left} bytes of room, {self.total} reserved for rollbacks, {keep} for a checkpoint){held}")
 
     # -- reserving and releasing ----------------------------------------------------------------
