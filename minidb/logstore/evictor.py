@@ -9,7 +9,8 @@ of the list until the budget holds:
 - only nodes without resident children are evicted (BINs first, then the
   INs whose children have gone), and never a root;
 - a clean node is just detached: its parent's slot keeps its LSN;
-- a dirty node is logged first. How, the evictor asks the checkpointer
+- a dirty node is logged first (never after a read, nor in a read-only
+  environment: ``clean_only``, below). How, the evictor asks the checkpointer
   (:meth:`~minidb.logstore.dirty_map.DirtyINMap.coordinate_eviction_with_checkpoint`):
   NO between checkpoints; during a checkpoint YES below the max flush level,
   NO at it. Logging dirties the parent, which now points at the new version.
@@ -18,6 +19,12 @@ of the list until the budget holds:
 reproduces SR #19422: where the rules say YES, it logs BEFORE_CKPT_END. The
 old version is then counted obsolete at once, although the checkpoint may
 end without logging the parent: the JE documentation's third, incorrect case.
+
+After a read (a get, a cursor step, :meth:`Environment.after_operation` with
+``read``) and in a read-only environment the evictor detaches clean nodes
+only, so a read writes nothing (on a full disk it still succeeds); the dirty
+nodes it leaves, over the budget if need be, go at the next write's turn.
+A read-only environment keeps every node recovery changed resident.
 
 Example: records ``k0`` .. ``k7`` in ``accounts`` (4-slot nodes: root IN 5
 over BINs 6, 7, 8), a checkpoint, then ``k0`` put again (BIN 6 and the
@@ -83,14 +90,17 @@ class Evictor:
         db = self.env.db_by_id(node.db_id)
         return db is not None and db.root is not node and node.parent is not None and not node.has_resident_children()
 
-    def evict_to_budget(self) -> int:
-        """Evict until the budget holds (or nothing more can go); return how many nodes left."""
+    def evict_to_budget(self, clean_only: bool = False) -> int:
+        """Evict until the budget holds (or nothing more can go); return how many nodes left.
+        ``clean_only``: only nodes that need no logging (after a read; in a read-only environment)."""
         budget = self.env.config.node_budget
         evicted = 0
         if budget is None:
             return 0
+        clean_only = clean_only or self.env.read_only
         while len(self._resident) > budget:
-            victim = next((n for n in self._resident.values() if self.is_evictable(n)), None)
+            victim = next((n for n in self._resident.values()
+                           if self.is_evictable(n) and not (clean_only and n.dirty)), None)
             if victim is None:
                 break
             self.evict(victim)
