@@ -117,7 +117,7 @@ class Database:
             self._check(txn)
             value = env.records.read(self.impl, key, txn)
             env.stats.add_held("nGets")  # the environment's counters change under its latch only
-            env.after_operation(read=True)  # a read writes nothing (the evictor detaches clean nodes only)
+            env.after_operation(read=True)  # a full disk stops the eviction, not the read
             return value
 
     def put(self, key: bytes | str, data: bytes | str, txn: "Transaction | None" = None) -> LSN:

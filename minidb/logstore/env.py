@@ -40,8 +40,12 @@ is written (:mod:`.mapping_tree`).
 ``crash()`` (simulated disks only) drops everything not yet on the disk and
 closes the environment; ``Environment.open`` on the same disk then recovers.
 
-**Reads write nothing.** A get or a cursor step lets the evictor detach
-clean nodes only (:mod:`.evictor`) and starts no checkpoint, so reads go on
+**Reads on a full disk.** A read writes only what the evictor must log to
+keep the node budget (a dirty node it evicts, which may make the log write
+its buffer out): that is why a get could meet a full disk. After a get or a
+cursor step a full disk stops the eviction instead of failing the read (the
+node stays resident and dirty, the log changed nothing,
+``nEvictionsDeferred``), and a read starts no checkpoint, so reads go on
 when the disk is full; the log's buffer is read in place, never flushed
 for a read.
 
@@ -69,7 +73,7 @@ import threading
 from typing import Any
 
 from minidb.collector import collector_paused
-from minidb.errors import UserError
+from minidb.errors import DiskFullError, UserError
 from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, LogManager, Provisional
 from minidb.log.types import EntryType
@@ -217,13 +221,14 @@ class Environment:
 
     def after_operation(self, read: bool = False) -> None:
         """After each operation: eviction to the budget, a checkpoint if the log grew enough. After a
-        ``read``, and in a read-only environment, only the eviction of clean nodes: nothing is written."""
+        ``read`` no checkpoint, and a full disk stops the eviction instead of failing the read; in a
+        read-only environment only clean nodes are evicted (see the module documentation)."""
         if self._in_after_operation or self.closed or self.recovering:
             return
         config = self.config
         if read or self.read_only:
             if config.node_budget is not None and self.evictor.resident_count() > config.node_budget:
-                self.evictor.evict_to_budget(clean_only=True)
+                self._evict_after_read()
             return
         budget, interval = config.node_budget, config.checkpoint_bytes_interval
         if ((budget is None or self.evictor.resident_count() <= budget)
@@ -238,6 +243,13 @@ class Environment:
                 self.cleaner_thread.wake_if_due()
         finally:
             self._in_after_operation = False
+
+    def _evict_after_read(self) -> None:
+        try:
+            self.evictor.evict_to_budget(clean_only=self.read_only)
+        except DiskFullError as full:  # the dirty node stays resident, unlogged: the log changed nothing
+            self.evictor.stats.add("nEvictionsDeferred")
+            self.trace.emit("eviction after a read stopped over the budget: %s", full)
 
     # -- databases -------------------------------------------------------------------------
     def database(self, name: str, create: bool = True) -> Database:

@@ -9,8 +9,8 @@ of the list until the budget holds:
 - only nodes without resident children are evicted (BINs first, then the
   INs whose children have gone), and never a root;
 - a clean node is just detached: its parent's slot keeps its LSN;
-- a dirty node is logged first (never after a read, nor in a read-only
-  environment: ``clean_only``, below). How, the evictor asks the checkpointer
+- a dirty node is logged first (never in a read-only environment:
+  ``clean_only``, below). How, the evictor asks the checkpointer
   (:meth:`~minidb.logstore.dirty_map.DirtyINMap.coordinate_eviction_with_checkpoint`):
   NO between checkpoints; during a checkpoint YES below the max flush level,
   NO at it. Logging dirties the parent, which now points at the new version.
@@ -20,11 +20,10 @@ reproduces SR #19422: where the rules say YES, it logs BEFORE_CKPT_END. The
 old version is then counted obsolete at once, although the checkpoint may
 end without logging the parent: the JE documentation's third, incorrect case.
 
-After a read (a get, a cursor step, :meth:`Environment.after_operation` with
-``read``) and in a read-only environment the evictor detaches clean nodes
-only, so a read writes nothing (on a full disk it still succeeds); the dirty
-nodes it leaves, over the budget if need be, go at the next write's turn.
-A read-only environment keeps every node recovery changed resident.
+A read-only environment evicts clean nodes only and keeps every node its
+recovery changed resident, over the budget if need be. After a read in a
+writable environment a full disk stops the eviction (the environment counts
+``nEvictionsDeferred``); the node stays until a later turn.
 
 Example: records ``k0`` .. ``k7`` in ``accounts`` (4-slot nodes: root IN 5
 over BINs 6, 7, 8), a checkpoint, then ``k0`` put again (BIN 6 and the
@@ -55,7 +54,8 @@ class Evictor:
     def __init__(self, env: "Environment"):
         self.env = env
         self._resident: OrderedDict[int, IN] = OrderedDict()
-        self.stats = Stats("evictor", ["nNodesEvicted", "nDirtyNodesEvicted", "nBINsEvicted", "nINsEvicted"])
+        self.stats = Stats("evictor", ["nNodesEvicted", "nDirtyNodesEvicted", "nBINsEvicted", "nINsEvicted",
+                                       "nEvictionsDeferred"])
         self.history: list[tuple[str, LSN | None, Provisional | None]] = []  # (node, lsn, provisional) per eviction
 
     # -- the INList -----------------------------------------------------------------------
@@ -92,7 +92,7 @@ class Evictor:
 
     def evict_to_budget(self, clean_only: bool = False) -> int:
         """Evict until the budget holds (or nothing more can go); return how many nodes left.
-        ``clean_only``: only nodes that need no logging (after a read; in a read-only environment)."""
+        ``clean_only``: only nodes that need no logging (in a read-only environment)."""
         budget = self.env.config.node_budget
         evicted = 0
         if budget is None:
