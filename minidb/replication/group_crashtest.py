@@ -489,8 +489,8 @@ def run_crash_point(seed: int, ops: int, at: CrashAt) -> list[str]:
     """The run of ``seed`` with the one crash ``at``, the crashed node restarted and the group settled;
     what the checks (a)-(d) found wrong, and whether the crash happened where the run without it put
     the event."""
-    runner = _Runner(seed, ops, exhaustive=True, crash_at=at)
     try:
+        runner = _Runner(seed, ops, exhaustive=True, crash_at=at)
         wl = runner.run()
     except MinidbError as e:
         return [f"the workload failed: {type(e).__name__}: {e}"]

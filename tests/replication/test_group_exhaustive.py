@@ -1,13 +1,17 @@
 """The group crash test's exhaustive mode (minidb.replication.group_crashtest.exhaustive_sweep): every node
 crashed at every one of its disk events, in every crash mode, the group run again from the start each time.
 
-A small seed's every (node, event) pair is a crash point and none is a violation; a recovery that drops the
-last committed transaction it finds is caught.
+A small seed's every (node, event) pair is a crash point and none is a violation; a run that does not
+repeat itself up to its crash is a violation; a recovery that drops the last committed transaction it finds
+is caught.
 """
+
+import dataclasses
 
 from minidb.io import CrashMode
 from minidb.logstore.recovery import RecoveryManager
-from minidb.replication.group_crashtest import NAMES, crash_sweep, exhaustive_crash_points, exhaustive_sweep, node_events
+from minidb.replication.group_crashtest import (NAMES, crash_sweep, exhaustive_crash_points, exhaustive_sweep,
+                                               node_events, run_crash_point)
 
 SEED, OPS = 2, 6
 
@@ -24,6 +28,15 @@ def test_the_exhaustive_mode_crashes_every_node_at_every_one_of_its_disk_events(
     assert torn and all(at.event.kind == "write" for at in torn)
     result = exhaustive_sweep(SEED, OPS)
     assert (result.points, result.violations) == (len(points), [])
+
+
+def test_a_run_that_does_not_repeat_itself_up_to_the_crash_is_a_violation():
+    events, _ = node_events(SEED, OPS)
+    at = exhaustive_crash_points(SEED, events)[0]
+    assert run_crash_point(SEED, OPS, at) == []
+    moved = dataclasses.replace(at.event, offset=at.event.offset + 1)  # not what the run writes there
+    problems = run_crash_point(SEED, OPS, dataclasses.replace(at, event=moved))
+    assert len(problems) == 1 and problems[0].startswith(f"the run did not repeat itself: {at.node}'s disk event 1 is")
 
 
 def test_the_exhaustive_mode_catches_a_recovery_that_drops_the_last_commit(monkeypatch):
