@@ -13,10 +13,11 @@ line is the summed :class:`~minidb.io.sweep.SweepResult`, e.g. for
 
 ``--exhaustive`` (``group`` only; the other engines' tests are exhaustive
 already) makes the group's test enumerate its crash points instead of
-sampling them: the seed's run once without a crash to list each node's disk
-events, then the run again for every node, every event of it and every crash
-mode, the node crashing there (:func:`~minidb.replication.group_crashtest.exhaustive_sweep`).
-``minidb crashtest group --seed 1 --seeds 2 --ops 30 --exhaustive`` prints::
+sampling them: the seed is run once without a crash to list each node's disk
+events, then again for every node, every event of it and every crash mode,
+the node crashing there (:func:`~minidb.replication.group_crashtest.exhaustive_sweep`).
+``minidb crashtest group --seed 1 --seeds 2 --ops 30 --exhaustive`` prints,
+after about 75 s of one core::
 
     crash points: 656, violations: 0
 
