@@ -2,15 +2,20 @@
 
 For each engine of ``minidb crashtest`` (log, volume, pagestore, btree, logstore,
 replication, group) this runs ``crash_sweep(seed, ops)`` for seeds 1 .. N (1,000 by
-default) in a pool of worker processes (one per core), shows one progress bar
+default), and the group's exhaustive mode (``group-exhaustive``, ``minidb crashtest
+group --exhaustive``: every node crashed at every one of its disk events) for a few
+seeds, in a pool of worker processes (one per core), shows one progress bar
 over all the workloads, and writes a table (per engine: seeds, ops per
 workload, crash points, violations, the seconds its seeds took in the
 workers) between the two marker lines of ``RELIABILITY.md``, keeping the rest
-of the file. The workloads are handed out seed by seed, every engine's in
-turn, so an interrupted sweep (Ctrl-C) has swept every engine alike: it still
-writes the table, saying how many workloads it ran. Exit code 0 without
-violations; 1 with any, after printing the first few with their seed and
-crash point; 130 when interrupted without any.
+of the file. ``SEEDS_PER_1000`` scales N for the runs whose seeds cost
+differently: the group's sampled mode, about 2.5 crash points a seed, runs 8.5
+times as many seeds (over 20,000 points); its exhaustive mode, a whole group
+run per point (about 35 s a seed), one seed in 50. The workloads are handed
+out in proportion, every engine's in turn, so an interrupted sweep (Ctrl-C)
+has swept every engine alike: it still writes the table, saying how many
+workloads it ran. Exit code 0 without violations; 1 with any, after printing
+the first few with their seed and crash point; 130 when interrupted without any.
 
     python scripts/sweep.py [--seeds N] [--workers K] [--only ENGINE ...] [--out RELIABILITY.md]
 """
@@ -27,11 +32,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from minidb.cli.crashtest import SWEEPS, sweep
+from minidb.cli.crashtest import sweep
 
 # Operations per workload: chosen so that 1,000 seeds of every engine take about a quarter of an
 # hour on two cores (RELIABILITY.md gives the times measured).
-OPS = {"log": 40, "volume": 40, "pagestore": 12, "btree": 20, "logstore": 12, "replication": 6, "group": 30}
+OPS = {"log": 40, "volume": 40, "pagestore": 12, "btree": 20, "logstore": 12, "replication": 6, "group": 30,
+       "group-exhaustive": 30}
+# The runs that are not simply an engine's crash_sweep: run name -> (engine, exhaustive).
+RUNS = {"group-exhaustive": ("group", True)}
+# Seeds per 1,000 of --seeds, where not 1,000.
+SEEDS_PER_1000 = {"group": 8_500, "group-exhaustive": 20}
 BEGIN = "<!-- sweep table: written by `make sweep` (scripts/sweep.py); edits between these lines are lost -->"
 END = "<!-- end of sweep table -->"
 SHOW = 5
@@ -47,11 +57,24 @@ class EngineTotal:
     seconds: float = 0.0
 
 
-def run_seed(engine: str, seed: int, ops: int) -> tuple[str, int, list[str], float]:
-    """One workload's sweep, in a worker process: (engine, crash points, violations, seconds)."""
+def run_seed(name: str, seed: int, ops: int) -> tuple[str, int, list[str], float]:
+    """One workload's sweep, in a worker process: (run name, crash points, violations, seconds)."""
     started = time.perf_counter()
-    result = sweep(engine, seed, ops)
-    return engine, result.points, result.violations, time.perf_counter() - started
+    engine, exhaustive = RUNS.get(name, (name, False))
+    result = sweep(engine, seed, ops, exhaustive)
+    return name, result.points, result.violations, time.perf_counter() - started
+
+
+def seeds_for(name: str, seeds: int) -> int:
+    """How many seeds run ``name`` runs when every engine runs ``seeds``."""
+    return max(1, round(seeds * SEEDS_PER_1000.get(name, 1000) / 1000))
+
+
+def plan(names: list[str], seeds: int) -> list[tuple[str, int]]:
+    """Every (run, seed) in the order handed out: by the share of its run's seeds done, then as listed."""
+    order = {name: i for i, name in enumerate(names)}
+    work = [(name, seed) for name in names for seed in range(1, seeds_for(name, seeds) + 1)]
+    return sorted(work, key=lambda w: ((w[1] - 1) / seeds_for(w[0], seeds), order[w[0]]))
 
 
 @dataclass
@@ -67,12 +90,12 @@ class Sweep:
 
 
 def run(engines: list[str], seeds: int, workers: int) -> Sweep:
-    sweep = Sweep({engine: EngineTotal(engine, OPS[engine]) for engine in engines}, seeds * len(engines))
+    work = plan(engines, seeds)
+    sweep = Sweep({engine: EngineTotal(engine, OPS[engine]) for engine in engines}, len(work))
     started = time.perf_counter()
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
-        futures = [pool.submit(run_seed, engine, seed, OPS[engine])
-                   for seed in range(1, seeds + 1) for engine in engines]
+        futures = [pool.submit(run_seed, engine, seed, OPS[engine]) for engine, seed in work]
         for future in tqdm(as_completed(futures), total=len(futures), desc="crash sweeps", unit="seed",
                            file=sys.stderr):
             engine, points, violations, seconds = future.result()
@@ -116,9 +139,10 @@ def write_table(path: Path, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=1000, help="workloads per engine (default 1000)")
+    parser.add_argument("--seeds", type=int, default=1000,
+                        help="workloads per engine (default 1000; scaled for the group's runs, see SEEDS_PER_1000)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)")
-    parser.add_argument("--only", nargs="+", choices=sorted(SWEEPS), help="these engines only")
+    parser.add_argument("--only", nargs="+", choices=sorted(OPS), help="these engines (or runs) only")
     parser.add_argument("--out", type=Path, default=Path("RELIABILITY.md"), help="the file to write the table to")
     args = parser.parse_args(argv)
     if args.seeds < 1 or args.workers < 1:

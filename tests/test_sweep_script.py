@@ -63,3 +63,26 @@ def test_item10_an_interrupted_sweep_still_writes_what_it_ran(sweep_script, tmp_
     assert sweep_script.main(["--seeds", "50", "--workers", "1", "--only", "log", "--out", str(out)]) == 130
     assert "interrupted after 2 of its 50 workloads" in out.read_text()
     assert "| log | 2 | 40 |" in out.read_text()
+
+
+def test_the_group_runs_20_exhaustive_seeds_and_sampled_seeds_for_20_000_points_in_proportion(sweep_script):
+    assert sweep_script.seeds_for("group-exhaustive", 1000) == 20 and sweep_script.seeds_for("log", 1000) == 1000
+    # about 2.5 sampled crash points a seed (RELIABILITY.md: 2,483 over 1,000 seeds)
+    assert sweep_script.seeds_for("group", 1000) * 2.4 >= 20_000
+    assert sweep_script.seeds_for("group-exhaustive", 3) == 1  # every run runs at least one seed
+    work = sweep_script.plan(["log", "group-exhaustive"], 100)
+    assert len(work) == 102 and work[:3] == [("log", 1), ("group-exhaustive", 1), ("log", 2)]
+    assert work[51:53] == [("log", 51), ("group-exhaustive", 2)]  # halfway through both
+    assert {name for name, _ in work} <= set(sweep_script.OPS)
+
+
+def test_the_sweep_runs_the_group_s_exhaustive_mode_as_the_crashtest_command_does(sweep_script, tmp_path,
+                                                                                   monkeypatch):
+    from minidb.replication.group_crashtest import exhaustive_sweep
+
+    monkeypatch.setitem(sweep_script.OPS, "group-exhaustive", 2)  # a short workload: few crash points
+    out = tmp_path / "RELIABILITY.md"
+    assert sweep_script.main(["--seeds", "50", "--workers", "2", "--only", "group-exhaustive",
+                              "--out", str(out)]) == 0
+    points = exhaustive_sweep(1, 2).points
+    assert points > 20 and f"| group-exhaustive | 1 | 2 | {points:,} | 0 |" in out.read_text()

@@ -11,6 +11,16 @@ line is the summed :class:`~minidb.io.sweep.SweepResult`, e.g. for
 
     crash points: 228, violations: 0
 
+``--exhaustive`` (``group`` only; the other engines' tests are exhaustive
+already) makes the group's test enumerate its crash points instead of
+sampling them: the seed is run once without a crash to list each node's disk
+events, then again for every node, every event of it and every crash mode,
+the node crashing there (:func:`~minidb.replication.group_crashtest.exhaustive_sweep`).
+``minidb crashtest group --seed 1 --seeds 2 --ops 30 --exhaustive`` prints,
+after about 75 s of one core::
+
+    crash points: 656, violations: 0
+
 Exit code 0 without violations, 1 with any (the first ``--show`` are printed).
 ``--impl student`` runs the engine with the exercises' ``student.py``
 functions where they plug in (see :mod:`minidb.exercise_hooks`).
@@ -25,6 +35,7 @@ from tqdm import tqdm
 
 from minidb import exercise_hooks
 from minidb.cli.common import int_at_least, non_negative_int, positive_int
+from minidb.errors import UserError
 from minidb.io.sweep import SweepResult
 
 
@@ -43,9 +54,14 @@ SWEEPS: dict[str, str] = {
     "group": "minidb.replication.group_crashtest",  # three nodes: failovers, partitions, node crashes
 }
 
+# The engines whose crash test samples its crash points, and can enumerate them all with --exhaustive
+# (the module's exhaustive_sweep(seed, ops)).
+SAMPLED = ("group",)
 
-def sweep(engine: str, seed: int, ops: int) -> SweepResult:
-    return importlib.import_module(SWEEPS[engine]).crash_sweep(seed, ops)
+
+def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False) -> SweepResult:
+    module = importlib.import_module(SWEEPS[engine])
+    return module.exhaustive_sweep(seed, ops) if exhaustive else module.crash_sweep(seed, ops)
 
 
 def register(commands) -> None:
@@ -56,6 +72,9 @@ def register(commands) -> None:
     p.add_argument("--ops", type=int_at_least(1, MAX_OPS, " (every write of the workload is a crash point)"),
                    default=50, help=f"operations per workload (default 50, at most {MAX_OPS:,})")
     p.add_argument("--show", type=non_negative_int, default=5, help="violations to print (default 5)")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="group only: crash each node at every one of its disk events, in every crash mode, "
+                        "instead of the few points the seed draws (a rerun of the group per point)")
     add_impl_option(p)
     p.set_defaults(run=run)
 
@@ -70,11 +89,14 @@ def add_impl_option(p) -> None:
 
 
 def run(args) -> int:
+    if args.exhaustive and args.engine not in SAMPLED:
+        raise UserError(f"--exhaustive is for {', '.join(SAMPLED)}: the {args.engine} crash test enumerates "
+                        "every crash point already")
     exercise_hooks.use(args.impl, only=args.exercise)
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)
     for seed in tqdm(seeds, desc=f"crashtest {args.engine}", unit="seed", disable=len(seeds) == 1, file=sys.stderr):
-        total.add(sweep(args.engine, seed, args.ops))
+        total.add(sweep(args.engine, seed, args.ops, args.exhaustive))
     for violation in total.violations[: args.show]:
         print(f"violation: {violation}")
     print(total.summary())

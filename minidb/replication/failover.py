@@ -30,7 +30,8 @@ flight: a master cut off keeps its feeders, and its commits wait for acks
 that do not come). A joining node whose rollback would pass the rollback limit, or that
 shares no sync point with the master, gets a **network restore** (JE's
 ``NetworkRestore``: the master's log files copied onto the node's disk, the
-node keeping its own election state; simulated disks only) and joins again.
+node keeping its own election state; simulated disks only) and joins again; a crash during the
+recovery that follows leaves the node down on its new disk, like any crash.
 
 Invariants: only an election makes a node master (the learner calls
 ``become_master``); a replica follows only the master its election node
@@ -263,7 +264,10 @@ class FailoverGroup:
             f.fsync()
             f.close()
         self.restores.append(name)
-        self.restart(name, disk)
+        try:
+            self.restart(name, disk)
+        except SimulatedCrash:  # it crashed again while recovering on those files: down, on the new disk
+            self.crash(name)
 
     def partition(self, *sides) -> None:
         self.net.partition(*sides)

@@ -24,12 +24,38 @@ chosen by the seeded generator:
   master, syncs up and rolls back, or is restored from the master's files);
 - a restart of a crashed node, a checkpoint and a Matchpoint on the master.
 
-What is swept per seed: every crash the workload schedules (one crash point
-of one node's disk history each; three to six per seed, each a different
-node, rank and crash mode), plus, at the end, a crash scheduled on a
-rejoining node at one of the first operations of its syncup or rollback.
-Over the suite's seeds this reaches every kind of write and fsync of every
-role; ``crash points`` in the summary counts the crashes that happened.
+What is swept per seed, in the **sampled** mode (``crash_sweep``, the quick
+default): every crash the workload schedules (one crash point of one node's
+disk history each; three to six per seed, each a different node, rank and
+crash mode), plus, at the end, a crash scheduled on a rejoining node at one
+of the first operations of its syncup or rollback. Over the suite's seeds
+this reaches every kind of write and fsync of every role; ``crash points``
+in the summary counts the crashes that happened (about 2.5 a seed).
+
+In the **exhaustive** mode (``exhaustive_sweep``, ``minidb crashtest group
+--exhaustive``) the workload draws the same operations but schedules none of
+its crashes. A run of three nodes on the in-memory network, the manual
+clock and simulated disks is a pure function of its seed (FoundationDB's
+deterministic simulation), so the seed is first run once without a crash,
+recording each node's disk events (writes, truncates and fsyncs, from the
+group's forming to the end of the settling, across the disks a network
+restore gives a node: :class:`_History`); then, for every node ``n``, every
+one of its events ``k`` and every crash mode of the other engines' sweeps
+(nothing unsynced kept, everything kept, and after a write that write torn:
+:func:`crash_modes`), the seed is run again from the start with ``n``'s disk
+scheduled to crash right after its ``k``-th event (:class:`CrashAt`). The run
+is the same as the first up to that event (the check compares the event, so
+a run that does not repeat itself is a violation); from there the rest of the
+workload runs with ``n`` down, ``n`` is restarted (by the workload or by the
+end's settling), rejoins, syncs up and rolls back, and the checks below are
+made. Seed 1 with 30 operations: 128 events of the three nodes, 308 crash
+points, each a whole run of the group (about 0.1 s: the run up to the crash
+is not shared between points but run again, which keeps every point a plain
+run of the workload). Not enumerated: the events of the three environments'
+creation, before the group forms (the replication crash test crashes an
+environment's creation at every point), those of a network restore copying
+the master's files onto a node's new disk, and those of the last election
+after the settling (no crash may be pending for the checks).
 
 Then everything is healed, every crashed node restarted, and the group
 settles (elections, syncup, rollback, catch-up), and the checks are:
@@ -62,6 +88,7 @@ from dataclasses import dataclass, field
 
 from minidb.errors import MinidbError, SimulatedCrash
 from minidb.io import CrashMode, SimDisk
+from minidb.io.simdisk import CRASH_POINT_KINDS, Event
 from minidb.io.sweep import SweepResult
 from minidb.logstore import LockConflictError, ManualClock
 from minidb.logstore.txn import TxnState
@@ -105,19 +132,81 @@ class GroupWorkload:
     problems: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class CrashAt:
+    """A crash point of the exhaustive mode: node ``node`` crashes right after its ``k``-th disk event
+    (1-based; writes, truncates and fsyncs counted from the group's forming), keeping ``mode``."""
+
+    node: str
+    k: int
+    mode: CrashMode
+    event: Event  # the k-th event, as the run without a crash made it
+
+    def __str__(self) -> str:
+        return f"{self.node} crashes after its disk event {self.k} ({self.event}) keeping {self.mode}"
+
+
+class _History:
+    """One node's disk events (writes, truncates, fsyncs) from the group's forming on, across the disks a
+    network restore gives it; those made while the restore copies the master's files onto the new disk
+    are not the node's (no crash is scheduled there)."""
+
+    def __init__(self, disk: SimDisk):
+        self.disk, self.start = disk, len(disk.events)
+        self.done: list[Event] = []  # the events on the node's earlier disks
+        self.stopped: list[Event] | None = None
+
+    @property
+    def count_before(self) -> int:
+        return len(self.done)
+
+    def _current(self) -> list[Event]:
+        return [e for e in self.disk.events[self.start:] if e.kind in CRASH_POINT_KINDS]
+
+    def move_to(self, disk: SimDisk) -> None:
+        self.done += self._current()
+        self.disk, self.start = disk, len(disk.events)
+
+    def stop(self) -> None:
+        self.stopped = self.done + self._current()
+
+    def events(self) -> list[Event]:
+        return self.stopped if self.stopped is not None else self.done + self._current()
+
+
 class _Runner:
-    def __init__(self, seed: int, ops: int):
+    """One run of the workload. Sampled (``exhaustive=False``): the crashes its generator draws.
+    Exhaustive: no drawn crash (the generator still draws them, so the rest of the run is the same),
+    only ``crash_at`` if given; every node's disk events are recorded from the group's forming on."""
+
+    def __init__(self, seed: int, ops: int, exhaustive: bool = False, crash_at: CrashAt | None = None):
         self.rng = random.Random(seed)
         self.ops = ops
+        self.exhaustive = exhaustive
+        self.crash_at = crash_at
         config, self.index_config = workload_configs(self.rng)
         self.config = dataclasses.replace(config, durability=SyncPolicy.SYNC)
         self.keys = [f"k{i:02d}".encode() for i in range(self.rng.choice([6, 12]))]
         self.clock = ManualClock()
         self.wl = GroupWorkload(seed)
+        self.history: dict[str, _History] = {}
         envs = {name: self.open(name, SimDisk(f"crashtest-group-{seed}-{name}")) for name in NAMES}
         self.group = FailoverGroup(envs, self.clock, reopen=self.open)
+        for name in NAMES:
+            self.history[name] = _History(self.group.disks[name])
+            self._arm(name)
+
+    def _arm(self, name: str) -> None:
+        """Schedule ``crash_at`` on node ``name``'s current disk, if it is this node's and still ahead."""
+        at = self.crash_at
+        if at is not None and at.node == name and at.k > self.history[name].count_before:
+            self.history[name].disk.schedule_crash(after_ops=at.k - self.history[name].count_before, mode=at.mode)
 
     def open(self, name: str, disk: SimDisk) -> ReplicatedEnvironment:
+        history = self.history.get(name)
+        if history is not None and history.disk is not disk:  # a network restore gave the node a new disk
+            history.move_to(disk)
+            self._arm(name)
         offset = NAMES.index(name) / 1000  # each node's own clock: two masters' Commits never look alike
         config = dataclasses.replace(self.config, clock=lambda: self.clock.now_ms() / 1000 + offset)
         env = ReplicatedEnvironment.open(disk, config, self.index_config, group=GROUP, node_name=name)
@@ -231,6 +320,8 @@ class _Runner:
 
     def _schedule(self, name: str, k: int, when: str) -> None:
         mode = self.rng.choice([CrashMode.nothing(), CrashMode.everything(), CrashMode.random(self.rng.randrange(99))])
+        if self.exhaustive:
+            return
         self.group.disks[name].schedule_crash(after_ops=k, mode=mode)
         self.wl.crashes.append(f"{name} at its {k}-th disk operation {when} ({mode})")
 
@@ -263,8 +354,9 @@ class _Runner:
             master = group.elect(max_ms=10_000)
             if master is not None and all(group.envs[n] is not None for n in NAMES) and group.converged(master):
                 break
-        for name in NAMES:  # no crash left pending for the checks
+        for name in NAMES:  # no crash left pending for the checks: the exhaustive mode's points end here
             group.disks[name].cancel_crash()
+            self.history[name].stop()
         master = group.elect(max_ms=10_000)
         if master is None or any(group.envs[n] is None for n in NAMES) or not group.converged(master):
             self.wl.problems.append(f"the group did not converge: master {master}, up {group.up()}")
@@ -366,4 +458,69 @@ def crash_sweep(seed: int, ops: int) -> SweepResult:
     return result
 
 
-__all__ = ["GroupWorkload", "Write", "run_group_workload", "check_group", "crash_sweep"]
+def crash_modes(event: Event, rng: random.Random) -> list[CrashMode]:
+    """The crash modes of the other engines' sweeps at one event: nothing unsynced kept, everything kept,
+    and after a write of more than a byte, that write torn (the rest kept)."""
+    modes = [CrashMode.nothing(), CrashMode.everything()]
+    if event.kind == "write" and len(event.data) > 1:
+        modes.append(CrashMode.torn(seed=rng.randrange(1 << 30)))
+    return modes
+
+
+def node_events(seed: int, ops: int) -> tuple[dict[str, list[Event]], list[str]]:
+    """The run of ``seed`` without a crash: each node's disk events (the exhaustive mode's crash points),
+    and what its checks found wrong."""
+    runner = _Runner(seed, ops, exhaustive=True)
+    wl = runner.run()
+    events = {name: runner.history[name].events() for name in NAMES}
+    problems = check_group(wl, runner.group)
+    runner.group.close()
+    return events, problems
+
+
+def exhaustive_crash_points(seed: int, events: dict[str, list[Event]]) -> list[CrashAt]:
+    """Every (node, k) of ``events``, in each of its :func:`crash_modes`."""
+    rng = random.Random(seed * 7919 + 1)
+    return [CrashAt(name, k, mode, event) for name in NAMES for k, event in enumerate(events[name], 1)
+            for mode in crash_modes(event, rng)]
+
+
+def run_crash_point(seed: int, ops: int, at: CrashAt) -> list[str]:
+    """The run of ``seed`` with the one crash ``at``, the crashed node restarted and the group settled;
+    what the checks (a)-(d) found wrong, and whether the crash happened where the run without it put
+    the event."""
+    try:
+        runner = _Runner(seed, ops, exhaustive=True, crash_at=at)
+        wl = runner.run()
+    except MinidbError as e:
+        return [f"the workload failed: {type(e).__name__}: {e}"]
+    problems = check_group(wl, runner.group)
+    events = runner.history[at.node].events()
+    if len(events) < at.k or not _same_event(events[at.k - 1], at.event):
+        problems.append(f"the run did not repeat itself: {at.node}'s disk event {at.k} is "
+                        f"{events[at.k - 1] if len(events) >= at.k else 'missing'}, not {at.event}")
+    elif at.node not in runner.group.crashes:
+        problems.append(f"{at.node} did not stop at its crash")
+    runner.group.close()
+    return problems
+
+
+def _same_event(a: Event, b: Event) -> bool:
+    return (a.kind, a.name, a.offset, a.data, a.size) == (b.kind, b.name, b.offset, b.data, b.size)
+
+
+def exhaustive_sweep(seed: int, ops: int) -> SweepResult:
+    """One seed, every crash point: each node crashed at each of its disk events, in each crash mode."""
+    try:
+        events, problems = node_events(seed, ops)
+    except MinidbError as e:
+        return SweepResult(0, [f"seed {seed}: the workload failed: {type(e).__name__}: {e}"])
+    result = SweepResult(0, [f"seed {seed}, without a crash: {p}" for p in problems])
+    for at in exhaustive_crash_points(seed, events):
+        result.points += 1
+        result.violations += [f"seed {seed}, {at}: {p}" for p in run_crash_point(seed, ops, at)]
+    return result
+
+
+__all__ = ["CrashAt", "GroupWorkload", "Write", "run_group_workload", "check_group", "crash_sweep",
+           "crash_modes", "node_events", "exhaustive_crash_points", "run_crash_point", "exhaustive_sweep"]

@@ -139,6 +139,7 @@ class InMemoryNetwork:
         self.in_flight: list[InFlight] = []
         self._seq = 0
         self._sides: list[frozenset[str]] = []
+        self._side_of: dict[str, int] = {}  # node -> the index of the first side naming it
         self._delays: dict[tuple[str, str], int] = {}
         self.history: list[str] = []  # what happened, one line per delivery, drop, partition...
 
@@ -166,8 +167,11 @@ class InMemoryNetwork:
 
     # -- the script --------------------------------------------------------------------------------------
     def partitioned(self, a: str, b: str) -> bool:
-        side = lambda n: next((i for i, s in enumerate(self._sides) if n.split("/")[0] in s), None)  # noqa: E731
-        return bool(self._sides) and side(a) != side(b)
+        """Whether a partition cuts ``a`` from ``b`` (addresses: a node, or ``node/listener``); every frame
+        delivered asks, so each node's side is looked up in a table that :meth:`partition` makes."""
+        if not self._sides:
+            return False
+        return self._side_of.get(a.split("/")[0]) != self._side_of.get(b.split("/")[0])
 
     def _matches(self, f: InFlight, src: str | None, dst: str | None) -> bool:
         return (src is None or f.src == src) and (dst is None or f.dst == dst)
@@ -215,10 +219,14 @@ class InMemoryNetwork:
     def partition(self, *sides: Iterable[str]) -> None:
         """Cut the network into ``sides`` (sets of addresses): nothing crosses until :meth:`heal`."""
         self._sides = [frozenset(s) for s in sides]
+        self._side_of = {}
+        for i, side in enumerate(self._sides):
+            for node in side:
+                self._side_of.setdefault(node, i)
         self.history.append("partitioned " + " | ".join(",".join(sorted(s)) for s in self._sides))
 
     def heal(self) -> None:
-        self._sides = []
+        self._sides, self._side_of = [], {}
         self.history.append("healed")
 
 

@@ -58,6 +58,21 @@ def assert_all_equal(group):
     assert not group.errors
 
 
+def restart_the_old_master_past_the_rollback_limit(group):
+    """Master n1 commits a tail nobody acknowledges and crashes; the others elect a new master that writes
+    "c"; n1 restarts (recovery's checkpoint puts the tail's Commit before it: past the rollback limit, so
+    the next election steps give it a network restore). The new master."""
+    group.partition({"n1"}, {"n2", "n3"})
+    write(group, "tail", "unacknowledged", NONE)
+    n1_disk = group.envs["n1"].disk
+    group.crash("n1", CrashMode.everything())
+    group.heal()
+    new = group.elect()
+    write(group, "c", "3")
+    group.restart("n1", n1_disk)
+    return new
+
+
 def test_write_lose_the_master_elect_write_more_rejoin_all_equal():
     group = new_group()
     assert group.elect() == "n1"  # equal logs: the priority
@@ -92,17 +107,36 @@ def test_a_crashed_replica_rejoins_after_recovery_and_a_crashed_old_master_by_a_
     write(group, "b", "2")  # n1 and n2 make a majority
     group.restart(other, disk)
     assert group.elect() == "n1" and records(group.envs[other]) == {b"a": b"1", b"b": b"2"}
-    group.partition({"n1"}, {"n2", "n3"})
-    write(group, "tail", "unacknowledged", NONE)
-    n1_disk = group.envs["n1"].disk
-    group.crash("n1", CrashMode.everything())
-    group.heal()
-    new = group.elect()
-    write(group, "c", "3")
-    group.restart("n1", n1_disk)  # recovery's checkpoint puts the tail's Commit before it: past the limit
+    new = restart_the_old_master_past_the_rollback_limit(group)
     assert group.elect() == new
     assert group.restores == ["n1"] and group.crashes == ["n3", "n1"]
     assert records(group.envs["n1"]) == {b"a": b"1", b"b": b"2", b"c": b"3"}
+    assert_all_equal(group)
+
+
+def test_a_node_that_crashes_while_it_recovers_on_a_network_restore_s_files_stays_down_and_rejoins_later():
+    """A crash during the recovery that follows a network restore stops that node only (the group's step
+    goes on); restarted later, the node opens the restored files and rejoins."""
+    crash_on_restored = []
+
+    def open_crashing_on_a_restored_disk(name, disk):
+        if name == "n1" and disk is not n1_disk and not crash_on_restored:
+            crash_on_restored.append(disk)
+            disk.schedule_crash(after_ops=1)
+        return open_node(name, disk)
+
+    group = new_group()
+    n1_disk = group.disks["n1"]
+    group.reopen = open_crashing_on_a_restored_disk
+    group.elect()
+    write(group, "a", "1")
+    new = restart_the_old_master_past_the_rollback_limit(group)  # a network restore, whose recovery crashes
+    assert group.elect() == new
+    assert group.restores == ["n1"] and group.crashes == ["n1", "n1"] and group.envs["n1"] is None
+    assert group.disks["n1"] is crash_on_restored[0]
+    group.restart("n1")
+    assert group.elect() == new
+    assert records(group.envs["n1"]) == {b"a": b"1", b"c": b"3"}
     assert_all_equal(group)
 
 
