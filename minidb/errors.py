@@ -7,6 +7,11 @@ print it as one line and exit with code 2 (user error) or 1 (a check failed:
 a :class:`CorruptionError`, damage found on disk).
 Errors are raised before anything is changed: an operation that fails leaves
 the disk and the in-memory state as they were.
+
+One check lives here because both engines make it: a ``str`` key, value or
+name is stored as UTF-8, and a str without a UTF-8 form (a lone surrogate,
+``"\\ud800"``) is a user error naming what it was (:func:`utf8`), not a
+``UnicodeEncodeError`` from deep inside an engine.
 """
 
 
@@ -16,6 +21,15 @@ class MinidbError(Exception):
 
 class UserError(MinidbError):
     """The request itself is wrong: bad syntax, a missing path, a wrong id."""
+
+
+def utf8(text: str, what: str, error: type[UserError] = UserError) -> bytes:
+    """``text`` as UTF-8; a str that has none (a lone surrogate) raises ``error`` naming ``what``."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise error(f"{what} {text[:40]!r} is not valid Unicode: {e.reason} at index {e.start} "
+                    f"(it has no UTF-8 form)") from None
 
 
 class DiskError(MinidbError):

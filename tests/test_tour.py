@@ -10,6 +10,7 @@ import re
 import pytest
 
 from minidb.cli import main
+from minidb.cli.output import entries_below
 
 
 @pytest.fixture
@@ -41,6 +42,8 @@ def test_tour_then_printlog_and_verify_item5_reruns_on_its_own_output_only(tmp_p
         "",
     ]
     assert "spark analyze: 100%" in captured.err and "17/17" in captured.err
+    # every file the tour wrote was reported as created (no "not written by" warning): the marker lists it all
+    assert "warning:" not in captured.err
     from minidb.spark.pipeline import FIGURES as SPARK_FIGURES, TABLES
 
     assert sorted(p.name for p in (workdir / "spark").iterdir()) == sorted([*TABLES, *SPARK_FIGURES])
@@ -81,8 +84,9 @@ def test_tour_then_printlog_and_verify_item5_reruns_on_its_own_output_only(tmp_p
     # a second tour starts a fresh log in the same place: the marker says the tour wrote all of it
     listed = (workdir / ".minidb-output").read_text().splitlines()
     assert listed[0] == "minidb output of: minidb tour" and "log/00000001.jdb" in listed and "envs/" in listed
+    assert listed[1:] == entries_below(str(workdir))
     assert main(["tour", "--out", str(figures), "--workdir", str(workdir)]) == 0
-    capsys.readouterr()
+    assert "warning:" not in capsys.readouterr().err
     assert main(["printlog", str(log_dir), "--type", "Trace", "-q"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 162
 

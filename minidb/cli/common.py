@@ -5,7 +5,10 @@ The argument types turn bad input into argparse usage errors, which
 ``lsn_arg("0x1/0x26")`` is ``LSN(0x1/0x26)`` (file 1, offset 38), while
 ``lsn_arg("1/26")`` fails with "bad LSN '1/26': expected the form
 0x<file>/0x<offset>, e.g. 0x1/0x26"; ``positive_int("0")`` says "must be at least 1: 0";
-``path_arg("")`` says "an empty path".
+``path_arg("")`` says "an empty path". ``seed_arg`` takes a random seed: a non-negative
+integer below :data:`SEED_LIMIT` (2**63, what a signed 64-bit integer holds, so a seed prints,
+stores and passes to other programs unchanged); ``seed_arg("-1")`` says "must be at least 0: -1".
+``seed_count`` bounds how many seeds one run may ask for (:data:`MAX_SEEDS`).
 
 ``log_disk(path)`` opens a log's directory read-only: ``printlog`` and
 ``verify`` never change what they inspect (a torn tail is reported, not cut).
@@ -54,6 +57,11 @@ def path_arg(text: str) -> str:
 
 positive_int = int_at_least(1)
 non_negative_int = int_at_least(0)
+
+SEED_LIMIT = 2**63  # every --seed is below it
+MAX_SEEDS = 100_000  # every seed is a whole workload (a crash sweep runs for seconds to minutes)
+seed_arg = int_at_least(0, SEED_LIMIT - 1, " (a seed is below 2**63)")
+seed_count = int_at_least(1, MAX_SEEDS, " (each seed is a whole workload)")
 
 
 def log_disk(path: str) -> OSDisk:

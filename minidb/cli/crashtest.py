@@ -5,7 +5,9 @@
 runs a seeded workload on a :class:`~minidb.io.SimDisk`, crashes a copy of
 the disk at every write, truncate and fsync (torn and random variants too),
 recovers, and checks the result against what must have survived.
-``--seeds K`` runs seeds N .. N+K-1 with a progress bar on stderr. The last
+``--seeds K`` runs seeds N .. N+K-1 with a progress bar on stderr. A seed is a
+non-negative integer below 2**63 and ``--seeds`` is 1 to 100,000
+(:func:`minidb.cli.common.seed_arg`): one line and exit code 2 otherwise. The last
 line is the summed :class:`~minidb.io.sweep.SweepResult`, e.g. for
 ``minidb crashtest log --seed 1 --ops 50``::
 
@@ -34,7 +36,7 @@ import sys
 from tqdm import tqdm
 
 from minidb import exercise_hooks
-from minidb.cli.common import int_at_least, non_negative_int, positive_int
+from minidb.cli.common import SEED_LIMIT, int_at_least, non_negative_int, seed_arg, seed_count
 from minidb.errors import UserError
 from minidb.io.sweep import SweepResult
 
@@ -67,8 +69,9 @@ def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False) -> SweepRe
 def register(commands) -> None:
     p = commands.add_parser("crashtest", help="crash a random workload at every write and fsync")
     p.add_argument("engine", choices=sorted(SWEEPS), help="what to crash")
-    p.add_argument("--seed", type=int, default=1, help="seed of the first workload (default 1)")
-    p.add_argument("--seeds", type=positive_int, default=1, help="how many workloads, seeds N, N+1, ... (default 1)")
+    p.add_argument("--seed", type=seed_arg, default=1, help="seed of the first workload (default 1; 0 to 2**63-1)")
+    p.add_argument("--seeds", type=seed_count, default=1,
+                   help="how many workloads, seeds N, N+1, ... (default 1, at most 100,000)")
     p.add_argument("--ops", type=int_at_least(1, MAX_OPS, " (every write of the workload is a crash point)"),
                    default=50, help=f"operations per workload (default 50, at most {MAX_OPS:,})")
     p.add_argument("--show", type=non_negative_int, default=5, help="violations to print (default 5)")
@@ -92,6 +95,9 @@ def run(args) -> int:
     if args.exhaustive and args.engine not in SAMPLED:
         raise UserError(f"--exhaustive is for {', '.join(SAMPLED)}: the {args.engine} crash test enumerates "
                         "every crash point already")
+    if args.seed + args.seeds > SEED_LIMIT:
+        raise UserError(f"--seed {args.seed} --seeds {args.seeds}: the last seed, {args.seed + args.seeds - 1}, "
+                        f"is not below 2**63")
     exercise_hooks.use(args.impl, only=args.exercise)
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)

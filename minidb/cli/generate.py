@@ -5,7 +5,8 @@ Writes ``N`` environments (``OUT/env-00``, ...) with seeded random workloads
 them the nodes of a replication group. The same seed writes the same bytes.
 
 ``--envs`` is at most :data:`~minidb.spark.generate.MAX_ENVS`, ``--ops`` at
-most :data:`~minidb.spark.generate.MAX_OPS` and both together at most
+most :data:`~minidb.spark.generate.MAX_OPS`, ``--seed`` below 2**63
+(:func:`minidb.cli.common.seed_arg`) and ``--envs`` and ``--ops`` together at most
 :data:`~minidb.spark.generate.MAX_TOTAL_OPS` operations: one line and exit
 code 2 beyond. OUT is claimed as :mod:`minidb.cli.output` describes: running
 the command again on its own output replaces it; any other non-empty
@@ -14,7 +15,7 @@ directory is refused.
 
 from __future__ import annotations
 
-from minidb.cli.common import int_at_least, non_negative_int, path_arg, positive_int
+from minidb.cli.common import int_at_least, non_negative_int, path_arg, positive_int, seed_arg
 from minidb.cli.output import owned_output
 
 
@@ -34,7 +35,8 @@ def register(commands) -> None:
     p.add_argument("--group", type=non_negative_int, default=None, metavar="K",
                    help="the first K environments form a replication group "
                         "(default: min(3, envs) when the engine supports groups and envs >= 2)")
-    p.add_argument("--seed", type=int, default=defaults.seed, help=f"random seed (default {defaults.seed})")
+    p.add_argument("--seed", type=seed_arg, default=defaults.seed,
+                   help=f"random seed (default {defaults.seed}; 0 to 2**63-1)")
     p.add_argument("--file-max", type=positive_int, default=defaults.file_max, metavar="BYTES",
                    help=f"log file size limit (default {defaults.file_max})")
     p.add_argument("--ckpt-every", type=positive_int, default=defaults.ckpt_every, metavar="OPS",

@@ -23,7 +23,7 @@ Three steps, each reported on one line, then a summary::
    of the arguments) and the answers must be equal. Their seed is not the
    student's choice: it comes from :mod:`secrets` at grading time and is
    printed, so a grader can rerun the same cases with the hidden option
-   ``--seed N``.
+   ``--seed N`` (below 2**63, like every ``--seed``).
 
 Exit code 0 only if every test and every case passed, 1 otherwise; 2 for an
 unknown exercise, a missing file or a refused import. The exercises are
@@ -46,6 +46,7 @@ from random import Random
 from types import ModuleType
 
 from minidb import exercise_hooks
+from minidb.cli.common import seed_arg
 from minidb.errors import UserError
 
 CASES = 300  # random cases at most, per exercise
@@ -61,7 +62,7 @@ class Refused(UserError):
 def register(commands) -> None:
     p = commands.add_parser("grade", help="grade an exercise's student.py: its tests, random cases, no copying")
     p.add_argument("exercise", help="the exercise's directory name, or its number (04a)")
-    p.add_argument("--seed", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=seed_arg, default=None, help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
 

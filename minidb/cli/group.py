@@ -24,7 +24,8 @@ control lines of :mod:`minidb.replication.node`) and waits for *events*
 each with a deadline (``--timeout``) whose error names the node: no sleeps.
 Invariants: every node process is stopped on every exit path (the end, a
 failed step, Ctrl-C or SIGTERM; and a node whose parent vanished sees the
-end of its input and stops); only what the demo created is deleted: without ``--dir``
+end of its input and stops); only what the demo created is deleted (each node reports every path it creates on a
+``created`` line, which the demo reports again, :mod:`minidb.io.created`): without ``--dir``
 a temporary directory, removed at the end; with ``--dir`` the directory is
 claimed like every command's output (:mod:`minidb.cli.output`: new, empty,
 or the previous output of ``minidb group demo``; anything else is refused,
@@ -58,10 +59,12 @@ import minidb
 from minidb.cli.common import int_at_least, path_arg, positive_int
 from minidb.cli.output import owned_output
 from minidb.errors import MinidbError, UserError
+from minidb.io import created
 
 GROUP_NAME = "demo"
 TAIL_RECORDS = 2
 OWNER = "minidb group demo"
+CREATED = "created"  # a node's line "created n1 /abs/path": what it made, for the demo's output marker
 QUIT_GRACE_S = 10  # a node told to quit that has not after this long (a command still waiting) is killed
 
 
@@ -85,8 +88,10 @@ class NodeProcess:
                    "--timeout", f"{timeout:g}"] + ["--trace"] * trace
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, encoding="utf-8", env=env)
-        for stream, sink in ((self.proc.stdout, self._event), (self.proc.stderr, self.stderr.append)):
-            threading.Thread(target=self._read, args=(stream, sink), daemon=True).start()
+        self.readers = [threading.Thread(target=self._read, args=(stream, sink), daemon=True)
+                        for stream, sink in ((self.proc.stdout, self._event), (self.proc.stderr, self.stderr.append))]
+        for reader in self.readers:
+            reader.start()
 
     def _read(self, stream, sink) -> None:
         for line in stream:
@@ -95,6 +100,9 @@ class NodeProcess:
             self.events.put((self, None))  # end of output: the process ended
 
     def _event(self, line: str) -> None:
+        if line.startswith(CREATED + " "):
+            created.created(line.split(" ", 2)[2])  # what the node made is the demo's output
+            return
         self.events.put((self, line))  # the process, not its name: a restarted node is another process
 
     def send(self, line: str) -> None:
@@ -114,6 +122,8 @@ class NodeProcess:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
+        for reader in self.readers:  # the process is gone: its pipes end, and every line it wrote is read
+            reader.join()
 
     def stop(self, timeout: float) -> None:
         """Ask the node to quit; kill it if it has not after ``timeout`` seconds."""
@@ -322,10 +332,16 @@ def add_node_arguments(p) -> None:
 
 
 def run_node(args) -> int:
-    from minidb.replication.node import GroupNode
-
     def emit(line: str) -> None:
         print(line, flush=True)
+
+    # every directory and file the node creates, as a line the demo reports again (its output's marker lists it)
+    with created.watching(lambda path: emit(f"{CREATED} {args.name} {path}")):
+        return _serve_node(args, emit)
+
+
+def _serve_node(args, emit) -> int:
+    from minidb.replication.node import GroupNode
 
     try:
         node = GroupNode(args.dir, args.group, args.name, args.port, args.stream_port, wait_s=args.timeout, emit=emit,

@@ -1,7 +1,8 @@
 """Directories a command writes into: it deletes only what it wrote.
 
-``minidb tour``, ``figures``, ``generate`` and ``spark analyze`` write files
-into a directory they name. Before writing, a command *claims* it:
+``minidb tour``, ``figures``, ``generate``, ``group demo --dir`` and ``spark
+analyze`` write files into a directory they name. Before writing, a command
+*claims* it:
 
 - a directory that does not exist, or is empty, becomes the command's: its
   marker file ``.minidb-output`` goes in first;
@@ -11,11 +12,28 @@ into a directory they name. Before writing, a command *claims* it:
 - anything else is refused with a one-line :class:`~minidb.errors.UserError`
   (exit code 2) before anything is deleted or written: files without a
   marker, the marker of another command, or a path the marker does not list
-  (someone put it there after the command ran).
+  (someone put it there while or after the command ran). The refusal names
+  the command the user ran (``minidb tour`` claims its figures' directory
+  under the marker of ``minidb figures``, which writes the same pictures, and
+  says ``minidb tour``).
 
-When the command ends, also by an error or Ctrl-C, the marker is rewritten
-to list everything in the directory: the directory was empty but for the
-marker when the command began, so all of it is the command's output.
+While the command runs, :func:`owned_output` watches what this process
+creates (:mod:`minidb.io.created`, one mechanism for every writer): the files
+and directories an engine makes on an :class:`~minidb.io.OSDisk`, the
+pictures :func:`minidb.viz.style.save` writes, a Spark table's folder listed
+as soon as its write job ends, the paths a group demo's node processes report.
+When the command ends, also by an error or Ctrl-C, the marker is rewritten to
+list exactly those paths that still exist (and the folders holding them), plus,
+for a command that keeps its earlier output (``replace=False``), the listed
+paths of that output that are still there. Anything else found in the
+directory then (a file a user saved there while the command ran) is left
+alone, not listed, and named in one warning line on stderr::
+
+    warning: out/tour/notes.txt was not written by minidb tour; it is left alone and not listed
+
+so the next run refuses the directory until that file is moved away, and
+never deletes it. A command that writes a file in a way nobody reports
+finds it named in that warning: a gap shows; it is never deleted.
 
 The marker is text: the owner on the first line, then one path per line,
 relative to the directory, ``/`` between names, folders ending in ``/``,
@@ -29,16 +47,18 @@ sorted. After ``minidb generate --engine log --envs 1 --ops 5 out``::
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from minidb.errors import UserError
+from minidb.io import created
 
 MARKER = ".minidb-output"
 _HEAD = "minidb output of: "
 
 
-def _entries(path: str) -> list[str]:
+def entries_below(path: str) -> list[str]:
     """Every file and folder below ``path`` but the marker, as the marker writes them."""
     found = []
     for directory, subdirs, files in os.walk(path):
@@ -48,9 +68,9 @@ def _entries(path: str) -> list[str]:
     return sorted(found)
 
 
-def _listed(path: str, owner: str) -> set[str]:
-    """The paths the marker in ``path`` lists; a UserError if the marker is not ``owner``'s or is
-    not a marker at all."""
+def _listed(path: str, owner: str, command: str) -> set[str]:
+    """The paths the marker in ``path`` lists; a UserError (naming ``command``) if the marker is not
+    ``owner``'s or is not a marker at all."""
     marker = os.path.join(path, MARKER)
     try:
         with open(marker, encoding="utf-8") as f:
@@ -60,7 +80,7 @@ def _listed(path: str, owner: str) -> set[str]:
     if not lines or not lines[0].startswith(_HEAD):
         raise UserError(f"{marker}: not a minidb output marker; refusing to write into {path}")
     if lines[0] != _HEAD + owner:
-        raise UserError(f"{path}: holds the output of {lines[0][len(_HEAD):]}, not of {owner}; "
+        raise UserError(f"{path}: holds the output of {lines[0][len(_HEAD):]}, not of {command}; "
                         f"choose another directory")
     listed = set(lines[1:])
     for number, line in enumerate(lines[1:], start=2):
@@ -70,9 +90,10 @@ def _listed(path: str, owner: str) -> set[str]:
     return listed
 
 
-def check_output(path: str, owner: str) -> list[str]:
+def check_output(path: str, owner: str, command: str | None = None) -> list[str]:
     """What ``owner`` may delete in ``path`` before writing there (see the module doc); a
-    UserError if it may not write there. Changes nothing."""
+    UserError naming ``command`` (default: ``owner``) if it may not write there. Changes nothing."""
+    command = command or owner
     if not os.path.isdir(path):
         above = os.path.abspath(path)
         while not os.path.lexists(above):  # the first part of the path that exists must be a folder
@@ -80,16 +101,16 @@ def check_output(path: str, owner: str) -> list[str]:
         if not os.path.isdir(above):
             raise UserError(f"{path}: not a directory ({above} is a file)")
         return []
-    present = _entries(path)
+    present = entries_below(path)
     if not os.path.lexists(os.path.join(path, MARKER)):
         if present:
-            raise UserError(f"{path}: not empty, and not written by {owner} (no {MARKER} in it); "
+            raise UserError(f"{path}: not empty, and not written by {command} (no {MARKER} in it); "
                             f"choose a new or empty directory")
         return []
-    listed = _listed(path, owner)
+    listed = _listed(path, owner, command)
     foreign = [p for p in present if p not in listed]
     if foreign:
-        raise UserError(f"{os.path.join(path, foreign[0])}: not written by {owner}; "
+        raise UserError(f"{os.path.join(path, foreign[0])}: not written by {command}; "
                         f"move it away or choose another directory")
     return present
 
@@ -99,13 +120,50 @@ def _write_marker(path: str, owner: str, entries: list[str]) -> None:
         f.write("".join(f"{line}\n" for line in [_HEAD + owner, *entries]))
 
 
+class _Created:
+    """The paths below ``root`` that this process reports creating (relative, ``/`` between names)."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+        self.paths: set[str] = set()
+
+    def __call__(self, absolute: str) -> None:
+        rel = os.path.relpath(absolute, self.root)
+        if rel != "." and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            self.paths.add(rel.replace(os.sep, "/"))
+
+    def listed(self, present: list[str], kept: list[str]) -> list[str]:
+        """Which of ``present`` (as :func:`entries_below` gives them) to list: what was created, what was kept,
+        and the folders that hold those (nothing could be written below a folder that was not made for it)."""
+        ours = set(self.paths) | {entry.rstrip("/") for entry in kept}
+        for path in list(ours):
+            parts = path.split("/")
+            ours.update("/".join(parts[:n]) for n in range(1, len(parts)))
+        return [entry for entry in present if entry.rstrip("/") in ours]
+
+
+def _warn_foreign(path: str, command: str, foreign: list[str]) -> None:
+    """One line on stderr naming what the command found in ``path`` but did not write."""
+    top = [entry for entry in foreign
+           if not any(entry.startswith(other) for other in foreign if other != entry and other.endswith("/"))]
+    first = os.path.join(path, *top[0].rstrip("/").split("/"))
+    if len(top) == 1:
+        print(f"warning: {first} was not written by {command}; it is left alone and not listed", file=sys.stderr)
+    else:
+        print(f"warning: {first} and {len(top) - 1} more path{'s' if len(top) > 2 else ''} were not written by "
+              f"{command}; they are left alone and not listed", file=sys.stderr)
+
+
 @contextmanager
-def owned_output(path: str, owner: str, replace: bool = True) -> Iterator[str]:
-    """Claim ``path`` for ``owner`` (deleting only its previous output), yield it for writing,
-    and list what is in it in the marker when done. With ``replace=False`` nothing is deleted:
-    the command overwrites the files it writes again and keeps the rest of its earlier output."""
-    claimed = check_output(path, owner)
-    previous = claimed if replace else []
+def owned_output(path: str, owner: str, replace: bool = True, command: str | None = None) -> Iterator[str]:
+    """Claim ``path`` for ``owner`` (deleting only its previous output), yield it for writing while
+    watching what this process creates, and list exactly that in the marker when done (see the module
+    doc). With ``replace=False`` nothing is deleted: the command overwrites the files it writes again
+    and keeps the rest of its earlier output. ``command`` names the command in messages (default:
+    ``owner``)."""
+    command = command or owner
+    claimed = check_output(path, owner, command)
+    previous, kept = (claimed, []) if replace else ([], claimed)
     os.makedirs(path, exist_ok=True)
     for entry in reversed(previous):  # sorted: a folder's contents come after it, so go backwards
         target = os.path.join(path, *entry.rstrip("/").split("/"))
@@ -113,8 +171,15 @@ def owned_output(path: str, owner: str, replace: bool = True) -> Iterator[str]:
             os.rmdir(target)
         else:
             os.remove(target)
-    _write_marker(path, owner, [])
+    _write_marker(path, owner, kept)
+    made = _Created(path)
     try:
-        yield path
+        with created.watching(made):
+            yield path
     finally:
-        _write_marker(path, owner, _entries(path))
+        present = entries_below(path)
+        listed = made.listed(present, kept)
+        _write_marker(path, owner, listed)
+        foreign = sorted(set(present) - set(listed))
+        if foreign:
+            _warn_foreign(path, command, foreign)

@@ -21,7 +21,10 @@ COLUMNS] [--master URL] [--format csv|parquet|json]`` builds a unique B+tree
 index NAME in the page store volume in DIR from the dataset SRC
 (:mod:`minidb.spark.load`): Spark sorts, the driver bulk-loads. ``--create``
 formats a new volume in DIR first (a new or empty directory; ``--pages``
-8 KB pages, a sparse file). A progress bar (rows loaded) goes to stderr,
+8 KB pages, at most :data:`MAX_PAGES`, 128 GB; the volume's disk space is taken when it is
+formatted, so that writing a page back never meets a full disk); a format that
+fails leaves DIR as it was (a directory it made is removed), so running
+again works. A progress bar (rows loaded) goes to stderr,
 one summary line to stdout. A missing SRC, an unknown column, a directory
 without a volume, an index name already taken, a duplicate key in the data:
 one line, exit 2 (nothing is left behind). A failed Spark job: one line,
@@ -33,7 +36,7 @@ from __future__ import annotations
 import os
 import sys
 
-from minidb.cli.common import path_arg, positive_int
+from minidb.cli.common import int_at_least, path_arg
 from minidb.cli.output import check_output, owned_output
 from minidb.errors import UserError
 from minidb.log import file_name
@@ -110,7 +113,10 @@ def run_analyze(args) -> int:
 
 
 LOAD_OWNER = "minidb spark load"
-DEFAULT_PAGES = 65536  # 512 MB of 8 KB pages: a sparse file, about 10 million small rows
+DEFAULT_PAGES = 16384  # 128 MB of 8 KB pages, taken on disk at --create: about 2.5 million small rows
+# 128 GB of 8 KB pages. A volume can address 2**32 - 1 pages, but formatting builds its extent and store maps
+# in memory: about 10,000 pages (80 MB) here, 2 million (17 GB) at the limit.
+MAX_PAGES = 2**24
 
 
 def register_load(actions) -> None:
@@ -129,8 +135,9 @@ def register_load(actions) -> None:
                    help="Spark master: local[N], local[*] (the default) or spark://host:port")
     a.add_argument("--fill", type=float, default=0.9, help="fill factor of the pages, in (0, 1] (default 0.9)")
     a.add_argument("--create", action="store_true", help="format a new volume in DIR first (a new or empty directory)")
-    a.add_argument("--pages", type=positive_int, default=DEFAULT_PAGES,
-                   help=f"with --create: the volume's size in 8 KB pages (default {DEFAULT_PAGES})")
+    a.add_argument("--pages", type=int_at_least(1, MAX_PAGES, " (128 GB of 8 KB pages)"), default=DEFAULT_PAGES,
+                   help=f"with --create: the volume's size in 8 KB pages (default {DEFAULT_PAGES}, "
+                        f"at most {MAX_PAGES:,})")
     a.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     a.set_defaults(run=run_load)
 
@@ -162,13 +169,27 @@ def run_load(args) -> int:
 
 
 def create_volume(path: str, pages: int) -> None:
-    """A new volume in ``path``, a new or empty directory."""
+    """A new volume in ``path``, a new or empty directory. A format that fails leaves nothing behind:
+    the format deletes its files, and the directories made for it are removed again."""
     from minidb.io import OSDisk
     from minidb.pagestore.sm import StorageManager
 
     if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
         raise UserError(f"--create: {path} is not a new or empty directory")
-    StorageManager.format(OSDisk(path, create=True), num_pages=pages, ext_sz=8, restart_trace=False).close()
+    made = []  # the directories this makes, innermost first
+    above = os.path.abspath(path)
+    while not os.path.lexists(above):
+        made.append(above)
+        above = os.path.dirname(above)
+    try:
+        StorageManager.format(OSDisk(path, create=True), num_pages=pages, ext_sz=8, restart_trace=False).close()
+    except BaseException:
+        for directory in made:
+            try:
+                os.rmdir(directory)
+            except OSError:  # not empty: something else was put there meanwhile, and stays
+                break
+        raise
 
 
 def progress_bar(rows, total: int):

@@ -426,8 +426,8 @@ OWNER = "minidb tour"
 
 def run(args) -> int:
     check_output(args.workdir, OWNER)  # both refused before anything is deleted or written
-    check_output(args.out, figures.OWNER)
-    with owned_output(args.workdir, OWNER), owned_output(args.out, figures.OWNER):
+    check_output(args.out, figures.OWNER, OWNER)  # the figures' directory, shared with minidb figures
+    with owned_output(args.workdir, OWNER), owned_output(args.out, figures.OWNER, command=OWNER):
         return tour(args)
 
 

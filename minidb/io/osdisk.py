@@ -6,7 +6,9 @@ come back as the simulated disk's do: a full disk (``ENOSPC``, ``EDQUOT``) is
 a :class:`~minidb.errors.DiskFullError`, any other failure (``EIO``) a
 :class:`~minidb.errors.DiskError` naming the file and what was being done. Creating, deleting and
 renaming a file also fsyncs the directory, which makes those changes durable
-when the call returns, as the interface promises.
+when the call returns, as the interface promises. Every directory and file an
+OSDisk makes (and a file's new name) is reported to :mod:`minidb.io.created`,
+so a front end can tell exactly what a run created.
 
 ``free_space()`` asks the file system (``statvfs``: the blocks an unprivileged
 writer may still take) and keeps back one block for each partly written
@@ -22,6 +24,7 @@ import errno
 import os
 
 from minidb.errors import DiskError, DiskFullError, UserError
+from minidb.io import created
 from minidb.io.base import Disk, File
 
 ZERO_CHUNK = 1 << 20  # allocate writes zeros in pieces this big where posix_fallocate is missing
@@ -131,7 +134,7 @@ class OSDisk(Disk):
             if not create:
                 raise UserError(f"{self.path}: no such directory")
             try:
-                os.makedirs(self.path)
+                created.makedirs(self.path)
             except OSError as e:
                 raise DiskError(f"{self.path}: cannot create the directory: {e.strerror}") from None
 
@@ -168,6 +171,7 @@ class OSDisk(Disk):
             raise disk_error(path, "opening", e) from None
         if create and not existed:
             self._fsync_dir()
+            created.created(path)
         return OSFile(self, name, fd)
 
     def exists(self, name: str) -> bool:
@@ -195,6 +199,7 @@ class OSDisk(Disk):
         except OSError as e:
             raise disk_error(self.where(old), f"renaming to {new}", e) from None
         self._fsync_dir()
+        created.created(self.where(new))
 
     def free_space(self) -> int | None:
         try:

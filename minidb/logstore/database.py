@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from minidb.errors import UserError
+from minidb.errors import UserError, utf8
 from minidb.log import LSN, NULL_LSN
 
 if TYPE_CHECKING:
@@ -47,15 +47,6 @@ def as_bytes(value: bytes | str, what: str) -> bytes:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise UserError(f"{what} must be bytes or str, not {type(value).__name__}")
-
-
-def utf8(text: str, what: str) -> bytes:
-    """``text`` as UTF-8; a str that has none (a lone surrogate) is a UserError naming ``what``."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise UserError(f"{what} {text[:40]!r} is not valid Unicode: {e.reason} at index {e.start} "
-                        f"(it has no UTF-8 form)") from None
 
 
 @dataclass(eq=False)

@@ -32,6 +32,15 @@ manager's, repeated here for convenience. ``sm.directory`` is the store
 directory (store 1) and ``sm.root_index`` the root index (store 2), the
 volume's two B+trees (:mod:`minidb.pagestore.directory`).
 
+**Formatting** (:meth:`StorageManager.format`) checks its arguments first
+(``num_pages`` 1 to 4,294,967,295, a page number being 4 bytes; ``ext_sz``,
+``page_size``, ``frames``: a :class:`~minidb.pagestore.errors.BadRequestError`
+naming the argument and its range, nothing written), and a format that fails
+after that deletes the files it created: the disk is as it was, and
+formatting again works. Formatting builds store 0's pages in memory (one
+extent-map page per 253 extents of 8 KB pages), so a front end bounds the
+size it asks for further (``minidb spark load --pages``).
+
 **Opening** (:meth:`StorageManager.open`) checks that the log is whole
 (:func:`~minidb.pagestore.restart.master.check_volume_and_log`: a volume without its
 log, or with a log that ends before the last checkpoint, is corruption, as
@@ -130,7 +139,7 @@ from minidb.collector import collector_paused
 from minidb.pagestore.restart import Restart, RestartReport
 from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.volume.volfile import VolumeFile
-from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ
+from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ, VolumeHeader
 from minidb.pagestore.volume.volume import Volume
 from minidb.pagestore.transactions.prepare import InDoubt
 from minidb.pagestore.transactions.quark import Quark
@@ -177,14 +186,31 @@ class StorageManager:
     @classmethod
     def format(cls, disk: Disk, num_pages: int = 1024, ext_sz: int = DEFAULT_EXT_SZ,
                page_size: int = DEFAULT_PAGE_SIZE, frames: int = 64, **options: Any) -> "StorageManager":
-        """Format a new volume on ``disk`` and open it (an empty restart); ``options`` are :meth:`open`'s."""
-        log = cls._open_log(disk, options.get("file_max", DEFAULT_FILE_MAX),
-                            options.get("buffer_size", DEFAULT_BUFFER_SIZE), options.get("clock", time.time),
-                            options.get("log_size"), options.get("partitions", DEFAULT_PARTITIONS))
-        bp = BufferPool(frames, page_size=page_size, log=log)
-        Volume.format(disk, bp, log, num_pages=num_pages, ext_sz=ext_sz, page_size=page_size)
-        log.close()
-        return cls.open(disk, frames=frames, **options)
+        """Format a new volume on ``disk`` and open it (an empty restart); ``options`` are :meth:`open`'s.
+
+        The arguments are checked before anything is written; a format that fails later (a full disk, a
+        volume already there) deletes the files it created, so that formatting again works."""
+        try:
+            VolumeHeader.plan(1, num_pages, ext_sz, page_size)
+        except ValueError as e:
+            raise BadRequestError(f"{disk.where()}: cannot format: {e}") from None
+        if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+            raise BadRequestError(f"{disk.where()}: cannot format: frames: a buffer pool needs at least one frame, not {frames!r}")
+        existed = set(disk.list())
+        try:
+            log = cls._open_log(disk, options.get("file_max", DEFAULT_FILE_MAX),
+                                options.get("buffer_size", DEFAULT_BUFFER_SIZE), options.get("clock", time.time),
+                                options.get("log_size"), options.get("partitions", DEFAULT_PARTITIONS))
+            try:
+                bp = BufferPool(frames, page_size=page_size, log=log)
+                Volume.format(disk, bp, log, num_pages=num_pages, ext_sz=ext_sz, page_size=page_size)
+            finally:
+                log.close()
+            return cls.open(disk, frames=frames, **options)
+        except BaseException:
+            for name in sorted(set(disk.list()) - existed):  # what this format created, and nothing else
+                disk.delete(name)
+            raise
 
     @classmethod
     def open(cls, disk: Disk, frames: int = 64, restart: bool = True, locking: Locking | LockManager | None = None,

@@ -81,6 +81,7 @@ import zlib
 from typing import Callable
 
 from minidb.errors import MinidbError, UserError
+from minidb.io import created
 from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.elections import ElectionConfig, ElectionNode
 from minidb.replication.env import ReplicatedEnvironment
@@ -210,7 +211,7 @@ class GroupNode:
                                    f"{members.get(self.name, 'not at all')}")
         group = RepGroup(self.group_name, [RepNode(n, election) for n, (election, _) in members.items()])
         self.streams = {n: stream for n, (_, stream) in members.items()}
-        os.makedirs(self.directory, exist_ok=True)
+        created.makedirs(self.directory)
         self.env = ReplicatedEnvironment.open(self.directory, group=group, node_name=self.name)
         self.election = ElectionNode.for_env(self.env, self.net, self.clock, self.config,
                                              listener=self.election_listener)

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from minidb.errors import UserError
-from minidb.io import OSDisk
+from minidb.io import OSDisk, created
 from minidb.log import LSN, log_file_numbers
 from minidb.log.manager import MIN_FILE_MAX
 
@@ -229,7 +229,7 @@ def write_environments(engine: str, request: GenerateRequest,
                        replication_group: Callable[[GenerateRequest], tuple[list[EnvReport], GroupReport]],
                        standalone: Callable[[GenerateRequest, int], EnvReport]) -> GenerateReport:
     """The group's nodes first (when asked for), then standalone environments up to ``request.envs``."""
-    os.makedirs(request.out, exist_ok=True)
+    created.makedirs(request.out)
     envs: list[EnvReport] = []
     group = None
     if request.group:

@@ -35,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from minidb.errors import UserError
+from minidb.io import created
 from minidb.spark import analytics as A
 from minidb.spark.source import FORMAT
 from minidb.viz.pipeline import (
@@ -152,7 +153,7 @@ def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = T
     taken = [name for name in (*TABLES, *FIGURES) if os.path.lexists(os.path.join(out, name))]
     if taken:
         raise UserError(f"{os.path.join(out, taken[0])}: already exists; analyze writes only new tables and figures")
-    os.makedirs(out, exist_ok=True)
+    created.makedirs(out)
     # Cached with log positions: the logs are read once, the positions computed once.
     df = A.with_log_position(read_logs(spark, path, verify_checksums)).persist()
     try:
@@ -160,6 +161,7 @@ def analyze(spark: SparkSession, path: str, out: str, verify_checksums: bool = T
         for name, table in analyses(df).items():
             destination = os.path.join(out, name)
             table.coalesce(1).write.mode("errorifexists").parquet(destination)
+            created.created_tree(destination)  # Spark wrote it: what is there now, the job done, is ours
             # Read back what was written: a count reads only the Parquet footer, and the
             # small tables come back without computing them a second time.
             written = spark.read.parquet(destination)

@@ -38,6 +38,7 @@ from pathlib import Path
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
+from minidb.io.created import created
 from minidb.spark.source import MinidbLogSource
 
 LOG4J2_PROPERTIES = Path(__file__).with_name("log4j2.properties")
@@ -91,6 +92,7 @@ def spark_session(master: str | None = None, app_name: str = "minidb", *, shuffl
             from pyspark.java_gateway import launch_gateway
 
             with open(jvm_log, "ab") as out:  # the JVM keeps its own copy of the descriptor
+                created(jvm_log)
                 gateway = launch_gateway(settings, popen_kwargs={"stdout": out, "stderr": out})
             spark = SparkSession(SparkContext(conf=settings, gateway=gateway))
     for path in py_files:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
+from minidb.io import created
 from minidb.viz.style import SAVE_DPI, Picture, save
 
 
@@ -192,7 +193,7 @@ def write_figures(out_dir: str, names: list[str] | None = None, *, fmt: str = "p
     problem = unknown(chosen)
     if problem:
         raise ValueError(problem)
-    os.makedirs(out_dir, exist_ok=True)
+    created.makedirs(out_dir)
     return [save(every[name](), os.path.join(out_dir, f"{name}.{fmt}"), dpi=dpi) for name in chosen]
 
 

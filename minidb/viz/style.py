@@ -20,6 +20,8 @@ import matplotlib
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
+from minidb.io.created import created
+
 # One explicit colour per entry type, grouped by family so that a picture's
 # colours say what kind of work an entry does: data changes are blues, tree
 # nodes purples, space allocation browns and oranges, transaction control
@@ -167,7 +169,8 @@ def save(picture: Picture, path: str | os.PathLike, *, dpi: int = SAVE_DPI) -> s
     """Write ``picture`` (a Figure or a graphviz graph) as PNG or SVG, by ``path``'s suffix.
 
     No volatile metadata, so reruns give the same bytes: no software or date
-    in a PNG, no date in an SVG, and SVG element ids from a fixed salt.
+    in a PNG, no date in an SVG, and SVG element ids from a fixed salt. The file is
+    reported to :mod:`minidb.io.created` (a command lists what it wrote).
     """
     fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
     if fmt not in FORMATS:
@@ -180,4 +183,5 @@ def save(picture: Picture, path: str | os.PathLike, *, dpi: int = SAVE_DPI) -> s
         picture.graph_attr["dpi"] = str(dpi) if fmt == "png" else "72"
         with open(path, "wb") as out:
             out.write(picture.pipe(format=fmt))
+    created(path)
     return os.fspath(path)

@@ -273,3 +273,25 @@ def test_item9_generate_bounds_envs_and_ops(tmp_path, argv, message):
     assert code == 2 and out == ""
     assert_refused(err, message)
     assert not (tmp_path / "gen").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["crashtest", "log", "--seed", str(2**70)],
+     f"argument --seed: must be at most 9,223,372,036,854,775,807 (a seed is below 2**63): {2**70}"),
+    (["crashtest", "log", "--seed", "-1"], "argument --seed: must be at least 0: -1"),
+    (["crashtest", "log", "--seeds", "0"], "argument --seeds: must be at least 1: 0"),
+    (["crashtest", "log", "--seeds", "1000000000"], "argument --seeds: must be at most 100,000"),
+    (["crashtest", "log", "--seed", str(2**63 - 1), "--seeds", "2"],
+     f"the last seed, {2**63}, is not below 2**63"),
+    (["generate", "--engine", "log", "--envs", "1", "--ops", "1", "--seed", "-7", "{missing}"],
+     "argument --seed: must be at least 0: -7"),
+    (["generate", "--engine", "log", "--envs", "1", "--ops", "1", "--seed", str(2**64), "{missing}"],
+     "argument --seed: must be at most"),
+    (["grade", "04a", "--seed", "-1"], "argument --seed: must be at least 0: -1"),
+])
+def test_every_seed_is_non_negative_and_below_2_63(tmp_path, argv, message):
+    argv = [a.format(missing=tmp_path / "missing") for a in argv]
+    code, out, err = minidb(*argv)
+    assert code == 2 and out == ""
+    assert_refused(err, message)
+    assert not (tmp_path / "missing").exists()

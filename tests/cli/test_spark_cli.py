@@ -57,3 +57,43 @@ def test_item5_analyze_the_function_never_replaces_a_table(tmp_path):
     with pytest.raises(UserError, match="out/files: already exists"):
         analyze(None, str(tmp_path / "envs"), str(tmp_path / "out"))  # refused before Spark is used
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["files"]
+
+
+def exit_code(argv):
+    try:
+        return main(argv)
+    except SystemExit as e:  # argparse's usage errors
+        return e.code
+
+
+def load_args(tmp_path, volume, pages):
+    (tmp_path / "rows.csv").write_text("k,v\n1,a\n")
+    return ["spark", "load", str(tmp_path / "rows.csv"), "--volume", str(volume), "--index", "ix", "--key", "k",
+            "--create", "--pages", str(pages)]
+
+
+@pytest.mark.parametrize("pages", [2**40, 2**32 - 1, 2**24 + 1, 0])
+def test_load_create_bounds_pages_to_what_a_volume_addresses_and_is_sane(tmp_path, capsys, pages):
+    volume = tmp_path / "vol"
+    assert exit_code(load_args(tmp_path, volume, pages)) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and len(lines) == 1 and "argument --pages: must be at " in lines[0]
+    assert "at most 16,777,216 (128 GB of 8 KB pages)" in lines[0] or pages == 0
+    assert not volume.exists()
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_a_failed_create_leaves_nothing_behind_so_a_rerun_works(tmp_path, capsys, existed):
+    from minidb.cli.spark import create_volume
+
+    volume = tmp_path / "new" / "vol"
+    if existed:
+        volume.mkdir(parents=True)
+    assert exit_code(load_args(tmp_path, volume, 20)) == 2  # too small for its own maps: refused by the format
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "cannot format: a volume of 20 pages with 8 pages per extent is too small" in lines[0]
+    assert (sorted(volume.iterdir()) == [] if existed else not (tmp_path / "new").exists())
+    create_volume(str(volume), 64)  # the rerun: no empty log file refuses it
+    assert "v1.vol" in {p.name for p in volume.iterdir()}

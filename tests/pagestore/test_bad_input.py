@@ -1,5 +1,7 @@
 """Bad input to the page store: a MinidbError naming what and where; nothing changed; the next call works."""
 
+import re
+
 import pytest
 
 from minidb.errors import UserError
@@ -131,3 +133,37 @@ def test_low_level_calls_with_the_wrong_kind_of_argument(sm_with_record):
     page = sm.bp.fix(pid)  # nothing was left pinned or latched: the next fix works
     sm.bp.unfix(page)
     assert body_of(sm, rid) == b"hello"
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"num_pages": 2**40}, "num_pages 1099511627776 is outside 1..4,294,967,295 (a page number is 4 bytes)"),
+    ({"num_pages": 0}, "num_pages 0 is outside 1..4,294,967,295"),
+    ({"num_pages": "64"}, "num_pages '64' is outside"),
+    ({"num_pages": 20, "ext_sz": 8}, "is too small"),
+    ({"ext_sz": 0}, "ext_sz 0 is outside 1..32"),
+    ({"page_size": 100}, "page size 100 is outside"),
+    ({"frames": 0}, "frames: a buffer pool needs at least one frame, not 0"),
+])
+def test_format_checks_its_arguments_before_writing_anything(tmp_path, arguments, message):
+    from minidb.io import OSDisk
+    from minidb.pagestore import StorageManager
+
+    disk = OSDisk(tmp_path / "vol", create=True)
+    with pytest.raises(BadRequestError, match=re.escape(message)):
+        StorageManager.format(disk, **{"num_pages": 256, "page_size": 512, **arguments})
+    assert disk.list() == []  # no empty log file left behind
+    StorageManager.format(disk, num_pages=256, page_size=512).close()  # so formatting again works
+    assert "v1.vol" in disk.list()
+
+
+def test_a_format_that_fails_midway_deletes_only_what_it_created(tmp_path):
+    from minidb.io import SimDisk
+    from minidb.pagestore import StorageManager
+
+    disk = SimDisk("full", capacity=64 * 1024)  # room for the log, not for the volume's first pages
+    with disk.open("notes.txt", create=True) as f:
+        f.append(b"the user's")
+        f.fsync()
+    with pytest.raises(Exception):
+        StorageManager.format(disk, num_pages=4096, page_size=4096)
+    assert disk.list() == ["notes.txt"]

@@ -15,7 +15,7 @@ import pytest
 
 from minidb.cli import group as group_cli
 from minidb.cli import main
-from minidb.io import OSDisk
+from minidb.io import OSDisk, created
 from minidb.log import LogManager
 from minidb.replication.errors import GroupConfigError, NetworkRestoreRequiredError
 from minidb.replication.node import GroupNode, parse_event, parse_members
@@ -96,7 +96,7 @@ def start_one_then(error):
 
     def run(self):
         seen["directory"] = self.directory
-        os.makedirs(os.path.join(self.directory, "n1", "old"))  # stands for the output of an earlier step
+        created.makedirs(os.path.join(self.directory, "n1", "old"))  # stands for the output of an earlier step
         self.start("n1")
         seen["proc"] = self.procs["n1"].proc
         raise error

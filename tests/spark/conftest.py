@@ -47,7 +47,9 @@ def analyzed(spark, generated, tmp_path_factory):
 def cluster(tmp_path_factory):
     """A standalone cluster (a master and one worker on 127.0.0.1), ready: (master URL, master UI port).
 
-    Shared by the tests that run a command on a cluster; both processes are stopped at the end."""
+    Shared by the tests that run a command on a cluster; both processes are stopped at the end, by this
+    finalizer, or at exit after Ctrl-C or SIGTERM (:mod:`tests.process_groups`). A SIGKILL cannot be
+    caught: after one, the master and the worker keep running (``kill -- -PGID`` ends each group)."""
     from tests.spark.test_cluster import master_status, standalone_cluster, wait_for
 
     with standalone_cluster(tmp_path_factory.mktemp("cluster")) as (url, ui_port, processes, logs):

@@ -10,12 +10,16 @@ subprocess, ``--master spark://127.0.0.1:PORT``) on the logs that the other
 Spark tests analyse in local mode (on the shared session: no second local
 JVM), and compares every table. The worker runs this virtual environment's Python
 (``PYSPARK_PYTHON``), so the executors import minidb from this worktree.
-Both processes are stopped at the end, whatever happened.
+Both processes are stopped at the end, whatever happened: each runs in its own
+process group (:class:`tests.process_groups.ProcessGroups`), which the
+fixture's finalizer ends, and so do an ``atexit`` hook (a pytest stopped by
+Ctrl-C) and a SIGTERM handler (a pytest killed by SIGTERM). A pytest killed
+by SIGKILL cannot clean up: the master and worker then keep running, and
+``kill -- -PGID`` ends each.
 """
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +33,7 @@ import pyspark
 import pytest
 
 from minidb.spark.pipeline import FIGURES
+from tests.process_groups import ProcessGroups
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 MINIDB = Path(sys.executable).with_name("minidb")
@@ -72,17 +77,6 @@ def wait_for(what: str, check, processes, logs, seconds: float = READY_SECONDS):
     pytest.fail(f"{what}: not ready after {seconds} s\n{tails}")
 
 
-def stop(process: subprocess.Popen) -> None:
-    """Stop a process we started (and the children in its session), by its id."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
-
-
 @contextmanager
 def standalone_cluster(tmp: Path):
     """A master and one worker on 127.0.0.1: yields (master URL, master UI port)."""
@@ -91,24 +85,21 @@ def standalone_cluster(tmp: Path):
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     port, ui_port, worker_port, worker_ui = (free_port() for _ in range(4))
     url = f"spark://127.0.0.1:{port}"
-    started: list[subprocess.Popen] = []
+    groups = ProcessGroups()  # each in its own process group, ended here, at exit and on SIGTERM
     master_log, worker_log = tmp / "master.log", tmp / "worker.log"
     try:
         with open(master_log, "wb") as out:
-            started.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                 "--port", str(port), "--webui-port", str(ui_port)],
-                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True))
+            groups.start([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                          "--port", str(port), "--webui-port", str(ui_port)],
+                         stdout=out, stderr=subprocess.STDOUT, env=env)
         with open(worker_log, "wb") as out:
-            started.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                 "--port", str(worker_port), "--webui-port", str(worker_ui), "--cores", "2",
-                 "--memory", "2g", "--work-dir", str(tmp / "work"), url],
-                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True))
-        yield url, ui_port, started, [master_log, worker_log]
+            groups.start([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                          "--port", str(worker_port), "--webui-port", str(worker_ui), "--cores", "2",
+                          "--memory", "2g", "--work-dir", str(tmp / "work"), url],
+                         stdout=out, stderr=subprocess.STDOUT, env=env)
+        yield url, ui_port, list(groups.started), [master_log, worker_log]
     finally:
-        for process in reversed(started):
-            stop(process)
+        groups.stop_all()
 
 
 def analyze_command(path: Path, out: Path, master: str, tmp: Path) -> str:

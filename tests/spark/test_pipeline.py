@@ -65,3 +65,28 @@ def test_item7_analyze_exits_1_on_damaged_logs_unless_told_to_tolerate_them(gene
     done = subprocess.run(command + ["--tolerate-damage"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(os.listdir(out)) == sorted({*TABLES, *FIGURES, ".minidb-output"})
+
+
+def test_analyze_lists_the_tables_spark_wrote_and_not_a_file_saved_meanwhile(spark, generated, tmp_path, capsys,
+                                                                              monkeypatch):
+    from minidb.cli import main
+    from minidb.io import created
+
+    monkeypatch.setattr(type(spark), "stop", lambda self: None)  # the command stops its session: not the shared one
+    out = tmp_path / "out"
+    saved = []
+
+    def user_saves_a_file(path):  # right after the first table is written, before the others
+        if not saved:
+            saved.append(path)
+            (out / "notes.txt").write_text("the user's own notes")
+
+    with created.watching(user_saves_a_file):
+        assert main(["spark", "analyze", generated.request.out, "--out", str(out)]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"warning: {out / 'notes.txt'} was not written by minidb spark analyze; it is left alone and not listed")
+    listed = (out / ".minidb-output").read_text().splitlines()[1:]
+    top = {entry.split("/")[0] for entry in listed}
+    assert top == set(TABLES) | set(FIGURES) and "notes.txt" not in listed
+    assert all(entry.endswith("/") or (out / entry).is_file() for entry in listed)
+    assert any(entry.endswith(".parquet") for entry in listed)

@@ -20,7 +20,9 @@ field      Python value                  encoding
 ``f8``     float (not NaN)               IEEE-754 double, big-endian; sign bit
                                          flipped for a positive number, every
                                          bit inverted for a negative one
-``str``    str                           UTF-8, then escaped as ``bytes``
+``str``    str                           UTF-8 (:func:`minidb.errors.utf8`:
+                                         a lone surrogate is a BadKeyError),
+                                         then escaped as ``bytes``
 ``bytes``  bytes                         each 0x00 written 0x00 0xff, then the
                                          terminator 0x00 0x00
 =========  ============================  =====================================
@@ -49,6 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from minidb.errors import utf8
 from minidb.pagestore.errors import BadRequestError
 
 _INT_WIDTHS = {"1": 1, "2": 2, "4": 4, "8": 8}
@@ -92,7 +95,7 @@ class KeyField:
         if kind in ("str", "bytes"):
             if kind == "str" and not isinstance(value, str) or kind == "bytes" and not isinstance(value, bytes):
                 raise BadKeyError(f"key field {kind}: {value!r} is not {'a str' if kind == 'str' else 'bytes'}")
-            return _escape(value.encode() if kind == "str" else value)
+            return _escape(utf8(value, "key field str", BadKeyError) if kind == "str" else value)
         if kind == "f8":
             if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
                 raise BadKeyError(f"key field f8: {value!r} is not a number (NaN has no order)")

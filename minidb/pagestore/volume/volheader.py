@@ -65,6 +65,14 @@ FORMAT_VERSION = 2  # 2: stores 1 and 2 are B+trees whose roots the header recor
 RECORD = struct.Struct("<8sIIIIIIIIIIIII")
 VERSION = struct.Struct("<I")  # at offset 8: read first, so an older, shorter header is named as such
 DEFAULT_EXT_SZ = 8
+MAX_PAGES = 0xFFFF_FFFF  # a page number is 4 bytes (the page header's ``page``, ``num_exts`` here)
+
+
+def _whole(name: str, value: object, low: int, high: int, why: str = "") -> int:
+    """``value`` if it is an int in ``low..high``; else a ValueError naming ``name`` and the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} {value!r} is outside {low}..{high:,}{why}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -86,10 +94,9 @@ class VolumeHeader:
     @classmethod
     def plan(cls, vid: int, num_pages: int, ext_sz: int = DEFAULT_EXT_SZ, page_size: int = 8192) -> "VolumeHeader":
         """The layout of a volume of (at most) ``num_pages`` pages, in whole extents."""
-        if not 1 <= vid <= 0xFFFF_FFFF:
-            raise ValueError(f"volume id {vid} is out of range")
-        if not 1 <= ext_sz <= MAX_EXT_SZ:
-            raise ValueError(f"ext_sz {ext_sz} is outside 1..{MAX_EXT_SZ}")
+        _whole("volume id", vid, 1, 0xFFFF_FFFF)
+        _whole("num_pages", num_pages, 1, MAX_PAGES, " (a page number is 4 bytes)")
+        _whole("ext_sz", ext_sz, 1, MAX_EXT_SZ)
         check_page_size(page_size)
         num_exts = num_pages // ext_sz
         num_extmap = max(1, math.ceil(num_exts / extlinks_per_page(page_size)))

@@ -282,3 +282,41 @@ def test_an_error_in_the_middle_of_a_split_rolls_the_operation_back(monkeypatch)
         assert keys == [0, 1] + [k * 10 for k in range(1, 8)] + list(range(100, 100 + done))
         assert sm.indexes.entries(ix) == list(sm.index_scan(t, ix))
     assert sm.indexes.check(ix) == []
+
+
+LONE = "\ud800"
+
+
+@pytest.mark.parametrize("call", [
+    lambda sm, t, ix: sm.index_insert(t, ix, "a" + LONE, b"1"),
+    lambda sm, t, ix: sm.index_lookup(t, ix, LONE),
+    lambda sm, t, ix: sm.index_remove(t, ix, LONE),
+    lambda sm, t, ix: sm.index_update(t, ix, LONE, b"2"),
+    lambda sm, t, ix: list(sm.index_scan(t, ix, lo=LONE)),
+    lambda sm, t, ix: list(sm.index_scan(t, ix, hi=LONE)),
+    lambda sm, t, ix: sm.create_index(t, "str", name=LONE),
+    lambda sm, t, ix: sm.bulk_load_index(t, "str", [("a", b"1"), (LONE, b"2")]),
+    lambda sm, t, ix: sm.find_index(LONE, t),
+], ids=["insert", "lookup", "remove", "update", "scan-lo", "scan-hi", "index-name", "bulk-load", "find-index"])
+def test_a_str_key_without_utf8_is_a_user_error_naming_it_and_changes_nothing(call):
+    """A lone surrogate has no UTF-8 form: the page store says so, as the log store does, before any change."""
+    sm = new_sm()
+    with sm.transaction() as t:
+        ix = sm.create_index(t, "i4,str", name="fruit")
+        sm.index_insert(t, ix, (1, "pear"), b"1")
+    with sm.transaction() as t:
+        ix2 = sm.create_index(t, "str")
+        sm.index_insert(t, ix2, "apple", b"1")
+
+    def state():
+        with sm.transaction() as t:
+            return list(sm.index_scan(t, ix)), list(sm.index_scan(t, ix2)), sm.index_names()
+
+    before = state()
+    t = sm.begin()
+    with pytest.raises(BadRequestError, match=r"key field str '.*\\ud800' is not valid Unicode: surrogates not allowed"):
+        call(sm, t, ix2)
+    with pytest.raises(BadRequestError, match="is not valid Unicode"):
+        sm.index_insert(t, ix, (2, LONE), b"2")  # a compound key's str field too
+    sm.commit(t)
+    assert state() == before

@@ -1,0 +1,78 @@
+"""The helper that ends the Spark cluster's processes, checked with ``sleep`` stand-ins (no Spark): each
+group it started is gone after the fixture's finalizer, after Ctrl-C (atexit) and after SIGTERM."""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.process_groups import ProcessGroups
+
+ROOT = Path(__file__).resolve().parent.parent
+# a group leader and two children of its own in the group: what a launcher script and its JVM look like
+STAND_IN = ["sh", "-c", "sleep 1000 & sleep 1000 & wait"]
+
+
+def group_alive(pgid: int) -> bool:
+    """Is any process of group ``pgid`` still running (a zombie waiting to be reaped does not count)?"""
+    alive = False
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            alive |= int(fields[2]) == pgid and fields[0] != "Z"  # state, then ppid, pgrp
+    return alive
+
+
+def end_if_alive(pgids):
+    """What a failed check left running, ended by group id (the test started these groups)."""
+    for pgid in pgids:
+        if group_alive(pgid):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def test_stop_all_ends_every_group_and_its_children():
+    groups = ProcessGroups()
+    started = [groups.start(STAND_IN) for _ in range(2)]
+    pgids = list(groups.groups)
+    try:
+        assert all(group_alive(pgid) for pgid in pgids)
+        assert signal.getsignal(signal.SIGTERM) == groups._terminated
+        groups.stop_all()
+        assert not any(group_alive(pgid) for pgid in pgids)
+        assert all(process.returncode is not None for process in started)
+        assert signal.getsignal(signal.SIGTERM) != groups._terminated and groups.started == []
+    finally:
+        end_if_alive(pgids)
+
+
+CHILD = """
+import os, signal, sys
+from tests.process_groups import ProcessGroups
+groups = ProcessGroups()
+groups.start({stand_in!r})
+print(groups.groups[0], flush=True)
+sys.stdin.readline()  # the parent has seen the group alive
+os.kill(os.getpid(), signal.{signal})
+"""
+
+
+@pytest.mark.parametrize("sig, returncode", [("SIGTERM", -signal.SIGTERM), ("SIGINT", -signal.SIGINT)])
+def test_a_python_stopped_by_sigterm_or_ctrl_c_ends_its_groups_on_the_way_out(sig, returncode):
+    child = subprocess.Popen([sys.executable, "-c", CHILD.format(stand_in=STAND_IN, signal=sig)], cwd=ROOT,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pgid = int(child.stdout.readline())
+    try:
+        assert group_alive(pgid)
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        child.wait()
+        assert child.returncode == returncode, child.stderr.read()
+        assert not group_alive(pgid)
+    finally:
+        end_if_alive([pgid])
