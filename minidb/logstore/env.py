@@ -58,6 +58,7 @@ from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database, DatabaseImpl
 from minidb.logstore.dirty_map import DirtyINMap
 from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError
+from minidb.logstore.eraser.protocol import finish_recorded_erasure
 from minidb.logstore.evictor import Evictor
 from minidb.logstore.locks import LockTable
 from minidb.logstore.mapping_tree import DbTree
@@ -98,6 +99,9 @@ class Environment:
             self.cleaner_thread.start()
 
     def _open_and_recover(self, disk: Disk, phase_listener) -> None:
+        # An erasure the eraser recorded but did not finish (a crash) is finished before the log is read:
+        # afterwards every erased entry is in its erased form (minidb.logstore.eraser.protocol).
+        finish_recorded_erasure(disk)
         # The log keeps the last file's entries as opening checked them; recovery takes them first thing.
         self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
                               clock=self.config.clock, keep_opening_scan=True)

@@ -11,11 +11,12 @@ from minidb.errors import UserError
 from minidb.io import SimDisk, crash_points
 from minidb.log import LSN
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import ERASED_TYPE, read_header, verify_checksum
+from minidb.log.header import ERASED_TYPE, check_entry, erased_type, read_header, verify_checksum
 from minidb.log.verify import verify_log
 from minidb.logstore import Environment, EnvironmentConfig
 from minidb.logstore.eraser import (ERASER_STATS, MAYBE_EXTINCT, NOT_EXTINCT, STATE_FILE, CycleState, DataEraser,
-                                    EraserConfig, ManualClock, SystemClock, WorkThrottle, erase_entries, locate, read_state)
+                                    EraserConfig, ManualClock, SystemClock, WorkThrottle, erase_file, erasing_of, locate,
+                                    read_state)
 from minidb.logstore.eraser.state import ERASED, TO_DO, write_state
 from minidb.logstore.verify import records
 from minidb.stats import Stats
@@ -186,7 +187,10 @@ def chosen(env, e):
     return picks
 
 
-def test_a_crash_at_every_write_and_fsync_of_the_protocol_leaves_a_log_that_opens_and_verifies():
+def test_a_crash_at_every_write_and_fsync_of_the_protocol_leaves_a_log_that_opens_verifies_and_finishes():
+    """Every crash point of the protocol (the intent's state file, the touch, the type bytes, the erased forms,
+    the fsyncs, the file marked erased), torn writes and subsets of unsynced writes included: the log verifies
+    with the recorded intent, opening finishes the erasure, and then it verifies alone, every entry erased."""
     disk, env = workload()
     e = eraser(env)
     picks = chosen(env, e)
@@ -196,32 +200,43 @@ def test_a_crash_at_every_write_and_fsync_of_the_protocol_leaves_a_log_that_open
     start = len(disk.events)
     stats = Stats("Eraser", ERASER_STATS)
     for number, (buf, offsets) in picks.items():
-        erase_entries(disk, number, locate(buf, offsets), stats)
+        erase_file(disk, number, locate(buf, offsets), stats)
     assert stats["eraserFSyncs"] == 3 * len(picks)
-    points = erased_seen = 0
+    points = half_erased = 0
     for point in crash_points(disk, start=start, torn_variants=2, random_variants=3, seed=7):
         points += 1
         image = point.disk
-        assert verify_log(image).ok, point
+        intent = erasing_of(image)
+        assert verify_log(image, intent).ok, point
+        if intent and not verify_log(image).ok:
+            half_erased += 1
         for number, (buf, offsets) in picks.items():
             data = image.open(file_name(number)).read_all()
             for offset in offsets:
                 header, problem = read_header(data, offset)
                 assert problem is None
                 item = data[offset + header.size: offset + header.entry_size]
-                if header.type_code == ERASED_TYPE:
-                    erased_seen += 1
-                    assert verify_checksum(data, offset, header) is None  # never checked
-                else:  # not erased yet: untouched, checksum intact
+                if header.type_code != ERASED_TYPE:  # not erased yet: untouched, checksum intact
                     assert item == buf[offset + header.size: offset + header.entry_size]
                     assert verify_checksum(data, offset, header) is None
+                elif offset not in intent.get(number, {}):  # done: the erased form, which verifies alone
+                    assert verify_checksum(data, offset, header) is None, point
         reopened = Environment.open(image, config())
         assert records(reopened) == want, point
-    assert points > 10 and erased_seen > 0
+        reopened.close()
+        assert erasing_of(image) == {} and verify_log(image).ok, point
+        for number, (buf, offsets) in picks.items():
+            data = image.open(file_name(number)).read_all()
+            if any(data[offset + 4] == ERASED_TYPE for offset in offsets):  # begun, so finished at open
+                for offset in offsets:
+                    header, problem = check_entry(data, offset, None)
+                    assert problem is None and header.erased and erased_type(data, offset, header) == buf[offset + 4]
+    assert points > 10 and half_erased > 0
 
 
-def test_an_erased_entry_with_its_old_item_still_verifies():
-    """Between step 4 and step 5 the item is intact but the type byte changed: the checksum no longer matches."""
+def test_an_erased_entry_with_its_old_item_verifies_only_with_the_intent():
+    """Between step 4 and step 5 the item is intact but the type byte changed: the checksum no longer matches,
+    so the entry is accepted only where the intent names it (and a forged 0xff nowhere)."""
     disk, env = workload()
     number, (buf, offsets) = next(iter(chosen(env, eraser(env)).items()))
     env.log.sync()
@@ -229,9 +244,10 @@ def test_an_erased_entry_with_its_old_item_still_verifies():
         handle.write(offsets[0] + 4, bytes([ERASED_TYPE]))
     data = disk.open(file_name(number)).read_all()
     header, _ = read_header(data, offsets[0])
-    assert header.erased and verify_checksum(data, offsets[0], header) is None
-    assert verify_log(disk).ok
-    assert eraser(env).is_entry_erased(LSN(number, offsets[0]))
+    assert header.erased and verify_checksum(data, offsets[0], header) is not None
+    assert not verify_log(disk).ok
+    assert verify_checksum(data, offsets[0], header, erasing=buf[offsets[0] + 4]) is None
+    assert verify_log(disk, {number: {offsets[0]: buf[offsets[0] + 4]}}).ok
 
 
 # -- exclusions ---------------------------------------------------------------------------------------
@@ -353,8 +369,12 @@ def test_a_file_that_becomes_protected_is_aborted_and_stays_to_do():
 def test_cycle_state_format_round_trips_and_refuses_damage():
     state = CycleState(1, 2, {1: ERASED, 5: TO_DO})
     data = state.pack()
-    assert len(data) == 26 + 5 * 2 + 4
+    assert len(data) == 26 + 5 * 2 + 8 + 4
     assert CycleState.unpack(data) == state
+    state.erasing = (5, {0x1a0: 0x41, 0x2c4: 0x49})  # the intent: an LN_TX and a BIN of file 5
+    data = state.pack()
+    assert len(data) == 26 + 5 * 2 + 8 + 5 * 2 + 4 and data[36:54] == bytes.fromhex("05000000 02000000 a0010000 41 c4020000 49")
+    assert CycleState.unpack(data) == state and state.erasing_map() == {5: {0x1a0: 0x41, 0x2c4: 0x49}}
     for bad in (data[:-1], b"XXXX" + data[4:], data[:-4] + b"\0\0\0\0"):
         with pytest.raises(ValueError):
             CycleState.unpack(bad)
