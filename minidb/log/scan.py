@@ -167,6 +167,8 @@ def intact_successor(buf: bytes | memoryview, bad_offset: int, header: EntryHead
 def judge_bad_entry(buf: bytes | memoryview, bad_offset: int, header: EntryHeader | None) -> Verdict:
     """Is the bad entry at ``bad_offset`` a torn tail, unwritten space, or corruption?"""
     head = bytes(buf[bad_offset : bad_offset + HEADER_SIZE])
+    if len(head) > 4 and head[4] == ERASED_TYPE:  # the log appends no erased entry: no torn append holds 0xff there
+        return Verdict("corrupt", intact_successor(buf, bad_offset, header))
     # Zeros from byte 4 on: a first write torn after at most 4 bytes over a preallocated file, as in
     # a file of at most 4 bytes: torn, not foreign.
     if bad_offset == 0 and len(head) > 4 and any(head) and head[4] != FILE_HEADER.code and any(buf[4:]):
@@ -174,8 +176,6 @@ def judge_bad_entry(buf: bytes | memoryview, bad_offset: int, header: EntryHeade
             return Verdict("corrupt", None)
         return Verdict("foreign", None)
     successor = intact_successor(buf, bad_offset, header)
-    if len(head) > 4 and head[4] == ERASED_TYPE:
-        return Verdict("corrupt", successor)  # the log appends no erased entry: no torn append holds 0xff there
     if not any(head):
         after_zeros = end_of_zeros(buf, bad_offset)
         if after_zeros == len(buf):
