@@ -16,6 +16,11 @@ order and within the bounds each parent gives its child, so a crafted entry
 with a valid checksum (two keys of a BIN swapped) is a problem naming the
 node, its LSN and its keys.
 
+Erased entries are checked in their erased form. On a log store's directory
+the eraser's recorded intent (``eraser.state``) is read once: an entry it was
+still erasing when it stopped is accepted (opening the environment finishes
+it); any other entry with type 0xff that does not verify is a problem.
+
 A torn tail at the end of the last file is what a crash leaves, not a
 problem: it is printed as a ``note:`` line first. A directory that does not
 exist or holds no log is a user error (one line, exit 2).
@@ -38,6 +43,7 @@ import sys
 from minidb.cli.common import log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
+from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.verify import verify_log_trees
 from minidb.pagestore.restart.master import check_volume_and_log
 from minidb.pagestore.verify import is_pagestore, verify_pagestore
@@ -57,7 +63,7 @@ def run(args) -> int:
     try:
         if pagestore:
             check_volume_and_log(disk)
-        report = verify_log(disk)
+        report = verify_log(disk, erasing_of(disk))  # a log store's eraser may have been stopped mid-file
         for note in report.notes:
             print(f"note: {note}")
         if report.problem is not None:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from minidb.io import Disk
 from minidb.log import LSN, LogManager, Provisional
+from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.inspect import NodeView, TreeView, logged_tree_view, live_lsns, tree_names, tree_view
 from minidb.logstore.logdef import IN_TYPES
@@ -114,7 +115,7 @@ def verify_log_trees(disk: Disk) -> list[str] | None:
     None when the log holds no CkptEnd (not a log store's log, or one never
     checkpointed).
     """
-    log = LogManager(disk, readonly=True)
+    log = LogManager(disk, readonly=True, erasing=erasing_of(disk))
     try:
         ckpt_end = next((e for e in log.scan_backward() if e.type_name == "CkptEnd"), None)
         if ckpt_end is None:
