@@ -10,14 +10,16 @@ judged by :mod:`minidb.log.check`, as every other reader judges them.
 An erased entry is checked in its erased form (:mod:`minidb.log.header`), and
 only the log store has an eraser: in a log without any entry of the log
 store's, an erased entry is a problem however well formed. The first problem
-found is reported with its file and offset. A torn tail or
+found is reported with its file and offset. The owner of a log with an
+eraser (the log store) may add its own rule of where an erased entry may lie
+(``erased_rule``: outside the recovery interval, only types it erases). A torn tail or
 unwritten space at the end of the last file is not a problem: it is what a
 crash leaves, and opening the log cuts it. It is reported as a note.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from minidb.errors import UserError
@@ -53,9 +55,16 @@ def require_log(disk: Disk) -> list[int]:
     return numbers
 
 
-def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None) -> VerifyReport:
-    """Check the log on ``disk`` (see the module documentation); ``erasing``: the unfinished erasure the
-    log store's eraser recorded (file -> offset -> original type), whose entries may be half erased."""
+ErasedRule = Callable[[LSN, int, bool], "str | None"]
+
+
+def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
+               erased_rule: ErasedRule | None = None) -> VerifyReport:
+    """Check the log on ``disk`` (see the module documentation).
+
+    ``erasing``: the unfinished erasure the log store's eraser recorded (file -> offset -> original type),
+    whose entries may be half erased. ``erased_rule(lsn, original_type, in_last_file)``: where the owner's
+    eraser may have put an erased entry (None, or why not there), asked of every erased entry."""
     numbers = require_log(disk)
     report = VerifyReport(problem=missing_file(numbers))
     if report.problem is not None:
@@ -82,6 +91,11 @@ def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = Non
                 if first_erased is None:
                     first_erased = Problem(name, offset, "erased entry in a log that holds no log store entry: "
                                                          "no other owner of a log has an eraser")
+                why = erased_rule(LSN(number, offset), buf[offset + header.size],
+                                  index == len(numbers) - 1) if erased_rule is not None else None
+                if why is not None:
+                    report.problem = Problem(name, offset, why)
+                    return report
             elif code in ERASABLE_CODES:
                 log_store = True
             entry_type = type_by_code(code)
