@@ -44,7 +44,10 @@ imports it).
 **Aborts**: the erasure of a file stops when the file becomes protected
 (:meth:`DataEraser.abort_erase`, called by a backup) or the extinction filter
 says ``MAYBE_EXTINCT``; the file stays to do and is tried again after the
-others. A cycle not finished by its end time is aborted and a fresh one
+others. Aborts (and the throttle's waits) come before the eraser records its
+intent (:mod:`.protocol`): once a file begins to change, its erasure is
+finished, so a recorded intent never outlives the step but for a crash (or a
+disk error), and the next open finishes it. A cycle not finished by its end time is aborted and a fresh one
 starts (throttling never catches up: :mod:`.throttle`).
 
 **Persistence**: the cycle's state is written after each file
