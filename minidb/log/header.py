@@ -21,8 +21,8 @@ The header follows Berkeley DB JE's ``LogEntryHeader``::
 
 All integers are little-endian (``struct`` format ``<IBBII`` + ``<Q``).
 
-Two bytes may change after an entry is written, so the checksum treats them
-specially:
+Two bytes may change after an entry is written (and with the second, the
+item and the checksum):
 
 - the INVISIBLE bit is set in place by syncup rollback
   (:mod:`minidb.replication.rollback`, through ``LogManager.set_invisible``;
@@ -50,7 +50,11 @@ specially:
   alone cannot tell from a forgery (0xff over the old checksum and item, a
   partly rewritten item); the eraser records its intent durably first, and a
   reader that is given that intent (``erasing``: the entry's original type)
-  accepts such an entry, and only then.
+  accepts such an entry, and only then. The erased form of an entry is
+  :func:`pack_entry` of ``ERASED_TYPE`` with the same flags, ``prev`` and
+  VLSN over :func:`erased_item`. Worked example: an LN_TX (0x41) with a
+  20-byte item becomes type 0xff, item ``41`` and 19 zero bytes, and the CRC
+  of ``ff``, its flags, ``prev``, ``14000000``, [VLSN] and that item.
 
 Writing: :func:`pack_header` is the reference (the checksum runs over the
 packed ``SUMMED`` part, then over the item, without copying them together).
