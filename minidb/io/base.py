@@ -6,8 +6,9 @@ storage engine really needs::
 
     Disk:  open(name, create=False) -> File   exists(name)   list()
            delete(name)   rename(old, new)   size(name)   where(name)
+           free_space() -> bytes or None
     File:  read(offset, size)   write(offset, data)   append(data) -> offset
-           fsync()   truncate(size)   size()   close()
+           fsync()   truncate(size)   allocate(size)   size()   close()
 
 Two implementations exist: :class:`~minidb.io.osdisk.OSDisk` (real files of
 the operating system) and :class:`~minidb.io.simdisk.SimDisk` (a simulated
@@ -22,6 +23,14 @@ Durability contract (the same for both):
 - ``open(create=True)``, ``delete`` and ``rename`` are durable when they
   return (as on a file system that syncs directory changes);
 - ``read`` sees every write made so far, durable or not (the page cache).
+
+Space (the same for both): ``free_space()`` is how many bytes writes can
+still add to the disk (None when the disk sets no bound it can tell), and
+``allocate(size)`` takes a file's space now, as zeros, so that later writes
+inside it never meet a full disk (the page store's volume is made this way,
+and the page store's log reserves against ``free_space``:
+:mod:`minidb.pagestore.wal.logspace`). A write that finds no room is a
+:class:`~minidb.errors.DiskFullError` that wrote nothing.
 
 File names are plain names (no directory separators); anything else is a
 :class:`~minidb.errors.UserError` naming the name and the disk.
@@ -58,6 +67,11 @@ class File(ABC):
     @abstractmethod
     def truncate(self, size: int) -> None:
         """Cut the file to ``size`` bytes."""
+
+    @abstractmethod
+    def allocate(self, size: int) -> None:
+        """Make the file at least ``size`` bytes, the new bytes zeros whose disk space is taken now,
+        so writes inside them never need new space; a full disk raises DiskFullError."""
 
     @abstractmethod
     def size(self) -> int:
@@ -100,6 +114,11 @@ class Disk(ABC):
 
     @abstractmethod
     def size(self, name: str) -> int: ...
+
+    @abstractmethod
+    def free_space(self) -> int | None:
+        """Bytes that writes can still add to the disk's files, or None if the disk sets no bound it
+        can tell."""
 
     @abstractmethod
     def where(self, name: str = "") -> str:

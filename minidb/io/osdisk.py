@@ -7,6 +7,13 @@ a :class:`~minidb.errors.DiskFullError`, any other failure (``EIO``) a
 :class:`~minidb.errors.DiskError` naming the file and what was being done. Creating, deleting and
 renaming a file also fsyncs the directory, which makes those changes durable
 when the call returns, as the interface promises.
+
+``free_space()`` asks the file system (``statvfs``: the blocks an unprivileged
+writer may still take) and keeps back one block for each partly written
+block a write may have to complete; ``allocate`` is ``posix_fallocate``
+where the system has it, writing zeros otherwise, so the blocks are really
+taken (a file grown by ``truncate`` is sparse and takes them only when
+written).
 """
 
 from __future__ import annotations
@@ -16,6 +23,9 @@ import os
 
 from minidb.errors import DiskError, DiskFullError, UserError
 from minidb.io.base import Disk, File
+
+ZERO_CHUNK = 1 << 20  # allocate writes zeros in pieces this big where posix_fallocate is missing
+KEPT_BLOCKS = 4  # free_space keeps back a block for each partly written block a write may complete
 
 
 def disk_error(path: str, doing: str, error: OSError) -> DiskError:
@@ -76,6 +86,21 @@ class OSFile(File):
             os.ftruncate(self._check_open(), size)
         except OSError as e:
             raise self._fail(f"truncating to {size} bytes", e) from None
+
+    def allocate(self, size: int) -> None:
+        self.disk.check_writable(self.name)
+        current = self.size()
+        if size <= current:
+            return
+        try:
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(self._check_open(), current, size - current)
+                return
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # a file system without it: zeros below
+                raise self._fail(f"allocating {size} bytes", e) from None
+        for offset in range(current, size, ZERO_CHUNK):
+            self.write(offset, bytes(min(ZERO_CHUNK, size - offset)))
 
     def size(self) -> int:
         try:
@@ -170,6 +195,13 @@ class OSDisk(Disk):
         except OSError as e:
             raise disk_error(self.where(old), f"renaming to {new}", e) from None
         self._fsync_dir()
+
+    def free_space(self) -> int | None:
+        try:
+            fs = os.statvfs(self.path)
+        except OSError as e:
+            raise disk_error(self.path, "statvfs", e) from None
+        return max(0, (fs.f_bavail - KEPT_BLOCKS) * fs.f_frsize)
 
     def size(self, name: str) -> int:
         try:

@@ -40,7 +40,8 @@ truncate or fsync (after performing it) and raises
 :class:`~minidb.errors.SimulatedCrash`; ``fail_fsyncs(n)`` makes the next
 ``n`` fsyncs fail without making anything durable; ``capacity`` makes a write
 that would grow the disk past it fail with
-:class:`~minidb.errors.DiskFullError`, writing nothing.
+:class:`~minidb.errors.DiskFullError`, writing nothing; ``free_space()`` is
+the capacity less the files' present sizes (None without a capacity).
 """
 
 from __future__ import annotations
@@ -371,6 +372,10 @@ class SimFile(File):
         self.disk.check_space(len(inode.data), size)
         self.disk.perform(self.name, _Op(inode.ino, "truncate", size=size))
 
+    def allocate(self, size: int) -> None:
+        if size > len(self._live().data):
+            self.truncate(size)  # the simulated disk counts a file's bytes, zeros too
+
     def size(self) -> int:
         return len(self._live().data)
 
@@ -425,6 +430,9 @@ class SimDisk(Disk):
             raise DiskError(f"{self.where(old)}: no such file")
         self._state.rename(old, new)
         self._record("rename", old, new_name=new)
+
+    def free_space(self) -> int | None:
+        return None if self.capacity is None else max(0, self.capacity - self._state.total_size())
 
     def size(self, name: str) -> int:
         if name not in self._state.names:

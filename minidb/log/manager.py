@@ -95,6 +95,15 @@ Listeners (``add_listener``) are called after the latch is released with
   page store's log-space reservation is this hook
   (:mod:`minidb.pagestore.wal.logspace`); :meth:`room` says how many bytes can
   still be appended.
+
+**An unbounded log on a bounded disk.** Without ``max_files`` the disk is the
+bound: :meth:`room` is the disk's free space (``Disk.free_space``) less the
+bytes buffered but not yet written, less a file header and ``waste`` for each
+file that space could still hold; None when the disk tells no bound (a
+``SimDisk`` without a capacity). The file system is asked again once
+:data:`FREE_SPACE_RESAMPLE` bytes were logged since it was last asked, and
+at every call once fewer than :data:`FREE_SPACE_EXACT` bytes are left, so
+room is exact where it matters and costs no system call per entry elsewhere.
 """
 
 from __future__ import annotations
@@ -127,6 +136,8 @@ DEFAULT_BUFFER_SIZE = 64 * 1024
 MIN_FILE_MAX = 256
 SPARE_PREFIX = "logspare"  # spare files logspare1, logspare2, ...
 SPARE_TMP = "logspare.tmp"
+FREE_SPACE_EXACT = 64 << 20  # below this much free disk space, room asks the disk at every call
+FREE_SPACE_RESAMPLE = 4 << 20  # above it, room asks again after this many bytes were logged
 
 Listener = Callable[[LSN, EntryType, "int | None"], None]
 # admit(entry_type, values, size, room): may raise to refuse; room(waste) is room() under the latch
@@ -175,6 +186,7 @@ class LogManager:
         self.admit: Admit | None = None
         self.head = read_log_head(disk)
         self._allocated = file_max  # bytes of the current file that need no new disk space
+        self._free_sample: tuple[int, int] | None = None  # (the disk's free space, nBytes) when last asked
         self._spares: list[str] = []
         self.trace = Trace()
         self.stats = Stats("log", [
@@ -309,13 +321,37 @@ class LogManager:
             return self._room(waste)
 
     def _room(self, waste: int = 0) -> int | None:
-        left = max(0, self._allocated - self._next_offset - waste)
         more = None if self.max_files is None else self.max_files - (self._file_number - self.head + 1)
         if self.preallocate:
             more = len(self._spares) if more is None else min(more, len(self._spares))
         if more is None:
-            return None
+            return self._disk_room(waste)
+        left = max(0, self._allocated - self._next_offset - waste)
         return left + max(0, more) * max(0, self.file_max - FILE_HEADER_SIZE - waste)
+
+    def _disk_room(self, waste: int) -> int | None:
+        """Room on the disk for an unbounded log (see the module documentation; caller holds the latch)."""
+        free = self._free_space()
+        if free is None:
+            return None
+        files = 1 + (self._next_offset + free) // self.file_max  # the current file and the ones after it
+        return max(0, free - files * (FILE_HEADER_SIZE + waste))
+
+    def _free_space(self) -> int | None:
+        """The disk's free space less the bytes buffered (they take their space when written)."""
+        logged = self._counts["nBytes"]
+        if self._free_sample is not None:
+            sampled, at = self._free_sample
+            estimate = sampled - (logged - at)
+            if estimate >= FREE_SPACE_EXACT and logged - at < FREE_SPACE_RESAMPLE:
+                return estimate
+        free = self.disk.free_space()
+        if free is None:
+            self._free_sample = None
+            return None
+        free -= len(self._buffer)
+        self._free_sample = (free, logged)
+        return free
 
     # -- removing files at the low end ----------------------------------------
     def remove_head_files(self, below_file: int, archive: Callable[[str, bytes], None] | None = None) -> list[str]:

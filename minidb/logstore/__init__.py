@@ -35,7 +35,7 @@ from minidb.logstore.env import Environment, open_environment
 from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
 from minidb.logstore.errors import (AbortNotLoggedError, DatabaseNotFoundError, EnvironmentClosedError,
                                     EnvironmentFailureError, EnvironmentKindError, LockConflictError, LogFileNotFound,
-                                    TransactionStateError, TreeError)
+                                    ReadOnlyEnvironmentError, TransactionStateError, TreeError)
 from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
 from minidb.logstore.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.recovery import RecoveryInfo
@@ -50,5 +50,5 @@ __all__ = [
     "FileSummary", "DataEraser", "EraserConfig", "ManualClock", "LockConflictError", "DatabaseNotFoundError",
     "EnvironmentClosedError", "TransactionStateError", "TreeError", "EnvironmentFailureError", "LogFileNotFound",
     "AbortNotLoggedError", "EnvironmentKindError", "Cleaner", "CleanerThread", "FileCleaning", "FileProtector",
-    "ProtectedFileSet",
+    "ProtectedFileSet", "ReadOnlyEnvironmentError",
 ]

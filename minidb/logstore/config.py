@@ -17,7 +17,11 @@ setting                           JE parameter                    default
 ``run_cleaner``                   je.env.runCleaner (a thread)    False
 ``cleaner_bytes_interval``        je.cleaner.bytesInterval        1 MiB
 ``cleaner_lazy_migration``        je.cleaner.lazyMigration        False
+``read_only``                     je.env.isReadOnly               False
 ================================  ==============================  ===============
+
+``read_only`` opens an existing environment without writing a byte to its
+disk (:mod:`minidb.logstore.env`); the cleaner thread cannot run in it.
 
 ``bug_evict_with_before_ckpt_end`` exists only to demonstrate the bug of the
 JE documentation's third BEFORE_CKPT_END case (JE SR #19422, CacheMode.EVICT_BIN): the
@@ -62,6 +66,7 @@ class EnvironmentConfig:
     run_cleaner: bool = False
     cleaner_bytes_interval: int = 1024 * 1024
     cleaner_lazy_migration: bool = False
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:
@@ -76,6 +81,8 @@ class EnvironmentConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or not 0 <= value <= 100:
                 raise UserError(f"{name} {value!r} must be a percentage, 0 to 100")
+        if self.read_only and self.run_cleaner:
+            raise UserError("run_cleaner cannot be on in a read-only environment (the cleaner writes)")
         if self.cleaner_bytes_interval < 1:
             raise UserError(f"cleaner_bytes_interval {self.cleaner_bytes_interval} must be positive")
 

@@ -117,7 +117,7 @@ class Database:
             self._check(txn)
             value = env.records.read(self.impl, key, txn)
             env.stats.add_held("nGets")  # the environment's counters change under its latch only
-            env.after_operation()
+            env.after_operation(read=True)  # a full disk stops the eviction, not the read
             return value
 
     def put(self, key: bytes | str, data: bytes | str, txn: "Transaction | None" = None) -> LSN:
@@ -126,6 +126,7 @@ class Database:
         env = self.env
         with env.latch:
             self._check(txn)
+            env.check_writable("put a record")
             lsn = env.records.write(self.impl, key, data, txn)
             env.after_operation()
             assert lsn is not None
@@ -137,6 +138,7 @@ class Database:
         env = self.env
         with env.latch:
             self._check(txn)
+            env.check_writable("delete a record")
             lsn = env.records.write(self.impl, key, None, txn)
             env.after_operation()
             return lsn

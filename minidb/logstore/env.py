@@ -39,6 +39,33 @@ is written (:mod:`.mapping_tree`).
 
 ``crash()`` (simulated disks only) drops everything not yet on the disk and
 closes the environment; ``Environment.open`` on the same disk then recovers.
+
+**Reads on a full disk.** A read writes only what the evictor must log to
+keep the node budget (a dirty node it evicts, which may make the log write
+its buffer out): that is why a get could meet a full disk. After a get or a
+cursor step a full disk stops the eviction instead of failing the read (the
+node stays resident and dirty, the log changed nothing,
+``nEvictionsDeferred``), and a read starts no checkpoint, so reads go on
+when the disk is full; the log's buffer is read in place, never flushed
+for a read.
+
+**Read-only** (``EnvironmentConfig(read_only=True)``, JE's
+``setReadOnly``): opening runs recovery in memory and writes nothing to the
+disk: the log is opened without its write handle (no file created, a torn
+tail ignored, not cut), the kind of environment is not recorded, recovery
+ends without its checkpoint, the evictor detaches clean nodes only, and
+closing takes no checkpoint. An erasure the data eraser recorded but did not
+finish is not finished (a writable open does that first): the log is given
+the recorded intent, and accepts the entries it names as they are. A directory is opened through a read-only
+:class:`~minidb.io.OSDisk`. Every write is refused with a
+:class:`~minidb.logstore.errors.ReadOnlyEnvironmentError` (a ``UserError``)
+before anything changes: put, delete, a new database, a checkpoint,
+cleaning, the eraser; a transaction may begin and read, and its commit
+logs nothing. So a full disk, or one only readable, can still be read;
+opening an environment that does not exist yet (no log file) read-only is
+refused. A replicated environment cannot be opened read-only
+(:mod:`minidb.replication.env`: its recovery finishes the VLSN index by
+writing).
 """
 
 from __future__ import annotations
@@ -48,7 +75,7 @@ import threading
 from typing import Any
 
 from minidb.collector import collector_paused
-from minidb.errors import UserError
+from minidb.errors import DiskFullError, UserError
 from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, LogManager, Provisional
 from minidb.log.types import EntryType
@@ -57,8 +84,9 @@ from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database, DatabaseImpl
 from minidb.logstore.dirty_map import DirtyINMap
-from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError
 from minidb.logstore.eraser.protocol import finish_recorded_erasure
+from minidb.logstore.eraser.state import erasing_of
+from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError, ReadOnlyEnvironmentError
 from minidb.logstore.evictor import Evictor
 from minidb.logstore.locks import LockTable
 from minidb.logstore.mapping_tree import DbTree
@@ -83,6 +111,7 @@ class Environment:
         self.disk = disk
         self.config = config or EnvironmentConfig()
         self.hooks = hooks or EnvironmentHooks()
+        self.read_only = self.config.read_only
         self.latch = threading.RLock()
         self.trace = Trace(enabled=self.config.trace)
         self.stats = Stats("environment", ENV_STATS)
@@ -100,11 +129,18 @@ class Environment:
 
     def _open_and_recover(self, disk: Disk, phase_listener) -> None:
         # An erasure the eraser recorded but did not finish (a crash) is finished before the log is read:
-        # afterwards every erased entry is in its erased form (minidb.logstore.eraser.protocol).
-        finish_recorded_erasure(disk)
+        # afterwards every erased entry is in its erased form (minidb.logstore.eraser.protocol). Read only,
+        # nothing is written: the log is told of the recorded intent instead, and accepts its half-erased entries.
+        erasing = erasing_of(disk) if self.read_only else None
+        if not self.read_only:
+            finish_recorded_erasure(disk)
         # The log keeps the last file's entries as opening checked them; recovery takes them first thing.
         self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
-                              clock=self.config.clock, keep_opening_scan=True)
+                              clock=self.config.clock, keep_opening_scan=True, readonly=self.read_only,
+                              erasing=erasing)
+        if self.read_only and not self.log.end().files:
+            self.log.close(sync=False)
+            raise ReadOnlyEnvironmentError(f"{disk.where()}: no environment to open read-only (no log file)")
         self.locks = LockTable()
         self.txn_manager = TxnManager(self)
         self.utilization = UtilizationTracker(self)
@@ -119,6 +155,10 @@ class Environment:
             self.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
             try:
                 self.recovery_info: RecoveryInfo = RecoveryManager(self, phase_listener).recover()
+            except ReadOnlyEnvironmentError as refused:  # recovery of a first open that crashed must write
+                self.log.close(sync=False)
+                raise ReadOnlyEnvironmentError(f"{disk.where()}: cannot open read-only: recovery would have to "
+                                               f"write ({refused}); open it once for writing") from None
             except UserError:
                 self.log.close(sync=False)  # refused (another engine's log, the other kind of environment)
                 raise
@@ -137,7 +177,9 @@ class Environment:
             except UnicodeEncodeError as e:  # a lone surrogate: no file name has it
                 problem = f"{e.reason} at index {e.start}"
                 raise UserError(f"directory {os.fspath(where)!r} is not a file name: {problem}") from None
-        disk = where if isinstance(where, Disk) else OSDisk(os.fspath(where), create=create)
+        read_only = config is not None and config.read_only
+        disk = where if isinstance(where, Disk) else OSDisk(os.fspath(where), create=create and not read_only,
+                                                            readonly=read_only)
         return cls(disk, config, hooks, phase_listener)
 
     # -- services the parts share ---------------------------------------------------------
@@ -150,6 +192,11 @@ class Environment:
         if self.invalid is not None:
             raise EnvironmentFailureError(f"environment {self.where()} is invalid ({self.invalid}); close it and "
                                           "open it again")
+
+    def check_writable(self, what: str) -> None:
+        """Refuse ``what`` (a write) in a read-only environment, before anything changes."""
+        if self.read_only:
+            raise ReadOnlyEnvironmentError(f"environment {self.where()} is open read-only: cannot {what}")
 
     def invalidate(self, reason: str) -> None:
         """A record is lost (JE's EnvironmentFailureException): refuse every operation from now on.
@@ -175,17 +222,25 @@ class Environment:
         """Append one entry to the log and count it for the utilization tracker.
 
         ``vlsn`` given: the entry takes that VLSN (a replica writing the master's entry), not a new one."""
+        if self.read_only:  # every write is refused earlier; this is the last line
+            self.check_writable(f"log {entry_type.name}")
         lsn = self.log.append(entry_type, values, provisional=provisional, replicated=replicated, vlsn=vlsn)
         end = self.log.end_lsn
         size = end.offset - lsn.offset if end.file == lsn.file else self.log.read(lsn).size
         self.utilization.count_new(lsn, size, entry_type.name)
         return lsn
 
-    def after_operation(self) -> None:
-        """After each operation: eviction to the budget, a checkpoint if the log grew enough."""
+    def after_operation(self, read: bool = False) -> None:
+        """After each operation: eviction to the budget, a checkpoint if the log grew enough. After a
+        ``read`` no checkpoint, and a full disk stops the eviction instead of failing the read; in a
+        read-only environment only clean nodes are evicted (see the module documentation)."""
         if self._in_after_operation or self.closed or self.recovering:
             return
         config = self.config
+        if read or self.read_only:
+            if config.node_budget is not None and self.evictor.resident_count() > config.node_budget:
+                self._evict_after_read()
+            return
         budget, interval = config.node_budget, config.checkpoint_bytes_interval
         if ((budget is None or self.evictor.resident_count() <= budget)
                 and (interval is None or self.checkpointer.bytes_since_last_end() < interval)
@@ -199,6 +254,13 @@ class Environment:
                 self.cleaner_thread.wake_if_due()
         finally:
             self._in_after_operation = False
+
+    def _evict_after_read(self) -> None:
+        try:
+            self.evictor.evict_to_budget(clean_only=self.read_only)
+        except DiskFullError as full:  # the dirty node stays resident, unlogged: the log changed nothing
+            self.evictor.stats.add("nEvictionsDeferred")
+            self.trace.emit("eviction after a read stopped over the budget: %s", full)
 
     # -- databases -------------------------------------------------------------------------
     def database(self, name: str, create: bool = True) -> Database:
@@ -216,6 +278,7 @@ class Environment:
             if impl is None:
                 if not create:
                     self.db_tree.require(name)
+                self.check_writable(f"create database {name!r}")
                 impl = self.db_tree.create(name, internal=internal)
                 self.after_operation()
             elif impl.internal != internal:
@@ -236,13 +299,15 @@ class Environment:
     def checkpoint(self, minimize_recovery_time: bool = False) -> CheckpointResult:
         with self.latch:
             self.check_usable()
+            self.check_writable("take a checkpoint")
             return self.checkpointer.run("api", minimize_recovery_time)
 
     def sync(self) -> None:
         """Make everything logged so far durable (an fsync of the log)."""
         with self.latch:
             self.check_usable()
-            self.log.sync()
+            if not self.read_only:  # nothing was logged: nothing to make durable
+                self.log.sync()
 
     def clean_log(self, max_files: int | None = None) -> list[FileCleaning]:
         """Clean log files while the cleaner selects one (JE's ``Environment.cleanLog``).
@@ -251,6 +316,7 @@ class Environment:
         """
         with self.latch:
             self.check_usable()
+            self.check_writable("clean the log")
             done = self.cleaner.clean(max_files)
             self.after_operation()
             return done
@@ -278,7 +344,7 @@ class Environment:
             if self.txn_manager.active and self.invalid is None:  # an invalid one: they are losers of recovery
                 ids = ", ".join(str(t) for t in sorted(self.txn_manager.active))
                 raise UserError(f"cannot close {self.where()}: transactions {ids} are still open")
-            if self.invalid is None:
+            if self.invalid is None and not self.read_only:
                 if self.checkpointer.current is not None:
                     self.checkpointer.current.finish()
                 self.checkpointer.run("close")

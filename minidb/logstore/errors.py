@@ -17,6 +17,11 @@ class EnvironmentKindError(UserError):
     """A replicated environment opened as a plain one, or the reverse (nothing was written)."""
 
 
+class ReadOnlyEnvironmentError(UserError):
+    """A write (a put, a delete, a checkpoint, cleaning, erasing, a new database) asked of an environment
+    opened read-only; nothing was written."""
+
+
 class DatabaseNotFoundError(UserError):
     """No database of that name exists in the environment."""
 

@@ -9,7 +9,8 @@ of the list until the budget holds:
 - only nodes without resident children are evicted (BINs first, then the
   INs whose children have gone), and never a root;
 - a clean node is just detached: its parent's slot keeps its LSN;
-- a dirty node is logged first. How, the evictor asks the checkpointer
+- a dirty node is logged first (never in a read-only environment:
+  ``clean_only``, below). How, the evictor asks the checkpointer
   (:meth:`~minidb.logstore.dirty_map.DirtyINMap.coordinate_eviction_with_checkpoint`):
   NO between checkpoints; during a checkpoint YES below the max flush level,
   NO at it. Logging dirties the parent, which now points at the new version.
@@ -18,6 +19,11 @@ of the list until the budget holds:
 reproduces SR #19422: where the rules say YES, it logs BEFORE_CKPT_END. The
 old version is then counted obsolete at once, although the checkpoint may
 end without logging the parent: the JE documentation's third, incorrect case.
+
+A read-only environment evicts clean nodes only and keeps every node its
+recovery changed resident, over the budget if need be. After a read in a
+writable environment a full disk stops the eviction (the environment counts
+``nEvictionsDeferred``); the node stays until a later turn.
 
 Example: records ``k0`` .. ``k7`` in ``accounts`` (4-slot nodes: root IN 5
 over BINs 6, 7, 8), a checkpoint, then ``k0`` put again (BIN 6 and the
@@ -48,7 +54,8 @@ class Evictor:
     def __init__(self, env: "Environment"):
         self.env = env
         self._resident: OrderedDict[int, IN] = OrderedDict()
-        self.stats = Stats("evictor", ["nNodesEvicted", "nDirtyNodesEvicted", "nBINsEvicted", "nINsEvicted"])
+        self.stats = Stats("evictor", ["nNodesEvicted", "nDirtyNodesEvicted", "nBINsEvicted", "nINsEvicted",
+                                       "nEvictionsDeferred"])
         self.history: list[tuple[str, LSN | None, Provisional | None]] = []  # (node, lsn, provisional) per eviction
 
     # -- the INList -----------------------------------------------------------------------
@@ -83,14 +90,17 @@ class Evictor:
         db = self.env.db_by_id(node.db_id)
         return db is not None and db.root is not node and node.parent is not None and not node.has_resident_children()
 
-    def evict_to_budget(self) -> int:
-        """Evict until the budget holds (or nothing more can go); return how many nodes left."""
+    def evict_to_budget(self, clean_only: bool = False) -> int:
+        """Evict until the budget holds (or nothing more can go); return how many nodes left.
+        ``clean_only``: only nodes that need no logging (in a read-only environment)."""
         budget = self.env.config.node_budget
         evicted = 0
         if budget is None:
             return 0
+        clean_only = clean_only or self.env.read_only
         while len(self._resident) > budget:
-            victim = next((n for n in self._resident.values() if self.is_evictable(n)), None)
+            victim = next((n for n in self._resident.values()
+                           if self.is_evictable(n) and not (clean_only and n.dirty)), None)
             if victim is None:
                 break
             self.evict(victim)

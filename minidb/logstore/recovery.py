@@ -328,8 +328,12 @@ class RecoveryManager:
         self._recover_utilization()
 
         phase = self._phase("checkpoint")
-        result = env.checkpointer.run("recovery")
-        self._say(phase, "recovery's checkpoint: CkptStart %s, CkptEnd %s", result.ckpt_start_lsn, result.ckpt_end_lsn)
+        if env.read_only:
+            self._say(phase, "read-only: no checkpoint (recovery wrote nothing)")
+        else:
+            result = env.checkpointer.run("recovery")
+            self._say(phase, "recovery's checkpoint: CkptStart %s, CkptEnd %s", result.ckpt_start_lsn,
+                      result.ckpt_end_lsn)
         self._done(phase)
         env.trace.emit("%s", info.summary())
         return info
@@ -448,7 +452,7 @@ class RecoveryManager:
                 info.map_lns_redone += 1
             env.utilization.count_obsolete(entry.values["prev_lsn"])
         env.db_tree.load_from_mapping_tree()
-        if env.db_tree.replicated is None:
+        if env.db_tree.replicated is None and not env.read_only:
             lsn = env.db_tree.record_kind(env.config.replicated)
             self._say(phase, "recorded the environment's kind (replicated: %s) in the mapping tree's own MapLN at %s",
                       str(env.config.replicated).lower(), lsn)

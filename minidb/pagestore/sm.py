@@ -83,7 +83,11 @@ of ``log_size / partitions`` bytes each, with reservations so that aborts,
 rollbacks and restart always have room, also on a full disk; forward work
 that does not fit raises :class:`~minidb.pagestore.errors.OutOfLogSpaceError`
 (``sm.log_space`` holds the accounting). Give the same ``log_size`` and
-``partitions`` at every open.
+``partitions`` at every open. Without ``log_size`` the disk is the bound: on a
+disk that tells its free space (an :class:`~minidb.io.OSDisk`, a
+:class:`~minidb.io.SimDisk` with a ``capacity``) the same reservations are
+made against it, so forward work is refused before an abort or restart could
+meet a full disk; on one that tells none there is no accounting.
 
 **Scavenging** (on with ``log_size``, or ``scavenge=True``): each checkpoint
 first writes the dirty pages whose recovery LSN lies in an older log file than
@@ -160,7 +164,7 @@ class StorageManager:
         self.archive = archive
         self.on_log_held = on_log_held
         self.log_space: LogSpace | None = None
-        if log.max_files is not None:
+        if log.max_files is not None or log.room() is not None:  # a bounded log, or a disk with a bound
             waste = bp.page_size + 128  # the largest entry (a record chunk of a page): may not fit a file's end
             self.log_space = self.xcts.log_space = LogSpace(
                 log, self.xcts.peek, self.xcts.peek_all, waste, checkpoint_size(0, 4) + waste)

@@ -60,7 +60,9 @@ MapLN, :mod:`minidb.logstore.mapping_tree`): ``Environment.open`` refuses it,
 and ``ReplicatedEnvironment.open`` refuses a plain environment, each with an
 :class:`~minidb.logstore.errors.EnvironmentKindError` naming the directory
 and having written nothing, so no entry is ever logged without its VLSN and
-no VLSN is handed out twice.
+no VLSN is handed out twice. A read-only open (``EnvironmentConfig(read_only=True)``)
+is refused with a ``UserError`` before anything is read: recovery finishes
+the VLSN index by writing.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from minidb.errors import UserError
 from minidb.io import CrashMode, Disk
 from minidb.log import LSN, LogManager
 from minidb.logstore import (Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks,
@@ -144,6 +147,10 @@ class ReplicatedEnvironment:
             if not isinstance(group, RepGroup):
                 raise GroupConfigError(f"node {node_name!r}: a node opens with its RepGroup, not {group!r}")
             group.node(node_name)  # a member, else GroupConfigError
+        if config is not None and config.read_only:  # recovery finishes the VLSN index by writing
+            place = where.where() if isinstance(where, Disk) else os.fspath(where)
+            raise UserError(f"{place}: a replicated environment cannot be opened read-only (its recovery "
+                            "finishes the VLSN index by writing)")
         config = dataclasses.replace(config or EnvironmentConfig(), replicated=True)
         index = VLSNIndex(index_config)
         tracker = index.begin_recovery()

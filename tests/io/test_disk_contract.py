@@ -1,8 +1,10 @@
 """The disk interface behaves the same on real files and on the simulated disk."""
 
+import os
+
 import pytest
 
-from minidb.errors import DiskError, UserError
+from minidb.errors import DiskError, DiskFullError, UserError
 from minidb.io import OSDisk, SimDisk
 
 
@@ -111,3 +113,35 @@ def test_osdisk_readonly_refuses_changes(tmp_path):
         with pytest.raises(DiskError, match="read-only"):
             action()
     assert (tmp_path / "a").read_bytes() == b"keep"
+
+
+def test_allocate_grows_with_zeros_and_never_shrinks(disk):
+    with disk.open("a", create=True) as f:
+        f.append(b"ab")
+        f.allocate(6)
+        assert f.read_all() == b"ab\0\0\0\0"
+        f.allocate(3)
+        assert f.size() == 6
+
+
+def test_free_space_is_a_number_of_bytes_or_none(disk):
+    free = disk.free_space()
+    assert free is None if isinstance(disk, SimDisk) else free >= 0
+
+
+def test_free_space_of_a_simulated_disk_is_its_capacity_less_its_files():
+    disk = SimDisk("space", capacity=100)
+    with disk.open("a", create=True) as f:
+        f.allocate(60)
+        assert disk.free_space() == 40
+        with pytest.raises(DiskFullError):
+            f.allocate(101)
+        assert f.size() == 60 and disk.free_space() == 40
+
+
+def test_allocate_takes_the_blocks_of_a_real_file(tmp_path):
+    disk = OSDisk(tmp_path / "d", create=True)
+    with disk.open("v", create=True) as f:
+        f.allocate(1 << 20)
+    st = os.stat(disk.where("v"))
+    assert st.st_size == 1 << 20 and st.st_blocks * 512 >= 1 << 20  # not sparse, unlike truncate

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from minidb.io import CrashMode
+from minidb.errors import SimulatedCrash
+from minidb.io import CrashMode, OSDisk, SimDisk
 from minidb.log.files import all_log_file_numbers, file_name, log_file_numbers
 from minidb.log.head import read_log_head, write_log_head
 from minidb.log.lsn import LSN
@@ -275,8 +278,9 @@ def test_restart_on_a_full_disk_rolls_the_losers_back():
     assert again.contents() == {fid: {}} and again.check() == []
 
 
-def test_an_unbounded_log_cannot_abort_on_a_full_disk():
-    """Why the bounded log exists: without preallocated partitions the abort's entries need new space."""
+def test_an_unbounded_log_cannot_abort_on_a_full_disk_that_told_no_bound():
+    """Why reservations exist: a disk that had no capacity when the storage manager opened gives no
+    accounting, and the abort's entries need new space that is no longer there."""
     sm = new_sm(buffer_size=64)
     fid = with_file(sm)
     t = sm.begin()
@@ -284,6 +288,78 @@ def test_an_unbounded_log_cannot_abort_on_a_full_disk():
     full_disk(sm)
     with pytest.raises(Exception, match="disk full"):
         sm.abort(t)
+
+
+# -- an unbounded log on a disk with a capacity ---------------------------------------------------------------------
+DISK_BOUND = {"buffer_size": 256, "file_max": 20_000}  # the default log (no log_size), small files and buffer
+
+
+def on_a_bounded_disk(name: str, crash_mode: CrashMode = CrashMode.everything()):
+    """A storage manager on a 400,000-byte disk with one committed record, then T filling the disk through
+    forward work on the default log until refused; the crash mode is the one a crash during its abort uses."""
+    disk = SimDisk(name, capacity=400_000)
+    sm = StorageManager.format(disk, num_pages=512, ext_sz=4, page_size=512, frames=16, **DISK_BOUND)
+    fid = with_file(sm)
+    with sm.transaction() as t:
+        kept = sm.create_rec(t, fid, b"kept")
+    t = sm.begin()
+    for n in range(10_000):
+        try:
+            sm.create_rec(t, fid, bytes([n % 256]) * 60)
+            if n % 50 == 0:
+                sm.update_rec(t, kept, 0, b"K")
+        except OutOfLogSpaceError as refusal:
+            assert "bounded by its disk's free space" in str(refusal) and f"T{t.txn_id} cannot log" in str(refusal)
+            assert n > 100 and disk.free_space() < 100_000
+            return sm, t, fid, kept
+    raise AssertionError("forward work was never refused")
+
+
+def test_forward_work_on_a_full_disk_is_refused_first_and_the_abort_succeeds():
+    sm, t, fid, kept = on_a_bounded_disk("refused")
+    sm.abort(t)
+    assert sm.contents() == {fid: {kept: (b"", b"kept")}} and sm.log_space.total == 0
+    sm.close()
+    again = open_again(sm.disk, **DISK_BOUND)
+    assert again.contents() == {fid: {kept: (b"", b"kept")}} and again.check() == []
+
+
+def test_restart_on_a_disk_filled_by_a_loser_rolls_it_back():
+    sm, t, fid, kept = on_a_bounded_disk("loser")
+    sm.log.sync()
+    sm.disk.crash(CrashMode.everything())
+    again = open_again(sm.disk, **DISK_BOUND)
+    assert again.restart_report.undo.losers == [t.txn_id]
+    assert again.contents() == {fid: {kept: (b"", b"kept")}} and again.check() == []
+    assert again.log_space.total == 0
+
+
+@pytest.mark.parametrize("after_ops", [1, 4, 12, 30])
+@pytest.mark.parametrize("mode", ["nothing", "everything"])
+def test_a_crash_in_the_middle_of_an_abort_on_a_full_disk_restarts(after_ops, mode):
+    sm, t, fid, kept = on_a_bounded_disk(f"mid{after_ops}")
+    sm.disk.schedule_crash(after_ops, getattr(CrashMode, mode)())
+    with pytest.raises(SimulatedCrash):
+        sm.abort(t)
+    again = open_again(sm.disk, **DISK_BOUND)
+    assert again.restart_report.undo.losers == [t.txn_id]
+    assert again.contents() == {fid: {kept: (b"", b"kept")}} and again.check() == []
+    again.close()  # the clean close's checkpoint fits too
+    assert open_again(sm.disk, **DISK_BOUND).contents() == {fid: {kept: (b"", b"kept")}}
+
+
+def test_the_volume_takes_its_disk_space_when_formatted(tmp_path):
+    """Writing a page back (in an abort, in restart) never needs new space: the file is not sparse."""
+    disk = OSDisk(tmp_path / "vol", create=True)
+    StorageManager.format(disk, num_pages=256, page_size=4096).close()
+    st = os.stat(disk.where("v1.vol"))
+    assert st.st_size == 256 * 4096 and st.st_blocks * 512 >= st.st_size
+
+
+def test_a_storage_manager_on_real_files_reserves_against_the_file_system(tmp_path):
+    sm = StorageManager.format(OSDisk(tmp_path / "os", create=True), num_pages=64)
+    assert sm.log_space is not None and sm.log.room() <= sm.disk.free_space()
+    sm.close()
 
 
 # -- scavenging -------------------------------------------------------------------------------------------------

@@ -153,6 +153,7 @@ class DataEraser:
                  delete_reserved: Callable[[int], bool | None] | None = None,
                  truncate_vlsn_index: Callable[[int], bool] | None = None,
                  extinction_filter: Callable[[str, bytes], str] | None = None):
+        env.check_writable("run the data eraser")  # it overwrites log entries in place
         self.env = env
         self.disk = env.disk
         self.config = config or EraserConfig()

@@ -48,7 +48,7 @@ class Cursor:
             self.env.check_usable()
             bin_node = self.db.tree.search(key)
             item = self._scan_from(bin_node, bisect_left(bin_node.keys, key))
-            self.env.after_operation()
+            self.env.after_operation(read=True)
             return item
 
     def first(self) -> tuple[bytes, bytes] | None:
@@ -67,7 +67,7 @@ class Cursor:
                 bin_node = self.db.tree.search(self.key)
                 start = bisect_right(bin_node.keys, self.key)
             item = self._scan_from(bin_node, start)
-            self.env.after_operation()
+            self.env.after_operation(read=True)
             return item
 
     def _scan_from(self, bin_node: "BIN", index: int) -> tuple[bytes, bytes] | None:

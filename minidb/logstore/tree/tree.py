@@ -130,7 +130,8 @@ class Tree:
 
     # -- the root -------------------------------------------------------------------
     def create_empty(self) -> IN:
-        """A root IN over one empty BIN (the BIN is logged at once, provisionally)."""
+        """A root IN over one empty BIN (the BIN is logged at once, provisionally; in a read-only
+        environment, whose recovery rebuilds a tree whose root was never logged, it stays in memory)."""
         env, db = self.env, self.db
         root = IN(db.id, env.next_node_id(), 2, b"", None)
         leaf = BIN(db.id, env.next_node_id(), b"", None)
@@ -139,7 +140,8 @@ class Tree:
         db.root = root
         env.evictor.register(root)
         env.evictor.register(leaf)
-        env.node_logger.log_in(leaf, Provisional.YES, reason="new tree")
+        if not env.read_only:
+            env.node_logger.log_in(leaf, Provisional.YES, reason="new tree")
         return root
 
     def root_node(self) -> IN:
@@ -275,7 +277,7 @@ class Tree:
             sibling, parent = self._split(node)
             splits.append((node, sibling))
             node = parent
-        for left, right in splits:
+        for left, right in splits if not env.read_only else ():  # read-only: recovery's, kept in memory
             env.node_logger.log_in(left, Provisional.YES, reason="split")
             env.node_logger.log_in(right, Provisional.YES, reason="split")
         env.dirty_map.coordinate_split_with_checkpoint(db, splits)
@@ -287,7 +289,8 @@ class Tree:
         it, perhaps far past ``node_max_entries``. Each split is the one :meth:`split_if_needed`
         makes; the difference is the logging: every node that took part in a split is logged once
         (Provisional.YES, bottom up), when its level is done, where halving one node at a time would
-        log both halves at every split (an n-slot node about log2(n / max) times over).
+        log both halves at every split (an n-slot node about log2(n / max) times over). A read-only
+        environment's recovery logs none: the nodes stay dirty and resident (:mod:`..env`).
         """
         env, db = self.env, self.db
         max_entries = env.config.node_max_entries
@@ -304,7 +307,7 @@ class Tree:
                 split_here[current.node_id], split_here[sibling.node_id] = current, sibling
                 parents[parent.node_id] = parent
                 pending += [half for half in (current, sibling) if half.n_entries > max_entries]
-            for piece in split_here.values():
+            for piece in split_here.values() if not env.read_only else ():  # read-only: kept in memory
                 env.node_logger.log_in(piece, Provisional.YES, reason="split")
             level = list(parents.values())
         env.dirty_map.coordinate_split_with_checkpoint(db, splits)

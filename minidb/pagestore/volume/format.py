@@ -58,7 +58,7 @@ def format_volume(disk: Disk, vid: int = 1, num_pages: int = 1024, ext_sz: int =
         image[page.pid.page * page_size:(page.pid.page + 1) * page_size] = stamp_checksum(page.buf)
     with disk.open(name, create=True) as f:
         f.write(0, bytes(image))
-        f.truncate(header.num_pages * page_size)
+        f.allocate(header.num_pages * page_size)  # taken now: writing a page back never needs new space
         f.fsync()
     return header
 

@@ -10,8 +10,10 @@ volume is mounted). :meth:`VolumeFile.write_run` writes a run of contiguous
 pages **in one disk write**: the unit in which the simulated disk records,
 tears and loses writes, and in which the write-ahead rule is checked.
 
-Formatting makes the file its full size (``num_pages * page_size``) and
-nothing ever shrinks it, so a shorter file has lost pages: mounting it is a
+Formatting makes the file its full size (``num_pages * page_size``), its
+disk space taken then (``File.allocate``, so writing a page back never meets
+a full disk, not even in an abort or restart), and nothing ever shrinks it,
+so a shorter file has lost pages: mounting it is a
 :class:`~minidb.pagestore.errors.VolumeCorruptionError` naming the first
 missing page, as is a header page that is torn or fails its checksum. A
 page of store 0 (the maps) that reads as zeros is damaged too (formatting

@@ -1,4 +1,4 @@
-"""Log space: a bounded log, and the space reserved in it for rollbacks (Shore's log reservation).
+"""Log space: a bounded log or disk, and the space reserved in it for rollbacks (Shore's log reservation).
 
 A log of bounded size (``StorageManager.format(..., log_size=BYTES)``) has a
 fixed number of *partitions* (log files of ``log_size / partitions`` bytes,
@@ -49,6 +49,25 @@ Restart re-reserves for its losers and for the prepared transactions it
 brings back in doubt (:meth:`LogSpace.reserve_chain`), so restart's undo and
 a later ``abort_prepared`` always have room: on a full disk too, since the
 log's partitions are preallocated.
+
+**An unbounded log on a bounded disk.** Without ``log_size`` the disk is the
+bound. On a disk that tells its free space (``Disk.free_space``: an OSDisk
+asks the file system, a SimDisk has a ``capacity``) the storage manager
+keeps the same accounting, and the log's room is the disk's free space less
+the bytes still in the log buffer, less a file header and ``waste`` for each
+log file that space could still hold (:mod:`minidb.log.manager`). Forward
+work is then refused (the message says the disk bounds the log) while there
+is still room for every active transaction's rollback and a checkpoint. The
+rest of what an abort or a restart writes needs no new space: the volume's
+pages are allocated when it is formatted (``File.allocate``), the master
+file has its two slots from the first checkpoint on, and opening the log
+after a crash only cuts. A crash cannot make the room smaller: the log it
+leaves is at most as long as the one the reservations were made in, so
+restart's undo, its TMP drop and its checkpoint fit as the abort would have.
+The accounting holds against minidb's own writes only: space another
+program takes from the disk meanwhile is not reserved (nothing is written
+ahead), and a disk that told no bound when the storage manager opened (a
+SimDisk without a capacity) has no accounting at all.
 
 **Restart's own transaction.** Restart destroys the TMP files with a
 transaction of its own (``Xct.restart_work``), after its undo, on a log the
@@ -209,8 +228,9 @@ class LogSpace:
         oldest = min(holders, key=lambda x: x.first_lsn, default=None)
         held = (f"; the oldest transaction holding the log is T{oldest.txn_id} (first LSN {oldest.first_lsn})"
                 if oldest is not None else "")
+        bound = "" if self.log.max_files is not None else " (the log is bounded by its disk's free space)"
         raise OutOfLogSpaceError(
-            f"{self.log.disk.where()}: out of log space: {what}, but only {max(0, left - self.total - keep)} bytes "
+            f"{self.log.disk.where()}: out of log space{bound}: {what}, but only {max(0, left - self.total - keep)} bytes "
             f"are free ({left} bytes of room, {self.total} reserved for rollbacks, {keep} for a checkpoint){held}")
 
     # -- reserving and releasing ----------------------------------------------------------------
