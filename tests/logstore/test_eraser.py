@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from minidb.errors import UserError
-from minidb.io import SimDisk, crash_points
+from minidb.io import CrashMode, SimDisk, crash_points
 from minidb.log import LSN
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import ERASED_TYPE, check_entry, erased_type, read_header, verify_checksum
@@ -567,3 +568,25 @@ def test_what_made_the_data_obsolete_is_durable_before_the_data_goes():
     reopened = Environment.open(disk, config())
     live = records(reopened)["a"]
     assert SECRET_KEY not in live and len(live) == 20
+
+
+def test_a_read_only_open_accepts_a_recorded_erasure_as_it_is_and_writes_nothing():
+    """A crash between the type bytes and the erased forms, opened read only: the intent lets the half-erased
+    entries pass, nothing is finished (nothing is written); a writable open then finishes them."""
+    disk, env = workload()
+    e = eraser(env)
+    number, (buf, offsets) = next(iter(chosen(env, e).items()))
+    env.log.sync()
+    want = records(env)
+    start = len(disk.events)
+    erase_file(disk, number, locate(buf, offsets), Stats("Eraser", ERASER_STATS))
+    fsyncs = [ev.index for ev in disk.events[start:] if ev.kind == "fsync" and ev.name == file_name(number)]
+    image = disk.crash_image(fsyncs[1], CrashMode.nothing())  # the type bytes durable, the erased forms not
+    assert erasing_of(image) and not verify_log(image).ok
+    before = {name: image.open(name).read_all() for name in image.list()}
+    reader = Environment.open(image, replace(config(), read_only=True))
+    assert records(reader) == want
+    reader.close()
+    assert {name: image.open(name).read_all() for name in image.list()} == before
+    Environment.open(image, config()).close()
+    assert erasing_of(image) == {} and verify_log(image).ok
