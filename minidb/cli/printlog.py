@@ -28,6 +28,7 @@ from minidb.errors import LogError, UserError
 from minidb.log import LogManager, format_entry, known_types, type_by_name
 from minidb.log.codec import codec_source
 from minidb.log.verify import require_log
+from minidb.logstore.eraser.state import erasing_of
 
 
 def register(commands) -> None:
@@ -55,7 +56,7 @@ def run(args) -> int:
     if args.type_name is not None:
         entry_type = _entry_type(args.type_name, "Erased")
         type_code = entry_type.code if entry_type else 0xFF
-    log = LogManager(disk, readonly=True)
+    log = LogManager(disk, readonly=True, erasing=erasing_of(disk))  # entries the eraser was still erasing
     if args.start is not None:
         try:
             log.read(args.start)

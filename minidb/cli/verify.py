@@ -16,6 +16,14 @@ order and within the bounds each parent gives its child, so a crafted entry
 with a valid checksum (two keys of a BIN swapped) is a problem naming the
 node, its LSN and its keys.
 
+Erased entries are checked in their erased form. On a log store's directory
+the eraser's recorded intent (``eraser.state``) is read once: an entry it was
+still erasing when it stopped is accepted (opening the environment finishes
+it); any other entry with type 0xff that does not verify is a problem, and so
+is a well-formed one where the eraser never erases
+(:func:`minidb.logstore.verify.erased_entry_rule`: a type it does not erase,
+the last file, the recovery interval).
+
 A torn tail at the end of the last file is what a crash leaves, not a
 problem: it is printed as a ``note:`` line first. A directory that does not
 exist or holds no log is a user error (one line, exit 2).
@@ -38,7 +46,8 @@ import sys
 from minidb.cli.common import log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
-from minidb.logstore.verify import verify_log_trees
+from minidb.logstore.eraser.state import erasing_of
+from minidb.logstore.verify import erased_entry_rule, verify_log_trees
 from minidb.pagestore.restart.master import check_volume_and_log
 from minidb.pagestore.verify import is_pagestore, verify_pagestore
 
@@ -57,7 +66,8 @@ def run(args) -> int:
     try:
         if pagestore:
             check_volume_and_log(disk)
-        report = verify_log(disk)
+        # A log store's eraser may have been stopped mid-file; and it erases only where its rule allows.
+        report = verify_log(disk, erasing_of(disk), erased_entry_rule(disk))
         for note in report.notes:
             print(f"note: {note}")
         if report.problem is not None:

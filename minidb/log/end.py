@@ -34,7 +34,7 @@ student's ``valid_end`` (exercise 01a) decides where the good entries end.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from minidb import exercise_hooks
@@ -85,9 +85,9 @@ def read_file(disk: Disk, number: int) -> bytes:
         return handle.read_all()
 
 
-def last_entry_of(disk: Disk, number: int) -> LSN:
-    """The LSN of the last entry of a complete (non-last) log file."""
-    scanner = FileScanner(read_file(disk, number), number).run()
+def last_entry_of(disk: Disk, number: int, erasing: Mapping[int, int] | None = None) -> LSN:
+    """The LSN of the last entry of a complete (non-last) log file (``erasing``: as for FileScanner)."""
+    scanner = FileScanner(read_file(disk, number), number, erasing=erasing).run()
     if scanner.problem is not None:
         raise LogCorruptionError(file_name(number), scanner.bad_offset or 0, scanner.problem)
     if scanner.last_offset is None:
@@ -188,9 +188,10 @@ def find_end(disk: Disk) -> LogEnd:
     return scan_end(disk)[0]
 
 
-def scan_end(disk: Disk) -> tuple[LogEnd, CheckedFile | None]:
+def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None) -> tuple[LogEnd, CheckedFile | None]:
     """:func:`find_end`, and the last file's entries as the scan checked them (None when a student's
-    ``valid_end`` scanned it, or when there is no log file)."""
+    ``valid_end`` scanned it, or when there is no log file). ``erasing``: the unfinished erasure
+    recorded by the log store's eraser, per file (never the last one: the eraser does not erase it)."""
     files = tuple(log_file_numbers(disk))
     if not files:
         return LogEnd(files, None, 0, None, NULL_LSN, NULL_LSN, None), None
@@ -216,7 +217,7 @@ def scan_end(disk: Disk) -> tuple[LogEnd, CheckedFile | None]:
     if scanner.file_header is not None:
         prev_last = scanner.file_header["last_entry_lsn"]
     elif len(files) > 1:
-        prev_last = last_entry_of(disk, files[-2])
+        prev_last = last_entry_of(disk, files[-2], (erasing or {}).get(files[-2]))
     else:
         prev_last = NULL_LSN
     if scanner.last_offset is None:

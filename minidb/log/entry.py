@@ -9,8 +9,9 @@ else is derived, never stored twice:
 
 - ``type_name`` and ``values`` come from the entry-type table
   (:mod:`minidb.log.types`); an erased entry (type byte 0xff, the data
-  eraser's ``LOG_ERASED``) is named ``Erased`` and has no values, an undeclared code
-  is ``Unknown(0x..)``;
+  eraser's ``LOG_ERASED``) is named ``Erased`` and has no values, though
+  ``erased_type_name`` says what it was (its erased form keeps the original
+  type code); an undeclared code is ``Unknown(0x..)``;
 - ``size`` is header plus item, and ``end`` the LSN where the next entry of
   the same file starts;
 - ``txn_id`` and ``txn_prev_lsn`` are the first two fields of a
@@ -85,6 +86,16 @@ class LogEntry:
             return entry_type.name
         code = self.header.type_code
         return "Erased" if code == ERASED_TYPE else f"Unknown(0x{code:02x})"
+
+    @property
+    def erased_type_name(self) -> str | None:
+        """What an erased entry was (its erased form keeps the original type code); None if not erased."""
+        if not self.header.erased:
+            return None
+        if not self.item:
+            return "Unknown(none)"
+        was = type_by_code(self.item[0])
+        return was.name if was is not None else f"Unknown(0x{self.item[0]:02x})"
 
     @property
     def size(self) -> int:

@@ -21,19 +21,40 @@ The header follows Berkeley DB JE's ``LogEntryHeader``::
 
 All integers are little-endian (``struct`` format ``<IBBII`` + ``<Q``).
 
-Two bytes may change after an entry is written, so the checksum treats them
-specially:
+Two bytes may change after an entry is written (and with the second, the
+item and the checksum):
 
 - the INVISIBLE bit is set in place by syncup rollback
   (:mod:`minidb.replication.rollback`, through ``LogManager.set_invisible``;
   every reader of the replication stream skips invisible entries),
   so it is masked out of the checksum;
 - the type byte is overwritten with :data:`ERASED_TYPE` by the log store's
-  data eraser (:mod:`minidb.logstore.eraser.protocol`, which then zeroes the
-  item; the demonstration cleaner of :mod:`minidb.logstore.cases` erases
-  type bytes too), after which the checksum cannot be verified (JE:
-  ``hasChecksum()`` is false for ``LOG_ERASED``); readers report such entries
-  as erased.
+  data eraser (:mod:`minidb.logstore.eraser.protocol`), which also rewrites
+  the item and the checksum into the *erased form*:
+
+      offset  size  field (an erased entry)
+      ------  ----  --------------------------------------------------
+         0     4    checksum   the ordinary checksum of the erased bytes
+         4     1    type       0xff
+         5    ...   flags, prev, item size, [VLSN]: unchanged
+       item    1    the entry's original type code
+       item+1 n-1   zeros
+
+  So an erased entry is checked like every other (:func:`verify_checksum`):
+  a forged 0xff over an intact entry fails its checksum (CRC-32 detects every
+  single-byte change), and so does a forged 0xff over a zeroed item. The
+  original type stays readable (:func:`erased_type`). Only the log store has
+  an eraser, so the original type must be one of its codes
+  (``ERASABLE_CODES``, 0x40-0x6f; JE's ``LOG_ERASED`` has no checksum at all).
+  While an erasure is in progress the entry passes through states that bytes
+  alone cannot tell from a forgery (0xff over the old checksum and item, a
+  partly rewritten item); the eraser records its intent durably first, and a
+  reader that is given that intent (``erasing``: the entry's original type)
+  accepts such an entry, and only then. The erased form of an entry is
+  :func:`pack_entry` of ``ERASED_TYPE`` with the same flags, ``prev`` and
+  VLSN over :func:`erased_item`. Worked example: an LN_TX (0x41) with a
+  20-byte item becomes type 0xff, item ``41`` and 19 zero bytes, and the CRC
+  of ``ff``, its flags, ``prev``, ``14000000``, [VLSN] and that item.
 
 Writing: :func:`pack_header` is the reference (the checksum runs over the
 packed ``SUMMED`` part, then over the item, without copying them together).
@@ -82,6 +103,7 @@ KNOWN_FLAGS = PROVISIONAL_YES | PROVISIONAL_BEFORE_CKPT_END | REPLICATED | INVIS
 ERASED_TYPE = 0xFF
 MAX_TYPE_CODE = 0x7E
 EXTRA_TYPE_CODES = range(0x80, 0x90)  # above MAX_TYPE_CODE: the page store's B+tree entries
+ERASABLE_CODES = range(0x40, 0x70)  # the log store's codes: the one engine with an eraser
 
 
 def valid_type_code(code: int) -> bool:
@@ -215,12 +237,39 @@ def read_header(buf: bytes | memoryview, pos: int) -> tuple[EntryHeader | None, 
     return header, None
 
 
-def verify_checksum(buf: bytes | memoryview, pos: int, header: EntryHeader) -> str | None:
-    """None if the stored checksum matches; erased entries cannot be checked."""
-    if header.erased:
+def erased_item(original_type: int, item_size: int) -> bytes:
+    """The item of an erased entry: its original type code, then zeros (``item_size`` bytes in all)."""
+    return bytes((original_type,)) + bytes(item_size - 1)
+
+
+def erased_type(buf: bytes | memoryview, pos: int, header: EntryHeader) -> int | None:
+    """The original type code an erased entry names (its item's first byte), or None if it has no item."""
+    if not header.erased or header.item_size == 0:
         return None
+    return buf[pos + header.size]
+
+
+def verify_checksum(buf: bytes | memoryview, pos: int, header: EntryHeader, erasing: int | None = None) -> str | None:
+    """None if the stored checksum matches (an erased entry: and it is in its erased form).
+
+    ``erasing``: an erasure of this entry to be finished is recorded, and the entry's original type
+    is ``erasing``; an entry with type 0xff is then accepted in any of the states the erasure goes
+    through (see the module documentation)."""
     view = memoryview(buf)[pos + 6 : pos + header.entry_size]
     computed = checksum(header.type_code, header.flags, view)
+    if header.erased:
+        if erasing is not None:
+            return None if erasing in ERASABLE_CODES else f"an erasure of a 0x{erasing:02x} entry is recorded"
+        if computed != header.checksum:
+            return (f"erased entry's checksum mismatch (stored 0x{header.checksum:08x}, computed "
+                    f"0x{computed:08x}), and no erasure of it is in progress")
+        original = erased_type(buf, pos, header)
+        if original is None or original not in ERASABLE_CODES:
+            what = "no item" if original is None else f"original type 0x{original:02x}"
+            return f"erased entry with {what}: only the log store's entries are erased"
+        if any(view[header.size - 6 + 1 :]):
+            return "erased entry whose item is not zeros after its original type"
+        return None
     if computed != header.checksum:
         return f"checksum mismatch (stored 0x{header.checksum:08x}, computed 0x{computed:08x})"
     return None
@@ -260,8 +309,11 @@ def intact_header(buf: bytes | memoryview, pos: int, expected_prev: int | None, 
     return _new_header(EntryHeader, (crc, type_code, flags, prev, item_size, vlsn))  # every field: no __new__ call
 
 
-def check_entry(buf: bytes | memoryview, pos: int, expected_prev: int | None, verify: bool = True) -> tuple[EntryHeader | None, str | None]:
-    """Header and problem of the entry at ``pos``; checks chain and checksum too."""
+def check_entry(buf: bytes | memoryview, pos: int, expected_prev: int | None, verify: bool = True,
+                erasing: int | None = None) -> tuple[EntryHeader | None, str | None]:
+    """Header and problem of the entry at ``pos``; checks chain and checksum too.
+
+    ``erasing``: the original type an unfinished erasure of this entry records (:func:`verify_checksum`)."""
     header = intact_header(buf, pos, expected_prev, verify)
     if header is not None:
         return header, None
@@ -271,5 +323,5 @@ def check_entry(buf: bytes | memoryview, pos: int, expected_prev: int | None, ve
     if expected_prev is not None and header.prev_offset != expected_prev:
         return header, f"prev offset 0x{header.prev_offset:x} does not point to the previous entry at 0x{expected_prev:x}"
     if verify:
-        problem = verify_checksum(buf, pos, header)
+        problem = verify_checksum(buf, pos, header, erasing)
     return header, problem

@@ -110,7 +110,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 from zlib import crc32
@@ -165,6 +165,7 @@ class LogManager:
         commit_delay: float = 0.5,
         commit_clock: MonotonicClock | ManualClock | None = None,
         keep_opening_scan: bool = False,
+        erasing: Mapping[int, Mapping[int, int]] | None = None,
     ):
         if not isinstance(file_max, int) or not MIN_FILE_MAX <= file_max <= MAX_OFFSET:
             if isinstance(file_max, int) and file_max < MIN_FILE_MAX:
@@ -209,7 +210,7 @@ class LogManager:
         self._closed = False
         self._writable = not readonly  # False once closed, read-only or failed: append tests this one flag
 
-        found, checked = scan_end(disk)
+        found, checked = scan_end(disk, erasing)
         # The last file as opening checked it, for take_opening_scan (its one reader: recovery).
         self._opening_scan: CheckedFile | None = checked if keep_opening_scan else None
         self.tail_cut: TailCut | None = found.cut
@@ -227,6 +228,8 @@ class LogManager:
         self._durable_end = LSN(self._file_number, self._next_offset)
         self._files = list(found.files)
         self.reader = LogReader(disk, self.end, self._buffer_view, self._end_position)
+        self.erasing = self.reader.erasing  # an unfinished erasure (the log store's eraser's): file -> offset -> type
+        self.erasing.update({number: dict(entries) for number, entries in (erasing or {}).items()})
         if not readonly:
             self._remove_below_head(None)  # left by a crash after the head was recorded
             self._open_for_writing(found)

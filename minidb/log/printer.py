@@ -7,7 +7,8 @@ One line per entry::
 Attributes: the entry's LSN, its type name, the ``prev`` offset, the item
 size and the stored checksum; ``prov="YES"`` or ``prov="BEFORE_CKPT_END"``
 for provisional entries, ``isReplicated="1"`` and ``isInvisible="1"`` when
-those flags are set. A replicated entry's body starts with ``<vlsn v="N"/>``.
+those flags are set. A replicated entry's body starts with ``<vlsn v="N"/>``;
+an erased entry's body says what it was: ``<Erased was="LN_TX"/>``.
 The body is the item printed field by field by its entry type (see
 :meth:`minidb.log.types.EntryType.format`); ``quiet`` leaves the body out.
 """
@@ -39,7 +40,7 @@ def format_entry(entry: LogEntry, quiet: bool = False) -> str:
     body = f'<vlsn v="{header.vlsn}"/>' if header.vlsn is not None else ""
     entry_type = entry.entry_type
     if header.erased:
-        body += "<Erased/>"
+        body += f'<Erased was="{entry.erased_type_name}"/>'  # the erased form keeps the original type
     elif entry_type is None:
         body += f'<Unknown item="{entry.item[:32].hex()}"/>'
     else:

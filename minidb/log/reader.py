@@ -94,6 +94,10 @@ class LogReader:
         self._end_position = end_position  # end().end_lsn as a (file, offset) tuple (None: no log file yet), cheaper
         self._buffered = buffered
         self._handles: dict[int, File] = {}
+        # An unfinished erasure the log store's eraser recorded: file -> offset -> the entry's original type.
+        # Such an entry is accepted in any state the erasure passes through (minidb.log.header); the eraser
+        # fills this in before it touches a file and empties it when the file is done.
+        self.erasing: dict[int, dict[int, int]] = {}
 
     def close(self) -> None:
         for handle in self._handles.values():
@@ -140,7 +144,8 @@ class LogReader:
         pos = lsn.offset - base
         header = intact_header(data, pos, None)  # the usual case, parsed once
         if header is None:
-            header, problem = check_entry(data, pos, None)
+            erasing = self.erasing.get(lsn.file, {}).get(lsn.offset) if self.erasing else None
+            header, problem = check_entry(data, pos, None, erasing=erasing)
             if problem is not None or header is None:
                 raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
         return LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
@@ -186,7 +191,7 @@ class LogReader:
             scanner = self._checked_scan(checked, end, number, offset)
             if scanner is None:
                 data = self.file_bytes(number)
-                scanner = FileScanner(data, number, start=offset)
+                scanner = FileScanner(data, number, start=offset, erasing=self.erasing.get(number))
             else:
                 data = checked.data  # type: ignore[union-attr]
             if type(data) is not bytes:

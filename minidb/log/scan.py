@@ -22,7 +22,10 @@ the bytes after it, which of four situations this is:
 ``corrupt``   the header holds data and an intact entry follows that names
               the bad one as its predecessor (or starts where the bad entry's
               size says it ends): a synced entry changed on disk. This is an
-              error; nothing is cut.
+              error; nothing is cut. So is a bad entry whose type byte is
+              0xff, followed by anything: the log appends no erased entry,
+              so no torn append holds 0xff there (only the eraser writes it,
+              in place, and never in the last file).
 
 A lost write takes whole entries with it: the simulated disk, like a real
 one, keeps or drops each write as a whole (or tears the last one), and the
@@ -56,10 +59,10 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator, Mapping
 
 from minidb.log.fields import ItemFormatError
-from minidb.log.header import (HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, EntryHeader, check_entry, checksum,
+from minidb.log.header import (ERASED_TYPE, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, EntryHeader, check_entry, checksum,
                                intact_header, read_header)
 from minidb.log.logdef import FILE_HEADER
 
@@ -73,8 +76,10 @@ class FileScanner:
     the scan (``problem`` is None when the scan reached the end of the bytes).
     """
 
-    def __init__(self, buf: bytes | memoryview, file_number: int, verify: bool = True, start: int = 0, prev: int | None = None):
+    def __init__(self, buf: bytes | memoryview, file_number: int, verify: bool = True, start: int = 0, prev: int | None = None,
+                 erasing: Mapping[int, int] | None = None):
         self.buf = buf
+        self.erasing = erasing  # offset -> original type of each entry an unfinished erasure of this file names
         self.file_number = file_number
         self.verify = verify
         self.start = start
@@ -99,7 +104,8 @@ class FileScanner:
             if header is None or pos == 0:
                 problem = None
                 if header is None:
-                    header, problem = check_entry(buf, pos, expected_prev, verify)
+                    erasing = self.erasing.get(pos) if self.erasing else None
+                    header, problem = check_entry(buf, pos, expected_prev, verify, erasing)
                 if problem is None and pos == 0:
                     problem = self._check_file_header(header)
                 if problem is not None or header is None:
@@ -161,6 +167,8 @@ def intact_successor(buf: bytes | memoryview, bad_offset: int, header: EntryHead
 def judge_bad_entry(buf: bytes | memoryview, bad_offset: int, header: EntryHeader | None) -> Verdict:
     """Is the bad entry at ``bad_offset`` a torn tail, unwritten space, or corruption?"""
     head = bytes(buf[bad_offset : bad_offset + HEADER_SIZE])
+    if len(head) > 4 and head[4] == ERASED_TYPE:  # the log appends no erased entry: no torn append holds 0xff there
+        return Verdict("corrupt", intact_successor(buf, bad_offset, header))
     # Zeros from byte 4 on: a first write torn after at most 4 bytes over a preallocated file, as in
     # a file of at most 4 bytes: torn, not foreign.
     if bad_offset == 0 and len(head) > 4 and any(head) and head[4] != FILE_HEADER.code and any(buf[4:]):
@@ -244,7 +252,8 @@ class ScannedEntry:
         return self.problem is None
 
 
-def scan_tolerant(buf: bytes | memoryview, number: int, verify: bool = True) -> Iterator[ScannedEntry]:
+def scan_tolerant(buf: bytes | memoryview, number: int, verify: bool = True,
+                  erasing: Mapping[int, int] | None = None) -> Iterator[ScannedEntry]:
     """Every entry of one file's bytes, bad ones reported rather than raised.
 
     Intact entries come as in :class:`FileScanner`. At a bad entry, one
@@ -256,7 +265,7 @@ def scan_tolerant(buf: bytes | memoryview, number: int, verify: bool = True) -> 
     """
     start, prev = 0, None
     while True:
-        scanner = FileScanner(buf, number, verify=verify, start=start, prev=prev)
+        scanner = FileScanner(buf, number, verify=verify, start=start, prev=prev, erasing=erasing)
         for offset, header in scanner:
             yield ScannedEntry(offset, header)
         if scanner.problem is None:

@@ -7,13 +7,19 @@ Across files it checks that each ``FileHeader`` names its own file and points
 (``last_entry_lsn``) at the true last entry of the file before it. Files are
 judged by :mod:`minidb.log.check`, as every other reader judges them.
 
-The first problem found is reported with its file and offset. A torn tail or
+An erased entry is checked in its erased form (:mod:`minidb.log.header`), and
+only the log store has an eraser: in a log without any entry of the log
+store's, an erased entry is a problem however well formed. The first problem
+found is reported with its file and offset. The owner of a log with an
+eraser (the log store) may add its own rule of where an erased entry may lie
+(``erased_rule``: outside the recovery interval, only types it erases). A torn tail or
 unwritten space at the end of the last file is not a problem: it is what a
 crash leaves, and opening the log cuts it. It is reported as a note.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from minidb.errors import UserError
@@ -21,6 +27,7 @@ from minidb.io import Disk
 from minidb.log.check import Problem, bad_entry_problem, first_file_problem_on, missing_file, next_file_problem
 from minidb.log.end import read_file
 from minidb.log.fields import ItemFormatError
+from minidb.log.header import ERASABLE_CODES, ERASED_TYPE
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner, judge_bad_entry
@@ -48,16 +55,27 @@ def require_log(disk: Disk) -> list[int]:
     return numbers
 
 
-def verify_log(disk: Disk) -> VerifyReport:
+ErasedRule = Callable[[LSN, int, bool], "str | None"]
+
+
+def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
+               erased_rule: ErasedRule | None = None) -> VerifyReport:
+    """Check the log on ``disk`` (see the module documentation).
+
+    ``erasing``: the unfinished erasure the log store's eraser recorded (file -> offset -> original type),
+    whose entries may be half erased. ``erased_rule(lsn, original_type, in_last_file)``: where the owner's
+    eraser may have put an erased entry (None, or why not there), asked of every erased entry."""
     numbers = require_log(disk)
     report = VerifyReport(problem=missing_file(numbers))
     if report.problem is not None:
         return report
     previous = None  # (number, last entry's offset, end) of the file before, to check against this one
+    first_erased: Problem | None = None  # the first erased entry: a problem unless the log store wrote this log
+    log_store = False  # an entry of the log store's (not erased) was seen
     for index, number in enumerate(numbers):
         name = file_name(number)
         buf = read_file(disk, number)
-        scanner = FileScanner(buf, number)
+        scanner = FileScanner(buf, number, erasing=(erasing or {}).get(number))
         for offset, header in scanner:
             if offset == 0 and index == 0:
                 report.problem = first_file_problem_on(disk, number, scanner.file_header)
@@ -68,8 +86,20 @@ def verify_log(disk: Disk) -> VerifyReport:
                 if report.problem is not None:
                     return report
                 previous = None
-            entry_type = type_by_code(header.type_code)
-            if entry_type is not None and not header.erased:
+            code = header.type_code
+            if code == ERASED_TYPE:
+                if first_erased is None:
+                    first_erased = Problem(name, offset, "erased entry in a log that holds no log store entry: "
+                                                         "no other owner of a log has an eraser")
+                why = erased_rule(LSN(number, offset), buf[offset + header.size],
+                                  index == len(numbers) - 1) if erased_rule is not None else None
+                if why is not None:
+                    report.problem = Problem(name, offset, why)
+                    return report
+            elif code in ERASABLE_CODES:
+                log_store = True
+            entry_type = type_by_code(code)
+            if entry_type is not None:
                 try:
                     entry_type.decode(buf[offset + header.size : offset + header.entry_size])
                 except ItemFormatError as e:
@@ -94,4 +124,6 @@ def verify_log(disk: Disk) -> VerifyReport:
             )
         previous = (number, scanner.last_offset, scanner.end)
         report.end = LSN(number, scanner.end)
+    if first_erased is not None and not log_store:
+        report.problem = first_erased
     return report

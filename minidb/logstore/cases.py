@@ -48,7 +48,8 @@ migrating that LN dirties A, the checkpoint logs it, and the damage hides.
 JE deletes any cleaned file, so there A's LNs could sit in a file never
 cleaned; here A holds no LN at all. :func:`clean_trusting_utilization`
 is the older stand-in: it erases the entries the summaries call obsolete
-(the data eraser's LOG_ERASED type byte) instead of cleaning.
+(through the data eraser's own write protocol, so they end in the erased form)
+instead of cleaning.
 """
 
 from __future__ import annotations
@@ -58,13 +59,14 @@ from dataclasses import dataclass, field
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.log.files import file_name
-from minidb.log.header import ERASED_TYPE
 from minidb.logstore.config import EnvironmentConfig
 from minidb.logstore.env import Environment
+from minidb.logstore.eraser import ERASER_STATS, erase_file, locate
 from minidb.logstore.errors import LogFileNotFound, TreeError
 from minidb.logstore.inspect import tree_view
 from minidb.logstore.logdef import NODE_TYPES
 from minidb.logstore.verify import live_but_obsolete, records
+from minidb.stats import Stats
 
 DB_NAME = "cases"
 KEYS = [f"key{i:02d}" for i in range(0, 40, 2)]  # 20 keys: a 3-level tree of 4-slot nodes
@@ -272,13 +274,12 @@ def clean_trusting_utilization(case: WorkedCase) -> Cleaning:
         if not case.disk.exists(name):
             continue
         with case.disk.open(name) as handle:
-            for offset in sorted(summary.obsolete):
-                head = handle.read(offset, 5)
-                entry_type = env.log.read(LSN(summary.file_number, offset)).type_name if len(head) == 5 else ""
-                if entry_type in NODE_TYPES:
-                    handle.write(offset + 4, bytes([ERASED_TYPE]))
-                    erased.append(LSN(summary.file_number, offset))
-            handle.fsync()
+            buf = handle.read_all()
+        offsets = [offset for offset in sorted(summary.obsolete) if offset + 5 <= len(buf)
+                   and env.log.read(LSN(summary.file_number, offset)).type_name in NODE_TYPES]
+        if offsets:  # the data eraser's own protocol: the entries end in their erased form
+            erase_file(case.disk, summary.file_number, locate(buf, offsets), Stats("Eraser", ERASER_STATS))
+            erased += [LSN(summary.file_number, offset) for offset in offsets]
     reopened = Environment.open(case.disk, case_config(case.bug))
     try:
         found = records(reopened)

@@ -39,7 +39,8 @@ write, random subsets), the environment is opened on the crashed image
    missing file.
 6. every erasure the data eraser (:mod:`minidb.logstore.eraser`) finished
    before the crash point (its last fsync returned) holds: the entries are
-   ``LOG_ERASED`` with zeroed items. Some operations of the workload run the
+   in their erased form (``LOG_ERASED``, the original type and zeros, a
+   checksum that verifies). Some operations of the workload run the
    eraser over the files outside the recovery interval, so its writes and
    fsyncs are crash points too.
 """
@@ -54,10 +55,10 @@ from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log import LSN
 from minidb.log.files import file_name
-from minidb.log.header import ERASED_TYPE
+from minidb.log.header import check_entry
 from minidb.logstore.config import Durability, EnvironmentConfig
 from minidb.logstore.env import Environment
-from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock, erase_entries, locate
+from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock, erase_file, locate
 from minidb.logstore.errors import LockConflictError
 from minidb.logstore.inspect import live_lsns
 from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
@@ -238,7 +239,7 @@ class _Runner:
             entries = locate(buf, eraser.entries_to_erase(number, buf))
             if entries:
                 self.env.log.sync()
-                erase_entries(disk, number, entries, eraser.stats)
+                erase_file(disk, number, entries, eraser.stats, erasing=self.env.log.erasing)
                 self.workload.erasures.append((len(disk.events) - 1, number,
                                                [(e.offset, e.header_size, e.item_size) for e in entries]))
 
@@ -359,8 +360,10 @@ def erasure_problem(workload: Workload, image: SimDisk, event_index: int) -> str
         with image.open(file_name(number)) as handle:
             data = handle.read_all()
         for offset, header_size, item_size in entries:
-            if data[offset + 4] != ERASED_TYPE or any(data[offset + header_size: offset + header_size + item_size]):
-                return f"the erasure of file 0x{number:x} finished, but its entry at 0x{offset:x} is not erased"
+            header, problem = check_entry(data, offset, None)
+            if header is None or problem is not None or not header.erased:
+                return (f"the erasure of file 0x{number:x} finished, but its entry at 0x{offset:x} is not in its "
+                        f"erased form ({problem or 'not erased'})")
     return None
 
 

@@ -54,7 +54,9 @@ for a read.
 disk: the log is opened without its write handle (no file created, a torn
 tail ignored, not cut), the kind of environment is not recorded, recovery
 ends without its checkpoint, the evictor detaches clean nodes only, and
-closing takes no checkpoint. A directory is opened through a read-only
+closing takes no checkpoint. An erasure the data eraser recorded but did not
+finish is not finished (a writable open does that first): the log is given
+the recorded intent, and accepts the entries it names as they are. A directory is opened through a read-only
 :class:`~minidb.io.OSDisk`. Every write is refused with a
 :class:`~minidb.logstore.errors.ReadOnlyEnvironmentError` (a ``UserError``)
 before anything changes: put, delete, a new database, a checkpoint,
@@ -82,6 +84,8 @@ from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database, DatabaseImpl
 from minidb.logstore.dirty_map import DirtyINMap
+from minidb.logstore.eraser.protocol import finish_recorded_erasure
+from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError, ReadOnlyEnvironmentError
 from minidb.logstore.evictor import Evictor
 from minidb.logstore.locks import LockTable
@@ -124,9 +128,16 @@ class Environment:
             self.cleaner_thread.start()
 
     def _open_and_recover(self, disk: Disk, phase_listener) -> None:
+        # An erasure the eraser recorded but did not finish (a crash) is finished before the log is read:
+        # afterwards every erased entry is in its erased form (minidb.logstore.eraser.protocol). Read only,
+        # nothing is written: the log is told of the recorded intent instead, and accepts its half-erased entries.
+        erasing = erasing_of(disk) if self.read_only else None
+        if not self.read_only:
+            finish_recorded_erasure(disk)
         # The log keeps the last file's entries as opening checked them; recovery takes them first thing.
         self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
-                              clock=self.config.clock, keep_opening_scan=True, readonly=self.read_only)
+                              clock=self.config.clock, keep_opening_scan=True, readonly=self.read_only,
+                              erasing=erasing)
         if self.read_only and not self.log.end().files:
             self.log.close(sync=False)
             raise ReadOnlyEnvironmentError(f"{disk.where()}: no environment to open read-only (no log file)")

@@ -25,7 +25,9 @@ crashed; a clean close just leaves little to do. Its passes:
    decoded only if the BIN is replayed. The entries read are also kept per
    file as lists of LSNs, type codes and sizes (:class:`ScannedRun`; a size is
    the distance to the next entry), from which node sizes are noted and
-   utilization is counted in bulk (pass 8).
+   utilization is counted in bulk (pass 8). The data eraser never erases
+   inside this interval, so an erased entry read here is corruption naming
+   its file and offset, never skipped.
 4. **The mapping tree**: replay its non-provisional INs from CkptStart, then
    its MapLNs; this gives every database and its root.
 5. **The other trees**: replay non-provisional INs and BINs from CkptStart.
@@ -107,9 +109,10 @@ from itertools import compress
 from operator import attrgetter, itemgetter, sub
 from typing import TYPE_CHECKING
 
-from minidb.errors import UserError
+from minidb.errors import LogCorruptionError, UserError
 from minidb.log import LSN, NULL_LSN, LogEntry
-from minidb.log.header import INVISIBLE
+from minidb.log.files import file_name
+from minidb.log.header import ERASED_TYPE, INVISIBLE
 from minidb.log.types import OWNER_CODES, known_types, type_by_code
 from minidb.logstore.logdef import (BIN_ENTRY, CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX,
                                    MAP_LN)
@@ -305,6 +308,7 @@ class RecoveryManager:
         del checked
         self.runs = self._scanned_runs()
         self._refuse_foreign_entries()
+        self._refuse_erased_entries()
         self._sort_by_kind()
         self._refuse_the_other_kind(root_lsn, phase)
         info.entries_read = len(self.entries)
@@ -343,6 +347,17 @@ class RecoveryManager:
             if owner is not None:
                 raise UserError(f"{self.env.where()} is not a log store environment: its log holds a "
                                 f"{owner} entry ({entry.type_name} at {entry.lsn})")
+
+    def _refuse_erased_entries(self) -> None:
+        """The eraser never erases inside the recovery interval (the entries read here, from firstActiveLSN
+        or CkptStart to the end, the file being written included): an erased entry here is corruption, never
+        skipped (it could be a commit, or the version a BIN slot is replayed to)."""
+        for run in self.runs:
+            if ERASED_TYPE in run.codes:
+                lsn = run.lsns[run.codes.index(ERASED_TYPE)]
+                raise LogCorruptionError(file_name(lsn.file), lsn.offset,
+                                         f"erased entry at {lsn} inside the recovery interval (from {self.info.scan_start}"
+                                         "), where the data eraser never erases")
 
     def _refuse_the_other_kind(self, root_lsn: LSN, phase: RecoveryPhase) -> None:
         """A replicated environment opened as a plain one, or the reverse: refuse, having written nothing."""

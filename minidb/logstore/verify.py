@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING
 
 from minidb.io import Disk
 from minidb.log import LSN, LogManager, Provisional
+from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.inspect import NodeView, TreeView, logged_tree_view, live_lsns, tree_names, tree_view
-from minidb.logstore.logdef import IN_TYPES
+from minidb.log.types import type_by_code, type_by_name
+from minidb.logstore.logdef import CKPT_END, IN_TYPES, USER_LN_TYPES
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, ln_types_of
 from minidb.logstore.tree.ln import fetch_ln
 from minidb.logstore.tree.in_node import key_order_problem
@@ -101,6 +103,44 @@ def _checked_view(view_of: Callable[[], TreeView], name: str, problems: list[str
     return view
 
 
+def erased_entry_rule(disk: Disk) -> Callable[[LSN, int, bool], str | None]:
+    """Where the data eraser may have put an erased entry, for :func:`minidb.log.verify.verify_log`.
+
+    Its original type must be one the eraser erases (a record's LN, an IN or BIN), and it must lie
+    outside the recovery interval: never in the last file (the file being written) and never at or after
+    the last CkptEnd's min(firstActiveLSN, CkptStart). The last CkptEnd is looked up once, at the first
+    erased entry (a log without one has no place for an erased entry at all)."""
+    erasable = {type_by_name(name).code for name in USER_LN_TYPES | IN_TYPES}
+    start: list[LSN | None] = []
+
+    def problem(lsn: LSN, original: int, in_last_file: bool) -> str | None:
+        if original not in erasable:
+            was = type_by_code(original)
+            return (f"erased entry at {lsn} was a {was.name if was else f'0x{original:02x}'} entry: the data eraser "
+                    "erases only records' LNs and INs")
+        if in_last_file:
+            return f"erased entry at {lsn} in the last log file, the file being written: the data eraser never erases there"
+        if not start:
+            start.append(_recovery_start(disk))
+        if start[0] is None or not lsn < start[0]:
+            since = "the log has no CkptEnd" if start[0] is None else f"from {start[0]}"
+            return f"erased entry at {lsn} inside the recovery interval ({since}): the data eraser never erases there"
+        return None
+    return problem
+
+
+def _recovery_start(disk: Disk) -> LSN | None:
+    """Where recovery starts reading, by the last CkptEnd: min(firstActiveLSN, CkptStart); None without one."""
+    log = LogManager(disk, readonly=True, erasing=erasing_of(disk))
+    try:
+        ckpt_end = log.reader.last_of_type(CKPT_END.code)
+    finally:
+        log.close()
+    if ckpt_end is None:
+        return None
+    return min(ckpt_end.values["first_active_lsn"], ckpt_end.values["ckpt_start_lsn"])
+
+
 def verify_log_trees(disk: Disk) -> list[str] | None:
     """The tree checks of :func:`verify_tree` on the trees of the last checkpoint, read only.
 
@@ -114,7 +154,7 @@ def verify_log_trees(disk: Disk) -> list[str] | None:
     None when the log holds no CkptEnd (not a log store's log, or one never
     checkpointed).
     """
-    log = LogManager(disk, readonly=True)
+    log = LogManager(disk, readonly=True, erasing=erasing_of(disk))
     try:
         ckpt_end = next((e for e in log.scan_backward() if e.type_name == "CkptEnd"), None)
         if ckpt_end is None:

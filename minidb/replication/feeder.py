@@ -57,6 +57,7 @@ from minidb.replication import wire
 from minidb.replication.durability import SYNC_CODES
 from minidb.replication.errors import FeederError
 from minidb.replication.group import NodeState
+from minidb.replication.scanner import not_erased
 from minidb.replication.syncup import feeder_answer
 
 if TYPE_CHECKING:
@@ -184,7 +185,7 @@ class Feeder:
         item = self.master.vlsn_index.wait_for_vlsn(vlsn, timeout=0)
         if item is not None:
             self.cache_hits += 1
-            return self.master.log.read(item.lsn)
+            return not_erased(self.master.log.read(item.lsn))
         return self.scanner.find(vlsn)
 
     def _db_name(self, entry: LogEntry) -> str:

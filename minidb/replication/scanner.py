@@ -25,7 +25,9 @@ between); ``BackwardVLSNScanner(index).find(11)`` starts at 13 -> 10/140
 and reads 13, 12, 11.
 
 Entries a syncup rollback made invisible are skipped: they are no longer
-part of the replication stream. ``entries_scanned`` says how many entries
+part of the replication stream. An erased replicated entry is never skipped:
+the eraser truncates the index before it erases a file, so one met here is
+corruption naming its file and offset (:func:`not_erased`). ``entries_scanned`` says how many entries
 the last lookup read (the cost the stride trades against space).
 """
 
@@ -56,6 +58,17 @@ def walk_forward(log: "LogManager", start: LSN) -> Iterator[LogEntry]:
         entry = log.read(lsn)
         yield entry
         lsn = entry.end
+
+
+def not_erased(entry: LogEntry) -> LogEntry:
+    """``entry``, unless it is a replicated entry that was erased: the data eraser truncates the VLSN index
+    before it erases a file, so no entry a lookup by VLSN reaches can be erased; one that is is corruption
+    (never skipped: a feeder would stream a hole, syncup would match past it)."""
+    if entry.header.erased and entry.vlsn is not None:
+        raise VLSNIndexCorruptionError(f"{file_name(entry.lsn.file)} at offset 0x{entry.lsn.offset:x}: the entry of "
+                                       f"VLSN {entry.vlsn} at {entry.lsn} is erased, inside the VLSN index's range "
+                                       "(the data eraser truncates the index before it erases a file)")
+    return entry
 
 
 def stream_vlsn(entry: LogEntry) -> int | None:
@@ -139,7 +152,7 @@ class ForwardVLSNScanner(VLSNScanner):
         scanned = 0
         for entry in walk_forward(self._log(), start):
             scanned += 1
-            found = stream_vlsn(entry)
+            found = stream_vlsn(not_erased(entry))
             if found is None or found < vlsn:
                 continue
             self._count(scanned)
@@ -163,7 +176,7 @@ class BackwardVLSNScanner(VLSNScanner):
         scanned = 0
         for entry in self._log().scan_backward(start):
             scanned += 1
-            found = stream_vlsn(entry)
+            found = stream_vlsn(not_erased(entry))
             if found is None or found > vlsn:
                 continue
             self._count(scanned)
@@ -175,4 +188,4 @@ class BackwardVLSNScanner(VLSNScanner):
         raise VLSNIndexCorruptionError(f"VLSN {vlsn} is not in the log before {start}")
 
 
-__all__ = ["ForwardVLSNScanner", "BackwardVLSNScanner", "VLSNScanner", "walk_forward", "stream_vlsn"]
+__all__ = ["ForwardVLSNScanner", "BackwardVLSNScanner", "VLSNScanner", "walk_forward", "stream_vlsn", "not_erased"]

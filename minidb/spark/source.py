@@ -32,6 +32,11 @@ Bad input never kills the job:
 - a torn tail (or unwritten space) at the end of an environment's *last* file
   is what a crash leaves: rows stop where the log ends, exactly as the
   engine's reader stops (no row for it);
+- an erased entry is checked in its erased form (:mod:`minidb.log.header`);
+  one the log store's eraser was still erasing when it stopped is accepted
+  because the environment's ``eraser.state`` records that intent (read once
+  per environment at planning); any other 0xff entry that does not verify is
+  corrupt;
 - a corrupt entry gets a row with ``checksum_valid = false`` and the
   ``problem``; the scan resynchronises at the next intact entry (the one whose
   ``prev`` names the bad one) and goes on;
@@ -85,6 +90,7 @@ from minidb.log.header import (
 )
 from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.types import TXN_FIELDS
+from minidb.logstore.eraser.state import erasing_of
 from minidb.spark.schema import ARROW_SCHEMA, COLUMN_NAMES, LOG_SCHEMA
 
 FORMAT = "minidb"
@@ -99,7 +105,7 @@ class LogFilePartition(InputPartition):
     file must end); ``problem`` is set instead for a file that is missing from the numbering."""
 
     def __init__(self, env: str, env_path: str, path: str, number: int, last: bool,
-                 next_number: int | None = None, problem: str | None = None):
+                 next_number: int | None = None, problem: str | None = None, erasing: dict[int, int] | None = None):
         super().__init__(path)
         self.env = env
         self.env_path = env_path
@@ -108,6 +114,7 @@ class LogFilePartition(InputPartition):
         self.last = last  # the environment's highest-numbered file: a torn end is the log's end
         self.next_number = next_number
         self.problem = problem
+        self.erasing = erasing  # an unfinished erasure of this file the log store's eraser recorded: offset -> type
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LogFilePartition) and vars(self) == vars(other)
@@ -177,11 +184,12 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
     for env in sorted(chosen, key=lambda e: names[e]):
         numbers = _log_numbers(env)
         wanted = chosen[env]
+        erasing = erasing_of(OSDisk(env, readonly=True))  # the eraser's recorded intent, read once per environment
         for number, after in zip(numbers, numbers[1:] + [None]):
             if wanted is None or number in wanted:
                 following = after if after == number + 1 else None
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, file_name(number)),
-                                                   number, after is None, following))
+                                                   number, after is None, following, erasing=erasing.get(number)))
             gap = missing_file([number, after]) if after is not None and wanted is None else None
             if gap is not None:  # one row for the first file missing there, as verify reports it
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, gap.file_name),
@@ -340,7 +348,7 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
     while pos < size:
         header = intact_header(buf, pos, prev, verify) if prev is not None else None
         if header is None:  # the FileHeader, or anything unusual: the careful scanner judges this entry
-            scanner = FileScanner(buf, number, verify=verify, start=pos, prev=prev)
+            scanner = FileScanner(buf, number, verify=verify, start=pos, prev=prev, erasing=part.erasing)
             found = next(iter(scanner), None)
             if found is None:
                 bad, bad_header = scanner.bad_offset or 0, scanner.bad_header

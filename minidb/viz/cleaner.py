@@ -32,7 +32,7 @@ LIVE_COLOUR, OBSOLETE_COLOUR, ERASED_COLOUR = "#59a14f", "#bab0ac", "#f28e2b"
 STATE_COLOURS = {"written": "#4e79a7", "being written": "#76b7b2", "cleaned, waiting for CkptEnd": "#edc948",
                  "deleted": "#ffffff"}
 COMPONENT_NAMES = {1: "1 read (VLSN index)", 2: "2 read, choose entries", 3: "3 touch + fsync (18%)",
-                   4: "4 type bytes + fsync (16%)", 5: "5 zero the items (50%)", 6: "6 last fsync (16%)"}
+                   4: "4 type bytes + fsync (16%)", 5: "5 erased forms (50%)", 6: "6 last fsync (16%)"}
 COMPONENT_COLOURS = {1: "#9c755f", 2: "#b07aa1", 3: "#4e79a7", 4: "#e15759", 5: "#f28e2b", 6: "#59a14f"}
 HOUR = 3_600_000
 
@@ -190,10 +190,11 @@ def entry_extent(data: bytes, offset: int) -> tuple[int, int, int]:
 
 
 def erasure_region(erasure) -> tuple[int, int, int, list[tuple[int, int]]]:
-    """The first erased entry: (file, start, stop, highlighted ranges: its type byte and its item)."""
+    """The first erased entry: (file, start, stop, highlighted ranges: its checksum, type byte and item, the
+    bytes the erased form rewrites)."""
     lsn = erasure.erased[0]
     start, item, end = entry_extent(erasure.before[lsn.file], lsn.offset)
-    return lsn.file, start, end, [(start + 4, start + 5), (item, end)]
+    return lsn.file, start, end, [(start, start + 5), (item, end)]
 
 
 def draw_erasure(erasure, *, title: str | None = None) -> Figure:

@@ -46,7 +46,7 @@ from minidb.log.files import file_name, log_file_numbers
 from minidb.log.verify import verify_log
 from minidb.logstore import Environment, EnvironmentConfig
 from minidb.logstore.cleaner.selector import total_utilization
-from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
+from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock, erasing_of
 from minidb.logstore.eraser.throttle import Planned, schedule
 from minidb.logstore.verify import records
 from minidb.viz.script import Op, checked, op_table, script_error
@@ -378,8 +378,11 @@ def describe_event(event: Event) -> str:
         return f"fsync of {event.name}"
     if len(event.data) == 1 and event.data == b"\xff":
         return f"write of 0xff over the type byte at 0x{event.offset - 4:x} in {event.name}"
-    if not any(event.data):
-        return f"write of {len(event.data)} zeros over an item at 0x{event.offset:x} in {event.name}"
+    if len(event.data) > 1 and not any(event.data[1:]):
+        return (f"write of the erased item at 0x{event.offset:x} in {event.name} (type 0x{event.data[0]:02x}, then "
+                f"{len(event.data) - 1} zeros)")
+    if len(event.data) == 4:
+        return f"write of the erased form's checksum at 0x{event.offset:x} in {event.name}"
     return f"write of {len(event.data)} bytes at 0x{event.offset:x} in {event.name}"
 
 
@@ -419,8 +422,8 @@ def eraser_crash(point: int, keep: str = "nothing unsynced", script: Sequence[Se
     event = events[point - 1]
     image = demo.disk.crash_image(event.index, KEEP_MODES[keep])
     try:
-        verified = verify_log(image).ok
-        env = Environment.open(image, config())
+        verified = verify_log(image, erasing_of(image)).ok  # entries the intent names may be half erased
+        env = Environment.open(image, config())  # which finishes a recorded erasure first
         got = records(env).get(DB, {})
     except MinidbError as e:
         return CrashResult(point, describe_event(event), keep, False, False, 0, True, f"{type(e).__name__}: {e}", None)

@@ -10,6 +10,10 @@ damage; applying it to a state's files gives the damaged image. The kinds:
 ``bitflip-page``         one bit of a page's body (a seeded sample per page)
 ``zero-header``          an entry header or a master slot set to zeros (``length``)
 ``zero-page``            a whole page set to zeros
+``erase-type``           a log entry's type byte set to 0xff (the erased type),
+                         nothing else changed: a forged erasure
+``erase-type-zero-item`` a log entry's type byte set to 0xff and its item zeroed
+                         (``length``): what an erasure without a checksum left
 ``truncate-at-boundary`` the file cut at an entry, page or slot boundary
 ``delete-file``          the file removed
 =======================  ==========================================================
@@ -29,8 +33,9 @@ from dataclasses import dataclass
 
 from tests.corruption.state import Layout, State
 
-KINDS = ("bitflip-header", "bitflip-item", "bitflip-page", "zero-header", "zero-page",
-         "truncate-at-boundary", "delete-file")
+KINDS = ("bitflip-header", "bitflip-item", "bitflip-page", "zero-header", "zero-page", "erase-type",
+         "erase-type-zero-item", "truncate-at-boundary", "delete-file")
+ERASED_TYPE = 0xFF  # the type byte of an erased entry (minidb.log.header.ERASED_TYPE), at offset 4 of the header
 ITEM_BITS_PER_ENTRY = 4
 BODY_BITS_PER_PAGE = 16
 SEED = 2026
@@ -43,7 +48,8 @@ class Case:
     offset: int
     kind: str
     bit: int = 0  # bitflip-*: which bit of the byte at offset
-    length: int = 0  # zero-*: how many bytes from offset
+    length: int = 0  # zero-*: how many bytes from offset; erase-type-zero-item: the item's size
+    item_at: int = 0  # erase-type-zero-item: where the item starts, from offset (the header's size)
 
     def apply(self, files: dict[str, bytes]) -> dict[str, bytes]:
         """A damaged copy of ``files``."""
@@ -53,6 +59,10 @@ class Case:
             data[self.offset] ^= 1 << self.bit
         elif self.kind.startswith("zero"):
             data[self.offset:self.offset + self.length] = bytes(self.length)
+        elif self.kind.startswith("erase-type"):
+            data[self.offset + 4] = ERASED_TYPE
+            start = self.offset + self.item_at
+            data[start:start + self.length] = bytes(self.length)  # the item (none for erase-type)
         elif self.kind == "truncate-at-boundary":
             del data[self.offset:]
         elif self.kind == "delete-file":
@@ -65,6 +75,8 @@ class Case:
 
     def __str__(self) -> str:
         what = {"bitflip": f" bit {self.bit}", "zero": f" +{self.length}"}.get(self.kind.split("-")[0], "")
+        if self.kind == "erase-type-zero-item":
+            what = f" item +{self.length}"
         return f"{self.engine} {self.kind} {self.file} @0x{self.offset:x}{what}"
 
 
@@ -92,6 +104,9 @@ def _log_file_cases(state: State, name: str, rng: random.Random) -> list[Case]:
         cases += [Case(engine, name, at, "bitflip-item", bit=rng.randrange(8))
                   for at in sorted(rng.sample(item, min(ITEM_BITS_PER_ENTRY, len(item))))]
         cases.append(Case(engine, name, offset, "zero-header", length=header))
+        if state.files[name][offset + 4] != ERASED_TYPE:
+            cases.append(Case(engine, name, offset, "erase-type"))
+            cases.append(Case(engine, name, offset, "erase-type-zero-item", length=size - header, item_at=header))
         cases.append(Case(engine, name, offset, "truncate-at-boundary"))
     return cases
 

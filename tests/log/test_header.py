@@ -7,7 +7,8 @@ import pytest
 from minidb.io import SimDisk
 from minidb.log import TRACE, Provisional, file_name
 from minidb.log.header import (
-    ERASED_TYPE, HEADER_SIZE, INVISIBLE, flag_problem, make_flags, pack_entry, read_header, verify_checksum,
+    ERASED_TYPE, HEADER_SIZE, INVISIBLE, check_entry, checksum, erased_item, erased_type, flag_problem, make_flags,
+    pack_entry, read_header, verify_checksum,
 )
 from tests.log.helpers import file_bytes, messages, new_log, put_file_bytes, write_messages
 
@@ -44,18 +45,43 @@ def test_no_single_bit_flip_turns_a_valid_type_into_erased():
             assert code ^ (1 << bit) != ERASED_TYPE
 
 
-def test_invisible_bit_and_erasure_do_not_break_the_checksum():
+def test_the_invisible_bit_does_not_break_the_checksum_and_the_erased_form_carries_its_own():
     item = TRACE.encode({"message": "rolled back"})
-    data = bytearray(pack_entry(TRACE.code, make_flags(replicated=True), 0, item, vlsn=5))
+    data = bytearray(pack_entry(0x41, make_flags(replicated=True), 0, item, vlsn=5))  # a log store code
     header, _ = read_header(data, 0)
     assert verify_checksum(data, 0, header) is None
     data[5] |= INVISIBLE
     header, problem = read_header(data, 0)
     assert problem is None and header.invisible and verify_checksum(data, 0, header) is None
     data[4] = ERASED_TYPE
-    data[HEADER_SIZE + 8:] = bytes(len(item))
+    data[HEADER_SIZE + 8:] = erased_item(0x41, len(item))
+    data[:4] = struct.pack("<I", checksum(ERASED_TYPE, data[5], bytes(data[6:])))
     header, problem = read_header(data, 0)
     assert problem is None and header.erased and verify_checksum(data, 0, header) is None
+    assert erased_type(data, 0, header) == 0x41
+
+
+def test_a_forged_erased_type_byte_fails_the_checksum_with_or_without_a_zeroed_item():
+    item = TRACE.encode({"message": "committed"})
+    for code in (TRACE.code, 0x41):
+        data = bytearray(pack_entry(code, 0, 0, item))
+        data[4] = ERASED_TYPE
+        header, problem = check_entry(data, 0, None)
+        assert header.erased and "checksum mismatch" in problem
+        data[HEADER_SIZE:] = bytes(len(item))
+        header, problem = check_entry(data, 0, None)
+        assert header.erased and "checksum mismatch" in problem
+        assert check_entry(data, 0, None, erasing=0x41)[1] is None  # unless an erasure of it is recorded
+
+
+def test_a_well_formed_erased_entry_must_name_a_log_store_type():
+    item = bytes(8)
+    for original, ok in ((0x41, True), (0x49, True), (0x10, False), (TRACE.code, False)):
+        rest = struct.pack("<BII", 0, 0, len(item))[1:]
+        body = erased_item(original, len(item))
+        data = struct.pack("<IBB", checksum(ERASED_TYPE, 0, rest + body), ERASED_TYPE, 0) + rest + body
+        problem = check_entry(data, 0, None)[1]
+        assert (problem is None) == ok, (original, problem)
 
 
 def _last_entry_log(replicated):

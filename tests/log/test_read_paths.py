@@ -14,7 +14,7 @@ from minidb.io import SimDisk
 from minidb.log import LSN, TRACE, Provisional
 from minidb.log import header as header_module
 from minidb.log.entry import LogEntry
-from minidb.log.header import ERASED_TYPE, INVISIBLE, check_entry, intact_header, pack_entry, read_header
+from minidb.log.header import ERASED_TYPE, INVISIBLE, check_entry, erased_item, intact_header, pack_entry, read_header
 from minidb.log.reader import READ_AHEAD, READ_BACK
 from minidb.logstore.logdef import LOGSTORE_TYPES
 from tests.log.helpers import file_bytes, new_log, put_file_bytes, write_messages
@@ -134,9 +134,9 @@ def sample_entries():
     for i in range(60):
         code, flags, vlsn = kinds[i % len(kinds)]
         item = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
-        entry = pack_entry(code if code != ERASED_TYPE else 0x02, flags, prev, item, vlsn)
-        if code == ERASED_TYPE:
-            entry = entry[:4] + bytes((ERASED_TYPE,)) + entry[5:]
+        if code == ERASED_TYPE:  # the erased form of an LN_TX: its own checksum, its type, zeros
+            item = erased_item(0x41, len(item) + 1)
+        entry = pack_entry(code, flags, prev, item, vlsn)
         out.append(entry)
         prev, pos = pos, pos + len(entry)
     return b"".join(out)

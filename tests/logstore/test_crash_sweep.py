@@ -72,7 +72,14 @@ def test_workloads_erase_and_the_checker_catches_an_erasure_that_did_not_hold():
     done, number, entries = workload.erasures[0]
     image = workload.disk.crash_image(done, CrashMode.nothing())
     assert check_point(workload, image, done) is None
-    before = done - 1  # the erasure's last fsync had not returned yet: its promise does not hold there
+    # Just before the intent was recorded (the rename of the state before the one at ``done``), the file is
+    # untouched and nothing will finish its erasure: its promise does not hold there.
+    intent = max(e.index for e in workload.disk.events[:done] if e.kind == "rename")
+    before = intent - 1
     image = workload.disk.crash_image(before, CrashMode.nothing())
     workload.erasures[0] = (before, number, entries)
-    assert "is not erased" in check_point(workload, image, before)
+    assert "is not in its erased form" in check_point(workload, image, before)
+    # From the intent on, opening finishes the erasure, whatever was written of it.
+    image = workload.disk.crash_image(intent, CrashMode.nothing())
+    workload.erasures[0] = (intent, number, entries)
+    assert check_point(workload, image, intent) is None

@@ -5,7 +5,8 @@ import pytest
 from minidb.cli import main
 from minidb.io import OSDisk
 from minidb.log import LogManager
-from minidb.log.header import ERASED_TYPE
+from minidb.logstore.eraser import ERASER_STATS, erase_file, locate
+from minidb.stats import Stats
 from minidb.logstore import Environment, EnvironmentFailureError, TreeError
 from minidb.logstore.verify import verify_log_trees, verify_tree
 
@@ -23,6 +24,8 @@ def env_dir(tmp_path):
         db.put(name, f"{name}'s money")
     with env.begin() as txn:
         db.put("dave", "dave's money", txn=txn)
+    env.checkpoint()
+    env.log.force_flip()  # so the records above lie in a file the data eraser may erase: not the last one
     env.close()
     return path
 
@@ -40,11 +43,11 @@ def lsn_of(path, type_name, **match):
 
 
 def erase(path, lsn):
-    """What the data eraser does to an entry: its type byte becomes LOG_ERASED (0xff)."""
-    file = path / f"{lsn.file:08d}.jdb"
-    data = bytearray(file.read_bytes())
-    data[lsn.offset + 4] = ERASED_TYPE
-    file.write_bytes(bytes(data))
+    """What the data eraser does to an entry, through its own write protocol: the erased form."""
+    disk = OSDisk(path)
+    with disk.open(f"{lsn.file:08x}.jdb") as f:
+        buf = f.read_all()
+    erase_file(disk, lsn.file, locate(buf, [lsn.offset]), Stats("Eraser", ERASER_STATS))
 
 
 def test_reading_an_erased_record_fails_naming_the_lsn_and_verify_reports_it(env_dir, capsys):

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from minidb.errors import UserError
-from minidb.io import SimDisk, crash_points
+from minidb.io import CrashMode, SimDisk, crash_points
 from minidb.log import LSN
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import ERASED_TYPE, read_header, verify_checksum
+from minidb.log.header import ERASED_TYPE, check_entry, erased_type, read_header, verify_checksum
 from minidb.log.verify import verify_log
 from minidb.logstore import Environment, EnvironmentConfig
 from minidb.logstore.eraser import (ERASER_STATS, MAYBE_EXTINCT, NOT_EXTINCT, STATE_FILE, CycleState, DataEraser,
-                                    EraserConfig, ManualClock, SystemClock, WorkThrottle, erase_entries, locate, read_state)
+                                    EraserConfig, ManualClock, SystemClock, WorkThrottle, erase_file, erasing_of, locate,
+                                    read_state)
 from minidb.logstore.eraser.state import ERASED, TO_DO, write_state
 from minidb.logstore.verify import records
 from minidb.stats import Stats
@@ -186,7 +188,10 @@ def chosen(env, e):
     return picks
 
 
-def test_a_crash_at_every_write_and_fsync_of_the_protocol_leaves_a_log_that_opens_and_verifies():
+def test_a_crash_at_every_write_and_fsync_of_the_protocol_leaves_a_log_that_opens_verifies_and_finishes():
+    """Every crash point of the protocol (the intent's state file, the touch, the type bytes, the erased forms,
+    the fsyncs, the file marked erased), torn writes and subsets of unsynced writes included: the log verifies
+    with the recorded intent, opening finishes the erasure, and then it verifies alone, every entry erased."""
     disk, env = workload()
     e = eraser(env)
     picks = chosen(env, e)
@@ -196,32 +201,43 @@ def test_a_crash_at_every_write_and_fsync_of_the_protocol_leaves_a_log_that_open
     start = len(disk.events)
     stats = Stats("Eraser", ERASER_STATS)
     for number, (buf, offsets) in picks.items():
-        erase_entries(disk, number, locate(buf, offsets), stats)
+        erase_file(disk, number, locate(buf, offsets), stats)
     assert stats["eraserFSyncs"] == 3 * len(picks)
-    points = erased_seen = 0
+    points = half_erased = 0
     for point in crash_points(disk, start=start, torn_variants=2, random_variants=3, seed=7):
         points += 1
         image = point.disk
-        assert verify_log(image).ok, point
+        intent = erasing_of(image)
+        assert verify_log(image, intent).ok, point
+        if intent and not verify_log(image).ok:
+            half_erased += 1
         for number, (buf, offsets) in picks.items():
             data = image.open(file_name(number)).read_all()
             for offset in offsets:
                 header, problem = read_header(data, offset)
                 assert problem is None
                 item = data[offset + header.size: offset + header.entry_size]
-                if header.type_code == ERASED_TYPE:
-                    erased_seen += 1
-                    assert verify_checksum(data, offset, header) is None  # never checked
-                else:  # not erased yet: untouched, checksum intact
+                if header.type_code != ERASED_TYPE:  # not erased yet: untouched, checksum intact
                     assert item == buf[offset + header.size: offset + header.entry_size]
                     assert verify_checksum(data, offset, header) is None
+                elif offset not in intent.get(number, {}):  # done: the erased form, which verifies alone
+                    assert verify_checksum(data, offset, header) is None, point
         reopened = Environment.open(image, config())
         assert records(reopened) == want, point
-    assert points > 10 and erased_seen > 0
+        reopened.close()
+        assert erasing_of(image) == {} and verify_log(image).ok, point
+        for number, (buf, offsets) in picks.items():
+            data = image.open(file_name(number)).read_all()
+            if any(data[offset + 4] == ERASED_TYPE for offset in offsets):  # begun, so finished at open
+                for offset in offsets:
+                    header, problem = check_entry(data, offset, None)
+                    assert problem is None and header.erased and erased_type(data, offset, header) == buf[offset + 4]
+    assert points > 10 and half_erased > 0
 
 
-def test_an_erased_entry_with_its_old_item_still_verifies():
-    """Between step 4 and step 5 the item is intact but the type byte changed: the checksum no longer matches."""
+def test_an_erased_entry_with_its_old_item_verifies_only_with_the_intent():
+    """Between step 4 and step 5 the item is intact but the type byte changed: the checksum no longer matches,
+    so the entry is accepted only where the intent names it (and a forged 0xff nowhere)."""
     disk, env = workload()
     number, (buf, offsets) = next(iter(chosen(env, eraser(env)).items()))
     env.log.sync()
@@ -229,9 +245,10 @@ def test_an_erased_entry_with_its_old_item_still_verifies():
         handle.write(offsets[0] + 4, bytes([ERASED_TYPE]))
     data = disk.open(file_name(number)).read_all()
     header, _ = read_header(data, offsets[0])
-    assert header.erased and verify_checksum(data, offsets[0], header) is None
-    assert verify_log(disk).ok
-    assert eraser(env).is_entry_erased(LSN(number, offsets[0]))
+    assert header.erased and verify_checksum(data, offsets[0], header) is not None
+    assert not verify_log(disk).ok
+    assert verify_checksum(data, offsets[0], header, erasing=buf[offsets[0] + 4]) is None
+    assert verify_log(disk, {number: {offsets[0]: buf[offsets[0] + 4]}}).ok
 
 
 # -- exclusions ---------------------------------------------------------------------------------------
@@ -353,8 +370,12 @@ def test_a_file_that_becomes_protected_is_aborted_and_stays_to_do():
 def test_cycle_state_format_round_trips_and_refuses_damage():
     state = CycleState(1, 2, {1: ERASED, 5: TO_DO})
     data = state.pack()
-    assert len(data) == 26 + 5 * 2 + 4
+    assert len(data) == 26 + 5 * 2 + 8 + 4
     assert CycleState.unpack(data) == state
+    state.erasing = (5, {0x1a0: 0x41, 0x2c4: 0x49})  # the intent: an LN_TX and a BIN of file 5
+    data = state.pack()
+    assert len(data) == 26 + 5 * 2 + 8 + 5 * 2 + 4 and data[36:54] == bytes.fromhex("05000000 02000000 a0010000 41 c4020000 49")
+    assert CycleState.unpack(data) == state and state.erasing_map() == {5: {0x1a0: 0x41, 0x2c4: 0x49}}
     for bad in (data[:-1], b"XXXX" + data[4:], data[:-4] + b"\0\0\0\0"):
         with pytest.raises(ValueError):
             CycleState.unpack(bad)
@@ -547,3 +568,25 @@ def test_what_made_the_data_obsolete_is_durable_before_the_data_goes():
     reopened = Environment.open(disk, config())
     live = records(reopened)["a"]
     assert SECRET_KEY not in live and len(live) == 20
+
+
+def test_a_read_only_open_accepts_a_recorded_erasure_as_it_is_and_writes_nothing():
+    """A crash between the type bytes and the erased forms, opened read only: the intent lets the half-erased
+    entries pass, nothing is finished (nothing is written); a writable open then finishes them."""
+    disk, env = workload()
+    e = eraser(env)
+    number, (buf, offsets) = next(iter(chosen(env, e).items()))
+    env.log.sync()
+    want = records(env)
+    start = len(disk.events)
+    erase_file(disk, number, locate(buf, offsets), Stats("Eraser", ERASER_STATS))
+    fsyncs = [ev.index for ev in disk.events[start:] if ev.kind == "fsync" and ev.name == file_name(number)]
+    image = disk.crash_image(fsyncs[1], CrashMode.nothing())  # the type bytes durable, the erased forms not
+    assert erasing_of(image) and not verify_log(image).ok
+    before = {name: image.open(name).read_all() for name in image.list()}
+    reader = Environment.open(image, replace(config(), read_only=True))
+    assert records(reader) == want
+    reader.close()
+    assert {name: image.open(name).read_all() for name in image.list()} == before
+    Environment.open(image, config()).close()
+    assert erasing_of(image) == {} and verify_log(image).ok

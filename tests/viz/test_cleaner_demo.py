@@ -114,8 +114,8 @@ def test_a_bad_script_names_the_step(script, message):
 # -- crashing inside the eraser's write protocol ------------------------------------------------------------------
 def test_the_crash_points_are_the_protocols_writes_and_fsyncs():
     events = protocol_events()
-    assert [e.kind for e in events] == ["fsync", "write", "fsync", "write", "fsync"] * 2
-    assert [e.name for e in events] == [file_name(3)] * 5 + [file_name(4)] * 5
+    assert [e.kind for e in events] == ["fsync", "write", "fsync", "write", "write", "fsync"] * 2
+    assert [e.name for e in events] == [file_name(3)] * 6 + [file_name(4)] * 6
 
 
 @pytest.mark.parametrize("keep", list(KEEP_MODES))
@@ -123,14 +123,17 @@ def test_a_crash_at_every_point_leaves_a_log_that_verifies_with_every_record(kee
     results = [eraser_crash(point, keep, draw=False) for point in range(1, len(protocol_events()) + 1)]
     assert all(r.error is None and r.verified and r.records_ok for r in results), [r.summary() for r in results]
     erased = [r.erased for r in results]
-    assert erased == sorted(erased) and erased[0] == 0 and erased[-1] == 2
+    # The intent is recorded before a file's first write, so opening finishes a file once begun.
+    assert erased == sorted(erased) and erased[0] == 1 and erased[-1] == 2
     assert results[-1].secret_left is False and results[0].secret_left is True
 
 
-def test_type_byte_durable_before_the_zeros():
-    """Point 4 (the zeros of file 3) lost, point 3 (the fsync of its type byte) kept: erased, to zero again."""
+def test_type_byte_durable_before_the_erased_item_and_opening_finishes_it():
+    """Point 4 (the erased item of file 3) lost, point 3 (the fsync of its type byte) kept: the entry is
+    half erased, accepted through the recorded intent, and opening finishes its erased form."""
     result = eraser_crash(4, "nothing unsynced", draw=False)
-    assert result.erased == 1 and "write of 43 zeros" in result.event and result.secret_left
+    assert result.verified and result.records_ok
+    assert result.erased == 1 and "write of the erased item at 0x248" in result.event and "42 zeros" in result.event
 
 
 def test_the_explorer_is_the_crash_callback_driven_from_code():
@@ -152,8 +155,8 @@ def test_the_explorer_takes_an_edited_script():
 
 
 def test_bad_crash_arguments_are_refused():
-    with pytest.raises(ValueError, match="crash point 11 is not between 1 and 10"):
-        eraser_crash(11)
+    with pytest.raises(ValueError, match="crash point 13 is not between 1 and 12"):
+        eraser_crash(13)
     with pytest.raises(ValueError, match="keep 'all'"):
         eraser_crash(1, "all")
 

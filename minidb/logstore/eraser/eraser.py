@@ -44,7 +44,10 @@ imports it).
 **Aborts**: the erasure of a file stops when the file becomes protected
 (:meth:`DataEraser.abort_erase`, called by a backup) or the extinction filter
 says ``MAYBE_EXTINCT``; the file stays to do and is tried again after the
-others. A cycle not finished by its end time is aborted and a fresh one
+others. Aborts (and the throttle's waits) come before the eraser records its
+intent (:mod:`.protocol`): once a file begins to change, its erasure is
+finished, so a recorded intent never outlives the step but for a crash (or a
+disk error), and the next open finishes it. A cycle not finished by its end time is aborted and a fresh one
 starts (throttling never catches up: :mod:`.throttle`).
 
 **Persistence**: the cycle's state is written after each file
@@ -79,7 +82,7 @@ from minidb.log.files import file_name, log_file_numbers
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.scan import FileScanner
 from minidb.logstore.errors import LockConflictError
-from minidb.logstore.eraser.protocol import STEP_SHARES, erase_entries, locate
+from minidb.logstore.eraser.protocol import STEP_SHARES, erase_file, locate
 from minidb.logstore.eraser.state import DELETED, ERASED, STATE_FILE, TO_DO, CycleState, read_state, write_state
 from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle, work_estimate
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
@@ -252,9 +255,12 @@ class DataEraser:
         self.throttle = None
 
     def _drop_cycle(self) -> None:
+        unfinished = self.cycle.erasing if self.cycle is not None else None
         self.cycle = None
         self.throttle = None
-        if self.disk.exists(STATE_FILE):
+        if unfinished is not None:  # an erasure a disk error cut short: its intent stays until it is finished
+            write_state(self.disk, CycleState(0, 0, {}, unfinished))
+        elif self.disk.exists(STATE_FILE):
             self.disk.delete(STATE_FILE)
 
     # -- cycles --------------------------------------------------------------------------------
@@ -463,11 +469,14 @@ class DataEraser:
             self._work(length)
             return ERASED
 
-        def between(step: int) -> None:
+        # Components 3 to 6: throttled and checked for aborts before the intent is written, so that
+        # nothing stops an erasure once the file begins to change (protocol: the intent is finished).
+        for step in sorted(STEP_SHARES):
             self._check_protected(number)
             self._work(STEP_SHARES[step] * length)
-
-        erase_entries(self.disk, number, locate(buf, offsets), self.stats, between)
+        self._check_protected(number)
+        assert self.cycle is not None
+        erase_file(self.disk, number, locate(buf, offsets), self.stats, self.cycle, erasing=self.env.log.erasing)
         self.stats.add("eraserFilesErased")
         return ERASED
 
@@ -516,7 +525,7 @@ class DataEraser:
         return not exact or bin_node.known_deleted[index]
 
     def is_entry_erased(self, lsn: LSN) -> bool:
-        """Has the entry at ``lsn`` been erased (its type byte is LOG_ERASED)?"""
+        """Has the entry at ``lsn`` been erased (it is LOG_ERASED)?"""
         return self.env.log.read(lsn).header.erased
 
 

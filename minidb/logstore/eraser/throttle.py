@@ -11,7 +11,7 @@ component  units       what
                        truncation), or reading again after an abort
 2          ``L``       reading the file and overwriting type bytes
 3..6       ``L``       split 18% / 16% / 50% / 16%: the touch and its fsync,
-                       the fsync after the type bytes, zeroing the items,
+                       the fsync after the type bytes, the erased forms,
                        the last fsync (:data:`~.protocol.STEP_SHARES`)
 =========  ==========  ===================================================
 

@@ -30,6 +30,10 @@ restart takes those checked entries first thing (``take_opening_scan``,
 before anything writes to the log) and analysis and redo read that file
 from them, so each of its bytes is read and checksummed once.
 
+The page store has no data eraser, so an erased entry (type 0xff) in its log,
+however well formed, is corruption: analysis names its file and offset and
+skips nothing.
+
 The decisions are one pure function, :func:`rebuild_tables`, over the
 page-store entries ``(lsn, type, values)``; ``analysis_pass`` only reads the
 log and feeds it (exercise 08b asks for the same function).
@@ -53,9 +57,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, NamedTuple
 
+from minidb.errors import LogCorruptionError
 from minidb.log.end import CheckedFile
 from minidb.log.entry import LogEntry
-from minidb.log.header import HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT
+from minidb.log.files import file_name
+from minidb.log.header import ERASED_TYPE, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType, type_by_code
 from minidb.pagestore.ids import PageId
@@ -157,7 +163,7 @@ def scanned_entry(entry: LogEntry, entry_type: EntryType | None = None) -> Scann
     :attr:`LogEntry.values` gives, without its per-entry cache (restart decodes each entry once)."""
     if entry_type is None:
         entry_type = entry.entry_type
-    if entry_type is None or entry.header.erased:
+    if entry_type is None:
         values = entry.values  # {}: the careful path names nothing to decode
     else:
         values = entry_type.decode(entry.item)
@@ -199,6 +205,9 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
             code = header.type_code
             found = known.get(code)
             if found is None:
+                if code == ERASED_TYPE:  # the page store has no eraser: no erased entry is ever its own
+                    raise LogCorruptionError(file_name(lsn.file), lsn.offset,
+                                             f"erased entry at {lsn} in a page store's log (the page store erases nothing)")
                 entry_type = type_by_code(code)
                 found = known[code] = (entry_type, entry_type is not None and entry_type.owner == owner)
             entry_type, mine = found
