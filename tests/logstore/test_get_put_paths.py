@@ -60,7 +60,8 @@ def run_workload(seed: int, checks: bool = True):
             over = evictor.resident_count() > BUDGET and any(map(evictor.is_evictable, evictor.resident_nodes()))
             checkpoints, before = env.checkpointer.stats["nCheckpoints"], checkpoints
             assert not over or checkpoints > before, f"step {step}: the cache is over its budget"
-            assert env.checkpointer.bytes_since_last_end() < INTERVAL, f"step {step}: no checkpoint by log growth"
+            if roll < 0.65:  # a read starts no checkpoint (the log may grow by the dirty nodes it evicts)
+                assert env.checkpointer.bytes_since_last_end() < INTERVAL, f"step {step}: no checkpoint by log growth"
         if step % 25 == 0:  # in both runs: a search touches the INList
             for probe in (b"", b"a", b"k0000", key, b"k0060x", b"z"):
                 assert tree.search(probe) is tree.search_by_steps(probe), f"step {step}: search {probe!r}"
