@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import sys
 
-from minidb.cli.common import log_disk
+from minidb.cli.common import environment_id, log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
 from minidb.logstore.verify import verify_log_trees
@@ -57,7 +57,7 @@ def run(args) -> int:
     try:
         if pagestore:
             check_volume_and_log(disk)
-        report = verify_log(disk)
+        report = verify_log(disk, environment_id(disk))
         for note in report.notes:
             print(f"note: {note}")
         if report.problem is not None:

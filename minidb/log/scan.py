@@ -3,7 +3,10 @@
 :class:`FileScanner` walks a file's bytes entry by entry, checking each one:
 the header is readable, flags are legal, the entry fits in the file, its
 ``prev`` field points to the entry before it, and (unless told not to) the
-checksum matches. The first entry must be a ``FileHeader`` naming this file.
+checksum matches. The first entry must be a ``FileHeader`` naming this file,
+written in this log format version (:data:`~minidb.log.logdef.LOG_VERSION`):
+an intact FileHeader of another version is refused at once
+(:class:`~minidb.errors.LogVersionError`, naming the file), not judged as damage.
 It stops at the first entry that fails, and records where and why.
 
 A bad entry is not always corruption. :func:`judge_bad_entry` decides, from
@@ -61,7 +64,9 @@ from typing import Iterator
 from minidb.log.fields import ItemFormatError
 from minidb.log.header import (HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, EntryHeader, check_entry, checksum,
                                intact_header, read_header)
-from minidb.log.logdef import FILE_HEADER
+from minidb.errors import LogVersionError
+from minidb.log.files import file_name
+from minidb.log.logdef import FILE_HEADER, LOG_VERSION, VERSION_OFFSET
 
 
 class FileScanner:
@@ -115,6 +120,7 @@ class FileScanner:
         if header.type_code != FILE_HEADER.code:
             return f"the first entry is type 0x{header.type_code:02x}, not a FileHeader"
         item = bytes(self.buf[header.size : header.entry_size])
+        check_version(item, self.file_number)
         try:
             values = FILE_HEADER.decode(item)
         except ItemFormatError as e:
@@ -133,6 +139,17 @@ class FileScanner:
         """:meth:`run`, keeping the ``(offset, header)`` of every good entry, in order, in ``entries``."""
         self.entries = list(self)
         return self
+
+
+def check_version(item: bytes, number: int) -> None:
+    """Refuse the intact FileHeader item ``item`` of file ``number`` if it was written in another
+    log format version: :class:`~minidb.errors.LogVersionError` naming the file. (``log_version`` is
+    at the same offset in every version; an item too short to hold it is left to the decoder.)"""
+    if len(item) >= VERSION_OFFSET + 4:
+        version = int.from_bytes(item[VERSION_OFFSET : VERSION_OFFSET + 4], "little")
+        if version != LOG_VERSION:
+            raise LogVersionError(f"{file_name(number)}: log format version {version}; this minidb reads version "
+                                  f"{LOG_VERSION} only (its FileHeader names the environment the file belongs to)")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@
 last one) and checks, for each entry, what readers check (header, flags, size,
 ``prev`` chain, checksum) and also that the item decodes by its entry type.
 Across files it checks that each ``FileHeader`` names its own file and points
-(``last_entry_lsn``) at the true last entry of the file before it. Files are
+(``last_entry_lsn``) at the true last entry of the file before it, and that
+each carries the log's environment id (the first file's, unless the caller
+names the environment's: a page store's volume header). Files are
 judged by :mod:`minidb.log.check`, as every other reader judges them.
 
 The first problem found is reported with its file and offset. A torn tail or
@@ -18,7 +20,8 @@ from dataclasses import dataclass, field
 
 from minidb.errors import UserError
 from minidb.io import Disk
-from minidb.log.check import Problem, bad_entry_problem, first_file_problem_on, missing_file, next_file_problem
+from minidb.log.check import (Problem, bad_entry_problem, first_file_problem_on, foreign_file_problem, missing_file,
+                              next_file_problem)
 from minidb.log.end import read_file
 from minidb.log.fields import ItemFormatError
 from minidb.log.files import file_name, log_file_numbers
@@ -48,7 +51,9 @@ def require_log(disk: Disk) -> list[int]:
     return numbers
 
 
-def verify_log(disk: Disk) -> VerifyReport:
+def verify_log(disk: Disk, env_id: int | None = None) -> VerifyReport:
+    """Check every file of the log on ``disk`` (see the module documentation); ``env_id``: the
+    environment id its files must carry (None: the first file's)."""
     numbers = require_log(disk)
     report = VerifyReport(problem=missing_file(numbers))
     if report.problem is not None:
@@ -61,6 +66,11 @@ def verify_log(disk: Disk) -> VerifyReport:
         for offset, header in scanner:
             if offset == 0 and index == 0:
                 report.problem = first_file_problem_on(disk, number, scanner.file_header)
+                if report.problem is not None:
+                    return report
+                env_id = scanner.file_header["env_id"] if env_id is None and scanner.file_header else env_id
+            if offset == 0:
+                report.problem = foreign_file_problem(number, scanner.file_header, env_id)
                 if report.problem is not None:
                     return report
             if offset == 0 and previous is not None:

@@ -73,7 +73,7 @@ from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner
 from minidb.pagestore.errors import LogLostError, VolumeCorruptionError
-from minidb.pagestore.volume.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import volume_env_id, volume_file_name
 
 MASTER_FILE = "master"
 SLOT = struct.Struct("<4sIQQQ")
@@ -157,7 +157,7 @@ def check_log_is_whole(disk: Disk, volume_name: str, quick: bool = False) -> Non
                            f"first log file kept, {file_name(head)}: the master record is older than the log")
     if quick and (record is None or reaches_past(disk, numbers[-1], record.end)):
         return
-    end = find_end(disk).end_lsn
+    end = find_end(disk, volume_env_id(disk)).end_lsn  # the volume says which environment's files belong
     if record is not None and record.end >= end:
         raise LogLostError(f"{disk.where(MASTER_FILE)}: the last checkpoint (from {record.master} to {record.end}) "
                            f"lies past the end of the log ({end}): durable log entries are missing")

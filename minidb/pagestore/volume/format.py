@@ -43,11 +43,12 @@ EMPTY_LEAF_HEADER = struct.pack("<HI", 1, 0)
 
 
 def format_volume(disk: Disk, vid: int = 1, num_pages: int = 1024, ext_sz: int = DEFAULT_EXT_SZ,
-                  page_size: int = DEFAULT_PAGE_SIZE) -> VolumeHeader:
-    """Create and format volume ``vid`` on ``disk``; return its header."""
+                  page_size: int = DEFAULT_PAGE_SIZE, env_id: int = 0) -> VolumeHeader:
+    """Create and format volume ``vid`` on ``disk``; return its header. ``env_id``: the environment id
+    of the log beside it (:mod:`minidb.pagestore.volume.volheader`)."""
     name = volume_file_name(vid)
     try:
-        header = VolumeHeader.plan(vid, num_pages, ext_sz, page_size)
+        header = VolumeHeader.plan(vid, num_pages, ext_sz, page_size, env_id)
     except ValueError as e:
         raise BadRequestError(f"{disk.where(name)}: cannot format: {e}") from None
     if disk.exists(name):

@@ -30,6 +30,19 @@ def volume_file_name(vid: int) -> str:
     return f"v{vid}.vol"
 
 
+def volume_env_id(disk: Disk, vid: int = 1) -> int | None:
+    """The environment id that volume ``vid``'s header records, which its log files must carry (None:
+    no volume, a volume that records none, or one too damaged to say; mounting it says why)."""
+    if not disk.exists(volume_file_name(vid)):
+        return None
+    try:
+        volume = VolumeFile(disk, vid)
+    except VolumeError:  # VolumeCorruptionError included
+        return None
+    volume.close()
+    return volume.header.env_id or None
+
+
 class VolumeFile:
     """An open volume file (see the module documentation)."""
 
