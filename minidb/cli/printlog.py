@@ -5,7 +5,7 @@ of an entry), ``--type NAME`` keeps one entry type (any engine's, by its name
 in the ``logdef.py`` tables, or ``Erased``), ``-q`` prints headers only. The
 line format is :mod:`minidb.log.printer`'s, e.g.::
 
-    <entry lsn="0x1/0x26" type="Trace" prev="0x0" size="17" cksum="3742827074"><Trace message="the tour begins"/></entry>
+    <entry lsn="0x1/0x2e" type="Trace" prev="0x0" size="17" cksum="3742827074"><Trace message="the tour begins"/></entry>
 
 The log is opened read-only: a torn tail is left in place and reported on
 stderr. Damage is judged as ``minidb verify`` judges it

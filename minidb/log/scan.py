@@ -33,10 +33,10 @@ log writes whole entries. So zeros count as unwritten space only when they
 run from the bad entry's first byte right up to an intact entry or to the
 end of the file. A zeroed *header* over item bytes that are still there,
 with intact entries after it, is no lost write: it is ``corrupt``. Worked
-example: entries at 0x0, 0x26, 0x48, 0x68; zeroing bytes 0x48..0x5b (the
-header) leaves the item's bytes at 0x5c, and the entry at 0x68 names 0x48
-as its ``prev``: corrupt at 0x48. Zeroing all of 0x48..0x67 instead is
-exactly what losing that one write looks like: unwritten, cut at 0x48. (A
+example: entries at 0x0, 0x2e, 0x50, 0x70; zeroing bytes 0x50..0x63 (the
+header) leaves the item's bytes at 0x64, and the entry at 0x70 names 0x50
+as its ``prev``: corrupt at 0x50. Zeroing all of 0x50..0x6f instead is
+exactly what losing that one write looks like: unwritten, cut at 0x50. (A
 whole entry zeroed on purpose in the last file is therefore read as a lost
 write; telling the two apart would take a record of where the last fsync
 ended, written with every fsync.)
@@ -51,8 +51,8 @@ logs at once (the Spark data source) want every entry they can still trust
 instead: :func:`scan_tolerant` reports a bad entry as one
 :class:`ScannedEntry` with its verdict and, when the verdict is ``corrupt``,
 *resynchronises* at the intact successor and goes on. Worked example: a file
-with entries at 0x0, 0x26, 0x48, 0x68 whose entry at 0x48 has a flipped bit
-scans as 0x0 ok, 0x26 ok, 0x48 corrupt, 0x68 ok (its ``prev`` names 0x48).
+with entries at 0x0, 0x2e, 0x50, 0x70 whose entry at 0x50 has a flipped bit
+scans as 0x0 ok, 0x2e ok, 0x50 corrupt, 0x70 ok (its ``prev`` names 0x50).
 """
 
 from __future__ import annotations

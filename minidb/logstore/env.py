@@ -100,7 +100,7 @@ class Environment:
     def _open_and_recover(self, disk: Disk, phase_listener) -> None:
         # The log keeps the last file's entries as opening checked them; recovery takes them first thing.
         self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
-                              clock=self.config.clock, keep_opening_scan=True)
+                              clock=self.config.clock, keep_opening_scan=True, env_seed=self.config.env_seed)
         self.locks = LockTable()
         self.txn_manager = TxnManager(self)
         self.utilization = UtilizationTracker(self)

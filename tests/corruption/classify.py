@@ -91,7 +91,13 @@ def prefix_cut(state: State, case: Case) -> LSN | None:
     if case.file != state.last_log_file:
         return None
     number = file_number(case.file)
-    if case.kind in ("truncate-at-boundary", "delete-file"):
+    if case.kind == "sibling-file":
+        return None
+    if case.kind == "older-copy":  # the file as it was when it ended earlier: a crash's, if a prefix
+        if not state.files[case.file].startswith(case.replacement):
+            return None
+        cut = LSN(number, len(case.replacement))
+    elif case.kind in ("truncate-at-boundary", "delete-file"):
         cut = LSN(number, case.offset)
     else:
         last_entry = state.entries(case.file)[-1][0]
@@ -102,6 +108,10 @@ def prefix_cut(state: State, case: Case) -> LSN | None:
 
 
 def must_detect(state: State, case: Case, cut: LSN | None) -> bool:
+    if case.kind == "sibling-file":
+        return True  # another environment's file: only its environment id tells, and it must
+    if case.kind == "older-copy":
+        return cut is None and file_number(case.file) is not None  # a log file no crash leaves so
     return cut is None and case.kind in ("truncate-at-boundary", "delete-file")
 
 
