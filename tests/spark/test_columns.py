@@ -24,7 +24,8 @@ CODES = [*range(1, MAX_TYPE_CODE + 1), *EXTRA_TYPE_CODES]
 
 def _file_header(number, last_entry):
     return pack_entry(FILE_HEADER.code, 0, 0, FILE_HEADER.encode(
-        {"file_number": number, "created_ms": 7, "last_entry_lsn": last_entry, "log_version": LOG_VERSION}))
+        {"file_number": number, "created_ms": 7, "last_entry_lsn": last_entry, "log_version": LOG_VERSION,
+         "env_id": 7}))
 
 
 def _item(rng, code):
