@@ -156,7 +156,7 @@ class StorageManager:
         self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout,
                                  directory=self.directory)
         self.indexes = IndexManager(volume, self.xcts, self.directory)
-        self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace)
+        self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace, stamp=volume.file.stamp_checkpoint)
         self.chkpt_every = chkpt_every
         self.scavenging = scavenge
         self.archive = archive

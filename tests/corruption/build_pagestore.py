@@ -109,6 +109,6 @@ def build(scavenge: bool = False, variant: int = 0) -> State:
 
 def _floor(sm: StorageManager, disk: SimDisk, volume: bytes) -> LSN:
     """The end of the master checkpoint's ``chkpt_end`` or of the newest page LSN's entry, whichever is later."""
-    lsns = [LSN.unpack(packed) for packed in (HEADER.unpack_from(volume, at)[0] for at in range(0, len(volume), PAGE_SIZE))
-            if packed]
+    pages = range(0, NUM_PAGES * PAGE_SIZE, PAGE_SIZE)  # (the checkpoint stamp's slots follow the pages)
+    lsns = [LSN.unpack(packed) for packed in (HEADER.unpack_from(volume, at)[0] for at in pages) if packed]
     return sm.log.read(max([*lsns, read_master(disk).end])).end

@@ -46,6 +46,17 @@ remains (``state.model_at(cut)``: the commits durable before the cut, never
 a part of a transaction). A cut before ``state.prefix_floor`` is not such a
 case (the page store's master checkpoint, or a page on its volume, is newer
 than the cut: no crash leaves that), and must be detected.
+
+**Files from elsewhere.** A ``sibling-file`` (the same-numbered log file of
+a sibling environment: same numbers, same ``last_entry_lsn`` chain) must be
+detected: its environment id differs, and nothing else does. An
+``older-copy`` of the *last* log file that is a prefix of it is the same as
+a cut there (a prefix case, detected below ``prefix_floor``); an older copy
+of any other log file must be detected (it ends before the next file's
+``FileHeader`` says). An older ``master`` or ``loghead`` is judged by what
+comes back (an older master checkpoint only sends restart further back:
+intact), and an older volume is refused by its checkpoint stamp
+(:mod:`minidb.pagestore.volume.volfile`).
 """
 
 from __future__ import annotations
