@@ -121,7 +121,7 @@ def test_the_logs_hold_every_kind_of_row(logs):
     assert any(r["problem"] and r["problem"].startswith("item does not match") for r in rows)
     flagged = [(r["env"], r["file"], r["problem"]) for r in rows if r["checksum_valid"] is False]
     expected = [
-        ("a", 2, "corrupt: prev offset 0x7f0015e9"),
+        ("a", 2, "corrupt: prev offset 0x7f0015f1"),
         ("a", 2, "corrupt: both provisional flags"),
         ("a", 2, "torn entry in a file that is not"),
         ("a", 3, "log file is missing"),
