@@ -71,3 +71,14 @@ class LogCorruptionError(LogError, CorruptionError):
         self.offset = offset
         self.what = what
         super().__init__(f"{file_name} at offset 0x{offset:x}: {what}")
+
+
+class ForeignLogFileError(LogCorruptionError):
+    """A log file belongs to another environment: its FileHeader's environment id is not the log's.
+
+    A file copied in from the wrong backup or directory; read, it would return another
+    environment's data. Carries the file name (the offset is 0, the FileHeader's)."""
+
+
+class LogVersionError(LogError):
+    """A log file was written in a log format version this minidb does not read."""

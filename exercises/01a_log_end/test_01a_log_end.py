@@ -22,7 +22,7 @@ from minidb.io.simdisk import CrashMode, SimDisk
 from minidb.log import TRACE, LogManager, file_name
 
 HEADER_SIZE = 14  # checksum(4) type(1) flags(1) prev(4) item size(4)
-FILE_HEADER_SIZE = HEADER_SIZE + 24  # the first entry of every file
+FILE_HEADER_SIZE = HEADER_SIZE + 32  # the first entry of every file
 TYPE, FLAGS, PREV, SIZE = 4, 5, 6, 10  # byte offsets of header fields
 INVISIBLE = 0x08
 ERASED = 0xFF

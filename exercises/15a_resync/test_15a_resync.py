@@ -42,20 +42,20 @@ def damage(data, offset, bit):
 
 
 def test_the_worked_example(impl):
-    """The demo log: entries at 0x26, 0x48, 0x68; a flipped item bit in 0x48 resyncs at 0x68."""
+    """The demo log: entries at 0x2e, 0x50, 0x70; a flipped item bit in 0x50 resyncs at 0x70."""
     disk, _, offsets = write(DEMO_MESSAGES[:4])
-    assert offsets == [0x26, 0x48, 0x68, 0x89]
-    data = damage(file_bytes(disk), 0x48 + 16, 0x20)
-    assert impl.resync(data, 0x48) == 0x68
+    assert offsets == [0x2e, 0x50, 0x70, 0x91]
+    data = damage(file_bytes(disk), 0x50 + 16, 0x20)
+    assert impl.resync(data, 0x50) == 0x70
 
 
 def test_a_flipped_item_size_is_found_by_the_prev_field(impl):
     """The bad entry's size lies: its claimed end is useless, the successor's prev still names it."""
     disk, _, offsets = write(DEMO_MESSAGES[:6])
     data = file_bytes(disk)
-    assert data[0x68 + PREV:0x68 + PREV + 4] == struct.pack("<I", 0x48)
+    assert data[0x70 + PREV:0x70 + PREV + 4] == struct.pack("<I", 0x50)
     for bit in (0x01, 0x04, 0x40):
-        assert impl.resync(damage(data, 0x48 + SIZE, bit), 0x48) == 0x68
+        assert impl.resync(damage(data, 0x50 + SIZE, bit), 0x50) == 0x70
 
 
 @pytest.mark.parametrize("field,bit", [(0, 0x01), (TYPE, 0x01), (TYPE, 0x80), (FLAGS, 0x01), (FLAGS, 0x40),

@@ -12,14 +12,18 @@ stores and passes to other programs unchanged); ``seed_arg("-1")`` says "must be
 
 ``log_disk(path)`` opens a log's directory read-only: ``printlog`` and
 ``verify`` never change what they inspect (a torn tail is reported, not cut).
+``environment_id(disk)`` is the id the log files must carry when something
+other than the log knows it: a page store's volume header (else None: the
+log's first file decides, :mod:`minidb.log.check`).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from minidb.io import OSDisk
+from minidb.io import Disk, OSDisk
 from minidb.log import LSN
+from minidb.pagestore.volume.volfile import volume_env_id
 
 
 def lsn_arg(text: str) -> LSN:
@@ -67,3 +71,9 @@ seed_count = int_at_least(1, MAX_SEEDS, " (each seed is a whole workload)")
 def log_disk(path: str) -> OSDisk:
     """The directory of a log, opened read-only (inspecting never changes it)."""
     return OSDisk(path, readonly=True)
+
+
+def environment_id(disk: Disk) -> int | None:
+    """The environment id a page store's volume records (None for any other log): the arbiter of which
+    log files belong (:mod:`minidb.pagestore.volume.volheader`)."""
+    return volume_env_id(disk)

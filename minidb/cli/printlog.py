@@ -5,14 +5,16 @@ of an entry), ``--type NAME`` keeps one entry type (any engine's, by its name
 in the ``logdef.py`` tables, or ``Erased``), ``-q`` prints headers only. The
 line format is :mod:`minidb.log.printer`'s, e.g.::
 
-    <entry lsn="0x1/0x26" type="Trace" prev="0x0" size="17" cksum="3742827074"><Trace message="the tour begins"/></entry>
+    <entry lsn="0x1/0x2e" type="Trace" prev="0x0" size="17" cksum="3742827074"><Trace message="the tour begins"/></entry>
 
 The log is opened read-only: a torn tail is left in place and reported on
 stderr. Damage is judged as ``minidb verify`` judges it
 (:mod:`minidb.log.check`): a bad entry, a missing file, or a file that ends
 before the next file's ``FileHeader`` says (empty, or cut at an entry
 boundary) stops the listing after the entries before it, with one line on
-stderr and exit code 1. An unknown type name, or ``-s 0x1/0x27`` where no entry starts, is a
+stderr and exit code 1; so does a file of another environment (its
+FileHeader's ``env_id`` is not the log's: the first file's, or for a page
+store the one its volume header records). An unknown type name, or ``-s 0x1/0x27`` where no entry starts, is a
 user error (one line, exit 2).
 
 ``minidb printlog --codec TYPE`` prints the Python source generated for
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from minidb.cli.common import log_disk, lsn_arg
+from minidb.cli.common import environment_id, log_disk, lsn_arg
 from minidb.errors import LogError, UserError
 from minidb.log import LogManager, format_entry, known_types, type_by_name
 from minidb.log.codec import codec_source
@@ -56,7 +58,8 @@ def run(args) -> int:
     if args.type_name is not None:
         entry_type = _entry_type(args.type_name, "Erased")
         type_code = entry_type.code if entry_type else 0xFF
-    log = LogManager(disk, readonly=True, erasing=erasing_of(disk))  # entries the eraser was still erasing
+    # Entries the eraser was still erasing are accepted; every file must carry the environment's id.
+    log = LogManager(disk, readonly=True, erasing=erasing_of(disk), env_id=environment_id(disk))
     if args.start is not None:
         try:
             log.read(args.start)

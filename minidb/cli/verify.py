@@ -4,10 +4,10 @@ It runs :func:`minidb.log.verify.verify_log` on the directory, read-only, with
 every engine's entry types registered (:mod:`minidb.cli.engines`), so each
 item is decoded by its type as well as checked (header, flags, ``prev``
 chain, checksum, file headers across files). On the tour's log, and on a copy
-with one bit of the entry at 0x1/0x45 flipped::
+with one bit of the entry at 0x1/0x4d flipped::
 
-    ok: 4 files, 166 entries, the log ends at 0x4/0xed                   (exit 0)
-    problem: 00000001.jdb at offset 0x45: checksum mismatch (stored 0x582539bb, computed 0x5d8562e5)
+    ok: 4 files, 166 entries, the log ends at 0x4/0xf5                   (exit 0)
+    problem: 00000001.jdb at offset 0x4d: checksum mismatch (stored 0x5184243e, computed 0x46ff307d)
                                                                          (exit 1)
 
 On a log store's directory it then checks the trees of the last checkpoint,
@@ -24,6 +24,12 @@ is a well-formed one where the eraser never erases
 (:func:`minidb.logstore.verify.erased_entry_rule`: a type it does not erase,
 the last file, the recovery interval).
 
+Every file must carry the log's environment id (the first file's, or the
+one a page store's volume header records): a file copied in from another
+environment is a problem naming it (``problem: 00000002.jdb at offset 0x0:
+00000002.jdb belongs to another environment (env id 0x..., this log's is
+0x...)``, exit 1); a file of log format version 1 is refused (exit 2).
+
 A torn tail at the end of the last file is what a crash leaves, not a
 problem: it is printed as a ``note:`` line first. A directory that does not
 exist or holds no log is a user error (one line, exit 2).
@@ -35,7 +41,7 @@ restart must succeed and every allocated page must pass its checksum; the
 first problem names the page (``problem: .../v1.vol page 12 (p(1.3.12)):
 checksum mismatch ...``, exit 1). All is well::
 
-    ok: 1 files, 40 entries, the log ends at 0x1/0x9e2
+    ok: 1 files, 40 entries, the log ends at 0x1/0x9ea
     ok: page store v1.vol: 4 stores, 7 pages checked
 """
 
@@ -43,7 +49,7 @@ from __future__ import annotations
 
 import sys
 
-from minidb.cli.common import log_disk
+from minidb.cli.common import environment_id, log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
 from minidb.logstore.eraser.state import erasing_of
@@ -67,7 +73,7 @@ def run(args) -> int:
         if pagestore:
             check_volume_and_log(disk)
         # A log store's eraser may have been stopped mid-file; and it erases only where its rule allows.
-        report = verify_log(disk, erasing_of(disk), erased_entry_rule(disk))
+        report = verify_log(disk, erasing_of(disk), erased_entry_rule(disk), env_id=environment_id(disk))
         for note in report.notes:
             print(f"note: {note}")
         if report.problem is not None:

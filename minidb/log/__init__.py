@@ -17,14 +17,17 @@ DB JE's log layout). Public surface::
     scan_tolerant, ScannedEntry        every entry of a file, bad ones reported,
                                        resynchronising after corruption
     Problem, missing_file,             what is wrong with a set of log files, as every
-    bad_entry_problem, next_file_problem  reader judges it (check.py)
+    bad_entry_problem, next_file_problem, reader judges it (check.py)
+    foreign_file_problem
+    new_env_id                         a new environment's id (envid.py)
 """
 
 from minidb.log import fields
-from minidb.log.check import Problem, bad_entry_problem, missing_file, next_file_problem
+from minidb.log.check import Problem, bad_entry_problem, foreign_file_problem, missing_file, next_file_problem
 from minidb.log.codec import codec_source
 from minidb.log.end import LogEnd, TailCut, find_end, read_file
 from minidb.log.entry import LogEntry
+from minidb.log.envid import new_env_id
 from minidb.log.files import file_name, file_number, log_file_numbers
 from minidb.log.groupcommit import ManualClock, MonotonicClock
 from minidb.log.header import Provisional
@@ -41,5 +44,5 @@ __all__ = [
     "open_log", "LogEntry", "LogEnd", "TailCut", "find_end", "file_name", "file_number",
     "log_file_numbers", "FileInspection", "format_entry", "Verdict", "inspect_file", "read_file",
     "ScannedEntry", "scan_tolerant", "Problem", "missing_file", "bad_entry_problem", "next_file_problem",
-    "codec_source", "ManualClock", "MonotonicClock",
+    "codec_source", "ManualClock", "MonotonicClock", "foreign_file_problem", "new_env_id",
 ]

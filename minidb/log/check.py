@@ -23,6 +23,14 @@ functions, so they find the same problems and name them in the same words:
   so it is complete. A file that is empty, or was cut at an entry boundary,
   ends too early although every entry in it reads as intact; only this
   comparison shows it.
+- :func:`foreign_file_problem`: a file whose ``FileHeader`` carries another
+  environment's id (:mod:`minidb.log.logdef`). Two environments that ran the
+  same operations with values of the same sizes have files whose numbers and
+  ``last_entry_lsn`` chains match, so only the id tells a sibling's file
+  from the log's own. The log's id is its first kept file's (the log head's:
+  every reader has read that one), unless the caller knows better (a page
+  store's volume header holds the id its log must carry); so a middle or
+  last file swapped in from a sibling directory is the one named.
 
 Worked example: files 1, 2, 3, where file 2 held entries up to 0x2/0x7c0 and
 lost everything after its entry at 0x2/0x3f0, which ends at 0x410. Every
@@ -37,7 +45,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minidb.errors import LogCorruptionError
+from minidb.errors import ForeignLogFileError, LogCorruptionError
+from minidb.log.envid import env_id_text
 from minidb.log.files import file_name, first_gap
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
@@ -52,12 +61,14 @@ class Problem:
     file_name: str
     offset: int
     what: str
+    foreign: bool = False  # the file belongs to another environment
 
     def __str__(self) -> str:
         return f"{self.file_name} at offset 0x{self.offset:x}: {self.what}"
 
     def error(self) -> LogCorruptionError:
-        return LogCorruptionError(self.file_name, self.offset, self.what)
+        kind = ForeignLogFileError if self.foreign else LogCorruptionError
+        return kind(self.file_name, self.offset, self.what)
 
 
 def missing_file(numbers: list[int] | tuple[int, ...]) -> Problem | None:
@@ -116,3 +127,13 @@ def next_file_problem(number: int, last_offset: int | None, end: int, next_numbe
     cut = " (the file was cut short)" if claimed.file == number and claimed.offset >= end else ""
     return Problem(name, end, f"the file's last entry is {actual}, but {file_name(next_number)}'s FileHeader "
                               f"says it is {claimed}{cut}")
+
+
+def foreign_file_problem(number: int, header: dict | None, env_id: int | None) -> Problem | None:
+    """File ``number`` starts with the FileHeader ``header`` (None: it has none; its own check reports
+    why); ``env_id`` is the log's environment id (None: not known, nothing to compare with)."""
+    if header is None or env_id is None or header["env_id"] == env_id:
+        return None
+    name = file_name(number)
+    return Problem(name, 0, f"{name} belongs to another environment (env id {env_id_text(header['env_id'])}, "
+                            f"this log's is {env_id_text(env_id)})", foreign=True)

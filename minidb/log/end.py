@@ -16,6 +16,12 @@ Only the last file needs this: a new file is started only after the previous
 one was flushed and fsynced, so earlier files are complete. Readers check
 them as they go, and ``minidb verify`` checks everything.
 
+Opening also learns the log's environment id (:mod:`minidb.log.logdef`): the
+first kept file's, unless the opener knows it (a page store's volume header),
+and refuses a first or last file that carries another
+(:class:`~minidb.errors.ForeignLogFileError`); readers check the files in
+between as they open them (:mod:`minidb.log.reader`).
+
 A last file that was created but whose ``FileHeader`` never reached the disk
 ends up empty: its header is written again by the next writer, which needs
 the LSN of the previous file's last entry (``last_entry_in_prev_file``).
@@ -42,7 +48,7 @@ from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.check import first_file_problem_on
+from minidb.log.check import first_file_problem_on, foreign_file_problem
 from minidb.log.header import MAX_HEADER_SIZE, EntryHeader, check_entry, read_header
 from minidb.log.scan import FileScanner, Verdict, judge_bad_entry
 
@@ -74,6 +80,7 @@ class LogEnd:
     last_entry: LSN  # LSN of the last entry of the log (NULL_LSN if none)
     last_entry_in_prev_file: LSN
     cut: TailCut | None
+    env_id: int | None = None  # the log's environment id (None: no file holds one yet)
 
     @property
     def end_lsn(self) -> LSN:
@@ -98,7 +105,7 @@ def last_entry_of(disk: Disk, number: int, erasing: Mapping[int, int] | None = N
 def file_header_of(disk: Disk, number: int) -> dict | None:
     """The values of file ``number``'s FileHeader, or None if it does not start with an intact one."""
     with disk.open(file_name(number)) as handle:
-        head = handle.read(0, MAX_HEADER_SIZE + 64)  # a FileHeader item is 24 bytes
+        head = handle.read(0, MAX_HEADER_SIZE + 64)  # a FileHeader item is 32 bytes
     scanner = FileScanner(head, number)
     next(iter(scanner), None)
     return scanner.file_header
@@ -183,15 +190,18 @@ class CheckedFile:
         return None
 
 
-def find_end(disk: Disk) -> LogEnd:
+def find_end(disk: Disk, env_id: int | None = None) -> LogEnd:
     """Where the log on ``disk`` ends (a torn tail cut; corruption raised), see the module documentation."""
-    return scan_end(disk)[0]
+    return scan_end(disk, env_id=env_id)[0]
 
 
-def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None) -> tuple[LogEnd, CheckedFile | None]:
+def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
+             env_id: int | None = None) -> tuple[LogEnd, CheckedFile | None]:
     """:func:`find_end`, and the last file's entries as the scan checked them (None when a student's
     ``valid_end`` scanned it, or when there is no log file). ``erasing``: the unfinished erasure
-    recorded by the log store's eraser, per file (never the last one: the eraser does not erase it)."""
+    recorded by the log store's eraser, per file (never the last one: the eraser does not erase it).
+    ``env_id``: the environment id the log's files must carry (None: the first file's, see
+    :func:`env_id_of`)."""
     files = tuple(log_file_numbers(disk))
     if not files:
         return LogEnd(files, None, 0, None, NULL_LSN, NULL_LSN, None), None
@@ -205,6 +215,11 @@ def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None)
     problem = first_file_problem_on(disk, files[0], first_header)
     if problem is not None:
         raise problem.error()
+    env_id = env_id_of(first_header, scanner.file_header) if env_id is None else env_id
+    for number, header in ((files[0], first_header), (last, scanner.file_header)):
+        problem = foreign_file_problem(number, header, env_id)
+        if problem is not None:
+            raise problem.error()
     cut = None
     if scanner.problem is not None:
         bad = scanner.bad_offset or 0
@@ -227,4 +242,10 @@ def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None)
     checked = None
     if isinstance(scanner, FileScanner) and scanner.entries is not None:
         checked = CheckedFile(last, buf, scanner.entries, scanner.end, scanner.file_header)
-    return LogEnd(files, last, scanner.end, scanner.last_offset, last_entry, prev_last, cut), checked
+    return LogEnd(files, last, scanner.end, scanner.last_offset, last_entry, prev_last, cut, env_id), checked
+
+
+def env_id_of(*headers: dict | None) -> int | None:
+    """The log's environment id as its files say: the first of ``headers`` (FileHeader values, the
+    log head's file first) that exists; None if none does."""
+    return next((h["env_id"] for h in headers if h is not None), None)

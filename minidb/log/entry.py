@@ -18,10 +18,10 @@ else is derived, never stored twice:
   transactional (flag T) type, None otherwise.
 
 Worked example: ``append(TRACE, {"message": "hello"})`` on a fresh log gives
-LSN ``0x1/0x26``; reading it back gives ``LogEntry(0x1/0x26 Trace size=21)``:
+LSN ``0x1/0x2e``; reading it back gives ``LogEntry(0x1/0x2e Trace size=21)``:
 a 14-byte header (checksum 2531396293, type 0x02, prev 0, item size 7) and the
 item ``05 00 68 65 6c 6c 6f`` (a 2-byte length and ``hello``), so ``values``
-is ``{'message': 'hello'}``, ``end`` is ``0x1/0x3b`` and ``txn_id`` None.
+is ``{'message': 'hello'}``, ``end`` is ``0x1/0x43`` and ``txn_id`` None.
 """
 
 from __future__ import annotations

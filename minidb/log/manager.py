@@ -69,6 +69,15 @@ anything to the log files while they are still held is a ``LogError`` (the
 check is in the buffer write, ``set_invisible`` and ``remove_head_files``):
 the one reader must take them before anything is written.
 
+**The environment id** (:mod:`minidb.log.logdef`): every file's FileHeader
+carries it. Opening takes it from ``env_id`` if the opener knows it (a page
+store reads it from its volume header), else from the log's first kept file;
+a new log draws one (:func:`~minidb.log.envid.new_env_id`: random for a real
+environment, from ``env_seed`` or seed 0 on a simulated disk or with an
+injected ``clock``, so runs repeat). Opening refuses a first or last file
+that carries another id, and the reader refuses any other such file when it
+first opens it (:class:`~minidb.errors.ForeignLogFileError`).
+
 Listeners (``add_listener``) are called after the latch is released with
 ``(lsn, entry_type, vlsn)``; the VLSN index registers mappings this way.
 
@@ -118,6 +127,7 @@ from zlib import crc32
 from minidb.errors import DiskError, DiskFullError, LogError, LogFullError, UserError
 from minidb.io import Disk, File
 from minidb.log.end import CheckedFile, LogEnd, TailCut, scan_end
+from minidb.log.envid import new_env_id
 from minidb.log.entry import LogEntry
 from minidb.log.files import all_log_file_numbers, file_name
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
@@ -125,7 +135,7 @@ from minidb.log.groupcommit import (COMMIT_STEP, FOLLOW, GATHER, LEAD, SERVED, W
                                     MonotonicClock)
 from minidb.log.header import (CRC, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional,
                                make_flags, pack_header)
-from minidb.log.logdef import FILE_HEADER, LOG_VERSION
+from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
 from minidb.log.reader import LogReader
 from minidb.log.types import EntryType
@@ -145,8 +155,7 @@ Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"
 _new_lsn = tuple.__new__  # an LSN without its range checks, for offsets the manager itself computed
 _NOT_PROVISIONAL = Provisional.NO
 CRC_SIZE = CRC.size
-FILE_HEADER_SIZE = HEADER_SIZE + len(FILE_HEADER.encode(
-    {"file_number": 0, "created_ms": 0, "last_entry_lsn": NULL_LSN, "log_version": LOG_VERSION}))
+FILE_HEADER_SIZE = FILE_HEADER_ENTRY_SIZE
 
 
 class LogManager:
@@ -166,6 +175,8 @@ class LogManager:
         commit_clock: MonotonicClock | ManualClock | None = None,
         keep_opening_scan: bool = False,
         erasing: Mapping[int, Mapping[int, int]] | None = None,
+        env_id: int | None = None,
+        env_seed: int | str | None = None,
     ):
         if not isinstance(file_max, int) or not MIN_FILE_MAX <= file_max <= MAX_OFFSET:
             if isinstance(file_max, int) and file_max < MIN_FILE_MAX:
@@ -210,7 +221,11 @@ class LogManager:
         self._closed = False
         self._writable = not readonly  # False once closed, read-only or failed: append tests this one flag
 
-        found, checked = scan_end(disk, erasing)
+        if env_id is not None and (not isinstance(env_id, int) or not 0 < env_id < 1 << 64):
+            raise UserError(f"env_id {env_id!r} must be a positive 64-bit number")
+        found, checked = scan_end(disk, erasing=erasing, env_id=env_id)
+        # The environment's id: the opener's, else the log's files', else a new log's (minidb.log.envid).
+        self.env_id: int = found.env_id if found.env_id is not None else new_env_id(disk, clock, env_seed)
         # The last file as opening checked it, for take_opening_scan (its one reader: recovery).
         self._opening_scan: CheckedFile | None = checked if keep_opening_scan else None
         self.tail_cut: TailCut | None = found.cut
@@ -227,7 +242,8 @@ class LogManager:
         self._handle: File | None = None
         self._durable_end = LSN(self._file_number, self._next_offset)
         self._files = list(found.files)
-        self.reader = LogReader(disk, self.end, self._buffer_view, self._end_position)
+        self.reader = LogReader(disk, self.end, self._buffer_view, self._end_position, self.env_id)
+        self.reader.belonging.update(found.files[:1] + found.files[-1:])  # opening checked their FileHeaders
         self.erasing = self.reader.erasing  # an unfinished erasure (the log store's eraser's): file -> offset -> type
         self.erasing.update({number: dict(entries) for number, entries in (erasing or {}).items()})
         if not readonly:
@@ -398,6 +414,7 @@ class LogManager:
             "created_ms": int(self.clock() * 1000),
             "last_entry_lsn": self._prev_file_last,
             "log_version": LOG_VERSION,
+            "env_id": self.env_id,
         }
         self._add(FILE_HEADER.code, make_flags(), FILE_HEADER.encode(values), None)
 
@@ -579,6 +596,7 @@ class LogManager:
         self._prev_file_last = LSN(old, self._last_offset or 0)
         self._file_number = old + 1
         self._handle = self._new_file(file_name(self._file_number))
+        self.reader.belonging.add(self._file_number)
         self._allocated = self.file_max
         self._files.append(self._file_number)
         self._next_offset = self._buffer_base = 0
@@ -756,6 +774,7 @@ class LogManager:
             return LogEnd(
                 tuple(self._files), self._file_number if (self._files or self._handle) else None,
                 self._next_offset, self._last_offset, self._last_lsn, self._prev_file_last, self.tail_cut,
+                self.env_id,
             )
 
     def _end_position(self) -> tuple[int, int] | None:

@@ -2,7 +2,7 @@
 
 One line per entry::
 
-    <entry lsn="0x1/0x26" type="Trace" prev="0x0" size="7" cksum="2531396293"><Trace message="hello"/></entry>
+    <entry lsn="0x1/0x2e" type="Trace" prev="0x0" size="7" cksum="2531396293"><Trace message="hello"/></entry>
 
 Attributes: the entry's LSN, its type name, the ``prev`` offset, the item
 size and the stored checksum; ``prov="YES"`` or ``prov="BEFORE_CKPT_END"``

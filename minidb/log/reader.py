@@ -18,6 +18,12 @@ did, that file's entries come from it, every one of them already checked
 once (a start that is not one of its entries reads the file as before).
 The files before it are read and checked as always.
 
+Every file is checked once, when the reader first opens it (unless opening
+the log checked it, or the log wrote it), for its environment id (:func:`minidb.log.check.foreign_file_problem`): a file
+swapped in from another environment is refused whether a scan or a single
+``read_entry`` (an LN fetched by its LSN) reaches it first, so another
+environment's data is never returned.
+
 Backward scans follow the ``prev`` offsets of the entry headers inside a file
 and, at a file's ``FileHeader``, its ``last_entry_lsn`` into the previous
 file, as JE's backward readers do. They read the ``READ_BACK`` bytes before
@@ -36,13 +42,13 @@ from operator import itemgetter
 
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk, File
-from minidb.log.check import next_file_problem
+from minidb.log.check import foreign_file_problem, next_file_problem
 from minidb.log.end import CheckedFile, LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import (HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader,
                                check_entry, intact_header)
-from minidb.log.logdef import FILE_HEADER
+from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner
 
@@ -88,8 +94,10 @@ class LogReader:
     """Reads entries of a log whose end is known."""
 
     def __init__(self, disk: Disk, end: Callable[[], LogEnd], buffered: BufferView | None = None,
-                 end_position: Callable[[], tuple[int, int] | None] | None = None):
+                 end_position: Callable[[], tuple[int, int] | None] | None = None, env_id: int | None = None):
         self.disk = disk
+        self.env_id = env_id  # the log's environment id: every file read must carry it
+        self.belonging: set[int] = set()  # files known to carry it (checked at opening, or written here)
         self._end = end
         self._end_position = end_position  # end().end_lsn as a (file, offset) tuple (None: no log file yet), cheaper
         self._buffered = buffered
@@ -115,8 +123,26 @@ class LogReader:
             name = file_name(number)
             if not self.disk.exists(name):
                 raise LogError(f"{self.disk.where(name)}: log file does not exist")
-            handle = self._handles[number] = self.disk.open(name)
+            handle = self.disk.open(name)
+            if number not in self.belonging:
+                try:
+                    self._check_belongs(handle, number)
+                except BaseException:
+                    handle.close()
+                    raise
+                self.belonging.add(number)
+            self._handles[number] = handle
         return handle
+
+    def _check_belongs(self, handle: File, number: int) -> None:
+        """Refuse file ``number`` if its FileHeader names another environment (or log format version).
+        A file whose FileHeader is not on disk yet (the one being written) has nothing to compare; a
+        damaged one is reported by the reads that follow."""
+        scanner = FileScanner(handle.read(0, FILE_HEADER_ENTRY_SIZE), number)
+        next(iter(scanner), None)
+        problem = foreign_file_problem(number, scanner.file_header, self.env_id)
+        if problem is not None:
+            raise problem.error()
 
     def file_bytes(self, number: int) -> bytes:
         """The bytes of log file ``number`` up to the end of the log, buffer included."""

@@ -3,7 +3,10 @@
 :class:`FileScanner` walks a file's bytes entry by entry, checking each one:
 the header is readable, flags are legal, the entry fits in the file, its
 ``prev`` field points to the entry before it, and (unless told not to) the
-checksum matches. The first entry must be a ``FileHeader`` naming this file.
+checksum matches. The first entry must be a ``FileHeader`` naming this file,
+written in this log format version (:data:`~minidb.log.logdef.LOG_VERSION`):
+an intact FileHeader of another version is refused at once
+(:class:`~minidb.errors.LogVersionError`, naming the file), not judged as damage.
 It stops at the first entry that fails, and records where and why.
 
 A bad entry is not always corruption. :func:`judge_bad_entry` decides, from
@@ -33,10 +36,10 @@ log writes whole entries. So zeros count as unwritten space only when they
 run from the bad entry's first byte right up to an intact entry or to the
 end of the file. A zeroed *header* over item bytes that are still there,
 with intact entries after it, is no lost write: it is ``corrupt``. Worked
-example: entries at 0x0, 0x26, 0x48, 0x68; zeroing bytes 0x48..0x5b (the
-header) leaves the item's bytes at 0x5c, and the entry at 0x68 names 0x48
-as its ``prev``: corrupt at 0x48. Zeroing all of 0x48..0x67 instead is
-exactly what losing that one write looks like: unwritten, cut at 0x48. (A
+example: entries at 0x0, 0x2e, 0x50, 0x70; zeroing bytes 0x50..0x63 (the
+header) leaves the item's bytes at 0x64, and the entry at 0x70 names 0x50
+as its ``prev``: corrupt at 0x50. Zeroing all of 0x50..0x6f instead is
+exactly what losing that one write looks like: unwritten, cut at 0x50. (A
 whole entry zeroed on purpose in the last file is therefore read as a lost
 write; telling the two apart would take a record of where the last fsync
 ended, written with every fsync.)
@@ -51,8 +54,8 @@ logs at once (the Spark data source) want every entry they can still trust
 instead: :func:`scan_tolerant` reports a bad entry as one
 :class:`ScannedEntry` with its verdict and, when the verdict is ``corrupt``,
 *resynchronises* at the intact successor and goes on. Worked example: a file
-with entries at 0x0, 0x26, 0x48, 0x68 whose entry at 0x48 has a flipped bit
-scans as 0x0 ok, 0x26 ok, 0x48 corrupt, 0x68 ok (its ``prev`` names 0x48).
+with entries at 0x0, 0x2e, 0x50, 0x70 whose entry at 0x50 has a flipped bit
+scans as 0x0 ok, 0x2e ok, 0x50 corrupt, 0x70 ok (its ``prev`` names 0x50).
 """
 
 from __future__ import annotations
@@ -64,7 +67,9 @@ from collections.abc import Iterator, Mapping
 from minidb.log.fields import ItemFormatError
 from minidb.log.header import (ERASED_TYPE, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, EntryHeader, check_entry, checksum,
                                intact_header, read_header)
-from minidb.log.logdef import FILE_HEADER
+from minidb.errors import LogVersionError
+from minidb.log.files import file_name
+from minidb.log.logdef import FILE_HEADER, LOG_VERSION, VERSION_OFFSET
 
 
 class FileScanner:
@@ -121,6 +126,7 @@ class FileScanner:
         if header.type_code != FILE_HEADER.code:
             return f"the first entry is type 0x{header.type_code:02x}, not a FileHeader"
         item = bytes(self.buf[header.size : header.entry_size])
+        check_version(item, self.file_number)
         try:
             values = FILE_HEADER.decode(item)
         except ItemFormatError as e:
@@ -139,6 +145,17 @@ class FileScanner:
         """:meth:`run`, keeping the ``(offset, header)`` of every good entry, in order, in ``entries``."""
         self.entries = list(self)
         return self
+
+
+def check_version(item: bytes, number: int) -> None:
+    """Refuse the intact FileHeader item ``item`` of file ``number`` if it was written in another
+    log format version: :class:`~minidb.errors.LogVersionError` naming the file. (``log_version`` is
+    at the same offset in every version; an item too short to hold it is left to the decoder.)"""
+    if len(item) >= VERSION_OFFSET + 4:
+        version = int.from_bytes(item[VERSION_OFFSET : VERSION_OFFSET + 4], "little")
+        if version != LOG_VERSION:
+            raise LogVersionError(f"{file_name(number)}: log format version {version}; this minidb reads version "
+                                  f"{LOG_VERSION} only (its FileHeader names the environment the file belongs to)")
 
 
 @dataclass(frozen=True)

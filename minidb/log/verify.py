@@ -4,7 +4,9 @@
 last one) and checks, for each entry, what readers check (header, flags, size,
 ``prev`` chain, checksum) and also that the item decodes by its entry type.
 Across files it checks that each ``FileHeader`` names its own file and points
-(``last_entry_lsn``) at the true last entry of the file before it. Files are
+(``last_entry_lsn``) at the true last entry of the file before it, and that
+each carries the log's environment id (the first file's, unless the caller
+names the environment's: a page store's volume header). Files are
 judged by :mod:`minidb.log.check`, as every other reader judges them.
 
 An erased entry is checked in its erased form (:mod:`minidb.log.header`), and
@@ -24,7 +26,8 @@ from dataclasses import dataclass, field
 
 from minidb.errors import UserError
 from minidb.io import Disk
-from minidb.log.check import Problem, bad_entry_problem, first_file_problem_on, missing_file, next_file_problem
+from minidb.log.check import (Problem, bad_entry_problem, first_file_problem_on, foreign_file_problem, missing_file,
+                              next_file_problem)
 from minidb.log.end import read_file
 from minidb.log.fields import ItemFormatError
 from minidb.log.header import ERASABLE_CODES, ERASED_TYPE
@@ -59,12 +62,13 @@ ErasedRule = Callable[[LSN, int, bool], "str | None"]
 
 
 def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
-               erased_rule: ErasedRule | None = None) -> VerifyReport:
-    """Check the log on ``disk`` (see the module documentation).
+               erased_rule: ErasedRule | None = None, env_id: int | None = None) -> VerifyReport:
+    """Check every file of the log on ``disk`` (see the module documentation).
 
     ``erasing``: the unfinished erasure the log store's eraser recorded (file -> offset -> original type),
     whose entries may be half erased. ``erased_rule(lsn, original_type, in_last_file)``: where the owner's
-    eraser may have put an erased entry (None, or why not there), asked of every erased entry."""
+    eraser may have put an erased entry (None, or why not there), asked of every erased entry.
+    ``env_id``: the environment id its files must carry (None: the first file's)."""
     numbers = require_log(disk)
     report = VerifyReport(problem=missing_file(numbers))
     if report.problem is not None:
@@ -79,6 +83,11 @@ def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = Non
         for offset, header in scanner:
             if offset == 0 and index == 0:
                 report.problem = first_file_problem_on(disk, number, scanner.file_header)
+                if report.problem is not None:
+                    return report
+                env_id = scanner.file_header["env_id"] if env_id is None and scanner.file_header else env_id
+            if offset == 0:
+                report.problem = foreign_file_problem(number, scanner.file_header, env_id)
                 if report.problem is not None:
                     return report
             if offset == 0 and previous is not None:

@@ -18,10 +18,15 @@ setting                           JE parameter                    default
 ``cleaner_bytes_interval``        je.cleaner.bytesInterval        1 MiB
 ``cleaner_lazy_migration``        je.cleaner.lazyMigration        False
 ``read_only``                     je.env.isReadOnly               False
+``env_seed``                      none (minidb's own)             None
 ================================  ==============================  ===============
 
 ``read_only`` opens an existing environment without writing a byte to its
 disk (:mod:`minidb.logstore.env`); the cleaner thread cannot run in it.
+
+``env_seed`` seeds the environment id of a *new* environment's log
+(:mod:`minidb.log.envid`): None draws it at random on a real disk with the
+real clock, and as seed 0 on a simulated disk or with an injected ``clock``.
 
 ``bug_evict_with_before_ckpt_end`` exists only to demonstrate the bug of the
 JE documentation's third BEFORE_CKPT_END case (JE SR #19422, CacheMode.EVICT_BIN): the
@@ -67,6 +72,7 @@ class EnvironmentConfig:
     cleaner_bytes_interval: int = 1024 * 1024
     cleaner_lazy_migration: bool = False
     read_only: bool = False
+    env_seed: int | str | None = None
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:

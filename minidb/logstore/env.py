@@ -137,7 +137,7 @@ class Environment:
         # The log keeps the last file's entries as opening checked them; recovery takes them first thing.
         self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
                               clock=self.config.clock, keep_opening_scan=True, readonly=self.read_only,
-                              erasing=erasing)
+                              erasing=erasing, env_seed=self.config.env_seed)
         if self.read_only and not self.log.end().files:
             self.log.close(sync=False)
             raise ReadOnlyEnvironmentError(f"{disk.where()}: no environment to open read-only (no log file)")

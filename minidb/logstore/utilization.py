@@ -49,8 +49,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN
-from minidb.log.header import HEADER_SIZE
-from minidb.log.logdef import FILE_HEADER
+from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.log.types import type_by_name
 from minidb.logstore.logdef import FILE_SUMMARY_LN, NODE_TYPES
 from minidb.stats import Stats
@@ -62,7 +61,6 @@ _NODE_CODES = frozenset(type_by_name(name).code for name in NODE_TYPES)  # type:
 _FILE_HEADER_CODES = frozenset({FILE_HEADER.code})
 _OBSOLETE_AT_ONCE = frozenset(range(256)) - _NODE_CODES - _FILE_HEADER_CODES  # counted obsolete as they are counted
 _offset_of = itemgetter(1)  # of an LSN
-FILE_HEADER_ENTRY_SIZE = HEADER_SIZE + 24  # the FileHeader that starts every file
 
 
 def file_key(file_number: int) -> bytes:

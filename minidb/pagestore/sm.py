@@ -4,7 +4,7 @@ This is the page store's front door. It puts the parts together on one
 :class:`~minidb.io.Disk` (the volume file ``v1.vol``, the log files and the
 ``master`` file side by side) and runs restart whenever it opens::
 
-    sm = StorageManager.format(SimDisk("demo"), num_pages=128, page_size=512)
+    sm = StorageManager.format(SimDisk("demo"), num_pages=128, page_size=512)   # env_seed=...: see minidb.log.envid
     with sm.transaction() as t:
         fid = sm.create_file(t)
         rid = sm.create_rec(t, fid, b"hello")
@@ -45,7 +45,9 @@ size it asks for further (``minidb spark load --pages``).
 (:func:`~minidb.pagestore.restart.master.check_volume_and_log`: a volume without its
 log, or with a log that ends before the last checkpoint, is corruption, as
 is a master record without its volume),
-reads the log (cutting a torn tail), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
+reads the log (cutting a torn tail; every log file must carry the
+environment id the volume header records, :mod:`minidb.pagestore.volume.volheader`:
+a file copied in from another page store is refused by name), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
 ``restart=False`` it stops before the first pass and returns the
 :class:`~minidb.pagestore.restart.Restart` in ``sm.restart``, for stepping
 through the passes one at a time.
@@ -167,7 +169,7 @@ class StorageManager:
         self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout,
                                  directory=self.directory)
         self.indexes = IndexManager(volume, self.xcts, self.directory)
-        self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace)
+        self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace, stamp=volume.file.stamp_checkpoint)
         self.chkpt_every = chkpt_every
         self.scavenging = scavenge
         self.archive = archive
@@ -196,11 +198,13 @@ class StorageManager:
             raise BadRequestError(f"{disk.where()}: cannot format: {e}") from None
         if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
             raise BadRequestError(f"{disk.where()}: cannot format: frames: a buffer pool needs at least one frame, not {frames!r}")
+        env_seed = options.pop("env_seed", None)
         existed = set(disk.list())
         try:
             log = cls._open_log(disk, options.get("file_max", DEFAULT_FILE_MAX),
                                 options.get("buffer_size", DEFAULT_BUFFER_SIZE), options.get("clock", time.time),
-                                options.get("log_size"), options.get("partitions", DEFAULT_PARTITIONS))
+                                options.get("log_size"), options.get("partitions", DEFAULT_PARTITIONS),
+                                env_seed=env_seed)
             try:
                 bp = BufferPool(frames, page_size=page_size, log=log)
                 Volume.format(disk, bp, log, num_pages=num_pages, ext_sz=ext_sz, page_size=page_size)
@@ -229,11 +233,12 @@ class StorageManager:
         with collector_paused():
             check_volume_and_log(disk, quick=True)  # before opening the log, which may cut its tail
             probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
-            size = probe.page_size
+            size, env_id = probe.page_size, probe.header.env_id or None  # and the id its log files carry
             probe.close()
             # With restart, the last file's entries as opening checked them are kept for analysis to take
             # (before anything is written), so that restart reads and checks each byte of that file once.
-            log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions, keep_opening_scan=restart)
+            log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions, keep_opening_scan=restart,
+                                env_id=env_id)
             try:
                 bp = BufferPool(frames, page_size=size, log=log, trace=trace)
                 volume = Volume(disk, bp, log, trace=trace)
@@ -254,17 +259,19 @@ class StorageManager:
     @staticmethod
     def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float],
                   log_size: int | None = None, partitions: int = DEFAULT_PARTITIONS,
-                  keep_opening_scan: bool = False) -> LogManager:
+                  keep_opening_scan: bool = False, env_id: int | None = None,
+                  env_seed: int | str | None = None) -> LogManager:
+        ids = dict(env_id=env_id, env_seed=env_seed)  # the volume's id; a new log's seed (minidb.log.envid)
         if log_size is None:
             return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock,
-                              keep_opening_scan=keep_opening_scan)
+                              keep_opening_scan=keep_opening_scan, **ids)
         if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 2:
             raise BadRequestError(f"partitions {partitions!r} must be a number of log files, at least 2")
         if not isinstance(log_size, int) or isinstance(log_size, bool) or log_size // partitions < MIN_FILE_MAX:
             raise BadRequestError(f"log_size {log_size!r} must be a number of bytes, at least {MIN_FILE_MAX} per "
                                   f"partition ({partitions} partitions)")
         return LogManager(disk, file_max=log_size // partitions, buffer_size=buffer_size, clock=clock,
-                          max_files=partitions, preallocate=True, keep_opening_scan=keep_opening_scan)
+                          max_files=partitions, preallocate=True, keep_opening_scan=keep_opening_scan, **ids)
 
     def close(self) -> None:
         """A clean shutdown: active transactions aborted, every page written, a checkpoint."""

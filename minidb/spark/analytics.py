@@ -18,9 +18,9 @@ Distances are *log bytes*: ``log_pos`` (:func:`with_log_position`) is the
 number of bytes of the environment's log before an entry, counting every
 earlier file whole, so the distance from an entry in file 1 to one in file 2
 is the bytes between them as the log was written. Worked example: with
-``00000001.jdb`` of 32,700 bytes, the entry at ``0x2/0x26`` has ``log_pos``
-32,700 + 38 = 32,738; a transaction from ``0x1/0x7f00`` (32,512) to
-``0x2/0x26`` spans 226 log bytes.
+``00000001.jdb`` of 32,700 bytes, the entry at ``0x2/0x2e`` has ``log_pos``
+32,700 + 46 = 32,746; a transaction from ``0x1/0x7f00`` (32,512) to
+``0x2/0x2e`` spans 234 log bytes.
 
 The analyses:
 

@@ -77,7 +77,8 @@ class EnvWriter:
 
     def __init__(self, request: GenerateRequest, index: int, role: str):
         self.disk = new_env_disk(request, index)
-        self.log = LogManager(self.disk, file_max=request.file_max, clock=clock)
+        # Each environment its own id, the same for the same seed (minidb.log.envid).
+        self.log = LogManager(self.disk, file_max=request.file_max, clock=clock, env_seed=f"{request.seed}/env/{index}")
         self.report = EnvReport(env_name(index), os.path.abspath(self.disk.path), role)
         self.open_first: dict[int, LSN] = {}  # open transaction -> its first LSN here
         self.ckpt_id = 0

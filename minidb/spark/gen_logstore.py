@@ -141,7 +141,8 @@ class StoreWriter:
         self.disk = disk = new_env_disk(request, index)
         config = EnvironmentConfig(file_max=request.file_max, node_max_entries=NODE_MAX_ENTRIES,
                                    node_budget=node_budget, checkpoint_bytes_interval=None,
-                                   durability=Durability.WRITE_NO_SYNC, clock=lambda: FIXED_CLOCK, trace=False)
+                                   durability=Durability.WRITE_NO_SYNC, clock=lambda: FIXED_CLOCK, trace=False,
+                                   env_seed=f"{request.seed}/env/{index}")  # each its own id, the same per seed
         if role == "node":
             self.env = ReplicatedEnvironment.open(disk, config)
         else:

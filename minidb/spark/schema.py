@@ -47,8 +47,8 @@ LSNs) are stored as Spark longs, two's complement as in Java: the same bits
 JE's ``long`` holds. Every value minidb writes today is far below 2**63.
 
 Worked example: the first entry after the FileHeader of a fresh log is the
-row ``lsn="0x1/0x26", lsn_packed=4294967334, offset=38`` (the FileHeader takes
-bytes 0..37).
+row ``lsn="0x1/0x2e", lsn_packed=4294967342, offset=46`` (the FileHeader takes
+bytes 0..45).
 """
 
 from __future__ import annotations

@@ -49,6 +49,12 @@ Bad input never kills the job:
   intact) gives a row at the offset where it ends, and a file missing from
   the numbering a row at offset 0 of the missing file.
 
+- a file of another environment (its FileHeader's environment id is not the
+  one the driver learned for the environment when it planned the job: a page
+  store's volume header's, else the first kept file's) gives one row naming
+  the file and both ids, and none of its entries; a file of another log
+  format version one row naming it.
+
 Files are judged by :mod:`minidb.log.check`, as ``minidb verify`` and the
 engine's reader judge them, so all report the same problems. To compare a
 file's end with the next file's FileHeader, a task reads the first bytes of
@@ -59,8 +65,8 @@ not computed (faster; ``checksum_valid`` is null for intact entries), and
 only structural damage is found.
 
 Worked example: ``load("out/gen")`` over three environments of two files each
-plans six partitions; the row of the entry at ``0x2/0x26`` of ``env-01`` has
-``env="env-01"``, ``file=2``, ``offset=38``, ``lsn="0x2/0x26"``.
+plans six partitions; the row of the entry at ``0x2/0x2e`` of ``env-01`` has
+``env="env-01"``, ``file=2``, ``offset=46``, ``lsn="0x2/0x2e"``.
 """
 
 from __future__ import annotations
@@ -78,11 +84,12 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 import minidb.cli.engines  # noqa: F401  (every engine's entry types, for type names)
-from minidb.errors import UserError
+from minidb.errors import LogVersionError, UserError
 from minidb.log import (
     LSN, NULL_LSN, LogEntry, bad_entry_problem, file_name, file_number, missing_file, next_file_problem, type_by_code,
 )
 from minidb.io import OSDisk
+from minidb.log.check import foreign_file_problem
 from minidb.log.head import HEAD_FILE, read_log_head
 from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
 from minidb.log.header import (
@@ -91,6 +98,7 @@ from minidb.log.header import (
 from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.types import TXN_FIELDS
 from minidb.logstore.eraser.state import erasing_of
+from minidb.pagestore.volume.volfile import volume_env_id
 from minidb.spark.schema import ARROW_SCHEMA, COLUMN_NAMES, LOG_SCHEMA
 
 FORMAT = "minidb"
@@ -105,7 +113,8 @@ class LogFilePartition(InputPartition):
     file must end); ``problem`` is set instead for a file that is missing from the numbering."""
 
     def __init__(self, env: str, env_path: str, path: str, number: int, last: bool,
-                 next_number: int | None = None, problem: str | None = None, erasing: dict[int, int] | None = None):
+                 next_number: int | None = None, problem: str | None = None, erasing: dict[int, int] | None = None,
+                 env_id: int | None = None):
         super().__init__(path)
         self.env = env
         self.env_path = env_path
@@ -115,6 +124,7 @@ class LogFilePartition(InputPartition):
         self.next_number = next_number
         self.problem = problem
         self.erasing = erasing  # an unfinished erasure of this file the log store's eraser recorded: offset -> type
+        self.env_id = env_id  # the environment's id, learned once by the driver: the file must carry it
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LogFilePartition) and vars(self) == vars(other)
@@ -185,16 +195,28 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
         numbers = _log_numbers(env)
         wanted = chosen[env]
         erasing = erasing_of(OSDisk(env, readonly=True))  # the eraser's recorded intent, read once per environment
+        env_id = _environment_id(env, numbers[0])
         for number, after in zip(numbers, numbers[1:] + [None]):
             if wanted is None or number in wanted:
                 following = after if after == number + 1 else None
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, file_name(number)),
-                                                   number, after is None, following, erasing=erasing.get(number)))
+                                                   number, after is None, following, erasing=erasing.get(number),
+                                                   env_id=env_id))
             gap = missing_file([number, after]) if after is not None and wanted is None else None
             if gap is not None:  # one row for the first file missing there, as verify reports it
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, gap.file_name),
                                                    number + 1, False, problem=gap.what))
     return partitions
+
+
+def _environment_id(env_path: str, first: int) -> int | None:
+    """The environment's id, as the engine would take it: a page store's volume header's, else the
+    first kept log file's (None if neither says: each file's own check reports why)."""
+    env_id = volume_env_id(OSDisk(env_path, readonly=True))
+    if env_id is None:
+        header = _file_header(env_path, first)
+        env_id = None if header is None else header["env_id"]
+    return env_id
 
 
 def _env_name(env: str, root: str) -> str:
@@ -349,7 +371,17 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
         header = intact_header(buf, pos, prev, verify) if prev is not None else None
         if header is None:  # the FileHeader, or anything unusual: the careful scanner judges this entry
             scanner = FileScanner(buf, number, verify=verify, start=pos, prev=prev, erasing=part.erasing)
-            found = next(iter(scanner), None)
+            try:
+                found = next(iter(scanner), None)
+            except LogVersionError as e:  # a file of another log format version: refused, by name
+                columns.add_bad(0, None, str(e))
+                stopped = True
+                break
+            foreign = foreign_file_problem(number, scanner.file_header, part.env_id) if pos == 0 else None
+            if foreign is not None:  # another environment's file: none of its entries is this log's
+                columns.add_bad(0, None, foreign.what)
+                stopped = True
+                break
             if found is None:
                 bad, bad_header = scanner.bad_offset or 0, scanner.bad_header
                 verdict = judge_bad_entry(buf, bad, bad_header)
@@ -405,14 +437,18 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
 
 
 def _file_header(env_path: str, number: int) -> dict | None:
-    """The values of the FileHeader that starts log file ``number``, or None if it has none."""
+    """The values of the FileHeader that starts log file ``number``, or None if it has none (or one of
+    another log format version)."""
     try:
         with open(os.path.join(env_path, file_name(number)), "rb") as f:
             head = f.read(4096)  # a FileHeader entry is a few dozen bytes
     except OSError:
         return None
     scanner = FileScanner(head, number)
-    next(iter(scanner), None)
+    try:
+        next(iter(scanner), None)
+    except LogVersionError:  # its own partition names it
+        return None
     return scanner.file_header
 
 

@@ -60,12 +60,12 @@ def test_printlog_codec_prints_the_generated_source(capsys):
 
 
 def test_printlog_quiet_range_and_type(capsys, demo_dir):
-    code, out, _ = run(capsys, "printlog", demo_dir, "-q", "-s", "0x1/0x26", "-e", "0x1/0x68")
+    code, out, _ = run(capsys, "printlog", demo_dir, "-q", "-s", "0x1/0x2e", "-e", "0x1/0x70")
     assert code == 0
     assert out.splitlines() == [
-        '<entry lsn="0x1/0x26" type="Trace" prev="0x0" size="20" cksum="4103114586"/>',
-        '<entry lsn="0x1/0x48" type="Trace" prev="0x26" size="18" cksum="575801969"/>',
-        '<entry lsn="0x1/0x68" type="Trace" prev="0x48" size="19" cksum="1124737449"/>',
+        '<entry lsn="0x1/0x2e" type="Trace" prev="0x0" size="20" cksum="4103114586"/>',
+        '<entry lsn="0x1/0x50" type="Trace" prev="0x2e" size="18" cksum="2004559821"/>',
+        '<entry lsn="0x1/0x70" type="Trace" prev="0x50" size="19" cksum="3757857910"/>',
     ]
     code, out, _ = run(capsys, "printlog", demo_dir, "--type", "FileHeader", "-q")
     assert code == 0 and len(out.splitlines()) == len(list(demo_dir.glob("*.jdb")))
@@ -76,11 +76,11 @@ def test_verify_ok_and_problem(capsys, demo_dir):
     assert code == 0 and out.startswith("ok: ") and "entries" in out
     second = demo_dir / file_name(1)
     data = bytearray(second.read_bytes())
-    data[0x30] ^= 1
+    data[0x38] ^= 1
     second.write_bytes(bytes(data))
     code, out, _ = run(capsys, "verify", demo_dir)
     assert code == 1
-    assert out.strip() == "problem: 00000001.jdb at offset 0x26: checksum mismatch (stored 0xf4908f5a, computed 0xdbc1164c)"
+    assert out.strip() == "problem: 00000001.jdb at offset 0x2e: checksum mismatch (stored 0xf4908f5a, computed 0x1916e9eb)"
 
 
 def test_verify_notes_a_torn_tail(capsys, demo_dir):
@@ -131,10 +131,10 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path, demo_dir, argv, message):
 def test_corruption_found_by_printlog_exits_1(capsys, demo_dir):
     first = demo_dir / file_name(1)
     data = bytearray(first.read_bytes())
-    data[0x30] ^= 1
+    data[0x38] ^= 1
     first.write_bytes(bytes(data))
     code, _, err = run(capsys, "printlog", demo_dir)
-    assert code == 1 and "corrupt: 00000001.jdb at offset 0x26" in err
+    assert code == 1 and "corrupt: 00000001.jdb at offset 0x2e" in err
 
 
 def test_a_missing_middle_file_is_corruption_for_printlog_and_verify(capsys, demo_dir):
@@ -170,7 +170,7 @@ def shorten(path, number, keep_entries):
 
 @pytest.mark.parametrize("keep_entries, what", [
     (0, "00000001.jdb at offset 0x0: log file is empty but is not the last file"),
-    (2, "00000001.jdb at offset 0x48: the file's last entry is 0x1/0x26, but 00000002.jdb's FileHeader says it is "
+    (2, "00000001.jdb at offset 0x50: the file's last entry is 0x1/0x2e, but 00000002.jdb's FileHeader says it is "
         "0x1/0x{last:x} (the file was cut short)"),
 ])
 def test_item7_printlog_reports_a_shortened_non_last_file_as_verify_does(capsys, demo_dir, keep_entries, what):

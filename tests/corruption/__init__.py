@@ -7,7 +7,9 @@ simulated disk and records its committed data, the model
 (:mod:`.cases`) flips every bit of every header (log entry headers, page
 headers and footers, the master's slots) and a seeded sample of item and
 page bytes, zeroes each entry header and each page, cuts each file at every
-entry (page, slot) boundary and deletes each file. Each case is applied to
+entry (page, slot) boundary, deletes each file, swaps each log file for a
+sibling environment's and replaces each file by older copies of itself
+(snapshots taken while building). Each case is applied to
 a fresh copy of the state; then ``minidb verify`` runs on it, the engine
 opens it and every committed item is read back, and the outcome is
 classified (:mod:`.classify`):

@@ -4,6 +4,9 @@ The committed data is the list of entries a reader returns, each as
 (LSN, type, VLSN, values), without the ``FileHeader`` entries that the log
 writes for itself. Every entry is durable once synced, so the data of a
 log prefix ending at an LSN is simply the entries before it.
+
+The sibling (``variant=1``) writes the same messages with ``y`` for ``x``
+and another environment seed; snapshots are taken at every sync.
 """
 
 from __future__ import annotations
@@ -13,15 +16,15 @@ import random
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN, TRACE, LogManager
 
-from tests.corruption.state import State, fixed_clock, image_of
+from tests.corruption.state import Snapshots, State, fixed_clock, image_of
 
 FILE_MAX = 512
 ENTRIES = 24
 SEED = 11
 
 
-def open_log(disk: Disk) -> LogManager:
-    return LogManager(disk, file_max=FILE_MAX, clock=fixed_clock)
+def open_log(disk: Disk, variant: int = 0) -> LogManager:
+    return LogManager(disk, file_max=FILE_MAX, clock=fixed_clock, env_seed=variant)
 
 
 def read(disk: Disk) -> tuple:
@@ -36,17 +39,19 @@ def entries_of(log: LogManager) -> tuple:
     return tuple((e.lsn, e.type_name, e.vlsn, e.values) for e in log.scan() if e.type_name != "FileHeader")
 
 
-def build() -> State:
+def build(variant: int = 0) -> State:
     disk = SimDisk("log")
-    log = open_log(disk)
+    log = open_log(disk, variant)
+    snapshots = Snapshots(disk)
     rng = random.Random(SEED)
     model = []
     for i in range(ENTRIES):
-        values = {"message": f"entry {i} " + "x" * rng.randrange(40)}
+        values = {"message": f"entry {i} " + "xy"[variant] * rng.randrange(40)}
         vlsn = i // 3 + 1 if i % 3 == 0 else None
         model.append((log.append(TRACE, values, vlsn=vlsn), "Trace", vlsn, values))
         if i % 4 == 3:
             log.sync()
+            snapshots.take()
     model = tuple(model)
     assert entries_of(log) == model
     log.close()
@@ -54,4 +59,6 @@ def build() -> State:
     def model_at(end: LSN) -> tuple:
         return tuple(entry for entry in model if entry[0] < end)
 
-    return State("log", image_of(disk), model, model_at, read)
+    files = image_of(disk)
+    sibling = build(variant + 1).files if variant == 0 else {}
+    return State("log", files, model, model_at, read, sibling=sibling, older=snapshots.older(files))

@@ -11,36 +11,42 @@ the model at that point go into a :class:`~tests.corruption.state.History`.
 
 The committed data is :func:`minidb.logstore.verify.records`: every user
 database's records, {database: {key: value}}.
+
+The sibling (``variant=1``) puts the same keys with the values in capitals,
+with another environment seed; snapshots are taken after every step.
 """
 
 from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Callable
 
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
 from minidb.logstore import Environment, EnvironmentConfig
 from minidb.logstore.verify import records
 
-from tests.corruption.state import History, State, fixed_clock, image_of
+from tests.corruption.state import History, Snapshots, State, fixed_clock, image_of
 
 DATABASES = ("a", "b")
 SEED = 5
 STEPS = 12
 
 
-def config() -> EnvironmentConfig:
+def config(variant: int = 0) -> EnvironmentConfig:
     return EnvironmentConfig(file_max=2048, buffer_size=512, node_max_entries=4,
-                             checkpoint_bytes_interval=None, clock=fixed_clock, trace=False)
+                             checkpoint_bytes_interval=None, clock=fixed_clock, trace=False, env_seed=variant)
 
 
 def read(disk: Disk) -> dict:
     return records(Environment.open(disk, config()))
 
 
-def run_workload(env, history: History, steps: int = STEPS) -> dict:
-    """Run the seeded workload of ``steps`` steps on ``env``; return the committed data (the model)."""
+def run_workload(env, history: History, steps: int = STEPS, variant: int = 0,
+                 snapshot: Callable[[], None] = lambda: None) -> dict:
+    """Run the seeded workload of ``steps`` steps on ``env``; return the committed data (the model).
+    ``variant`` 1 writes the sibling's values (capitals); ``snapshot`` is called after each step."""
     rng = random.Random(SEED)
     model: dict[str, dict[bytes, bytes]] = {name: {} for name in DATABASES}
     dbs = {name: env.database(name) for name in DATABASES}
@@ -59,6 +65,7 @@ def run_workload(env, history: History, steps: int = STEPS) -> dict:
                 changes[name][key] = None
             else:
                 value = b"v%d-" % rng.randrange(1000) + b"x" * rng.randrange(20)
+                value = value.upper() if variant else value
                 dbs[name].put(key, value, txn=txn)
                 changes[name][key] = value
         return txn, changes
@@ -76,10 +83,11 @@ def run_workload(env, history: History, steps: int = STEPS) -> dict:
             env.checkpoint()
         if step % 3 == 0:
             name, key = rng.choice(DATABASES), b"k%02d" % rng.randrange(30)
-            value = b"auto-%d" % step
+            value = b"auto-%d" % step if not variant else b"AUTO-%d" % step
             lsn = dbs[name].put(key, value)
             model[name][key] = value
             committed(lsn)
+            snapshot()
             continue
         txn, changes = txn_writes(rng.randrange(1, 5))
         if step % 7 == 5:
@@ -88,6 +96,7 @@ def run_workload(env, history: History, steps: int = STEPS) -> dict:
         lsn = txn.commit()
         apply(changes)
         committed(lsn)
+        snapshot()
     assert records(getattr(env, "env", env)) == model  # a replicated environment wraps the plain one
     loser, _ = txn_writes(3)  # stays open: recovery must undo it
     name, key = DATABASES[0], b"last"
@@ -97,8 +106,11 @@ def run_workload(env, history: History, steps: int = STEPS) -> dict:
     return model
 
 
-def build() -> State:
+def build(variant: int = 0) -> State:
     disk = SimDisk("logstore")
     history = History({name: {} for name in DATABASES})
-    model = run_workload(Environment.open(disk, config()), history)
-    return State("logstore", image_of(disk), model, history.at, read)
+    snapshots = Snapshots(disk)
+    model = run_workload(Environment.open(disk, config(variant)), history, variant=variant, snapshot=snapshots.take)
+    files = image_of(disk)
+    sibling = build(variant + 1).files if variant == 0 else {}
+    return State("logstore", files, model, history.at, read, sibling=sibling, older=snapshots.older(files))

@@ -12,6 +12,9 @@ and type of the entry :meth:`~minidb.replication.index.VLSNIndex.find`
 returns. For a prefix of the log, the stream is every replicated entry
 before the cut (a replicated entry gets its VLSN when it is logged,
 committed or not).
+
+The sibling (``variant=1``) runs the workload with its values in capitals,
+with another environment seed; snapshots are taken after every step.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.scanner import stream_vlsn
 
 from tests.corruption.build_logstore import DATABASES, config, run_workload
-from tests.corruption.state import History, State, image_of
+from tests.corruption.state import History, Snapshots, State, image_of
 
 STEPS = 8  # the index's own entries make a replicated log longer than the log store's
 
@@ -35,8 +38,8 @@ def index_config() -> VLSNIndexConfig:
     return VLSNIndexConfig(stride=3, max_mappings=4)
 
 
-def open_env(disk: Disk) -> ReplicatedEnvironment:
-    return ReplicatedEnvironment.open(disk, config(), index_config())
+def open_env(disk: Disk, variant: int = 0) -> ReplicatedEnvironment:
+    return ReplicatedEnvironment.open(disk, config(variant), index_config())
 
 
 def read(disk: Disk) -> dict:
@@ -51,17 +54,20 @@ def vlsn_stream(env: ReplicatedEnvironment) -> list[tuple[int, LSN, str]]:
     return [(e.vlsn, e.lsn, e.type_name) for e in found]
 
 
-def build() -> State:
+def build(variant: int = 0) -> State:
     disk = SimDisk("replication")
     history = History({name: {} for name in DATABASES})
-    env = open_env(disk)
-    data = run_workload(env, history, STEPS)
+    env = open_env(disk, variant)
+    snapshots = Snapshots(disk)
+    data = run_workload(env, history, STEPS, variant, snapshots.take)
     env.log_matchpoint()
     env.checkpoint()  # step 6 flushes the VLSN index
     for i in range(2):  # VLSNs after the flush: recovery finds them by scanning from CkptStart
         key = b"after the flush %d" % i
-        data[DATABASES[1]][key] = b"x" * 20
-        history.commit(env.log.read(env.database(DATABASES[1]).put(key, b"x" * 20)).end, copy.deepcopy(data))
+        value = b"xX"[variant:variant + 1] * 20
+        data[DATABASES[1]][key] = value
+        history.commit(env.log.read(env.database(DATABASES[1]).put(key, value)).end, copy.deepcopy(data))
+        snapshots.take()
     env.sync()
     stream = [(vlsn, e.lsn, e.type_name) for e in env.log.scan() if (vlsn := stream_vlsn(e)) is not None]
     model = {"records": data, "vlsns": vlsn_stream(env)}
@@ -70,5 +76,7 @@ def build() -> State:
     def model_at(end: LSN) -> dict:
         return {"records": history.at(end), "vlsns": [entry for entry in stream if entry[1] < end]}
 
-    return State("replication", image_of(disk), model, model_at, read)
+    files = image_of(disk)
+    sibling = build(variant + 1).files if variant == 0 else {}
+    return State("replication", files, model, model_at, read, sibling=sibling, older=snapshots.older(files))
 

@@ -16,6 +16,10 @@ damage; applying it to a state's files gives the damaged image. The kinds:
                          (``length``): what an erasure without a checksum left
 ``truncate-at-boundary`` the file cut at an entry, page or slot boundary
 ``delete-file``          the file removed
+``sibling-file``         a log file replaced by the same-numbered file of a sibling
+                         environment (same builder, other values of the same sizes)
+``older-copy``           a file replaced by an older copy of itself (a snapshot
+                         taken partway through the build)
 =======================  ==========================================================
 
 :func:`all_cases` is the full list (``make fuzz``); :func:`sample` takes a
@@ -29,12 +33,14 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tests.corruption.state import Layout, State
 
 KINDS = ("bitflip-header", "bitflip-item", "bitflip-page", "zero-header", "zero-page", "erase-type",
          "erase-type-zero-item", "truncate-at-boundary", "delete-file")
+REPLACING = ("sibling-file", "older-copy")  # the file's bytes replaced by other whole-file bytes
+KINDS += REPLACING
 ERASED_TYPE = 0xFF  # the type byte of an erased entry (minidb.log.header.ERASED_TYPE), at offset 4 of the header
 ITEM_BITS_PER_ENTRY = 4
 BODY_BITS_PER_PAGE = 16
@@ -50,10 +56,14 @@ class Case:
     bit: int = 0  # bitflip-*: which bit of the byte at offset
     length: int = 0  # zero-*: how many bytes from offset; erase-type-zero-item: the item's size
     item_at: int = 0  # erase-type-zero-item: where the item starts, from offset (the header's size)
+    replacement: bytes = field(default=b"", repr=False)  # sibling-file, older-copy: the file's new bytes
 
     def apply(self, files: dict[str, bytes]) -> dict[str, bytes]:
         """A damaged copy of ``files``."""
         damaged = dict(files)
+        if self.kind in REPLACING:
+            damaged[self.file] = self.replacement
+            return damaged
         data = bytearray(files[self.file])
         if self.kind.startswith("bitflip"):
             data[self.offset] ^= 1 << self.bit
@@ -77,6 +87,8 @@ class Case:
         what = {"bitflip": f" bit {self.bit}", "zero": f" +{self.length}"}.get(self.kind.split("-")[0], "")
         if self.kind == "erase-type-zero-item":
             what = f" item +{self.length}"
+        if self.kind in REPLACING:
+            what = f" ({len(self.replacement)} of {self.offset} bytes)"
         return f"{self.engine} {self.kind} {self.file} @0x{self.offset:x}{what}"
 
 
@@ -89,6 +101,17 @@ def all_cases(state: State, seed: int = SEED) -> list[Case]:
         if name in state.files:
             cases += _unit_file_cases(state, name, layout, rng)
     cases += [Case(state.engine, name, 0, "delete-file") for name in sorted(state.files)]
+    cases += _replacing_cases(state)
+    return cases
+
+
+def _replacing_cases(state: State) -> list[Case]:
+    """Each log file swapped for its sibling's, each file for each of its older copies (``offset``: the
+    size of the file replaced)."""
+    cases = [Case(state.engine, name, len(state.files[name]), "sibling-file", replacement=state.sibling[name])
+             for name in state.log_files if state.sibling.get(name, state.files[name]) != state.files[name]]
+    cases += [Case(state.engine, name, len(state.files[name]), "older-copy", replacement=old)
+              for name, copies in sorted(state.older.items()) if name in state.files for old in copies]
     return cases
 
 

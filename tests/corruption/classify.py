@@ -46,6 +46,17 @@ remains (``state.model_at(cut)``: the commits durable before the cut, never
 a part of a transaction). A cut before ``state.prefix_floor`` is not such a
 case (the page store's master checkpoint, or a page on its volume, is newer
 than the cut: no crash leaves that), and must be detected.
+
+**Files from elsewhere.** A ``sibling-file`` (the same-numbered log file of
+a sibling environment: same numbers, same ``last_entry_lsn`` chain) must be
+detected: its environment id differs, and nothing else does. An
+``older-copy`` of the *last* log file that is a prefix of it is the same as
+a cut there (a prefix case, detected below ``prefix_floor``); an older copy
+of any other log file must be detected (it ends before the next file's
+``FileHeader`` says). An older ``master`` or ``loghead`` is judged by what
+comes back (an older master checkpoint only sends restart further back:
+intact), and an older volume is refused by its checkpoint stamp
+(:mod:`minidb.pagestore.volume.volfile`).
 """
 
 from __future__ import annotations
@@ -91,7 +102,13 @@ def prefix_cut(state: State, case: Case) -> LSN | None:
     if case.file != state.last_log_file:
         return None
     number = file_number(case.file)
-    if case.kind in ("truncate-at-boundary", "delete-file"):
+    if case.kind == "sibling-file":
+        return None
+    if case.kind == "older-copy":  # the file as it was when it ended earlier: a crash's, if a prefix
+        if not state.files[case.file].startswith(case.replacement):
+            return None
+        cut = LSN(number, len(case.replacement))
+    elif case.kind in ("truncate-at-boundary", "delete-file"):
         cut = LSN(number, case.offset)
     else:
         last_entry = state.entries(case.file)[-1][0]
@@ -102,6 +119,10 @@ def prefix_cut(state: State, case: Case) -> LSN | None:
 
 
 def must_detect(state: State, case: Case, cut: LSN | None) -> bool:
+    if case.kind == "sibling-file":
+        return True  # another environment's file: only its environment id tells, and it must
+    if case.kind == "older-copy":
+        return cut is None and file_number(case.file) is not None  # a log file no crash leaves so
     return cut is None and case.kind in ("truncate-at-boundary", "delete-file")
 
 

@@ -18,7 +18,14 @@ returns a :class:`State`:
 - ``prefix_floor``: the first LSN at which the log may end without another
   durable record contradicting it (the page store's master checkpoint and
   the LSNs of pages on the volume; the start of the log for engines whose
-  whole state is the log).
+  whole state is the log);
+- ``sibling``: the files of a *sibling* environment, built by the same
+  builder with other values of the same sizes and another environment seed
+  (:mod:`minidb.log.envid`): its log files have the same numbers and the
+  same ``last_entry_lsn`` chain, and only the environment id tells them apart;
+- ``older``: older copies of each file, its durable bytes at snapshots
+  taken partway through the build (:class:`Snapshots`), as a restore from
+  an older backup of one file would leave it.
 
 Log file names and entry boundaries come from :mod:`minidb.log`
 (:func:`~minidb.log.inspect_file`), so the case list follows the real
@@ -80,6 +87,8 @@ class State:
     read: Callable[[Disk], Any]
     prefix_floor: LSN = LOG_START
     layouts: dict[str, Layout] = field(default_factory=dict)
+    sibling: dict[str, bytes] = field(default_factory=dict)
+    older: dict[str, list[bytes]] = field(default_factory=dict)
 
     @cached_property
     def log_files(self) -> list[str]:
@@ -110,6 +119,32 @@ def image_of(disk: SimDisk) -> dict[str, bytes]:
             assert handle.read_all() == durable, f"{disk.where(name)} has unsynced writes"
         files[name] = durable
     return files
+
+
+class Snapshots:
+    """The durable bytes of every file of a disk, taken at points of a build; then, for each file of
+    the final image, at most ``KEEP`` older copies that differ from it (the oldest and the newest)."""
+
+    KEEP = 2
+
+    def __init__(self, disk: SimDisk):
+        self.disk = disk
+        self.taken: list[dict[str, bytes]] = []
+
+    def take(self) -> None:
+        self.taken.append({name: self.disk.durable_bytes(name) for name in self.disk.list()})
+
+    def older(self, final: dict[str, bytes]) -> dict[str, list[bytes]]:
+        copies: dict[str, list[bytes]] = {}
+        for name, data in sorted(final.items()):
+            versions = []
+            for snapshot in self.taken:
+                old = snapshot.get(name)
+                if old is not None and old != data and old not in versions:
+                    versions.append(old)
+            if versions:
+                copies[name] = sorted({versions[0], versions[-1]}, key=versions.index)[: self.KEEP]
+        return copies
 
 
 def disk_with(files: dict[str, bytes], name: str = "image") -> SimDisk:

@@ -181,7 +181,7 @@ def test_codecs_are_built_once_and_cached():
     assert TRACE.decode(TRACE.encode({"message": "hi"})) == {"message": "hi"}
     lsn = LSN(3, 0x40)
     file_header = next(t for t in TYPES if t.name == "FileHeader")
-    values = {"file_number": 3, "created_ms": 5, "last_entry_lsn": lsn, "log_version": 1}
+    values = {"file_number": 3, "created_ms": 5, "last_entry_lsn": lsn, "log_version": 2, "env_id": 7}
     decoded = file_header.decode(file_header.encode(values))
     assert decoded == values and type(decoded["last_entry_lsn"]) is LSN
 

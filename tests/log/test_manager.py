@@ -13,10 +13,10 @@ from tests.log.helpers import messages, new_log, write_messages
 def test_first_entry_lsn_and_prev_chain():
     log = new_log()
     a, b = write_messages(log, ["a", "bb"])
-    assert a == LSN(1, 0x26)  # after the 38-byte FileHeader
+    assert a == LSN(1, 0x2e)  # after the 46-byte FileHeader
     entries = list(log.scan())
     assert [e.type_name for e in entries] == ["FileHeader", "Trace", "Trace"]
-    assert [e.header.prev_offset for e in entries] == [0, 0, 0x26]
+    assert [e.header.prev_offset for e in entries] == [0, 0, 0x2e]
     assert entries[2].lsn == b == entries[1].end
     assert log.read(b).values == {"message": "bb"}
 
@@ -32,7 +32,7 @@ def test_files_flip_at_file_max_and_headers_link_back():
         last_of_previous = max(lsn for lsn in lsns if lsn.file == number - 1)
         assert header.values["last_entry_lsn"] == last_of_previous
     for lsn in lsns:
-        assert lsn.offset + log.read(lsn).size <= 300 or lsn.offset == 0x26
+        assert lsn.offset + log.read(lsn).size <= 300 or lsn.offset == 0x2e
 
 
 def test_an_entry_bigger_than_file_max_gets_a_file_of_its_own():

@@ -65,7 +65,7 @@ def test_encoding_names_the_wrong_field():
     with pytest.raises(ItemFormatError, match="unknown fields"):
         trace.encode({"message": "x", "extra": 1})
     header = known_types()[0]
-    bad = {"file_number": -1, "created_ms": 0, "last_entry_lsn": NULL_LSN, "log_version": 1}
+    bad = {"file_number": -1, "created_ms": 0, "last_entry_lsn": NULL_LSN, "log_version": 2, "env_id": 7}
     with pytest.raises(ItemFormatError, match="FileHeader.file_number"):
         header.encode(bad)
 

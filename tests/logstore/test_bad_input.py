@@ -25,7 +25,7 @@ def test_a_page_store_directory_is_not_an_environment(tmp_path):
     with pytest.raises(UserError) as caught:
         Environment.open(path, small_config())
     assert str(caught.value).startswith(f"{path} is not a log store environment: its log holds a pagestore entry "
-                                        "(chkpt_begin at 0x1/0x26)")
+                                        "(chkpt_begin at 0x1/0x2e)")
     assert dir_bytes(path) == before  # no log store entry was appended to the page store's log
     StorageManager.open(OSDisk(path), clock=fixed_clock).close()  # the page store still opens
 

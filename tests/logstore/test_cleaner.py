@@ -4,7 +4,7 @@ import pytest
 
 from minidb.errors import UserError
 from minidb.io import SimDisk
-from minidb.log.files import file_name
+from minidb.log.files import file_name, log_file_numbers
 from minidb.logstore import Environment, EnvironmentConfig, EnvironmentFailureError, LogFileNotFound
 from minidb.logstore.cleaner import FileProtector, select_file, total_utilization
 from minidb.logstore.utilization import FileSummary, file_key
@@ -255,6 +255,22 @@ def test_a_workload_that_deletes_most_records_ends_with_fewer_log_bytes_than_it_
     env.close()
     env = Environment.open(disk, small_config(file_max=4096))
     assert dict(env.database("accounts").items()) == expected_records()
+    env.close()
+
+
+def test_the_environment_id_survives_cleaning_and_the_log_head_moving():
+    disk = SimDisk("shrink")
+    env = Environment.open(disk, small_config(file_max=4096))
+    env_id = env.log.env_id
+    churn(env)
+    env.checkpoint()
+    env.clean_log()
+    env.checkpoint()
+    env.close()
+    env = Environment.open(disk, small_config(file_max=4096))
+    assert env.log.head > 1 and env.log.env_id == env_id  # the first kept file says it
+    headers = [e.values for e in env.log.scan() if e.type_name == "FileHeader"]
+    assert [h["file_number"] for h in headers] == list(log_file_numbers(disk)) and {h["env_id"] for h in headers} == {env_id}
     env.close()
 
 

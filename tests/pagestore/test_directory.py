@@ -40,7 +40,7 @@ def test_a_fresh_volume_has_two_empty_btrees_at_the_roots_its_header_records():
             assert page.tag == PageTag.BTREE and KeyedPage(page).is_leaf and KeyedPage(page).count == 0
         finally:
             sm.bp.unfix(page)
-    assert (header.directory_root, header.root_index_root, header.format_version) == (8, 12, 2)
+    assert (header.directory_root, header.root_index_root, header.format_version) == (8, 12, 3)
     assert problems(sm) == [] and sm.files.files() == [] and sm.index_names() == {}
 
 
@@ -203,7 +203,7 @@ def test_an_old_format_volume_is_refused_in_one_line(tmp_path, capsys):
     StorageManager.format(disk, num_pages=64, ext_sz=4, page_size=512, **OPTIONS).close()
     with disk.open(volume_file_name(1)) as f:
         f.write(48 + 8, (1).to_bytes(4, "little"))  # the header record's version (slot 0 of page 0)
-    with pytest.raises(VolumeError, match="volume format version 1, this minidb reads version 2 only"):
+    with pytest.raises(VolumeError, match="volume format version 1, this minidb reads version 3 only"):
         StorageManager.open(disk, **OPTIONS)
     assert main(["verify", str(tmp_path / "ps")]) == 2
     out, err = capsys.readouterr()

@@ -24,7 +24,8 @@ CODES = [*range(1, MAX_TYPE_CODE + 1), *EXTRA_TYPE_CODES]
 
 def _file_header(number, last_entry):
     return pack_entry(FILE_HEADER.code, 0, 0, FILE_HEADER.encode(
-        {"file_number": number, "created_ms": 7, "last_entry_lsn": last_entry, "log_version": LOG_VERSION}))
+        {"file_number": number, "created_ms": 7, "last_entry_lsn": last_entry, "log_version": LOG_VERSION,
+         "env_id": 7}))
 
 
 def _item(rng, code):
@@ -119,7 +120,7 @@ def test_the_logs_hold_every_kind_of_row(logs):
     assert any(r["problem"] and r["problem"].startswith("item does not match") for r in rows)
     flagged = [(r["env"], r["file"], r["problem"]) for r in rows if r["checksum_valid"] is False]
     expected = [
-        ("a", 2, "corrupt: prev offset 0x7f0015e9"),
+        ("a", 2, "corrupt: prev offset 0x7f0015f1"),
         ("a", 2, "corrupt: both provisional flags"),
         ("a", 2, "corrupt: entry of 37 bytes runs"),  # cut short, but erased (0xff): never a torn tail
         ("a", 3, "log file is missing"),

@@ -112,11 +112,11 @@ def test_flags_vlsns_and_transactions_come_from_the_headers(spark, tmp_path):
     rows = spark.read.format("minidb").load(str(env)).orderBy("offset").collect()
     assert [(r.lsn, r.type_name, r.provisional, r.replicated, r.vlsn) for r in rows] == [
         ("0x1/0x0", "FileHeader", "NO", False, None),
-        ("0x1/0x26", "Trace", "NO", False, None),
-        ("0x1/0x3b", "Trace", "YES", False, None),
-        ("0x1/0x56", "Trace", "BEFORE_CKPT_END", True, 41),
+        ("0x1/0x2e", "Trace", "NO", False, None),
+        ("0x1/0x43", "Trace", "YES", False, None),
+        ("0x1/0x5e", "Trace", "BEFORE_CKPT_END", True, 41),
     ]
-    assert rows[1].lsn_packed == (1 << 32) | 0x26 and rows[1].offset == 38
+    assert rows[1].lsn_packed == (1 << 32) | 0x2e and rows[1].offset == 46
     assert all(r.txn_id is None and r.checksum_valid and r.problem is None for r in rows)
 
 

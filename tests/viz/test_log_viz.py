@@ -100,7 +100,7 @@ def test_the_default_script_is_the_bank_workload_of_the_notebook():
     disk = SimDisk("t")
     log = demo_log(disk)
     lsns = run_script(log, SCRIPT, 0, 4)
-    assert [str(lsn) for lsn in lsns] == ["0x1/0x26", "0x1/0x48", "0x1/0x68", "0x1/0x89"]  # what 01 prints
+    assert [str(lsn) for lsn in lsns] == ["0x1/0x2e", "0x1/0x50", "0x1/0x70", "0x1/0x91"]  # what 01 prints
     assert disk.pending_ops() > 0  # the full buffer was written, nothing fsynced
     assert run_script(log, SCRIPT, 4, 5) == [] and disk.pending_ops() == 0  # step 5 syncs
     run_script(log, SCRIPT, 5)

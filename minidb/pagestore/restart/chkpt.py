@@ -12,8 +12,9 @@ writes no page; it *logs* what restart would otherwise have to find out:
    ended, with its state, last LSN and undo-next, and the youngest tid;
 4. ``chkpt_end``, carrying the ``chkpt_begin`` LSN and the smallest
    recovery LSN;
-5. once the log is durable up to ``chkpt_end``, the ``chkpt_begin`` LSN
-   becomes the **master LSN** (:mod:`minidb.pagestore.restart.master`).
+5. once the log is durable up to ``chkpt_end``, the volume is stamped with
+   the ``chkpt_begin`` LSN (and fsynced: :mod:`minidb.pagestore.volume.volfile`),
+   then it becomes the **master LSN** (:mod:`minidb.pagestore.restart.master`).
 
 Other transactions keep logging while this happens, so their entries
 interleave with the checkpoint's: the checkpoint is *fuzzy*. What makes that
@@ -39,6 +40,7 @@ Restart will analyse from 0x1/0x300 and redo from 0x1/0x1c0.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,8 +69,9 @@ class Checkpointer:
     """Takes checkpoints of one volume, its buffer pool and its transactions (see the module documentation)."""
 
     def __init__(self, disk: Any, log: Any, bufferpool: Any, xcts: Any, pages_per_entry: int = PAGES_PER_ENTRY,
-                 trace: bool = True):
+                 trace: bool = True, stamp: Callable[[LSN], None] | None = None):
         self.disk = disk
+        self.stamp = stamp  # the volume's checkpoint stamp, written before the master
         self.log = log
         self.bp = bufferpool
         self.xcts = xcts
@@ -101,6 +104,8 @@ class Checkpointer:
             min_rec = min((rec for _, rec in table), default=NULL_LSN)
             end = self.log.append(CHKPT_END, {"master": begin, "min_rec_lsn": min_rec})
             self.log.sync(end)
+            if self.stamp is not None:
+                self.stamp(begin)
             write_master(self.disk, begin, end)
             self.trace.emit("chkpt_end at %s; master LSN is now %s", end, begin)
             self.stats.add("nCheckpoints")

@@ -44,7 +44,10 @@ missing master file, or a master checkpoint that lies before the first log
 file kept, is refused too, and so is a master file shorter than its two
 slots once its second record was written (the first write makes the whole
 64 bytes: slot 1, after 32 zero bytes). Restart on
-such a log would silently forget committed work. Finding where the log ends
+such a log would silently forget committed work. So would a volume older
+than the master checkpoint (an older copy restored from a backup): its
+checkpoint stamp (:mod:`minidb.pagestore.volume.volfile`) must name the master
+checkpoint or a later one (:func:`check_volume_stamp`). Finding where the log ends
 means checking every entry of its last file, which opening the log does
 anyway; so the storage manager's opening asks only whether the log plainly
 reaches past the ``chkpt_end`` (:func:`reaches_past`: it lies in an earlier
@@ -73,7 +76,7 @@ from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner
 from minidb.pagestore.errors import LogLostError, VolumeCorruptionError
-from minidb.pagestore.volume.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import volume_checkpoint_stamp, volume_env_id, volume_file_name
 
 MASTER_FILE = "master"
 SLOT = struct.Struct("<4sIQQQ")
@@ -155,12 +158,28 @@ def check_log_is_whole(disk: Disk, volume_name: str, quick: bool = False) -> Non
     if head > 1 and record is not None and record.master < LSN(head, 0):
         raise LogLostError(f"{disk.where(MASTER_FILE)}: the master checkpoint {record.master} lies before the "
                            f"first log file kept, {file_name(head)}: the master record is older than the log")
+    if record is not None:
+        check_volume_stamp(disk, record)
     if quick and (record is None or reaches_past(disk, numbers[-1], record.end)):
         return
-    end = find_end(disk).end_lsn
+    end = find_end(disk, volume_env_id(disk)).end_lsn  # the volume says which environment's files belong
     if record is not None and record.end >= end:
         raise LogLostError(f"{disk.where(MASTER_FILE)}: the last checkpoint (from {record.master} to {record.end}) "
                            f"lies past the end of the log ({end}): durable log entries are missing")
+
+
+def check_volume_stamp(disk: Disk, record: MasterRecord) -> None:
+    """Refuse a volume older than the master checkpoint: its checkpoint stamp (:mod:`minidb.pagestore.volume.volfile`)
+    is missing or names an earlier checkpoint, so it is an older copy restored beside a newer log and master."""
+    found = volume_checkpoint_stamp(disk)
+    if found is None:
+        return
+    where, stamp = found
+    if stamp is None or stamp < record.master:
+        raise VolumeCorruptionError(
+            f"{where}: the volume is older than its log's last checkpoint (the volume was last stamped at "
+            f"{stamp if stamp is not None else 'no checkpoint'}, the master checkpoint is {record.master}): an "
+            f"older copy of the volume; restart would miss the pages written before that checkpoint")
 
 
 def reaches_past(disk: Disk, last_file: int, lsn: LSN) -> bool:

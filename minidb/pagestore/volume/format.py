@@ -34,7 +34,7 @@ from minidb.pagestore.ids import PageId
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE, PageTag, StoreFlags, stamp_checksum
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.volume.stores import DEFAULT_EFF, ROOT_INDEX, STORE_DIRECTORY, StnodePage, StoreNode, format_stnode_page
-from minidb.pagestore.volume.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import STAMP_SLOTS_SIZE, volume_file_name
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ, VolumeHeader
 
 # Slot 0 of an empty B+tree root, a keyed page's header (:mod:`minidb.pagestore.btree.keyed`, which sits above
@@ -43,11 +43,12 @@ EMPTY_LEAF_HEADER = struct.pack("<HI", 1, 0)
 
 
 def format_volume(disk: Disk, vid: int = 1, num_pages: int = 1024, ext_sz: int = DEFAULT_EXT_SZ,
-                  page_size: int = DEFAULT_PAGE_SIZE) -> VolumeHeader:
-    """Create and format volume ``vid`` on ``disk``; return its header."""
+                  page_size: int = DEFAULT_PAGE_SIZE, env_id: int = 0) -> VolumeHeader:
+    """Create and format volume ``vid`` on ``disk``; return its header. ``env_id``: the environment id
+    of the log beside it (:mod:`minidb.pagestore.volume.volheader`)."""
     name = volume_file_name(vid)
     try:
-        header = VolumeHeader.plan(vid, num_pages, ext_sz, page_size)
+        header = VolumeHeader.plan(vid, num_pages, ext_sz, page_size, env_id)
     except ValueError as e:
         raise BadRequestError(f"{disk.where(name)}: cannot format: {e}") from None
     if disk.exists(name):
@@ -58,7 +59,8 @@ def format_volume(disk: Disk, vid: int = 1, num_pages: int = 1024, ext_sz: int =
         image[page.pid.page * page_size:(page.pid.page + 1) * page_size] = stamp_checksum(page.buf)
     with disk.open(name, create=True) as f:
         f.write(0, bytes(image))
-        f.allocate(header.num_pages * page_size)  # taken now: writing a page back never needs new space
+        # Taken now, the checkpoint stamp's slots too: writing a page back or a stamp never needs new space.
+        f.allocate(header.num_pages * page_size + STAMP_SLOTS_SIZE)
         f.fsync()
     return header
 

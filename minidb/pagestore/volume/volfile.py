@@ -11,18 +11,48 @@ pages **in one disk write**: the unit in which the simulated disk records,
 tears and loses writes, and in which the write-ahead rule is checked.
 
 Formatting makes the file its full size (``num_pages * page_size``), its
-disk space taken then (``File.allocate``, so writing a page back never meets
+disk space taken then, the stamp slots below included (``File.allocate``, so
+writing a page back or a stamp never meets
 a full disk, not even in an abort or restart), and nothing ever shrinks it,
 so a shorter file has lost pages: mounting it is a
 :class:`~minidb.pagestore.errors.VolumeCorruptionError` naming the first
 missing page, as is a header page that is torn or fails its checksum. A
 page of store 0 (the maps) that reads as zeros is damaged too (formatting
 wrote every one of them): a :class:`~minidb.pagestore.errors.BadPageError`.
+
+**The checkpoint stamp.** After the pages, the file ends in two 24-byte
+slots that record the last checkpoint the volume has seen: each checkpoint,
+once its ``chkpt_end`` is durable and before it becomes the master
+(:mod:`minidb.pagestore.restart.chkpt`), writes its ``chkpt_begin`` LSN into
+the slot not holding the newest stamp and fsyncs the volume, so every page
+written before the checkpoint is durable with it, and a torn stamp write
+leaves the previous stamp. Hence the newest stamp is never older than the
+master checkpoint; a volume whose stamp is older (or missing, while a master
+exists) is an older copy of the volume, restored from a backup: restart
+would redo from the master checkpoint only and miss the pages flushed
+before it, so opening refuses it
+(:func:`minidb.pagestore.restart.master.check_volume_and_log`). A copy taken
+after the stamp is sound: what it lacks was written after the checkpoint,
+and restart redoes it, as after a crash. (It does not cover the pages of a
+LOAD or INSERT store forced after the last checkpoint, which no log entry
+can redo.)
+
+Byte layout of one stamp slot (``struct`` format ``<4sIQQ``)::
+
+    offset size field
+       0     4  magic      b"MDBC"
+       4     4  checksum   CRC-32 of bytes 8..23
+       8     8  sequence   1, 2, 3, ... (the newest valid slot wins)
+      16     8  chkpt      the chkpt_begin LSN of the checkpoint
 """
 
 from __future__ import annotations
 
+import struct
+import zlib
+
 from minidb.io import Disk, File
+from minidb.log.lsn import LSN
 from minidb.pagestore.errors import BadPageError, BadRequestError, VolumeCorruptionError, VolumeError
 from minidb.pagestore.volume.volheader import RECORD, VolumeHeader
 from minidb.pagestore.pages.page import HEADER_SIZE, MIN_PAGE_SIZE, Page
@@ -30,6 +60,39 @@ from minidb.pagestore.pages.page import HEADER_SIZE, MIN_PAGE_SIZE, Page
 
 def volume_file_name(vid: int) -> str:
     return f"v{vid}.vol"
+
+
+STAMP = struct.Struct("<4sIQQ")
+STAMP_MAGIC = b"MDBC"
+STAMP_SLOTS_SIZE = 2 * STAMP.size  # the two slots after the pages, taken on disk when the volume is formatted
+
+
+def volume_env_id(disk: Disk, vid: int = 1) -> int | None:
+    """The environment id that volume ``vid``'s header records, which its log files must carry (None:
+    no volume, a volume that records none, or one too damaged to say; mounting it says why)."""
+    if not disk.exists(volume_file_name(vid)):
+        return None
+    try:
+        volume = VolumeFile(disk, vid)
+    except VolumeError:  # VolumeCorruptionError included
+        return None
+    volume.close()
+    return volume.header.env_id or None
+
+
+def volume_checkpoint_stamp(disk: Disk, vid: int = 1) -> tuple[str, LSN | None] | None:
+    """Where volume ``vid`` is and the checkpoint it was last stamped with (None: no volume, or one
+    too damaged to say; mounting it says why)."""
+    if not disk.exists(volume_file_name(vid)):
+        return None
+    try:
+        volume = VolumeFile(disk, vid)
+    except VolumeError:
+        return None
+    try:
+        return volume.where(), volume.checkpoint_stamp()
+    finally:
+        volume.close()
 
 
 class VolumeFile:
@@ -105,6 +168,32 @@ class VolumeFile:
         self.file.write(first_page * self.page_size, data)
 
     def sync(self) -> None:
+        self.file.fsync()
+
+    # -- the checkpoint stamp (see the module documentation) ----------------------------------------
+    def _stamps(self) -> list[tuple[int, LSN]]:
+        """The valid stamp slots as (sequence, chkpt_begin LSN)."""
+        base = self.header.num_pages * self.page_size
+        data = self.file.read(base, STAMP_SLOTS_SIZE)
+        found = []
+        for at in range(0, len(data) - STAMP.size + 1, STAMP.size):
+            magic, crc, sequence, lsn = STAMP.unpack_from(data, at)
+            if magic == STAMP_MAGIC and crc == zlib.crc32(data[at + 8:at + STAMP.size]) and sequence:
+                found.append((sequence, LSN.unpack(lsn)))
+        return found
+
+    def checkpoint_stamp(self) -> LSN | None:
+        """The ``chkpt_begin`` LSN of the last checkpoint stamped on the volume (None: none)."""
+        stamps = self._stamps()
+        return max(stamps)[1] if stamps else None
+
+    def stamp_checkpoint(self, lsn: LSN) -> None:
+        """Record checkpoint ``lsn`` in the slot not holding the newest stamp, and fsync the volume."""
+        stamps = self._stamps()
+        sequence = max(stamps)[0] + 1 if stamps else 1
+        body = struct.pack("<QQ", sequence, lsn.packed)
+        slot = STAMP_MAGIC + struct.pack("<I", zlib.crc32(body)) + body
+        self.file.write(self.header.num_pages * self.page_size + (sequence % 2) * STAMP.size, slot)
         self.file.fsync()
 
     def close(self) -> None:

@@ -114,8 +114,10 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
     @classmethod
     def format(cls, disk: Disk, bufferpool: BufferPool, log: Any, vid: int = 1, num_pages: int = 1024,
                ext_sz: int = DEFAULT_EXT_SZ, page_size: int | None = None, **options: Any) -> "Volume":
-        """Format volume ``vid`` on ``disk`` (sized for the pool's pages by default) and mount it."""
-        format_volume(disk, vid, num_pages, ext_sz, page_size or bufferpool.page_size or DEFAULT_PAGE_SIZE)
+        """Format volume ``vid`` on ``disk`` (sized for the pool's pages by default) and mount it; the
+        volume records ``log``'s environment id."""
+        format_volume(disk, vid, num_pages, ext_sz, page_size or bufferpool.page_size or DEFAULT_PAGE_SIZE,
+                      getattr(log, "env_id", 0))
         return cls(disk, bufferpool, log, vid, **options)
 
     def close(self) -> None:
