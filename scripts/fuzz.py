@@ -9,6 +9,10 @@ refused, missed, WRONG, LOST or CRASH (see tests/corruption/classify.py).
 Then the first bad cases, each with its engine, file, offset, kind and what
 was returned. Exit status 1 if any case was WRONG, LOST or CRASH.
 
+The table also goes, as Markdown, between the fuzz markers of
+``RELIABILITY.md`` (``--out``), with what was run and how long it took
+(the rest of the file is kept; ``--out -`` writes nowhere).
+
     python scripts/fuzz.py                       # everything
     python scripts/fuzz.py --engine pagestore    # one engine (repeat for more)
     python scripts/fuzz.py --per-group 50        # a seeded sample of each (engine, kind, file)
@@ -17,6 +21,7 @@ was returned. Exit status 1 if any case was WRONG, LOST or CRASH.
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from tqdm import tqdm
@@ -26,6 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.corruption import BUILDERS  # noqa: E402
 from tests.corruption.cases import SEED, all_cases, sample  # noqa: E402
 from tests.corruption.classify import BAD, run_cases, table  # noqa: E402
+from sweep import write_table  # noqa: E402  (scripts/sweep.py, beside this file)
+
+BEGIN = "<!-- fuzz table: written by `make fuzz` (scripts/fuzz.py); edits between these lines are lost -->"
+END = "<!-- end of fuzz table -->"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a seeded sample of at most this many cases per (engine, kind, file)")
     parser.add_argument("--seed", type=int, default=SEED, help="seed of the sampled bytes and of --per-group")
     parser.add_argument("--show", type=int, default=30, help="how many bad cases to list (default 30)")
+    parser.add_argument("--out", default="RELIABILITY.md",
+                        help="the file to write the table to, between its fuzz markers ('-': none)")
     args = parser.parse_args(argv)
+    started = time.perf_counter()
 
     work = []
     for engine in args.engine or list(BUILDERS):
@@ -53,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
             results += run_cases(state, cases, Path(tmp) / "case", bar.update)
     print(table(results))
     bad = [result for result in results if result.outcome in BAD]
+    if args.out != "-":
+        which = "every case" if args.per_group is None else f"a seeded sample of at most {args.per_group} cases per group"
+        engines = "every engine" if not args.engine else ", ".join(args.engine)
+        write_table(Path(args.out), table(results, markdown=True) + f"\n\n{which} of {engines} (seed {args.seed}), "
+                    f"{time.perf_counter() - started:,.0f} s of wall-clock time; {len(bad)} WRONG, LOST or CRASH.",
+                    BEGIN, END)
     for result in bad[:args.show]:
         print(result)
     if len(bad) > args.show:

@@ -126,15 +126,17 @@ def table(sweep: Sweep, workers: int) -> str:
     return "\n".join(lines)
 
 
-def write_table(path: Path, text: str) -> None:
-    """Put ``text`` between the markers of ``path`` (added at the end when missing)."""
+def write_table(path: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
+    """Put ``text`` between the markers ``begin`` and ``end`` of ``path`` (added at the end when missing).
+
+    ``make fuzz`` (scripts/fuzz.py) writes its table into the same file between markers of its own."""
     old = path.read_text() if path.exists() else "# Reliability\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        tail = rest.split(end, 1)[1]
     else:
         head, tail = old.rstrip("\n") + "\n\n", "\n"
-    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    path.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -234,8 +234,9 @@ def run_cases(state: State, cases: list[Case], workdir: Path, progress=None) -> 
     return results
 
 
-def table(results: list[Result]) -> str:
-    """Outcomes per engine and kind of damage, one row each, with a total row."""
+def table(results: list[Result], markdown: bool = False) -> str:
+    """Outcomes per engine and kind of damage, one row each, with a total row (aligned text, or a
+    Markdown table for RELIABILITY.md)."""
     counts: dict[tuple[str, str], dict[str, int]] = {}
     for result in results:
         row = counts.setdefault((result.case.engine, result.case.kind), dict.fromkeys(OUTCOMES, 0))
@@ -246,6 +247,9 @@ def table(results: list[Result]) -> str:
     total = [sum(1 for r in results if r.outcome == outcome) for outcome in OUTCOMES]
     rows.append(["total", f"{len(results)} cases", *map(str, total)])
     header = ["engine", "damage", *OUTCOMES]
+    if markdown:
+        return "\n".join(["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * len(OUTCOMES),
+                          *("| " + " | ".join(row) + " |" for row in rows)])
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
     lines = [header, ["-" * w for w in widths], *rows]
     return "\n".join("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
