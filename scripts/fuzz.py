@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     bad = [result for result in results if result.outcome in BAD]
     if args.out != "-":
-        which = "every case" if args.per_group is None else f"a seeded sample of at most {args.per_group} cases per group"
+        which = "Every case" if args.per_group is None else f"A seeded sample of at most {args.per_group} cases per group"
         engines = "every engine" if not args.engine else ", ".join(args.engine)
         write_table(Path(args.out), table(results, markdown=True) + f"\n\n{which} of {engines} (seed {args.seed}), "
                     f"{time.perf_counter() - started:,.0f} s of wall-clock time; {len(bad)} WRONG, LOST or CRASH.",
