@@ -20,7 +20,7 @@ def valid_end(data: bytes, file_number: int) -> int:
       legal flags, fit in ``data``, have a ``prev`` field equal to the
       offset of the entry before it, and carry a matching checksum (computed
       with the INVISIBLE flag bit taken as 0; erased entries, type 0xff,
-      have no checksum to check).
+      are checked the same way).
 
     Stop at the first entry that fails any check and return its offset; if
     every entry is good, return ``len(data)``. An empty file, or one whose

@@ -114,13 +114,14 @@ def test_invisible_bit_set_in_place_keeps_the_entry_valid(impl):
     assert impl.valid_end(data, 1) == len(data)
 
 
-def test_erased_entry_is_not_checksummed(impl):
-    """The data eraser overwrites the type byte with 0xff; such an entry has no checksum to check."""
+def test_a_forged_erasure_fails_its_checksum(impl):
+    """The data eraser rewrites an erased entry's checksum over its erased form; a 0xff written over the type
+    byte of an intact entry leaves the old checksum, which no longer matches: the valid entries end there."""
     log = written_log(5)
     erased = log.entries[3]
     data = bytearray(log.bytes())
     data[erased.offset + TYPE] = ERASED
-    assert impl.valid_end(bytes(data), 1) == len(data)
+    assert impl.valid_end(bytes(data), 1) == erased.offset
 
 
 def test_second_file(impl):

@@ -15,7 +15,7 @@ line is the summed :class:`~minidb.io.sweep.SweepResult`, e.g. for
 
 ``--exhaustive`` (``group`` only; the other engines' tests are exhaustive
 already) makes the group's test enumerate its crash points instead of
-sampling them: the seed is run once without a crash to list each node's disk
+sampling them: each seed is run once without a crash to list each node's disk
 events, then again for every node, every event of it and every crash mode,
 the node crashing there (:func:`~minidb.replication.group_crashtest.exhaustive_sweep`).
 ``minidb crashtest group --seed 1 --seeds 2 --ops 30 --exhaustive`` prints,
@@ -77,7 +77,7 @@ def register(commands) -> None:
     p.add_argument("--show", type=non_negative_int, default=5, help="violations to print (default 5)")
     p.add_argument("--exhaustive", action="store_true",
                    help="group only: crash each node at every one of its disk events, in every crash mode, "
-                        "instead of the few points the seed draws (a rerun of the group per point)")
+                        "instead of the few points a seed draws (a rerun of the group per point)")
     add_impl_option(p)
     p.set_defaults(run=run)
 

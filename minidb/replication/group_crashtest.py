@@ -36,13 +36,13 @@ In the **exhaustive** mode (``exhaustive_sweep``, ``minidb crashtest group
 --exhaustive``) the workload draws the same operations but schedules none of
 its crashes. A run of three nodes on the in-memory network, the manual
 clock and simulated disks is a pure function of its seed (FoundationDB's
-deterministic simulation), so the seed is first run once without a crash,
+deterministic simulation), so each seed is first run once without a crash,
 recording each node's disk events (writes, truncates and fsyncs, from the
 group's forming to the end of the settling, across the disks a network
 restore gives a node: :class:`_History`); then, for every node ``n``, every
 one of its events ``k`` and every crash mode of the other engines' sweeps
 (nothing unsynced kept, everything kept, and after a write that write torn:
-:func:`crash_modes`), the seed is run again from the start with ``n``'s disk
+:func:`crash_modes`), that seed is run again from the start with ``n``'s disk
 scheduled to crash right after its ``k``-th event (:class:`CrashAt`). The run
 is the same as the first up to that event (the check compares the event, so
 a run that does not repeat itself is a violation); from there the rest of the

@@ -11,7 +11,7 @@ from minidb.pagestore import (
     AllocMode, BadRequestError, BufferPool, Deleting, PageId, StoreFlags, StoreId, Volume, VolumeError,
     VolumeFullError, format_volume,
 )
-from minidb.pagestore.volume.volfile import volume_file_name
+from minidb.pagestore.volume.volfile import STAMP_SLOTS_SIZE, volume_file_name
 
 from tests.cli.test_cli import check_golden
 from tests.pagestore.helpers import fixed_clock, mount, new_volume
@@ -33,7 +33,7 @@ def test_format_lays_out_the_volume_as_the_header_says():
     assert s.vol.stores() == [StoreId(1, 1), StoreId(1, 2)]
     assert [s.vol.store_extents(st) for st in s.vol.stores()] == [[1], [2]]
     assert s.vol.extlink(0).pmap_text(4) == "####"
-    assert s.disk.size(volume_file_name(1)) == 64 * 512
+    assert s.disk.size(volume_file_name(1)) == 64 * 512 + STAMP_SLOTS_SIZE  # the pages, then the checkpoint stamp's slots
     assert s.vol.check() == []
     assert [e.type_name for e in s.log.scan()] == ["FileHeader"]  # formatting logs nothing
 

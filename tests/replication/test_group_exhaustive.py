@@ -1,7 +1,7 @@
 """The group crash test's exhaustive mode (minidb.replication.group_crashtest.exhaustive_sweep): every node
 crashed at every one of its disk events, in every crash mode, the group run again from the start each time.
 
-A small seed's every (node, event) pair is a crash point and none is a violation; a run that does not
+Every (node, event) pair of a small workload is a crash point and none is a violation; a run that does not
 repeat itself up to its crash is a violation; a recovery that drops the last committed transaction it finds
 is caught.
 """

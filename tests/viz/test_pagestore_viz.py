@@ -150,7 +150,7 @@ def test_pass_two_takes_the_first_unreferenced_frame_from_the_hand_even_if_dirty
 
 def test_the_pool_script_shows_the_write_ahead_rule_and_the_cleaner():
     nine = pool_step(9)
-    assert nine.events == ("write 00000001.jdb @0 +160", "fsync 00000001.jdb", "write v1.vol @3584 +512")
+    assert nine.events == ("write 00000001.jdb @0 +168", "fsync 00000001.jdb", "write v1.vol @3584 +512")
     assert any(line.startswith("WAL: log synced up to") for line in nine.trace)
     assert {pid.page for pid in nine.dirty_page_table} == {5, 6, 7}  # 7 is written, not yet fsynced
     ten = pool_step(POOL_STEPS)

@@ -105,7 +105,7 @@ def test_je_rollback_example_is_the_tests_one():
     assert [(e.vlsn, e.type_name) for e in example.search.before[0].entries] == before
     assert [(s.vlsn, s.type_name, s.match) for s in example.search.steps] == [(1, "Matchpoint", True)]
     assert example.records == {"n1": {"a": "new2", "c": "new3"}, "n2": {"a": "new2", "c": "new3"}}
-    assert example.rollback_lines[1:] == ("VLSN 2 LN at 0x1/0x479: INVISIBLE", "VLSN 3 LN at 0x1/0x4a8: INVISIBLE",
+    assert example.rollback_lines[1:] == ("VLSN 2 LN at 0x1/0x481: INVISIBLE", "VLSN 3 LN at 0x1/0x4b0: INVISIBLE",
                                           "the stream restarts at VLSN 2")
     assert [t for _, t, _ in replicated_entries(n1)].count("RollbackStart") == 1
 

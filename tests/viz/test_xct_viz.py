@@ -105,8 +105,8 @@ def test_the_recovery_script_has_every_kind_of_transaction():
     names = [r.type_name for r in run.rows]
     assert {"clr_rec_insert", "clr_rec_splice", "chkpt_begin", "chkpt_xct_tab"} <= set(names)
     assert [tid for tid, _, _ in run.commits] == [1, 4, 6]
-    assert run.events[18] == "after write 27: step 19 T5 creates phi, 1200 bytes: r(1.3.12.4) (a large record)"
-    assert run.events[19].startswith("after write 29: step 20 T5 updates epsilon")  # write 28 is in step 20
+    assert run.events[18] == "after write 28: step 19 T5 creates phi, 1200 bytes: r(1.3.12.4) (a large record)"
+    assert run.events[19].startswith("after write 30: step 20 T5 updates epsilon")  # write 29 is in step 20
 
 
 def test_what_if_t2_commits_before_the_crash():
