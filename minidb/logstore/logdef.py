@@ -60,6 +60,7 @@ databases; nodes, checkpoints and internal databases are never replicated.
 from __future__ import annotations
 
 from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U16, U32, U64, ListOf
+from minidb.log.lsn import LSN
 from minidb.log.types import EntryTable, EntryType
 
 _KEY_RANGE = [("id_key", BYTES), ("high_inf", BOOL), ("high_key", BYTES)]
@@ -132,8 +133,14 @@ def is_replicable(entry_type: EntryType) -> bool:
     return entry_type.name in REPLICABLE_TYPES
 
 
+def recovery_start(ckpt_end_values: dict) -> LSN:
+    """Where recovery starts reading, by a CkptEnd's values: min(firstActiveLSN, CkptStart). Recovery reads
+    from there, the eraser never erases from there on, and verify refuses an erased entry there."""
+    return min(ckpt_end_values["first_active_lsn"], ckpt_end_values["ckpt_start_lsn"])
+
+
 __all__ = [
-    "LOGSTORE_TYPES", "LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "MAP_LN", "FILE_SUMMARY_LN", "IN_ENTRY",
+    "recovery_start", "LOGSTORE_TYPES", "LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "MAP_LN", "FILE_SUMMARY_LN", "IN_ENTRY",
     "BIN_ENTRY", "COMMIT", "ABORT", "CKPT_START", "CKPT_END", "USER_LN_TYPES", "LN_TYPES", "IN_TYPES",
     "NODE_TYPES", "DELETED_LN_TYPES", "REPLICABLE_TYPES", "is_replicable",
 ]

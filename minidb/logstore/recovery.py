@@ -115,7 +115,7 @@ from minidb.log.files import file_name
 from minidb.log.header import ERASED_TYPE, INVISIBLE
 from minidb.log.types import OWNER_CODES, known_types, type_by_code
 from minidb.logstore.logdef import (BIN_ENTRY, CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX,
-                                   MAP_LN)
+                                   MAP_LN, recovery_start)
 from minidb.logstore.errors import EnvironmentKindError
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME, logged_kind
 from minidb.logstore.provisional import is_provisional
@@ -289,7 +289,7 @@ class RecoveryManager:
             info.last_ckpt_start = values["ckpt_start_lsn"]
             info.first_active_lsn = values["first_active_lsn"]
             info.checkpoint_id = values["checkpoint_id"]
-            info.scan_start = min(info.first_active_lsn, info.last_ckpt_start)
+            info.scan_start = recovery_start(values)
             root_lsn = values["root_lsn"]
             env.last_node_id = max(env.last_node_id, values["last_node_id"])
             env.db_tree.last_db_id = max(env.db_tree.last_db_id, values["last_db_id"])

@@ -34,7 +34,7 @@ from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.inspect import NodeView, TreeView, logged_tree_view, live_lsns, tree_names, tree_view
 from minidb.log.types import type_by_code, type_by_name
-from minidb.logstore.logdef import CKPT_END, IN_TYPES, USER_LN_TYPES
+from minidb.logstore.logdef import CKPT_END, IN_TYPES, USER_LN_TYPES, recovery_start
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, ln_types_of
 from minidb.logstore.tree.ln import fetch_ln
 from minidb.logstore.tree.in_node import key_order_problem
@@ -136,9 +136,7 @@ def _recovery_start(disk: Disk) -> LSN | None:
         ckpt_end = log.reader.last_of_type(CKPT_END.code)
     finally:
         log.close()
-    if ckpt_end is None:
-        return None
-    return min(ckpt_end.values["first_active_lsn"], ckpt_end.values["ckpt_start_lsn"])
+    return None if ckpt_end is None else recovery_start(ckpt_end.values)
 
 
 def verify_log_trees(disk: Disk) -> list[str] | None:

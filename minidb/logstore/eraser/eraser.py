@@ -85,7 +85,7 @@ from minidb.logstore.errors import LockConflictError
 from minidb.logstore.eraser.protocol import STEP_SHARES, erase_file, locate
 from minidb.logstore.eraser.state import DELETED, ERASED, STATE_FILE, TO_DO, CycleState, read_state, write_state
 from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle, work_estimate
-from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
+from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES, recovery_start
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:
@@ -270,8 +270,7 @@ class DataEraser:
         end_lsn = env.checkpointer.last_ckpt_end
         if end_lsn.is_null:
             return None
-        values = env.log.read(end_lsn).values
-        start = min(values["first_active_lsn"], values["ckpt_start_lsn"])
+        start = recovery_start(env.log.read(end_lsn).values)
         active = env.txn_manager.first_active_lsn()
         return start if active.is_null else min(start, active)
 
