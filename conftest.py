@@ -22,7 +22,7 @@ def pytest_addoption(parser):
     parser.addoption("--exercise-impl", default=None,
                      help="run exercises/ against minidb's code (reference), the student stubs (student) "
                           "or a named wrong solution (mutant:NAME) "
-                          "(default: $MINIDB_EXERCISE_IMPL if set, else reference)")
+                          "(default: $MINIDB_IMPL if set, else reference)")
 
 
 def expected_areas() -> list[Path]:

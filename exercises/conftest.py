@@ -16,7 +16,7 @@ either file themselves, so one set of tests checks both:
                                (``test_stubs_fail.py`` checks every one).
 
 When the option is not given, the environment variable
-``MINIDB_EXERCISE_IMPL`` (``reference`` or ``student``) decides. It is the
+``MINIDB_IMPL`` (``reference`` or ``student``) decides. It is the
 fallback for runs in which this conftest is loaded too late to register a
 command-line option (pytest only accepts options from conftests it loads
 before parsing the command line: the rootdir's, and those on the path of a
@@ -36,7 +36,7 @@ import pytest
 IMPLS = ("reference", "student")
 MUTANT = "mutant:"
 DEFAULT_IMPL = "reference"
-ENV_VAR = "MINIDB_EXERCISE_IMPL"
+ENV_VAR = "MINIDB_IMPL"
 OPTION = "--exercise-impl"
 
 _loaded: dict[Path, ModuleType] = {}
@@ -55,20 +55,21 @@ def pytest_addoption(parser):
 
 
 def chosen_impl(config: pytest.Config) -> str:
-    """``--exercise-impl`` if given, else $MINIDB_EXERCISE_IMPL, else reference."""
+    """``--exercise-impl`` if given, else $MINIDB_IMPL, else reference."""
     try:
         value = config.getoption(OPTION)
     except ValueError:  # the option is not registered (see the module documentation)
         value = None
-    if value is None:
-        value = os.environ.get(ENV_VAR, "").strip() or DEFAULT_IMPL
+    if value is None:  # the engine's switch: its fast twins leave the exercises' functions as they are
+        value = os.environ.get(ENV_VAR, "").strip().partition(":")[0] or DEFAULT_IMPL
+        value = DEFAULT_IMPL if value == "fast" else value
     if value not in IMPLS and not (value.startswith(MUTANT) and len(value) > len(MUTANT)):
         raise pytest.UsageError(f"{OPTION}={value!r}: expected one of {', '.join(IMPLS)} or {MUTANT}NAME")
     return value
 
 
 def pytest_configure(config):
-    chosen_impl(config)  # a bad $MINIDB_EXERCISE_IMPL is a usage error, reported once
+    chosen_impl(config)  # a bad $MINIDB_IMPL is a usage error, reported once
 
 
 def pytest_report_header(config):
@@ -124,10 +125,10 @@ def impl(request) -> ModuleType | SimpleNamespace:
 @pytest.fixture(autouse=True, scope="session")
 def engine_uses_its_own_code():
     """The engine that builds a test's data (a log, a tree) runs its own functions, whatever
-    ``MINIDB_EXERCISE_IMPL`` says: the exercise's tests check the function under test alone (the engine's
-    own tests and crash sweeps are where a student's function runs inside it; see minidb/exercise_hooks.py).
+    ``MINIDB_IMPL`` says: the exercise's tests check the function under test alone (the engine's
+    own tests and crash sweeps are where a student's function runs inside it; see minidb/impl.py).
     Session-wide, so that module-scoped fixtures building an environment run before it too."""
-    from minidb import exercise_hooks
+    from minidb import impl
 
-    with exercise_hooks.using(exercise_hooks.ENGINE):
+    with impl.using(impl.ENGINE):
         yield

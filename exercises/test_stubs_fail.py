@@ -55,7 +55,7 @@ def summary_counts(output: str) -> dict[str, int]:
 def run_impl(exercise: Path, which: str) -> subprocess.CompletedProcess:
     """pytest on one exercise, in a subprocess, against ``which`` (student, reference or mutant:NAME)."""
     env = {k: v for k, v in os.environ.items() if k not in INHERITED}
-    env["MINIDB_EXERCISE_IMPL"] = which
+    env["MINIDB_IMPL"] = which
     command = [
         sys.executable, "-m", "pytest", os.path.relpath(exercise, ROOT), f"--exercise-impl={which}",
         "-q", "-p", "no:cacheprovider",

@@ -2,7 +2,7 @@
 
 Layers, bottom up (see DESIGN.md and docs/ARCHITECTURE.md)::
 
-    0  minidb.errors, minidb.stats, minidb.exercise_hooks, minidb.collector
+    0  minidb.errors, minidb.stats, minidb.impl, minidb.collector
     1  minidb.io
     2  minidb.log
     3  minidb.pagestore | minidb.logstore   (never import each other)
@@ -19,7 +19,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "minidb"
 LAYERS = {
-    "minidb.errors": 0, "minidb.stats": 0, "minidb.exercise_hooks": 0, "minidb.collector": 0, "minidb": 0,
+    "minidb.errors": 0, "minidb.stats": 0, "minidb.impl": 0, "minidb.collector": 0, "minidb": 0,
     "minidb.io": 1,
     "minidb.log": 2,
     "minidb.pagestore": 3, "minidb.logstore": 3,

@@ -6,7 +6,7 @@
 and stops at the first bad one; ``end`` is the offset just past the last good
 entry. The same module turns a student's ``valid_end`` into the scan of the
 last log file when the log is opened (``LAST_FILE_SCAN``, see
-``minidb/exercise_hooks.py``).
+``minidb/impl.py``).
 """
 
 from __future__ import annotations

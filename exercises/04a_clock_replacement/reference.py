@@ -7,7 +7,7 @@ buffer pool calls whenever a miss finds no free frame (see
 the exercise's tuples. minidb's version also returns the pass that found the
 victim and every step the hand took, which the notebook ``04_buffer_pool.ipynb``
 draws. The same module turns a student's ``choose_victim`` into the buffer
-pool's (``VICTIM``, see ``minidb/exercise_hooks.py``).
+pool's (``VICTIM``, see ``minidb/impl.py``).
 """
 
 from __future__ import annotations

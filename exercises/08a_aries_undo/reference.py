@@ -7,7 +7,7 @@ with the decision of :func:`minidb.pagestore.transactions.rollback.chain_step`
 (by the entry type's flags C and U), without undoing anything, with the
 exercise's integers as packed LSNs and its kinds as real page-store entry
 types with those flags. The same module turns a student's ``undo_order``
-into the undo pass's walk (``UNDO_WALK``, see ``minidb/exercise_hooks.py``).
+into the undo pass's walk (``UNDO_WALK``, see ``minidb/impl.py``).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import argparse
 import sys
 
 from minidb.errors import CorruptionError, MinidbError
-from minidb.exercise_hooks import ExerciseError, StudentCodeError
+from minidb.impl import ExerciseError, StudentCodeError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -50,8 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if hasattr(args, "impl"):
+            from minidb.cli.common import apply_impl
+            apply_impl(args)
         return args.run(args)
-    except ExerciseError as e:  # the student's code cannot be used (see minidb.exercise_hooks)
+    except ExerciseError as e:  # the student's code cannot be used (see minidb.impl)
         print(f"minidb {args.command}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except StudentCodeError as e:  # the student's code failed inside the engine

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 
+from minidb import impl
 from minidb.io import Disk, OSDisk
 from minidb.log import LSN
 from minidb.pagestore.volume.volfile import volume_env_id
@@ -77,3 +78,21 @@ def environment_id(disk: Disk) -> int | None:
     """The environment id a page store's volume records (None for any other log): the arbiter of which
     log files belong (:mod:`minidb.pagestore.volume.volheader`)."""
     return volume_env_id(disk)
+
+
+def add_impl_option(p) -> None:
+    """``--impl`` and ``--exercise`` on a command that runs the engine (``main`` applies them before it runs)."""
+    p.add_argument("--impl", choices=impl.MODES, default=None,
+                   help="the engine as written to be read (reference), with its accelerated twins from "
+                        "minidb/fast/ (fast), or with the exercises' student.py files where an exercise plugs "
+                        f"in (student) (default: ${impl.ENV_VAR}, else reference)")
+    p.add_argument("--exercise", action="append", metavar="NN", default=None,
+                   help="with --impl student: only this exercise's function (e.g. 08a; repeat for more); "
+                        "default: every plugged exercise")
+
+
+def apply_impl(args) -> None:
+    """Choose the implementation a command's ``--impl`` and ``--exercise`` name (see minidb.impl)."""
+    if getattr(args, "exercise", None) and (args.impl or impl.mode()) != impl.STUDENT:
+        raise impl.ExerciseError(f"--exercise {' '.join(args.exercise)}: only with --impl {impl.STUDENT}")
+    impl.use(args.impl, only=args.exercise)

@@ -24,8 +24,10 @@ after about 75 s of one core::
     crash points: 656, violations: 0
 
 Exit code 0 without violations, 1 with any (the first ``--show`` are printed).
-``--impl student`` runs the engine with the exercises' ``student.py``
-functions where they plug in (see :mod:`minidb.exercise_hooks`).
+``--impl fast`` runs the engine with its accelerated twins from
+``minidb/fast/``, ``--impl student`` with the exercises' ``student.py``
+functions where they plug in (see :mod:`minidb.impl`); the reference runs
+otherwise.
 """
 
 from __future__ import annotations
@@ -35,8 +37,7 @@ import sys
 
 from tqdm import tqdm
 
-from minidb import exercise_hooks
-from minidb.cli.common import SEED_LIMIT, int_at_least, non_negative_int, seed_arg, seed_count
+from minidb.cli.common import SEED_LIMIT, add_impl_option, int_at_least, non_negative_int, seed_arg, seed_count
 from minidb.errors import UserError
 from minidb.io.sweep import SweepResult
 
@@ -82,15 +83,6 @@ def register(commands) -> None:
     p.set_defaults(run=run)
 
 
-def add_impl_option(p) -> None:
-    p.add_argument("--impl", choices=exercise_hooks.MODES, default=None,
-                   help="the engine's own functions (reference) or the exercises' student.py files (student) "
-                        f"where an exercise plugs in (default: ${exercise_hooks.ENV_VAR}, else reference)")
-    p.add_argument("--exercise", action="append", metavar="NN", default=None,
-                   help="with --impl student: only this exercise's function (e.g. 08a; repeat for more); "
-                        "default: every plugged exercise")
-
-
 def run(args) -> int:
     if args.exhaustive and args.engine not in SAMPLED:
         raise UserError(f"--exhaustive is for {', '.join(SAMPLED)}: the {args.engine} crash test enumerates "
@@ -98,7 +90,6 @@ def run(args) -> int:
     if args.seed + args.seeds > SEED_LIMIT:
         raise UserError(f"--seed {args.seed} --seeds {args.seeds}: the last seed, {args.seed + args.seeds - 1}, "
                         f"is not below 2**63")
-    exercise_hooks.use(args.impl, only=args.exercise)
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)
     for seed in tqdm(seeds, desc=f"crashtest {args.engine}", unit="seed", disable=len(seeds) == 1, file=sys.stderr):

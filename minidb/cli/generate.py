@@ -15,7 +15,7 @@ directory is refused.
 
 from __future__ import annotations
 
-from minidb.cli.common import int_at_least, non_negative_int, path_arg, positive_int, seed_arg
+from minidb.cli.common import add_impl_option, int_at_least, non_negative_int, path_arg, positive_int, seed_arg
 from minidb.cli.output import owned_output
 
 
@@ -41,6 +41,7 @@ def register(commands) -> None:
                    help=f"log file size limit (default {defaults.file_max})")
     p.add_argument("--ckpt-every", type=positive_int, default=defaults.ckpt_every, metavar="OPS",
                    help=f"mean operations between checkpoints (default {defaults.ckpt_every})")
+    add_impl_option(p)
     p.set_defaults(run=run)
 
 

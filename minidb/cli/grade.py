@@ -45,7 +45,7 @@ from pathlib import Path
 from random import Random
 from types import ModuleType
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.cli.common import seed_arg
 from minidb.errors import UserError
 
@@ -67,7 +67,7 @@ def register(commands) -> None:
 
 
 def find_exercise(name: str) -> Path:
-    root = exercise_hooks.exercises_dir()
+    root = impl.exercises_dir()
     names = sorted(p.name for p in root.iterdir() if p.is_dir() and re.match(r"\d\d[a-z]?_", p.name)) \
         if root.is_dir() else []
     matches = [n for n in names if n == name or n.split("_", 1)[0] == name]
@@ -143,7 +143,7 @@ def refusal(student: Path, forbidden: set[str], allowed: dict[str, list[str]]) -
 def run_tests(directory: Path) -> tuple[int, int, str]:
     """(passed, failed) of the exercise's tests against student.py, and pytest's last line."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env[exercise_hooks.ENV_VAR] = exercise_hooks.STUDENT
+    env[impl.ENV_VAR] = impl.STUDENT
     command = [sys.executable, "-m", "pytest", str(directory), "--exercise-impl=student", "-q", "-n", "0",
                "-p", "no:cacheprovider", "-p", "no:nbval"]
     try:
@@ -187,7 +187,7 @@ def compare(student, reference, cases) -> tuple[int, int, list[str]]:
     """(passed, failed, first failures) of ``student``'s answers against ``reference``'s on ``cases``
     (``(function, args, kwargs)``, at most ``CASES``), each given copies of the arguments."""
     passed, failed, shown = 0, 0, []
-    with exercise_hooks.using(exercise_hooks.ENGINE):
+    with impl.using(impl.ENGINE):
         for number, (function, args, kwargs) in enumerate(cases, 1):
             if number > CASES:
                 break

@@ -35,7 +35,7 @@ import sys
 import threading
 
 from minidb.cli import figures
-from minidb.cli.common import path_arg
+from minidb.cli.common import add_impl_option, path_arg
 from minidb.cli.output import check_output, owned_output
 from minidb.io import CrashMode, OSDisk, SimDisk
 from minidb.log import TRACE, LogManager, file_name
@@ -45,6 +45,7 @@ def register(commands) -> None:
     p = commands.add_parser("tour", help="a tour of minidb: run every part, print what happens")
     p.add_argument("--out", type=path_arg, default="figures", help="where to write figures (default figures)")
     p.add_argument("--workdir", type=path_arg, default=os.path.join("out", "tour"), help="where to keep the tour's files (default out/tour)")
+    add_impl_option(p)
     p.set_defaults(run=run)
 
 

@@ -34,7 +34,7 @@ recovery), which then neither reads nor checks those bytes again (see
 ``LogManager.take_opening_scan``).
 
 The scan of the last file goes through ``LAST_FILE_SCAN``, an exercise hook
-(:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student`` a
+(:mod:`minidb.impl`): under ``MINIDB_IMPL=student`` a
 student's ``valid_end`` (exercise 01a) decides where the good entries end.
 """
 
@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.files import file_name, first_gap, log_file_numbers
@@ -141,7 +141,7 @@ class StudentScan:
     bad_header: EntryHeader | None
 
 
-def _scan_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[bytes, int], StudentScan]:
+def _scan_from_exercise(hook: impl.Hook, student: Callable) -> Callable[[bytes, int], StudentScan]:
     """A student's ``valid_end`` (exercise 01a) as the scan of the last file: the entries before its
     answer are the good ones (stepped over by their sizes), the entry at it the bad one."""
     def scan(buf: bytes, number: int) -> StudentScan:
@@ -163,7 +163,7 @@ def _scan_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callabl
     return scan
 
 
-LAST_FILE_SCAN = exercise_hooks.register("01a_log_end", "valid_end", _scan_last, _scan_from_exercise)
+LAST_FILE_SCAN = impl.register("01a_log_end", "valid_end", _scan_last, _scan_from_exercise)
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
         raise LogCorruptionError(file_name(gap[0]), 0, f"{gap[1]} in {disk.where()}")
     last = files[-1]
     buf = read_file(disk, last)
-    scanner = LAST_FILE_SCAN.call(buf, last)  # FileScanner, or exercise 01a's valid_end (minidb.exercise_hooks)
+    scanner = LAST_FILE_SCAN.call(buf, last)  # FileScanner, or exercise 01a's valid_end (minidb.impl)
     first_header = scanner.file_header if len(files) == 1 else file_header_of(disk, files[0])
     problem = first_file_problem_on(disk, files[0], first_header)
     if problem is not None:

@@ -46,7 +46,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.errors import UserError
 from minidb.log.lsn import LSN
 
@@ -147,7 +147,7 @@ def commit_step(lsn, durable_end, in_flight: bool, leading: bool, written_end, w
     return SYNC, written_end
 
 
-def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., tuple]:
+def _from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., tuple]:
     """A student's ``commit_step`` (exercise 01b: LSNs as whole numbers, ``LSN.packed``), its answer checked:
     an action the request's role allows, a target that covers the leader's entry and nothing unwritten."""
     def step(lsn, durable_end, in_flight, leading, written_end, waiting, expected, waited, max_wait):
@@ -176,4 +176,4 @@ def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[...
     return step
 
 
-COMMIT_STEP = exercise_hooks.register("01b_group_commit", "commit_step", commit_step, _from_exercise)
+COMMIT_STEP = impl.register("01b_group_commit", "commit_step", commit_step, _from_exercise)

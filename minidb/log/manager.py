@@ -52,7 +52,7 @@ the least work for the common case and leaves the rest to careful code:
   (``Stats.held_counts``) and take no second lock; the sync counters are
   counted under the sync state's lock likewise.
 
-No hook of :mod:`minidb.exercise_hooks` is on the append path; group commit's
+No hook of :mod:`minidb.impl` is on the append path; group commit's
 (``COMMIT_STEP``, exercise 01b) is called in ``sync``.
 
 A failed fsync leaves the file's state unknown, so the log manager refuses

@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.fields import ItemFormatError, lsn_spans
 from minidb.log.types import type_by_code
@@ -143,7 +143,7 @@ def search_matchpoint(candidates: Iterable[Candidate],
     return MatchpointSearchResults(0, NULL_LSN, examined, True)
 
 
-def _matchpoint_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., MatchpointSearchResults]:
+def _matchpoint_from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., MatchpointSearchResults]:
     """A student's ``find_matchpoint`` (exercise 14a: tuples, LSNs as ``LSN.packed``, the answer ``(vlsn or None,
     examined)``), its answer checked: a sync point among the candidates it read. A feeder answer that has not
     arrived yet interrupts the student's search as it does minidb's (``pump`` runs it again when it comes)."""
@@ -159,7 +159,7 @@ def _matchpoint_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> C
             entry = feeder_entry(vlsn)
             return None if entry is None else (entry.type_name, entry.checksum, entry.lsn.packed)
 
-        answer = student(mine(), exercise_hooks.engine_callback(theirs))
+        answer = student(mine(), impl.engine_callback(theirs))
         if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], int)
                 and (answer[0] is None or isinstance(answer[0], int))):
             raise hook.wrong(f"returned {answer!r}, not (matchpoint VLSN or None, examined)")
@@ -173,7 +173,7 @@ def _matchpoint_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> C
 
 
 #: where :meth:`ReplicaFeederSyncup.pump` asks :func:`search_matchpoint` (exercise 14a's hook)
-MATCHPOINT = exercise_hooks.register("14a_matchpoint", "find_matchpoint", search_matchpoint, _matchpoint_from_exercise)
+MATCHPOINT = impl.register("14a_matchpoint", "find_matchpoint", search_matchpoint, _matchpoint_from_exercise)
 
 
 def replica_candidates(env: "ReplicatedEnvironment") -> Iterator[Candidate]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.cli import main
 
 EXERCISES = Path(__file__).resolve().parents[2] / "exercises"
@@ -42,7 +42,7 @@ def exercises(tmp_path, monkeypatch):
     for name in ("04a_clock_replacement", "11a_live_or_obsolete"):
         shutil.copytree(EXERCISES / name, root / name)
     shutil.copy(EXERCISES / "conftest.py", root / "conftest.py")
-    monkeypatch.setenv(exercise_hooks.DIR_VAR, str(root))
+    monkeypatch.setenv(impl.DIR_VAR, str(root))
     return root
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.errors import LogCorruptionError
 from minidb.io import CrashMode
 from minidb.log import file_name
@@ -344,7 +344,7 @@ def test_a_students_redo_test_sees_every_entry_without_a_trace(tmp_path):
     shortcut stands for the engine's own test only."""
     root = Path(tmp_path)
     (root / "08c_redo_test").mkdir()
-    reference = Path(exercise_hooks.DEFAULT_DIR) / "08c_redo_test" / "reference.py"
+    reference = Path(impl.DEFAULT_DIR) / "08c_redo_test" / "reference.py"
     (root / "08c_redo_test" / "student.py").write_text(
         f"import importlib.util\n"
         f"spec = importlib.util.spec_from_file_location('spy_reference', {str(reference)!r})\n"
@@ -358,10 +358,10 @@ def test_a_students_redo_test_sees_every_entry_without_a_trace(tmp_path):
     careful = open_again(disk.clone(), frames=12, restart=False)
     careful.restart.analysis()
     expected = careful.restart.redo()
-    with exercise_hooks.using("student", root, only=["08c"]):
+    with impl.using("student", root, only=["08c"]):
         sm = open_again(disk.clone(), frames=12, restart=False, restart_trace=False)
         sm.restart.analysis()
         got = sm.restart.redo()
-        calls = exercise_hooks.load_student("08c_redo_test").calls
+        calls = impl.load_student("08c_redo_test").calls
     assert len(calls) == got.entries_read == expected.entries_read
     assert calls == sorted(calls) and got.decisions == expected.decisions

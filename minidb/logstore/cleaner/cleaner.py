@@ -27,7 +27,7 @@ reads each of its entries and asks the tree whether it is still *live*:
 
 The decision itself is the pure function :func:`entry_verdict` (the cleaner
 gathers what the tree says and calls it in one place, ``_clean_entry``,
-through ``VERDICT``, an exercise hook: see :mod:`minidb.exercise_hooks`, exercise 11a).
+through ``VERDICT``, an exercise hook: see :mod:`minidb.impl`, exercise 11a).
 Entries the utilization tracker already counts obsolete are not looked up.
 An LN whose record a transaction holds write-locked cannot be judged now
 (an abort would put back a version this file may hold): the file is left
@@ -62,7 +62,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.logstore.cleaner.protect import FileProtector
@@ -124,7 +124,7 @@ def entry_verdict(kind: str, lsn: LSN, current_lsn: LSN | None, *, counted_obsol
     return LIVE
 
 
-def _verdict_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., str]:
+def _verdict_from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., str]:
     """A student's ``entry_verdict`` (exercise 11a has the engine's signature), its answer checked."""
     def verdict(kind: str, lsn: LSN, current_lsn: LSN | None, **facts: bool) -> str:
         answer = student(kind, lsn, current_lsn, **facts)
@@ -134,7 +134,7 @@ def _verdict_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Call
     return verdict
 
 
-VERDICT = exercise_hooks.register("11a_live_or_obsolete", "entry_verdict", entry_verdict, _verdict_from_exercise)
+VERDICT = impl.register("11a_live_or_obsolete", "entry_verdict", entry_verdict, _verdict_from_exercise)
 
 
 class Cleaner:

@@ -38,7 +38,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.log import LSN, NULL_LSN, Provisional
 from minidb.logstore.errors import LogFileNotFound, TreeError
 from minidb.logstore.logdef import BIN_ENTRY, IN_ENTRY
@@ -98,7 +98,7 @@ def split_point(keys: Sequence[bytes], parent_node_ids: Sequence[int], node_id: 
     return mid, keys[mid], list(parent_node_ids).index(node_id) + 1
 
 
-def _split_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[..., tuple[int, bytes, int]]:
+def _split_from_exercise(hook: impl.Hook, student: Callable[..., Any]) -> Callable[..., tuple[int, bytes, int]]:
     """A student's ``split_point`` (exercise 09a), checked for form: both halves non-empty, the separator a
     key, the new slot inside the parent."""
     def split(keys: Sequence[bytes], parent_node_ids: Sequence[int], node_id: int) -> tuple[int, bytes, int]:
@@ -118,7 +118,7 @@ def _split_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any])
 
 
 #: where every split (:meth:`Tree._split`) asks :func:`split_point` (exercise 09a's hook)
-SPLIT_POINT = exercise_hooks.register("09a_bin_split", "split_point", split_point, _split_from_exercise)
+SPLIT_POINT = impl.register("09a_bin_split", "split_point", split_point, _split_from_exercise)
 
 
 class Tree:

@@ -40,7 +40,7 @@ back to where it began once it has released its latches (the undo fixes the
 same pages). Where a leaf splits is :func:`leaf_split`, a pure function: the
 most even split by bytes, the new entry counted on its side, the separator
 the right page's first sort key (no suffix truncation). ``Tree._split`` calls it through
-``LEAF_SPLIT``, an exercise hook (:mod:`minidb.exercise_hooks`; exercise 07a). Splitting a leaf
+``LEAF_SPLIT``, an exercise hook (:mod:`minidb.impl`; exercise 07a). Splitting a leaf
 logs, in order: the new page's header and entries, its links, the old right
 neighbour's ``prev``, the split page's ``next``, the entries taken off the split page, the separator in the
 parent. No other transaction can log anything on the split page, its new
@@ -138,7 +138,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.log.lsn import LSN
 from minidb.pagestore.btree.keydesc import successor
 from minidb.pagestore.btree.keyed import (
@@ -617,7 +617,7 @@ def leaf_split(sort_keys: Sequence[bytes], sizes: Sequence[int], new_key: bytes,
     return best[0], sort_keys[best[0]]
 
 
-def _leaf_split_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., tuple[int, bytes]]:
+def _leaf_split_from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., tuple[int, bytes]]:
     """A student's ``leaf_split`` (exercise 07a has the engine's signature), its answer checked for form
     and for both pages fitting (anything else the tree's own checks and the crash test find)."""
     def split(sort_keys: Sequence[bytes], sizes: Sequence[int], new_key: bytes, new_size: int,
@@ -635,7 +635,7 @@ def _leaf_split_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> C
     return split
 
 
-LEAF_SPLIT = exercise_hooks.register("07a_leaf_split", "leaf_split", leaf_split, _leaf_split_from_exercise)
+LEAF_SPLIT = impl.register("07a_leaf_split", "leaf_split", leaf_split, _leaf_split_from_exercise)
 
 
 def _split_point(sizes: list[int]) -> int:

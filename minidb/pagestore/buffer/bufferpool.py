@@ -275,7 +275,7 @@ class BufferPool:
     def _free_frame(self) -> Frame:
         if self._free:
             return self.frames[self._free.pop(0)]
-        choice = VICTIM.call(self.frames, self.hand)  # choose_victim, or exercise 04a's (minidb.exercise_hooks)
+        choice = VICTIM.call(self.frames, self.hand)  # choose_victim, or exercise 04a's (minidb.impl)
         self.last_clock = choice
         self.stats.add("nClockSweeps")
         self.stats.add("nClockSteps", len(choice.steps))

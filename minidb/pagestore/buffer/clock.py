@@ -33,7 +33,7 @@ The function is pure: it reads frame states and returns the decision
 (victim, where the hand rests, which reference bits to clear, the steps it
 took). The buffer pool applies it; notebooks and the exercise replay it.
 The buffer pool calls it through ``VICTIM``, an exercise hook
-(:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student`` exercise
+(:mod:`minidb.impl`): under ``MINIDB_IMPL=student`` exercise
 04a's ``choose_victim`` chooses instead (its answer has no per-step record:
 its steps are the cleared bits and the victim, in pass 0).
 """
@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from minidb import exercise_hooks
+from minidb import impl
 
 PASSES = 3
 
@@ -120,7 +120,7 @@ def exercise_form(frames: Sequence[ClockFrame], hand: int) -> tuple[int | None, 
     return choice.victim, choice.hand, list(choice.cleared)
 
 
-def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[Sequence[ClockFrame], int], ClockChoice]:
+def _from_exercise(hook: impl.Hook, student: Callable) -> Callable[[Sequence[ClockFrame], int], ClockChoice]:
     """A student's ``choose_victim`` (exercise 04a's form) as the buffer pool's: a :class:`ClockChoice`
     whose steps are the cleared bits and the victim (pass 0: the student's function does not say)."""
     def choose(frames: Sequence[ClockFrame], hand: int) -> ClockChoice:
@@ -141,4 +141,4 @@ def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[Se
     return choose
 
 
-VICTIM = exercise_hooks.register("04a_clock_replacement", "choose_victim", choose_victim, _from_exercise)
+VICTIM = impl.register("04a_clock_replacement", "choose_victim", choose_victim, _from_exercise)

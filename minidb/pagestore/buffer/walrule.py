@@ -24,7 +24,7 @@ with page LSNs 0x1/0x120, 0x1/0x2a0, 0x1/0x180 syncs up to 0x1/0x2a0.
 
 The buffer pool calls this function in one place, before each write
 (``BufferPool._write_copies``), through ``LOG_SYNC_POINT``, an exercise hook
-(:mod:`minidb.exercise_hooks`; exercise 04b): with ``MINIDB_EXERCISE_IMPL=student``
+(:mod:`minidb.impl`; exercise 04b): with ``MINIDB_IMPL=student``
 the student's version decides, and the page store's crash test shows what a
 wrong rule costs.
 """
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.log.lsn import LSN
 from minidb.pagestore.pages.page import NO_PAGE_LSN
 
@@ -47,7 +47,7 @@ def log_sync_point(page_lsns: Sequence[LSN], durable_end: LSN) -> LSN | None:
     return None if top < durable_end else top
 
 
-def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[Sequence[LSN], LSN], LSN | None]:
+def _from_exercise(hook: impl.Hook, student: Callable) -> Callable[[Sequence[LSN], LSN], LSN | None]:
     """A student's ``log_sync_point`` (exercise 04b has the engine's signature), its answer checked for form."""
     def sync_point(page_lsns: Sequence[LSN], durable_end: LSN) -> LSN | None:
         answer = student(list(page_lsns), durable_end)
@@ -57,4 +57,4 @@ def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[Se
     return sync_point
 
 
-LOG_SYNC_POINT = exercise_hooks.register("04b_wal_rule", "log_sync_point", log_sync_point, _from_exercise)
+LOG_SYNC_POINT = impl.register("04b_wal_rule", "log_sync_point", log_sync_point, _from_exercise)

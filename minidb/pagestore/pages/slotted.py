@@ -63,7 +63,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.pagestore.errors import RecordWontFitError, SlotError
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZE, Page, PageTag
 
@@ -475,7 +475,7 @@ def first_free_slot(slots: Sequence[tuple[int, int]]) -> int:
         return len(slots)
 
 
-def _place_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[..., Placement]:
+def _place_from_exercise(hook: impl.Hook, student: Callable[..., Any]) -> Callable[..., Placement]:
     """A student's ``place_record`` (exercise 02a answers a plain tuple), checked for form: a slot number and
     three truth values."""
     def place(slots: Sequence[tuple[int, int]], space: SpaceView, length: int, user: SpaceUser,
@@ -491,4 +491,4 @@ def _place_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any])
 
 
 #: where :meth:`SlottedPage._place` asks :func:`place_record` (exercise 02a's hook)
-PLACE_RECORD = exercise_hooks.register("02a_slotted_insert", "place_record", place_record, _place_from_exercise)
+PLACE_RECORD = impl.register("02a_slotted_insert", "place_record", place_record, _place_from_exercise)

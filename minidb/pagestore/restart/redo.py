@@ -102,7 +102,7 @@ from itertools import islice
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.log.end import CheckedFile
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
@@ -422,7 +422,7 @@ def exercise_kind(entry_type: EntryType | None) -> str:
     return MARKER_KINDS.get(entry_type.name if entry_type is not None else "", "end")
 
 
-def _redo_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[..., str]:
+def _redo_from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., str]:
     """A student's ``redo_test`` (exercise 08c: LSNs as ``LSN.packed``, a page number, the dirty page table of
     the entry's volume as ``{page: rec_lsn}``), its answer checked to be one of the five decisions."""
     def decide(lsn: LSN, entry_type: EntryType | None, values: dict[str, Any], dirty: Mapping[tuple[int, int], Any],
@@ -430,7 +430,7 @@ def _redo_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callabl
         kind = exercise_kind(entry_type)
         page = values["page"] if kind in ("update", "redo-only", "clr") else None
         table = {p: row.rec_lsn.packed for (vol, p), row in dirty.items() if page is not None and vol == values["vol"]}
-        answer = student(lsn.packed, kind, page, table, exercise_hooks.engine_callback(lambda: read_page_lsn().packed))
+        answer = student(lsn.packed, kind, page, table, impl.engine_callback(lambda: read_page_lsn().packed))
         if answer not in DECISIONS:
             raise hook.wrong(f"returned {answer!r}, not one of {', '.join(map(repr, DECISIONS))}")
         return answer
@@ -438,7 +438,7 @@ def _redo_from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callabl
 
 
 #: where :func:`redo_pass` asks :func:`redo_decision` (exercise 08c's hook)
-REDO_TEST = exercise_hooks.register("08c_redo_test", "redo_test", redo_decision, _redo_from_exercise)
+REDO_TEST = impl.register("08c_redo_test", "redo_test", redo_decision, _redo_from_exercise)
 
 
 def _fix(bp: Any, log: Any, volume: Any, pid: PageId, done: RedoResult, dirty: dict, trace: Trace,

@@ -25,7 +25,7 @@ undo-next becomes its ``txn_prev_lsn``, 0x1/0x5a0; step 2 takes T2's
 0x1/0x600; step 3 T5's 0x1/0x5a0, and so on down to NULL for both.
 
 The walk's order goes through ``UNDO_WALK``, an exercise hook
-(:mod:`minidb.exercise_hooks`): under ``MINIDB_EXERCISE_IMPL=student``
+(:mod:`minidb.impl`): under ``MINIDB_IMPL=student``
 exercise 08a's ``undo_order`` orders the entries (given every entry the
 losers' chains reach), and each is undone, jumped or skipped in that order.
 """
@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.restart.analysis import AnalysisResult
@@ -131,7 +131,7 @@ def _walk(starts: dict[int, LSN], step: Callable[[int, LSN], LSN], read: Callabl
     return walk_losers(starts, step)
 
 
-def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable:
+def _from_exercise(hook: impl.Hook, student: Callable) -> Callable:
     """A student's ``undo_order`` (exercise 08a's form) as the undo pass's walk: LSNs as integers
     (:func:`_number`), the log as a dict of every entry the losers' chains reach (``read(lsn)`` gives a
     :class:`~minidb.log.LogEntry`); ``step`` is run on each entry in the student's order."""
@@ -162,7 +162,7 @@ def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable:
     return walk
 
 
-UNDO_WALK = exercise_hooks.register("08a_aries_undo", "undo_order", _walk, _from_exercise)
+UNDO_WALK = impl.register("08a_aries_undo", "undo_order", _walk, _from_exercise)
 
 
 @dataclass
@@ -196,7 +196,7 @@ def undo_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | Non
         trace.emit("undo: T%d %s", tid, undone)
         return undone.next_lsn
 
-    # walk_losers, or exercise 08a's undo_order (minidb.exercise_hooks)
+    # walk_losers, or exercise 08a's undo_order (minidb.impl)
     UNDO_WALK.call({tid: xct.undo_nxt for tid, xct in losers.items()}, step, volume.log.read)
     for tid, xct in sorted(losers.items()):
         xct.rolling_back = False

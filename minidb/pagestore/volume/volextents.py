@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.pagestore.errors import BadRequestError, VolumeFullError
 from minidb.pagestore.volume.extmap import Extlink
 from minidb.pagestore.ids import ExtentId, PageId, StoreId
@@ -251,11 +251,11 @@ def find_free_extents(owners: Sequence[int], start: int, count: int,
     return found, len(owners) if lowest_free is None else lowest_free
 
 
-def _extents_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[..., tuple[list[int], int]]:
+def _extents_from_exercise(hook: impl.Hook, student: Callable[..., Any]) -> Callable[..., tuple[list[int], int]]:
     """A student's ``find_free_extents`` (exercise 03a), checked for form: at most ``count`` distinct free
     extents and a hint inside the volume."""
     def extents(owners: Sequence[int], start: int, count: int, may_take: Callable[[int], bool]) -> tuple[list[int], int]:
-        answer = student(owners, start, count, exercise_hooks.engine_callback(may_take))
+        answer = student(owners, start, count, impl.engine_callback(may_take))
         if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], list)
                 and isinstance(answer[1], int) and 0 <= answer[1] <= len(owners)):
             raise hook.wrong(f"returned {answer!r}, not (extents, hint) with a hint from 0 to {len(owners)}")
@@ -268,7 +268,7 @@ def _extents_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any
 
 
 #: where :meth:`ExtentAllocation._find_free_extents` asks :func:`find_free_extents` (exercise 03a's hook)
-FIND_FREE_EXTENTS = exercise_hooks.register("03a_extent_alloc", "find_free_extents", find_free_extents,
+FIND_FREE_EXTENTS = impl.register("03a_extent_alloc", "find_free_extents", find_free_extents,
                                             _extents_from_exercise)
 
 

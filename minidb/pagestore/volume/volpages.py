@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterator
 from enum import Enum
 from typing import Any
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.volume.extmap import ExtlinkPage
 from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of, index_in_extent
@@ -90,7 +90,7 @@ def pages_to_try(mode: str, pmap: int, ext_sz: int) -> list[int]:
     return [i for i in range(ext_sz) if not pmap >> i & 1]
 
 
-def _pages_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any]) -> Callable[[str, int, int], list[int]]:
+def _pages_from_exercise(hook: impl.Hook, student: Callable[..., Any]) -> Callable[[str, int, int], list[int]]:
     """A student's ``pages_to_try`` (exercise 03a), checked for form: distinct pages of the extent that are
     not allocated."""
     def pages(mode: str, pmap: int, ext_sz: int) -> list[int]:
@@ -105,7 +105,7 @@ def _pages_from_exercise(hook: exercise_hooks.Hook, student: Callable[..., Any])
 
 
 #: where :meth:`PageAllocation._free_for` asks :func:`pages_to_try` (exercise 03a's hook)
-PAGES_TO_TRY = exercise_hooks.register("03a_extent_alloc", "pages_to_try", pages_to_try, _pages_from_exercise)
+PAGES_TO_TRY = impl.register("03a_extent_alloc", "pages_to_try", pages_to_try, _pages_from_exercise)
 
 
 class PageAllocation:

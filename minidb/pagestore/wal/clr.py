@@ -32,7 +32,7 @@ rollback that meets it skips the whole action.
 fields the rollback supplies (the page and the transaction's fields are
 added by logging). ``minidb.pagestore.wal.logrec.undo`` calls it once per
 undone entry, through ``COMPENSATION``, an exercise hook
-(:mod:`minidb.exercise_hooks`; exercise 06a: with ``MINIDB_EXERCISE_IMPL=student``
+(:mod:`minidb.impl`; exercise 06a: with ``MINIDB_IMPL=student``
 the student's version decides), and hands the CLR to the physical undo handlers.
 
 Worked example (transaction 3)::
@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from minidb import exercise_hooks
+from minidb import impl
 from minidb.log.types import EntryType, type_by_name
 
 SPLICE_SWAP = {"old": "new", "new": "old"}
@@ -78,7 +78,7 @@ def compensation(entry_type: EntryType, values: dict[str, Any]) -> Compensation 
     return Compensation(f"clr_{entry_type.name}", {**inverse, "undo_nxt": undo_nxt})
 
 
-def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[EntryType, dict[str, Any]],
+def _from_exercise(hook: impl.Hook, student: Callable) -> Callable[[EntryType, dict[str, Any]],
                                                                               Compensation | None]:
     """A student's ``compensation`` (exercise 06a answers ``(type_name, fields)`` or None), checked for form."""
     def compensate(entry_type: EntryType, values: dict[str, Any]) -> Compensation | None:
@@ -94,4 +94,4 @@ def _from_exercise(hook: exercise_hooks.Hook, student: Callable) -> Callable[[En
     return compensate
 
 
-COMPENSATION = exercise_hooks.register("06a_write_clrs", "compensation", compensation, _from_exercise)
+COMPENSATION = impl.register("06a_write_clrs", "compensation", compensation, _from_exercise)

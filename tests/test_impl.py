@@ -1,4 +1,4 @@
-"""Exercises inside the engine (minidb.exercise_hooks): a student's function drives the engine's call site.
+"""Exercises inside the engine (minidb.impl): a student's function drives the engine's call site.
 
 The point (issue 18's acceptance): the engine's crash sweep fails with a wrong
 student implementation (an exercise's named mutant, written out as a
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from minidb import exercise_hooks as hooks
+from minidb import impl as hooks
 from minidb.cli import main
 from minidb.errors import LogCorruptionError
 from minidb.io import SimDisk
@@ -127,11 +127,11 @@ def test_the_notebooks_buffer_pool_demo_runs_the_students_victim_choice(tmp_path
 @pytest.mark.parametrize("value", ["students", "mutant:x", "yes"])
 def test_an_unknown_value_is_one_line_and_exit_2(monkeypatch, capsys, value):
     monkeypatch.setenv(hooks.ENV_VAR, value)
-    with pytest.raises(hooks.ExerciseError, match=f"{hooks.ENV_VAR}={value!r}: expected reference or student"):
+    with pytest.raises(hooks.ExerciseError, match=f"{hooks.ENV_VAR}={value!r}: expected reference or fast or student"):
         hooks.use(None)
     assert main(["crashtest", "log", "--ops", "1"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "expected reference or student" in err
+    assert err.count("\n") == 1 and "expected reference or fast or student" in err
 
 
 def test_a_pristine_stub_inside_the_engine_names_the_exercise_and_function(capsys):
