@@ -1,6 +1,6 @@
 """The architecture, enforced: imports point down; the engine core is stdlib-only.
 
-Layers, bottom up (see DESIGN.md and docs/ARCHITECTURE.md)::
+Layers, bottom up (see docs/ARCHITECTURE.md)::
 
     0  minidb.errors, minidb.stats, minidb.impl, minidb.collector
     1  minidb.io
@@ -8,6 +8,11 @@ Layers, bottom up (see DESIGN.md and docs/ARCHITECTURE.md)::
     3  minidb.pagestore | minidb.logstore   (never import each other)
     4  minidb.replication
     5  minidb.cli, minidb.viz, minidb.spark (front ends)
+
+An accelerated twin under ``minidb/fast/`` sits just above what it speeds
+up (``minidb.fast.pagestore`` at 3.5: it may import the page store, the
+log and the disk, never the log store); nothing below the front ends
+imports a twin (:mod:`minidb.impl` finds one by name).
 """
 
 import ast
@@ -24,9 +29,11 @@ LAYERS = {
     "minidb.log": 2,
     "minidb.pagestore": 3, "minidb.logstore": 3,
     "minidb.replication": 4,
+    "minidb.fast": 0, "minidb.fast.io": 1.5, "minidb.fast.log": 2.5,
+    "minidb.fast.pagestore": 3.5, "minidb.fast.logstore": 3.5, "minidb.fast.replication": 4.5,
     "minidb.cli": 5, "minidb.viz": 5, "minidb.spark": 5, "minidb.__main__": 5,
 }
-ENGINES = {"minidb.pagestore", "minidb.logstore"}
+ENGINES = {"minidb.pagestore", "minidb.logstore", "minidb.fast.pagestore", "minidb.fast.logstore"}
 FRONT_ENDS = {"minidb.cli", "minidb.viz", "minidb.spark", "minidb.__main__"}
 
 
@@ -39,7 +46,12 @@ def module_name(path: Path) -> str:
 
 def component(module: str) -> str:
     parts = module.split(".")
-    return ".".join(parts[:2]) if len(parts) > 1 else module
+    return ".".join(parts[:3 if parts[:2] == ["minidb", "fast"] else 2])
+
+
+def engine(component_name: str) -> str:
+    """The engine a component belongs to: a twin under minidb/fast/ belongs to the engine it speeds up."""
+    return component_name.replace("minidb.fast.", "minidb.", 1)
 
 
 def imports_of(path: Path, runtime_only: bool = False) -> list[str]:
@@ -73,7 +85,8 @@ def test_imports_point_down(path):
         assert other in LAYERS, f"{path}: imports {imported}, which has no layer"
         if me == other:
             continue
-        assert not (me in ENGINES and other in ENGINES), f"{path}: the two engines never import each other"
+        assert not (me in ENGINES and other in ENGINES and engine(me) != engine(other)), \
+            f"{path}: the two engines never import each other"
         assert LAYERS[other] < LAYERS[me] or (me in FRONT_ENDS and other in FRONT_ENDS), \
             f"{path}: {me} (layer {LAYERS[me]}) imports {imported} (layer {LAYERS[other]})"
 
