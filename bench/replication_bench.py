@@ -2,7 +2,7 @@
 
 What it measures, on real files in ``bench/out/``: a group of three nodes in
 one process (the master and two replicas, each replica and each feeder in its
-own thread, talking through :class:`~minidb.replication.network.TcpNetwork`
+own thread, talking through :class:`~minidb.replication.stream.network.TcpNetwork`
 on 127.0.0.1), and one plain log store environment on its own. Each commit is
 one transaction writing one record of 100 bytes. The master logs its Commit
 WRITE_NO_SYNC and the replicas NO_SYNC (JE's ``COMMIT_WRITE_NO_SYNC`` on the
@@ -13,7 +13,7 @@ wait for acks. Ack policies NONE, SIMPLE_MAJORITY (one replica's ack) and ALL
 rate is the median over the rounds.
 
 The feeders poll their connection every ``FEEDER_POLL_S`` for acks and new
-entries (a feeder is stepped; see :mod:`minidb.replication.feeder`), so an
+entries (a feeder is stepped; see :mod:`minidb.replication.stream.feeder`), so an
 ack waits at most that long to be read, plus the thread switches of a Python
 process.
 """
@@ -27,12 +27,12 @@ from bench import report
 from minidb.logstore import Durability as LogDurability
 from minidb.logstore import Environment, EnvironmentConfig
 from minidb.replication import ReplicatedEnvironment
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.errors import ReplicationNetworkError
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork
-from minidb.replication.replica import Replica
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork
+from minidb.replication.stream.replica import Replica
 
 COMMITS = 400
 REPEATS = 3

@@ -26,8 +26,8 @@ import string
 from bench import report
 from minidb.logstore import Durability, EnvironmentConfig
 from minidb.replication import ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig
-from minidb.replication.range import RANGE_SIZE
-from minidb.replication.scanner import stream_vlsn, walk_forward
+from minidb.replication.vlsn.range import RANGE_SIZE
+from minidb.replication.vlsn.scanner import stream_vlsn, walk_forward
 
 SEED = 2011
 VLSNS = 20_000

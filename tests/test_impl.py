@@ -30,7 +30,7 @@ from minidb.pagestore.restart.redo import REDO_TEST
 from minidb.pagestore.restart.undo import UNDO_WALK
 from minidb.pagestore.volume.volpages import PAGES_TO_TRY
 from minidb.pagestore.wal.clr import COMPENSATION
-from minidb.replication.syncup import MATCHPOINT
+from minidb.replication.syncup.syncup import MATCHPOINT
 
 from tests.log.helpers import new_log, write_messages
 from tests.logstore.helpers import small_config

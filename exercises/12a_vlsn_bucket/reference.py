@@ -1,16 +1,16 @@
 """Exercise 12a, reference: minidb's own answers (not a second implementation).
 
-The bucket is :class:`minidb.replication.bucket.VLSNBucket`: ``put`` stores
+The bucket is :class:`minidb.replication.vlsn.bucket.VLSNBucket`: ``put`` stores
 stride offsets (with holes when puts come out of order) and refuses them
 when the bucket is full; ``get_lte_lsn`` and ``get_gte_lsn`` are what the
-tracker and the scanners (:mod:`minidb.replication.scanner`) use to start
+tracker and the scanners (:mod:`minidb.replication.vlsn.scanner`) use to start
 reading the log.
 """
 
 from __future__ import annotations
 
 from minidb.log import LSN
-from minidb.replication.bucket import VLSNBucket
+from minidb.replication.vlsn.bucket import VLSNBucket
 
 
 def offset_array(first: int, stride: int, max_mappings: int, puts: list[tuple[int, int]]) -> list[int]:

@@ -146,7 +146,7 @@ STUDENT_MAY_IMPORT = {"minidb.log": ["LSN"]}
 # Typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test): minidb's
 # answer with one rule broken.
 def _bucket(file_number, first, stride, file_offsets, last, last_lsn, max_mappings=None):
-    from minidb.replication.bucket import VLSNBucket
+    from minidb.replication.vlsn.bucket import VLSNBucket
     bucket = VLSNBucket(file_number, stride, max_mappings or max(1, len(file_offsets)), 1 << 32, first)
     bucket.file_offsets = list(file_offsets)
     bucket.last, bucket.last_lsn = last, last_lsn

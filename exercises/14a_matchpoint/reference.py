@@ -1,6 +1,6 @@
 """Exercise 14a, reference: minidb's own answer (not a second implementation).
 
-``find_matchpoint`` is :func:`minidb.replication.syncup.search_matchpoint`,
+``find_matchpoint`` is :func:`minidb.replication.syncup.syncup.search_matchpoint`,
 the function the engine's syncup (``ReplicaFeederSyncup.pump``) calls; this
 adapter turns the exercise's tuples into its ``Candidate`` and
 ``FeederEntry`` (LSNs given as integers are packed LSNs) and its
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from minidb.log import LSN
-from minidb.replication.range import SYNC_TYPES
-from minidb.replication.syncup import Candidate, FeederEntry, search_matchpoint
+from minidb.replication.vlsn.range import SYNC_TYPES
+from minidb.replication.syncup.syncup import Candidate, FeederEntry, search_matchpoint
 
 __all__ = ["SYNC_TYPES", "find_matchpoint"]
 

@@ -1,7 +1,7 @@
 """``minidb group``: a replication group of real processes over TCP on 127.0.0.1.
 
 ``minidb group demo [--nodes 3] [--records 5] [--dir D]`` starts one process
-per node (``minidb group node``, :class:`~minidb.replication.node.GroupNode`),
+per node (``minidb group node``, :class:`~minidb.replication.group.node.GroupNode`),
 and plays a failover, printing each step as one line::
 
     [demo] n1 is master (term 1); n2, n3 are its replicas
@@ -19,7 +19,7 @@ and plays a failover, printing each step as one line::
 The terms depend on how the survivors' rounds meet (term 2 or later).
 
 The parent talks to each node over its standard input and output (the
-control lines of :mod:`minidb.replication.node`) and waits for *events*
+control lines of :mod:`minidb.replication.group.node`) and waits for *events*
 (a line saying the master was elected, a write acknowledged, a syncup done),
 each with a deadline (``--timeout``) whose error names the node: no sleeps.
 Invariants: every node process is stopped on every exit path (the end, a
@@ -142,7 +142,7 @@ class GroupDemo:
     """Starts the nodes, plays the failover, compares the digests (see the module documentation)."""
 
     def __init__(self, directory: str, nodes: int, records: int, timeout: float, say=print, verbose: bool = False):
-        from minidb.replication.node import parse_event
+        from minidb.replication.group.node import parse_event
 
         self.parse_event = parse_event
         self.directory, self.records, self.timeout, self.say = directory, records, timeout, say
@@ -341,7 +341,7 @@ def run_node(args) -> int:
 
 
 def _serve_node(args, emit) -> int:
-    from minidb.replication.node import GroupNode
+    from minidb.replication.group.node import GroupNode
 
     try:
         node = GroupNode(args.dir, args.group, args.name, args.port, args.stream_port, wait_s=args.timeout, emit=emit,

@@ -25,7 +25,7 @@ Two bytes may change after an entry is written (and with the second, the
 item and the checksum):
 
 - the INVISIBLE bit is set in place by syncup rollback
-  (:mod:`minidb.replication.rollback`, through ``LogManager.set_invisible``;
+  (:mod:`minidb.replication.syncup.rollback`, through ``LogManager.set_invisible``;
   every reader of the replication stream skips invisible entries),
   so it is masked out of the checksum;
 - the type byte is overwritten with :data:`ERASED_TYPE` by the log store's

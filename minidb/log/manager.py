@@ -733,7 +733,7 @@ class LogManager:
         fsync each file changed before the next; returns how many bits changed (already set: skipped).
 
         The buffer is written out first, so every entry is in its file. The checksum leaves the bit
-        out, so the entries stay valid; only a syncup rollback calls this (:mod:`minidb.replication.rollback`).
+        out, so the entries stay valid; only a syncup rollback calls this (:mod:`minidb.replication.syncup.rollback`).
         A non-replicated entry among them is refused (``UserError``) before anything is written.
         """
         with self._latch:

@@ -26,44 +26,49 @@ Public surface::
 
     ReplicatedEnvironment, open_replicated,  an environment with VLSNs and its index; a node of a
     ReplicatedDatabase                       group: become_master/replica, check_master, replay (env.py)
-    RepGroup, RepNode, NodeState             a group, its nodes, MASTER/REPLICA/UNKNOWN (group.py)
-    wire                                     the framed message format: encode, decode, Message (wire.py)
+    RepGroup, RepNode, NodeState             a group, its nodes, MASTER/REPLICA/UNKNOWN (group/membership.py)
+    wire                                     the framed message format: encode, decode, Message (stream/wire.py)
     InMemoryNetwork, TcpNetwork,             two transports with one interface; the handshake
-    HandshakeAcceptor, HandshakeInitiator    (network.py)
-    Feeder, Replica                          the stream from the master to a replica (feeder.py, replica.py)
+    HandshakeAcceptor, HandshakeInitiator    (stream/network.py)
+    Feeder, Replica                          the stream from the master to a replica (stream/feeder.py, stream/replica.py)
     ElectionNode, ElectionConfig, Acceptor,  elections: proposer, acceptor, learner; proposal numbers;
-    Proposal, choose_master                  JE's rule for the winner (elections.py)
-    Durability, SyncPolicy, ReplicaAckPolicy JE's durability of a replicated commit (durability.py)
-    FeederTxns, CommitToken                  commits waiting for acks; env.begin/commit/start_commit (ack.py)
-    InMemoryGroup                            a master and replicas on the in-memory network, pumped (driver.py)
-    FailoverGroup                            every node in memory: elections, failover, rejoin (failover.py)
-    ReplicaFeederSyncup, search_matchpoint,  syncup: the matchpoint by LSN-neutral checksum (syncup.py)
+    Proposal, choose_master                  JE's rule for the winner (group/elections.py)
+    Durability, SyncPolicy, ReplicaAckPolicy JE's durability of a replicated commit (stream/durability.py)
+    FeederTxns, CommitToken                  commits waiting for acks; env.begin/commit/start_commit (stream/ack.py)
+    InMemoryGroup                            a master and replicas on the in-memory network, pumped (group/driver.py)
+    FailoverGroup                            every node in memory: elections, failover, rejoin (group/failover.py)
+    ReplicaFeederSyncup, search_matchpoint,  syncup: the matchpoint by LSN-neutral checksum (syncup/syncup.py)
     MatchpointSearchResults, item_checksum
-    RollbackResult, roll_back                the rollback after the matchpoint (rollback.py)
+    RollbackResult, roll_back                the rollback after the matchpoint (syncup/rollback.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
-    HeadTruncationResult                     flushing, truncation, recovery (index.py)
-    VLSNIndexConfig                          stride, max mappings, max distance... (config.py)
-    VLSNBucket, GhostBucket                  sparse mappings of one log file (bucket.py)
-    VLSNRange                                first, last, last_sync, last_txn_end (range.py)
-    VLSNTracker                              the buckets in memory and the range (tracker.py)
-    VLSNRecoveryTracker, merge, MergeResult  recovery's tracking pass and merge (recovery.py)
-    ForwardVLSNScanner, BackwardVLSNScanner  finding entries by VLSN in the log (scanner.py)
-    LogItem, LogItemCache, VLSNAwaitLatch    waiting for new VLSNs (wait.py)
-    VLSNAllocator, NULL_VLSN, encode_key     VLSNs, their allocation, their keys (vlsn.py)
+    HeadTruncationResult                     flushing, truncation, recovery (vlsn/index.py)
+    VLSNIndexConfig                          stride, max mappings, max distance... (vlsn/config.py)
+    VLSNBucket, GhostBucket                  sparse mappings of one log file (vlsn/bucket.py)
+    VLSNRange                                first, last, last_sync, last_txn_end (vlsn/range.py)
+    VLSNTracker                              the buckets in memory and the range (vlsn/tracker.py)
+    VLSNRecoveryTracker, merge, MergeResult  recovery's tracking pass and merge (vlsn/recovery.py)
+    ForwardVLSNScanner, BackwardVLSNScanner  finding entries by VLSN in the log (vlsn/scanner.py)
+    LogItem, LogItemCache, VLSNAwaitLatch    waiting for new VLSNs (vlsn/wait.py)
+    VLSNAllocator, NULL_VLSN, encode_key     VLSNs, their allocation, their keys (vlsn/allocator.py)
     REPLICATION_TYPES, MATCHPOINT,           replication's entry types (logdef.py)
     ROLLBACK_START, ROLLBACK_END
     VLSNIndexError, VLSNRangeError,          errors (errors.py)
     ReplicaWriteError, HandshakeError,
     NetworkRestoreRequiredError, RollbackLimitError, SyncupError, ...
 
-Inside: ``crashtest`` (the crash sweep of a replicated workload), ``rollback_crashtest`` (of a rollback),
-``node`` (``GroupNode``: one node as a process over TCP, driven by control lines; ``minidb group``).
+The rooms, each a folder with its reading order in its ``__init__``: ``vlsn/`` (the VLSN index),
+``stream/`` (feeders, replicas, the wire, acks), ``group/`` (membership, elections, failover, and
+``node``, one node as a process over TCP for ``minidb group``), ``syncup/`` (the matchpoint and the
+rollback). Beside them: ``env`` (the replicated environment, which builds the parts), ``logdef``
+(replication's entry types), ``errors``, ``cases`` (the worked examples). Crash tests:
+``crashtest`` (the crash sweep of a replicated workload), ``rollback_crashtest`` (of a rollback),
+``group_crashtest`` (of a group).
 """
 
-from minidb.replication.bucket import GhostBucket, VLSNBucket
-from minidb.replication.config import VLSN_INDEX_DB, VLSNIndexConfig
-from minidb.replication import wire
-from minidb.replication.elections import Acceptor, ElectionConfig, ElectionNode, Proposal, choose_master
+from minidb.replication.vlsn.bucket import GhostBucket, VLSNBucket
+from minidb.replication.vlsn.config import VLSN_INDEX_DB, VLSNIndexConfig
+from minidb.replication.stream import wire
+from minidb.replication.group.elections import Acceptor, ElectionConfig, ElectionNode, Proposal, choose_master
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
 from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
                                        InsufficientAcksError, InsufficientReplicasError, ReplayError,
@@ -72,24 +77,24 @@ from minidb.replication.errors import (ConnectionClosedError, FeederError, Group
                                        WaitTimeoutError, WireFormatError, WireVersionError,
                                        NetworkRestoreRequiredError, RollbackLimitError, SyncupError)
 from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError
-from minidb.replication.ack import CommitToken, FeederTxns
-from minidb.replication.driver import InMemoryGroup
-from minidb.replication.failover import FailoverGroup
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import NodeState, RepGroup, RepNode
-from minidb.replication.index import FlushResult, HeadTruncationResult, VLSNIndex
+from minidb.replication.stream.ack import CommitToken, FeederTxns
+from minidb.replication.group.driver import InMemoryGroup
+from minidb.replication.group.failover import FailoverGroup
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.membership import NodeState, RepGroup, RepNode
+from minidb.replication.vlsn.index import FlushResult, HeadTruncationResult, VLSNIndex
 from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES, ROLLBACK_END, ROLLBACK_START
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
-from minidb.replication.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
-from minidb.replication.replica import Replica
-from minidb.replication.rollback import RollbackResult, roll_back
-from minidb.replication.syncup import MatchpointSearchResults, ReplicaFeederSyncup, item_checksum, search_matchpoint
-from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge
-from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner
-from minidb.replication.tracker import VLSNTracker
-from minidb.replication.vlsn import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, decode_key, encode_key
-from minidb.replication.wait import LogItem, LogItemCache, VLSNAwaitLatch
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
+from minidb.replication.vlsn.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
+from minidb.replication.stream.replica import Replica
+from minidb.replication.syncup.rollback import RollbackResult, roll_back
+from minidb.replication.syncup.syncup import MatchpointSearchResults, ReplicaFeederSyncup, item_checksum, search_matchpoint
+from minidb.replication.vlsn.recovery import MergeResult, VLSNRecoveryTracker, merge
+from minidb.replication.vlsn.scanner import BackwardVLSNScanner, ForwardVLSNScanner
+from minidb.replication.vlsn.tracker import VLSNTracker
+from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, decode_key, encode_key
+from minidb.replication.vlsn.wait import LogItem, LogItemCache, VLSNAwaitLatch
 
 __all__ = [
     "ReplicatedEnvironment", "open_replicated", "VLSNIndex", "FlushResult", "HeadTruncationResult",

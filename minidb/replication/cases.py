@@ -36,12 +36,12 @@ from dataclasses import dataclass, field
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.logstore import EnvironmentConfig
-from minidb.replication.bucket import VLSNBucket
-from minidb.replication.config import VLSNIndexConfig
+from minidb.replication.vlsn.bucket import VLSNBucket
+from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.index import FlushResult
-from minidb.replication.range import VLSNRange
-from minidb.replication.recovery import MergeResult
+from minidb.replication.vlsn.index import FlushResult
+from minidb.replication.vlsn.range import VLSNRange
+from minidb.replication.vlsn.recovery import MergeResult
 
 
 def fixed_clock() -> float:

@@ -45,10 +45,10 @@ from minidb.io import CrashMode, SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log import LSN
 from minidb.logstore import Durability, EnvironmentConfig, LockConflictError
-from minidb.replication.config import VLSNIndexConfig
+from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.range import SYNC_TYPES, TXN_END_TYPES
-from minidb.replication.scanner import stream_vlsn
+from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 DATABASES = ("a", "b")
 

@@ -2,7 +2,7 @@
 
 JE's ``ReplicatedEnvironment``, reduced to what part 1 of replication needs:
 a node's environment whose replicated databases log their records and
-transaction ends with VLSNs, and whose :class:`~minidb.replication.index.VLSNIndex`
+transaction ends with VLSNs, and whose :class:`~minidb.replication.vlsn.index.VLSNIndex`
 maps them to LSNs, is flushed at every checkpoint and recovered with the
 environment::
 
@@ -31,11 +31,11 @@ How it plugs into the log store (which never imports replication):
    log cleaner's protection registry: before checkpoint step 9 deletes
    cleaned files, the index forgets the VLSNs they hold.
 
-**Nodes and roles.** Opened with a ``group`` (:class:`~minidb.replication.group.RepGroup`)
+**Nodes and roles.** Opened with a ``group`` (:class:`~minidb.replication.group.membership.RepGroup`)
 and its ``node_name``, the environment is one node of that group and starts
 in state UNKNOWN; :meth:`~ReplicatedEnvironment.become_master`,
 :meth:`~ReplicatedEnvironment.become_replica` change it (an election's
-learner calls them: :meth:`~minidb.replication.elections.ElectionNode.for_env`). Opened without a group it is a group of one
+learner calls them: :meth:`~minidb.replication.group.elections.ElectionNode.for_env`). Opened without a group it is a group of one
 and its own master, as before. Only the master allocates VLSNs (the log's
 ``vlsn_allocator`` refuses on any other node) and writes: a replica's
 databases refuse ``put`` and ``delete`` with
@@ -79,16 +79,16 @@ from minidb.logstore.checkpointer import CheckpointResult
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.database import DatabaseImpl
 from minidb.logstore.logdef import USER_LN_TYPES
-from minidb.replication import ack
-from minidb.replication.config import VLSNIndexConfig
-from minidb.replication.durability import Durability as RepDurability
+from minidb.replication.stream import ack
+from minidb.replication.vlsn.config import VLSNIndexConfig
+from minidb.replication.stream.durability import Durability as RepDurability
 from minidb.replication.errors import (GroupConfigError, ReplayError, ReplicaWriteError, UnknownMasterError,
                                        VLSNIndexError)
-from minidb.replication.group import NodeState, RepGroup
-from minidb.replication.index import VLSNIndex
+from minidb.replication.group.membership import NodeState, RepGroup
+from minidb.replication.vlsn.index import VLSNIndex
 from minidb.replication.logdef import MATCHPOINT, TERM_START
-from minidb.replication.range import VLSNRange
-from minidb.replication.rollback import (PendingRollback, RollbackResult, finish_pending, redo_marks_and_undo,
+from minidb.replication.vlsn.range import VLSNRange
+from minidb.replication.syncup.rollback import (PendingRollback, RollbackResult, finish_pending, redo_marks_and_undo,
                                         reopen_replay_txns, roll_back, undo_again)
 
 
@@ -127,7 +127,7 @@ class ReplicatedEnvironment:
         self.node_name = node_name or "standalone"
         self.state = NodeState.MASTER if group is None else NodeState.UNKNOWN
         self.master_name: str | None = self.node_name if group is None else None
-        self._replay_txns: dict[int, Transaction] = {}  # the master's txn id -> the replica's transaction
+        self.replay_txns: dict[int, Transaction] = {}  # the master's txn id -> the replica's transaction
         self.feeder_txns = ack.FeederTxns(self)  # the feeders, and the commits waiting for their acks
         self._txn_durability: dict[int, RepDurability] = {}  # begun with a replication Durability
         self.recovered_rollback: RollbackResult | None = None  # a rollback a crash cut short, finished at open
@@ -175,7 +175,7 @@ class ReplicatedEnvironment:
         ``term``: the election term it was elected for (:mod:`.elections`). When it is newer than the
         last TermStart in the log, a TermStart of that term is logged first (replicated, with the next
         VLSN), so that the entries this master writes are known as its term's: elections compare logs
-        by it. Without a term (a group set up by hand, :class:`~minidb.replication.driver.InMemoryGroup`)
+        by it. Without a term (a group set up by hand, :class:`~minidb.replication.group.driver.InMemoryGroup`)
         nothing is logged."""
         with self.env.latch:
             self.vlsn_index.allocator.reset(max(self.range.last, self.vlsn_index.allocator.last))
@@ -377,7 +377,7 @@ class ReplicatedEnvironment:
         if type_name == "TermStart":
             return env.log_entry(TERM_START, values, vlsn=vlsn)
         if type_name in ("Commit", "Abort"):
-            txn = self._replay_txns.get(txn_id)
+            txn = self.replay_txns.get(txn_id)
             if txn is None:
                 raise ReplayError(f"node {self.node_name}: {type_name} of txn {txn_id} (VLSN {vlsn}) ends a "
                                   "transaction this replica never saw")
@@ -385,7 +385,7 @@ class ReplicatedEnvironment:
                 txn.durability = sync_policy
             end = txn.commit if type_name == "Commit" else txn.abort
             lsn = end(vlsn=vlsn, time_ms=values.get("time_ms"))  # the master's entry, as the master logged it
-            del self._replay_txns[txn_id]
+            del self.replay_txns[txn_id]
             return lsn
         if type_name not in USER_LN_TYPES:
             raise ReplayError(f"node {self.node_name}: {type_name} (VLSN {vlsn}) is not an entry of the "
@@ -401,19 +401,19 @@ class ReplicatedEnvironment:
         impl = impl or env.db_tree.create(db_name)
         txn = None
         if txn_id is not None:
-            txn = self._replay_txns.get(txn_id)
+            txn = self.replay_txns.get(txn_id)
             if txn is None:
-                txn = self._replay_txns[txn_id] = env.txn_manager.begin(txn_id=txn_id)
+                txn = self.replay_txns[txn_id] = env.txn_manager.begin(txn_id=txn_id)
         lsn = env.records.write(impl, key, None if deleted else values["data"], txn, vlsn=vlsn)
         assert lsn is not None
         return lsn
 
     def _end_replay_txns(self) -> None:
         """The new master aborts the replayed transactions the old master never ended (an Abort in its stream)."""
-        for txn in list(self._replay_txns.values()):
+        for txn in list(self.replay_txns.values()):
             if not self.env.closed:
                 txn.abort()
-        self._replay_txns.clear()
+        self.replay_txns.clear()
 
     # -- closing -----------------------------------------------------------------------------------
     def close(self) -> None:

@@ -4,7 +4,7 @@ A seeded workload runs a group of three nodes (``n1``, ``n2``, ``n3``), each
 a replicated environment on its own :class:`~minidb.io.SimDisk` (small log
 files and buffers, tiny nodes, a small-stride VLSN index, each node's own
 clock), on one in-memory network, driven by
-:class:`~minidb.replication.failover.FailoverGroup` (elections with
+:class:`~minidb.replication.group.failover.FailoverGroup` (elections with
 Paxos, feeders, syncup and rollback, network restores). Its operations,
 chosen by the seeded generator:
 
@@ -93,13 +93,13 @@ from minidb.io.sweep import SweepResult
 from minidb.logstore import LockConflictError, ManualClock
 from minidb.logstore.txn import TxnState
 from minidb.replication.crashtest import check_index, workload_configs
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError
-from minidb.replication.failover import FailoverGroup
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.scanner import stream_vlsn
-from minidb.replication.syncup import entry_checksum
+from minidb.replication.group.failover import FailoverGroup
+from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.vlsn.scanner import stream_vlsn
+from minidb.replication.syncup.syncup import entry_checksum
 
 NAMES = ("n1", "n2", "n3")
 GROUP = RepGroup("crashtest", [RepNode(name, name) for name in NAMES])

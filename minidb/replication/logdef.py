@@ -18,7 +18,7 @@ name            code  flags  what it is
                              term it was elected for; the entries after it (up to
                              the next TermStart) are that term's master's own.
                              Elections rank a node's log by its last TermStart
-                             first (:mod:`minidb.replication.elections`); a sync
+                             first (:mod:`minidb.replication.group.elections`); a sync
                              point, like a Matchpoint
 ==============  ====  =====  ===================================================
 
@@ -49,7 +49,7 @@ Field by field (little-endian)::
 A Matchpoint and a TermStart are always replicated: they carry a VLSN, and both are
 sync points (a syncup may end at either). RollbackStart and
 RollbackEnd are local to the node that rolls back: never replicated, no VLSN
-(:mod:`minidb.replication.rollback` says what they guarantee).
+(:mod:`minidb.replication.syncup.rollback` says what they guarantee).
 """
 
 from __future__ import annotations

@@ -36,14 +36,14 @@ from minidb.io import SimDisk, crash_points
 from minidb.io.sweep import SweepResult
 from minidb.log import LSN
 from minidb.logstore import LockConflictError
-from minidb.replication.config import VLSNIndexConfig
+from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.crashtest import check_index, workload_configs
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
-from minidb.replication.replica import Replica
-from minidb.replication.syncup import ReplicaFeederSyncup
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
+from minidb.replication.stream.replica import Replica
+from minidb.replication.syncup.syncup import ReplicaFeederSyncup
 
 GROUP = RepGroup("crash", [RepNode("n1", "n1", 2), RepNode("n2", "n2", 1)])
 DATABASES = ("a", "b")

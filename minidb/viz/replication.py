@@ -47,7 +47,7 @@ class StreamPicture:
 
 
 def stream_picture(group) -> StreamPicture:
-    """The picture's data, read from an :class:`~minidb.replication.driver.InMemoryGroup`."""
+    """The picture's data, read from an :class:`~minidb.replication.group.driver.InMemoryGroup`."""
     master = group.master
     types = tuple(master.vlsn_index.find(v).type_name for v in range(1, master.range.last + 1))
     rows = [NodeRow(master.node_name, "master", master.range.last, 0, 0, False)]

@@ -1,7 +1,7 @@
 """The replication group demonstrations behind notebook 13: feeders, replicas, commits waiting for acks.
 
 A three-node group (``n1`` the master, replicas ``n2`` and ``n3``) on the
-in-memory network (:class:`~minidb.replication.driver.InMemoryGroup`),
+in-memory network (:class:`~minidb.replication.group.driver.InMemoryGroup`),
 driven by a script (:mod:`minidb.viz.script`; the operations are
 :data:`OPS`): commits with an ack policy, partitions, heals, slow links, a
 replica joining late. Everything is deterministic: the network moves only
@@ -26,10 +26,10 @@ from matplotlib.figure import Figure
 from minidb.io import SimDisk
 from minidb.logstore import EnvironmentConfig, ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.driver import InMemoryGroup
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.group.driver import InMemoryGroup
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError
-from minidb.replication.group import RepGroup, RepNode
+from minidb.replication.group.membership import RepGroup, RepNode
 from minidb.viz.replication import StreamPicture, draw_stream, stream_picture
 from minidb.viz.script import Op, checked, op_table, script_error
 

@@ -17,10 +17,10 @@ timeout, the election's heartbeats and retries, every Commit's time).
   the rollback limit: :func:`restart_refused`).
 - ``elect``: time passes (1.1 s, more than the heartbeat timeout), the
   running nodes notice the master is gone and elect one
-  (:class:`~minidb.replication.elections.ElectionNode`, JE's rule by Paxos);
+  (:class:`~minidb.replication.group.elections.ElectionNode`, JE's rule by Paxos);
   the winner feeds the others, who sync up with it first.
 - ``rejoin``: a killed node's links heal, it syncs up with the master
-  (:class:`~minidb.replication.syncup.ReplicaFeederSyncup`: the matchpoint,
+  (:class:`~minidb.replication.syncup.syncup.ReplicaFeederSyncup`: the matchpoint,
   then the rollback of its tail) and catches up.
 
 Invariant the tests check: no write acknowledged by a majority (its commit
@@ -52,16 +52,16 @@ from minidb.log import LSN
 from minidb.log.types import type_by_code
 from minidb.logstore import EnvironmentConfig, ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.driver import InMemoryGroup
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
-from minidb.replication.elections import ElectionNode
+from minidb.replication.group.driver import InMemoryGroup
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.group.elections import ElectionNode
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError, RollbackLimitError
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
-from minidb.replication.replica import Replica
-from minidb.replication.scanner import stream_vlsn
-from minidb.replication.syncup import (FeederEntry, MatchpointSearchResults, entry_checksum, feeder_answer,
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
+from minidb.replication.stream.replica import Replica
+from minidb.replication.vlsn.scanner import stream_vlsn
+from minidb.replication.syncup.syncup import (FeederEntry, MatchpointSearchResults, entry_checksum, feeder_answer,
                                        replica_candidates, search_matchpoint)
 from minidb.viz.script import Op, checked, op_table, script_error
 from minidb.viz.syncup import Compared, NodeLog, draw_logs, node_log
@@ -163,8 +163,8 @@ class Search:
 
 
 def search_steps(replica: ReplicatedEnvironment, master: ReplicatedEnvironment) -> Search:
-    """The engine's matchpoint search (:func:`~minidb.replication.syncup.search_matchpoint`) between the two,
-    recording each question it asks the feeder (:func:`~minidb.replication.syncup.feeder_answer`); reads only."""
+    """The engine's matchpoint search (:func:`~minidb.replication.syncup.syncup.search_matchpoint`) between the two,
+    recording each question it asks the feeder (:func:`~minidb.replication.syncup.syncup.feeder_answer`); reads only."""
     candidates = list(replica_candidates(replica))
     answers: dict[int, FeederEntry | None] = {}
 

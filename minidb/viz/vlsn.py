@@ -26,10 +26,10 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from minidb.log import LSN
-from minidb.replication.bucket import VLSNBucket
+from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.cases import WorkedRecoveryCase
-from minidb.replication.index import VLSNIndex
-from minidb.replication.range import VLSNRange
+from minidb.replication.vlsn.index import VLSNIndex
+from minidb.replication.vlsn.range import VLSNRange
 from minidb.viz.style import BAD, FALLBACK, SMALL, TEXT, TITLE, WIDTH, fits, new_figure
 
 STRIDE_COLOUR = "#4e79a7"

@@ -26,8 +26,8 @@ from minidb.io import SimDisk
 from minidb.log import LSN, LogManager
 from minidb.replication import ReplicatedEnvironment, VLSNBucket, VLSNIndexConfig, VLSNTracker
 from minidb.replication.cases import case_config, example_bucket_mappings, example_buckets
-from minidb.replication.range import RANGE_SIZE
-from minidb.replication.scanner import stream_vlsn
+from minidb.replication.vlsn.range import RANGE_SIZE
+from minidb.replication.vlsn.scanner import stream_vlsn
 from minidb.viz.script import Op, checked, op_table, script_error
 from minidb.viz.vlsn import IndexPicture, draw_index, draw_tradeoff, index_picture
 
@@ -189,7 +189,7 @@ def truncation_demo(min_vlsn_index_size: int = 20) -> tuple[list[str], IndexPict
         for file_number in (2, 3):
             lines.append(f"  truncate_head_for_file({file_number}): {index.truncate_head_for_file(file_number).describe()}")
     before = index.range
-    after = index._truncate_from_tail_in_rollback(before.last - 4)  # the index step of a syncup rollback
+    after = index.truncate_from_tail_in_rollback(before.last - 4)  # the index step of a syncup rollback
     lines.append(f"syncup rolls back 5 VLSNs: {before} -> {after}; the next VLSN is {index.allocator.last + 1}")
     return lines, index_picture(index)
 

@@ -8,7 +8,7 @@ two more records are put (their VLSNs are not in the flushed index).
 
 The committed data is the records (as for the log store) and the VLSN
 stream as the index gives it back: for every VLSN of its range, the LSN
-and type of the entry :meth:`~minidb.replication.index.VLSNIndex.find`
+and type of the entry :meth:`~minidb.replication.vlsn.index.VLSNIndex.find`
 returns. For a prefix of the log, the stream is every replicated entry
 before the cut (a replicated entry gets its VLSN when it is logged,
 committed or not).
@@ -24,9 +24,9 @@ import copy
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
 from minidb.logstore.verify import records
-from minidb.replication.config import VLSNIndexConfig
+from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.scanner import stream_vlsn
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 from tests.corruption.build_logstore import DATABASES, config, run_workload
 from tests.corruption.state import History, Snapshots, State, image_of

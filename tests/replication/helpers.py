@@ -6,7 +6,7 @@ from minidb.io import SimDisk
 from minidb.log import TRACE, LSN, LogManager
 from minidb.logstore import EnvironmentConfig
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.scanner import stream_vlsn
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 
 def fixed_clock() -> float:

@@ -2,7 +2,7 @@
 with tiny counts."""
 
 from bench.replication_bench import TcpGroup
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 
 
 def test_commits_with_acks_over_tcp(tmp_path):

@@ -18,13 +18,13 @@ from minidb.io import CrashMode, SimDisk, crash_points
 from minidb.logstore import ManualClock
 from minidb.logstore.eraser import SystemClock
 from minidb.replication import wire
-from minidb.replication.elections import (ACCEPTOR_FILE, Acceptor, AcceptorState, ElectionConfig, ElectionNode,
+from minidb.replication.group.elections import (ACCEPTOR_FILE, Acceptor, AcceptorState, ElectionConfig, ElectionNode,
                                           Proposal, Suitability, choose_master)
 from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.errors import (AcceptorStateCorruptionError, ElectionError, ReplicaWriteError,
                                        WireFormatError)
-from minidb.replication.group import NodeState, RepGroup, RepNode
-from minidb.replication.network import HandshakeInitiator, InMemoryNetwork, TcpNetwork
+from minidb.replication.group.membership import NodeState, RepGroup, RepNode
+from minidb.replication.stream.network import HandshakeInitiator, InMemoryNetwork, TcpNetwork
 
 from tests.replication.helpers import small_config
 

@@ -1,4 +1,4 @@
-"""Failover on the in-memory network (minidb.replication.failover): elect, lose the master, elect again, rejoin.
+"""Failover on the in-memory network (minidb.replication.group.failover): elect, lose the master, elect again, rejoin.
 
 A three-node group writes with SIMPLE_MAJORITY; the master is cut off and commits a tail nobody acknowledges;
 the other two elect a new master that writes more; the old master rejoins (syncup rolls its tail back), a
@@ -9,11 +9,11 @@ ends with the same records and the same VLSN stream.
 from minidb.io import CrashMode, SimDisk
 from minidb.logstore import ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.errors import InsufficientAcksError
-from minidb.replication.failover import FailoverGroup
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.scanner import stream_vlsn
+from minidb.replication.group.failover import FailoverGroup
+from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 from tests.replication.helpers import small_config
 

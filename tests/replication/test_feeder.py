@@ -6,11 +6,11 @@ import pytest
 from minidb.io import SimDisk
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
 from minidb.replication.errors import FeederError, ReplicaWriteError
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
-from minidb.replication.replica import Replica
-from minidb.replication.scanner import stream_vlsn
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
+from minidb.replication.stream.replica import Replica
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 from tests.replication.helpers import small_config, workload
 
@@ -156,7 +156,7 @@ def test_a_replica_in_another_process_over_tcp_converges():
     import sys
     from pathlib import Path
 
-    from minidb.replication.network import TcpNetwork
+    from minidb.replication.stream.network import TcpNetwork
 
     net = TcpNetwork()
     listener = net.listen()
@@ -170,7 +170,7 @@ def test_a_replica_in_another_process_over_tcp_converges():
         "import json, sys\n"
         "from minidb.io import SimDisk\n"
         "from minidb.replication import ReplicatedEnvironment, RepGroup, RepNode, Replica, TcpNetwork\n"
-        "from minidb.replication.network import HandshakeInitiator\n"
+        "from minidb.replication.stream.network import HandshakeInitiator\n"
         "address, last = sys.argv[1], int(sys.argv[2])\n"
         "group = RepGroup('bank', [RepNode('n1', address), RepNode('n2', '127.0.0.1:1')])\n"
         "env = ReplicatedEnvironment.open(SimDisk('n2'), group=group, node_name='n2')\n"

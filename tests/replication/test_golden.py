@@ -5,8 +5,8 @@ from minidb.io import OSDisk, SimDisk
 from minidb.replication import GhostBucket, ReplicatedEnvironment, VLSNBucket, VLSNIndexConfig
 from minidb.log import LSN
 from minidb.replication.cases import case_config, example_buckets
-from minidb.replication.range import VLSNRange
-from minidb.replication.tracker import VLSNTracker
+from minidb.replication.vlsn.range import VLSNRange
+from minidb.replication.vlsn.tracker import VLSNTracker
 from minidb.viz.vlsn_demo import holes_example
 
 from tests.cli.test_cli import check_golden

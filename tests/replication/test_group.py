@@ -6,8 +6,8 @@ import pytest
 from minidb.io import SimDisk
 from minidb.replication import ReplicatedEnvironment
 from minidb.replication.errors import (GroupConfigError, ReplayError, ReplicaWriteError, UnknownMasterError)
-from minidb.replication.group import NodeState, RepGroup, RepNode
-from minidb.replication.scanner import stream_vlsn
+from minidb.replication.group.membership import NodeState, RepGroup, RepNode
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 from tests.replication.helpers import small_config, stream, workload
 

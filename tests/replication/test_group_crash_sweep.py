@@ -9,7 +9,7 @@ rule (a rollback that leaves the entries visible, an election that picks the lea
 import pytest
 
 from minidb.log.manager import LogManager
-from minidb.replication import elections
+from minidb.replication.group import elections
 from minidb.replication.group_crashtest import crash_sweep, run_group_workload
 
 from tests.sweeps import assert_chunk_has_no_violations

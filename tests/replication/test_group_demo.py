@@ -18,7 +18,7 @@ from minidb.cli import main
 from minidb.io import OSDisk, created
 from minidb.log import LogManager
 from minidb.replication.errors import GroupConfigError, NetworkRestoreRequiredError
-from minidb.replication.node import GroupNode, parse_event, parse_members
+from minidb.replication.group.node import GroupNode, parse_event, parse_members
 
 TIMEOUT_S = 240  # generous: two cores shared with other work
 

@@ -9,9 +9,9 @@ from minidb.log import TRACE, LSN, LogManager, file_name
 from minidb.logstore import Environment, EnvironmentHooks
 from minidb.replication import (IndexClosedError, ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig, VLSNRangeError,
                                 WaitTimeoutError)
-from minidb.replication.range import SYNC_TYPES, TXN_END_TYPES
-from minidb.replication.recovery import read_index_database
-from minidb.replication.tracker import VLSNTracker
+from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES
+from minidb.replication.vlsn.recovery import read_index_database
+from minidb.replication.vlsn.tracker import VLSNTracker
 
 from tests.replication.helpers import fixed_clock, open_env, small_config, stream, workload
 
@@ -311,7 +311,7 @@ def test_tail_truncation_after_a_rollback_survives_recovery():
     old = [db.put("b", "2"), db.put("c", "3")]  # VLSNs 4, 5: not on the master
     assert [env.log.read(lsn).vlsn for lsn in old] == [4, 5]
     make_invisible(env, old)
-    r = env.vlsn_index._truncate_from_tail_in_rollback(4)
+    r = env.vlsn_index.truncate_from_tail_in_rollback(4)
     assert (r.first, r.last, r.last_sync, r.last_txn_end) == (1, 3, 3, 2)
     new = [db.put("b", "20"), db.put("c", "30")]  # the master's VLSNs 4 and 5
     assert [env.log.read(lsn).vlsn for lsn in new] == [4, 5]

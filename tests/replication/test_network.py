@@ -9,8 +9,8 @@ import pytest
 
 from minidb.replication import wire
 from minidb.replication.errors import ConnectionClosedError, HandshakeError, ReplicationNetworkError
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
+from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 
 GROUP = RepGroup("bank", [RepNode("n1", "n1", 2), RepNode("n2", "n2"), RepNode("n3", "n3", 0)])
 
@@ -246,8 +246,8 @@ def test_a_handshake_with_another_process_over_tcp():
     script = (
         "import sys\n"
         "from minidb.replication import wire\n"
-        "from minidb.replication.group import RepNode\n"
-        "from minidb.replication.network import HandshakeInitiator, TcpNetwork\n"
+        "from minidb.replication.group.membership import RepNode\n"
+        "from minidb.replication.stream.network import HandshakeInitiator, TcpNetwork\n"
         "h = HandshakeInitiator(TcpNetwork().connect(sys.argv[1], 'n3'), 'bank', RepNode('n3', 'n3', 0))\n"
         "print(h.poll(timeout=10), flush=True)\n"
         "h.channel.send(wire.encode('bank', 'Ack', txn_id=12, vlsn=40))\n"

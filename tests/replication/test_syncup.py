@@ -17,12 +17,12 @@ from minidb.logstore.logdef import LN_TX
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
 from minidb.replication.crashtest import check_index
 from minidb.replication.errors import FeederError, NetworkRestoreRequiredError, RollbackLimitError, SyncupError
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
-from minidb.replication.replica import Replica
-from minidb.replication.scanner import stream_vlsn
-from minidb.replication.syncup import item_checksum
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
+from minidb.replication.stream.replica import Replica
+from minidb.replication.vlsn.scanner import stream_vlsn
+from minidb.replication.syncup.syncup import item_checksum
 
 from tests.replication.helpers import small_config
 
@@ -375,7 +375,7 @@ def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
     txn = n1.begin()
     n1.database("accounts").put("k", "from T", txn=txn)
     settle(net, to_n2)
-    assert list(n2._replay_txns) == [txn.id]
+    assert list(n2.replay_txns) == [txn.id]
     n3.become_master()
     committed_txn("k", "from n3")(n3)
     assert next(e.txn_id for e in n3.log.scan() if e.vlsn == 3) == txn.id  # the same id, another transaction
@@ -383,7 +383,7 @@ def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
     feeder, replica = link(net, n3, n2)
     sync_up(net, feeder, replica)
     assert [t for _, _, t in replica.syncup.rollback.rolled_back] == ["LN_TX"]
-    assert not n2._replay_txns and not n2.env.txn_manager.active and records(n2) == {b"a": b"1"}
+    assert not n2.replay_txns and not n2.env.txn_manager.active and records(n2) == {b"a": b"1"}
     settle(net, (feeder, replica))
     assert records(n2) == records(n3) == {b"a": b"1", b"k": b"from n3"}
 
@@ -441,11 +441,11 @@ def test_a_transaction_whose_commit_is_rolled_back_is_open_again_and_takes_the_n
     sync_up(net, feeder, replica)
     assert replica.syncup.result.matchpoint_vlsn == 5
     assert [(v, k) for v, _, k in replica.syncup.rollback.rolled_back] == [(6, "Commit")]
-    assert list(n1._replay_txns) == [t.id] and slot_data(n1, b"t") == b"from T"
+    assert list(n1.replay_txns) == [t.id] and slot_data(n1, b"t") == b"from T"
     assert n1.env.locks.held_by(t.id) == [(n1.env.db_tree.get("accounts").id, b"t")]
     settle(net, (feeder, replica))
     assert records(n1) == records(n2) == {b"a": b"1", b"u": b"from U", b"b": b"2"}
-    assert not n1._replay_txns and not n1.env.locks.held_by(t.id)
+    assert not n1.replay_txns and not n1.env.locks.held_by(t.id)
     assert visible_stream(n1) == visible_stream(n2)
 
 
@@ -461,11 +461,11 @@ def test_a_replica_that_crashed_inside_a_transaction_replays_its_commit():
     n2.sync()
     n2.crash(CrashMode.nothing())
     n2 = open_node("n2", n2.disk)
-    assert records(n2) == {b"a": b"1", b"u": b"from U"} and not n2._replay_txns  # T undone by recovery
+    assert records(n2) == {b"a": b"1", b"u": b"from U"} and not n2.replay_txns  # T undone by recovery
     t.commit()  # VLSN 6
     net = InMemoryNetwork()
     pair = link(net, n1, n2)
     settle(net, pair)
     assert pair[1].start_vlsn == 6
     assert records(n2) == records(n1) == {b"a": b"1", b"t": b"from T", b"u": b"from U"}
-    assert not n2._replay_txns and visible_stream(n1) == visible_stream(n2)
+    assert not n2.replay_txns and visible_stream(n1) == visible_stream(n2)

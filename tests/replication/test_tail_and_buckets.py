@@ -5,8 +5,8 @@ import pytest
 
 from minidb.io import SimDisk
 from minidb.replication.errors import TailTruncationError, VLSNIndexCorruptionError
-from minidb.replication.recovery import read_index_database
-from minidb.replication.vlsn import encode_key
+from minidb.replication.vlsn.recovery import read_index_database
+from minidb.replication.vlsn.allocator import encode_key
 
 from tests.replication.helpers import open_env, stream
 
@@ -22,7 +22,7 @@ def five_records(disk):
 def test_the_index_step_alone_comes_undone_at_recovery():
     disk = SimDisk("undone")
     env, _, _ = five_records(disk)
-    assert env.vlsn_index._truncate_from_tail_in_rollback(4).last == 3  # flushed durably: range 1..3
+    assert env.vlsn_index.truncate_from_tail_in_rollback(4).last == 3  # flushed durably: range 1..3
     env.sync()
     env.crash()
     again = open_env(disk, stride=2)
@@ -33,7 +33,7 @@ def test_after_the_index_step_a_find_starts_from_the_new_entries():
     """The step's flush closes the cut bucket, so reused VLSNs start a bucket of their own: a forward scan
     for them starts at the new entries, never before the rolled-back ones (which it would return)."""
     env, db, old = five_records(SimDisk("find"))
-    env.vlsn_index._truncate_from_tail_in_rollback(4)
+    env.vlsn_index.truncate_from_tail_in_rollback(4)
     new = [db.put("x", "2"), db.put("y", "2"), db.put("z", "2")]  # VLSNs 4, 5 again, and 6
     assert [env.log.read(lsn).vlsn for lsn in new] == [4, 5, 6]
     assert [b.first for b in env.vlsn_index.tracker.buckets()][:2] == [1, 4]
@@ -44,7 +44,7 @@ def test_after_the_index_step_a_find_starts_from_the_new_entries():
 def test_the_index_step_alone_with_reused_vlsns_makes_the_environment_unopenable():
     disk = SimDisk("reused")
     env, db, _ = five_records(disk)
-    env.vlsn_index._truncate_from_tail_in_rollback(4)
+    env.vlsn_index.truncate_from_tail_in_rollback(4)
     db.put("x", "2")
     env.sync()
     env.crash()

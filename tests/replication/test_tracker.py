@@ -134,7 +134,7 @@ def test_remove_from_tail_at_every_point_over_a_real_log():
         index = index_over(log, stride=3)
         for vlsn, lsn in mappings:
             index.put(vlsn, lsn, "Commit" if vlsn % 5 == 0 else "Trace")
-        r = index._truncate_from_tail_in_rollback(delete_start)
+        r = index.truncate_from_tail_in_rollback(delete_start)
         if delete_start == 1:
             assert r.is_empty and index.tracker.bucket_count == 0
             continue

@@ -15,7 +15,7 @@ never deleted (checkpoint step 9 keeps it for a later checkpoint).
 
 The registry also holds the *deletion listeners*: called with a file number
 just before the files up to it are deleted, so that an index over the log
-(replication's VLSN index, :meth:`~minidb.replication.index.VLSNIndex.before_file_deletion`,
+(replication's VLSN index, :meth:`~minidb.replication.vlsn.index.VLSNIndex.before_file_deletion`,
 which truncates it with ``truncate_head_for_file``) forgets those files
 first. A listener that returns False keeps the files (the index could not
 let go of them); a later checkpoint tries again. The log store does not know replication: it

@@ -37,12 +37,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, LogEntry, file_name
-from minidb.replication.bucket import VLSNBucket
+from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.errors import VLSNIndexCorruptionError, VLSNIndexError
 
 if TYPE_CHECKING:
     from minidb.log import LogManager
-    from minidb.replication.index import VLSNIndex
+    from minidb.replication.vlsn.index import VLSNIndex
 
 
 def walk_forward(log: "LogManager", start: LSN) -> Iterator[LogEntry]:

@@ -15,7 +15,7 @@ fsynced; NO_SYNC: left in its log buffer) and only then acks it. Invariants: ent
 refuses anything else and writes nothing); a replica never allocates a VLSN.
 
 With ``syncup=True`` the replica first syncs up with the feeder
-(:class:`~minidb.replication.syncup.ReplicaFeederSyncup`: the matchpoint,
+(:class:`~minidb.replication.syncup.syncup.ReplicaFeederSyncup`: the matchpoint,
 then the rollback of everything after it) and asks for the stream from the
 matchpoint on: a replica that holds entries the master does not (a former
 master) can rejoin.
@@ -29,10 +29,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minidb.log.types import type_by_code
-from minidb.replication import wire
-from minidb.replication.durability import SYNC_BY_CODE
+from minidb.replication.stream import wire
+from minidb.replication.stream.durability import SYNC_BY_CODE
 from minidb.replication.errors import ReplayError
-from minidb.replication.syncup import ReplicaFeederSyncup
+from minidb.replication.syncup.syncup import ReplicaFeederSyncup
 
 if TYPE_CHECKING:
     from minidb.replication.env import ReplicatedEnvironment

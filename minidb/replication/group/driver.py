@@ -1,8 +1,8 @@
 """A group driver on the in-memory network: a master, its feeders and replicas, moved one step at a time.
 
 For tests, notebooks and the bench's single-process baseline: the driver
-opens the handshakes, makes one :class:`~minidb.replication.feeder.Feeder`
-per replica on the master and one :class:`~minidb.replication.replica.Replica`
+opens the handshakes, makes one :class:`~minidb.replication.stream.feeder.Feeder`
+per replica on the master and one :class:`~minidb.replication.stream.replica.Replica`
 per replica node, and :meth:`InMemoryGroup.pump` is one step of the
 script: deliver what is in flight, let every feeder and replica read and
 send. It is the ``pump`` a commit waiting for acks calls (:mod:`.ack`)::
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minidb.replication.feeder import Feeder
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
-from minidb.replication.replica import Replica
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
+from minidb.replication.stream.replica import Replica
 
 if TYPE_CHECKING:
     from minidb.replication.env import ReplicatedEnvironment

@@ -52,10 +52,10 @@ import socket
 from dataclasses import dataclass
 from typing import Iterable
 
-from minidb.replication import wire
+from minidb.replication.stream import wire
 from minidb.replication.errors import (ConnectionClosedError, GroupConfigError, HandshakeError,
                                        ReplicationNetworkError, WireFormatError)
-from minidb.replication.group import RepGroup, RepNode
+from minidb.replication.group.membership import RepGroup, RepNode
 
 
 # -- the in-memory network -------------------------------------------------------------------------------------

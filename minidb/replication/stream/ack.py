@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Callable
 from minidb.errors import UserError
 from minidb.log import LSN
 from minidb.logstore.eraser import SystemClock
-from minidb.replication.durability import DEFAULT_DURABILITY, Durability, SyncPolicy
+from minidb.replication.stream.durability import DEFAULT_DURABILITY, Durability, SyncPolicy
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ transaction open but the replica's replay ones):
    replay transactions forget their rolled-back writes (one that began after
    the matchpoint ends, its locks released);
 5. truncate the VLSN index from the tail
-   (``VLSNIndex._truncate_from_tail_in_rollback``, flushed durably);
+   (``VLSNIndex.truncate_from_tail_in_rollback``, flushed durably);
 6. log ``RollbackEnd`` and fsync.
 
 Why it survives a crash at any point: invisible entries are skipped by
@@ -95,11 +95,12 @@ from minidb.logstore.tree.ln import AbortInfo
 from minidb.logstore.txn import TxnState, WriteRecord
 from minidb.replication.errors import NetworkRestoreRequiredError, RollbackLimitError, SyncupError
 from minidb.replication.logdef import ROLLBACK_END, ROLLBACK_START
+from minidb.replication.vlsn.recovery import PendingRollback
 
 if TYPE_CHECKING:
     from minidb.logstore import Environment
     from minidb.replication.env import ReplicatedEnvironment
-    from minidb.replication.index import VLSNIndex
+    from minidb.replication.vlsn.index import VLSNIndex
 
 
 @dataclass(frozen=True)
@@ -121,19 +122,6 @@ class RollbackResult:
         return (f"rolled back {what} to matchpoint VLSN {self.matchpoint_vlsn} at {self.matchpoint_lsn}: "
                 f"RollbackStart {self.start_lsn}, RollbackEnd {self.end_lsn}, txns {list(self.txn_ids)}, "
                 f"{self.records_undone} records undone{' (redone at open)' if self.redone else ''}")
-
-
-@dataclass
-class PendingRollback:
-    """A RollbackStart the VLSN recovery tracker saw (after the last CkptStart): without its RollbackEnd it is
-    finished at open (:func:`redo_marks_and_undo`), with it its undo is done again (:func:`undo_again`)."""
-
-    matchpoint_vlsn: int
-    matchpoint_lsn: LSN
-    start_lsn: LSN
-    txn_ids: tuple[int, ...]
-    undone: int = 0
-    marked: list[tuple[int, LSN, str]] = field(default_factory=list)
 
 
 def tail_after(inner: "Environment", matchpoint_vlsn: int, matchpoint_lsn: LSN,
@@ -199,7 +187,7 @@ def _undo(inner: "Environment", entries: list[LogEntry],
 
 def _forget_replay_writes(env: "ReplicatedEnvironment", matchpoint_lsn: LSN) -> None:
     """The replica's open replay transactions forget what they wrote after the matchpoint."""
-    for txn_id, txn in list(env._replay_txns.items()):
+    for txn_id, txn in list(env.replay_txns.items()):
         for key in list(txn.order):
             record = txn.writes[key]
             record.lsns = [(lsn, deleted) for lsn, deleted in record.lsns if lsn <= matchpoint_lsn]
@@ -213,7 +201,7 @@ def _forget_replay_writes(env: "ReplicatedEnvironment", matchpoint_lsn: LSN) -> 
             txn.state = TxnState.ABORTED
             env.env.locks.release_all(txn.id)
             env.env.txn_manager.unregister(txn)
-            del env._replay_txns[txn_id]
+            del env.replay_txns[txn_id]
 
 
 def reopen_replay_txns(env: "ReplicatedEnvironment") -> list[int]:
@@ -235,7 +223,7 @@ def reopen_replay_txns(env: "ReplicatedEnvironment") -> list[int]:
     for txn_id, entries in writes.items():
         if txn_id in inner.txn_manager.active:
             continue
-        txn = env._replay_txns[txn_id] = inner.txn_manager.begin(txn_id=txn_id)
+        txn = env.replay_txns[txn_id] = inner.txn_manager.begin(txn_id=txn_id)
         for entry in entries:
             values = entry.values
             db = inner.db_tree.get_by_id(values["db_id"])
@@ -268,7 +256,7 @@ def roll_back(env: "ReplicatedEnvironment", matchpoint_vlsn: int, matchpoint_lsn
         tail = tail_after(inner, matchpoint_vlsn, matchpoint_lsn)
         if not tail:
             return None
-        others = [t for t in inner.txn_manager.active.values() if t not in env._replay_txns.values()]
+        others = [t for t in inner.txn_manager.active.values() if t not in env.replay_txns.values()]
         if others:
             raise SyncupError(f"{env.where()}: a rollback needs a quiescent node, but transactions "
                               f"{sorted(t.id for t in others)} are open; nothing was rolled back")
@@ -313,7 +301,7 @@ def _roll_back(env: "ReplicatedEnvironment", tail: list[LogEntry], matchpoint_vl
     inner.log.set_invisible([e.lsn for e in tail])
     undone = _undo(inner, tail)
     _forget_replay_writes(env, matchpoint_lsn)
-    env.vlsn_index._truncate_from_tail_in_rollback(matchpoint_vlsn + 1, matchpoint_lsn)
+    env.vlsn_index.truncate_from_tail_in_rollback(matchpoint_vlsn + 1, matchpoint_lsn)
     end_lsn = _log_end(inner, matchpoint_vlsn, start_lsn)
     return start_lsn, end_lsn, undone
 
@@ -361,7 +349,7 @@ def undo_again(inner: "Environment", rollback: PendingRollback) -> int:
 
 def finish_pending(inner: "Environment", index: "VLSNIndex", pending: PendingRollback) -> RollbackResult:
     """At open, in recovery's checkpoint step 6 (after the index is merged): truncate it, log RollbackEnd."""
-    index._truncate_from_tail_in_rollback(pending.matchpoint_vlsn + 1, pending.matchpoint_lsn)
+    index.truncate_from_tail_in_rollback(pending.matchpoint_vlsn + 1, pending.matchpoint_lsn)
     end_lsn = _log_end(inner, pending.matchpoint_vlsn, pending.start_lsn)
     result = RollbackResult(pending.matchpoint_vlsn, pending.matchpoint_lsn, pending.start_lsn, end_lsn,
                             tuple(pending.marked), pending.txn_ids, pending.undone, redone=True)

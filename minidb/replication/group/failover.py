@@ -1,11 +1,11 @@
 """Failover on the in-memory network: elections, the new master's feeders, syncup and rejoin, one step at a time.
 
 :class:`FailoverGroup` runs every node of a group in one process, on one
-:class:`~minidb.replication.network.InMemoryNetwork` and one clock (the log
+:class:`~minidb.replication.stream.network.InMemoryNetwork` and one clock (the log
 store's ``ManualClock``): each node has its
-:class:`~minidb.replication.elections.ElectionNode` (heartbeats, Paxos
+:class:`~minidb.replication.group.elections.ElectionNode` (heartbeats, Paxos
 rounds, its durable ``election.acceptor``), and the master has one
-:class:`~minidb.replication.feeder.Feeder` per replica that follows it, on
+:class:`~minidb.replication.stream.feeder.Feeder` per replica that follows it, on
 the listener ``<master>/feeder`` (a partition cuts nodes, so both listeners
 of a node are on its side). Nothing runs by itself: :meth:`FailoverGroup.pump`
 is one step (deliver, every election node, then the stream links),
@@ -22,7 +22,7 @@ nothing moves::
 
 The links follow the elections, after every step (``_reconcile``): a node
 that an election made REPLICA of master M gets a link to M (a handshake, a
-feeder on M, a :class:`~minidb.replication.replica.Replica` with
+feeder on M, a :class:`~minidb.replication.stream.replica.Replica` with
 ``syncup=True``: the matchpoint, the rollback of anything after it, then the
 stream); a link whose master is deposed or down, or whose replica follows
 another master or is down, is closed (a partition only holds its frames in
@@ -49,14 +49,14 @@ from typing import Callable
 
 from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode, SimDisk
-from minidb.replication.elections import ACCEPTOR_FILE, ElectionConfig, ElectionNode
-from minidb.replication.driver import settle
+from minidb.replication.group.elections import ACCEPTOR_FILE, ElectionConfig, ElectionNode
+from minidb.replication.group.driver import settle
 from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.errors import ConnectionClosedError, FeederError, NetworkRestoreRequiredError
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import NodeState
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
-from minidb.replication.replica import Replica
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.membership import NodeState
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
+from minidb.replication.stream.replica import Replica
 
 #: Opens (and recovers) a node's environment on a disk: ``reopen(name, disk)``.
 Reopen = Callable[[str, SimDisk], ReplicatedEnvironment]

@@ -82,14 +82,14 @@ from typing import Callable
 
 from minidb.errors import MinidbError, UserError
 from minidb.io import created
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
-from minidb.replication.elections import ElectionConfig, ElectionNode
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.group.elections import ElectionConfig, ElectionNode
 from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, ReplicationNetworkError)
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import NodeState, RepGroup, RepNode
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork, parse_address
-from minidb.replication.replica import Replica
+from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.membership import NodeState, RepGroup, RepNode
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork, parse_address
+from minidb.replication.stream.replica import Replica
 
 HOST = "127.0.0.1"
 DEMO_DB = "demo"

@@ -41,7 +41,7 @@ import struct
 from dataclasses import dataclass
 
 from minidb.replication.errors import VLSNIndexCorruptionError
-from minidb.replication.vlsn import NULL_VLSN
+from minidb.replication.vlsn.allocator import NULL_VLSN
 
 #: Entries where a syncup may end (JE: LogEntryType.isSyncPoint).
 SYNC_TYPES = frozenset({"Commit", "Abort", "Matchpoint", "TermStart"})

@@ -74,15 +74,15 @@ from minidb.log import LSN, NULL_LSN, LogEntry, LogManager
 from minidb.log.types import EntryType
 from minidb.logstore import Durability
 from minidb.logstore.txn import TxnState
-from minidb.replication.config import VLSNIndexConfig
+from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.errors import (IndexClosedError, TailTruncationError, VLSNIndexError, VLSNRangeError,
                                        WaitTimeoutError)
-from minidb.replication.range import SYNC_TYPES, TXN_END_TYPES, VLSNRange
-from minidb.replication.recovery import MergeResult, VLSNRecoveryTracker, merge, read_index_database
-from minidb.replication.scanner import BackwardVLSNScanner, ForwardVLSNScanner, stream_vlsn
-from minidb.replication.tracker import HeadTruncation, VLSNTracker, plural
-from minidb.replication.vlsn import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, encode_key
-from minidb.replication.wait import LogItem, LogItemCache, VLSNAwaitLatch
+from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES, VLSNRange
+from minidb.replication.vlsn.recovery import MergeResult, VLSNRecoveryTracker, merge, read_index_database
+from minidb.replication.vlsn.scanner import BackwardVLSNScanner, ForwardVLSNScanner, stream_vlsn
+from minidb.replication.vlsn.tracker import HeadTruncation, VLSNTracker, plural
+from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, encode_key
+from minidb.replication.vlsn.wait import LogItem, LogItemCache, VLSNAwaitLatch
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:
@@ -436,7 +436,7 @@ class VLSNIndex:
         them, the stream holds a VLSN twice and the environment cannot be
         reopened). Only the rollback makes it durable: RollbackStart logged
         first, the rolled-back entries marked INVISIBLE in place and fsynced,
-        then this truncation (:meth:`_truncate_from_tail_in_rollback`), then
+        then this truncation (:meth:`truncate_from_tail_in_rollback`), then
         RollbackEnd. Raises :class:`TailTruncationError`; nothing changes.
         """
         raise TailTruncationError(
@@ -444,8 +444,8 @@ class VLSNIndex:
             "truncates the tail, after making the rolled-back entries INVISIBLE; a direct truncation would come "
             "undone at the next recovery. Nothing was changed")
 
-    def _truncate_from_tail_in_rollback(self, delete_start: int, prev_lsn: LSN | None = None) -> VLSNRange:
-        """Internal: the index step of a syncup rollback (JE's ``VLSNIndex.truncateFromTail``).
+    def truncate_from_tail_in_rollback(self, delete_start: int, prev_lsn: LSN | None = None) -> VLSNRange:
+        """The index step of a syncup rollback, and only of one (JE's ``VLSNIndex.truncateFromTail``).
 
         Drops VLSNs from ``delete_start`` on, on a quiescent system (no VLSN
         is read or written meanwhile); VLSN allocation continues at
@@ -509,7 +509,7 @@ class VLSNIndex:
 
     def stored_size(self) -> int:
         """Bytes of the index's records (the buckets and the range), as the database stores them."""
-        from minidb.replication.range import RANGE_SIZE
+        from minidb.replication.vlsn.range import RANGE_SIZE
 
         return sum(b.encoded_size() for b in self.tracker.buckets()) + RANGE_SIZE
 

@@ -1,7 +1,7 @@
 """The VLSN tracker (JE's ``VLSNTracker``): the buckets in memory and the range.
 
 The tracker holds the index's buckets, ordered by first VLSN, and the
-current :class:`~minidb.replication.range.VLSNRange`. Its invariants (seed
+current :class:`~minidb.replication.vlsn.range.VLSNRange`. Its invariants (seed
 000, "Persistent storage"):
 
 - buckets are ordered by VLSN;
@@ -36,7 +36,7 @@ nothing and the range stays 9..16.
 
 Truncation. From the head (log cleaning, :meth:`remove_from_head`): buckets
 wholly at or below ``delete_end`` go; if no bucket maps ``delete_end + 1``
-a :class:`~minidb.replication.bucket.GhostBucket` is put at the head. From
+a :class:`~minidb.replication.vlsn.bucket.GhostBucket` is put at the head. From
 the tail (syncup rollback, :meth:`remove_from_tail`): buckets from
 ``delete_start`` on go, the one that straddles it is cut, and ``delete_start
 - 1`` keeps a mapping. Deleted buckets that were on disk are remembered, so
@@ -55,11 +55,11 @@ import threading
 from dataclasses import dataclass
 
 from minidb.log import LSN, NULL_LSN
-from minidb.replication.bucket import (DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE, GhostBucket,
+from minidb.replication.vlsn.bucket import (DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE, GhostBucket,
                                        VLSNBucket)
 from minidb.replication.errors import VLSNRangeError
-from minidb.replication.range import EMPTY_RANGE, VLSNRange
-from minidb.replication.vlsn import FIRST_VLSN, NULL_VLSN
+from minidb.replication.vlsn.range import EMPTY_RANGE, VLSNRange
+from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN
 from minidb.stats import Stats, Trace
 
 TRACKER_STATS = ["nPuts", "nOutOfOrderPuts", "nMappingsNotKept", "nBucketsCreated", "nHeadBucketsDeleted",

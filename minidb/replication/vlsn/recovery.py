@@ -56,15 +56,27 @@ keys: :mod:`.vlsn`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from minidb.log import LSN, NULL_LSN, LogEntry
-from minidb.replication.bucket import VLSNBucket
+from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.errors import VLSNIndexCorruptionError
-from minidb.replication.range import EMPTY_RANGE, VLSNRange
-from minidb.replication.rollback import PendingRollback
-from minidb.replication.tracker import VLSNTracker, plural
-from minidb.replication.vlsn import NULL_VLSN, RANGE_KEY_VLSN, decode_key
+from minidb.replication.vlsn.range import EMPTY_RANGE, VLSNRange
+from minidb.replication.vlsn.tracker import VLSNTracker, plural
+from minidb.replication.vlsn.allocator import NULL_VLSN, RANGE_KEY_VLSN, decode_key
+
+
+@dataclass
+class PendingRollback:
+    """A RollbackStart the VLSN recovery tracker saw (after the last CkptStart): without its RollbackEnd it is
+    finished at open (:func:`redo_marks_and_undo`), with it its undo is done again (:func:`undo_again`)."""
+
+    matchpoint_vlsn: int
+    matchpoint_lsn: LSN
+    start_lsn: LSN
+    txn_ids: tuple[int, ...]
+    undone: int = 0
+    marked: list[tuple[int, LSN, str]] = field(default_factory=list)
 
 
 class VLSNRecoveryTracker(VLSNTracker):

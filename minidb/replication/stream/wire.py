@@ -102,7 +102,7 @@ replica logs it before it acknowledges (1 SYNC, 2 WRITE_NO_SYNC, 3 NO_SYNC;
 
 Syncup (:mod:`.syncup`): the replica asks for the feeder's entry at a VLSN
 (``EntryRequest``); the feeder answers with the entry's type code, its
-LSN-neutral item checksum (:func:`~minidb.replication.syncup.item_checksum`)
+LSN-neutral item checksum (:func:`~minidb.replication.syncup.syncup.item_checksum`)
 and, for display only, its LSN (``file << 32 | offset``) in ``EntryInfo``, or
 ``EntryNotFound`` with the range it holds (``first``, ``last``; 0 when
 empty). A replica that finds no common sync point sends ``RestoreRequest``

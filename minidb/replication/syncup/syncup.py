@@ -56,10 +56,10 @@ from minidb import impl
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.fields import ItemFormatError, lsn_spans
 from minidb.log.types import type_by_code
-from minidb.replication import wire
+from minidb.replication.stream import wire
 from minidb.replication.errors import NetworkRestoreRequiredError, SyncupError
-from minidb.replication.range import SYNC_TYPES
-from minidb.replication.rollback import RollbackResult, roll_back
+from minidb.replication.vlsn.range import SYNC_TYPES
+from minidb.replication.syncup.rollback import RollbackResult, roll_back
 
 if TYPE_CHECKING:
     from minidb.replication.env import ReplicatedEnvironment
@@ -198,7 +198,7 @@ class ReplicaFeederSyncup:
     """The replica's side of a syncup, stepped (see the module documentation).
 
     ``done`` once the matchpoint is found and everything after it rolled back (``rollback``: the
-    :class:`~minidb.replication.rollback.RollbackResult`, None if nothing was after it);
+    :class:`~minidb.replication.syncup.rollback.RollbackResult`, None if nothing was after it);
     ``start_vlsn`` is then where the stream resumes.
     """
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minidb.errors import UserError
-from minidb.replication.bucket import DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE
-from minidb.replication.wait import DEFAULT_LOG_ITEM_CACHE_SIZE
+from minidb.replication.vlsn.bucket import DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE
+from minidb.replication.vlsn.wait import DEFAULT_LOG_ITEM_CACHE_SIZE
 
 VLSN_INDEX_DB = "_vlsn_index"
 DEFAULT_MIN_VLSN_INDEX_SIZE = 1000

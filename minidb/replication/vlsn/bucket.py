@@ -80,7 +80,7 @@ import threading
 
 from minidb.log import LSN, NULL_LSN
 from minidb.replication.errors import VLSNIndexCorruptionError, VLSNIndexError
-from minidb.replication.vlsn import FIRST_VLSN, NULL_VLSN
+from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN
 
 DEFAULT_STRIDE = 10
 DEFAULT_MAX_MAPPINGS = 1000

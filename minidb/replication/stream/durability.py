@@ -13,7 +13,7 @@ JE's ``Durability`` has three parts, and so does :class:`Durability` here:
   a ``SIMPLE_MAJORITY`` of the group (the master counts itself: with three
   nodes, one replica's ack makes two of three), or ``NONE``.
 
-How a commit goes (:func:`~minidb.replication.ack.commit`, the master's side;
+How a commit goes (:func:`~minidb.replication.stream.ack.commit`, the master's side;
 :mod:`.ack` keeps the commits waiting for acks)::
 
     1. enough replicas connected for the ack policy?  no -> InsufficientReplicasError (nothing logged)

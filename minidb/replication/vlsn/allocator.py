@@ -21,7 +21,7 @@ Example: VLSNs 1..77 logged, checkpoint (range 1..77 flushed), VLSNs 78 and
 79 logged, crash; recovery merges the flushed range 1..77 with the re-tracked
 78..79 and the next entry gets VLSN 80. Truncating the index from the tail
 (the syncup rollback's step,
-``VLSNIndex._truncate_from_tail_in_rollback``) sets the counter back, so the next entry reuses the first
+``VLSNIndex.truncate_from_tail_in_rollback``) sets the counter back, so the next entry reuses the first
 VLSN cut off (the JE documentation's "restart at VLSN 2").
 
 **Keys.** The VLSN index is stored in an internal database whose keys are

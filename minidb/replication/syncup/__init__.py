@@ -1,0 +1,10 @@
+"""Syncup: a replica joining a master finds their last common entry and rolls back past it.
+
+Reading order: ``syncup`` (the matchpoint search by an LSN-neutral
+checksum), ``rollback`` (undoing the replica's entries after the
+matchpoint: RollbackStart/End, INVISIBLE entries, finished by recovery if
+a crash interrupts it).
+
+Invariant: nothing a master's commit acknowledged by a majority is ever
+rolled back; a rollback past a durable commit is refused (the limit).
+"""
