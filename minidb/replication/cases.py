@@ -1,6 +1,6 @@
 """The JE documentation's worked examples, run in the engine: the recovery log and the bucket of VLSNs 9..15.
 
-**The recovery example** (seed 000, "Recovery")::
+**The recovery example** (JE `VLSNIndex`, "Recovery")::
 
     LSN
     100  firstActiveLSN
@@ -22,7 +22,7 @@ the index flushed at "400" (1..78, not 79), re-tracks from CkptStart
 the next VLSN is 80. The LSNs are the engine's own, not 100..600; their
 order and the outcome are the JE documentation's.
 
-**The bucket example** (seed 002): :func:`example_bucket_mappings` gives the
+**The bucket example** (JE `VLSNBucket`): :func:`example_bucket_mappings` gives the
 JE documentation's mappings VLSN 9..15 over files 10 and 11 (offsets in decimal, as in
 the JE documentation), and :func:`example_buckets` puts them into real buckets of stride 4:
 ``[9..13]`` keeps 9 -> 10/100 and 13 -> 10/140; ``[14..15]`` keeps

@@ -6,7 +6,7 @@ start (``StartStream``: the next VLSN it needs); the feeder finds each
 VLSN from there through the VLSN index, and sends the replicated entries in
 VLSN order, one ``Entry`` message each (:mod:`.wire`: the VLSN, the type
 code, the item as logged, and an LN's database name, since database ids are
-node-local). Finding an entry (seed 000, "Gatekeeper for waiting for the
+node-local). Finding an entry (JE `VLSNIndex`, "Gatekeeper for waiting for the
 most recently logged entries"): first the index's log item cache
 (``wait_for_vlsn`` with no wait: the entries just logged), else a forward
 VLSN scanner, which holds its bucket and reads the log from the nearest

@@ -3,7 +3,7 @@
 A VLSN (virtual LSN) identifies a log entry shared between the members of a
 replication group. A log is addressed by LSNs, which differ from node to
 node; the replication stream is addressed by VLSNs, which are the same on
-every node. Rules (seed 000, "Generating new VLSNs"):
+every node. Rules (JE `VLSNIndex`, "Generating new VLSNs"):
 
 - the first valid VLSN is 1 (:data:`FIRST_VLSN`); :data:`NULL_VLSN` (0 here,
   -1 in JE) means "none", for example the ends of an empty range;

@@ -3,7 +3,7 @@
 Every log entry shared by a replication group has a VLSN; a node's log is
 addressed by LSNs. The index maps one to the other, so that feeders and
 syncup can fetch a replicated entry from the local log by its VLSN. Its
-responsibilities (seed 000):
+responsibilities (JE `VLSNIndex`):
 
 - **Generating VLSNs**: :attr:`allocator` (see :mod:`.vlsn`), called by the
   log under its write latch.
@@ -47,7 +47,7 @@ Example::
     index.get_lte_lsn(17)          # the LSN of VLSN 11 (stride 10: 1, 11, 21 and the last, 25)
     index.forward_scanner().find(17).vlsn   # 17, found after reading 7 entries (VLSNs 11..17)
 
-Synchronization hierarchy (seed 000), followed here::
+Synchronization hierarchy (JE `VLSNIndex`), followed here::
 
     VLSNIndex -> VLSNTracker -> VLSNBucket      writing a mapping: put()
     VLSNIndex -> VLSNTracker -> VLSNRange       the range is replaced atomically; read without a mutex

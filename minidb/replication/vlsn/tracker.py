@@ -272,7 +272,7 @@ class VLSNTracker:
         Every VLSN in the deleted files must be at most ``delete_end`` (else
         nothing changes and this raises). The range is shortened first, so
         that no reader or writer touches the buckets about to go, then the
-        dead buckets are deleted (seed 000, "Log cleaning truncates the
+        dead buckets are deleted (JE `VLSNIndex`, "Log cleaning truncates the
         VLSNIndex from the beginning").
         """
         with self.lock:

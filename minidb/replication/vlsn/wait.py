@@ -3,7 +3,7 @@
 Feeders stream the log to replicas by VLSN. A feeder that has sent
 everything asks the VLSN index for the next VLSN and blocks until it is
 logged (``VLSNIndex.wait_for_vlsn(vlsn, timeout)``). The most recent log
-entries are held in a two-level cache inside the index (seed 000,
+entries are held in a two-level cache inside the index (JE `VLSNIndex`,
 "Gatekeeper for waiting for the most recently logged entries"); a wait
 goes through:
 
