@@ -7,6 +7,18 @@ disk that holds the repository (``bench/out/``, which git ignores; ``/tmp``
 may be a RAM disk, where an fsync costs nothing), and one Markdown section
 per benchmark in ``BENCHMARKS.md`` between ``<!-- bench:NAME begin -->`` and
 ``<!-- bench:NAME end -->``, so each benchmark rewrites only its own section.
+
+Two implementations of minidb (:mod:`minidb.impl`): the *main* rows of every
+table measure the one chosen with ``--impl`` (``fast`` by default: the
+accelerated twins under ``minidb/fast/`` where they exist, the reference
+elsewhere). Unless ``--impl`` was given, every minidb path is measured a
+second time under the *reference*, through one helper, :func:`both`, which
+runs a piece of work under each in turn (in this process by
+:func:`minidb.impl.using`, in any process the work starts by
+``$MINIDB_IMPL``); :func:`speedup_table` then adds to the section one table
+of *fast ÷ reference*, a speed ratio: how many times faster the fast engine
+ran the path (1.00× where no twin stands in yet). Baselines are measured
+once: they run no minidb code.
 """
 
 from __future__ import annotations
@@ -22,6 +34,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from minidb import impl
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(REPO_ROOT, "bench", "out")
@@ -41,6 +57,106 @@ the absolute rates mean little elsewhere. What matters are the ratios:
 minidb against a baseline measured in the same run, on the same files,
 with the same data. Every figure is the median of a few repetitions.
 """
+
+
+# -- implementations -----------------------------------------------------------
+FAST, REFERENCE = impl.FAST, impl.ENGINE
+MAIN_DEFAULT = FAST
+T = TypeVar("T")
+_main = MAIN_DEFAULT  # the implementation the main rows measure
+_compare = True       # whether every minidb path is measured under the reference as well
+
+
+def configure(main: str = MAIN_DEFAULT, compare: bool = True) -> None:
+    """Measure the main rows under ``main``; with ``compare`` (only for ``fast``), the reference too."""
+    global _main, _compare
+    if main not in (FAST, REFERENCE):
+        raise ValueError(f"implementation {main!r}: expected {FAST} or {REFERENCE}")
+    _main, _compare = main, compare and main != REFERENCE
+
+
+def main_impl() -> str:
+    return _main
+
+
+def comparing() -> bool:
+    """Whether minidb's paths are measured under the reference as well as the main implementation."""
+    return _compare
+
+
+@contextlib.contextmanager
+def running(which: str) -> Iterator[None]:
+    """minidb's implementation ``which`` for the block: in this process, and in every process started in it."""
+    before = os.environ.get(impl.ENV_VAR)
+    os.environ[impl.ENV_VAR] = which
+    try:
+        with impl.using(which):
+            yield
+    finally:
+        if before is None:
+            del os.environ[impl.ENV_VAR]
+        else:
+            os.environ[impl.ENV_VAR] = before
+
+
+def both(work: Callable[[], T]) -> tuple[T, T | None]:
+    """``work()`` under the main implementation, then under the reference (None when not comparing).
+
+    ``work`` must do the whole of one minidb measurement, setting up its own
+    files, so that the two runs measure the same thing."""
+    with running(_main):
+        main = work()
+    if not _compare:
+        return main, None
+    with running(REFERENCE):
+        return main, work()
+
+
+@dataclass
+class Speedup:
+    """One minidb path measured under both implementations: medians in ``unit``, of which more (a rate)
+    or less (a time, ``higher_is_faster=False``) is faster."""
+    path: str
+    unit: str
+    main: float
+    reference: float | None
+    higher_is_faster: bool = True
+
+    @classmethod
+    def of(cls, path: str, unit: str, pairs: Sequence[tuple[float, float | None]],
+           higher_is_faster: bool = True) -> "Speedup":
+        """The medians of the runs' ``(main, reference)`` values, as :func:`both` returned them."""
+        references = [r for _, r in pairs if r is not None]
+        return cls(path, unit, median([m for m, _ in pairs]), median(references) if references else None,
+                   higher_is_faster)
+
+    @property
+    def ratio(self) -> float | None:
+        """How many times faster the main implementation ran the path than the reference."""
+        if self.reference is None:
+            return None
+        return self.main / self.reference if self.higher_is_faster else self.reference / self.main
+
+
+SPEEDUP_COLUMN = f"{FAST} ÷ {REFERENCE}"
+
+
+def speedup_table(rows: Sequence[Speedup]) -> str:
+    """The section's table of minidb paths under both implementations ("" when only one was measured)."""
+    if not _compare:
+        return ""
+    cells = [[r.path, f"{fmt_rate(r.main)} {r.unit}",
+              f"{fmt_rate(r.reference)} {r.unit}" if r.reference is not None else "—",
+              fmt_ratio(r.ratio) if r.ratio is not None else "—"] for r in rows]
+    return (f"Every minidb path above, measured again under the {REFERENCE} implementation (`--impl {REFERENCE}`) "
+            f"in the same run; *{SPEEDUP_COLUMN}* is a speed ratio: how many times faster the {FAST} engine ran "
+            f"it (above 1× it is faster; 1.00× up to noise where no twin stands in yet).\n\n"
+            + table(["minidb path", _main, REFERENCE, SPEEDUP_COLUMN], cells, right=(1, 2, 3)))
+
+
+def impl_words() -> str:
+    """Which implementation the main rows measured, for a section's intro line."""
+    return f"minidb's {_main} implementation (`--impl {_main}`)"
 
 
 # -- scratch space and timing -------------------------------------------------
@@ -132,11 +248,11 @@ def median(values: Sequence[float]) -> float:
 
 # -- Markdown -----------------------------------------------------------------
 def machine_line() -> str:
-    """One line naming the machine and software the numbers come from."""
+    """One line naming the machine and software the numbers come from, minidb's implementation included."""
     cpu = _cpu_model() or platform.machine()
     return (
         f"{os.cpu_count()} CPUs ({cpu}), {platform.platform()}, "
-        f"Python {platform.python_version()}"
+        f"Python {platform.python_version()}, {impl_words()}"
     )
 
 
