@@ -118,11 +118,6 @@ RUNNERS = {LOGSTORE: logstore, PAGESTORE: pagestore, SQLITE: sqlite}
 ENGINES = (LOGSTORE, PAGESTORE)
 
 
-def measure(system: str, data: list[bytes]) -> tuple[float, int | None]:
-    with report.scratch_dir("commits-") as path:
-        return RUNNERS[system](path, data)
-
-
 def run() -> str:
     data = payloads(COMMITS)
     rates: dict[str, list[float]] = {s: [] for s in SYSTEMS}
@@ -132,10 +127,11 @@ def run() -> str:
         for _ in range(REPEATS):
             for system in SYSTEMS:
                 if system in ENGINES:
-                    (seconds, fsyncs), reference = report.both(lambda: measure(system, data))
+                    (seconds, fsyncs), reference = report.both_in("commits-", lambda p: RUNNERS[system](p, data))
                     speeds[system].append((COMMITS / seconds, reference and COMMITS / reference[0]))
                 else:
-                    seconds, fsyncs = measure(system, data)
+                    with report.scratch_dir("commits-") as path:
+                        seconds, fsyncs = sqlite(path, data)
                 rates[system].append(COMMITS / seconds)
                 if fsyncs:
                     per_fsync[system].append(COMMITS / fsyncs)

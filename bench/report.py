@@ -112,6 +112,19 @@ def both(work: Callable[[], T]) -> tuple[T, T | None]:
         return main, work()
 
 
+def both_in(prefix: str, work: Callable[[str], T]) -> tuple[T, T | None]:
+    """:func:`both` for work on files: each run gets a fresh :func:`scratch_dir` to work in."""
+    def in_scratch() -> T:
+        with scratch_dir(prefix) as path:
+            return work(path)
+    return both(in_scratch)
+
+
+def pick(pairs: Sequence[tuple[dict, dict | None]], key: str) -> list[tuple[float, float | None]]:
+    """From runs of :func:`both` whose results are dicts, the ``(main, reference)`` values of ``key``."""
+    return [(main[key], None if reference is None else reference[key]) for main, reference in pairs]
+
+
 @dataclass
 class Speedup:
     """One minidb path measured under both implementations: medians in ``unit``, of which more (a rate)
