@@ -144,8 +144,8 @@ def payload_bytes(payloads: list[str]) -> int:
 
 # -- minidb ---------------------------------------------------------------------
 def open_log(path: str, **options) -> LogManager:
-    return LogManager(OSDisk(os.path.join(path, "log"), create=True),
-                      file_max=FILE_MAX, buffer_size=BUFFER_SIZE, **options)
+    return report.chosen(LogManager)(OSDisk(os.path.join(path, "log"), create=True),
+                                     file_max=FILE_MAX, buffer_size=BUFFER_SIZE, **options)
 
 
 def minidb_bulk(path: str, payloads: list[str]) -> tuple[Run, LogImage]:
