@@ -35,7 +35,7 @@ files, creating tables and closing stay outside the timing, for all three.
 Each measurement is repeated and the median kept; within a repetition the
 three systems run one after another, so a slow spell of the disk tends to
 hit all of them rather than one. minidb's runs are made under the main
-implementation and then the reference (:func:`bench.report.both`); the
+implementation and the reference (:func:`bench.report.both`); the
 baselines replay the main run's log.
 """
 
@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from bench import report
+from minidb import impl
 from minidb.io import OSDisk
 from minidb.log import TRACE, LogManager, file_name
 
@@ -406,8 +407,7 @@ def repetition(scenario: Scenario, payloads: list[str], path: str, progress: tqd
         return sub
 
     def both(directory: str, work: Callable[[str], tuple[Run, LogImage]]) -> tuple[Run, LogImage, Run | None]:
-        places = iter((directory, directory + "-reference"))
-        (main, image), reference = report.both(lambda: work(place(next(places))))
+        (main, image), reference = report.both(lambda: work(place(f"{directory}-{impl.mode()}")))
         return main, image, None if reference is None else reference[0]
 
     def with_reference(system: str, main: Run, reference: Run | None) -> Iterator[tuple[str, Run]]:

@@ -69,6 +69,7 @@ MAIN_DEFAULT = FAST
 T = TypeVar("T")
 _main = MAIN_DEFAULT  # the implementation the main rows measure
 _compare = True       # whether every minidb path is measured under the reference as well
+_calls = 0            # calls of both(), whose parity picks which implementation runs first
 
 
 def configure(main: str = MAIN_DEFAULT, compare: bool = True) -> None:
@@ -113,16 +114,22 @@ def chosen(reference: T) -> T:
 
 
 def both(work: Callable[[], T]) -> tuple[T, T | None]:
-    """``work()`` under the main implementation, then under the reference (None when not comparing).
+    """``work()`` under the main implementation and under the reference (None when not comparing).
 
     ``work`` must do the whole of one minidb measurement, setting up its own
-    files, so that the two runs measure the same thing."""
-    with running(_main):
-        main = work()
+    files, so that the two runs measure the same thing. The order alternates
+    from call to call: the second of two runs often finds caches warm, and
+    over a section's repetitions neither implementation is always second."""
+    global _calls
     if not _compare:
-        return main, None
-    with running(REFERENCE):
-        return main, work()
+        with running(_main):
+            return work(), None
+    _calls += 1
+    results = {}
+    for which in (_main, REFERENCE) if _calls % 2 else (REFERENCE, _main):
+        with running(which):
+            results[which] = work()
+    return results[_main], results[REFERENCE]
 
 
 def both_in(prefix: str, work: Callable[[str], T]) -> tuple[T, T | None]:
@@ -171,8 +178,8 @@ def speedup_table(rows: Sequence[Speedup]) -> str:
     """The section's table of minidb paths under both implementations ("" when only one was measured)."""
     if not _compare:
         return ""
-    cells = [[r.path, f"{fmt_rate(r.main)} {r.unit}",
-              f"{fmt_rate(r.reference)} {r.unit}" if r.reference is not None else "—",
+    cells = [[r.path, f"{fmt_figure(r.main)} {r.unit}",
+              f"{fmt_figure(r.reference)} {r.unit}" if r.reference is not None else "—",
               fmt_ratio(r.ratio) if r.ratio is not None else "—"] for r in rows]
     return (f"Every minidb path above, measured again under the {REFERENCE} implementation (`--impl {REFERENCE}`) "
             f"in the same run; *{SPEEDUP_COLUMN}* is a speed ratio: how many times faster the {FAST} engine ran "
@@ -327,6 +334,11 @@ def fmt_rate(value: float) -> str:
     if value >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}"
+
+
+def fmt_figure(value: float) -> str:
+    """A rate or a time: :func:`fmt_rate` from 100 up, three significant digits below (0.00481)."""
+    return fmt_rate(value) if value >= 100 else f"{value:.3g}"
 
 
 def fmt_ratio(value: float, digits: int = 2) -> str:
