@@ -60,6 +60,14 @@ The numbers come from one machine on one day (each section says which), so
 the absolute rates mean little elsewhere. What matters are the ratios:
 minidb against a baseline measured in the same run, on the same files,
 with the same data. Every figure is the median of a few repetitions.
+
+minidb's rows (and the targets) measure its fast implementation (`--impl
+fast`: the accelerated twins under `minidb/fast/` where they exist, the
+reference elsewhere); each section's first line says so. Every minidb path is
+measured again under the reference in the same run, and each section ends
+with a table of *fast ÷ reference*: how many times faster the fast engine ran
+the path. `.venv/bin/python -m bench --impl fast|reference NAME` measures one
+implementation only, without that table.
 """
 
 
