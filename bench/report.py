@@ -165,7 +165,7 @@ class Speedup:
 
     @classmethod
     def of(cls, path: str, unit: str, pairs: Sequence[tuple[float, float | None]],
-           higher_is_faster: bool = True) -> "Speedup":
+           higher_is_faster: bool = True) -> Speedup:
         """The medians of the runs' ``(main, reference)`` values, as :func:`both` returned them."""
         references = [r for _, r in pairs if r is not None]
         return cls(path, unit, median([m for m, _ in pairs]), median(references) if references else None,
