@@ -65,9 +65,11 @@ def fake_section(monkeypatch):
 
 
 def run_harness(tmp_path: Path, *args: str) -> str:
+    """The fake section as the harness wrote it into a new ``--out`` file."""
     out = tmp_path / "BENCHMARKS.md"
     assert harness.main([*args, "--out", str(out), "fake"]) == 0
-    return out.read_text(encoding="utf-8")
+    begin, end = report.markers("fake")
+    return out.read_text(encoding="utf-8").split(begin)[1].split(end)[0]
 
 
 def test_default_run_measures_each_minidb_path_under_fast_and_reference(fake_section, tmp_path):
