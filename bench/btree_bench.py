@@ -16,7 +16,8 @@ same keys in the same seeded random order:
 Both read through their own caches: minidb's buffer pool holds the whole
 index (no page is read from the disk during (b) and (c)), and so does
 sqlite3's page cache. Each figure is the median of :data:`REPEATS` runs in
-fresh files under ``bench/out/``; pages are 8192 bytes. The bulk-load rows
+fresh files under ``bench/out/``; pages are 8192 bytes. minidb's runs are made
+under the main implementation and the reference (:func:`bench.report.both`). The bulk-load rows
 of this section come from their own function.
 """
 
@@ -95,26 +96,29 @@ def _sqlite(path: str, keys: list[int], probes: list[int], ranges: list[tuple[in
 SCENARIOS = [("a", "inserts", "keys/s"), ("b", "lookups", "lookups/s"), ("c", "range scans", "rows/s")]
 
 
-def operations() -> tuple[list[list[str]], list[list[str]]]:
-    """The insert, lookup and scan rows: (rates, ratios), medians of REPEATS runs."""
-    results: dict[str, list[dict[str, float]]] = {MINIDB: [], SQLITE: []}
+def operations() -> tuple[list[list[str]], list[list[str]], list[report.Speedup]]:
+    """The insert, lookup and scan rows: (rates, ratios, minidb's speedups), medians of REPEATS runs."""
+    results: dict[str, list[dict[str, float]]] = {SQLITE: []}
+    pairs = []
     for repeat in range(REPEATS):
         keys, probes, ranges = _workload(random.Random(SEED + repeat))
+        pairs.append(report.both_in("btree-", lambda path: _minidb(path, keys, probes, ranges)))
         with report.scratch_dir("btree-") as path:
-            results[MINIDB].append(_minidb(path, keys, probes, ranges))
             results[SQLITE].append(_sqlite(path, keys, probes, ranges))
-    rates, ratios = [], []
+    results[MINIDB] = [main for main, _ in pairs]
+    rates, ratios, speedups = [], [], []
     for key, title, unit in SCENARIOS:
         mine = report.median([r[key] for r in results[MINIDB]])
         theirs = report.median([r[key] for r in results[SQLITE]])
         rates.append([title, "minidb", f"{report.fmt_rate(mine)} {unit}"])
         rates.append(["", "sqlite3", f"{report.fmt_rate(theirs)} {unit}"])
         ratios.append([title, report.fmt_ratio(mine / theirs)])
-    return rates, ratios
+        speedups.append(report.Speedup.of(title, unit, report.pick(pairs, key)))
+    return rates, ratios, speedups
 
 
 def run() -> str:
-    rates, ratios = operations()
+    rates, ratios, speedups = operations()
     return "\n".join([
         "## Page store: B+tree against sqlite3 (`bench/btree_bench.py`)",
         "",
@@ -137,4 +141,6 @@ def run() -> str:
         "leaf it visits (here about 150) before keeping those in range, then finds the next leaf again from the "
         "root: a lookup pays for the whole leaf, a long scan much less per row. Each operation also reads the "
         "index's descriptor from the store directory.",
+        "",
+        report.speedup_table(speedups),
     ])

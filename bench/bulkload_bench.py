@@ -13,7 +13,8 @@ file in ``bench/out/``, and timed to its durable commit:
   timed), then ``CREATE UNIQUE INDEX`` on the key column and a commit.
 
 Rates are rows per second; the ratios are the bulk load's rate over each
-baseline's.
+baseline's. minidb's two ways are measured under the main implementation and
+the reference (:func:`bench.report.both`).
 """
 
 from __future__ import annotations
@@ -93,17 +94,25 @@ def sqlite_create_index(data: list[tuple[int, bytes]]) -> dict[str, float]:
 SCENARIOS = [("bulk", "minidb bulk load (sort + load + commit)", bulk_load),
              ("insert", "minidb index_insert, one by one, one transaction", inserts),
              ("sqlite", "sqlite3 CREATE UNIQUE INDEX on a filled table", sqlite_create_index)]
+MINIDB = ("bulk", "insert")  # measured under both implementations
 
 
 def run() -> str:
     results: dict[str, list[dict[str, float]]] = {key: [] for key, _, _ in SCENARIOS}
+    pairs: dict[str, list[tuple[float, float | None]]] = {key: [] for key in MINIDB}
     with tqdm(total=len(SCENARIOS) * REPEATS, desc="bench bulkload", unit="run") as progress:
         for repeat in range(REPEATS):
             data = rows(random.Random(SEED + repeat))
             for key, title, measure in SCENARIOS:
                 progress.set_postfix_str(key)
-                results[key].append(measure(data))
+                if key in MINIDB:
+                    main, reference = report.both(lambda: measure(data))
+                    pairs[key].append((main["rate"], reference and reference["rate"]))
+                else:
+                    main = measure(data)
+                results[key].append(main)
                 progress.update()
+    speedups = [report.Speedup.of(title, "rows/s", pairs[key]) for key, title, _ in SCENARIOS if key in MINIDB]
     rate = {key: report.median([r["rate"] for r in results[key]]) for key, _, _ in SCENARIOS}
     table = [[title, f"{report.fmt_rate(rate[key])} rows/s"] for key, title, _ in SCENARIOS]
     ratios = [["bulk load ÷ inserts one by one", report.fmt_ratio(rate["bulk"] / rate["insert"])],
@@ -131,4 +140,6 @@ def run() -> str:
         f"{report.fmt_ratio(rate['bulk'] / rate['insert'])} ratio shows. sqlite3 sorts and "
         f"builds its index in C, so its CREATE INDEX runs at "
         f"{report.fmt_ratio(rate['sqlite'] / rate['bulk'])} the rate of minidb's bulk load, in Python.",
+        "",
+        report.speedup_table(speedups),
     ])

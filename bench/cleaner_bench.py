@@ -14,7 +14,10 @@ What it measures, on real files in ``bench/out/``:
     checkpoint (whose step 9 deletes the cleaned files). The table gives the
     bytes of log files on disk after each round, side by side.
 
-Each throughput figure is the median of a few repetitions.
+Each throughput figure is the median of a few repetitions, each made under the
+main implementation and the reference (:func:`bench.report.both`); the sizes
+in (b) are bytes, the same under both (a twin writes the same bytes), so they
+are measured once.
 """
 
 from __future__ import annotations
@@ -79,16 +82,16 @@ def log_size_over_time(path: str, clean: bool) -> list[int]:
 
 
 def run() -> str:
-    rows = []
+    rows, speedups = [], []
     for lazy in (False, True):
-        results = []
-        for _ in range(REPEATS):
-            with report.scratch_dir("cleaner-") as path:
-                results.append(cleaner_throughput(path, lazy))
-        seconds = report.median([r[0] for r in results])
-        cleaned = results[0][1]
-        rows.append(["lazy migration" if lazy else "migration at once", f"{cleaned / report.MB:.2f}",
-                     f"{seconds:.2f}", f"{cleaned / report.MB / seconds:.2f}"])
+        pairs = [report.both_in("cleaner-", lambda path: cleaner_throughput(path, lazy)) for _ in range(REPEATS)]
+        seconds = report.median([main[0] for main, _ in pairs])
+        cleaned = pairs[0][0][1]
+        title = "lazy migration" if lazy else "migration at once"
+        rows.append([title, f"{cleaned / report.MB:.2f}", f"{seconds:.2f}", f"{cleaned / report.MB / seconds:.2f}"])
+        speedups.append(report.Speedup.of(f"(a) cleaner, {title}", "MB/s", [
+            (main[1] / report.MB / main[0], reference and reference[1] / report.MB / reference[0])
+            for main, reference in pairs]))
     with report.scratch_dir("cleaner-off-") as path:
         without = log_size_over_time(path, False)
     with report.scratch_dir("cleaner-on-") as path:
@@ -114,4 +117,6 @@ the cleaner (`clean_log()` before each checkpoint, whose step 9 deletes the clea
 Without the cleaner the log only grows, by about one round's worth of LNs and nodes each time; with
 it, the log levels off at the live data plus the files not yet worth cleaning (the selector waits for
 the total utilization to fall below 50%) and the recovery interval, which is never cleaned.
+
+{report.speedup_table(speedups)}
 """

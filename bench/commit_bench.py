@@ -17,7 +17,8 @@ Every system gets the same seeded payloads (64-192 bytes), dealt round-robin
 to the threads, and is timed from the moment all threads are ready until the
 last commit returns; opening and closing stay outside. The fsyncs of minidb's
 log over the run give the commits per fsync. Median of 3 runs, the three
-systems one after another in each.
+systems one after another in each; each engine's run is also made under the
+reference implementation (:func:`bench.report.both`).
 """
 
 from __future__ import annotations
@@ -114,17 +115,23 @@ def sqlite(path: str, data: list[bytes]) -> tuple[float, None]:
 
 
 RUNNERS = {LOGSTORE: logstore, PAGESTORE: pagestore, SQLITE: sqlite}
+ENGINES = (LOGSTORE, PAGESTORE)
 
 
 def run() -> str:
     data = payloads(COMMITS)
     rates: dict[str, list[float]] = {s: [] for s in SYSTEMS}
     per_fsync: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+    speeds: dict[str, list[tuple[float, float | None]]] = {s: [] for s in ENGINES}
     with tqdm(total=REPEATS * len(SYSTEMS), desc="commits", unit="run", leave=False) as progress:
         for _ in range(REPEATS):
             for system in SYSTEMS:
-                with report.scratch_dir("commits-") as path:
-                    seconds, fsyncs = RUNNERS[system](path, data)
+                if system in ENGINES:
+                    (seconds, fsyncs), reference = report.both_in("commits-", lambda p: RUNNERS[system](p, data))
+                    speeds[system].append((COMMITS / seconds, reference and COMMITS / reference[0]))
+                else:
+                    with report.scratch_dir("commits-") as path:
+                        seconds, fsyncs = sqlite(path, data)
                 rates[system].append(COMMITS / seconds)
                 if fsyncs:
                     per_fsync[system].append(COMMITS / fsyncs)
@@ -138,6 +145,7 @@ def run() -> str:
                      report.fmt_ratio(rate / sqlite_rate)])
     table = report.table(["system", "commits/s", "commits per fsync", "÷ sqlite3"], rows, right=(1, 2, 3))
     logstore_ratio = report.median(rates[LOGSTORE]) / sqlite_rate
+    speedups = report.speedup_table([report.Speedup.of(s, "commits/s", speeds[s]) for s in ENGINES])
     return f"""\
 ## Durable commits from {THREADS} threads (`bench/commit_bench.py`)
 
@@ -152,4 +160,6 @@ per transaction, each commit durable (the log, or sqlite3's WAL, fsynced before 
 
 The log store reaches {logstore_ratio:.2f}× sqlite3 (the target is at least 1.5×): its commits wait for the
 fsync outside the environment latch, so the threads' commits share fsyncs through the log's group commit.
+
+{speedups}
 """

@@ -19,7 +19,10 @@ same sequence of lock ids:
     table locking the 20 records (no parents) and dropping them.
 
 Every figure is the median of three repetitions; escalation is off (no
-threshold), the trace is off.
+threshold), the trace is off. Each repetition is made under the main
+implementation and the reference (:func:`bench.report.both`; the lock manager
+is the one :func:`bench.report.chosen` finds), whose minidb rate gives the
+fast ÷ reference table.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def records(page: int = 48, count: int = RECORDS) -> list[LockId]:
 
 def measure_lock_unlock() -> dict[str, float]:
     ids = records()
-    lm = LockManager(escalation_threshold=None)
+    lm = report.chosen(LockManager)(escalation_threshold=None)
     owner = Owner(1)
     lm.lock(owner, ids[0].parent(), LockMode.IS)  # the parents, once
 
@@ -107,7 +110,7 @@ def measure_lock_unlock() -> dict[str, float]:
 
 def measure_conversions() -> dict[str, float]:
     ids = records()
-    lm = LockManager(escalation_threshold=None)
+    lm = report.chosen(LockManager)(escalation_threshold=None)
     owner = Owner(1)
     lm.lock(owner, ids[0].parent(), LockMode.IX)
 
@@ -137,7 +140,7 @@ def measure_conversions() -> dict[str, float]:
 def measure_transactions() -> dict[str, float]:
     pages = [records(page, TXN_RECORDS // TXN_PAGES) for page in range(48, 48 + TXN_PAGES)]
     ids = [lid for slots in pages for lid in slots]
-    lm = LockManager(escalation_threshold=None)
+    lm = report.chosen(LockManager)(escalation_threshold=None)
 
     def minidb() -> None:
         for txn_id in range(1, TXNS + 1):
@@ -171,13 +174,15 @@ SCENARIOS = [
 
 def run() -> str:
     load = os.getloadavg()[0]
-    results: dict[str, list[dict[str, float]]] = {key: [] for key, *_ in SCENARIOS}
+    pairs: dict[str, list[tuple[dict[str, float], dict[str, float] | None]]] = {key: [] for key, *_ in SCENARIOS}
     with tqdm(total=len(SCENARIOS) * REPEATS, desc="bench locks", unit="run") as progress:
         for _ in range(REPEATS):
             for key, title, _unit, _baselines, measure in SCENARIOS:
                 progress.set_postfix_str(title)
-                results[key].append(measure())
+                pairs[key].append(report.both(measure))
                 progress.update()
+    results = {key: [main for main, _ in runs] for key, runs in pairs.items()}
+    speedups = [report.Speedup.of(title, unit, report.pick(pairs[key], MINIDB)) for key, title, unit, *_ in SCENARIOS]
     rows, ratios = [], []
     ratio: dict[tuple[str, str], float] = {}
     rates: dict[str, float] = {}
@@ -218,6 +223,8 @@ def run() -> str:
                      [["(a) lock + unlock ÷ dict lock table", report.fmt_ratio(ratio["a", DICT], 3), "≥ 0.12×"]], right=[1, 2]),
         "",
         closing(ratio, rates, per_txn),
+        "",
+        report.speedup_table(speedups),
     ])
 
 

@@ -34,7 +34,9 @@ files, creating tables and closing stay outside the timing, for all three.
 
 Each measurement is repeated and the median kept; within a repetition the
 three systems run one after another, so a slow spell of the disk tends to
-hit all of them rather than one.
+hit all of them rather than one. minidb's runs are made under the main
+implementation and the reference (:func:`bench.report.both`); the
+baselines replay the main run's log.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from bench import report
+from minidb import impl
 from minidb.io import OSDisk
 from minidb.log import TRACE, LogManager, file_name
 
@@ -70,6 +73,7 @@ BUFFER_SIZE = 64 * 1024  # minidb's default log buffer
 MINIDB, RAW, SQLITE = "minidb", "raw os.write", "sqlite3"
 SYSTEMS = (MINIDB, RAW, SQLITE)
 NO_GATHER = "minidb, commit_delay=0"  # (c) once more without the leader's gather, for comparison
+REFERENCE = " (reference)"  # the runs of a minidb system under the reference implementation
 INSERT = "INSERT INTO log(message) VALUES (?)"
 
 
@@ -144,8 +148,8 @@ def payload_bytes(payloads: list[str]) -> int:
 
 # -- minidb ---------------------------------------------------------------------
 def open_log(path: str, **options) -> LogManager:
-    return LogManager(OSDisk(os.path.join(path, "log"), create=True),
-                      file_max=FILE_MAX, buffer_size=BUFFER_SIZE, **options)
+    return report.chosen(LogManager)(OSDisk(os.path.join(path, "log"), create=True),
+                                     file_max=FILE_MAX, buffer_size=BUFFER_SIZE, **options)
 
 
 def minidb_bulk(path: str, payloads: list[str]) -> tuple[Run, LogImage]:
@@ -380,6 +384,9 @@ def measure(scenario: Scenario, progress: tqdm) -> dict[str, list[Run]]:
     runs: dict[str, list[Run]] = {system: [] for system in SYSTEMS}
     if scenario.key == "c":
         runs[NO_GATHER] = []
+    for system in [MINIDB, NO_GATHER] if report.comparing() else []:
+        if system in runs:
+            runs[system + REFERENCE] = []
     for _ in range(REPEATS):
         with report.scratch_dir(f"log-{scenario.key}-") as path:
             for system, run in repetition(scenario, payloads, path, progress):
@@ -399,12 +406,22 @@ def repetition(scenario: Scenario, payloads: list[str], path: str, progress: tqd
         os.mkdir(sub)
         return sub
 
-    run, image = scenario.minidb(place(MINIDB), payloads)
-    yield MINIDB, run
+    def both(directory: str, work: Callable[[str], tuple[Run, LogImage]]) -> tuple[Run, LogImage, Run | None]:
+        (main, image), reference = report.both(lambda: work(place(f"{directory}-{impl.mode()}")))
+        return main, image, None if reference is None else reference[0]
+
+    def with_reference(system: str, main: Run, reference: Run | None) -> Iterator[tuple[str, Run]]:
+        yield system, main
+        if reference is not None:
+            yield system + REFERENCE, reference
+
+    run, image, reference = both(MINIDB, lambda sub: scenario.minidb(sub, payloads))
+    yield from with_reference(MINIDB, run, reference)
     yield RAW, scenario.raw(place(RAW), image, run.entries, run.payload_bytes)
     yield SQLITE, scenario.sqlite(place(SQLITE), payloads)
     if scenario.key == "c":
-        yield NO_GATHER, minidb_group(place("nogather"), payloads, commit_delay=0)[0]
+        off, _, off_reference = both("nogather", lambda sub: minidb_group(sub, payloads, commit_delay=0))
+        yield from with_reference(NO_GATHER, off, off_reference)
 
 
 # -- summary -----------------------------------------------------------------------------
@@ -575,13 +592,21 @@ def run() -> str:
     latency = fsync_latency()
     sync_entries = sync_entries_for(latency)
     plan = scenarios(sync_entries)
-    total = (len(plan) * len(SYSTEMS) + 1) * REPEATS
+    twice = 2 if report.comparing() else 1  # minidb's runs, under the reference as well
+    total = (len(plan) * (len(SYSTEMS) + twice - 1) + twice) * REPEATS
     with tqdm(total=total, desc="log", unit="run", leave=False) as progress:
         for scenario in plan:
             runs = measure(scenario, progress)
             all_runs[scenario.key] = runs
             results[scenario] = {system: summarize(r) for system, r in runs.items()}
     group = all_runs["c"][MINIDB]
+    speedups = [report.Speedup(scenario.title, "entries/s", by_system[MINIDB].entries_per_s,
+                               by_system[MINIDB + REFERENCE].entries_per_s if report.comparing() else None)
+                for scenario, by_system in results.items()]
+    no_gather = {name: summarize(all_runs["c"][name]) for name in all_runs["c"] if name.startswith(NO_GATHER)}
+    speedups.append(report.Speedup(f"{plan[2].title}, `commit_delay=0`", "entries/s",
+                                   no_gather[NO_GATHER].entries_per_s,
+                                   no_gather[NO_GATHER + REFERENCE].entries_per_s if report.comparing() else None))
     return f"""\
 ## Log appends (`bench/log_bench.py`)
 
@@ -605,4 +630,6 @@ Group commit counters of minidb's log per run in (c), median (min–max) of {REP
 per wake-up, so waits can outnumber requests.
 
 {interpretation(results, all_runs["a"][MINIDB], group)}
+
+{report.speedup_table(speedups)}
 """

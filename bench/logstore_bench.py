@@ -22,7 +22,9 @@ What it measures, on real files in ``bench/out/``:
 
 Both systems get the same keys (16 bytes) and values (seeded random ASCII,
 64-192 bytes) and the same order of operations; opening and closing are
-outside the timing. Each figure is the median of a few repetitions.
+outside the timing. Each figure is the median of a few repetitions; each
+repetition of a minidb measurement is made under the main implementation and
+the reference (:func:`bench.report.both`).
 """
 
 from __future__ import annotations
@@ -243,6 +245,16 @@ def repeated(measure) -> float:
     return report.median(values)
 
 
+def repeated_both(measure, speedups: list[report.Speedup], title: str, unit: str,
+                  figure=lambda result: result) -> list:
+    """The main implementation's results of REPEATS runs of a minidb ``measure``; ``figure`` of each
+    run's result (seconds, less is faster) goes into ``speedups`` with the reference's."""
+    pairs = [report.both_in("logstore-", measure) for _ in range(REPEATS)]
+    speedups.append(report.Speedup.of(title, unit, [(figure(m), None if r is None else figure(r)) for m, r in pairs],
+                                      higher_is_faster=False))
+    return [main for main, _ in pairs]
+
+
 def run() -> str:
     load_before = os.getloadavg()[0]
     data = records(PUTS)
@@ -251,17 +263,22 @@ def run() -> str:
     lookups = [data[rng.randrange(PUTS)][0] for _ in range(GETS)]
     rows = []
     ratios = {}
+    speedups: list[report.Speedup] = []
+
+    def minidb(title: str, measure) -> float:
+        return report.median(repeated_both(measure, speedups, title, "s"))
 
     def compare(title: str, count: int, mine: float, theirs: float) -> None:
         rows.append([title, "minidb", report.fmt_rate(count / mine)])
         rows.append(["", "sqlite3", report.fmt_rate(count / theirs)])
         ratios[title] = theirs / mine  # minidb's rate over sqlite3's
 
-    compare(f"(a) {PUTS:,} puts, one sync", PUTS, repeated(lambda p: minidb_puts(p, data)),
-            repeated(lambda p: sqlite_puts(p, data)))
+    title = f"(a) {PUTS:,} puts, one sync"
+    compare(title, PUTS, minidb(title, lambda p: minidb_puts(p, data)), repeated(lambda p: sqlite_puts(p, data)))
     fsync_ms = repeated(append_fsync_ms)
-    commit_seconds = repeated(lambda p: minidb_commits(p, commit_data))
-    compare(f"(b) {COMMITS:,} puts, an fsynced commit each", COMMITS, commit_seconds,
+    title = f"(b) {COMMITS:,} puts, an fsynced commit each"
+    commit_seconds = minidb(title, lambda p: minidb_commits(p, commit_data))
+    compare(title, COMMITS, commit_seconds,
             repeated(lambda p: sqlite_commits(p, commit_data)))
     warm_fetches, cold_fetches = [], []
 
@@ -276,24 +293,21 @@ def run() -> str:
         return seconds
 
     sqlite_get_seconds = repeated(lambda p: sqlite_gets(p, data, lookups))
-    compare(f"(c) {GETS:,} gets, all in memory", GETS, repeated(warm), sqlite_get_seconds)
-    compare(f"(d) {GETS:,} gets, node budget {SMALL_CACHE}", GETS, repeated(cold), sqlite_get_seconds)
+    for title, gets in ((f"(c) {GETS:,} gets, all in memory", warm),
+                        (f"(d) {GETS:,} gets, node budget {SMALL_CACHE}", cold)):
+        compare(title, GETS, minidb(title, gets), sqlite_get_seconds)
 
     ckpt_rows = []
     for count in CHECKPOINT_SIZES:
-        results = []
-        for _ in range(REPEATS):
-            with report.scratch_dir("logstore-ckpt-") as path:
-                results.append(checkpoint_cost(path, count))
+        results = repeated_both(lambda path: checkpoint_cost(path, count), speedups,
+                                f"checkpoint after {count:,} puts", "s", lambda r: r[0])
         seconds = report.median([r[0] for r in results])
         ckpt_rows.append([f"{count:,}", f"{seconds * 1000:.1f}", f"{results[0][1]:,}", f"{results[0][2]:,}"])
 
     rec_rows, rec_cpu_rates = [], []
     for count in RECOVERY_SIZES:
-        results = []
-        for _ in range(REPEATS):
-            with report.scratch_dir("logstore-rec-") as path:
-                results.append(recovery_time(path, count))
+        results = repeated_both(lambda path: recovery_time(path, count), speedups,
+                                f"recovery of {count:,} puts", "s", lambda r: r[0])
         seconds = report.median([r[0] for r in results])
         cpu = report.median([r[3] for r in results])
         since, entries = results[0][1], results[0][2]
@@ -390,6 +404,8 @@ opens and recovers (it would walk the entries read again and again). Recovery of
 time left is Python's work per entry: the opening scan's unpack and checksum, a LogEntry made and
 each LN's fields picked (its key, data and the version it replaces), the key's slot filled, and the BINs
 that redo fills logged as they split.
+
+{report.speedup_table(speedups)}
 """
 
 

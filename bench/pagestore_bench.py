@@ -23,7 +23,10 @@ same files, with the same sequence of pages:
     map does to allocate a page.
 
 Every figure is the median of three repetitions, in fresh files under
-``bench/out/``; pages are 8192 bytes, extents 8 pages.
+``bench/out/``; pages are 8192 bytes, extents 8 pages. Each repetition is made
+under the main implementation and the reference (:func:`bench.report.both`;
+log, buffer pool and volume are those :func:`bench.report.chosen` finds),
+whose minidb rate gives the fast ÷ reference table.
 """
 
 from __future__ import annotations
@@ -54,9 +57,9 @@ MINIDB, RAW = "minidb", "raw"
 
 def open_volume(path: str, frames: int) -> tuple[OSDisk, LogManager, BufferPool, Volume]:
     disk = OSDisk(os.path.join(path, "db"), create=True)
-    log = LogManager(disk, file_max=256 * 1024 * 1024)
-    bp = BufferPool(frames, page_size=PAGE_SIZE, log=log)
-    vol = Volume.format(disk, bp, log, num_pages=VOLUME_PAGES, ext_sz=EXT_SZ)
+    log = report.chosen(LogManager)(disk, file_max=256 * 1024 * 1024)
+    bp = report.chosen(BufferPool)(frames, page_size=PAGE_SIZE, log=log)
+    vol = report.chosen(Volume).format(disk, bp, log, num_pages=VOLUME_PAGES, ext_sz=EXT_SZ)
     return disk, log, bp, vol
 
 
@@ -99,7 +102,7 @@ def fixes(frames: int, page_count: int, fix_count: int, rng: random.Random) -> d
         disk, log, bp, vol = open_volume(path, max(frames, 16))
         pids = fill_pages(vol, log, bp, page_count)
         sequence = [rng.choice(pids) for _ in range(fix_count)]
-        small = BufferPool(frames, page_size=PAGE_SIZE, log=log)
+        small = report.chosen(BufferPool)(frames, page_size=PAGE_SIZE, log=log)
         small.register(vol.file)
         for pid in pids[:frames]:  # warm: for hits, every page is resident
             small.unfix(small.fix(pid, SH))
@@ -215,13 +218,15 @@ def closing(ratio: dict[str, float], writes: float) -> str:
 
 
 def run() -> str:
-    results: dict[str, list[dict[str, float]]] = {key: [] for key, *_ in SCENARIOS}
+    pairs: dict[str, list[tuple[dict[str, float], dict[str, float] | None]]] = {key: [] for key, *_ in SCENARIOS}
     with tqdm(total=len(SCENARIOS) * REPEATS, desc="bench pagestore", unit="run") as progress:
         for repeat in range(REPEATS):
             for key, title, *_rest, measure in SCENARIOS:
                 progress.set_postfix_str(title)
-                results[key].append(measure(random.Random(SEED + repeat)))
+                pairs[key].append(report.both(lambda: measure(random.Random(SEED + repeat))))
                 progress.update()
+    results = {key: [main for main, _ in runs] for key, runs in pairs.items()}
+    speedups = [report.Speedup.of(title, unit, report.pick(pairs[key], MINIDB)) for key, title, unit, *_ in SCENARIOS]
     rows, ratios = [], []
     ratio: dict[str, float] = {}
     for key, title, unit, baseline, _ in SCENARIOS:
@@ -260,4 +265,6 @@ def run() -> str:
         report.table(["scenario", "minidb ÷ baseline"], ratios, right=[1]),
         "",
         closing(ratio, writes),
+        "",
+        report.speedup_table(speedups),
     ])

@@ -120,29 +120,35 @@ class TcpGroup:
         return ends
 
 
-def run(commits: int = COMMITS, repeats: int = REPEATS) -> str:
+def measure(path: str, commits: int, repeats: int) -> tuple[dict[str, float], dict[str, int]]:
+    """Commits per second of each configuration (medians), and each node's last VLSN."""
     seconds: dict[str, list[float]] = {"single": [], **{p.name: [] for p in POLICIES}}
-    with report.scratch_dir("replication-") as path:
-        single = Environment.open(os.path.join(path, "single"), config())
-        group = TcpGroup(path)
-        db = single.database("bench")
-        done = 0
+    single = Environment.open(os.path.join(path, "single"), config())
+    group = TcpGroup(path)
+    db = single.database("bench")
+    done = 0
 
-        def single_commits(start: int) -> None:
-            for i in range(start, start + commits):
-                with single.begin() as txn:
-                    db.put(f"key{i:07d}", VALUE, txn=txn)
+    def single_commits(start: int) -> None:
+        for i in range(start, start + commits):
+            with single.begin() as txn:
+                db.put(f"key{i:07d}", VALUE, txn=txn)
 
-        for _ in range(repeats):
-            seconds["single"].append(report.timed(lambda: single_commits(done)))
-            for policy in POLICIES:
-                durability = Durability(SyncPolicy.WRITE_NO_SYNC, SyncPolicy.NO_SYNC, policy)
-                seconds[policy.name].append(report.timed(lambda: group.commits(commits, durability, done)))
-                done += commits
-        ends = group.close()
-        single.close()
+    for _ in range(repeats):
+        seconds["single"].append(report.timed(lambda: single_commits(done)))
+        for policy in POLICIES:
+            durability = Durability(SyncPolicy.WRITE_NO_SYNC, SyncPolicy.NO_SYNC, policy)
+            seconds[policy.name].append(report.timed(lambda: group.commits(commits, durability, done)))
+            done += commits
+    ends = group.close()
+    single.close()
+    return {name: commits / report.median(values) for name, values in seconds.items()}, ends
 
-    rate = {name: commits / report.median(values) for name, values in seconds.items()}
+
+def run(commits: int = COMMITS, repeats: int = REPEATS) -> str:
+    (rate, ends), reference = report.both_in("replication-", lambda path: measure(path, commits, repeats))
+    titles = {"single": "single node (not replicated)", **{p.name: f"3 nodes, {p.name}" for p in POLICIES}}
+    speedups = [report.Speedup(title, "commits/s", rate[name], reference and reference[0][name])
+                for name, title in titles.items()]
     rows = [["single node (not replicated)", "—", report.fmt_rate(rate["single"]), "1.00×"]]
     for policy in POLICIES:
         acks = policy.required_acks(3)
@@ -171,6 +177,8 @@ replay); ALL waits for the slower of the two. Here all three nodes share one Pyt
 interpreter lock) on the machine's cores, so most of the cost is thread switching and the
 feeders' polling, and SIMPLE_MAJORITY and ALL differ by less than the run-to-run noise; with a
 machine per node the wait is the network's round trip and the replica's log write.
+
+{report.speedup_table(speedups)}
 """
 
 

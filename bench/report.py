@@ -7,6 +7,22 @@ disk that holds the repository (``bench/out/``, which git ignores; ``/tmp``
 may be a RAM disk, where an fsync costs nothing), and one Markdown section
 per benchmark in ``BENCHMARKS.md`` between ``<!-- bench:NAME begin -->`` and
 ``<!-- bench:NAME end -->``, so each benchmark rewrites only its own section.
+
+Two implementations of minidb (:mod:`minidb.impl`): the *main* rows of every
+table measure the one chosen with ``--impl`` (``fast`` by default: the
+accelerated twins under ``minidb/fast/`` where they exist, the reference
+elsewhere). Unless ``--impl`` was given, every minidb path is measured a
+second time under the *reference*, through one helper, :func:`both`, which
+runs a piece of work under each in turn (in this process by
+:func:`minidb.impl.using`, in any process the work starts by
+``$MINIDB_IMPL``); :func:`speedup_table` then adds to the section one table
+of *fast ÷ reference*, a speed ratio: how many times faster the fast engine
+ran the path (1.00× where no twin stands in yet). A bench that builds a part
+of an engine itself (a log, a lock manager, a buffer pool), rather than
+through the engine that would choose it, builds it through :func:`chosen`, so
+that the part measured is the one the implementation runs. Baselines run no
+minidb code and need no second run; where one measurement times both, the
+second run's baseline figures are left unused.
 """
 
 from __future__ import annotations
@@ -22,6 +38,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from minidb import impl
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(REPO_ROOT, "bench", "out")
@@ -40,7 +60,144 @@ The numbers come from one machine on one day (each section says which), so
 the absolute rates mean little elsewhere. What matters are the ratios:
 minidb against a baseline measured in the same run, on the same files,
 with the same data. Every figure is the median of a few repetitions.
+
+minidb's rows (and the targets) measure its fast implementation (`--impl
+fast`: the accelerated twins under `minidb/fast/` where they exist, the
+reference elsewhere); each section's first line says so. Every minidb path is
+measured again under the reference in the same run, and each section ends
+with a table of *fast ÷ reference*: how many times faster the fast engine ran
+the path. `.venv/bin/python -m bench --impl fast|reference NAME` measures one
+implementation only, without that table.
 """
+
+
+# -- implementations -----------------------------------------------------------
+FAST, REFERENCE = impl.FAST, impl.ENGINE
+MAIN_DEFAULT = FAST
+T = TypeVar("T")
+_main = MAIN_DEFAULT  # the implementation the main rows measure
+_compare = True       # whether every minidb path is measured under the reference as well
+_calls = 0            # calls of both(), whose parity picks which implementation runs first
+
+
+def configure(main: str = MAIN_DEFAULT, compare: bool = True) -> None:
+    """Measure the main rows under ``main``; with ``compare`` (only for ``fast``), the reference too."""
+    global _main, _compare
+    if main not in (FAST, REFERENCE):
+        raise ValueError(f"implementation {main!r}: expected {FAST} or {REFERENCE}")
+    _main, _compare = main, compare and main != REFERENCE
+
+
+def main_impl() -> str:
+    return _main
+
+
+def comparing() -> bool:
+    """Whether minidb's paths are measured under the reference as well as the main implementation."""
+    return _compare
+
+
+@contextlib.contextmanager
+def running(which: str) -> Iterator[None]:
+    """minidb's implementation ``which`` for the block: in this process, and in every process started in it."""
+    before = os.environ.get(impl.ENV_VAR)
+    os.environ[impl.ENV_VAR] = which
+    try:
+        with impl.using(which):
+            yield
+    finally:
+        if before is None:
+            del os.environ[impl.ENV_VAR]
+        else:
+            os.environ[impl.ENV_VAR] = before
+
+
+def chosen(reference: T) -> T:
+    """What runs in place of ``reference`` (a class or function of the engine) under the current
+    implementation: its twin where it is a hot spot and ``fast`` is chosen, else ``reference`` itself."""
+    for spot in impl.hot_spots():
+        if spot.reference is reference:
+            return spot.chosen()
+    return reference
+
+
+def both(work: Callable[[], T]) -> tuple[T, T | None]:
+    """``work()`` under the main implementation and under the reference (None when not comparing).
+
+    ``work`` must do the whole of one minidb measurement, setting up its own
+    files, so that the two runs measure the same thing. The order alternates
+    from call to call: the second of two runs often finds caches warm, and
+    over a section's repetitions neither implementation is always second."""
+    global _calls
+    if not _compare:
+        with running(_main):
+            return work(), None
+    _calls += 1
+    results = {}
+    for which in (_main, REFERENCE) if _calls % 2 else (REFERENCE, _main):
+        with running(which):
+            results[which] = work()
+    return results[_main], results[REFERENCE]
+
+
+def both_in(prefix: str, work: Callable[[str], T]) -> tuple[T, T | None]:
+    """:func:`both` for work on files: each run gets a fresh :func:`scratch_dir` to work in."""
+    def in_scratch() -> T:
+        with scratch_dir(prefix) as path:
+            return work(path)
+    return both(in_scratch)
+
+
+def pick(pairs: Sequence[tuple[dict, dict | None]], key: str) -> list[tuple[float, float | None]]:
+    """From runs of :func:`both` whose results are dicts, the ``(main, reference)`` values of ``key``."""
+    return [(main[key], None if reference is None else reference[key]) for main, reference in pairs]
+
+
+@dataclass
+class Speedup:
+    """One minidb path measured under both implementations: medians in ``unit``, of which more (a rate)
+    or less (a time, ``higher_is_faster=False``) is faster."""
+    path: str
+    unit: str
+    main: float
+    reference: float | None
+    higher_is_faster: bool = True
+
+    @classmethod
+    def of(cls, path: str, unit: str, pairs: Sequence[tuple[float, float | None]],
+           higher_is_faster: bool = True) -> Speedup:
+        """The medians of the runs' ``(main, reference)`` values, as :func:`both` returned them."""
+        references = [r for _, r in pairs if r is not None]
+        return cls(path, unit, median([m for m, _ in pairs]), median(references) if references else None,
+                   higher_is_faster)
+
+    @property
+    def ratio(self) -> float | None:
+        """How many times faster the main implementation ran the path than the reference."""
+        if self.reference is None:
+            return None
+        return self.main / self.reference if self.higher_is_faster else self.reference / self.main
+
+
+SPEEDUP_COLUMN = f"{FAST} ÷ {REFERENCE}"
+
+
+def speedup_table(rows: Sequence[Speedup]) -> str:
+    """The section's table of minidb paths under both implementations ("" when only one was measured)."""
+    if not _compare:
+        return ""
+    cells = [[r.path, f"{fmt_figure(r.main)} {r.unit}",
+              f"{fmt_figure(r.reference)} {r.unit}" if r.reference is not None else "—",
+              fmt_ratio(r.ratio) if r.ratio is not None else "—"] for r in rows]
+    return (f"Every minidb path above, measured again under the {REFERENCE} implementation (`--impl {REFERENCE}`) "
+            f"in the same run; *{SPEEDUP_COLUMN}* is a speed ratio: how many times faster the {FAST} engine ran "
+            f"it (above 1× it is faster; 1.00× up to noise where no twin stands in yet).\n\n"
+            + table(["minidb path", _main, REFERENCE, SPEEDUP_COLUMN], cells, right=(1, 2, 3)))
+
+
+def impl_words() -> str:
+    """Which implementation the main rows measured, for a section's intro line."""
+    return f"minidb's {_main} implementation (`--impl {_main}`)"
 
 
 # -- scratch space and timing -------------------------------------------------
@@ -132,11 +289,11 @@ def median(values: Sequence[float]) -> float:
 
 # -- Markdown -----------------------------------------------------------------
 def machine_line() -> str:
-    """One line naming the machine and software the numbers come from."""
+    """One line naming the machine and software the numbers come from, minidb's implementation included."""
     cpu = _cpu_model() or platform.machine()
     return (
         f"{os.cpu_count()} CPUs ({cpu}), {platform.platform()}, "
-        f"Python {platform.python_version()}"
+        f"Python {platform.python_version()}, {impl_words()}"
     )
 
 
@@ -185,6 +342,11 @@ def fmt_rate(value: float) -> str:
     if value >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}"
+
+
+def fmt_figure(value: float) -> str:
+    """A rate or a time: :func:`fmt_rate` from 100 up, three significant digits below (0.00481)."""
+    return fmt_rate(value) if value >= 100 else f"{value:.3g}"
 
 
 def fmt_ratio(value: float, digits: int = 2) -> str:

@@ -24,7 +24,10 @@ warm-up read per session (it starts the Python workers and lets the JVM
 compile its hot paths); each Spark run has a fresh session. Every figure is
 the median of three runs, taken round-robin: each repetition runs the four
 readers one after another, so a busy spell of the machine tends to hit all
-of them.
+of them. All four run minidb code, so each is timed under the main
+implementation and the reference (:func:`bench.report.both`); Spark's Python
+workers learn which from ``$MINIDB_IMPL`` (in the environment of the JVM each
+session launches, and as ``spark.executorEnv``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import shutil
 import time
 
 from bench import report
+from minidb import impl
 from minidb.io import OSDisk
 from minidb.log import LogManager
 from minidb.spark.source import file_rows, log_file_partitions, to_record_batch
@@ -93,7 +97,7 @@ def warm_page_cache() -> None:
 def minidb_reader() -> int:
     rows = 0
     for env in env_dirs():
-        log = LogManager(OSDisk(env, readonly=True), readonly=True)
+        log = report.chosen(LogManager)(OSDisk(env, readonly=True), readonly=True)
         for _ in log.scan():
             rows += 1
         log.close()
@@ -113,7 +117,8 @@ def spark_run(master: str, expected_rows: int) -> float:
     from minidb.spark.session import spark_session
 
     spark = spark_session(master, f"minidb bench {master}", progress=False,
-                          jvm_log=os.path.join(report.OUT_DIR, "spark-bench-jvm.log"))
+                          jvm_log=os.path.join(report.OUT_DIR, "spark-bench-jvm.log"),
+                          conf={f"spark.executorEnv.{impl.ENV_VAR}": impl.mode()})
     try:
         df = spark.read.format("minidb").load(DATA_DIR)
         # Warm-up, untimed: a count reads every row once, which starts the session's Python
@@ -132,21 +137,30 @@ def run() -> str:
     warm_page_cache()
     load = os.getloadavg()[0]
     readers = {"minidb reader": minidb_reader, "data source, one process": source_in_one_process}
-    seconds: dict[str, list[float]] = {name: [] for name in [*readers, *(f"Spark {m}" for m in MASTERS)]}
+    names = [*readers, *(f"Spark {m}" for m in MASTERS)]
+    pairs: dict[str, list[tuple[float, float | None]]] = {name: [] for name in names}
+
+    def read(name: str, work) -> float:
+        counted: dict[str, int] = {}
+        seconds = report.timed(lambda: counted.setdefault("rows", work()))
+        if counted["rows"] != stamp["entries"]:
+            raise RuntimeError(f"{name} read {counted['rows']:,} rows, {stamp['entries']:,} were generated")
+        return seconds
+
     # Round-robin: within a repetition every reader runs once, one after another,
     # so a busy spell of the machine tends to hit all of them rather than one.
     for _ in range(REPEATS):
         for name, work in readers.items():
-            counted: dict[str, int] = {}
-            seconds[name].append(report.timed(lambda: counted.setdefault("rows", work())))
-            if counted["rows"] != stamp["entries"]:
-                raise RuntimeError(f"{name} read {counted['rows']:,} rows, {stamp['entries']:,} were generated")
+            pairs[name].append(report.both(lambda: read(name, work)))
         for master in MASTERS:
-            seconds[f"Spark {master}"].append(spark_run(master, stamp["entries"]))
-    return markdown(stamp, seconds, (load, os.getloadavg()[0]))
+            pairs[f"Spark {master}"].append(report.both(lambda: spark_run(master, stamp["entries"])))
+    seconds = {name: [main for main, _ in runs] for name, runs in pairs.items()}
+    speedups = [report.Speedup.of(name, "s", runs, higher_is_faster=False) for name, runs in pairs.items()]
+    return markdown(stamp, seconds, (load, os.getloadavg()[0]), speedups)
 
 
-def markdown(stamp: dict, seconds: dict[str, list[float]], load: tuple[float, float]) -> str:
+def markdown(stamp: dict, seconds: dict[str, list[float]], load: tuple[float, float],
+             speedups: list[report.Speedup]) -> str:
     mb = stamp["bytes"] / report.MB
     rates = {name: (stamp["entries"] / report.median(t), mb / report.median(t)) for name, t in seconds.items()}
     rows = [[name, f"{report.median(t):.2f}", report.fmt_rate(rates[name][0]), report.fmt_rate(rates[name][1])]
@@ -183,6 +197,8 @@ def markdown(stamp: dict, seconds: dict[str, list[float]], load: tuple[float, fl
         report.table(["ratio (rows/s)", ""], ratio_rows, right=(1,)),
         "",
         interpretation(two / one, one / base, two / base, single / base, one / single, max(load)),
+        "",
+        report.speedup_table(speedups),
     ])
 
 

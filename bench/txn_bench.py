@@ -22,7 +22,10 @@ operations, on files under ``bench/out/`` (the repository's disk):
     that first read. Both are reported in seconds per megabyte of log (the
     minidb log since the checkpoint; the sqlite3 WAL file).
 
-Every figure is the median of three runs.
+Every figure is the median of three runs; each run is made under the main
+implementation and the reference (:func:`bench.report.both`, from the same
+state of the seeded generator), whose minidb figures give the fast ÷
+reference table.
 """
 
 from __future__ import annotations
@@ -170,18 +173,32 @@ def restart(rng: random.Random) -> dict[str, float]:
             "redone": redone, "undone": undone, "ops": len(operations)}
 
 
+def from_state(measure, rng: random.Random) -> tuple[dict[str, float], dict[str, float] | None]:
+    """:func:`bench.report.both` of ``measure(rng)``, each run from ``rng``'s present state."""
+    state = rng.getstate()
+
+    def work() -> dict[str, float]:
+        rng.setstate(state)
+        return measure(rng)
+    return report.both(work)
+
+
 def run() -> str:
     load = os.getloadavg()[0]
-    results: dict[str, list[dict[str, float]]] = {"a": [], "b": [], "c": []}
+    pairs: dict[str, list[tuple[dict[str, float], dict[str, float] | None]]] = {"a": [], "b": [], "c": []}
     with tqdm(total=3 * REPEATS, desc="bench transactions", unit="run") as progress:
         for repeat in range(REPEATS):
             rng = random.Random(SEED + repeat)
-            results["a"].append(commits(True, DURABLE_TXNS, rng))
-            progress.update()
-            results["b"].append(commits(False, LAZY_TXNS, rng))
-            progress.update()
-            results["c"].append(restart(rng))
-            progress.update()
+            for key, measure in (("a", lambda rng: commits(True, DURABLE_TXNS, rng)),
+                                 ("b", lambda rng: commits(False, LAZY_TXNS, rng)),
+                                 ("c", restart)):
+                pairs[key].append(from_state(measure, rng))
+                progress.update()
+    results = {key: [main for main, _ in runs] for key, runs in pairs.items()}
+    speedups = [report.Speedup.of("(a) durable commits", "txns/s", report.pick(pairs["a"], "minidb")),
+                report.Speedup.of("(b) non-durable commits", "txns/s", report.pick(pairs["b"], "minidb")),
+                report.Speedup.of("(c) restart after a crash", "s per MB of log", report.pick(pairs["c"], "minidb"),
+                                  higher_is_faster=False)]
 
     def med(key: str, field: str) -> float:
         return report.median([r[field] for r in results[key]])
@@ -227,6 +244,8 @@ def run() -> str:
                      right=[1, 2]),
         "",
         closing(a, b, med("c", "minidb"), med("c", "sqlite3")),
+        "",
+        report.speedup_table(speedups),
     ])
 
 

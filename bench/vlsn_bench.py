@@ -14,7 +14,10 @@ the replicated ones). Then, over that same log:
   as a record: VLSN and LSN), a lookup reads exactly one entry;
 - baseline *no index*: a lookup scans the log from its first entry.
 
-Each time is the median of REPEATS runs.
+Each time is the median of REPEATS runs. The log is written once; every
+measurement over it (the strides and both baselines, which read the log
+through minidb) is made under the main implementation and the reference
+(:func:`bench.report.both`), each on the log opened afresh, read-only.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import random
 import string
 
 from bench import report
+from minidb.io import OSDisk
+from minidb.log import LogManager
 from minidb.logstore import Durability, EnvironmentConfig
 from minidb.replication import ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig
 from minidb.replication.vlsn.range import RANGE_SIZE
@@ -76,21 +81,16 @@ def lookup_cost(index: VLSNIndex, vlsns: list[int]) -> tuple[float, float, int]:
     return seconds, sum(scanned) / len(scanned), max(scanned)
 
 
-def run() -> str:
-    rng = random.Random(SEED)
-    with report.scratch_dir("vlsn-") as path:
-        env = build_log(path)
-        log = env.log
+def measure(log_dir: str, vlsns: list[int]) -> dict:
+    """Every figure of the table over the log in ``log_dir``, opened afresh (read-only)."""
+    log = report.chosen(LogManager)(OSDisk(log_dir, readonly=True), readonly=True)
+    try:
         entries = list(log.scan())
         mappings = [(v, e.lsn, e.type_name) for e in entries if (v := stream_vlsn(e)) is not None][:VLSNS]
         position = {e.lsn: n for n, e in enumerate(entries)}
-        vlsns = [rng.randint(1, VLSNS) for _ in range(LOOKUPS)]
-        log_mb = sum(e.size for e in entries) / report.MB
-
-        rows = []
-        per_stride = {}
+        figures: dict = {"entries": len(entries), "log_mb": sum(e.size for e in entries) / report.MB, "strides": {}}
         for stride in STRIDES:
-            index = VLSNIndex(VLSNIndexConfig(stride=stride, trace=False), log=log)
+            index = report.chosen(VLSNIndex)(VLSNIndexConfig(stride=stride, trace=False), log=log)
 
             def track() -> None:
                 for vlsn, lsn, type_name in mappings:
@@ -99,25 +99,19 @@ def run() -> str:
             put_seconds = report.timed(track) / len(mappings)
             stored = sum(b.encoded_size() for b in index.tracker.buckets()) + RANGE_SIZE
             seconds, mean, most = lookup_cost(index, vlsns)
-            per_stride[stride] = (index.mapping_count(), stored, seconds, mean)
-            rows.append([f"stride {stride}", f"{index.mapping_count():,}", f"{index.tracker.bucket_count:,}",
-                         f"{stored:,}", f"{mean:.1f}", f"{most:,}", f"{seconds * 1e6:,.0f}",
-                         f"{put_seconds * 1e6:.1f}"])
+            figures["strides"][stride] = dict(mappings=index.mapping_count(), buckets=index.tracker.bucket_count,
+                                              stored=stored, seconds=seconds, mean=mean, most=most, put=put_seconds)
 
-        every = {vlsn: lsn for vlsn, lsn, _ in mappings}
+        every = figures["every"] = {vlsn: lsn for vlsn, lsn, _ in mappings}
 
         def dict_lookups() -> None:
             for vlsn in vlsns:
                 log.read(every[vlsn])
 
-        dict_seconds = report.median([report.timed(dict_lookups) for _ in range(REPEATS)]) / len(vlsns)
-        dict_bytes = 16 * len(every)
-        rows.append(["every mapping (a dict)", f"{len(every):,}", "—", f"{dict_bytes:,}", "1.0", "1",
-                     f"{dict_seconds * 1e6:,.0f}", "—"])
-
+        figures["dict_seconds"] = report.median([report.timed(dict_lookups) for _ in range(REPEATS)]) / len(vlsns)
         scan_vlsns = vlsns[:SCAN_LOOKUPS]
         first = entries[0].lsn
-        scan_counts = [position[every[v]] + 1 for v in scan_vlsns]
+        figures["scan_counts"] = [position[every[v]] + 1 for v in scan_vlsns]
 
         def scan_lookups() -> None:
             for vlsn in scan_vlsns:
@@ -125,10 +119,39 @@ def run() -> str:
                     if stream_vlsn(entry) == vlsn:
                         break
 
-        scan_seconds = report.median([report.timed(scan_lookups) for _ in range(REPEATS)]) / len(scan_vlsns)
-        rows.append(["no index (scan from the start)", "0", "—", "0", f"{sum(scan_counts) / len(scan_counts):,.0f}",
-                     f"{max(scan_counts):,}", f"{scan_seconds * 1e6:,.0f}", "—"])
-        env.close()
+        figures["scan_seconds"] = report.median([report.timed(scan_lookups) for _ in range(REPEATS)]) / len(scan_vlsns)
+        return figures
+    finally:
+        log.close()
+
+
+def run() -> str:
+    rng = random.Random(SEED)
+    vlsns = [rng.randint(1, VLSNS) for _ in range(LOOKUPS)]
+    with report.scratch_dir("vlsn-") as path:
+        build_log(path).close()
+        figures, reference = report.both(lambda: measure(os.path.join(path, "env"), vlsns))
+    per_stride = {stride: (f["mappings"], f["stored"], f["seconds"], f["mean"])
+                  for stride, f in figures["strides"].items()}
+    rows = [[f"stride {stride}", f"{f['mappings']:,}", f"{f['buckets']:,}", f"{f['stored']:,}", f"{f['mean']:.1f}",
+             f"{f['most']:,}", f"{f['seconds'] * 1e6:,.0f}", f"{f['put'] * 1e6:.1f}"]
+            for stride, f in figures["strides"].items()]
+    every, dict_seconds, scan_seconds = figures["every"], figures["dict_seconds"], figures["scan_seconds"]
+    entries, log_mb, scan_counts = figures["entries"], figures["log_mb"], figures["scan_counts"]
+    dict_bytes = 16 * len(every)
+    rows.append(["every mapping (a dict)", f"{len(every):,}", "—", f"{dict_bytes:,}", "1.0", "1",
+                 f"{dict_seconds * 1e6:,.0f}", "—"])
+    rows.append(["no index (scan from the start)", "0", "—", "0", f"{sum(scan_counts) / len(scan_counts):,.0f}",
+                 f"{max(scan_counts):,}", f"{scan_seconds * 1e6:,.0f}", "—"])
+    speedups = []
+    for stride in STRIDES:
+        for what, key in (("lookup", "seconds"), ("put", "put")):
+            speedups.append(report.Speedup(
+                f"stride {stride}: {what}", "µs", figures["strides"][stride][key] * 1e6,
+                None if reference is None else reference["strides"][stride][key] * 1e6, higher_is_faster=False))
+    for title, key in (("every mapping (a dict): lookup", "dict_seconds"), ("no index: lookup", "scan_seconds")):
+        speedups.append(report.Speedup(title, "µs", figures[key] * 1e6,
+                                       None if reference is None else reference[key] * 1e6, higher_is_faster=False))
 
     ten_mappings, ten_bytes, ten_seconds, ten_mean = per_stride[10]
     ratio_rows = [
@@ -146,7 +169,7 @@ files on {report.file_system()}.
 
 A replicated environment logs {VLSNS:,} replicated entries (records of 64–192 bytes,
 seed {SEED}, one in nine in a transaction with its Commit; checkpoints every 4,000 records),
-{len(entries):,} entries and {log_mb:.1f} MB of log in all. Over that log, for each stride, a
+{entries:,} entries and {log_mb:.1f} MB of log in all. Over that log, for each stride, a
 VLSN index (JE's defaults otherwise: at most 1000 offsets and 100,000 bytes a bucket) is built
 from its mappings, and {LOOKUPS:,} random VLSNs are looked up, each with a fresh forward
 scanner: the mapping at or below (`get_lte_lsn`), then the log read forward to the entry.
@@ -166,6 +189,8 @@ mapping costs the same at every stride. A bucket never spans two log files and k
 last stored offset: at stride 1000 that rule starts a new bucket about every 100 KB of log
 ({per_stride[1000][0]:,} mappings), which costs bytes but bounds the reading. Without any
 index, finding one VLSN means reading half the log on average.
+
+{report.speedup_table(speedups)}
 """
 
 

@@ -1,0 +1,126 @@
+"""The benchmark harness (bench/): which implementation of minidb each measurement runs, and what the report says.
+
+``python -m bench`` measures the main rows under the fast implementation and
+every minidb path again under the reference; ``--impl`` runs one of them
+only. These tests run the harness on a fake section (no timing is asserted,
+only which code ran and what the Markdown contains), and check that every
+real section goes through the same two helpers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from bench import __main__ as harness
+from bench import report
+from minidb import impl
+
+FAKE = "bench.fake_section_for_tests"
+
+
+def probe() -> str:
+    """The function a fake hot spot stands for: its twin answers differently."""
+    return "reference code"
+
+
+@pytest.fixture
+def fake_section(monkeypatch):
+    """A section named ``fake`` whose one minidb path records, at each run, the implementation chosen in this
+    process, the one a child process would inherit, and which of the probe's two versions runs."""
+    monkeypatch.setattr(report, "_main", report._main)  # the harness's choice is put back afterwards
+    monkeypatch.setattr(report, "_compare", report._compare)
+    monkeypatch.setattr(impl, "_hot_spots", {})
+    monkeypatch.setattr(probe, "__module__", "minidb.bench_probe")
+    twin = types.ModuleType("minidb.fast.bench_probe")
+    twin.probe = lambda: "twin code"
+    monkeypatch.setitem(sys.modules, "minidb.fast.bench_probe", twin)
+    spot = impl.hot_spot(probe)
+    runs: list[tuple[str, str | None, str]] = []
+
+    def measure() -> float:
+        runs.append((impl.mode(), os.environ.get(impl.ENV_VAR), report.chosen(probe)()))
+        return 2.0 if impl.mode() == impl.FAST else 4.0  # seconds: the fast run "twice as fast"
+
+    def run() -> str:
+        main, reference = report.both(measure)
+        return "\n".join([
+            "## Fake section",
+            "",
+            f"Measured {report.run_date()} on {report.machine_line()}.",
+            "",
+            report.speedup_table([report.Speedup("(a) the probe", "s", main, reference, higher_is_faster=False)]),
+        ])
+
+    module = types.ModuleType(FAKE)
+    module.run = run
+    monkeypatch.setitem(sys.modules, FAKE, module)
+    monkeypatch.setitem(harness.SECTIONS, "fake", FAKE)
+    assert spot.reference is probe
+    return runs
+
+
+def run_harness(tmp_path: Path, *args: str) -> str:
+    """The fake section as the harness wrote it into a new ``--out`` file."""
+    out = tmp_path / "BENCHMARKS.md"
+    assert harness.main([*args, "--out", str(out), "fake"]) == 0
+    begin, end = report.markers("fake")
+    return out.read_text(encoding="utf-8").split(begin)[1].split(end)[0]
+
+
+def test_default_run_measures_each_minidb_path_under_fast_and_reference(fake_section, tmp_path):
+    before = os.environ.get(impl.ENV_VAR)
+    text = run_harness(tmp_path)
+    assert sorted(fake_section) == [("fast", "fast", "twin code"), ("reference", "reference", "reference code")]
+    assert "minidb's fast implementation (`--impl fast`)" in text  # the intro line names the main rows' implementation
+    assert "| minidb path | fast | reference | fast ÷ reference |" in text
+    assert "| (a) the probe | 2 s | 4 s | 2.00× |" in text  # a speed ratio: the fast run took half the time
+    assert os.environ.get(impl.ENV_VAR) == before
+
+
+def test_impl_reference_measures_the_reference_only(fake_section, tmp_path):
+    text = run_harness(tmp_path, "--impl", "reference")
+    assert fake_section == [("reference", "reference", "reference code")]
+    assert "minidb's reference implementation (`--impl reference`)" in text
+    assert report.SPEEDUP_COLUMN not in text
+
+
+def test_impl_fast_measures_the_fast_implementation_only(fake_section, tmp_path):
+    text = run_harness(tmp_path, "--impl", "fast")
+    assert fake_section == [("fast", "fast", "twin code")]
+    assert report.SPEEDUP_COLUMN not in text
+
+
+def test_the_mode_and_environment_are_restored_after_a_measurement(fake_section, tmp_path, monkeypatch):
+    monkeypatch.setenv(impl.ENV_VAR, "reference")
+    with impl.using("reference"):
+        run_harness(tmp_path)
+        assert impl.mode() == "reference"
+    assert os.environ[impl.ENV_VAR] == "reference"
+
+
+def test_both_alternates_which_implementation_runs_first(monkeypatch):
+    monkeypatch.setattr(report, "_main", report.FAST)
+    monkeypatch.setattr(report, "_compare", True)
+    order: list[str] = []
+    for _ in range(2):
+        report.both(lambda: order.append(impl.mode()))
+    assert order in (["fast", "reference", "reference", "fast"], ["reference", "fast", "fast", "reference"])
+
+
+def test_speedup_is_how_many_times_faster_fast_ran():
+    assert report.Speedup("rate", "ops/s", 300.0, 100.0).ratio == 3.0
+    assert report.Speedup("time", "s", 1.0, 3.0, higher_is_faster=False).ratio == 3.0
+    assert report.Speedup("only fast", "s", 1.0, None).ratio is None
+
+
+def test_every_section_measures_minidb_under_both_and_reports_the_ratio():
+    root = Path(report.REPO_ROOT)
+    for name, module in harness.SECTIONS.items():
+        source = (root / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")
+        assert "report.both" in source, f"section {name} measures no minidb path under both implementations"
+        assert "report.speedup_table(" in source, f"section {name} reports no fast ÷ reference table"
