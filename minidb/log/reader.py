@@ -46,8 +46,8 @@ from minidb.log.check import foreign_file_problem, next_file_problem
 from minidb.log.end import CheckedFile, LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import (HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader,
-                               check_entry, intact_header)
+from minidb.log.header import (CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE,
+                               EntryHeader)
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner
@@ -168,12 +168,10 @@ class LogReader:
             raise LogError(f"no log entry at {lsn}: the log ends at {self._end().end_lsn}")
         data, base = self._bytes_around(lsn)
         pos = lsn.offset - base
-        header = intact_header(data, pos, None)  # the usual case, parsed once
-        if header is None:
-            erasing = self.erasing.get(lsn.file, {}).get(lsn.offset) if self.erasing else None
-            header, problem = check_entry(data, pos, None, erasing=erasing)
-            if problem is not None or header is None:
-                raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
+        erasing = self.erasing.get(lsn.file, {}).get(lsn.offset) if self.erasing else None
+        header, problem = CHECK_ENTRY.call(data, pos, None, True, erasing)
+        if problem is not None or header is None:
+            raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
         return LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
 
     def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
@@ -349,7 +347,7 @@ class LogReader:
         for one scan, as the bytes of a file do in a forward scan (a caller marking entries invisible
         collects them first, as syncup does)."""
         data, pos = window[2], lsn.offset - window[1]
-        header, problem = check_entry(data, pos, None)
+        header, problem = CHECK_ENTRY.call(data, pos, None)
         if problem is not None or header is None:
             return None
         return LogEntry(lsn, header, data[pos + header.size : pos + header.entry_size])
