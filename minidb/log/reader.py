@@ -59,7 +59,6 @@ from minidb.log.scan import FileScanner
 # grows past the small-object allocator and the copy spans more of the page cache), and gets fetch
 # far more LNs than BINs.
 READ_AHEAD = 1024
-_new_lsn = tuple.__new__  # an LSN without its range checks, for positions of entries read from a log file
 READ_BACK = 64 * 1024
 
 # For the file being written: the bytes of the log buffer (possibly none) and the
@@ -99,7 +98,7 @@ class LogReader:
         self.env_id = env_id  # the log's environment id: every file read must carry it
         self.belonging: set[int] = set()  # files known to carry it (checked at opening, or written here)
         self._end = end
-        self._end_position = end_position  # end().end_lsn as a (file, offset) tuple (None: no log file yet), cheaper
+        self._end_position = end_position  # end().end_lsn as a (file, offset) tuple (None: no log file yet)
         self._buffered = buffered
         self._handles: dict[int, File] = {}
         # An unfinished erasure the log store's eraser recorded: file -> offset -> the entry's original type.
@@ -226,9 +225,7 @@ class LogReader:
                     previous = None
                 if limit is not None and pos >= limit:
                     return
-                # A position the scan found is a valid LSN: made without LSN's range checks.
-                item = pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)  # header.size
-                yield LogEntry(_new_lsn(LSN, (number, pos)), header, data[item : item + header.item_size])
+                yield LogEntry(LSN(number, pos), header, data[pos + header.size : pos + header.entry_size])
             if previous is not None:  # no FileHeader here to check the file before against
                 self._check_link(previous, number, None)
             if scanner.problem is not None:
