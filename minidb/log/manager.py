@@ -99,7 +99,7 @@ from minidb.log.header import (HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICAT
                                make_flags, pack_header)
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
-from minidb.log.reader import LogReader
+from minidb.log.reader import LOG_READER
 from minidb.log.space import SPARE_PREFIX, LogSpace
 from minidb.log.types import EntryType
 from minidb.stats import Stats, Trace
@@ -201,7 +201,7 @@ class LogManager(LogSpace):
         self._handle: File | None = None
         self._durable_end = LSN(self._file_number, self._next_offset)
         self._files = list(found.files)
-        self.reader = LogReader(disk, self.end, self._buffer_view, self._end_position, self.env_id)
+        self.reader = LOG_READER.call(disk, self.end, self._buffer_view, self._end_position, self.env_id)
         self.reader.belonging.update(found.files[:1] + found.files[-1:])  # opening checked their FileHeaders
         self.erasing = self.reader.erasing  # an unfinished erasure (the log store's eraser's): file -> offset -> type
         self.erasing.update({number: dict(entries) for number, entries in (erasing or {}).items()})

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from operator import itemgetter
 
+from minidb import impl
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk, File
 from minidb.log.check import foreign_file_problem, next_file_problem
@@ -225,13 +226,18 @@ class LogReader:
                     previous = None
                 if limit is not None and pos >= limit:
                     return
-                yield LogEntry(LSN(number, pos), header, data[pos + header.size : pos + header.entry_size])
+                yield self._entry(number, pos, header, data)
             if previous is not None:  # no FileHeader here to check the file before against
                 self._check_link(previous, number, None)
             if scanner.problem is not None:
                 raise LogCorruptionError(file_name(number), scanner.bad_offset or 0, scanner.problem)
             if offset == 0 or scanner.last_offset is not None:  # else where it started was its end
                 previous = (number, scanner.last_offset, scanner.end)
+
+    @staticmethod
+    def _entry(number: int, pos: int, header: EntryHeader, data: bytes) -> LogEntry:
+        """The entry a forward scan found at ``pos`` of file ``number``, whose bytes are ``data``."""
+        return LogEntry(LSN(number, pos), header, data[pos + header.size : pos + header.entry_size])
 
     @staticmethod
     def _checked_scan(checked: CheckedFile | None, end: LogEnd, number: int, offset: int) -> "_CheckedScan | None":
@@ -357,3 +363,6 @@ class LogReader:
             head = self._handle(number).read(start, base - start) if start < base else b""
             return head + chunk[max(0, start - base) : stop - base]
         return self._handle(number).read(start, stop - start)
+
+
+LOG_READER = impl.hot_spot(LogReader)

@@ -87,7 +87,7 @@ def _workload(log: LogManager, rng: random.Random, ops: int) -> list[Any]:
     return answers
 
 
-@scenario("log.manager.LogManager", "log.header.check_entry")
+@scenario("log.manager.LogManager", "log.header.check_entry", "log.reader.LogReader")
 def appends_crash_reopen(seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     file_max, buffer_size = rng.choice([400, 700, 1500]), rng.choice([1, 64, 300, 4096])

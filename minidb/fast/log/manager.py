@@ -17,7 +17,8 @@ write):
   the entry before it in the file, so the piece is packed under the latch,
   and once more if a file switch moved the entry to a new file;
 - no INVISIBLE mask: an appended entry is never invisible;
-- the latch taken by ``acquire``/``release`` (no ``with``), the LSN built by
+- whether the log refuses work tested inline (``_check_usable`` only says
+  which reason), the latch taken by ``acquire``/``release`` (no ``with``), the LSN built by
   ``tuple.__new__`` (its offset is in range: ``file_max <= MAX_OFFSET``), the
   counters changed under the latch incremented in the stats' dict in place
   (``Stats.held_counts``), the listener loop skipped when there is none.
@@ -64,7 +65,8 @@ class LogManager(reference.LogManager):
         try:
             summed = entry_type.encode_summed(values, code, 0, self._last_offset or 0)
             size = CRC_SIZE + len(summed)
-            self._check_usable()
+            if self._closed or self._failed is not None or self.readonly:
+                self._check_usable()  # says which
             admitted = self.admit(entry_type, values, size, self._room) if self.admit is not None else None
             offset = self._next_offset
             buffer = self._buffer
