@@ -545,8 +545,8 @@ class LogManager(LogSpace):
             )
 
     def _end_position(self) -> tuple[int, int] | None:
-        """``end().end_lsn`` as a plain (file, offset) tuple (None while there is no log file), without
-        building a LogEnd or an LSN: every read asks."""
+        """Where the next entry goes, as a (file, offset) pair (None while there is no log file): what
+        the reader asks before each read, the rest of :meth:`end` being of no use to it."""
         with self._latch:
             if not (self._files or self._handle):
                 return None
