@@ -56,19 +56,15 @@ item and the checksum):
   20-byte item becomes type 0xff, item ``41`` and 19 zero bytes, and the CRC
   of ``ff``, its flags, ``prev``, ``14000000``, [VLSN] and that item.
 
-Writing: :func:`pack_header` is the reference (the checksum runs over the
-packed ``SUMMED`` part, then over the item, without copying them together).
-``LogManager.append`` gets the same bytes after the checksum from the entry
-type's generated codec (``encode_summed``, :mod:`minidb.log.codec`, whose
-``Struct`` packs the ``SUMMED`` fields before the item's first fields) and
-skips the INVISIBLE mask (an appended entry is never invisible); a test
-compares every appended entry with :func:`pack_entry`.
-
-Reading fast: :func:`intact_header` is the path every check takes first (one
-``unpack``, one CRC over bytes [4, end), a NamedTuple header); it answers only
-for an ordinary intact entry (INVISIBLE clear, not erased, legal flags and
-type, chain and checksum right) and leaves everything else to the careful
-:func:`check_entry`, which says what is wrong. So both give the same answers.
+Writing: :func:`pack_header` builds every header the log manager appends
+(the checksum runs over the packed ``SUMMED`` part, then over the item,
+without copying them together). Reading: :func:`check_entry` judges an entry
+in the order a reader needs the answers: the header readable, the flags and
+type legal (:func:`flag_problem`), the entry inside the file, its ``prev``
+naming the entry before it, the checksum right (:func:`verify_checksum`). Its
+answer is the header and, for a bad entry, a sentence saying what is wrong,
+which the readers put into their errors. Every reader of the log checks each
+entry through it (``CHECK_ENTRY``, a hot spot of :mod:`minidb.impl`).
 
 Because INVISIBLE is masked, a flipped INVISIBLE bit is only detectable
 through the flag rules: an invisible entry must be replicated, and an entry is
@@ -83,6 +79,8 @@ import enum
 import struct
 import zlib
 from typing import NamedTuple
+
+from minidb import impl
 
 HEADER = struct.Struct("<IBBII")
 VLSN = struct.Struct("<Q")
@@ -119,7 +117,7 @@ class Provisional(enum.Enum):
 
 
 class EntryHeader(NamedTuple):
-    """An entry's parsed header (a NamedTuple: scans make one per entry, and a tuple is the cheapest to make)."""
+    """An entry's parsed header."""
 
     checksum: int
     type_code: int
@@ -181,8 +179,8 @@ def pack_entry(type_code: int, flags: int, prev_offset: int, item: bytes, vlsn: 
 def pack_header(type_code: int, flags: int, prev_offset: int, item: bytes, vlsn: int | None = None) -> tuple[bytes, bytes]:
     """An entry's header in two parts, (checksum, the rest), for writing before ``item``.
 
-    One precompiled ``struct`` call packs the header and the checksum runs once over header and
-    item (without copying them together); the INVISIBLE bit is masked as :func:`checksum` does."""
+    The checksum covers the rest of the header, then the item; the INVISIBLE bit is masked as
+    :func:`checksum` does."""
     if vlsn is None:
         if flags & VLSN_PRESENT:
             raise ValueError("a VLSN is written exactly when the entry is replicated")
@@ -275,48 +273,11 @@ def verify_checksum(buf: bytes | memoryview, pos: int, header: EntryHeader, eras
     return None
 
 
-# Flag values of an entry that the fast path of check_entry takes: legal, and INVISIBLE clear (so the checksum
-# is one CRC over the stored bytes from the type byte on, with nothing masked).
-_PLAIN_FLAGS = frozenset(f for f in range(KNOWN_FLAGS + 1) if not f & INVISIBLE and flag_problem(1, f) is None)
-_PLAIN_CODES = frozenset(c for c in range(256) if valid_type_code(c))  # erased entries take the careful path
-
-
-_new_header = tuple.__new__
-
-
-def intact_header(buf: bytes | memoryview, pos: int, expected_prev: int | None, verify: bool = True) -> EntryHeader | None:
-    """The fast path of :func:`check_entry`: the header of an intact, ordinary entry, else None.
-
-    One ``unpack`` and (if ``verify``) one CRC. It answers only when :func:`check_entry` would find no
-    problem; anything unusual (too few bytes, an erased or invisible entry, bad flags or type, a broken
-    chain or checksum) gives None, and the caller asks :func:`check_entry` to say what is wrong."""
-    if len(buf) - pos < HEADER_SIZE:
-        return None
-    crc, type_code, flags, prev, item_size = HEADER.unpack_from(buf, pos)
-    if flags not in _PLAIN_FLAGS or type_code not in _PLAIN_CODES:
-        return None
-    if expected_prev is not None and prev != expected_prev:
-        return None
-    vlsn = None
-    end = pos + HEADER_SIZE + item_size
-    if flags & VLSN_PRESENT:
-        if len(buf) - pos < MAX_HEADER_SIZE:
-            return None
-        (vlsn,) = VLSN.unpack_from(buf, pos + HEADER_SIZE)
-        end += VLSN_SIZE
-    if end > len(buf) or (verify and zlib.crc32(buf[pos + 4 : end]) != crc):
-        return None
-    return _new_header(EntryHeader, (crc, type_code, flags, prev, item_size, vlsn))  # every field: no __new__ call
-
-
 def check_entry(buf: bytes | memoryview, pos: int, expected_prev: int | None, verify: bool = True,
                 erasing: int | None = None) -> tuple[EntryHeader | None, str | None]:
     """Header and problem of the entry at ``pos``; checks chain and checksum too.
 
     ``erasing``: the original type an unfinished erasure of this entry records (:func:`verify_checksum`)."""
-    header = intact_header(buf, pos, expected_prev, verify)
-    if header is not None:
-        return header, None
     header, problem = read_header(buf, pos)
     if problem or header is None:
         return header, problem
@@ -325,3 +286,6 @@ def check_entry(buf: bytes | memoryview, pos: int, expected_prev: int | None, ve
     if verify:
         problem = verify_checksum(buf, pos, header, erasing)
     return header, problem
+
+
+CHECK_ENTRY = impl.hot_spot(check_entry)

@@ -25,35 +25,27 @@ leader racing ahead alone (:mod:`minidb.log.groupcommit`; ``commit_delay=0``
 turns this off, ``commit_clock`` is the clock it waits by). ``nFsyncs``
 versus ``nSyncRequests`` in :attr:`stats` shows how much the group shared.
 
-Appending is cheap on purpose, because every engine appends for every change
-(``make bench``'s log section gives the CPU time per append). ``append`` does
-the least work for the common case and leaves the rest to careful code:
+Appending one entry, step by step (:meth:`LogManager.append`, the one way
+every entry goes; a file's FileHeader, logged while the file switch holds
+the latch, takes step 4 alone):
 
-- a plain entry (a dict of values, not provisional, no VLSN) is recognized in
-  one test; anything else has its arguments checked one by one
-  (``_append_arguments``), so an error still names the bad argument. A
-  replicated entry (its header carries a VLSN) then goes the careful way,
-  through ``_add`` and :func:`~minidb.log.header.pack_header` (the reference,
-  which the file header uses too);
-- header and item come in one piece from the entry type's generated codec
-  (``encode_summed``, :mod:`minidb.log.codec`): the bytes the checksum covers,
-  packed by one ``struct`` call under the latch (the header names the entry
-  before it in the file). One CRC over that piece, and two writes into the
-  log buffer (checksum, piece). A new file changes the entry's prev offset,
-  so an entry that starts a file is packed again; a test checks that
-  appended entries are byte for byte :func:`~minidb.log.header.pack_entry`'s;
-- one flag (``_writable``) says whether the log refuses work (closed,
-  read-only, a failed fsync); only then does ``_check_usable`` say which;
-- one comparison, against ``_fits_until`` (the smaller of the file's
-  allocated end and the log buffer's end), tells whether the entry needs a
-  file flip or a buffer write; only then does ``_make_room`` look at which;
-- the counters changed under the write latch (``nEntries``, ``nBytes``,
-  ``nWrites``, ``nBytesWritten``) are incremented in place
-  (``Stats.held_counts``) and take no second lock; the sync counters are
-  counted under the sync state's lock likewise.
+1. the arguments are checked, and the item encoded from the entry type's
+   field table (:meth:`~minidb.log.types.EntryType.encode`);
+2. under the write latch: the log must be usable, ``admit`` (if set) may
+   refuse the entry, and :meth:`_make_room` starts a new file or writes the
+   buffer out if the entry would not fit;
+3. a replicated entry without a VLSN gets one from ``vlsn_allocator`` now,
+   when nothing can fail any more, so the VLSN stream has no gaps;
+4. :meth:`_add` packs the header with :func:`~minidb.log.header.pack_header`
+   (its ``prev`` names the entry before it in this file), puts header and
+   item in the buffer and moves the end of the log past them: the entry's
+   LSN is where the end was;
+5. after the latch is released, the listeners hear of the entry.
 
 No hook of :mod:`minidb.impl` is on the append path; group commit's
-(``COMMIT_STEP``, exercise 01b) is called in ``sync``.
+(``COMMIT_STEP``, exercise 01b) is called in ``sync``. ``LogManager`` is a
+hot spot (``LOG_MANAGER``): constructing it makes the log manager the
+current mode chooses, this class or its twin in ``minidb/fast/log/manager.py``.
 
 A failed fsync leaves the file's state unknown, so the log manager refuses
 all further work (the remedy is to reopen, which trusts only what is on
@@ -81,38 +73,8 @@ first opens it (:class:`~minidb.errors.ForeignLogFileError`).
 Listeners (``add_listener``) are called after the latch is released with
 ``(lsn, entry_type, vlsn)``; the VLSN index registers mappings this way.
 
-**A bounded log** (options, all off by default, as the log store uses it):
-
-- ``max_files``: at most that many files (Shore's log *partitions*) exist at
-  once, from the log head to the file being written; an entry that would need
-  one more is refused with :class:`~minidb.errors.LogFullError`, changing
-  nothing. Files leave the low end through :meth:`LogManager.remove_head_files`;
-- ``preallocate``: every file is ``file_max`` bytes of zeros when it becomes
-  the log's last file, and *spare* files (``logspare1``, ``logspare2``, ...)
-  of the same size, one for each partition ``max_files`` still allows, wait
-  beside the log, so writing entries never needs new disk space: a full disk
-  is met only when spares are made (after a flip or a removal of files),
-  where it costs nothing but fewer spares (:meth:`room` counts only the
-  spares that exist). At a flip the old file is cut to its last entry (only
-  the last file has unwritten space, as the readers expect) and a spare is
-  renamed to the new file. Opening zeroes a torn tail in place instead of
-  cutting it;
-- ``admit``: a hook called under the write latch with ``(entry_type, values,
-  size)`` before an entry is placed; it may raise to refuse the entry (nothing
-  changes) or return a callable, called with the entry's LSN once the entry
-  is in the buffer (it is also given ``room``, usable under the latch). The
-  page store's log-space reservation is this hook
-  (:mod:`minidb.pagestore.wal.logspace`); :meth:`room` says how many bytes can
-  still be appended.
-
-**An unbounded log on a bounded disk.** Without ``max_files`` the disk is the
-bound: :meth:`room` is the disk's free space (``Disk.free_space``) less the
-bytes buffered but not yet written, less a file header and ``waste`` for each
-file that space could still hold; None when the disk tells no bound (a
-``SimDisk`` without a capacity). The file system is asked again once
-:data:`FREE_SPACE_RESAMPLE` bytes were logged since it was last asked, and
-at every call once fewer than :data:`FREE_SPACE_EXACT` bytes are left, so
-room is exact where it matters and costs no system call per entry elsewhere.
+**A bounded log** (``max_files``, ``preallocate``, ``admit``) and the room
+left on the disk are :mod:`minidb.log.space`'s.
 """
 
 from __future__ import annotations
@@ -122,44 +84,44 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
-from zlib import crc32
 
+from minidb import impl
 from minidb.errors import DiskError, DiskFullError, LogError, LogFullError, UserError
 from minidb.io import Disk, File
 from minidb.log.end import CheckedFile, LogEnd, TailCut, scan_end
 from minidb.log.envid import new_env_id
 from minidb.log.entry import LogEntry
-from minidb.log.files import all_log_file_numbers, file_name
+from minidb.log.files import file_name
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
 from minidb.log.groupcommit import (COMMIT_STEP, FOLLOW, GATHER, LEAD, SERVED, WRITE, GroupCommitPolicy, ManualClock,
                                     MonotonicClock)
-from minidb.log.header import (CRC, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional,
+from minidb.log.header import (HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional,
                                make_flags, pack_header)
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
-from minidb.log.reader import LogReader
+from minidb.log.reader import LOG_READER
+from minidb.log.space import SPARE_PREFIX, LogSpace
 from minidb.log.types import EntryType
 from minidb.stats import Stats, Trace
 
 DEFAULT_FILE_MAX = 10 * 1024 * 1024
 DEFAULT_BUFFER_SIZE = 64 * 1024
 MIN_FILE_MAX = 256
-SPARE_PREFIX = "logspare"  # spare files logspare1, logspare2, ...
-SPARE_TMP = "logspare.tmp"
-FREE_SPACE_EXACT = 64 << 20  # below this much free disk space, room asks the disk at every call
-FREE_SPACE_RESAMPLE = 4 << 20  # above it, room asks again after this many bytes were logged
 
 Listener = Callable[[LSN, EntryType, "int | None"], None]
 # admit(entry_type, values, size, room): may raise to refuse; room(waste) is room() under the latch
 Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"]], "Callable[[LSN], None] | None"]
-_new_lsn = tuple.__new__  # an LSN without its range checks, for offsets the manager itself computed
-_NOT_PROVISIONAL = Provisional.NO
-CRC_SIZE = CRC.size
 FILE_HEADER_SIZE = FILE_HEADER_ENTRY_SIZE
 
 
-class LogManager:
+class LogManager(LogSpace):
     """The shared log of one environment (see the module documentation)."""
+
+    def __new__(cls, *args: Any, **options: Any) -> "LogManager":
+        """The log manager the current mode chooses (:mod:`minidb.impl`): this class or its twin."""
+        if cls is LogManager:
+            cls = LOG_MANAGER.chosen()
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -204,7 +166,6 @@ class LogManager:
             "nEntries", "nBytes", "nWrites", "nBytesWritten", "nFlushes", "nSyncRequests",
             "nFsyncs", "nGroupCommitWaits", "nFileFlips", "nFilesRemoved", "nSparesMade", "nSparesFailed",
         ])
-        self._counts = self.stats.held_counts()  # nEntries, nBytes, nWrites, nBytesWritten: changed under the latch
         self.vlsn_allocator: Callable[[], int] | None = None
         self._listeners: list[Listener] = []
         self._latch = threading.Lock()  # the log write latch
@@ -219,7 +180,6 @@ class LogManager:
         self._retired: list[File] = []
         self._failed: str | None = None
         self._closed = False
-        self._writable = not readonly  # False once closed, read-only or failed: append tests this one flag
 
         if env_id is not None and (not isinstance(env_id, int) or not 0 < env_id < 1 << 64):
             raise UserError(f"env_id {env_id!r} must be a positive 64-bit number")
@@ -238,11 +198,10 @@ class LogManager:
         self._prev_file_last = found.last_entry_in_prev_file
         self._buffer = bytearray()
         self._buffer_base = self._next_offset
-        self._set_fits_until()
         self._handle: File | None = None
         self._durable_end = LSN(self._file_number, self._next_offset)
         self._files = list(found.files)
-        self.reader = LogReader(disk, self.end, self._buffer_view, self._end_position, self.env_id)
+        self.reader = LOG_READER.call(disk, self.end, self._buffer_view, self._end_position, self.env_id)
         self.reader.belonging.update(found.files[:1] + found.files[-1:])  # opening checked their FileHeaders
         self.erasing = self.reader.erasing  # an unfinished erasure (the log store's eraser's): file -> offset -> type
         self.erasing.update({number: dict(entries) for number, entries in (erasing or {}).items()})
@@ -267,146 +226,10 @@ class LogManager:
             if self._allocated < self.file_max:
                 self._extend(self._handle)
             self._find_spares()
-            self._set_fits_until()
         if self._file_number not in self._files:
             self._files.append(self._file_number)
         if self._next_offset == 0:
             self._log_file_header()
-
-    # -- preallocation ---------------------------------------------------------
-    def _zero_tail(self, name: str, cut: TailCut) -> None:
-        """Overwrite a torn tail with zeros, keeping the file's preallocated size."""
-        size = self._handle.size()  # type: ignore[union-attr]
-        tail = self._handle.read(cut.offset, size - cut.offset)  # type: ignore[union-attr]
-        if any(tail):
-            self._handle.write(cut.offset, bytes(len(tail)))  # type: ignore[union-attr]
-            self._handle.fsync()  # type: ignore[union-attr]
-            self.trace.emit("zeroed %s from %d to %d", name, cut.offset, size)
-        elif cut.kind == "unwritten":
-            self.tail_cut = None  # a preallocated file's unwritten space: its normal state
-
-    def _extend(self, handle: File) -> None:
-        """Preallocate ``handle`` to ``file_max`` bytes of zeros, if the disk has room."""
-        try:
-            handle.write(self._allocated, bytes(self.file_max - self._allocated))
-            handle.fsync()
-            self._allocated = self.file_max
-        except DiskFullError:
-            pass  # the rest of the file takes disk space as it is written
-
-    def _find_spares(self) -> None:
-        if self.disk.exists(SPARE_TMP):
-            self.disk.delete(SPARE_TMP)  # a crash while it was made
-        for name in self.disk.list():
-            if name.startswith(SPARE_PREFIX) and name[len(SPARE_PREFIX):].isdigit():
-                self._spares.append(name)
-        self._spares.sort(key=lambda n: int(n[len(SPARE_PREFIX):]))
-        self._fill_spares()
-
-    def _fill_spares(self) -> None:
-        """Make spare files (each a whole file of zeros, durable) until every partition that may
-        still be needed has one, or the disk is full."""
-        wanted = 1 if self.max_files is None else self.max_files - (self._file_number - self.head + 1)
-        while len(self._spares) < wanted:
-            try:
-                with self.disk.open(SPARE_TMP, create=True) as f:
-                    f.write(0, bytes(self.file_max))
-                    f.fsync()
-            except DiskFullError:
-                self.disk.delete(SPARE_TMP)
-                self.stats.add("nSparesFailed")
-                self.trace.emit("%d spare log files: the disk is full", len(self._spares))
-                return
-            last = int(self._spares[-1][len(SPARE_PREFIX):]) if self._spares else 0
-            name = f"{SPARE_PREFIX}{last + 1}"
-            self.disk.rename(SPARE_TMP, name)
-            self._spares.append(name)
-            self.stats.add("nSparesMade")
-
-    def _new_file(self, name: str) -> File:
-        """The handle of new log file ``name``: a spare renamed, or a new file."""
-        if self.preallocate:
-            self.disk.rename(self._spares.pop(0), name)
-            return self.disk.open(name)
-        return self.disk.open(name, create=True)
-
-    def room(self, waste: int = 0) -> int | None:
-        """Bytes that can still be appended without a new partition or new disk space (None: no
-        bound); ``waste`` is subtracted once per file, for an entry that does not fit a file's end."""
-        with self._latch:
-            return self._room(waste)
-
-    def _room(self, waste: int = 0) -> int | None:
-        more = None if self.max_files is None else self.max_files - (self._file_number - self.head + 1)
-        if self.preallocate:
-            more = len(self._spares) if more is None else min(more, len(self._spares))
-        if more is None:
-            return self._disk_room(waste)
-        left = max(0, self._allocated - self._next_offset - waste)
-        return left + max(0, more) * max(0, self.file_max - FILE_HEADER_SIZE - waste)
-
-    def _disk_room(self, waste: int) -> int | None:
-        """Room on the disk for an unbounded log (see the module documentation; caller holds the latch)."""
-        free = self._free_space()
-        if free is None:
-            return None
-        files = 1 + (self._next_offset + free) // self.file_max  # the current file and the ones after it
-        return max(0, free - files * (FILE_HEADER_SIZE + waste))
-
-    def _free_space(self) -> int | None:
-        """The disk's free space less the bytes buffered (they take their space when written)."""
-        logged = self._counts["nBytes"]
-        if self._free_sample is not None:
-            sampled, at = self._free_sample
-            estimate = sampled - (logged - at)
-            if estimate >= FREE_SPACE_EXACT and logged - at < FREE_SPACE_RESAMPLE:
-                return estimate
-        free = self.disk.free_space()
-        if free is None:
-            self._free_sample = None
-            return None
-        free -= len(self._buffer)
-        self._free_sample = (free, logged)
-        return free
-
-    # -- removing files at the low end ----------------------------------------
-    def remove_head_files(self, below_file: int, archive: Callable[[str, bytes], None] | None = None) -> list[str]:
-        """Delete the log files below ``below_file``, after recording ``below_file`` as the log head
-        (:mod:`minidb.log.head`), so no reader takes them for lost; ``archive(name, data)`` is given
-        each file's bytes before it is deleted. Returns the names deleted."""
-        with self._latch:
-            self._check_usable()
-            if not isinstance(below_file, int) or below_file > self._file_number:
-                raise UserError(f"cannot remove log files below {below_file!r}: the log is writing "
-                                f"{file_name(self._file_number)}")
-            if below_file <= self.head:
-                return []
-            self._check_opening_scan_taken()
-            write_log_head(self.disk, below_file)
-            self.head = below_file
-            self._files = [n for n in self._files if n >= below_file]
-            self.reader.forget_below(below_file)
-        removed = self._remove_below_head(archive)
-        if self.preallocate:
-            with self._latch:
-                self._fill_spares()  # the space of the files removed
-        return removed
-
-    def _remove_below_head(self, archive: Callable[[str, bytes], None] | None) -> list[str]:
-        removed = []
-        for number in all_log_file_numbers(self.disk):
-            if number >= self.head:
-                break
-            name = file_name(number)
-            if archive is not None:
-                with self.disk.open(name) as f:
-                    archive(name, f.read(0, f.size()))
-            self.disk.delete(name)
-            removed.append(name)
-            self.stats.add("nFilesRemoved")
-        if removed:
-            self.trace.emit("removed %s below the log head %s", ", ".join(removed), file_name(self.head))
-        return removed
 
     def _log_file_header(self) -> None:
         values = {
@@ -431,77 +254,26 @@ class LogManager:
         replicated: bool = False,
         vlsn: int | None = None,
     ) -> LSN:
-        """Log one entry; return its LSN. Not durable until :meth:`sync`."""
-        # The plain entry (a dict of values, not provisional, no VLSN) is told apart in one test;
-        # anything else has its arguments checked one by one, so an error names what is wrong.
-        if (type(values) is dict and provisional is _NOT_PROVISIONAL and not replicated and vlsn is None
-                and type(entry_type) is EntryType):
-            flags = 0
-        else:
-            values, flags = _append_arguments(entry_type, values, provisional, replicated, vlsn)
-            if flags & REPLICATED:
-                return self._append_replicated(entry_type, values, flags, vlsn)
-        code = entry_type.code
-        latch = self._latch
-        latch.acquire()  # not ``with``: the same latch, at half the cost
-        try:
-            # What the checksum covers, header after the checksum and item, in one piece from the type's
-            # generated codec: one pack, one CRC, two buffer writes. The header names the entry before
-            # this one in the file, hence the latch.
-            summed = entry_type.encode_summed(values, code, flags, self._last_offset or 0)
-            size = CRC_SIZE + len(summed)
-            if not self._writable:
-                self._check_usable()
-            admitted = self.admit(entry_type, values, size, self._room) if self.admit is not None else None
-            offset = self._next_offset
-            if offset + size > self._fits_until:
-                if self._make_room(size):  # a new file: the entry now follows its FileHeader, at offset 0
-                    summed = entry_type.encode_summed(values, code, flags, self._last_offset)
-                offset = self._next_offset
-            buffer = self._buffer
-            buffer += CRC.pack(crc32(summed))  # an appended entry is never INVISIBLE: no bit to mask
-            buffer += summed
-            lsn = _new_lsn(LSN, (self._file_number, offset))  # in range: file_max <= MAX_OFFSET
-            self._last_offset = offset
-            self._next_offset = offset + size
-            self._last_lsn = lsn
-            counts = self._counts
-            counts["nEntries"] += 1
-            counts["nBytes"] += size
-            if admitted is not None:
-                admitted(lsn)
-        finally:
-            latch.release()
-        if self._listeners:  # usually none: the test costs less than an empty loop
-            for listener in self._listeners:
-                listener(lsn, entry_type, None)
-        return lsn
+        """Log one entry; return its LSN. Not durable until :meth:`sync` (the steps: module documentation).
 
-    def _append_replicated(self, entry_type: EntryType, values: dict[str, Any], flags: int, vlsn: int | None) -> LSN:
-        """:meth:`append` of a replicated entry (its header carries a VLSN), the careful way: ``_add``."""
+        ``replicated``: the entry carries a VLSN, ``vlsn`` or (if None) the next of ``vlsn_allocator``."""
+        values, flags = _append_arguments(entry_type, values, provisional, replicated, vlsn)
         item = entry_type.encode(values)
-        size = MAX_HEADER_SIZE + len(item)
+        size = (MAX_HEADER_SIZE if flags & VLSN_PRESENT else HEADER_SIZE) + len(item)
         with self._latch:
             self._check_usable()
-            if vlsn is None and self.vlsn_allocator is None:
+            if flags & REPLICATED and vlsn is None and self.vlsn_allocator is None:
                 raise LogError(f"cannot log replicated {entry_type.name}: this log allocates no VLSNs")
             admitted = self.admit(entry_type, values, size, self._room) if self.admit is not None else None
-            if self._next_offset + size > self._fits_until:
-                self._make_room(size)
-            if vlsn is None:
-                # Allocated only now that nothing can fail: the VLSN stream has no gaps.
-                vlsn = self.vlsn_allocator()  # type: ignore[misc]
+            self._make_room(size)
+            if flags & REPLICATED and vlsn is None:
+                vlsn = self.vlsn_allocator()  # type: ignore[misc]  (only now that nothing can fail: no gaps)
             lsn = self._add(entry_type.code, flags, item, vlsn)
             if admitted is not None:
                 admitted(lsn)
         for listener in self._listeners:
             listener(lsn, entry_type, vlsn)
         return lsn
-
-    def _set_fits_until(self) -> None:
-        """Where the next entry may end without a file flip or a buffer write (caller holds the latch):
-        the smaller of the file's allocated end and the buffer's end, so ``append`` tests both at once."""
-        self._fits_until = min(self._allocated, self._buffer_base + self.buffer_size)
 
     def _make_room(self, size: int) -> bool:
         """Start a new file if an entry of ``size`` bytes would pass this one's end, and write the buffer
@@ -523,9 +295,7 @@ class LogManager:
             return self._file_number
 
     def _add(self, code: int, flags: int, item: bytes, vlsn: int | None) -> LSN:
-        """Put an entry in the buffer the careful way (caller holds the latch): the way of the file
-        header and of replicated entries. :meth:`append` does the same for other entries with the
-        header packed by the type's codec (a test checks they agree)."""
+        """Put an entry in the buffer at the end of the log (caller holds the latch); its LSN."""
         crc, summed = pack_header(code, flags, self._last_offset or 0, item, vlsn)
         offset = self._next_offset
         lsn = LSN(self._file_number, offset)
@@ -563,11 +333,10 @@ class LogManager:
         assert self._handle is not None
         self._check_opening_scan_taken()
         self._handle.write(self._buffer_base, bytes(self._buffer))
-        self._counts["nWrites"] += 1
-        self._counts["nBytesWritten"] += len(self._buffer)
+        self.stats.add_held("nWrites")
+        self.stats.add_held("nBytesWritten", len(self._buffer))
         self._buffer_base += len(self._buffer)
         self._buffer.clear()
-        self._set_fits_until()
 
     def _flip(self) -> None:
         """Finish the current file (write and fsync it) and start the next."""
@@ -600,7 +369,6 @@ class LogManager:
         self._allocated = self.file_max
         self._files.append(self._file_number)
         self._next_offset = self._buffer_base = 0
-        self._set_fits_until()
         self._last_offset = None
         self._log_file_header()
         self.stats.add("nFileFlips")
@@ -713,7 +481,6 @@ class LogManager:
             handle.fsync()
         except DiskError as e:
             self._failed = f"fsync of {handle.name} failed ({e})"
-            self._writable = False
             raise LogError(f"{self.disk.where()}: {self._failed}; the log must be reopened") from e
         self.stats.add("nFsyncs")
 
@@ -778,8 +545,8 @@ class LogManager:
             )
 
     def _end_position(self) -> tuple[int, int] | None:
-        """``end().end_lsn`` as a plain (file, offset) tuple (None while there is no log file), without
-        building a LogEnd or an LSN: every read asks."""
+        """Where the next entry goes, as a (file, offset) pair (None while there is no log file): what
+        the reader asks before each read, the rest of :meth:`end` being of no use to it."""
         with self._latch:
             if not (self._files or self._handle):
                 return None
@@ -833,7 +600,7 @@ class LogManager:
             return
         if not self.readonly and self._failed is None and sync:
             self.sync()
-        self._closed, self._writable = True, False
+        self._closed = True
         if self._handle is not None:
             self._handle.close()
         self.reader.close()
@@ -878,6 +645,9 @@ def _released(lock: threading.Condition) -> Iterator[None]:
         yield
     finally:
         lock.acquire()
+
+
+LOG_MANAGER = impl.hot_spot(LogManager)
 
 
 def open_log(disk: Disk, **options: Any) -> LogManager:

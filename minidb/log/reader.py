@@ -40,14 +40,15 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from operator import itemgetter
 
+from minidb import impl
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk, File
 from minidb.log.check import foreign_file_problem, next_file_problem
 from minidb.log.end import CheckedFile, LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import (HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader,
-                               check_entry, intact_header)
+from minidb.log.header import (CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE,
+                               EntryHeader)
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner
@@ -59,7 +60,6 @@ from minidb.log.scan import FileScanner
 # grows past the small-object allocator and the copy spans more of the page cache), and gets fetch
 # far more LNs than BINs.
 READ_AHEAD = 1024
-_new_lsn = tuple.__new__  # an LSN without its range checks, for positions of entries read from a log file
 READ_BACK = 64 * 1024
 
 # For the file being written: the bytes of the log buffer (possibly none) and the
@@ -99,7 +99,7 @@ class LogReader:
         self.env_id = env_id  # the log's environment id: every file read must carry it
         self.belonging: set[int] = set()  # files known to carry it (checked at opening, or written here)
         self._end = end
-        self._end_position = end_position  # end().end_lsn as a (file, offset) tuple (None: no log file yet), cheaper
+        self._end_position = end_position  # end().end_lsn as a (file, offset) tuple (None: no log file yet)
         self._buffered = buffered
         self._handles: dict[int, File] = {}
         # An unfinished erasure the log store's eraser recorded: file -> offset -> the entry's original type.
@@ -168,12 +168,10 @@ class LogReader:
             raise LogError(f"no log entry at {lsn}: the log ends at {self._end().end_lsn}")
         data, base = self._bytes_around(lsn)
         pos = lsn.offset - base
-        header = intact_header(data, pos, None)  # the usual case, parsed once
-        if header is None:
-            erasing = self.erasing.get(lsn.file, {}).get(lsn.offset) if self.erasing else None
-            header, problem = check_entry(data, pos, None, erasing=erasing)
-            if problem is not None or header is None:
-                raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
+        erasing = self.erasing.get(lsn.file, {}).get(lsn.offset) if self.erasing else None
+        header, problem = CHECK_ENTRY.call(data, pos, None, True, erasing)
+        if problem is not None or header is None:
+            raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
         return LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
 
     def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
@@ -228,15 +226,18 @@ class LogReader:
                     previous = None
                 if limit is not None and pos >= limit:
                     return
-                # A position the scan found is a valid LSN: made without LSN's range checks.
-                item = pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)  # header.size
-                yield LogEntry(_new_lsn(LSN, (number, pos)), header, data[item : item + header.item_size])
+                yield self._entry(number, pos, header, data)
             if previous is not None:  # no FileHeader here to check the file before against
                 self._check_link(previous, number, None)
             if scanner.problem is not None:
                 raise LogCorruptionError(file_name(number), scanner.bad_offset or 0, scanner.problem)
             if offset == 0 or scanner.last_offset is not None:  # else where it started was its end
                 previous = (number, scanner.last_offset, scanner.end)
+
+    @staticmethod
+    def _entry(number: int, pos: int, header: EntryHeader, data: bytes) -> LogEntry:
+        """The entry a forward scan found at ``pos`` of file ``number``, whose bytes are ``data``."""
+        return LogEntry(LSN(number, pos), header, data[pos + header.size : pos + header.entry_size])
 
     @staticmethod
     def _checked_scan(checked: CheckedFile | None, end: LogEnd, number: int, offset: int) -> "_CheckedScan | None":
@@ -349,7 +350,7 @@ class LogReader:
         for one scan, as the bytes of a file do in a forward scan (a caller marking entries invisible
         collects them first, as syncup does)."""
         data, pos = window[2], lsn.offset - window[1]
-        header, problem = check_entry(data, pos, None)
+        header, problem = CHECK_ENTRY.call(data, pos, None)
         if problem is not None or header is None:
             return None
         return LogEntry(lsn, header, data[pos + header.size : pos + header.entry_size])
@@ -362,3 +363,6 @@ class LogReader:
             head = self._handle(number).read(start, base - start) if start < base else b""
             return head + chunk[max(0, start - base) : stop - base]
         return self._handle(number).read(start, stop - start)
+
+
+LOG_READER = impl.hot_spot(LogReader)

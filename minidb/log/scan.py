@@ -65,8 +65,7 @@ from dataclasses import dataclass
 from collections.abc import Iterator, Mapping
 
 from minidb.log.fields import ItemFormatError
-from minidb.log.header import (ERASED_TYPE, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, EntryHeader, check_entry, checksum,
-                               intact_header, read_header)
+from minidb.log.header import CHECK_ENTRY, ERASED_TYPE, HEADER_SIZE, EntryHeader, check_entry, checksum, read_header
 from minidb.errors import LogVersionError
 from minidb.log.files import file_name
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION, VERSION_OFFSET
@@ -98,29 +97,21 @@ class FileScanner:
         self.entries: list[tuple[int, EntryHeader]] | None = None  # kept by run_keeping
 
     def __iter__(self) -> Iterator[tuple[int, EntryHeader]]:
-        buf, pos, verify = self.buf, self.start, self.verify
-        size = len(buf)
-        # The running answers (count, last_offset, end) are kept in local variables, and stored when the
-        # iteration stops or pauses at an entry: the same attributes after every step, fewer stores.
-        count, last_offset = self.count, self.last_offset
-        while pos < size:
-            expected_prev = 0 if pos == 0 else last_offset
-            header = intact_header(buf, pos, expected_prev, verify)  # check_entry's fast path, called directly
-            if header is None or pos == 0:
-                problem = None
-                if header is None:
-                    erasing = self.erasing.get(pos) if self.erasing else None
-                    header, problem = check_entry(buf, pos, expected_prev, verify, erasing)
-                if problem is None and pos == 0:
-                    problem = self._check_file_header(header)
-                if problem is not None or header is None:
-                    self.problem, self.bad_offset, self.bad_header = problem, pos, header
-                    return
-            count += 1
-            last_offset, at = pos, pos
-            pos += (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE) + header.item_size
-            self.count, self.last_offset, self.end = count, last_offset, pos
-            yield at, header
+        pos = self.start
+        while pos < len(self.buf):
+            expected_prev = 0 if pos == 0 else self.last_offset
+            erasing = self.erasing.get(pos) if self.erasing else None
+            header, problem = CHECK_ENTRY.call(self.buf, pos, expected_prev, self.verify, erasing)
+            if problem is None and pos == 0:
+                problem = self._check_file_header(header)
+            if problem is not None or header is None:
+                self.problem, self.bad_offset, self.bad_header = problem, pos, header
+                return
+            self.count += 1
+            self.last_offset = pos
+            self.end = pos + header.entry_size
+            yield pos, header
+            pos = self.end
 
     def _check_file_header(self, header: EntryHeader) -> str | None:
         if header.type_code != FILE_HEADER.code:

@@ -15,9 +15,9 @@ The result has one row per log entry with the columns of
 without log files, is a :class:`~minidb.errors.UserError` at ``load()``);
 each log file is one input partition, so a cluster reads many environments'
 files in parallel. A task reads its whole file and walks it as
-:func:`minidb.log.scan_tolerant` does, with the shared log's own checks (an
-intact entry through the log's fast path ``intact_header``, anything else
-through its ``FileScanner`` and ``judge_bad_entry``): the header format is
+:func:`minidb.log.scan_tolerant` does, with the shared log's own checks (each
+entry through the log's ``check_entry``, the file's FileHeader and a bad
+entry through its ``FileScanner`` and ``judge_bad_entry``): the header format is
 decoded in :mod:`minidb.log.header` and nowhere else. Rows go out as Arrow
 record batches built against :data:`~minidb.spark.schema.ARROW_SCHEMA` (at
 most :data:`BATCH_ROWS` rows each), column by column: the walk fills a few
@@ -93,7 +93,7 @@ from minidb.log.check import foreign_file_problem
 from minidb.log.head import HEAD_FILE, read_log_head
 from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
 from minidb.log.header import (
-    ERASED_TYPE, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, EntryHeader, intact_header,
+    CHECK_ENTRY, ERASED_TYPE, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, EntryHeader,
 )
 from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.types import TXN_FIELDS
@@ -342,11 +342,11 @@ class FileColumns:
 def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BATCH_ROWS) -> Iterator[FileColumns]:
     """The rows of one log file, in batches of at most ``batch_rows`` rows (see :func:`to_record_batch`).
 
-    The walk is :func:`minidb.log.scan_tolerant`'s, unrolled so that an intact entry costs one
-    call of the log's fast path (:func:`~minidb.log.header.intact_header`) and a few list
-    appends: the file's first entry and anything unusual (erased, invisible, bad) go through the
-    log's careful :class:`~minidb.log.scan.FileScanner`, one entry at a time, and a bad entry is
-    judged by :func:`~minidb.log.scan.judge_bad_entry`, exactly as ``scan_tolerant`` does."""
+    The walk is :func:`minidb.log.scan_tolerant`'s, unrolled so that a good entry costs one call
+    of the log's :func:`~minidb.log.header.check_entry` (its hot spot ``CHECK_ENTRY``) and a few
+    list appends: the file's first entry and a bad entry go through the log's
+    :class:`~minidb.log.scan.FileScanner`, and a bad entry is judged by
+    :func:`~minidb.log.scan.judge_bad_entry`, exactly as ``scan_tolerant`` does."""
     number = part.number
     columns = FileColumns(True if verify else None)
     if part.problem is not None:
@@ -368,8 +368,10 @@ def file_rows(part: LogFilePartition, verify: bool = True, batch_rows: int = BAT
     pos, prev = 0, None  # the entry to read, and the one before it (None: pos is the FileHeader's place)
     stopped = False
     while pos < size:
-        header = intact_header(buf, pos, prev, verify) if prev is not None else None
-        if header is None:  # the FileHeader, or anything unusual: the careful scanner judges this entry
+        if prev is not None:
+            erasing = part.erasing.get(pos) if part.erasing else None
+            header, problem = CHECK_ENTRY.call(buf, pos, prev, verify, erasing)
+        if prev is None or problem is not None:  # the FileHeader, or a bad entry: the scanner judges it
             scanner = FileScanner(buf, number, verify=verify, start=pos, prev=prev, erasing=part.erasing)
             try:
                 found = next(iter(scanner), None)

@@ -1,12 +1,12 @@
 """Appending writes exactly the reference bytes, for every entry type and every header option.
 
-``LogManager.append`` packs an entry's header itself (its fast path) and its item with the type's
-generated codec; the reference is :func:`minidb.log.header.pack_entry` over the generic field-table
-encoding. A seeded (derandomized) property run appends random entries drawn from all registered
-types, plain, provisional and replicated (VLSN given or allocated), in a log small enough that files
-flip and the buffer is written often; it compares every entry's bytes in the files with the
-reference's, and where files flip and how often the buffer is written with a model of the rules
-(``where_entries_go``), which ``append`` applies with one comparison against ``_fits_until``.
+``LogManager.append`` encodes an entry's item with the type's codec and packs its header with
+:func:`minidb.log.header.pack_header`; the bytes expected are :func:`~minidb.log.header.pack_entry`
+over the generic field-table encoding. A seeded (derandomized) property run appends random entries
+drawn from all registered types, plain, provisional and replicated (VLSN given or allocated), in a
+log small enough that files flip and the buffer is written often; it compares every entry's bytes in
+the files with the expected ones, and where files flip and how often the buffer is written with a
+model of the rules (``where_entries_go``).
 """
 
 from hypothesis import HealthCheck, given, settings

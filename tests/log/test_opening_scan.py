@@ -103,9 +103,9 @@ def test_the_checked_file_is_read_without_a_second_check(monkeypatch):
 
     def counting(buf, pos, *args):
         checks.append(pos)
-        return header_module.intact_header(buf, pos, *args)
+        return header_module.check_entry(buf, pos, *args)
 
-    monkeypatch.setattr("minidb.log.scan.intact_header", counting)  # what a scan checks each entry with
+    monkeypatch.setattr(header_module.CHECK_ENTRY, "call", counting)  # what a scan checks each entry with
     fast = as_read(log.scan(checked=checked))
     assert checks == []
     found = log.reader.last_of_type(TRACE.code, checked)

@@ -1,20 +1,19 @@
-"""The fast read paths: one pread per fetch, backward scans by windows, the intact-entry fast path.
+"""The read paths: one pread per fetch, backward scans by windows.
 
-Each fast path must give exactly what the careful path gives: the same entries, and on damaged
-bytes the same error (file and offset), because it falls back to the careful path on anything odd.
+Each must give exactly what reading entry by entry gives: the same entries, and on damaged bytes
+the same error (file and offset). (Checking an entry, ``check_entry``, and its twin agree on
+damaged files in ``tests/agreement/scn_log.py``.)
 """
 
 import dataclasses
-import random
 
 import pytest
 
 from minidb.errors import LogCorruptionError
 from minidb.io import SimDisk
-from minidb.log import LSN, TRACE, Provisional
-from minidb.log import header as header_module
+from minidb.log import LSN, TRACE
 from minidb.log.entry import LogEntry
-from minidb.log.header import ERASED_TYPE, INVISIBLE, check_entry, erased_item, intact_header, pack_entry, read_header
+from minidb.log.header import pack_entry, read_header
 from minidb.log.reader import READ_AHEAD, READ_BACK
 from minidb.logstore.logdef import LOGSTORE_TYPES
 from tests.log.helpers import file_bytes, new_log, put_file_bytes, write_messages
@@ -120,71 +119,6 @@ def test_a_damaged_entry_inside_a_window_is_reported_as_a_fetch_reports_it():
     assert str(backward.value) == str(careful.value)
     assert "0x%x" % damaged.offset in str(backward.value) and "checksum" in str(backward.value)
     assert seen[-1] == lsns[21]
-
-
-# -- the intact-entry fast path ------------------------------------------------------------
-def sample_entries():
-    """Entries of every kind the fast path must tell apart, back to back, as in a log file."""
-    rng = random.Random(7)
-    out, pos, prev = [], 0, 0
-    kinds = [
-        (0x02, 0, None), (0x02, Provisional.YES.value, None), (0x49, Provisional.BEFORE_CKPT_END.value, None),
-        (0x41, 0x04 | 0x10, 1234), (0x41, 0x04 | 0x10 | INVISIBLE, 99), (ERASED_TYPE, 0, None),
-    ]
-    for i in range(60):
-        code, flags, vlsn = kinds[i % len(kinds)]
-        item = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
-        if code == ERASED_TYPE:  # the erased form of an LN_TX: its own checksum, its type, zeros
-            item = erased_item(0x41, len(item) + 1)
-        entry = pack_entry(code, flags, prev, item, vlsn)
-        out.append(entry)
-        prev, pos = pos, pos + len(entry)
-    return b"".join(out)
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_the_fast_path_answers_only_what_the_careful_path_accepts(seed, monkeypatch):
-    rng = random.Random(seed)
-    clean = sample_entries()
-    offsets, pos, prev = [], 0, None
-    while pos < len(clean):
-        header, _ = read_header(clean, pos)
-        offsets.append((pos, prev))
-        prev, pos = pos, pos + header.entry_size
-    cases = []
-    for trial in range(300):
-        buf = bytearray(clean)
-        for _ in range(rng.randrange(0, 3)):  # flip a few bits, or none
-            buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
-        buf = bytes(buf[: rng.choice([len(buf), rng.randrange(len(buf))])])  # sometimes cut short
-        pos, prev = rng.choice(offsets)
-        cases.append((buf, pos, rng.choice([prev, None, (prev or 0) + 1]), rng.random() < 0.8))
-    fast = [intact_header(*case) for case in cases]
-    answers = [check_entry(*case) for case in cases]
-    monkeypatch.setattr(header_module, "intact_header", lambda *args: None)  # check_entry without its fast path
-    assert [check_entry(*case) for case in cases] == answers  # same headers, same problems, word for word
-    for header, (careful_header, problem) in zip(fast, answers):
-        if header is not None:
-            assert problem is None and header == careful_header
-            assert not header.erased and not header.invisible
-    assert sum(h is not None for h in fast) > 50  # the fast path did answer, often
-    assert sum(p is not None for _, p in answers) > 50  # and refused, often
-
-
-def test_the_fast_path_leaves_invisible_and_erased_entries_to_the_careful_path():
-    buf = sample_entries()
-    pos, seen = 0, set()
-    while pos < len(buf):
-        header, problem = check_entry(buf, pos, None)
-        assert problem is None
-        fast = intact_header(buf, pos, None)
-        if header.invisible or header.erased:
-            assert fast is None
-            seen.add("invisible" if header.invisible else "erased")
-        else:
-            assert fast == header
-        pos += header.entry_size
-    assert seen == {"invisible", "erased"}
 
 
 # -- the transaction id without decoding the item -------------------------------------------

@@ -1,0 +1,1 @@
+"""Accelerated twins of the shared log (:mod:`minidb.log`): reading entries, appending them."""
