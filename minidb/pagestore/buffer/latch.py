@@ -94,17 +94,21 @@ class Latch:
     def release(self) -> LatchMode:
         """Release one hold (the EX hold, or one SH hold); return the mode released."""
         with self._lock:
-            if self._exclusive:
-                self._exclusive = False
-                released = EX
-            elif self._shared:
-                self._shared -= 1
-                released = SH
-            else:
-                raise RuntimeError("release of a latch that is not held")
-            if self.waiting:  # a request waits on the condition only while it is counted
-                self._cond.notify_all()
-            return released
+            return self._let_go()
+
+    def _let_go(self) -> LatchMode:
+        """:meth:`release` with the latch's lock held."""
+        if self._exclusive:
+            self._exclusive = False
+            released = EX
+        elif self._shared:
+            self._shared -= 1
+            released = SH
+        else:
+            raise RuntimeError("release of a latch that is not held")
+        if self.waiting:  # a request waits on the condition only while it is counted
+            self._cond.notify_all()
+        return released
 
     @property
     def exclusive(self) -> bool:

@@ -5,14 +5,15 @@ always free when asked for. The reference :meth:`~minidb.pagestore.buffer.latch.
 enters its condition with a ``with`` statement and asks ``_grantable`` and
 ``_grant``; this twin takes the latch's lock by hand, grants a free latch
 inline (SH when nobody holds it EX, EX when nobody holds it at all) and
-releases the lock: no condition, no helper calls, no ``with``. Anything else
-(a conditional failure, ``on_block``, waiting) is the reference's code.
+releases the lock: no condition, no helper calls, no ``with``; a release
+takes the lock the same way. Anything else (a conditional failure,
+``on_block``, waiting) is the reference's code.
 
 Safe because the condition shares the latch's lock: granting under the lock
 alone is what the reference does under the condition, and a request that must
 wait still goes through the reference, so it is counted in ``waiting`` before
-it blocks and :meth:`release` (the reference's, which notifies whenever a
-request is counted) cannot miss it.
+it blocks, and :meth:`release` notifies whenever a request is counted: it
+cannot miss it.
 """
 
 from __future__ import annotations
@@ -38,3 +39,11 @@ class Latch(reference.Latch):
                 return True
         lock.release()
         return super().acquire(mode, conditional)
+
+    def release(self) -> LatchMode:
+        lock = self._lock
+        lock.acquire()
+        try:
+            return self._let_go()
+        finally:
+            lock.release()

@@ -12,13 +12,17 @@ common case only:
   the ancestors above it along the requests' ``parent`` links. Safe because a
   lock's ancestors are held as long as it is (a lock is released after the
   locks below it); the exception, short locks that escalation leaves below a
-  released lock, is recorded in ``released_parents``, and then the twin takes
-  the reference's way.
+  released lock, is recorded in ``released_parents``, and then the twin looks
+  each ancestor up, as the reference does.
 - **the mode tables by call**: whether an ancestor's mode covers the request or
   is enough for its parent mode is read from tuples indexed by the modes'
   table index (``mode._i``), built once from :func:`~.modes.implicitly_covers`
   and :func:`~.modes.covers`: indexing a tuple costs less than hashing an Enum
   member, whose hash is computed in Python, or calling a function.
+- **the INSTANT bookkeeping**: a request of any other duration goes straight
+  to ``_acquire`` for each missing ancestor and the lock (``_take`` keeps a
+  list of what each step took only so that an INSTANT request can give it
+  back).
 - **the grant's helpers**: a lock absent from the table (so nobody holds or
   waits for it, the owner included) is granted alone in a head with the books
   kept inline (the owner's locks, the parent's child and long-child counts,
@@ -78,10 +82,7 @@ class LockManager(reference.LockManager):
 
     def lock(self, owner: Any, lock_id: LockId, mode: LockMode, duration: Duration = Duration.LONG,
              timeout: float | None = None) -> None:
-        try:
-            txn_id = owner.txn_id
-        except AttributeError:
-            txn_id = None
+        txn_id = getattr(owner, "txn_id", None)
         if type(txn_id) is not int:
             txn_id = txn_id_of(owner)  # raises
         if not (timeout is None and type(lock_id) is LockId and type(mode) is LockMode
@@ -97,61 +98,83 @@ class LockManager(reference.LockManager):
         self._enter()
         try:
             st = self._owners.get(txn_id)
+            counts = self.stats.counts
             if st is not None and not st.quarks and st.waiting is None and st.fingerprint == fingerprint:
-                self.stats.counts["nRequests"] += 1
+                counts["nRequests"] += 1
             else:
                 st, duration = self._start_request(txn_id, owner, lock_id, duration, fingerprint)
+            locks = st.locks
             ancestors = lock_id.ancestors()
+            rank = duration.rank
             fast = not st.released_parents
             held = None  # the parent's request, once the chain of ancestors is found held and enough
-            if ancestors and fast:
+            missing: list[LockId] = []
+            if ancestors:
                 covering, enough = _COVERED_BY[mode._i], _ENOUGH_FOR[_PARENT_OF[mode._i]._i]  # type: ignore
-                rank = duration.rank
-                up = held = st.locks.get(ancestors[-1])
-                while up is not None:
-                    i = up.mode._i
-                    if covering[i] or not enough[i] or up.duration.rank < rank:
-                        held = None  # missing, too weak, too short, or covering: the reference decides
-                        break
-                    up = up.parent
-            if held is None and not (fast and not ancestors):
-                missing = self._missing_ancestors(st, lock_id, mode, duration)
-                if missing is not None:
-                    self._take(st, lock_id, mode, missing, duration, timeout, deadline)
-            elif duration is _INSTANT or lock_id in self._table:
-                self._take(st, lock_id, mode, [], duration, timeout, deadline)
-            else:
-                self._grant_alone(st, lock_id, mode, duration, held, ancestors)
+                if fast:
+                    # The parent held and enough: its ancestors are held too, each one parent link up.
+                    up = held = locks.get(ancestors[-1])
+                    while up is not None:
+                        i = up.mode._i
+                        if covering[i] or not enough[i] or up.duration.rank < rank:
+                            held = None
+                            break
+                        up = up.parent
+                if held is None:
+                    # What _missing_ancestors does, with the tables read by index.
+                    for ancestor in ancestors:
+                        up = locks.get(ancestor)
+                        if up is None:
+                            missing.append(ancestor)
+                        elif covering[up.mode._i]:
+                            counts["nCovered"] += 1
+                            self.trace.emit("T%d %s %s: covered by %s on %s", txn_id, mode, lock_id, up.mode,
+                                            ancestor)
+                            return
+                        elif not enough[up.mode._i] or up.duration.rank < rank:
+                            missing.append(ancestor)
+            if duration is _INSTANT:
+                self._take(st, lock_id, mode, missing, duration, timeout, deadline)
+                return
+            if held is None and (ancestors or not fast) or lock_id in self._table:
+                # What _take does, without the undo list that only an INSTANT request needs.
+                pmode = _PARENT_OF[mode._i]  # type: ignore[attr-defined]
+                for ancestor in missing:
+                    self._acquire(st, ancestor, pmode, duration, timeout, deadline, True)
+                self._acquire(st, lock_id, mode, duration, timeout, deadline)
+                if duration is _LONG and ancestors:
+                    self._maybe_escalate(st, lock_id, ancestors)
+                return
+            # Granted alone in a head: what _grant_first does, with _hold and _count_grant inline.
+            request = self._first_request(st, lock_id, mode, duration, held)
+            locks[lock_id] = request
+            counts["nGranted"] += 1
+            if self.trace.enabled:
+                self.trace.emit("T%d %s %s: granted", txn_id, mode, lock_id)
+            if held is not None:
+                held.n_children += 1
+                if duration is _LONG:
+                    parent = ancestors[-1]
+                    if parent.code in ESCALATION_TARGETS:
+                        st.long_children[parent] = st.long_children.get(parent, 0) + 1
+                    self._maybe_escalate(st, lock_id, ancestors)
         finally:
             self._exit()
 
-    def _grant_alone(self, st: XctLockInfo, lock_id: LockId, mode: LockMode, duration: Duration,
-                     held: LockRequest | None, ancestors: tuple[LockId, ...]) -> None:
-        """Grant a lock nobody holds, its parents held and enough (``held``: the parent's request): what
-        ``_grant_first`` does, with ``_hold`` and ``_count_grant`` inline."""
-        request = self._first_request(st, lock_id, mode, duration, held)
-        st.locks[lock_id] = request
-        self.stats.counts["nGranted"] += 1
-        if self.trace.enabled:
-            self.trace.emit("T%d %s %s: granted", st.txn_id, mode, lock_id)
-        if held is not None:
-            held.n_children += 1
-            if duration is _LONG:
-                parent = ancestors[-1]
-                if parent.code in ESCALATION_TARGETS:
-                    st.long_children[parent] = st.long_children.get(parent, 0) + 1
-                self._maybe_escalate(st, lock_id, ancestors)
-
     def unlock(self, owner: Any, lock_id: LockId) -> None:
-        txn_id = txn_id_of(owner)
+        txn_id = getattr(owner, "txn_id", None)
+        if type(txn_id) is not int:
+            txn_id = txn_id_of(owner)  # raises
         if not isinstance(lock_id, LockId):
             reference.LockManager.unlock(self, owner, lock_id)  # raises
         self._enter()
         try:
-            request = self._unlockable(txn_id, lock_id)
-            if request is None:
+            st = self._owners.get(txn_id)
+            request = st.locks.get(lock_id) if st is not None else None
+            if request is None or st.waiting is not None or request.duration is _LONG or request.n_children:
+                self._unlockable(txn_id, lock_id)  # raises BadLockRequest, or an ancestor's lock covers it
                 return
-            st, head = request.owner, request.head
+            head = request.head
             if len(head.queue) == 1 and not head.has_page_alloc and not st.released_parents:
                 # Nobody else holds or waits here: _release without the wakeup. The head is kept for
                 # reuse, and so is the request, left in its queue (see _first_request).
@@ -202,6 +225,6 @@ class LockManager(reference.LockManager):
         return request
 
     def _drop(self, head: LockHead) -> None:
-        super()._drop(head)
+        del self._table[head.lock_id]
         if len(self._spare_heads) < SPARE_HEADS and not head.has_page_alloc:
             self._spare_heads.append(head)  # reused by the next first request on any lock
