@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from bench import report
 from minidb.pagestore import RecordId
-from minidb.pagestore.lock import Duration, LockId, LockManager
+from minidb.pagestore.lock import LOCK_MANAGER, Duration, LockId
 from minidb.pagestore.lock.modes import EX, NL, SH, LockMode, compatible, supremum
 
 REPEATS = 3
@@ -77,7 +77,7 @@ def records(page: int = 48, count: int = RECORDS) -> list[LockId]:
 
 def measure_lock_unlock() -> dict[str, float]:
     ids = records()
-    lm = report.chosen(LockManager)(escalation_threshold=None)
+    lm = LOCK_MANAGER.call(escalation_threshold=None)
     owner = Owner(1)
     lm.lock(owner, ids[0].parent(), LockMode.IS)  # the parents, once
 
@@ -110,7 +110,7 @@ def measure_lock_unlock() -> dict[str, float]:
 
 def measure_conversions() -> dict[str, float]:
     ids = records()
-    lm = report.chosen(LockManager)(escalation_threshold=None)
+    lm = LOCK_MANAGER.call(escalation_threshold=None)
     owner = Owner(1)
     lm.lock(owner, ids[0].parent(), LockMode.IX)
 
@@ -140,7 +140,7 @@ def measure_conversions() -> dict[str, float]:
 def measure_transactions() -> dict[str, float]:
     pages = [records(page, TXN_RECORDS // TXN_PAGES) for page in range(48, 48 + TXN_PAGES)]
     ids = [lid for slots in pages for lid in slots]
-    lm = report.chosen(LockManager)(escalation_threshold=None)
+    lm = LOCK_MANAGER.call(escalation_threshold=None)
 
     def minidb() -> None:
         for txn_id in range(1, TXNS + 1):

@@ -176,11 +176,11 @@ def tour_pagestore(workdir: str) -> str:
 
 def tour_locks() -> None:
     section("6. The lock manager: a deadlock found by Dreadlocks, and resolved")
-    from minidb.pagestore.lock import Interleaving, LockManager
+    from minidb.pagestore.lock import LOCK_MANAGER, Interleaving
     from minidb.pagestore.lock.modes import EX, SH
     from minidb.viz.locks_demo import DemoTxn, rec
 
-    lm = LockManager(escalation_threshold=None, fingerprint_bits=16, bits_per_fingerprint=2, trace=True)
+    lm = LOCK_MANAGER.call(escalation_threshold=None, fingerprint_bits=16, bits_per_fingerprint=2, trace=True)
     t1, t2, t3 = DemoTxn(1), DemoTxn(2), DemoTxn(3)
     print("three transactions, each in its own thread; each updates one record, then reads the next one's:")
     with Interleaving(lm) as script:

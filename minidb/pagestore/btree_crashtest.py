@@ -53,7 +53,7 @@ from minidb.log.lsn import LSN
 from minidb.log.manager import LogManager
 from minidb.pagestore.btree.btree import DuplicateKeyError
 from minidb.pagestore.btree.verify import check_tree
-from minidb.pagestore.lock import LockManager, LockTimeout
+from minidb.pagestore.lock import LOCK_MANAGER, LockTimeout
 from minidb.pagestore.sm import StorageManager
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 256, 4
@@ -106,7 +106,7 @@ class Runner:
         self.disk = SimDisk(f"crashtest-btree-{seed}")
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         frames=self.frames, clock=_clock, file_max=FILE_MAX, restart_trace=False,
-                                        locking=LockManager(escalation_threshold=None))
+                                        locking=LOCK_MANAGER.call(escalation_threshold=None))
         self.sm.indexes.lock_timeout = 0
         self.refused = 0  # operations a lock held by another transaction refused
         with self.sm.transaction() as t:

@@ -66,7 +66,7 @@ from minidb.pagestore.btree import check_tree
 from minidb.pagestore.btree.keyed import leaf_entry
 from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.ids import PageId, StoreId
-from minidb.pagestore.lock import LockManager, LockTimeout
+from minidb.pagestore.lock import LOCK_MANAGER, LockTimeout
 from minidb.pagestore.pages.page import SLOT_SIZE
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.transactions.xct import Xct
@@ -185,7 +185,7 @@ class Demo:
     @staticmethod
     def options() -> dict[str, Any]:
         """A fresh lock manager each time (a restart starts with an empty lock table)."""
-        return dict(frames=FRAMES, buffer_size=1, clock=_clock, locking=LockManager(escalation_threshold=None))
+        return dict(frames=FRAMES, buffer_size=1, clock=_clock, locking=LOCK_MANAGER.call(escalation_threshold=None))
 
     def _locking(self) -> None:
         self.sm.indexes.lock_timeout = 0  # a lock another transaction holds: the operation waits (see run_one)

@@ -53,8 +53,8 @@ from functools import partial
 from matplotlib.figure import Figure
 
 from minidb.pagestore import PageId, RecordId, StoreId
-from minidb.pagestore.lock import (BadLockRequest, Interleaving, LockId, LockManager, LockMode, LockTableSnapshot,
-                                   WaitsForGraph)
+from minidb.pagestore.lock import (LOCK_MANAGER, BadLockRequest, Interleaving, LockId, LockMode,
+                                   LockTableSnapshot, WaitsForGraph)
 from minidb.viz.locks import draw_lock_state
 from minidb.viz.script import Op, checked, op_table, script_error
 
@@ -222,7 +222,7 @@ def lock_step(step: int, script: Sequence[Sequence[object]] = SCRIPT, **settings
     actions = parsed(script)
     if not 0 <= step <= len(actions):
         raise ValueError(f"step must be between 0 and {len(actions)} for this script, not {step}")
-    lm = LockManager(trace=True, **{**SETTINGS, **settings})  # type: ignore[arg-type]
+    lm = LOCK_MANAGER.call(trace=True, **{**SETTINGS, **settings})  # type: ignore[arg-type]
     owners: dict[int, DemoTxn] = {}
     found: list[tuple[LockTableSnapshot, WaitsForGraph]] = []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from minidb.io import SimDisk
@@ -73,3 +74,20 @@ def log_durable_ends(disk: SimDisk, upto: int) -> dict[int, int]:
 def page_writes(disk: SimDisk, vid: int = 1) -> list:
     name = volume_file_name(vid)
     return [e for e in disk.events if e.kind == "write" and e.name == name]
+
+
+def wait_for_latch(latch, held, wanted, while_blocked=lambda: None) -> tuple:
+    """Hold ``latch`` in ``held``; another thread asks for ``wanted`` and blocks (``on_block`` tells, no
+    sleep); ``while_blocked()`` runs then; a release wakes the waiter. Returns what ``while_blocked`` and
+    the waiter's ``acquire`` returned."""
+    latch.acquire(held)
+    blocked = threading.Event()
+    latch.on_block = lambda mode: blocked.set()
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(latch.acquire(wanted)))
+    waiter.start()
+    blocked.wait()
+    seen = while_blocked()
+    latch.release()  # the waiter is counted: it is woken even if it waits on the condition only now
+    waiter.join()
+    return seen, got

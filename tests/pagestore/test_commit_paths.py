@@ -1,9 +1,7 @@
 """The short paths of a record insert and a commit agree with the careful ones they stand for.
 
-A transaction of one insert runs through several short paths: a free latch
-granted under its lock alone (:meth:`Latch.acquire` against
-:meth:`Latch.acquire_careful`), an entry's values built in one dict display
-(:func:`apply_and_log` against the three merged dicts it was built from), a
+A transaction of one insert runs through several short paths: an entry's
+values built in one dict display (:func:`apply_and_log` against the three merged dicts it was built from), a
 small slot's tag packed from the lengths (:func:`small_slot` against
 ``RecTag.pack``), the histogram left alone when nothing moved, and counters
 counted in place under latches already held. The seeded workload below runs
@@ -14,7 +12,6 @@ volume must come out byte for byte the same, and so must the counters.
 from __future__ import annotations
 
 import random
-import threading
 
 import pytest
 
@@ -28,6 +25,7 @@ from minidb.pagestore.pages.rectag import RecFlags, RecTag
 from minidb.pagestore.wal import logrec
 from minidb.pagestore.wal.logrec import apply_and_log_careful
 
+from tests.pagestore.helpers import wait_for_latch
 from tests.pagestore.sm_helpers import new_sm
 
 SEEDS = range(6)
@@ -45,7 +43,6 @@ def careful_insert(volume, xct, page, slot, data, user, placement=None):
 
 
 def put_back_careful(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Latch, "acquire", Latch.acquire_careful)
     monkeypatch.setattr(logrec, "apply_and_log", apply_and_log_careful)  # (the image of a page made regular)
     for module in (recops, recpage, __import__("minidb.pagestore.volume.volume", fromlist=["x"]),
                    __import__("minidb.pagestore.btree.btree", fromlist=["x"]),
@@ -136,33 +133,7 @@ def test_histogram_update_counts_a_page_once_whatever_the_repeats():
 
 
 # -- latches --------------------------------------------------------------------------------------
-def test_a_latch_grants_and_refuses_as_the_careful_path_does():
-    """Seeded conditional requests and releases on a fast latch and on one taking the careful path."""
-    rng = random.Random(11)
-    fast, careful = Latch(), Latch()
-    held: list = []
-    for _ in range(2000):
-        if held and rng.random() < 0.45:
-            assert fast.release() == careful.release() == held.pop()
-        else:
-            mode = rng.choice([SH, EX])
-            granted = fast.acquire(mode, conditional=True)
-            assert granted == careful.acquire_careful(mode, conditional=True)
-            if granted:
-                held.append(mode)
-        assert (fast.mode, fast.holders) == (careful.mode, careful.holders)
-        assert fast.exclusive == (fast.mode == EX)
-
-
 def test_a_release_wakes_a_request_waiting_for_the_latch():
     latch = Latch()
-    latch.acquire(EX)
-    blocked = threading.Event()
-    latch.on_block = lambda mode: blocked.set()
-    got: list = []
-    waiter = threading.Thread(target=lambda: got.append(latch.acquire(SH)))
-    waiter.start()
-    blocked.wait()
-    latch.release()  # the waiter is counted: it is woken even if it waits on the condition only now
-    waiter.join()
+    _, got = wait_for_latch(latch, EX, SH)
     assert got == [True] and latch.mode == SH and latch.waiting == 0

@@ -102,7 +102,7 @@ from minidb.pagestore.errors import (
     BadRequestError, BufferPoolFullError, LogLostError, PageStoreCorruptionError, PageStoreError,
 )
 from minidb.pagestore.ids import PageId, StoreId
-from minidb.pagestore.buffer.latch import EX, SH, Latch, LatchMode
+from minidb.pagestore.buffer.latch import EX, LATCH, SH, Latch, LatchMode
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE, NO_PAGE_LSN, check_page_size, stamp_checksum
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.pages.storeprop import image_pending, logging_off, never_forced, outside_dirty_page_table
@@ -131,7 +131,7 @@ class Frame:
     failed: bool = False  # a change under the current fix failed before it was made (see change_failed)
 
     def __post_init__(self) -> None:
-        self.latch = Latch()
+        self.latch = LATCH.call()
         self.page.frame = self
 
     @property

@@ -17,14 +17,10 @@ ask for it again.
 request is about to wait: tests and notebooks use it to see that a thread
 really is blocked, without sleeping.
 
-Every fix takes a latch and every unfix releases it, and a latch is almost
-always free when asked for, so both have a *fast path*: ``acquire`` takes
-the latch's lock directly and grants a free latch (no condition variable, no
-helper calls); a request that cannot be granted at once goes the careful
-way (:meth:`Latch.acquire_careful`, the reference: conditional failure,
-``on_block``, waiting). ``release`` wakes waiters only when there are some:
-``waiting`` counts the requests between their first look and their grant,
-and a request waits on the condition only while it is counted there.
+A request waits on the condition only while it is counted in ``waiting``
+(from its first look until its grant), and ``release`` wakes the waiters
+whenever some are counted: a waiter counted before it blocks is never missed,
+even if the release comes between its look and its wait.
 """
 
 from __future__ import annotations
@@ -32,6 +28,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from enum import IntEnum
+
+from minidb import impl
 
 
 class LatchMode(IntEnum):
@@ -76,25 +74,7 @@ class Latch:
             self._shared += 1
 
     def acquire(self, mode: LatchMode, conditional: bool = False) -> bool:
-        """Take the latch in ``mode``; False only for a conditional request that would wait.
-
-        The fast path (see the module documentation): a free latch is granted under its lock alone."""
-        lock = self._lock
-        lock.acquire()
-        if not self._exclusive:
-            if mode == 1:  # SH
-                self._shared += 1
-                lock.release()
-                return True
-            if not self._shared and mode == 2:  # EX
-                self._exclusive = True
-                lock.release()
-                return True
-        lock.release()
-        return self.acquire_careful(mode, conditional)
-
-    def acquire_careful(self, mode: LatchMode, conditional: bool = False) -> bool:
-        """:meth:`acquire` the careful way (the reference): through the condition, waiting if need be."""
+        """Take the latch in ``mode``; False only for a conditional request that would wait."""
         with self._cond:
             if self._grantable(mode):
                 self._grant(mode)
@@ -113,27 +93,30 @@ class Latch:
 
     def release(self) -> LatchMode:
         """Release one hold (the EX hold, or one SH hold); return the mode released."""
-        lock = self._lock
-        lock.acquire()
-        try:
-            if self._exclusive:
-                self._exclusive = False
-                released = EX
-            elif self._shared:
-                self._shared -= 1
-                released = SH
-            else:
-                raise RuntimeError("release of a latch that is not held")
-            if self.waiting:  # a request waits on the condition only while it is counted
-                self._cond.notify_all()
-            return released
-        finally:
-            lock.release()
+        with self._lock:
+            return self._let_go()
+
+    def _let_go(self) -> LatchMode:
+        """:meth:`release` with the latch's lock held."""
+        if self._exclusive:
+            self._exclusive = False
+            released = EX
+        elif self._shared:
+            self._shared -= 1
+            released = SH
+        else:
+            raise RuntimeError("release of a latch that is not held")
+        if self.waiting:  # a request waits on the condition only while it is counted
+            self._cond.notify_all()
+        return released
 
     @property
     def exclusive(self) -> bool:
-        """Whether the latch is held EX (what :attr:`mode` says, without building the mode)."""
+        """Whether the latch is held EX."""
         return self._exclusive
 
     def __repr__(self) -> str:
         return f"Latch({self.mode.name}, holders={self.holders}, waiting={self.waiting})"
+
+
+LATCH = impl.hot_spot(Latch)

@@ -151,7 +151,7 @@ class Fingerprints:
         self._rng = random.Random(seed)
         self._use = [0] * bitmap_bits  # how many live threads use each bit
         self._lock = threading.Lock()
-        self.threads = _ThreadHolders()  # .holder: the calling thread's (the lock manager reads it inline)
+        self.threads = _ThreadHolders()  # .holder: the calling thread's (what current() reads)
         self._freed: deque[int] = deque()  # fingerprints of ended threads, returned lazily
         self.assigned: list[tuple[str, int]] = []  # (thread name, fingerprint), in order of assignment
 

@@ -89,8 +89,8 @@ NL, IS, IX, SH, SIX, UD, EX = (LockMode.NL, LockMode.IS, LockMode.IX, LockMode.S
                                LockMode.UD, LockMode.EX)
 MODES: tuple[LockMode, ...] = tuple(LockMode)
 
-# Each member keeps its table index as a plain attribute: reading it is
-# cheaper than Enum.value, and the tables are read on every lock request.
+# As in Shore, a mode is the index of its row and column in both tables: each
+# member keeps it as ``_i``.
 for _mode in MODES:
     _mode._i = _mode.value  # type: ignore[attr-defined]
 

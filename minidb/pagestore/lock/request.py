@@ -62,7 +62,7 @@ class Duration(enum.Enum):
         return self.name.lower()
 
 
-# Each duration keeps its rank as a plain attribute (cheaper than Enum.value on every request).
+# Durations are ordered, INSTANT < SHORT < LONG: a request is lengthened to a longer one, never shortened.
 for _duration in Duration:
     _duration.rank = _duration.value  # type: ignore[attr-defined]
 

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidb.pagestore.lock.lockid import LockId
-from minidb.pagestore.lock.manager import LockManager, _txn_id_of
+from minidb.pagestore.lock.manager import LockManager
+from minidb.pagestore.lock.owner import txn_id_of
 from minidb.pagestore.lock.modes import LockMode
 from minidb.pagestore.lock.request import Duration
 
@@ -177,7 +178,7 @@ class Interleaving:
         return ("txn", txn_id) if isinstance(txn_id, int) else ("thread", thread)
 
     def _submit(self, owner: Any, label: str, action: Callable[[], Any], thread: Any = None) -> Step:
-        txn_id = _txn_id_of(owner)
+        txn_id = txn_id_of(owner)
         key = self._key(owner if thread is None else thread)
         actor = self._actors.get(key)
         if actor is None:

@@ -85,7 +85,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from minidb.pagestore.ids import ExtentId, PageId, StoreId
-from minidb.pagestore.lock import BadLockRequest, Duration, LockId, LockManager, LockMode, LockTimeout
+from minidb.pagestore.lock import BadLockRequest, Duration, LockId, LOCK_MANAGER, LockManager, LockMode, LockTimeout
 
 
 class Locking(Protocol):
@@ -146,7 +146,7 @@ class ShoreLocking:
     """The lock step through Shore's lock manager (see the module documentation)."""
 
     def __init__(self, manager: LockManager | None = None):
-        self.manager = manager if manager is not None else LockManager()
+        self.manager = manager if manager is not None else LOCK_MANAGER.call()
 
     def lock(self, xct: Any, target: Any, mode: str, duration: str = "long", timeout: float | None = None) -> None:
         self.manager.lock(xct, LockId.of(target), *_mode_and_duration(mode, duration), timeout)

@@ -47,7 +47,7 @@ def check_golden(name: str, text: str) -> None:
 def check_bookkeeping(lm):
     """Every owner's locks, child counts and long-child counts as a recount from its locks gives them,
     each request's parent the owner's request one level up, and every held request in its head's
-    queue in the table (what the inline fast paths must keep)."""
+    queue in the table (what the accelerated twin's inline grant and unlock must keep too)."""
     for st in lm._owners.values():
         children, long_children = {}, {}
         for lock_id, request in st.locks.items():

@@ -149,11 +149,12 @@ def escalated_with_a_short_record_left():
 
 
 def test_a_short_lock_left_below_an_escalated_page_is_released_with_the_books_kept():
-    """As above, but the page's released head is reused by another lock before the record is unlocked."""
+    """As above, but other locks are taken before the record is unlocked (the accelerated twin gives them
+    the released heads; tests/agreement/scn_locks.py runs this against it)."""
     lm = escalated_with_a_short_record_left()
-    lm.lock(T1, LockId.user(7), EX)  # takes a spare head: the last one released, p(1.3.50)'s
+    lm.lock(T1, LockId.user(7), EX)
     lm.lock(T1, LockId.user(8), EX)
-    lm.lock(T1, LockId.user(9), EX)  # ... and p(1.3.48)'s
+    lm.lock(T1, LockId.user(9), EX)
     lm.unlock(T1, rec(1, 48))
     check_bookkeeping(lm)
     assert lm.held(T1) == {V1: IS, S13: SH, LockId.user(7): EX, LockId.user(8): EX, LockId.user(9): EX}
@@ -161,10 +162,10 @@ def test_a_short_lock_left_below_an_escalated_page_is_released_with_the_books_ke
 
 def test_a_page_locked_again_directly_adopts_the_short_locks_left_below_it():
     """As above, but the page itself is asked for again (not implicitly, under a record): the request
-    goes the careful way, and the new page lock counts the record left below it."""
+    looks each ancestor up, and the new page lock counts the record left below it."""
     lm = escalated_with_a_short_record_left()
     lm.lock(T1, P49, IX, Duration.SHORT)  # the store converts to SIX, which is enough for an IX below
-    lm.lock(T1, P48, IX, Duration.SHORT)  # its parents held and enough: what the fast path would take
+    lm.lock(T1, P48, IX, Duration.SHORT)  # its parents held and enough, and the record left below it adopted
     check_bookkeeping(lm)
     with pytest.raises(BadLockRequest, match=r"cannot unlock p\(1.3.48\): it still holds 1 lock below it"):
         lm.unlock(T1, P48)

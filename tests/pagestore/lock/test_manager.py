@@ -358,10 +358,10 @@ def test_a_victim_error_names_the_cycle():
     assert error.txn_id == 2 and error.other == 1 and not error.false_positive
 
 
-# -- the fast paths' bookkeeping --------------------------------------------------------
+# -- the books --------------------------------------------------------
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("escalate", [False, True])
-def test_fast_paths_keep_the_same_books_as_the_careful_ones(seed, escalate):
+def test_the_books_recount_right_after_every_call(seed, escalate):
     """Seeded: three transactions lock records, pages and stores in every mode and duration (a conflict
     fails at once), unlock short locks, and end; the books are recounted after every step. Also with
     escalation at 3 locks (short locks left below an escalated page: test_escalation.py)."""
@@ -389,60 +389,3 @@ def test_fast_paths_keep_the_same_books_as_the_careful_ones(seed, escalate):
         else:
             lm.release_all(txn)
         check_bookkeeping(lm)
-
-
-def _random_step(rng, txns, ids, fast):
-    """One random call for ``fast`` (a manager): what it would be asked, as a function of the manager."""
-    txn = rng.choice(txns)
-    roll = rng.random()
-    if roll < 0.6:
-        lock_id, mode = rng.choice(ids), rng.choice([IS, SH, IS, SH, IX, SIX, UD, EX])
-        duration = rng.choice([SHORT, LONG, LONG, INSTANT])
-        # A fresh lock id half the time (an equal one, not the same object), as callers make them.
-        lock_id = LockId(lock_id.code, tuple(lock_id.numbers), lock_id.key) if rng.random() < 0.5 else lock_id
-        return lambda lm: lm.lock(txn, lock_id, mode, duration, timeout=0)  # one thread: a conflict fails
-    if roll < 0.8:
-        held = fast.held(txn)
-        lock_id = rng.choice(sorted(held)) if held and rng.random() < 0.9 else rng.choice(ids)
-        return lambda lm: lm.unlock(txn, lock_id)
-    if roll < 0.85:
-        return lambda lm: lm.open_quark(txn)
-    if roll < 0.88:
-        return lambda lm: lm.close_quark(txn)
-    if roll < 0.9:
-        return lambda lm: lm.unlock_duration(txn, SHORT)
-    return lambda lm: lm.release_all(txn)
-
-
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("escalate", [False, True])
-def test_the_fast_paths_agree_with_the_careful_manager(seed, escalate):
-    """Seeded: the same calls (locks of every kind of id, mode and duration, unlocks, quarks, ends) on a
-    manager with its fast paths and on a careful one (every ancestor looked up, every grant and unlock
-    through the queue's methods): the same outcomes, the same table dumps, the same statistics, the
-    same trace, after every call; and the books recount right in both."""
-    rng = random.Random(seed)
-    threshold = 2 if escalate else None
-    fast = LockManager(escalation_threshold=threshold, trace=True)
-    careful = LockManager(escalation_threshold=threshold, trace=True, careful=True)
-    txns = [Txn(1), Txn(2), Txn(3)]
-    ids = ([rec(s, page) for s in range(4) for page in (48, 50)] + [rec(1, 7, store=4), P48, P50, S13, S14, V1,
-           LockId.kvl(StoreId(1, 3), b"k"), LockId.end_of_index(StoreId(1, 3)), X16, user(1), user(2)])
-    for _ in range(400):
-        step = _random_step(rng, txns, ids, fast)
-        outcomes = []
-        for lm in (fast, careful):
-            try:
-                outcomes.append(("ok", step(lm)))
-            except (BadLockRequest, LockTimeout) as e:
-                outcomes.append((type(e).__name__, str(e)))
-        assert outcomes[0] == outcomes[1]
-        assert fast.dump() == careful.dump()
-        assert fast.stats.as_dict() == careful.stats.as_dict()
-        assert fast.trace.lines == careful.trace.lines
-        assert {t.txn_id: fast.held(t) for t in txns} == {t.txn_id: careful.held(t) for t in txns}
-        check_bookkeeping(fast)
-        check_bookkeeping(careful)
-    assert fast.stats["nGranted"] > 100 and fast.stats["nReleases"] > 100 and fast.stats["nCovered"] > 0
-    if escalate:
-        assert fast.stats["nEscalations"] > 0
