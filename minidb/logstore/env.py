@@ -96,8 +96,8 @@ from minidb.logstore.txn import Transaction, TxnManager
 from minidb.logstore.utilization import FileSummary, UtilizationTracker
 from minidb.stats import Stats, Trace
 
-# Every change of these counters happens under the environment latch, so the hot paths (gets, puts,
-# fetches) count with ``Stats.add_held``, which takes no second lock.
+# Every change of these counters happens under the environment latch, so the paths that count them
+# (puts, fetches, cursor steps) use ``Stats.add_held``, which takes no second lock.
 ENV_STATS = ["nPuts", "nDeletes", "nGets", "nCursorSteps", "nCommits", "nAborts", "nINsFetched", "nLNsFetched",
              "nINsLogged", "nSplits", "nRootSplits", "nSlotsCompressed"]
 

@@ -40,9 +40,9 @@ Example (the JE documentation's recovery period)::
     450 Commit txn 1    -> txn 1 committed: LN-A at 100 is redone
     crash
 
-What it leaves out: JE's recovery also redoes and undoes deletions of whole
-databases and rebuilds the INList from the log; here a database is never
-removed, and the resident nodes are the evictor's list from the start.
+What it leaves out: JE's recovery also redoes the removal and truncation of
+whole databases; a minidb database is never removed, so no pass looks for
+them.
 """
 
 from __future__ import annotations

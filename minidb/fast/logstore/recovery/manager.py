@@ -255,8 +255,10 @@ def append_slots(bin_node: BIN, keys: list[bytes], lsns: list[LSN], known_delete
 
 
 class RecoveryManager(ReferenceRecoveryManager):
-    runs: list[ScannedRun] = []
-    checked: Any = None
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.runs: list[ScannedRun] = []  # the entries read, per file
+        self.checked: Any = None  # the last file as opening the log checked it, until the forward read
 
     @staticmethod
     def open_log(disk: "Disk", **options) -> LogManager:
