@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from minidb import impl
 from minidb.errors import UserError, utf8
 from minidb.log import LSN, NULL_LSN
 
@@ -40,8 +41,7 @@ if TYPE_CHECKING:
 
 
 def as_bytes(value: bytes | str, what: str) -> bytes:
-    if type(value) is bytes:  # the usual case, first: every get and put asks
-        return value
+    """``value`` as bytes: a str as UTF-8, a bytes-like object copied; anything else is a UserError."""
     if isinstance(value, str):
         return utf8(value, what)
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -92,14 +92,9 @@ class Database:
         return txn
 
     def _check(self, txn: "Transaction | None") -> None:
-        """Under the latch, before an operation: the environment usable, ``txn`` (if given) open and ours.
-
-        Gets and puts come here every time, so the usual case is two attribute tests."""
-        env = self.env
-        if env.closed or env.invalid is not None:
-            env.check_usable()
-        if txn is not None:
-            self._txn(txn)
+        """Under the latch, before an operation: the environment usable, ``txn`` (if given) open and ours."""
+        self.env.check_usable()
+        self._txn(txn)
 
     def get(self, key: bytes | str, txn: "Transaction | None" = None) -> bytes | None:
         key = as_bytes(key, "key")
@@ -107,30 +102,27 @@ class Database:
         with env.latch:
             self._check(txn)
             value = env.records.read(self.impl, key, txn)
-            env.stats.add_held("nGets")  # the environment's counters change under its latch only
+            env.stats.add("nGets")
             env.after_operation(read=True)  # a full disk stops the eviction, not the read
             return value
 
     def put(self, key: bytes | str, data: bytes | str, txn: "Transaction | None" = None) -> LSN:
         """Write a record; returns the LSN of the LN logged for it."""
-        key, data = as_bytes(key, "key"), as_bytes(data, "data")
-        env = self.env
-        with env.latch:
-            self._check(txn)
-            env.check_writable("put a record")
-            lsn = env.records.write(self.impl, key, data, txn)
-            env.after_operation()
-            assert lsn is not None
-            return lsn
+        lsn = self._write(as_bytes(key, "key"), as_bytes(data, "data"), txn, "put a record")
+        assert lsn is not None
+        return lsn
 
     def delete(self, key: bytes | str, txn: "Transaction | None" = None) -> LSN | None:
         """Delete ``key``; the LSN of the deleted LN logged, or None if there was no such record."""
-        key = as_bytes(key, "key")
+        return self._write(as_bytes(key, "key"), None, txn, "delete a record")
+
+    def _write(self, key: bytes, data: bytes | None, txn: "Transaction | None", what: str) -> LSN | None:
+        """Log ``data`` (None: a deletion) for ``key`` under the latch, then let eviction and checkpoints run."""
         env = self.env
         with env.latch:
             self._check(txn)
-            env.check_writable("delete a record")
-            lsn = env.records.write(self.impl, key, None, txn)
+            env.check_writable(what)
+            lsn = env.records.write(self.impl, key, data, txn)
             env.after_operation()
             return lsn
 
@@ -159,4 +151,8 @@ class Database:
         return f"Database({self.name!r}, id={self.id})"
 
 
-__all__ = ["Database", "DatabaseImpl", "as_bytes", "utf8"]
+#: the handle ``env.database(name)`` returns
+DATABASE = impl.hot_spot(Database)
+
+
+__all__ = ["DATABASE", "Database", "DatabaseImpl", "as_bytes", "utf8"]

@@ -74,31 +74,30 @@ import os
 import threading
 from typing import Any
 
-from minidb.collector import collector_paused
 from minidb.errors import DiskFullError, UserError
 from minidb.io import CrashMode, Disk, OSDisk, SimDisk
-from minidb.log import LSN, LogManager, Provisional
+from minidb.log import LSN, Provisional
 from minidb.log.types import EntryType
 from minidb.logstore.checkpointer import Checkpointer, CheckpointResult
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
-from minidb.logstore.database import Database, DatabaseImpl
+from minidb.logstore.database import DATABASE, Database, DatabaseImpl
 from minidb.logstore.dirty_map import DirtyINMap
 from minidb.logstore.eraser.protocol import finish_recorded_erasure
 from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError, ReadOnlyEnvironmentError
 from minidb.logstore.evictor import Evictor
-from minidb.logstore.locks import LockTable
+from minidb.logstore.locks import LOCK_TABLE
 from minidb.logstore.mapping_tree import DbTree
 from minidb.logstore.node_logger import NodeLogger
 from minidb.logstore.records import RecordOps
-from minidb.logstore.recovery import RecoveryInfo, RecoveryManager
+from minidb.logstore.recovery import RECOVERY_MANAGER, RecoveryInfo
 from minidb.logstore.txn import Transaction, TxnManager
 from minidb.logstore.utilization import FileSummary, UtilizationTracker
 from minidb.stats import Stats, Trace
 
-# Every change of these counters happens under the environment latch, so the hot paths (gets, puts,
-# fetches) count with ``Stats.add_held``, which takes no second lock.
+# Every change of these counters happens under the environment latch, so the paths that count them
+# (puts, fetches, cursor steps) use ``Stats.add_held``, which takes no second lock.
 ENV_STATS = ["nPuts", "nDeletes", "nGets", "nCursorSteps", "nCommits", "nAborts", "nINsFetched", "nLNsFetched",
              "nINsLogged", "nSplits", "nRootSplits", "nSlotsCompressed"]
 
@@ -120,8 +119,7 @@ class Environment:
         self.recovering = False
         self.last_node_id = 0
         self._in_after_operation = False
-        with collector_paused():  # opening and recovery make tens of thousands of small objects
-            self._open_and_recover(disk, phase_listener)
+        self._open_and_recover(disk, phase_listener)
         self.cleaner_thread: CleanerThread | None = None
         if self.config.run_cleaner:
             self.cleaner_thread = CleanerThread(self)
@@ -134,14 +132,14 @@ class Environment:
         erasing = erasing_of(disk) if self.read_only else None
         if not self.read_only:
             finish_recorded_erasure(disk)
-        # The log keeps the last file's entries as opening checked them; recovery takes them first thing.
-        self.log = LogManager(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
-                              clock=self.config.clock, keep_opening_scan=True, readonly=self.read_only,
-                              erasing=erasing, env_seed=self.config.env_seed)
+        recovery = RECOVERY_MANAGER.chosen()
+        self.log = recovery.open_log(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
+                                     clock=self.config.clock, readonly=self.read_only, erasing=erasing,
+                                     env_seed=self.config.env_seed)
         if self.read_only and not self.log.end().files:
             self.log.close(sync=False)
             raise ReadOnlyEnvironmentError(f"{disk.where()}: no environment to open read-only (no log file)")
-        self.locks = LockTable()
+        self.locks = LOCK_TABLE.call()
         self.txn_manager = TxnManager(self)
         self.utilization = UtilizationTracker(self)
         self.evictor = Evictor(self)
@@ -154,7 +152,7 @@ class Environment:
         with self.latch:
             self.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
             try:
-                self.recovery_info: RecoveryInfo = RecoveryManager(self, phase_listener).recover()
+                self.recovery_info: RecoveryInfo = recovery(self, phase_listener).recover()
             except ReadOnlyEnvironmentError as refused:  # recovery of a first open that crashed must write
                 self.log.close(sync=False)
                 raise ReadOnlyEnvironmentError(f"{disk.where()}: cannot open read-only: recovery would have to "
@@ -284,7 +282,7 @@ class Environment:
             elif impl.internal != internal:
                 kind = "an internal" if impl.internal else "a user"
                 raise UserError(f"database {name!r} is {kind} database")
-            return Database(self, impl)
+            return DATABASE.call(self, impl)
 
     def database_names(self, internal: bool = False) -> list[str]:
         return self.db_tree.names(internal)

@@ -23,6 +23,7 @@ while a transaction holds the record's lock (its abort would need the slot).
 
 from __future__ import annotations
 
+from minidb import impl
 from minidb.logstore.errors import LockConflictError
 from minidb.stats import Stats
 
@@ -38,8 +39,6 @@ class LockTable:
 
     def check(self, db_id: int, db_name: str, key: bytes, txn_id: int | None, what: str) -> None:
         """Raise if the record is locked by a transaction other than ``txn_id``."""
-        if not self._owners:  # no transaction holds a lock: nothing to look up (most reads and auto-commit puts)
-            return
         owner = self._owners.get((db_id, key))
         if owner is not None and owner != txn_id:
             self.stats.add("nConflicts")
@@ -68,4 +67,8 @@ class LockTable:
         return len(self._owners)
 
 
-__all__ = ["LockTable"]
+#: the environment's lock table
+LOCK_TABLE = impl.hot_spot(LockTable)
+
+
+__all__ = ["LockTable", "LOCK_TABLE"]

@@ -53,7 +53,7 @@ from minidb.logstore.database import DatabaseImpl, utf8
 from minidb.logstore.errors import DatabaseNotFoundError
 from minidb.logstore.logdef import MAP_LN, USER_LN_TYPES
 from minidb.logstore.tree.ln import fetch_ln
-from minidb.logstore.tree.tree import Tree, node_from_entry, read_node_entry
+from minidb.logstore.tree.tree import TREE, node_from_entry, read_node_entry
 
 if TYPE_CHECKING:
     from minidb.logstore.env import Environment
@@ -88,7 +88,7 @@ class DbTree:
 
     def _impl(self, db_id: int, name: str, internal: bool, replicated: bool, root_lsn: LSN) -> DatabaseImpl:
         impl = DatabaseImpl(db_id, name, internal, replicated, root_lsn)
-        impl.tree = Tree(self.env, impl)
+        impl.tree = TREE.call(self.env, impl)
         return impl
 
     # -- lookups -----------------------------------------------------------------------

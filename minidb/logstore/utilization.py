@@ -21,12 +21,9 @@ Checkpoint step 7 writes a ``FileSummaryLN`` for every file whose counts
 changed, into the internal database ``_utilization`` (key: the file number),
 making the counts recoverable. Each summary covers the entries of its file
 logged before the summary itself; recovery loads the summaries and counts
-the entries of each file at or after its summary's LSN: file by file, from
-lists of LSNs, sizes and type codes (:class:`ScannedRun`), with a dictionary
-update for the node sizes, one for the obsolete offsets and a few sums
-(``finish_recovery_in_runs``); ``finish_recovery``, one entry at a time as
-:meth:`UtilizationTracker.count_new` counts an appended entry, is the
-reference it agrees with.
+the entries of each file at or after its summary's LSN, one at a time as
+:meth:`UtilizationTracker.count_new` counts an appended entry
+(:meth:`UtilizationTracker.finish_recovery`).
 
 Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
 
@@ -40,27 +37,19 @@ deletes a file that still holds a live node. :func:`live_but_obsolete`
 
 from __future__ import annotations
 
-import bisect
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
-from minidb.log.types import type_by_name
 from minidb.logstore.logdef import FILE_SUMMARY_LN, NODE_TYPES
 from minidb.stats import Stats
 
 if TYPE_CHECKING:
     from minidb.logstore.env import Environment
 
-_NODE_CODES = frozenset(type_by_name(name).code for name in NODE_TYPES)  # type: ignore[union-attr]
-_FILE_HEADER_CODES = frozenset({FILE_HEADER.code})
-_OBSOLETE_AT_ONCE = frozenset(range(256)) - _NODE_CODES - _FILE_HEADER_CODES  # counted obsolete as they are counted
-_offset_of = itemgetter(1)  # of an LSN
 
 
 def file_key(file_number: int) -> bytes:
@@ -220,7 +209,7 @@ class UtilizationTracker:
 
         ``summaries``: (FileSummaryLN values, its LSN) per file; ``scanned``: the
         entries recovery read, (lsn, size, type), each counted as :meth:`count_new`
-        counts an appended entry (the reference for :meth:`finish_recovery_in_runs`).
+        counts an appended entry.
         Obsolete offsets counted during recovery are kept (counting twice changes nothing).
         """
         summary_lsn = self._restore_summaries(summaries)
@@ -229,42 +218,6 @@ class UtilizationTracker:
             if covered is None or lsn >= covered:
                 self._count(self.summary(lsn.file), lsn, size, type_name)
         self._count_deferred()
-
-    def finish_recovery_in_runs(self, summaries: list[tuple[dict, LSN]], runs: list["ScannedRun"]) -> None:
-        """:meth:`finish_recovery` with the entries given per file (:class:`ScannedRun`), counted in bulk.
-
-        The same counts: in each file, from its summary's LSN on, the node entries add to the node
-        totals and their sizes are kept; a FileHeader is counted once; every other entry counts as
-        obsolete at once. Dictionary updates and sums over the run, instead of a call per entry.
-        """
-        summary_lsn = self._restore_summaries(summaries)
-        for run in runs:
-            covered = summary_lsn.get(run.file_number)
-            start = 0 if covered is None else bisect.bisect_left(run.lsns, covered)
-            self._count_run(run.file_number, run.lsns[start:], run.sizes[start:], run.codes[start:])
-        self._count_deferred()
-
-    def _count_run(self, number: int, lsns: list[LSN], sizes: list[int], codes: list[int]) -> None:
-        """Count entries of file ``number``, in order, as :meth:`_count` counts each of them."""
-        if not lsns:
-            return
-        summary = self.summary(number)
-        # Each kind selected in C (compress with the codes' memberships), not by a step per entry here.
-        is_node = list(map(_NODE_CODES.__contains__, codes))
-        nodes = list(compress(zip(lsns, sizes), is_node))
-        others = dict(compress(zip(map(_offset_of, lsns), sizes), map(_OBSOLETE_AT_ONCE.__contains__, codes)))
-        for size in compress(sizes, map(_FILE_HEADER_CODES.__contains__, codes)):
-            self._count_file_header(summary, size)
-        node_size = sum(compress(sizes, is_node))
-        summary.total_count += len(nodes) + len(others)
-        summary.total_size += node_size + sum(others.values())
-        summary.node_count += len(nodes)
-        summary.node_size += node_size
-        self.sizes.update(nodes)
-        summary.obsolete.update(others)
-        if nodes or others:
-            self.dirty.add(number)
-            self.stats.add_held("nEntriesCounted", len(nodes) + len(others))
 
     def _restore_summaries(self, summaries: list[tuple[dict, LSN]]) -> dict[int, LSN]:
         """The first half of finishing recovery: each file's summary, and what recovery counted obsolete."""
@@ -295,20 +248,10 @@ class UtilizationTracker:
         return [self.files[n] for n in sorted(self.files)]
 
 
-@dataclass(frozen=True)
-class ScannedRun:
-    """Entries recovery read from one file, in LSN order: their LSNs, sizes and type codes."""
-
-    file_number: int
-    lsns: list[LSN]
-    sizes: list[int]
-    codes: list[int]
-
-
 def summary_of_entry(entry) -> FileSummary:
     """The FileSummary a FileSummaryLN entry holds."""
     return FileSummary.from_values(entry.values)
 
 
-__all__ = ["UtilizationTracker", "FileSummary", "ScannedRun", "file_key", "summary_of_entry", "FILE_HEADER_ENTRY_SIZE",
+__all__ = ["UtilizationTracker", "FileSummary", "file_key", "summary_of_entry", "FILE_HEADER_ENTRY_SIZE",
            "FILE_HEADER"]

@@ -51,3 +51,90 @@ def resident_of_level(env: Environment, db_name: str, level: int):
     db_id = env.db_tree.get(db_name).id
     return sorted((n for n in env.evictor.resident_nodes() if n.db_id == db_id and n.level == level),
                   key=lambda n: n.node_id)
+
+
+def redo_workload(seed: int, name: str = "redo", fresh_keys: int = 0, **overrides):
+    """A crashed disk after a random workload that recovery's redo and undo must get right, and a node budget
+    for recovering it (None or 8): two databases, repeated keys, deletions, committed, aborted and unfinished
+    transactions, one open across checkpoints (firstActiveLSN moves back: redo then replays LNs the
+    checkpoint's BINs already hold, deletions among them whose slots were compressed away). ``fresh_keys``:
+    that many keys above the one slot of a third database's BIN, written once each after a last checkpoint;
+    ``overrides``: of the environment's configuration."""
+    import random
+
+    from minidb.io import CrashMode
+
+    rng = random.Random(seed)
+    disk, env = new_env(f"{name}-{seed}", **overrides)
+    dbs = [env.database("a"), env.database("b")]
+    pool = [f"k{i:03d}" for i in range(rng.randint(10, 60))]
+    steps, long_txn = rng.randint(40, 160), None
+    begin_long = rng.randrange(steps // 2) if rng.random() < 0.6 else None
+    for step in range(steps):
+        if step == begin_long:
+            long_txn = env.begin()
+            dbs[0].put("long", "x", txn=long_txn)
+        elif long_txn is not None and step == steps - 10:
+            long_txn.commit()
+            long_txn = None
+        db, key = rng.choice(dbs), rng.choice(pool)
+        roll = rng.random()
+        if roll < 0.45:
+            db.put(key, f"v{step}")
+        elif roll < 0.6:
+            db.delete(key)
+        elif roll < 0.9:
+            txn = env.begin()
+            for _ in range(rng.randint(1, 4)):
+                db, key = rng.choice(dbs), rng.choice(pool)
+                if rng.random() < 0.7:
+                    db.put(key, f"t{step}", txn=txn)
+                else:
+                    db.delete(key, txn=txn)
+            txn.commit() if rng.random() < 0.7 else txn.abort()
+        else:
+            env.checkpoint()
+    if rng.random() < 0.7:
+        loser = env.begin()  # still active at the crash: undone
+        for _ in range(rng.randint(1, 4)):
+            db, key = rng.choice(dbs), rng.choice(pool)
+            db.put(key, "loser", txn=loser)
+    if fresh_keys:
+        fresh = env.database("u")
+        fresh.put("a", "before the checkpoint")
+        env.checkpoint()
+        for i in range(fresh_keys):
+            fresh.put(f"z{i:03d}", f"w{i}")
+    env.sync()
+    env.crash(CrashMode.nothing())
+    return disk, rng.choice([None, 8])
+
+
+def slots(env: Environment) -> dict[str, list[tuple]]:
+    """Every slot of every tree, in key order: (key, LSN, known deleted, the data its LN holds)."""
+    from minidb.logstore.tree.ln import record_of
+
+    out = {}
+    for impl in list(env.db_tree.by_id.values()):
+        rows: list[tuple] = []
+        tree = impl.tree
+        stack = [tree.root_node()]
+        while stack:
+            node = stack.pop()
+            if node.is_bin:
+                for key, lsn, deleted, cached in zip(node.keys, node.lsns, node.known_deleted, node.records):
+                    held = record_of(env.log.read(lsn))
+                    assert cached is None or cached == held, f"{impl.name} {key!r}: cached data is not its LN's"
+                    rows.append((key, lsn, deleted, held))
+            else:
+                stack.extend(tree.fetch_child(node, i) for i in reversed(range(node.n_entries)))
+        out[impl.name] = rows
+    return out
+
+
+def utilization_of(env: Environment):
+    """The utilization tracker's counts: per file, the sizes it knows, the files changed, entries counted."""
+    tracker = env.utilization
+    files = {n: (s.total_count, s.total_size, s.node_count, s.node_size, dict(s.obsolete))
+             for n, s in tracker.files.items()}
+    return files, dict(tracker.sizes), set(tracker.dirty), tracker.stats["nEntriesCounted"]

@@ -5,6 +5,7 @@ import random
 import pytest
 
 from minidb.errors import UserError
+from minidb.fast.logstore.recovery.manager import insert_slots
 from minidb.io import SimDisk
 from minidb.log import LSN, NULL_LSN
 from minidb.logstore import Environment
@@ -195,7 +196,7 @@ def test_two_databases_are_separate_trees():
 
 @pytest.mark.parametrize("seed", range(20))
 def test_insert_slots_leaves_what_inserting_one_by_one_leaves(seed):
-    """New keys placed against a BIN as it was, then inserted together (few into many: one by one from
+    """Redo by key's ``insert_slots`` (the recovery twin's): new keys placed against a BIN as it was, then inserted together (few into many: one by one from
     the last; many into few: one merge), give the slots of inserting each in key order, found again."""
     rng = random.Random(seed)
     pool = rng.sample(range(10_000), rng.randint(0, 60))
@@ -212,7 +213,7 @@ def test_insert_slots_leaves_what_inserting_one_by_one_leaves(seed):
     slots = [(b"%05d" % k, LSN(2, k), k % 5 == 0, b"new%d" % k) for k in new]
     for key, lsn, deleted, record in slots:
         one_by_one.insert_slot(one_by_one.find(key)[0], key, lsn, deleted, record)
-    together.insert_slots([(together.find(key)[0], key, lsn, deleted, record) for key, lsn, deleted, record in slots])
+    insert_slots(together, [(together.find(key)[0], key, lsn, deleted, record) for key, lsn, deleted, record in slots])
     assert (together.keys, together.lsns, together.known_deleted, together.records) == (
         one_by_one.keys, one_by_one.lsns, one_by_one.known_deleted, one_by_one.records)
     assert together.version == one_by_one.version

@@ -43,7 +43,7 @@ def test_the_exhaustive_mode_catches_a_recovery_that_drops_the_last_commit(monke
     recover = RecoveryManager._redo_and_undo_lns
 
     def forgetting_the_last_commit(self):  # its transaction becomes a loser, undone; its entries stay
-        self.commits = self.commits[:-1]
+        self.read.commits = self.read.commits[:-1]
         recover(self)
 
     monkeypatch.setattr(RecoveryManager, "_redo_and_undo_lns", forgetting_the_last_commit)

@@ -19,16 +19,11 @@ Example (max 4 entries): put k3, k1, k2, then delete k2::
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import repeat
-from operator import itemgetter
 from typing import Any
 
 from minidb.log import LSN
 from minidb.logstore.logdef import BIN_ENTRY
 from minidb.logstore.tree.in_node import IN
-
-
-_slot_key = itemgetter(1)  # an (index, key, ...) slot's key: no two slots of a node have the same
 
 
 class BIN(IN):
@@ -53,39 +48,6 @@ class BIN(IN):
         self.known_deleted.insert(index, known_deleted)
         self.records.insert(index, record)
         self.version += 1
-
-    def insert_slots(self, inserts: list[tuple[int, bytes, LSN, bool, Any]]) -> None:
-        """:meth:`insert_slot` for many new keys found against the slots as they were.
-
-        ``inserts``: ``(index, key, lsn, known_deleted, record)`` in key order, each ``index`` where
-        :meth:`find` placed the key *before* any of them went in. Inserting them from the last to the
-        first keeps every index right (an insertion moves only the slots after it); the slots end as
-        inserting them one by one in key order, each found again, would leave them. Many keys into a
-        small node (a BIN that redo fills from empty) are merged into its lists in one sort instead:
-        two sorted runs, which Python's sort merges in one pass.
-        """
-        if len(inserts) <= len(self.keys):
-            for index, key, lsn, known_deleted, record in reversed(inserts):
-                self.insert_slot(index, key, lsn, known_deleted, record)
-            return
-        merged = sorted([*zip(repeat(0), self.keys, self.lsns, self.known_deleted, self.records), *inserts],
-                        key=_slot_key)
-        columns = zip(*merged)
-        next(columns)  # the indexes
-        for column, values in zip((self.keys, self.lsns, self.known_deleted, self.records), columns):
-            column[:] = values
-        self.version += len(inserts)
-
-    def append_slots(self, keys: list[bytes], lsns: list[LSN], known_deleted: list[bool], records: list[Any]) -> None:
-        """New slots after the last one, given column by column: ``keys`` sorted, all above the current
-        keys (what :meth:`insert_slots` would do with them, without looking for their places)."""
-        if keys and self.keys and keys[0] <= self.keys[-1]:
-            raise ValueError(f"append_slots: {keys[0]!r} is not above the last slot {self.keys[-1]!r}")
-        self.keys += keys
-        self.lsns += lsns
-        self.known_deleted += known_deleted
-        self.records += records
-        self.version += len(keys)
 
     def update_slot(self, index: int, lsn: LSN, known_deleted: bool, record: Any) -> None:
         self.lsns[index] = lsn

@@ -35,7 +35,6 @@ the slot's node id (JE's ``getParentINForChildIN``).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from minidb import impl
@@ -189,56 +188,13 @@ class Tree:
 
     # -- searching ------------------------------------------------------------------------
     def search(self, key: bytes) -> BIN:
-        """The BIN whose range holds ``key`` (fetching what is not resident).
-
-        Every get and put starts here, so the walk over resident nodes is written out: per
-        level one bisection (``IN.find_child_index``) and one touch of the INList. A node
-        that is not resident goes through :meth:`root_node` or :meth:`fetch_child`, which read
-        it and check it. :meth:`search_by_steps` is the same walk in those steps, the
-        reference that tests compare this one with.
-        """
-        touch = self.env.evictor.touch
-        node = self.db.root
-        if node is None:
-            node = self.root_node()
-        else:
-            touch(node)
-        while not node.is_bin:
-            index = bisect_right(node.keys, key) - 1
-            if index < 0:  # below every slot key: slot 0, whose key is the node's low bound
-                index = 0
-            child = node.targets[index]
-            if child is None:
-                child = self.fetch_child(node, index)
-            else:
-                touch(child)
-            node = child
-        return node  # type: ignore[return-value]  (level 1 is a BIN)
-
-    def search_by_steps(self, key: bytes) -> BIN:
-        """:meth:`search` as the plain steps: the root, then the child whose range holds ``key``."""
+        """The BIN whose range holds ``key``: from the root, the child whose range holds it, down to level 1
+        (each node fetched from the log if it is not resident, and touched in the INList)."""
         node = self.root_node()
         while not node.is_bin:
             node = self.fetch_child(node, node.find_child_index(key))
         assert isinstance(node, BIN)
         return node
-
-    def search_with_high(self, key: bytes) -> tuple[BIN, bytes | None]:
-        """:meth:`search`, and the BIN's exclusive high bound as seen from the root (None: +infinity).
-
-        Every key from ``key`` up to (not including) that bound is routed to the same BIN by
-        :meth:`search`: recovery's redo in key order puts a run of sorted keys into one BIN with one
-        descent (the bound is the smallest next-slot key on the path, not the BIN's own ``high_key``).
-        """
-        node = self.root_node()
-        high: bytes | None = None
-        while not node.is_bin:
-            i = node.find_child_index(key)
-            if i + 1 < node.n_entries and (high is None or node.keys[i + 1] < high):
-                high = node.keys[i + 1]
-            node = self.fetch_child(node, i)
-        assert isinstance(node, BIN)
-        return node, high
 
     def find_parent(self, id_key: bytes, level: int, node_id: int, fetch: bool = True) -> tuple[IN | None, int | None, bytes | None]:
         """The parent of node ``node_id`` (level ``level``, low bound ``id_key``).
@@ -282,36 +238,6 @@ class Tree:
             env.node_logger.log_in(right, Provisional.YES, reason="split")
         env.dirty_map.coordinate_split_with_checkpoint(db, splits)
 
-    def split_until_fits(self, node: IN) -> None:
-        """Split ``node`` in halves, and the halves in halves, until every node fits; the same up the tree.
-
-        For recovery's redo in key order, which puts all of a BIN's keys into it before splitting
-        it, perhaps far past ``node_max_entries``. Each split is the one :meth:`split_if_needed`
-        makes; the difference is the logging: every node that took part in a split is logged once
-        (Provisional.YES, bottom up), when its level is done, where halving one node at a time would
-        log both halves at every split (an n-slot node about log2(n / max) times over). A read-only
-        environment's recovery logs none: the nodes stay dirty and resident (:mod:`..env`).
-        """
-        env, db = self.env, self.db
-        max_entries = env.config.node_max_entries
-        splits: list[tuple[IN, IN]] = []
-        level = [node]
-        while level:
-            split_here: dict[int, IN] = {}  # node id -> node, in the order the splits made them
-            parents: dict[int, IN] = {}
-            pending = [n for n in level if n.n_entries > max_entries]
-            while pending:
-                current = pending.pop()
-                sibling, parent = self._split(current)
-                splits.append((current, sibling))
-                split_here[current.node_id], split_here[sibling.node_id] = current, sibling
-                parents[parent.node_id] = parent
-                pending += [half for half in (current, sibling) if half.n_entries > max_entries]
-            for piece in split_here.values() if not env.read_only else ():  # read-only: kept in memory
-                env.node_logger.log_in(piece, Provisional.YES, reason="split")
-            level = list(parents.values())
-        env.dirty_map.coordinate_split_with_checkpoint(db, splits)
-
     def _split(self, node: IN) -> tuple[IN, IN]:
         """One split: the upper half of ``node`` moves to a new right sibling; returns (sibling, parent).
 
@@ -342,4 +268,8 @@ class Tree:
         return sibling, parent
 
 
-__all__ = ["Tree", "node_from_entry", "read_node_entry", "split_point"]
+#: the class of every database's tree (``DbTree._impl`` builds one per database)
+TREE = impl.hot_spot(Tree)
+
+
+__all__ = ["Tree", "TREE", "node_from_entry", "read_node_entry", "split_point"]

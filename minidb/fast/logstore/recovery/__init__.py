@@ -1,0 +1,1 @@
+"""Accelerated twins of log store recovery (:mod:`minidb.logstore.recovery`)."""

@@ -1,0 +1,446 @@
+"""Recovery by key, read once, counted in bulk (twin of :class:`minidb.logstore.recovery.manager.RecoveryManager`).
+
+Recovery's time is the log since the last checkpoint, entry by entry, and
+Python's work per entry sets the pace; this twin does less per entry. It
+leaves every slot of every tree (key, LSN, known-deleted flag, cached data)
+and every utilization count as the reference does; what may differ is the
+tree's *shape* and what a BIN logged meanwhile compressed (see redo below).
+
+**The last file read once.** Opening the log checks its last file entry by
+entry to find its end. The log is opened keeping those checked entries
+(``keep_opening_scan``), and recovery takes them first thing
+(``LogManager.take_opening_scan``) for its search of the last CkptEnd and
+its forward read, so every byte since the checkpoint is read and checksummed
+once. Safe because they are the bytes as opened: they are taken before
+anything writes to the log (the data eraser overwrites entries in place, but
+only once the environment is open), the log refuses to write while it still
+holds them, and its readers use them only while the log ends where opening
+found it.
+
+**Sorted by kind in C.** The entries read are kept per file as lists of LSNs,
+type codes and sizes (:class:`ScannedRun`; a size is the distance to the next
+entry, since a scan reads a file's entries back to back). The kinds are
+selected over the type codes with ``itertools.compress``, a refusal (a foreign
+or erased entry) is looked for per file with one membership test, node sizes
+are noted per file, and a transaction id is unpacked from the first 8 bytes of
+a transactional item.
+
+**Utilization in bulk** (:func:`count_in_runs`): per file, from its summary's
+LSN on, a dictionary update for the node sizes, one for the obsolete offsets
+and a few sums, where the reference makes a call per entry; the counts are the
+same because each entry is counted by its type code alone.
+
+**Redo by key.** The last version of a key wins whatever came before, so the
+slot a key ends with depends only on that key's LNs in log order. A forward
+pass collects each key's chain (a tuple for the usual key with one LN, a list
+once there are two); then, per database, the keys are taken in order: one
+search finds the BIN of the first key and the bound below which every next key
+is routed to the same BIN (:func:`search_with_high`), and each key's slot
+changes at most once, to the last LN that would have gone in (:meth:`_redo_chain`).
+The new keys of a BIN go in together (:func:`insert_slots`); keys above all its
+slots, each with one LN that is not a deletion (a BIN redo fills from empty),
+are appended column by column (:func:`append_slots`). A BIN filled past its
+size is halved until every piece fits, each piece logged once
+(:func:`split_until_fits`), where splitting at each insertion logs both halves
+of every split; eviction to the budget runs after each BIN, not each LN. So the
+tree's shape, and which known-deleted slots a BIN logged during redo (a split,
+an eviction) compressed away, may differ from the reference's; every slot both
+trees hold is the same. An LN's database, key, data and replaced version come
+from its type's picker, without the dict of every field.
+
+**The collector paused.** The entries read are tens of thousands of small
+objects that live until recovery ends and are never part of a cycle; the
+cyclic collector would walk them again each time its counters fill up.
+Reference counting still frees everything; the collector is back as it was
+found when recovery ends.
+"""
+
+from __future__ import annotations
+
+import bisect
+import struct
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter, sub
+from typing import TYPE_CHECKING, Any
+
+from minidb.collector import collector_paused
+from minidb.log import LSN, NULL_LSN, LogEntry, LogManager, Provisional
+from minidb.log.header import ERASED_TYPE, INVISIBLE
+from minidb.log.logdef import FILE_HEADER
+from minidb.log.types import known_types, type_by_code, type_by_name
+from minidb.logstore.logdef import CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, LN, LN_TX, MAP_LN, NODE_TYPES
+from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
+from minidb.logstore.recovery import reading
+from minidb.logstore.recovery.manager import RecoveryManager as ReferenceRecoveryManager
+from minidb.logstore.recovery.reading import (FOREIGN_CODES, NODE_CODES, NODE_HEAD, REDO_CODES, SIZED_CODES,
+                                              TXN_LN_CODES, LogRead, entries_from)
+from minidb.logstore.tree.bin import BIN
+from minidb.logstore.tree.in_node import IN
+from minidb.logstore.tree.ln import record_of
+from minidb.logstore.utilization import UtilizationTracker, file_key
+
+if TYPE_CHECKING:
+    from minidb.io import Disk
+    from minidb.logstore.database import DatabaseImpl
+    from minidb.logstore.tree.tree import Tree
+
+_lsn_of = attrgetter("lsn")
+_code_of = attrgetter("header.type_code")  # of an entry
+_file_of, _offset_of = itemgetter(0), itemgetter(1)  # of an LSN
+_slot_key = itemgetter(1)  # an (index, key, ...) slot's key: no two slots of a node have the same
+
+_DELETION_CODES = frozenset({DEL_LN.code, DEL_LN_TX.code})
+_DATA_CODES = frozenset({LN.code, LN_TX.code})  # a slot caches their data
+_TXN_ID = struct.Struct("<q")  # a transactional item starts with its txn id
+
+
+def _transactional_codes() -> frozenset[int]:
+    """The type codes of the transactional entry types (those whose item starts with a txn id)."""
+    return frozenset(t.code for t in known_types() if t.transactional)
+
+
+# What redo replays: (database, key, entry, record, the entry's LSN): the LSN again at hand, since redo by
+# key takes the LSNs of many keys without going back to their entries.
+Redo = tuple["DatabaseImpl", bytes, LogEntry, object, LSN]
+_record_of, _redo_lsn_of = itemgetter(3), itemgetter(4)  # of a Redo
+
+# The fields redo reads of a record's LN (its picker's order); a deletion has no data.
+_REDO_PICKS = {code: ("db_id", "key", "prev_lsn", "data") for code in _DATA_CODES}
+_REDO_PICKS.update({code: ("db_id", "key", "prev_lsn") for code in _DELETION_CODES})
+
+
+def _redo_pickers() -> dict[int, Any]:
+    """Type code -> the picker of the fields redo reads (built once per type, kept by its codec)."""
+    return {code: type_by_code(code).codec.picker(picks) for code, picks in _REDO_PICKS.items()}
+
+
+@dataclass(frozen=True)
+class ScannedRun:
+    """Entries recovery read from one file, in LSN order: their LSNs, sizes and type codes."""
+
+    file_number: int
+    lsns: list[LSN]
+    sizes: list[int]
+    codes: list[int]
+
+
+def scanned_runs(entries: list[LogEntry]) -> list[ScannedRun]:
+    """The entries read, per file: LSNs, type codes, and sizes as the distances between them (only the last
+    of each file asks its header)."""
+    lsns = list(map(_lsn_of, entries))
+    codes = list(map(_code_of, entries))
+    runs = []
+    i = 0
+    while i < len(entries):
+        number = lsns[i].file
+        j = bisect.bisect_right(lsns, number, lo=i, key=_file_of)
+        offsets = list(map(_offset_of, lsns[i:j]))
+        sizes = list(map(sub, offsets[1:], offsets[:-1]))
+        sizes.append(entries[j - 1].size)
+        runs.append(ScannedRun(number, lsns[i:j], sizes, codes[i:j]))
+        i = j
+    return runs
+
+
+_NODE_TYPE_CODES = frozenset(type_by_name(name).code for name in NODE_TYPES)  # type: ignore[union-attr]
+_FILE_HEADER_CODES = frozenset({FILE_HEADER.code})
+_OBSOLETE_AT_ONCE = frozenset(range(256)) - _NODE_TYPE_CODES - _FILE_HEADER_CODES  # counted obsolete as counted
+
+
+def count_in_runs(tracker: UtilizationTracker, summaries: list[tuple[dict, LSN]], runs: list[ScannedRun]) -> None:
+    """``tracker.finish_recovery`` with the entries given per file, counted in bulk: the same counts."""
+    summary_lsn = tracker._restore_summaries(summaries)
+    for run in runs:
+        covered = summary_lsn.get(run.file_number)
+        start = 0 if covered is None else bisect.bisect_left(run.lsns, covered)
+        _count_run(tracker, run.file_number, run.lsns[start:], run.sizes[start:], run.codes[start:])
+    tracker._count_deferred()
+
+
+def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes: list[int], codes: list[int]) -> None:
+    """Count entries of file ``number``, in order, as ``tracker._count`` counts each of them."""
+    if not lsns:
+        return
+    summary = tracker.summary(number)
+    is_node = list(map(_NODE_TYPE_CODES.__contains__, codes))
+    nodes = list(compress(zip(lsns, sizes), is_node))
+    others = dict(compress(zip(map(_offset_of, lsns), sizes), map(_OBSOLETE_AT_ONCE.__contains__, codes)))
+    for size in compress(sizes, map(_FILE_HEADER_CODES.__contains__, codes)):
+        tracker._count_file_header(summary, size)
+    node_size = sum(compress(sizes, is_node))
+    summary.total_count += len(nodes) + len(others)
+    summary.total_size += node_size + sum(others.values())
+    summary.node_count += len(nodes)
+    summary.node_size += node_size
+    tracker.sizes.update(nodes)
+    summary.obsolete.update(others)
+    if nodes or others:
+        tracker.dirty.add(number)
+        tracker.stats.add_held("nEntriesCounted", len(nodes) + len(others))
+
+
+def search_with_high(tree: "Tree", key: bytes) -> tuple[BIN, bytes | None]:
+    """``tree.search(key)``, and the BIN's exclusive high bound as seen from the root (None: +infinity).
+
+    Every key from ``key`` up to (not including) that bound is routed to the same BIN by a search: the
+    bound is the smallest next-slot key on the path, not the BIN's own ``high_key``."""
+    node = tree.root_node()
+    high: bytes | None = None
+    while not node.is_bin:
+        i = node.find_child_index(key)
+        if i + 1 < node.n_entries and (high is None or node.keys[i + 1] < high):
+            high = node.keys[i + 1]
+        node = tree.fetch_child(node, i)
+    assert isinstance(node, BIN)
+    return node, high
+
+
+def split_until_fits(tree: "Tree", node: IN) -> None:
+    """Split ``node`` in halves, and the halves in halves, until every node fits; the same up the tree.
+
+    Each split is the one ``Tree.split_if_needed`` makes; every node that took part in a split is logged
+    once (Provisional.YES, bottom up) when its level is done, where halving one node at a time would log
+    both halves at every split. A read-only environment's recovery logs none (the nodes stay resident)."""
+    env, db = tree.env, tree.db
+    max_entries = env.config.node_max_entries
+    splits: list[tuple[IN, IN]] = []
+    level = [node]
+    while level:
+        split_here: dict[int, IN] = {}  # node id -> node, in the order the splits made them
+        parents: dict[int, IN] = {}
+        pending = [n for n in level if n.n_entries > max_entries]
+        while pending:
+            current = pending.pop()
+            sibling, parent = tree._split(current)
+            splits.append((current, sibling))
+            split_here[current.node_id], split_here[sibling.node_id] = current, sibling
+            parents[parent.node_id] = parent
+            pending += [half for half in (current, sibling) if half.n_entries > max_entries]
+        for piece in split_here.values() if not env.read_only else ():
+            env.node_logger.log_in(piece, Provisional.YES, reason="split")
+        level = list(parents.values())
+    env.dirty_map.coordinate_split_with_checkpoint(db, splits)
+
+
+def insert_slots(bin_node: BIN, inserts: list[tuple[int, bytes, LSN, bool, Any]]) -> None:
+    """``bin_node.insert_slot`` for many new keys found against the slots as they were.
+
+    ``inserts``: ``(index, key, lsn, known_deleted, record)`` in key order, each index where ``find``
+    placed the key before any of them went in. Inserted from the last to the first, every index stays
+    right; many keys into a small node are merged in one sort instead (two sorted runs, one pass)."""
+    if len(inserts) <= len(bin_node.keys):
+        for index, key, lsn, known_deleted, record in reversed(inserts):
+            bin_node.insert_slot(index, key, lsn, known_deleted, record)
+        return
+    merged = sorted([*zip(repeat(0), bin_node.keys, bin_node.lsns, bin_node.known_deleted, bin_node.records),
+                     *inserts], key=_slot_key)
+    columns = zip(*merged)
+    next(columns)  # the indexes
+    for column, values in zip((bin_node.keys, bin_node.lsns, bin_node.known_deleted, bin_node.records), columns):
+        column[:] = values
+    bin_node.version += len(inserts)
+
+
+def append_slots(bin_node: BIN, keys: list[bytes], lsns: list[LSN], known_deleted: list[bool],
+                 records: list[Any]) -> None:
+    """New slots after the last one, column by column: ``keys`` sorted, all above the current keys."""
+    if keys and bin_node.keys and keys[0] <= bin_node.keys[-1]:
+        raise ValueError(f"append_slots: {keys[0]!r} is not above the last slot {bin_node.keys[-1]!r}")
+    bin_node.keys += keys
+    bin_node.lsns += lsns
+    bin_node.known_deleted += known_deleted
+    bin_node.records += records
+    bin_node.version += len(keys)
+
+
+class RecoveryManager(ReferenceRecoveryManager):
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.runs: list[ScannedRun] = []  # the entries read, per file
+        self.checked: Any = None  # the last file as opening the log checked it, until the forward read
+
+    @staticmethod
+    def open_log(disk: "Disk", **options) -> LogManager:
+        return LogManager(disk, keep_opening_scan=True, **options)
+
+    def recover(self):
+        with collector_paused():
+            # The last file as opening the log checked it: taken before anything writes to the log (its
+            # bytes must be the ones opening read), used by the two reads, then dropped.
+            self.checked = self.env.log.take_opening_scan()
+            return super().recover()
+
+    def last_ckpt_end(self) -> LogEntry | None:
+        return self.env.log.reader.last_of_type(CKPT_END.code, self.checked)
+
+    def scan(self) -> list[LogEntry]:
+        start = self.info.scan_start
+        entries = list(self.env.log.scan(None if start.is_null else start, checked=self.checked))
+        self.checked = None
+        return entries
+
+    def check_and_sort(self, entries: list[LogEntry]) -> None:
+        env = self.env
+        self.runs = runs = scanned_runs(entries)
+        if any(not FOREIGN_CODES.keys().isdisjoint(run.codes) for run in runs):
+            reading.refuse_foreign_entries(env, entries)
+        if any(ERASED_TYPE in run.codes for run in runs):
+            reading.refuse_erased_entries(entries, self.info.scan_start)
+        codes = [code for run in runs for code in run.codes]
+
+        def of_kind(kind: frozenset[int]) -> list[LogEntry]:
+            return list(compress(entries, map(kind.__contains__, codes)))
+
+        self.read = LogRead(entries, of_kind(NODE_CODES), of_kind(frozenset({MAP_LN.code})), of_kind(REDO_CODES),
+                            of_kind(frozenset({COMMIT.code})))
+        last_node_id, last_db_id, last_txn_id = env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id
+        for entry in self.read.nodes:
+            item = entry.item
+            node_id = NODE_HEAD.unpack_from(item)[1] if len(item) >= NODE_HEAD.size else reading.node_head(entry)[1]
+            if node_id > last_node_id:
+                last_node_id = node_id
+        for entry in self.read.map_lns:
+            last_db_id = max(last_db_id, entry.values["db_id"])
+        for entry in of_kind(_transactional_codes()):
+            item = entry.item  # a transactional item starts with its txn id (LogEntry.txn_id)
+            txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
+            if txn_id is not None and abs(txn_id) > last_txn_id:
+                last_txn_id = abs(txn_id)  # internal: < 0
+        for run in runs:
+            env.utilization.note_sizes(compress(zip(run.lsns, run.sizes), map(SIZED_CODES.__contains__, run.codes)))
+        env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id = last_node_id, last_db_id, last_txn_id
+
+    def count_entries_read(self, summaries: list[tuple[dict, LSN]]) -> None:
+        count_in_runs(self.env.utilization, summaries, self.runs)
+
+    # -- redo by key ------------------------------------------------------------------------
+    def redo_lns(self) -> None:
+        info, evictor = self.info, self.env.evictor
+        databases: dict[int, "DatabaseImpl"] = {}
+        # Per database, key -> its LN (a Redo), or the list of its LNs once there are two (most keys have one).
+        chains: dict[int, dict[bytes, Redo | list[Redo]]] = {}
+        chain_of: dict[bytes, Redo | list[Redo]] = {}
+        last_db = None
+        for redo in self._redo_candidates():
+            db, key = redo[0], redo[1]
+            if db is not last_db:
+                last_db, databases[db.id] = db, db
+                chain_of = chains.setdefault(db.id, {})
+            chain = chain_of.get(key)
+            if chain is None:
+                chain_of[key] = redo
+            elif type(chain) is list:
+                chain.append(redo)
+            else:
+                chain_of[key] = [chain, redo]
+        for db_id, chain_of in chains.items():
+            tree = databases[db_id].tree
+            keys = sorted(chain_of)
+            i = 0
+            while i < len(keys):
+                bin_node, high = search_with_high(tree, keys[i])
+                j = len(keys) if high is None else bisect.bisect_left(keys, high, i)  # the keys that go to it
+                self._redo_into_bin(bin_node, keys[i:j], chain_of)
+                i = j
+                split_until_fits(tree, bin_node)
+                evictor.evict_to_budget()
+
+    def _redo_candidates(self):
+        """The LNs redo replays, in log order, as Redo tuples (the reference's rules); the versions they
+        make obsolete are counted as they go by."""
+        env, info = self.env, self.info
+        count_obsolete = env.utilization.count_obsolete
+        utilization_db = env.db_tree.get_by_id(UTILIZATION_DB_ID)
+        db_by_id, committed = env.db_tree.by_id, info.committed
+        pickers = _redo_pickers()
+        for entry in entries_from(self.read.lns, info.first_active_lsn):
+            header = entry.header
+            if header.flags & INVISIBLE:
+                continue
+            code = header.type_code
+            if code in TXN_LN_CODES and entry.txn_id not in committed:
+                continue
+            if code in _DATA_CODES:
+                db_id, key, prev, record = pickers[code](entry.item)
+                db = db_by_id.get(db_id)
+            elif code in _DELETION_CODES:
+                db_id, key, prev = pickers[code](entry.item)
+                db, record = db_by_id.get(db_id), None
+            else:  # a FileSummaryLN: its slot caches its values
+                values = entry.values
+                db, key, prev, record = utilization_db, file_key(values["file_number"]), values["prev_lsn"], record_of(entry)
+            if db is None:
+                continue
+            yield db, key, entry, record, entry.lsn
+            if prev != NULL_LSN:
+                count_obsolete(prev)
+            if code in _DELETION_CODES:
+                count_obsolete(entry.lsn)
+
+    def _redo_into_bin(self, bin_node: BIN, keys: list[bytes], chain_of: dict) -> None:
+        """Redo the chains of ``keys`` (sorted, all routed to ``bin_node``): each slot changes at most once."""
+        if self._append_new_keys(bin_node, keys, chain_of):
+            return
+        info = self.info
+        slot_keys, slot_lsns = bin_node.keys, bin_node.lsns
+        inserts: list[tuple[int, bytes, LSN, bool, object]] = []
+        changed = False
+        for key in keys:
+            chain = chain_of[key]
+            index = bisect.bisect_left(slot_keys, key)
+            if index < len(slot_keys) and slot_keys[index] == key:
+                last = self._redo_chain(slot_lsns[index], chain if type(chain) is list else [chain])
+                if last is not None:
+                    entry = last[2]
+                    bin_node.update_slot(index, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3])
+                    changed = True
+            elif type(chain) is list:
+                last = self._redo_chain(None, chain)
+                if last is not None:
+                    entry = last[2]
+                    inserts.append((index, key, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3]))
+            elif chain[2].header.type_code not in _DELETION_CODES:  # one new LN: in, unless a deletion
+                inserts.append((index, key, chain[2].lsn, False, chain[3]))
+                info.lns_redone += 1
+        if inserts:
+            insert_slots(bin_node, inserts)
+        if inserts or changed:
+            bin_node.dirty = True
+
+    def _append_new_keys(self, bin_node: BIN, keys: list[bytes], chain_of: dict) -> bool:
+        """Keys all above the BIN's last slot, each with one LN that is not a deletion: appended column by
+        column, with no search and no step per key. False (nothing done) if the keys are not all such."""
+        if not keys or (bin_node.keys and keys[0] <= bin_node.keys[-1]):
+            return False
+        chains = list(map(chain_of.__getitem__, keys))
+        if list in set(map(type, chains)):
+            return False  # a key with several LNs
+        records = list(map(_record_of, chains))
+        if None in records:
+            return False  # a deletion (the only LN whose record is None)
+        append_slots(bin_node, keys, list(map(_redo_lsn_of, chains)), [False] * len(keys), records)
+        bin_node.dirty = True
+        self.info.lns_redone += len(keys)
+        return True
+
+    def _redo_chain(self, slot_lsn: LSN | None, chain: list[Redo]) -> Redo | None:
+        """One key's LNs (in log order) as the reference's redo would take them one by one: the LN the slot
+        ends with (None: the slot does not change). ``slot_lsn`` None: the key has no slot."""
+        info = self.info
+        last = None
+        for redo in chain:
+            entry = redo[2]
+            if slot_lsn is None:
+                if entry.header.type_code in _DELETION_CODES:
+                    continue
+            elif entry.lsn <= slot_lsn:
+                info.lns_not_newer += 1
+                continue
+            slot_lsn, last = entry.lsn, redo
+            info.lns_redone += 1
+        return last
+
+
+__all__ = ["RecoveryManager", "ScannedRun", "scanned_runs", "count_in_runs", "search_with_high", "split_until_fits",
+           "insert_slots", "append_slots"]

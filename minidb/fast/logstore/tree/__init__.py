@@ -1,0 +1,1 @@
+"""Accelerated twins of the log store's tree (:mod:`minidb.logstore.tree`)."""

@@ -1,0 +1,108 @@
+"""Recovery's twin redoes by key (``minidb/fast/logstore/recovery/manager.py``): what it must get right.
+
+The agreement scenarios (``tests/agreement/scn_logstore.py``) hold its trees to the reference's, which
+redoes one LN at a time; these tests check that their workloads reach every case redo by key treats
+apart, and what the twin promises beyond the slots: a BIN overfilled by redo is halved until it fits,
+each piece logged once.
+"""
+
+import random
+
+import pytest
+
+from minidb import impl
+from minidb.fast.logstore.recovery import manager as fast
+from minidb.io import CrashMode
+from minidb.logstore import Environment
+from minidb.logstore.recovery import node_head
+from minidb.logstore.verify import records, verify_tree
+
+from tests.agreement.scn_logstore import SPLIT_SEEDS
+from tests.logstore.helpers import entries, new_env, redo_workload, small_config
+
+
+def test_the_scenarios_redo_repeated_keys_deletions_losers_and_appended_keys(monkeypatch):
+    """The seeds of ``recovery_that_splits`` exercise what redo by key must get right: keys with several LNs
+    to redo, deletions of keys no slot holds, LNs not newer than their slot, losers, and keys appended
+    column by column."""
+    seen = {"chain of several": 0, "deletion, no slot": 0, "not newer": 0, "losers": 0, "appended": 0}
+    redo_chain, append_slots = fast.RecoveryManager._redo_chain, fast.append_slots
+
+    def spy_chain(self, slot_lsn, chain):
+        seen["chain of several"] += len(chain) > 1
+        seen["deletion, no slot"] += slot_lsn is None and chain[0][2].type_name.startswith("DEL_")
+        return redo_chain(self, slot_lsn, chain)
+
+    def spy_append(bin_node, keys, *columns):
+        seen["appended"] += len(keys)
+        return append_slots(bin_node, keys, *columns)
+
+    monkeypatch.setattr(fast.RecoveryManager, "_redo_chain", spy_chain)
+    monkeypatch.setattr(fast, "append_slots", spy_append)
+    for seed in SPLIT_SEEDS:
+        disk, budget = redo_workload(seed, "splits", fresh_keys=60 if seed % 2 else 0)
+        with impl.using(impl.FAST):
+            info = Environment.open(disk, small_config(node_budget=budget)).recovery_info
+        seen["not newer"] += info.lns_not_newer
+        seen["losers"] += len(info.losers)
+    assert all(seen.values()), seen
+
+
+def test_node_head_reads_the_ids_the_item_holds():
+    """Recovery learns node ids from the first bytes of IN and BIN items, without decoding the slots."""
+    _, env = new_env()
+    db = env.database("t")
+    for i in range(40):
+        db.put(f"key{i:03d}", "v")
+    env.checkpoint()
+    nodes = entries(env, "IN", "BIN")
+    assert {e.type_name for e in nodes} == {"IN", "BIN"}
+    for entry in nodes:
+        assert node_head(entry) == (entry.values["db_id"], entry.values["node_id"])
+
+
+def bins_logged_by_redo(disk, which: str) -> tuple[list[int], Environment]:
+    """The node ids of the BINs the redo pass logged (splits), in log order; and the recovered environment."""
+    marks = {}
+
+    def listener(phase, env):
+        marks[phase] = env.log.end_lsn
+
+    with impl.using(which):
+        env = Environment.open(disk.clone(), small_config(), phase_listener=listener)
+    logged = env.log.scan(marks["transactions"], marks["redo LNs"])
+    return [e.values["node_id"] for e in logged if e.type_name == "BIN"], env
+
+
+def test_a_bin_the_redo_overfills_is_split_until_it_fits_each_piece_logged_once():
+    """200 keys after a checkpoint, into 4-slot BINs: redo by key puts them all into the one BIN first,
+    then halves it down to pieces that fit; each piece is logged once, where the reference, splitting at
+    every insertion, logs both halves of every split."""
+    disk, env = new_env("overfill")
+    db = env.database("t")
+    env.checkpoint()
+    rng = random.Random(5)
+    written = {f"k{rng.randrange(10**6):06d}": f"v{i}" for i in range(200)}
+    for key, value in written.items():
+        db.put(key, value)
+    env.sync()
+    env.crash(CrashMode.nothing())
+    by_key, recovered = bins_logged_by_redo(disk, impl.FAST)
+    by_ln, _ = bins_logged_by_redo(disk, impl.ENGINE)
+    assert len(by_key) == len(set(by_key)) > 200 // 4
+    assert len(by_ln) > len(set(by_ln))  # the reference logs some BINs more than once
+    assert verify_tree(recovered) == []
+    assert records(recovered)["t"] == {k.encode(): v.encode() for k, v in written.items()}
+    assert all(n.n_entries <= 4 for n in recovered.evictor.resident_nodes())
+
+
+def test_append_slots_refuses_a_key_not_above_the_last_slot():
+    from minidb.log import LSN
+    from minidb.logstore.tree.bin import BIN
+
+    node = BIN(1, 2)
+    fast.append_slots(node, [b"a", b"c"], [LSN(1, 1), LSN(1, 2)], [False, False], [b"x", b"y"])
+    fast.append_slots(node, [], [], [], [])
+    assert (node.keys, node.version) == ([b"a", b"c"], 2)
+    with pytest.raises(ValueError, match="not above the last slot"):
+        fast.append_slots(node, [b"c"], [LSN(1, 3)], [False], [b"z"])
