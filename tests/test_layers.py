@@ -7,12 +7,14 @@ Layers, bottom up (see docs/ARCHITECTURE.md)::
     2  minidb.log
     3  minidb.pagestore | minidb.logstore   (never import each other)
     4  minidb.replication
+    4.8  minidb.crashtest                   (testing code that ships: crash-test harnesses)
     5  minidb.cli, minidb.viz, minidb.spark (front ends)
 
 An accelerated twin under ``minidb/fast/`` sits just above what it speeds
 up (``minidb.fast.pagestore`` at 3.5: it may import the page store, the
 log and the disk, never the log store); nothing below the front ends
-imports a twin (:mod:`minidb.impl` finds one by name).
+imports a twin (:mod:`minidb.impl` finds one by name). The crash tests
+drive the engines and replication from above; no engine imports them.
 """
 
 import ast
@@ -31,6 +33,7 @@ LAYERS = {
     "minidb.replication": 4,
     "minidb.fast": 0, "minidb.fast.io": 1.5, "minidb.fast.log": 2.5,
     "minidb.fast.pagestore": 3.5, "minidb.fast.logstore": 3.5, "minidb.fast.replication": 4.5,
+    "minidb.crashtest": 4.8,
     "minidb.cli": 5, "minidb.viz": 5, "minidb.spark": 5, "minidb.__main__": 5,
 }
 ENGINES = {"minidb.pagestore", "minidb.logstore", "minidb.fast.pagestore", "minidb.fast.logstore"}
@@ -119,7 +122,7 @@ PAGESTORE_PARTS = {
     "btree": 6.5,
     "directory": 6.7,
     "restart": 7,
-    "sm": 8, "verify": 8, "crashtest": 8, "xct_crashtest": 8, "btree_crashtest": 8, "__init__": 8,
+    "sm": 8, "verify": 8, "__init__": 8,
 }
 PAGESTORE = PACKAGE / "pagestore"
 

@@ -56,8 +56,8 @@ Public surface::
     ReplicaWriteError, HandshakeError,
     NetworkRestoreRequiredError, RollbackLimitError, SyncupError, ...
 
-Inside: ``crashtest`` (the crash sweep of a replicated workload), ``rollback_crashtest`` (of a rollback),
-``node`` (``GroupNode``: one node as a process over TCP, driven by control lines; ``minidb group``).
+Inside: ``node`` (``GroupNode``: one node as a process over TCP, driven by control lines; ``minidb group``).
+Its crash tests (a replicated workload, a rollback, a group of three) are in :mod:`minidb.crashtest`, above it.
 """
 
 from minidb.replication.bucket import GhostBucket, VLSNBucket

@@ -50,9 +50,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult
 from minidb.log import LSN
 from minidb.log.files import file_name
 from minidb.log.header import check_entry

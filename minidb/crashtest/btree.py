@@ -46,9 +46,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
-from minidb.io.sweep import SweepResult, crash_during_restart, sweep_crash_points
 from minidb.log.lsn import LSN
 from minidb.log.manager import LogManager
 from minidb.pagestore.btree.btree import DuplicateKeyError
@@ -338,7 +338,7 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int,
             return f"durable commits of {['T%d' % t for t in lost]} lost"
         before = len(image.events)
         problem = check_restarted(workload, open_sm(image), k)
-        restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
+        restart_ops = operations_since(image, before)
         if problem is not None or twin is None or not restart_ops:
             return problem
         return crash_during_restart(twin, restart_ops, restart_crash, open_sm,

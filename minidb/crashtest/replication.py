@@ -40,9 +40,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError
 from minidb.io import CrashMode, SimDisk, crash_points
-from minidb.io.sweep import SweepResult
 from minidb.log import LSN
 from minidb.logstore import Durability, EnvironmentConfig, LockConflictError
 from minidb.replication.config import VLSNIndexConfig
