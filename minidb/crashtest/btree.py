@@ -49,12 +49,9 @@ from typing import Any
 from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
-from minidb.log.lsn import LSN
-from minidb.log.manager import LogManager
-from minidb.pagestore.btree.btree import DuplicateKeyError
-from minidb.pagestore.btree.verify import check_tree
+from minidb.log import LSN, LogManager
+from minidb.pagestore import DuplicateKeyError, StorageManager, check_tree
 from minidb.pagestore.lock import LockManager, LockTimeout
-from minidb.pagestore.sm import StorageManager
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 256, 4
 FILE_MAX = 8000

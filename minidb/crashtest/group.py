@@ -89,15 +89,12 @@ from dataclasses import dataclass, field
 from minidb.crashtest.replication import check_index, workload_configs
 from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError, SimulatedCrash
-from minidb.io import CrashMode, SimDisk
-from minidb.io.simdisk import CRASH_POINT_KINDS, Event
+from minidb.io import CrashMode, Event, SimDisk
+from minidb.io.simdisk import CRASH_POINT_KINDS
 from minidb.logstore import LockConflictError, ManualClock
 from minidb.logstore.txn import TxnState
-from minidb.replication.durability import Durability, ReplicaAckPolicy, SyncPolicy
-from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError
-from minidb.replication.failover import FailoverGroup
-from minidb.replication.group import RepGroup, RepNode
+from minidb.replication import (Durability, FailoverGroup, InsufficientAcksError, InsufficientReplicasError, RepGroup,
+                                RepNode, ReplicaAckPolicy, ReplicatedEnvironment, SyncPolicy)
 from minidb.replication.scanner import stream_vlsn
 from minidb.replication.syncup import entry_checksum
 

@@ -55,18 +55,12 @@ from minidb.crashtest.script_locking import ScriptLocking
 from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
+from minidb.log import LSN, LogManager
 from minidb.log.files import all_log_file_numbers
 from minidb.log.head import read_log_head
-from minidb.log.lsn import LSN
-from minidb.log.manager import LogManager
-from minidb.pagestore.directory import check_directory
-from minidb.pagestore.errors import BadPageError
-from minidb.pagestore.pages.page import Page, StoreFlags
+from minidb.pagestore import BadPageError, NoLocking, Page, StorageManager, StoreFlags, check_directory, volume_file_name
 from minidb.pagestore.restart.master import read_master
-from minidb.pagestore.sm import StorageManager
-from minidb.pagestore.transactions.locking import NoLocking
 from minidb.pagestore.volume.stores import ROOT_INDEX, STORE_DIRECTORY
-from minidb.pagestore.volume.volfile import volume_file_name
 
 RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
 VOLUME = volume_file_name(1)

@@ -51,13 +51,10 @@ from typing import Any
 
 from minidb.crashtest.script_locking import ScriptLocking, WouldBlock
 from minidb.io import SimDisk
-from minidb.log.lsn import LSN
-from minidb.pagestore.errors import BadRequestError, OutOfLogSpaceError, RecordWontFitError, VolumeFullError
-from minidb.pagestore.files.file import Policy
-from minidb.pagestore.ids import RecordId, StoreId
+from minidb.log import LSN
+from minidb.pagestore import (BadRequestError, OutOfLogSpaceError, Policy, RecordId, RecordWontFitError, StorageManager,
+                              StoreId, VolumeFullError, XctState)
 from minidb.pagestore.pages.rectag import chunk_size
-from minidb.pagestore.sm import StorageManager
-from minidb.pagestore.transactions.xct import XctState
 from minidb.pagestore.transactions.xctmgr import XctError
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4

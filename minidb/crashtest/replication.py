@@ -45,9 +45,7 @@ from minidb.errors import MinidbError
 from minidb.io import CrashMode, SimDisk, crash_points
 from minidb.log import LSN
 from minidb.logstore import Durability, EnvironmentConfig, LockConflictError
-from minidb.replication.config import VLSNIndexConfig
-from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.range import SYNC_TYPES, TXN_END_TYPES
+from minidb.replication import SYNC_TYPES, TXN_END_TYPES, ReplicatedEnvironment, VLSNIndexConfig
 from minidb.replication.scanner import stream_vlsn
 
 DATABASES = ("a", "b")

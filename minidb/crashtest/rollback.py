@@ -37,13 +37,8 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.log import LSN
 from minidb.logstore import LockConflictError
-from minidb.replication.config import VLSNIndexConfig
-from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.feeder import Feeder
-from minidb.replication.group import RepGroup, RepNode
-from minidb.replication.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
-from minidb.replication.replica import Replica
-from minidb.replication.syncup import ReplicaFeederSyncup
+from minidb.replication import (Feeder, HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, RepGroup, RepNode,
+                                Replica, ReplicaFeederSyncup, ReplicatedEnvironment, VLSNIndexConfig)
 
 GROUP = RepGroup("crash", [RepNode("n1", "n1", 2), RepNode("n2", "n2", 1)])
 DATABASES = ("a", "b")

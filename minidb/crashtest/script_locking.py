@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minidb.pagestore.ids import ExtentId, RecordId, StoreId
+from minidb.pagestore import ExtentId, RecordId, StoreId
 from minidb.pagestore.lock import LockId
 
 

@@ -18,7 +18,8 @@ from random import Random
 from typing import Any
 
 from minidb.errors import SimulatedCrash
-from minidb.io.simdisk import CRASH_POINT_KINDS, SimDisk, crash_points
+from minidb.io import SimDisk, crash_points
+from minidb.io.simdisk import CRASH_POINT_KINDS
 
 
 @dataclass
