@@ -143,3 +143,12 @@ def test_pagestore_parts_import_down_only(path):
             continue
         assert PAGESTORE_PARTS[other] < PAGESTORE_PARTS[me] or PAGESTORE_PARTS[me] == 8, \
             f"{path}: the page store's {me} imports {imported}, which is not below it"
+
+
+def test_crash_tests_live_in_minidb_crashtest_not_in_the_engines():
+    """Testing code that ships sits above the engines: every module with a ``crash_sweep`` is in
+    minidb/crashtest/, and the ``minidb crashtest`` engines are its modules."""
+    from minidb.cli.crashtest import SWEEPS
+
+    sweeps = {module_name(path) for path in SOURCES if re.search(r"^def crash_sweep\(", path.read_text(), re.MULTILINE)}
+    assert sweeps == {f"minidb.crashtest.{engine}" for engine in SWEEPS}
