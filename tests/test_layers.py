@@ -2,13 +2,13 @@
 
 Layers, bottom up (see docs/ARCHITECTURE.md)::
 
-    0  minidb.errors, minidb.stats, minidb.impl, minidb.collector
-    1  minidb.io
-    2  minidb.log
-    3  minidb.pagestore | minidb.logstore   (never import each other)
-    4  minidb.replication
-    4.8  minidb.crashtest                   (testing code that ships: crash-test harnesses)
-    5  minidb.cli, minidb.viz, minidb.spark (front ends)
+    0    minidb.errors, minidb.stats, minidb.impl, minidb.collector
+    1    minidb.io
+    2    minidb.log
+    3    minidb.pagestore | minidb.logstore   (never import each other)
+    4    minidb.replication
+    4.8  minidb.crashtest                     (testing code that ships: the crash tests)
+    5    minidb.cli, minidb.viz, minidb.spark (front ends)
 
 An accelerated twin under ``minidb/fast/`` sits just above what it speeds
 up (``minidb.fast.pagestore`` at 3.5: it may import the page store, the
