@@ -150,7 +150,7 @@ def test_one_exercise_alone_runs_inside_the_engine_while_the_other_stubs_are_unt
         shutil.copy(EXERCISES / exercise / "student.py", root / exercise / "student.py")
     (root / "08a_aries_undo" / "student.py").write_text(  # ... but 08a, wrong
         mutant_source("08a_aries_undo", "a_clr_goes_on_to_its_prev", "undo_order"))
-    from minidb.pagestore.xct_crashtest import crash_sweep
+    from minidb.crashtest.pagestore import crash_sweep
     with hooks.using("student", root, only=["08a"]):
         assert UNDO_WALK.resolve() is not UNDO_WALK.default and COMPENSATION.resolve() is COMPENSATION.default
         assert crash_sweep(7, 8).violations  # the wrong undo order ran, and nothing stopped at a stub
@@ -197,7 +197,7 @@ def test_a_student_error_or_an_answer_of_the_wrong_form_fails_with_one_line(tmp_
 def test_the_pagestore_crash_sweep_fails_with_a_wrong_undo_order_and_passes_with_a_right_one(tmp_path, monkeypatch,
                                                                                               capsys):
     """``minidb crashtest pagestore --impl student``: how a student knows their recovery code is right."""
-    from minidb.pagestore.xct_crashtest import crash_sweep
+    from minidb.crashtest.pagestore import crash_sweep
     wrong = students(tmp_path / "wrong", e08a=mutant_source("08a_aries_undo", "a_clr_goes_on_to_its_prev", "undo_order"))
     monkeypatch.setenv(hooks.DIR_VAR, str(wrong))
     assert main(["crashtest", "pagestore", "--seed", "7", "--ops", "8", "--impl", "student", "--show", "1"]) == 1
@@ -208,7 +208,7 @@ def test_the_pagestore_crash_sweep_fails_with_a_wrong_undo_order_and_passes_with
 
 
 def test_the_btree_crash_sweep_fails_with_a_wrong_separator_and_passes_with_a_right_one(tmp_path):
-    from minidb.pagestore.btree_crashtest import crash_sweep
+    from minidb.crashtest.btree import crash_sweep
     wrong = students(tmp_path / "wrong", e07a=mutant_source("07a_leaf_split", "separator_is_the_last_key_on_the_left",
                                                             "leaf_split"))
     with hooks.using("student", wrong):
@@ -222,7 +222,7 @@ def test_the_pagestore_crash_sweep_fails_when_pages_are_written_ahead_of_their_l
     """Exercise 04b inside the buffer pool: taking a page whose last entry starts at the log's durable end
     for durable lets the page reach the disk before that entry, and restart cannot undo what the crash
     lost (seed 7). The right rule syncs first, so the sweep has crash points of its own (the fsyncs)."""
-    from minidb.pagestore.xct_crashtest import crash_sweep
+    from minidb.crashtest.pagestore import crash_sweep
     wrong, right = wrong_and_right(tmp_path, crash_sweep, 7, 16, "04b_wal_rule",
                                    "an_entry_at_the_durable_end_counts_as_durable", "log_sync_point")
     assert wrong.violations, wrong.summary()
@@ -234,7 +234,7 @@ def test_the_pagestore_crash_sweep_fails_when_pages_are_written_ahead_of_their_l
 def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_ones(tmp_path):
     """Exercise 06a inside rollback and restart: a splice's CLR that does not swap the bytes undoes nothing,
     so aborted updates survive (seed 7); a CLR type that does not exist is refused by name."""
-    from minidb.pagestore.xct_crashtest import crash_sweep
+    from minidb.crashtest.pagestore import crash_sweep
     wrong = students(tmp_path / "wrong", e06a=mutant_source("06a_write_clrs", "splice_bytes_not_swapped", "compensation"))
     with hooks.using("student", wrong):
         assert crash_sweep(7, 16).violations
@@ -250,7 +250,7 @@ def test_the_log_crash_sweep_fails_when_a_commit_returns_before_its_entry_is_dur
     """Exercise 01b inside the log manager: taking an entry that starts at the durable end for durable
     returns from ``sync`` without an fsync: a crash loses entries a sync promised, and an entry logged
     after a crash is not there when the log is opened again (``close`` syncs it the same way; seed 1)."""
-    from minidb.log.crashtest import crash_sweep
+    from minidb.crashtest.log import crash_sweep
     wrong, right = wrong_and_right(tmp_path, crash_sweep, 1, 40, "01b_group_commit",
                                    "an_entry_at_the_durable_end_counts_as_durable", "commit_step")
     assert any("were synced" in v for v in wrong.violations), wrong.violations[:3]
@@ -326,7 +326,7 @@ def test_the_volumes_allocation_tests_fail_with_a_wrong_page_or_extent_choice(tm
 def test_the_pagestore_crash_sweep_fails_when_redo_applies_a_change_twice(tmp_path):
     """Exercise 08c inside restart's redo pass: redoing a change the page already has (page LSN equal to
     the entry's) applies it twice, and restart fails or finds the wrong records (seed 7)."""
-    from minidb.pagestore.xct_crashtest import crash_sweep
+    from minidb.crashtest.pagestore import crash_sweep
     wrong, right = wrong_and_right(tmp_path, crash_sweep, 7, 8, "08c_redo_test", "change_redone_on_a_page_that_has_it",
                                    "redo_test")
     assert wrong.violations, wrong.summary()
@@ -336,7 +336,7 @@ def test_the_pagestore_crash_sweep_fails_when_redo_applies_a_change_twice(tmp_pa
 def test_the_logstore_crash_sweep_fails_with_a_wrong_bin_split(tmp_path):
     """Exercise 09a inside ``Tree.split_if_needed``: a separator that is the last key kept leaves that key
     outside its BIN's range, which the tree refuses; a new slot before the BIN's own is refused by name."""
-    from minidb.logstore.crashtest import crash_sweep
+    from minidb.crashtest.logstore import crash_sweep
     from minidb.logstore.errors import TreeError
     wrong = students(tmp_path / "wrong", e09a=mutant_source("09a_bin_split", "separator_is_the_last_key_kept",
                                                             "split_point"))
@@ -355,7 +355,7 @@ def test_the_syncup_rollback_crash_sweep_fails_when_the_matchpoint_compares_lsns
     finds no common sync point, so the rejoining replica would need a network restore (seed 4; where both nodes
     happen to log their sync points at the same offsets, as in seed 1, comparing LSNs finds the right one)."""
     from minidb.replication.errors import NetworkRestoreRequiredError
-    from minidb.replication.rollback_crashtest import crash_sweep
+    from minidb.crashtest.rollback import crash_sweep
     wrong = students(tmp_path / "wrong", e14a=mutant_source("14a_matchpoint", "compares_lsns_instead_of_checksums",
                                                             "find_matchpoint"))
     with hooks.using("student", wrong), pytest.raises(NetworkRestoreRequiredError, match="share no sync point"):

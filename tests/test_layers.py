@@ -2,17 +2,19 @@
 
 Layers, bottom up (see docs/ARCHITECTURE.md)::
 
-    0  minidb.errors, minidb.stats, minidb.impl, minidb.collector
-    1  minidb.io
-    2  minidb.log
-    3  minidb.pagestore | minidb.logstore   (never import each other)
-    4  minidb.replication
-    5  minidb.cli, minidb.viz, minidb.spark (front ends)
+    0    minidb.errors, minidb.stats, minidb.impl, minidb.collector
+    1    minidb.io
+    2    minidb.log
+    3    minidb.pagestore | minidb.logstore   (never import each other)
+    4    minidb.replication
+    4.8  minidb.crashtest                     (testing code that ships: the crash tests)
+    5    minidb.cli, minidb.viz, minidb.spark (front ends)
 
 An accelerated twin under ``minidb/fast/`` sits just above what it speeds
 up (``minidb.fast.pagestore`` at 3.5: it may import the page store, the
 log and the disk, never the log store); nothing below the front ends
-imports a twin (:mod:`minidb.impl` finds one by name).
+imports a twin (:mod:`minidb.impl` finds one by name). The crash tests
+drive the engines and replication from above; no engine imports them.
 """
 
 import ast
@@ -31,6 +33,7 @@ LAYERS = {
     "minidb.replication": 4,
     "minidb.fast": 0, "minidb.fast.io": 1.5, "minidb.fast.log": 2.5,
     "minidb.fast.pagestore": 3.5, "minidb.fast.logstore": 3.5, "minidb.fast.replication": 4.5,
+    "minidb.crashtest": 4.8,
     "minidb.cli": 5, "minidb.viz": 5, "minidb.spark": 5, "minidb.__main__": 5,
 }
 ENGINES = {"minidb.pagestore", "minidb.logstore", "minidb.fast.pagestore", "minidb.fast.logstore"}
@@ -119,7 +122,7 @@ PAGESTORE_PARTS = {
     "btree": 6.5,
     "directory": 6.7,
     "restart": 7,
-    "sm": 8, "verify": 8, "crashtest": 8, "xct_crashtest": 8, "btree_crashtest": 8, "__init__": 8,
+    "sm": 8, "verify": 8, "__init__": 8,
 }
 PAGESTORE = PACKAGE / "pagestore"
 
@@ -140,3 +143,12 @@ def test_pagestore_parts_import_down_only(path):
             continue
         assert PAGESTORE_PARTS[other] < PAGESTORE_PARTS[me] or PAGESTORE_PARTS[me] == 8, \
             f"{path}: the page store's {me} imports {imported}, which is not below it"
+
+
+def test_crash_tests_live_in_minidb_crashtest_not_in_the_engines():
+    """Testing code that ships sits above the engines: every module with a ``crash_sweep`` is in
+    minidb/crashtest/, and the ``minidb crashtest`` engines are its modules."""
+    from minidb.cli.crashtest import SWEEPS
+
+    sweeps = {module_name(path) for path in SOURCES if re.search(r"^def crash_sweep\(", path.read_text(), re.MULTILINE)}
+    assert sweeps == {f"minidb.crashtest.{engine}" for engine in SWEEPS}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import minidb.log.crashtest
+import minidb.crashtest.log
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "sweep.py"
 
@@ -31,7 +31,7 @@ def test_item10_sweep_writes_the_table_between_the_markers(sweep_script, tmp_pat
     assert "old table" not in text
     rows = {line.split(" | ")[0]: line.split(" | ") for line in text.splitlines() if line.startswith("| log")
             or line.startswith("| volume")}
-    points = sum(minidb.log.crashtest.crash_sweep(seed, 40).points for seed in (1, 2, 3))
+    points = sum(minidb.crashtest.log.crash_sweep(seed, 40).points for seed in (1, 2, 3))
     assert rows["| log"][1:5] == ["3", "40", f"{points:,}", "0"]  # the same points as the crashtest command
     assert rows["| volume"][1:3] == ["3", "40"]
     assert "on 2 worker processes" in text and "| log |" in capsys.readouterr().out
@@ -39,7 +39,7 @@ def test_item10_sweep_writes_the_table_between_the_markers(sweep_script, tmp_pat
 
 def test_item10_sweep_exits_1_and_shows_violations_with_seed_and_point(sweep_script, tmp_path, capsys, monkeypatch):
     # A log whose checker believes more entries were synced than ever were: every point is a violation.
-    monkeypatch.setattr(minidb.log.crashtest, "_promised_at", lambda workload, index: 10 ** 6)
+    monkeypatch.setattr(minidb.crashtest.log, "_promised_at", lambda workload, index: 10 ** 6)
     out = tmp_path / "RELIABILITY.md"
     assert sweep_script.main(["--seeds", "2", "--workers", "2", "--only", "log", "--out", str(out)]) == 1
     shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith("violation: ")]
@@ -78,7 +78,7 @@ def test_the_group_runs_20_exhaustive_seeds_and_sampled_seeds_for_20_000_points_
 
 def test_the_sweep_runs_the_group_s_exhaustive_mode_as_the_crashtest_command_does(sweep_script, tmp_path,
                                                                                    monkeypatch):
-    from minidb.replication.group_crashtest import exhaustive_sweep
+    from minidb.crashtest.group import exhaustive_sweep
 
     monkeypatch.setitem(sweep_script.OPS, "group-exhaustive", 2)  # a short workload: few crash points
     out = tmp_path / "RELIABILITY.md"

@@ -1,14 +1,15 @@
 """``minidb crashtest ENGINE --seed N --ops N``: crash at every point, check recovery.
 
-:data:`SWEEPS` names, for each ENGINE (``log``, ``volume``, ``pagestore``,
-``btree``, ``logstore``, ``replication``, ``rollback``, ``group``), the module whose ``crash_sweep(seed, ops)``
+:data:`SWEEPS` names each ENGINE (``log``, ``volume``, ``pagestore``,
+``btree``, ``logstore``, ``replication``, ``rollback``, ``group``); the
+module :mod:`minidb.crashtest`.ENGINE has the ``crash_sweep(seed, ops)`` that
 runs a seeded workload on a :class:`~minidb.io.SimDisk`, crashes a copy of
 the disk at every write, truncate and fsync (torn and random variants too),
 recovers, and checks the result against what must have survived.
 ``--seeds K`` runs seeds N .. N+K-1 with a progress bar on stderr. A seed is a
 non-negative integer below 2**63 and ``--seeds`` is 1 to 100,000
 (:func:`minidb.cli.common.seed_arg`): one line and exit code 2 otherwise. The last
-line is the summed :class:`~minidb.io.sweep.SweepResult`, e.g. for
+line is the summed :class:`~minidb.crashtest.sweep.SweepResult`, e.g. for
 ``minidb crashtest log --seed 1 --ops 50``::
 
     crash points: 228, violations: 0
@@ -17,7 +18,7 @@ line is the summed :class:`~minidb.io.sweep.SweepResult`, e.g. for
 already) makes the group's test enumerate its crash points instead of
 sampling them: each seed is run once without a crash to list each node's disk
 events, then again for every node, every event of it and every crash mode,
-the node crashing there (:func:`~minidb.replication.group_crashtest.exhaustive_sweep`).
+the node crashing there (:func:`~minidb.crashtest.group.exhaustive_sweep`).
 ``minidb crashtest group --seed 1 --seeds 2 --ops 30 --exhaustive`` prints,
 after about 75 s of one core::
 
@@ -38,23 +39,24 @@ import sys
 from tqdm import tqdm
 
 from minidb.cli.common import SEED_LIMIT, add_impl_option, int_at_least, non_negative_int, seed_arg, seed_count
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import UserError
-from minidb.io.sweep import SweepResult
 
 
 # A larger workload crashes at so many points that one seed takes hours.
 MAX_OPS = 10_000
 
-# Engine name -> the module whose crash_sweep(seed, ops) crashes it; imported on use.
+# Engine name -> what its crash test crashes; minidb.crashtest.<engine> holds its crash_sweep(seed, ops),
+# imported on use.
 SWEEPS: dict[str, str] = {
-    "log": "minidb.log.crashtest",
-    "volume": "minidb.pagestore.crashtest",
-    "pagestore": "minidb.pagestore.xct_crashtest",
-    "btree": "minidb.pagestore.btree_crashtest",
-    "logstore": "minidb.logstore.crashtest",
-    "replication": "minidb.replication.crashtest",
-    "rollback": "minidb.replication.rollback_crashtest",  # a syncup rollback of a rejoining node
-    "group": "minidb.replication.group_crashtest",  # three nodes: failovers, partitions, node crashes
+    "log": "appends to the shared log",
+    "volume": "the page store's volume and its maps (redo)",
+    "pagestore": "the page store's transactions (ARIES restart)",
+    "btree": "the page store's B+trees",
+    "logstore": "the log store",
+    "replication": "the VLSN index of a replicated environment",
+    "rollback": "a syncup rollback of a rejoining node",
+    "group": "a group of three nodes: failovers, partitions, node crashes",
 }
 
 # The engines whose crash test samples its crash points, and can enumerate them all with --exhaustive
@@ -63,7 +65,7 @@ SAMPLED = ("group",)
 
 
 def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False) -> SweepResult:
-    module = importlib.import_module(SWEEPS[engine])
+    module = importlib.import_module(f"minidb.crashtest.{engine}")
     return module.exhaustive_sweep(seed, ops) if exhaustive else module.crash_sweep(seed, ops)
 
 

@@ -123,7 +123,7 @@ def tour_crash() -> None:
 
 def tour_sweep() -> None:
     section("4. A crash sweep: every write and fsync of a random workload")
-    from minidb.log.crashtest import crash_sweep
+    from minidb.crashtest.log import crash_sweep
 
     result = crash_sweep(seed=1, ops=60)
     print_sweep("log, seed 1, 60 operations", result)
@@ -132,7 +132,7 @@ def tour_sweep() -> None:
 def tour_pagestore(workdir: str) -> str:
     section("5. The page store: a volume of extents, and the buffer pool")
     from minidb.pagestore import AllocMode, BufferPool, StoreFlags, Volume
-    from minidb.pagestore.crashtest import crash_sweep
+    from minidb.crashtest.volume import crash_sweep
 
     path = os.path.join(workdir, "pagestore")
     disk = OSDisk(path, create=True)
@@ -206,7 +206,7 @@ def tour_logstore(workdir: str) -> str:
     section("8. The log store: the log is the database")
     from minidb.logstore import Environment, EnvironmentConfig
     from minidb.logstore.cases import worked_case
-    from minidb.logstore.crashtest import crash_sweep
+    from minidb.crashtest.logstore import crash_sweep
     from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
 
     path = os.path.join(workdir, "logstore")
@@ -292,7 +292,7 @@ def tour_replication(workdir: str) -> str:
     section("9. Replication: VLSNs and the VLSN index")
     from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
     from minidb.replication.cases import worked_recovery_case
-    from minidb.replication.crashtest import crash_sweep
+    from minidb.crashtest.replication import crash_sweep
     from minidb.logstore import EnvironmentConfig
 
     path = os.path.join(workdir, "replication")
@@ -382,7 +382,7 @@ def tour_spark(envs: str, workdir: str) -> str:
 def tour_transactions(workdir: str) -> str:
     section("7. The page store: transactions, files of records, checkpoints, ARIES restart")
     from minidb.pagestore import StorageManager, StoreId
-    from minidb.pagestore.xct_crashtest import crash_sweep
+    from minidb.crashtest.pagestore import crash_sweep
 
     path = os.path.join(workdir, "transactions")
     disk = OSDisk(path, create=True)

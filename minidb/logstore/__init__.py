@@ -21,8 +21,9 @@ Public surface::
 
 Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
 ``records``, ``txn``, ``locks``, ``evictor``, ``node_logger``, ``inspect``
-(read-only views for pictures and checks), ``verify``, ``crashtest``,
+(read-only views for pictures and checks), ``verify``,
 ``cases`` (the BEFORE_CKPT_END cases; ``clean_and_delete`` runs the real cleaner on them).
+Its crash test is :mod:`minidb.crashtest.logstore`, above it.
 """
 
 from minidb.log import Provisional

@@ -16,8 +16,9 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     restart/        fuzzy checkpoints, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
     verify.py       checking a whole page store (what ``minidb verify`` runs on a volume's directory)
-    crashtest.py    every crash point of a volume workload: redo must rebuild the maps
-    xct_crashtest.py  every crash point of a transactional workload vs a model
+
+Its crash tests (a volume's redo, transactions and restart, B+trees) are in
+:mod:`minidb.crashtest`, above it.
 
 Public surface::
 

@@ -60,9 +60,8 @@ The rooms, each a folder with its reading order in its ``__init__``: ``vlsn/`` (
 ``stream/`` (feeders, replicas, the wire, acks), ``group/`` (membership, elections, failover, and
 ``node``, one node as a process over TCP for ``minidb group``), ``syncup/`` (the matchpoint and the
 rollback). Beside them: ``env`` (the replicated environment, which builds the parts), ``logdef``
-(replication's entry types), ``errors``, ``cases`` (the worked examples). Crash tests:
-``crashtest`` (the crash sweep of a replicated workload), ``rollback_crashtest`` (of a rollback),
-``group_crashtest`` (of a group).
+(replication's entry types), ``errors``, ``cases`` (the worked examples). Its crash tests (a
+replicated workload, a rollback, a group of three) are in :mod:`minidb.crashtest`, above it.
 """
 
 from minidb.replication.vlsn.bucket import GhostBucket, VLSNBucket

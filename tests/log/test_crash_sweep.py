@@ -2,8 +2,8 @@
 
 import pytest
 
+from minidb.crashtest.log import check_point, crash_sweep, run_workload
 from minidb.io import CrashMode
-from minidb.log.crashtest import check_point, crash_sweep, run_workload
 
 from tests.sweeps import assert_chunk_has_no_violations
 

@@ -1,6 +1,6 @@
 """The log store's crash sweep: 200 seeded workloads, every crash point, zero violations.
 
-Each workload (minidb.logstore.crashtest) spans at least two checkpoints, some of them stepped with
+Each workload (minidb.crashtest.logstore) spans at least two checkpoints, some of them stepped with
 operations and evictions between their steps, with a tiny node budget; every write, truncate and
 fsync of its disk history is a crash point (keeping nothing, everything, a torn write, a random
 subset of the unsynced writes), and recovery must give exactly the committed state. The log cleaner
@@ -11,9 +11,9 @@ too, and an erasure whose last fsync returned must hold. Half of the cleaner's r
 
 import pytest
 
+from minidb.crashtest.logstore import check_point, crash_sweep, run_workload
 from minidb.io import CrashMode
 from minidb.log import LSN
-from minidb.logstore.crashtest import check_point, crash_sweep, run_workload
 
 from tests.sweeps import assert_chunk_has_no_violations
 

@@ -6,9 +6,9 @@ survived: the writes without a transaction before its end and those of transacti
 before it, and every fsync that returned before the crash must have left its entries.
 """
 
+from minidb.crashtest.logstore import Recorder, Workload, check_point
 from minidb.io import SimDisk, crash_points
 from minidb.logstore import Durability, Environment, EnvironmentConfig
-from minidb.logstore.crashtest import Recorder, Workload, check_point
 
 from tests.logstore.helpers import fixed_clock
 

@@ -197,6 +197,6 @@ def test_no_checkpoint_starts_in_the_middle_of_recovery():
 def test_regression_seed_1015_an_unplaced_in_makes_nothing_obsolete():
     """A BEFORE_CKPT_END IN of an unfinished checkpoint that recovery cannot place named an old BIN
     version that the recovered tree still uses (found by the crash sweep, seed 1015, 40 operations)."""
-    from minidb.logstore.crashtest import crash_sweep
+    from minidb.crashtest.logstore import crash_sweep
 
     assert crash_sweep(1015, 40, torn_variants=0, random_variants=0).violations == []

@@ -2,8 +2,8 @@
 
 import pytest
 
+from minidb.crashtest.volume import crash_sweep
 from minidb.pagestore.buffer import bufferpool
-from minidb.pagestore.crashtest import crash_sweep
 
 from tests.sweeps import assert_chunk_has_no_violations
 

@@ -2,9 +2,10 @@
 
 import pytest
 
+from minidb.crashtest.pagestore import crash_sweep
+from minidb.crashtest.pagestore_workload import Runner, run_workload
 import minidb.pagestore.restart.undo as undo_module
 from minidb.pagestore.transactions.rollback import UndoStep
-from minidb.pagestore.xct_crashtest import Runner, crash_sweep, run_workload
 
 from tests.sweeps import assert_chunk_has_no_violations
 
@@ -66,7 +67,7 @@ def test_the_workloads_grow_records_to_large_2_and_shrink_them_back():
 def test_the_workload_catches_an_allocation_that_ignores_other_transactions_locks(monkeypatch):
     """Without the lock table's answer to "does another transaction hold it?", the free-extent and page
     searches hand an in-flight transaction's extent and pages to another one: the workload reports it."""
-    from minidb.pagestore.xct_crashtest import ScriptLocking
+    from minidb.crashtest.script_locking import ScriptLocking
 
     assert run_workload(184, 60).problems == [] and run_workload(192, 60).problems == []
     monkeypatch.setattr(ScriptLocking, "held_by_other", lambda self, xct, target: False)
@@ -75,7 +76,7 @@ def test_the_workload_catches_an_allocation_that_ignores_other_transactions_lock
 
 
 def test_the_workloads_read_in_quarks_and_free_extents_at_commit(monkeypatch):
-    from minidb.pagestore.xct_crashtest import ScriptLocking
+    from minidb.crashtest.script_locking import ScriptLocking
 
     upgrades = []
     upgrade = ScriptLocking.upgrade_extent_to_free

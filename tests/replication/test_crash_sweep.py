@@ -1,6 +1,6 @@
 """Replication's crash sweep: a replicated workload crashed at every write, truncate and fsync.
 
-Each workload (minidb.replication.crashtest) spans several checkpoints, some stepped with replicated
+Each workload (minidb.crashtest.replication) spans several checkpoints, some stepped with replicated
 entries logged between CkptStart and the index's flush, and a restart; after every crash point
 recovery must give an index whose range is exactly the log's VLSNs 1..n (ascending, no gaps), every
 VLSN of which maps to its entry through LTE/GTE and a log scan, and whose next VLSN is n + 1.
@@ -8,9 +8,9 @@ VLSN of which maps to its entry through LTE/GTE and a log scan, and whose next V
 
 import pytest
 
+from minidb.crashtest.replication import check_index, check_point, crash_sweep, run_workload, stream_of
 from minidb.io import CrashMode
 from minidb.replication import ReplicatedEnvironment
-from minidb.replication.crashtest import check_index, check_point, crash_sweep, run_workload, stream_of
 
 from tests.sweeps import assert_chunk_has_no_violations
 
@@ -59,7 +59,7 @@ def test_the_crashtest_command(capsys):
 
 
 def test_the_checker_catches_transaction_ids_of_the_wrong_kind_or_reused():
-    from minidb.replication.crashtest import check_txn_ids
+    from minidb.crashtest.replication import check_txn_ids
 
     workload = run_workload(seed=3, ops=OPS)
     image = workload.disk.crash_image(len(workload.disk.events) - 1, CrashMode.everything())

@@ -1,4 +1,4 @@
-"""The replication group's crash sweep (minidb.replication.group_crashtest): three nodes, failovers, partitions
+"""The replication group's crash sweep (minidb.crashtest.group): three nodes, failovers, partitions
 and node crashes at sampled points of each node's disk history, then convergence and the checks (a)-(d).
 
 Every seed ends with all nodes equal, no acknowledged commit lost, equal VLSN streams and every rollback
@@ -8,9 +8,9 @@ rule (a rollback that leaves the entries visible, an election that picks the lea
 
 import pytest
 
+from minidb.crashtest.group import crash_sweep, run_group_workload
 from minidb.log.manager import LogManager
 from minidb.replication.group import elections
-from minidb.replication.group_crashtest import crash_sweep, run_group_workload
 
 from tests.sweeps import assert_chunk_has_no_violations
 

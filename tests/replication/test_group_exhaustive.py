@@ -1,4 +1,4 @@
-"""The group crash test's exhaustive mode (minidb.replication.group_crashtest.exhaustive_sweep): every node
+"""The group crash test's exhaustive mode (minidb.crashtest.group.exhaustive_sweep): every node
 crashed at every one of its disk events, in every crash mode, the group run again from the start each time.
 
 Every (node, event) pair of a small workload is a crash point and none is a violation; a run that does not
@@ -8,10 +8,10 @@ is caught.
 
 import dataclasses
 
+from minidb.crashtest.group import (NAMES, crash_sweep, exhaustive_crash_points, exhaustive_sweep,
+                                    node_events, run_crash_point)
 from minidb.io import CrashMode
 from minidb.logstore.recovery import RecoveryManager
-from minidb.replication.group_crashtest import (NAMES, crash_sweep, exhaustive_crash_points, exhaustive_sweep,
-                                               node_events, run_crash_point)
 
 SEED, OPS = 2, 6
 

@@ -1,4 +1,4 @@
-"""The rollback's crash sweep: a syncup rollback crashed at every write and fsync (minidb.replication.rollback_crashtest).
+"""The rollback's crash sweep: a syncup rollback crashed at every write and fsync (minidb.crashtest.rollback).
 
 After every crash point the reopened node has finished the rollback (RollbackStart and RollbackEnd in the log,
 every entry after the matchpoint INVISIBLE, the records those at the matchpoint) or never began it (nothing
@@ -7,10 +7,10 @@ invisible, the records those before it), and its log and VLSN index agree.
 
 import pytest
 
+from minidb.crashtest.rollback import check_rollback_point, crash_sweep, records_of, run_rollback_workload
 from minidb.io import CrashMode
 from minidb.log.files import file_name
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.rollback_crashtest import check_rollback_point, crash_sweep, records_of, run_rollback_workload
 
 from tests.sweeps import assert_chunk_has_no_violations
 

@@ -10,12 +10,12 @@ import threading
 
 import pytest
 
+from minidb.crashtest.replication import check_index
 from minidb.errors import UserError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.logstore.logdef import LN_TX
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
-from minidb.replication.crashtest import check_index
 from minidb.replication.errors import FeederError, NetworkRestoreRequiredError, RollbackLimitError, SyncupError
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.group.membership import RepGroup, RepNode

@@ -40,14 +40,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError
 from minidb.io import CrashMode, SimDisk, crash_points
-from minidb.io.sweep import SweepResult
 from minidb.log import LSN
 from minidb.logstore import Durability, EnvironmentConfig, LockConflictError
-from minidb.replication.vlsn.config import VLSNIndexConfig
-from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES
+from minidb.replication import SYNC_TYPES, TXN_END_TYPES, ReplicatedEnvironment, VLSNIndexConfig
 from minidb.replication.vlsn.scanner import stream_vlsn
 
 DATABASES = ("a", "b")

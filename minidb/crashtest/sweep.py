@@ -5,7 +5,8 @@ then, for every crash point (:func:`~minidb.io.simdisk.crash_points`),
 reopens what the crash left and compares it with a model of what must have
 survived. :class:`SweepResult` counts the points and collects violations; its
 summary line is what ``minidb crashtest`` prints. :func:`crash_during_restart`
-is the step that checks recovery is idempotent: a second crash, during it;
+is the step that checks recovery is idempotent: a second crash, during it
+(after one of the operations :func:`operations_since` counts);
 :func:`sweep_crash_points` is the loop over the points.
 """
 
@@ -17,7 +18,8 @@ from random import Random
 from typing import Any
 
 from minidb.errors import SimulatedCrash
-from minidb.io.simdisk import SimDisk, crash_points
+from minidb.io import SimDisk, crash_points
+from minidb.io.simdisk import CRASH_POINT_KINDS
 
 
 @dataclass
@@ -35,6 +37,12 @@ class SweepResult:
 
     def summary(self) -> str:
         return f"crash points: {self.points}, violations: {len(self.violations)}"
+
+
+def operations_since(disk: SimDisk, before: int) -> int:
+    """How many of ``disk``'s recorded events from index ``before`` on are crash points (writes, truncates,
+    fsyncs): the operations a restart made, one of which :func:`crash_during_restart` crashes after."""
+    return sum(1 for event in disk.events[before:] if event.kind in CRASH_POINT_KINDS)
 
 
 def crash_during_restart(twin: Any, restart_ops: int, rng: Random, reopen: Callable[[Any], Any],

@@ -1,4 +1,4 @@
-"""The page store's crash test: transactions, a crash at every write and fsync, restart, a model.
+"""The page store's crash-test workload: up to three transactions on a small volume, and a model of them.
 
 A seeded workload runs up to three interleaved transactions on a small
 volume (512-byte pages, a buffer pool of a few frames, so pages are evicted
@@ -30,7 +30,8 @@ abort must succeed: an exception is a violation) and a checkpoint is taken;
 :meth:`Runner.fill` has a transaction write big records until the log
 refuses it.
 
-Transactions take their locks through :class:`ScriptLocking`, a lock table
+Transactions take their locks through
+:class:`~minidb.crashtest.script_locking.ScriptLocking`, a lock table
 that never waits: an operation whose lock another transaction holds is
 simply not tried (the workload is single-threaded; conflicts and deadlocks
 are the lock manager's tests). It answers the allocation protocol, and
@@ -38,42 +39,8 @@ while the workload runs every ``alloc_pages_in_ext`` is checked: a page
 allocated by a transaction still in flight (even if rolled back since) must
 never be allocated by another; a breach is reported as a violation.
 
-Then, for every write, truncate and fsync of the workload (and each way a
-crash can treat unsynced writes: none kept, all kept, a torn last write, a
-random subset), the crashed disk is opened, which restarts, and:
-
-1. the commits that survived (their commit point is in the log the crash
-   left, read before restart, which may scavenge it) must be a prefix of the commit order, and include every commit whose
-   durable ``commit()`` had returned before the crash;
-2. the files and their records, and the named indexes, must be *exactly*
-   the model's committed state after that prefix: committed data there, uncommitted and aborted
-   data gone;
-3. each prepared transaction must come back *in doubt* (``in_doubt()``,
-   its record and store locks held again, its changes present) unless its
-   commit survived, its prepare was not durable yet (then it is rolled
-   back), or its abort had begun; a prepare or an abort that had returned
-   must not be undone. The check then resolves the in-doubt ones (commits
-   some, aborts others) and the files must be the committed state plus the
-   changes of those it committed;
-4. the volume's maps must be consistent, the store directory and the root
-   index sound (:func:`~minidb.pagestore.directory.check_directory`), no
-   transaction active, no store in use but the files' two stores each and
-   the named indexes' (so every TMP file is gone, and an uncommitted LOAD
-   file too), each of them REGULAR (a committed LOAD file
-   became regular, with all its records, by 2); on a bounded log, no log
-   space left reserved, and the log files exactly those from restart's
-   checkpoint's file on (restart scavenged the rest), or from the first
-   file of a transaction that came back in doubt;
-5. every page that the crash left torn on disk (read before restarting)
-   and that a store holds after restart was repaired by redo from a full
-   page image, and no repair read the log before the redo LSN (the log
-   before it may be scavenged: :mod:`minidb.pagestore.wal.pageimage`);
-6. at some crash points, a second image of the same crash is restarted
-   with a crash *during restart* (after a random one of its disk
-   operations), then restarted again: the result must be the same
-   (restart is idempotent).
-
-Anything else, including an exception, is a violation.
+:mod:`minidb.crashtest.pagestore` crashes the workload at every write and
+fsync and checks each restart against the model.
 """
 
 from __future__ import annotations
@@ -82,27 +49,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.errors import MinidbError
+from minidb.crashtest.script_locking import ScriptLocking, WouldBlock
 from minidb.io import SimDisk
-from minidb.io.sweep import SweepResult, crash_during_restart, sweep_crash_points
-from minidb.log.files import all_log_file_numbers
-from minidb.log.head import read_log_head
-from minidb.log.lsn import LSN
-from minidb.log.manager import LogManager
-from minidb.pagestore.directory import check_directory
-from minidb.pagestore.errors import BadPageError, BadRequestError, OutOfLogSpaceError, RecordWontFitError, VolumeFullError
-from minidb.pagestore.restart.master import read_master
-from minidb.pagestore.volume.volfile import volume_file_name
-from minidb.pagestore.files.file import Policy
-from minidb.pagestore.ids import ExtentId, RecordId, StoreId
-from minidb.pagestore.lock import LockId
-from minidb.pagestore.pages.page import Page, StoreFlags
+from minidb.log import LSN
+from minidb.pagestore import (BadRequestError, OutOfLogSpaceError, Policy, RecordId, RecordWontFitError, StorageManager,
+                              StoreId, VolumeFullError, XctState)
 from minidb.pagestore.pages.rectag import chunk_size
-from minidb.pagestore.sm import StorageManager
-from minidb.pagestore.transactions.locking import NoLocking
-from minidb.pagestore.transactions.xct import XctState
 from minidb.pagestore.transactions.xctmgr import XctError
-from minidb.pagestore.volume.stores import STORE_DIRECTORY, ROOT_INDEX
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 128, 4
 DATA_PAGE = chunk_size(PAGE_SIZE)  # bytes of a large record's body on one data page
@@ -110,157 +63,13 @@ FILE_MAX = 6000
 MAX_ACTIVE = 3
 NAMING_RATE = 0.12  # of the steps: a named index created or destroyed first
 LARGE_SHAPES = {"max_small_rec": 8, "index_fanout": 3}  # LARGE_1 holds 3 pages, LARGE_2 9: cheap to reach
-RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
 PARTITIONS, PARTITION = 4, 2400
 LOG_SIZE = PARTITIONS * PARTITION  # a bounded log: about one workload's worth
 
 
-def _clock() -> float:
+def clock() -> float:
+    """The time the workload's transactions see: fixed, so that a seed writes the same bytes every run."""
     return 1_700_000_000.0
-
-
-VOLUME = volume_file_name(1)
-
-
-class WouldBlock(Exception):
-    """The workload's lock table refuses to wait: the operation is not tried."""
-
-
-class ScriptLocking:
-    """Record and store locks for a single-threaded workload: conflicts raise instead of waiting.
-
-    A record lock implies an intention lock on its store (the hierarchy of
-    Shore's lock manager, reduced to what the workload needs: IS, IX, SH, EX).
-
-    Page and extent locks are recorded and never refused (the records keep the
-    workload's transactions apart on them), so that the allocation protocol
-    sees them: a page or free extent another transaction has locked is
-    skipped (``held_by_other``), an extent is freed at commit only if nobody
-    else holds it and its "has pages" bit is clear. Quarks release the record,
-    store and page locks taken inside them; extent locks stay.
-    """
-
-    COMPATIBLE = {"IS": {"IS", "IX", "SH"}, "IX": {"IS", "IX"}, "SH": {"IS", "SH"}, "EX": set()}
-
-    def __init__(self) -> None:
-        self.records: dict[RecordId, tuple[int, str]] = {}
-        self.stores: dict[StoreId, dict[int, set[str]]] = {}  # store -> tid -> modes held
-        self.others: dict[LockId, dict[int, set[str]]] = {}  # pages and extents: lock id -> tid -> modes
-        self.has_pages: dict[LockId, bool] = {}  # the extent locks' "has pages" bits
-        self.quarks: dict[int, list[tuple]] = {}  # tid -> what it held when each open quark opened
-        self.quarks_opened = 0
-
-    def _store_ok(self, tid: int, stid: StoreId, mode: str) -> bool:
-        return all(held in self.COMPATIBLE[mode] for other, modes in self.stores.get(stid, {}).items()
-                   if other != tid for held in modes)
-
-    def _grant(self, xct: Any, target: Any, mode: str) -> bool:
-        tid = xct.txn_id
-        if isinstance(target, RecordId):
-            stid, intent = StoreId(target.vol, target.store), ("IX" if mode == "EX" else "IS")
-            held = self.records.get(target)
-            if not self._store_ok(tid, stid, intent):
-                return False
-            if held is not None and held[0] != tid and (mode == "EX" or held[1] == "EX"):
-                return False
-            if held is None or held[0] != tid or mode == "EX":
-                self.records[target] = (tid, mode)
-            self.stores.setdefault(stid, {}).setdefault(tid, set()).add(intent)
-            return True
-        if isinstance(target, StoreId):
-            if not self._store_ok(tid, target, mode):
-                return False
-            self.stores.setdefault(target, {}).setdefault(tid, set()).add(mode)
-            return True
-        self.others.setdefault(LockId.of(target), {}).setdefault(tid, set()).add(mode)
-        return True
-
-    def lock(self, xct: Any, target: Any, mode: str, duration: str = "long", timeout: float | None = None) -> None:
-        if not self._grant(xct, target, mode):
-            raise WouldBlock(f"T{xct.txn_id}: {target} {mode}")
-
-    def try_lock(self, xct: Any, target: Any, mode: str, duration: str = "long") -> bool:
-        return self._grant(xct, target, mode)
-
-    def release_all(self, xct: Any) -> None:
-        tid = xct.txn_id
-        self.records = {rid: held for rid, held in self.records.items() if held[0] != tid}
-        for holders in self.stores.values():
-            holders.pop(tid, None)
-        for lock_id in list(self.others):
-            self.others[lock_id].pop(tid, None)
-            if not self.others[lock_id]:
-                del self.others[lock_id]
-                self.has_pages.pop(lock_id, None)
-        self.quarks.pop(tid, None)
-
-    def held_by_other(self, xct: Any, target: Any) -> bool:
-        return any(tid != xct.txn_id for tid in self.others.get(LockId.of(target), {}))
-
-    def mark_extent(self, xct: Any, xid: ExtentId, has_pages: bool) -> None:
-        self.has_pages[LockId.of(xid)] = has_pages
-
-    def upgrade_extent_to_free(self, xct: Any, xid: ExtentId) -> bool:
-        lock_id = LockId.of(xid)
-        if self.held_by_other(xct, xid) or self.has_pages.get(lock_id, False):
-            return False
-        self.others.setdefault(lock_id, {}).setdefault(xct.txn_id, set()).add("EX")
-        return True
-
-    def _holdings(self, tid: int) -> tuple:
-        return ({rid for rid, held in self.records.items() if held[0] == tid},
-                {k: set(v[tid]) for k, v in self.stores.items() if tid in v},
-                {k: set(v[tid]) for k, v in self.others.items() if tid in v and k.code != "x"})
-
-    def open_quark(self, xct: Any) -> int:
-        stack = self.quarks.setdefault(xct.txn_id, [])
-        stack.append(self._holdings(xct.txn_id))
-        self.quarks_opened += 1
-        return len(stack)
-
-    def close_quark(self, xct: Any) -> int:
-        tid = xct.txn_id
-        records, stores, others = self.quarks[tid].pop()
-        now = self._holdings(tid)
-        for rid in now[0] - records:
-            del self.records[rid]
-        for table, before, held in ((self.stores, stores, now[1]), (self.others, others, now[2])):
-            for key in held:
-                if key in before:
-                    table[key][tid] = before[key]
-                else:
-                    del table[key][tid]
-        return len(now[0] - records) + sum(len(h - stores.get(k, set())) for k, h in now[1].items())
-
-    # two-phase commit: a store held in SH and IX is logged as SIX
-    STRENGTH = ["IS", "IX", "SH", "EX"]
-
-    def held(self, xct: Any) -> dict[LockId, str]:
-        tid = xct.txn_id
-        held = {LockId.of(rid): mode for rid, (owner, mode) in self.records.items() if owner == tid}
-        for stid, holders in self.stores.items():
-            modes = holders.get(tid)
-            if modes:
-                held[LockId.of(stid)] = "SIX" if {"SH", "IX"} <= modes else max(modes, key=self.STRENGTH.index)
-        for lock_id, holders in self.others.items():  # pages and extents (the allocation protocol)
-            modes = holders.get(tid)
-            if modes:
-                held[lock_id] = max(modes, key=self.STRENGTH.index)
-        return held
-
-    def detach(self, xct: Any) -> None:
-        return None
-
-    def reacquire(self, xct: Any, locks: dict[LockId, str]) -> None:
-        """Restart: the table as it was for ``xct`` (prepared transactions held these together)."""
-        for lid, mode in locks.items():
-            if lid.code == "r":
-                self.records[RecordId(*lid.numbers)] = (xct.txn_id, mode)
-            elif lid.code == "s":
-                modes = {"SH", "IX"} if mode == "SIX" else {mode}
-                self.stores.setdefault(StoreId(*lid.numbers), {}).setdefault(xct.txn_id, set()).update(modes)
-            else:
-                self.others.setdefault(lid, {}).setdefault(xct.txn_id, set()).add(mode)
 
 
 State = dict[StoreId, dict[RecordId, tuple[bytes, bytes]]]
@@ -331,7 +140,7 @@ class Runner:
         self.refused = 0
         self.shapes = seed % 2 == 0  # not drawn from the RNG: the other seeds run the workloads they always ran
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
-                                        frames=self.frames, locking=self.locking, clock=_clock, file_max=FILE_MAX,
+                                        frames=self.frames, locking=self.locking, clock=clock, file_max=FILE_MAX,
                                         buffer_size=self.buffer_size, log_size=self.log_size, partitions=PARTITIONS,
                                         **(LARGE_SHAPES if self.shapes else {}))
         self.disk.capacity = capacity  # the disk fills up (with other data) once formatted
@@ -731,240 +540,3 @@ def applied(committed: State, t: TxnModel) -> State:
 
 def run_workload(seed: int, ops: int) -> Workload:
     return Runner(seed, ops).run()
-
-
-def open_sm(workload: Workload, disk: SimDisk) -> StorageManager:
-    return StorageManager.open(disk, frames=RESTART_FRAMES, clock=_clock, file_max=FILE_MAX,
-                               buffer_size=workload.buffer_size, restart_trace=False, log_size=workload.log_size,
-                               partitions=PARTITIONS, locking=ScriptLocking() if workload.prepared else None)
-
-
-def surviving(workload: Workload, image: SimDisk) -> tuple[list[bool], set[int]]:
-    """Whether each commit point is in the log that the crash left, and the transactions whose prepare
-    point is, read before restart (which may scavenge files and reuse their LSNs after a crash in it)."""
-    log = LogManager(image, file_max=FILE_MAX, readonly=True)
-    try:
-        prepares = {t.xct.txn_id for t in workload.prepared
-                    if t.prepared_lsn.file < log.head or _is(log, t.prepared_lsn, t.xct.txn_id, "xct_prepare_fi")}
-        return [survived(log, c) for c in workload.commits], prepares
-    finally:
-        log.close()
-
-
-def _is(log: LogManager, lsn: LSN, tid: int, type_name: str) -> bool:
-    """Whether ``log`` holds, at ``lsn``, an entry of transaction ``tid`` of that type."""
-    try:
-        entry = log.read(lsn)
-    except MinidbError:
-        return False
-    return entry.txn_id == tid and entry.type_name == type_name
-
-
-def survived(log: LogManager, commit: Commit) -> bool:
-    """Whether the commit point of ``commit`` is in ``log`` (a crashed image's, not yet restarted)."""
-    if commit.lsn.file < log.head:
-        return True  # scavenged: only files below a durable checkpoint are, so it was durable
-    try:
-        entry = log.read(commit.lsn)
-    except MinidbError:
-        return False
-    if entry.txn_id != commit.tid:
-        return False
-    return entry.type_name == "xct_freeing_space" or (entry.type_name == "xct_end" and entry.values["committed"])
-
-
-def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
-                    present: tuple[list[bool], set[int]], resolve: random.Random | None = None) -> str | None:
-    """None if ``sm`` (just restarted after a crash after ``crash_event``, which left the commits
-    ``present``) holds exactly what it must.
-
-    In-doubt transactions are resolved on the way (commit or abort, chosen by ``resolve``)."""
-    present, prepares = present
-    doubt_files: list[int] = []
-    k = sum(present)
-    if present != [True] * k + [False] * (len(present) - k):
-        return f"the surviving commits are not a prefix of the commit order: {present}"
-    for commit, ok in zip(workload.commits, present):
-        if not ok and commit.synced_at is not None and commit.synced_at <= crash_event:
-            return f"T{commit.tid}'s durable commit (synced at event {commit.synced_at}) was lost"
-    expected = workload.states[k]
-    if workload.prepared:
-        committed = {c.tid for c, ok in zip(workload.commits, present) if ok}
-        doubt = check_in_doubt(workload, sm, crash_event, committed, prepares)
-        if isinstance(doubt, str):
-            return doubt
-        doubt_files = [d.first_lsn.file for d in sm.in_doubt()]
-        sm.xcts.locks = NoLocking()  # the model's check reads everything, in-doubt changes included
-        seen = expected
-        for t in doubt:
-            seen = applied(seen, t)
-        got = observed(sm) if doubt else seen
-        if got != seen:
-            return f"in-doubt transactions {[t.gtid for t in doubt]}: " + _difference(seen, got, k)
-        pick = resolve or random.Random(crash_event)
-        for t in doubt:
-            if pick.random() < 0.5:
-                sm.commit_prepared(t.gtid)
-                expected = applied(expected, t)
-            else:
-                sm.abort_prepared(t.gtid)
-    got = observed(sm)
-    if got != expected:
-        return _difference(expected, got, k)
-    problems = sm.check()
-    if problems:
-        return f"inconsistent maps after restart: {problems[:2]}"
-    problems = sm.files.check_large_records()
-    if problems:
-        return f"damaged large records after restart: {problems[:2]}"
-    if sm.xcts.active():
-        return f"transactions still active after restart: {sm.xcts.active()}"
-    stores = {s.store for s in sm.volume.stores()} - {STORE_DIRECTORY, ROOT_INDEX}
-    wanted = set()
-    for fid in expected:
-        wanted |= {fid.store} if name_rid(fid) in expected[fid] else {fid.store, sm.files.file_info(fid).large}
-    if stores != wanted:
-        return f"stores in use {sorted(stores)}, but the files and named indexes need {sorted(wanted)}"
-    problems = check_directory(sm.volume, sm.directory, sm.root_index)
-    if problems:
-        return f"store directory after restart: {problems[:2]}"
-    unlogged = [s for s in sorted(stores) if sm.volume.store_node(s).flags != StoreFlags.REGULAR]
-    if unlogged:
-        return f"stores {unlogged} are not REGULAR after restart"
-    return check_log_space(workload, sm, doubt_files)
-
-
-def check_log_space(workload: Workload, sm: StorageManager, doubt_files: list[int]) -> str | None:
-    """On a bounded log after restart: nothing reserved, and the log scavenged down to the checkpoint
-    restart ended with (every page was written, and no transaction was active but those that came back
-    in doubt, whose first files ``doubt_files`` restart had to keep: nothing older is needed)."""
-    if workload.log_size is None:
-        return None
-    if sm.log_space.total or sm.log_space.reserved or sm.log_space.ends:
-        return f"log space still reserved after restart: {sm.log_space.summary()}"
-    files = all_log_file_numbers(sm.disk)
-    master = read_master(sm.disk)
-    if master is None or files[0] != min([master.master.file, *doubt_files]) or read_log_head(sm.disk) != files[0]:
-        return (f"log files {files} (head {read_log_head(sm.disk)}) after restart, but its checkpoint "
-                f"{master.master if master else None} and the in-doubt transactions' first files {doubt_files} "
-                "need only those from the first of them on")
-    return None
-
-
-def torn_pages(disk: SimDisk) -> set[int]:
-    """The pages of the volume that fail their check on ``disk`` (read directly, before any restart)."""
-    with disk.open(VOLUME) as f:
-        data = f.read_all()
-    bad, never_written = set(), bytes(PAGE_SIZE)
-    for number in range(len(data) // PAGE_SIZE):
-        raw = data[number * PAGE_SIZE:(number + 1) * PAGE_SIZE]
-        if raw == never_written:
-            continue
-        try:
-            Page(bytearray(raw)).check(f"page {number}")
-        except BadPageError:
-            bad.add(number)
-    return bad
-
-
-def check_repairs(sm: StorageManager, torn: set[int]) -> str | None:
-    """None if restart repaired the ``torn`` pages, each from an image at or after the redo LSN.
-
-    A torn page left as it is must be one no store holds after restart (a freed page is formatted
-    afresh before it is used again, never read).
-    """
-    report = sm.restart_report
-    repaired = {r.pid.page for r in report.redo.pages_repaired}
-    in_use = {pid.page for stid in sm.volume.stores() for pid in sm.volume.store_pages(stid)}
-    if repaired - torn or (torn - repaired) & in_use:
-        return f"pages {sorted(torn)} were torn on disk, but restart repaired pages {sorted(repaired)}"
-    redo_lsn = report.analysis.redo_lsn
-    for repair in report.redo.pages_repaired:
-        if repair.scanned_from < redo_lsn or repair.image_lsn < redo_lsn:
-            return f"{repair}: the log before the redo LSN {redo_lsn} was read"
-    return None
-
-
-def check_in_doubt(workload: Workload, sm: StorageManager, crash_event: int, committed: set[int],
-                   prepares: set[int]) -> list[TxnModel] | str:
-    """The prepared transactions that must be (and are) in doubt after the restart, given those whose
-    prepare point the crash left (``prepares``), or what is wrong."""
-    found = {d.gtid: d for d in sm.in_doubt()}
-    doubt = []
-    for t in workload.prepared:
-        durable = t.xct.txn_id in prepares
-        if t.xct.txn_id in committed or not durable:
-            must, may = False, False
-        elif t.aborted_at is not None:
-            must, may = False, t.aborted_at > crash_event
-        else:
-            must, may = True, True
-        if t.prepared_at <= crash_event and not durable:
-            return f"T{t.xct.txn_id}'s prepare (synced at event {t.prepared_at}) was lost"
-        if (t.gtid in found and not may) or (t.gtid not in found and must):
-            state = "in doubt" if t.gtid in found else "not in doubt"
-            return f"T{t.xct.txn_id} ({t.gtid!r}, {t.resolution or 'unresolved'}) is {state} after the restart"
-        if t.gtid in found:
-            doubt.append(t)
-            held = [target for target in [*t.writes, *t.created, *t.destroyed]
-                    if sm.xcts.locks.try_lock(_Probe(), target, "SH")]
-            if held:
-                return f"T{t.xct.txn_id} is in doubt but its locks on {held[:2]} were not taken again"
-    if set(found) != {t.gtid for t in doubt}:
-        return f"unknown transactions in doubt: {sorted(set(found) - {t.gtid for t in doubt})}"
-    return doubt
-
-
-@dataclass
-class _Probe:
-    """A transaction that only asks for locks (is the in-doubt one's lock held again?)."""
-
-    txn_id: int = 1 << 40
-
-
-def _difference(expected: State, got: State, k: int) -> str:
-    if set(expected) != set(got):
-        return f"after {k} commits: files {sorted(got)}, expected {sorted(expected)}"
-    for fid in sorted(expected):
-        if expected[fid] != got[fid]:
-            missing = sorted(set(expected[fid]) - set(got[fid]))
-            extra = sorted(set(got[fid]) - set(expected[fid]))
-            wrong = sorted(r for r in set(expected[fid]) & set(got[fid]) if expected[fid][r] != got[fid][r])
-            return f"after {k} commits, {fid}: missing {missing[:3]}, extra {extra[:3]}, different {wrong[:3]}"
-    return "contents differ"
-
-
-def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_crash: random.Random | None = None
-                ) -> str | None:
-    twin = image.clone() if restart_crash is not None else None
-    try:
-        torn = torn_pages(image)
-        present = surviving(workload, image)
-        before = len(image.events)
-        sm = open_sm(workload, image)
-        restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
-        problem = check_restarted(workload, sm, crash_event, present, restart_crash) or check_repairs(sm, torn)
-        if problem is not None or twin is None:
-            return problem
-        if restart_ops:
-            torn_again: set[int] = set()
-
-            def reopen(disk: SimDisk) -> StorageManager:
-                torn_again.clear()
-                torn_again.update(torn_pages(disk))  # read before each restart: what the crash during restart tore
-                return open_sm(workload, disk)
-
-            return crash_during_restart(twin, restart_ops, restart_crash, reopen,
-                                        lambda sm: check_restarted(workload, sm, crash_event, present)
-                                        or check_repairs(sm, torn_again))
-    except MinidbError as e:
-        return f"restart failed: {type(e).__name__}: {e}"
-    return None
-
-
-def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,
-                restart_crashes: float = 0.25) -> SweepResult:
-    workload = run_workload(seed, ops)
-    return sweep_crash_points(workload.disk, workload.formatted_at + 1, seed,
-                              lambda image, event, nested: check_point(workload, image, event, nested),
-                              workload.problems, torn_variants, random_variants, restart_crashes)

@@ -22,11 +22,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult
-from minidb.log.logdef import TRACE
-from minidb.log.manager import LogManager
+from minidb.log import TRACE, LogManager
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ between); then n1 logs a tail that never reaches n2 (records, committed and
 aborted transactions, Matchpoints; no checkpoint, so the rollback limit
 allows it) and fsyncs it. n2 takes over and logs its own tail. n1 rejoins as
 a replica: syncup finds the matchpoint and rolls n1's tail back
-(:mod:`.rollback`).
+(:mod:`minidb.replication.rollback`).
 
 Then, for every write, truncate and fsync of n1's disk from the syncup on
 and every way a crash can treat the unsynced writes, n1 is opened on the
@@ -18,7 +18,7 @@ crashed image and checked:
 2. the rollback is finished or was never started: with a RollbackStart in
    the log there is its RollbackEnd, and every replicated entry after the
    matchpoint is INVISIBLE; without one, nothing is invisible;
-3. the log and the VLSN index agree (:func:`~.crashtest.check_index`), and
+3. the log and the VLSN index agree (:func:`~minidb.crashtest.replication.check_index`), and
    the range ends at the matchpoint (finished) or at n1's last VLSN (not
    started);
 4. the records equal those right after the rollback run without a crash
@@ -31,19 +31,14 @@ import dataclasses
 import random
 from dataclasses import dataclass, field
 
+from minidb.crashtest.replication import check_index, workload_configs
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult
 from minidb.log import LSN
 from minidb.logstore import LockConflictError
-from minidb.replication.vlsn.config import VLSNIndexConfig
-from minidb.replication.crashtest import check_index, workload_configs
-from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.stream.feeder import Feeder
-from minidb.replication.group.membership import RepGroup, RepNode
-from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
-from minidb.replication.stream.replica import Replica
-from minidb.replication.syncup.syncup import ReplicaFeederSyncup
+from minidb.replication import (Feeder, HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, RepGroup, RepNode,
+                                Replica, ReplicaFeederSyncup, ReplicatedEnvironment, VLSNIndexConfig)
 
 GROUP = RepGroup("crash", [RepNode("n1", "n1", 2), RepNode("n2", "n2", 1)])
 DATABASES = ("a", "b")

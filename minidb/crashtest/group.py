@@ -67,7 +67,7 @@ settles (elections, syncup, rollback, catch-up), and the checks are:
 (b) every node holds the same records;
 (c) the VLSN streams agree: the same range, and at each VLSN the same
     LSN-neutral item checksum; each node's index agrees with its log
-    (:func:`~minidb.replication.crashtest.check_index`);
+    (:func:`~minidb.crashtest.replication.check_index`);
 (d) every RollbackStart in a log has its RollbackEnd (a crash in the
     middle of a rollback is finished by recovery); the group's driver met
     no unexpected error; the group converged at all.
@@ -77,7 +77,7 @@ alone loses acknowledged commits (seeds 164, 377, 609 and 793 of 1..1000
 with 30 operations): an old master that crashed with an unacknowledged tail
 longer than what its successor had acknowledged since won the election when
 it restarted, and the others rolled the acknowledged commits back. Elections
-now rank a log by its last ``TermStart`` first (:mod:`.elections`).
+now rank a log by its last ``TermStart`` first (:mod:`minidb.replication.group.elections`).
 """
 
 from __future__ import annotations
@@ -86,18 +86,15 @@ import dataclasses
 import random
 from dataclasses import dataclass, field
 
+from minidb.crashtest.replication import check_index, workload_configs
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError, SimulatedCrash
-from minidb.io import CrashMode, SimDisk
-from minidb.io.simdisk import CRASH_POINT_KINDS, Event
-from minidb.io.sweep import SweepResult
+from minidb.io import CrashMode, Event, SimDisk
+from minidb.io.simdisk import CRASH_POINT_KINDS
 from minidb.logstore import LockConflictError, ManualClock
 from minidb.logstore.txn import TxnState
-from minidb.replication.crashtest import check_index, workload_configs
-from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
-from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError
-from minidb.replication.group.failover import FailoverGroup
-from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication import (Durability, FailoverGroup, InsufficientAcksError, InsufficientReplicasError, RepGroup,
+                                RepNode, ReplicaAckPolicy, ReplicatedEnvironment, SyncPolicy)
 from minidb.replication.vlsn.scanner import stream_vlsn
 from minidb.replication.syncup.syncup import entry_checksum
 

@@ -50,16 +50,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult
-from minidb.log import LSN
-from minidb.log.files import file_name
+from minidb.log import LSN, file_name
 from minidb.log.header import check_entry
-from minidb.logstore.config import Durability, EnvironmentConfig
-from minidb.logstore.env import Environment
-from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock, erase_file, locate
-from minidb.logstore.errors import LockConflictError
+from minidb.logstore import (DataEraser, Durability, Environment, EnvironmentConfig, EraserConfig, LockConflictError,
+                             ManualClock)
+from minidb.logstore.eraser import erase_file, locate
 from minidb.logstore.inspect import live_lsns
 from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
 

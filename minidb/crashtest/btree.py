@@ -46,15 +46,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
-from minidb.io.sweep import SweepResult, crash_during_restart, sweep_crash_points
-from minidb.log.lsn import LSN
-from minidb.log.manager import LogManager
-from minidb.pagestore.btree.btree import DuplicateKeyError
-from minidb.pagestore.btree.verify import check_tree
+from minidb.log import LSN, LogManager
+from minidb.pagestore import DuplicateKeyError, StorageManager, check_tree
 from minidb.pagestore.lock import LOCK_MANAGER, LockTimeout
-from minidb.pagestore.sm import StorageManager
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 256, 4
 FILE_MAX = 8000
@@ -338,7 +335,7 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int,
             return f"durable commits of {['T%d' % t for t in lost]} lost"
         before = len(image.events)
         problem = check_restarted(workload, open_sm(image), k)
-        restart_ops = sum(1 for e in image.events[before:] if e.kind in ("write", "truncate", "fsync"))
+        restart_ops = operations_since(image, before)
         if problem is not None or twin is None or not restart_ops:
             return problem
         return crash_during_restart(twin, restart_ops, restart_crash, open_sm,

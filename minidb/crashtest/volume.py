@@ -33,20 +33,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
-from minidb.io.sweep import SweepResult
-from minidb.log.manager import LogManager
-from minidb.pagestore.buffer.bufferpool import BufferPool
-from minidb.pagestore.errors import BadPageError, PageStoreError, VolumeFullError
+from minidb.log import LogManager
+from minidb.pagestore import (PAGESTORE_TYPES, SH, AllocMode, BadPageError, BufferPool, PageId, PageStoreError, Volume,
+                              VolumeFullError, VolumeHeader, redo, volume_file_name)
 from minidb.pagestore.volume.format import format_pages
-from minidb.pagestore.ids import PageId
-from minidb.pagestore.buffer.latch import SH
-from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
-from minidb.pagestore.wal.logrec import REDO, redo
-from minidb.pagestore.volume.volfile import volume_file_name
-from minidb.pagestore.volume.volheader import VolumeHeader
-from minidb.pagestore.volume.volume import AllocMode, Volume
+from minidb.pagestore.wal.logrec import REDO
 
 PAGE_SIZE, NUM_PAGES, EXT_SZ = 512, 64, 4
 FILE_MAX = 4096
