@@ -8,7 +8,7 @@ between); then n1 logs a tail that never reaches n2 (records, committed and
 aborted transactions, Matchpoints; no checkpoint, so the rollback limit
 allows it) and fsyncs it. n2 takes over and logs its own tail. n1 rejoins as
 a replica: syncup finds the matchpoint and rolls n1's tail back
-(:mod:`minidb.replication.rollback`).
+(:mod:`minidb.replication.syncup.rollback`).
 
 Then, for every write, truncate and fsync of n1's disk from the syncup on
 and every way a crash can treat the unsynced writes, n1 is opened on the
