@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 
 from minidb.pagestore import PageId, StoreId
-from minidb.pagestore import btree_crashtest
+from minidb.crashtest import btree as btree_crashtest
 from minidb.pagestore.buffer.latch import EX, LATCH, SH
 from minidb.pagestore.lock import (
     LOCK_MANAGER, BadLockRequest, DeadlockVictim, Duration, Interleaving, LockId, LockTimeout,
