@@ -274,13 +274,14 @@ class FileManager(RecordUpdates, StoreProperties):
         need = len(slot_bytes) + SLOT_SIZE
         hist = self._histoid(fid)
         tried: set[int] = set()
-        if policy & Policy.CACHE:
+        policy = Policy(policy)  # (callers may give the flags as an int)
+        if Policy.CACHE in policy:
             for number, _free in hist.candidates(need):
                 tried.add(number)
                 rid = self._try_page(xct, fid, number, slot_bytes, hist)
                 if rid is not None:
                     return rid, "cache"  # (counted by create_rec, see _COUNTED)
-        if policy & Policy.COMPACT:
+        if Policy.COMPACT in policy:
             bucket = bucket_needed(need, self.page_size)
             if bucket < NUM_BUCKETS and hist.pages_at_least(bucket):
                 self.stats.add("nCompactSearches")
@@ -291,13 +292,13 @@ class FileManager(RecordUpdates, StoreProperties):
                     rid = self._try_page(xct, fid, pid.page, slot_bytes, hist)
                     if rid is not None:
                         return rid, "compact"
-        if policy & Policy.APPEND:
+        if Policy.APPEND in policy:
             last = self._last_file_page(fid)
             if last is not None and last not in tried:
                 rid = self._try_page(xct, fid, last, slot_bytes, hist)
                 if rid is not None:
                     return rid, "append"
-        mode = AllocMode.APPEND if policy & Policy.APPEND else AllocMode.COMPACT
+        mode = AllocMode.APPEND if Policy.APPEND in policy else AllocMode.COMPACT
         try:
             pid, rid = self._new_page(xct, fid, mode, PageTag.FILE,
                                       fill=lambda new, page: self._insert(xct, new, page, slot_bytes))
@@ -315,9 +316,8 @@ class FileManager(RecordUpdates, StoreProperties):
             return None
         rid = None
         try:
-            is_file = page.tag == PageTag.FILE
-            allocated, bucket = self.page_allocation(pid) if is_file else (False, 0)
-            if not is_file or page.store != fid.store or not allocated:
+            usable, bucket = self._takes_records(page, fid, pid)
+            if not usable:
                 hist.remove(number)
                 self.stats.add("nPagesRejected")
                 return None
@@ -346,6 +346,13 @@ class FileManager(RecordUpdates, StoreProperties):
             return None
         recops.insert(self.volume, xct, page, plan.slot, slot_bytes, user, plan)  # placed once, not twice
         return rid
+
+    def _takes_records(self, page: SlottedPage, fid: StoreId, pid: PageId) -> tuple[bool, int]:
+        """Whether the fixed page ``pid`` is a file page of ``fid``, still allocated to it, and its advisory
+        bucket (0 if it is not)."""
+        if page.tag != PageTag.FILE or page.store != fid.store:
+            return False, 0
+        return self.page_allocation(pid)
 
     def page_allocation(self, pid: PageId) -> tuple[bool, int]:
         """Whether file page ``pid`` (fixed) is still allocated to its store, and its advisory bucket: only

@@ -133,8 +133,8 @@ def chunk_size(page_size: int) -> int:
 
 
 def small_slot(hdr: bytes, body: bytes) -> bytes:
-    """A small record's slot: its tag, the header and the body."""
-    return RecTag(len(hdr), RecFlags.SMALL, len(body)).pack() + bytes(hdr) + bytes(body)
+    """A small record's slot: its tag (header length, SMALL, body length), the header and the body."""
+    return RECTAG.pack(len(hdr), RecFlags.SMALL, len(body)) + bytes(hdr) + bytes(body)
 
 
 def split_slot(data: bytes, where: object = "") -> tuple[RecTag, bytes, bytes]:

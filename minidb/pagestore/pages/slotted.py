@@ -402,7 +402,7 @@ class SlottedPage(Page):
 
 
 class SpaceView(NamedTuple):
-    """A slotted page's space fields, as :func:`place_record` reads them (a tuple: built at every insert)."""
+    """A slotted page's space fields, as :func:`place_record` reads them."""
 
     nfree: int
     nrsvd: int

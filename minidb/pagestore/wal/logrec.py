@@ -75,7 +75,6 @@ from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.pages.storeprop import image_pending, logging_off
 
 
-
 class LogContext(Protocol):
     """What a transaction offers the storage layer: its id and the LSN of its last entry."""
 

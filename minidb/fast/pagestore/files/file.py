@@ -23,6 +23,15 @@ The answers rarely change, so this twin keeps them:
   sets a page's bucket (:meth:`_note_space`) and keeps its answer up to
   date then. Only pages found allocated are remembered.
 
+The insert into a page it tried (``_takes_records``, ``_insert``) also
+skips a few Python steps of the reference that cost as much as they read:
+the page's tag compared as its header byte rather than decoded into a
+``PageTag`` member (an Enum call), the record id built with
+``tuple.__new__`` (the page id's fields are already checked), and the space
+user set for the ``rec_insert`` handler with the context variable's own
+``set``/``reset`` rather than through ``acting_for``'s three calls. The
+entry logged is the same (:func:`~minidb.pagestore.files.recops.insert`'s).
+
 Nothing survives a crash: both are in memory, and restart builds a new file
 manager. The answers are the reference's, so the log and the volume get the
 same bytes; what differs is how many times the buffer pool fixes the map
@@ -37,9 +46,17 @@ from typing import Any
 
 from minidb.pagestore.files import file as reference
 from minidb.pagestore.files.histogram import Histoid
+from minidb.pagestore.files.recpage import ACTING
 from minidb.pagestore.files.sinfo import SInfo
-from minidb.pagestore.ids import PageId, StoreId
+from minidb.pagestore.ids import PageId, RecordId, StoreId
+from minidb.pagestore.pages.page import PageTag
+from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.volume.extmap import ExtlinkWrites
+from minidb.pagestore.wal.logdef import REC_INSERT
+from minidb.pagestore.wal.logrec import APPLY_AND_LOG
+
+_TAG_AT, _FILE = 28, int(PageTag.FILE)  # the page header's tag byte (pages.page draws the header)
+_new_tuple = tuple.__new__  # a RecordId from numbers already checked, without its Python-level __new__
 
 
 class FileManager(reference.FileManager):
@@ -80,6 +97,25 @@ class FileManager(reference.FileManager):
                 self._infos.pop(fid.store, None)
                 destroyed, rollbacks = self._infos_epoch
                 self._infos_epoch = (destroyed + 1, rollbacks)
+
+    # -- the page an insert tries -------------------------------------------------------------------
+    def _takes_records(self, page: SlottedPage, fid: StoreId, pid: PageId) -> tuple[bool, int]:
+        if page.buf[_TAG_AT] != _FILE or page.store != fid.store:  # the tag's byte: no Enum call
+            return False, 0
+        return self.page_allocation(pid)
+
+    def _insert(self, xct: Any, pid: PageId, page: SlottedPage, slot_bytes: bytes) -> RecordId | None:
+        user = xct.space_user()
+        plan = page.plan_insert(len(slot_bytes), user)
+        rid = _new_tuple(RecordId, (pid.vol, pid.store, pid.page, plan.slot))  # pid.record(plan.slot)
+        if not self.xcts.try_lock(xct, rid, "EX"):
+            return None
+        token = ACTING.set((user, plan))  # recops.insert's acting_for, without a context manager's calls
+        try:
+            APPLY_AND_LOG.call(self.volume.log, page, REC_INSERT, {"slot": plan.slot, "data": slot_bytes}, xct)
+        finally:
+            ACTING.reset(token)
+        return rid
 
     # -- allocations -------------------------------------------------------------------------------
     def page_allocation(self, pid: PageId) -> tuple[bool, int]:
