@@ -140,8 +140,8 @@ class XctManager:
         self._gtids: dict[bytes, Xct] = {}  # gtid -> its transaction (prepared, or being prepared)
         self.log_space: Any = None  # a LogSpace when the log is bounded (its reservations)
         # Rollbacks so far (aborts, restart's losers, rollbacks to a save point), counted once each is done:
-        # a cache above the transactions (the file manager's descriptors) drops what it holds when this
-        # moves, since a rollback may have undone what it cached (a file's creation).
+        # a cache above the transactions (the accelerated file manager's descriptors, minidb/fast/) drops
+        # what it holds when this moves, since a rollback may have undone what it cached (a file's creation).
         self.rollbacks = 0
         volume.is_page_held = self.is_page_held
         self.alloc_locks = volume.alloc_locks = AllocationLocks(self.locks)
