@@ -34,9 +34,11 @@ entry logged is the same (:func:`~minidb.pagestore.files.recops.insert`'s).
 
 Nothing survives a crash: both are in memory, and restart builds a new file
 manager. The answers are the reference's, so the log and the volume get the
-same bytes; what differs is how many times the buffer pool fixes the map
-and directory pages (its hit counters, and which page it evicts when it is
-smaller than the pages in use).
+same bytes as long as the buffer pool holds every page in use; what differs
+is how many times it fixes the map and directory pages (its hit counters),
+and in a smaller pool which page it evicts and writes when (so also which
+page, changed again after its write, logs a full image), as with any other
+order of reads.
 """
 
 from __future__ import annotations
