@@ -22,9 +22,10 @@ counter that is only ever changed under that one lock (the buffer pool's
 append, increments its counters (``nEntries``, ``nBytes``, ``nWrites``,
 ``nBytesWritten``, changed under its latch only) in the dict that
 :meth:`Stats.held_counts` returns, by the same rule; so do the buffer pool's
-fix (``nFixes``, ``nHits``, under its mutex) and the page store's transaction
-begin and end (``nBegins``, ``nCommits``, ``nDurableCommits``, ``nReadOnly``,
-under the transaction-table latch). :meth:`Stats.add_each` counts several
+fix (``nFixes``, ``nHits``, under its mutex). The page store's transaction
+begin and end count theirs (``nBegins``, ``nCommits``, ``nDurableCommits``,
+``nReadOnly``) with :meth:`Stats.add_held` under the transaction-table
+latch. :meth:`Stats.add_each` counts several
 counters under one take of the lock.
 """
 

@@ -129,7 +129,7 @@ from minidb.pagestore.buffer.bufferpool import BufferPool
 from minidb.pagestore.errors import BadRequestError, OutOfLogSpaceError
 from minidb.pagestore.directory import RootIndex, StoreDirectory
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
-from minidb.pagestore.files.file import FileManager, Policy
+from minidb.pagestore.files.file import FILE_MANAGER, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import KEEP, LockId, LockManager
 from minidb.pagestore.restart.master import check_volume_and_log, read_master
@@ -166,8 +166,8 @@ class StorageManager:
         self.xcts = XctManager(volume, locking, trace=trace)
         self.directory = StoreDirectory(volume)
         self.root_index = RootIndex(volume, self.xcts)
-        self.files = FileManager(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout,
-                                 directory=self.directory)
+        self.files = FILE_MANAGER.call(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout,
+                                       directory=self.directory)
         self.indexes = IndexManager(volume, self.xcts, self.directory)
         self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace, stamp=volume.file.stamp_checkpoint)
         self.chkpt_every = chkpt_every

@@ -4,8 +4,9 @@ import random
 
 import pytest
 
+from minidb import impl
 from minidb.pagestore.errors import BadRequestError, RecordWontFitError, StaleRecordIdError
-from minidb.pagestore.files.file import Policy
+from minidb.pagestore.files.file import FILE_MANAGER, FileManager, Policy
 from minidb.pagestore.files.histogram import Histoid, bucket_needed, bucket_of
 from minidb.pagestore.ids import PageId, RecordId, StoreId
 from minidb.pagestore.buffer.latch import SH
@@ -14,6 +15,9 @@ from minidb.pagestore.pages.rectag import RecFlags, RecTag, chunk_size, small_sl
 from minidb.pagestore.pages.slotted import SLOT_RESERVED
 
 from tests.pagestore.sm_helpers import new_sm
+
+
+FAST_FILES = FILE_MANAGER.name
 
 
 def make_file(sm):
@@ -239,19 +243,26 @@ def count_directory_reads(sm, monkeypatch) -> list[int]:
     return reads
 
 
-def test_a_file_descriptor_is_read_from_the_directory_once(monkeypatch):
-    sm = new_sm()
-    fid = make_file(sm)
-    reads = count_directory_reads(sm, monkeypatch)
-    for n in range(3):
-        with sm.transaction() as t:
-            sm.create_rec(t, fid, b"rec %d" % n)
+def test_the_fast_file_manager_reads_a_file_descriptor_from_the_directory_once(monkeypatch):
+    with impl.using("fast", only=[FAST_FILES]):
+        sm = new_sm()
+        fid = make_file(sm)
+        reads = count_directory_reads(sm, monkeypatch)
+        for n in range(3):
+            with sm.transaction() as t:
+                sm.create_rec(t, fid, b"rec %d" % n)
     assert reads == [fid.store]
 
 
-def test_no_descriptor_outlives_an_aborted_creation(monkeypatch):
-    """The creating transaction inserts (its descriptor is cached), then aborts: the file is gone,
-    and an insert into it is refused as into no file, whichever way the creation was undone."""
+@pytest.mark.parametrize("which", [impl.ENGINE, impl.FAST])
+def test_no_descriptor_outlives_an_aborted_creation(which):
+    """The creating transaction inserts (its descriptor is cached by the fast file manager), then aborts:
+    the file is gone, and an insert into it is refused as into no file, whichever way it was undone."""
+    with impl.using(which):
+        no_descriptor_outlives_an_aborted_creation()
+
+
+def no_descriptor_outlives_an_aborted_creation():
     sm = new_sm()
     t = sm.begin()
     fid = sm.create_file(t)
@@ -269,29 +280,32 @@ def test_no_descriptor_outlives_an_aborted_creation(monkeypatch):
     sm.abort(t)
 
 
-def test_no_descriptor_outlives_a_destroyed_file():
-    sm = new_sm()
-    fid = make_file(sm)
-    with sm.transaction() as t:
-        sm.create_rec(t, fid, b"cached")
-    with sm.transaction() as t:
-        sm.files.destroy_file(t, fid)
-    with sm.transaction() as t, pytest.raises(BadRequestError, match=r"s\(1.3\) is not a file"):
-        sm.create_rec(t, fid, b"into nothing")
+@pytest.mark.parametrize("which", [impl.ENGINE, impl.FAST])
+def test_no_descriptor_outlives_a_destroyed_file(which):
+    with impl.using(which):
+        sm = new_sm()
+        fid = make_file(sm)
+        with sm.transaction() as t:
+            sm.create_rec(t, fid, b"cached")
+        with sm.transaction() as t:
+            sm.files.destroy_file(t, fid)
+        with sm.transaction() as t, pytest.raises(BadRequestError, match=r"s\(1.3\) is not a file"):
+            sm.create_rec(t, fid, b"into nothing")
 
 
-def test_an_insert_reads_its_page_extlink_once_then_knows_it(monkeypatch):
+def test_the_fast_file_manager_reads_a_page_extlink_once_then_knows_it(monkeypatch):
     """Whether the page is the file's and its advisory bucket come from one extent-map read; once known,
     later inserts read nothing until an extlink is written (a page allocated); the bucket is written back
     only when it moves, and is then known too."""
-    sm = new_sm()
+    with impl.using("fast", only=[FAST_FILES]):
+        sm = new_sm()
+    assert type(sm.files) is not FileManager
     fid = make_file(sm)
     with sm.transaction() as t:
         rid = sm.create_rec(t, fid, b"first")
-    reads = []
-    real = sm.volume._read_map
-    monkeypatch.setattr(sm.volume, "_read_map", lambda number, read: reads.append(number) or real(number, read))
-    extmap_page = sm.volume.header.extmap_page(rid.page // sm.volume.ext_sz)
+    reads = []  # the file manager's questions to the extent map (setting a bucket checks the page itself)
+    real = sm.volume.page_allocation
+    monkeypatch.setattr(sm.volume, "page_allocation", lambda pid: reads.append(pid.page) or real(pid))
     with sm.transaction() as t:
         second = sm.create_rec(t, fid, b"second")
     assert second.pid == rid.pid and reads == []
@@ -300,7 +314,7 @@ def test_an_insert_reads_its_page_extlink_once_then_knows_it(monkeypatch):
     reads.clear()
     with sm.transaction() as t:
         third = sm.create_rec(t, fid, b"third")
-    assert third.pid == rid.pid and reads == [extmap_page]
+    assert third.pid == rid.pid and reads == [rid.page]
     reads.clear()
     with sm.transaction() as t:
         sm.create_rec(t, fid, b"fourth" * 20)  # its bucket moves: written, and known
@@ -311,40 +325,4 @@ def test_an_insert_reads_its_page_extlink_once_then_knows_it(monkeypatch):
     sm.bp.unfix(page)
     monkeypatch.undo()
     assert sm.volume.page_bucket(rid.pid) == bucket_of(free, sm.files.page_size)
-    assert sm.volume.known_allocation(rid.pid) == sm.volume.page_allocation(rid.pid)
-
-
-@pytest.mark.parametrize("seed", [3, 17, 40])
-def test_known_allocations_agree_with_the_extent_map(seed):
-    """The volume's remembered allocations (the fast path of every insert) give the extent map's answer
-    after inserts, frees that free pages, large records, rollbacks and destroyed files (seeded)."""
-    rng = random.Random(seed)
-    sm = new_sm(num_pages=256)
-    vol = sm.volume
-    files = [make_file(sm)]
-    rids: list[RecordId] = []
-    for _ in range(80):
-        t = sm.begin()
-        kept_files, kept_rids = list(files), list(rids)
-        for _ in range(rng.randrange(1, 5)):
-            op = rng.random()
-            if op < 0.55 or not rids:
-                size = rng.choice([20, 60, 120, 400])
-                rids.append(sm.create_rec(t, rng.choice(files), bytes([rng.randrange(256)]) * size))
-            elif op < 0.9:
-                sm.free_rec(t, rids.pop(rng.randrange(len(rids))))
-            elif op < 0.95:
-                files.append(sm.create_file(t))
-            elif len(files) > 1:
-                gone = files.pop(rng.randrange(1, len(files)))
-                sm.destroy_file(t, gone)
-                rids = [r for r in rids if r.store != gone.store]
-        if rng.random() < 0.25:
-            sm.abort(t)
-            files, rids = kept_files, kept_rids
-        else:
-            sm.commit(t)
-        for page, (store, _bucket, _count) in sorted(vol._known.items()):
-            pid = PageId(1, store, page)
-            assert vol.known_allocation(pid) == vol.page_allocation(pid), (seed, pid)
-    assert vol._known  # the fast path was used
+    assert sm.files.page_allocation(rid.pid) == sm.volume.page_allocation(rid.pid)

@@ -155,7 +155,7 @@ from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.transactions.xct import log_xct_entry
 from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.wal.logdef import BTREE_INSERT, BTREE_REMOVE, COMPENSATE
-from minidb.pagestore.wal.logrec import LogContext, apply_and_log, undo_handler
+from minidb.pagestore.wal.logrec import LogContext, APPLY_AND_LOG, undo_handler
 
 
 _T = TypeVar("_T")
@@ -461,7 +461,7 @@ class Tree:
             raise DuplicateKeyError(f"{self.root}: the index already holds {what}")
         self._lock(xct, self._next_sk(page, i), "IX", "instant")  # no scan holds the gap
         self._lock(xct, sk, "EX")
-        apply_and_log(self.volume.log, page, BTREE_INSERT, self._entry_values(i, key, el), xct)
+        APPLY_AND_LOG.call(self.volume.log, page, BTREE_INSERT, self._entry_values(i, key, el), xct)
 
     def _entry_values(self, i: int, key: bytes, el: bytes) -> dict[str, Any]:
         return {"root": self.root.page, "unique": self.unique, "idx": i + 1, "key": key, "el": el}
@@ -585,7 +585,7 @@ class Tree:
                 raise KeyNotFoundError(f"{self.root}: the index holds no {what}")
             self._lock(xct, self._next_sk(page, i + 1), "EX")
             self._lock(xct, kp.sk(i, self.unique), "EX")
-            apply_and_log(self.volume.log, page, BTREE_REMOVE, self._entry_values(i, key, found[1]), xct)
+            APPLY_AND_LOG.call(self.volume.log, page, BTREE_REMOVE, self._entry_values(i, key, found[1]), xct)
             return found[1]
         finally:
             self.bp.unfix(page, dirty=True)

@@ -52,7 +52,7 @@ from minidb.pagestore.errors import PageStoreCorruptionError, RecordWontFitError
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZE, PageTag
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.wal.logdef import BTREE_HEADER, PAGE_INSERT, PAGE_LINK, PAGE_REMOVE
-from minidb.pagestore.wal.logrec import LogContext, apply_and_log, page_id_of, redo_handler, undo_handler
+from minidb.pagestore.wal.logrec import LogContext, APPLY_AND_LOG, page_id_of, redo_handler, undo_handler
 
 KEYED_HEADER = struct.Struct("<HI")  # level, pid0
 KLEN = struct.Struct("<H")
@@ -280,25 +280,25 @@ def _redo_btree_remove(page: SlottedPage, v: dict[str, Any]) -> None:
 
 # -- logging the structure changes ------------------------------------------------------------------
 def log_link(volume: Any, xct: LogContext, page: SlottedPage, prev: int, nxt: int) -> None:
-    apply_and_log(volume.log, page, PAGE_LINK,
+    APPLY_AND_LOG.call(volume.log, page, PAGE_LINK,
                   {"prev": prev, "next": nxt, "old_prev": page.prev, "old_next": page.next}, xct)
 
 
 def log_header(volume: Any, xct: LogContext, page: SlottedPage, level: int, pid0: int) -> None:
     old = KEYED_HEADER.unpack(page.read(0)) if page.nslots else (0, 0)
-    apply_and_log(volume.log, page, BTREE_HEADER,
+    APPLY_AND_LOG.call(volume.log, page, BTREE_HEADER,
                   {"level": level, "pid0": pid0, "old_level": old[0], "old_pid0": old[1]}, xct)
 
 
 def log_insert_slots(volume: Any, xct: LogContext, page: SlottedPage, idx: int, datas: list[bytes]) -> None:
     if datas:
-        apply_and_log(volume.log, page, PAGE_INSERT, {"idx": idx, "entries": [{"data": d} for d in datas]}, xct)
+        APPLY_AND_LOG.call(volume.log, page, PAGE_INSERT, {"idx": idx, "entries": [{"data": d} for d in datas]}, xct)
 
 
 def log_remove_slots(volume: Any, xct: LogContext, page: SlottedPage, idx: int, count: int) -> None:
     if count:
         entries = [{"data": page.read(s)} for s in range(idx, idx + count)]
-        apply_and_log(volume.log, page, PAGE_REMOVE, {"idx": idx, "entries": entries}, xct)
+        APPLY_AND_LOG.call(volume.log, page, PAGE_REMOVE, {"idx": idx, "entries": entries}, xct)
 
 
 # -- undo handlers of the structure changes: the same change the other way, on the same page -----------

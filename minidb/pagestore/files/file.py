@@ -70,6 +70,7 @@ from collections.abc import Callable, Iterator
 from enum import IntFlag
 from typing import Any, TypeVar
 
+from minidb import impl
 from minidb.pagestore.files import recops
 from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
 from minidb.pagestore.errors import BadRequestError, RecordWontFitError
@@ -98,13 +99,10 @@ class Policy(IntFlag):
     DEFAULT = 7
 
 
-_CACHE, _COMPACT, _APPEND = int(Policy.CACHE), int(Policy.COMPACT), int(Policy.APPEND)
-# What create_rec counts, by where _place put the record (one take of the stats' lock for both).
+# What create_rec counts, by where _place put the record.
 _CREATED = ("nRecsCreated",)
 _COUNTED = {"cache": ("nRecsCreated", "nCacheHits"), "compact": ("nRecsCreated", "nCompactHits"),
             "append": ("nRecsCreated", "nAppendHits")}
-_FILE = PageTag.FILE  # (an Enum member read through its class costs a descriptor call: every insert asks)
-_new_tuple = tuple.__new__  # ids the file manager builds from numbers it has checked
 
 STAT_NAMES = ["nFilesCreated", "nFilesDestroyed", "nRecsCreated", "nLargeRecsCreated", "nRecsRead",
               "nRecsUpdated", "nRecsFreed", "nCacheHits", "nCompactSearches", "nCompactHits", "nAppendHits",
@@ -133,8 +131,6 @@ class FileManager(RecordUpdates, StoreProperties):
         self._histoids: dict[int, Histoid] = {}
         self._first_page: dict[int, int] = {}
         self._last_page: dict[int, int] = {}
-        self._infos: dict[int, SInfo] = {}  # file descriptors read from the directory (see file_info)
-        self._infos_epoch = (0, xcts.rollbacks)  # (files destroyed, rollbacks) when _infos was last valid
         self._mutex = threading.Lock()
 
     # -- files ----------------------------------------------------------------------------------
@@ -174,7 +170,6 @@ class FileManager(RecordUpdates, StoreProperties):
                 self.volume.destroy_store(stid, xct)
                 self.xcts.note_store_destroyed(xct, stid)
             self.directory.remove(xct, fid.store)
-            self._forget_info(fid.store)
         self._reset_caches(fid.store)
         self.stats.add("nFilesDestroyed")
         self.trace.emit("T%d destroyed file %s: its stores go at commit", xct.txn_id, fid)
@@ -184,44 +179,13 @@ class FileManager(RecordUpdates, StoreProperties):
             raise BadRequestError(f"{fid!r} is not a store of volume v({self.volume.vid})")
 
     def file_info(self, fid: StoreId) -> SInfo:
-        """The directory entry of file ``fid`` (a clear error if it is not a file).
-
-        Every record insert needs it (the large-record store), and a lookup in
-        the directory's B+tree costs as much as the insert's own page work, so
-        descriptors are kept once read. A file's descriptor never changes
-        while its entry exists; the entry goes only when the file is destroyed
-        (the cache forgets it then) or when a rollback undoes its creation
-        (every rollback empties the cache: ``xcts.rollbacks`` moves). A
-        descriptor read while either happens is not kept (the epoch taken
-        before the read must still hold after it). A crash leaves nothing: the
-        cache is in memory, and restart starts a new file manager.
-        """
+        """The directory entry of file ``fid`` (a clear error if it is not a file): every record insert
+        reads it, for the file's large-record store."""
         self._check_fid(fid)
-        with self._mutex:
-            epoch = self._current_epoch()
-            info = self._infos.get(fid.store)
-        if info is None:
-            info = self.directory.get(fid.store)
-            if info is None or info.kind != StoreKind.FILE:
-                raise BadRequestError(f"{fid} is not a file")
-            with self._mutex:
-                if self._current_epoch() == epoch:
-                    self._infos[fid.store] = info
+        info = self.directory.get(fid.store)
+        if info is None or info.kind != StoreKind.FILE:
+            raise BadRequestError(f"{fid} is not a file")
         return info
-
-    def _current_epoch(self) -> tuple[int, int]:
-        """The cache's epoch, emptying the cache if a rollback ended since it was filled (caller holds the mutex)."""
-        destroyed, rollbacks = self._infos_epoch
-        if rollbacks != self.xcts.rollbacks:
-            self._infos.clear()
-            self._infos_epoch = (destroyed, self.xcts.rollbacks)
-        return self._infos_epoch
-
-    def _forget_info(self, snum: int) -> None:
-        with self._mutex:
-            self._infos.pop(snum, None)
-            destroyed, rollbacks = self._infos_epoch
-            self._infos_epoch = (destroyed + 1, rollbacks)
 
     def files(self) -> list[StoreId]:
         """Every file of the volume, by store number."""
@@ -310,14 +274,14 @@ class FileManager(RecordUpdates, StoreProperties):
         need = len(slot_bytes) + SLOT_SIZE
         hist = self._histoid(fid)
         tried: set[int] = set()
-        policy = int(policy)  # tested with int & int below, not through the Enum machinery (every insert)
-        if policy & _CACHE:
+        policy = Policy(policy)  # (callers may give the flags as an int)
+        if Policy.CACHE in policy:
             for number, _free in hist.candidates(need):
                 tried.add(number)
                 rid = self._try_page(xct, fid, number, slot_bytes, hist)
                 if rid is not None:
                     return rid, "cache"  # (counted by create_rec, see _COUNTED)
-        if policy & _COMPACT:
+        if Policy.COMPACT in policy:
             bucket = bucket_needed(need, self.page_size)
             if bucket < NUM_BUCKETS and hist.pages_at_least(bucket):
                 self.stats.add("nCompactSearches")
@@ -328,13 +292,13 @@ class FileManager(RecordUpdates, StoreProperties):
                     rid = self._try_page(xct, fid, pid.page, slot_bytes, hist)
                     if rid is not None:
                         return rid, "compact"
-        if policy & _APPEND:
+        if Policy.APPEND in policy:
             last = self._last_file_page(fid)
             if last is not None and last not in tried:
                 rid = self._try_page(xct, fid, last, slot_bytes, hist)
                 if rid is not None:
                     return rid, "append"
-        mode = AllocMode.APPEND if policy & _APPEND else AllocMode.COMPACT
+        mode = AllocMode.APPEND if Policy.APPEND in policy else AllocMode.COMPACT
         try:
             pid, rid = self._new_page(xct, fid, mode, PageTag.FILE,
                                       fill=lambda new, page: self._insert(xct, new, page, slot_bytes))
@@ -346,15 +310,14 @@ class FileManager(RecordUpdates, StoreProperties):
 
     def _try_page(self, xct: Any, fid: StoreId, number: int, slot_bytes: bytes, hist: Histoid) -> RecordId | None:
         """Insert into page ``number`` if it is a file page of ``fid`` with room for ``xct``; else None."""
-        pid = _new_tuple(PageId, (fid.vol, fid.store, number))  # PageId(...) without its Python-level __new__
+        pid = PageId(fid.vol, fid.store, number)
         page = self.bp.fix(pid, EX, conditional=True)
         if page is None:
             return None
         rid = None
         try:
-            is_file = page.tag == _FILE
-            allocated, bucket = self.volume.known_allocation(pid) if is_file else (False, 0)
-            if not is_file or page.store != fid.store or not allocated:
+            usable, bucket = self._takes_records(page, fid, pid)
+            if not usable:
                 hist.remove(number)
                 self.stats.add("nPagesRejected")
                 return None
@@ -378,18 +341,31 @@ class FileManager(RecordUpdates, StoreProperties):
         """Insert into file page ``pid``, fixed EX; None if its free slot is locked (RecordWontFitError: no room)."""
         user = xct.space_user()
         plan = page.plan_insert(len(slot_bytes), user)
-        rid = _new_tuple(RecordId, (pid.vol, pid.store, pid.page, plan.slot))  # pid.record(plan.slot)
+        rid = pid.record(plan.slot)
         if not self.xcts.try_lock(xct, rid, "EX"):
             return None
         recops.insert(self.volume, xct, page, plan.slot, slot_bytes, user, plan)  # placed once, not twice
         return rid
 
-    def _note_space(self, fid: StoreId, pid: PageId, hist: Histoid, free: int, old: int | None = None) -> None:
+    def _takes_records(self, page: SlottedPage, fid: StoreId, pid: PageId) -> tuple[bool, int]:
+        """Whether the fixed page ``pid`` is a file page of ``fid``, still allocated to it, and its advisory
+        bucket (0 if it is not)."""
+        if page.tag != PageTag.FILE or page.store != fid.store:
+            return False, 0
+        return self.page_allocation(pid)
+
+    def page_allocation(self, pid: PageId) -> tuple[bool, int]:
+        """Whether file page ``pid`` (fixed) is still allocated to its store, and its advisory bucket: only
+        the extent map can tell (:meth:`Volume.page_allocation`)."""
+        return self.volume.page_allocation(pid)
+
+    def _note_space(self, fid: StoreId, pid: PageId, hist: Histoid, free: int, old: int | None = None) -> int:
         """Record the page's free space in the heap and, if its bucket moved, in its extlink; ``old``: the
-        extlink's bucket, if the caller read it under the same page latch (one extent-map read saved)."""
+        extlink's bucket, if the caller read it under the same page latch. Returns the page's bucket."""
         bucket = hist.update(pid.page, free)
         if (self.volume.page_bucket(pid) if old is None else old) != bucket:
             self.volume.set_page_bucket(pid, bucket)
+        return bucket
 
     def _new_page(self, xct: Any, stid: StoreId, mode: AllocMode, tag: PageTag,
                   fill: Callable[[PageId, SlottedPage], T] | None = None) -> tuple[PageId, T | None]:
@@ -546,3 +522,7 @@ class FileManager(RecordUpdates, StoreProperties):
 
     def __repr__(self) -> str:
         return f"FileManager({self.volume!r})"
+
+
+#: the record manager of a volume, built by the storage manager
+FILE_MANAGER = impl.hot_spot(FileManager)

@@ -44,7 +44,7 @@ def bucket_unit(page_size: int) -> int:
 
 def bucket_of(free: int, page_size: int) -> int:
     """The bucket of a page with ``free`` free bytes (it has at least bucket * unit)."""
-    return max(0, min(NUM_BUCKETS - 1, free // (page_size // NUM_BUCKETS)))  # (bucket_unit inline: every insert)
+    return max(0, min(NUM_BUCKETS - 1, free // bucket_unit(page_size)))
 
 
 def bucket_needed(need: int, page_size: int) -> int:

@@ -21,9 +21,9 @@ from minidb.log.lsn import LSN
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.wal.logdef import PAGE_FORMAT, REC_INSERT, REC_REMOVE, REC_SPLICE
-from minidb.pagestore.wal.logrec import apply_and_log, page_fields
+from minidb.pagestore.wal.logrec import APPLY_AND_LOG, page_fields
 from minidb.pagestore.pages.page import PageTag, StoreFlags
-from minidb.pagestore.files.recpage import ACTING, acting_for
+from minidb.pagestore.files.recpage import acting_for
 from minidb.pagestore.pages.slotted import Placement, SlottedPage, SpaceUser
 
 
@@ -32,7 +32,7 @@ def format_page(volume: Any, xct: Any, pid: PageId, tag: PageTag,
     """Fix the new page ``pid`` EX (virgin), format it as an empty ``tag`` page, log it; return it fixed."""
     page = volume.bp.fix(pid, EX, virgin=True)
     try:
-        apply_and_log(volume.log, page, PAGE_FORMAT,
+        APPLY_AND_LOG.call(volume.log, page, PAGE_FORMAT,
                       {**page_fields(pid), "tag": int(tag), "store_flags": int(flags)}, xct)
     except BaseException:
         volume.bp.unfix(page)
@@ -43,26 +43,20 @@ def format_page(volume: Any, xct: Any, pid: PageId, tag: PageTag,
 def insert(volume: Any, xct: Any, page: SlottedPage, slot: int, data: bytes, user: SpaceUser,
            placement: Placement | None = None) -> LSN:
     """``placement``: the page's :meth:`~SlottedPage.plan_insert` for ``data``, if the caller took it
-    under this latch (the record is then not placed twice).
-
-    What ``with acting_for(user, placement):`` does, without a context manager's three calls (every
-    record insert comes here)."""
-    token = ACTING.set((user, placement))
-    try:
-        return apply_and_log(volume.log, page, REC_INSERT, {"slot": slot, "data": bytes(data)}, xct)
-    finally:
-        ACTING.reset(token)
+    under this latch (the record is then placed once, not a second time by the handler)."""
+    with acting_for(user, placement):
+        return APPLY_AND_LOG.call(volume.log, page, REC_INSERT, {"slot": slot, "data": bytes(data)}, xct)
 
 
 def remove(volume: Any, xct: Any, page: SlottedPage, slot: int, user: SpaceUser) -> LSN:
     data = page.read(slot)
     with acting_for(user):
-        return apply_and_log(volume.log, page, REC_REMOVE, {"slot": slot, "data": data}, xct)
+        return APPLY_AND_LOG.call(volume.log, page, REC_REMOVE, {"slot": slot, "data": data}, xct)
 
 
 def splice(volume: Any, xct: Any, page: SlottedPage, slot: int, start: int, cut: int, new: bytes,
            user: SpaceUser) -> LSN:
     old = page.read(slot)[start:start + cut]
     with acting_for(user):
-        return apply_and_log(volume.log, page, REC_SPLICE,
+        return APPLY_AND_LOG.call(volume.log, page, REC_SPLICE,
                              {"slot": slot, "start": start, "old": old, "new": bytes(new)}, xct)

@@ -48,7 +48,7 @@ from typing import Any
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.wal.clr import Compensation
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
-from minidb.pagestore.wal.logrec import LogContext, apply_and_log, page_id_of, redo_handler, undo_handler
+from minidb.pagestore.wal.logrec import LogContext, APPLY_AND_LOG, page_id_of, redo_handler, undo_handler
 from minidb.pagestore.pages.page import PageTag, StoreFlags
 from minidb.pagestore.pages.slotted import MAX_TID, Placement, SlottedPage, SpaceUser
 
@@ -60,7 +60,7 @@ ACTING: ContextVar[tuple[SpaceUser, Placement | None]] = ContextVar("minidb_page
 
 class acting_for:
     """``with acting_for(user):`` makes ``user`` the one asking for space in the record handlers called
-    inside (a class rather than a generator-based context manager: every record change enters one).
+    inside.
 
     ``placement``: where a forward insert found room on its page
     (:meth:`SlottedPage.plan_insert`, under the same EX latch, the page
@@ -134,7 +134,7 @@ def _undo_record(volume: Any, v: dict[str, Any], xct: LogContext | None, clr: Co
     page = volume.bp.fix(page_id_of(v), EX)
     try:
         with acting_for(rollback_user(xct)):
-            apply_and_log(volume.log, page, PAGESTORE_TYPES[clr.type_name], clr.values, xct)
+            APPLY_AND_LOG.call(volume.log, page, PAGESTORE_TYPES[clr.type_name], clr.values, xct)
     except BaseException:
         volume.bp.unfix(page)
         raise

@@ -130,10 +130,6 @@ class StoreFlags(IntFlag):
     INSERT_FILE = 0x08  # inserts not logged, other updates logged
 
 
-# The members by byte value: read from every page on every fix and change, and a dict lookup costs a
-# fraction of an Enum call.
-_TAGS = {int(tag): tag for tag in PageTag}
-_STORE_FLAGS = {value: StoreFlags(value) for value in range(1 << len(StoreFlags))}
 
 
 def check_page_size(page_size: int) -> int:
@@ -226,13 +222,11 @@ class Page:
 
     @property
     def tag(self) -> PageTag:
-        tag = _TAGS.get(self.buf[_TAG])
-        return tag if tag is not None else PageTag(self.buf[_TAG])  # raises for an unknown tag
+        return PageTag(self.buf[_TAG])  # raises ValueError for an unknown tag
 
     @property
     def store_flags(self) -> StoreFlags:
-        flags = _STORE_FLAGS.get(self.buf[_SFLAGS])
-        return flags if flags is not None else StoreFlags(self.buf[_SFLAGS])
+        return StoreFlags(self.buf[_SFLAGS])
 
     @store_flags.setter
     def store_flags(self, value: StoreFlags) -> None:

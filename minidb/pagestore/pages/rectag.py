@@ -90,9 +90,6 @@ class RecFlags(IntFlag):
     LARGE_2 = 0x8
 
 
-_SMALL = int(RecFlags.SMALL)
-
-
 @dataclass(frozen=True)
 class RecTag:
     hdr_len: int
@@ -136,9 +133,8 @@ def chunk_size(page_size: int) -> int:
 
 
 def small_slot(hdr: bytes, body: bytes) -> bytes:
-    """A small record's slot: ``RecTag(len(hdr), SMALL, len(body)).pack()``, the header and the body
-    (the tag packed straight from the lengths: every insert makes one)."""
-    return RECTAG.pack(len(hdr), _SMALL, len(body)) + bytes(hdr) + bytes(body)
+    """A small record's slot: its tag (header length, SMALL, body length), the header and the body."""
+    return RECTAG.pack(len(hdr), RecFlags.SMALL, len(body)) + bytes(hdr) + bytes(body)
 
 
 def split_slot(data: bytes, where: object = "") -> tuple[RecTag, bytes, bytes]:

@@ -72,7 +72,6 @@ FREE_SLOT = (0, 0)  # a free slot's entry: no offset, no length
 _SPACE_FIELDS = struct.Struct("<HHHHQ")  # nfree, nrsvd, xct_rsvd, record_end, rsvd_tid (header offsets 32-47)
 _SLOT_FIELDS = struct.Struct("<HHHHHQ")  # nslots and the space fields (header offsets 30-47), for redo's shortcuts
 _NSLOTS = struct.Struct("<H")  # nslots alone (header offset 30)
-_TABLES: dict[int, struct.Struct] = {}  # the slot table of n slots as one struct, by n
 
 
 @dataclass(frozen=True)
@@ -123,17 +122,12 @@ class SlottedPage(Page):
     def slot_table(self) -> list[tuple[int, int]]:
         """Every slot's ``(offset, length)``, slot 0 first.
 
-        One ``struct`` unpack of the whole table: an insert reads the table
-        to find its slot, and reading it entry by entry in Python cost more
-        than the rest of the insert on a page of a hundred records. The
-        table lies in memory from slot ``n-1`` to slot 0, so the flat
-        values are read backwards in pairs.
+        The table is read as one array of ``2 * nslots`` 16-bit values; it
+        lies in memory from slot ``n-1`` to slot 0, so the values are taken
+        backwards in pairs.
         """
         n = self.nslots
-        table = _TABLES.get(n)
-        if table is None:
-            table = _TABLES.setdefault(n, struct.Struct(f"<{2 * n}H"))
-        flat = table.unpack_from(self.buf, self.size - FOOTER_SIZE - SLOT_SIZE * n)
+        flat = struct.unpack_from(f"<{2 * n}H", self.buf, self.size - FOOTER_SIZE - SLOT_SIZE * n)
         return list(zip(flat[-2::-2], flat[-1::-2]))
 
     @property
@@ -335,13 +329,13 @@ class SlottedPage(Page):
     # Restart's redo applies tens of thousands of inserts and same-length updates, nearly all of them
     # the plainest case: nothing reserved on the page, the record appended in the gap. These two methods
     # do that case with one read and one write of the header; anything else they leave untouched and
-    # answer False, and the caller uses the careful method (the reference), which decides everything
-    # through place_record. A seeded test compares the pages both give, byte for byte.
+    # answer False, and the caller applies the entry through its redo handler (insert_at, splice), which
+    # decides everything through place_record. A seeded test compares the pages both give, byte for byte.
 
     def insert_plain(self, slot: int, data: bytes) -> bool:
         """:meth:`insert_at` of ``data`` in ``slot`` by a user rolling back (redo's user), done only when
         nothing is reserved on the page, ``slot`` is free or new and the gap holds the record (and its new
-        slot entries): the bytes the careful insert writes. False, the page unchanged, in any other case."""
+        slot entries): the bytes :meth:`insert_at` writes. False, the page unchanged, in any other case."""
         buf, size = self.buf, self.size
         nslots, nfree, nrsvd, xct_rsvd, end, rsvd_tid = _SLOT_FIELDS.unpack_from(buf, 30)
         length = len(data)
@@ -368,7 +362,7 @@ class SlottedPage(Page):
     def overwrite_plain(self, slot: int, start: int, cut: int, data: bytes) -> bool:
         """:meth:`splice` of ``data`` for ``cut`` bytes at ``start`` of ``slot``'s record when the record
         keeps its length (``len(data) == cut``): those bytes replaced in place, nothing else changes, as in
-        the careful splice. False, the page unchanged, in any other case."""
+        :meth:`splice`. False, the page unchanged, in any other case."""
         buf, size = self.buf, self.size
         if len(data) != cut or not 0 <= slot < _NSLOTS.unpack_from(buf, 30)[0]:
             return False
@@ -408,7 +402,7 @@ class SlottedPage(Page):
 
 
 class SpaceView(NamedTuple):
-    """A slotted page's space fields, as :func:`place_record` reads them (a tuple: built at every insert)."""
+    """A slotted page's space fields, as :func:`place_record` reads them."""
 
     nfree: int
     nrsvd: int
@@ -468,7 +462,7 @@ def place_record(slots: Sequence[tuple[int, int]], space: SpaceView, length: int
 
 
 def first_free_slot(slots: Sequence[tuple[int, int]]) -> int:
-    """The first free slot of the table, else ``len(slots)`` (a new slot); ``list.index`` scans in C."""
+    """The first free slot of the table, else ``len(slots)`` (a new slot)."""
     try:
         return slots.index(FREE_SLOT)
     except ValueError:

@@ -40,8 +40,8 @@ Ordering with checkpoints: beginning and ending a transaction take the
 *table latch*, which the checkpoint also takes while it copies and logs the
 table, so an ``xct_end`` lies either before the checkpoint's
 ``chkpt_xct_tab`` (and the transaction is not in it) or after. Since begin and
-end hold it anyway, they count their statistics under it, in place
-(``nBegins``, ``nCommits``, ``nDurableCommits``, ``nReadOnly``: ``Stats.held_counts``).
+end hold it anyway, they count their statistics under it
+(``nBegins``, ``nCommits``, ``nDurableCommits``, ``nReadOnly``: ``Stats.add_held``).
 
 Worked example: ``t = xm.begin()`` gives T1; after an insert, ``sp =
 xm.save_point(t)``; two updates; ``xm.rollback_to(t, sp)`` logs two CLRs and
@@ -74,7 +74,6 @@ STAT_NAMES = ["nBegins", "nCommits", "nDurableCommits", "nAborts", "nReadOnly", 
               "nAbortsPrepared", "nPreparedRestored"]
 
 
-_ACTIVE, _ENDED = XctState.ACTIVE, XctState.ENDED  # (read through the class, a member costs a descriptor call)
 
 # What an end counts (XctManager._end's ``counted``).
 _READ_ONLY, _COMMIT, _DURABLE_COMMIT = ("nReadOnly",), ("nCommits",), ("nCommits", "nDurableCommits")
@@ -102,8 +101,8 @@ class all_or_nothing:
     """Make an operation of several entries all-or-nothing: on an error, ``manager`` rolls ``xct`` back to
     where the operation began (a simulated crash, or an error before anything was logged, just passes).
 
-    ``with all_or_nothing(manager, xct):`` around the operation; a class rather than a generator-based
-    context manager, since every record operation enters one and a generator costs more to run."""
+    ``with all_or_nothing(manager, xct):`` around the operation; the operation began at ``point``, the
+    transaction's last LSN then."""
 
     __slots__ = ("manager", "xct", "point")
 
@@ -111,7 +110,7 @@ class all_or_nothing:
         self.manager, self.xct = manager, xct
 
     def __enter__(self) -> None:
-        self.point = self.xct.last_lsn  # the savepoint's LSN; the SavePoint is made only to roll back
+        self.point = self.xct.last_lsn
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
         if error is None or not isinstance(error, MinidbError) or isinstance(error, SimulatedCrash) \
@@ -132,9 +131,6 @@ class XctManager:
         self.log = volume.log
         self.locks: Locking = locking if locking is not None else NoLocking()
         self.stats = Stats("xct", STAT_NAMES)
-        # nBegins, nCommits, nDurableCommits, nReadOnly: counted in place under the table latch, which
-        # beginning and ending hold anyway (Stats.held_counts); the other counters take the stats' lock.
-        self._counts = self.stats.held_counts()
         self.trace = Trace(enabled=trace)
         self.table_latch = threading.RLock()
         self._table: dict[int, Xct] = {}
@@ -144,8 +140,8 @@ class XctManager:
         self._gtids: dict[bytes, Xct] = {}  # gtid -> its transaction (prepared, or being prepared)
         self.log_space: Any = None  # a LogSpace when the log is bounded (its reservations)
         # Rollbacks so far (aborts, restart's losers, rollbacks to a save point), counted once each is done:
-        # a cache above the transactions (the file manager's descriptors) drops what it holds when this
-        # moves, since a rollback may have undone what it cached (a file's creation).
+        # a cache above the transactions (the accelerated file manager's descriptors, minidb/fast/) drops
+        # what it holds when this moves, since a rollback may have undone what it cached (a file's creation).
         self.rollbacks = 0
         volume.is_page_held = self.is_page_held
         self.alloc_locks = volume.alloc_locks = AllocationLocks(self.locks)
@@ -157,7 +153,7 @@ class XctManager:
             xct = Xct(tid, manager=self)
             self._next_tid = tid + 1
             self._table[tid] = xct
-            self._counts["nBegins"] += 1
+            self.stats.add_held("nBegins")  # under the table latch (see the module documentation)
         if self.trace.enabled:
             self.trace.emit("T%d begins", tid)
         return xct
@@ -214,7 +210,7 @@ class XctManager:
             raise XctError(f"not a transaction: {xct!r} (begin one with sm.begin())")
         if xct.manager is not self or self._table.get(xct.txn_id) is not xct:
             raise XctError(f"{xct}: not an active transaction of this manager")
-        if xct.state == _ACTIVE:
+        if xct.state == XctState.ACTIVE:
             return
         if xct.state == XctState.PREPARED:
             raise XctError(f"{xct} is PREPARED (gtid {xct.prepared.gtid!r}): it does no more work; end it with "
@@ -450,12 +446,12 @@ class XctManager:
     def _end(self, xct: Xct, entry_type: Any, committed: bool, durable: bool = False,
              counted: tuple[str, ...] = ()) -> LSN:
         """End ``xct``: log ``entry_type`` (xct_end) if given, leave the table, release the locks;
-        ``counted``: the held counters (see ``_counts``) this end adds one to, under the table latch."""
+        ``counted``: the counters this end adds one to, under the table latch."""
         lsn = NULL_LSN
         with self.table_latch:
             if entry_type is not None:
                 lsn = log_xct_entry(self.log, xct, entry_type, {"committed": committed})
-            xct.state = _ENDED
+            xct.state = XctState.ENDED
             self.rollbacks += not committed
             del self._table[xct.txn_id]
             if xct.prepared is not None:
@@ -467,7 +463,7 @@ class XctManager:
                 if self._loading.get(stid) == xct.txn_id:
                     del self._loading[stid]
             for name in counted:
-                self._counts[name] += 1
+                self.stats.add_held(name)
         if durable:
             self.log.sync(lsn)  # outside the table latch: the group commit lets others in
         self.locks.release_all(xct)

@@ -118,8 +118,9 @@ class ExtlinkWrites:
     extlink goes through it: the redo handlers below, in forward processing,
     at restart and in rollback. So a fact read from the extent map (page
     ``p`` is allocated to store ``s``) stays true while the count has not
-    moved; the volume remembers such facts on that condition
-    (:meth:`~minidb.pagestore.volume.volmaps.VolumeMaps.known_allocation`).
+    moved. The reference reads the map at every question and never looks at
+    the count; the accelerated file manager (``minidb/fast/``) remembers
+    answers on this condition.
     """
 
     count = 0

@@ -75,14 +75,12 @@ class VolumeCaches:
         self._store_cursor = FIRST_USER_STORE
         self._reserved_cache: dict[int, SortedExtents] = {}
         self._last_ext_cache: dict[int, int] = {}
-        self._known: dict[int, tuple[int, int, int]] = {}  # page -> (store, bucket, count): known_allocation
 
     def reset_caches(self) -> None:
         """Forget the transient caches, as after mounting."""
         with self._mutex:
             self._reserved_cache.clear()
             self._last_ext_cache.clear()
-            self._known.clear()
             self._min_free_ext = self.header.first_data_ext
             self._store_cursor = FIRST_USER_STORE
 

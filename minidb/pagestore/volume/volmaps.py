@@ -18,9 +18,8 @@ never a user error, whatever request met them.
 - ``owned_extents(s)``: every extent whose owner is store ``s``, by a scan of
   the extent map, whether or not the list reaches it (what removing a store
   frees, and what the repair after a crash compares with the list);
-- ``store_pages(st)``, ``is_allocated(pid)``, ``page_allocation(pid)`` (allocated, and its bucket);
-- ``known_allocation(pid)``: ``page_allocation`` remembered per page while no extlink is written
-  (:class:`~minidb.pagestore.volume.extmap.ExtlinkWrites`), what every insert asks.
+- ``store_pages(st)``, ``is_allocated(pid)``, ``page_allocation(pid)`` (allocated, and its bucket:
+  what every record insert asks of its page).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from minidb.pagestore.errors import BadRequestError, SlotError, VolumeCorruptionError
-from minidb.pagestore.volume.extmap import ExtlinkPage, Extlink, ExtlinkWrites
+from minidb.pagestore.volume.extmap import ExtlinkPage, Extlink
 from minidb.pagestore.ids import PageId, StoreId, extent_of, index_in_extent
 from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.pages.page import PageTag
@@ -38,7 +37,6 @@ from minidb.pagestore.volume.stores import Deleting, StnodePage, StoreNode
 
 T = TypeVar("T")
 
-_PAGE_ID = struct.Struct("<III")  # a page header's vol, store, page (bytes 8-19; pages.page documents them)
 
 
 class VolumeMaps:
@@ -48,7 +46,6 @@ class VolumeMaps:
     ext_sz: int
     file: Any
     _map_layouts: dict[int, tuple]
-    _known: dict[int, tuple[int, int, int]]
     use_caches: bool
 
     def _extmap_pid(self, ext: int) -> PageId:
@@ -70,7 +67,7 @@ class VolumeMaps:
         pid, extmap, kind, tag, expected = layout
         page = self.bp.fix(pid, SH)
         try:
-            if page.buf[28] != tag or _PAGE_ID.unpack_from(page.buf, 8) != pid:
+            if page.buf[28] != tag or page.pid != pid:
                 raise ValueError(f"its header names {page.pid} with tag {page.buf[28]}")
             view = kind(page)
             first = view.first_ext if extmap else view.first_store
@@ -86,7 +83,7 @@ class VolumeMaps:
     def _map_layout(self, number: int) -> tuple[PageId, bool, type, PageTag, tuple[int, int]]:
         """What map page ``number`` must be, from the header (which never changes once mounted): its page
         id, whether it is an extent-map page, its view and tag, and (first entry, entries per page).
-        :meth:`_read_map` keeps it per page in ``_map_layouts``: every insert reads an extent-map page."""
+        A function of the header alone, so :meth:`_read_map` works it out once per page (``_map_layouts``)."""
         h = self.header
         extmap = number in h.extmap_pages()
         kind, tag, per_page, first_page = ((ExtlinkPage, PageTag.EXTLINK, h.extlinks_per_page, h.first_extmap_page)
@@ -168,47 +165,11 @@ class VolumeMaps:
 
     def page_allocation(self, pid: PageId) -> tuple[bool, int]:
         """(:meth:`is_allocated`, the page's advisory free-space bucket), from one read of its extlink:
-        an insert needs both, and each read fixes the extent-map page.
-
-        Every insert asks, so the extlink's fields are checked and read as a
-        tuple (:meth:`ExtlinkPage.fields`) rather than built into an
-        :class:`Extlink`; the checks are :meth:`_checked_link`'s and its error."""
+        a record insert asks both of the page it found."""
         self._check_page_number(pid.page)
-        ext_sz = self.ext_sz
-        ext, index = divmod(pid.page, ext_sz)
-        self._check_ext(ext)
-
-        def read(view: ExtlinkPage) -> tuple[bool, int]:
-            owner, nxt, prev, pmap, buckets = view.fields(ext)
-            h = self.header
-            if owner >= h.num_stores or nxt >= h.num_exts or prev >= h.num_exts or pmap >> ext_sz:
-                self._checked_link(ext, Extlink(owner, nxt, prev, pmap, buckets))  # raises, with its message
-            byte = buckets[index >> 1]
-            return owner == pid.store and bool(pmap >> index & 1), (byte >> 4) if index & 1 else (byte & 0x0F)
-        return self._read_map(self.header.extmap_page(ext), read)
-
-    def known_allocation(self, pid: PageId) -> tuple[bool, int]:
-        """:meth:`page_allocation`, remembered while no extlink is written.
-
-        Every insert asks whether its page is still the file's, and the
-        answer rarely changes: ``_known`` keeps, per page number, (store,
-        bucket, :class:`ExtlinkWrites` count before the read) for each page
-        found allocated, and an entry is used only while the count is the
-        same (no page or extent allocated or freed since, by anyone, forward,
-        in a rollback or at restart). The bucket is kept by
-        :meth:`set_page_bucket`. Anything else, or a page not known, is read
-        from the extent map (the careful path, with its checks).
-        """
-        if not self.use_caches:
-            return self.page_allocation(pid)
-        known = self._known.get(pid.page)
-        if known is not None and known[2] == ExtlinkWrites.count and known[0] == pid.store:
-            return True, known[1]
-        count = ExtlinkWrites.count  # before the read: a write during it leaves the entry unused
-        allocated, bucket = self.page_allocation(pid)
-        if allocated:
-            self._known[pid.page] = (pid.store, bucket, count)
-        return allocated, bucket
+        link = self.extlink(extent_of(pid.page, self.ext_sz))
+        index = index_in_extent(pid.page, self.ext_sz)
+        return link.owner == pid.store and link.is_allocated(index), link.bucket(index)
 
     def owned_extents(self, snum: int) -> list[int]:
         """Every extent owned by store ``snum``, by extent number (a scan of the extent map)."""

@@ -233,7 +233,7 @@ class PageAllocation:
     def set_page_bucket(self, pid: PageId, bucket: int) -> None:
         """Record a page's free-space bucket in its extlink; not logged (advisory)."""
         with self._mutex:
-            if not self.known_allocation(pid)[0]:
+            if not self.is_allocated(pid):
                 raise BadRequestError(f"{pid} is not an allocated page of {pid.stid}")
             ext = extent_of(pid.page, self.ext_sz)
             page = self.bp.fix(self._extmap_pid(ext), EX)
@@ -241,9 +241,6 @@ class PageAllocation:
                 ExtlinkPage(page).set_bucket(ext, index_in_extent(pid.page, self.ext_sz), bucket)  # type: ignore[arg-type]
             finally:
                 self.bp.unfix(page, dirty=True)  # type: ignore[arg-type]
-            known = self._known.get(pid.page)
-            if known is not None:
-                self._known[pid.page] = (known[0], bucket, known[2])
 
     def page_bucket(self, pid: PageId) -> int:
         return self.extlink(extent_of(pid.page, self.ext_sz)).bucket(index_in_extent(pid.page, self.ext_sz))

@@ -65,7 +65,7 @@ from minidb.pagestore.volume.format import format_volume
 from minidb.pagestore.ids import PageId, StoreId, extent_of
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.wal.logdef import STORE_OPERATION
-from minidb.pagestore.wal.logrec import LogContext, apply_and_log
+from minidb.pagestore.wal.logrec import LogContext, APPLY_AND_LOG
 from minidb.pagestore.wal.pageimage import log_page_image
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.volume.stores import FIRST_USER_STORE, Deleting, StoreNode
@@ -163,7 +163,7 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
     def _update(self, pid: PageId, entry_type: EntryType, values: dict[str, Any], xct: LogContext | None) -> None:
         page = self.bp.fix(pid, EX)
         try:
-            lsn = apply_and_log(self.log, page, entry_type, values, xct)  # type: ignore[arg-type]
+            lsn = APPLY_AND_LOG.call(self.log, page, entry_type, values, xct)  # type: ignore[arg-type]
         except BaseException:
             self.bp.unfix(page)  # type: ignore[arg-type]
             raise

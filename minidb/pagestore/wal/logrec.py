@@ -57,11 +57,11 @@ every U entry an undo handler.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from minidb import impl
 from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
@@ -73,9 +73,6 @@ from minidb.pagestore.wal.pageimage import restore_page_image
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.pages.storeprop import image_pending, logging_off
-
-_PAGE_ID = struct.Struct("<III")  # a page header's vol, store, page (bytes 8-19; pages.page documents them)
-_PAGE_ID_AT, _STORE_FLAGS_AT = 8, 29
 
 
 class LogContext(Protocol):
@@ -155,46 +152,24 @@ def apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, values: di
                   xct: LogContext | None = None) -> LSN:
     """Apply ``values`` to the EX-fixed ``page`` through its redo handler, log it, stamp the page LSN.
 
-    For a page whose store's logging is off, apply only and return NULL_LSN
-    (see the module documentation). Otherwise a clean page logs its full image
-    first (:mod:`minidb.pagestore.wal.pageimage`).
-
-    Every change of every page comes here, so the entry's values are built
-    in one dict display (the page id read from the header in one unpack, then
-    the transaction's fields, then ``values``: :func:`page_fields` and
-    :func:`txn_fields`' keys, in their order) and the store flags are read
-    as one byte for :mod:`~minidb.pagestore.pages.storeprop`'s ``logging_off`` and
-    ``image_pending``. :func:`apply_and_log_careful` is the reference, built
-    from those functions; ``tests/pagestore/test_commit_paths.py`` shows the two agree.
+    The entry's values are the page's id (:func:`page_fields`), the
+    transaction's fields (:func:`txn_fields`), then ``values``, in that
+    order. For a page whose store's logging is off, apply only and return
+    NULL_LSN (see the module documentation). Otherwise a clean page logs its
+    full image first (:mod:`minidb.pagestore.wal.pageimage`).
     """
-    buf = page.buf
-    vol, store, number = _PAGE_ID.unpack_from(buf, _PAGE_ID_AT)
-    if xct is None:
-        full = {"vol": vol, "store": store, "page": number, "txn_id": 0, "txn_prev_lsn": NULL_LSN, **values}
-    else:
-        full = {"vol": vol, "store": store, "page": number, "txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn,
-                **values}
-    flags = buf[_STORE_FLAGS_AT]  # the store flags' byte, as storeprop's rules read it
-    return _apply_and_log(log, page, entry_type, full, xct, logging_off(flags), image_pending(flags))
-
-
-def apply_and_log_careful(log: Any, page: SlottedPage, entry_type: EntryType, values: dict[str, Any],
-                          xct: LogContext | None = None) -> LSN:
-    """:func:`apply_and_log` the careful way (the reference): the values merged from :func:`page_fields`,
-    :func:`txn_fields` and ``values``, the flags asked of ``logging_off`` and ``image_pending``."""
     full = {**page_fields(page.pid), **txn_fields(xct), **values}
-    return _apply_and_log(log, page, entry_type, full, xct, logging_off(page.store_flags),
-                          image_pending(page.store_flags))
+    return apply_values(log, page, entry_type, full, xct, page.store_flags)
 
 
-def _apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, full: dict[str, Any],
-                   xct: LogContext | None, off: Any, pending: Any) -> LSN:
-    """What both ways share, given the entry's values and whether the page's logging is ``off`` and its
-    image ``pending``."""
+def apply_values(log: Any, page: SlottedPage, entry_type: EntryType, full: dict[str, Any],
+                 xct: LogContext | None, flags: int) -> LSN:
+    """:func:`apply_and_log` given the entry's whole values and the page's store ``flags``: apply, log,
+    stamp (or only apply, when the store's logging is off)."""
     frame = page.frame
     pool = getattr(frame, "pool", None)
     whole_page = entry_type is PAGE_FORMAT or entry_type is UNLOGGED_PAGE_IMAGE
-    if off and not whole_page:
+    if logging_off(flags) and not whole_page:
         REDO[entry_type.name](page, full)
         note = getattr(xct, "note_unlogged", None)
         if note is not None:
@@ -202,10 +177,10 @@ def _apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, full: dic
         return NULL_LSN
     snapshot = None
     try:
-        if pending and not whole_page:  # this image is also the page's full image
+        if image_pending(flags) and not whole_page:  # this image is also the page's full image
             image = page.copy()
             image.store_flags = StoreFlags.REGULAR
-            apply_and_log(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
+            APPLY_AND_LOG.call(log, page, UNLOGGED_PAGE_IMAGE, {"image": bytes(image.buf)}, xct)
         elif not whole_page and pool is not None and not frame.dirty:
             pool.image_before_change(page)  # a clean page: its full image first (pageimage.py)
         snapshot = bytes(page.buf)
@@ -222,6 +197,10 @@ def _apply_and_log(log: Any, page: SlottedPage, entry_type: EntryType, full: dic
     if whole_page and pool is not None:
         pool.note_image(page, lsn)  # it rewrites the whole page: it is the page's image
     return lsn
+
+
+#: every logged change of a page goes through here (forward, rollback's CLRs, the volume's maps, B+trees)
+APPLY_AND_LOG = impl.hot_spot(apply_and_log)
 
 
 def note_logged(xct: LogContext | None, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
