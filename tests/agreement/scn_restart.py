@@ -112,3 +112,25 @@ def crashed_and_restarted(seed: int) -> list:
         results.append((point, str(mode), restarted(disk.crash_image(point, mode), trace=False)))
     results.append(("traced", restarted(disk.crash_image(last, CrashMode.nothing()), trace=True)))
     return results
+
+
+@scenario("pagestore.restart.master.check_volume_and_log", "pagestore.restart.Restart")
+def log_cut_around_the_checkpoint(seed: int) -> list:
+    """The workload's log cut (or zeroed) at seeded offsets of its last file, some before the master
+    checkpoint's ``chkpt_end``: the same refusals, or the same restarts."""
+    rng = random.Random(seed)
+    crashed = workload(seed)
+    crashed = crashed.crash_image(len(crashed.events) - 1, CrashMode.nothing())
+    last = max(name for name in crashed.list() if name.endswith(".jdb"))
+    size = crashed.size(last)
+    results = []
+    for cut in sorted(rng.sample(range(64, size), 4)):
+        disk = crashed.clone(f"cut-{seed}-{cut}")
+        with disk.open(last) as f:
+            if rng.random() < 0.5:
+                f.truncate(cut)
+            else:
+                f.write(cut, bytes(min(40, size - cut)))
+            f.fsync()
+        results.append((cut, restarted(disk, trace=False)))
+    return results
