@@ -306,3 +306,22 @@ def test_a_students_redo_test_sees_every_entry_without_a_trace(tmp_path):
         calls = impl.load_student("08c_redo_test").calls
     assert len(calls) == got.entries_read == expected.entries_read
     assert calls == sorted(calls) and got.decisions == expected.decisions
+
+
+def test_a_students_redo_test_that_raises_after_reading_the_page_leaves_it_unfixed(tmp_path):
+    """Exercise 08c's function reads the page LSN (the page is fixed for it) and then raises: redo reports
+    the student's error, not one of its own, and the page is unfixed."""
+    (tmp_path / "08c_redo_test").mkdir()
+    (tmp_path / "08c_redo_test" / "student.py").write_text(
+        "def redo_test(lsn, kind, page, table, read_page_lsn):\n"
+        "    if page is not None and page in table:\n"
+        "        read_page_lsn()\n"
+        "        raise ValueError('oops')\n"
+        "    return 'not redoable' if page is None else 'not dirty'\n")
+    disk = every_change(6, 12)
+    with impl.using("student", tmp_path, only=["08c"]):
+        sm = open_again(disk.clone(), frames=12, restart=False)
+        sm.restart.analysis()
+        with pytest.raises(impl.StudentCodeError, match="oops"):
+            sm.restart.redo()
+    assert all(frame.pin_count == 0 for frame in sm.bp.frames)

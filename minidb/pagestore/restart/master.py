@@ -63,6 +63,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from minidb import impl
 from minidb.io import Disk
 from minidb.log.end import find_end
 from minidb.log.files import file_name, log_file_numbers
@@ -70,7 +71,6 @@ from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import LogLostError, VolumeCorruptionError
 from minidb.pagestore.volume.volfile import volume_checkpoint_stamp, volume_env_id, volume_file_name
-from minidb import impl
 
 MASTER_FILE = "master"
 SLOT = struct.Struct("<4sIQQQ")

@@ -144,8 +144,9 @@ def redo_entry(lsn: LSN, entry_type: EntryType | None, values: dict[str, Any], f
             page = fix(pid)
         return page.lsn
 
-    decision = REDO_TEST.call(lsn, entry_type, values, dirty, read_page_lsn)  # exercise 08c's one call site
+    decision = None
     try:
+        decision = REDO_TEST.call(lsn, entry_type, values, dirty, read_page_lsn)  # exercise 08c's one call site
         if decision == NOT_REDOABLE:
             return
         done.decisions.append((lsn, "redone" if decision == APPLY else "skipped"))

@@ -18,6 +18,9 @@ twin hands what one step read to the next:
 - :meth:`Restart.redo` runs the fast redo on the kept entries
   (:mod:`minidb.fast.pagestore.restart.redo`), then lets them go.
 
+It calls the fast passes itself, whichever other twins are chosen: they take
+the kept entries and the checked file, which the reference passes do not.
+
 Why it is safe: the checked entries are the file's entries as a scan reads
 them (the log refuses a write while they are kept, so they cannot go
 stale), the kept entries are those a scan from the redo LSN gives, and the
