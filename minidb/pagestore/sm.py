@@ -132,13 +132,12 @@ from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.files.file import FILE_MANAGER, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import KEEP, LockId, LockManager
-from minidb.pagestore.restart.master import check_volume_and_log, read_master
+from minidb.pagestore.restart.master import read_master
 from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
 from minidb.pagestore.pages.storeprop import StoreProperty
-from minidb.collector import collector_paused
-from minidb.pagestore.restart import Restart, RestartReport
+from minidb.pagestore.restart import RESTART, Restart, RestartReport
 from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.volume.volfile import VolumeFile
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ, VolumeHeader
@@ -226,19 +225,13 @@ class StorageManager:
              on_log_held: Callable[[int, LSN, int], None] | None = None,
              index_fanout: int | None = None) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
-        # Opening and restart make tens of thousands of small objects (the checked entries of the log's
-        # last file, the entries analysis keeps for redo) that live until restart ends and are never part
-        # of a reference cycle: the cyclic collector waits until then instead of walking them again and
-        # again (minidb.collector).
-        with collector_paused():
-            check_volume_and_log(disk, quick=True)  # before opening the log, which may cut its tail
+        restarter = RESTART.chosen()  # the Restart class (minidb.impl): it checks the volume and log first
+        with restarter.opening(disk) as log_options:
             probe = VolumeFile(disk, 1)  # first: no volume, no log created; the header gives the page size
             size, env_id = probe.page_size, probe.header.env_id or None  # and the id its log files carry
             probe.close()
-            # With restart, the last file's entries as opening checked them are kept for analysis to take
-            # (before anything is written), so that restart reads and checks each byte of that file once.
-            log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions, keep_opening_scan=restart,
-                                env_id=env_id)
+            log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions, env_id=env_id,
+                                **(log_options if restart else {}))  # what restart asks of the log it reads
             try:
                 bp = BufferPool(frames, page_size=size, log=log, trace=trace)
                 volume = Volume(disk, bp, log, trace=trace)
@@ -249,7 +242,7 @@ class StorageManager:
                 locking = ShoreLocking(locking)
             sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace,
                      log_size is not None if scavenge is None else scavenge, archive, on_log_held, index_fanout)
-            sm.restart = Restart(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
+            sm.restart = restarter(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
             if restart:
                 sm.restart_report = sm.restart.run()
                 if sm.scavenging:

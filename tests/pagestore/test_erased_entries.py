@@ -19,8 +19,9 @@ from minidb.log.verify import verify_log
 from tests.pagestore.sm_helpers import entries, new_sm, open_again
 
 
-def updated_then_crashed():
-    """A committed, durable update whose page is only in the pool when the disk crashes."""
+def updated_then_crashed(what: str):
+    """A committed, durable update whose page is only in the pool when the disk crashes; and the LSN of its
+    last ``what`` entry (found before the crash: the log's file handles do not survive it)."""
     sm = new_sm()
     with sm.transaction() as t:
         fid = sm.create_file(t)
@@ -30,8 +31,9 @@ def updated_then_crashed():
     with sm.transaction() as t:
         sm.update_rec(t, rid, 0, b"UPDATED!")
     want = sm.contents()
+    target = entries(sm, (what,))[-1].lsn
     sm.disk.crash()
-    return sm, want
+    return sm, want, target
 
 
 def forge(disk, lsn, well_formed: bool = False) -> None:
@@ -62,8 +64,7 @@ def verify_exit(disk, tmp_path, capsys) -> tuple[int, str]:
 @pytest.mark.parametrize("well_formed", [False, True], ids=["forged", "well-formed"])
 def test_an_erased_committed_update_or_xct_end_is_corruption_at_restart_and_in_verify(what, well_formed, tmp_path,
                                                                                       capsys):
-    sm, want = updated_then_crashed()
-    target = [e for e in entries(sm, (what,))][-1].lsn  # the update's, or its transaction's xct_end
+    sm, want, target = updated_then_crashed(what)  # the update's, or its transaction's xct_end
     forge(sm.disk, target, well_formed)
     where = f"{file_name(target.file)} at offset 0x{target.offset:x}"
     with pytest.raises(CorruptionError, match=where):

@@ -1,11 +1,13 @@
 """The passes of restart one by one, checkpoints, the master LSN, torn pages, and the golden trace."""
 
+import random
+from pathlib import Path
+
 import pytest
 
-from minidb.errors import LogError
+from minidb import impl
+
 from minidb.io import CrashMode, SimDisk
-from minidb.log import LogManager
-from minidb.log.reader import LogReader
 from minidb.log import LSN, NULL_LSN
 from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.restart.master import MASTER_FILE, read_master, write_master
@@ -100,53 +102,6 @@ def test_redo_skips_clean_pages_and_newer_page_lsns():
     sm.restart.run()
     with sm.transaction() as t:
         assert sm.read_rec(t, rid).body == b"ONE"
-
-
-def crashed_with_pages_dirty_before_the_checkpoint():
-    """A crash whose redo LSN lies before the master checkpoint: a page dirtied before it stays dirty."""
-    sm = new_sm(frames=8)
-    with sm.transaction() as t:
-        fid = sm.create_file(t)
-        rids = [sm.create_rec(t, fid, b"r%d" % i) for i in range(6)]
-    master = sm.checkpoint().begin
-    with sm.transaction() as t:
-        for rid in rids:
-            sm.update_rec(t, rid, 0, b"R")
-    sm.disk.crash(CrashMode.nothing())
-    return open_again(sm.disk, frames=8, restart=False), master
-
-
-def test_redo_takes_what_analysis_read_and_reads_only_the_log_before_it():
-    sm, master = crashed_with_pages_dirty_before_the_checkpoint()
-    scans = []
-    real_scan = sm.restart.log.scan
-
-    def counted_scan(start=None, stop=None, checked=None):
-        for entry in real_scan(start, stop, checked):
-            scans.append(entry.lsn)
-            yield entry
-
-    sm.restart.log.scan = counted_scan
-    analysis = sm.restart.analysis()
-    assert analysis.redo_lsn < master and len(scans) == analysis.entries_read
-    del scans[:]
-    redo = sm.restart.redo()
-    assert scans and all(analysis.redo_lsn <= lsn < master for lsn in scans)  # only the log before the master
-    assert redo.entries_read == len(list(real_scan(analysis.redo_lsn)))
-
-
-def test_redo_entries_are_those_of_a_scan_wherever_redo_starts():
-    """Whatever part of the log analysis kept (all from the master, or a prefix of it), redo_entries gives
-    exactly the entries a scan from the redo LSN gives, in order."""
-    from minidb.pagestore.restart.redo import redo_entries
-    sm, master = crashed_with_pages_dirty_before_the_checkpoint()
-    log = sm.restart.log
-    every = list(log.scan())
-    at_master = next(i for i, e in enumerate(every) if e.lsn == master)
-    for kept in (every[at_master:], every[at_master:at_master + 3], every[at_master + 2:-2], []):
-        for start in (every[0].lsn, every[at_master - 1].lsn, master, every[at_master + 4].lsn, every[-1].lsn):
-            want = [e.lsn for e in log.scan(start)]
-            assert [e.lsn for e in redo_entries(log, start, kept)] == want, (start, len(kept))
 
 
 def test_undo_list_always_gives_the_largest_lsn():
@@ -284,56 +239,89 @@ def test_opening_a_disk_without_a_volume_is_a_clear_error_and_changes_nothing():
     assert disk.list() == []
 
 
-def test_analysis_keeps_at_most_keep_bytes_and_redo_reads_the_rest(monkeypatch):
-    import minidb.pagestore.restart.analysis as analysis_module
-    monkeypatch.setattr(analysis_module, "KEEP_BYTES", 100)
-    sm, _ = crashed_with_pages_dirty_before_the_checkpoint()
-    analysis = sm.restart.analysis()
-    kept = list(sm.restart._kept)
-    assert 0 < len(kept) < analysis.entries_read and sum(e.size for e in kept[:-1]) < 100
-    redo = sm.restart.redo()
-    assert redo.entries_read == len(list(sm.restart.log.scan(analysis.redo_lsn)))
-    sm.restart.run()
-    assert sm.restart.finish_result is not None
 
 
-def crashed_after_commits(name: str) -> SimDisk:
-    """A checkpoint, then 30 committed inserts in the same log file, and a crash that loses nothing synced."""
-    sm = new_sm(name)
+def every_change(seed: int, frames: int):
+    """A seeded workload of every record change (inserts, same-length updates, records that grow and
+    shrink, removals), an aborted transaction, a checkpoint in the middle and three losers; crashed with
+    nothing unsynced lost. Returns the crashed disk."""
+    rng = random.Random(seed)
+    sm = new_sm(frames=frames, num_pages=256)
     with sm.transaction() as t:
-        fid = sm.create_file(t)
-    sm.checkpoint()
-    for i in range(30):
-        with sm.transaction() as t:
-            sm.create_rec(t, fid, f"record {i:02d}".encode())
+        fids = [sm.create_file(t), sm.create_file(t)]
+    rids = []
+    for i in range(60):
+        t, before = sm.begin(), list(rids)
+        for _ in range(rng.randrange(1, 7)):
+            pick = rng.random()
+            if not rids or pick < 0.45:
+                rids.append(sm.create_rec(t, rng.choice(fids), bytes([97 + i % 26]) * rng.randrange(3, 70)))
+            elif pick < 0.7:
+                sm.update_rec(t, rng.choice(rids), 0, bytes([65 + i % 26]) * rng.randrange(1, 3))
+            elif pick < 0.8:
+                sm.append_rec(t, rng.choice(rids), b"+" * rng.randrange(1, 40))
+            elif pick < 0.9:
+                sm.truncate_rec(t, rng.choice(rids), 1)
+            else:
+                sm.free_rec(t, rids.pop(rng.randrange(len(rids))))
+        if rng.random() < 0.15:
+            sm.abort(t)
+            rids = before
+        else:
+            sm.commit(t, durable=False)
+        if i == 20:
+            sm.checkpoint()
+    for _ in range(3):
+        loser = sm.begin()
+        sm.create_rec(loser, fids[0], b"in flight")
+        if rids:
+            sm.update_rec(loser, rng.choice(rids), 0, b"!")
+    sm.log.sync()
     sm.disk.crash(CrashMode.nothing())
     return sm.disk
 
 
-def test_restart_reads_the_last_log_file_as_opening_checked_it(monkeypatch):
-    """Opening the log checks its last file entry by entry to find its end; analysis takes those entries
-    instead of reading and checking the file's bytes again (the log since the checkpoint is all in it)."""
-    disk = crashed_after_commits("read-once")
-    reads = []
-    real = LogReader.file_bytes
-    monkeypatch.setattr(LogReader, "file_bytes", lambda self, number: reads.append(number) or real(self, number))
-    sm = open_again(disk)
-    assert reads == []
-    assert sm.restart_report.analysis.entries_read > 60
-    assert sm.log.take_opening_scan() is None  # taken by analysis
-    monkeypatch.undo()
-    assert sm.check() == []
-    (records,) = [recs for recs in sm.contents().values() if recs]
-    assert sorted(body for _, body in records.values()) == [f"record {i:02d}".encode() for i in range(30)]
+def test_a_students_redo_test_sees_every_entry_without_a_trace(tmp_path):
+    """Exercise 08c's function is asked about every entry, in log order, trace or not."""
+    root = Path(tmp_path)
+    (root / "08c_redo_test").mkdir()
+    reference = Path(impl.DEFAULT_DIR) / "08c_redo_test" / "reference.py"
+    (root / "08c_redo_test" / "student.py").write_text(
+        f"import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('spy_reference', {str(reference)!r})\n"
+        f"reference = importlib.util.module_from_spec(spec)\n"
+        f"spec.loader.exec_module(reference)\n"
+        f"calls = []\n"
+        f"def redo_test(lsn, *args):\n"
+        f"    calls.append(lsn)\n"
+        f"    return reference.redo_test(lsn, *args)\n")
+    disk = every_change(6, 12)
+    traced = open_again(disk.clone(), frames=12, restart=False)
+    traced.restart.analysis()
+    expected = traced.restart.redo()
+    with impl.using("student", root, only=["08c"]):
+        sm = open_again(disk.clone(), frames=12, restart=False, restart_trace=False)
+        sm.restart.analysis()
+        got = sm.restart.redo()
+        calls = impl.load_student("08c_redo_test").calls
+    assert len(calls) == got.entries_read == expected.entries_read
+    assert calls == sorted(calls) and got.decisions == expected.decisions
 
 
-def test_restart_takes_the_opening_scan_before_anything_is_written(monkeypatch):
-    """The log keeps the last file's checked entries only when restart runs, and restart takes them first
-    thing: one left untaken would make the first write to the log fail."""
-    disk = crashed_after_commits("taken")
-    sm = open_again(disk, restart=False)
-    assert sm.log.take_opening_scan() is None  # not kept: nobody would take it
-    sm.close()
-    monkeypatch.setattr(LogManager, "take_opening_scan", lambda self: None)  # left with the log
-    with pytest.raises(LogError, match="take_opening_scan"):
-        open_again(crashed_after_commits("untaken"))
+def test_a_students_redo_test_that_raises_after_reading_the_page_leaves_it_unfixed(tmp_path):
+    """Exercise 08c's function reads the page LSN (the page is fixed for it) and then raises: redo reports
+    the student's error, not one of its own, and the page is unfixed."""
+    (tmp_path / "08c_redo_test").mkdir()
+    (tmp_path / "08c_redo_test" / "student.py").write_text(
+        "def redo_test(lsn, kind, page, table, read_page_lsn):\n"
+        "    if page is not None and page in table:\n"
+        "        read_page_lsn()\n"
+        "        raise ValueError('oops')\n"
+        "    return 'not redoable' if page is None else 'not dirty'\n")
+    disk = every_change(6, 12)
+    with impl.using("student", tmp_path, only=["08c"]):
+        sm = open_again(disk.clone(), frames=12, restart=False)
+        sm.restart.analysis()
+        with pytest.raises(impl.StudentCodeError, match="oops"):
+            sm.restart.redo()
+    assert all(frame.pin_count == 0 for frame in sm.bp.frames)

@@ -35,34 +35,35 @@ Restart is *idempotent*: analysis and redo log nothing, undo logs a CLR for
 each undo, the finishing steps are idempotent, so a crash anywhere during
 restart followed by another restart gives the same result.
 
-Analysis keeps the entries it decoded for redo (tens of thousands of small
-objects, none in a reference cycle), so both passes run with Python's cyclic
-garbage collector paused: it would otherwise walk all of them again each time
-its allocation counters fill up (a third of analysis' time on 4 MB of log).
-Everything they allocate is freed by reference counting as usual.
+The storage manager opens the volume and its log inside
+:meth:`Restart.opening`, which first checks that the volume and the whole log
+are there (:func:`~minidb.pagestore.restart.master.check_volume_and_log`:
+opening the log may cut a torn tail, so the check comes before).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.collector import collector_paused
-from minidb.log.end import CheckedFile
+from minidb import impl
+from minidb.io import Disk
 from minidb.log.lsn import LSN
 from minidb.pagestore.files.storeprops import drop_tmp_files
-from minidb.pagestore.restart.master import master_lsn
-from minidb.pagestore.restart.analysis import (AnalysisResult, AnalysisTables, DirtyPage, ScannedEntry, XctEntry,
+from minidb.pagestore.restart.master import CHECK_VOLUME_AND_LOG, master_lsn
+from minidb.pagestore.restart.analysis import (ANALYSIS_PASS, AnalysisResult, AnalysisTables, DirtyPage, XctEntry,
                                               analysis_pass, rebuild_tables)
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
-from minidb.pagestore.restart.redo import PageRepair, PageRun, RedoResult, rebuild_page, redo_decision, redo_pass
+from minidb.pagestore.restart.redo import REDO_PASS, PageRepair, RedoResult, rebuild_page, redo_decision, redo_pass
 from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_order, undo_pass, walk_losers
 from minidb.stats import Trace
 
 __all__ = ["Restart", "RestartReport", "AnalysisResult", "RedoResult", "UndoResult", "FinishResult", "XctEntry",
            "DirtyPage", "PageRepair", "UndoList", "analysis_pass", "redo_pass", "undo_pass", "finish_pass",
            "rebuild_page", "undo_order", "walk_losers", "AnalysisTables", "rebuild_tables", "redo_decision",
-           "ScannedEntry", "PageRun", "collector_paused"]
+           "RESTART"]
 
 PASSES = ("analysis", "redo", "undo", "finish")
 
@@ -102,8 +103,6 @@ class Restart:
         self.traces = {name: Trace(enabled=trace) for name in PASSES}
         self.master = master_lsn(disk)
         self.analysis_result: AnalysisResult | None = None
-        self._kept: list = []  # the entries analysis read, for redo (dropped once redo has run)
-        self._checked: CheckedFile | None = None  # the log's opening scan, for analysis and redo (dropped then)
         self.redo_result: RedoResult | None = None
         self.undo_result: UndoResult | None = None
         self.finish_result: FinishResult | None = None
@@ -117,23 +116,23 @@ class Restart:
                 return name
         return None
 
+    @staticmethod
+    @contextmanager
+    def opening(disk: Disk) -> Iterator[dict[str, Any]]:
+        """Around the storage manager's opening of the volume and its log, and the restart that follows:
+        first the volume and the whole log must be there (before the log is opened, which may cut its torn
+        tail). Yields the options to open the log with for restart (none: analysis reads it as it is)."""
+        CHECK_VOLUME_AND_LOG.call(disk)
+        yield {}
+
     def analysis(self) -> AnalysisResult:
-        self._kept = []
-        # The last file as opening the log checked it (None unless the log kept it): taken first thing,
-        # before anything writes to the log, and read instead of that file's bytes by analysis and redo.
-        self._checked = self.log.take_opening_scan()
-        with collector_paused():
-            self.analysis_result = analysis_pass(self.log, self.master, self.traces["analysis"], keep=self._kept,
-                                                 checked=self._checked)
+        self.analysis_result = ANALYSIS_PASS.call(self.log, self.master, self.traces["analysis"])
         self.xcts.set_youngest(self.analysis_result.youngest)
         return self.analysis_result
 
     def redo(self) -> RedoResult:
         assert self.analysis_result is not None, "analysis comes first"
-        with collector_paused():
-            self.redo_result = redo_pass(self.log, self.volume, self.analysis_result, self.traces["redo"],
-                                         self._kept, self._checked)
-        self._kept, self._checked = [], None
+        self.redo_result = REDO_PASS.call(self.log, self.volume, self.analysis_result, self.traces["redo"])
         return self.redo_result
 
     def undo(self) -> UndoResult:
@@ -178,3 +177,7 @@ class Restart:
         return RestartReport(self.master, self.analysis_result, self.redo_result, self.undo_result,  # type: ignore[arg-type]
                              self.finish_result, self.checkpoint,
                              {name: list(trace.lines) for name, trace in self.traces.items()})
+
+
+#: restart as the storage manager runs it (and opens the log for it)
+RESTART = impl.hot_spot(Restart)

@@ -22,14 +22,6 @@ checkpoint is fuzzy, entries interleave with it): the smaller recovery LSN
 wins, and a transaction's later LSNs win over the snapshot's, as does the
 state further along (:data:`~minidb.pagestore.transactions.xct.PROGRESS`).
 
-Analysis decodes each entry once, into a :class:`ScannedEntry` (LSN,
-type, values, size), and keeps these for redo (up to ``KEEP_BYTES`` of log),
-which so neither reads nor decodes the same bytes again. Opening the log
-already checked its last file entry by entry, to find where the log ends;
-restart takes those checked entries first thing (``take_opening_scan``,
-before anything writes to the log) and analysis and redo read that file
-from them, so each of its bytes is read and checksummed once.
-
 The page store has no data eraser, so an erased entry (type 0xff) in its log,
 however well formed, is corruption: analysis names its file and offset and
 skips nothing.
@@ -55,15 +47,14 @@ and the redo LSN 0x1/0x3a0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator
 
+from minidb import impl
 from minidb.errors import LogCorruptionError
-from minidb.log.end import CheckedFile
-from minidb.log.entry import LogEntry
 from minidb.log.files import file_name
-from minidb.log.header import ERASED_TYPE, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT
+from minidb.log.header import ERASED_TYPE
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.types import EntryType, type_by_code
+from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.transactions.xct import PROGRESS, XctState
@@ -138,90 +129,41 @@ class AnalysisTables:
     ended: set[int] = field(default_factory=set)
 
 
-#: a ScannedEntry from a tuple of its four fields, without the call of its class's ``__new__`` (analysis makes one
-#: per entry read)
-_new_scanned = tuple.__new__
-
-KEEP_BYTES = 16 * 1024 * 1024  # analysis keeps at most this much log for redo (its entries take a few times that in memory)
-
-
-class ScannedEntry(NamedTuple):
-    """An entry as restart reads it: where it is, its type, its values (decoded once) and its size."""
-
-    lsn: LSN
-    entry_type: EntryType | None
-    values: dict[str, Any]
-    size: int
-
-    @property
-    def end(self) -> LSN:
-        return LSN(self.lsn.file, self.lsn.offset + self.size)  # an entry lies in one file
-
-
-def scanned_entry(entry: LogEntry, entry_type: EntryType | None = None) -> ScannedEntry:
-    """``entry`` (of type ``entry_type``, if the caller has it already) decoded for restart: the values
-    :attr:`LogEntry.values` gives, without its per-entry cache (restart decodes each entry once)."""
-    if entry_type is None:
-        entry_type = entry.entry_type
-    if entry_type is None:
-        values = entry.values  # {}: the careful path names nothing to decode
-    else:
-        values = entry_type.decode(entry.item)
-    return ScannedEntry(entry.lsn, entry_type, values, entry.header.entry_size)
-
-
-def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list | None = None,
-                  checked: CheckedFile | None = None) -> AnalysisResult:
-    """Pass 1 (see the module documentation).
-
-    ``checked``: the log's last file as opening checked it (``LogManager.take_opening_scan``); its
-    entries are taken from there instead of being read and checked again.
-
-    ``keep``: a list that receives every entry read, in order, as a
-    :class:`ScannedEntry`, until ``KEEP_BYTES`` of log are in it, so that
-    redo can take them from memory instead of reading and checking the
-    same bytes again (each entry's values are decoded once, for both
-    passes).
-    """
+def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> AnalysisResult:
+    """Pass 1 (see the module documentation): scan the log from ``master`` (its beginning if NULL) and feed
+    the page store's entries to :func:`rebuild_tables`."""
     trace = trace if trace is not None else Trace(enabled=False)
-    kept_bytes = 0
     if master.is_null:
         trace.emit("analysis: no checkpoint completed: scanning the whole log")
     else:
         trace.emit("analysis: master LSN %s: scanning from there", master)
-    count, first = 0, None
+    first, count = None, 0  # the first entry read, how many were
 
     def entries() -> Iterator[tuple[LSN, EntryType, dict[str, Any]]]:
-        # scanned_entry, written out: a declared type is never the erased code, so an entry whose type is
-        # known is decoded, any other has no values (a test compares what is kept with scanned_entry's)
-        nonlocal kept_bytes, count, first
-        owner = PAGESTORE_TYPES.owner
-        known: dict[int, tuple[EntryType | None, bool]] = {}  # type code -> (its type, is it the page store's)
-        for entry in log.scan(None if master.is_null else master, checked=checked):
+        nonlocal first, count
+        for entry in log.scan(None if master.is_null else master):
             count += 1
-            header, lsn = entry.header, entry.lsn
             if first is None:
-                first = lsn
-            code = header.type_code
-            found = known.get(code)
-            if found is None:
-                if code == ERASED_TYPE:  # the page store has no eraser: no erased entry is ever its own
-                    raise LogCorruptionError(file_name(lsn.file), lsn.offset,
-                                             f"erased entry at {lsn} in a page store's log (the page store erases nothing)")
-                entry_type = type_by_code(code)
-                found = known[code] = (entry_type, entry_type is not None and entry_type.owner == owner)
-            entry_type, mine = found
-            if keep is not None and kept_bytes < KEEP_BYTES:
-                size = (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE) + header.item_size
-                values = entry_type.decode(entry.item) if entry_type is not None else {}
-                keep.append(_new_scanned(ScannedEntry, (lsn, entry_type, values, size)))
-                kept_bytes += size
-                if mine:
-                    yield lsn, entry_type, values
-            elif mine:
-                yield lsn, entry_type, entry.values
+                first = entry.lsn
+            check_not_erased(entry.header.type_code, entry.lsn)
+            entry_type = entry.entry_type
+            if entry_type is not None and entry_type.owner == PAGESTORE_TYPES.owner:
+                yield entry.lsn, entry_type, entry.values
 
     tables = rebuild_tables(entries(), master, trace)  # the one call site of the analysis decisions
+    return analysis_result(log, master, tables, first, count, trace)
+
+
+def check_not_erased(type_code: int, lsn: LSN) -> None:
+    """The page store has no eraser: an erased entry in its log is damage, never its own."""
+    if type_code == ERASED_TYPE:
+        raise LogCorruptionError(file_name(lsn.file), lsn.offset,
+                                 f"erased entry at {lsn} in a page store's log (the page store erases nothing)")
+
+
+def analysis_result(log: Any, master: LSN, tables: AnalysisTables, first: LSN | None, count: int,
+                    trace: Trace) -> AnalysisResult:
+    """What analysis found, having read ``count`` entries from ``first`` (None: the log is empty) on."""
     start = master if not master.is_null else first if first is not None else NULL_LSN
     result = AnalysisResult(master, start, log.end_lsn, tables.xct_table, tables.dirty_pages, tables.redo_lsn,
                             tables.youngest, count, tables.ended)
@@ -326,3 +268,6 @@ def _merge_checkpointed(table: dict[int, XctEntry], ended: set[int], item: dict[
     if not row.undo_nxt_seen:
         row.undo_nxt = item["undo_nxt"]
 
+
+#: pass 1, as restart runs it
+ANALYSIS_PASS = impl.hot_spot(analysis_pass)

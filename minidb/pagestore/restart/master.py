@@ -47,13 +47,7 @@ slots once its second record was written (the first write makes the whole
 such a log would silently forget committed work. So would a volume older
 than the master checkpoint (an older copy restored from a backup): its
 checkpoint stamp (:mod:`minidb.pagestore.volume.volfile`) must name the master
-checkpoint or a later one (:func:`check_volume_stamp`). Finding where the log ends
-means checking every entry of its last file, which opening the log does
-anyway; so the storage manager's opening asks only whether the log plainly
-reaches past the ``chkpt_end`` (:func:`reaches_past`: it lies in an earlier
-file, or the last file's entries up to it are intact) and leaves the rest to
-the log's opening, which raises the same errors; on any doubt the whole
-check runs. (A page whose LSN lies
+checkpoint or a later one (:func:`check_volume_stamp`). (A page whose LSN lies
 past the end of the log is the same loss; the buffer pool finds it when it
 reads the page.) An empty directory holds no page store: nothing to check.
 
@@ -69,12 +63,12 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from minidb import impl
 from minidb.io import Disk
-from minidb.log.end import find_end, read_file
+from minidb.log.end import find_end
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.scan import FileScanner
 from minidb.pagestore.errors import LogLostError, VolumeCorruptionError
 from minidb.pagestore.volume.volfile import volume_checkpoint_stamp, volume_env_id, volume_file_name
 
@@ -131,14 +125,19 @@ def write_master(disk: Disk, master: LSN, end: LSN) -> MasterRecord:
     return record
 
 
-def check_log_is_whole(disk: Disk, volume_name: str, quick: bool = False) -> None:
-    """Refuse a log that lost durable entries the volume ``volume_name`` relies on (see the module documentation).
+def check_log_is_whole(disk: Disk, volume_name: str) -> None:
+    """Refuse a log that lost durable entries the volume ``volume_name`` relies on (see the module documentation)."""
+    record = check_log_files(disk, volume_name)
+    end = find_end(disk, volume_env_id(disk)).end_lsn  # the volume says which environment's files belong
+    if record is not None and record.end >= end:
+        raise LogLostError(f"{disk.where(MASTER_FILE)}: the last checkpoint (from {record.master} to {record.end}) "
+                           f"lies past the end of the log ({end}): durable log entries are missing")
 
-    ``quick``: skip finding the log's end (a scan of its whole last file)
-    when the log plainly reaches past the master checkpoint's ``chkpt_end``
-    (:func:`reaches_past`), for a caller that opens the log right after:
-    opening finds the end and raises the errors :func:`find_end` would.
-    """
+
+def check_log_files(disk: Disk, volume_name: str) -> MasterRecord | None:
+    """The checks of :func:`check_log_is_whole` that need no scan of the log: its files are there from the
+    recorded head, the master record can lead into them, the volume is not older than it. Returns that
+    master record (None: no checkpoint completed)."""
     numbers = log_file_numbers(disk)
     if not numbers:
         raise LogLostError(f"{disk.where()}: the volume {volume_name} has no log (no log files like "
@@ -160,12 +159,7 @@ def check_log_is_whole(disk: Disk, volume_name: str, quick: bool = False) -> Non
                            f"first log file kept, {file_name(head)}: the master record is older than the log")
     if record is not None:
         check_volume_stamp(disk, record)
-    if quick and (record is None or reaches_past(disk, numbers[-1], record.end)):
-        return
-    end = find_end(disk, volume_env_id(disk)).end_lsn  # the volume says which environment's files belong
-    if record is not None and record.end >= end:
-        raise LogLostError(f"{disk.where(MASTER_FILE)}: the last checkpoint (from {record.master} to {record.end}) "
-                           f"lies past the end of the log ({end}): durable log entries are missing")
+    return record
 
 
 def check_volume_stamp(disk: Disk, record: MasterRecord) -> None:
@@ -182,26 +176,15 @@ def check_volume_stamp(disk: Disk, record: MasterRecord) -> None:
             f"older copy of the volume; restart would miss the pages written before that checkpoint")
 
 
-def reaches_past(disk: Disk, last_file: int, lsn: LSN) -> bool:
-    """Whether the log certainly ends after the entry at ``lsn``: it lies in a file before the last one
-    (only the last file can be torn), or the last file's entries up to and including it are intact.
-    False means "find out the careful way" (:func:`~minidb.log.end.find_end`)."""
-    if lsn.file < last_file:
-        return True
-    if lsn.file > last_file:
-        return False
-    for offset, _header in FileScanner(read_file(disk, last_file), last_file):  # stops at a bad entry
-        if offset >= lsn.offset:
-            return offset == lsn.offset  # the entry at lsn is intact
-    return False
-
-
-def check_volume_and_log(disk: Disk, quick: bool = False) -> None:
-    """Before a page store's log is opened: its volume and its log must both be there, and the log whole
-    (``quick``: see :func:`check_log_is_whole`)."""
+def check_volume_and_log(disk: Disk) -> None:
+    """Before a page store's log is opened: its volume and its log must both be there, and the log whole."""
     volume = volume_file_name(1)
     if disk.exists(volume):
-        check_log_is_whole(disk, volume, quick)
+        check_log_is_whole(disk, volume)
     elif disk.exists(MASTER_FILE):
         raise VolumeCorruptionError(f"{disk.where(volume)}: the volume is missing, but its master checkpoint "
                                     f"record is there: the page store lost its volume")
+
+
+#: the check before the storage manager opens the log (restart's opening)
+CHECK_VOLUME_AND_LOG = impl.hot_spot(check_volume_and_log)

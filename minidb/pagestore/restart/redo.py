@@ -12,50 +12,14 @@ LSN) and, for each entry, decides (ARIES' test, Shore's "general protocol"):
    place) applies it and the page takes the entry's LSN: *redone*; if not,
    the page was written after the change: *skipped*.
 
-The entries from the master checkpoint on were read and checked by analysis
-already, which keeps them (up to ``analysis.KEEP_BYTES``): redo takes those
-from memory and reads the log itself only before the checkpoint and past
-what was kept (:func:`redo_entries`); the entries, and so the decisions, are
-the same as a second scan's.
-
-**A page fixed once per run.** Consecutive entries often change one page
-(a transaction's inserts fill the same page), so redo keeps the page of step
-3 fixed while the entries that follow are on it (:class:`PageRun`) and
-unfixes it, dirty if anything was redone, when an entry names another page.
-The test still runs for every entry, reading the held page's LSN. Worked
-example: entries on p(1.3.12) at 0x1/0x600 and 0x1/0x640, an ``xct_end`` at
-0x1/0x680, p(1.3.12) again at 0x1/0x6a0, then p(1.3.13): p(1.3.12) is fixed
-once for three entries, then p(1.3.13). No other page is fixed in between,
-so the buffer pool chooses the same victims and writes the same pages as
-with one fix per entry.
-
 The test is one pure function, :func:`redo_decision`, which reads the page
-(through a callback) only in step 3; ``redo_pass`` calls it for every entry
-and applies what it decided (exercise 08c asks for the same function).
-That entry-by-entry pass, in log order, is the reference.
-
-**Page by page.** Every redoable entry changes its own page only, so the
-order of entries on *different* pages does not matter to the result: only
-each page's own entries must be applied in log order. When no trace is kept
-and the engine's own test and record placement are in use (a student's
-``redo_test`` sees every entry, in order, and gets the reference pass),
-:func:`redo_by_page` groups the entries by page (``WINDOW`` entries at a
-time; within a window, pages in the order of their first entries) and
-settles each page at once: its entries older than its recovery LSN are
-skipped without reading it; the page is fixed once; those up to its page LSN
-are skipped; all later ones are applied, since once one is applied the page
-LSN is below every later entry. The counts and decisions are the
-reference's (recorded by position, so in log order); the pages are the same
-bytes. Plain inserts and same-length updates, nearly all of a redo, go
-through the slotted page's shortcuts (:meth:`SlottedPage.insert_plain`,
-:meth:`SlottedPage.overwrite_plain`: one read and one write of the header,
-the page LSN stamped once at the end); anything else through its redo
-handler. Worked example: the entries 0x1/0x600 on p(1.3.12), 0x1/0x640 on
-p(1.3.13), 0x1/0x6a0 on p(1.3.12) are applied as p(1.3.12): 0x1/0x600,
-0x1/0x6a0, then p(1.3.13): 0x1/0x640, two fixes instead of three. What
-differs is only which pages the buffer pool writes during redo when it is
-smaller than the pages redo touches (it evicts other pages, at other
-times); every page written holds changes already in the log.
+(through a callback) only in step 3; :func:`redo_pass` calls it for every
+entry, in log order, fixing the entry's page only when the test asks for its
+page LSN, and applies what it decided (:func:`redo_entry`; exercise 08c asks
+for the same function). Every redoable entry changes its own page only, with
+the handler that made the change in the first place
+(:data:`~minidb.pagestore.wal.logrec.REDO`), so doing and redoing are one
+code path.
 
 Redo repeats *all* history, losers' entries and CLRs included; undo comes
 after. It logs nothing; pages it changes are dirty in the pool and written
@@ -96,14 +60,10 @@ it): skipped. Had p(1.3.13) been torn on disk, the entry at 0x1/0x600 (the
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from minidb import impl
-from minidb.log.end import CheckedFile
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
@@ -111,9 +71,7 @@ from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX, SH
 from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGE_IMAGE, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
 from minidb.pagestore.wal.logrec import REDO
-from minidb.pagestore.files.recpage import INSERT_HANDLER, REDO_USER, SPLICE_HANDLER, current_user
-from minidb.pagestore.pages.slotted import PLACE_RECORD
-from minidb.pagestore.restart.analysis import AnalysisResult, ScannedEntry, scanned_entry
+from minidb.pagestore.restart.analysis import AnalysisResult
 from minidb.stats import Trace
 
 
@@ -152,235 +110,79 @@ class RedoResult:
                 f"{self.torn_pages_rebuilt} torn pages repaired from their images")
 
 
-def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None,
-              kept: Sequence[ScannedEntry] = (), checked: CheckedFile | None = None) -> RedoResult:
-    """Pass 2 (see the module documentation); ``kept``: the entries analysis read, ``checked``: the log's last
-    file as opening checked it (both: :func:`redo_entries`)."""
+def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None) -> RedoResult:
+    """Pass 2 (see the module documentation): every entry from the redo LSN on, through :func:`redo_entry`,
+    then the pages no entry made redo read (:func:`read_other_pages`)."""
     trace = trace if trace is not None else Trace(enabled=False)
-    bp = volume.bp
     done = RedoResult(result.redo_lsn)
-    dirty = result.dirty_pages
-    seen: set[tuple[int, int]] = set()
+    seen: set[tuple[int, int]] = set()  # the pages redo fixed
     if result.redo_lsn.is_null:
         trace.emit("redo: the dirty page table is empty: nothing to redo")
     else:
         trace.emit("redo: from %s", result.redo_lsn)
-        fix = lambda pid: _fix(bp, log, volume, pid, done, dirty, trace)  # noqa: E731
-        if by_page_applies(trace):
-            redo_by_page(redo_entries(log, result.redo_lsn, kept, checked), fix, bp, done, dirty, seen)
-        else:
-            run = PageRun(fix, bp)
-            try:
-                for lsn, entry_type, values, _end in redo_entries(log, result.redo_lsn, kept, checked):
-                    done.entries_read += 1
-                    _redo_entry(lsn, entry_type, values, run, done, dirty, seen, trace)
-            finally:
-                run.release()
-    # Pages that may be torn but that no entry made us read: the rest of the dirty
-    # page table; and store 0's pages, so that damage to a map is found at restart.
-    others = [d.pid for key, d in sorted(dirty.items()) if key not in seen]
-    others += [PageId(volume.vid, 0, n) for n in range(1, volume.header.store0_pages)
-               if (volume.vid, n) not in seen and (volume.vid, n) not in dirty]
-    for pid in others:
-        bp.unfix(_fix(bp, log, volume, pid, done, dirty, trace, mode=SH))
+        fix = lambda pid: fix_or_repair(log, volume, pid, result.dirty_pages, done, trace)  # noqa: E731
+        for entry in log.scan(result.redo_lsn):
+            done.entries_read += 1
+            redo_entry(entry.lsn, entry.entry_type, entry.values, fix, volume.bp, result.dirty_pages, done, seen,
+                       trace)
+    read_other_pages(log, volume, result.dirty_pages, done, seen, trace)
     trace.emit("%s", done.summary())
     return done
 
 
-class PageRun:
-    """The page redo has fixed, kept fixed (EX) while the entries that follow are on the same page.
+def redo_entry(lsn: LSN, entry_type: EntryType | None, values: dict[str, Any], fix: Callable[[PageId], Any],
+               bp: Any, dirty: Mapping[tuple[int, int], Any], done: RedoResult, seen: set[tuple[int, int]],
+               trace: Trace) -> None:
+    """One entry of redo: ask :data:`REDO_TEST`, which fixes the entry's page (``fix``) only to read its
+    page LSN; apply the change if the page is older; count and trace the decision; unfix the page."""
+    pid = PageId(values["vol"], values["store"], values["page"]) if "page" in values else None
+    page = None
 
-    Consecutive entries often change the same page (the records a
-    transaction inserts land on one page), so redo fixes a page once per
-    *run* of entries on it, not once per entry; entries on no page (a
-    transaction's end) leave it fixed. The page is unfixed, dirty if an
-    entry was redone on it, when an entry names another page, and at the
-    end. Nothing else fixes a page between two entries of a run, so the
-    buffer pool's replacement decisions (and the pages it writes) are those
-    of one fix per entry.
-    """
+    def read_page_lsn() -> LSN:
+        nonlocal page
+        if page is None:
+            page = fix(pid)
+        return page.lsn
 
-    def __init__(self, fix: Callable[[PageId], Any], bp: Any):
-        self._fix, self.bp = fix, bp
-        self.key: tuple[int, int] | None = None
-        self.page: Any = None
-        self.changed = False  # an entry was redone on the page since it was fixed
-
-    def page_of(self, values: Mapping[str, Any]) -> Any:
-        """The entry's page (``vol``, ``store``, ``page`` in ``values``), fixed if it is not the one held."""
-        key = (values["vol"], values["page"])
-        if key != self.key:
-            self.release()
-            self.page = self._fix(PageId(values["vol"], values["store"], values["page"]))
-            self.key = key
-        return self.page
-
-    def release(self) -> None:
-        if self.page is not None:
-            page, changed = self.page, self.changed
-            self.page, self.key, self.changed = None, None, False
-            self.bp.unfix(page, dirty=changed)
-
-
-def _redo_entry(lsn: LSN, entry_type: EntryType | None, v: dict[str, Any], run: PageRun, done: RedoResult,
-                dirty: Mapping[tuple[int, int], Any], seen: set[tuple[int, int]], trace: Trace) -> None:
-    """Decide (:data:`REDO_TEST`) and apply one entry; its page is fixed only when the tables cannot decide."""
-    decision = REDO_TEST.call(lsn, entry_type, v, dirty, lambda: run.page_of(v).lsn)  # its one call site
-    if decision == NOT_REDOABLE:
-        return
-    if decision in (NOT_DIRTY, BEFORE_REC_LSN):
-        done.skipped_not_dirty += 1
-        done.decisions.append((lsn, "skipped"))
-        if trace.enabled:
-            pid = PageId(v["vol"], v["store"], v["page"])
-            why = ("not in the dirty page table" if decision == NOT_DIRTY
-                   else f"older than rec_lsn {dirty[pid.key].rec_lsn}")
-            trace.emit("redo: %s %s %s: %s: skipped", lsn, entry_type.name, pid, why)
-        return
-    page = run.page_of(v)  # already fixed if the decision read its LSN
-    seen.add(run.key)  # type: ignore[arg-type]
-    if decision == APPLY:
-        old = page.lsn if trace.enabled else None
-        REDO[entry_type.name](page, v)
-        page.lsn = lsn
-        if not run.changed:  # the run's first change has its smallest LSN: the page is dirty from there
-            run.bp.lower_rec_lsn(page, lsn)
-            run.changed = True
-        done.redone += 1
-        done.decisions.append((lsn, "redone"))
-        if trace.enabled:
-            trace.emit("redo: %s %s %s: page LSN %s is older: redone", lsn, entry_type.name,
-                       PageId(v["vol"], v["store"], v["page"]), old)
-    else:
-        done.skipped_page_newer += 1
-        done.decisions.append((lsn, "skipped"))
-        if trace.enabled:
-            trace.emit("redo: %s %s %s: page LSN %s is not older: skipped", lsn, entry_type.name,
-                       PageId(v["vol"], v["store"], v["page"]), page.lsn)
-
-
-#: entries redo groups by page at a time (analysis keeps fewer than this from 4 MB of log)
-WINDOW = 1 << 16
-_INSERT, _SPLICE, _OTHER = "insert", "splice", "other"
-
-
-def by_page_applies(trace: Trace) -> bool:
-    """Whether redo may apply the entries page by page (:func:`redo_by_page`): no trace is kept (the careful
-    path traces each entry in log order), exercise 08c's test and exercise 02a's placement are the engine's
-    own (a student's function sees every call), and record changes are made as redo's user."""
-    return (not trace.enabled and REDO_TEST.engine_runs and PLACE_RECORD.engine_runs
-            and current_user() == REDO_USER)
-
-
-def page_changes() -> dict[int, str]:
-    """The page store's redoable entry types, by code: whether their redo handler is the slotted page's
-    insert, its splice (both with a shortcut) or another change."""
-    kinds = {}
-    for entry_type in PAGESTORE_TYPES:
-        if entry_type.redoable:
-            handler = REDO.get(entry_type.name)
-            kinds[entry_type.code] = (_INSERT if handler is INSERT_HANDLER else
-                                      _SPLICE if handler is SPLICE_HANDLER else _OTHER)
-    return kinds
-
-
-def redo_by_page(entries: Iterable[ScannedEntry], fix: Callable[[PageId], Any], bp: Any, done: RedoResult,
-                 dirty: Mapping[tuple[int, int], Any], seen: set[tuple[int, int]]) -> None:
-    """Redo ``entries`` page by page (see the module documentation): the decisions, counts and pages of
-    :func:`redo_decision` applied entry by entry in log order."""
-    kinds = page_changes()
-    source = iter(entries)
-    while window := list(islice(source, WINDOW)):
-        done.entries_read += len(window)
-        decisions: list[tuple[LSN, str] | None] = [None] * len(window)
-        pages: dict[tuple[int, int], list[int]] = {}  # in the order of their first entries
-        for i, entry in enumerate(window):
-            entry_type = entry[1]
-            if entry_type is not None and entry_type.code in kinds:
-                v = entry[2]
-                key = (v["vol"], v["page"])
-                where = pages.get(key)
-                if where is None:
-                    pages[key] = [i]
-                else:
-                    where.append(i)
-        for key, where in pages.items():
-            _redo_page(key, [window[i] for i in where], where, decisions, kinds, fix, bp, done, dirty, seen)
-        done.decisions.extend(d for d in decisions if d is not None)
-
-
-def _redo_page(key: tuple[int, int], entries: list[ScannedEntry], where: list[int],
-               decisions: list[tuple[LSN, str] | None], kinds: dict[int, str], fix: Callable[[PageId], Any],
-               bp: Any, done: RedoResult, dirty: Mapping[tuple[int, int], Any], seen: set[tuple[int, int]]) -> None:
-    """One page's entries (in log order; ``where``: their places in ``decisions``): skipped up to the page's
-    recovery LSN and then up to its page LSN, the rest applied, the page fixed once if at all."""
-    known, n, k = dirty.get(key), len(entries), 0
-    if known is not None:
-        rec_lsn = known.rec_lsn
-        while k < n and entries[k].lsn < rec_lsn:
-            k += 1
-    else:
-        k = n
-    for i in range(k):  # not dirty, or older than the recovery LSN: the page on disk has them
-        decisions[where[i]] = (entries[i].lsn, "skipped")
-    done.skipped_not_dirty += k
-    if k == n:
-        return
-    first = entries[k].values
-    page = fix(PageId(first["vol"], first["store"], first["page"]))
-    seen.add(key)
-    last, redone = None, 0  # the LSN of the last entry applied; how many were
+    decision = None
     try:
-        page_lsn = page.lsn
-        while k < n and not page_lsn < entries[k].lsn:  # the page was written after these
-            decisions[where[k]] = (entries[k].lsn, "skipped")
+        decision = REDO_TEST.call(lsn, entry_type, values, dirty, read_page_lsn)  # exercise 08c's one call site
+        if decision == NOT_REDOABLE:
+            return
+        done.decisions.append((lsn, "redone" if decision == APPLY else "skipped"))
+        if decision in (NOT_DIRTY, BEFORE_REC_LSN):
+            done.skipped_not_dirty += 1
+            if decision == NOT_DIRTY:
+                trace.emit("redo: %s %s %s: not in the dirty page table: skipped", lsn, entry_type.name, pid)
+            else:
+                trace.emit("redo: %s %s %s: older than rec_lsn %s: skipped", lsn, entry_type.name, pid,
+                           dirty[pid.key].rec_lsn)
+            return
+        page_lsn = read_page_lsn()  # the page is fixed now, if the test decided without it
+        seen.add(pid.key)
+        if decision == APPLY:
+            REDO[entry_type.name](page, values)
+            page.lsn = lsn
+            bp.lower_rec_lsn(page, lsn)  # dirty since its first entry redone, not since it was fixed
+            done.redone += 1
+            trace.emit("redo: %s %s %s: page LSN %s is older: redone", lsn, entry_type.name, pid, page_lsn)
+        else:
             done.skipped_page_newer += 1
-            k += 1
-        # Once one entry is applied, every later one is: its LSN is above the page LSN just set.
-        insert, overwrite = page.insert_plain, page.overwrite_plain
-        for i in range(k, n):
-            lsn, entry_type, v, _size = entries[i]
-            kind = kinds[entry_type.code]
-            if not (insert(v["slot"], v["data"]) if kind is _INSERT else
-                    overwrite(v["slot"], v["start"], len(v["old"]), v["new"]) if kind is _SPLICE else False):
-                if last is not None:  # the careful handler, on the page as entry by entry would give it
-                    page.lsn = last
-                REDO[entry_type.name](page, v)
-            if last is None:  # the page is dirty from its first change redone
-                bp.lower_rec_lsn(page, lsn)
-            last = lsn
-            redone += 1
-            decisions[where[i]] = (lsn, "redone")
+            trace.emit("redo: %s %s %s: page LSN %s is not older: skipped", lsn, entry_type.name, pid, page_lsn)
     finally:
-        done.redone += redone
-        if last is not None:
-            page.lsn = last
-        bp.unfix(page, dirty=last is not None)
+        if page is not None:
+            bp.unfix(page, dirty=decision == APPLY)
 
 
-def redo_entries(log: Any, start: LSN, kept: Sequence[ScannedEntry],
-                 checked: CheckedFile | None = None) -> Iterator[ScannedEntry]:
-    """The log's entries from ``start`` to its end, taking those analysis kept from memory.
-
-    ``kept`` holds consecutive entries as analysis read them (from the
-    master checkpoint on, possibly not to the end of the log). The log is
-    read only where they do not reach: before the first kept entry (a
-    recovery LSN older than the checkpoint) and after the last one, and
-    the last file's entries come from ``checked`` (what opening the log
-    checked) rather than from its bytes again. The entries and their order
-    are those a scan from ``start`` would give.
-    """
-    if not kept or start >= kept[-1].end:
-        yield from map(scanned_entry, log.scan(start, checked=checked))
-        return
-    first = kept[0].lsn
-    if start < first:
-        yield from map(scanned_entry, log.scan(start, first, checked))
-        yield from kept
-    else:
-        yield from kept[bisect_left(kept, start, key=lambda entry: entry.lsn):]
-    if kept[-1].end < log.end_lsn:
-        yield from map(scanned_entry, log.scan(kept[-1].end, checked=checked))
+def read_other_pages(log: Any, volume: Any, dirty: Mapping[tuple[int, int], Any], done: RedoResult,
+                     seen: set[tuple[int, int]], trace: Trace) -> None:
+    """Read the pages that may be torn but that no entry made redo fix (``seen``): the rest of the dirty
+    page table, and store 0's pages, so that damage to a map is found at restart."""
+    others = [d.pid for key, d in sorted(dirty.items()) if key not in seen]
+    others += [PageId(volume.vid, 0, n) for n in range(1, volume.header.store0_pages)
+               if (volume.vid, n) not in seen and (volume.vid, n) not in dirty]
+    for pid in others:
+        volume.bp.unfix(fix_or_repair(log, volume, pid, dirty, done, trace, mode=SH))
 
 
 NOT_REDOABLE, NOT_DIRTY, BEFORE_REC_LSN, PAGE_NEWER, APPLY = (
@@ -437,13 +239,14 @@ def _redo_from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., str
     return decide
 
 
-#: where :func:`redo_pass` asks :func:`redo_decision` (exercise 08c's hook)
+#: where :func:`redo_entry` asks :func:`redo_decision` (exercise 08c's hook)
 REDO_TEST = impl.register("08c_redo_test", "redo_test", redo_decision, _redo_from_exercise)
 
 
-def _fix(bp: Any, log: Any, volume: Any, pid: PageId, done: RedoResult, dirty: dict, trace: Trace,
-         mode: Any = EX) -> Any:
+def fix_or_repair(log: Any, volume: Any, pid: PageId, dirty: Mapping[tuple[int, int], Any], done: RedoResult,
+                  trace: Trace, mode: Any = EX) -> Any:
     """Fix ``pid``, repairing it from its image first if it is torn on disk."""
+    bp = volume.bp
     try:
         return bp.fix(pid, mode)
     except BadPageError as torn:
@@ -483,3 +286,7 @@ def rebuild_page(log: Any, volume: Any, pid: PageId, start: LSN, why: str = "bad
     finally:
         bp.unfix(page)
     return PageRepair(pid, start, image.lsn, len(later))
+
+
+#: pass 2, as restart runs it
+REDO_PASS = impl.hot_spot(redo_pass)
