@@ -121,7 +121,7 @@ def _redo_splice(page: SlottedPage, v: dict[str, Any]) -> None:
 
 
 #: the handlers above that are a slotted page's insert and splice, as restart's redo recognises them to take
-#: its shortcuts for them (:meth:`SlottedPage.insert_plain`, :meth:`SlottedPage.overwrite_plain`)
+#: its shortcuts for them (the redo twin in minidb/fast/pagestore/restart/redo.py)
 INSERT_HANDLER, SPLICE_HANDLER = _redo_insert, _redo_splice
 
 

@@ -70,8 +70,6 @@ from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZ
 MAX_TID = (1 << 64) - 1
 FREE_SLOT = (0, 0)  # a free slot's entry: no offset, no length
 _SPACE_FIELDS = struct.Struct("<HHHHQ")  # nfree, nrsvd, xct_rsvd, record_end, rsvd_tid (header offsets 32-47)
-_SLOT_FIELDS = struct.Struct("<HHHHHQ")  # nslots and the space fields (header offsets 30-47), for redo's shortcuts
-_NSLOTS = struct.Struct("<H")  # nslots alone (header offset 30)
 
 
 @dataclass(frozen=True)
@@ -324,53 +322,6 @@ class SlottedPage(Page):
         self.record_end = position + len(new)
         self._set_slot(slot, position, len(new))
         return old[start:start + cut]
-
-    # -- redo's shortcuts ------------------------------------------------------------------------
-    # Restart's redo applies tens of thousands of inserts and same-length updates, nearly all of them
-    # the plainest case: nothing reserved on the page, the record appended in the gap. These two methods
-    # do that case with one read and one write of the header; anything else they leave untouched and
-    # answer False, and the caller applies the entry through its redo handler (insert_at, splice), which
-    # decides everything through place_record. A seeded test compares the pages both give, byte for byte.
-
-    def insert_plain(self, slot: int, data: bytes) -> bool:
-        """:meth:`insert_at` of ``data`` in ``slot`` by a user rolling back (redo's user), done only when
-        nothing is reserved on the page, ``slot`` is free or new and the gap holds the record (and its new
-        slot entries): the bytes :meth:`insert_at` writes. False, the page unchanged, in any other case."""
-        buf, size = self.buf, self.size
-        nslots, nfree, nrsvd, xct_rsvd, end, rsvd_tid = _SLOT_FIELDS.unpack_from(buf, 30)
-        length = len(data)
-        if nrsvd or rsvd_tid or slot < 0 or not 0 < length <= size - HEADER_SIZE - FOOTER_SIZE - SLOT_SIZE:
-            return False
-        table = size - FOOTER_SIZE - SLOT_SIZE * nslots  # where the slot table starts
-        at = size - FOOTER_SIZE - SLOT_SIZE * (slot + 1)  # the slot's entry
-        if slot < nslots:
-            if SLOT.unpack_from(buf, at) != FREE_SLOT:
-                return False
-            new = 0
-        else:
-            new = slot + 1 - nslots
-        need = length + SLOT_SIZE * new
-        if need > nfree or table - end < need:
-            return False
-        if new:
-            buf[at:table] = bytes(table - at)  # the new entries, free until the record's is written
-        buf[end:end + length] = data
-        SLOT.pack_into(buf, at, end, length)
-        _SLOT_FIELDS.pack_into(buf, 30, nslots + new, nfree - need, nrsvd, xct_rsvd, end + length, rsvd_tid)
-        return True
-
-    def overwrite_plain(self, slot: int, start: int, cut: int, data: bytes) -> bool:
-        """:meth:`splice` of ``data`` for ``cut`` bytes at ``start`` of ``slot``'s record when the record
-        keeps its length (``len(data) == cut``): those bytes replaced in place, nothing else changes, as in
-        :meth:`splice`. False, the page unchanged, in any other case."""
-        buf, size = self.buf, self.size
-        if len(data) != cut or not 0 <= slot < _NSLOTS.unpack_from(buf, 30)[0]:
-            return False
-        offset, length = SLOT.unpack_from(buf, size - FOOTER_SIZE - SLOT_SIZE * (slot + 1))
-        if not offset or not length or not 0 <= start <= start + cut <= length:
-            return False
-        buf[offset + start:offset + start + cut] = data
-        return True
 
     def coalesce(self) -> int:
         """Slide the records together towards the header; return the bytes of holes removed."""
