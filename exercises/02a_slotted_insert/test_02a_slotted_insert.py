@@ -138,9 +138,23 @@ def test_a_sequence_of_inserts_on_one_page(impl):
     assert page.nfree == 452 - 410 - 16 and record_end == 48 + 410
 
 
+def test_the_youngest_reserver_pays_a_new_slot_entry_from_unreserved_bytes(impl):
+    """Transaction 2 removed 60 bytes (slot 1 reserved) and inserts 60: its own reservation pays for the
+    record, but the new slot entry (4 bytes) must come from unreserved bytes, since undoing the insert
+    gives back the record's 60 and not the entry, and its rollback will need all 60 to put slot 1 back."""
+    slots = [(48, 40), (0, 60), (148, 30)]
+    roomy = space(nfree=370, nrsvd=60, rsvd_tid=2, xct_rsvd=60, contiguous=310)
+    assert impl.place_record(slots, roomy, 60, user(2, 2)) == (3, False, True, False)
+    tight = space(nfree=62, nrsvd=60, rsvd_tid=2, xct_rsvd=60, contiguous=62)  # 2 unreserved bytes
+    assert impl.place_record(slots, tight, 56, user(2, 2))[2] is False  # the entry would eat the reservation
+    enough = space(nfree=66, nrsvd=60, rsvd_tid=2, xct_rsvd=60, contiguous=66)  # 6 unreserved bytes
+    assert impl.place_record(slots, enough, 60, user(2, 2)) == (3, False, True, False)
+    assert impl.place_record(slots, tight, 56, user(2, 2, rolling_back=True), slot=3)[2] is True  # any free byte
+
+
 # Typical wrong solutions; each must fail at least one test above (exercises/test_stubs_fail.py).
 def _place(slots, space, length, user, slot=None, *, ignore_reservation=False, no_credit=False,
-           reuse_reserved=False, void_at_oldest=False, slot_entry_free=False):
+           reuse_reserved=False, void_at_oldest=False, slot_entry_free=False, entries_from_reservation=False):
     tid = space.rsvd_tid
     if void_at_oldest:
         void = bool(space.nrsvd or tid) and not (tid and tid > user.oldest_active)
@@ -154,10 +168,12 @@ def _place(slots, space, length, user, slot=None, *, ignore_reservation=False, n
     if slot is None:
         slot = next((s for s, e in enumerate(slots) if free(e)), len(slots))
     available = slot >= len(slots) or free(slots[slot]) or (not slots[slot][0] and user.rolling_back)
-    need = length + (0 if slot_entry_free else SLOT_SIZE * max(0, slot + 1 - len(slots)))
-    usable = space.nfree if user.rolling_back else space.nfree - nrsvd + (
-        xct_rsvd if user.tid and user.tid == tid and not no_credit else 0)
-    fits = available and need <= usable
+    entries = 0 if slot_entry_free else SLOT_SIZE * max(0, slot + 1 - len(slots))
+    need = length + entries
+    own = xct_rsvd if user.tid and user.tid == tid and not no_credit else 0
+    usable = space.nfree if user.rolling_back else space.nfree - nrsvd + own
+    unreserved = space.nfree - length if user.rolling_back else space.nfree - nrsvd - max(0, length - own)
+    fits = available and need <= usable and (entries_from_reservation or entries <= unreserved)
     return slot, void, fits, fits and space.contiguous < need
 
 
@@ -167,6 +183,8 @@ MUTANTS = {
     "reserved_slots_reused_by_forward_inserts": {"place_record": lambda *a, **k: _place(*a, **k, reuse_reserved=True)},
     "void_while_the_reserver_is_still_active": {"place_record": lambda *a, **k: _place(*a, **k, void_at_oldest=True)},
     "a_new_slot_entry_is_free": {"place_record": lambda *a, **k: _place(*a, **k, slot_entry_free=True)},
+    "a_new_slot_entry_paid_from_the_reservation": {
+        "place_record": lambda *a, **k: _place(*a, **k, entries_from_reservation=True)},
 }
 
 

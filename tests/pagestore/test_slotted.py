@@ -156,12 +156,12 @@ def test_the_youngest_reserver_uses_its_own_reserved_bytes_first():
     page.insert(bytes(100), old)
     page.remove(0, SpaceUser(tid=3, oldest_active=1))
     assert (page.nrsvd, page.xct_rsvd) == (100, 100)
-    page.insert(bytes(30), SpaceUser(tid=3, oldest_active=1))  # a new slot: 30 + 4 bytes
-    assert (page.nrsvd, page.xct_rsvd) == (66, 66)
+    page.insert(bytes(30), SpaceUser(tid=3, oldest_active=1))  # the record's 30 from its own reservation,
+    assert (page.nrsvd, page.xct_rsvd) == (70, 70)  # the new slot entry's 4 from unreserved bytes
     # an older reserver only adds to nrsvd; the youngest stays 3
     page.insert(bytes(10), old)
     page.remove(2, SpaceUser(tid=2, oldest_active=1))
-    assert (page.nrsvd, page.xct_rsvd, page.rsvd_tid) == (76, 66, 3)
+    assert (page.nrsvd, page.xct_rsvd, page.rsvd_tid) == (80, 70, 3)
     page.check_space()
 
 
@@ -284,3 +284,48 @@ def test_redos_shortcuts_write_the_careful_bytes_or_leave_the_page_alone():
                     page.remove(slot, rng.choice([SpaceUser(tid=rng.randrange(1, 9), oldest_active=1), REDO_USER]))
             page.check_space()
     assert min(took.values()) > 50
+
+
+def test_a_rollback_always_finds_the_bytes_it_reserved():
+    """A transaction frees records, inserts (new slot entries), grows and shrinks records on one page, then
+    aborts, or crashes and is undone by restart: the rollback must put every freed byte back. The new
+    slot entries of its inserts stay after their undo, so they must not have been paid from its own
+    reservation (before that rule, about one seed in sixteen failed its abort with RecordWontFitError)."""
+    import random
+
+    from minidb.errors import MinidbError
+
+    from tests.pagestore.sm_helpers import new_sm, reopen
+
+    def bodies(sm, rids):
+        with sm.transaction() as reader:
+            return {rid: sm.read_rec(reader, rid).body for rid in rids}
+
+    for seed in range(80):
+        rng = random.Random(seed)
+        sm = new_sm(f"rsvd{seed}", num_pages=128, frames=16)
+        with sm.transaction() as t:
+            fid = sm.create_file(t)
+            rids = [sm.create_rec(t, fid, bytes(rng.randrange(1, 60))) for _ in range(12)]
+        before = bodies(sm, rids)
+        t = sm.begin()
+        for _ in range(rng.randrange(2, 8)):
+            roll = rng.random()
+            try:
+                if roll < 0.3 and rids:
+                    sm.free_rec(t, rids.pop(rng.randrange(len(rids))))
+                elif roll < 0.6 and rids:
+                    sm.append_rec(t, rng.choice(rids), bytes(rng.randrange(1, 40)))
+                elif roll < 0.8:
+                    rids.append(sm.create_rec(t, fid, bytes(rng.randrange(1, 60))))
+                elif rids:
+                    sm.truncate_rec(t, rng.choice(rids), 1)
+            except MinidbError:
+                pass  # a record that does not fit: the transaction goes on
+        if seed % 2:
+            sm.abort(t)
+        else:
+            sm.log.flush()
+            sm = reopen(sm)  # a crash; restart undoes the loser
+        assert bodies(sm, before) == before, f"seed {seed}"
+        assert sm.check() == [], f"seed {seed}"

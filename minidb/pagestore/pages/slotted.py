@@ -23,8 +23,11 @@ Rules (Shore's ``space_t``):
   ``xct_rsvd`` grows.
 - In forward processing a transaction may use ``nfree - nrsvd`` bytes, plus
   ``xct_rsvd`` if it is the youngest reserver (the only one whose
-  reservation the page knows). A rolling-back transaction may use all of
-  ``nfree``. Reserved slots are reused only by rollback (which puts the
+  reservation the page knows). Its own reserved bytes pay for records
+  only: a new slot entry is paid from the unreserved bytes, because undoing
+  the insert gives the record's bytes back but not the entry (the slot
+  table never shrinks), and the transaction's rollback needs every byte it
+  reserved. A rolling-back transaction may use all of ``nfree``. Reserved slots are reused only by rollback (which puts the
   freed record back in its slot), never by a forward insert.
 - When ``rsvd_tid`` is older than the oldest active transaction, every
   transaction that reserved space here has ended: the reservation is void,
@@ -175,8 +178,9 @@ class SlottedPage(Page):
         self.expire_reservation(user)
         return usable_bytes(self.space_view(), user)
 
-    def _acquire(self, need: int, user: SpaceUser) -> None:
-        """Take ``need`` bytes of free space for ``user`` (already checked to fit)."""
+    def _acquire(self, need: int, user: SpaceUser, slot_bytes: int = 0) -> None:
+        """Take ``need`` bytes of free space for ``user`` (already checked to fit), ``slot_bytes`` of them for
+        new slot entries."""
         if self.rsvd_mode and self.nrsvd:
             if user.rolling_back:
                 # A rollback puts back what it freed: its reservation shrinks.
@@ -185,7 +189,9 @@ class SlottedPage(Page):
                 if user.tid and user.tid == self.rsvd_tid:
                     self.xct_rsvd -= min(take, self.xct_rsvd)
             elif user.tid and user.tid == self.rsvd_tid:
-                take = min(need, self.xct_rsvd)  # its own reserved bytes first, as Shore does
+                # Its own reserved bytes first, as Shore does, but for the record only: undoing the insert
+                # gives those back, while the new slot entries stay (see the module documentation).
+                take = min(need - slot_bytes, self.xct_rsvd)
                 self.xct_rsvd -= take
                 self.nrsvd -= take
         self.nfree -= need
@@ -266,7 +272,7 @@ class SlottedPage(Page):
         need = length + SLOT_SIZE * new_slots
         if plan.coalesce:
             self.coalesce()
-        self._acquire(need, user)
+        self._acquire(need, user, SLOT_SIZE * new_slots)
         first_new = self.nslots
         self.nslots = first_new + new_slots
         for extra in range(first_new, first_new + new_slots):
@@ -388,6 +394,15 @@ def usable_bytes(space: SpaceView, user: SpaceUser) -> int:
     return space.nfree - space.nrsvd + own
 
 
+def unreserved_after(space: SpaceView, user: SpaceUser, length: int) -> int:
+    """The bytes no reservation holds once ``user`` has placed a record of ``length`` bytes, paying with its
+    own reserved bytes first: what is left for new slot entries (a rollback may take any free byte)."""
+    if user.rolling_back:
+        return space.nfree - length
+    own = space.xct_rsvd if user.tid and user.tid == space.rsvd_tid else 0
+    return space.nfree - space.nrsvd - max(0, length - own)
+
+
 def place_record(slots: Sequence[tuple[int, int]], space: SpaceView, length: int, user: SpaceUser,
                  slot: int | None = None) -> Placement:
     """Where a record of ``length`` bytes goes on a slotted page, for ``user``.
@@ -407,8 +422,9 @@ def place_record(slots: Sequence[tuple[int, int]], space: SpaceView, length: int
     if slot is None:
         slot = first_free_slot(slots)
     available = slot >= len(slots) or slots[slot] == FREE_SLOT or (not slots[slot][0] and user.rolling_back)
-    need = length + SLOT_SIZE * max(0, slot + 1 - len(slots))
-    fits = available and need <= usable_bytes(space, user)
+    entries = SLOT_SIZE * max(0, slot + 1 - len(slots))
+    need = length + entries
+    fits = available and need <= usable_bytes(space, user) and entries <= unreserved_after(space, user, length)
     return Placement(slot, void, fits, fits and space.contiguous < need)
 
 
