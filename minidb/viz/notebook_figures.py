@@ -7,6 +7,8 @@ picture's place in it (``02_pages-1`` is the first picture of
 ``02_pages.ipynb``); each entry replays the cells that lead to its picture
 from the same seeded demos, so it is the picture the notebook shows.
 
+Notebook 17 breaks the lock manager's twin on purpose in a cell;
+:func:`forgetful_twin` is that cell's class, so its picture can be drawn here.
 Notebook 15 draws from a Spark job's tables: its pictures generate the
 notebook's workload (:data:`SPARK_WORKLOAD`, the notebook's own cell) into a
 temporary directory and run the notebook's queries once per process on a local
@@ -222,6 +224,38 @@ def _syncup_lecture() -> list[Callable[[], Picture]]:
             lambda: search().figure(1), lambda: search().figure(2), lambda: failover_step(7).figure]
 
 
+def forgetful_twin() -> type:
+    """The lock manager's twin broken on purpose, as notebook 17 defines it in a cell (a test keeps the two
+    the same): a request reused from a spare head keeps its old duration."""
+    from minidb.pagestore.lock import LOCK_MANAGER
+
+    class ForgetfulTwin(LOCK_MANAGER.twin()):  # type: ignore[misc]
+        """The twin, broken on purpose: a request reused from a spare head keeps its old duration."""
+
+        def _first_request(self, st, lock_id, mode, duration, parent=None):
+            spare = self._spare_heads
+            old = spare[-1].queue[0].duration if spare and spare[-1].queue else None
+            request = super()._first_request(st, lock_id, mode, duration, parent)
+            if old is not None:
+                request.duration = old  # the step skipped: the duration is not set again
+            return request
+
+    return ForgetfulTwin
+
+
+def _fast_lecture() -> list[Callable[[], Figure]]:
+    """The pictures of 17_making_it_fast: its default script profiled, then compared step by step."""
+    from minidb.viz.fast import SCRIPT, draw_agreement, draw_call_counts, run
+
+    def agreement() -> Figure:
+        broken = run(SCRIPT, forgetful_twin(), name="broken twin")
+        return draw_agreement(run(SCRIPT, "reference"), [run(SCRIPT, "fast"), broken])
+
+    return [lambda: draw_call_counts([run(SCRIPT, "reference", profile=True), run(SCRIPT, "fast", profile=True)],
+                                     top=12),
+            agreement]
+
+
 @lru_cache(maxsize=1)
 def notebook_figures() -> dict[str, Callable[[], Picture]]:
     """Name -> a function that draws that picture of that notebook."""
@@ -295,6 +329,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
         "14_syncup_rollback": _syncup_lecture(),
         "15_spark_log_analytics": _spark_lecture(),
         "16_log_space": _log_space_lecture(),
+        "17_making_it_fast": _fast_lecture(),
     }
     return {f"{notebook}-{i}": make for notebook, makers in pictures.items()
             for i, make in enumerate(makers, start=1)}

@@ -37,11 +37,12 @@ EXERCISES: dict[str, str | tuple[str, ...]] = {
     "12_vlsn_index": "12a_vlsn_bucket",
     "14_syncup_rollback": "14a_matchpoint",
     "15_spark_log_analytics": "15a_resync",
+    "17_making_it_fast": "05a_lock_compat",
 }
 # The notebooks built around a step-by-step demo of a workload.
 DEMOS = {"01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks", "05b_deadlocks",
          "06_transactions_records", "07_btree", "08_aries_recovery", "09_logstore_tree", "10_checkpointer",
-         "11_cleaner_eraser", "12_vlsn_index", "16_log_space"}
+         "11_cleaner_eraser", "12_vlsn_index", "16_log_space", "17_making_it_fast"}
 
 
 def folders_of(exercise: str | tuple[str, ...]) -> tuple[str, ...]:
