@@ -24,13 +24,12 @@ import os
 import threading
 
 from bench import report
-from minidb.logstore import Durability as LogDurability
-from minidb.logstore import Environment, EnvironmentConfig
+from minidb.logstore import Durability as LogDurability, Environment, EnvironmentConfig
 from minidb.replication import ReplicatedEnvironment
-from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.errors import ReplicationNetworkError
-from minidb.replication.stream.feeder import Feeder
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork
 from minidb.replication.stream.replica import Replica
 

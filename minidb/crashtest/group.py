@@ -93,10 +93,19 @@ from minidb.io import CrashMode, Event, SimDisk
 from minidb.io.simdisk import CRASH_POINT_KINDS
 from minidb.logstore import LockConflictError, ManualClock
 from minidb.logstore.txn import TxnState
-from minidb.replication import (Durability, FailoverGroup, InsufficientAcksError, InsufficientReplicasError, RepGroup,
-                                RepNode, ReplicaAckPolicy, ReplicatedEnvironment, SyncPolicy)
-from minidb.replication.vlsn.scanner import stream_vlsn
+from minidb.replication import (
+    Durability,
+    FailoverGroup,
+    InsufficientAcksError,
+    InsufficientReplicasError,
+    RepGroup,
+    ReplicaAckPolicy,
+    ReplicatedEnvironment,
+    RepNode,
+    SyncPolicy,
+)
 from minidb.replication.syncup.syncup import entry_checksum
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 NAMES = ("n1", "n2", "n3")
 GROUP = RepGroup("crashtest", [RepNode(name, name) for name in NAMES])

@@ -55,8 +55,15 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.log import LSN, file_name
 from minidb.log.header import check_entry
-from minidb.logstore import (DataEraser, Durability, Environment, EnvironmentConfig, EraserConfig, LockConflictError,
-                             ManualClock)
+from minidb.logstore import (
+    DataEraser,
+    Durability,
+    Environment,
+    EnvironmentConfig,
+    EraserConfig,
+    LockConflictError,
+    ManualClock,
+)
 from minidb.logstore.eraser import erase_file, locate
 from minidb.logstore.inspect import live_lsns
 from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree

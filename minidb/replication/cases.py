@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.logstore import EnvironmentConfig
+from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.vlsn.config import VLSNIndexConfig
-from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.vlsn.index import FlushResult
 from minidb.replication.vlsn.range import VLSNRange
 from minidb.replication.vlsn.recovery import MergeResult

@@ -31,15 +31,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession, functions as F
 
 from minidb.errors import UserError
 from minidb.io import created
 from minidb.spark import analytics as A
 from minidb.spark.source import FORMAT
 from minidb.viz.pipeline import (
-    draw_checkpoint_intervals, draw_entry_types_per_file, draw_transaction_sizes, draw_vlsn_streams,
+    draw_checkpoint_intervals,
+    draw_entry_types_per_file,
+    draw_transaction_sizes,
+    draw_vlsn_streams,
 )
 from minidb.viz.style import save
 

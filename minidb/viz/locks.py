@@ -36,8 +36,20 @@ from matplotlib.patches import Circle, FancyArrowPatch, Rectangle
 from minidb.pagestore.lock import LockTableSnapshot, WaitsForGraph
 from minidb.pagestore.lock.dreadlocks import bits_of
 from minidb.pagestore.lock.modes import MODES, compatible, supremum
-from minidb.viz.style import (BAD, FALLBACK, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, points_per_unit,
-                              text_width, tint, title_lines)
+from minidb.viz.style import (
+    BAD,
+    FALLBACK,
+    SMALL,
+    TEXT,
+    TITLE,
+    WIDTH,
+    fits,
+    new_figure,
+    points_per_unit,
+    text_width,
+    tint,
+    title_lines,
+)
 
 _DEPTH = {"v": 0, "s": 1, "p": 2, "r": 3, "k": 3}
 _SHORT_DURATION = {"instant": ",i", "short": ",s", "long": ""}

@@ -28,10 +28,24 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from minidb.replication.vlsn.range import SYNC_TYPES
 from minidb.replication.syncup.syncup import entry_checksum
-from minidb.viz.style import (DURABLE, BAD, INVISIBLE_EDGE, INVISIBLE_FILL, INVISIBLE_HATCH, SMALL, TEXT, TITLE,
-                              WIDTH, dark, fits, new_figure, title_lines, type_colour)
+from minidb.replication.vlsn.range import SYNC_TYPES
+from minidb.viz.style import (
+    BAD,
+    DURABLE,
+    INVISIBLE_EDGE,
+    INVISIBLE_FILL,
+    INVISIBLE_HATCH,
+    SMALL,
+    TEXT,
+    TITLE,
+    WIDTH,
+    dark,
+    fits,
+    new_figure,
+    title_lines,
+    type_colour,
+)
 
 ACK = "#ffffff"
 SHORT = {"RollbackStart": "RbStart", "RollbackEnd": "RbEnd", "Matchpoint": "Match", "TermStart": "Term"}

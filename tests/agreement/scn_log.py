@@ -24,8 +24,7 @@ from typing import Any
 
 from minidb.io import CrashMode, SimDisk
 from minidb.log import FILE_HEADER, TRACE, LogManager, Provisional, format_entry
-from minidb.log.header import (CHECK_ENTRY, ERASED_TYPE, INVISIBLE, REPLICATED, VLSN_PRESENT, erased_item,
-                               pack_entry)
+from minidb.log.header import CHECK_ENTRY, ERASED_TYPE, INVISIBLE, REPLICATED, VLSN_PRESENT, erased_item, pack_entry
 from minidb.log.logdef import LOG_VERSION
 from minidb.log.lsn import NULL_LSN
 from minidb.log.scan import scan_tolerant

@@ -16,6 +16,7 @@ from minidb.log.entry import LogEntry
 from minidb.log.header import pack_entry, read_header
 from minidb.log.reader import READ_AHEAD, READ_BACK
 from minidb.logstore.logdef import LOGSTORE_TYPES
+
 from tests.log.helpers import file_bytes, new_log, put_file_bytes, write_messages
 
 

@@ -14,9 +14,9 @@ from minidb.log.lsn import LSN
 from minidb.pagestore.errors import BadRequestError, LogLostError, OutOfLogSpaceError
 from minidb.pagestore.restart.master import MASTER_FILE, read_master, write_master
 from minidb.pagestore.sm import StorageManager
+from minidb.pagestore.volume.volfile import STAMP_SLOTS_SIZE
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES, REC_INSERT
 from minidb.pagestore.wal.logspace import END_RESERVE, reservation
-from minidb.pagestore.volume.volfile import STAMP_SLOTS_SIZE
 
 from tests.pagestore.sm_helpers import new_sm, open_again
 

@@ -3,8 +3,7 @@
 import struct
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from minidb.log import LSN
 from minidb.pagestore import PageId, PageTag, RecordWontFitError, SlotError, SlottedPage, SpaceUser, StoreFlags

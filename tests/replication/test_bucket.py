@@ -6,8 +6,8 @@ import pytest
 
 from minidb.log import LSN
 from minidb.replication import GhostBucket, VLSNBucket, VLSNIndexError
+from minidb.replication.cases import example_buckets
 from minidb.replication.vlsn.bucket import DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE
-from minidb.replication.cases import example_bucket_mappings, example_buckets
 
 
 def test_defaults_are_jes():

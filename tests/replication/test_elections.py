@@ -18,11 +18,18 @@ from minidb.io import CrashMode, SimDisk, crash_points
 from minidb.logstore import ManualClock
 from minidb.logstore.eraser import SystemClock
 from minidb.replication import wire
-from minidb.replication.group.elections import (ACCEPTOR_FILE, Acceptor, AcceptorState, ElectionConfig, ElectionNode,
-                                          Proposal, Suitability, choose_master)
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.errors import (AcceptorStateCorruptionError, ElectionError, ReplicaWriteError,
-                                       WireFormatError)
+from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError, ReplicaWriteError, WireFormatError
+from minidb.replication.group.elections import (
+    ACCEPTOR_FILE,
+    Acceptor,
+    AcceptorState,
+    ElectionConfig,
+    ElectionNode,
+    Proposal,
+    Suitability,
+    choose_master,
+)
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
 from minidb.replication.stream.network import HandshakeInitiator, InMemoryNetwork, TcpNetwork
 

@@ -17,12 +17,12 @@ from minidb.log import LSN
 from minidb.logstore.logdef import LN_TX
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
 from minidb.replication.errors import FeederError, NetworkRestoreRequiredError, RollbackLimitError, SyncupError
-from minidb.replication.stream.feeder import Feeder
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.stream.replica import Replica
-from minidb.replication.vlsn.scanner import stream_vlsn
 from minidb.replication.syncup.syncup import item_checksum
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 from tests.replication.helpers import small_config
 

@@ -5,7 +5,8 @@ from collections import Counter
 from minidb.io import OSDisk
 from minidb.log import LSN, NULL_LSN, TRACE, LogManager
 from minidb.spark import analytics as A
-from minidb.spark.logdef import GEN_COMMIT, GEN_CKPT_END, GEN_CKPT_START, GEN_UPDATE
+from minidb.spark.logdef import GEN_CKPT_END, GEN_CKPT_START, GEN_COMMIT, GEN_UPDATE
+
 from tests.spark.expected import file_sizes, log_pos, reader_rows
 
 

@@ -33,6 +33,7 @@ import pyspark
 import pytest
 
 from minidb.spark.pipeline import FIGURES
+
 from tests.process_groups import ProcessGroups
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent

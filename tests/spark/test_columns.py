@@ -17,6 +17,7 @@ from minidb.log.header import ERASED_TYPE, EXTRA_TYPE_CODES, MAX_TYPE_CODE, eras
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
 from minidb.log.types import type_by_code
 from minidb.spark.source import file_rows, log_file_partitions, to_record_batch
+
 from tests.spark.row_path import row_batches, rows_to_record_batch
 
 CODES = [*range(1, MAX_TYPE_CODE + 1), *EXTRA_TYPE_CODES]

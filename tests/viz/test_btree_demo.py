@@ -6,8 +6,16 @@ import json
 import pytest
 
 from minidb.viz.btree import smo_spans, tree_graph
-from minidb.viz.btree_demo import (LOAD_SCRIPT, LOCKS_SCRIPT, OPS, SCRIPT, btree_explorer, btree_step, run_script,
-                                   show_step)
+from minidb.viz.btree_demo import (
+    LOAD_SCRIPT,
+    LOCKS_SCRIPT,
+    OPS,
+    SCRIPT,
+    btree_explorer,
+    btree_step,
+    run_script,
+    show_step,
+)
 from minidb.viz.script import ScriptError
 
 from tests.viz.helpers import ROOT

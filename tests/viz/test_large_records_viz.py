@@ -8,7 +8,7 @@ from matplotlib.patches import Rectangle
 from minidb.viz.large_records import MAX_PAGES, draw_large_record, large_record_layout
 from minidb.viz.style import PAGE_KIND_COLOURS
 
-from tests.pagestore.test_large_records import CS, build, body
+from tests.pagestore.test_large_records import CS, body, build
 from tests.viz.test_readability import problems
 
 

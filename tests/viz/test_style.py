@@ -8,8 +8,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-import minidb.pagestore.wal.logdef  # noqa: F401  (registers the page store's types)
 import minidb.logstore.logdef  # noqa: F401
+import minidb.pagestore.wal.logdef  # noqa: F401  (registers the page store's types)
 import minidb.replication.logdef  # noqa: F401
 import minidb.spark.logdef  # noqa: F401
 from minidb.log.types import known_types

@@ -54,8 +54,8 @@ from minidb import impl
 from minidb.log import LSN, NULL_LSN, LogEntry, LogManager
 from minidb.logstore.logdef import CKPT_END, recovery_start
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME
-from minidb.logstore.recovery.info import Phases, RecoveryInfo
 from minidb.logstore.recovery import reading
+from minidb.logstore.recovery.info import Phases, RecoveryInfo
 from minidb.logstore.recovery.reading import LogRead, entries_from, node_head
 from minidb.logstore.recovery.redo import find_losers, redo_ln, redo_lns, undo_losers
 from minidb.logstore.recovery.trees import INReplay

@@ -39,11 +39,11 @@ from __future__ import annotations
 
 from typing import Any, ContextManager
 
+from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.files import recops
 from minidb.pagestore.files.lgrec import LargeRecords
-from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.ids import RecordId, StoreId
-from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.pages.rectag import TAG_SIZE, RecFlags, RecTag
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.transactions.xctmgr import all_or_nothing

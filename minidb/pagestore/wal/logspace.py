@@ -106,7 +106,14 @@ from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.errors import OutOfLogSpaceError
 from minidb.pagestore.wal.logdef import (
-    CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB, COMPENSATE, PAGE_IMAGE, XCT_ABORT, XCT_END,
+    CHKPT_BEGIN,
+    CHKPT_BF_TAB,
+    CHKPT_END,
+    CHKPT_XCT_TAB,
+    COMPENSATE,
+    PAGE_IMAGE,
+    XCT_ABORT,
+    XCT_END,
 )
 
 PAGES_PER_ENTRY = 64  # the checkpointer's chkpt_bf_tab size (minidb.pagestore.restart.chkpt)

@@ -86,7 +86,7 @@ JE's VLSNIndex example (LSNs schematic)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, NULL_LSN, LogEntry

@@ -4,7 +4,19 @@ import pytest
 
 from minidb.pagestore.lock import Duration, LockManager, LockMode, LockTimeout, compatible, supremum
 from minidb.pagestore.lock.modes import (
-    EX, IS, IX, MODES, NL, SH, SIX, UD, covers, escalation_mode, format_table, implicitly_covers, parent_mode,
+    EX,
+    IS,
+    IX,
+    MODES,
+    NL,
+    SH,
+    SIX,
+    UD,
+    covers,
+    escalation_mode,
+    format_table,
+    implicitly_covers,
+    parent_mode,
 )
 
 from tests.pagestore.lock.helpers import T1, T2, user

@@ -73,8 +73,16 @@ from minidb.logstore.logdef import CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, LN, LN_T
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
 from minidb.logstore.recovery import reading
 from minidb.logstore.recovery.manager import RecoveryManager as ReferenceRecoveryManager
-from minidb.logstore.recovery.reading import (FOREIGN_CODES, NODE_CODES, NODE_HEAD, REDO_CODES, SIZED_CODES,
-                                              TXN_LN_CODES, LogRead, entries_from)
+from minidb.logstore.recovery.reading import (
+    FOREIGN_CODES,
+    NODE_CODES,
+    NODE_HEAD,
+    REDO_CODES,
+    SIZED_CODES,
+    TXN_LN_CODES,
+    LogRead,
+    entries_from,
+)
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.in_node import IN
 from minidb.logstore.tree.ln import record_of
