@@ -103,7 +103,7 @@ def run() -> str:
     with tqdm(total=len(SCENARIOS) * REPEATS, desc="bench bulkload", unit="run") as progress:
         for repeat in range(REPEATS):
             data = rows(random.Random(SEED + repeat))
-            for key, title, measure in SCENARIOS:
+            for key, _title, measure in SCENARIOS:
                 progress.set_postfix_str(key)
                 if key in MINIDB:
                     main, reference = report.both(lambda: measure(data))

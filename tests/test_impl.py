@@ -387,7 +387,7 @@ def test_the_log_open_uses_the_students_end_of_log(tmp_path):
     own = find_end(disk)
     root = students(tmp_path, e01a=spy_source("01a_log_end", "valid_end"))
     with hooks.using("student", root):
-        assert find_end(disk).end_offset > 0
+        assert find_end(disk).end_offset == own.end_offset > 0  # the spy answers as minidb does
         assert len(hooks.load_student("01a_log_end").calls) == 1
     (root / "01a_log_end" / "student.py").write_text("def valid_end(data, file_number):\n    return 0\n")
     with hooks.using("student", root), pytest.raises(LogCorruptionError, match="not a torn tail"):

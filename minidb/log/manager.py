@@ -546,7 +546,7 @@ class LogManager(LogSpace):
                     self._fsync_handle(handle)
                     changed += 1
             finally:
-                for number, handle in handles.items():
+                for handle in handles.values():
                     if handle is not self._handle:
                         handle.close()
             return changed

@@ -99,7 +99,7 @@ class AnalyzeResult:
                  f"{self.entries:,} entries ({bad} flagged bad) from {self.path}"]
         by_outcome: dict[str, int] = {}
         largest, broken = 0, 0
-        for env, outcome, count, _mean, biggest, _mspan, _xspan, chains in self.rows["transaction_summary"]:
+        for _env, outcome, count, _mean, biggest, _mspan, _xspan, chains in self.rows["transaction_summary"]:
             by_outcome[outcome] = by_outcome.get(outcome, 0) + count
             largest, broken = max(largest, biggest), broken + chains
         total = sum(by_outcome.values())

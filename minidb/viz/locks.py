@@ -84,7 +84,7 @@ def _draw_table(ax: Axes, snapshot: LockTableSnapshot, highlight: tuple = ()) ->
     ax.text(27, -0.7, "granted", fontsize=SMALL, weight="bold")
     ax.text(37, -0.7, "queue (arrival order; hatched: waiting, dashed: converting)", fontsize=SMALL, weight="bold")
     y_of = []
-    for i, head in enumerate(heads):
+    for i in range(len(heads)):
         y = i + (1 if first_outside is not None and i >= first_outside else 0)
         y_of.append(y)
     if first_outside is not None:

@@ -113,7 +113,7 @@ class ScriptRunner:
         for arg_name, value in zip(OPS[op[0]].args, op[1:]):
             if arg_name in TEXT_ARGS and (not isinstance(value, str) or not value):
                 raise script_error(step, op, f"{arg_name} must be a non-empty string, not {value!r}")
-        env, db, name, args = self.env, self.db, op[0], op[1:]
+        env, name, args = self.env, op[0], op[1:]
         before = len(env.trace.lines)
         try:
             lsn, lines = self._run(step, op, name, args)

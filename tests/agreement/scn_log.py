@@ -145,7 +145,7 @@ def damaged_files(seed: int) -> list[Any]:
         offsets.append((pos, prev))
         prev, pos = pos, pos + header.entry_size
     answers: list[Any] = []
-    for trial in range(60):
+    for _trial in range(60):
         buf = bytearray(clean)
         for _ in range(rng.randrange(0, 3)):
             buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)

@@ -135,7 +135,7 @@ def test_every_permutation_gives_the_same_lookups(stride):
     expected = lookups(in_order)
     for order in itertools.permutations(MAPPINGS):
         bucket = VLSNBucket(10, stride, 1000, 100_000, 1)
-        for i, (vlsn, lsn) in enumerate(order):
+        for vlsn, lsn in order:
             assert bucket.put(vlsn, lsn)
             for v in range(1, bucket.last + 1):  # meanwhile: never wrong, LTE <= v <= GTE
                 lte, gte = bucket.get_lte_mapping(v), bucket.get_gte_mapping(v)

@@ -36,6 +36,7 @@ from minidb.replication.stream.network import HandshakeInitiator, InMemoryNetwor
 from tests.replication.helpers import small_config
 
 CONFIG = ElectionConfig()
+KEEP_NOTHING = CrashMode.nothing()
 
 
 def group_of(*nodes) -> RepGroup:
@@ -63,7 +64,7 @@ class Cluster:
         self.everyone.append(node)
         return node
 
-    def crash(self, name: str, mode: CrashMode = CrashMode.nothing()) -> None:
+    def crash(self, name: str, mode: CrashMode = KEEP_NOTHING) -> None:
         self.nodes.pop(name).close()
         self.disks[name].crash(mode)
 
@@ -308,7 +309,7 @@ def test_random_delivery_never_elects_two_masters_in_a_term():
                     assert decided.setdefault(term, master) == master, (seed, term, decided[term], master)
                     assert cluster.group.node(master).priority > 0
 
-        for step in range(250):
+        for _step in range(250):
             action = rng.random()
             live = sorted(cluster.nodes)
             if action < 0.05:

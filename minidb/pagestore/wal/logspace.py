@@ -282,7 +282,7 @@ class LogSpace:
                 pages[page] = len(rows)
             rows.append((lsn, reservation(entry.entry_type, entry.size)))
             lsn = entry.values["txn_prev_lsn"]
-        for page, index in pages.items():
+        for index in pages.values():
             rows[index] = (rows[index][0], rows[index][1] + self.waste)
         self.release(tid)
         self.ends[tid] = END_RESERVE

@@ -324,7 +324,7 @@ class RecoveryManager(ReferenceRecoveryManager):
 
     # -- redo by key ------------------------------------------------------------------------
     def redo_lns(self) -> None:
-        info, evictor = self.info, self.env.evictor
+        evictor = self.env.evictor
         databases: dict[int, "DatabaseImpl"] = {}
         # Per database, key -> its LN (a Redo), or the list of its LNs once there are two (most keys have one).
         chains: dict[int, dict[bytes, Redo | list[Redo]]] = {}
