@@ -106,7 +106,7 @@ def run() -> str:
             for key, _title, measure in SCENARIOS:
                 progress.set_postfix_str(key)
                 if key in MINIDB:
-                    main, reference = report.both(lambda: measure(data))
+                    main, reference = report.both(lambda measure=measure, data=data: measure(data))
                     pairs[key].append((main["rate"], reference and reference["rate"]))
                 else:
                     main = measure(data)

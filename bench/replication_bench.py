@@ -133,10 +133,10 @@ def measure(path: str, commits: int, repeats: int) -> tuple[dict[str, float], di
                 db.put(f"key{i:07d}", VALUE, txn=txn)
 
     for _ in range(repeats):
-        seconds["single"].append(report.timed(lambda: single_commits(done)))
+        seconds["single"].append(report.timed(lambda done=done: single_commits(done)))
         for policy in POLICIES:
             durability = Durability(SyncPolicy.WRITE_NO_SYNC, SyncPolicy.NO_SYNC, policy)
-            seconds[policy.name].append(report.timed(lambda: group.commits(commits, durability, done)))
+            seconds[policy.name].append(report.timed(lambda d=durability, done=done: group.commits(commits, d, done)))
             done += commits
     ends = group.close()
     single.close()

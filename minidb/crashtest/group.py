@@ -396,7 +396,8 @@ def check_group(wl: GroupWorkload, group: FailoverGroup) -> list[str]:
         for name in NAMES[1:]:  # (c)
             mine, theirs = streams[name], streams["n1"]
             if mine != theirs:
-                at = next((i for i, (x, y) in enumerate(zip(mine, theirs)) if x != y), min(len(mine), len(theirs)))
+                at = next((i for i, (x, y) in enumerate(zip(mine, theirs, strict=False)) if x != y),
+                          min(len(mine), len(theirs)))
                 problems.append(f"(c) {name}'s VLSN stream differs from n1's from entry {at}: "
                                 f"{mine[at:at + 2]} != {theirs[at:at + 2]} ({len(mine)} and {len(theirs)} entries)")
         for name, env in envs.items():

@@ -137,12 +137,12 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
     k = sum(present)
     if present != [True] * k + [False] * (len(present) - k):
         return f"the surviving commits are not a prefix of the commit order: {present}"
-    for commit, ok in zip(workload.commits, present):
+    for commit, ok in zip(workload.commits, present, strict=True):
         if not ok and commit.synced_at is not None and commit.synced_at <= crash_event:
             return f"T{commit.tid}'s durable commit (synced at event {commit.synced_at}) was lost"
     expected = workload.states[k]
     if workload.prepared:
-        committed = {c.tid for c, ok in zip(workload.commits, present) if ok}
+        committed = {c.tid for c, ok in zip(workload.commits, present, strict=True) if ok}
         doubt = check_in_doubt(workload, sm, crash_event, committed, prepares)
         if isinstance(doubt, str):
             return doubt

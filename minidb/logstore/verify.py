@@ -81,7 +81,9 @@ def record_reference_problems(log: LogManager, view: TreeView) -> list[str]:
     not their kind of LN."""
     problems = []
     for node in view.nodes():
-        for index, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
+        if not node.is_bin:  # an IN's slots refer to nodes, not records
+            continue
+        for index, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted, strict=True)):
             if not deleted:
                 try:
                     fetch_ln(log, lsn, ln_types_of(view.db_id), f"{view.db_name} {node.label} slot {index}")

@@ -90,7 +90,7 @@ class WorkedRecoveryCase:
 
     def in_order(self) -> bool:
         lsns = list(self.marks.values())
-        return all(a < b for a, b in zip(lsns, lsns[1:]))
+        return all(a < b for a, b in zip(lsns, lsns[1:], strict=False))
 
     def lines(self) -> list[str]:
         out = [f"{label:<28} {lsn}" for label, lsn in self.marks.items()]

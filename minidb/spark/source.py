@@ -211,7 +211,7 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
         wanted = chosen[env]
         erasing = erasing_of(OSDisk(env, readonly=True))  # the eraser's recorded intent, read once per environment
         env_id = _environment_id(env, numbers[0])
-        for number, after in zip(numbers, numbers[1:] + [None]):
+        for number, after in zip(numbers, numbers[1:] + [None], strict=True):
             if wanted is None or number in wanted:
                 following = after if after == number + 1 else None
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, file_name(number)),

@@ -187,7 +187,7 @@ def node_positions(graph: WaitsForGraph) -> dict[int, tuple[float, float]]:
 def cycle_edges(graph: WaitsForGraph) -> set[tuple[int, int]]:
     on_cycle = set()
     for cycle in graph.cycles():
-        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+        for a, b in zip(cycle, cycle[1:] + cycle[:1], strict=True):
             on_cycle.add((a, b))
     return on_cycle
 

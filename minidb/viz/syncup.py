@@ -116,7 +116,7 @@ def draw_logs(logs: Sequence[NodeLog], title: str = "", compared: Sequence[Compa
     ax.set_xlim(-0.5, columns - 0.5)
     ax.set_ylim(min(ys) - 0.55, 0.55)
     ax.set_axis_off()
-    for log, y in zip(logs, ys):
+    for log, y in zip(logs, ys, strict=True):
         ax.text(-0.03, y, f"{log.name}\n({log.role})", ha="right", va="center", fontsize=TEXT,
                 transform=ax.get_yaxis_transform())
         for x, entry in enumerate(log.entries):

@@ -221,7 +221,7 @@ def test_a_picker_gives_the_decoded_values_of_its_fields(entry_type):
         expected = tuple(values[name] for name in picks)
         assert codec.picker(picks, strict=True)(item) == expected
         assert codec.picker(picks, strict=True)(memoryview(item)) == expected
-        assert all(type(got) is type(want) for got, want in zip(codec.picker(picks)(item), expected))
+        assert all(type(got) is type(want) for got, want in zip(codec.picker(picks)(item), expected, strict=True))
 
     check()
 

@@ -38,7 +38,7 @@ def test_the_seeds_example_vlsn_9_to_15_over_files_10_and_11_stride_4():
 def test_the_last_mapping_need_not_be_on_a_stride():
     """The JE documentation: a completed bucket gives 9 -> 10/100, 13 -> 10/140 and 15 -> 10/160."""
     bucket = VLSNBucket(10, 4, 1000, 100_000, 9)
-    for vlsn, offset in zip(range(9, 16), range(100, 170, 10)):
+    for vlsn, offset in zip(range(9, 16), range(100, 170, 10), strict=True):
         assert bucket.put(vlsn, LSN(10, offset))
     assert bucket.mappings() == [(9, LSN(10, 100)), (13, LSN(10, 140)), (15, LSN(10, 160))]
     assert bucket.get_gte_lsn(14) == LSN(10, 160) and bucket.get_lte_lsn(14) == LSN(10, 140)

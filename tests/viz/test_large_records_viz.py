@@ -29,7 +29,7 @@ def test_each_shape_is_drawn_with_its_pages(shape, index_pages):
     assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (9.5, 4.2)
     words = " ".join(texts(fig))
     assert pic.shape in words
-    for page, held in zip(pic.pages, pic.page_bytes):
+    for page, held in zip(pic.pages, pic.page_bytes, strict=True):
         assert f"{page}\n{held} B" in texts(fig)
     assert sum("index" in t for t in texts(fig)) == index_pages + (1 if index_pages else 0)
     kinds = {"file"} | ({"lgdata"} if pic.pages else set()) | ({"lgindex"} if index_pages else set())

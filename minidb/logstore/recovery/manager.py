@@ -211,7 +211,7 @@ class RecoveryManager:
             if node_head(entry)[0] != MAPPING_DB_ID:
                 self.ins.replay(entry)
         after = (info.ins_replayed, info.ins_provisional, info.ins_not_newer, info.ins_not_placed)
-        replayed, provisional, not_newer, not_placed = (a - b for a, b in zip(after, before))
+        replayed, provisional, not_newer, not_placed = (a - b for a, b in zip(after, before, strict=True))
         phases.say(phase, "replayed %d; skipped %d provisional, %d not newer than the tree, %d not placeable",
                    replayed, provisional, not_newer, not_placed)
         self.ins.keep_counted()

@@ -94,8 +94,8 @@ class RecordUpdates(LargeRecords):
         for index in range(first, last + 1):
             lo = max(start, index * size)
             hi = min(start + len(data), (index + 1) * size)
-            self._splice_page(xct, large, pages[index],
-                              lambda page: [(lo - index * size, hi - lo, data[lo - start:hi - start])])
+            splices = [(lo - index * size, hi - lo, data[lo - start:hi - start])]
+            self._splice_page(xct, large, pages[index], lambda _page, splices=splices: splices)
 
     def append_rec(self, xct: Any, rid: RecordId, data: bytes) -> None:
         """Append ``data`` to the body; the record changes shape as it grows (same id)."""

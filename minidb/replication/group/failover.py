@@ -190,7 +190,7 @@ class FailoverGroup:
         for name in self.followers(master):
             election = self.elections[name]
             if name not in self.links and election.state is NodeState.REPLICA and election.master == master:
-                self._guard(name, lambda: self._link(master, name))
+                self._guard(name, lambda name=name: self._link(master, name))
 
     def _link(self, master: str, name: str) -> None:
         listener = self._feeder_listeners.get(master)

@@ -166,7 +166,7 @@ def _undo(inner: "Environment", entries: list[LogEntry],
     missing slot of theirs is a later deletion, not a rolled-back one."""
     versions = [_prev_version(inner, e) if e.type_name in USER_LN_TYPES else None for e in entries]
     undone = 0
-    for entry, version in zip(entries, versions):
+    for entry, version in zip(entries, versions, strict=True):
         if version is None:
             continue
         db = inner.db_tree.get_by_id(entry.values["db_id"])

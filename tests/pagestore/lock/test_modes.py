@@ -51,7 +51,7 @@ def table(text):
     cells = {}
     for line in lines[1:]:
         row, *values = line.split()
-        for column, value in zip(columns, values):
+        for column, value in zip(columns, values, strict=True):
             cells[LockMode[row], column] = value
     return cells
 
