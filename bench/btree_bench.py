@@ -102,7 +102,8 @@ def operations() -> tuple[list[list[str]], list[list[str]], list[report.Speedup]
     pairs = []
     for repeat in range(REPEATS):
         keys, probes, ranges = _workload(random.Random(SEED + repeat))
-        pairs.append(report.both_in("btree-", lambda path: _minidb(path, keys, probes, ranges)))
+        workload = (keys, probes, ranges)
+        pairs.append(report.both_in("btree-", lambda path, workload=workload: _minidb(path, *workload)))
         with report.scratch_dir("btree-") as path:
             results[SQLITE].append(_sqlite(path, keys, probes, ranges))
     results[MINIDB] = [main for main, _ in pairs]

@@ -103,10 +103,10 @@ def run() -> str:
     with tqdm(total=len(SCENARIOS) * REPEATS, desc="bench bulkload", unit="run") as progress:
         for repeat in range(REPEATS):
             data = rows(random.Random(SEED + repeat))
-            for key, title, measure in SCENARIOS:
+            for key, _title, measure in SCENARIOS:
                 progress.set_postfix_str(key)
                 if key in MINIDB:
-                    main, reference = report.both(lambda: measure(data))
+                    main, reference = report.both(lambda measure=measure, data=data: measure(data))
                     pairs[key].append((main["rate"], reference and reference["rate"]))
                 else:
                     main = measure(data)

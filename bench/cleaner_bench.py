@@ -84,7 +84,8 @@ def log_size_over_time(path: str, clean: bool) -> list[int]:
 def run() -> str:
     rows, speedups = [], []
     for lazy in (False, True):
-        pairs = [report.both_in("cleaner-", lambda path: cleaner_throughput(path, lazy)) for _ in range(REPEATS)]
+        pairs = [report.both_in("cleaner-", lambda path, lazy=lazy: cleaner_throughput(path, lazy))
+                 for _ in range(REPEATS)]
         seconds = report.median([main[0] for main, _ in pairs])
         cleaned = pairs[0][0][1]
         title = "lazy migration" if lazy else "migration at once"
@@ -97,7 +98,7 @@ def run() -> str:
     with report.scratch_dir("cleaner-on-") as path:
         with_cleaner = log_size_over_time(path, True)
     size_rows = [[str(i + 1), f"{a / report.MB:.2f}", f"{b / report.MB:.2f}"]
-                 for i, (a, b) in enumerate(zip(without, with_cleaner))]
+                 for i, (a, b) in enumerate(zip(without, with_cleaner, strict=True))]
     return f"""\
 ## Log cleaner (`bench/cleaner_bench.py`)
 

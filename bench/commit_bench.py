@@ -108,7 +108,7 @@ def sqlite(path: str, data: list[bytes]) -> tuple[float, None]:
                 conn.execute("COMMIT")
         return work
 
-    seconds = report.timed_threads([worker(c, mine) for c, mine in zip(conns, deal(data, THREADS))])
+    seconds = report.timed_threads([worker(c, mine) for c, mine in zip(conns, deal(data, THREADS), strict=True)])
     for conn in conns:
         conn.close()
     return seconds, None
@@ -127,7 +127,8 @@ def run() -> str:
         for _ in range(REPEATS):
             for system in SYSTEMS:
                 if system in ENGINES:
-                    (seconds, fsyncs), reference = report.both_in("commits-", lambda p: RUNNERS[system](p, data))
+                    run = RUNNERS[system]
+                    (seconds, fsyncs), reference = report.both_in("commits-", lambda p, run=run: run(p, data))
                     speeds[system].append((COMMITS / seconds, reference and COMMITS / reference[0]))
                 else:
                     with report.scratch_dir("commits-") as path:

@@ -104,14 +104,14 @@ class LogImage:
         """One chunk per appended entry; the first carries the file header too,
         as minidb's first write did."""
         bounds = [0, *self.offsets[2:], len(self.data)]
-        return [self.data[a:b] for a, b in zip(bounds, bounds[1:])]
+        return [self.data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
     def buffered_chunks(self, buffer_size: int) -> list[bytes]:
         """The writes minidb's log buffer made: it writes out what it holds
         when the next entry would not fit, and the rest at the final sync."""
         chunks, start = [], 0
         bounds = [*self.offsets, len(self.data)]
-        for entry_start, entry_end in zip(bounds, bounds[1:]):
+        for entry_start, entry_end in zip(bounds, bounds[1:], strict=False):
             if entry_start > start and entry_end - start > buffer_size:
                 chunks.append(self.data[start:entry_start])
                 start = entry_start
@@ -318,7 +318,7 @@ def sqlite_group(path: str, payloads: list[str]) -> Run:
         return work
 
     hands = deal(payloads, THREADS)
-    seconds = report.timed_threads([worker(c, mine) for c, mine in zip(connections, hands)])
+    seconds = report.timed_threads([worker(c, mine) for c, mine in zip(connections, hands, strict=True)])
     for conn in connections[1:]:
         conn.close()
     return finish_sqlite(connections[0], seconds, payloads)

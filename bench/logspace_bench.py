@@ -113,7 +113,7 @@ def run() -> str:
                               ("kept", lambda rng: restart(False, rng)),
                               ("scavenged", lambda rng: restart(True, rng))):
                 if key in pairs:
-                    pairs[key].append(report.both(lambda: work(random.Random(SEED + repeat))))
+                    pairs[key].append(report.both(lambda work=work, seed=SEED + repeat: work(random.Random(seed))))
                     results[key].append(pairs[key][-1][0])
                 else:
                     results[key].append(work(random.Random(SEED + repeat)))

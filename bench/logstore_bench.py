@@ -299,14 +299,14 @@ def run() -> str:
 
     ckpt_rows = []
     for count in CHECKPOINT_SIZES:
-        results = repeated_both(lambda path: checkpoint_cost(path, count), speedups,
+        results = repeated_both(lambda path, count=count: checkpoint_cost(path, count), speedups,
                                 f"checkpoint after {count:,} puts", "s", lambda r: r[0])
         seconds = report.median([r[0] for r in results])
         ckpt_rows.append([f"{count:,}", f"{seconds * 1000:.1f}", f"{results[0][1]:,}", f"{results[0][2]:,}"])
 
     rec_rows, rec_cpu_rates = [], []
     for count in RECOVERY_SIZES:
-        results = repeated_both(lambda path: recovery_time(path, count), speedups,
+        results = repeated_both(lambda path, count=count: recovery_time(path, count), speedups,
                                 f"recovery of {count:,} puts", "s", lambda r: r[0])
         seconds = report.median([r[0] for r in results])
         cpu = report.median([r[3] for r in results])

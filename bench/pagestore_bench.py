@@ -223,7 +223,7 @@ def run() -> str:
         for repeat in range(REPEATS):
             for key, title, *_rest, measure in SCENARIOS:
                 progress.set_postfix_str(title)
-                pairs[key].append(report.both(lambda: measure(random.Random(SEED + repeat))))
+                pairs[key].append(report.both(lambda measure=measure, seed=SEED + repeat: measure(random.Random(seed))))
                 progress.update()
     results = {key: [main for main, _ in runs] for key, runs in pairs.items()}
     speedups = [report.Speedup.of(title, unit, report.pick(pairs[key], MINIDB)) for key, title, unit, *_ in SCENARIOS]

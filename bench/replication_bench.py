@@ -24,13 +24,12 @@ import os
 import threading
 
 from bench import report
-from minidb.logstore import Durability as LogDurability
-from minidb.logstore import Environment, EnvironmentConfig
+from minidb.logstore import Durability as LogDurability, Environment, EnvironmentConfig
 from minidb.replication import ReplicatedEnvironment
-from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.errors import ReplicationNetworkError
-from minidb.replication.stream.feeder import Feeder
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork
 from minidb.replication.stream.replica import Replica
 
@@ -134,10 +133,10 @@ def measure(path: str, commits: int, repeats: int) -> tuple[dict[str, float], di
                 db.put(f"key{i:07d}", VALUE, txn=txn)
 
     for _ in range(repeats):
-        seconds["single"].append(report.timed(lambda: single_commits(done)))
+        seconds["single"].append(report.timed(lambda done=done: single_commits(done)))
         for policy in POLICIES:
             durability = Durability(SyncPolicy.WRITE_NO_SYNC, SyncPolicy.NO_SYNC, policy)
-            seconds[policy.name].append(report.timed(lambda: group.commits(commits, durability, done)))
+            seconds[policy.name].append(report.timed(lambda d=durability, done=done: group.commits(commits, d, done)))
             done += commits
     ends = group.close()
     single.close()

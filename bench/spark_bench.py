@@ -151,9 +151,9 @@ def run() -> str:
     # so a busy spell of the machine tends to hit all of them rather than one.
     for _ in range(REPEATS):
         for name, work in readers.items():
-            pairs[name].append(report.both(lambda: read(name, work)))
+            pairs[name].append(report.both(lambda name=name, work=work: read(name, work)))
         for master in MASTERS:
-            pairs[f"Spark {master}"].append(report.both(lambda: spark_run(master, stamp["entries"])))
+            pairs[f"Spark {master}"].append(report.both(lambda master=master: spark_run(master, stamp["entries"])))
     seconds = {name: [main for main, _ in runs] for name, runs in pairs.items()}
     speedups = [report.Speedup.of(name, "s", runs, higher_is_faster=False) for name, runs in pairs.items()]
     return markdown(stamp, seconds, (load, os.getloadavg()[0]), speedups)

@@ -28,10 +28,11 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sweep import write_table  # noqa: E402  (scripts/sweep.py, beside this file)
+
 from tests.corruption import BUILDERS  # noqa: E402
 from tests.corruption.cases import SEED, all_cases, sample  # noqa: E402
 from tests.corruption.classify import BAD, run_cases, table  # noqa: E402
-from sweep import write_table  # noqa: E402  (scripts/sweep.py, beside this file)
 
 BEGIN = "<!-- fuzz table: written by `make fuzz` (scripts/fuzz.py); edits between these lines are lost -->"
 END = "<!-- end of fuzz table -->"

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import __main__ as harness
-from bench import report
+from bench import __main__ as harness, report
 from minidb import impl
 
 FAKE = "bench.fake_section_for_tests"

@@ -4,9 +4,7 @@ Frames are written as strings, one word per frame: ``p`` pinned, ``d`` dirty,
 ``r`` referenced, ``-`` none of these; "r p d r" is four frames.
 """
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 
 def frames(spec: str) -> list[tuple[bool, bool, bool]]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minidb.pagestore.lock import LockId, LockMode
-from minidb.pagestore.lock import dreadlocks, modes
+from minidb.pagestore.lock import LockId, LockMode, dreadlocks, modes
 from minidb.pagestore.lock.queue import LockHead, new_request
 
 

@@ -4,9 +4,7 @@ Queues are written as words, one per request in arrival order: ``1:SH`` granted,
 ``3:SH>EX`` converting from SH to EX. "1:SH 2:SH>EX 3:IS*" is the worked example.
 """
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 MODES = ["NL", "IS", "IX", "SH", "SIX", "UD", "EX"]
 

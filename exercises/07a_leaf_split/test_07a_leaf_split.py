@@ -6,8 +6,7 @@ byte order is number order; a page holds ``ROOM`` bytes of entries, as a
 """
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 ROOM = 442
 

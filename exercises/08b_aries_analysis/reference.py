@@ -15,9 +15,19 @@ from __future__ import annotations
 from minidb.log import LSN, NULL_LSN
 from minidb.pagestore.restart.analysis import rebuild_tables
 from minidb.pagestore.transactions.xct import XctState
-from minidb.pagestore.wal.logdef import (CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB, CLR_REC_INSERT,
-                                         PAGE_FORMAT, REC_INSERT, XCT_ABORT, XCT_END, XCT_FREEING_SPACE,
-                                         XCT_PREPARE_FI)
+from minidb.pagestore.wal.logdef import (
+    CHKPT_BEGIN,
+    CHKPT_BF_TAB,
+    CHKPT_END,
+    CHKPT_XCT_TAB,
+    CLR_REC_INSERT,
+    PAGE_FORMAT,
+    REC_INSERT,
+    XCT_ABORT,
+    XCT_END,
+    XCT_FREEING_SPACE,
+    XCT_PREPARE_FI,
+)
 
 KINDS = {"update": REC_INSERT, "redo-only": PAGE_FORMAT, "clr": CLR_REC_INSERT, "abort": XCT_ABORT,
          "prepare": XCT_PREPARE_FI, "freeing-space": XCT_FREEING_SPACE, "end": XCT_END}

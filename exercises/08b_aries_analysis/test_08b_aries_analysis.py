@@ -104,7 +104,7 @@ def test_a_longer_history_many_transactions(impl):
     """Ten transactions, each: two updates on its own pages, then committed (odd) or left running (even)."""
     log, expect_x, expect_d = [], {}, {}
     lsn = 1000
-    for round_ in range(2):
+    for _ in range(2):
         for t in range(1, 11):
             lsn += 10
             log.append((lsn, t, UPD, 100 + t, None))

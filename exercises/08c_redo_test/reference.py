@@ -15,8 +15,15 @@ from minidb.log import LSN
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.restart.analysis import DirtyPage
 from minidb.pagestore.restart.redo import redo_decision
-from minidb.pagestore.wal.logdef import (CLR_REC_INSERT, PAGE_FORMAT, REC_INSERT, XCT_ABORT, XCT_END,
-                                         XCT_FREEING_SPACE, XCT_PREPARE_FI)
+from minidb.pagestore.wal.logdef import (
+    CLR_REC_INSERT,
+    PAGE_FORMAT,
+    REC_INSERT,
+    XCT_ABORT,
+    XCT_END,
+    XCT_FREEING_SPACE,
+    XCT_PREPARE_FI,
+)
 
 KINDS = {"update": REC_INSERT, "redo-only": PAGE_FORMAT, "clr": CLR_REC_INSERT, "abort": XCT_ABORT,
          "prepare": XCT_PREPARE_FI, "freeing-space": XCT_FREEING_SPACE, "end": XCT_END}

@@ -93,7 +93,7 @@ def test_a_longer_redo_pass(impl):
     disk = {p: 1000 + 30 * p for p in range(10)}
     log = sorted((1000 + 10 * p + d, UPD, p) for p in range(10) for d in (0, 25, 300))
     decisions, _ = replay(impl, log, dirty, disk)
-    for (lsn, _, p), decision in zip(log, decisions):
+    for (lsn, _, p), decision in zip(log, decisions, strict=True):
         assert decision == ("redo" if lsn > disk[p] else "page newer"), (lsn, p)
 
 

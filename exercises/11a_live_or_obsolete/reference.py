@@ -9,8 +9,15 @@ asking the tree for the entry's current LSN.
 from __future__ import annotations
 
 from minidb.log import LSN
-from minidb.logstore.cleaner.cleaner import DEAD, IN_KIND, LIVE, LN_KIND, OBSOLETE, OTHER_KIND
-from minidb.logstore.cleaner.cleaner import entry_verdict as _entry_verdict
+from minidb.logstore.cleaner.cleaner import (
+    DEAD,
+    IN_KIND,
+    LIVE,
+    LN_KIND,
+    OBSOLETE,
+    OTHER_KIND,
+    entry_verdict as _entry_verdict,
+)
 
 __all__ = ["DEAD", "IN_KIND", "LIVE", "LN_KIND", "OBSOLETE", "OTHER_KIND", "entry_verdict"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from minidb.log import LSN
-from minidb.replication.vlsn.range import SYNC_TYPES
 from minidb.replication.syncup.syncup import Candidate, FeederEntry, search_matchpoint
+from minidb.replication.vlsn.range import SYNC_TYPES
 
 __all__ = ["SYNC_TYPES", "find_matchpoint"]
 

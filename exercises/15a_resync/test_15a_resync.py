@@ -79,7 +79,7 @@ def test_every_entry_of_a_file_with_replicated_entries(impl):
         offsets.append(log.append(TRACE, {"message": f"message number {i}"}, **options).offset)
     log.sync()
     data = file_bytes(disk)
-    for bad, successor in zip(offsets, offsets[1:]):
+    for bad, successor in zip(offsets, offsets[1:], strict=False):
         assert impl.resync(damage(data, bad + 24, 0x08), bad) == successor
 
 

@@ -42,7 +42,6 @@ from minidb.cli.common import SEED_LIMIT, add_impl_option, int_at_least, non_neg
 from minidb.crashtest.sweep import SweepResult
 from minidb.errors import UserError
 
-
 # A larger workload crashes at so many points that one seed takes hours.
 MAX_OPS = 10_000
 

@@ -5,7 +5,7 @@ Importing a ``logdef`` module registers its entry-type table, which is how
 """
 
 import minidb.log.logdef  # noqa: F401
-import minidb.pagestore.wal.logdef  # noqa: F401
 import minidb.logstore.logdef  # noqa: F401
-import minidb.spark.logdef  # noqa: F401  (the generator's test entries, minidb generate --engine log)
+import minidb.pagestore.wal.logdef  # noqa: F401
 import minidb.replication.logdef  # noqa: F401
+import minidb.spark.logdef  # noqa: F401  (the generator's test entries, minidb generate --engine log)

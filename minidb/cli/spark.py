@@ -67,8 +67,8 @@ def register(commands) -> None:
 
 def spark_failed(e: Exception, owner: str) -> int:
     """A failed Spark job is one line and exit code 1; any other error is raised again."""
-    from pyspark.errors import PySparkException
     from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
 
     if not isinstance(e, (PySparkException, Py4JError)):
         raise e

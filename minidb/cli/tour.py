@@ -131,8 +131,8 @@ def tour_sweep() -> None:
 
 def tour_pagestore(workdir: str) -> str:
     section("5. The page store: a volume of extents, and the buffer pool")
-    from minidb.pagestore import AllocMode, BufferPool, StoreFlags, Volume
     from minidb.crashtest.volume import crash_sweep
+    from minidb.pagestore import AllocMode, BufferPool, StoreFlags, Volume
 
     path = os.path.join(workdir, "pagestore")
     disk = OSDisk(path, create=True)
@@ -204,9 +204,9 @@ def tour_locks() -> None:
 
 def tour_logstore(workdir: str) -> str:
     section("8. The log store: the log is the database")
+    from minidb.crashtest.logstore import crash_sweep
     from minidb.logstore import Environment, EnvironmentConfig
     from minidb.logstore.cases import worked_case
-    from minidb.crashtest.logstore import crash_sweep
     from minidb.viz.logstore_demo import bank_writes, logstore_crash_demo
 
     path = os.path.join(workdir, "logstore")
@@ -246,7 +246,7 @@ def tour_logstore(workdir: str) -> str:
 
     last = len(bank_writes())
     demo = logstore_crash_demo(last, "nothing")
-    print(f"\na crash of the bank workload after its last write, keeping nothing unsynced:")
+    print("\na crash of the bank workload after its last write, keeping nothing unsynced:")
     for name in ("transactions", "redo LNs", "undo losers"):
         phase = next(p for p in demo.phases if p.name == name)
         print(f"  recovery, {name}: {'; '.join(phase.lines)}")
@@ -290,10 +290,10 @@ def tour_cleaner_and_eraser(env) -> None:
 
 def tour_replication(workdir: str) -> str:
     section("9. Replication: VLSNs and the VLSN index")
-    from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-    from minidb.replication.cases import worked_recovery_case
     from minidb.crashtest.replication import crash_sweep
     from minidb.logstore import EnvironmentConfig
+    from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+    from minidb.replication.cases import worked_recovery_case
 
     path = os.path.join(workdir, "replication")
     disk = OSDisk(path, create=True)
@@ -381,8 +381,8 @@ def tour_spark(envs: str, workdir: str) -> str:
 
 def tour_transactions(workdir: str) -> str:
     section("7. The page store: transactions, files of records, checkpoints, ARIES restart")
-    from minidb.pagestore import StorageManager, StoreId
     from minidb.crashtest.pagestore import crash_sweep
+    from minidb.pagestore import StorageManager, StoreId
 
     path = os.path.join(workdir, "transactions")
     disk = OSDisk(path, create=True)

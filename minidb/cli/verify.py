@@ -47,8 +47,6 @@ checksum mismatch ...``, exit 1). All is well::
 
 from __future__ import annotations
 
-import sys
-
 from minidb.cli.common import environment_id, log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log

@@ -93,10 +93,19 @@ from minidb.io import CrashMode, Event, SimDisk
 from minidb.io.simdisk import CRASH_POINT_KINDS
 from minidb.logstore import LockConflictError, ManualClock
 from minidb.logstore.txn import TxnState
-from minidb.replication import (Durability, FailoverGroup, InsufficientAcksError, InsufficientReplicasError, RepGroup,
-                                RepNode, ReplicaAckPolicy, ReplicatedEnvironment, SyncPolicy)
-from minidb.replication.vlsn.scanner import stream_vlsn
+from minidb.replication import (
+    Durability,
+    FailoverGroup,
+    InsufficientAcksError,
+    InsufficientReplicasError,
+    RepGroup,
+    ReplicaAckPolicy,
+    ReplicatedEnvironment,
+    RepNode,
+    SyncPolicy,
+)
 from minidb.replication.syncup.syncup import entry_checksum
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 NAMES = ("n1", "n2", "n3")
 GROUP = RepGroup("crashtest", [RepNode(name, name) for name in NAMES])
@@ -387,7 +396,8 @@ def check_group(wl: GroupWorkload, group: FailoverGroup) -> list[str]:
         for name in NAMES[1:]:  # (c)
             mine, theirs = streams[name], streams["n1"]
             if mine != theirs:
-                at = next((i for i, (x, y) in enumerate(zip(mine, theirs)) if x != y), min(len(mine), len(theirs)))
+                at = next((i for i, (x, y) in enumerate(zip(mine, theirs, strict=False)) if x != y),
+                          min(len(mine), len(theirs)))
                 problems.append(f"(c) {name}'s VLSN stream differs from n1's from entry {at}: "
                                 f"{mine[at:at + 2]} != {theirs[at:at + 2]} ({len(mine)} and {len(theirs)} entries)")
         for name, env in envs.items():

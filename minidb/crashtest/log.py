@@ -80,7 +80,7 @@ def check_point(workload: Workload, image: SimDisk, promised: int) -> str | None
     except MinidbError as e:
         return f"reopening failed: {e}"
     if survivors != workload.messages[: len(survivors)]:
-        first = next(i for i, (a, b) in enumerate(zip(survivors, workload.messages)) if a != b)
+        first = next(i for i, (a, b) in enumerate(zip(survivors, workload.messages, strict=False)) if a != b)
         return f"survivors are not a prefix: entry {first} differs"
     if len(survivors) < promised:
         return f"only {len(survivors)} entries survived, but {promised} were synced"

@@ -55,8 +55,15 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.log import LSN, file_name
 from minidb.log.header import check_entry
-from minidb.logstore import (DataEraser, Durability, Environment, EnvironmentConfig, EraserConfig, LockConflictError,
-                             ManualClock)
+from minidb.logstore import (
+    DataEraser,
+    Durability,
+    Environment,
+    EnvironmentConfig,
+    EraserConfig,
+    LockConflictError,
+    ManualClock,
+)
 from minidb.logstore.eraser import erase_file, locate
 from minidb.logstore.inspect import live_lsns
 from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
@@ -357,7 +364,7 @@ def erasure_problem(workload: Workload, image: SimDisk, event_index: int) -> str
             continue  # not finished before the crash, or the file is gone since (the cleaner deleted it)
         with image.open(file_name(number)) as handle:
             data = handle.read_all()
-        for offset, header_size, item_size in entries:
+        for offset, _header_size, _item_size in entries:
             header, problem = check_entry(data, offset, None)
             if header is None or problem is not None or not header.erased:
                 return (f"the erasure of file 0x{number:x} finished, but its entry at 0x{offset:x} is not in its "

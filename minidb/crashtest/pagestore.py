@@ -49,8 +49,20 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from minidb.crashtest.pagestore_workload import (FILE_MAX, PAGE_SIZE, PARTITIONS, Commit, State, TxnModel, Workload,
-                                                 applied, clock, name_rid, observed, run_workload)
+from minidb.crashtest.pagestore_workload import (
+    FILE_MAX,
+    PAGE_SIZE,
+    PARTITIONS,
+    Commit,
+    State,
+    TxnModel,
+    Workload,
+    applied,
+    clock,
+    name_rid,
+    observed,
+    run_workload,
+)
 from minidb.crashtest.script_locking import ScriptLocking
 from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
 from minidb.errors import MinidbError
@@ -58,7 +70,15 @@ from minidb.io import SimDisk
 from minidb.log import LSN, LogManager
 from minidb.log.files import all_log_file_numbers
 from minidb.log.head import read_log_head
-from minidb.pagestore import BadPageError, NoLocking, Page, StorageManager, StoreFlags, check_directory, volume_file_name
+from minidb.pagestore import (
+    BadPageError,
+    NoLocking,
+    Page,
+    StorageManager,
+    StoreFlags,
+    check_directory,
+    volume_file_name,
+)
 from minidb.pagestore.restart.master import read_master
 from minidb.pagestore.volume.stores import ROOT_INDEX, STORE_DIRECTORY
 
@@ -117,12 +137,12 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
     k = sum(present)
     if present != [True] * k + [False] * (len(present) - k):
         return f"the surviving commits are not a prefix of the commit order: {present}"
-    for commit, ok in zip(workload.commits, present):
+    for commit, ok in zip(workload.commits, present, strict=True):
         if not ok and commit.synced_at is not None and commit.synced_at <= crash_event:
             return f"T{commit.tid}'s durable commit (synced at event {commit.synced_at}) was lost"
     expected = workload.states[k]
     if workload.prepared:
-        committed = {c.tid for c, ok in zip(workload.commits, present) if ok}
+        committed = {c.tid for c, ok in zip(workload.commits, present, strict=True) if ok}
         doubt = check_in_doubt(workload, sm, crash_event, committed, prepares)
         if isinstance(doubt, str):
             return doubt

@@ -52,8 +52,17 @@ from typing import Any
 from minidb.crashtest.script_locking import ScriptLocking, WouldBlock
 from minidb.io import SimDisk
 from minidb.log import LSN
-from minidb.pagestore import (BadRequestError, OutOfLogSpaceError, Policy, RecordId, RecordWontFitError, StorageManager,
-                              StoreId, VolumeFullError, XctState)
+from minidb.pagestore import (
+    BadRequestError,
+    OutOfLogSpaceError,
+    Policy,
+    RecordId,
+    RecordWontFitError,
+    StorageManager,
+    StoreId,
+    VolumeFullError,
+    XctState,
+)
 from minidb.pagestore.pages.rectag import chunk_size
 from minidb.pagestore.transactions.xctmgr import XctError
 

@@ -220,7 +220,7 @@ def check_index(env: ReplicatedEnvironment) -> str | None:
     stream = stream_of(env)
     vlsns = [v for v, _, _ in stream]
     if vlsns != list(range(1, len(vlsns) + 1)):
-        gaps = [(a, b) for a, b in zip(vlsns, vlsns[1:]) if b != a + 1][:3]
+        gaps = [(a, b) for a, b in zip(vlsns, vlsns[1:], strict=False) if b != a + 1][:3]
         return f"the log's VLSNs do not ascend from 1 without gaps: first breaks {gaps or vlsns[:3]}"
     index = env.vlsn_index
     got = index.range

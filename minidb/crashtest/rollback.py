@@ -37,8 +37,18 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.log import LSN
 from minidb.logstore import LockConflictError
-from minidb.replication import (Feeder, HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, RepGroup, RepNode,
-                                Replica, ReplicaFeederSyncup, ReplicatedEnvironment, VLSNIndexConfig)
+from minidb.replication import (
+    Feeder,
+    HandshakeAcceptor,
+    HandshakeInitiator,
+    InMemoryNetwork,
+    RepGroup,
+    Replica,
+    ReplicaFeederSyncup,
+    ReplicatedEnvironment,
+    RepNode,
+    VLSNIndexConfig,
+)
 
 GROUP = RepGroup("crash", [RepNode("n1", "n1", 2), RepNode("n2", "n2", 1)])
 DATABASES = ("a", "b")

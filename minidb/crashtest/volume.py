@@ -37,8 +37,20 @@ from minidb.crashtest.sweep import SweepResult
 from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.log import LogManager
-from minidb.pagestore import (PAGESTORE_TYPES, SH, AllocMode, BadPageError, BufferPool, PageId, PageStoreError, Volume,
-                              VolumeFullError, VolumeHeader, redo, volume_file_name)
+from minidb.pagestore import (
+    PAGESTORE_TYPES,
+    SH,
+    AllocMode,
+    BadPageError,
+    BufferPool,
+    PageId,
+    PageStoreError,
+    Volume,
+    VolumeFullError,
+    VolumeHeader,
+    redo,
+    volume_file_name,
+)
 from minidb.pagestore.volume.format import format_pages
 from minidb.pagestore.wal.logrec import REDO
 

@@ -127,6 +127,9 @@ class CrashMode:
         return self.keep
 
 
+KEEP_NOTHING = CrashMode.nothing()  # the default crash; a CrashMode is frozen, so one value serves every call
+
+
 @dataclass
 class _Op:
     """A pending (unsynced) write or truncate of one inode."""
@@ -481,7 +484,7 @@ class SimDisk(Disk):
             self.crash(self._scheduled_mode)
             raise SimulatedCrash(f"{self.where()}: simulated crash after event {last}")
 
-    def schedule_crash(self, after_ops: int, mode: CrashMode = CrashMode.nothing()) -> None:
+    def schedule_crash(self, after_ops: int, mode: CrashMode = KEEP_NOTHING) -> None:
         """Crash right after the ``after_ops``-th next write, truncate or fsync."""
         if after_ops < 1:
             raise ValueError("after_ops must be at least 1")
@@ -497,7 +500,7 @@ class SimDisk(Disk):
         self._failing_fsyncs = count
 
     # -- crashing -----------------------------------------------------------
-    def crash(self, mode: CrashMode = CrashMode.nothing()) -> None:
+    def crash(self, mode: CrashMode = KEEP_NOTHING) -> None:
         """Lose the volatile state as ``mode`` says; open handles become invalid."""
         self._state.crash(mode)
         self.generation += 1
@@ -518,7 +521,7 @@ class SimDisk(Disk):
         twin._state = self._state.copy()
         return twin
 
-    def crash_image(self, after_event: int, mode: CrashMode = CrashMode.nothing()) -> "SimDisk":
+    def crash_image(self, after_event: int, mode: CrashMode = KEEP_NOTHING) -> "SimDisk":
         """A new disk: this disk's history replayed up to event ``after_event``, then crashed.
 
         The replayed history is kept, so images asked for in ascending order

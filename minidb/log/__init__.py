@@ -33,9 +33,9 @@ from minidb.log.groupcommit import ManualClock, MonotonicClock
 from minidb.log.header import Provisional
 from minidb.log.logdef import FILE_HEADER, LOG_TYPES, TRACE
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.scan import FileInspection, ScannedEntry, Verdict, inspect_file, scan_tolerant
 from minidb.log.manager import LogManager, open_log
 from minidb.log.printer import format_entry
+from minidb.log.scan import FileInspection, ScannedEntry, Verdict, inspect_file, scan_tolerant
 from minidb.log.types import EntryTable, EntryType, known_types, type_by_code, type_by_name
 
 __all__ = [

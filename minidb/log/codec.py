@@ -73,8 +73,22 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from minidb.log.fields import (BOOL, BYTES, I64, LSN_FIELD, STR, U8, U16, U32, U64, ItemFormatError, Kind,
-                               ListOf, decode_fields, encode_fields)
+from minidb.log.fields import (
+    BOOL,
+    BYTES,
+    I64,
+    LSN_FIELD,
+    STR,
+    U8,
+    U16,
+    U32,
+    U64,
+    ItemFormatError,
+    Kind,
+    ListOf,
+    decode_fields,
+    encode_fields,
+)
 from minidb.log.header import SUMMED
 from minidb.log.lsn import LSN, NULL_LSN, NULL_PACKED
 

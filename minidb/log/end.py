@@ -46,10 +46,10 @@ from dataclasses import dataclass
 from minidb import impl
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk
-from minidb.log.files import file_name, first_gap, log_file_numbers
-from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.check import first_file_problem_on, foreign_file_problem
+from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.header import MAX_HEADER_SIZE, EntryHeader, check_entry, read_header
+from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner, Verdict, judge_bad_entry
 
 

@@ -157,7 +157,7 @@ class ListOf(Kind):
             if type(record) is tuple:  # the record's values in field order (a node's slots, zipped)
                 if len(record) != len(names):
                     raise ItemFormatError(f"list record: {len(record)} values for the fields {names}")
-                record = dict(zip(names, record))
+                record = dict(zip(names, record, strict=True))
             encode_fields(self.fields, record, out, "list record")
 
     def decode(self, buf: bytes | memoryview, pos: int) -> tuple[Any, int]:

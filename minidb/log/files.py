@@ -47,7 +47,7 @@ def first_gap(numbers: list[int] | tuple[int, ...]) -> tuple[int, str] | None:
     Files are deleted only from the low end, so a hole in the middle means a
     lost file, and reading across it would silently skip its entries.
     """
-    for before, after in zip(numbers, numbers[1:]):
+    for before, after in zip(numbers, numbers[1:], strict=False):
         if after != before + 1:
             return before + 1, f"log file is missing: the log jumps from {file_name(before)} to {file_name(after)}"
     return None

@@ -89,14 +89,31 @@ from minidb import impl
 from minidb.errors import DiskError, DiskFullError, LogError, LogFullError, UserError
 from minidb.io import Disk, File
 from minidb.log.end import CheckedFile, LogEnd, TailCut, scan_end
-from minidb.log.envid import new_env_id
 from minidb.log.entry import LogEntry
+from minidb.log.envid import new_env_id
 from minidb.log.files import file_name
+from minidb.log.groupcommit import (
+    COMMIT_STEP,
+    FOLLOW,
+    GATHER,
+    LEAD,
+    SERVED,
+    WRITE,
+    GroupCommitPolicy,
+    ManualClock,
+    MonotonicClock,
+)
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
-from minidb.log.groupcommit import (COMMIT_STEP, FOLLOW, GATHER, LEAD, SERVED, WRITE, GroupCommitPolicy, ManualClock,
-                                    MonotonicClock)
-from minidb.log.header import (HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, Provisional,
-                               make_flags, pack_header)
+from minidb.log.header import (
+    HEADER_SIZE,
+    INVISIBLE,
+    MAX_HEADER_SIZE,
+    REPLICATED,
+    VLSN_PRESENT,
+    Provisional,
+    make_flags,
+    pack_header,
+)
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
 from minidb.log.reader import LOG_READER
@@ -529,7 +546,7 @@ class LogManager(LogSpace):
                     self._fsync_handle(handle)
                     changed += 1
             finally:
-                for number, handle in handles.items():
+                for handle in handles.values():
                     if handle is not self._handle:
                         handle.close()
             return changed

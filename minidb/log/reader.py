@@ -47,8 +47,7 @@ from minidb.log.check import foreign_file_problem, next_file_problem
 from minidb.log.end import CheckedFile, LogEnd
 from minidb.log.entry import LogEntry
 from minidb.log.files import file_name, log_file_numbers
-from minidb.log.header import (CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE,
-                               EntryHeader)
+from minidb.log.header import CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner

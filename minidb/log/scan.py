@@ -61,13 +61,13 @@ scans as 0x0 ok, 0x2e ok, 0x50 corrupt, 0x70 ok (its ``prev`` names 0x50).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
-from minidb.log.fields import ItemFormatError
-from minidb.log.header import CHECK_ENTRY, ERASED_TYPE, HEADER_SIZE, EntryHeader, check_entry, checksum, read_header
 from minidb.errors import LogVersionError
+from minidb.log.fields import ItemFormatError
 from minidb.log.files import file_name
+from minidb.log.header import CHECK_ENTRY, ERASED_TYPE, HEADER_SIZE, EntryHeader, check_entry, checksum, read_header
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION, VERSION_OFFSET
 
 

@@ -45,6 +45,7 @@ from minidb.log.codec import Codec
 from minidb.log.fields import I64, LSN_FIELD, Kind
 from minidb.log.lsn import LSN
 
+
 class CodeRanges(tuple):
     """The type codes of an owner with several ranges; ``in`` and iteration cover them all."""
 

@@ -26,12 +26,18 @@ from dataclasses import dataclass, field
 
 from minidb.errors import UserError
 from minidb.io import Disk
-from minidb.log.check import (Problem, bad_entry_problem, first_file_problem_on, foreign_file_problem, missing_file,
-                              next_file_problem)
+from minidb.log.check import (
+    Problem,
+    bad_entry_problem,
+    first_file_problem_on,
+    foreign_file_problem,
+    missing_file,
+    next_file_problem,
+)
 from minidb.log.end import read_file
 from minidb.log.fields import ItemFormatError
-from minidb.log.header import ERASABLE_CODES, ERASED_TYPE
 from minidb.log.files import file_name, log_file_numbers
+from minidb.log.header import ERASABLE_CODES, ERASED_TYPE
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.types import type_by_code

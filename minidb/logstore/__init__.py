@@ -34,9 +34,18 @@ from minidb.logstore.database import Database
 from minidb.logstore.dirty_map import CkptState, DirtyINMap
 from minidb.logstore.env import Environment, open_environment
 from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
-from minidb.logstore.errors import (AbortNotLoggedError, DatabaseNotFoundError, EnvironmentClosedError,
-                                    EnvironmentFailureError, EnvironmentKindError, LockConflictError, LogFileNotFound,
-                                    ReadOnlyEnvironmentError, TransactionStateError, TreeError)
+from minidb.logstore.errors import (
+                                    AbortNotLoggedError,
+                                    DatabaseNotFoundError,
+                                    EnvironmentClosedError,
+                                    EnvironmentFailureError,
+                                    EnvironmentKindError,
+                                    LockConflictError,
+                                    LogFileNotFound,
+                                    ReadOnlyEnvironmentError,
+                                    TransactionStateError,
+                                    TreeError,
+)
 from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
 from minidb.logstore.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.recovery import RecoveryInfo

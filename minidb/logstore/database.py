@@ -35,6 +35,7 @@ from minidb.log import LSN, NULL_LSN
 
 if TYPE_CHECKING:
     from minidb.logstore.env import Environment
+    from minidb.logstore.tree.cursor import Cursor
     from minidb.logstore.tree.in_node import IN
     from minidb.logstore.tree.tree import Tree
     from minidb.logstore.txn import Transaction

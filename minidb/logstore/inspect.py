@@ -140,7 +140,7 @@ def live_lsns(env: "Environment") -> dict[LSN, str]:
             live[view.root.lsn] = f"{view.root.label} (root of {view.db_name})"
         for node in view.nodes():
             if node.is_bin:
-                for key, lsn, deleted in zip(node.keys, node.slot_lsns, node.known_deleted):
+                for key, lsn, deleted in zip(node.keys, node.slot_lsns, node.known_deleted, strict=True):
                     if not deleted:
                         live[lsn] = f"record {key!r} of {view.db_name}"
             else:

@@ -41,11 +41,11 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from minidb.log import LSN, NULL_LSN
 from minidb.errors import DiskError, LogError, UserError
+from minidb.log import LSN, NULL_LSN
+from minidb.logstore.config import Durability
 from minidb.logstore.errors import AbortNotLoggedError, TransactionStateError
 from minidb.logstore.logdef import ABORT, COMMIT
-from minidb.logstore.config import Durability
 from minidb.logstore.tree.ln import AbortInfo
 
 if TYPE_CHECKING:

@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING
 
 from minidb.io import Disk
 from minidb.log import LSN, LogManager, Provisional
+from minidb.log.types import type_by_code, type_by_name
 from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
-from minidb.logstore.inspect import NodeView, TreeView, logged_tree_view, live_lsns, tree_names, tree_view
-from minidb.log.types import type_by_code, type_by_name
+from minidb.logstore.inspect import NodeView, TreeView, live_lsns, logged_tree_view, tree_names, tree_view
 from minidb.logstore.logdef import CKPT_END, IN_TYPES, USER_LN_TYPES, recovery_start
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, ln_types_of
-from minidb.logstore.tree.ln import fetch_ln
 from minidb.logstore.tree.in_node import key_order_problem
+from minidb.logstore.tree.ln import fetch_ln
 
 if TYPE_CHECKING:
     from minidb.logstore.env import Environment
@@ -81,7 +81,9 @@ def record_reference_problems(log: LogManager, view: TreeView) -> list[str]:
     not their kind of LN."""
     problems = []
     for node in view.nodes():
-        for index, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
+        if not node.is_bin:  # an IN's slots refer to nodes, not records
+            continue
+        for index, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted, strict=True)):
             if not deleted:
                 try:
                     fetch_ln(log, lsn, ln_types_of(view.db_id), f"{view.db_name} {node.label} slot {index}")

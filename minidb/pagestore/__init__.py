@@ -47,51 +47,71 @@ Public surface::
     BadPageError (TornPageError, PageChecksumError), VolumeCorruptionError, LogLostError
 """
 
-from minidb.pagestore.volume import stores as _stores  # noqa: F401  (registers the store_operation redo handler)
-from minidb.pagestore.volume import extmap as _extmap  # noqa: F401  (registers the extent-map redo handlers)
-from minidb.pagestore.buffer.bufferpool import BufferPool, Frame, FrameView, WriteRun
 from minidb.pagestore.btree import (  # also registers the B+tree entries' redo and undo handlers
-    BadKeyError, DuplicateKeyError, Index, IndexManager, KeyDescriptor, KeyNotFoundError, LoadReport,
-    UnsortedInputError, check_tree,
+    BadKeyError,
+    DuplicateKeyError,
+    Index,
+    IndexManager,
+    KeyDescriptor,
+    KeyNotFoundError,
+    LoadReport,
+    UnsortedInputError,
+    check_tree,
 )
+from minidb.pagestore.buffer.bufferpool import BufferPool, Frame, FrameView, WriteRun
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
+from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.buffer.walrule import log_sync_point
 from minidb.pagestore.directory import RootIndex, StoreDirectory, check_directory
-from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
 from minidb.pagestore.errors import (
-    BadPageError, BadRequestError, BufferPoolFullError, LogLostError, OutOfLogSpaceError, PageChecksumError,
-    PageStoreCorruptionError, PageStoreError, RecordWontFitError, SlotError, TornPageError, VolumeCorruptionError,
-    VolumeError, VolumeFullError,
+    BadPageError,
+    BadRequestError,
+    BufferPoolFullError,
+    LogLostError,
+    OutOfLogSpaceError,
+    PageChecksumError,
+    PageStoreCorruptionError,
+    PageStoreError,
+    RecordWontFitError,
+    SlotError,
+    StaleRecordIdError,
+    TornPageError,
+    VolumeCorruptionError,
+    VolumeError,
+    VolumeFullError,
+)
+from minidb.pagestore.files.file import FileManager, Policy
+from minidb.pagestore.files.lgrec import Layout
+from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
+from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, VolumeId, parse_id
+from minidb.pagestore.pages.page import Page, PageTag, StoreFlags
+from minidb.pagestore.pages.rectag import RecFlags, Record
+from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser, place_record
+from minidb.pagestore.pages.storeprop import StoreProperty
+from minidb.pagestore.restart import Restart, RestartReport
+from minidb.pagestore.restart.chkpt import Checkpointer
+from minidb.pagestore.sm import StorageManager
+from minidb.pagestore.transactions.locking import AllocationLocks, NoLocking, ShoreLocking
+from minidb.pagestore.transactions.prepare import GtidError, InDoubt
+from minidb.pagestore.transactions.quark import Quark
+from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
+from minidb.pagestore.transactions.xctmgr import XctManager
+from minidb.pagestore.volume import (
+    extmap as _extmap,  # noqa: F401  (registers the extent-map redo handlers)
+    stores as _stores,  # noqa: F401  (registers the store_operation redo handler)
 )
 from minidb.pagestore.volume.extmap import Extlink
 from minidb.pagestore.volume.format import format_volume
-from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, VolumeId, parse_id
-from minidb.pagestore.buffer.latch import EX, SH, LatchMode
+from minidb.pagestore.volume.stores import Deleting, StoreNode
+from minidb.pagestore.volume.volextents import find_free_extents
+from minidb.pagestore.volume.volfile import volume_file_name
+from minidb.pagestore.volume.volheader import VolumeHeader
+from minidb.pagestore.volume.volpages import pages_to_try
+from minidb.pagestore.volume.volume import AllocMode, Volume
 from minidb.pagestore.wal.clr import compensation
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import TxnRef, apply_and_log, redo, undo
 from minidb.pagestore.wal.logspace import LogSpace
-from minidb.pagestore.pages.page import Page, PageTag, StoreFlags
-from minidb.pagestore.pages.storeprop import StoreProperty
-from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser, place_record
-from minidb.pagestore.volume.stores import Deleting, StoreNode
-from minidb.pagestore.volume.volfile import volume_file_name
-from minidb.pagestore.volume.volheader import VolumeHeader
-from minidb.pagestore.volume.volume import AllocMode, Volume
-from minidb.pagestore.volume.volextents import find_free_extents
-from minidb.pagestore.volume.volpages import pages_to_try
-from minidb.pagestore.restart.chkpt import Checkpointer
-from minidb.pagestore.errors import StaleRecordIdError
-from minidb.pagestore.files.file import FileManager, Policy
-from minidb.pagestore.files.lgrec import Layout
-from minidb.pagestore.transactions.locking import AllocationLocks, NoLocking, ShoreLocking
-from minidb.pagestore.transactions.prepare import GtidError, InDoubt
-from minidb.pagestore.transactions.quark import Quark
-from minidb.pagestore.pages.rectag import RecFlags, Record
-from minidb.pagestore.restart import Restart, RestartReport
-from minidb.pagestore.sm import StorageManager
-from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
-from minidb.pagestore.transactions.xctmgr import XctManager
 
 __all__ = [
     "VolumeId", "StoreId", "PageId", "RecordId", "ExtentId", "parse_id", "PageTag", "StoreFlags", "Page",

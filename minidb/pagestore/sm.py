@@ -126,26 +126,26 @@ from minidb.pagestore.btree.bulkload import LoadReport
 from minidb.pagestore.btree.index import IndexManager
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.buffer.bufferpool import BufferPool
-from minidb.pagestore.errors import BadRequestError, OutOfLogSpaceError
 from minidb.pagestore.directory import RootIndex, StoreDirectory
-from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
+from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.files.file import FILE_MANAGER, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import KEEP, LockId, LockManager
-from minidb.pagestore.restart.master import read_master
-from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
 from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.restart import RESTART, Restart, RestartReport
+from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
+from minidb.pagestore.restart.master import read_master
+from minidb.pagestore.transactions.locking import Locking, ShoreLocking
+from minidb.pagestore.transactions.prepare import InDoubt
+from minidb.pagestore.transactions.quark import Quark
 from minidb.pagestore.transactions.rollback import UndoStep
+from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
+from minidb.pagestore.transactions.xctmgr import XctManager, all_or_nothing, transaction_block
 from minidb.pagestore.volume.volfile import VolumeFile
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ, VolumeHeader
 from minidb.pagestore.volume.volume import Volume
-from minidb.pagestore.transactions.prepare import InDoubt
-from minidb.pagestore.transactions.quark import Quark
-from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
-from minidb.pagestore.transactions.xctmgr import XctManager, all_or_nothing, transaction_block
 from minidb.pagestore.wal.logspace import LogSpace, checkpoint_size
 
 DEFAULT_PARTITIONS = 8  # Shore's number of log partitions

@@ -42,15 +42,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from minidb.io import Disk, SimDisk
+from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.directory import check_directory
 from minidb.pagestore.errors import VolumeCorruptionError
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.buffer.latch import SH
-from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
-from minidb.pagestore.restart.master import MASTER_FILE
 from minidb.pagestore.pages.page import PageTag, lost_page
+from minidb.pagestore.restart.master import MASTER_FILE
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.volume.volfile import volume_file_name
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 
 
 @dataclass(frozen=True)

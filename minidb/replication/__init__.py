@@ -64,35 +64,58 @@ rollback). Beside them: ``env`` (the replicated environment, which builds the pa
 replicated workload, a rollback, a group of three) are in :mod:`minidb.crashtest`, above it.
 """
 
-from minidb.replication.vlsn.bucket import GhostBucket, VLSNBucket
-from minidb.replication.vlsn.config import VLSN_INDEX_DB, VLSNIndexConfig
-from minidb.replication.stream import wire
-from minidb.replication.group.elections import Acceptor, ElectionConfig, ElectionNode, Proposal, choose_master
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
-from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, HandshakeError, IndexClosedError,
-                                       InsufficientAcksError, InsufficientReplicasError, ReplayError,
-                                       ReplicaWriteError, ReplicationNetworkError, TailTruncationError,
-                                       UnknownMasterError, VLSNIndexCorruptionError, VLSNIndexError, VLSNRangeError,
-                                       WaitTimeoutError, WireFormatError, WireVersionError,
-                                       NetworkRestoreRequiredError, RollbackLimitError, SyncupError)
-from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError
-from minidb.replication.stream.ack import CommitToken, FeederTxns
+from minidb.replication.errors import (
+                                       AcceptorStateCorruptionError,
+                                       ConnectionClosedError,
+                                       ElectionError,
+                                       FeederError,
+                                       GroupConfigError,
+                                       HandshakeError,
+                                       IndexClosedError,
+                                       InsufficientAcksError,
+                                       InsufficientReplicasError,
+                                       NetworkRestoreRequiredError,
+                                       ReplayError,
+                                       ReplicationNetworkError,
+                                       ReplicaWriteError,
+                                       RollbackLimitError,
+                                       SyncupError,
+                                       TailTruncationError,
+                                       UnknownMasterError,
+                                       VLSNIndexCorruptionError,
+                                       VLSNIndexError,
+                                       VLSNRangeError,
+                                       WaitTimeoutError,
+                                       WireFormatError,
+                                       WireVersionError,
+)
 from minidb.replication.group.driver import InMemoryGroup
+from minidb.replication.group.elections import Acceptor, ElectionConfig, ElectionNode, Proposal, choose_master
 from minidb.replication.group.failover import FailoverGroup
+from minidb.replication.group.membership import NodeState, RepGroup, RepNode
+from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES, ROLLBACK_END, ROLLBACK_START
+from minidb.replication.stream import wire
+from minidb.replication.stream.ack import CommitToken, FeederTxns
 from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.stream.feeder import Feeder
-from minidb.replication.group.membership import NodeState, RepGroup, RepNode
-from minidb.replication.vlsn.index import FlushResult, HeadTruncationResult, VLSNIndex
-from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES, ROLLBACK_END, ROLLBACK_START
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
-from minidb.replication.vlsn.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.stream.replica import Replica
 from minidb.replication.syncup.rollback import RollbackResult, roll_back
-from minidb.replication.syncup.syncup import MatchpointSearchResults, ReplicaFeederSyncup, item_checksum, search_matchpoint
+from minidb.replication.syncup.syncup import (
+                                       MatchpointSearchResults,
+                                       ReplicaFeederSyncup,
+                                       item_checksum,
+                                       search_matchpoint,
+)
+from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, decode_key, encode_key
+from minidb.replication.vlsn.bucket import GhostBucket, VLSNBucket
+from minidb.replication.vlsn.config import VLSN_INDEX_DB, VLSNIndexConfig
+from minidb.replication.vlsn.index import FlushResult, HeadTruncationResult, VLSNIndex
+from minidb.replication.vlsn.range import EMPTY_RANGE, SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.vlsn.recovery import MergeResult, VLSNRecoveryTracker, merge
 from minidb.replication.vlsn.scanner import BackwardVLSNScanner, ForwardVLSNScanner
 from minidb.replication.vlsn.tracker import VLSNTracker
-from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, decode_key, encode_key
 from minidb.replication.vlsn.wait import LogItem, LogItemCache, VLSNAwaitLatch
 
 __all__ = [

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.logstore import EnvironmentConfig
+from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.vlsn.config import VLSNIndexConfig
-from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.vlsn.index import FlushResult
 from minidb.replication.vlsn.range import VLSNRange
 from minidb.replication.vlsn.recovery import MergeResult
@@ -90,7 +90,7 @@ class WorkedRecoveryCase:
 
     def in_order(self) -> bool:
         lsns = list(self.marks.values())
-        return all(a < b for a, b in zip(lsns, lsns[1:]))
+        return all(a < b for a, b in zip(lsns, lsns[1:], strict=False))
 
     def lines(self) -> list[str]:
         out = [f"{label:<28} {lsn}" for label, lsn in self.marks.items()]

@@ -73,23 +73,34 @@ import os
 from minidb.errors import UserError
 from minidb.io import CrashMode, Disk
 from minidb.log import LSN, LogManager
-from minidb.logstore import (Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks,
-                             Transaction)
+from minidb.logstore import Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks, Transaction
 from minidb.logstore.checkpointer import CheckpointResult
-from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.database import DatabaseImpl
 from minidb.logstore.logdef import USER_LN_TYPES
-from minidb.replication.stream import ack
-from minidb.replication.vlsn.config import VLSNIndexConfig
-from minidb.replication.stream.durability import Durability as RepDurability
-from minidb.replication.errors import (GroupConfigError, ReplayError, ReplicaWriteError, UnknownMasterError,
-                                       VLSNIndexError)
+from minidb.logstore.recovery import RecoveryInfo
+from minidb.replication.errors import (
+    GroupConfigError,
+    ReplayError,
+    ReplicaWriteError,
+    UnknownMasterError,
+    VLSNIndexError,
+)
 from minidb.replication.group.membership import NodeState, RepGroup
-from minidb.replication.vlsn.index import VLSNIndex
 from minidb.replication.logdef import MATCHPOINT, TERM_START
+from minidb.replication.stream import ack
+from minidb.replication.stream.durability import Durability as RepDurability
+from minidb.replication.syncup.rollback import (
+    PendingRollback,
+    RollbackResult,
+    finish_pending,
+    redo_marks_and_undo,
+    reopen_replay_txns,
+    roll_back,
+    undo_again,
+)
+from minidb.replication.vlsn.config import VLSNIndexConfig
+from minidb.replication.vlsn.index import VLSNIndex
 from minidb.replication.vlsn.range import VLSNRange
-from minidb.replication.syncup.rollback import (PendingRollback, RollbackResult, finish_pending, redo_marks_and_undo,
-                                        reopen_replay_txns, roll_back, undo_again)
 
 
 def _holds(impl: DatabaseImpl, key: bytes) -> bool:

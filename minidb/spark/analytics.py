@@ -44,8 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
+from pyspark.sql import Column, DataFrame, Window, functions as F
 
 ROLES: dict[str, tuple[str, ...]] = {
     # the generator's test types; the log store's (JE) names; the page store's (Shore) names.

@@ -49,8 +49,18 @@ from dataclasses import dataclass
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, TRACE, LogManager
 from minidb.spark.generate import (
-    CheckpointRecord, EnvReport, GenerateReport, GenerateRequest, Generator, GroupReport, TxnRecord,
-    count_files, env_name, new_env_disk, register_generator, write_environments,
+    CheckpointRecord,
+    EnvReport,
+    GenerateReport,
+    GenerateRequest,
+    Generator,
+    GroupReport,
+    TxnRecord,
+    count_files,
+    env_name,
+    new_env_disk,
+    register_generator,
+    write_environments,
 )
 from minidb.spark.logdef import GEN_ABORT, GEN_CKPT_END, GEN_CKPT_START, GEN_COMMIT, GEN_UPDATE
 

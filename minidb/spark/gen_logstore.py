@@ -64,8 +64,18 @@ from minidb.logstore import Durability, Environment, EnvironmentConfig, Transact
 from minidb.replication import ReplicatedEnvironment
 from minidb.spark.gen_log import FIXED_CLOCK, CheckpointClock, diverged
 from minidb.spark.generate import (
-    CheckpointRecord, EnvReport, GenerateReport, GenerateRequest, Generator, GroupReport, TxnRecord,
-    count_files, env_name, new_env_disk, register_generator, write_environments,
+    CheckpointRecord,
+    EnvReport,
+    GenerateReport,
+    GenerateRequest,
+    Generator,
+    GroupReport,
+    TxnRecord,
+    count_files,
+    env_name,
+    new_env_disk,
+    register_generator,
+    write_environments,
 )
 
 DATABASE = "records"

@@ -47,9 +47,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+from pyspark.sql import Column, DataFrame, SparkSession, functions as F, types as T
 
 from minidb.errors import UserError
 from minidb.io import OSDisk

@@ -31,15 +31,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession, functions as F
 
 from minidb.errors import UserError
 from minidb.io import created
 from minidb.spark import analytics as A
 from minidb.spark.source import FORMAT
 from minidb.viz.pipeline import (
-    draw_checkpoint_intervals, draw_entry_types_per_file, draw_transaction_sizes, draw_vlsn_streams,
+    draw_checkpoint_intervals,
+    draw_entry_types_per_file,
+    draw_transaction_sizes,
+    draw_vlsn_streams,
 )
 from minidb.viz.style import save
 
@@ -97,7 +99,7 @@ class AnalyzeResult:
                  f"{self.entries:,} entries ({bad} flagged bad) from {self.path}"]
         by_outcome: dict[str, int] = {}
         largest, broken = 0, 0
-        for env, outcome, count, _mean, biggest, _mspan, _xspan, chains in self.rows["transaction_summary"]:
+        for _env, outcome, count, _mean, biggest, _mspan, _xspan, chains in self.rows["transaction_summary"]:
             by_outcome[outcome] = by_outcome.get(outcome, 0) + count
             largest, broken = max(largest, biggest), broken + chains
         total = sum(by_outcome.values())

@@ -85,15 +85,30 @@ from pyspark.sql.types import StructType
 
 import minidb.cli.engines  # noqa: F401  (every engine's entry types, for type names)
 from minidb.errors import LogVersionError, UserError
-from minidb.log import (
-    LSN, NULL_LSN, LogEntry, bad_entry_problem, file_name, file_number, missing_file, next_file_problem, type_by_code,
-)
 from minidb.io import OSDisk
+from minidb.log import (
+    LSN,
+    NULL_LSN,
+    LogEntry,
+    bad_entry_problem,
+    file_name,
+    file_number,
+    missing_file,
+    next_file_problem,
+    type_by_code,
+)
 from minidb.log.check import foreign_file_problem
-from minidb.log.head import HEAD_FILE, read_log_head
 from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
+from minidb.log.head import HEAD_FILE, read_log_head
 from minidb.log.header import (
-    CHECK_ENTRY, ERASED_TYPE, HEADER_SIZE, INVISIBLE, MAX_HEADER_SIZE, REPLICATED, VLSN_PRESENT, EntryHeader,
+    CHECK_ENTRY,
+    ERASED_TYPE,
+    HEADER_SIZE,
+    INVISIBLE,
+    MAX_HEADER_SIZE,
+    REPLICATED,
+    VLSN_PRESENT,
+    EntryHeader,
 )
 from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.types import TXN_FIELDS
@@ -196,7 +211,7 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
         wanted = chosen[env]
         erasing = erasing_of(OSDisk(env, readonly=True))  # the eraser's recorded intent, read once per environment
         env_id = _environment_id(env, numbers[0])
-        for number, after in zip(numbers, numbers[1:] + [None]):
+        for number, after in zip(numbers, numbers[1:] + [None], strict=True):
             if wanted is None or number in wanted:
                 following = after if after == number + 1 else None
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, file_name(number)),

@@ -101,7 +101,7 @@ OPS = op_table(
 
 SCRIPT: list[tuple] = [
     ("begin", "T1"),
-    *[("insert", "T1", k, v) for k, v in zip(range(10, 90, 10), "abcdefgh")],
+    *[("insert", "T1", k, v) for k, v in zip(range(10, 90, 10), "abcdefgh", strict=True)],
     ("commit", "T1"),
     ("begin", "T2"),
     ("insert", "T2", 90, "i"),
@@ -132,7 +132,7 @@ SCRIPT: list[tuple] = [
 # Notebook 07's two small scripts: T3's insert waits for T2's scan (key-value locks), and a bulk load.
 LOCKS_SCRIPT: list[tuple] = [
     ("begin", "T1"),
-    *[("insert", "T1", k, v) for k, v in zip(range(10, 70, 10), "abcdef")],
+    *[("insert", "T1", k, v) for k, v in zip(range(10, 70, 10), "abcdef", strict=True)],
     ("commit", "T1"),
     ("begin", "T2"),
     ("scan", "T2", 20, 40),

@@ -55,10 +55,10 @@ def draw_dirty_map(snapshot: DirtyMapSnapshot, db_names: dict[int, str], *, titl
     ax.set_xlim(0, grid_w)
     ax.set_ylim(0, max(grid_h, 1.2 * 72))
     top = max(grid_h, 1.2 * 72) - 6
-    for (rank, level, refs), level_labels, count in zip(rows, labels, lines):
+    for (rank, level, refs), level_labels, count in zip(rows, labels, lines, strict=True):
         name = f"{'mapping tree ' if rank == MAPPING_RANK else ''}level {level}"
         ax.text(-8, top - box_h / 2, name, ha="right", va="center", fontsize=SMALL)
-        for i, (ref, label) in enumerate(zip(refs, level_labels)):
+        for i, (ref, label) in enumerate(zip(refs, level_labels, strict=True)):
             line, col = divmod(i, per_row)
             x, y = col * box_w * 1.1, top - (line + 1) * (box_h + 6) + 6
             ax.add_patch(Rectangle((x, y), box_w, box_h, facecolor=tint(colour(node_kind(ref.is_bin))),
@@ -110,7 +110,7 @@ def draw_checkpoint(result: CheckpointResult, *, current_step: int | None = None
     ax.set_ylim(-0.05, 1.95)
     ax.axis("off")
     low = fig.add_axes((0.02, 0.45 / height, 0.96, low_h / 72 / height))
-    for i, (item, label) in enumerate(zip(logged, labels)):
+    for i, (item, label) in enumerate(zip(logged, labels, strict=True)):
         line, col = divmod(i, per_row)
         x, y = col * box_w * 1.1, low_h - (line + 1) * (box_h + 6) + 3
         low.add_patch(Rectangle((x, y), box_w, box_h, facecolor=PROVISIONAL_COLOURS[item.provisional.name],

@@ -120,7 +120,7 @@ def draw_extent_map(layout: ExtentMap, *, title: str | None = None, highlight: t
 
 def _legend_handles(layout: ExtentMap) -> list[Patch]:
     handles = [Patch(facecolor=STORE0, label="s(%d.0) maps" % layout.vid)]
-    for snum, first, deleting in layout.stores:
+    for snum, _first, deleting in layout.stores:
         label = f"s({layout.vid}.{snum})" + (" deleting" if deleting != "NOT_DELETING" else "")
         handles.append(Patch(facecolor=store_colour(snum), label=label))
     handles.append(Patch(facecolor=tint(STORE_COLOURS[0], 0.55), edgecolor="#757575", label="pale: reserved page"))

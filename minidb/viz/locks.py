@@ -36,8 +36,20 @@ from matplotlib.patches import Circle, FancyArrowPatch, Rectangle
 from minidb.pagestore.lock import LockTableSnapshot, WaitsForGraph
 from minidb.pagestore.lock.dreadlocks import bits_of
 from minidb.pagestore.lock.modes import MODES, compatible, supremum
-from minidb.viz.style import (BAD, FALLBACK, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, points_per_unit,
-                              text_width, tint, title_lines)
+from minidb.viz.style import (
+    BAD,
+    FALLBACK,
+    SMALL,
+    TEXT,
+    TITLE,
+    WIDTH,
+    fits,
+    new_figure,
+    points_per_unit,
+    text_width,
+    tint,
+    title_lines,
+)
 
 _DEPTH = {"v": 0, "s": 1, "p": 2, "r": 3, "k": 3}
 _SHORT_DURATION = {"instant": ",i", "short": ",s", "long": ""}
@@ -72,7 +84,7 @@ def _draw_table(ax: Axes, snapshot: LockTableSnapshot, highlight: tuple = ()) ->
     ax.text(27, -0.7, "granted", fontsize=SMALL, weight="bold")
     ax.text(37, -0.7, "queue (arrival order; hatched: waiting, dashed: converting)", fontsize=SMALL, weight="bold")
     y_of = []
-    for i, head in enumerate(heads):
+    for i in range(len(heads)):
         y = i + (1 if first_outside is not None and i >= first_outside else 0)
         y_of.append(y)
     if first_outside is not None:
@@ -175,7 +187,7 @@ def node_positions(graph: WaitsForGraph) -> dict[int, tuple[float, float]]:
 def cycle_edges(graph: WaitsForGraph) -> set[tuple[int, int]]:
     on_cycle = set()
     for cycle in graph.cycles():
-        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+        for a, b in zip(cycle, cycle[1:] + cycle[:1], strict=True):
             on_cycle.add((a, b))
     return on_cycle
 

@@ -53,8 +53,15 @@ from functools import partial
 from matplotlib.figure import Figure
 
 from minidb.pagestore import PageId, RecordId, StoreId
-from minidb.pagestore.lock import (LOCK_MANAGER, BadLockRequest, Interleaving, LockId, LockMode,
-                                   LockTableSnapshot, WaitsForGraph)
+from minidb.pagestore.lock import (
+    LOCK_MANAGER,
+    BadLockRequest,
+    Interleaving,
+    LockId,
+    LockMode,
+    LockTableSnapshot,
+    WaitsForGraph,
+)
 from minidb.viz.locks import draw_lock_state
 from minidb.viz.script import Op, checked, op_table, script_error
 

@@ -61,8 +61,18 @@ from minidb.pagestore.restart.master import read_master
 from minidb.pagestore.sm import StorageManager
 from minidb.viz.large_records import LargeRecordPicture, draw_large_record, large_record_layout
 from minidb.viz.script import Op, checked, op_table, script_error
-from minidb.viz.style import (LOG_SPACE_COLOURS, SMALL, TEXT, TITLE, WIDTH, dark, fits, new_figure, title_lines,
-                              transaction_colour)
+from minidb.viz.style import (
+    LOG_SPACE_COLOURS,
+    SMALL,
+    TEXT,
+    TITLE,
+    WIDTH,
+    dark,
+    fits,
+    new_figure,
+    title_lines,
+    transaction_colour,
+)
 from minidb.viz.xct_demo import OPS as XCT_OPS, XctWorkload, plain
 
 NUM_PAGES, EXT_SZ, PAGE_SIZE, FRAMES = 64, 4, 512, 16

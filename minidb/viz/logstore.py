@@ -109,7 +109,7 @@ def _node_label(node: NodeView) -> str:
         return "\n".join(lines + ["not in memory"])
     keys = [k.decode("utf-8", "replace") for k in node.keys] if node.is_bin else []
     if node.is_bin and any(node.known_deleted):
-        keys = [f"{k}*" if d else k for k, d in zip(keys, node.known_deleted)]
+        keys = [f"{k}*" if d else k for k, d in zip(keys, node.known_deleted, strict=True)]
     shown = keys if len(keys) <= 4 else keys[:3] + ["..."]
     lines += [" ".join(shown[i:i + 2]) for i in range(0, len(shown), 2)]
     return "\n".join(lines)
@@ -253,7 +253,7 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
         if not node.lsn.is_null:
             connect(node.lsn, (x, y - box_h / 2), "#455a64", 0.8)
         if node.is_bin and node.resident and show_records:
-            for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
+            for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted, strict=True)):
                 if not deleted:
                     offset = (i + 0.5) / max(len(node.slot_lsns), 1) - 0.5
                     connect(lsn, (x + offset * box_w, y - box_h / 2), "#8d6e63", 0.5)
@@ -285,7 +285,7 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
     for node in picture.view.nodes():
         kind = node_kind(node.is_bin)
         fields = []
-        for i, (key, lsn) in enumerate(zip(node.keys, node.slot_lsns) if node.resident else ()):
+        for i, (key, lsn) in enumerate(zip(node.keys, node.slot_lsns, strict=True) if node.resident else ()):
             mark = "*" if node.is_bin and node.known_deleted[i] else ""
             shown = key.decode("utf-8", "replace") or "-inf"
             fields.append(f"<s{i}> {_escape(shown)}{mark} {lsn}")
@@ -299,7 +299,7 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
         for i, child in enumerate(node.children):
             graph.edge(f"n{node.node_id}:s{i}", f"n{child.node_id}")
     for names in levels.values():
-        for above, below in zip(names, names[GRAPH_ROW:]):
+        for above, below in zip(names, names[GRAPH_ROW:], strict=False):
             graph.edge(above, below, style="invis")
     if not show_log:
         return graph
@@ -314,7 +314,7 @@ def tree_graph(picture: TreeAndLog, show_log: bool = True):
                + "</TABLE>>", shape="plaintext")
     for node in picture.view.nodes():
         if node.is_bin and node.resident:
-            for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted)):
+            for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted, strict=True)):
                 if not deleted and lsn in index:
                     graph.edge(f"n{node.node_id}:s{i}", f"log:e{index[lsn]}", color="#8d6e63", arrowsize="0.5")
         if not node.lsn.is_null and node.lsn in index:

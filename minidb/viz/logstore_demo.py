@@ -110,10 +110,10 @@ class ScriptRunner:
 
     def run(self, step: int, op: tuple) -> StepDone:
         """Run operation ``op`` (step ``step`` of the script, from 1); say what it did."""
-        for arg_name, value in zip(OPS[op[0]].args, op[1:]):
+        for arg_name, value in zip(OPS[op[0]].args, op[1:], strict=False):
             if arg_name in TEXT_ARGS and (not isinstance(value, str) or not value):
                 raise script_error(step, op, f"{arg_name} must be a non-empty string, not {value!r}")
-        env, db, name, args = self.env, self.db, op[0], op[1:]
+        env, name, args = self.env, op[0], op[1:]
         before = len(env.trace.lines)
         try:
             lsn, lines = self._run(step, op, name, args)
@@ -272,7 +272,7 @@ def _recover(script: tuple, after_write: int, keep: str) -> tuple[tuple[PhasePic
 
     env = Environment(image, demo_config(), EnvironmentHooks(), phase_listener=listener)
     phases = tuple(PhasePicture(p.name, tuple(p.lines), picture)
-                   for p, (_, picture) in zip(env.recovery_info.phases, pictures))
+                   for p, (_, picture) in zip(env.recovery_info.phases, pictures, strict=False))
     found = records(env).get(DB, {})
     return phases, found, str(event)
 

@@ -19,8 +19,16 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from minidb.viz.logstore_demo import (BANK_SCRIPT, KEEP_MODES, OPS, SCRIPT, bank_writes, eviction_bug_demo,
-                                      logstore_crash_demo, tree_step)
+from minidb.viz.logstore_demo import (
+    BANK_SCRIPT,
+    KEEP_MODES,
+    OPS,
+    SCRIPT,
+    bank_writes,
+    eviction_bug_demo,
+    logstore_crash_demo,
+    tree_step,
+)
 from minidb.viz.script import checked
 from minidb.viz.widgets import Explorer, crash_slider, keep_dropdown, show_figure_and_text, step_slider
 

@@ -26,7 +26,6 @@ from matplotlib.figure import Figure
 
 from minidb.viz.style import Picture
 
-
 # The workload notebook 15 generates (its "workload = GenerateRequest(...)" cell; a test keeps them equal).
 SPARK_WORKLOAD = {"envs": 5, "group": 3, "ops": 600, "seed": 18, "file_max": 16 * 1024, "ckpt_every": 80}
 
@@ -149,8 +148,12 @@ def _spark_rows() -> dict[str, list]:
 
 def _spark_lecture() -> list[Callable[[], Figure]]:
     """The four pictures of 15_spark_log_analytics, in the notebook's order."""
-    from minidb.viz.pipeline import (draw_checkpoint_intervals, draw_entry_types_per_file, draw_transaction_sizes,
-                                     draw_vlsn_streams)
+    from minidb.viz.pipeline import (
+        draw_checkpoint_intervals,
+        draw_entry_types_per_file,
+        draw_transaction_sizes,
+        draw_vlsn_streams,
+    )
 
     def rows(name: str) -> list:
         return _spark_rows()[name]
@@ -192,7 +195,7 @@ def _btree_lecture() -> list[Callable[[], Picture]]:
 
 def _cleaner_lecture() -> list[Callable[[], Figure]]:
     """The pictures of 11_cleaner_eraser, in the notebook's order (its default script)."""
-    from minidb.viz.cleaner import draw_cleanings, draw_erasure, draw_eraser_cycle, draw_file_timeline
+    from minidb.viz.cleaner import draw_cleanings, draw_eraser_cycle, draw_erasure, draw_file_timeline
     from minidb.viz.cleaner_demo import SCRIPT, cleaner_step, run_script, step_of
 
     clean = step_of(SCRIPT, "clean")

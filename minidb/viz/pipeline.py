@@ -70,7 +70,7 @@ def draw_entry_types_per_file(rows: Iterable[Sequence], measure: str = "entries"
         values = [per_file[f].get(type_name, 0) for f in shown]
         ax.barh(range(len(shown)), values, left=left, color=type_colour(type_name), label=type_name,
                 edgecolor="white", linewidth=0.4)
-        left = [a + b for a, b in zip(left, values)]
+        left = [a + b for a, b in zip(left, values, strict=True)]
     ax.set_yticks(range(len(shown)))
     ax.set_yticklabels(labels, fontsize=SMALL)
     ax.invert_yaxis()

@@ -285,7 +285,7 @@ class RestartCrashes:
     def summary(self) -> str:
         lines = [f"restart after a crash at write {self.crash_write} (keeping {self.keep}) does "
                  f"{len(self.operations)} disk operations:"]
-        for op, same in zip(self.operations, self.same):
+        for op, same in zip(self.operations, self.same, strict=True):
             lines.append(f"  crashed again after {op:<28} -> restarted again: "
                          f"{'the same records' if same else 'DIFFERENT records'}")
         return "\n".join(lines)

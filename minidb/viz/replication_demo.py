@@ -26,10 +26,10 @@ from matplotlib.figure import Figure
 from minidb.io import SimDisk
 from minidb.logstore import EnvironmentConfig, ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.group.driver import InMemoryGroup
-from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError
+from minidb.replication.group.driver import InMemoryGroup
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.viz.replication import StreamPicture, draw_stream, stream_picture
 from minidb.viz.script import Op, checked, op_table, script_error
 

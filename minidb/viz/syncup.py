@@ -28,10 +28,24 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from minidb.replication.vlsn.range import SYNC_TYPES
 from minidb.replication.syncup.syncup import entry_checksum
-from minidb.viz.style import (DURABLE, BAD, INVISIBLE_EDGE, INVISIBLE_FILL, INVISIBLE_HATCH, SMALL, TEXT, TITLE,
-                              WIDTH, dark, fits, new_figure, title_lines, type_colour)
+from minidb.replication.vlsn.range import SYNC_TYPES
+from minidb.viz.style import (
+    BAD,
+    DURABLE,
+    INVISIBLE_EDGE,
+    INVISIBLE_FILL,
+    INVISIBLE_HATCH,
+    SMALL,
+    TEXT,
+    TITLE,
+    WIDTH,
+    dark,
+    fits,
+    new_figure,
+    title_lines,
+    type_colour,
+)
 
 ACK = "#ffffff"
 SHORT = {"RollbackStart": "RbStart", "RollbackEnd": "RbEnd", "Matchpoint": "Match", "TermStart": "Term"}
@@ -102,7 +116,7 @@ def draw_logs(logs: Sequence[NodeLog], title: str = "", compared: Sequence[Compa
     ax.set_xlim(-0.5, columns - 0.5)
     ax.set_ylim(min(ys) - 0.55, 0.55)
     ax.set_axis_off()
-    for log, y in zip(logs, ys):
+    for log, y in zip(logs, ys, strict=True):
         ax.text(-0.03, y, f"{log.name}\n({log.role})", ha="right", va="center", fontsize=TEXT,
                 transform=ax.get_yaxis_transform())
         for x, entry in enumerate(log.entries):

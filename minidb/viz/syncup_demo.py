@@ -52,17 +52,23 @@ from minidb.log import LSN
 from minidb.log.types import type_by_code
 from minidb.logstore import EnvironmentConfig, ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.group.driver import InMemoryGroup
-from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
-from minidb.replication.group.elections import ElectionNode
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError, RollbackLimitError
-from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.driver import InMemoryGroup
+from minidb.replication.group.elections import ElectionNode
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
 from minidb.replication.stream.replica import Replica
+from minidb.replication.syncup.syncup import (
+    FeederEntry,
+    MatchpointSearchResults,
+    entry_checksum,
+    feeder_answer,
+    replica_candidates,
+    search_matchpoint,
+)
 from minidb.replication.vlsn.scanner import stream_vlsn
-from minidb.replication.syncup.syncup import (FeederEntry, MatchpointSearchResults, entry_checksum, feeder_answer,
-                                       replica_candidates, search_matchpoint)
 from minidb.viz.script import Op, checked, op_table, script_error
 from minidb.viz.syncup import Compared, NodeLog, draw_logs, node_log
 

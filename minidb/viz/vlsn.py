@@ -26,8 +26,8 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from minidb.log import LSN
-from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.cases import WorkedRecoveryCase
+from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.vlsn.index import VLSNIndex
 from minidb.replication.vlsn.range import VLSNRange
 from minidb.viz.style import BAD, FALLBACK, SMALL, TEXT, TITLE, WIDTH, fits, new_figure

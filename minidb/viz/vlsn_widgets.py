@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from minidb.viz.vlsn_demo import OPS, SCRIPT, index_step, tradeoff
 from minidb.viz.script import checked
+from minidb.viz.vlsn_demo import OPS, SCRIPT, index_step, tradeoff
 from minidb.viz.widgets import Explorer, show_figure_and_text, step_slider
 
 MAX_MAPPINGS_CHOICES = (2, 4, 8, 16, 64, 1000)

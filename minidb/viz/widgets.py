@@ -11,7 +11,7 @@ the code that set the value, instead of vanishing as it would inside
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 

@@ -41,10 +41,10 @@ from matplotlib.figure import Figure
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
 from minidb.log import LSN
-from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.buffer.latch import SH
-from minidb.pagestore.sm import StorageManager
+from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.sm import StorageManager
 from minidb.viz.pages import PageLayout, draw_page, page_layout
 from minidb.viz.script import Op, checked, op_table, script_error
 from minidb.viz.xctlog import LogRow, draw_xct_log, log_rows

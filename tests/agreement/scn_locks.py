@@ -22,11 +22,17 @@ from __future__ import annotations
 
 import random
 
-from minidb.pagestore import PageId, StoreId
 from minidb.crashtest import btree as btree_crashtest
+from minidb.pagestore import PageId, StoreId
 from minidb.pagestore.buffer.latch import EX, LATCH, SH
 from minidb.pagestore.lock import (
-    LOCK_MANAGER, BadLockRequest, DeadlockVictim, Duration, Interleaving, LockId, LockTimeout,
+    LOCK_MANAGER,
+    BadLockRequest,
+    DeadlockVictim,
+    Duration,
+    Interleaving,
+    LockId,
+    LockTimeout,
 )
 from minidb.pagestore.lock.modes import EX as LEX, IS, IX, SH as LSH, SIX, UD
 

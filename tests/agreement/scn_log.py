@@ -24,8 +24,7 @@ from typing import Any
 
 from minidb.io import CrashMode, SimDisk
 from minidb.log import FILE_HEADER, TRACE, LogManager, Provisional, format_entry
-from minidb.log.header import (CHECK_ENTRY, ERASED_TYPE, INVISIBLE, REPLICATED, VLSN_PRESENT, erased_item,
-                               pack_entry)
+from minidb.log.header import CHECK_ENTRY, ERASED_TYPE, INVISIBLE, REPLICATED, VLSN_PRESENT, erased_item, pack_entry
 from minidb.log.logdef import LOG_VERSION
 from minidb.log.lsn import NULL_LSN
 from minidb.log.scan import scan_tolerant
@@ -146,7 +145,7 @@ def damaged_files(seed: int) -> list[Any]:
         offsets.append((pos, prev))
         prev, pos = pos, pos + header.entry_size
     answers: list[Any] = []
-    for trial in range(60):
+    for _trial in range(60):
         buf = bytearray(clean)
         for _ in range(rng.randrange(0, 3)):
             buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)

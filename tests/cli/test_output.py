@@ -7,8 +7,7 @@ import sys
 
 import pytest
 
-from minidb.cli import main
-from minidb.cli import tour as tour_cli
+from minidb.cli import main, tour as tour_cli
 from minidb.cli.output import entries_below as entries
 from minidb.io import created
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
-from minidb.pagestore.restart.master import MASTER_FILE, SLOT, read_master
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER, HEADER_SIZE
+from minidb.pagestore.restart.master import MASTER_FILE, SLOT, read_master
 from minidb.pagestore.sm import StorageManager
 
 from tests.corruption.state import History, Layout, Snapshots, State, fixed_clock, image_of

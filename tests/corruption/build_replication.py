@@ -24,8 +24,8 @@ import copy
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
 from minidb.logstore.verify import records
-from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.env import ReplicatedEnvironment
+from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.vlsn.scanner import stream_vlsn
 
 from tests.corruption.build_logstore import DATABASES, config, run_workload

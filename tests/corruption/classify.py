@@ -252,5 +252,6 @@ def table(results: list[Result], markdown: bool = False) -> str:
                           *("| " + " | ".join(row) + " |" for row in rows)])
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
     lines = [header, ["-" * w for w in widths], *rows]
-    return "\n".join("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+    return "\n".join("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                               for i, (cell, w) in enumerate(zip(line, widths, strict=True)))
                      for line in lines)

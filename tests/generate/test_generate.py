@@ -12,8 +12,16 @@ from minidb.io import OSDisk
 from minidb.log import NULL_LSN
 from minidb.log.verify import verify_log
 from minidb.spark.generate import (
-    GENERATORS, EnvReport, GenerateReport, GenerateRequest, Generator, generate, generators, register_generator,
+    GENERATORS,
+    EnvReport,
+    GenerateReport,
+    GenerateRequest,
+    Generator,
+    generate,
+    generators,
+    register_generator,
 )
+
 from tests.cli.test_cli import check_golden
 from tests.generate.helpers import entries, file_bytes, request
 

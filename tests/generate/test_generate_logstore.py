@@ -15,6 +15,7 @@ from minidb.logstore import Environment
 from minidb.spark.gen_logstore import DATABASE, workload
 from minidb.spark.generate import generate
 from minidb.spark.source import item_checksum
+
 from tests.generate.helpers import entries, file_bytes, request
 
 

@@ -14,6 +14,7 @@ from minidb.errors import DiskError, DiskFullError, LogError
 from minidb.io import OSDisk
 from minidb.log import TRACE
 from minidb.logstore import Durability, Environment
+
 from tests.log.helpers import messages, new_log, write_messages
 from tests.logstore.helpers import small_config
 

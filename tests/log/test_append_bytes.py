@@ -9,8 +9,7 @@ the files with the expected ones, and where files flip and how often the buffer 
 model of the rules (``where_entries_go``).
 """
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minidb.cli.engines  # noqa: F401  (registers every engine's entry types, replication's too)
 from minidb.io import SimDisk
@@ -18,6 +17,7 @@ from minidb.log import FILE_HEADER, LSN, Provisional, file_name, known_types
 from minidb.log.codec import generic_encode
 from minidb.log.header import REPLICATED, VLSN_PRESENT, pack_entry
 from minidb.log.manager import FILE_HEADER_SIZE
+
 from tests.log.helpers import new_log
 from tests.log.test_types import values_for
 

@@ -1,15 +1,22 @@
 """Generated codecs agree byte for byte with the generic field-table path, and fail alike."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minidb.cli.engines  # noqa: F401  (registers every engine's entry types, replication's too)
 from minidb.log import LSN, NULL_LSN, TRACE, known_types
-from minidb.log.codec import (Codec, Mismatch, codec_source, generate_source, generic_decode, generic_encode,
-                              picker_source)
+from minidb.log.codec import (
+    Codec,
+    Mismatch,
+    codec_source,
+    generate_source,
+    generic_decode,
+    generic_encode,
+    picker_source,
+)
 from minidb.log.fields import BOOL, BYTES, STR, U8, U32, ItemFormatError, ListOf
 from minidb.log.header import SUMMED
+
 from tests.log.test_types import values_for
 
 TYPES = known_types()
@@ -214,7 +221,7 @@ def test_a_picker_gives_the_decoded_values_of_its_fields(entry_type):
         expected = tuple(values[name] for name in picks)
         assert codec.picker(picks, strict=True)(item) == expected
         assert codec.picker(picks, strict=True)(memoryview(item)) == expected
-        assert all(type(got) is type(want) for got, want in zip(codec.picker(picks)(item), expected))
+        assert all(type(got) is type(want) for got, want in zip(codec.picker(picks)(item), expected, strict=True))
 
     check()
 

@@ -11,9 +11,10 @@ import pytest
 from minidb.errors import LogCorruptionError, LogError, UserError
 from minidb.io import SimDisk
 from minidb.log import LSN, NULL_LSN, file_name, find_end
-from minidb.log.scan import judge_bad_entry, FileScanner
+from minidb.log.scan import FileScanner, judge_bad_entry
 from minidb.log.verify import verify_log
 from minidb.logstore import Durability, Environment
+
 from tests.log.helpers import file_bytes, messages, new_log, put_file_bytes, synced_log, write_messages
 from tests.logstore.helpers import small_config
 

@@ -6,6 +6,7 @@ from minidb.errors import LogCorruptionError, LogError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN, TRACE, file_name, find_end
 from minidb.log.verify import verify_log
+
 from tests.log.helpers import file_bytes, messages, new_log, put_file_bytes, synced_log, write_messages
 
 MESSAGES = [f"entry {i}: " + "z" * (i * 7) for i in range(8)]

@@ -9,6 +9,7 @@ import pytest
 from minidb.errors import UserError
 from minidb.log import TRACE
 from minidb.log.groupcommit import GroupCommitPolicy, ManualClock
+
 from tests.log.helpers import new_log
 
 

@@ -8,8 +8,8 @@ from minidb.log import TRACE, file_name
 from minidb.log.check import first_file_problem
 from minidb.log.end import find_end
 from minidb.log.files import all_log_file_numbers, log_file_numbers
-from minidb.log.lsn import LSN
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
+from minidb.log.lsn import LSN
 from minidb.log.verify import verify_log
 
 from tests.log.helpers import file_bytes, messages, new_log, write_messages

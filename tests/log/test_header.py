@@ -5,11 +5,22 @@ import struct
 import pytest
 
 from minidb.io import SimDisk
-from minidb.log import TRACE, Provisional, file_name
+from minidb.log import TRACE, Provisional
 from minidb.log.header import (
-    ERASED_TYPE, HEADER_SIZE, INVISIBLE, check_entry, checksum, erased_item, erased_type, flag_problem, make_flags,
-    pack_entry, read_header, verify_checksum,
+    ERASED_TYPE,
+    HEADER_SIZE,
+    INVISIBLE,
+    check_entry,
+    checksum,
+    erased_item,
+    erased_type,
+    flag_problem,
+    make_flags,
+    pack_entry,
+    read_header,
+    verify_checksum,
 )
+
 from tests.log.helpers import file_bytes, messages, new_log, put_file_bytes, write_messages
 
 

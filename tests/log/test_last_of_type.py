@@ -15,6 +15,7 @@ from minidb.log import TRACE
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.reader import READ_BACK
 from minidb.logstore.logdef import CKPT_END, CKPT_START
+
 from tests.log.helpers import file_bytes, new_log, put_file_bytes
 
 

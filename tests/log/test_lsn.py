@@ -1,8 +1,7 @@
 """LSNs: packing, parsing, printing and order."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN

@@ -4,9 +4,10 @@ import threading
 
 import pytest
 
-from minidb.errors import DiskError, DiskFullError, LogError, UserError
+from minidb.errors import DiskFullError, LogError, UserError
 from minidb.io import CrashMode, OSDisk, SimDisk
-from minidb.log import LSN, NULL_LSN, TRACE, FILE_HEADER, Provisional, file_name
+from minidb.log import FILE_HEADER, LSN, NULL_LSN, TRACE, Provisional, file_name
+
 from tests.log.helpers import messages, new_log, write_messages
 
 

@@ -14,10 +14,10 @@ import pytest
 
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import SimDisk
-from minidb.log import LSN, TRACE
-from minidb.log import header as header_module
+from minidb.log import LSN, TRACE, header as header_module
 from minidb.log.logdef import FILE_HEADER
 from minidb.logstore.logdef import CKPT_END, CKPT_START
+
 from tests.log.helpers import file_bytes, new_log, put_file_bytes
 from tests.log.test_last_of_type import careful, random_log, same
 

@@ -5,6 +5,7 @@ import random
 from minidb.io import CrashMode, SimDisk
 from minidb.log import file_name, scan_tolerant
 from minidb.log.scan import FileScanner
+
 from tests.log.helpers import file_bytes, new_log, write_messages
 
 MESSAGES = [f"entry {i}: " + "q" * (i * 5) for i in range(10)]

@@ -1,8 +1,7 @@
 """Entry types: every declared type round-trips; tables refuse collisions."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import minidb.cli.engines  # noqa: F401  (registers every engine's entry types)
 from minidb.log import LSN, NULL_LSN, fields, known_types

@@ -122,7 +122,8 @@ def slots(env: Environment) -> dict[str, list[tuple]]:
         while stack:
             node = stack.pop()
             if node.is_bin:
-                for key, lsn, deleted, cached in zip(node.keys, node.lsns, node.known_deleted, node.records):
+                slots = zip(node.keys, node.lsns, node.known_deleted, node.records, strict=True)
+                for key, lsn, deleted, cached in slots:
                     held = record_of(env.log.read(lsn))
                     assert cached is None or cached == held, f"{impl.name} {key!r}: cached data is not its LN's"
                     rows.append((key, lsn, deleted, held))

@@ -158,6 +158,7 @@ def test_hooks_at_steps_1_6_and_9():
     )
     from minidb.io import SimDisk
     from minidb.logstore import Environment
+
     from tests.logstore.helpers import small_config
 
     env = Environment.open(SimDisk("hooks"), small_config(), hooks)

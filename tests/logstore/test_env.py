@@ -4,7 +4,7 @@ import pytest
 
 from minidb.errors import LogError, UserError
 from minidb.io import OSDisk
-from minidb.logstore import (DatabaseNotFoundError, EnvironmentClosedError, Environment, EnvironmentConfig)
+from minidb.logstore import DatabaseNotFoundError, Environment, EnvironmentClosedError, EnvironmentConfig
 
 from tests.logstore.helpers import new_env, small_config
 

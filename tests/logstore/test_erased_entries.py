@@ -77,7 +77,7 @@ def test_an_erased_commit_or_ln_tx_is_corruption_at_recovery_and_in_verify(what,
 def test_a_well_formed_erasure_of_a_type_the_eraser_never_erases_is_reported_by_verify(tmp_path, capsys):
     env = committed_update(tmp_path)
     commit = last_lsn(tmp_path, "Commit")
-    for i in range(3):  # the commit's file leaves the recovery interval
+    for _ in range(3):  # the commit's file leaves the recovery interval
         env.checkpoint()
         env.log.force_flip()
     env.close()

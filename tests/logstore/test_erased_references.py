@@ -5,10 +5,10 @@ import pytest
 from minidb.cli import main
 from minidb.io import OSDisk
 from minidb.log import LogManager
-from minidb.logstore.eraser import ERASER_STATS, erase_file, locate
-from minidb.stats import Stats
 from minidb.logstore import Environment, EnvironmentFailureError, TreeError
+from minidb.logstore.eraser import ERASER_STATS, erase_file, locate
 from minidb.logstore.verify import verify_log_trees, verify_tree
+from minidb.stats import Stats
 
 from tests.logstore.helpers import small_config
 from tests.logstore.test_verify import last_bins, rewrite

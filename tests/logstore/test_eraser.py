@@ -10,14 +10,26 @@ import pytest
 
 from minidb.errors import UserError
 from minidb.io import CrashMode, SimDisk, crash_points
-from minidb.log import LSN
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import ERASED_TYPE, check_entry, erased_type, read_header, verify_checksum
 from minidb.log.verify import verify_log
 from minidb.logstore import Environment, EnvironmentConfig
-from minidb.logstore.eraser import (ERASER_STATS, MAYBE_EXTINCT, NOT_EXTINCT, STATE_FILE, CycleState, DataEraser,
-                                    EraserConfig, ManualClock, SystemClock, WorkThrottle, erase_file, erasing_of, locate,
-                                    read_state)
+from minidb.logstore.eraser import (
+    ERASER_STATS,
+    MAYBE_EXTINCT,
+    NOT_EXTINCT,
+    STATE_FILE,
+    CycleState,
+    DataEraser,
+    EraserConfig,
+    ManualClock,
+    SystemClock,
+    WorkThrottle,
+    erase_file,
+    erasing_of,
+    locate,
+    read_state,
+)
 from minidb.logstore.eraser.state import ERASED, TO_DO, write_state
 from minidb.logstore.verify import records
 from minidb.stats import Stats

@@ -14,6 +14,7 @@ import random
 import pytest
 
 from minidb.logstore import LockConflictError
+
 from tests.logstore.helpers import new_env
 
 BUDGET = 14

@@ -12,6 +12,7 @@ from minidb.replication import ReplicatedEnvironment
 from tests.logstore.helpers import fill, small_config
 
 BUDGET = {"node_budget": 12, "buffer_size": 512}  # eviction after every operation; a small log buffer
+KEEP_EVERYTHING = CrashMode.everything()
 
 
 def full(disk: SimDisk) -> None:
@@ -20,7 +21,7 @@ def full(disk: SimDisk) -> None:
     assert disk.free_space() == 0
 
 
-def written_env(name: str, crash: CrashMode | None = CrashMode.everything()) -> tuple[SimDisk, list[str]]:
+def written_env(name: str, crash: CrashMode | None = KEEP_EVERYTHING) -> tuple[SimDisk, list[str]]:
     """An environment with 120 records in ``t``, 40 of them rewritten after the last checkpoint (dirty nodes
     recovery must rebuild and split), crashed (or closed with ``crash=None``)."""
     disk = SimDisk(name)

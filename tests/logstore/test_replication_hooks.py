@@ -4,7 +4,7 @@ the checkpoint's step-6 hook and recovery listeners."""
 import itertools
 
 from minidb.io import CrashMode, SimDisk
-from minidb.logstore import Environment, EnvironmentHooks, REPLICABLE_TYPES
+from minidb.logstore import REPLICABLE_TYPES, Environment, EnvironmentHooks
 
 from tests.logstore.helpers import entries, small_config
 

@@ -7,8 +7,7 @@ every step the records must equal the model; the tree must stay a B+tree; nothin
 counted obsolete.
 """
 
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from minidb.io import CrashMode, SimDisk

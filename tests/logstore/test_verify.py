@@ -4,11 +4,11 @@ another record's data (item 8)."""
 import pytest
 
 from minidb.cli import main
+from minidb.io import OSDisk, SimDisk
 from minidb.log.header import pack_entry
 from minidb.logstore import Environment, TreeError
 from minidb.logstore.logdef import BIN_ENTRY
 from minidb.logstore.verify import verify_log_trees, verify_tree
-from minidb.io import OSDisk, SimDisk
 
 from tests.logstore.helpers import new_env, small_config
 

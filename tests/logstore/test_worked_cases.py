@@ -3,8 +3,8 @@
 import pytest
 
 from minidb.log import LogManager, Provisional
-from minidb.logstore import is_provisional
 from minidb.log.files import file_name
+from minidb.logstore import is_provisional
 from minidb.logstore.cases import KEYS, clean_and_delete, clean_trusting_utilization, worked_case
 from minidb.logstore.errors import EnvironmentFailureError
 

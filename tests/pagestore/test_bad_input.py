@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from minidb.errors import UserError
+from minidb.errors import DiskFullError, UserError
 from minidb.pagestore import BufferPool, RecordId, ShoreLocking
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.lock import BadLockRequest, LockManager
@@ -164,6 +164,6 @@ def test_a_format_that_fails_midway_deletes_only_what_it_created(tmp_path):
     with disk.open("notes.txt", create=True) as f:
         f.append(b"the user's")
         f.fsync()
-    with pytest.raises(Exception):
+    with pytest.raises(DiskFullError):
         StorageManager.format(disk, num_pages=4096, page_size=4096)
     assert disk.list() == ["notes.txt"]

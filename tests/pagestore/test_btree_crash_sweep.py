@@ -4,9 +4,9 @@ from collections import Counter
 
 import pytest
 
+import minidb.pagestore.restart.undo as undo_module
 from minidb.crashtest.btree import FILE_MAX, crash_sweep, run_workload
 from minidb.log.manager import LogManager
-import minidb.pagestore.restart.undo as undo_module
 from minidb.pagestore.transactions.rollback import UndoStep
 
 from tests.sweeps import assert_chunk_has_no_violations

@@ -5,9 +5,17 @@ import threading
 import pytest
 
 from minidb.io import CrashMode
-from minidb.log import TRACE, LSN
+from minidb.log import LSN, TRACE
 from minidb.pagestore import (
-    EX, SH, BadRequestError, BufferPool, BufferPoolFullError, PageId, PageTag, TornPageError, Volume,
+    EX,
+    SH,
+    BadRequestError,
+    BufferPool,
+    BufferPoolFullError,
+    PageId,
+    PageTag,
+    TornPageError,
+    Volume,
 )
 from minidb.pagestore.pages.page import NO_PAGE_LSN
 from minidb.pagestore.volume.volfile import volume_file_name

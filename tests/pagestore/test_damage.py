@@ -9,13 +9,17 @@ import pytest
 from minidb.errors import CorruptionError, UserError
 from minidb.io import CrashMode, OSDisk, SimDisk
 from minidb.log import file_name
-from minidb.pagestore import PageId, StoreId
-from minidb.pagestore.errors import (
-    LogLostError, PageChecksumError, PageStoreCorruptionError, TornPageError, VolumeCorruptionError, VolumeError,
-)
+from minidb.pagestore import PageId
 from minidb.pagestore.buffer.latch import SH
-from minidb.pagestore.restart.master import MASTER_FILE, read_master
+from minidb.pagestore.errors import (
+    LogLostError,
+    PageChecksumError,
+    PageStoreCorruptionError,
+    VolumeCorruptionError,
+    VolumeError,
+)
 from minidb.pagestore.pages.page import stamp_checksum
+from minidb.pagestore.restart.master import MASTER_FILE, read_master
 from minidb.pagestore.verify import verify_pagestore
 from minidb.pagestore.volume.volfile import VolumeFile, volume_file_name
 
@@ -38,6 +42,7 @@ def records_sm(disk=None, count=4, close=True, **options):
 
 def _format_on(disk, **options):
     from minidb.pagestore.sm import StorageManager
+
     from tests.pagestore.sm_helpers import OPTIONS
     return StorageManager.format(disk, num_pages=128, ext_sz=4, page_size=PAGE, frames=16, **{**OPTIONS, **options})
 

@@ -14,11 +14,11 @@ from minidb.pagestore.directory.rootindex import NAME
 from minidb.pagestore.directory.stdir import KEY
 from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError, VolumeError
 from minidb.pagestore.files.sinfo import SINFO, LockProtocol, SInfo, StoreKind
-from minidb.pagestore.ids import StoreId
 from minidb.pagestore.pages.page import PageTag, StoreFlags
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.verify import verify_pagestore
 from minidb.pagestore.volume.volfile import volume_file_name
+
 from tests.pagestore.sm_helpers import OPTIONS, new_sm, open_again, reopen
 
 

@@ -1,21 +1,19 @@
 """Files of records: record tags, small and large records, rid verification, placement, space."""
 
-import random
 
 import pytest
 
 from minidb import impl
+from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.errors import BadRequestError, RecordWontFitError, StaleRecordIdError
 from minidb.pagestore.files.file import FILE_MANAGER, FileManager, Policy
 from minidb.pagestore.files.histogram import Histoid, bucket_needed, bucket_of
-from minidb.pagestore.ids import PageId, RecordId, StoreId
-from minidb.pagestore.buffer.latch import SH
+from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.pages.page import PageTag
 from minidb.pagestore.pages.rectag import RecFlags, RecTag, chunk_size, small_slot, split_slot
 from minidb.pagestore.pages.slotted import SLOT_RESERVED
 
 from tests.pagestore.sm_helpers import new_sm
-
 
 FAST_FILES = FILE_MANAGER.name
 

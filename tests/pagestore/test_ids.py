@@ -1,13 +1,21 @@
 """Shore's identifiers: printing, parsing back, extent arithmetic."""
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from minidb.errors import UserError
 from minidb.pagestore.ids import (
-    ExtentId, PageId, RecordId, StoreId, VolumeId, extent_of, first_page_of, index_in_extent, pages_of,
-    parse_id, parse_typed,
+    ExtentId,
+    PageId,
+    RecordId,
+    StoreId,
+    VolumeId,
+    extent_of,
+    first_page_of,
+    index_in_extent,
+    pages_of,
+    parse_id,
+    parse_typed,
 )
 
 

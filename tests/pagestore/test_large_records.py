@@ -7,9 +7,14 @@ import pytest
 
 from minidb.io import CrashMode
 from minidb.pagestore.buffer.latch import EX, SH
+from minidb.pagestore.errors import (
+    BadRequestError,
+    OutOfLogSpaceError,
+    PageStoreCorruptionError,
+    RecordWontFitError,
+    VolumeFullError,
+)
 from minidb.pagestore.ids import PageId, StoreId
-from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError, RecordWontFitError, VolumeFullError
-from minidb.pagestore.errors import OutOfLogSpaceError
 from minidb.pagestore.pages.page import StoreFlags, stamp_checksum
 from minidb.pagestore.pages.rectag import RecFlags, limits
 from minidb.pagestore.verify import verify_pagestore

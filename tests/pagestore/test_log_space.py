@@ -14,9 +14,9 @@ from minidb.log.lsn import LSN
 from minidb.pagestore.errors import BadRequestError, LogLostError, OutOfLogSpaceError
 from minidb.pagestore.restart.master import MASTER_FILE, read_master, write_master
 from minidb.pagestore.sm import StorageManager
+from minidb.pagestore.volume.volfile import STAMP_SLOTS_SIZE
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES, REC_INSERT
 from minidb.pagestore.wal.logspace import END_RESERVE, reservation
-from minidb.pagestore.volume.volfile import STAMP_SLOTS_SIZE
 
 from tests.pagestore.sm_helpers import new_sm, open_again
 
@@ -101,7 +101,7 @@ def test_abort_and_savepoint_rollback_give_the_reservation_back():
     sm.create_rec(t, fid, b"a" * 80)
     sp = sm.save_point(t)
     at_savepoint = sm.log_space.held(t.txn_id)
-    for i in range(3):
+    for _ in range(3):
         sm.create_rec(t, fid, b"b" * 120)
     assert sm.log_space.held(t.txn_id) > at_savepoint
     sm.rollback_to(t, sp)
@@ -114,7 +114,7 @@ def test_restart_reserves_again_for_the_losers_and_ends_at_zero():
     sm = bounded_sm()
     fid = with_file(sm)
     t = sm.begin()
-    for i in range(4):
+    for _ in range(4):
         sm.create_rec(t, fid, b"c" * 90)
     held = sm.log_space.held(t.txn_id)
     sm.log.sync()
@@ -293,9 +293,10 @@ def test_an_unbounded_log_cannot_abort_on_a_full_disk_that_told_no_bound():
 
 # -- an unbounded log on a disk with a capacity ---------------------------------------------------------------------
 DISK_BOUND = {"buffer_size": 256, "file_max": 20_000}  # the default log (no log_size), small files and buffer
+KEEP_EVERYTHING = CrashMode.everything()
 
 
-def on_a_bounded_disk(name: str, crash_mode: CrashMode = CrashMode.everything()):
+def on_a_bounded_disk(name: str, crash_mode: CrashMode = KEEP_EVERYTHING):
     """A storage manager on a 400,000-byte disk with one committed record, then T filling the disk through
     forward work on the default log until refused; the crash mode is the one a crash during its abort uses."""
     disk = SimDisk(name, capacity=400_000)

@@ -9,7 +9,6 @@ from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode
 from minidb.log import file_name
 from minidb.pagestore.errors import PageStoreCorruptionError
-from minidb.pagestore.ids import StoreId
 from minidb.pagestore.pages.page import PageTag
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.wal.logrec import REDO

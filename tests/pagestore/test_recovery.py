@@ -6,8 +6,8 @@ from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode
 from minidb.log import NULL_LSN
 from minidb.pagestore.restart.master import read_master
-from minidb.pagestore.volume.stores import Deleting
 from minidb.pagestore.transactions.xct import XctState
+from minidb.pagestore.volume.stores import Deleting
 
 from tests.pagestore.sm_helpers import entries, new_sm, open_again, reopen
 

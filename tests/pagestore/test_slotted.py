@@ -3,8 +3,7 @@
 import struct
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from minidb.fast.pagestore.restart.redo import insert_plain, overwrite_plain
 from minidb.log import LSN
@@ -269,15 +268,17 @@ def test_redos_shortcuts_write_the_careful_bytes_or_leave_the_page_alone():
             if rng.random() < 0.5:  # an insert by redo: in a free, reserved, used or new slot
                 slot = rng.randrange(0, slots + 3)
                 data = bytes([rng.randrange(256)]) * rng.choice([0, 1, 5, 30, 90, 300])
-                page = shortcut_or_careful(page, lambda p: insert_plain(p, slot, data),
-                                           lambda p: p.insert_at(slot, data, REDO_USER), took, "insert")
+                page = shortcut_or_careful(page, lambda p, slot=slot, data=data: insert_plain(p, slot, data),
+                                           lambda p, slot=slot, data=data: p.insert_at(slot, data, REDO_USER),
+                                           took, "insert")
             elif rng.random() < 0.5 and slots:  # a splice by redo, often of the same length
                 slot = rng.randrange(slots)
                 length = page.slot_entry(slot)[1]
                 start, cut = rng.randrange(0, length + 2), rng.randrange(0, length + 2)
                 data = bytes([rng.randrange(256)]) * (cut if rng.random() < 0.7 else rng.randrange(0, 8))
-                page = shortcut_or_careful(page, lambda p: overwrite_plain(p, slot, start, cut, data),
-                                           lambda p: p.splice(slot, start, cut, data, REDO_USER), took, "overwrite")
+                change = (slot, start, cut, data)
+                page = shortcut_or_careful(page, lambda p, change=change: overwrite_plain(p, *change),
+                                           lambda p, change=change: p.splice(*change, REDO_USER), took, "overwrite")
             elif slots:  # a removal, by a transaction (its space stays reserved) or by redo
                 slot = rng.randrange(slots)
                 if page.is_in_use(slot):

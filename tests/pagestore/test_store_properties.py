@@ -5,7 +5,7 @@ import re
 import pytest
 
 from minidb.io import CrashMode
-from minidb.pagestore import BadRequestError, PAGESTORE_TYPES, StoreFlags, StoreProperty
+from minidb.pagestore import PAGESTORE_TYPES, BadRequestError, StoreFlags, StoreProperty
 from minidb.pagestore.buffer.latch import SH
 from minidb.pagestore.ids import StoreId
 from minidb.pagestore.transactions.xctmgr import XctError

@@ -8,8 +8,17 @@ from minidb.errors import UserError
 from minidb.io import SimDisk
 from minidb.log import LogManager
 from minidb.pagestore import (
-    AllocMode, BadRequestError, BufferPool, Deleting, PageId, StoreFlags, StoreId, Volume, VolumeError,
-    VolumeFullError, format_volume,
+    AllocMode,
+    BadRequestError,
+    BufferPool,
+    Deleting,
+    PageId,
+    StoreFlags,
+    StoreId,
+    Volume,
+    VolumeError,
+    VolumeFullError,
+    format_volume,
 )
 from minidb.pagestore.volume.volfile import STAMP_SLOTS_SIZE, volume_file_name
 

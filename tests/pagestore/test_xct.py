@@ -5,9 +5,9 @@ import pytest
 from minidb.log import NULL_LSN
 from minidb.pagestore import PAGESTORE_TYPES
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.wal.logrec import REDO, UNDO, check_handlers
 from minidb.pagestore.transactions.xct import XctState
 from minidb.pagestore.transactions.xctmgr import XctError
+from minidb.pagestore.wal.logrec import REDO, UNDO, check_handlers
 
 from tests.pagestore.sm_helpers import entries, new_sm
 

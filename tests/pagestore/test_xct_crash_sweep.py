@@ -2,9 +2,9 @@
 
 import pytest
 
+import minidb.pagestore.restart.undo as undo_module
 from minidb.crashtest.pagestore import crash_sweep
 from minidb.crashtest.pagestore_workload import Runner, run_workload
-import minidb.pagestore.restart.undo as undo_module
 from minidb.pagestore.transactions.rollback import UndoStep
 
 from tests.sweeps import assert_chunk_has_no_violations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minidb.io import SimDisk
-from minidb.log import TRACE, LSN, LogManager
+from minidb.log import LSN, TRACE, LogManager
 from minidb.logstore import EnvironmentConfig
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
 from minidb.replication.vlsn.scanner import stream_vlsn

@@ -6,8 +6,8 @@ import pytest
 
 from minidb.log import LSN
 from minidb.replication import GhostBucket, VLSNBucket, VLSNIndexError
+from minidb.replication.cases import example_buckets
 from minidb.replication.vlsn.bucket import DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE
-from minidb.replication.cases import example_bucket_mappings, example_buckets
 
 
 def test_defaults_are_jes():
@@ -38,7 +38,7 @@ def test_the_seeds_example_vlsn_9_to_15_over_files_10_and_11_stride_4():
 def test_the_last_mapping_need_not_be_on_a_stride():
     """The JE documentation: a completed bucket gives 9 -> 10/100, 13 -> 10/140 and 15 -> 10/160."""
     bucket = VLSNBucket(10, 4, 1000, 100_000, 9)
-    for vlsn, offset in zip(range(9, 16), range(100, 170, 10)):
+    for vlsn, offset in zip(range(9, 16), range(100, 170, 10), strict=True):
         assert bucket.put(vlsn, LSN(10, offset))
     assert bucket.mappings() == [(9, LSN(10, 100)), (13, LSN(10, 140)), (15, LSN(10, 160))]
     assert bucket.get_gte_lsn(14) == LSN(10, 160) and bucket.get_lte_lsn(14) == LSN(10, 140)
@@ -135,7 +135,7 @@ def test_every_permutation_gives_the_same_lookups(stride):
     expected = lookups(in_order)
     for order in itertools.permutations(MAPPINGS):
         bucket = VLSNBucket(10, stride, 1000, 100_000, 1)
-        for i, (vlsn, lsn) in enumerate(order):
+        for vlsn, lsn in order:
             assert bucket.put(vlsn, lsn)
             for v in range(1, bucket.last + 1):  # meanwhile: never wrong, LTE <= v <= GTE
                 lte, gte = bucket.get_lte_mapping(v), bucket.get_gte_mapping(v)

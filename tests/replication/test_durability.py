@@ -6,11 +6,11 @@ import pytest
 from minidb.io import SimDisk
 from minidb.logstore import ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
-from minidb.replication.stream.ack import FeederTxns
-from minidb.replication.group.driver import InMemoryGroup
-from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.errors import FeederError, InsufficientAcksError, InsufficientReplicasError
+from minidb.replication.group.driver import InMemoryGroup
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.ack import FeederTxns
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 
 from tests.replication.helpers import small_config
 

@@ -18,17 +18,25 @@ from minidb.io import CrashMode, SimDisk, crash_points
 from minidb.logstore import ManualClock
 from minidb.logstore.eraser import SystemClock
 from minidb.replication import wire
-from minidb.replication.group.elections import (ACCEPTOR_FILE, Acceptor, AcceptorState, ElectionConfig, ElectionNode,
-                                          Proposal, Suitability, choose_master)
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.errors import (AcceptorStateCorruptionError, ElectionError, ReplicaWriteError,
-                                       WireFormatError)
+from minidb.replication.errors import AcceptorStateCorruptionError, ElectionError, ReplicaWriteError, WireFormatError
+from minidb.replication.group.elections import (
+    ACCEPTOR_FILE,
+    Acceptor,
+    AcceptorState,
+    ElectionConfig,
+    ElectionNode,
+    Proposal,
+    Suitability,
+    choose_master,
+)
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
 from minidb.replication.stream.network import HandshakeInitiator, InMemoryNetwork, TcpNetwork
 
 from tests.replication.helpers import small_config
 
 CONFIG = ElectionConfig()
+KEEP_NOTHING = CrashMode.nothing()
 
 
 def group_of(*nodes) -> RepGroup:
@@ -56,7 +64,7 @@ class Cluster:
         self.everyone.append(node)
         return node
 
-    def crash(self, name: str, mode: CrashMode = CrashMode.nothing()) -> None:
+    def crash(self, name: str, mode: CrashMode = KEEP_NOTHING) -> None:
         self.nodes.pop(name).close()
         self.disks[name].crash(mode)
 
@@ -284,6 +292,14 @@ def test_two_concurrent_proposers_cannot_both_win_a_term(order):
 ROUND = re.compile(r"round \((\d+), \d+, (\w+)\): Propose")
 
 
+def check_one_master_per_term(cluster: Cluster, decided: dict[int, str], seed: int) -> None:
+    """Every master a node learned or decided is the first one seen for its term, and may be master."""
+    for node in cluster.everyone:
+        for term, master in node.learned + node.decided:
+            assert decided.setdefault(term, master) == master, (seed, term, decided[term], master)
+            assert cluster.group.node(master).priority > 0
+
+
 def test_random_delivery_never_elects_two_masters_in_a_term():
     """Seeded random schedules (reordering, duplicates, losses, partitions, crashes, time passing): at most one
     master per term, a decided master never changes; then, healed and calm, the group agrees on one master."""
@@ -292,16 +308,9 @@ def test_random_delivery_never_elects_two_masters_in_a_term():
         rng = random.Random(seed)
         names = ["n1", "n2", "n3", "n4", "n5"][:rng.choice((3, 5))]
         priorities = [rng.choice((1, 2))] + [rng.choice((0, 1, 1, 2)) for _ in names[1:]]
-        cluster = Cluster(group_of(*zip(names, priorities)), {n: rng.randrange(4) for n in names})
+        cluster = Cluster(group_of(*zip(names, priorities, strict=True)), {n: rng.randrange(4) for n in names})
         decided: dict[int, str] = {}
-
-        def check() -> None:
-            for node in cluster.everyone:
-                for term, master in node.learned + node.decided:
-                    assert decided.setdefault(term, master) == master, (seed, term, decided[term], master)
-                    assert cluster.group.node(master).priority > 0
-
-        for step in range(250):
+        for _step in range(250):
             action = rng.random()
             live = sorted(cluster.nodes)
             if action < 0.05:
@@ -326,12 +335,12 @@ def test_random_delivery_never_elects_two_masters_in_a_term():
                 else:  # the first frame of its link (a connection keeps its order)
                     cluster.net.deliver(frame.src, frame.dst, count=1)
             cluster.pump()
-            check()
+            check_one_master_per_term(cluster, decided, seed)
         for name in sorted(set(names) - set(cluster.nodes)):
             cluster.start(name)
         cluster.net.heal()
         cluster.advance(8000)
-        check()
+        check_one_master_per_term(cluster, decided, seed)
         term, master = cluster.agreed()
         assert cluster.masters() == {master: term}, (seed, cluster.masters())
         proposers: dict[str, set[str]] = {}
@@ -549,7 +558,7 @@ def test_three_nodes_elect_a_master_over_tcp():
     vlsns = {"n1": 3, "n2": 3, "n3": 7}
     clock = SystemClock()
     nodes = [ElectionNode(group, n.name, net, SimDisk(n.name), clock, config, lambda n=n: vlsns[n.name], listener)
-             for n, listener in zip(group.nodes, listeners)]
+             for n, listener in zip(group.nodes, listeners, strict=True)]
     done = threading.Event()
     nodes[0].start_election()  # n1 proposes; the other nodes would start on their own after retry_ms
 

@@ -6,8 +6,8 @@ from minidb.io import SimDisk
 from minidb.log.files import file_name, log_file_numbers
 from minidb.logstore import EnvironmentConfig
 from minidb.logstore.eraser import EraserConfig, ManualClock
-from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.env import ReplicatedEnvironment
+from minidb.replication.vlsn.config import VLSNIndexConfig
 
 SECRET = b"secretvalue"
 

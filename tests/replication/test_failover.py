@@ -9,10 +9,10 @@ ends with the same records and the same VLSN stream.
 from minidb.io import CrashMode, SimDisk
 from minidb.logstore import ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.errors import InsufficientAcksError
 from minidb.replication.group.failover import FailoverGroup
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.vlsn.scanner import stream_vlsn
 
 from tests.replication.helpers import small_config

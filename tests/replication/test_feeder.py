@@ -6,8 +6,8 @@ import pytest
 from minidb.io import SimDisk
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
 from minidb.replication.errors import FeederError, ReplicaWriteError
-from minidb.replication.stream.feeder import Feeder
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
 from minidb.replication.stream.replica import Replica
 from minidb.replication.vlsn.scanner import stream_vlsn

@@ -6,8 +6,8 @@ import pytest
 from minidb.io import SimDisk
 from minidb.log.files import file_name
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
-from minidb.replication.group.driver import InMemoryGroup
 from minidb.replication.errors import FeederError
+from minidb.replication.group.driver import InMemoryGroup
 from minidb.replication.group.membership import RepGroup, RepNode
 
 from tests.replication.helpers import churn, small_config

@@ -2,8 +2,8 @@
 
 from minidb.cli import main
 from minidb.io import OSDisk, SimDisk
-from minidb.replication import GhostBucket, ReplicatedEnvironment, VLSNBucket, VLSNIndexConfig
 from minidb.log import LSN
+from minidb.replication import GhostBucket, ReplicatedEnvironment, VLSNBucket, VLSNIndexConfig
 from minidb.replication.cases import case_config, example_buckets
 from minidb.replication.vlsn.range import VLSNRange
 from minidb.replication.vlsn.tracker import VLSNTracker

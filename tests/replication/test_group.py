@@ -5,7 +5,7 @@ import pytest
 
 from minidb.io import SimDisk
 from minidb.replication import ReplicatedEnvironment
-from minidb.replication.errors import (GroupConfigError, ReplayError, ReplicaWriteError, UnknownMasterError)
+from minidb.replication.errors import GroupConfigError, ReplayError, ReplicaWriteError, UnknownMasterError
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
 from minidb.replication.vlsn.scanner import stream_vlsn
 

@@ -13,8 +13,7 @@ import sys
 
 import pytest
 
-from minidb.cli import group as group_cli
-from minidb.cli import main
+from minidb.cli import group as group_cli, main
 from minidb.io import OSDisk, created
 from minidb.log import LogManager
 from minidb.replication.errors import GroupConfigError, NetworkRestoreRequiredError

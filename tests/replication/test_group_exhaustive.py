@@ -8,8 +8,14 @@ is caught.
 
 import dataclasses
 
-from minidb.crashtest.group import (NAMES, crash_sweep, exhaustive_crash_points, exhaustive_sweep,
-                                    node_events, run_crash_point)
+from minidb.crashtest.group import (
+    NAMES,
+    crash_sweep,
+    exhaustive_crash_points,
+    exhaustive_sweep,
+    node_events,
+    run_crash_point,
+)
 from minidb.io import CrashMode
 from minidb.logstore.recovery import RecoveryManager
 

@@ -5,10 +5,16 @@ import threading
 import pytest
 
 from minidb.io import CrashMode, SimDisk
-from minidb.log import TRACE, LSN, LogManager, file_name
+from minidb.log import LSN, TRACE, LogManager, file_name
 from minidb.logstore import Environment, EnvironmentHooks
-from minidb.replication import (IndexClosedError, ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig, VLSNRangeError,
-                                WaitTimeoutError)
+from minidb.replication import (
+    IndexClosedError,
+    ReplicatedEnvironment,
+    VLSNIndex,
+    VLSNIndexConfig,
+    VLSNRangeError,
+    WaitTimeoutError,
+)
 from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES
 from minidb.replication.vlsn.recovery import read_index_database
 from minidb.replication.vlsn.tracker import VLSNTracker

@@ -1,9 +1,9 @@
 """Transports and the handshake: the same tests on the scripted in-memory network and on real TCP sockets."""
 
 import struct
-from pathlib import Path
 import threading
 import zlib
+from pathlib import Path
 
 import pytest
 

@@ -16,13 +16,19 @@ from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.logstore.logdef import LN_TX
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
-from minidb.replication.errors import FeederError, NetworkRestoreRequiredError, RollbackLimitError, SyncupError
-from minidb.replication.stream.feeder import Feeder
+from minidb.replication.errors import (
+    FeederError,
+    NetworkRestoreRequiredError,
+    RollbackLimitError,
+    SyncupError,
+    VLSNRangeError,
+)
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.stream.replica import Replica
-from minidb.replication.vlsn.scanner import stream_vlsn
 from minidb.replication.syncup.syncup import item_checksum
+from minidb.replication.vlsn.scanner import stream_vlsn
 
 from tests.replication.helpers import small_config
 
@@ -258,7 +264,7 @@ def test_invisible_entries_are_skipped_by_every_reader():
     invisible = [e for e in n1.log.scan() if e.header.invisible]
     assert [e.vlsn for e in invisible] == [3, 4]
     assert n1.range.last == 2 and n1.vlsn_index.backward_scanner().find(2).lsn < invisible[0].lsn
-    with pytest.raises(Exception):
+    with pytest.raises(VLSNRangeError):
         n1.vlsn_index.find(3)  # the forward scanner does not return a rolled-back entry
     n1.crash(CrashMode.nothing())
     again = open_node("n1", n1.disk)  # recovery: the tree, the VLSN tracker

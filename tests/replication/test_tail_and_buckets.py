@@ -5,8 +5,8 @@ import pytest
 
 from minidb.io import SimDisk
 from minidb.replication.errors import TailTruncationError, VLSNIndexCorruptionError
-from minidb.replication.vlsn.recovery import read_index_database
 from minidb.replication.vlsn.allocator import encode_key
+from minidb.replication.vlsn.recovery import read_index_database
 
 from tests.replication.helpers import open_env, stream
 

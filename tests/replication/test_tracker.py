@@ -35,7 +35,7 @@ def test_in_order_puts_make_a_bucket_per_file_and_close_the_old_one():
     files = sorted({lsn.file for _, lsn in mappings})
     assert [b.file_number for b in buckets] == files  # one bucket per file here
     assert all(b.closed for b in buckets[:-1]) and not buckets[-1].closed
-    for before, after in zip(buckets, buckets[1:]):
+    for before, after in zip(buckets, buckets[1:], strict=False):
         assert before.last + 1 == after.first  # in order: no gaps between buckets
     r = index.range
     assert (r.first, r.last) == (1, 30)
@@ -69,7 +69,7 @@ def test_a_full_bucket_and_a_too_distant_mapping_start_new_buckets_in_the_same_f
     assert far.tracker.bucket_count > 1
     for bucket in far.tracker.buckets():
         stored = [lsn.offset for _, lsn in bucket.mappings()]
-        assert all(b - a <= 60 for a, b in zip(stored, stored[1:]))
+        assert all(b - a <= 60 for a, b in zip(stored, stored[1:], strict=False))
     check_lookups(far, dict(mappings))
 
 

@@ -4,8 +4,7 @@ import struct
 import threading
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from minidb.replication import EMPTY_RANGE, RANGE_KEY, VLSNAllocator, VLSNIndexError, VLSNRange, decode_key, encode_key
 

@@ -120,8 +120,8 @@ def rows_to_record_batch(part: LogFilePartition, rows: list[tuple]) -> pa.Record
     """Rows of one file (tuples of :data:`ROW_COLUMNS`) as an Arrow record batch
     of exactly :data:`~minidb.spark.schema.ARROW_SCHEMA`."""
     n = len(rows)
-    columns = list(zip(*rows)) if rows else [()] * len(ROW_COLUMNS)
-    arrays = {field.name: pa.array(column, type=field.type) for column, field in zip(columns, _ROW_FIELDS)}
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(ROW_COLUMNS)
+    arrays = {field.name: pa.array(column, type=field.type) for column, field in zip(columns, _ROW_FIELDS, strict=True)}
     arrays["env"] = pa.repeat(pa.scalar(part.env, pa.string()), n)
     arrays["env_path"] = pa.repeat(pa.scalar(part.env_path, pa.string()), n)
     arrays["file"] = pa.repeat(pa.scalar(part.number, pa.int64()), n)

@@ -5,7 +5,8 @@ from collections import Counter
 from minidb.io import OSDisk
 from minidb.log import LSN, NULL_LSN, TRACE, LogManager
 from minidb.spark import analytics as A
-from minidb.spark.logdef import GEN_COMMIT, GEN_CKPT_END, GEN_CKPT_START, GEN_UPDATE
+from minidb.spark.logdef import GEN_CKPT_END, GEN_CKPT_START, GEN_COMMIT, GEN_UPDATE
+
 from tests.spark.expected import file_sizes, log_pos, reader_rows
 
 
@@ -101,13 +102,13 @@ def test_checkpoints_match_what_was_written(generated, logs):
         sizes = file_sizes(env.path)
         mine = [r for r in table if r.env == env.name]
         assert [r.ckpt for r in mine] == list(range(1, len(env.checkpoints) + 1))
-        for row, written in zip(mine, env.checkpoints):
+        for row, written in zip(mine, env.checkpoints, strict=True):
             assert (parse(row.start_lsn), parse(row.end_lsn)) == (written.start_lsn, written.end_lsn)
             assert row.complete == (written.end_lsn is not None)
             if written.end_lsn is not None:
                 assert row.duration_bytes == log_pos(sizes, written.end_lsn) - log_pos(sizes, written.start_lsn)
         starts = [log_pos(sizes, c.start_lsn) for c in env.checkpoints]
-        assert [r.interval_bytes for r in mine] == [None] + [b - a for a, b in zip(starts, starts[1:])]
+        assert [r.interval_bytes for r in mine] == [None] + [b - a for a, b in zip(starts, starts[1:], strict=False)]
     assert sum(len(env.checkpoints) >= 3 for env in generated.envs) >= 3  # real material
 
 

@@ -33,6 +33,7 @@ import pyspark
 import pytest
 
 from minidb.spark.pipeline import FIGURES
+
 from tests.process_groups import ProcessGroups
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
@@ -67,7 +68,7 @@ def wait_for(what: str, check, processes, logs, seconds: float = READY_SECONDS):
     """Poll ``check()`` until it is true; fail at once if a process died, or after ``seconds``."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        for process, log in zip(processes, logs):
+        for process, log in zip(processes, logs, strict=True):
             if process.poll() is not None:
                 pytest.fail(f"{what}: a Spark process exited with {process.returncode}:\n{Path(log).read_text()[-3000:]}")
         if check():

@@ -17,6 +17,7 @@ from minidb.log.header import ERASED_TYPE, EXTRA_TYPE_CODES, MAX_TYPE_CODE, eras
 from minidb.log.logdef import FILE_HEADER, LOG_VERSION
 from minidb.log.types import type_by_code
 from minidb.spark.source import file_rows, log_file_partitions, to_record_batch
+
 from tests.spark.row_path import row_batches, rows_to_record_batch
 
 CODES = [*range(1, MAX_TYPE_CODE + 1), *EXTRA_TYPE_CODES]
@@ -128,7 +129,8 @@ def test_the_logs_hold_every_kind_of_row(logs):
         ("c", 1, "corrupt: checksum mismatch"),
         ("c", 1, "log file is empty but is not the last"),
     ]
-    assert [(env, file, problem[:len(start)]) for (env, file, problem), (_, _, start) in zip(flagged, expected)] == expected
     assert len(flagged) == len(expected)
+    assert [(env, file, problem[:len(start)])
+            for (env, file, problem), (_, _, start) in zip(flagged, expected, strict=True)] == expected
     corrupt = next(r["offset"] for r in rows if r["checksum_valid"] is False)
     assert [r for r in rows if r["file"] == 2 and r["offset"] > corrupt and r["problem"] is None]

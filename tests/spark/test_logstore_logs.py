@@ -7,6 +7,7 @@ from pyspark.testing import assertDataFrameEqual
 from minidb.log import LSN
 from minidb.spark import analytics as A
 from minidb.spark.generate import GenerateRequest, generate
+
 from tests.spark.test_source import all_envs, expected_frame
 
 

@@ -14,6 +14,7 @@ from minidb.log import LogManager, file_name
 from minidb.log.verify import verify_log
 from minidb.spark.schema import LOG_SCHEMA
 from minidb.spark.source import MinidbLogReader
+
 from tests.spark.expected import reader_rows
 
 

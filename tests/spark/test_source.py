@@ -12,6 +12,7 @@ from minidb.io import OSDisk
 from minidb.log import TRACE, LogManager, Provisional
 from minidb.spark.schema import ARROW_SCHEMA, COLUMN_NAMES, LOG_SCHEMA
 from minidb.spark.source import BATCH_ROWS, FileColumns, file_rows, log_file_partitions, to_record_batch
+
 from tests.spark.expected import reader_rows
 
 

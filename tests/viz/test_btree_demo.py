@@ -6,8 +6,16 @@ import json
 import pytest
 
 from minidb.viz.btree import smo_spans, tree_graph
-from minidb.viz.btree_demo import (LOAD_SCRIPT, LOCKS_SCRIPT, OPS, SCRIPT, btree_explorer, btree_step, run_script,
-                                   show_step)
+from minidb.viz.btree_demo import (
+    LOAD_SCRIPT,
+    LOCKS_SCRIPT,
+    OPS,
+    SCRIPT,
+    btree_explorer,
+    btree_step,
+    run_script,
+    show_step,
+)
 from minidb.viz.script import ScriptError
 
 from tests.viz.helpers import ROOT
@@ -138,7 +146,7 @@ def test_a_crash_in_the_middle_of_a_split_is_repaired_by_restart():
     assert undone.count("btree_remove") == 4 and "xct_end" in undone
     assert end.demo.check()[0] == []
     assert end.demo.entries() == end.demo.committed == {k: v for k, v in zip(
-        [50, 60, 70, 80, 90, 100, 110, 120], "efghijkl")}
+        [50, 60, 70, 80, 90, 100, 110, 120], "efghijkl", strict=True)}
     assert layout(end.step) == layout(step_of(("commit", "T5")))
     assert "check_tree: sound" in end.summary() and "losers rolled back: T6" in end.summary()
 
@@ -163,7 +171,7 @@ def test_if_t6_commits_before_the_crash_its_keys_survive():
 def test_a_plain_crash_and_restart():
     script = [*SCRIPT[:step_of(("insert", "T3", 115, "rolled back"))], ("crash",), ("restart",)]
     demo = run_script(script)
-    assert demo.entries() == {k: v for k, v in zip(range(10, 120, 10), "abcdefghijk")}
+    assert demo.entries() == {k: v for k, v in zip(range(10, 120, 10), "abcdefghijk", strict=True)}
 
 
 def test_more_keys_make_the_tree_grow_a_level():

@@ -8,8 +8,20 @@ import pytest
 from minidb.log import LSN
 from minidb.log.files import file_name
 from minidb.viz.cleaner import draw_cleanings, draw_eraser_cycle, draw_erasure, draw_file_timeline
-from minidb.viz.cleaner_demo import (DB, DELETED, KEEP_MODES, SCRIPT, CLEANED, cleaner_step, eraser_crash,
-                                     eraser_crash_explorer, protocol_events, run_script, secret_left, step_of)
+from minidb.viz.cleaner_demo import (
+    CLEANED,
+    DB,
+    DELETED,
+    KEEP_MODES,
+    SCRIPT,
+    cleaner_step,
+    eraser_crash,
+    eraser_crash_explorer,
+    protocol_events,
+    run_script,
+    secret_left,
+    step_of,
+)
 from minidb.viz.script import ScriptError
 
 from tests.viz.helpers import ROOT

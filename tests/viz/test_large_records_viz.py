@@ -8,7 +8,7 @@ from matplotlib.patches import Rectangle
 from minidb.viz.large_records import MAX_PAGES, draw_large_record, large_record_layout
 from minidb.viz.style import PAGE_KIND_COLOURS
 
-from tests.pagestore.test_large_records import CS, build, body
+from tests.pagestore.test_large_records import CS, body, build
 from tests.viz.test_readability import problems
 
 
@@ -29,7 +29,7 @@ def test_each_shape_is_drawn_with_its_pages(shape, index_pages):
     assert isinstance(fig, Figure) and tuple(fig.get_size_inches()) == (9.5, 4.2)
     words = " ".join(texts(fig))
     assert pic.shape in words
-    for page, held in zip(pic.pages, pic.page_bytes):
+    for page, held in zip(pic.pages, pic.page_bytes, strict=True):
         assert f"{page}\n{held} B" in texts(fig)
     assert sum("index" in t for t in texts(fig)) == index_pages + (1 if index_pages else 0)
     kinds = {"file"} | ({"lgdata"} if pic.pages else set()) | ({"lgindex"} if index_pages else set())

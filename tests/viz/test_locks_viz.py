@@ -4,17 +4,23 @@ import pytest
 from matplotlib.figure import Figure
 
 from minidb.pagestore.lock import LockManager
-from minidb.pagestore.lock.modes import EX, SH
+from minidb.pagestore.lock.modes import EX
 from minidb.viz.gallery import FIGURES
 from minidb.viz.lock_widgets import lock_explorer
 from minidb.viz.locks import (
-    cycle_edges, draw_digests, draw_lock_table, draw_mode_tables, draw_waits_for, node_positions, table_rows,
+    cycle_edges,
+    draw_digests,
+    draw_lock_table,
+    draw_mode_tables,
+    draw_waits_for,
+    node_positions,
+    table_rows,
     waits_for_dot,
 )
-from minidb.viz.locks_demo import (SCENARIOS, SCRIPT, DemoTxn, detection_figure, lock_step, page, rec,
-                                   scenario_step)
+from minidb.viz.locks_demo import SCENARIOS, SCRIPT, DemoTxn, detection_figure, lock_step, page, rec, scenario_step
 from minidb.viz.script import ScriptError
 from minidb.viz.style import WIDTH
+
 from tests.viz.helpers import notebook_scripts
 
 CYCLE = list(SCENARIOS["cycle"].script)

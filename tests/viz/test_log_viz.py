@@ -141,7 +141,7 @@ def test_gallery_writes_every_figure_reproducibly(tmp_path):
     first = write_figures(str(tmp_path / "a"))
     second = write_figures(str(tmp_path / "b"))
     assert [p.split("/")[-1] for p in first] == list(FIGURES)
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=True):
         with open(a, "rb") as fa, open(b, "rb") as fb:
             data = fa.read()
             assert data[:8] == b"\x89PNG\r\n\x1a\n" and data == fb.read()

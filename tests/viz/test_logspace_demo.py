@@ -1,16 +1,25 @@
 """The log-space demo of notebook 16: its default script, edited scripts, bad scripts, the pictures, the control."""
 
 import ast
-import re
 import json
+import re
 
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from minidb.viz.logspace_demo import (CRASHES, OPS, PARTITION, SCRIPT, crash_view, log_space_explorer, logspace_step,
-                                      record_picture, run_script)
+from minidb.viz.logspace_demo import (
+    CRASHES,
+    OPS,
+    PARTITION,
+    SCRIPT,
+    crash_view,
+    log_space_explorer,
+    logspace_step,
+    record_picture,
+    run_script,
+)
 from minidb.viz.script import ScriptError
 from minidb.viz.style import LOG_SPACE_COLOURS, TRANSACTION_COLOURS
 

@@ -7,12 +7,25 @@ from matplotlib.patches import Rectangle
 
 from minidb.logstore.cases import worked_case
 from minidb.logstore.verify import live_but_obsolete
-from minidb.viz.checkpoint import (PROVISIONAL_COLOURS, case_legend, case_summary, draw_checkpoint, draw_dirty_map,
-                                   draw_worked_case)
+from minidb.viz.checkpoint import (
+    PROVISIONAL_COLOURS,
+    case_legend,
+    case_summary,
+    draw_checkpoint,
+    draw_dirty_map,
+    draw_worked_case,
+)
 from minidb.viz.gallery import FIGURES
 from minidb.viz.logstore import colour, draw_tree_and_log, draw_utilization, legend_handles, tree_graph
-from minidb.viz.logstore_demo import (BANK_SCRIPT, SCRIPT, bank_writes, checkpoint_demo_env, eviction_bug_demo,
-                                      logstore_crash_demo, tree_step)
+from minidb.viz.logstore_demo import (
+    BANK_SCRIPT,
+    SCRIPT,
+    bank_writes,
+    checkpoint_demo_env,
+    eviction_bug_demo,
+    logstore_crash_demo,
+    tree_step,
+)
 from minidb.viz.logstore_widgets import eviction_bug_explorer, logstore_crash_explorer, tree_explorer
 from minidb.viz.script import ScriptError
 from minidb.viz.style import WIDTH

@@ -9,6 +9,7 @@ from minidb.viz.overview import LAYERS, NOTEBOOKS, draw_layers, notebook_table, 
 from minidb.viz.script import ScriptError
 from minidb.viz.start_demo import SCRIPT, crash_after, start_explorer
 from minidb.viz.style import WIDTH
+
 from tests.viz.helpers import notebook_scripts
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,16 +1,13 @@
 """Pictures and widgets of the page store: layouts, demo scripts, pure callbacks."""
 
 import pytest
-from matplotlib.figure import Figure
 
 from minidb.viz.bufferpool_demo import SCRIPT as POOL_SCRIPT, STEPS as POOL_STEPS, pool_step
 from minidb.viz.extents import draw_extent_map, extent_map_layout
 from minidb.viz.page_demo import SCRIPT as PAGE_SCRIPT, page_step
-from minidb.viz.pages import draw_page, page_layout
 from minidb.viz.pagestore_widgets import buffer_pool_explorer, page_explorer, volume_explorer
 from minidb.viz.script import ScriptError
 from minidb.viz.style import WIDTH
-from minidb.viz.script import ScriptError
 from minidb.viz.volume_demo import SCRIPT as VOLUME_SCRIPT, new_demo_volume, run_script, volume_step
 
 

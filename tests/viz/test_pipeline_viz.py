@@ -4,7 +4,11 @@ import pytest
 from matplotlib.patches import Rectangle
 
 from minidb.viz.pipeline import (
-    MAX_FILES, draw_checkpoint_intervals, draw_entry_types_per_file, draw_transaction_sizes, draw_vlsn_streams,
+    MAX_FILES,
+    draw_checkpoint_intervals,
+    draw_entry_types_per_file,
+    draw_transaction_sizes,
+    draw_vlsn_streams,
 )
 from minidb.viz.style import WIDTH, type_colour
 

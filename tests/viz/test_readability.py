@@ -86,8 +86,12 @@ PIPELINE_ENVS = [f"env-{i:02d}" for i in range(5)]
 
 def pipeline_figures() -> dict[str, Figure]:
     """The pipeline's pictures from rows shaped like notebook 15's (5 environments, 4 files each)."""
-    from minidb.viz.pipeline import (draw_checkpoint_intervals, draw_entry_types_per_file, draw_transaction_sizes,
-                                     draw_vlsn_streams)
+    from minidb.viz.pipeline import (
+        draw_checkpoint_intervals,
+        draw_entry_types_per_file,
+        draw_transaction_sizes,
+        draw_vlsn_streams,
+    )
 
     types = ["FileHeader", "GenUpdate", "GenCommit", "GenAbort", "GenCkptStart", "GenCkptEnd", "Matchpoint"]
     by_file = [(env, f, t, 10 + 7 * k + f, 300 * (k + 1), 0) for env in PIPELINE_ENVS for f in range(1, 5)

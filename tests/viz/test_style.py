@@ -8,8 +8,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-import minidb.pagestore.wal.logdef  # noqa: F401  (registers the page store's types)
 import minidb.logstore.logdef  # noqa: F401
+import minidb.pagestore.wal.logdef  # noqa: F401  (registers the page store's types)
 import minidb.replication.logdef  # noqa: F401
 import minidb.spark.logdef  # noqa: F401
 from minidb.log.types import known_types
@@ -81,7 +81,7 @@ def legend_entries(fig):
     legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
     for legend in legends:
         entries = []
-        for handle, text in zip(legend.legend_handles, legend.get_texts()):
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
             if isinstance(handle, Patch):
                 colour, hatch = handle.get_facecolor(), handle.get_hatch()
                 if handle.get_fill() is False or colour[3] == 0:

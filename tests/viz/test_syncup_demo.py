@@ -4,8 +4,14 @@ import pytest
 
 from minidb.viz.script import ScriptError
 from minidb.viz.syncup import Entry, NodeLog, draw_logs
-from minidb.viz.syncup_demo import (SCRIPT, failover_script, failover_step, je_rollback_example, master_dies,
-                                    restart_refused)
+from minidb.viz.syncup_demo import (
+    SCRIPT,
+    failover_script,
+    failover_step,
+    je_rollback_example,
+    master_dies,
+    restart_refused,
+)
 from minidb.viz.syncup_widgets import failover_explorer
 
 from tests.replication.test_syncup import failover, matchpoint, puts, rejoin, replicated_entries

@@ -1,5 +1,6 @@
 """Pictures of the VLSN index and notebook 12's control: plain data, fixed-size figures, a pure callback."""
 
+import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -7,13 +8,20 @@ from minidb.io import SimDisk
 from minidb.replication import ReplicatedEnvironment, VLSNIndex, VLSNIndexConfig
 from minidb.replication.cases import worked_recovery_case
 from minidb.viz.gallery import FIGURES
-from minidb.viz.style import WIDTH
-import pytest
-
 from minidb.viz.script import ScriptError
+from minidb.viz.style import WIDTH
 from minidb.viz.vlsn import BucketView, IndexPicture, draw_buckets, draw_index, draw_recovery_case, index_picture
-from minidb.viz.vlsn_demo import (SCRIPT, bucket_example, holes_example, index_step, one_file_mappings, tradeoff_log,
-                                  tradeoff_point, truncation_demo, wait_demo)
+from minidb.viz.vlsn_demo import (
+    SCRIPT,
+    bucket_example,
+    holes_example,
+    index_step,
+    one_file_mappings,
+    tradeoff_log,
+    tradeoff_point,
+    truncation_demo,
+    wait_demo,
+)
 from minidb.viz.vlsn_widgets import index_explorer, tradeoff_explorer
 
 

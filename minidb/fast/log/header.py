@@ -27,8 +27,19 @@ from __future__ import annotations
 import zlib
 
 from minidb.log import header as reference
-from minidb.log.header import (HEADER, HEADER_SIZE, INVISIBLE, KNOWN_FLAGS, MAX_HEADER_SIZE, VLSN, VLSN_PRESENT,
-                               VLSN_SIZE, EntryHeader, flag_problem, valid_type_code)
+from minidb.log.header import (
+    HEADER,
+    HEADER_SIZE,
+    INVISIBLE,
+    KNOWN_FLAGS,
+    MAX_HEADER_SIZE,
+    VLSN,
+    VLSN_PRESENT,
+    VLSN_SIZE,
+    EntryHeader,
+    flag_problem,
+    valid_type_code,
+)
 
 _PLAIN_FLAGS = frozenset(f for f in range(KNOWN_FLAGS + 1) if not f & INVISIBLE and flag_problem(1, f) is None)
 _PLAIN_CODES = frozenset(c for c in range(256) if valid_type_code(c))  # not 0xff: erased entries go the long way

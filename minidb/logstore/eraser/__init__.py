@@ -7,8 +7,15 @@ erased forms, fsync, the file marked erased),
 persisted state and its byte format).
 """
 
-from minidb.logstore.eraser.eraser import (ERASER_STATS, EXTINCT, MAYBE_EXTINCT, NOT_EXTINCT, DataEraser, EraserAbort,
-                                           EraserConfig)
+from minidb.logstore.eraser.eraser import (
+                                           ERASER_STATS,
+                                           EXTINCT,
+                                           MAYBE_EXTINCT,
+                                           NOT_EXTINCT,
+                                           DataEraser,
+                                           EraserAbort,
+                                           EraserConfig,
+)
 from minidb.logstore.eraser.protocol import STEP_SHARES, erase_entries, erase_file, finish_recorded_erasure, locate
 from minidb.logstore.eraser.state import STATE_FILE, CycleState, erasing_of, read_state, write_state
 from minidb.logstore.eraser.throttle import ManualClock, SystemClock, WorkThrottle

@@ -54,8 +54,8 @@ from minidb import impl
 from minidb.log import LSN, NULL_LSN, LogEntry, LogManager
 from minidb.logstore.logdef import CKPT_END, recovery_start
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME
-from minidb.logstore.recovery.info import Phases, RecoveryInfo
 from minidb.logstore.recovery import reading
+from minidb.logstore.recovery.info import Phases, RecoveryInfo
 from minidb.logstore.recovery.reading import LogRead, entries_from, node_head
 from minidb.logstore.recovery.redo import find_losers, redo_ln, redo_lns, undo_losers
 from minidb.logstore.recovery.trees import INReplay
@@ -211,7 +211,7 @@ class RecoveryManager:
             if node_head(entry)[0] != MAPPING_DB_ID:
                 self.ins.replay(entry)
         after = (info.ins_replayed, info.ins_provisional, info.ins_not_newer, info.ins_not_placed)
-        replayed, provisional, not_newer, not_placed = (a - b for a, b in zip(after, before))
+        replayed, provisional, not_newer, not_placed = (a - b for a, b in zip(after, before, strict=True))
         phases.say(phase, "replayed %d; skipped %d provisional, %d not newer than the tree, %d not placeable",
                    replayed, provisional, not_newer, not_placed)
         self.ins.keep_counted()

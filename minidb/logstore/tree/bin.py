@@ -77,7 +77,7 @@ class BIN(IN):
 
     def log_entries(self) -> list[tuple[bytes, LSN, bool]]:
         """The slots as the entry's ``entries`` list: ``(key, lsn, known_deleted)`` rows, in field order."""
-        return list(zip(self.keys, self.lsns, self.known_deleted))
+        return list(zip(self.keys, self.lsns, self.known_deleted, strict=True))
 
     def load_entries(self, entries: list[dict[str, Any]]) -> None:
         self.keys = [e["key"] for e in entries]

@@ -142,7 +142,7 @@ class IN:
     def log_entries(self) -> list[tuple[bytes, LSN, int]]:
         """The slots as the entry's ``entries`` list: ``(key, lsn, node_id)`` rows, in field order (a list
         field encodes a tuple record as the dict of its fields, without the dict made per slot)."""
-        return list(zip(self.keys, self.lsns, self.node_ids))
+        return list(zip(self.keys, self.lsns, self.node_ids, strict=True))
 
     def load_entries(self, entries: list[dict[str, Any]]) -> None:
         self.keys = [e["key"] for e in entries]

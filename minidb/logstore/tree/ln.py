@@ -39,8 +39,8 @@ from typing import Any
 
 from minidb.errors import LogError
 from minidb.log import LSN, LogEntry
-from minidb.log.types import EntryType
 from minidb.log.files import file_name
+from minidb.log.types import EntryType
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.logdef import DEL_LN, DEL_LN_TX, DELETED_LN_TYPES, LN, LN_TX, USER_LN_TYPES
 

@@ -142,8 +142,17 @@ from minidb import impl
 from minidb.log.lsn import LSN
 from minidb.pagestore.btree.keydesc import successor
 from minidb.pagestore.btree.keyed import (
-    CHILD, LEAF_LEVEL, KeyedPage, leaf_entry, log_header, log_insert_slots, log_link, log_remove_slots,
-    max_entry, node_entry, sort_key,
+    CHILD,
+    LEAF_LEVEL,
+    KeyedPage,
+    leaf_entry,
+    log_header,
+    log_insert_slots,
+    log_link,
+    log_remove_slots,
+    max_entry,
+    node_entry,
+    sort_key,
 )
 from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError
@@ -155,8 +164,7 @@ from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.transactions.xct import log_xct_entry
 from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.wal.logdef import BTREE_INSERT, BTREE_REMOVE, COMPENSATE
-from minidb.pagestore.wal.logrec import LogContext, APPLY_AND_LOG, undo_handler
-
+from minidb.pagestore.wal.logrec import APPLY_AND_LOG, LogContext, undo_handler
 
 _T = TypeVar("_T")
 

@@ -61,8 +61,15 @@ from typing import Any
 
 from minidb.pagestore.btree.btree import DuplicateKeyError, Tree
 from minidb.pagestore.btree.keydesc import KeyDescriptor
-from minidb.pagestore.btree.keyed import HEADER_SLOT, LEAF_LEVEL, leaf_entry, log_header, log_insert_slots, \
-    log_link, node_entry
+from minidb.pagestore.btree.keyed import (
+    HEADER_SLOT,
+    LEAF_LEVEL,
+    leaf_entry,
+    log_header,
+    log_insert_slots,
+    log_link,
+    node_entry,
+)
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.ids import PageId

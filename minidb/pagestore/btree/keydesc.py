@@ -153,7 +153,7 @@ class KeyDescriptor:
             return self.fields[0].encode(key)
         if not isinstance(key, Sequence) or isinstance(key, (str, bytes)) or len(key) != len(self.fields):
             raise BadKeyError(f"key {key!r}: descriptor {self.spec!r} needs a tuple of {len(self.fields)} values")
-        return b"".join(f.encode(v) for f, v in zip(self.fields, key))
+        return b"".join(f.encode(v) for f, v in zip(self.fields, key, strict=True))
 
     def decode(self, data: bytes) -> Any:
         value, pos = self.decode_prefix(data)

@@ -52,7 +52,7 @@ from minidb.pagestore.errors import PageStoreCorruptionError, RecordWontFitError
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZE, PageTag
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.wal.logdef import BTREE_HEADER, PAGE_INSERT, PAGE_LINK, PAGE_REMOVE
-from minidb.pagestore.wal.logrec import LogContext, APPLY_AND_LOG, page_id_of, redo_handler, undo_handler
+from minidb.pagestore.wal.logrec import APPLY_AND_LOG, LogContext, page_id_of, redo_handler, undo_handler
 
 KEYED_HEADER = struct.Struct("<HI")  # level, pid0
 KLEN = struct.Struct("<H")

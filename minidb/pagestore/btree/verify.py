@@ -53,7 +53,7 @@ def check_tree(bp: Any, root: PageId, unique: bool) -> tuple[list[str], list[tup
             except AssertionError as e:
                 problems.append(str(e))
             sks = kp.sks(unique)
-            if any(a >= b for a, b in zip(sks, sks[1:])):
+            if any(a >= b for a, b in zip(sks, sks[1:], strict=False)):
                 problems.append(f"{pid}: entries out of order")
             if sks and ((low is not None and sks[0] < low) or (high is not None and sks[-1] >= high)):
                 problems.append(f"{pid}: entries outside the range its parent gives it")

@@ -97,12 +97,16 @@ from typing import TYPE_CHECKING
 
 from minidb.log.lsn import LSN
 from minidb.pagestore.buffer.clock import VICTIM, ClockChoice
+from minidb.pagestore.buffer.latch import EX, LATCH, SH, Latch, LatchMode
 from minidb.pagestore.buffer.walrule import LOG_SYNC_POINT
 from minidb.pagestore.errors import (
-    BadRequestError, BufferPoolFullError, LogLostError, PageStoreCorruptionError, PageStoreError,
+    BadRequestError,
+    BufferPoolFullError,
+    LogLostError,
+    PageStoreCorruptionError,
+    PageStoreError,
 )
 from minidb.pagestore.ids import PageId, StoreId
-from minidb.pagestore.buffer.latch import EX, LATCH, SH, Latch, LatchMode
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE, NO_PAGE_LSN, check_page_size, stamp_checksum
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.pages.storeprop import image_pending, logging_off, never_forced, outside_dirty_page_table

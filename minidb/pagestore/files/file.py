@@ -71,18 +71,18 @@ from enum import IntFlag
 from typing import Any, TypeVar
 
 from minidb import impl
-from minidb.pagestore.files import recops
-from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
-from minidb.pagestore.errors import BadRequestError, RecordWontFitError
-from minidb.pagestore.files.histogram import NUM_BUCKETS, Histoid, bucket_needed
-from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, StoreFlags, lost_page
-from minidb.pagestore.pages.rectag import PAGE_REF, TAG_SIZE, Record, RecTag, chunk_size, small_slot, split_slot
+from minidb.pagestore.errors import BadRequestError, RecordWontFitError
+from minidb.pagestore.files import recops
+from minidb.pagestore.files.histogram import NUM_BUCKETS, Histoid, bucket_needed
 from minidb.pagestore.files.lgrec import SMALL_LAYOUT
 from minidb.pagestore.files.recupdate import RecordUpdates, require_bytes
 from minidb.pagestore.files.ridcheck import check_rid_bounds, verify_rid
+from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
 from minidb.pagestore.files.storeprops import StoreProperties
+from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, extent_of
+from minidb.pagestore.pages.page import SLOT_SIZE, PageTag, StoreFlags, lost_page
+from minidb.pagestore.pages.rectag import PAGE_REF, TAG_SIZE, Record, RecTag, chunk_size, small_slot, split_slot
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.volume.volpages import AllocMode

@@ -84,11 +84,22 @@ from minidb.pagestore.errors import PageStoreError, RecordWontFitError
 from minidb.pagestore.files import recops
 from minidb.pagestore.ids import PageId, RecordId, StoreId, extent_of
 from minidb.pagestore.pages.page import PageTag, lost_page
-from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.pages.rectag import (
-    CHUNK, PAGE_REF, TAG_SIZE, RecFlags, RecTag, chunk_pages, pack_chunks, pack_pages, page_runs, pages_needed, split_slot,
-    unpack_chunks, unpack_pages,
+    CHUNK,
+    PAGE_REF,
+    TAG_SIZE,
+    RecFlags,
+    RecTag,
+    chunk_pages,
+    pack_chunks,
+    pack_pages,
+    page_runs,
+    pages_needed,
+    split_slot,
+    unpack_chunks,
+    unpack_pages,
 )
+from minidb.pagestore.volume.volpages import AllocMode
 
 Splice = tuple[int, int, bytes]  # start, bytes cut, bytes put in
 

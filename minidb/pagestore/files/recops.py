@@ -18,13 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from minidb.log.lsn import LSN
-from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.files.recpage import acting_for
+from minidb.pagestore.ids import PageId
+from minidb.pagestore.pages.page import PageTag, StoreFlags
+from minidb.pagestore.pages.slotted import Placement, SlottedPage, SpaceUser
 from minidb.pagestore.wal.logdef import PAGE_FORMAT, REC_INSERT, REC_REMOVE, REC_SPLICE
 from minidb.pagestore.wal.logrec import APPLY_AND_LOG, page_fields
-from minidb.pagestore.pages.page import PageTag, StoreFlags
-from minidb.pagestore.files.recpage import acting_for
-from minidb.pagestore.pages.slotted import Placement, SlottedPage, SpaceUser
 
 
 def format_page(volume: Any, xct: Any, pid: PageId, tag: PageTag,

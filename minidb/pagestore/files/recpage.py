@@ -46,11 +46,11 @@ from contextvars import ContextVar
 from typing import Any
 
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.wal.clr import Compensation
-from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
-from minidb.pagestore.wal.logrec import LogContext, APPLY_AND_LOG, page_id_of, redo_handler, undo_handler
 from minidb.pagestore.pages.page import PageTag, StoreFlags
 from minidb.pagestore.pages.slotted import MAX_TID, Placement, SlottedPage, SpaceUser
+from minidb.pagestore.wal.clr import Compensation
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
+from minidb.pagestore.wal.logrec import APPLY_AND_LOG, LogContext, page_id_of, redo_handler, undo_handler
 
 REDO_USER = SpaceUser(tid=0, oldest_active=MAX_TID, rolling_back=True)
 # (the user, the forward insert's placement or None)

@@ -39,11 +39,11 @@ from __future__ import annotations
 
 from typing import Any, ContextManager
 
+from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.files import recops
 from minidb.pagestore.files.lgrec import LargeRecords
-from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.ids import RecordId, StoreId
-from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.pages.rectag import TAG_SIZE, RecFlags, RecTag
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.transactions.xctmgr import all_or_nothing
@@ -94,8 +94,8 @@ class RecordUpdates(LargeRecords):
         for index in range(first, last + 1):
             lo = max(start, index * size)
             hi = min(start + len(data), (index + 1) * size)
-            self._splice_page(xct, large, pages[index],
-                              lambda page: [(lo - index * size, hi - lo, data[lo - start:hi - start])])
+            splices = [(lo - index * size, hi - lo, data[lo - start:hi - start])]
+            self._splice_page(xct, large, pages[index], lambda _page, splices=splices: splices)
 
     def append_rec(self, xct: Any, rid: RecordId, data: bytes) -> None:
         """Append ``data`` to the body; the record changes shape as it grows (same id)."""

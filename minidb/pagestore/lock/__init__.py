@@ -32,8 +32,8 @@ Example::
     lm.release_all(txn)
 """
 
-from minidb.pagestore.lock.escalation import KEEP
 from minidb.pagestore.lock.errors import BadLockRequest, DeadlockVictim, LockError, LockTimeout
+from minidb.pagestore.lock.escalation import KEEP
 from minidb.pagestore.lock.lockid import LockId, LockSpace
 from minidb.pagestore.lock.manager import LOCK_MANAGER, LockManager
 from minidb.pagestore.lock.modes import LockMode, compatible, covers, parent_mode, supremum

@@ -83,11 +83,24 @@ from minidb.pagestore.ids import ExtentId
 from minidb.pagestore.lock.dreadlocks import DEFAULT_BITMAP_BITS, DEFAULT_BITS_PER_FINGERPRINT, Fingerprints
 from minidb.pagestore.lock.errors import BadLockRequest, LockTimeout
 from minidb.pagestore.lock.escalation import (
-    DEFAULT_ESCALATION_THRESHOLD, ESCALATION_TARGETS, KEEP, EscalationPolicy,
+    DEFAULT_ESCALATION_THRESHOLD,
+    ESCALATION_TARGETS,
+    KEEP,
+    EscalationPolicy,
 )
 from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.lock.modes import (
-    EX, NL, SH, SIX, UD, LockMode, covers, escalation_mode, implicitly_covers, parent_mode, supremum,
+    EX,
+    NL,
+    SH,
+    SIX,
+    UD,
+    LockMode,
+    covers,
+    escalation_mode,
+    implicitly_covers,
+    parent_mode,
+    supremum,
 )
 from minidb.pagestore.lock.owner import STAT_NAMES, LockStats, XctLockInfo, check_request, holders_text, txn_id_of
 from minidb.pagestore.lock.queue import LockHead

@@ -37,8 +37,8 @@ from typing import Any
 
 from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.lock.manager import LockManager
-from minidb.pagestore.lock.owner import txn_id_of
 from minidb.pagestore.lock.modes import LockMode
+from minidb.pagestore.lock.owner import txn_id_of
 from minidb.pagestore.lock.request import Duration
 
 

@@ -129,7 +129,7 @@ class SlottedPage(Page):
         """
         n = self.nslots
         flat = struct.unpack_from(f"<{2 * n}H", self.buf, self.size - FOOTER_SIZE - SLOT_SIZE * n)
-        return list(zip(flat[-2::-2], flat[-1::-2]))
+        return list(zip(flat[-2::-2], flat[-1::-2], strict=True))
 
     @property
     def slot_table_start(self) -> int:

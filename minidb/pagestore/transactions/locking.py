@@ -85,7 +85,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from minidb.pagestore.ids import ExtentId, PageId, StoreId
-from minidb.pagestore.lock import BadLockRequest, Duration, LockId, LOCK_MANAGER, LockManager, LockMode, LockTimeout
+from minidb.pagestore.lock import LOCK_MANAGER, BadLockRequest, Duration, LockId, LockManager, LockMode, LockTimeout
 
 
 class Locking(Protocol):

@@ -71,9 +71,9 @@ from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.lock import LockId
 from minidb.pagestore.transactions.rollback import chain_step
-from minidb.pagestore.wal.logrec import page_id_of
 from minidb.pagestore.transactions.xct import XctState, log_xct_entry
 from minidb.pagestore.wal.logdef import XCT_PREPARE_ALK, XCT_PREPARE_FI, XCT_PREPARE_ST, XCT_PREPARE_STORES
+from minidb.pagestore.wal.logrec import page_id_of
 
 MAX_GTID = 128  # bytes of a global transaction id (and of a coordinator's name)
 LOCKS_PER_ENTRY = 64

@@ -49,9 +49,9 @@ from typing import Any
 from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
+from minidb.pagestore.transactions.xct import log_xct_entry
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import undo
-from minidb.pagestore.transactions.xct import log_xct_entry
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,6 @@ from minidb.pagestore.pages.slotted import SpaceUser
 from minidb.pagestore.pages.storeprop import LOADING
 from minidb.pagestore.wal.logrec import note_logged
 
-
 RECENT = 16
 
 

@@ -59,14 +59,14 @@ from typing import Any, ContextManager
 from minidb.errors import MinidbError, SimulatedCrash
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import BadRequestError
+from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of
 from minidb.pagestore.transactions.freespace import free_space
 from minidb.pagestore.transactions.loadstores import make_regular
-from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of
 from minidb.pagestore.transactions.locking import AllocationLocks, Locking, NoLocking
 from minidb.pagestore.transactions.prepare import GtidError, InDoubt, PreparedInfo, check_gtid, log_prepare
-from minidb.pagestore.wal.logdef import COMPENSATE, XCT_ABORT, XCT_END, XCT_FREEING_SPACE
 from minidb.pagestore.transactions.rollback import UndoStep, rollback
 from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState, log_xct_entry
+from minidb.pagestore.wal.logdef import COMPENSATE, XCT_ABORT, XCT_END, XCT_FREEING_SPACE
 from minidb.stats import Stats, Trace
 
 STAT_NAMES = ["nBegins", "nCommits", "nDurableCommits", "nAborts", "nReadOnly", "nSavePoints",

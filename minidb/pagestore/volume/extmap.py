@@ -58,9 +58,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from minidb.pagestore.wal.logrec import redo_handler
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT_SIZE
 from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.wal.logrec import redo_handler
 
 EXTLINK = struct.Struct("<IIII16s")
 EXTLINK_SIZE = EXTLINK.size  # 32

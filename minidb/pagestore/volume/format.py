@@ -29,11 +29,18 @@ import struct
 
 from minidb.io import Disk
 from minidb.pagestore.errors import BadRequestError, VolumeError
-from minidb.pagestore.volume.extmap import ExtlinkPage, Extlink, format_extlink_page
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE, PageTag, StoreFlags, stamp_checksum
 from minidb.pagestore.pages.slotted import SlottedPage
-from minidb.pagestore.volume.stores import DEFAULT_EFF, ROOT_INDEX, STORE_DIRECTORY, StnodePage, StoreNode, format_stnode_page
+from minidb.pagestore.volume.extmap import Extlink, ExtlinkPage, format_extlink_page
+from minidb.pagestore.volume.stores import (
+    DEFAULT_EFF,
+    ROOT_INDEX,
+    STORE_DIRECTORY,
+    StnodePage,
+    StoreNode,
+    format_stnode_page,
+)
 from minidb.pagestore.volume.volfile import STAMP_SLOTS_SIZE, volume_file_name
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ, VolumeHeader
 

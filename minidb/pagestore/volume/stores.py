@@ -49,9 +49,9 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from minidb.pagestore.wal.logrec import redo_handler
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT_SIZE, StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.wal.logrec import redo_handler
 
 STNODE = struct.Struct("<IHBB")
 STNODE_SIZE = STNODE.size  # 8

@@ -51,12 +51,12 @@ from typing import Any
 
 from minidb import impl
 from minidb.pagestore.errors import BadRequestError, VolumeFullError
-from minidb.pagestore.volume.extmap import Extlink
 from minidb.pagestore.ids import ExtentId, PageId, StoreId
-from minidb.pagestore.wal.logdef import CREATE_EXT_LIST, FREE_EXT_LIST, SET_EXT_NEXT, SET_EXT_PREV
-from minidb.pagestore.wal.logrec import LogContext
+from minidb.pagestore.volume.extmap import Extlink
 from minidb.pagestore.volume.stores import Deleting
 from minidb.pagestore.volume.volheader import VolumeHeader
+from minidb.pagestore.wal.logdef import CREATE_EXT_LIST, FREE_EXT_LIST, SET_EXT_NEXT, SET_EXT_PREV
+from minidb.pagestore.wal.logrec import LogContext
 
 
 class ExtentAllocation:

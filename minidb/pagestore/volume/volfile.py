@@ -54,8 +54,8 @@ import zlib
 from minidb.io import Disk, File
 from minidb.log.lsn import LSN
 from minidb.pagestore.errors import BadPageError, BadRequestError, VolumeCorruptionError, VolumeError
-from minidb.pagestore.volume.volheader import RECORD, VolumeHeader
 from minidb.pagestore.pages.page import HEADER_SIZE, MIN_PAGE_SIZE, Page
+from minidb.pagestore.volume.volheader import RECORD, VolumeHeader
 
 
 def volume_file_name(vid: int) -> str:

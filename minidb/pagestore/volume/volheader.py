@@ -66,8 +66,8 @@ import struct
 from dataclasses import dataclass
 
 from minidb.pagestore.errors import VolumeError
-from minidb.pagestore.volume.extmap import MAX_EXT_SZ, extlinks_per_page
 from minidb.pagestore.pages.page import HEADER_SIZE, check_page_size
+from minidb.pagestore.volume.extmap import MAX_EXT_SZ, extlinks_per_page
 from minidb.pagestore.volume.stores import FIRST_USER_STORE, stnodes_per_page
 
 MAGIC = b"minidbVL"

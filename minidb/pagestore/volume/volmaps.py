@@ -28,11 +28,11 @@ import struct
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from minidb.pagestore.errors import BadRequestError, SlotError, VolumeCorruptionError
-from minidb.pagestore.volume.extmap import ExtlinkPage, Extlink
-from minidb.pagestore.ids import PageId, StoreId, extent_of, index_in_extent
 from minidb.pagestore.buffer.latch import SH
+from minidb.pagestore.errors import BadRequestError, SlotError, VolumeCorruptionError
+from minidb.pagestore.ids import PageId, StoreId, extent_of, index_in_extent
 from minidb.pagestore.pages.page import PageTag
+from minidb.pagestore.volume.extmap import Extlink, ExtlinkPage
 from minidb.pagestore.volume.stores import Deleting, StnodePage, StoreNode
 
 T = TypeVar("T")

@@ -63,13 +63,13 @@ from enum import Enum
 from typing import Any
 
 from minidb import impl
-from minidb.pagestore.errors import BadRequestError
-from minidb.pagestore.volume.extmap import ExtlinkPage
-from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of, index_in_extent
 from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.errors import BadRequestError
+from minidb.pagestore.ids import ExtentId, PageId, StoreId, extent_of, index_in_extent
+from minidb.pagestore.volume.extmap import ExtlinkPage
+from minidb.pagestore.volume.volcaches import SortedExtents
 from minidb.pagestore.wal.logdef import ALLOC_PAGES_IN_EXT, FREE_PAGES_IN_EXT
 from minidb.pagestore.wal.logrec import LogContext
-from minidb.pagestore.volume.volcaches import SortedExtents
 
 
 class AllocMode(Enum):

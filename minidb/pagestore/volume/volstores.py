@@ -34,12 +34,12 @@ from typing import Any
 
 from minidb.pagestore.errors import BadRequestError, VolumeFullError
 from minidb.pagestore.ids import ExtentId, PageId, StoreId
-from minidb.pagestore.wal.logdef import FREE_EXT_LIST
-from minidb.pagestore.wal.logrec import LogContext
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.volume.stores import FIRST_USER_STORE, Deleting
 from minidb.pagestore.volume.volcaches import SortedExtents
 from minidb.pagestore.volume.volextents import by_page
+from minidb.pagestore.wal.logdef import FREE_EXT_LIST
+from minidb.pagestore.wal.logrec import LogContext
 
 
 class StoreLifecycle:

@@ -58,16 +58,13 @@ from typing import Any
 
 from minidb.io import Disk
 from minidb.log.types import EntryType
-from minidb.pagestore.volume import volundo as _volundo  # noqa: F401  (registers the volume's undo handlers)
 from minidb.pagestore.buffer.bufferpool import BufferPool
-from minidb.pagestore.errors import BadRequestError
-from minidb.pagestore.volume.format import format_volume
-from minidb.pagestore.ids import PageId, StoreId, extent_of
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.wal.logdef import STORE_OPERATION
-from minidb.pagestore.wal.logrec import LogContext, APPLY_AND_LOG
-from minidb.pagestore.wal.pageimage import log_page_image
+from minidb.pagestore.errors import BadRequestError
+from minidb.pagestore.ids import PageId, StoreId, extent_of
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
+from minidb.pagestore.volume import volundo as _volundo  # noqa: F401  (registers the volume's undo handlers)
+from minidb.pagestore.volume.format import format_volume
 from minidb.pagestore.volume.stores import FIRST_USER_STORE, Deleting, StoreNode
 from minidb.pagestore.volume.volcaches import SortedExtents, VolumeCaches
 from minidb.pagestore.volume.volcheck import VolumeChecks
@@ -77,6 +74,9 @@ from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ, VolumeHeader
 from minidb.pagestore.volume.volmaps import VolumeMaps
 from minidb.pagestore.volume.volpages import AllocMode, PageAllocation
 from minidb.pagestore.volume.volstores import StoreLifecycle
+from minidb.pagestore.wal.logdef import STORE_OPERATION
+from minidb.pagestore.wal.logrec import APPLY_AND_LOG, LogContext
+from minidb.pagestore.wal.pageimage import log_page_image
 from minidb.stats import Stats, Trace
 
 __all__ = ["Volume", "AllocMode", "SortedExtents", "STAT_NAMES", "by_page"]

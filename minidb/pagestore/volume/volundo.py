@@ -25,9 +25,9 @@ from __future__ import annotations
 from typing import Any
 
 from minidb.pagestore.errors import PageStoreError
+from minidb.pagestore.volume.stores import Deleting
 from minidb.pagestore.wal.logdef import ALLOC_PAGES_IN_EXT, FREE_PAGES_IN_EXT
 from minidb.pagestore.wal.logrec import LogContext, undo_handler
-from minidb.pagestore.volume.stores import Deleting
 
 
 @undo_handler("alloc_pages_in_ext")

@@ -65,14 +65,14 @@ from minidb import impl
 from minidb.log.entry import LogEntry
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
-from minidb.pagestore.ids import PageId
 from minidb.pagestore.buffer.latch import EX
-from minidb.pagestore.wal.clr import COMPENSATION, Compensation
-from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
-from minidb.pagestore.wal.pageimage import restore_page_image
+from minidb.pagestore.ids import PageId
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SlottedPage
 from minidb.pagestore.pages.storeprop import image_pending, logging_off
+from minidb.pagestore.wal.clr import COMPENSATION, Compensation
+from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
+from minidb.pagestore.wal.pageimage import restore_page_image
 
 
 class LogContext(Protocol):

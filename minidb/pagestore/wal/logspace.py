@@ -106,7 +106,14 @@ from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.errors import OutOfLogSpaceError
 from minidb.pagestore.wal.logdef import (
-    CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB, COMPENSATE, PAGE_IMAGE, XCT_ABORT, XCT_END,
+    CHKPT_BEGIN,
+    CHKPT_BF_TAB,
+    CHKPT_END,
+    CHKPT_XCT_TAB,
+    COMPENSATE,
+    PAGE_IMAGE,
+    XCT_ABORT,
+    XCT_END,
 )
 
 PAGES_PER_ENTRY = 64  # the checkpointer's chkpt_bf_tab size (minidb.pagestore.restart.chkpt)
@@ -275,7 +282,7 @@ class LogSpace:
                 pages[page] = len(rows)
             rows.append((lsn, reservation(entry.entry_type, entry.size)))
             lsn = entry.values["txn_prev_lsn"]
-        for page, index in pages.items():
+        for index in pages.values():
             rows[index] = (rows[index][0], rows[index][1] + self.waste)
         self.release(tid)
         self.ends[tid] = END_RESERVE

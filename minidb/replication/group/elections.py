@@ -140,10 +140,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from minidb.io import Disk
-from minidb.replication.stream import wire
-from minidb.replication.errors import (AcceptorStateCorruptionError, ElectionError, HandshakeError,
-                                       ReplicationNetworkError)
+from minidb.replication.errors import (
+    AcceptorStateCorruptionError,
+    ElectionError,
+    HandshakeError,
+    ReplicationNetworkError,
+)
 from minidb.replication.group.membership import NodeState, RepGroup
+from minidb.replication.stream import wire
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator
 from minidb.stats import Trace
 

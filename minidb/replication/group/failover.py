@@ -49,12 +49,12 @@ from typing import Callable
 
 from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode, SimDisk
-from minidb.replication.group.elections import ACCEPTOR_FILE, ElectionConfig, ElectionNode
-from minidb.replication.group.driver import settle
 from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.errors import ConnectionClosedError, FeederError, NetworkRestoreRequiredError
-from minidb.replication.stream.feeder import Feeder
+from minidb.replication.group.driver import settle
+from minidb.replication.group.elections import ACCEPTOR_FILE, ElectionConfig, ElectionNode
 from minidb.replication.group.membership import NodeState
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
 from minidb.replication.stream.replica import Replica
 
@@ -171,7 +171,7 @@ class FailoverGroup:
             self.crash(name)
         except NetworkRestoreRequiredError as e:  # the rollback limit, or no common sync point
             self.restore(name, str(e))
-        except (ConnectionClosedError, FeederError) as e:
+        except (ConnectionClosedError, FeederError):
             self._drop(link)
         except Exception as e:  # kept for the caller: a crash test reports them
             self.errors.append(f"{name}: {type(e).__name__}: {e}")
@@ -190,7 +190,7 @@ class FailoverGroup:
         for name in self.followers(master):
             election = self.elections[name]
             if name not in self.links and election.state is NodeState.REPLICA and election.master == master:
-                self._guard(name, lambda: self._link(master, name))
+                self._guard(name, lambda name=name: self._link(master, name))
 
     def _link(self, master: str, name: str) -> None:
         listener = self._feeder_listeners.get(master)

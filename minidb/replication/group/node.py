@@ -82,12 +82,12 @@ from typing import Callable
 
 from minidb.errors import MinidbError, UserError
 from minidb.io import created
-from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
-from minidb.replication.group.elections import ElectionConfig, ElectionNode
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.errors import (ConnectionClosedError, FeederError, GroupConfigError, ReplicationNetworkError)
-from minidb.replication.stream.feeder import Feeder
+from minidb.replication.errors import ConnectionClosedError, FeederError, GroupConfigError, ReplicationNetworkError
+from minidb.replication.group.elections import ElectionConfig, ElectionNode
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
+from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork, parse_address
 from minidb.replication.stream.replica import Replica
 

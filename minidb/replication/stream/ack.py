@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Callable
 from minidb.errors import UserError
 from minidb.log import LSN
 from minidb.logstore.eraser import SystemClock
-from minidb.replication.stream.durability import DEFAULT_DURABILITY, Durability, SyncPolicy
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError
+from minidb.replication.stream.durability import DEFAULT_DURABILITY, Durability, SyncPolicy
 
 if TYPE_CHECKING:
     from minidb.logstore import Transaction

@@ -53,12 +53,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minidb.log import LogEntry
-from minidb.replication.stream import wire
-from minidb.replication.stream.durability import SYNC_CODES
 from minidb.replication.errors import FeederError
 from minidb.replication.group.membership import NodeState
-from minidb.replication.vlsn.scanner import not_erased
+from minidb.replication.stream import wire
+from minidb.replication.stream.durability import SYNC_CODES
 from minidb.replication.syncup.syncup import feeder_answer
+from minidb.replication.vlsn.scanner import not_erased
 
 if TYPE_CHECKING:
     from minidb.replication.env import ReplicatedEnvironment

@@ -52,10 +52,15 @@ import socket
 from dataclasses import dataclass
 from typing import Iterable
 
-from minidb.replication.stream import wire
-from minidb.replication.errors import (ConnectionClosedError, GroupConfigError, HandshakeError,
-                                       ReplicationNetworkError, WireFormatError)
+from minidb.replication.errors import (
+    ConnectionClosedError,
+    GroupConfigError,
+    HandshakeError,
+    ReplicationNetworkError,
+    WireFormatError,
+)
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.stream import wire
 
 
 # -- the in-memory network -------------------------------------------------------------------------------------

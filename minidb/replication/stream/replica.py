@@ -29,9 +29,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minidb.log.types import type_by_code
+from minidb.replication.errors import ReplayError
 from minidb.replication.stream import wire
 from minidb.replication.stream.durability import SYNC_BY_CODE
-from minidb.replication.errors import ReplayError
 from minidb.replication.syncup.syncup import ReplicaFeederSyncup
 
 if TYPE_CHECKING:

@@ -86,7 +86,7 @@ JE's VLSNIndex example (LSNs schematic)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, NULL_LSN, LogEntry
@@ -166,7 +166,7 @@ def _undo(inner: "Environment", entries: list[LogEntry],
     missing slot of theirs is a later deletion, not a rolled-back one."""
     versions = [_prev_version(inner, e) if e.type_name in USER_LN_TYPES else None for e in entries]
     undone = 0
-    for entry, version in zip(entries, versions):
+    for entry, version in zip(entries, versions, strict=True):
         if version is None:
             continue
         db = inner.db_tree.get_by_id(entry.values["db_id"])

@@ -56,10 +56,10 @@ from minidb import impl
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.log.fields import ItemFormatError, lsn_spans
 from minidb.log.types import type_by_code
-from minidb.replication.stream import wire
 from minidb.replication.errors import NetworkRestoreRequiredError, SyncupError
-from minidb.replication.vlsn.range import SYNC_TYPES
+from minidb.replication.stream import wire
 from minidb.replication.syncup.rollback import RollbackResult, roll_back
+from minidb.replication.vlsn.range import SYNC_TYPES
 
 if TYPE_CHECKING:
     from minidb.replication.env import ReplicatedEnvironment

@@ -335,7 +335,7 @@ class VLSNBucket:
         offsets = bucket.file_offsets
         kept = [off for off in offsets if off != NO_OFFSET]
         if offsets and last != NULL_VLSN and (
-            any(a >= b for a, b in zip(kept, kept[1:])) or max(kept, default=0) > bucket.last_lsn.offset
+            any(a >= b for a, b in zip(kept, kept[1:], strict=False)) or max(kept, default=0) > bucket.last_lsn.offset
             or first + (len(offsets) - 1) * stride > last
         ):
             # Mappings climb: each later VLSN (first + i * stride) lies further into the file, none past the last.

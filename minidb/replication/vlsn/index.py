@@ -74,14 +74,19 @@ from minidb.log import LSN, NULL_LSN, LogEntry, LogManager
 from minidb.log.types import EntryType
 from minidb.logstore import Durability
 from minidb.logstore.txn import TxnState
+from minidb.replication.errors import (
+    IndexClosedError,
+    TailTruncationError,
+    VLSNIndexError,
+    VLSNRangeError,
+    WaitTimeoutError,
+)
+from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, encode_key
 from minidb.replication.vlsn.config import VLSNIndexConfig
-from minidb.replication.errors import (IndexClosedError, TailTruncationError, VLSNIndexError, VLSNRangeError,
-                                       WaitTimeoutError)
 from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.vlsn.recovery import MergeResult, VLSNRecoveryTracker, merge, read_index_database
 from minidb.replication.vlsn.scanner import BackwardVLSNScanner, ForwardVLSNScanner, stream_vlsn
 from minidb.replication.vlsn.tracker import HeadTruncation, VLSNTracker, plural
-from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, encode_key
 from minidb.replication.vlsn.wait import LogItem, LogItemCache, VLSNAwaitLatch
 from minidb.stats import Stats, Trace
 

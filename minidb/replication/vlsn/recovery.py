@@ -59,11 +59,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minidb.log import LSN, NULL_LSN, LogEntry
-from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.errors import VLSNIndexCorruptionError
+from minidb.replication.vlsn.allocator import NULL_VLSN, RANGE_KEY_VLSN, decode_key
+from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.vlsn.range import EMPTY_RANGE, VLSNRange
 from minidb.replication.vlsn.tracker import VLSNTracker, plural
-from minidb.replication.vlsn.allocator import NULL_VLSN, RANGE_KEY_VLSN, decode_key
 
 
 @dataclass

@@ -37,8 +37,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, LogEntry, file_name
-from minidb.replication.vlsn.bucket import VLSNBucket
 from minidb.replication.errors import VLSNIndexCorruptionError, VLSNIndexError
+from minidb.replication.vlsn.bucket import VLSNBucket
 
 if TYPE_CHECKING:
     from minidb.log import LogManager

@@ -54,12 +54,17 @@ import bisect
 import threading
 from dataclasses import dataclass
 
-from minidb.log import LSN, NULL_LSN
-from minidb.replication.vlsn.bucket import (DEFAULT_MAX_DISTANCE, DEFAULT_MAX_MAPPINGS, DEFAULT_STRIDE, GhostBucket,
-                                       VLSNBucket)
+from minidb.log import LSN
 from minidb.replication.errors import VLSNRangeError
+from minidb.replication.vlsn.allocator import FIRST_VLSN
+from minidb.replication.vlsn.bucket import (
+    DEFAULT_MAX_DISTANCE,
+    DEFAULT_MAX_MAPPINGS,
+    DEFAULT_STRIDE,
+    GhostBucket,
+    VLSNBucket,
+)
 from minidb.replication.vlsn.range import EMPTY_RANGE, VLSNRange
-from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN
 from minidb.stats import Stats, Trace
 
 TRACKER_STATS = ["nPuts", "nOutOfOrderPuts", "nMappingsNotKept", "nBucketsCreated", "nHeadBucketsDeleted",

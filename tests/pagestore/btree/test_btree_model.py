@@ -9,8 +9,7 @@ invariants (:func:`minidb.pagestore.btree.check_tree`) and its whole
 contents are compared with the model.
 """
 
-from hypothesis import HealthCheck, Phase, find, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, find, given, settings, strategies as st
 
 from minidb.pagestore import DuplicateKeyError, KeyNotFoundError, check_tree
 

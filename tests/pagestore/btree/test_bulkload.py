@@ -1,11 +1,10 @@
 """Bulk loading: a loaded tree equals the tree built by inserts; bad input leaves nothing; LOAD logging; crashes."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minidb.io import CrashMode, crash_points
-from minidb.pagestore import BadRequestError, DuplicateKeyError, check_tree
+from minidb.pagestore import BadRequestError, DuplicateKeyError
 from minidb.pagestore.btree.bulkload import UnsortedInputError
 from minidb.pagestore.btree.keyed import KeyedPage
 from minidb.pagestore.buffer.latch import SH

@@ -1,8 +1,7 @@
 """Key descriptors: the encoding sorts like the keys, decodes back, and refuses what does not fit."""
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from minidb.pagestore.btree.keydesc import BadKeyError, KeyDescriptor, successor
 from minidb.pagestore.errors import BadRequestError

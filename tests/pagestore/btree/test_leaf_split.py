@@ -3,9 +3,9 @@
 import pytest
 
 from minidb.pagestore import PageId, check_tree
+from minidb.pagestore.btree.btree import leaf_split
 from minidb.pagestore.btree.keyed import KeyedPage
 from minidb.pagestore.buffer.latch import SH
-from minidb.pagestore.btree.btree import leaf_split
 
 from tests.pagestore.sm_helpers import new_sm
 

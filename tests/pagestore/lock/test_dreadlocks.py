@@ -3,8 +3,7 @@
 import threading
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from minidb.pagestore.lock.dreadlocks import Fingerprints, bits_of, contains, digest_step, format_bits, mask_of
 

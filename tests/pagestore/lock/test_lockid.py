@@ -1,8 +1,7 @@
 """Lock ids: printing like Shore's ids, the two hierarchies, order, bad input."""
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from minidb.errors import UserError
 from minidb.pagestore import ExtentId, PageId, RecordId, StoreId, VolumeId

@@ -8,12 +8,31 @@ import pytest
 from minidb.errors import UserError
 from minidb.pagestore import ExtentId, PageId, StoreId
 from minidb.pagestore.lock import (
-    BadLockRequest, DeadlockVictim, Duration, Interleaving, LockId, LockManager, LockTimeout,
+    BadLockRequest,
+    DeadlockVictim,
+    Duration,
+    Interleaving,
+    LockId,
+    LockManager,
+    LockTimeout,
 )
 from minidb.pagestore.lock.modes import EX, IS, IX, NL, SH, SIX, UD
 
 from tests.pagestore.lock.helpers import (
-    P48, P50, S13, S14, T1, T2, T3, T4, V1, X16, Txn, check_bookkeeping, rec, user,
+    P48,
+    P50,
+    S13,
+    S14,
+    T1,
+    T2,
+    T3,
+    T4,
+    V1,
+    X16,
+    Txn,
+    check_bookkeeping,
+    rec,
+    user,
 )
 
 INSTANT, SHORT, LONG = Duration.INSTANT, Duration.SHORT, Duration.LONG

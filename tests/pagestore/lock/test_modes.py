@@ -4,7 +4,19 @@ import pytest
 
 from minidb.pagestore.lock import Duration, LockManager, LockMode, LockTimeout, compatible, supremum
 from minidb.pagestore.lock.modes import (
-    EX, IS, IX, MODES, NL, SH, SIX, UD, covers, escalation_mode, format_table, implicitly_covers, parent_mode,
+    EX,
+    IS,
+    IX,
+    MODES,
+    NL,
+    SH,
+    SIX,
+    UD,
+    covers,
+    escalation_mode,
+    format_table,
+    implicitly_covers,
+    parent_mode,
 )
 
 from tests.pagestore.lock.helpers import T1, T2, user
@@ -39,7 +51,7 @@ def table(text):
     cells = {}
     for line in lines[1:]:
         row, *values = line.split()
-        for column, value in zip(columns, values):
+        for column, value in zip(columns, values, strict=True):
             cells[LockMode[row], column] = value
     return cells
 

@@ -73,8 +73,16 @@ from minidb.logstore.logdef import CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, LN, LN_T
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
 from minidb.logstore.recovery import reading
 from minidb.logstore.recovery.manager import RecoveryManager as ReferenceRecoveryManager
-from minidb.logstore.recovery.reading import (FOREIGN_CODES, NODE_CODES, NODE_HEAD, REDO_CODES, SIZED_CODES,
-                                              TXN_LN_CODES, LogRead, entries_from)
+from minidb.logstore.recovery.reading import (
+    FOREIGN_CODES,
+    NODE_CODES,
+    NODE_HEAD,
+    REDO_CODES,
+    SIZED_CODES,
+    TXN_LN_CODES,
+    LogRead,
+    entries_from,
+)
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.in_node import IN
 from minidb.logstore.tree.ln import record_of
@@ -164,8 +172,8 @@ def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes:
         return
     summary = tracker.summary(number)
     is_node = list(map(_NODE_TYPE_CODES.__contains__, codes))
-    nodes = list(compress(zip(lsns, sizes), is_node))
-    others = dict(compress(zip(map(_offset_of, lsns), sizes), map(_OBSOLETE_AT_ONCE.__contains__, codes)))
+    nodes = list(compress(zip(lsns, sizes, strict=True), is_node))
+    others = dict(compress(zip(map(_offset_of, lsns), sizes, strict=True), map(_OBSOLETE_AT_ONCE.__contains__, codes)))
     for size in compress(sizes, map(_FILE_HEADER_CODES.__contains__, codes)):
         tracker._count_file_header(summary, size)
     node_size = sum(compress(sizes, is_node))
@@ -235,9 +243,10 @@ def insert_slots(bin_node: BIN, inserts: list[tuple[int, bytes, LSN, bool, Any]]
         return
     merged = sorted([*zip(repeat(0), bin_node.keys, bin_node.lsns, bin_node.known_deleted, bin_node.records),
                      *inserts], key=_slot_key)
-    columns = zip(*merged)
+    columns = zip(*merged, strict=True)
     next(columns)  # the indexes
-    for column, values in zip((bin_node.keys, bin_node.lsns, bin_node.known_deleted, bin_node.records), columns):
+    slot_columns = (bin_node.keys, bin_node.lsns, bin_node.known_deleted, bin_node.records)
+    for column, values in zip(slot_columns, columns, strict=True):
         column[:] = values
     bin_node.version += len(inserts)
 
@@ -308,7 +317,8 @@ class RecoveryManager(ReferenceRecoveryManager):
             if txn_id is not None and abs(txn_id) > last_txn_id:
                 last_txn_id = abs(txn_id)  # internal: < 0
         for run in runs:
-            env.utilization.note_sizes(compress(zip(run.lsns, run.sizes), map(SIZED_CODES.__contains__, run.codes)))
+            sized = map(SIZED_CODES.__contains__, run.codes)
+            env.utilization.note_sizes(compress(zip(run.lsns, run.sizes, strict=True), sized))
         env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id = last_node_id, last_db_id, last_txn_id
 
     def count_entries_read(self, summaries: list[tuple[dict, LSN]]) -> None:
@@ -316,7 +326,7 @@ class RecoveryManager(ReferenceRecoveryManager):
 
     # -- redo by key ------------------------------------------------------------------------
     def redo_lns(self) -> None:
-        info, evictor = self.info, self.env.evictor
+        evictor = self.env.evictor
         databases: dict[int, "DatabaseImpl"] = {}
         # Per database, key -> its LN (a Redo), or the list of its LNs once there are two (most keys have one).
         chains: dict[int, dict[bytes, Redo | list[Redo]]] = {}
