@@ -28,10 +28,12 @@ setup: system $(STAMP)
 run: setup
 	$(BIN)/minidb tour --out figures
 
-# Every test: unit, property and crash tests, the notebooks (nbval), the exercises, and
-# tests/browser/: JupyterLab in headless Chromium (Debian's, driven by Playwright) runs
-# notebooks 01 and 08 and moves their crash sliders (about 2 minutes).
+# Every test: ruff (pyflakes, import order, bugbear: pyproject.toml), then unit, property and
+# crash tests, the notebooks (nbval), the exercises, and tests/browser/: JupyterLab in headless
+# Chromium (Debian's, driven by Playwright) runs notebooks 01 and 08 and moves their crash
+# sliders (about 2 minutes).
 test: setup
+	$(BIN)/ruff check .
 	$(PYTEST) -n 2 --dist loadfile --minidb-full-suite \
 	    --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg
 

@@ -121,7 +121,7 @@ def crashed_and_restarted(seed: int) -> list:
     modes = [CrashMode.nothing(), CrashMode.torn(seed=seed), CrashMode.random(seed), CrashMode.everything(),
              CrashMode.nothing()]
     results = []
-    for point, mode in zip(points, modes):
+    for point, mode in zip(points, modes, strict=True):
         results.append((point, str(mode), restarted(disk.crash_image(point, mode), trace=False)))
     results.append(("traced", restarted(disk.crash_image(last, CrashMode.nothing()), trace=True)))
     return results

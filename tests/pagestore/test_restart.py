@@ -6,13 +6,12 @@ from pathlib import Path
 import pytest
 
 from minidb import impl
-
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN, NULL_LSN
 from minidb.pagestore.buffer.latch import SH
-from minidb.pagestore.restart.master import MASTER_FILE, read_master, write_master
 from minidb.pagestore.restart import UndoList
 from minidb.pagestore.restart.finish import freeing_space_entry
+from minidb.pagestore.restart.master import MASTER_FILE, read_master, write_master
 from minidb.pagestore.transactions.xct import XctState
 
 from tests.cli.test_cli import check_golden

@@ -25,24 +25,22 @@ import random
 
 import pytest
 
+import minidb.log.manager as log_manager_module
+import minidb.pagestore.restart as restart_module
+import minidb.pagestore.restart.master as master_module
 from minidb import impl
-from minidb.errors import LogCorruptionError, LogError
-from minidb.log import LogManager
-from minidb.log.reader import LogReader
-from minidb.io import CrashMode, SimDisk
-from minidb.log import file_name
-from minidb.log.end import find_end
-from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.errors import LogLostError
-from minidb.pagestore.ids import PageId
 from minidb.collector import collector_paused
+from minidb.errors import LogCorruptionError, LogError
 from minidb.fast.pagestore.restart.analysis import analysis_pass, scanned_entry
 from minidb.fast.pagestore.restart.master import reaches_past
 from minidb.fast.pagestore.restart.redo import redo_entries
+from minidb.io import CrashMode, SimDisk
+from minidb.log import LogManager, file_name
+from minidb.log.end import find_end
+from minidb.log.reader import LogReader
+from minidb.pagestore.buffer.latch import EX, SH
+from minidb.pagestore.errors import LogLostError
 from minidb.pagestore.restart.master import read_master
-import minidb.pagestore.restart.master as master_module
-import minidb.pagestore.restart as restart_module
-import minidb.log.manager as log_manager_module
 
 from tests.pagestore.sm_helpers import new_sm, open_again
 
@@ -95,7 +93,7 @@ def test_redo_fixes_a_page_once_per_run(seed):
     redo = sm.restart.redo()
     sm.bp.fix = real_fix
     assert redo.redone > len(fixed) > 0  # several entries redone on a page fixed once
-    assert all(a != b for a, b in zip(fixed, fixed[1:]))  # never the same page fixed twice in a row
+    assert all(a != b for a, b in zip(fixed, fixed[1:], strict=False))  # never the same page fixed twice in a row
 
 
 def test_scanned_entries_carry_the_values_sizes_and_ends_of_the_log_entries():
@@ -166,7 +164,7 @@ def test_analysis_and_redo_pause_the_collector_and_leave_it_as_it_was():
         sm, _ = crashed(1)
         states = []
         for name in ("analysis", "redo"):
-            sm.restart.traces[name].listen(lambda line: states.append(gc.isenabled()))
+            sm.restart.traces[name].listen(lambda _line, states=states: states.append(gc.isenabled()))
         (gc.enable if enabled else gc.disable)()
         try:
             sm.restart.run()
@@ -176,7 +174,7 @@ def test_analysis_and_redo_pause_the_collector_and_leave_it_as_it_was():
         assert states and not any(states)
     with pytest.raises(ZeroDivisionError):
         with collector_paused():
-            1 / 0
+            _ = 1 / 0
     assert gc.isenabled()
 
 

@@ -52,10 +52,17 @@ from minidb import impl
 from minidb.io import Disk
 from minidb.log.lsn import LSN
 from minidb.pagestore.files.storeprops import drop_tmp_files
-from minidb.pagestore.restart.master import CHECK_VOLUME_AND_LOG, master_lsn
-from minidb.pagestore.restart.analysis import (ANALYSIS_PASS, AnalysisResult, AnalysisTables, DirtyPage, XctEntry,
-                                              analysis_pass, rebuild_tables)
+from minidb.pagestore.restart.analysis import (
+    ANALYSIS_PASS,
+    AnalysisResult,
+    AnalysisTables,
+    DirtyPage,
+    XctEntry,
+    analysis_pass,
+    rebuild_tables,
+)
 from minidb.pagestore.restart.finish import FinishResult, finish_pass
+from minidb.pagestore.restart.master import CHECK_VOLUME_AND_LOG, master_lsn
 from minidb.pagestore.restart.redo import REDO_PASS, PageRepair, RedoResult, rebuild_page, redo_decision, redo_pass
 from minidb.pagestore.restart.undo import UndoList, UndoResult, undo_order, undo_pass, walk_losers
 from minidb.stats import Trace
@@ -111,7 +118,7 @@ class Restart:
     @property
     def next_pass(self) -> str | None:
         for name, result in zip(PASSES, (self.analysis_result, self.redo_result, self.undo_result,
-                                         self.finish_result)):
+                                         self.finish_result), strict=True):
             if result is None:
                 return name
         return None

@@ -56,8 +56,8 @@ from minidb.log.header import ERASED_TYPE
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.transactions.xct import PROGRESS, XctState
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.stats import Trace
 
 

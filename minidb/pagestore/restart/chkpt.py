@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.pagestore.wal.logdef import CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB
 from minidb.pagestore.restart.master import write_master
+from minidb.pagestore.wal.logdef import CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB
 from minidb.stats import Stats, Trace
 
 PAGES_PER_ENTRY = 64

@@ -144,7 +144,7 @@ def check_log_files(disk: Disk, volume_name: str) -> MasterRecord | None:
                            f"{file_name(1)}): the log is missing")
     head = read_log_head(disk)
     if numbers[0] != head:
-        scavenged = f" (files before it were scavenged)" if head > 1 else ""
+        scavenged = " (files before it were scavenged)" if head > 1 else ""
         raise LogLostError(f"{disk.where(file_name(head))}: the log's first file is missing{scavenged} (the log "
                            f"starts at {file_name(numbers[0])}); the page store needs its whole log")
     record = read_master(disk)

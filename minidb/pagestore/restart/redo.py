@@ -66,12 +66,12 @@ from typing import Any, Callable, Mapping
 from minidb import impl
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
+from minidb.pagestore.buffer.latch import EX, SH
 from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.buffer.latch import EX, SH
+from minidb.pagestore.restart.analysis import AnalysisResult
 from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGE_IMAGE, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
 from minidb.pagestore.wal.logrec import REDO
-from minidb.pagestore.restart.analysis import AnalysisResult
 from minidb.stats import Trace
 
 

@@ -100,7 +100,7 @@ def undo_order(starts: dict[int, LSN], read: Callable[[LSN], tuple[EntryType, di
         actions.append(action)
         return following
 
-    return [(tid, lsn, action) for (tid, lsn), action in zip(walk_losers(starts, step), actions)]
+    return [(tid, lsn, action) for (tid, lsn), action in zip(walk_losers(starts, step), actions, strict=False)]
 
 
 # Exercise 08a's entry kinds, and an entry type of the page store for each (with the flags that decide).

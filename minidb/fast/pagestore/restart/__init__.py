@@ -39,13 +39,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from minidb.collector import collector_paused
+from minidb.fast.pagestore.restart import analysis as fast_analysis, master as fast_master, redo as fast_redo
 from minidb.io import Disk
 from minidb.log.end import CheckedFile
 from minidb.pagestore import restart as reference
 from minidb.pagestore.restart import AnalysisResult, RedoResult
-from minidb.fast.pagestore.restart import analysis as fast_analysis
-from minidb.fast.pagestore.restart import master as fast_master
-from minidb.fast.pagestore.restart import redo as fast_redo
 
 
 class Restart(reference.Restart):

@@ -33,8 +33,7 @@ from minidb.log.entry import LogEntry
 from minidb.log.header import HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType, type_by_code
-from minidb.pagestore.restart.analysis import (AnalysisResult, analysis_result, check_not_erased,
-                                              rebuild_tables)
+from minidb.pagestore.restart.analysis import AnalysisResult, analysis_result, check_not_erased, rebuild_tables
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.stats import Trace
 

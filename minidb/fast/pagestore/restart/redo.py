@@ -47,6 +47,7 @@ import struct
 from bisect import bisect_left
 from typing import Any, Iterable, Iterator, Sequence
 
+from minidb.fast.pagestore.restart.analysis import ScannedEntry, scanned_entry
 from minidb.log.end import CheckedFile
 from minidb.log.lsn import LSN
 from minidb.pagestore.files.recpage import INSERT_HANDLER, REDO_USER, SPLICE_HANDLER, current_user
@@ -59,7 +60,6 @@ from minidb.pagestore.restart.redo import RedoResult, fix_or_repair, read_other_
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import REDO
 from minidb.stats import Trace
-from minidb.fast.pagestore.restart.analysis import ScannedEntry, scanned_entry
 
 _INSERT, _SPLICE, _OTHER = "insert", "splice", "other"
 
@@ -124,7 +124,7 @@ def redo_runs(entries: Iterable[ScannedEntry], fix: Any, bp: Any, dirty: Any, do
                 seen.add(where)
                 page_lsn, last = page.lsn, None
                 if page_lsn.is_null:  # never logged: the reference's comparison raises, so does this one
-                    page_lsn < lsn
+                    _ = page_lsn < lsn
             if not _before(page_lsn if last is None else last, lsn):  # the page was written after it
                 skipped_page_newer += 1
                 decisions.append((lsn, "skipped"))
