@@ -306,6 +306,15 @@ def use(which: str | None, directory: str | Path | None = None, only: list[str] 
 
 def _choose_hot_spots(names: list[str], where: str) -> frozenset[str]:
     """The hot spots ``names`` designate (their :attr:`HotSpot.name`); an unknown one is an error."""
+    for name in names:  # a hot spot is declared when its module is imported: import it if it is not yet
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            if name in _hot_spots:
+                break
+            try:
+                importlib.import_module("minidb." + ".".join(parts[:cut]))
+            except ImportError:
+                continue
     unknown = [n for n in names if n not in _hot_spots]
     if unknown:
         raise ExerciseError(f"{where}: no hot spot {unknown[0]!r} (known: {', '.join(sorted(_hot_spots)) or 'none'})")

@@ -404,3 +404,36 @@ def test_the_cleaner_asks_the_students_verdict(tmp_path):
     env.checkpoint()
     with hooks.using("student", root), pytest.raises(hooks.StudentCodeError, match="returned 'gone'"):
         env.cleaner.clean_file(1)
+
+
+def test_the_variable_can_name_a_hot_spot_whose_module_is_not_imported_yet(monkeypatch):
+    """``fast:NAME`` is checked when the mode is first read, perhaps before NAME's module is imported (the
+    first hot spot called may be another one's): the registry imports the module the name gives."""
+    import subprocess
+    import sys
+
+    code = ("from minidb import impl; import minidb.log.manager; "
+            "print(impl.mode(), sorted(impl._only))")
+    env = {**__import__("os").environ, hooks.ENV_VAR: "fast:logstore.tree.tree.Tree"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "fast ['logstore.tree.tree.Tree']"
+
+
+def test_a_hot_spot_runs_its_twin_only_in_fast_mode_and_a_missing_twin_is_an_error():
+    from minidb.fast.pagestore.lock.manager import LockManager as FastLockManager
+    from minidb.pagestore.lock.manager import LOCK_MANAGER, LockManager
+
+    with hooks.using("fast"):
+        assert type(LOCK_MANAGER.call()) is FastLockManager
+    for which in ("reference", "student"):
+        with hooks.using(which):
+            assert type(LOCK_MANAGER.call()) is LockManager  # a student reads, and runs, the reference
+
+    def nowhere():  # a hot spot declared here, in tests/, has no twin under minidb/fast/
+        return None
+
+    spot = hooks.HotSpot(nowhere)
+    with hooks.using("fast"):
+        with pytest.raises(hooks.ExerciseError, match="no module minidb.fast"):
+            spot.call()
+    assert spot.reference is nowhere and spot.chosen() is nowhere  # outside fast mode, the reference
