@@ -412,12 +412,14 @@ def check_group(wl: GroupWorkload, group: FailoverGroup) -> list[str]:
 
 
 def _diff(a: dict, b: dict) -> str:
+    for db in sorted(set(a) ^ set(b)):
+        return f"database {db!r} exists {'here' if db in a else 'there'} only ({len(a.get(db, b.get(db, {})))} records)"
     for db in sorted(set(a) | set(b)):
         x, y = a.get(db, {}), b.get(db, {})
         for key in sorted(set(x) | set(y)):
             if x.get(key) != y.get(key):
                 return f"database {db!r} key {key!r}: {x.get(key)!r} != {y.get(key)!r}"
-    return "?"
+    return "no difference found"
 
 
 def _rollbacks_finished(env: ReplicatedEnvironment) -> list[str]:

@@ -61,3 +61,11 @@ def test_the_command_line_runs_the_group_sweep(capsys):
     assert main(["crashtest", "group", "--seed", "3", "--ops", "30"]) == 0
     out = capsys.readouterr().out
     assert int(out.split("crash points: ")[1].split(",")[0]) >= 1 and out.strip().endswith("violations: 0")
+
+
+def test_a_database_on_one_node_only_is_named_in_the_violation():
+    """Check (b)'s message names what differs, even when it is a database (empty) that one node lacks."""
+    from minidb.crashtest.group import _diff
+
+    assert _diff({"a": {}, "b": {b"k": b"v"}}, {"b": {b"k": b"v"}}) == "database 'a' exists here only (0 records)"
+    assert _diff({"b": {b"k": b"v"}}, {"b": {b"k": b"w"}}) == "database 'b' key b'k': b'v' != b'w'"
