@@ -190,8 +190,16 @@ MUTANTS = {
 
 def random_cases(rng):
     """For ``minidb grade``: random slot tables (records, reservations, free slots), reservations by the
-    user or another transaction, void or not, forward inserts and rollbacks, a slot given or not."""
-    for _ in range(300):
+    user or another transaction, void or not, forward inserts and rollbacks, a slot given or not; every
+    third, a nearly full page where the youngest reserver inserts with a few bytes to spare."""
+    for case in range(300):
+        if case % 3 == 2:
+            slots = [(48, 40), (0, rng.randrange(20, 80)), (100, 30)]
+            reserved = slots[1][1]
+            page = space(reserved + rng.randrange(0, 9), rng.randrange(0, reserved + 9), nrsvd=reserved,
+                         rsvd_tid=3, xct_rsvd=reserved)
+            yield "place_record", (slots, page, rng.randrange(reserved - 8, reserved + 1), user(3, 2)), {"slot": None}
+            continue
         slots = [rng.choice([(48 + 40 * i, rng.randrange(1, 60)), (0, rng.randrange(1, 60)), (0, 0)])
                  for i in range(rng.randrange(0, 6))]
         reserved = sum(length for offset, length in slots if not offset)

@@ -60,6 +60,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
              "master's matchpoint search and the rollback of its tail", "13"),
     Notebook("15_spark_log_analytics", "spark", "many environments' logs as a Spark DataFrame: utilization, "
              "transactions, audits", "01, 09"),
+    Notebook("17_making_it_fast", "base", "the reference and its accelerated twin: the lock manager profiled, what "
+             "the twin skips, the agreement test catching a broken twin", "05"),
 )
 
 
@@ -73,7 +75,8 @@ class Layer:
 
 
 LAYERS: tuple[Layer, ...] = (
-    Layer("base", "minidb/errors.py, stats.py", "errors raised on purpose; named statistics and traces", 0, (0, 1)),
+    Layer("base", "minidb/errors.py, stats.py, impl.py", "errors raised on purpose; named statistics and traces; "
+          "reference, fast twin or student", 0, (0, 1)),
     Layer("io", "minidb/io", "all file I/O: real files (OSDisk), a simulated disk that can crash (SimDisk)", 1,
           (0, 1)),
     Layer("log", "minidb/log", "the one log: LSNs, entries, files, writer, readers", 2, (0, 1)),

@@ -29,7 +29,9 @@ def test_every_notebook_is_listed_once_in_a_layer_that_exists():
 
 def test_the_layers_name_real_packages():
     for layer in LAYERS:
-        for path in layer.package.replace("minidb/errors.py, stats.py", "minidb/errors.py minidb/stats.py").split():
+        first, *rest = [name.strip() for name in layer.package.split(",")]  # "minidb/errors.py, stats.py"
+        folder = first.rsplit("/", 1)[0]
+        for path in [first] + [f"{folder}/{name}" for name in rest]:
             assert (ROOT / path).exists(), path
 
 
