@@ -148,7 +148,7 @@ def payload_bytes(payloads: list[str]) -> int:
 
 # -- minidb ---------------------------------------------------------------------
 def open_log(path: str, **options) -> LogManager:
-    return report.chosen(LogManager)(OSDisk(os.path.join(path, "log"), create=True),
+    return impl.current(LogManager)(OSDisk(os.path.join(path, "log"), create=True),
                                      file_max=FILE_MAX, buffer_size=BUFFER_SIZE, **options)
 
 

@@ -37,6 +37,7 @@ import random
 from tqdm import tqdm
 
 from bench import report
+from minidb import impl
 from minidb.io import OSDisk
 from minidb.log import TRACE, LogManager
 from minidb.pagestore import EX, SH, AllocMode, BufferPool, PageId, PageTag, Volume
@@ -57,9 +58,9 @@ MINIDB, RAW = "minidb", "raw"
 
 def open_volume(path: str, frames: int) -> tuple[OSDisk, LogManager, BufferPool, Volume]:
     disk = OSDisk(os.path.join(path, "db"), create=True)
-    log = report.chosen(LogManager)(disk, file_max=256 * 1024 * 1024)
-    bp = report.chosen(BufferPool)(frames, page_size=PAGE_SIZE, log=log)
-    vol = report.chosen(Volume).format(disk, bp, log, num_pages=VOLUME_PAGES, ext_sz=EXT_SZ)
+    log = impl.current(LogManager)(disk, file_max=256 * 1024 * 1024)
+    bp = impl.current(BufferPool)(frames, page_size=PAGE_SIZE, log=log)
+    vol = impl.current(Volume).format(disk, bp, log, num_pages=VOLUME_PAGES, ext_sz=EXT_SZ)
     return disk, log, bp, vol
 
 
@@ -102,7 +103,7 @@ def fixes(frames: int, page_count: int, fix_count: int, rng: random.Random) -> d
         disk, log, bp, vol = open_volume(path, max(frames, 16))
         pids = fill_pages(vol, log, bp, page_count)
         sequence = [rng.choice(pids) for _ in range(fix_count)]
-        small = report.chosen(BufferPool)(frames, page_size=PAGE_SIZE, log=log)
+        small = impl.current(BufferPool)(frames, page_size=PAGE_SIZE, log=log)
         small.register(vol.file)
         for pid in pids[:frames]:  # warm: for hits, every page is resident
             small.unfix(small.fix(pid, SH))

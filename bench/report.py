@@ -112,15 +112,6 @@ def running(which: str) -> Iterator[None]:
             os.environ[impl.ENV_VAR] = before
 
 
-def chosen(reference: T) -> T:
-    """What runs in place of ``reference`` (a class or function of the engine) under the current
-    implementation: its twin where it is a hot spot and ``fast`` is chosen, else ``reference`` itself."""
-    for spot in impl.hot_spots():
-        if spot.reference is reference:
-            return spot.chosen()
-    return reference
-
-
 def both(work: Callable[[], T]) -> tuple[T, T | None]:
     """``work()`` under the main implementation and under the reference (None when not comparing).
 

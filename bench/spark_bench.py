@@ -97,7 +97,7 @@ def warm_page_cache() -> None:
 def minidb_reader() -> int:
     rows = 0
     for env in env_dirs():
-        log = report.chosen(LogManager)(OSDisk(env, readonly=True), readonly=True)
+        log = impl.current(LogManager)(OSDisk(env, readonly=True), readonly=True)
         for _ in log.scan():
             rows += 1
         log.close()

@@ -27,6 +27,7 @@ import random
 import string
 
 from bench import report
+from minidb import impl
 from minidb.io import OSDisk
 from minidb.log import LogManager
 from minidb.logstore import Durability, EnvironmentConfig
@@ -83,14 +84,14 @@ def lookup_cost(index: VLSNIndex, vlsns: list[int]) -> tuple[float, float, int]:
 
 def measure(log_dir: str, vlsns: list[int]) -> dict:
     """Every figure of the table over the log in ``log_dir``, opened afresh (read-only)."""
-    log = report.chosen(LogManager)(OSDisk(log_dir, readonly=True), readonly=True)
+    log = impl.current(LogManager)(OSDisk(log_dir, readonly=True), readonly=True)
     try:
         entries = list(log.scan())
         mappings = [(v, e.lsn, e.type_name) for e in entries if (v := stream_vlsn(e)) is not None][:VLSNS]
         position = {e.lsn: n for n, e in enumerate(entries)}
         figures: dict = {"entries": len(entries), "log_mb": sum(e.size for e in entries) / report.MB, "strides": {}}
         for stride in STRIDES:
-            index = report.chosen(VLSNIndex)(VLSNIndexConfig(stride=stride, trace=False), log=log)
+            index = impl.current(VLSNIndex)(VLSNIndexConfig(stride=stride, trace=False), log=log)
 
             def track(index=index) -> None:  # timed at once, on this stride's index
                 for vlsn, lsn, type_name in mappings:

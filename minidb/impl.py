@@ -217,6 +217,15 @@ def hot_spot(reference: Any) -> HotSpot:
     return spot
 
 
+def current(reference: Any) -> Any:
+    """What runs in place of ``reference`` under the current mode: its twin if it is a declared hot spot and
+    ``fast`` chooses it, else ``reference`` itself (for code that builds an engine part directly)."""
+    for spot in _hot_spots.values():
+        if spot.reference is reference:
+            return spot.chosen()
+    return reference
+
+
 def hot_spots() -> list[HotSpot]:
     """Every declared hot spot (those of the engine modules imported so far)."""
     return list(_hot_spots.values())

@@ -42,7 +42,7 @@ def fake_section(monkeypatch):
     runs: list[tuple[str, str | None, str]] = []
 
     def measure() -> float:
-        runs.append((impl.mode(), os.environ.get(impl.ENV_VAR), report.chosen(probe)()))
+        runs.append((impl.mode(), os.environ.get(impl.ENV_VAR), impl.current(probe)()))
         return 2.0 if impl.mode() == impl.FAST else 4.0  # seconds: the fast run "twice as fast"
 
     def run() -> str:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from minidb.errors import LogCorruptionError, UserError
@@ -42,7 +41,6 @@ from minidb.logstore.mapping_tree import MAPPING_DB_ID, logged_kind
 if TYPE_CHECKING:
     from minidb.logstore.env import Environment
 
-_lsn_of = attrgetter("lsn")
 
 NODE_CODES = frozenset({IN_ENTRY.code, BIN_ENTRY.code})
 TXN_LN_CODES = frozenset({LN_TX.code, DEL_LN_TX.code})
@@ -71,7 +69,7 @@ def node_head(entry: LogEntry) -> tuple[int, int]:
 
 def entries_from(entries: list[LogEntry], start: LSN) -> list[LogEntry]:
     """The entries at or after ``start`` (they are in LSN order: a binary search finds the first)."""
-    return entries[bisect.bisect_left(entries, start, key=_lsn_of):]
+    return entries[bisect.bisect_left(entries, start, key=lambda entry: entry.lsn):]
 
 
 @dataclass

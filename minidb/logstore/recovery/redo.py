@@ -30,7 +30,6 @@ evictions) hold only versions that redo puts back anyway.
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from minidb.log import LogEntry
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
     from minidb.logstore.env import Environment
 
 RECOVERY_LOCKER = 0  # transaction ids start at 1: the owner of the losers' locks is recovery itself
-_lsn_of = attrgetter("lsn")
 
 
 def find_losers(env: "Environment", info: RecoveryInfo, lns: list[LogEntry],
@@ -114,7 +112,7 @@ def redo_lns(env: "Environment", info: RecoveryInfo, lns: list[LogEntry]) -> Non
 def undo_losers(env: "Environment", info: RecoveryInfo, txn_lns: dict[int, list[LogEntry]]) -> None:
     """The losers' LNs, newest first: a slot holding exactly that LSN goes back to the abort LSN; then
     the losers' locks are released."""
-    for entry in sorted((e for txn_id in info.losers for e in txn_lns[txn_id]), key=_lsn_of, reverse=True):
+    for entry in sorted((e for txn_id in info.losers for e in txn_lns[txn_id]), key=lambda entry: entry.lsn, reverse=True):
         values = entry.values
         db = env.db_tree.get_by_id(values["db_id"])
         if db is None:
