@@ -275,10 +275,12 @@ def recover_and_check(workload: ReplicatedWorkload, image: SimDisk) -> Recovered
         problem = check_index(env) or check_txn_ids(env)
         last = env.range.last
         if problem is None:
-            lsn = env.database(DATABASES[0]).put(b"after-recovery", b"x")
+            db = env.database(DATABASES[0])  # created again (its MapLN takes a VLSN) if the crash lost it
+            before = env.range.last
+            lsn = db.put(b"after-recovery", b"x")
             got = env.log.read(lsn).vlsn
-            if got != last + 1:
-                problem = f"the range ends at VLSN {last}, but the next entry got VLSN {got}"
+            if got != before + 1:
+                problem = f"the range ends at VLSN {before}, but the next entry got VLSN {got}"
     except MinidbError as e:
         return Recovered(None, f"checking failed: {type(e).__name__}: {e}")
     return Recovered(last, problem)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from minidb import impl
 from minidb.errors import UserError, utf8
 from minidb.log import LSN, NULL_LSN
+from minidb.logstore.errors import DatabaseNotFoundError
 
 if TYPE_CHECKING:
     from minidb.logstore.env import Environment
@@ -59,6 +60,8 @@ class DatabaseImpl:
     root_lsn: LSN = NULL_LSN
     root: "IN | None" = None
     tree: "Tree" = field(init=False, repr=False)
+    created_lsn: LSN = NULL_LSN  # the MapLN that created it, when this environment created it since it opened
+    removed: bool = False  # a syncup rollback undid its creation (DbTree.remove): its handles are refused
 
     def map_values(self) -> dict[str, Any]:
         """The fields of this database's MapLN."""
@@ -93,9 +96,16 @@ class Database:
         return txn
 
     def _check(self, txn: "Transaction | None") -> None:
-        """Under the latch, before an operation: the environment usable, ``txn`` (if given) open and ours."""
+        """Under the latch, before an operation: the environment usable, the database not removed, ``txn`` (if
+        given) open and ours."""
         self.env.check_usable()
+        if self.impl.removed:
+            self.refuse_removed()
         self._txn(txn)
+
+    def refuse_removed(self):
+        raise DatabaseNotFoundError(f"database {self.impl.name!r} (id {self.impl.id}) of {self.env.where()} was "
+                                    "removed: a syncup rollback undid its creation")
 
     def get(self, key: bytes | str, txn: "Transaction | None" = None) -> bytes | None:
         key = as_bytes(key, "key")
@@ -131,6 +141,8 @@ class Database:
         from minidb.logstore.tree.cursor import Cursor
 
         self._txn(txn)
+        if self.impl.removed:
+            self.refuse_removed()
         return Cursor(self.env, self.impl, txn)
 
     def items(self, start: bytes | str | None = None, stop: bytes | str | None = None,

@@ -239,6 +239,14 @@ class DirtyINMap:
             return
         self.add_in(mapping.tree.search(key), update_flush_levels=True)
 
+    def forget_database(self, db_id: int) -> None:
+        """A database was removed (:meth:`~minidb.logstore.mapping_tree.DbTree.remove`): none of its INs is
+        flushed any more."""
+        for refs in self._levels.values():
+            for node_id in [n for n, ref in refs.items() if ref.db_id == db_id]:
+                del refs[node_id]
+        self.highest_flush_levels.pop(db_id, None)
+
     # -- flushing ---------------------------------------------------------------------------
     def highest_flush_level(self, db_id: int) -> int | None:
         return self.highest_flush_levels.get(db_id)

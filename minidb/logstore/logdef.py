@@ -54,7 +54,9 @@ non-provisionally, so recovery can recount them (the utilization tracker).
 
 Which entries a replicated environment gives VLSNs to is
 :data:`REPLICABLE_TYPES`: the records and transaction ends of replicated
-databases; nodes, checkpoints and internal databases are never replicated.
+databases, and the MapLN that creates a replicated database (later MapLNs,
+which record a new root, are local, as are nodes, checkpoints and internal
+databases).
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ NODE_TYPES = LN_TYPES | IN_TYPES
 DELETED_LN_TYPES = frozenset({"DEL_LN", "DEL_LN_TX"})
 #: Entry types that get a VLSN when logged for a replicated database of a
 #: replicated environment (JE: LogEntryType.isReplicationPossible).
-REPLICABLE_TYPES = frozenset({"LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "Commit", "Abort"})
+REPLICABLE_TYPES = frozenset({"LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "Commit", "Abort", "MapLN"})
 
 
 def is_replicable(entry_type: EntryType) -> bool:

@@ -114,7 +114,11 @@ class DbTree:
 
     # -- creating ------------------------------------------------------------------------
     def create(self, name: str, *, internal: bool = False, replicated: bool | None = None,
-               db_id: int | None = None) -> DatabaseImpl:
+               db_id: int | None = None, vlsn: int | None = None) -> DatabaseImpl:
+        """A new database and its MapLN. In a replicated environment a user database's MapLN is
+        replicated: it takes a VLSN (``vlsn``: the master's, when a replica replays the creation), so the
+        creation travels in the stream before the database's first record, and a syncup rollback that
+        undoes it removes the database (:meth:`remove`)."""
         check_name(name, internal)
         if name in self.by_name:
             raise UserError(f"database {name!r} exists already")
@@ -125,9 +129,39 @@ class DbTree:
         impl = self._impl(db_id, name, internal, replicated and not internal, NULL_LSN)
         self._add(impl)
         impl.tree.create_empty()
-        self.write_map_ln(impl)
+        impl.created_lsn = self.write_map_ln(impl, replicated=self.env.config.replicated and impl.replicated,
+                                             vlsn=vlsn)
         self.env.trace.emit("created database %s (id %d%s)", name, db_id, ", internal" if internal else "")
         return impl
+
+    def remove(self, impl: DatabaseImpl) -> None:
+        """Forget database ``impl``: a syncup rollback undid its creation.
+
+        Its MapLN's slot leaves the mapping tree (whose BIN is dirty: the next
+        checkpoint writes it without the database), its nodes leave the cache
+        and any checkpoint's dirty map, and its handles refuse every operation.
+        Nothing is logged, like the rest of a rollback's undo: until that
+        checkpoint, opening the environment undoes the rollback again
+        (:mod:`minidb.replication.syncup.rollback`). Everything it logged is
+        obsolete now, since no tree reaches it; its id is never handed out again
+        (recovery learns the largest id from every MapLN in the log)."""
+        key = impl.name.encode("utf-8")
+        bin_node = self.mapping.tree.search(key)
+        index, exact = bin_node.find(key)
+        if exact:
+            self.env.utilization.count_obsolete(bin_node.lsns[index])
+            bin_node.remove_slot(index)
+            bin_node.dirty = True
+        del self.by_id[impl.id], self.by_name[impl.name]
+        impl.removed = True
+        if impl.root is not None:
+            stack = [impl.root]
+            while stack:
+                node = stack.pop()
+                stack.extend(node.resident_children())
+                self.env.evictor.forget(node)
+        self.env.dirty_map.forget_database(impl.id)
+        self.env.trace.emit("removed database %s (id %d): its creation was rolled back", impl.name, impl.id)
 
     def _add(self, impl: DatabaseImpl) -> None:
         self.by_id[impl.id] = impl
@@ -140,8 +174,9 @@ class DbTree:
         values = dict(self.mapping.map_values(), root_lsn=NULL_LSN, replicated=replicated)
         return self.env.records.write_internal(self.mapping, KIND_KEY, MAP_LN, values)
 
-    def write_map_ln(self, impl: DatabaseImpl) -> LSN:
-        return self.env.records.write_internal(self.mapping, impl.name.encode("utf-8"), MAP_LN, impl.map_values())
+    def write_map_ln(self, impl: DatabaseImpl, replicated: bool = False, vlsn: int | None = None) -> LSN:
+        return self.env.records.write_internal(self.mapping, impl.name.encode("utf-8"), MAP_LN, impl.map_values(),
+                                               replicated=replicated, vlsn=vlsn)
 
     def modify_db_root(self, impl: DatabaseImpl) -> None:
         """The root of ``impl`` was logged: record its new LSN (a MapLN), unless it is the mapping tree."""

@@ -133,14 +133,16 @@ class RecordOps:
             db.tree.split_if_needed(bin_node)
         return lsn
 
-    def write_internal(self, db: "DatabaseImpl", key: bytes, entry_type: EntryType, values: dict[str, Any]) -> LSN:
-        """A non-transactional record of an internal database (MapLN, FileSummaryLN)."""
+    def write_internal(self, db: "DatabaseImpl", key: bytes, entry_type: EntryType, values: dict[str, Any],
+                       replicated: bool = False, vlsn: int | None = None) -> LSN:
+        """A non-transactional record of an internal database (MapLN, FileSummaryLN); ``replicated``/``vlsn``:
+        a replicated database's creation (:meth:`~minidb.logstore.mapping_tree.DbTree.create`)."""
         env = self.env
         bin_node = db.tree.search(key)
         index, exact = bin_node.find(key)
         prev = bin_node.lsns[index] if exact else NULL_LSN
         values = dict(values, prev_lsn=prev)
-        lsn = env.log_entry(entry_type, values)
+        lsn = env.log_entry(entry_type, values, replicated=replicated, vlsn=vlsn)
         if exact:
             bin_node.update_slot(index, lsn, False, values)
         else:

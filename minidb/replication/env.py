@@ -351,9 +351,10 @@ class ReplicatedEnvironment:
                sync_policy=None) -> LSN:
         """Write the master's entry ``type_name`` (its ``values``) with the master's ``vlsn`` and txn id.
 
-        The replica's replay (JE's ``Replay.replayEntry``; the feeder's stream is the next part): LNs
-        go into the tree of database ``db_name`` (the master's database of that name, created here if
-        new), transactional ones under a transaction with the master's ``txn_id``; Commit and Abort end
+        The replica's replay (JE's ``Replay.replayEntry``; the feeder's stream is the next part): a MapLN
+        creates database ``db_name`` (the master's creation, in the stream before the database's first
+        record); LNs go into the tree of database ``db_name``, transactional ones under a transaction
+        with the master's ``txn_id``; Commit and Abort end
         it; a Matchpoint is logged. Only a replica replays, and only the next VLSN of the stream:
         anything else is a :class:`ReplayError` and nothing is written. Returns the entry's LSN.
         ``sync_policy``: how a Commit is logged (the master's replica sync policy; default: the
@@ -398,18 +399,29 @@ class ReplicatedEnvironment:
             lsn = end(vlsn=vlsn, time_ms=values.get("time_ms"))  # the master's entry, as the master logged it
             del self.replay_txns[txn_id]
             return lsn
-        if type_name not in USER_LN_TYPES:
+        if type_name != "MapLN" and type_name not in USER_LN_TYPES:
             raise ReplayError(f"node {self.node_name}: {type_name} (VLSN {vlsn}) is not an entry of the "
                               "replication stream")
         if not isinstance(db_name, str):
             raise ReplayError(f"node {self.node_name}: {type_name} (VLSN {vlsn}) needs the database's name")
         impl = env.db_tree.get(db_name)
+        if type_name == "MapLN":  # the creation of a replicated database, before its first record
+            db_id = values["db_id"]  # the master's id: the database's LNs carry it, the same on every node
+            taken = env.db_tree.get_by_id(db_id)
+            if impl is not None or taken is not None or values["name"] != db_name or values["internal"]:
+                why = ("holds already" if impl is not None else f"holds id {db_id} as {taken.name!r}" if taken
+                       else "cannot create")
+                raise ReplayError(f"node {self.node_name}: MapLN (VLSN {vlsn}) creates database "
+                                  f"{values['name']!r} (id {db_id}, stream name {db_name!r}), which this replica {why}")
+            return env.db_tree.create(db_name, db_id=db_id, vlsn=vlsn).created_lsn
         deleted = type_name.startswith("DEL_")
         key = values["key"]
-        if deleted and (impl is None or not _holds(impl, key)):
+        if impl is None:
+            raise ReplayError(f"node {self.node_name}: {type_name} (VLSN {vlsn}) writes {key!r} into database "
+                              f"{db_name!r}, which the stream never created on this replica")
+        if deleted and not _holds(impl, key):
             raise ReplayError(f"node {self.node_name}: {type_name} (VLSN {vlsn}) deletes {key!r} from {db_name!r}, "
                               "which this replica does not hold")
-        impl = impl or env.db_tree.create(db_name)
         txn = None
         if txn_id is not None:
             txn = self.replay_txns.get(txn_id)

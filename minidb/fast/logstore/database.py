@@ -28,6 +28,8 @@ class Database(ReferenceDatabase):
         env = self.env
         if env.closed or env.invalid is not None:
             env.check_usable()
+        if self.impl.removed:
+            self.refuse_removed()
         if txn is not None:
             self._txn(txn)
 

@@ -185,6 +185,8 @@ class RecoveryManager:
 
         phase = phases.begin("MapLNs")
         for entry in entries_from(self.read.map_lns, info.last_ckpt_start):
+            if entry.header.invisible:
+                continue  # a database's creation that a syncup rolled back: the database never was
             if redo_ln(env, info, mapping, entry.values["name"].encode("utf-8"), entry, record_of(entry)):
                 info.map_lns_redone += 1
             env.utilization.count_obsolete(entry.values["prev_lsn"])

@@ -21,7 +21,10 @@ transaction open but the replica's replay ones):
 4. undo their effect in memory, newest first: each record gets back the
    version it replaced (the log store's undo, ``records.restore``, only
    where the slot still holds the rolled-back version, or, for a deletion,
-   where no slot is left: BINs compress deleted slots away); the replica's open
+   where no slot is left: BINs compress deleted slots away); a database whose
+   creation (its replicated MapLN) is rolled back is removed, after its records
+   (``DbTree.remove``: the rollback's undo is complete only if the databases
+   themselves are as they were at the matchpoint); the replica's open
    replay transactions forget their rolled-back writes (one that began after
    the matchpoint ends, its locks released);
 5. truncate the VLSN index from the tail
@@ -91,6 +94,7 @@ from typing import TYPE_CHECKING
 
 from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.logstore.logdef import DELETED_LN_TYPES, USER_LN_TYPES
+from minidb.logstore.mapping_tree import MAPPING_DB_ID
 from minidb.logstore.tree.ln import AbortInfo
 from minidb.logstore.txn import TxnState, WriteRecord
 from minidb.replication.errors import NetworkRestoreRequiredError, RollbackLimitError, SyncupError
@@ -137,8 +141,8 @@ def tail_after(inner: "Environment", matchpoint_vlsn: int, matchpoint_lsn: LSN,
 
 
 def _committed_changes(entries: list[LogEntry]) -> list[LogEntry]:
-    """Commits and records written without a transaction (each commits by itself)."""
-    return [e for e in entries if e.type_name == "Commit" or e.type_name in ("LN", "DEL_LN")]
+    """Commits, records written without a transaction and databases' creations (each commits by itself)."""
+    return [e for e in entries if e.type_name in ("Commit", "LN", "DEL_LN", "MapLN")]
 
 
 def _prev_version(inner: "Environment", entry: LogEntry) -> AbortInfo:
@@ -181,6 +185,16 @@ def _undo(inner: "Environment", entries: list[LogEntry],
                     continue
                 only_if = None
         if inner.records.restore(db, key, version, only_if=only_if):
+            undone += 1
+    for entry in entries:  # newest first, so a database's records went back before its creation goes
+        if entry.type_name != "MapLN":
+            continue
+        name = entry.values["name"]
+        db = inner.db_tree.get_by_id(entry.values["db_id"])
+        # The new master may have created a database again since, under this name or this id (ids are
+        # handed out by each master): that one stays.
+        if db is not None and db.name == name and (MAPPING_DB_ID, name.encode("utf-8")) not in rewritten:
+            inner.db_tree.remove(db)
             undone += 1
     return undone
 
@@ -322,7 +336,8 @@ def redo_marks_and_undo(inner: "Environment", pending: PendingRollback) -> None:
 
 def _rewritten_keys(inner: "Environment", start_lsn: LSN) -> frozenset[tuple[int, bytes]]:
     """The (database id, key) pairs of the records recovery redid after ``start_lsn``: visible LNs written
-    without a transaction or by one whose visible Commit follows."""
+    without a transaction or by one whose visible Commit follows, and the mapping tree's records of the
+    databases created since."""
     committed: set[int] = set()
     written: list[tuple[int | None, int, bytes]] = []
     for entry in inner.log.scan(start_lsn):
@@ -332,6 +347,8 @@ def _rewritten_keys(inner: "Environment", start_lsn: LSN) -> frozenset[tuple[int
             committed.add(entry.txn_id)
         elif entry.type_name in USER_LN_TYPES:
             written.append((entry.txn_id, entry.values["db_id"], entry.values["key"]))
+        elif entry.type_name == "MapLN":  # a database created (again) by the new master
+            written.append((None, MAPPING_DB_ID, entry.values["name"].encode("utf-8")))
     return frozenset((db_id, key) for txn_id, db_id, key in written if txn_id is None or txn_id in committed)
 
 
