@@ -84,7 +84,8 @@ def replicated_entries(env):
 def failover(shared_writes, old_master_tail, new_master_tail):
     """n1 (master) replicates ``shared_writes`` to n2, then logs ``old_master_tail`` that n2 never gets; n2
     takes over and logs ``new_master_tail``. Returns (n1, n2) with n1 no longer master. n2's clock is
-    later, so its Commits differ from n1's (their time)."""
+    later, so its Commits differ from n1's (their time). The first write to "accounts" creates it: its
+    MapLN takes the next VLSN (VLSN 1 when the shared writes begin with a record)."""
     n1, n2 = open_node("n1"), open_node("n2", clock=later_clock)
     n1.become_master()
     shared_writes(n1)
@@ -118,16 +119,21 @@ def matchpoint(env):
 
 # -- JE's rollback example ----------------------------------------------------------------------------------------
 def test_je_rollback_example_in_real_environments():
-    n1, n2 = failover(matchpoint, puts(("a", "old2"), ("b", "old3")), puts(("a", "new2"), ("c", "new3")))
+    """JE's example with its VLSNs: the Matchpoint both nodes hold is VLSN 1; each master then creates
+    "accounts" (its MapLN, VLSN 2) and writes one record (VLSN 3), so n1's VLSNs 2 and 3 are rolled back,
+    its database with them, and n2's 2 and 3 replay: n2's "accounts" takes the place of n1's own."""
+    n1, n2 = failover(matchpoint, puts(("b", "old3")), puts(("c", "new3")))
+    own = n1.env.db_tree.get("accounts")
     feeder, replica = rejoin(n1, n2)
     result = replica.syncup.rollback
     assert replica.syncup.result.matchpoint_vlsn == 1 and replica.syncup.result.examined == 1
-    assert [v for v, _, _ in result.rolled_back] == [3, 2]
+    assert [(v, t) for v, _, t in result.rolled_back] == [(3, "LN"), (2, "MapLN")]
     # LSN 100 VLSN 1; 200 VLSN 2 and 300 VLSN 3 overmarked; rollback to VLSN 1, restart at VLSN 2; 400 VLSN 2; 500 VLSN 3
-    assert replicated_entries(n1) == [(1, "Matchpoint", False), (2, "LN", True), (3, "LN", True),
+    assert replicated_entries(n1) == [(1, "Matchpoint", False), (2, "MapLN", True), (3, "LN", True),
                                       (None, "RollbackStart", False), (None, "RollbackEnd", False),
-                                      (2, "LN", False), (3, "LN", False)]
-    assert records(n1) == records(n2) == {b"a": b"new2", b"c": b"new3"}
+                                      (2, "MapLN", False), (3, "LN", False)]
+    assert records(n1) == records(n2) == {b"c": b"new3"}
+    assert own.removed and n1.env.db_tree.get("accounts") is not own
     assert check_index(n1) is None and n1.range.last == 3
     start = n1.log.read(result.start_lsn).values
     assert start["matchpoint_vlsn"] == 1 and start["matchpoint_lsn"] == result.matchpoint_lsn
@@ -135,7 +141,7 @@ def test_je_rollback_example_in_real_environments():
     n1.sync()
     n1.crash(CrashMode.nothing())  # every reader after a restart skips the overmarked entries
     again = open_node("n1", n1.disk)
-    assert records(again) == {b"a": b"new2", b"c": b"new3"} and check_index(again) is None
+    assert records(again) == {b"c": b"new3"} and check_index(again) is None
     assert again.recovered_rollback is None
 
 
@@ -151,31 +157,32 @@ def committed_txn(key, value):
 def test_logs_that_agree_roll_back_nothing():
     n1, n2 = failover(committed_txn("a", "1"), lambda env: None, lambda env: None)
     feeder, replica = rejoin(n1, n2)
-    assert replica.syncup.result.matchpoint_vlsn == 2  # the Commit, the replica's last sync point
-    assert replica.syncup.rollback is None and replica.start_vlsn == 3
+    assert replica.syncup.result.matchpoint_vlsn == 3  # the Commit (after the creation and the LN_TX), the last sync point
+    assert replica.syncup.rollback is None and replica.start_vlsn == 4
     assert not any(t.startswith("Rollback") for _, t, _ in replicated_entries(n1))
 
 
 def test_logs_that_diverge_by_one_entry():
     n1, n2 = failover(committed_txn("a", "1"), puts(("b", "mine")), committed_txn("c", "theirs"))
     feeder, replica = rejoin(n1, n2)
-    assert replica.syncup.result.matchpoint_vlsn == 2 and replica.syncup.result.examined == 1
-    assert [(v, t) for v, _, t in replica.syncup.rollback.rolled_back] == [(3, "LN")]
+    assert replica.syncup.result.matchpoint_vlsn == 3 and replica.syncup.result.examined == 1
+    assert [(v, t) for v, _, t in replica.syncup.rollback.rolled_back] == [(4, "LN")]
     assert records(n1) == records(n2) == {b"a": b"1", b"c": b"theirs"}
     assert visible_stream(n1) == visible_stream(n2)
 
 
 def test_same_vlsn_different_content_is_not_a_matchpoint():
-    """Both logs hold a Commit at VLSN 4, with different records: the checksums differ, the search goes on."""
+    """Both logs hold a Commit at VLSN 5, with different records: the checksums differ, the search goes on to
+    the shared Commit at VLSN 3 (VLSN 1 is the creation of "accounts")."""
     n1, n2 = failover(committed_txn("a", "1"), committed_txn("b", "mine"), committed_txn("b", "theirs"))
     feeder, replica = rejoin(n1, n2)
-    assert replica.syncup.result.matchpoint_vlsn == 2 and replica.syncup.result.examined == 2
+    assert replica.syncup.result.matchpoint_vlsn == 3 and replica.syncup.result.examined == 2
     assert replica.syncup.rollback.txn_ids and records(n1) == {b"a": b"1", b"b": b"theirs"}
 
 
 def test_a_committed_transaction_is_rolled_back_within_the_limit():
     n1, n2 = failover(committed_txn("a", "1"), committed_txn("a", "mine"), puts(("z", "theirs")))
-    txn_id = next(e.txn_id for e in n1.log.scan() if e.type_name == "Commit" and e.vlsn == 4)
+    txn_id = next(e.txn_id for e in n1.log.scan() if e.type_name == "Commit" and e.vlsn == 5)
     feeder, replica = rejoin(n1, n2)
     result = replica.syncup.rollback
     assert result.txn_ids == (txn_id,) and [t for _, _, t in result.rolled_back] == ["Commit", "LN_TX"]
@@ -262,13 +269,13 @@ def test_invisible_entries_are_skipped_by_every_reader():
     n1, n2 = failover(committed_txn("a", "1"), committed_txn("b", "mine"), lambda env: None)
     rejoin(n1, n2)
     invisible = [e for e in n1.log.scan() if e.header.invisible]
-    assert [e.vlsn for e in invisible] == [3, 4]
-    assert n1.range.last == 2 and n1.vlsn_index.backward_scanner().find(2).lsn < invisible[0].lsn
+    assert [e.vlsn for e in invisible] == [4, 5]
+    assert n1.range.last == 3 and n1.vlsn_index.backward_scanner().find(3).lsn < invisible[0].lsn
     with pytest.raises(VLSNRangeError):
-        n1.vlsn_index.find(3)  # the forward scanner does not return a rolled-back entry
+        n1.vlsn_index.find(4)  # the forward scanner does not return a rolled-back entry
     n1.crash(CrashMode.nothing())
     again = open_node("n1", n1.disk)  # recovery: the tree, the VLSN tracker
-    assert records(again) == {b"a": b"1"} and again.range.last == 2 and check_index(again) is None
+    assert records(again) == {b"a": b"1"} and again.range.last == 3 and check_index(again) is None
     n3 = open_node("n3")  # a feeder: the old master now feeds a new node
     n2.become_unknown()
     again.become_master()
@@ -296,10 +303,10 @@ def test_recovery_finishes_a_rollback_that_a_crash_cut_short():
         types = [e.type_name for e in env.log.scan()]
         finished = "RollbackStart" in types
         if finished:
-            assert "RollbackEnd" in types and env.range.last == 2, index
+            assert "RollbackEnd" in types and env.range.last == 3, index
             assert records(env) == {b"a": b"1"}, index
         else:
-            assert env.range.last == 5 and records(env) == {b"a": b"2", b"b": b"x"}, index
+            assert env.range.last == 6 and records(env) == {b"a": b"2", b"b": b"x"}, index
         assert check_index(env) is None, index
         outcomes.add((finished, env.recovered_rollback is not None))
     assert outcomes == {(False, False), (True, True), (True, False)}  # not started, redone at open, done
@@ -329,7 +336,7 @@ def test_syncup_over_tcp():
     try:
         replica = Replica(n1, initiator.channel, "n2", syncup=True)
         replayed = 0
-        while replayed < 1:
+        while replayed < 2:  # n2's creation of "accounts" (VLSN 2) and its record (VLSN 3), maybe in two pumps
             replayed += replica.pump(timeout=10)
     finally:
         stop.set()
@@ -357,7 +364,7 @@ def test_the_spark_data_source_shows_the_invisible_flag(tmp_path):
     rows = [row for part in log_file_partitions(str(tmp_path / "n1")) for columns in file_rows(part)
             for row in to_record_batch(part, columns).to_pylist()]
     flagged = [(row["vlsn"], row["type_name"]) for row in rows if row["invisible"]]
-    assert flagged == [(3, "LN")]
+    assert flagged == [(4, "LN")]  # after the creation (1), the LN_TX (2) and the Commit (3)
 
 
 def sync_up(net, feeder, replica):
@@ -384,7 +391,7 @@ def test_a_replay_transaction_begun_after_the_matchpoint_is_forgotten():
     assert list(n2.replay_txns) == [txn.id]
     n3.become_master()
     committed_txn("k", "from n3")(n3)
-    assert next(e.txn_id for e in n3.log.scan() if e.vlsn == 3) == txn.id  # the same id, another transaction
+    assert next(e.txn_id for e in n3.log.scan() if e.vlsn == 4) == txn.id  # the same id, another transaction
     net = InMemoryNetwork()
     feeder, replica = link(net, n3, n2)
     sync_up(net, feeder, replica)
@@ -409,7 +416,8 @@ def test_only_a_replicated_entry_can_be_made_invisible():
 
 # -- transactions open at the matchpoint ------------------------------------------------------------------------
 def interleaved(n1, net, *pairs):
-    """On master n1: T writes "t" (VLSN 3), U commits "u" (VLSNs 4, 5) while T is open; settled to ``pairs``.
+    """On master n1, after "accounts" was created (VLSN 1) and a first transaction committed (VLSNs 2, 3): T
+    writes "t" (VLSN 4), U commits "u" (VLSNs 5, 6) while T is open; settled to ``pairs``.
     Returns T, still open on n1 (and on every replica, as a replay transaction)."""
     db = n1.database("accounts")
     t = n1.begin()
@@ -427,8 +435,8 @@ def slot_data(env, key):
 
 
 def test_a_transaction_whose_commit_is_rolled_back_is_open_again_and_takes_the_new_masters_abort():
-    """n1 commits T (VLSN 6) after its records and U's Commit reached n2; n2 takes over and aborts T (its
-    predecessor never ended it). n1 rejoins: the matchpoint is U's Commit (VLSN 5), T's Commit is rolled
+    """n1 commits T (VLSN 7) after its records and U's Commit reached n2; n2 takes over and aborts T (its
+    predecessor never ended it). n1 rejoins: the matchpoint is U's Commit (VLSN 6), T's Commit is rolled
     back, T is open again on n1 (its record locked, in the tree), and n2's Abort of T replays."""
     n1, n2 = open_node("n1"), open_node("n2", clock=later_clock)
     n1.become_master()
@@ -436,17 +444,17 @@ def test_a_transaction_whose_commit_is_rolled_back_is_open_again_and_takes_the_n
     net = InMemoryNetwork()
     to_n2 = link(net, n1, n2, syncup=False)
     t = interleaved(n1, net, to_n2)
-    t.commit()  # VLSN 6, never sent to n2
+    t.commit()  # VLSN 7, never sent to n2
     n1.become_unknown()
     n2.become_master()
     aborts = [(e.vlsn, e.txn_id) for e in n2.log.scan() if e.type_name == "Abort"]
-    assert aborts == [(6, t.id)] and records(n2) == {b"a": b"1", b"u": b"from U"}
+    assert aborts == [(7, t.id)] and records(n2) == {b"a": b"1", b"u": b"from U"}
     committed_txn("b", "2")(n2)
     net = InMemoryNetwork()
     feeder, replica = link(net, n2, n1)
     sync_up(net, feeder, replica)
-    assert replica.syncup.result.matchpoint_vlsn == 5
-    assert [(v, k) for v, _, k in replica.syncup.rollback.rolled_back] == [(6, "Commit")]
+    assert replica.syncup.result.matchpoint_vlsn == 6
+    assert [(v, k) for v, _, k in replica.syncup.rollback.rolled_back] == [(7, "Commit")]
     assert list(n1.replay_txns) == [t.id] and slot_data(n1, b"t") == b"from T"
     assert n1.env.locks.held_by(t.id) == [(n1.env.db_tree.get("accounts").id, b"t")]
     settle(net, (feeder, replica))
@@ -457,7 +465,7 @@ def test_a_transaction_whose_commit_is_rolled_back_is_open_again_and_takes_the_n
 
 def test_a_replica_that_crashed_inside_a_transaction_replays_its_commit():
     """n2 replayed T's record and U's Commit, then crashed before T's Commit reached it: recovery undid T
-    as a loser. When n2 takes the stream again (from VLSN 6), T is open again with its record, and the
+    as a loser. When n2 takes the stream again (from VLSN 7), T is open again with its record, and the
     master's Commit of T replays on it."""
     n1, n2 = open_node("n1"), open_node("n2")
     n1.become_master()
@@ -468,10 +476,10 @@ def test_a_replica_that_crashed_inside_a_transaction_replays_its_commit():
     n2.crash(CrashMode.nothing())
     n2 = open_node("n2", n2.disk)
     assert records(n2) == {b"a": b"1", b"u": b"from U"} and not n2.replay_txns  # T undone by recovery
-    t.commit()  # VLSN 6
+    t.commit()  # VLSN 7
     net = InMemoryNetwork()
     pair = link(net, n1, n2)
     settle(net, pair)
-    assert pair[1].start_vlsn == 6
+    assert pair[1].start_vlsn == 7
     assert records(n2) == records(n1) == {b"a": b"1", b"t": b"from T", b"u": b"from U"}
     assert not n2.replay_txns and visible_stream(n1) == visible_stream(n2)
