@@ -14,6 +14,7 @@ from minidb.crashtest.replication import check_index
 from minidb.errors import UserError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
+from minidb.logstore.errors import DatabaseNotFoundError
 from minidb.logstore.logdef import LN_TX
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
 from minidb.replication.errors import (
@@ -188,6 +189,37 @@ def test_a_committed_transaction_is_rolled_back_within_the_limit():
     assert result.txn_ids == (txn_id,) and [t for _, _, t in result.rolled_back] == ["Commit", "LN_TX"]
     assert n1.log.read(result.start_lsn).values["txn_ids"] == [{"txn_id": txn_id}]
     assert records(n1) == {b"a": b"1", b"z": b"theirs"}
+
+
+def test_a_rolled_back_creation_removes_the_database_on_the_old_master():
+    """n1 creates "fresh" (VLSN 4) and commits a record into it (VLSNs 5, 6); none of it reaches n2, which
+    takes over. n1's syncup rolls the creation back with the record: n1 has no "fresh" any more, the handle
+    its application holds is refused, and no restart brings the database back."""
+    handles = []
+
+    def create_fresh(env):
+        handles.append(env.database("fresh"))
+        with env.begin() as txn:
+            handles[0].put("k", "v", txn=txn)
+
+    n1, n2 = failover(committed_txn("a", "1"), create_fresh, puts(("z", "theirs")))
+    assert [(v, t) for v, t, _ in visible_stream(n1)][3:] == [(4, "MapLN"), (5, "LN_TX"), (6, "Commit")]
+    rejoin(n1, n2)
+    fresh = handles[0]
+    assert n1.env.database_names() == n2.env.database_names() == ["accounts"]
+    assert records(n1) == records(n2) == {b"a": b"1", b"z": b"theirs"}
+    for use in (lambda: fresh.get("k"), lambda: fresh.keys(), lambda: n1.database("fresh", create=False)):
+        with pytest.raises(DatabaseNotFoundError, match="'fresh'"):
+            use()
+    after_syncup = len(n1.disk.events) - 1  # the rollback is durable; n2's record replayed after it is not yet
+    n1.sync()
+    for image, kept in [(n1.disk.crash_image(after_syncup, CrashMode.nothing()), {b"a": b"1"}),
+                        (n1.disk.crash_image(len(n1.disk.events) - 1, CrashMode.nothing()), records(n2))]:
+        for _ in range(2):  # recovery, then a restart after the checkpoint that recovery ended with
+            again = open_node("n1", image)
+            assert again.env.database_names() == ["accounts"]
+            assert records(again) == kept and check_index(again) is None
+            again.close()
 
 
 def test_a_rollback_past_the_last_checkpoint_asks_for_a_network_restore_and_changes_nothing():
