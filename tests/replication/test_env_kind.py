@@ -91,8 +91,11 @@ def test_item6_the_mapping_trees_name_is_reserved():
 
 @pytest.fixture
 def before_the_kind_was_recorded(monkeypatch):
-    """Environments written as before the change: no record of their kind."""
+    """Environments written as before the change: no record of their kind, and (as then) a replicated
+    database's creation logged as a local MapLN, without a VLSN."""
+    write_map_ln = DbTree.write_map_ln
     monkeypatch.setattr(DbTree, "record_kind", lambda self, replicated: NULL_LSN)
+    monkeypatch.setattr(DbTree, "write_map_ln", lambda self, impl, replicated=False, vlsn=None: write_map_ln(self, impl))
     yield
     monkeypatch.undo()
 
@@ -108,7 +111,7 @@ def test_item6_an_older_environment_is_told_by_what_it_logged(before_the_kind_wa
     env = open_replicated(disk) if replicated else open_plain(disk)
     write(env)
     env.close()
-    assert not [e for e in env.log.scan() if e.type_name == "MapLN" and e["db_id"] == 0]
+    assert not [e for e in env.log.scan() if e.type_name == "MapLN" and (e["db_id"] == 0 or e.vlsn is not None)]
     monkeypatch.undo()
     before = disk.durable_bytes("00000001.jdb")
     with pytest.raises(EnvironmentKindError) as caught:
