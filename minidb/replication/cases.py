@@ -11,9 +11,10 @@
     600  VLSN 79
 
 :func:`worked_recovery_case` makes exactly this log in a real replicated
-environment: 76 records (VLSNs 1..76); a transaction writes a record (VLSN
-77, its first LSN is the checkpoint's firstActiveLSN, "100"); a checkpoint
-starts (CkptStart, "200") and is stepped: after step 3 a record is written
+environment: the creation of database "accounts" (its MapLN, VLSN 1) and 75
+records (VLSNs 2..76); a transaction writes a record (VLSN 77, its first
+LSN is the checkpoint's firstActiveLSN, "100"); a checkpoint starts
+(CkptStart, "200") and is stepped: after step 3 a record is written
 (VLSN 78, "300"), step 6 flushes the index ("400", range 1..78), CkptEnd
 ("500"); then the transaction commits (its Commit is VLSN 79, "600",
 fsynced), and the power fails. Recovery starts from that CkptEnd: it loads
@@ -106,9 +107,9 @@ def worked_recovery_case(index_config: VLSNIndexConfig | None = None) -> WorkedR
     index_config = index_config or VLSNIndexConfig(stride=10)
     disk = SimDisk("seed-recovery")
     env = ReplicatedEnvironment.open(disk, case_config(), index_config)
-    accounts = env.database("accounts")
-    for i in range(76):
-        accounts.put(f"acct{i:03d}", str(100 + i))  # VLSNs 1..76
+    accounts = env.database("accounts")  # VLSN 1: its creation travels in the stream
+    for i in range(75):
+        accounts.put(f"acct{i:03d}", str(100 + i))  # VLSNs 2..76
     case = WorkedRecoveryCase(disk)
     txn = env.begin()
     case.marks["100 firstActiveLSN"] = accounts.put("alice", "70", txn=txn)  # VLSN 77

@@ -27,6 +27,7 @@ def test_the_seeds_recovery_example():
     assert case.next_vlsn == 80
     env = case.recovered
     log_vlsns = {v: lsn for v, lsn, _ in stream(env.log)}
+    assert stream(env.log)[0][::2] == (1, "MapLN")  # VLSN 1: the creation of "accounts", before its records
     assert log_vlsns[78] == case.marks["300 VLSN 78"] and log_vlsns[79] == case.marks["600 VLSN 79"]
     for vlsn in range(1, 80):
         assert env.vlsn_index.find(vlsn).lsn == log_vlsns[vlsn]
