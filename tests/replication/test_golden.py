@@ -23,8 +23,8 @@ def test_bucket_and_index_dumps_golden():
     after_ghost.put(33, LSN(4, 0x1C0))
     tracker.load([GhostBucket(30, LSN(3, 0), LSN(4, 0x1C0)), after_ghost], VLSNRange(30, 33))
     sections.append(tracker.dump())
-    sections.append("# a replicated environment's index: the creation of 'accounts' (VLSN 1), 36 records, a transaction "
-                    "and a Matchpoint in 1 KiB files, stride 3, 4 offsets a bucket")
+    sections.append("# a replicated environment's index: the creation of 'accounts' (VLSN 1), 36 records, a "
+                    "transaction and a Matchpoint in 1 KiB files, stride 3, 4 offsets a bucket")
     env = ReplicatedEnvironment.open(SimDisk("golden"), case_config(file_max=1024, buffer_size=512),
                                      VLSNIndexConfig(stride=3, max_mappings=4))
     db = env.database("accounts")
