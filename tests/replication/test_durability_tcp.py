@@ -17,4 +17,4 @@ def test_commits_with_acks_over_tcp(tmp_path):
         assert group.master.feeder_txns.pending == {}  # every wait ended
     finally:
         ends = group.close()
-    assert ends == {"n1": 18, "n2": 18, "n3": 18}  # 9 commits of an LN and a Commit each
+    assert ends == {"n1": 19, "n2": 19, "n3": 19}  # the creation of 'bench', then 9 commits of an LN and a Commit each

@@ -23,8 +23,8 @@ def test_bucket_and_index_dumps_golden():
     after_ghost.put(33, LSN(4, 0x1C0))
     tracker.load([GhostBucket(30, LSN(3, 0), LSN(4, 0x1C0)), after_ghost], VLSNRange(30, 33))
     sections.append(tracker.dump())
-    sections.append("# a replicated environment's index: 36 records, a transaction and a Matchpoint in 1 KiB files, "
-                    "stride 3, 4 offsets a bucket")
+    sections.append("# a replicated environment's index: the creation of 'accounts' (VLSN 1), 36 records, a "
+                    "transaction and a Matchpoint in 1 KiB files, stride 3, 4 offsets a bucket")
     env = ReplicatedEnvironment.open(SimDisk("golden"), case_config(file_max=1024, buffer_size=512),
                                      VLSNIndexConfig(stride=3, max_mappings=4))
     db = env.database("accounts")
@@ -42,7 +42,7 @@ def test_bucket_and_index_dumps_golden():
 def test_printlog_shows_vlsns_golden(tmp_path, capsys):
     path = tmp_path / "node"
     env = ReplicatedEnvironment.open(OSDisk(path, create=True), case_config(), VLSNIndexConfig(stride=2))
-    db = env.database("accounts")
+    db = env.database("accounts")  # VLSN 1: the creation, then the records 2..7
     db.put("alice", "100")
     with env.begin() as txn:
         db.put("bob", "50", txn=txn)
@@ -53,10 +53,12 @@ def test_printlog_shows_vlsns_golden(tmp_path, capsys):
     env.close()
     assert main(["printlog", str(path), "--type", "Matchpoint"]) == 0
     matchpoint = capsys.readouterr().out
-    assert '<vlsn v="6"/><Matchpoint master_node_id="1"' in matchpoint
+    assert '<vlsn v="7"/><Matchpoint master_node_id="1"' in matchpoint
     assert main(["printlog", str(path)]) == 0
     out = capsys.readouterr().out
     replicated = [line for line in out.splitlines() if 'isReplicated="1"' in line]
-    assert [line.split('<vlsn v="')[1].split('"')[0] for line in replicated] == ["1", "2", "3", "4", "5", "6"]
+    assert [line.split('<vlsn v="')[1].split('"')[0] for line in replicated] == ["1", "2", "3", "4", "5", "6", "7"]
+    assert [line.split(' type="')[1].split('"')[0] for line in replicated] == [
+        "MapLN", "LN", "LN_TX", "Commit", "LN_TX", "Abort", "Matchpoint"]
     check_golden("printlog_replication.txt", out)
     assert main(["verify", str(path)]) == 0

@@ -4,6 +4,7 @@ entries with the master's VLSNs and transaction ids; internal transactions take 
 import pytest
 
 from minidb.io import SimDisk
+from minidb.log import NULL_LSN
 from minidb.replication import ReplicatedEnvironment
 from minidb.replication.errors import GroupConfigError, ReplayError, ReplicaWriteError, UnknownMasterError
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
@@ -46,7 +47,7 @@ def test_a_replica_refuses_writes_naming_the_master_and_changes_nothing():
     with pytest.raises(ReplicaWriteError, match=r"cannot create database 'accounts': node n2 is a replica of "
                                                 r"group 'bank'; write on the master n1 \(127.0.0.1:5001\)"):
         replica.database("accounts")
-    replica.replay(1, "LN", {"key": b"alice", "data": b"100"}, db_name="accounts")
+    replay_all(master, replica)  # VLSN 1 creates 'accounts' (the master's MapLN), VLSN 2 writes alice
     db = replica.database("accounts")  # exists now: a replica may read it
     txn = replica.begin()
     with pytest.raises(ReplicaWriteError, match="cannot put into 'accounts': node n2 is a replica"):
@@ -57,7 +58,7 @@ def test_a_replica_refuses_writes_naming_the_master_and_changes_nothing():
         replica.log_matchpoint()
     assert db.get("alice", txn=txn) == b"100"
     txn.commit()  # read only: nothing to log
-    assert [v for v, _, _ in stream(replica.log)] == [1] and replica.log.end_lsn > end
+    assert [(v, t) for v, _, t in stream(replica.log)] == [(1, "MapLN"), (2, "LN")] and replica.log.end_lsn > end
     assert replica.env.locks.held_by(txn.id) == []
     replica.become_unknown()
     with pytest.raises(UnknownMasterError, match="node n2 of group 'bank' knows no master"):
@@ -69,12 +70,12 @@ def test_a_replica_refuses_writes_naming_the_master_and_changes_nothing():
 def test_only_the_master_allocates_vlsns():
     replica = node("n2")
     replica.become_master()
-    db = replica.database("accounts")
-    db.put("a", "1")
+    db = replica.database("accounts")  # VLSN 1
+    db.put("a", "1")  # VLSN 2
     replica.become_replica("n1")
     with pytest.raises(ReplicaWriteError, match="cannot allocate a VLSN"):
         replica.env.database("accounts").put("b", "2")  # the log store's own handle: the allocator refuses
-    assert replica.range.last == 1
+    assert replica.range.last == 2
 
 
 def replay_all(master, replica):
@@ -133,7 +134,9 @@ def test_replay_refuses_what_does_not_continue_the_stream_and_writes_nothing():
         ((2, "LN", {"key": b"k", "data": b"v"}, "d"), "expects VLSN 1 next; the master's LN has VLSN 2"),
         ((1, "Commit", {"txn_id": 4, "txn_prev_lsn": None, "time_ms": 0}, None),
          "Commit of txn 4 \\(VLSN 1\\) ends a transaction this replica never saw"),
-        ((1, "DEL_LN", {"key": b"k"}, "d"), "deletes b'k' from 'd', which this replica does not hold"),
+        ((1, "LN", {"key": b"k", "data": b"v"}, "d"), "writes b'k' into database 'd', which the stream never "
+                                                      "created on this replica"),
+        ((1, "DEL_LN", {"key": b"k"}, "d"), "writes b'k' into database 'd', which the stream never created"),
         ((1, "CkptStart", {}, None), "CkptStart \\(VLSN 1\\) is not an entry of the replication stream"),
         ((1, "LN", {"key": b"k", "data": b"v"}, None), "needs the database's name"),
     ]
@@ -142,3 +145,10 @@ def test_replay_refuses_what_does_not_continue_the_stream_and_writes_nothing():
             replica.replay(*args)
     assert replica.range.is_empty and stream(replica.log) == []
     assert master.state is NodeState.UNKNOWN and replica.log.end_lsn == end and replica.env.database_names() == []
+    # once the stream has created 'd', a deletion of a key the replica does not hold is refused all the same
+    replica.replay(1, "MapLN", {"db_id": 3, "name": "d", "root_lsn": NULL_LSN, "internal": False,
+                                "replicated": True, "prev_lsn": NULL_LSN}, "d")
+    end = replica.log.end_lsn
+    with pytest.raises(ReplayError, match=r"DEL_LN \(VLSN 2\) deletes b'k' from 'd', which this replica does not hold"):
+        replica.replay(2, "DEL_LN", {"key": b"k"}, "d")
+    assert [(v, t) for v, _, t in stream(replica.log)] == [(1, "MapLN")] and replica.log.end_lsn == end

@@ -162,16 +162,17 @@ def test_a_lone_node_elects_itself_writes_and_reports_its_digest(node):
     node.command(f"group n1={named['election']}/{named['stream']}")
     node.wait_until(lambda: node.env.state.value == "MASTER", "an election")
     node.command("write 0 2")
-    node.command("digest 5")  # VLSN 1 is n1's TermStart
+    # VLSN 1 is n1's TermStart; the write logs the creation of 'demo' (2), then two commits (3..6)
+    node.command("digest 6")
     events = {parse_event(line)[0]: parse_event(line)[3] for line in lines}
     assert events["opened"] == {"vlsns": "-", "last_txn_end": "0"}
-    assert events["wrote"] == {"records": "2", "vlsns": "2..5", "acks": "SIMPLE_MAJORITY"}
-    assert events["digest"]["records"] == "2" and events["digest"]["vlsns"] == "1..5"
+    assert events["wrote"] == {"records": "2", "vlsns": "2..6", "acks": "SIMPLE_MAJORITY"}
+    assert events["digest"]["records"] == "2" and events["digest"]["vlsns"] == "1..6"
     assert events["state"] == {"term": "1", "master": "n1"}
     node.command("tail 2 1")  # logged and fsynced, never committed
     assert parse_event(lines[-1])[:2] == ("tail", "n1") and parse_event(lines[-1])[3] == {"records": "1",
-                                                                                          "vlsns": "6..6"}
-    assert node.env.range.last == 6 and node.env.range.last_txn_end == 5 and not node.feeding
+                                                                                          "vlsns": "7..7"}
+    assert node.env.range.last == 7 and node.env.range.last_txn_end == 6 and not node.feeding
 
 
 def test_members_are_named_with_both_addresses():

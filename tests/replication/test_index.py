@@ -31,7 +31,8 @@ def test_replicated_entries_get_vlsns_1_2_3_and_the_range_follows_them():
     workload(env)
     found = stream(env.log)
     assert [v for v, _, _ in found] == list(range(1, len(found) + 1))
-    assert {t for _, _, t in found} == {"LN", "LN_TX", "DEL_LN_TX", "Commit", "Abort", "Matchpoint"}
+    assert {t for _, _, t in found} == {"MapLN", "LN", "LN_TX", "DEL_LN_TX", "Commit", "Abort", "Matchpoint"}
+    assert [t for _, _, t in found].count("MapLN") == 1 and found[0][2] == "MapLN"  # the creation of 'accounts'
     r = env.range
     assert (r.first, r.last) == (1, len(found))
     assert r.last_sync == max(v for v, _, t in found if t in SYNC_TYPES)
@@ -47,6 +48,8 @@ def test_replicated_entries_get_vlsns_1_2_3_and_the_range_follows_them():
 def test_the_index_is_flushed_at_every_checkpoint_and_not_on_every_put():
     env = open_env(SimDisk("flush"))
     db = env.database("accounts")
+    created = env.range.last  # the creation of 'accounts' (its MapLN) is the stream's first entry
+    assert created == 1
     index_db = env.env.db_tree.get("_vlsn_index")
     flushes = len(env.vlsn_index.flushes)
     before = env.log.last_lsn
@@ -58,9 +61,9 @@ def test_the_index_is_flushed_at_every_checkpoint_and_not_on_every_put():
     assert sum(b.last for b in stored) == 0  # only the range of the empty index, flushed at open
     result = env.checkpoint()
     step6 = next(line for line in result.trace if line.startswith("step 6"))
-    assert "flushed buckets 1, " in step6 and "range 1..30" in step6
+    assert "flushed buckets 1, " in step6 and f"range 1..{created + 30}" in step6
     buckets, stored_range = read_index_database(env.internal_database("_vlsn_index"))
-    assert (stored_range.first, stored_range.last) == (1, 30)
+    assert (stored_range.first, stored_range.last) == (1, created + 30)
     assert [b.first for b in buckets] == [b.first for b in env.vlsn_index.tracker.buckets()]
     flush = env.vlsn_index.flushes[-1]
     assert result.ckpt_start_lsn < flush.range_lsn < flush.commit_lsn < result.ckpt_end_lsn
@@ -120,39 +123,41 @@ def test_scanners_hold_their_bucket():
 
 def test_a_wait_for_vlsn_that_times_out():
     env = open_env(SimDisk("wait-timeout"))
-    env.database("accounts").put("a", "1")
+    db = env.database("accounts")  # VLSN 1: its creation
+    db.put("a", "1")  # VLSN 2
     index = env.vlsn_index
     with pytest.raises(WaitTimeoutError) as caught:
-        index.wait_for_vlsn(2, timeout=0.01)
-    assert caught.value.vlsn == 2 and caught.value.last == 1
+        index.wait_for_vlsn(3, timeout=0.01)
+    assert caught.value.vlsn == 3 and caught.value.last == 2
     assert index.stats["nWaitTimeouts"] == 1 and index.waiting_for() == []
-    item = index.wait_for_vlsn(1, timeout=0)  # already logged: at once, from the log item cache
-    assert item.vlsn == 1 and item.type_name == "LN"
+    item = index.wait_for_vlsn(2, timeout=0)  # already logged: at once, from the log item cache
+    assert item.vlsn == 2 and item.type_name == "LN"
+    assert index.wait_for_vlsn(1, timeout=0).type_name == "MapLN"
 
 
 def test_a_wait_for_vlsn_woken_by_a_put_from_another_thread():
     env = open_env(SimDisk("wait-woken"))
-    db = env.database("accounts")
-    db.put("a", "1")
+    db = env.database("accounts")  # VLSN 1: its creation
+    db.put("a", "1")  # VLSN 2
     index = env.vlsn_index
     got, errors = [], []
     done = threading.Event()
 
     def feeder():
         try:
-            got.append(index.wait_for_vlsn(2, timeout=30))
+            got.append(index.wait_for_vlsn(3, timeout=30))
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
         done.set()
 
     thread = threading.Thread(target=feeder)
     thread.start()
-    assert index.await_waiter(2, timeout=30)  # the feeder is blocked on the latch for VLSN 2
+    assert index.await_waiter(3, timeout=30)  # the feeder is blocked on the latch for VLSN 3
     assert not done.is_set()
-    lsn = db.put("b", "2")  # the application thread logs VLSN 2; its put releases the latch
+    lsn = db.put("b", "2")  # the application thread logs VLSN 3; its put releases the latch
     assert done.wait(30)
     thread.join()
-    assert errors == [] and got[0].vlsn == 2 and got[0].lsn == lsn
+    assert errors == [] and got[0].vlsn == 3 and got[0].lsn == lsn
     assert index.stats["nWaits"] == 1 and index.stats["nWaitLatchHits"] == 1
 
 
@@ -306,29 +311,33 @@ def make_invisible(env, lsns):
 
 
 def test_tail_truncation_after_a_rollback_survives_recovery():
-    """The JE documentation's syncup example: VLSNs 2 and 3 rolled back and logged again at new LSNs."""
+    """The JE documentation's syncup example (VLSN 1 kept; VLSNs 2 and 3 overmarked, rolled back to 1 and logged
+    again at new LSNs), three VLSNs on: a syncup needs a sync-able entry to end at, so the creation of 't'
+    (VLSN 1) and a committed transaction (2, 3) come first, and the example's VLSN n is VLSN n + 3 here."""
     disk = SimDisk("rollback")
     env = open_env(disk, stride=2)
-    db = env.database("t")
+    db = env.database("t")  # VLSN 1 MapLN
     with env.begin() as txn:
-        db.put("a", "1", txn=txn)  # VLSN 1 LN_TX, 2 Commit
-    env.log_matchpoint()  # VLSN 3: the matchpoint syncup will find
+        db.put("a", "1", txn=txn)  # VLSN 2 LN_TX, 3 Commit
+    env.log_matchpoint()  # VLSN 4: the matchpoint syncup will find (the example's VLSN 1)
+    offset = 3
     env.checkpoint()
-    old = [db.put("b", "2"), db.put("c", "3")]  # VLSNs 4, 5: not on the master
-    assert [env.log.read(lsn).vlsn for lsn in old] == [4, 5]
+    old = [db.put("b", "2"), db.put("c", "3")]  # the example's VLSNs 2, 3: not on the master
+    assert [env.log.read(lsn).vlsn - offset for lsn in old] == [2, 3]
     make_invisible(env, old)
-    r = env.vlsn_index.truncate_from_tail_in_rollback(4)
-    assert (r.first, r.last, r.last_sync, r.last_txn_end) == (1, 3, 3, 2)
-    new = [db.put("b", "20"), db.put("c", "30")]  # the master's VLSNs 4 and 5
-    assert [env.log.read(lsn).vlsn for lsn in new] == [4, 5]
-    assert [env.vlsn_index.find(v).lsn for v in (4, 5)] == new
+    r = env.vlsn_index.truncate_from_tail_in_rollback(2 + offset)  # rollback to the example's VLSN 1
+    assert (r.first, r.last, r.last_sync, r.last_txn_end) == (1, 1 + offset, 1 + offset, 3)
+    new = [db.put("b", "20"), db.put("c", "30")]  # the master's VLSNs 2 and 3, restarting at 2
+    assert [env.log.read(lsn).vlsn - offset for lsn in new] == [2, 3]
+    again_vlsns = (2 + offset, 3 + offset)
+    assert [env.vlsn_index.find(v).lsn for v in again_vlsns] == new
     env.sync()
     env.crash(CrashMode.nothing())
     again = open_env(disk, stride=2)
-    assert again.vlsn_index.merge_result.recovered_range.first == 4
-    assert (again.range.first, again.range.last) == (1, 5)
-    assert [again.vlsn_index.find(v).lsn for v in (4, 5)] == new
-    assert [again.vlsn_index.backward_scanner().find(v).lsn for v in (4, 5)] == new
+    assert again.vlsn_index.merge_result.recovered_range.first == 2 + offset
+    assert (again.range.first, again.range.last) == (1, 3 + offset)
+    assert [again.vlsn_index.find(v).lsn for v in again_vlsns] == new
+    assert [again.vlsn_index.backward_scanner().find(v).lsn for v in again_vlsns] == new
     assert again.vlsn_index.merge_result is not None
 
 
