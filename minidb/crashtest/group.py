@@ -109,7 +109,7 @@ from minidb.replication.vlsn.scanner import stream_vlsn
 
 NAMES = ("n1", "n2", "n3")
 GROUP = RepGroup("crashtest", [RepNode(name, name) for name in NAMES])
-DATABASES = ("a",)  # one database: database ids are node-local, and an LN's checksum holds its id
+DATABASES = ("a",)  # created by the first transaction, on whichever node is master then: a failover can roll the creation back
 ACK_TIMEOUT_MS = 500
 
 

@@ -69,3 +69,12 @@ def test_a_database_on_one_node_only_is_named_in_the_violation():
 
     assert _diff({"a": {}, "b": {b"k": b"v"}}, {"b": {b"k": b"v"}}) == "database 'a' exists here only (0 records)"
     assert _diff({"b": {b"k": b"v"}}, {"b": {b"k": b"w"}}) == "database 'b' key b'k': b'v' != b'w'"
+
+
+@pytest.mark.parametrize("seed", [3012, 3332, 6374])
+def test_a_database_whose_creation_a_failover_rolled_back_is_on_no_node(seed):
+    """The workloads where a replica kept an empty database the new master never had: the first
+    transaction's database was created on a master that died before its replicas saw the transaction;
+    the creation is in the stream now, and the rollback that undoes it removes the database."""
+    result = crash_sweep(seed, ops=30)
+    assert result.points >= 1 and result.violations == []
