@@ -80,8 +80,10 @@ def check_point(workload: Workload, image: SimDisk, promised: int) -> str | None
     except MinidbError as e:
         return f"reopening failed: {e}"
     if survivors != workload.messages[: len(survivors)]:
-        first = next(i for i, (a, b) in enumerate(zip(survivors, workload.messages, strict=False)) if a != b)
-        return f"survivors are not a prefix: entry {first} differs"
+        first = next((i for i, (a, b) in enumerate(zip(survivors, workload.messages, strict=False)) if a != b),
+                     len(workload.messages))
+        what = "differs" if first < len(workload.messages) else "was never written"
+        return f"survivors are not a prefix: entry {first} {what}"
     if len(survivors) < promised:
         return f"only {len(survivors)} entries survived, but {promised} were synced"
     try:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from minidb.crashtest.log import check_point, crash_sweep, run_workload
+from minidb.crashtest.log import _messages, check_point, crash_sweep, run_workload
+from minidb.log import LogManager
 from minidb.io import CrashMode
 
 from tests.sweeps import assert_chunk_has_no_violations
@@ -32,3 +33,13 @@ def test_the_checker_catches_entries_that_are_not_a_prefix():
     workload.messages[0] = "something else"
     image = workload.disk.crash_image(len(workload.disk.events) - 1, CrashMode.everything())
     assert "not a prefix" in check_point(workload, image, 0)
+
+
+def test_the_checker_names_an_entry_the_workload_never_wrote():
+    """More survivors than the workload wrote (a duplicated entry, say) is a violation, not a crash of the checker."""
+    workload = run_workload(seed=5, ops=40)
+    image = workload.disk.crash_image(len(workload.disk.events) - 1, CrashMode.everything())
+    survivors = _messages(LogManager(image.clone(), file_max=workload.file_max, buffer_size=workload.buffer_size))
+    workload.messages[:] = survivors[:-1]  # the workload "wrote" one entry fewer than the log holds
+    problem = check_point(workload, image, 0)
+    assert problem == f"survivors are not a prefix: entry {len(survivors) - 1} was never written"
