@@ -3,8 +3,8 @@
 import pytest
 
 from minidb.crashtest.log import _messages, check_point, crash_sweep, run_workload
-from minidb.log import LogManager
 from minidb.io import CrashMode
+from minidb.log import LogManager
 
 from tests.sweeps import assert_chunk_has_no_violations
 
