@@ -123,6 +123,9 @@ LN_TYPES = USER_LN_TYPES | {"MapLN", "FileSummaryLN"}
 IN_TYPES = frozenset({"IN", "BIN"})
 #: Entries the cleaner would have to migrate while live; all others are obsolete when written.
 NODE_TYPES = LN_TYPES | IN_TYPES
+#: What the data eraser erases: records' LNs and the INs that name their keys. An erased entry of
+#: any other type is damage (verify, recovery and the cleaner say so).
+ERASABLE_TYPES = USER_LN_TYPES | IN_TYPES
 #: Deletions: obsolete as soon as the deletion is committed.
 DELETED_LN_TYPES = frozenset({"DEL_LN", "DEL_LN_TX"})
 #: Entry types that get a VLSN when logged for a replicated database of a
@@ -144,5 +147,5 @@ def recovery_start(ckpt_end_values: dict) -> LSN:
 __all__ = [
     "recovery_start", "LOGSTORE_TYPES", "LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "MAP_LN", "FILE_SUMMARY_LN", "IN_ENTRY",
     "BIN_ENTRY", "COMMIT", "ABORT", "CKPT_START", "CKPT_END", "USER_LN_TYPES", "LN_TYPES", "IN_TYPES",
-    "NODE_TYPES", "DELETED_LN_TYPES", "REPLICABLE_TYPES", "is_replicable",
+    "NODE_TYPES", "ERASABLE_TYPES", "DELETED_LN_TYPES", "REPLICABLE_TYPES", "is_replicable",
 ]

@@ -34,7 +34,7 @@ from minidb.log.types import type_by_code, type_by_name
 from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
 from minidb.logstore.inspect import NodeView, TreeView, live_lsns, logged_tree_view, tree_names, tree_view
-from minidb.logstore.logdef import CKPT_END, IN_TYPES, USER_LN_TYPES, recovery_start
+from minidb.logstore.logdef import CKPT_END, ERASABLE_TYPES, IN_TYPES, recovery_start
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, ln_types_of
 from minidb.logstore.tree.in_node import key_order_problem
 from minidb.logstore.tree.ln import fetch_ln
@@ -112,7 +112,7 @@ def erased_entry_rule(disk: Disk) -> Callable[[LSN, int, bool], str | None]:
     outside the recovery interval: never in the last file (the file being written) and never at or after
     the last CkptEnd's min(firstActiveLSN, CkptStart). The last CkptEnd is looked up once, at the first
     erased entry (a log without one has no place for an erased entry at all)."""
-    erasable = {type_by_name(name).code for name in USER_LN_TYPES | IN_TYPES}
+    erasable = {type_by_name(name).code for name in ERASABLE_TYPES}
     start: list[LSN | None] = []
 
     def problem(lsn: LSN, original: int, in_last_file: bool) -> str | None:

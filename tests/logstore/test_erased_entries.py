@@ -109,3 +109,25 @@ def test_a_file_the_eraser_erased_verifies_and_opens(tmp_path, capsys):
     env = Environment.open(tmp_path, small_config())
     assert records(env) == want
     env.close()
+
+
+def test_the_cleaner_refuses_an_erased_entry_the_eraser_never_makes_and_deletes_nothing(tmp_path):
+    """An erased Commit outside the recovery interval: recovery never reads it, so the environment opens; the
+    cleaner, which would count it obsolete and delete its file, reports it instead and cleans nothing."""
+    env = committed_update(tmp_path)
+    commit = last_lsn(tmp_path, "Commit")
+    for _ in range(3):  # the commit's file leaves the recovery interval
+        env.checkpoint()
+        env.log.force_flip()
+    env.close()
+    erase_properly(tmp_path, commit)
+    env = Environment.open(tmp_path, small_config())
+    try:
+        where = f"{commit.file:08x}.jdb at offset 0x{commit.offset:x}"
+        with pytest.raises(CorruptionError, match=f"{where}.*was a Commit entry"):
+            env.cleaner.clean_file(commit.file)
+        assert commit.file not in env.cleaner.cleaned
+        env.checkpoint()  # step 9 deletes the cleaned files: not this one
+        assert (tmp_path / f"{commit.file:08x}.jdb").exists()
+    finally:
+        env.close()

@@ -63,11 +63,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from minidb import impl
+from minidb.errors import LogCorruptionError
 from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.logstore.cleaner.protect import FileProtector
 from minidb.logstore.cleaner.selector import Selection, select_file
-from minidb.logstore.logdef import IN_TYPES, LN, LN_TYPES, USER_LN_TYPES
+from minidb.logstore.logdef import ERASABLE_TYPES, IN_TYPES, LN, LN_TYPES, USER_LN_TYPES
 from minidb.logstore.mapping_tree import KIND_KEY, MAPPING_DB_ID
 from minidb.logstore.tree.ln import record_of
 from minidb.logstore.utilization import file_key
@@ -203,8 +204,16 @@ class Cleaner:
         return result
 
     def _clean_entry(self, entry: LogEntry, result: FileCleaning) -> bool:
-        """Sort one entry (:func:`entry_verdict` decides); False when a locked LN stops the file."""
+        """Sort one entry (:func:`entry_verdict` decides); False when a locked LN stops the file.
+
+        An erased entry the data eraser cannot have made (a Commit, a MapLN...) is damage: it may be
+        a live record's only copy, so the file is not cleaned and nothing is deleted."""
         env, name = self.env, entry.type_name
+        if entry.header.erased and entry.erased_type_name not in ERASABLE_TYPES:
+            lsn = entry.lsn
+            raise LogCorruptionError(file_name(lsn.file), lsn.offset,
+                                     f"erased entry at {lsn} was a {entry.erased_type_name} entry: the "
+                                     "data eraser erases only records' LNs and INs; the file was not cleaned")
         kind = LN_KIND if name in LN_TYPES else IN_KIND if name in IN_TYPES else OTHER_KIND
         counted = env.utilization.is_obsolete(entry.lsn)
         db, current, known_deleted, node, bin_node, index = None, None, False, None, None, None
