@@ -74,14 +74,21 @@ def test_an_erased_commit_or_ln_tx_is_corruption_at_recovery_and_in_verify(what,
     assert where in capsys.readouterr().out
 
 
-def test_a_well_formed_erasure_of_a_type_the_eraser_never_erases_is_reported_by_verify(tmp_path, capsys):
-    env = committed_update(tmp_path)
-    commit = last_lsn(tmp_path, "Commit")
-    for _ in range(3):  # the commit's file leaves the recovery interval
+def erased_commit_outside_the_recovery_interval(path):
+    """The committed update, checkpointed until the Commit's file leaves the recovery interval, then the
+    Commit in its well-formed erased form (which the eraser never makes); its LSN."""
+    env = committed_update(path)
+    commit = last_lsn(path, "Commit")
+    for _ in range(3):
         env.checkpoint()
         env.log.force_flip()
     env.close()
-    erase_properly(tmp_path, commit)
+    erase_properly(path, commit)
+    return commit
+
+
+def test_a_well_formed_erasure_of_a_type_the_eraser_never_erases_is_reported_by_verify(tmp_path, capsys):
+    commit = erased_commit_outside_the_recovery_interval(tmp_path)
     problem = erased_entry_rule(OSDisk(tmp_path))(commit, 0x50, False)
     assert problem is not None and "was a Commit entry" in problem
     assert main(["verify", str(tmp_path)]) == 1
@@ -114,13 +121,7 @@ def test_a_file_the_eraser_erased_verifies_and_opens(tmp_path, capsys):
 def test_the_cleaner_refuses_an_erased_entry_the_eraser_never_makes_and_deletes_nothing(tmp_path):
     """An erased Commit outside the recovery interval: recovery never reads it, so the environment opens; the
     cleaner, which would count it obsolete and delete its file, reports it instead and cleans nothing."""
-    env = committed_update(tmp_path)
-    commit = last_lsn(tmp_path, "Commit")
-    for _ in range(3):  # the commit's file leaves the recovery interval
-        env.checkpoint()
-        env.log.force_flip()
-    env.close()
-    erase_properly(tmp_path, commit)
+    commit = erased_commit_outside_the_recovery_interval(tmp_path)
     env = Environment.open(tmp_path, small_config())
     try:
         where = f"{commit.file:08x}.jdb at offset 0x{commit.offset:x}"
