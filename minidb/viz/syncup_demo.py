@@ -90,13 +90,13 @@ OPS = op_table(
                             "(matchpoint, rollback) and catches up"),
 )
 SCRIPT: list[tuple] = [
-    ("write", "k1", "a", "SIMPLE_MAJORITY"),  # VLSNs 1-2 on every node, acknowledged
+    ("write", "k1", "a", "SIMPLE_MAJORITY"),  # VLSNs 2-4 (accounts' creation, k1) on every node, acknowledged
     ("partition", "n1"),  # the master is cut off
-    ("write", "k2", "b", "NONE"),  # VLSNs 3-4 on n1 only: nobody acknowledged them
+    ("write", "k2", "b", "NONE"),  # VLSNs 5-6 on n1 only: nobody acknowledged them
     ("kill", "n1"),
     ("elect",),  # n2 and n3 hold the same; equal priorities: n2 (the first name)
-    ("write", "k3", "c", "SIMPLE_MAJORITY"),  # n2 logs its own VLSNs 3-4, n3 acks
-    ("rejoin", "n1"),  # matchpoint VLSN 2: n1 rolls back its 3-4 (k2), then takes n2's
+    ("write", "k3", "c", "SIMPLE_MAJORITY"),  # n2 logs its own VLSNs 5-7 (TermStart, k3), n3 acks
+    ("rejoin", "n1"),  # matchpoint VLSN 4: n1 rolls back its 5-6 (k2), then takes n2's
 ]
 #: The operations the failover slider keeps (it places the kill and the election itself).
 FAILOVER_OPS = ("kill", "elect", "rejoin")
@@ -498,20 +498,20 @@ class RollbackExample:
 
 
 def je_rollback_example() -> RollbackExample:
-    """n1 logs a Matchpoint (VLSN 1) that n2 receives, then puts a=old2 and b=old3 (VLSNs 2, 3) that n2 never
-    gets; n2 takes over and puts a=new2 and c=new3 (its own VLSNs 2, 3); n1 rejoins: matchpoint VLSN 1, VLSNs
-    2 and 3 overmarked INVISIBLE, the stream restarts at VLSN 2 (tests/replication/test_syncup.py's first test)."""
+    """n1 logs a Matchpoint (VLSN 1) that n2 receives, then creates "accounts" (its MapLN, VLSN 2) and puts
+    b=old3 (VLSN 3), which n2 never gets; n2 takes over, creates its own "accounts" and puts c=new3 (its own
+    VLSNs 2, 3); n1 rejoins: matchpoint VLSN 1, VLSNs 2 and 3 overmarked INVISIBLE (n1's database removed with
+    its creation), the stream restarts at VLSN 2 and brings n2's (tests/replication/test_syncup.py's first
+    test)."""
     n1, n2 = _example_node("n1"), _example_node("n2", _later_clock)
     n1.become_master()
     n1.log_matchpoint()
     net = InMemoryNetwork()
     _settle(net, *_link(net, net.listen("n1"), n1, n2, syncup=False))
-    for key, value in (("a", "old2"), ("b", "old3")):
-        n1.database("accounts").put(key, value)
+    n1.database("accounts").put("b", "old3")  # the first write creates "accounts": its MapLN, then the LN
     n1.become_unknown()
     n2.become_master()
-    for key, value in (("a", "new2"), ("c", "new3")):
-        n2.database("accounts").put(key, value)
+    n2.database("accounts").put("c", "new3")  # n2's own "accounts", created at the same VLSN
     search = search_steps(n1, n2)
     net = InMemoryNetwork()
     feeder, replica = _link(net, net.listen("n2"), n2, n1, syncup=True)

@@ -13,12 +13,13 @@ def rows(result):
 
 def test_the_default_script_shows_what_the_notebook_says():
     cut = group_step(6)  # carol committed with ALL while n3 is cut off
-    assert rows(cut) == {"n1": (6, 0), "n2": (6, 6), "n3": (2, 2)}
+    assert cut.picture.types[:3] == ("MapLN", "LN_TX", "Commit")  # alice's write created "accounts": VLSN 1
+    assert rows(cut) == {"n1": (7, 0), "n2": (7, 7), "n3": (3, 3)}
     assert cut.lines[-1].startswith("commit carol (ALL): committed on n1, InsufficientAcksError: 2 acks needed, "
                                     "acked by n2, after 1000 ms")
     assert cut.lines[-2] == "commit bob (SIMPLE_MAJORITY): acked by n2"
     healed = group_step(len(SCRIPT))
-    assert rows(healed) == {"n1": (6, 0), "n2": (6, 6), "n3": (6, 6)}  # n3 caught up after the heal
+    assert rows(healed) == {"n1": (7, 0), "n2": (7, 7), "n3": (7, 7)}  # n3 caught up after the heal
     assert healed.figure is not None
 
 
@@ -30,7 +31,9 @@ def test_an_edited_script_changes_the_outcome():
     result = group_step(len(late), late)
     assert result.lines[1] == "commit a (ALL): InsufficientReplicasError: 1 replica(s) connected (n2); nothing " \
                               "logged, the transaction aborted"  # ALL needs n3, which has not joined
-    assert rows(result)["n3"] == (4, 4)  # joined late, caught up through the VLSN index from VLSN 1
+    # a's write created "accounts" (VLSN 1), which a's abort (VLSN 3) leaves: n3 joined late, caught up through
+    # the VLSN index from VLSN 1
+    assert result.picture.types == ("MapLN", "LN_TX", "Abort", "LN_TX", "Commit") and rows(result)["n3"] == (5, 5)
     assert "join: n3 asks for VLSN 1" in result.lines[3]
 
 
@@ -64,7 +67,7 @@ def test_a_commit_waits_round_by_round():
 
 def test_the_explorer_driven_from_code():
     explorer = group_explorer([("join", "n2"), ("join", "n3"), ("commit", "k", "ALL")])
-    assert rows(explorer.result)["n3"] == (2, 2)
+    assert rows(explorer.result)["n3"] == (3, 3)  # the creation of "accounts", k's record and its Commit
     explorer.controls["trouble"].value = "cut off n3"
     assert explorer.result.lines[-1].startswith("commit k (ALL): committed on n1, InsufficientAcksError")
     explorer.controls["step"].value = 0

@@ -28,18 +28,19 @@ def test_the_default_script_shows_what_the_notebook_says():
     assert killed.records["n2"] == killed.records["n3"] == {"k1": "a"}  # k2 never left n1
     assert [w.acknowledged for w in killed.writes] == [True, False]
     elected = failover_step(5)
-    assert (elected.master, elected.term) == ("n2", 2)  # equal logs (term 1, last_txn_end 3), equal priorities: n2
-    assert "last term/last_txn_end n2 1/3, n3 1/3" in elected.lines[-2]
+    assert (elected.master, elected.term) == ("n2", 2)  # equal logs (term 1, last_txn_end 4), equal priorities: n2
+    assert "last term/last_txn_end n2 1/4, n3 1/4" in elected.lines[-2]
     end = failover_step(len(SCRIPT))
     search = end.searches[0]
-    assert [(s.vlsn, s.type_name, s.match) for s in search.steps] == [(5, "Commit", False), (3, "Commit", True)]
-    assert search.result.matchpoint_vlsn == 3 and search.result.examined == 2
-    assert end.lines[-1].startswith("  n1 syncs up with n2: matchpoint VLSN 3 at")  # the engine agreed
-    assert end.rolled_back == {"n1": ((4, "LN_TX"), (5, "Commit")), "n2": (), "n3": ()}
-    assert streams(end)["n1"] == [(1, "TermStart", False), (2, "LN_TX", False), (3, "Commit", False),
-                                  (4, "LN_TX", True), (5, "Commit", True),
+    assert [(s.vlsn, s.type_name, s.match) for s in search.steps] == [(6, "Commit", False), (4, "Commit", True)]
+    assert search.result.matchpoint_vlsn == 4 and search.result.examined == 2
+    assert end.lines[-1].startswith("  n1 syncs up with n2: matchpoint VLSN 4 at")  # the engine agreed
+    assert end.rolled_back == {"n1": ((5, "LN_TX"), (6, "Commit")), "n2": (), "n3": ()}
+    # k1's write created "accounts" (its MapLN, VLSN 2, replicated with k1): nothing of it is rolled back
+    assert streams(end)["n1"] == [(1, "TermStart", False), (2, "MapLN", False), (3, "LN_TX", False),
+                                  (4, "Commit", False), (5, "LN_TX", True), (6, "Commit", True),
                                   (None, "RollbackStart", False), (None, "RollbackEnd", False),
-                                  (4, "TermStart", False), (5, "LN_TX", False), (6, "Commit", False)]
+                                  (5, "TermStart", False), (6, "LN_TX", False), (7, "Commit", False)]
     assert end.records == {n: {"k1": "a", "k3": "c"} for n in ("n1", "n2", "n3")}
     assert [w.key for w in end.acknowledged] == ["k1", "k3"] and end.lost == ()
     assert end.kept == {n: ("k1", "k3") for n in ("n1", "n2", "n3")}
@@ -53,7 +54,7 @@ def test_the_master_dying_earlier_leaves_nothing_to_roll_back():
         failover_step(len(edited), edited)
     edited[3:] = [("elect",), ("write", "k2", "b", "NONE"), ("rejoin", "n1")]
     result = failover_step(len(edited), edited)
-    assert result.rolled_back["n1"] == () and result.searches[0].result.matchpoint_vlsn == 3
+    assert result.rolled_back["n1"] == () and result.searches[0].result.matchpoint_vlsn == 4  # k1's Commit
     assert result.records["n1"] == {"k1": "a", "k2": "b"}  # k2 written by n2, n1 caught up
 
 
@@ -62,8 +63,8 @@ def test_the_slider_moves_where_the_master_dies():
     outcomes = {after: master_dies(after) for after in range(5)}
     assert {a: o.rolled_back["n1"] for a, o in outcomes.items()} == {
         0: (), 1: (), 2: (),
-        3: ((4, "LN_TX"), (5, "Commit")),  # k2, written while cut off
-        4: ((4, "LN_TX"), (5, "Commit"), (6, "LN_TX"), (7, "Commit"))}  # k3 too: InsufficientAcksError on n1
+        3: ((5, "LN_TX"), (6, "Commit")),  # k2, written while cut off (after accounts' creation and k1, VLSNs 2-4)
+        4: ((5, "LN_TX"), (6, "Commit"), (7, "LN_TX"), (8, "Commit"))}  # k3 too: InsufficientAcksError on n1
     assert outcomes[4].writes[2].line.endswith("InsufficientAcksError: 1 acks needed, acked by none, after 1000 ms")
     assert [w.key for w in outcomes[4].acknowledged] == ["k1"]
     for o in outcomes.values():
@@ -102,7 +103,7 @@ def test_a_bad_script_names_its_step(script, message):
 
 def test_je_rollback_example_is_the_tests_one():
     example = je_rollback_example()
-    n1, n2 = failover(matchpoint, puts(("a", "old2"), ("b", "old3")), puts(("a", "new2"), ("c", "new3")))
+    n1, n2 = failover(matchpoint, puts(("b", "old3")), puts(("c", "new3")))
     before = [(e.vlsn, e.type_name) for e in n1.log.scan() if e.vlsn is not None]
     rejoin(n1, n2)
     expected = [(e.vlsn, e.type_name, e.header.invisible, str(e.lsn)) for e in n1.log.scan()
@@ -110,21 +111,21 @@ def test_je_rollback_example_is_the_tests_one():
     assert [(e.vlsn, e.type_name, e.invisible, e.lsn) for e in example.after[0].entries] == expected  # same LSNs
     assert [(e.vlsn, e.type_name) for e in example.search.before[0].entries] == before
     assert [(s.vlsn, s.type_name, s.match) for s in example.search.steps] == [(1, "Matchpoint", True)]
-    assert example.records == {"n1": {"a": "new2", "c": "new3"}, "n2": {"a": "new2", "c": "new3"}}
-    assert example.rollback_lines[1:] == ("VLSN 2 LN at 0x1/0x481: INVISIBLE", "VLSN 3 LN at 0x1/0x4b0: INVISIBLE",
+    assert example.records == {"n1": {"c": "new3"}, "n2": {"c": "new3"}}  # n1's "accounts" went with b=old3
+    assert example.rollback_lines[1:] == ("VLSN 2 MapLN at 0x1/0x453: INVISIBLE", "VLSN 3 LN at 0x1/0x489: INVISIBLE",
                                           "the stream restarts at VLSN 2")
     assert [t for _, t, _ in replicated_entries(n1)].count("RollbackStart") == 1
 
 
 def test_a_restarted_master_is_refused_by_the_rollback_limit_and_nothing_changes():
     refused = restart_refused()
-    assert refused.error.startswith("RollbackLimitError: sim:n1: rolling back to matchpoint VLSN 3 would undo 1 "
+    assert refused.error.startswith("RollbackLimitError: sim:n1: rolling back to matchpoint VLSN 4 would undo 1 "
                                     "committed changes older than the last checkpoint") and refused.unchanged
     with pytest.raises(ValueError, match="never rejoins n3"):
         restart_refused(node="n3")
     early = [("write", "k1", "a", "SIMPLE_MAJORITY"), ("kill", "n1"), ("elect",), ("rejoin", "n1")]
     accepted = restart_refused(early)  # n1 holds nothing the others lack: nothing committed to roll back
-    assert accepted.error.startswith("not refused: n1 syncs up with n2: matchpoint VLSN 3")
+    assert accepted.error.startswith("not refused: n1 syncs up with n2: matchpoint VLSN 4")
     assert not any(invisible for _, _, invisible in accepted.after[2])  # nothing rolled back ...
     assert accepted.after[3] == accepted.before[3]  # ... and the same records (n2's TermStart streamed in)
 
@@ -149,7 +150,7 @@ def test_the_notebooks_what_if_elects_the_more_up_to_date_n3():
     edited[1], edited[2] = ("partition", "n2"), ("write", "k2", "b", "SIMPLE_MAJORITY")  # n3 acks k2, n2 misses it
     edited.insert(4, ("heal",))
     result = failover_step(len(edited), edited)
-    assert (result.master, result.term) == ("n3", 2) and any("last_txn_end n2 1/3, n3 1/5" in line for line in result.lines)
+    assert (result.master, result.term) == ("n3", 2) and any("last_txn_end n2 1/4, n3 1/6" in line for line in result.lines)
     assert result.rolled_back == {"n1": (), "n2": (), "n3": ()} and result.lost == ()
     assert result.records == {n: {"k1": "a", "k2": "b", "k3": "c"} for n in ("n1", "n2", "n3")}
 
