@@ -17,8 +17,10 @@ one was flushed and fsynced, so earlier files are complete. Readers check
 them as they go, and ``minidb verify`` checks everything.
 
 Opening also learns the log's environment id (:mod:`minidb.log.logdef`): the
-first kept file's, unless the opener knows it (a page store's volume header),
-and refuses a first or last file that carries another
+one its first and last file carry, unless the opener knows it (a page store's
+volume header); when those two differ, the id most of its files carry
+(:func:`log_env_id`), so that the file copied in is the one named. It refuses
+a first or last file that carries another
 (:class:`~minidb.errors.ForeignLogFileError`); readers check the files in
 between as they open them (:mod:`minidb.log.reader`).
 
@@ -40,13 +42,15 @@ student's ``valid_end`` (exercise 01a) decides where the good entries end.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from minidb import impl
-from minidb.errors import LogCorruptionError, LogError
+from minidb.errors import ForeignLogFileError, LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.check import first_file_problem_on, foreign_file_problem
+from minidb.log.envid import env_id_text
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.header import MAX_HEADER_SIZE, EntryHeader, check_entry, read_header
 from minidb.log.lsn import LSN, NULL_LSN
@@ -200,8 +204,8 @@ def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
     """:func:`find_end`, and the last file's entries as the scan checked them (None when a student's
     ``valid_end`` scanned it, or when there is no log file). ``erasing``: the unfinished erasure
     recorded by the log store's eraser, per file (never the last one: the eraser does not erase it).
-    ``env_id``: the environment id the log's files must carry (None: the first file's, see
-    :func:`env_id_of`)."""
+    ``env_id``: the environment id the log's files must carry (None: as the files say, see
+    :func:`log_env_id`)."""
     files = tuple(log_file_numbers(disk))
     if not files:
         return LogEnd(files, None, 0, None, NULL_LSN, NULL_LSN, None), None
@@ -215,7 +219,7 @@ def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
     problem = first_file_problem_on(disk, files[0], first_header)
     if problem is not None:
         raise problem.error()
-    env_id = env_id_of(first_header, scanner.file_header) if env_id is None else env_id
+    env_id = log_env_id(disk, files, first_header, scanner.file_header) if env_id is None else env_id
     for number, header in ((files[0], first_header), (last, scanner.file_header)):
         problem = foreign_file_problem(number, header, env_id)
         if problem is not None:
@@ -245,7 +249,20 @@ def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
     return LogEnd(files, last, scanner.end, scanner.last_offset, last_entry, prev_last, cut, env_id), checked
 
 
-def env_id_of(*headers: dict | None) -> int | None:
-    """The log's environment id as its files say: the first of ``headers`` (FileHeader values, the
-    log head's file first) that exists; None if none does."""
-    return next((h["env_id"] for h in headers if h is not None), None)
+def log_env_id(disk: Disk, numbers, first: dict | None, last: dict | None) -> int | None:
+    """The log's environment id as its files say (``first``/``last``: the FileHeader values of its first
+    and last file; None: no intact one): the id they carry. When they differ, one of them was copied
+    in from another environment, and the id most of the log's files carry is the log's, so that the
+    error names the odd file, whichever end it is at; a tie is a :class:`ForeignLogFileError` naming
+    both. None when no file carries an id yet."""
+    ids = [h["env_id"] for h in (first, last) if h is not None]
+    if len(set(ids)) < 2:
+        return ids[0] if ids else None
+    counts = Counter(h["env_id"] for n in numbers if (h := file_header_of(disk, n)) is not None)
+    (best, most), (other, second) = counts.most_common(2)
+    if most == second:
+        a, b = file_name(numbers[0]), file_name(numbers[-1])
+        raise ForeignLogFileError(a, 0, f"{a} and {b} belong to different environments (env ids "
+                                        f"{env_id_text(best)} and {env_id_text(other)}, {most} files each): one "
+                                        "was copied from another environment")
+    return best

@@ -63,7 +63,8 @@ the one reader must take them before anything is written.
 
 **The environment id** (:mod:`minidb.log.logdef`): every file's FileHeader
 carries it. Opening takes it from ``env_id`` if the opener knows it (a page
-store reads it from its volume header), else from the log's first kept file;
+store reads it from its volume header), else from the log's files (the first
+and last file's; the majority's when those differ: :func:`~minidb.log.end.log_env_id`);
 a new log draws one (:func:`~minidb.log.envid.new_env_id`: random for a real
 environment, from ``env_seed`` or seed 0 on a simulated disk or with an
 injected ``clock``, so runs repeat). Opening refuses a first or last file

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from minidb.errors import UserError
+from minidb.errors import ForeignLogFileError, UserError
 from minidb.io import Disk
 from minidb.log.check import (
     Problem,
@@ -34,7 +34,7 @@ from minidb.log.check import (
     missing_file,
     next_file_problem,
 )
-from minidb.log.end import read_file
+from minidb.log.end import file_header_of, log_env_id, read_file
 from minidb.log.fields import ItemFormatError
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import ERASABLE_CODES, ERASED_TYPE
@@ -74,11 +74,18 @@ def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = Non
     ``erasing``: the unfinished erasure the log store's eraser recorded (file -> offset -> original type),
     whose entries may be half erased. ``erased_rule(lsn, original_type, in_last_file)``: where the owner's
     eraser may have put an erased entry (None, or why not there), asked of every erased entry.
-    ``env_id``: the environment id its files must carry (None: the first file's)."""
+    ``env_id``: the environment id its files must carry (None: as the files say, the majority's when the
+    first and last file differ: :func:`~minidb.log.end.log_env_id`)."""
     numbers = require_log(disk)
     report = VerifyReport(problem=missing_file(numbers))
     if report.problem is not None:
         return report
+    if env_id is None:
+        try:
+            env_id = log_env_id(disk, numbers, file_header_of(disk, numbers[0]), file_header_of(disk, numbers[-1]))
+        except ForeignLogFileError as e:
+            report.problem = Problem(e.file_name, e.offset, e.what, foreign=True)
+            return report
     previous = None  # (number, last entry's offset, end) of the file before, to check against this one
     first_erased: Problem | None = None  # the first erased entry: a problem unless the log store wrote this log
     log_store = False  # an entry of the log store's (not erased) was seen
@@ -91,7 +98,6 @@ def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = Non
                 report.problem = first_file_problem_on(disk, number, scanner.file_header)
                 if report.problem is not None:
                     return report
-                env_id = scanner.file_header["env_id"] if env_id is None and scanner.file_header else env_id
             if offset == 0:
                 report.problem = foreign_file_problem(number, scanner.file_header, env_id)
                 if report.problem is not None:

@@ -84,7 +84,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 import minidb.cli.engines  # noqa: F401  (every engine's entry types, for type names)
-from minidb.errors import LogVersionError, UserError
+from minidb.errors import ForeignLogFileError, LogVersionError, UserError
 from minidb.io import OSDisk
 from minidb.log import (
     LSN,
@@ -98,6 +98,7 @@ from minidb.log import (
     type_by_code,
 )
 from minidb.log.check import foreign_file_problem
+from minidb.log.end import log_env_id
 from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
 from minidb.log.head import HEAD_FILE, read_log_head
 from minidb.log.header import (
@@ -210,7 +211,7 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
         numbers = _log_numbers(env)
         wanted = chosen[env]
         erasing = erasing_of(OSDisk(env, readonly=True))  # the eraser's recorded intent, read once per environment
-        env_id = _environment_id(env, numbers[0])
+        env_id = _environment_id(env, numbers)
         for number, after in zip(numbers, numbers[1:] + [None], strict=True):
             if wanted is None or number in wanted:
                 following = after if after == number + 1 else None
@@ -224,13 +225,19 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
     return partitions
 
 
-def _environment_id(env_path: str, first: int) -> int | None:
-    """The environment's id, as the engine would take it: a page store's volume header's, else the
-    first kept log file's (None if neither says: each file's own check reports why)."""
-    env_id = volume_env_id(OSDisk(env_path, readonly=True))
+def _environment_id(env_path: str, numbers: list[int]) -> int | None:
+    """The environment's id, as the engine would take it: a page store's volume header's, else the one
+    its log files carry (:func:`~minidb.log.end.log_env_id`: the first and last file's, the majority's
+    when they differ; on a tie, the first file's, so the last is reported as foreign); None if nothing
+    says: each file's own check reports why."""
+    disk = OSDisk(env_path, readonly=True)
+    env_id = volume_env_id(disk)
     if env_id is None:
-        header = _file_header(env_path, first)
-        env_id = None if header is None else header["env_id"]
+        first, last = _file_header(env_path, numbers[0]), _file_header(env_path, numbers[-1])
+        try:
+            env_id = log_env_id(disk, numbers, first, last)
+        except ForeignLogFileError:
+            env_id = None if first is None else first["env_id"]
     return env_id
 
 

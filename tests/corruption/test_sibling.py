@@ -29,9 +29,9 @@ def state_of(engine):
 
 
 def swapped(state, which):
-    """The state's files with its middle or last log file replaced by the sibling's: (files, name)."""
+    """The state's files with its first, middle or last log file replaced by the sibling's: (files, name)."""
     names = state.log_files
-    name = names[len(names) // 2] if which == "middle" else names[-1]
+    name = {"first": names[0], "middle": names[len(names) // 2], "last": names[-1]}[which]
     assert state.sibling[name] != state.files[name] and len(names) >= 3
     return {**state.files, name: state.sibling[name]}, name
 
@@ -43,7 +43,7 @@ def cli(*argv):
     return code, out.getvalue().strip()
 
 
-@pytest.mark.parametrize("which", ["middle", "last"])
+@pytest.mark.parametrize("which", ["first", "middle", "last"])
 @pytest.mark.parametrize("engine", ["log", "pagestore", "logstore", "replication"])
 def test_a_sibling_log_file_is_refused_by_open_verify_printlog_and_spark(engine, which, tmp_path):
     state = state_of(engine)

@@ -59,15 +59,27 @@ def test_a_sibling_file_is_refused_by_opening_and_verify_naming_it(number):
     assert ours != theirs
     swap_in(disks, number)
     name = file_name(number)
-    # Opening reads the first and last files: it names the last, or (the first being swapped)
-    # the file that disagrees with it; verify reads every file and names the one that differs.
-    if number == 3:
+    # Opening reads the first and last files; when they disagree, the id most files carry is the log's,
+    # so the file swapped in is the one named, at either end. Verify reads every file and names it too,
+    # whether or not it is told the id.
+    if number != 2:
         with pytest.raises(ForeignLogFileError, match=f"{name} belongs to another environment "
                                                       f"\\(env id 0x{theirs:016x}, this log's is 0x{ours:016x}\\)"):
             LogManager(disks[0])
-    report = verify_log(disks[0], env_id=ours)
-    assert report.problem is not None and report.problem.foreign and report.problem.file_name == name
-    assert f"{name} belongs to another environment" in report.problem.what
+    for known in (ours, None):
+        report = verify_log(disks[0], env_id=known)
+        assert report.problem is not None and report.problem.foreign and report.problem.file_name == name
+        assert f"{name} belongs to another environment" in report.problem.what
+
+
+def test_a_first_and_last_file_of_two_environments_and_nothing_to_tell_which_is_ours_names_both():
+    disks, _ = sibling_logs(lambda seed: SimDisk(f"env{seed}"), files=2)
+    swap_in(disks, 1)
+    both = "00000001.jdb and 00000002.jdb belong to different environments"
+    with pytest.raises(ForeignLogFileError, match=both):
+        LogManager(disks[0])
+    report = verify_log(disks[0])
+    assert report.problem is not None and report.problem.foreign and both in report.problem.what
 
 
 def test_a_sibling_middle_file_is_refused_when_a_single_entry_is_read_from_it():
