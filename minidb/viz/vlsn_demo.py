@@ -6,12 +6,18 @@
 - :func:`index_step`: a replicated environment after the first ``step``
   operations of a script (:mod:`minidb.viz.script`; the operations are
   :data:`OPS`: appends of records, committed transactions, matchpoints,
-  checkpoints). The default :data:`SCRIPT` fills a bucket, closes it at a
-  log file boundary, starts another when one is full, and has it all
-  flushed at a checkpoint. Pure: it replays from scratch;
+  checkpoints) on its replicated database ``accounts``, whose creation is
+  VLSN 1 (its MapLN travels in the stream before its first record), so the
+  script's records are VLSNs 2, 3, ... The default :data:`SCRIPT` fills a
+  bucket, closes it at a log file boundary, starts another when one is
+  full, and has it all flushed at a checkpoint. Pure: it replays from
+  scratch;
+- :func:`wait_demo`: a feeder thread waiting for the next VLSN, woken by a
+  put; :func:`truncation_demo`: the index truncated at its head and its tail;
 - :func:`tradeoff`: the pure function behind the notebook's control: for a
   stride and a max number of mappings, the index of a fixed replicated log
-  (600 VLSNs), how many mappings it keeps and how many log entries a lookup
+  (600 VLSNs: the database's creation, then records, transactions and
+  deletions), how many mappings it keeps and how many log entries a lookup
   reads (the space/time trade-off).
 """
 
@@ -61,11 +67,11 @@ OPS = op_table(
     Op("matchpoint", (), "log a Matchpoint (a sync-able entry with its own VLSN)"),
     Op("checkpoint", (), "a checkpoint: its step 6 flushes the index to _vlsn_index"),
 )
-SCRIPT: list[tuple] = [
-    ("records", 5),  # one open bucket, not flushed yet
-    ("records", 1),  # VLSN 6 goes to log file 2: the bucket of file 1 closes, a new one starts
-    ("records", 12),  # VLSN 18 is on a stride and the bucket already holds 4 offsets: another bucket
-    ("txn", 2),  # LN_TX, LN_TX, Commit: last_txn_end moves
+SCRIPT: list[tuple] = [  # after the creation of 'accounts' (VLSN 1)
+    ("records", 5),  # VLSNs 2..6: one open bucket, not flushed yet
+    ("records", 1),  # VLSN 7 goes to log file 2: the bucket of file 1 closes, a new one starts
+    ("records", 12),  # VLSN 19 is on a stride and the bucket already holds 4 offsets: another bucket
+    ("txn", 2),  # LN_TX, LN_TX, Commit (VLSNs 20..22): last_txn_end moves
     ("matchpoint",),  # last_sync moves
     ("checkpoint",),  # step 6 flushes every bucket and the range
 ]
@@ -101,7 +107,10 @@ def describe_op(op: tuple) -> str:
 
 
 def index_step(step: int, script=SCRIPT, stride: int = 3, max_mappings: int = 4) -> IndexStep:
-    """A replicated environment (1.5 KiB log files) after the first ``step`` operations of ``script``."""
+    """A replicated environment (1.5 KiB log files) after the first ``step`` operations of ``script``.
+
+    Step 0 is the environment with its database ``accounts`` created: its
+    MapLN is the stream's first VLSN, and the script's operations follow it."""
     operations = tuple(checked(script, OPS))
     for number, op in enumerate(operations, 1):
         if op[0] in ("records", "txn") and not (isinstance(op[1], int) and 1 <= op[1] <= MAX_COUNT):
@@ -119,6 +128,7 @@ def _index_step(step: int, operations: tuple, stride: int, max_mappings: int) ->
                                                                       node_max_entries=16),
                                      VLSNIndexConfig(stride=stride, max_mappings=max_mappings))
     index, db = env.vlsn_index, env.database("accounts")
+    created = index.range.last  # the creation's VLSN: the records follow it
     written = 0
     lines: tuple[str, ...] = ()
     for op in operations[:step]:
@@ -138,13 +148,16 @@ def _index_step(step: int, operations: tuple, stride: int, max_mappings: int) ->
         else:
             checkpoint_lines = tuple(line for line in env.checkpoint().trace if line.startswith("step 6"))
         lines = tuple(line for line in index.trace.lines[seen:] if "new bucket" in line) + checkpoint_lines
-    operation = describe_op(operations[step - 1]) if step else "a new replicated environment"
+    operation = (describe_op(operations[step - 1]) if step
+                 else f"a new replicated environment, 'accounts' created (VLSN {created})")
     return IndexStep(step, operation, index_picture(index), lines, stride, max_mappings)
 
 
 # -- a feeder waiting for the next VLSN -----------------------------------------------------------------------
 def wait_demo() -> list[str]:
-    """A feeder thread waits for the next VLSN; an application thread's put wakes it (no sleeps: events)."""
+    """A feeder thread waits for the next VLSN; an application thread's put wakes it (no sleeps: events).
+
+    The stream holds the creation of ``accounts`` (VLSN 1) and alice=100 (VLSN 2): the feeder waits for 3."""
     import threading
 
     from minidb.replication import WaitTimeoutError
@@ -153,21 +166,23 @@ def wait_demo() -> list[str]:
     db = env.database("accounts")
     db.put("alice", "100")
     index = env.vlsn_index
-    lines = [f"the range ends at VLSN {index.range.last}"]
+    following = index.range.last + 1
+    lines = [f"the range ends at VLSN {index.range.last} (the creation of accounts, then alice=100)"]
     try:
-        index.wait_for_vlsn(2, timeout=0.01)
+        index.wait_for_vlsn(following, timeout=0.01)
     except WaitTimeoutError as e:
-        lines.append(f"wait_for_vlsn(2, timeout=0.01): {e}")
+        lines.append(f"wait_for_vlsn({following}, timeout=0.01): {e}")
     got: list = []
-    feeder = threading.Thread(target=lambda: got.append(index.wait_for_vlsn(2, timeout=60)))
+    feeder = threading.Thread(target=lambda: got.append(index.wait_for_vlsn(following, timeout=60)))
     feeder.start()
-    index.await_waiter(2, timeout=60)
+    index.await_waiter(following, timeout=60)
     lines.append(f"a feeder thread waits on the latch for VLSN {index.waiting_for()[0]}")
     lsn = db.put("bob", "50")
     feeder.join()
     lines.append(f"the application logs bob=50 at {lsn}; its put releases the latch")
     lines.append(f"the feeder gets the log item from the latch: {got[0]}")
-    lines.append(f"a later wait for VLSN 2 finds it in the log item cache: {index.wait_for_vlsn(2, timeout=0)}")
+    lines.append(f"a later wait for VLSN {following} finds it in the log item cache: "
+                 f"{index.wait_for_vlsn(following, timeout=0)}")
     lines.append(f"statistics: {index.stats}")
     env.close()
     return lines
@@ -175,7 +190,9 @@ def wait_demo() -> list[str]:
 
 # -- truncation at both ends ----------------------------------------------------------------------------------
 def truncation_demo(min_vlsn_index_size: int = 20) -> tuple[list[str], IndexPicture]:
-    """Head truncation refused (1000 VLSNs kept), then done with a smaller minimum; a tail truncation."""
+    """Head truncation refused (1000 VLSNs kept), then done with a smaller minimum; a tail truncation.
+
+    The stream: the creation of ``accounts`` (VLSN 1) and 60 records (VLSNs 2..61)."""
     lines = []
     for minimum in (1000, min_vlsn_index_size):
         env = ReplicatedEnvironment.open(SimDisk("vlsn-truncate"), case_config(file_max=1024, buffer_size=512),
@@ -205,7 +222,8 @@ class TradeoffLog:
 
 @lru_cache(maxsize=1)
 def tradeoff_log() -> TradeoffLog:
-    """A fixed replicated log: 600 VLSNs (records, transactions, deletions) among the log store's own entries."""
+    """A fixed replicated log: 600 VLSNs (the creation of ``accounts``, then records, transactions, deletions)
+    among the log store's own entries."""
     env = ReplicatedEnvironment.open(SimDisk("vlsn-tradeoff"), case_config(file_max=16 * 1024, node_max_entries=32))
     db = env.database("accounts")
     i = 0

@@ -47,16 +47,19 @@ def test_holes_are_drawn_hatched():
 
 
 def test_the_default_script_closes_at_a_file_boundary_and_flushes_at_the_checkpoint():
+    created = index_step(0).picture.range.last  # the creation of 'accounts' is VLSN 1; the script's records follow
+    assert created == 1 and "'accounts' created (VLSN 1)" in index_step(0).operation
     first, boundary, full, txn, matchpoint, flushed = (index_step(k) for k in range(1, len(SCRIPT) + 1))
     assert len(first.picture.buckets) == 1 and not first.picture.buckets[0].flushed
+    assert first.picture.range.last == created + 5
     a, b = boundary.picture.buckets
     assert a.closed and not b.closed and a.file_number < b.file_number
-    assert "new bucket 6" in boundary.lines[0]
+    assert f"new bucket {created + 6}" in boundary.lines[0]  # the sixth record, in log file 2
     same_file = [v for v in full.picture.buckets if v.file_number == full.picture.buckets[-1].file_number]
     assert len(same_file) == 2 and len([m for m in same_file[0].mappings if (m[0] - same_file[0].first) % 3 == 0]) == 4
-    assert "new bucket 18" in full.lines[0]
-    assert txn.picture.range.last_txn_end == txn.picture.range.last == 21
-    assert matchpoint.picture.range.last_sync == 22 > matchpoint.picture.range.last_txn_end
+    assert f"new bucket {created + 18}" in full.lines[0]
+    assert txn.picture.range.last_txn_end == txn.picture.range.last == created + 21
+    assert matchpoint.picture.range.last_sync == created + 22 > matchpoint.picture.range.last_txn_end
     assert all(v.flushed for v in flushed.picture.buckets)
     assert any(line.startswith("step 6: VLSN index: flushed buckets") for line in flushed.lines)
     fig = draw_index(flushed.picture, title="t")
@@ -70,7 +73,8 @@ def test_an_edited_index_script():
     last = index_step(len(early), early)
     # the buckets the checkpoint flushed stay clean: it closed them, so later records start new buckets
     assert [v.flushed for v in last.picture.buckets] == [True, True, False, False]
-    assert index_step(2, SCRIPT, stride=1, max_mappings=1000).picture.mappings == 6  # stride 1 keeps every VLSN
+    # stride 1 keeps every VLSN: the creation of 'accounts' and six records
+    assert index_step(2, SCRIPT, stride=1, max_mappings=1000).picture.mappings == 1 + 6
 
 
 @pytest.mark.parametrize("script, where", [
@@ -107,9 +111,10 @@ def test_the_index_explorer_over_an_edited_script():
     explorer = index_explorer([("records", 3), ("checkpoint",)])
     assert explorer.controls["step"].max == 2 and all(v.flushed for v in explorer.result.picture.buckets)
     explorer.controls["step"].value = 1
-    assert explorer.result.picture.range.last == 3 and not explorer.result.picture.buckets[0].flushed
+    # the creation of 'accounts' (VLSN 1) and three records
+    assert explorer.result.picture.range.last == 1 + 3 and not explorer.result.picture.buckets[0].flushed
     explorer.controls["stride"].value = 1
-    assert explorer.result.picture.mappings == 3
+    assert explorer.result.picture.mappings == 1 + 3
 
 
 def test_index_picture_reads_without_changing():
@@ -171,10 +176,12 @@ def test_the_gallery_has_the_vlsn_figures():
 
 
 def test_wait_demo_tells_a_wait_woken_by_a_put():
-    lines = wait_demo()
-    assert "VLSN 2 was not logged within 0.01 s" in lines[1]
-    assert lines[2] == "a feeder thread waits on the latch for VLSN 2"
-    assert lines[4].startswith("the feeder gets the log item from the latch: VLSN 2 at ")
+    lines = wait_demo()  # the creation of 'accounts' is VLSN 1, alice=100 VLSN 2: the feeder waits for 3
+    assert lines[0].startswith("the range ends at VLSN 2 ")
+    assert "VLSN 3 was not logged within 0.01 s" in lines[1]
+    assert lines[2] == "a feeder thread waits on the latch for VLSN 3"
+    assert lines[4].startswith("the feeder gets the log item from the latch: VLSN 3 at ")
+    assert lines[5].startswith("a later wait for VLSN 3 finds it in the log item cache: VLSN 3 at ")
     assert "nWaitLatchHits=1" in lines[-1] and "nWaitTimeouts=1" in lines[-1]
 
 
@@ -183,5 +190,7 @@ def test_truncation_demo():
     assert sum("fewer than min_vlsn_index_size 1000" in line for line in lines) == 2
     assert sum(line.strip().startswith("truncate_head_for_file") and ": truncated the head" in line
                for line in lines) == 2
-    assert picture.range.first == 17 and picture.range.last == 55
+    # the creation of 'accounts' (VLSN 1) and 60 records: VLSNs 1..61; files 2 and 3 hold VLSNs 1..17, the
+    # rollback cuts the last 5
+    assert picture.range.first == 18 and picture.range.last == 56
     assert all(view.flushed for view in picture.buckets)  # truncations are made durable at once
