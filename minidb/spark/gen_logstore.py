@@ -46,10 +46,10 @@ the transaction id of a transactional entry, and what the environment logs
 while it opens, before a listener can be attached.
 
 Worked example (``minidb generate --engine logstore --envs 3 --ops 200
---seed 1 OUT``): three nodes whose streams run from VLSN 1 to 188, the last a
-Matchpoint, at other LSNs on each node (env-00, with the smallest cache,
-writes 317 entries, env-02 254); env-02 diverges from VLSN 95 on, the first
-put from operation 100 of the 200.
+--seed 1 OUT``): three nodes whose streams run from VLSN 1 (the creation of
+the database) to 189, the last a Matchpoint, at other LSNs on each node
+(env-00, with the smallest cache, writes 318 entries, env-02 255); env-02
+diverges from VLSN 96 on, the first put from operation 100 of the 200.
 """
 
 from __future__ import annotations
