@@ -309,7 +309,8 @@ def tour_replication(workdir: str) -> str:
         accounts.put("acct02", "150", txn=txn)
     env.log_matchpoint()
     index = env.vlsn_index
-    print(f"40 records, a transaction and a Matchpoint in a replicated environment: VLSNs {index.range}")
+    print(f"the creation of 'accounts', 40 records, a transaction and a Matchpoint in a replicated environment: "
+          f"VLSNs {index.range}")
     print(f"{index.tracker.bucket_count} buckets (stride 4, at most 8 offsets each) keep "
           f"{index.mapping_count()} mappings:")
     for bucket in index.tracker.buckets():
