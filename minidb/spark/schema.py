@@ -34,9 +34,11 @@ against)::
                                          every node of a replication group
     checksum_valid       boolean  yes    true: checksum verified; false: the entry
                                          is bad (see problem); null: not checked
-                                         (verify_checksums=false, or erased: an
-                                         erasure still in progress is accepted
-                                         through its recorded intent)
+                                         (verify_checksums=false, or an entry of
+                                         an erasure still in progress, accepted
+                                         through its recorded intent; an erased
+                                         entry is otherwise checked in its
+                                         erased form)
     erased               boolean  yes    the data eraser rewrote the entry into
                                          its erased form
     problem              string   yes    null for an intact entry; otherwise what is

@@ -333,8 +333,8 @@ class FileColumns:
     when not even the header could be read); ``txn_id`` and ``prev_lsn`` (packed, unsigned;
     None for NULL_LSN) of a transactional entry; ``checksum`` (the item checksum; None exactly
     for a row that reports a bad entry or file) and ``problem``. ``checked`` is what
-    ``checksum_valid`` says of an intact, not erased entry (True, or None when checksums were
-    not verified). :func:`to_record_batch` derives every other column from these."""
+    ``checksum_valid`` says of an intact entry (True, or None when checksums were not verified; an
+    erased entry the eraser's recorded intent accepted is None whatever it says). :func:`to_record_batch` derives every other column from these."""
 
     __slots__ = ("offset", "code", "flags", "vlsn", "item_size", "txn_id", "prev_lsn", "checksum", "problem",
                  "checked")
@@ -512,10 +512,14 @@ def to_record_batch(part: LogFilePartition, columns: FileColumns) -> pa.RecordBa
     vlsn_present = _bit(flags, VLSN_PRESENT)
     entry_size = pc.add(item_size, pc.if_else(vlsn_present, pa.scalar(MAX_HEADER_SIZE, pa.int64()),
                                               pa.scalar(HEADER_SIZE, pa.int64())))
-    # A row without a checksum reports a bad entry (false); an intact one is `checked`, unless erased.
+    # A row without a checksum reports a bad entry (false); an intact one is `checked` (an erased one was
+    # checked in its erased form), unless an unfinished erasure of it was accepted through the eraser's
+    # recorded intent, without its checksum (null).
     checked = pa.scalar(columns.checked, pa.bool_())
+    intent = pa.array(sorted(part.erasing or ()), pa.int64())
+    by_intent = pc.and_(erased, pc.is_in(offset, value_set=intent))
     checksum_valid = pc.if_else(pc.is_null(checksum), pa.scalar(False),
-                                pc.if_else(erased, pa.scalar(None, pa.bool_()), checked))
+                                pc.if_else(by_intent, pa.scalar(None, pa.bool_()), checked))
     prev_lsn = _as_signed(columns.prev_lsn)
     halves = [half for p in columns.prev_lsn if p is not None for half in (p >> 32, p & _MASK_32)]
     prev_text = pa.array(_hex_text("0x%x/0x%x\n", halves), pa.string())

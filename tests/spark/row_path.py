@@ -98,7 +98,7 @@ def row_batches(part: LogFilePartition, verify: bool = True, batch_rows: int = B
             offset, f"0x{number:x}/0x{offset:x}", name, code, provisional, replicated, invisible,
             None if vlsn is None else _signed(vlsn), txn_id, prev, prev_packed,
             header.item_size, header.entry_size, _checksummer(code)(item),
-            None if erased else checked, erased, problem,
+            None if erased and offset in (part.erasing or {}) else checked, erased, problem,
         ))
         if len(rows) >= batch_rows:
             yield rows

@@ -6,6 +6,7 @@ and of unknown codes, replicated, invisible, provisional and erased entries, val
 tails, a file missing from the numbering and a file that is not a log at all.
 """
 
+import copy
 import os
 import random
 
@@ -114,6 +115,8 @@ def test_the_logs_hold_every_kind_of_row(logs):
     rows = tables(logs, True, 1 << 16)[0].to_pylist()
     assert {r["type_code"] for r in rows} >= set(CODES) | {ERASED_TYPE}
     assert any(r["invisible"] for r in rows) and any(r["erased"] for r in rows)
+    # an erased entry is checked in its erased form, like any other
+    assert all(r["checksum_valid"] is True for r in rows if r["erased"] and r["problem"] is None)
     assert {r["provisional"] for r in rows} == {"NO", "YES", "BEFORE_CKPT_END", None}
     assert any(r["vlsn"] is not None and r["vlsn"] < 0 for r in rows)
     assert any(r["txn_prev_lsn_packed"] is not None and r["txn_prev_lsn_packed"] < 0 for r in rows)
@@ -134,3 +137,17 @@ def test_the_logs_hold_every_kind_of_row(logs):
             for (env, file, problem), (_, _, start) in zip(flagged, expected, strict=True)] == expected
     corrupt = next(r["offset"] for r in rows if r["checksum_valid"] is False)
     assert [r for r in rows if r["file"] == 2 and r["offset"] > corrupt and r["problem"] is None]
+
+
+def test_an_erased_entry_accepted_through_the_erasers_recorded_intent_is_not_called_checked(logs):
+    """While the eraser is still erasing a file, an entry it names in its intent is accepted in any of its
+    states without its checksum: that row's ``checksum_valid`` is null, the others' stay true."""
+    part = next(p for p in log_file_partitions(logs) if p.env == "a" and p.number == 1)
+    rows = [r for columns in file_rows(part) for r in to_record_batch(part, columns).to_pylist()]
+    erased = [r["offset"] for r in rows if r["erased"] and r["problem"] is None]
+    assert erased
+    part = copy.copy(part)
+    part.erasing = {erased[0]: 0x41}
+    rows = [r for columns in file_rows(part) for r in to_record_batch(part, columns).to_pylist()]
+    assert [r["checksum_valid"] for r in rows if r["offset"] == erased[0]] == [None]
+    assert all(r["checksum_valid"] is True for r in rows if r["offset"] != erased[0] and r["problem"] is None)
