@@ -7,11 +7,11 @@ Public surface::
     Durability
     Database, Transaction, Cursor          records, transactions, scans
     LOGSTORE_TYPES, REPLICABLE_TYPES       the entry-type table (logdef.py)
-    Provisional, is_provisional,           provisional logging (provisional.py)
+    Provisional, is_provisional,           provisional logging (checkpoint/)
     checkpoint_provisional
-    CkptState, DirtyINMap                  the checkpoint dirty map (dirty_map.py)
-    CheckpointRun, CheckpointResult        a checkpoint, step by step (checkpointer.py)
-    RecoveryInfo                           what recovery found and did (recovery.py)
+    CkptState, DirtyINMap                  the checkpoint dirty map (checkpoint/)
+    CheckpointRun, CheckpointResult        a checkpoint, step by step (checkpoint/)
+    RecoveryInfo                           what recovery found and did (recovery/)
     FileSummary                            per-file utilization (utilization.py)
     Cleaner, FileCleaning, FileProtector,  the log cleaner (cleaner/): env.clean_log(), env.cleaner,
     ProtectedFileSet, CleanerThread        its protection registry, its background thread; lazy
@@ -27,11 +27,12 @@ Its crash test is :mod:`minidb.crashtest.logstore`, above it.
 """
 
 from minidb.log import Provisional
-from minidb.logstore.checkpointer import CheckpointResult, CheckpointRun
+from minidb.logstore.checkpoint.checkpointer import CheckpointResult, CheckpointRun
+from minidb.logstore.checkpoint.dirty_map import CkptState, DirtyINMap
+from minidb.logstore.checkpoint.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning, FileProtector, ProtectedFileSet
 from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database
-from minidb.logstore.dirty_map import CkptState, DirtyINMap
 from minidb.logstore.env import Environment, open_environment
 from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
 from minidb.logstore.errors import (
@@ -47,7 +48,6 @@ from minidb.logstore.errors import (
                                     TreeError,
 )
 from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
-from minidb.logstore.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.tree.cursor import Cursor
 from minidb.logstore.txn import Transaction

@@ -16,7 +16,8 @@ environment opens, by recovery::
 Its parts, one module each: the mapping tree of databases
 (:mod:`.mapping_tree`), the trees (:mod:`.tree`), records (:mod:`.records`),
 transactions and locks (:mod:`.txn`, :mod:`.locks`), the evictor, the
-dirty map and the checkpointer, the utilization tracker and recovery, and
+dirty map and the checkpointer (:mod:`.checkpoint`), the utilization tracker
+and recovery (:mod:`.recovery`), and
 the log cleaner (:mod:`.cleaner`: ``env.clean_log()`` on demand, a thread
 when ``config.run_cleaner``; checkpoints delete the files it cleaned).
 
@@ -78,11 +79,11 @@ from minidb.errors import DiskFullError, UserError
 from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, Provisional
 from minidb.log.types import EntryType
-from minidb.logstore.checkpointer import Checkpointer, CheckpointResult
+from minidb.logstore.checkpoint.checkpointer import Checkpointer, CheckpointResult
+from minidb.logstore.checkpoint.dirty_map import DirtyINMap
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import DATABASE, Database, DatabaseImpl
-from minidb.logstore.dirty_map import DirtyINMap
 from minidb.logstore.eraser.protocol import finish_recorded_erasure
 from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError, ReadOnlyEnvironmentError

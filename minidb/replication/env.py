@@ -74,7 +74,7 @@ from minidb.errors import UserError
 from minidb.io import CrashMode, Disk
 from minidb.log import LSN, LogManager
 from minidb.logstore import Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks, Transaction
-from minidb.logstore.checkpointer import CheckpointResult
+from minidb.logstore.checkpoint.checkpointer import CheckpointResult
 from minidb.logstore.database import DatabaseImpl
 from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.logstore.recovery import RecoveryInfo
