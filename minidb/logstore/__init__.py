@@ -20,7 +20,7 @@ Public surface::
     LockConflictError, ...                 errors (errors.py)
 
 Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
-``records``, ``txn``, ``locks``, ``evictor``, ``node_logger``, ``inspect``
+``records``, ``txn/`` (transactions, locks), ``evictor``, ``node_logger``, ``inspect``
 (read-only views for pictures and checks), ``verify``,
 ``cases`` (the BEFORE_CKPT_END cases; ``clean_and_delete`` runs the real cleaner on them).
 Its crash test is :mod:`minidb.crashtest.logstore`, above it.
@@ -50,7 +50,7 @@ from minidb.logstore.errors import (
 from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.tree.cursor import Cursor
-from minidb.logstore.txn import Transaction
+from minidb.logstore.txn.txn import Transaction
 from minidb.logstore.utilization import FileSummary
 
 __all__ = [

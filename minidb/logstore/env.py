@@ -15,7 +15,7 @@ environment opens, by recovery::
 
 Its parts, one module each: the mapping tree of databases
 (:mod:`.mapping_tree`), the trees (:mod:`.tree`), records (:mod:`.records`),
-transactions and locks (:mod:`.txn`, :mod:`.locks`), the evictor, the
+transactions and locks (:mod:`.txn`), the evictor, the
 dirty map and the checkpointer (:mod:`.checkpoint`), the utilization tracker
 and recovery (:mod:`.recovery`), and
 the log cleaner (:mod:`.cleaner`: ``env.clean_log()`` on demand, a thread
@@ -88,12 +88,12 @@ from minidb.logstore.eraser.protocol import finish_recorded_erasure
 from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError, ReadOnlyEnvironmentError
 from minidb.logstore.evictor import Evictor
-from minidb.logstore.locks import LOCK_TABLE
 from minidb.logstore.mapping_tree import DbTree
 from minidb.logstore.node_logger import NodeLogger
 from minidb.logstore.records import RecordOps
 from minidb.logstore.recovery import RECOVERY_MANAGER, RecoveryInfo
-from minidb.logstore.txn import Transaction, TxnManager
+from minidb.logstore.txn.locks import LOCK_TABLE
+from minidb.logstore.txn.txn import Transaction, TxnManager
 from minidb.logstore.utilization import FileSummary, UtilizationTracker
 from minidb.stats import Stats, Trace
 

@@ -11,7 +11,7 @@ first entry on:
   since a cleaner never needs to migrate them;
 - a node version becomes obsolete when a newer version replaces it
   *non-provisionally* (see :mod:`minidb.logstore.node_logger` for INs and
-  :mod:`minidb.logstore.records` / :mod:`minidb.logstore.txn` for LNs).
+  :mod:`minidb.logstore.records` / :mod:`minidb.logstore.txn.txn` for LNs).
 
 Obsolete entries are remembered by offset (with their size) in a set per
 file, so counting the same entry twice changes nothing: recovery can simply
