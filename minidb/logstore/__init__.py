@@ -12,7 +12,7 @@ Public surface::
     CkptState, DirtyINMap                  the checkpoint dirty map (checkpoint/)
     CheckpointRun, CheckpointResult        a checkpoint, step by step (checkpoint/)
     RecoveryInfo                           what recovery found and did (recovery/)
-    FileSummary                            per-file utilization (utilization.py)
+    FileSummary                            per-file utilization (cleaner/)
     Cleaner, FileCleaning, FileProtector,  the log cleaner (cleaner/): env.clean_log(), env.cleaner,
     ProtectedFileSet, CleanerThread        its protection registry, its background thread; lazy
                                            migration (cleaner_lazy_migration), reserved files
@@ -31,6 +31,7 @@ from minidb.logstore.checkpoint.checkpointer import CheckpointResult, Checkpoint
 from minidb.logstore.checkpoint.dirty_map import CkptState, DirtyINMap
 from minidb.logstore.checkpoint.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning, FileProtector, ProtectedFileSet
+from minidb.logstore.cleaner.utilization import FileSummary
 from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database
 from minidb.logstore.env import Environment, open_environment
@@ -51,7 +52,6 @@ from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.tree.cursor import Cursor
 from minidb.logstore.txn.txn import Transaction
-from minidb.logstore.utilization import FileSummary
 
 __all__ = [
     "Environment", "open_environment", "EnvironmentConfig", "EnvironmentHooks", "Durability", "Database",

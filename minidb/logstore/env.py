@@ -82,6 +82,7 @@ from minidb.log.types import EntryType
 from minidb.logstore.checkpoint.checkpointer import Checkpointer, CheckpointResult
 from minidb.logstore.checkpoint.dirty_map import DirtyINMap
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
+from minidb.logstore.cleaner.utilization import FileSummary, UtilizationTracker
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import DATABASE, Database, DatabaseImpl
 from minidb.logstore.eraser.protocol import finish_recorded_erasure
@@ -94,7 +95,6 @@ from minidb.logstore.records import RecordOps
 from minidb.logstore.recovery import RECOVERY_MANAGER, RecoveryInfo
 from minidb.logstore.txn.locks import LOCK_TABLE
 from minidb.logstore.txn.txn import Transaction, TxnManager
-from minidb.logstore.utilization import FileSummary, UtilizationTracker
 from minidb.stats import Stats, Trace
 
 # Every change of these counters happens under the environment latch, so the paths that count them

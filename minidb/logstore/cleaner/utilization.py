@@ -1,6 +1,6 @@
 """The utilization tracker: per log file, how much is still live (JE's ``UtilizationTracker``).
 
-The log cleaner (:mod:`minidb.logstore.cleaner`) reclaims space by deleting whole
+The log cleaner (:mod:`minidb.logstore.cleaner`, this module's folder) reclaims space by deleting whole
 log files whose few live entries it has copied forward. To choose files it needs, per
 file, the total entries and bytes, and which entries are *obsolete*: no
 longer needed by the tree or by recovery. This tracker keeps that, from the
