@@ -19,8 +19,8 @@ Public surface::
     DataEraser, EraserConfig, ManualClock  the data eraser: cycles, write protocol, throttle (eraser/)
     LockConflictError, ...                 errors (errors.py)
 
-Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
-``records``, ``txn/`` (transactions, locks), ``evictor``, ``node_logger``, ``inspect``
+Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor, NodeLogger), ``mapping_tree`` (DbTree),
+``records``, ``txn/`` (transactions, locks), ``evictor``, ``inspect``
 (read-only views for pictures and checks), ``verify``,
 ``cases`` (the BEFORE_CKPT_END cases; ``clean_and_delete`` runs the real cleaner on them).
 Its crash test is :mod:`minidb.crashtest.logstore`, above it.

@@ -10,7 +10,7 @@ first entry on:
   (FileHeader, Commit, Abort, CkptStart, CkptEnd) count as obsolete at once,
   since a cleaner never needs to migrate them;
 - a node version becomes obsolete when a newer version replaces it
-  *non-provisionally* (see :mod:`minidb.logstore.node_logger` for INs and
+  *non-provisionally* (see :mod:`minidb.logstore.tree.node_logger` for INs and
   :mod:`minidb.logstore.records` / :mod:`minidb.logstore.txn.txn` for LNs).
 
 Obsolete entries are remembered by offset (with their size) in a set per
