@@ -156,12 +156,12 @@ STUDENT_MAY_IMPORT = {"minidb.log": ["LSN", "Provisional"]}
 # Typical wrong solutions (exercises/test_stubs_fail.py requires each to fail a test): minidb's
 # answer with one rule broken.
 def _provisional(entry_lsn, flag, last_ckpt_end_lsn):
-    from minidb.logstore.provisional import is_provisional
+    from minidb.logstore.checkpoint.provisional import is_provisional
     return is_provisional(entry_lsn, flag, last_ckpt_end_lsn)
 
 
 def _levels(dirty, root_levels, flush_all=False, *, bin_asks_above=True):
-    from minidb.logstore.dirty_map import flush_level_of
+    from minidb.logstore.checkpoint.dirty_map import flush_level_of
     levels = {}
     for db_id, level, is_bin, is_root in dirty:
         asked = flush_level_of(level, is_bin and bin_asks_above, is_root, root_levels[db_id], flush_all)

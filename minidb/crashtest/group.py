@@ -92,7 +92,7 @@ from minidb.errors import MinidbError, SimulatedCrash
 from minidb.io import CrashMode, Event, SimDisk
 from minidb.io.simdisk import CRASH_POINT_KINDS
 from minidb.logstore import LockConflictError, ManualClock
-from minidb.logstore.txn import TxnState
+from minidb.logstore.txn.txn import TxnState
 from minidb.replication import (
     Durability,
     FailoverGroup,

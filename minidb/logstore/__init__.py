@@ -7,31 +7,33 @@ Public surface::
     Durability
     Database, Transaction, Cursor          records, transactions, scans
     LOGSTORE_TYPES, REPLICABLE_TYPES       the entry-type table (logdef.py)
-    Provisional, is_provisional,           provisional logging (provisional.py)
+    Provisional, is_provisional,           provisional logging (checkpoint/)
     checkpoint_provisional
-    CkptState, DirtyINMap                  the checkpoint dirty map (dirty_map.py)
-    CheckpointRun, CheckpointResult        a checkpoint, step by step (checkpointer.py)
-    RecoveryInfo                           what recovery found and did (recovery.py)
-    FileSummary                            per-file utilization (utilization.py)
+    CkptState, DirtyINMap                  the checkpoint dirty map (checkpoint/)
+    CheckpointRun, CheckpointResult        a checkpoint, step by step (checkpoint/)
+    RecoveryInfo                           what recovery found and did (recovery/)
+    FileSummary                            per-file utilization (cleaner/)
     Cleaner, FileCleaning, FileProtector,  the log cleaner (cleaner/): env.clean_log(), env.cleaner,
     ProtectedFileSet, CleanerThread        its protection registry, its background thread; lazy
                                            migration (cleaner_lazy_migration), reserved files
     DataEraser, EraserConfig, ManualClock  the data eraser: cycles, write protocol, throttle (eraser/)
     LockConflictError, ...                 errors (errors.py)
 
-Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor), ``mapping_tree`` (DbTree),
-``records``, ``txn``, ``locks``, ``evictor``, ``node_logger``, ``inspect``
+Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor, NodeLogger), ``mapping_tree`` (DbTree),
+``records``, ``txn/`` (transactions, locks), ``evictor``, ``inspect``
 (read-only views for pictures and checks), ``verify``,
 ``cases`` (the BEFORE_CKPT_END cases; ``clean_and_delete`` runs the real cleaner on them).
 Its crash test is :mod:`minidb.crashtest.logstore`, above it.
 """
 
 from minidb.log import Provisional
-from minidb.logstore.checkpointer import CheckpointResult, CheckpointRun
+from minidb.logstore.checkpoint.checkpointer import CheckpointResult, CheckpointRun
+from minidb.logstore.checkpoint.dirty_map import CkptState, DirtyINMap
+from minidb.logstore.checkpoint.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning, FileProtector, ProtectedFileSet
+from minidb.logstore.cleaner.utilization import FileSummary
 from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import Database
-from minidb.logstore.dirty_map import CkptState, DirtyINMap
 from minidb.logstore.env import Environment, open_environment
 from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
 from minidb.logstore.errors import (
@@ -47,11 +49,9 @@ from minidb.logstore.errors import (
                                     TreeError,
 )
 from minidb.logstore.logdef import LOGSTORE_TYPES, REPLICABLE_TYPES
-from minidb.logstore.provisional import checkpoint_provisional, is_provisional
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.tree.cursor import Cursor
-from minidb.logstore.txn import Transaction
-from minidb.logstore.utilization import FileSummary
+from minidb.logstore.txn.txn import Transaction
 
 __all__ = [
     "Environment", "open_environment", "EnvironmentConfig", "EnvironmentHooks", "Durability", "Database",

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from minidb.logstore.tree.cursor import Cursor
     from minidb.logstore.tree.in_node import IN
     from minidb.logstore.tree.tree import Tree
-    from minidb.logstore.txn import Transaction
+    from minidb.logstore.txn.txn import Transaction
 
 
 def as_bytes(value: bytes | str, what: str) -> bytes:
@@ -86,7 +86,7 @@ class Database:
 
     def _txn(self, txn: "Transaction | None") -> "Transaction | None":
         if txn is not None:
-            from minidb.logstore.txn import Transaction  # not at the top: txn imports this module's users
+            from minidb.logstore.txn.txn import Transaction  # not at the top: txn imports this module's users
 
             if not isinstance(txn, Transaction):
                 raise UserError(f"txn must be a Transaction of {self.env.where()} (env.begin()), not {txn!r}")

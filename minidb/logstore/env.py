@@ -13,12 +13,13 @@ environment opens, by recovery::
     env.checkpoint()                             # the ten steps; returns what it did
     env.close()                                  # a last checkpoint, then the log is closed
 
-Its parts, one module each: the mapping tree of databases
-(:mod:`.mapping_tree`), the trees (:mod:`.tree`), records (:mod:`.records`),
-transactions and locks (:mod:`.txn`, :mod:`.locks`), the evictor, the
-dirty map and the checkpointer, the utilization tracker and recovery, and
-the log cleaner (:mod:`.cleaner`: ``env.clean_log()`` on demand, a thread
-when ``config.run_cleaner``; checkpoints delete the files it cleaned).
+Its parts, a module or a folder each: the mapping tree of databases
+(:mod:`.mapping_tree`), the trees and the node logger (:mod:`.tree`), records
+(:mod:`.records`), transactions and locks (:mod:`.txn`), the evictor, the
+dirty map and the checkpointer (:mod:`.checkpoint`), recovery
+(:mod:`.recovery`), and the log cleaner with its utilization tracker
+(:mod:`.cleaner`: ``env.clean_log()`` on demand, a thread when
+``config.run_cleaner``; checkpoints delete the files it cleaned).
 
 Every entry the environment writes goes through :meth:`Environment.log_entry`,
 which counts it for the utilization tracker. Every public operation takes the
@@ -78,22 +79,22 @@ from minidb.errors import DiskFullError, UserError
 from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, Provisional
 from minidb.log.types import EntryType
-from minidb.logstore.checkpointer import Checkpointer, CheckpointResult
+from minidb.logstore.checkpoint.checkpointer import Checkpointer, CheckpointResult
+from minidb.logstore.checkpoint.dirty_map import DirtyINMap
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
+from minidb.logstore.cleaner.utilization import FileSummary, UtilizationTracker
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.database import DATABASE, Database, DatabaseImpl
-from minidb.logstore.dirty_map import DirtyINMap
 from minidb.logstore.eraser.protocol import finish_recorded_erasure
 from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError, ReadOnlyEnvironmentError
 from minidb.logstore.evictor import Evictor
-from minidb.logstore.locks import LOCK_TABLE
 from minidb.logstore.mapping_tree import DbTree
-from minidb.logstore.node_logger import NodeLogger
 from minidb.logstore.records import RecordOps
 from minidb.logstore.recovery import RECOVERY_MANAGER, RecoveryInfo
-from minidb.logstore.txn import Transaction, TxnManager
-from minidb.logstore.utilization import FileSummary, UtilizationTracker
+from minidb.logstore.tree.node_logger import NodeLogger
+from minidb.logstore.txn.locks import LOCK_TABLE
+from minidb.logstore.txn.txn import Transaction, TxnManager
 from minidb.stats import Stats, Trace
 
 # Every change of these counters happens under the environment latch, so the paths that count them

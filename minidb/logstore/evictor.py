@@ -11,7 +11,7 @@ of the list until the budget holds:
 - a clean node is just detached: its parent's slot keeps its LSN;
 - a dirty node is logged first (never in a read-only environment:
   ``clean_only``, below). How, the evictor asks the checkpointer
-  (:meth:`~minidb.logstore.dirty_map.DirtyINMap.coordinate_eviction_with_checkpoint`):
+  (:meth:`~minidb.logstore.checkpoint.dirty_map.DirtyINMap.coordinate_eviction_with_checkpoint`):
   NO between checkpoints; during a checkpoint YES below the max flush level,
   NO at it. Logging dirties the parent, which now points at the new version.
 
@@ -42,7 +42,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, Provisional
-from minidb.logstore.dirty_map import CkptState
+from minidb.logstore.checkpoint.dirty_map import CkptState
 from minidb.logstore.tree.in_node import IN
 from minidb.stats import Stats
 

@@ -41,7 +41,7 @@ from minidb.logstore.tree.ln import AbortInfo, fetch_ln, ln_type, record_of
 if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
     from minidb.logstore.env import Environment
-    from minidb.logstore.txn import Transaction
+    from minidb.logstore.txn.txn import Transaction
 
 
 class _SlotName:

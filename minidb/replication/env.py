@@ -47,7 +47,7 @@ with the master's VLSNs and transaction ids, through
 entry must carry the next VLSN of the stream; LNs go into the tree,
 transactional ones under a transaction with the master's id, Commit and
 Abort end it. Internal transactions (the VLSN index's flush) take negative
-ids (:class:`~minidb.logstore.txn.TxnManager`), so they never collide with
+ids (:class:`~minidb.logstore.txn.txn.TxnManager`), so they never collide with
 the master's ids::
 
     replica = ReplicatedEnvironment.open(SimDisk("n2"), group=group, node_name="n2")
@@ -74,7 +74,7 @@ from minidb.errors import UserError
 from minidb.io import CrashMode, Disk
 from minidb.log import LSN, LogManager
 from minidb.logstore import Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks, Transaction
-from minidb.logstore.checkpointer import CheckpointResult
+from minidb.logstore.checkpoint.checkpointer import CheckpointResult
 from minidb.logstore.database import DatabaseImpl
 from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.logstore.recovery import RecoveryInfo

@@ -30,7 +30,7 @@ from minidb.logstore.verify import records, verify_tree
 from tests.agreement.scenarios import disk_state, scenario
 from tests.logstore.helpers import new_env, redo_workload, slots, small_config, utilization_of
 
-TREE, DATABASE, LOCKS = "logstore.tree.tree.Tree", "logstore.database.Database", "logstore.locks.LockTable"
+TREE, DATABASE, LOCKS = "logstore.tree.tree.Tree", "logstore.database.Database", "logstore.txn.locks.LockTable"
 RECOVERY = "logstore.recovery.manager.RecoveryManager"
 SPLIT_SEEDS = range(1, 17)  # recovery_that_splits: enough seeds to reach every case redo by key treats apart
 

@@ -7,7 +7,7 @@ import pytest
 from minidb.errors import UserError
 from minidb.log import Provisional
 from minidb.logstore import CkptState, EnvironmentHooks
-from minidb.logstore.checkpointer import STEP_NAMES
+from minidb.logstore.checkpoint.checkpointer import STEP_NAMES
 
 from tests.logstore.helpers import entries, fill, new_env
 

@@ -9,7 +9,7 @@ from minidb.io import CrashMode
 from minidb.log import NULL_LSN
 from minidb.logstore import AbortNotLoggedError, Durability, Environment, LockConflictError, TransactionStateError
 from minidb.logstore.logdef import COMMIT
-from minidb.logstore.txn import TxnState
+from minidb.logstore.txn.txn import TxnState
 
 from tests.log.test_manager import GatedDisk
 from tests.logstore.helpers import entries, fill, new_env, reopen, small_config

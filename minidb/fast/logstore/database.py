@@ -20,7 +20,7 @@ from minidb.log import LSN
 from minidb.logstore.database import Database as ReferenceDatabase, as_bytes
 
 if TYPE_CHECKING:
-    from minidb.logstore.txn import Transaction
+    from minidb.logstore.txn.txn import Transaction
 
 
 class Database(ReferenceDatabase):

@@ -68,10 +68,10 @@ from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.logstore.cleaner.protect import FileProtector
 from minidb.logstore.cleaner.selector import Selection, select_file
+from minidb.logstore.cleaner.utilization import file_key
 from minidb.logstore.logdef import ERASABLE_TYPES, IN_TYPES, LN, LN_TYPES, USER_LN_TYPES
 from minidb.logstore.mapping_tree import KIND_KEY, MAPPING_DB_ID
 from minidb.logstore.tree.ln import record_of
-from minidb.logstore.utilization import file_key
 from minidb.stats import Stats
 
 if TYPE_CHECKING:

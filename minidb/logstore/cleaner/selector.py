@@ -1,7 +1,7 @@
 """Choosing the file to clean, from utilization alone (JE's ``FileSelector``).
 
 A file's *utilization* is the share of its bytes still live (see
-:mod:`minidb.logstore.utilization`); the *total* utilization is the live
+:mod:`minidb.logstore.cleaner.utilization`); the *total* utilization is the live
 bytes of every file over all their bytes. JE's two thresholds decide:
 
 - while the total is under ``cleaner_min_utilization`` (50%), clean the
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from minidb.logstore.utilization import FileSummary
+from minidb.logstore.cleaner.utilization import FileSummary
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minidb.log import LogEntry
+from minidb.logstore.cleaner.utilization import file_key
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
 from minidb.logstore.recovery.info import RecoveryInfo
 from minidb.logstore.recovery.reading import TXN_LN_CODES, entries_from
 from minidb.logstore.tree.ln import AbortInfo, is_deletion, record_of
-from minidb.logstore.utilization import file_key
 
 if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl

@@ -5,7 +5,7 @@ is named by the CkptEnd, every other database's root by its MapLN. Then the
 INs and BINs logged non-provisionally from CkptStart on are placed, each in
 log order (:meth:`INReplay.replay`):
 
-- a provisional one is skipped (:func:`~minidb.logstore.provisional.is_provisional`;
+- a provisional one is skipped (:func:`~minidb.logstore.checkpoint.provisional.is_provisional`;
   BEFORE_CKPT_END only when the CkptEnd follows it): its parent, logged
   non-provisionally later, names it or a newer version;
 - a root replaces the database's root if it is newer;
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, LogEntry
-from minidb.logstore.provisional import is_provisional
+from minidb.logstore.checkpoint.provisional import is_provisional
 from minidb.logstore.recovery.info import RecoveryInfo
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from minidb.logstore.database import DatabaseImpl
     from minidb.logstore.env import Environment
     from minidb.logstore.tree.bin import BIN
-    from minidb.logstore.txn import Transaction
+    from minidb.logstore.txn.txn import Transaction
 
 
 class Cursor:

@@ -14,7 +14,7 @@ turn, up to the root, which then gets a new root above it (the tree grows a
 level). Both halves of every split are logged at once with
 Provisional.YES, so a parent never holds a slot without an LSN; the parent
 stays dirty and records the split when it is itself logged. A split during
-a checkpoint is coordinated with it (:mod:`minidb.logstore.dirty_map`).
+a checkpoint is coordinated with it (:mod:`minidb.logstore.checkpoint.dirty_map`).
 
 Example, node_max_entries 4: inserting k1..k5 into one BIN splits it::
 

@@ -96,7 +96,7 @@ from minidb.log import LSN, NULL_LSN, LogEntry
 from minidb.logstore.logdef import DELETED_LN_TYPES, USER_LN_TYPES
 from minidb.logstore.mapping_tree import MAPPING_DB_ID
 from minidb.logstore.tree.ln import AbortInfo
-from minidb.logstore.txn import TxnState, WriteRecord
+from minidb.logstore.txn.txn import TxnState, WriteRecord
 from minidb.replication.errors import NetworkRestoreRequiredError, RollbackLimitError, SyncupError
 from minidb.replication.logdef import ROLLBACK_END, ROLLBACK_START
 from minidb.replication.vlsn.recovery import PendingRollback

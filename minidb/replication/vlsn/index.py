@@ -73,7 +73,7 @@ from minidb.errors import MinidbError
 from minidb.log import LSN, NULL_LSN, LogEntry, LogManager
 from minidb.log.types import EntryType
 from minidb.logstore import Durability
-from minidb.logstore.txn import TxnState
+from minidb.logstore.txn.txn import TxnState
 from minidb.replication.errors import (
     IndexClosedError,
     TailTruncationError,

@@ -69,6 +69,7 @@ from minidb.log import LSN, NULL_LSN, LogEntry, LogManager, Provisional
 from minidb.log.header import ERASED_TYPE, INVISIBLE
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.types import known_types, type_by_code, type_by_name
+from minidb.logstore.cleaner.utilization import UtilizationTracker, file_key
 from minidb.logstore.logdef import CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, LN, LN_TX, MAP_LN, NODE_TYPES
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
 from minidb.logstore.recovery import reading
@@ -86,7 +87,6 @@ from minidb.logstore.recovery.reading import (
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.in_node import IN
 from minidb.logstore.tree.ln import record_of
-from minidb.logstore.utilization import UtilizationTracker, file_key
 
 if TYPE_CHECKING:
     from minidb.io import Disk

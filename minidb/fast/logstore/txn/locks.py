@@ -1,5 +1,5 @@
 """The record lock table, with no look-up while nobody holds a lock (twin of
-:class:`minidb.logstore.locks.LockTable`).
+:class:`minidb.logstore.txn.locks.LockTable`).
 
 Every get and every write asks :meth:`LockTable.check` whether another
 transaction holds the record. Between transactions the table is empty (every
@@ -11,7 +11,7 @@ each check looks its record up as the reference does.
 
 from __future__ import annotations
 
-from minidb.logstore.locks import LockTable as ReferenceLockTable
+from minidb.logstore.txn.locks import LockTable as ReferenceLockTable
 
 
 class LockTable(ReferenceLockTable):

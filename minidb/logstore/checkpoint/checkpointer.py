@@ -64,9 +64,9 @@ from typing import TYPE_CHECKING
 
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, Provisional
-from minidb.logstore.dirty_map import CheckpointReference, CkptState, DirtyMapSnapshot
+from minidb.logstore.checkpoint.dirty_map import CheckpointReference, CkptState, DirtyMapSnapshot
+from minidb.logstore.checkpoint.provisional import BIN_LEVEL, checkpoint_provisional
 from minidb.logstore.logdef import CKPT_END, CKPT_START
-from minidb.logstore.provisional import BIN_LEVEL, checkpoint_provisional
 from minidb.logstore.tree.in_node import node_label
 from minidb.stats import Stats, Trace
 

@@ -1,6 +1,6 @@
 """The utilization tracker: per log file, how much is still live (JE's ``UtilizationTracker``).
 
-The log cleaner (:mod:`minidb.logstore.cleaner`) reclaims space by deleting whole
+The log cleaner (:mod:`minidb.logstore.cleaner`, this module's folder) reclaims space by deleting whole
 log files whose few live entries it has copied forward. To choose files it needs, per
 file, the total entries and bytes, and which entries are *obsolete*: no
 longer needed by the tree or by recovery. This tracker keeps that, from the
@@ -10,8 +10,8 @@ first entry on:
   (FileHeader, Commit, Abort, CkptStart, CkptEnd) count as obsolete at once,
   since a cleaner never needs to migrate them;
 - a node version becomes obsolete when a newer version replaces it
-  *non-provisionally* (see :mod:`minidb.logstore.node_logger` for INs and
-  :mod:`minidb.logstore.records` / :mod:`minidb.logstore.txn` for LNs).
+  *non-provisionally* (see :mod:`minidb.logstore.tree.node_logger` for INs and
+  :mod:`minidb.logstore.records` / :mod:`minidb.logstore.txn.txn` for LNs).
 
 Obsolete entries are remembered by offset (with their size) in a set per
 file, so counting the same entry twice changes nothing: recovery can simply

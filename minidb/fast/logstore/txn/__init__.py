@@ -1,0 +1,1 @@
+"""Accelerated twins of the log store's transactions and locks (:mod:`minidb.logstore.txn`)."""
