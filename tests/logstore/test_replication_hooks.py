@@ -35,11 +35,16 @@ def test_records_and_transaction_ends_of_replicated_databases_get_vlsns():
     env.checkpoint()
     replicated = [e for e in entries(env) if e.header.replicated]
     assert [e.vlsn for e in replicated] == list(range(1, len(replicated) + 1))  # no gaps
-    assert [e.type_name for e in replicated] == ["LN", "LN_TX", "DEL_LN_TX", "Commit", "LN_TX", "Abort"]
+    # the creation of "t" first (its MapLN), then its records and transaction ends
+    assert [e.type_name for e in replicated] == ["MapLN", "LN", "LN_TX", "DEL_LN_TX", "Commit", "LN_TX", "Abort"]
+    assert replicated[0]["name"] == "t" and replicated[0]["root_lsn"].is_null
     assert all(e.type_name in REPLICABLE_TYPES for e in replicated)
     for entry in entries(env):
         if not entry.header.replicated and entry.type_name in ("LN", "LN_TX", "Commit"):
             assert entry.type_name == "Commit" or entry["db_id"] == env.db_tree.get("_vlsn_index").id
+    # the checkpoint logged t's root and a MapLN naming it: local, like every MapLN but a creation
+    roots = [e for e in entries(env) if e.type_name == "MapLN" and e["name"] == "t" and not e["root_lsn"].is_null]
+    assert roots and not any(e.header.replicated for e in roots)
 
 
 def test_a_non_replicated_environment_logs_no_vlsn():
@@ -78,7 +83,8 @@ def test_recovery_listeners_see_vlsns_from_ckpt_start_to_the_end():
     seen = []
     Environment.open(disk, small_config(replicated=True), EnvironmentHooks(recovery_listeners=[seen.append]))
     assert seen[0].lsn == result.ckpt_start_lsn
-    assert [e.vlsn for e in seen if e.vlsn is not None] == [2, 3]  # LN_TX and Commit after CkptStart
+    # t's creation is VLSN 1 and "before" VLSN 2, both before CkptStart; LN_TX and Commit come after it
+    assert [e.vlsn for e in seen if e.vlsn is not None] == [3, 4]
 
 
 def test_what_a_step_6_hook_returns_is_the_steps_trace_line():
