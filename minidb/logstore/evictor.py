@@ -74,6 +74,15 @@ class Evictor:
         self._resident.pop(node.node_id, None)
         node.resident = False
 
+    def forget_subtree(self, node: IN | None) -> None:
+        """Forget ``node`` and every resident node below it: a newer version replaced the subtree, or its
+        database is gone."""
+        stack = [node] if node is not None else []
+        while stack:
+            current = stack.pop()
+            stack.extend(current.resident_children())
+            self.forget(current)
+
     def resident_nodes(self) -> list[IN]:
         return list(self._resident.values())
 

@@ -154,12 +154,7 @@ class DbTree:
             bin_node.dirty = True
         del self.by_id[impl.id], self.by_name[impl.name]
         impl.removed = True
-        if impl.root is not None:
-            stack = [impl.root]
-            while stack:
-                node = stack.pop()
-                stack.extend(node.resident_children())
-                self.env.evictor.forget(node)
+        self.env.evictor.forget_subtree(impl.root)
         self.env.dirty_map.forget_database(impl.id)
         self.env.trace.emit("removed database %s (id %d): its creation was rolled back", impl.name, impl.id)
 

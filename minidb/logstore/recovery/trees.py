@@ -58,7 +58,7 @@ class INReplay:
         kind = entry.type_name
         if values["is_root"]:
             if db.root_lsn.is_null or entry.lsn > db.root_lsn:
-                self.drop_subtree(db.root)
+                self.env.evictor.forget_subtree(db.root)
                 db.root, db.root_lsn = None, entry.lsn
                 info.ins_replayed += 1
                 self.say("%s %d at %s is the new root of %s", kind, values["node_id"], entry.lsn, db.name)
@@ -72,7 +72,7 @@ class INReplay:
             info.ins_not_placed += 1
             return
         if entry.lsn > parent.lsns[index]:
-            self.drop_subtree(parent.targets[index])
+            self.env.evictor.forget_subtree(parent.targets[index])
             parent.targets[index] = None
             parent.lsns[index] = entry.lsn
             parent.dirty = True
@@ -101,16 +101,6 @@ class INReplay:
         if parent is None or index is None:
             return None
         return parent.lsns[index]
-
-    def drop_subtree(self, node) -> None:
-        """Forget a resident subtree that a newer version from the log replaced."""
-        if node is None:
-            return
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            stack.extend(current.resident_children())
-            self.env.evictor.forget(current)
 
     def count_obsolete(self) -> int:
         """Count the versions named by the INs the recovered tree uses; how many INs that was."""
