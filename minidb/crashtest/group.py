@@ -109,7 +109,8 @@ from minidb.replication.vlsn.scanner import stream_vlsn
 
 NAMES = ("n1", "n2", "n3")
 GROUP = RepGroup("crashtest", [RepNode(name, name) for name in NAMES])
-DATABASES = ("a",)  # created by the first transaction, on whichever node is master then: a failover can roll the creation back
+# Created by the first transaction, on whichever node is master then: a failover can roll the creation back.
+DATABASES = ("a",)
 ACK_TIMEOUT_MS = 500
 
 

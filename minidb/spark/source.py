@@ -334,7 +334,8 @@ class FileColumns:
     None for NULL_LSN) of a transactional entry; ``checksum`` (the item checksum; None exactly
     for a row that reports a bad entry or file) and ``problem``. ``checked`` is what
     ``checksum_valid`` says of an intact entry (True, or None when checksums were not verified; an
-    erased entry the eraser's recorded intent accepted is None whatever it says). :func:`to_record_batch` derives every other column from these."""
+    erased entry the eraser's recorded intent accepted is None whatever it says).
+    :func:`to_record_batch` derives every other column from these."""
 
     __slots__ = ("offset", "code", "flags", "vlsn", "item_size", "txn_id", "prev_lsn", "checksum", "problem",
                  "checked")
