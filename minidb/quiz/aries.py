@@ -76,10 +76,21 @@ def crash(seed: int) -> Crash:
         sm.update_rec(active[tid], rid, rng.randrange(4), data)
         steps.append(f"T{tid} updates {rid}")
 
+    def clean_one() -> None:  # the page cleaner writes one dirty page (the others stay dirty)
+        dirty = sorted(sm.bp.dirty_page_table())
+        if dirty:
+            page = rng.choice(dirty)
+            sm.bp.clean(select=lambda frame: frame.pid == page)
+            steps.append(f"the page cleaner writes {page} (only that page)")
+
     for _ in range(2):
         begin()
-    for _ in range(rng.randint(1, 3)):
+    updates = rng.randint(2, 4)
+    clean_at = rng.randint(1, updates) if rng.random() < 0.6 else None  # after that many updates
+    for i in range(1, updates + 1):
         update()
+        if i == clean_at:
+            clean_one()
     sm.checkpoint()
     steps.append("fuzzy checkpoint (the master LSN is its chkpt_begin)")
     cleaned = False
@@ -88,9 +99,12 @@ def crash(seed: int) -> Crash:
         if roll < 0.15 and len(active) < 4:
             begin()
         elif roll < 0.25 and not cleaned:
-            sm.bp.clean()
+            if rng.random() < 0.5:
+                sm.bp.clean()
+                steps.append("the page cleaner writes every dirty page")
+            else:
+                clean_one()
             cleaned = True
-            steps.append("the page cleaner writes every dirty page")
         elif roll < 0.35 and len(active) > 1:
             tid = rng.choice(sorted(active))
             sm.commit(active.pop(tid))
