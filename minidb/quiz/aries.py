@@ -44,6 +44,7 @@ class Crash:
 
     disk: SimDisk
     steps: list[str]
+    start: LSN  # the workload's first entry (after T1's setup)
 
     def open(self) -> StorageManager:
         """The crashed volume opened without restarting (each call a fresh copy of the disk)."""
@@ -61,6 +62,7 @@ def crash(seed: int) -> Crash:
         fid = sm.create_file(t1)
         rids = [sm.create_rec(t1, fid, bytes([97 + i]) * RECORD_SIZE) for i in range(RECORDS)]
     sm.bp.force_all()
+    start = sm.log.end_lsn
     steps: list[str] = []
     active: dict[int, object] = {}
 
@@ -117,7 +119,7 @@ def crash(seed: int) -> Crash:
             update()
     sm.log.flush()
     steps.append("crash (the log was flushed; pages not written are lost)")
-    return Crash(disk.crash_image(len(disk.events) - 1, CrashMode.everything()), steps)
+    return Crash(disk.crash_image(len(disk.events) - 1, CrashMode.everything()), steps, start)
 
 
 def _page(v: dict) -> PageId:
@@ -218,11 +220,9 @@ def build_aries_undo(seed: int) -> Quiz:
     sm = c.open()
     restart = sm.restart
     analysis = restart.analysis()
-    first = min((x.first_lsn for x in analysis.losers if not x.first_lsn.is_null), default=restart.master)
-    start = min(first, restart.master)
     problem = (f"{_scenario(c)}\n\nAnalysis and redo have run; the transaction table:\n\n"
                + table(("txn", "state", "last LSN", "undo-next"), xct_rows(analysis.xct_table))
-               + f"\n\nThe log (the crash is at {sm.log.end_lsn}):\n\n{log_table(sm, start)}\n\n"
+               + f"\n\nThe log since T1's setup (the crash is at {sm.log.end_lsn}):\n\n{log_table(sm, c.start)}\n\n"
                "Run ARIES undo: in what order does it visit the losers' entries, and which CLRs does it log "
                "(each with its undo-next)?\n")
     restart.redo()

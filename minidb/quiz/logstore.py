@@ -54,7 +54,9 @@ def tree_rows(env: Environment, db_name: str) -> list[tuple]:
             for n in view.nodes()]
 
 
-def build_je_checkpoint(seed: int) -> Quiz:
+def checkpoint_scenario(seed: int) -> tuple[Environment, list[int], list[str], bool]:
+    """The seed's environment just before the checkpoint of the problem: the keys put first, the keys put
+    after the first checkpoint, and whether the problem's checkpoint minimizes recovery time."""
     rng = Random(seed)
     env = environment(f"quiz-ckpt-{seed}")
     db = env.database("accounts")
@@ -67,7 +69,11 @@ def build_je_checkpoint(seed: int) -> Quiz:
         key = f"k{rng.randrange(100):02d}"
         db.put(key, "w")
         changed.append(key)
-    minimize = rng.random() < 0.25
+    return env, keys, changed, rng.random() < 0.25
+
+
+def build_je_checkpoint(seed: int) -> Quiz:
+    env, keys, changed, minimize = checkpoint_scenario(seed)
     problem = (f"A log-store environment (nodes of at most 4 slots) holds {len(keys)} records in 'accounts'; a "
                f"checkpoint logged the whole tree; then {', '.join(changed)} were put (a new key may split a "
                "BIN, which logs it and dirties its parent). The tree of 'accounts' now (each node's current "
@@ -93,7 +99,10 @@ def _describe(env: Environment, entry) -> tuple[str, str]:
     """What an entry is a version of (a record, a node, or nothing) and a short note."""
     v, name = entry.values, entry.type_name
     if name in USER_LN_TYPES:
-        return f"record {v['key'].decode('latin-1')}", "deleted" if name.startswith("DEL") else f"{len(v['data'])} bytes"
+        if name.startswith("DEL"):
+            return f"record {v['key'].decode('latin-1')}", "deleted"
+        size = len(v["data"])
+        return f"record {v['key'].decode('latin-1')}", f"{size} byte{'' if size == 1 else 's'}"
     if name in IN_TYPES:
         db = env.db_tree.get_by_id(v["db_id"])
         label = f"{'BIN' if name == 'BIN' else 'IN'} {v['node_id']}"
@@ -101,7 +110,11 @@ def _describe(env: Environment, entry) -> tuple[str, str]:
     return "-", ""
 
 
-def build_je_cleaner(seed: int) -> Quiz:
+CLEANED = 2  # the file the problem cleans (the first with the workload's records only)
+
+
+def cleaner_scenario(seed: int) -> Environment:
+    """The seed's environment just before the cleaner cleans file CLEANED."""
     rng = Random(seed)
     env = environment(f"quiz-clean-{seed}", file_max=1024)
     db = env.database("accounts")
@@ -112,7 +125,11 @@ def build_je_cleaner(seed: int) -> Quiz:
         else:
             db.put(key, "v" * rng.randrange(1, 20))
     env.checkpoint()
-    number = 2
+    return env
+
+
+def build_je_cleaner(seed: int) -> Quiz:
+    env, number = cleaner_scenario(seed), CLEANED
     entries = [e for e in env.log.scan(LSN(number, 0), LSN(number + 1, 0)) if e.lsn.file == number]
     rows, wanted = [], {}
     for e in entries:

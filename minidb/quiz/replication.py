@@ -31,9 +31,10 @@ from minidb.logstore import EnvironmentConfig
 from minidb.quiz import Quiz
 from minidb.quiz.text import numbered, table
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+from minidb.replication.group.driver import handshake
 from minidb.replication.group.membership import RepGroup, RepNode
 from minidb.replication.stream.feeder import Feeder
-from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
+from minidb.replication.stream.network import InMemoryNetwork
 from minidb.replication.stream.replica import Replica
 from minidb.replication.syncup.syncup import (
     FeederEntry,
@@ -56,7 +57,7 @@ def bucket_run(seed: int) -> tuple[dict[int, LSN], int, list[int]]:
                                checkpoint_bytes_interval=None, clock=_clock, trace=False)
     env = ReplicatedEnvironment.open(SimDisk(f"quiz-bucket-{seed}"), config, VLSNIndexConfig(trace=False))
     db = env.database("t")
-    for i in range(rng.randint(14, 22)):
+    for _ in range(rng.randint(14, 22)):
         db.put(f"k{rng.randrange(100):02d}", "v" * rng.randrange(1, 12))
     truth = {e.vlsn: e.lsn for e in env.log.scan() if e.vlsn is not None}
     env.close()
@@ -127,13 +128,9 @@ def node(name: str, seed: int, clock) -> ReplicatedEnvironment:
 def link(net: InMemoryNetwork, master: ReplicatedEnvironment, env: ReplicatedEnvironment,
          syncup: bool) -> tuple[Feeder, Replica]:
     """A handshaken connection from ``env`` to ``master``: the master's feeder and ``env``'s replica."""
-    listener = net.listen(master.node_name)
-    initiator = HandshakeInitiator(net.connect(master.node_name, env.node_name), GROUP.name, GROUP.node(env.node_name))
-    acceptor = HandshakeAcceptor(listener.accept(), GROUP, master.node_name)
-    while acceptor.poll() is None or initiator.poll() is None:
-        net.deliver()
-    return Feeder(master, acceptor.channel, env.node_name), Replica(env, initiator.channel, master.node_name,
-                                                                    syncup=syncup)
+    feeder_channel, replica_channel = handshake(net, net.listen(master.node_name), master, env)
+    return Feeder(master, feeder_channel, env.node_name), Replica(env, replica_channel, master.node_name,
+                                                                  syncup=syncup)
 
 
 def settle(net: InMemoryNetwork, feeder: Feeder, replica: Replica) -> None:
