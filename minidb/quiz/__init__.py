@@ -21,9 +21,9 @@ Invariants:
 - a bad request (an unknown topic, a seed outside 0 .. 2**63-1) is a
   :class:`~minidb.errors.UserError` naming what was wrong.
 
-``quiz("aries-analysis", 1).problem`` is the log of a crashed page store
-from its master checkpoint on; ``.answer`` is analysis' trace and the two
-tables it rebuilt. :func:`topic_lines` is what ``minidb quiz --list`` prints.
+``quiz("aries-analysis", 1).problem`` is the workload of a page store that
+crashed and its log from the master checkpoint on; ``.answer`` is
+analysis' trace and the two tables it rebuilt. :func:`topic_lines` is what ``minidb quiz --list`` prints.
 
 This package drives the engines and replication from above, like
 :mod:`minidb.crashtest`; no engine imports it.
@@ -58,7 +58,7 @@ class Quiz:
 class Topic:
     name: str
     asks: str  # one line: what the problem asks
-    module: str  # minidb.quiz.<module> holds build_<name with _ for ->(seed) -> Quiz
+    module: str  # the module minidb.quiz.<module> holds its builder, build_<name, "-" as "_">(seed) -> Quiz
 
     def builder(self) -> Callable[[int], Quiz]:
         return getattr(importlib.import_module(f"minidb.quiz.{self.module}"), "build_" + self.name.replace("-", "_"))

@@ -1,14 +1,24 @@
 """ARIES restart of the page store as problems: analysis, redo and undo on one crashed log.
 
 The scenario (:func:`crash`): a volume of 64 pages of 512 bytes with a
-buffer pool of four frames. T1 creates a file of six records and commits;
-the pages are written. Then, drawn from the seed, two transactions update
-records, a fuzzy checkpoint is taken while they run (its ``chkpt_xct_tab``
-and ``chkpt_bf_tab`` are part of the problem), and more steps follow:
-updates, new transactions, a commit, an abort (its rollback logs CLRs), the
-page cleaner writing every dirty page. The log is flushed and the disk
-crashes keeping everything that reached it; the volume is opened without
-restarting, and the problem shows the log as analysis reads it.
+buffer pool of four frames. T1 creates a file of six records (three a page:
+two data pages) and commits; the pages are written. Then, drawn from the
+seed, two transactions update records (the page cleaner may write one of
+the pages in between), a fuzzy checkpoint is taken while they run (its
+``chkpt_xct_tab`` and ``chkpt_bf_tab`` are part of the problem), and more
+steps follow: updates, new transactions, a commit, an abort (its rollback
+logs CLRs), the page cleaner writing one dirty page or all of them. The log
+is flushed and the disk crashes keeping everything that reached it; the
+volume is opened without restarting. The analysis problem shows the log
+from the master checkpoint on (what analysis reads); the redo problem the
+dirty page table, each page's LSN on the crashed disk and the log from the
+redo LSN; the undo problem the transaction table and the log since T1's
+setup (the losers' whole chains).
+
+A clean page that becomes dirty logs its image first (``page_image``, the
+page's recovery LSN), so a page written by the cleaner and changed again
+enters the dirty page table later than its older entries: redo skips those
+as older than the recovery LSN, or as not dirty at all.
 
 The answers are the passes themselves (:class:`~minidb.pagestore.restart.Restart`,
 one pass at a time) and their traces: analysis' tables, redo's decision for

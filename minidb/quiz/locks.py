@@ -85,7 +85,7 @@ def build_lock_hierarchy(seed: int) -> Quiz:
     before = lm.held(asker)
     lm.trace.lines.clear()
     outcome = request(lm, asker, target, mode)
-    asked = [line for line in lm.trace.lines]
+    asked = list(lm.trace.lines)
     lines = [f"{ancestor}: T{asker.txn_id} holds {before[ancestor].name} already, enough for the parent mode "
              f"{parent_mode(mode).name}: not asked again" for ancestor in target.ancestors()
              if ancestor in before and not any(f" {ancestor}:" in line for line in asked)] + asked
