@@ -18,7 +18,7 @@ store the one its volume header records). An unknown type name, or ``-s 0x1/0x27
 user error (one line, exit 2).
 
 ``minidb printlog --codec TYPE`` prints the Python source generated for
-TYPE's codec (:mod:`minidb.log.codec`) instead, and needs no directory.
+TYPE's codec by the accelerated twin (:mod:`minidb.fast.log.codec`) instead, and needs no directory.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import sys
 
 from minidb.cli.common import environment_id, log_disk, lsn_arg
 from minidb.errors import LogError, UserError
+from minidb.fast.log.codec import codec_source
 from minidb.log import LogManager, format_entry, known_types, type_by_name
-from minidb.log.codec import codec_source
 from minidb.log.verify import require_log
 from minidb.logstore.eraser.state import erasing_of
 

@@ -6,7 +6,6 @@ DB JE's log layout). Public surface::
     LSN, NULL_LSN                      log sequence numbers (lsn.py)
     Provisional                        provisional flag values (header.py)
     EntryType, EntryTable, fields      entry-type tables (types.py, fields.py)
-    codec_source                       the generated codec of a type, as text (codec.py)
     LOG_TYPES, FILE_HEADER, TRACE      the log's own entry types (logdef.py)
     LogManager, open_log               appending, flushing, group commit
     ManualClock, MonotonicClock        what a sync's leader waits by (groupcommit.py)
@@ -24,7 +23,6 @@ DB JE's log layout). Public surface::
 
 from minidb.log import fields
 from minidb.log.check import Problem, bad_entry_problem, foreign_file_problem, missing_file, next_file_problem
-from minidb.log.codec import codec_source
 from minidb.log.end import LogEnd, TailCut, find_end, read_file
 from minidb.log.entry import LogEntry
 from minidb.log.envid import new_env_id
@@ -44,5 +42,5 @@ __all__ = [
     "open_log", "LogEntry", "LogEnd", "TailCut", "find_end", "file_name", "file_number",
     "log_file_numbers", "FileInspection", "format_entry", "Verdict", "inspect_file", "read_file",
     "ScannedEntry", "scan_tolerant", "Problem", "missing_file", "bad_entry_problem", "next_file_problem",
-    "codec_source", "ManualClock", "MonotonicClock", "foreign_file_problem", "new_env_id",
+    "ManualClock", "MonotonicClock", "foreign_file_problem", "new_env_id",
 ]

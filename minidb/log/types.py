@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.log.codec import Codec
+from minidb.log.codec import CODEC_OF
 from minidb.log.fields import I64, LSN_FIELD, Kind
 from minidb.log.lsn import LSN
 
@@ -96,33 +96,13 @@ class EntryType:
         for letter, name in _FLAG_ATTRIBUTES:
             object.__setattr__(self, name, letter in self.flags)
 
-    @property
-    def codec(self) -> Codec:
-        """The generated codec of ``all_fields`` (:mod:`minidb.log.codec`), built on first use.
-
-        Building it also puts its functions in this type's ``encode``, ``encode_summed`` and ``decode``
-        attributes, so later calls go straight to the generated code."""
-        codec = self.__dict__.get("_codec")
-        if codec is None:
-            codec = Codec(self.name, self.all_fields)
-            object.__setattr__(self, "_codec", codec)
-            object.__setattr__(self, "encode", codec.encode)
-            object.__setattr__(self, "encode_summed", codec.encode_summed)
-            object.__setattr__(self, "decode", codec.decode)
-        return codec
-
     def encode(self, values: dict[str, Any]) -> bytes:
         """The item of ``values`` (an :class:`~minidb.log.fields.ItemFormatError` names a bad field)."""
-        return self.codec.encode(values)
-
-    def encode_summed(self, values: dict[str, Any], code: int, flags: int, prev: int) -> bytes:
-        """What an entry's checksum covers: the header after its checksum (``code``, ``flags``, ``prev``
-        offset and the item's size, :mod:`minidb.log.header`), then the item of ``values``."""
-        return self.codec.encode_summed(values, code, flags, prev)
+        return CODEC_OF.call(self).encode(values)
 
     def decode(self, item: bytes | memoryview) -> dict[str, Any]:
         """The values of an item (an :class:`~minidb.log.fields.ItemFormatError` names a bad field)."""
-        return self.codec.decode(item)
+        return CODEC_OF.call(self).decode(item)
 
     def format(self, values: dict[str, Any]) -> str:
         """``<Name field="value" .../>``, the body ``minidb printlog`` shows."""

@@ -2,7 +2,7 @@
 
 ``LogManager.append`` encodes an entry's item with the type's codec and packs its header with
 :func:`minidb.log.header.pack_header`; the bytes expected are :func:`~minidb.log.header.pack_entry`
-over the generic field-table encoding. A seeded (derandomized) property run appends random entries
+over the reference codec's item (the field table walked field by field). A seeded (derandomized) property run appends random entries
 drawn from all registered types, plain, provisional and replicated (VLSN given or allocated), in a
 log small enough that files flip and the buffer is written often; it compares every entry's bytes in
 the files with the expected ones, and where files flip and how often the buffer is written with a
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import minidb.cli.engines  # noqa: F401  (registers every engine's entry types, replication's too)
 from minidb.io import SimDisk
 from minidb.log import FILE_HEADER, LSN, Provisional, file_name, known_types
-from minidb.log.codec import generic_encode
+from minidb.log.codec import Codec
 from minidb.log.header import REPLICATED, VLSN_PRESENT, pack_entry
 from minidb.log.manager import FILE_HEADER_SIZE
 
@@ -60,7 +60,7 @@ def test_appended_entries_are_the_reference_bytes(batch):
             flags |= REPLICATED | VLSN_PRESENT
             vlsn = number if give_vlsn else allocated[-1]
         prev = expected[-1][0].offset if expected and expected[-1][0].file == lsn.file else 0
-        item = generic_encode(entry_type.name, entry_type.all_fields, values)
+        item = Codec(entry_type.name, entry_type.all_fields).encode(values)
         expected.append((lsn, pack_entry(entry_type.code, flags, prev, item, vlsn)))
     lsns, writes = where_entries_go([len(data) for _, data in expected])
     assert [lsn for lsn, _ in expected] == lsns  # files flip where they should

@@ -1,26 +1,30 @@
-"""Generated codecs agree byte for byte with the generic field-table path, and fail alike."""
+"""The twin's generated codecs (minidb/fast/log/codec.py) agree byte for byte with the reference codec
+(the field table walked field by field, minidb/log/codec.py), and fail alike."""
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minidb.cli.engines  # noqa: F401  (registers every engine's entry types, replication's too)
 from minidb.log import LSN, NULL_LSN, TRACE, known_types
-from minidb.log.codec import (
-    Codec,
-    Mismatch,
-    codec_source,
-    generate_source,
-    generic_decode,
-    generic_encode,
-    picker_source,
-)
+from minidb.fast.log.codec import Codec, Mismatch, codec_of, codec_source, generate_source, picker_source
+from minidb.log import codec as reference
 from minidb.log.fields import BOOL, BYTES, STR, U8, U32, ItemFormatError, ListOf
 from minidb.log.header import SUMMED
 
 from tests.log.test_types import values_for
 
 TYPES = known_types()
-GENERATED = [t for t in TYPES if t.codec.source is not None]
+GENERATED = [t for t in TYPES if codec_of(t).source is not None]
+
+
+def generic_encode(name, fields, values):
+    return reference.Codec(name, fields).encode(values)
+
+
+def generic_decode(name, fields, item):
+    return reference.Codec(name, fields).decode(item)
+
+
 EXAMPLES = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -28,13 +32,13 @@ def test_every_engine_and_replication_has_generated_codecs():
     owners = {t.owner for t in GENERATED}
     assert {"log", "pagestore", "logstore", "replication", "generator"} <= owners
     # a kind the generator does not know (the page store's image bytes) keeps the generic path
-    odd = [t.name for t in TYPES if t.codec.source is None]
+    odd = [t.name for t in TYPES if codec_of(t).source is None]
     assert odd == ["page_image"]
 
 
 @pytest.mark.parametrize("entry_type", GENERATED, ids=lambda t: t.name)
 def test_generated_and_generic_agree_both_directions(entry_type):
-    codec = entry_type.codec
+    codec = codec_of(entry_type)
 
     @EXAMPLES
     @given(values_for(entry_type))
@@ -51,7 +55,7 @@ def test_generated_and_generic_agree_both_directions(entry_type):
 def test_header_and_item_in_one_piece_are_the_reference_bytes(entry_type):
     """``encode_summed`` (what append uses) packs the header after its checksum with the item: the same
     bytes as ``SUMMED.pack`` followed by the generic item, from the generated code alone."""
-    codec = entry_type.codec
+    codec = codec_of(entry_type)
 
     @EXAMPLES
     @given(values_for(entry_type), st.integers(0, 0xFF), st.sampled_from([0, 1, 2]), st.integers(0, 2**32 - 1))
@@ -87,7 +91,7 @@ def _damaged(item: bytes, data) -> bytes:
 def test_bad_items_fail_alike(entry_type):
     """Cut, lengthened or overwritten items: the generated decoder refuses exactly what the generic
     one refuses, and the error the caller sees is the generic one, naming the field."""
-    codec = entry_type.codec
+    codec = codec_of(entry_type)
 
     @EXAMPLES
     @given(values_for(entry_type), st.data())
@@ -101,7 +105,7 @@ def test_bad_items_fail_alike(entry_type):
         assert generated[0] == ("ok" if generic[0] == "ok" else "refused")
         if generic[0] == "ok":
             assert generated[1] == generic[1]
-        assert _outcome(entry_type.decode, item) == generic
+        assert _outcome(codec.decode, item) == generic
 
     check()
 
@@ -113,7 +117,7 @@ BAD_VALUES = [None, -1, 2**64, "x", b"x", 1.5, [1], {"a": 1}]
 def test_bad_values_fail_alike(entry_type):
     """A missing, extra or wrongly typed field: the generated encoder refuses whatever the generic one
     refuses, and the caller sees the generic error."""
-    codec = entry_type.codec
+    codec = codec_of(entry_type)
 
     @EXAMPLES
     @given(values_for(entry_type), st.data())
@@ -134,7 +138,7 @@ def test_bad_values_fail_alike(entry_type):
         assert generated[0] == ("ok" if generic[0] == "ok" else "refused")
         if generic[0] == "ok":
             assert generated[1] == generic[1]
-        assert _outcome(entry_type.encode, values) == generic
+        assert _outcome(codec.encode, values) == generic
         try:
             summed = "ok", codec.strict_encode_summed(values, entry_type.code, 0, 0x40)
         except Exception:
@@ -143,18 +147,18 @@ def test_bad_values_fail_alike(entry_type):
         if generic[0] == "ok":
             assert summed[1] == SUMMED.pack(entry_type.code, 0, 0x40, len(generic[1])) + generic[1]
         expected = generic if generic[0] == "error" else ("ok", summed[1])
-        assert _outcome(entry_type.encode_summed, values, entry_type.code, 0, 0x40) == expected
+        assert _outcome(codec.encode_summed, values, entry_type.code, 0, 0x40) == expected
 
     check()
 
 
 def test_a_bad_item_is_named_by_the_generic_path():
     with pytest.raises(ItemFormatError, match=r"STR of 5 bytes at item offset 0 runs past the item"):
-        TRACE.decode(b"\x05\x00hel")
+        codec_of(TRACE).decode(b"\x05\x00hel")
     with pytest.raises(ItemFormatError, match=r"Trace: missing fields \['message'\]"):
-        TRACE.encode({})
+        codec_of(TRACE).encode({})
     with pytest.raises(Mismatch):
-        TRACE.codec.strict_decode(b"\x05\x00hel")
+        codec_of(TRACE).strict_decode(b"\x05\x00hel")
 
 
 def test_runs_of_fixed_fields_share_one_struct_with_the_next_length():
@@ -184,12 +188,12 @@ def test_the_source_is_readable_and_names_the_type():
 
 
 def test_codecs_are_built_once_and_cached():
-    assert TRACE.codec is TRACE.codec
-    assert TRACE.decode(TRACE.encode({"message": "hi"})) == {"message": "hi"}
+    assert codec_of(TRACE) is codec_of(TRACE)
+    assert codec_of(TRACE).decode(codec_of(TRACE).encode({"message": "hi"})) == {"message": "hi"}
     lsn = LSN(3, 0x40)
     file_header = next(t for t in TYPES if t.name == "FileHeader")
     values = {"file_number": 3, "created_ms": 5, "last_entry_lsn": lsn, "log_version": 2, "env_id": 7}
-    decoded = file_header.decode(file_header.encode(values))
+    decoded = codec_of(file_header).decode(codec_of(file_header).encode(values))
     assert decoded == values and type(decoded["last_entry_lsn"]) is LSN
 
 
@@ -211,7 +215,7 @@ def _some_fields(entry_type, data) -> tuple[str, ...]:
 def test_a_picker_gives_the_decoded_values_of_its_fields(entry_type):
     """A picker (any fields, in any order) gives what the decoded dict holds for them, from the
     generated code alone."""
-    codec = entry_type.codec
+    codec = codec_of(entry_type)
 
     @EXAMPLES
     @given(values_for(entry_type), st.data())
@@ -230,7 +234,7 @@ def test_a_picker_gives_the_decoded_values_of_its_fields(entry_type):
 def test_bad_items_fail_alike_when_picked(entry_type):
     """A picker checks the whole item as the decoder does (the fields it does not pick too): it refuses
     exactly what the generic decode refuses, and its caller sees the generic error naming the field."""
-    codec = entry_type.codec
+    codec = codec_of(entry_type)
 
     @EXAMPLES
     @given(values_for(entry_type), st.data())
@@ -258,23 +262,23 @@ def test_a_picker_makes_only_the_values_it_gives():
     source = picker_source("LN", LN.all_fields, ("db_id", "key"))
     assert "def pick_LN(buf):" in source and source.count("buf[p:e]") == 1 and "new_lsn" not in source
     assert "return (v0, v1)" in source
-    pick = LN.codec.picker(("db_id", "key", "prev_lsn", "data"))
-    assert LN.codec.picker(("db_id", "key", "prev_lsn", "data")) is pick  # built once
+    pick = codec_of(LN).picker(("db_id", "key", "prev_lsn", "data"))
+    assert codec_of(LN).picker(("db_id", "key", "prev_lsn", "data")) is pick  # built once
     item = LN.encode({"db_id": 7, "key": b"k", "data": b"dd", "prev_lsn": NULL_LSN})
     assert pick(item) == (7, b"k", NULL_LSN, b"dd") and pick(item)[2] is NULL_LSN
     assert pick(LN.encode({"db_id": 7, "key": b"k", "data": b"", "prev_lsn": LSN(2, 9)}))[2] == LSN(2, 9)
     with pytest.raises(ItemFormatError, match=r"LSN at item offset 15 runs past the item"):
         pick(item[:-1])
     with pytest.raises(Mismatch):
-        LN.codec.picker(("key",), strict=True)(item[:-1])
+        codec_of(LN).picker(("key",), strict=True)(item[:-1])
     with pytest.raises(ValueError, match="cannot pick"):
-        LN.codec.picker(("no_such_field",))
+        codec_of(LN).picker(("no_such_field",))
     with pytest.raises(ValueError, match="cannot pick"):
-        LN.codec.picker(("key", "key"))
+        codec_of(LN).picker(("key", "key"))
 
 
 def test_a_table_without_generated_code_picks_from_the_generic_decode():
-    page_image = next(t for t in TYPES if t.codec.source is None)
+    page_image = next(t for t in TYPES if codec_of(t).source is None)
     names = tuple(name for name, _ in page_image.all_fields)[::2]
     assert picker_source(page_image.name, page_image.all_fields, names) is None
 
@@ -282,7 +286,7 @@ def test_a_table_without_generated_code_picks_from_the_generic_decode():
     @given(values_for(page_image))
     def check(values):
         item = generic_encode(page_image.name, page_image.all_fields, values)
-        assert page_image.codec.picker(names)(item) == tuple(values[n] for n in names)
+        assert codec_of(page_image).picker(names)(item) == tuple(values[n] for n in names)
 
     check()
 
@@ -303,7 +307,7 @@ def _as_tuples(entry_type, values: dict) -> dict:
 def test_list_records_given_as_tuples_are_the_bytes_of_dicts(entry_type):
     """A list's records may be given as tuples in field order (a node's slots, zipped): the same item,
     from the generated code alone and from the generic path."""
-    codec = entry_type.codec
+    codec = codec_of(entry_type)
 
     @EXAMPLES
     @given(values_for(entry_type))
@@ -327,9 +331,9 @@ def test_a_bad_tuple_record_is_named_by_the_generic_path():
     with pytest.raises(ItemFormatError, match=r"list record: 2 values for the fields \['key', 'lsn', 'known_deleted'\]"):
         BIN_ENTRY.encode(short)
     with pytest.raises(Mismatch):
-        BIN_ENTRY.codec.strict_encode(short)
+        codec_of(BIN_ENTRY).strict_encode(short)
     not_an_lsn = dict(values, entries=[(b"a", 5, False)])
     with pytest.raises(ItemFormatError, match=r"list record\.lsn: LSN field needs an LSN, not 5"):
         BIN_ENTRY.encode(not_an_lsn)
     with pytest.raises(ItemFormatError, match=r"list record\.lsn"):
-        BIN_ENTRY.encode_summed(not_an_lsn, BIN_ENTRY.code, 0, 0)
+        codec_of(BIN_ENTRY).encode_summed(not_an_lsn, BIN_ENTRY.code, 0, 0)

@@ -11,7 +11,7 @@ write):
 - the plain entry is told apart in one test; anything else (provisional,
   replicated, arguments to be checked one by one) goes the reference's way;
 - header and item come in one piece from the entry type's generated codec
-  (``encode_summed``, :mod:`minidb.log.codec`): the bytes the checksum covers,
+  (``encode_summed``, :mod:`minidb.fast.log.codec`): the bytes the checksum covers,
   header fields packed by the same ``struct`` call as the item's first fields.
   One CRC over that piece and two writes into the buffer. The header names
   the entry before it in the file, so the piece is packed under the latch,
@@ -24,7 +24,7 @@ write):
   (``Stats.held_counts``), the listener loop skipped when there is none.
 
 Safe because the bytes are the reference's: ``encode_summed`` packs exactly
-``SUMMED`` and the generic item (the codec's own tests), the checksum of an
+``SUMMED`` and the reference's item (the codec's own tests), the checksum of an
 entry without the INVISIBLE bit is the CRC of those bytes, and the order of
 steps under the latch (usable, admit, room, place, count, admitted) is the
 reference's. The agreement scenario ``scn_log.appends_crash_reopen`` compares
@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 from zlib import crc32
 
+from minidb.fast.log.codec import codec_of
 from minidb.log import manager as reference
 from minidb.log.header import CRC, Provisional
 from minidb.log.lsn import LSN
@@ -63,7 +64,8 @@ class LogManager(reference.LogManager):
         latch = self._latch
         latch.acquire()
         try:
-            summed = entry_type.encode_summed(values, code, 0, self._last_offset or 0)
+            encode_summed = codec_of(entry_type).encode_summed
+            summed = encode_summed(values, code, 0, self._last_offset or 0)
             size = CRC_SIZE + len(summed)
             if self._closed or self._failed is not None or self.readonly:
                 self._check_usable()  # says which
@@ -72,7 +74,7 @@ class LogManager(reference.LogManager):
             buffer = self._buffer
             if offset + size > self._allocated or len(buffer) + size > self.buffer_size:
                 if self._make_room(size):  # a new file: the entry now follows its FileHeader
-                    summed = entry_type.encode_summed(values, code, 0, self._last_offset)
+                    summed = encode_summed(values, code, 0, self._last_offset)
                 offset = self._next_offset
             buffer += _pack_crc(crc32(summed))
             buffer += summed

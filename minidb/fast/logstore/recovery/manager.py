@@ -65,6 +65,7 @@ from operator import attrgetter, itemgetter, sub
 from typing import TYPE_CHECKING, Any
 
 from minidb.collector import collector_paused
+from minidb.fast.log.codec import codec_of
 from minidb.log import LSN, NULL_LSN, LogEntry, LogManager, Provisional
 from minidb.log.header import ERASED_TYPE, INVISIBLE
 from minidb.log.logdef import FILE_HEADER
@@ -120,7 +121,7 @@ _REDO_PICKS.update({code: ("db_id", "key", "prev_lsn") for code in _DELETION_COD
 
 def _redo_pickers() -> dict[int, Any]:
     """Type code -> the picker of the fields redo reads (built once per type, kept by its codec)."""
-    return {code: type_by_code(code).codec.picker(picks) for code, picks in _REDO_PICKS.items()}
+    return {code: codec_of(type_by_code(code)).picker(picks) for code, picks in _REDO_PICKS.items()}
 
 
 @dataclass(frozen=True)
