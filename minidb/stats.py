@@ -15,18 +15,8 @@ and one fsync::
 
 ``stats["fsyncs"]`` is 1; a name never counted reads as 0. Counters take a
 small lock of their own, so threads (group commit, lock scenarios) may count
-concurrently. A hot path that already holds its own lock counts with
-:meth:`Stats.add_held` instead, which takes no second lock: allowed for a
-counter that is only ever changed under that one lock (the buffer pool's
-``nFixes`` under its mutex). The hottest path of all, the log manager's
-append, increments its counters (``nEntries``, ``nBytes``, ``nWrites``,
-``nBytesWritten``, changed under its latch only) in the dict that
-:meth:`Stats.held_counts` returns, by the same rule; so do the buffer pool's
-fix (``nFixes``, ``nHits``, under its mutex). The page store's transaction
-begin and end count theirs (``nBegins``, ``nCommits``, ``nDurableCommits``,
-``nReadOnly``) with :meth:`Stats.add_held` under the transaction-table
-latch. :meth:`Stats.add_each` counts several
-counters under one take of the lock.
+concurrently, whatever other lock each holds. :meth:`Stats.add_each` counts
+several counters under one take of the lock.
 """
 
 from __future__ import annotations
@@ -53,15 +43,6 @@ class Stats:
             values = self._values
             for name in names:
                 values[name] = values.get(name, 0) + 1
-
-    def add_held(self, name: str, amount: int = 1) -> None:
-        """``add`` without the stats' lock, for a counter that only changes under a lock the caller holds."""
-        self._values[name] += amount
-
-    def held_counts(self) -> dict[str, int]:
-        """The counters by name, for a hot path to change in place (``counts["nEntries"] += 1``) under a
-        lock of its own, with the rule of :meth:`add_held` and not even its method call."""
-        return self._values
 
     def set(self, name: str, value: int) -> None:
         with self._lock:

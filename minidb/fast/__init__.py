@@ -13,3 +13,15 @@ A twin may import the engine it accelerates (it sits just above it); the
 engine never imports a twin, and a page-store twin never imports the log
 store, as the engines themselves never do.
 """
+
+from typing import Any
+
+
+def held_counts(stats: Any) -> dict[str, int]:
+    """The counters of ``stats`` (a :class:`minidb.stats.Stats`) by name, for a twin to change in place (``counts["nEntries"] += 1``).
+
+    The reference counts with :meth:`Stats.add <minidb.stats.Stats.add>`, under the stats' own lock.
+    A twin may skip that lock for a counter that changes only under a lock the twin holds already
+    (the log manager's latch, the environment latch): the one lock orders every change of it, and a
+    reader of the stats sees a value that was true at some moment, as with the reference."""
+    return stats._values

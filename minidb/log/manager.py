@@ -322,8 +322,8 @@ class LogManager(LogSpace):
         self._last_offset = offset
         self._next_offset = offset + size
         self._last_lsn = lsn
-        self.stats.add_held("nEntries")
-        self.stats.add_held("nBytes", size)
+        self.stats.add("nEntries")
+        self.stats.add("nBytes", size)
         return lsn
 
     def take_opening_scan(self) -> CheckedFile | None:
@@ -351,8 +351,8 @@ class LogManager(LogSpace):
         assert self._handle is not None
         self._check_opening_scan_taken()
         self._handle.write(self._buffer_base, bytes(self._buffer))
-        self.stats.add_held("nWrites")
-        self.stats.add_held("nBytesWritten", len(self._buffer))
+        self.stats.add("nWrites")
+        self.stats.add("nBytesWritten", len(self._buffer))
         self._buffer_base += len(self._buffer)
         self._buffer.clear()
 
@@ -426,7 +426,7 @@ class LogManager(LogSpace):
         clock = self.group_commit.clock
         leading, written, handle, started, batch = False, None, None, 0.0, 0
         with self._sync_cond:
-            self.stats.add_held("nSyncRequests")
+            self.stats.add("nSyncRequests")
             self._requests += 1
             try:
                 while True:
@@ -460,7 +460,7 @@ class LogManager(LogSpace):
 
     def _follow(self) -> None:
         """Wait (sync lock held) for the fsync in flight, counted among its followers."""
-        self.stats.add_held("nGroupCommitWaits")
+        self.stats.add("nGroupCommitWaits")
         self._waiting += 1
         self._gather_cond.notify()  # a gathering leader counts its followers
         generation = self._fsync_generation

@@ -97,8 +97,7 @@ from minidb.logstore.txn.locks import LOCK_TABLE
 from minidb.logstore.txn.txn import Transaction, TxnManager
 from minidb.stats import Stats, Trace
 
-# Every change of these counters happens under the environment latch, so the paths that count them
-# (puts, fetches, cursor steps) use ``Stats.add_held``, which takes no second lock.
+# Every change of these counters happens under the environment latch.
 ENV_STATS = ["nPuts", "nDeletes", "nGets", "nCursorSteps", "nCommits", "nAborts", "nINsFetched", "nLNsFetched",
              "nINsLogged", "nSplits", "nRootSplits", "nSlotsCompressed"]
 

@@ -84,7 +84,7 @@ class RecordOps:
                                 f"{entry.lsn} is the record of key {entry.values['key']!r}")
             record = record_of(entry, name)
             bin_node.records[index] = record
-            self.env.stats.add_held("nLNsFetched")
+            self.env.stats.add("nLNsFetched")
         return record
 
     # -- writing -----------------------------------------------------------------------
@@ -128,7 +128,7 @@ class RecordOps:
                 env.utilization.count_obsolete(prev)
             if deleted:
                 env.utilization.count_obsolete(lsn)
-        env.stats.add_held("nDeletes" if deleted else "nPuts")
+        env.stats.add("nDeletes" if deleted else "nPuts")
         if not exact:
             db.tree.split_if_needed(bin_node)
         return lsn

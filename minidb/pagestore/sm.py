@@ -125,7 +125,7 @@ from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, MIN_FILE_M
 from minidb.pagestore.btree.bulkload import LoadReport
 from minidb.pagestore.btree.index import IndexManager
 from minidb.pagestore.btree.keydesc import KeyDescriptor
-from minidb.pagestore.buffer.bufferpool import BufferPool
+from minidb.pagestore.buffer.bufferpool import BUFFER_POOL, BufferPool
 from minidb.pagestore.directory import RootIndex, StoreDirectory
 from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.files.file import FILE_MANAGER, Policy
@@ -205,7 +205,7 @@ class StorageManager:
                                 options.get("log_size"), options.get("partitions", DEFAULT_PARTITIONS),
                                 env_seed=env_seed)
             try:
-                bp = BufferPool(frames, page_size=page_size, log=log)
+                bp = BUFFER_POOL.call(frames, page_size=page_size, log=log)
                 Volume.format(disk, bp, log, num_pages=num_pages, ext_sz=ext_sz, page_size=page_size)
             finally:
                 log.close()
@@ -233,7 +233,7 @@ class StorageManager:
             log = cls._open_log(disk, file_max, buffer_size, clock, log_size, partitions, env_id=env_id,
                                 **(log_options if restart else {}))  # what restart asks of the log it reads
             try:
-                bp = BufferPool(frames, page_size=size, log=log, trace=trace)
+                bp = BUFFER_POOL.call(frames, page_size=size, log=log, trace=trace)
                 volume = Volume(disk, bp, log, trace=trace)
             except BaseException:
                 log.close(sync=False)

@@ -20,8 +20,8 @@ write):
 - whether the log refuses work tested inline (``_check_usable`` only says
   which reason), the latch taken by ``acquire``/``release`` (no ``with``), the LSN built by
   ``tuple.__new__`` (its offset is in range: ``file_max <= MAX_OFFSET``), the
-  counters changed under the latch incremented in the stats' dict in place
-  (``Stats.held_counts``), the listener loop skipped when there is none.
+  counters changed under the latch only incremented in the stats' dict in place
+  (:func:`minidb.fast.held_counts`: no stats lock), the listener loop skipped when there is none.
 
 Safe because the bytes are the reference's: ``encode_summed`` packs exactly
 ``SUMMED`` and the reference's item (the codec's own tests), the checksum of an
@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 from zlib import crc32
 
+from minidb import fast
 from minidb.fast.log.codec import codec_of
 from minidb.log import manager as reference
 from minidb.log.header import CRC, Provisional
@@ -53,7 +54,7 @@ class LogManager(reference.LogManager):
 
     def __init__(self, *args: Any, **options: Any):
         super().__init__(*args, **options)
-        self._counts = self.stats.held_counts()  # nEntries, nBytes: changed under the latch only
+        self._counts = fast.held_counts(self.stats)  # nEntries, nBytes: changed under the latch only
 
     def append(self, entry_type: EntryType, values: dict[str, Any] | None = None, *,
                provisional: Provisional = Provisional.NO, replicated: bool = False, vlsn: int | None = None) -> LSN:

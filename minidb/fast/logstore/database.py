@@ -8,7 +8,7 @@ changes:
 - the environment is asked ``check_usable`` only when ``env.closed`` or
   ``env.invalid`` says it would raise, and a transaction is checked only when
   one is given (the reference calls both every time);
-- ``nGets`` is counted with ``Stats.add_held``, which takes no second lock:
+- ``nGets`` is counted in place (:func:`minidb.fast.held_counts`), no stats lock:
   the environment's counters change only under its latch, which a get holds.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from minidb import fast
 from minidb.log import LSN
 from minidb.logstore.database import Database as ReferenceDatabase, as_bytes
 
@@ -40,7 +41,7 @@ class Database(ReferenceDatabase):
         with env.latch:
             self._check(txn)
             value = env.records.read(self.impl, key, txn)
-            env.stats.add_held("nGets")
+            fast.held_counts(env.stats)["nGets"] += 1
             env.after_operation(read=True)
             return value
 

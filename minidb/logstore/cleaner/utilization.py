@@ -143,7 +143,7 @@ class UtilizationTracker:
         else:
             summary.obsolete[lsn.offset] = size
         self.dirty.add(lsn.file)
-        self.stats.add_held("nEntriesCounted")  # under the environment latch, as every count is
+        self.stats.add("nEntriesCounted")
 
     def _count_file_header(self, summary: FileSummary, size: int) -> None:
         """Count a file's FileHeader (at offset 0) once."""
@@ -166,7 +166,7 @@ class UtilizationTracker:
             size = self.env.log.read(lsn).size
         summary.obsolete[lsn.offset] = size
         self.dirty.add(lsn.file)
-        self.stats.add_held("nObsoleteCounted")
+        self.stats.add("nObsoleteCounted")
 
     def forget_file(self, number: int) -> None:
         """The cleaner deleted the file: drop its counts (its FileSummaryLN is dead from now on)."""

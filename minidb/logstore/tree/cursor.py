@@ -80,7 +80,7 @@ class Cursor:
                 if not bin_node.known_deleted[index]:
                     data = env.records.record_at(bin_node, index)
                     self.key, self._bin, self._index, self._version = key, bin_node, index, bin_node.version
-                    env.stats.add_held("nCursorSteps")
+                    env.stats.add("nCursorSteps")
                     return key, data
                 index += 1
             if bin_node.high_key is None:

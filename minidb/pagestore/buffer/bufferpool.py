@@ -95,6 +95,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from minidb import impl
 from minidb.log.lsn import LSN
 from minidb.pagestore.buffer.clock import VICTIM, ClockChoice
 from minidb.pagestore.buffer.latch import EX, LATCH, SH, Latch, LatchMode
@@ -192,7 +193,6 @@ class BufferPool:
         self.hand = 0
         self.last_clock: ClockChoice | None = None  # the last victim choice, for pictures and tests
         self.stats = Stats("bufferpool", self.STAT_NAMES)
-        self._counts = self.stats.held_counts()  # nFixes, nHits: changed in place under the pool mutex
         self.trace = Trace(enabled=trace)
         self._table: dict[tuple[int, int], Frame] = {}
         self._free = list(range(num_frames))  # frames holding no page, lowest first
@@ -221,18 +221,22 @@ class BufferPool:
         if not isinstance(pid, PageId) or not isinstance(mode, LatchMode):
             raise BadRequestError(f"fix needs a PageId and a LatchMode (SH or EX), not {pid!r}, {mode!r}"
                                   + (" (parse_id turns 'p(1.3.48)' into a PageId)" if isinstance(pid, str) else ""))
-        counts = self._counts
         with self._mutex:
-            counts["nFixes"] += 1  # both counters change only here, under the pool mutex
-            frame = self._table.get((pid[0], pid[2]))  # pid.key, without the property's call
+            self.stats.add("nFixes")
+            frame = self._table.get(pid.key)
             if frame is not None:
-                counts["nHits"] += 1
+                self.stats.add("nHits")
                 if self.trace.enabled:
                     self.trace.emit("fix %s %s: hit in frame %d", pid, mode.name, frame.index)
             else:
                 frame = self._load(pid, mode, virgin)
             frame.pin_count += 1
             frame.referenced = True
+        return self._latch_pinned(frame, mode, conditional)
+
+    def _latch_pinned(self, frame: Frame, mode: LatchMode, conditional: bool) -> SlottedPage | None:
+        """The second half of a fix: latch the pinned ``frame`` (None, unpinned again, if ``conditional``
+        and the latch would wait); an EX fix of a clean page sets its recovery LSN."""
         if not frame.latch.acquire(mode, conditional):
             with self._mutex:
                 frame.pin_count -= 1
@@ -563,3 +567,6 @@ class BufferPool:
 
     def __repr__(self) -> str:
         return f"BufferPool({len(self.frames)} frames of {self.page_size} bytes, {len(self._table)} pages cached)"
+
+
+BUFFER_POOL = impl.hot_spot(BufferPool)

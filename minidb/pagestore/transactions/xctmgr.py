@@ -39,9 +39,7 @@ active one is free for all.
 Ordering with checkpoints: beginning and ending a transaction take the
 *table latch*, which the checkpoint also takes while it copies and logs the
 table, so an ``xct_end`` lies either before the checkpoint's
-``chkpt_xct_tab`` (and the transaction is not in it) or after. Since begin and
-end hold it anyway, they count their statistics under it
-(``nBegins``, ``nCommits``, ``nDurableCommits``, ``nReadOnly``: ``Stats.add_held``).
+``chkpt_xct_tab`` (and the transaction is not in it) or after.
 
 Worked example: ``t = xm.begin()`` gives T1; after an insert, ``sp =
 xm.save_point(t)``; two updates; ``xm.rollback_to(t, sp)`` logs two CLRs and
@@ -153,7 +151,7 @@ class XctManager:
             xct = Xct(tid, manager=self)
             self._next_tid = tid + 1
             self._table[tid] = xct
-            self.stats.add_held("nBegins")  # under the table latch (see the module documentation)
+            self.stats.add("nBegins")
         if self.trace.enabled:
             self.trace.emit("T%d begins", tid)
         return xct
@@ -463,7 +461,7 @@ class XctManager:
                 if self._loading.get(stid) == xct.txn_id:
                     del self._loading[stid]
             for name in counted:
-                self.stats.add_held(name)
+                self.stats.add(name)
         if durable:
             self.log.sync(lsn)  # outside the table latch: the group commit lets others in
         self.locks.release_all(xct)

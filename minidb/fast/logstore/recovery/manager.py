@@ -65,6 +65,7 @@ from operator import attrgetter, itemgetter, sub
 from typing import TYPE_CHECKING, Any
 
 from minidb.collector import collector_paused
+from minidb import fast
 from minidb.fast.log.codec import codec_of
 from minidb.log import LSN, NULL_LSN, LogEntry, LogManager, Provisional
 from minidb.log.header import ERASED_TYPE, INVISIBLE
@@ -186,7 +187,7 @@ def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes:
     summary.obsolete.update(others)
     if nodes or others:
         tracker.dirty.add(number)
-        tracker.stats.add_held("nEntriesCounted", len(nodes) + len(others))
+        fast.held_counts(tracker.stats)["nEntriesCounted"] += len(nodes) + len(others)
 
 
 def search_with_high(tree: "Tree", key: bytes) -> tuple[BIN, bytes | None]:
