@@ -64,8 +64,8 @@ from itertools import compress, repeat
 from operator import attrgetter, itemgetter, sub
 from typing import TYPE_CHECKING, Any
 
-from minidb.collector import collector_paused
 from minidb import fast
+from minidb.collector import collector_paused
 from minidb.fast.log.codec import codec_of
 from minidb.log import LSN, NULL_LSN, LogEntry, LogManager, Provisional
 from minidb.log.header import ERASED_TYPE, INVISIBLE
