@@ -5,9 +5,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minidb.cli.engines  # noqa: F401  (registers every engine's entry types, replication's too)
-from minidb.log import LSN, NULL_LSN, TRACE, known_types
 from minidb.fast.log.codec import Codec, Mismatch, codec_of, codec_source, generate_source, picker_source
-from minidb.log import codec as reference
+from minidb.log import LSN, NULL_LSN, TRACE, codec as reference, known_types
 from minidb.log.fields import BOOL, BYTES, STR, U8, U32, ItemFormatError, ListOf
 from minidb.log.header import SUMMED
 

@@ -77,6 +77,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+from minidb.log import codec as reference
 from minidb.log.fields import (
     BOOL,
     BYTES,
@@ -90,7 +91,6 @@ from minidb.log.fields import (
     Kind,
     ListOf,
 )
-from minidb.log import codec as reference
 from minidb.log.header import SUMMED
 from minidb.log.lsn import LSN, NULL_LSN, NULL_PACKED
 
