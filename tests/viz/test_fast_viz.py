@@ -10,7 +10,6 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from minidb.io import SimDisk
-from minidb.pagestore.lock import lockid
 from minidb.viz.fast import (
     DIFFERENT,
     IMPL_COLOURS,
@@ -87,7 +86,6 @@ def test_the_notebook_breaks_the_twin_as_notebook_figures_does():
 
 
 def test_call_counts_are_the_same_on_every_run_whatever_ran_before():
-    lockid._ANCESTORS.clear()  # as in a fresh process: the engine's caches empty
     first = run(SCRIPT, "reference", profile=True)
     again = run(SCRIPT, "reference", profile=True)
     assert first.counts == again.counts and first.other_calls == again.other_calls
@@ -164,14 +162,14 @@ def test_the_call_counts_picture():
     fig = draw_call_counts([reference, twin], top=12)
     assert fig.get_size_inches()[0] == WIDTH
     labels = top_functions([reference, twin], 12)
-    assert len(labels) == 12 and labels[0] == "owner.bump"
+    assert len(labels) == 12 and labels[0] == "lockid.parent"
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == labels
     assert faces(fig) == {IMPL_COLOURS["reference"], IMPL_COLOURS["fast"]}
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["reference", "fast"]
     assert str(reference.engine_calls) in fig._suptitle.get_text()
     assert all(t.get_fontsize() >= SMALL for t in ax.texts)
-    assert texts(fig).count(str(reference.counts["owner.bump"])) >= 1
+    assert texts(fig).count(str(reference.counts["lockid.parent"])) >= 1
     fewer = draw_call_counts([reference], top=5)
     assert len(fewer.axes[0].get_yticklabels()) == 5 and fewer.get_size_inches()[1] < fig.get_size_inches()[1]
 

@@ -58,8 +58,6 @@ _LIMIT = 1 << 32
 _KVL_LAST = 1 << 40  # sorts a store's key locks after all its pages
 _SORT_GROUP = {"x": 1, "u": 2}
 _SPACES = {space.value: space for space in LockSpace}
-_ANCESTORS: dict = {}
-_ANCESTORS_MAX = 1 << 16
 _USER_ID = re.compile(r"^\s*u\((\d+)\)\s*$")
 
 
@@ -184,18 +182,12 @@ class LockId(NamedTuple):
 
     def ancestors(self) -> tuple["LockId", ...]:
         """Every ancestor, from the volume down to the parent (empty outside the hierarchies)."""
-        found = _ANCESTORS.get(self)
-        if found is None:
-            path = []
-            parent = self.parent()
-            while parent is not None:
-                path.append(parent)
-                parent = parent.parent()
-            found = tuple(reversed(path))
-            if len(_ANCESTORS) >= _ANCESTORS_MAX:
-                _ANCESTORS.clear()  # a cache, asked for on every request: bounded, simply
-            _ANCESTORS[self] = found
-        return found
+        path = []
+        parent = self.parent()
+        while parent is not None:
+            path.append(parent)
+            parent = parent.parent()
+        return tuple(reversed(path))
 
     def is_ancestor_of(self, other: "LockId") -> bool:
         return self in other.ancestors()

@@ -8,6 +8,10 @@ locks, reads the mode tables through function calls, and grants through
 goes through ``_release`` and the queue's wakeup. This twin skips, for that
 common case only:
 
+- **the ancestors' ids**: a lock id's ancestors (:meth:`LockId.ancestors`,
+  three new ids for a record) are computed once and remembered in a table
+  of at most ``_ANCESTORS_MAX`` ids (cleared when full). Safe because a lock
+  id is an immutable value and its ancestors follow from it alone.
 - **the ancestor look-ups**: it looks up the parent's request only and walks
   the ancestors above it along the requests' ``parent`` links. Safe because a
   lock's ancestors are held as long as it is (a lock is released after the
@@ -69,6 +73,16 @@ _LONG, _INSTANT, _SHORT = Duration.LONG, Duration.INSTANT, Duration.SHORT
 _COVERED_BY = tuple(tuple(implicitly_covers(a, m) for a in MODES) for m in MODES)
 _ENOUGH_FOR = tuple(tuple(covers(a, m) for a in MODES) for m in MODES)
 _PARENT_OF = tuple(parent_mode(m) for m in MODES)
+_ANCESTORS: dict[LockId, tuple[LockId, ...]] = {}  # lock id -> its ancestors (LockId.ancestors), remembered
+_ANCESTORS_MAX = 1 << 16
+
+
+def _ancestors(lock_id: LockId) -> tuple[LockId, ...]:
+    """``lock_id.ancestors()``, remembered for the next request of the same lock (bounded: cleared when full)."""
+    found = _ANCESTORS[lock_id] = lock_id.ancestors()
+    if len(_ANCESTORS) > _ANCESTORS_MAX:
+        _ANCESTORS.clear()
+    return found
 
 
 class LockManager(reference.LockManager):
@@ -104,7 +118,9 @@ class LockManager(reference.LockManager):
             else:
                 st, duration = self._start_request(txn_id, owner, lock_id, duration, fingerprint)
             locks = st.locks
-            ancestors = lock_id.ancestors()
+            ancestors = _ANCESTORS.get(lock_id)
+            if ancestors is None:
+                ancestors = _ancestors(lock_id)
             rank = duration.rank
             fast = not st.released_parents
             held = None  # the parent's request, once the chain of ancestors is found held and enough
