@@ -26,52 +26,21 @@ is ``{'message': 'hello'}``, ``end`` is ``0x1/0x43`` and ``txn_id`` None.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from minidb import impl
 from minidb.log.header import ERASED_TYPE, EntryHeader, Provisional
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType, txn_info, type_by_code
 
-_TXN_ID = struct.Struct("<q")  # a transactional item's first field (see minidb.log.types)
 
-
-class _DecodedOnce:
-    """A value computed on first use and then kept in the instance's ``__dict__``.
-
-    What ``functools.cached_property`` does, without its lock: on Python 3.11 that
-    lock is one for the whole class, taken on every first access, and costs more than
-    decoding a small item (recovery and gets decode tens of thousands of entries).
-    Being a non-data descriptor, it is not consulted again once the instance holds
-    the value; two threads racing on a first access both decode the same immutable
-    bytes and one result is kept, which is harmless.
-    """
-
-    def __init__(self, compute):
-        self.compute = compute
-        self.name = compute.__name__
-        self.__doc__ = compute.__doc__
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return self
-        value = obj.__dict__[self.name] = self.compute(obj)  # a frozen dataclass still has a __dict__
-        return value
-
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class LogEntry:
     lsn: LSN
     header: EntryHeader
     item: bytes
-
-    def __init__(self, lsn: LSN, header: EntryHeader, item: bytes):
-        # Frozen all the same (assigning an attribute raises); filled in straight into its __dict__,
-        # because readers make one LogEntry per entry read and a frozen dataclass's own __init__ sets
-        # each field through object.__setattr__, several times the cost.
-        fields = self.__dict__
-        fields["lsn"], fields["header"], fields["item"] = lsn, header, item
 
     @property
     def entry_type(self) -> EntryType | None:
@@ -80,8 +49,7 @@ class LogEntry:
 
     @property
     def type_name(self) -> str:
-        # Scans ask this of every entry: one dictionary look-up (the erased code is never declared).
-        entry_type = type_by_code(self.header.type_code)
+        entry_type = self.entry_type
         if entry_type is not None:
             return entry_type.name
         code = self.header.type_code
@@ -114,10 +82,11 @@ class LogEntry:
     def vlsn(self) -> int | None:
         return self.header.vlsn
 
-    @_DecodedOnce
+    @cached_property
     def values(self) -> dict[str, Any]:
-        """The item decoded by its entry type's fields ({} if erased or unknown)."""
-        entry_type = type_by_code(self.header.type_code)  # None if erased: that code is never declared
+        """The item decoded by its entry type's fields ({} if erased or unknown), once: readers ask
+        several fields of one entry (``entry["key"]``, ``entry["data"]``, ``txn_id``)."""
+        entry_type = self.entry_type  # None if erased: that code is never declared
         if entry_type is None:
             return {}
         return entry_type.decode(self.item)
@@ -125,11 +94,7 @@ class LogEntry:
     @property
     def txn_id(self) -> int | None:
         entry_type = self.entry_type
-        if entry_type is None or not entry_type.transactional:
-            return None  # nothing to decode: recovery asks this of every entry it reads
-        if "values" not in self.__dict__ and len(self.item) >= _TXN_ID.size:
-            return _TXN_ID.unpack_from(self.item)[0]  # only the first field, not the whole item
-        return txn_info(entry_type, self.values)[0]
+        return txn_info(entry_type, self.values)[0] if entry_type else None
 
     @property
     def txn_prev_lsn(self) -> LSN | None:
@@ -141,3 +106,6 @@ class LogEntry:
 
     def __repr__(self) -> str:
         return f"LogEntry({self.lsn} {self.type_name} size={self.size})"
+
+
+LOG_ENTRY = impl.hot_spot(LogEntry)

@@ -45,7 +45,7 @@ from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk, File
 from minidb.log.check import foreign_file_problem, next_file_problem
 from minidb.log.end import CheckedFile, LogEnd
-from minidb.log.entry import LogEntry
+from minidb.log.entry import LOG_ENTRY, LogEntry
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
@@ -171,7 +171,7 @@ class LogReader:
         header, problem = CHECK_ENTRY.call(data, pos, None, True, erasing)
         if problem is not None or header is None:
             raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
-        return LogEntry(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
+        return LOG_ENTRY.call(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
 
     def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
         if self._buffered is not None:
@@ -236,7 +236,7 @@ class LogReader:
     @staticmethod
     def _entry(number: int, pos: int, header: EntryHeader, data: bytes) -> LogEntry:
         """The entry a forward scan found at ``pos`` of file ``number``, whose bytes are ``data``."""
-        return LogEntry(LSN(number, pos), header, data[pos + header.size : pos + header.entry_size])
+        return LOG_ENTRY.call(LSN(number, pos), header, data[pos + header.size : pos + header.entry_size])
 
     @staticmethod
     def _checked_scan(checked: CheckedFile | None, end: LogEnd, number: int, offset: int) -> "_CheckedScan | None":
@@ -339,7 +339,7 @@ class LogReader:
     @staticmethod
     def _checked_entry(checked: CheckedFile, found: tuple[int, EntryHeader]) -> LogEntry:
         pos, header = found
-        return LogEntry(LSN(checked.number, pos), header, bytes(checked.data[pos + header.size : pos + header.entry_size]))
+        return LOG_ENTRY.call(LSN(checked.number, pos), header, bytes(checked.data[pos + header.size : pos + header.entry_size]))
 
     @staticmethod
     def _from_window(window: tuple[int, int, bytes], lsn: LSN) -> LogEntry | None:
@@ -352,7 +352,7 @@ class LogReader:
         header, problem = CHECK_ENTRY.call(data, pos, None)
         if problem is not None or header is None:
             return None
-        return LogEntry(lsn, header, data[pos + header.size : pos + header.entry_size])
+        return LOG_ENTRY.call(lsn, header, data[pos + header.size : pos + header.entry_size])
 
     def _read_range(self, number: int, start: int, stop: int) -> bytes:
         """Bytes [start, stop) of log file ``number``, the log buffer's included."""

@@ -9,8 +9,9 @@ is compared, the bytes and values, or the error's words.
 
 ``logged_and_read_back`` appends entries of every type to a log on a
 simulated disk (so the codec encodes through the log manager's append),
-crashes it, reopens it and decodes every entry it reads back: the files'
-bytes and each entry's values must be the reference's.
+crashes it, reopens it and decodes every entry it reads back (``LogEntry``:
+its transaction, its values, and that it equals the entry read again by its
+LSN): the files' bytes and each entry's answers must be the reference's.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def every_type_encoded_and_decoded(seed: int) -> list[Any]:
     return answers
 
 
-@scenario("log.codec.codec_of")
+@scenario("log.codec.codec_of", "log.entry.LogEntry")
 def logged_and_read_back(seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     disk = SimDisk(f"scn-codec-{seed}")
@@ -108,6 +109,8 @@ def logged_and_read_back(seed: int) -> dict[str, Any]:
             log.sync()
     disk.crash(CrashMode.random(seed))
     log = open_log()
-    read = [(tuple(e.lsn), e.type_name, e.values) for e in log.scan()]
+    read = []
+    for e in log.scan():  # the transaction first, then the values: the twin reads the txn id alone
+        read.append((tuple(e.lsn), e.type_name, e.txn_id, e.values, e.txn_prev_lsn, e == log.read(e.lsn)))
     log.close()
     return {"read": read, "disk": disk_state(disk)}

@@ -9,10 +9,11 @@ import dataclasses
 
 import pytest
 
+from minidb import impl
 from minidb.errors import LogCorruptionError
 from minidb.io import SimDisk
 from minidb.log import LSN, TRACE
-from minidb.log.entry import LogEntry
+from minidb.log.entry import LOG_ENTRY
 from minidb.log.fields import ItemFormatError
 from minidb.log.header import pack_entry, read_header
 from minidb.log.reader import READ_AHEAD, READ_BACK
@@ -123,33 +124,38 @@ def test_a_damaged_entry_inside_a_window_is_reported_as_a_fetch_reports_it():
     assert seen[-1] == lsns[21]
 
 
-# -- the transaction id without decoding the item -------------------------------------------
+# -- the transaction id without decoding the item (the twin, minidb/fast/log/entry.py) ---------
 def test_txn_id_decodes_only_the_first_field_of_transactional_entries():
-    log = new_log(SimDisk())
-    commit = log.append(LOGSTORE_TYPES.Commit, {"txn_id": -42, "txn_prev_lsn": LSN(1, 0), "time_ms": 5})
-    trace = log.append(TRACE, {"message": "not transactional"})
-    entry = log.read(commit)
-    assert entry.txn_id == -42
-    assert "values" not in entry.__dict__  # the item was not decoded to learn it
-    assert entry.values["txn_id"] == -42 and entry.txn_id == -42
-    other = log.read(trace)
-    assert other.txn_id is None and "values" not in other.__dict__
+    with impl.using("fast"):
+        log = new_log(SimDisk())
+        commit = log.append(LOGSTORE_TYPES.Commit, {"txn_id": -42, "txn_prev_lsn": LSN(1, 0), "time_ms": 5})
+        trace = log.append(TRACE, {"message": "not transactional"})
+        entry = log.read(commit)
+        assert entry.txn_id == -42
+        assert "values" not in entry.__dict__  # the item was not decoded to learn it
+        assert entry.values["txn_id"] == -42 and entry.txn_id == -42
+        other = log.read(trace)
+        assert other.txn_id is None and "values" not in other.__dict__
 
 
-def test_a_short_transactional_item_still_fails_as_decoding_it_fails():
+@pytest.mark.parametrize("which", [impl.ENGINE, impl.FAST])
+def test_a_short_transactional_item_still_fails_as_decoding_it_fails(which):
     header, _ = read_header(pack_entry(0x50, 0, 0, b"\x01\x02"), 0)
-    entry = LogEntry(LSN(1, 0x26), header, b"\x01\x02")
+    with impl.using(which):
+        entry = LOG_ENTRY.call(LSN(1, 0x26), header, b"\x01\x02")
     with pytest.raises(ItemFormatError, match="runs past the item"):
         _ = entry.values
     with pytest.raises(ItemFormatError, match="runs past the item"):
         _ = entry.txn_id  # the same error as decoding the item, not a wrong id
 
 
-def test_a_log_entry_is_still_frozen_and_compared_by_value():
-    log, _, lsns = reopened(["one", "two"])
-    entry = log.read(lsns[0])
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        entry.item = b"changed"
-    assert entry == log.read(lsns[0]) and hash(entry) == hash(log.read(lsns[0]))
-    assert entry != log.read(lsns[1])
-    assert entry.values == {"message": "one"}
+@pytest.mark.parametrize("which", [impl.ENGINE, impl.FAST])
+def test_a_log_entry_is_still_frozen_and_compared_by_value(which):
+    with impl.using(which):
+        log, _, lsns = reopened(["one", "two"])
+        entry = log.read(lsns[0])
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            entry.item = b"changed"
+        assert entry == log.read(lsns[0]) and hash(entry) == hash(log.read(lsns[0]))
+        assert entry != log.read(lsns[1])
+        assert entry.values == {"message": "one"}

@@ -18,7 +18,7 @@ the range checks cannot fail; and the item's bounds are what ``size`` and
 from __future__ import annotations
 
 from minidb.log import reader as reference
-from minidb.log.entry import LogEntry
+from minidb.log.entry import LOG_ENTRY, LogEntry
 from minidb.log.header import HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, EntryHeader
 from minidb.log.lsn import LSN
 
@@ -31,4 +31,4 @@ class LogReader(reference.LogReader):
     @staticmethod
     def _entry(number: int, pos: int, header: EntryHeader, data: bytes) -> LogEntry:
         item = pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)
-        return LogEntry(_new_lsn(LSN, (number, pos)), header, data[item : item + header.item_size])
+        return LOG_ENTRY.call(_new_lsn(LSN, (number, pos)), header, data[item : item + header.item_size])

@@ -7,7 +7,7 @@ scans the log from the redo LSN again, reading, checksumming and decoding
 the same bytes a second time. This twin:
 
 - decodes each entry once, into a :class:`ScannedEntry` (LSN, type, values,
-  size), looking each type code up once per pass, and appends these to
+  size), looking each type code and its codec up once per pass, and appends these to
   ``keep`` (up to ``KEEP_BYTES`` of log), from which the fast redo takes
   them (:func:`minidb.fast.pagestore.restart.redo.redo_entries`);
 - reads the log's last file from ``checked``, the entries opening the log
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, NamedTuple
 
+from minidb.log.codec import CODEC_OF
 from minidb.log.end import CheckedFile
 from minidb.log.entry import LogEntry
 from minidb.log.header import HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT
@@ -81,7 +82,8 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
         # known is decoded, any other has no values
         nonlocal kept_bytes, count, first
         owner = PAGESTORE_TYPES.owner
-        known: dict[int, tuple[EntryType | None, bool]] = {}  # type code -> (its type, is it the page store's)
+        # type code -> (its type, is it the page store's, its codec's decode)
+        known: dict[int, tuple[EntryType | None, bool, Any]] = {}
         for entry in log.scan(None if master.is_null else master, checked=checked):
             count += 1
             header, lsn = entry.header, entry.lsn
@@ -92,11 +94,12 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None, keep: list 
             if found is None:
                 check_not_erased(code, lsn)
                 entry_type = type_by_code(code)
-                found = known[code] = (entry_type, entry_type is not None and entry_type.owner == owner)
-            entry_type, mine = found
+                decode = CODEC_OF.call(entry_type).decode if entry_type is not None else None
+                found = known[code] = (entry_type, entry_type is not None and entry_type.owner == owner, decode)
+            entry_type, mine, decode = found
             if keep is not None and kept_bytes < KEEP_BYTES:
                 size = (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE) + header.item_size
-                values = entry_type.decode(entry.item) if entry_type is not None else {}
+                values = decode(entry.item) if decode is not None else {}
                 keep.append(_new_scanned(ScannedEntry, (lsn, entry_type, values, size)))
                 kept_bytes += size
                 if mine:
