@@ -219,7 +219,7 @@ class LogManager(LogSpace):
         self._handle: File | None = None
         self._durable_end = LSN(self._file_number, self._next_offset)
         self._files = list(found.files)
-        self.reader = LOG_READER.call(disk, self.end, self._buffer_view, self._end_position, self.env_id)
+        self.reader = LOG_READER.call(disk, self.end, self._buffer_view, self.env_id)
         self.reader.belonging.update(found.files[:1] + found.files[-1:])  # opening checked their FileHeaders
         self.erasing = self.reader.erasing  # an unfinished erasure (the log store's eraser's): file -> offset -> type
         self.erasing.update({number: dict(entries) for number, entries in (erasing or {}).items()})
@@ -561,14 +561,6 @@ class LogManager(LogSpace):
                 self._next_offset, self._last_offset, self._last_lsn, self._prev_file_last, self.tail_cut,
                 self.env_id,
             )
-
-    def _end_position(self) -> tuple[int, int] | None:
-        """Where the next entry goes, as a (file, offset) pair (None while there is no log file): what
-        the reader asks before each read, the rest of :meth:`end` being of no use to it."""
-        with self._latch:
-            if not (self._files or self._handle):
-                return None
-            return self._file_number, self._next_offset
 
     @property
     def last_lsn(self) -> LSN:

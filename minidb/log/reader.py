@@ -93,12 +93,11 @@ class LogReader:
     """Reads entries of a log whose end is known."""
 
     def __init__(self, disk: Disk, end: Callable[[], LogEnd], buffered: BufferView | None = None,
-                 end_position: Callable[[], tuple[int, int] | None] | None = None, env_id: int | None = None):
+                 env_id: int | None = None):
         self.disk = disk
         self.env_id = env_id  # the log's environment id: every file read must carry it
         self.belonging: set[int] = set()  # files known to carry it (checked at opening, or written here)
         self._end = end
-        self._end_position = end_position  # end().end_lsn as a (file, offset) tuple (None: no log file yet)
         self._buffered = buffered
         self._handles: dict[int, File] = {}
         # An unfinished erasure the log store's eraser recorded: file -> offset -> the entry's original type.
@@ -156,15 +155,7 @@ class LogReader:
 
     def read_entry(self, lsn: LSN) -> LogEntry:
         """The entry at ``lsn``; a bad or missing entry is an error naming the LSN."""
-        if self._end_position is not None:
-            end = self._end_position()
-        else:
-            log_end = self._end()
-            end = None if log_end.last_file is None else tuple(log_end.end_lsn)
-        # An LSN is a (file, offset) tuple: compared as one, without LSN's own comparison (which refuses
-        # the NULL LSN); the NULL LSN, the largest pair, lies past every end and is refused here too.
-        if end is None or tuple.__ge__(lsn, end):
-            raise LogError(f"no log entry at {lsn}: the log ends at {self._end().end_lsn}")
+        self._check_below_end(lsn)
         data, base = self._bytes_around(lsn)
         pos = lsn.offset - base
         erasing = self.erasing.get(lsn.file, {}).get(lsn.offset) if self.erasing else None
@@ -172,6 +163,12 @@ class LogReader:
         if problem is not None or header is None:
             raise LogCorruptionError(file_name(lsn.file), lsn.offset, problem or "unreadable header")
         return LOG_ENTRY.call(lsn, header, bytes(data[pos + header.size : pos + header.entry_size]))
+
+    def _check_below_end(self, lsn: LSN) -> None:
+        """A LogError unless ``lsn`` lies below the log's end (the NULL LSN lies nowhere in the log)."""
+        end = self._end()
+        if end.last_file is None or lsn.is_null or lsn >= end.end_lsn:
+            raise LogError(f"no log entry at {lsn}: the log ends at {end.end_lsn}")
 
     def _bytes_around(self, lsn: LSN) -> tuple[bytes, int]:
         if self._buffered is not None:

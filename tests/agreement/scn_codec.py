@@ -11,7 +11,9 @@ is compared, the bytes and values, or the error's words.
 simulated disk (so the codec encodes through the log manager's append),
 crashes it, reopens it and decodes every entry it reads back (``LogEntry``:
 its transaction, its values, and that it equals the entry read again by its
-LSN): the files' bytes and each entry's answers must be the reference's.
+LSN), then reads at the log's end, past it, inside the last entry and at the
+NULL LSN: the files' bytes, each entry's answers and each error's words
+must be the reference's.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import random
 from typing import Any
 
 import minidb.cli.engines  # noqa: F401  (registers every engine's entry types, replication's too)
+from minidb.errors import MinidbError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import FILE_HEADER, LSN, NULL_LSN, LogManager, fields, known_types
 from minidb.log.fields import ItemFormatError, ListOf
@@ -92,7 +95,7 @@ def every_type_encoded_and_decoded(seed: int) -> list[Any]:
     return answers
 
 
-@scenario("log.codec.codec_of", "log.entry.LogEntry")
+@scenario("log.codec.codec_of", "log.entry.LogEntry", "log.reader.LogReader", "log.manager.LogManager")
 def logged_and_read_back(seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     disk = SimDisk(f"scn-codec-{seed}")
@@ -112,5 +115,11 @@ def logged_and_read_back(seed: int) -> dict[str, Any]:
     read = []
     for e in log.scan():  # the transaction first, then the values: the twin reads the txn id alone
         read.append((tuple(e.lsn), e.type_name, e.txn_id, e.values, e.txn_prev_lsn, e == log.read(e.lsn)))
+    end = log.end().end_lsn
+    for lsn in (end, LSN(end.file, end.offset + 1), LSN(end.file + 1, 0), LSN(end.file, end.offset - 1), NULL_LSN):
+        try:  # at the end, past it, nowhere, inside the last entry
+            read.append(("read", str(lsn), log.read(lsn).type_name))
+        except MinidbError as e:
+            read.append(("read", str(lsn), type(e).__name__, str(e)))
     log.close()
     return {"read": read, "disk": disk_state(disk)}

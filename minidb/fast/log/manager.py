@@ -21,7 +21,9 @@ write):
   which reason), the latch taken by ``acquire``/``release`` (no ``with``), the LSN built by
   ``tuple.__new__`` (its offset is in range: ``file_max <= MAX_OFFSET``), the
   counters changed under the latch only incremented in the stats' dict in place
-  (:func:`minidb.fast.held_counts`: no stats lock), the listener loop skipped when there is none.
+  (:func:`minidb.fast.held_counts`: no stats lock), the listener loop skipped when there is none;
+- its reader, when it is the fast one, given ``_end_position`` (the end as a
+  (file, offset) pair, without the rest of :meth:`end`) for its reads by LSN.
 
 Safe because the bytes are the reference's: ``encode_summed`` packs exactly
 ``SUMMED`` and the reference's item (the codec's own tests), the checksum of an
@@ -38,6 +40,7 @@ from zlib import crc32
 
 from minidb import fast
 from minidb.fast.log.codec import codec_of
+from minidb.fast.log.reader import LogReader as FastLogReader
 from minidb.log import manager as reference
 from minidb.log.header import CRC, Provisional
 from minidb.log.lsn import LSN
@@ -55,6 +58,16 @@ class LogManager(reference.LogManager):
     def __init__(self, *args: Any, **options: Any):
         super().__init__(*args, **options)
         self._counts = fast.held_counts(self.stats)  # nEntries, nBytes: changed under the latch only
+        if isinstance(self.reader, FastLogReader):
+            self.reader.end_position = self._end_position
+
+    def _end_position(self) -> tuple[int, int] | None:
+        """Where the next entry goes, as a (file, offset) pair (None while there is no log file): what
+        the fast reader asks before each read by LSN, the rest of :meth:`end` being of no use to it."""
+        with self._latch:
+            if not (self._files or self._handle):
+                return None
+            return self._file_number, self._next_offset
 
     def append(self, entry_type: EntryType, values: dict[str, Any] | None = None, *,
                provisional: Provisional = Provisional.NO, replicated: bool = False, vlsn: int | None = None) -> LSN:

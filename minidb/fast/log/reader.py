@@ -1,4 +1,4 @@
-"""The twin of :class:`minidb.log.reader.LogReader`: a forward scan's entries made with fewer steps.
+"""The twin of :class:`minidb.log.reader.LogReader`: entries made, and reads checked, with fewer steps.
 
 A forward scan (recovery's redo pass, ``printlog``, the cleaner's and the
 verifier's walks) makes one :class:`~minidb.log.entry.LogEntry` per entry
@@ -13,9 +13,21 @@ found in a log file: the file number came from the log's own file list and
 the offset is inside a file no bigger than ``file_max <= MAX_OFFSET``, so
 the range checks cannot fail; and the item's bounds are what ``size`` and
 ``entry_size`` compute. ``scn_log.appends_crash_reopen`` compares the scans.
+
+A read by LSN (every fetch of a record or node) first checks that the LSN
+lies below the log's end. The reference asks the log manager for its whole
+:class:`~minidb.log.end.LogEnd` (a tuple of the file list among its eight
+fields) and compares LSN objects. When the fast log manager hands this
+reader its ``end_position`` (the next entry's (file, offset) under the
+latch, None while there is no file), the check is one tuple comparison
+(``tuple.__ge__``, without LSN's own comparison, which refuses the NULL LSN:
+the NULL LSN, the largest pair, lies past every end and is refused too). An
+LSN found past the end goes to the reference's check, which words the error.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from minidb.log import reader as reference
 from minidb.log.entry import LOG_ENTRY, LogEntry
@@ -27,6 +39,14 @@ _new_lsn = tuple.__new__
 
 class LogReader(reference.LogReader):
     """:class:`minidb.log.reader.LogReader` making a forward scan's entries without LSN's range checks."""
+
+    end_position: Callable[[], tuple[int, int] | None] | None = None  # set by the fast log manager
+
+    def _check_below_end(self, lsn: LSN) -> None:
+        position = self.end_position
+        end = position() if position is not None else None
+        if end is None or tuple.__ge__(lsn, end):
+            super()._check_below_end(lsn)  # raises, in the reference's words (or finds the log grown since)
 
     @staticmethod
     def _entry(number: int, pos: int, header: EntryHeader, data: bytes) -> LogEntry:

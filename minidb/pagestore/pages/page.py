@@ -239,7 +239,7 @@ class Page:
     def _set16(self, offset: int, value: int) -> None:
         _U16.pack_into(self.buf, offset, value)
 
-    # Each accessor unpacks its field directly (no helper call): they run several times per insert.
+    # The header's counters, each read and written in place in the page's bytes.
     nslots = property(lambda self: _U16.unpack_from(self.buf, _NSLOTS)[0],
                       lambda self, v: _U16.pack_into(self.buf, _NSLOTS, v))
     nfree = property(lambda self: _U16.unpack_from(self.buf, _NFREE)[0],
