@@ -77,8 +77,8 @@ def _expect(value: object, cls: type, what: str) -> None:
 class LockId(NamedTuple):
     """What a lock is on: a kind, its numbers (volume first) and, for a key-value lock, the key.
 
-    A named tuple of plain values (the kind as its one-letter code), so that
-    hashing and comparing, done on every request, stay in C.
+    A named tuple of plain values (the kind as its one-letter code): two ids
+    of the same thing are equal and hash alike, so an id is a dictionary key.
     """
 
     code: str
