@@ -32,7 +32,7 @@ Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
 
 A wrong obsolete count is the dangerous kind of error: a cleaner trusting it
 deletes a file that still holds a live node. :func:`live_but_obsolete`
-(:mod:`minidb.logstore.verify`) checks for exactly that.
+(:mod:`minidb.logstore.tools.verify`) checks for exactly that.
 """
 
 from __future__ import annotations
