@@ -21,8 +21,15 @@ dirty map and the checkpointer (:mod:`.checkpoint`), recovery
 (:mod:`.cleaner`: ``env.clean_log()`` on demand, a thread when
 ``config.run_cleaner``; checkpoints delete the files it cleaned).
 
-Every entry the environment writes goes through :meth:`Environment.log_entry`,
-which counts it for the utilization tracker. Every public operation takes the
+The environment is the *composition root*: ``_build_parts`` builds every part
+and hands each the few collaborators it needs (the tree its cache, node logger
+and dirty map; the transaction manager the records and locks; ...); what they
+all share is one :class:`~minidb.logstore.core.EnvCore`. No part reaches a
+sibling through another. Recovery is handed the parts
+(:class:`~minidb.logstore.recovery.parts.Parts`) and asks each to take what it
+found. Every entry the environment writes goes through
+:meth:`EnvCore.log_entry <minidb.logstore.core.EnvCore.log_entry>`, which
+counts it for the utilization tracker. Every public operation takes the
 environment latch, then lets the evictor and the checkpointer (by log growth)
 run: a single-writer engine, deterministic, with checkpoints that can
 nevertheless be stepped through while other operations run between steps.
