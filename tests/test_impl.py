@@ -378,6 +378,7 @@ def test_the_durability_tests_fail_with_a_wrong_ack_count_and_pass_with_a_right_
     forgets the master is a vote needs both replicas, so a commit with one replica cut off times out; a
     replica's ack counted twice (which would release an ALL commit only one replica holds) is refused by name."""
     from minidb.replication.errors import InsufficientAcksError
+
     from tests.replication.test_durability import (
         test_a_partitioned_replica_majority_succeeds_all_fails,
         test_a_replica_that_acks_twice_is_one_ack,
@@ -403,8 +404,8 @@ def test_the_log_space_tests_fail_with_a_wrong_reservation_and_pass_with_a_right
     reserves again for it; one admitted without counting its own bytes eats the room kept for rollbacks."""
     from tests.pagestore.test_log_space import (
         test_forward_work_never_takes_the_room_kept_for_rollbacks_and_a_checkpoint as never_takes,
+        test_restart_reserves_again_for_the_losers_and_ends_at_zero,
     )
-    from tests.pagestore.test_log_space import test_restart_reserves_again_for_the_losers_and_ends_at_zero
     tests = [(test_restart_reserves_again_for_the_losers_and_ends_at_zero, (), "no_page_image"),
              (never_takes, (23,), "the_entry_itself_is_not_counted")]
     for test, args, mutant in tests:

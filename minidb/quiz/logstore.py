@@ -26,8 +26,8 @@ from random import Random
 from minidb.io import SimDisk
 from minidb.log import LSN
 from minidb.logstore import Environment, EnvironmentConfig
-from minidb.logstore.tools.inspect import tree_view
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
+from minidb.logstore.tools.inspect import tree_view
 from minidb.quiz import Quiz
 from minidb.quiz.text import numbered, table
 

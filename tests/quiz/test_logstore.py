@@ -6,8 +6,8 @@ import re
 import pytest
 
 from minidb.log import LSN
-from minidb.logstore.tools.inspect import tree_view
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES
+from minidb.logstore.tools.inspect import tree_view
 from minidb.quiz import quiz
 from minidb.quiz.logstore import CLEANED, checkpoint_scenario, cleaner_scenario
 
