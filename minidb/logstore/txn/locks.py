@@ -59,6 +59,9 @@ the lock timeout there), so that is a deadlock too, found at once
 thread``). So a single thread that uses two transactions at once meets a
 conflict immediately, as it did when the table never waited.
 
+Statistics (``env.locks.stats``): ``nWriteLocks`` granted, ``nConflicts``
+refused at once (timeout 0), ``nWaits`` begun, ``nTimeouts``, ``nDeadlocks``.
+
 The record lock also decides when a deleted slot may be compressed away: not
 while a transaction holds the record's lock (its abort would need the slot).
 The log store's own callers (recovery, the cleaner, the eraser, a replica's
