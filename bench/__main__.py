@@ -42,6 +42,7 @@ SECTIONS = {
     "replication": "bench.replication_bench",
     "bulkload": "bench.bulkload_bench",
     "commits": "bench.commit_bench",
+    "lockwaits": "bench.lockwait_bench",
 }
 
 

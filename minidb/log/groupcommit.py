@@ -78,6 +78,10 @@ class ManualClock:
     def now(self) -> float:
         return self.time
 
+    def __call__(self) -> float:
+        """The time, so that the clock also serves as an environment's ``config.clock`` (its lock waits)."""
+        return self.time
+
     def wait(self, cond: threading.Condition, timeout: float) -> None:
         self.waits.append(timeout)
         if cond not in self._conds:

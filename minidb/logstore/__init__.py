@@ -17,7 +17,8 @@ Public surface::
     ProtectedFileSet, CleanerThread        its protection registry, its background thread; lazy
                                            migration (cleaner_lazy_migration), reserved files
     DataEraser, EraserConfig, ManualClock  the data eraser: cycles, write protocol, throttle (eraser/)
-    LockConflictError, ...                 errors (errors.py)
+    LockConflictError, LockTimeoutError,   errors (errors.py)
+    DeadlockError, ...
 
 Inside: ``tree/`` (IN, BIN, LN, Tree, Cursor, NodeLogger), ``mapping_tree`` (DbTree),
 ``records``, ``txn/`` (transactions, locks), ``evictor``, ``inspect``
@@ -39,10 +40,12 @@ from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock
 from minidb.logstore.errors import (
                                     AbortNotLoggedError,
                                     DatabaseNotFoundError,
+                                    DeadlockError,
                                     EnvironmentClosedError,
                                     EnvironmentFailureError,
                                     EnvironmentKindError,
                                     LockConflictError,
+                                    LockTimeoutError,
                                     LogFileNotFound,
                                     ReadOnlyEnvironmentError,
                                     TransactionStateError,
@@ -60,5 +63,5 @@ __all__ = [
     "FileSummary", "DataEraser", "EraserConfig", "ManualClock", "LockConflictError", "DatabaseNotFoundError",
     "EnvironmentClosedError", "TransactionStateError", "TreeError", "EnvironmentFailureError", "LogFileNotFound",
     "AbortNotLoggedError", "EnvironmentKindError", "Cleaner", "CleanerThread", "FileCleaning", "FileProtector",
-    "ProtectedFileSet", "ReadOnlyEnvironmentError",
+    "ProtectedFileSet", "ReadOnlyEnvironmentError", "LockTimeoutError", "DeadlockError",
 ]

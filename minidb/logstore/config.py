@@ -18,8 +18,15 @@ setting                           JE parameter                    default
 ``cleaner_bytes_interval``        je.cleaner.bytesInterval        1 MiB
 ``cleaner_lazy_migration``        je.cleaner.lazyMigration        False
 ``read_only``                     je.env.isReadOnly               False
+``lock_timeout``                  je.lock.timeout (seconds here)  0.5
 ``env_seed``                      none (minidb's own)             None
 ================================  ==============================  ===============
+
+``lock_timeout`` is how long an operation waits for a record another
+transaction write-locked (:mod:`minidb.logstore.txn.locks`) before it fails
+with a ``LockTimeoutError``; 0 means no waiting (a ``LockConflictError`` at
+once). ``env.begin(lock_timeout=...)`` sets it for one transaction. The time
+is ``clock``'s, the environment's clock.
 
 ``read_only`` opens an existing environment without writing a byte to its
 disk (:mod:`minidb.logstore.env`); the cleaner thread cannot run in it.
@@ -73,6 +80,7 @@ class EnvironmentConfig:
     cleaner_lazy_migration: bool = False
     read_only: bool = False
     env_seed: int | str | None = None
+    lock_timeout: float = 0.5
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:
@@ -89,8 +97,14 @@ class EnvironmentConfig:
                 raise UserError(f"{name} {value!r} must be a percentage, 0 to 100")
         if self.read_only and self.run_cleaner:
             raise UserError("run_cleaner cannot be on in a read-only environment (the cleaner writes)")
+        check_lock_timeout(self.lock_timeout)
         if self.cleaner_bytes_interval < 1:
             raise UserError(f"cleaner_bytes_interval {self.cleaner_bytes_interval} must be positive")
+
+
+def check_lock_timeout(timeout: object) -> None:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout < float("inf"):
+        raise UserError(f"lock_timeout {timeout!r} must be a number of seconds, 0 or more (0: no waiting)")
 
 
 @dataclass
@@ -122,4 +136,4 @@ class EnvironmentHooks:
     close_listeners: list[Callable[[], None]] = field(default_factory=list)
 
 
-__all__ = ["Durability", "EnvironmentConfig", "EnvironmentHooks", "MIN_NODE_MAX_ENTRIES"]
+__all__ = ["Durability", "EnvironmentConfig", "EnvironmentHooks", "MIN_NODE_MAX_ENTRIES", "check_lock_timeout"]

@@ -7,7 +7,8 @@ few collaborators it needs. What is not a part but every part uses is here,
 in one :class:`EnvCore` the environment builds first:
 
 - the disk and its shared log (:mod:`minidb.log`), the configuration and the hooks;
-- the environment latch: every public operation holds it (a single-writer engine);
+- the environment latch: every public operation holds it (a single-writer engine),
+  except while it waits for a record lock (:mod:`.txn.locks` releases it around the wait);
 - the trace and the environment's statistics;
 - whether the environment may still be used (closed, or invalid after a lost
   record) and whether it was opened read-only;

@@ -33,6 +33,9 @@ counts it for the utilization tracker. Every public operation takes the
 environment latch, then lets the evictor and the checkpointer (by log growth)
 run: a single-writer engine, deterministic, with checkpoints that can
 nevertheless be stepped through while other operations run between steps.
+The one place an operation lets go of the latch midway is a record lock
+wait (:mod:`.txn.locks`): it asks for the lock before it reads the tree, or
+searches again after waiting.
 
 For replication (:mod:`minidb.replication`) the environment offers: ``config.replicated`` (the
 records of replicated databases and their Commit/Abort get VLSNs from
@@ -166,7 +169,7 @@ class Environment:
         self.core = core = EnvCore(self.disk, self.config, self.hooks, self.log, self.utilization)
         core.after_operation = self.after_operation
         self.latch, self.trace, self.stats = core.latch, core.trace, core.stats
-        self.locks = LOCK_TABLE.call()
+        self.locks = LOCK_TABLE.call(core)
         self.node_logger = NodeLogger(core, self.utilization, self.locks, self.db_by_id, self._migrate_marked,
                                       self._root_logged)
         self.dirty_map = DirtyINMap(core, self.db_by_id, self._resident_nodes)
@@ -312,11 +315,12 @@ class Environment:
         return self.db_tree.names(internal)
 
     # -- transactions and checkpoints --------------------------------------------------------
-    def begin(self, durability=None, *, internal: bool = False) -> Transaction:
-        """A transaction; ``internal`` ones (writing internal databases only) get negative ids (:class:`TxnManager`)."""
+    def begin(self, durability=None, *, internal: bool = False, lock_timeout: float | None = None) -> Transaction:
+        """A transaction; ``internal`` ones (writing internal databases only) get negative ids (:class:`TxnManager`);
+        ``lock_timeout`` (seconds; 0: no waiting) overrides the environment's for this transaction."""
         with self.latch:
             self.check_usable()
-            return self.txn_manager.begin(durability, internal=internal)
+            return self.txn_manager.begin(durability, internal=internal, lock_timeout=lock_timeout)
 
     def checkpoint(self, minimize_recovery_time: bool = False) -> CheckpointResult:
         with self.latch:
@@ -383,6 +387,7 @@ class Environment:
             self.disk.crash(mode or CrashMode.nothing())
             self.core.closed = True
             self.evictor.clear()
+            self.locks.wake_waiters()  # a waiting operation finds the environment closed
 
     def _stop_cleaner_thread(self) -> None:
         if self.cleaner_thread is not None:

@@ -41,17 +41,40 @@ class AbortNotLoggedError(MinidbError):
 class LockConflictError(MinidbError):
     """A record is write-locked by another transaction (JE's LockConflictException).
 
-    The log store takes no waits: the conflicting operation fails at once and
-    changes nothing; the caller may abort its transaction and retry.
+    Raised at once when the lock timeout is 0 (no waiting), and as the base of
+    the two ways a wait ends without the lock: :class:`LockTimeoutError` and
+    :class:`DeadlockError`. The conflicting operation changed nothing; the
+    caller aborts its transaction and may retry.
     """
 
-    def __init__(self, db_name: str, key: bytes, owner: int, requester: str):
+    def __init__(self, db_name: str, key: bytes, owner: int, requester: str, message: str | None = None):
         self.db_name = db_name
         self.key = key
         self.owner = owner
-        super().__init__(
-            f"record {key!r} of database {db_name!r} is write-locked by txn {owner}; {requester} cannot use it"
-        )
+        super().__init__(message or
+                         f"record {key!r} of database {db_name!r} is write-locked by txn {owner}; {requester} cannot use it")
+
+
+class LockTimeoutError(LockConflictError):
+    """A lock wait outlasted the lock timeout (JE's LockTimeoutException); ``waited`` is in seconds."""
+
+    def __init__(self, db_name: str, key: bytes, owner: int, requester: str, waited: float, timeout: float):
+        self.waited = waited
+        super().__init__(db_name, key, owner, requester,
+                         f"{requester} waited {waited:.3f} s for record {key!r} of database {db_name!r}, "
+                         f"write-locked by txn {owner}: lock timeout ({timeout:g} s)")
+
+
+class DeadlockError(LockConflictError):
+    """A lock wait would close a cycle of waits (JE's DeadlockException); the requester is the victim.
+
+    ``cycle`` names each wait, as ``txn 3 waits for txn 5 (db 'a' key b'x')``.
+    """
+
+    def __init__(self, db_name: str, key: bytes, owner: int, requester: str, cycle: list[str]):
+        self.cycle = cycle
+        super().__init__(db_name, key, owner, requester,
+                         f"deadlock: {', '.join(cycle)}; {requester} is the victim (abort it)")
 
 
 class TreeError(LogError, CorruptionError):

@@ -4,7 +4,9 @@ A write (JE's ``CursorImpl.put``/``delete``) does, while it "holds the BIN
 latch" (here: the environment latch, so no checkpoint step can come in
 between, as the JE documentation's non-transactional example requires):
 
-1. lock the record (transactions) or check that no transaction holds it;
+1. lock the record (transactions) or check that no transaction holds it,
+   waiting while another does (:mod:`.txn.locks`: the wait releases the
+   latch, so this comes before anything is read from the tree);
 2. find the BIN; note the slot's current LSN, the version being replaced;
 3. log the LN (``LN``/``LN_TX``/``DEL_LN``/``DEL_LN_TX``);
 4. point the slot at it (inserting a slot for a new key), making the BIN
@@ -63,9 +65,14 @@ class RecordOps:
         self.utilization = utilization
         self.locks = locks
 
+    def lock_timeout(self, txn: "Transaction | None") -> float:
+        """How long ``txn`` (or an operation without one) waits for a record lock."""
+        return txn.lock_timeout if txn is not None else self.core.config.lock_timeout
+
     # -- reading -----------------------------------------------------------------------
     def read(self, db: DatabaseImpl, key: bytes, txn: "Transaction | None") -> Any:
-        self.locks.check(db.id, db.name, key, txn.id if txn else None, "read")
+        # Before the search: a wait releases the latch, and the tree may change meanwhile.
+        self.locks.check(db.id, db.name, key, txn.id if txn else None, "read", self.lock_timeout(txn))
         bin_node = db.tree.search(key)
         keys = bin_node.keys
         index = bisect_left(keys, key)  # BIN.find, written out: a get is little more than this
@@ -100,10 +107,11 @@ class RecordOps:
         ``vlsn``: the LN's VLSN when given (a replica replaying the master's LN)."""
         core = self.core
         deleted = data is None
+        timeout = self.lock_timeout(txn)  # the lock first: a wait releases the latch, the search comes after it
         if txn is not None:
-            self.locks.lock_write(db.id, db.name, key, txn.id)
+            self.locks.lock_write(db.id, db.name, key, txn.id, timeout)
         else:
-            self.locks.check(db.id, db.name, key, None, "write")
+            self.locks.check(db.id, db.name, key, None, "write", timeout)
         bin_node = db.tree.search(key)
         index, exact = bin_node.find(key)
         if deleted and (not exact or bin_node.known_deleted[index]):

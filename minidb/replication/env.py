@@ -286,18 +286,19 @@ class ReplicatedEnvironment:
         """An internal database: never replicated."""
         return self.env.internal_database(name, create)
 
-    def begin(self, durability=None) -> Transaction:
-        """A transaction; ``durability`` a log store sync policy, or a replication :class:`~.durability.Durability`.
+    def begin(self, durability=None, *, lock_timeout: float | None = None) -> Transaction:
+        """A transaction; ``durability`` a log store sync policy, or a replication :class:`~.durability.Durability`;
+        ``lock_timeout`` as for the log store's ``begin``.
 
         With a replication Durability the master checks first that enough replicas are connected for its
         ack policy (:class:`~minidb.replication.errors.InsufficientReplicasError`, nothing logged);
         :meth:`commit` then waits for the acks.
         """
         if not isinstance(durability, RepDurability):
-            return self.env.begin(durability)
+            return self.env.begin(durability, lock_timeout=lock_timeout)
         self.check_master("begin a replicated transaction")
         ack.check_replicas(self, durability, "begin")
-        txn = self.env.begin(durability.master_sync)
+        txn = self.env.begin(durability.master_sync, lock_timeout=lock_timeout)
         self._txn_durability[txn.id] = durability
         return txn
 

@@ -63,8 +63,9 @@ def fixed_clock() -> float:
 
 
 def demo_config(**overrides) -> EnvironmentConfig:
+    # lock_timeout 0: one thread runs every transaction of a script, so a conflict is refused at once
     settings = dict(node_max_entries=4, file_max=2048, buffer_size=384, checkpoint_bytes_interval=None,
-                    clock=fixed_clock)
+                    clock=fixed_clock, lock_timeout=0)
     settings.update(overrides)
     return EnvironmentConfig(**settings)
 

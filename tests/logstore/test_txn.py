@@ -110,7 +110,7 @@ def test_context_manager_commits_or_aborts():
 
 
 def test_a_lock_conflict_changes_nothing():
-    _, env = new_env()
+    _, env = new_env(lock_timeout=0)  # no waiting: the conflict is an error at once
     db = env.database("t")
     db.put("k", "v")
     owner = env.begin()

@@ -6,8 +6,9 @@ after it: within the same BIN while that BIN is still resident and unchanged
 cursor survives eviction, splits and checkpoints between its steps. At the
 end of a BIN it continues at the BIN's high bound, the first key of the next
 BIN's range. Known-deleted slots are skipped; a record locked by another
-transaction is a :class:`~minidb.logstore.errors.LockConflictError`, as for a
-read.
+transaction is waited for, as for a read (:mod:`minidb.logstore.txn.locks`);
+the wait releases the latch, so the cursor then searches for that key again
+(the BIN may have split, or lost the slot, meanwhile).
 
 Example::
 
@@ -78,10 +79,15 @@ class Cursor:
     def _scan_from(self, bin_node: "BIN", index: int) -> tuple[bytes, bytes] | None:
         db = self.db
         txn_id = self.txn.id if self.txn else None
+        timeout = self.records.lock_timeout(self.txn)
         while True:
             while index < bin_node.n_entries:
                 key = bin_node.keys[index]
-                self.locks.check(db.id, db.name, key, txn_id, "read")
+                if self.locks.check(db.id, db.name, key, txn_id, "read", timeout):
+                    # It waited, without the latch: the BIN may have split, been evicted or lost the slot.
+                    bin_node = db.tree.search(key)
+                    index = bisect_left(bin_node.keys, key)
+                    continue
                 if not bin_node.known_deleted[index]:
                     data = self.records.record_at(bin_node, index)
                     self.key, self._bin, self._index, self._version = key, bin_node, index, bin_node.version

@@ -32,7 +32,10 @@ LSN among them is *firstActiveLSN*, from which recovery reads LNs. Example::
     txn 6 aborts                                       -> no active txn (NULL_LSN)
 
 Transactions are also context managers: commit when the block ends, abort
-when it raises.
+when it raises. A transaction waits for a record another holds at most its
+``lock_timeout`` (``env.begin(lock_timeout=...)``, else the environment's;
+:mod:`.locks`); a ``LockTimeoutError`` or ``DeadlockError`` leaves it open,
+for its application to abort.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from minidb.errors import DiskError, LogError, UserError
 from minidb.log import LSN, NULL_LSN
-from minidb.logstore.config import Durability
+from minidb.logstore.config import Durability, check_lock_timeout
 from minidb.logstore.errors import AbortNotLoggedError, TransactionStateError
 from minidb.logstore.logdef import ABORT, COMMIT
 
@@ -78,7 +81,7 @@ class WriteRecord:
 class Transaction:
     """One transaction of an environment (see the module documentation)."""
 
-    def __init__(self, manager: "TxnManager", txn_id: int, durability: Durability):
+    def __init__(self, manager: "TxnManager", txn_id: int, durability: Durability, lock_timeout: float | None = None):
         self.manager = manager
         self.core = manager.core
         self.id = txn_id
@@ -90,6 +93,7 @@ class Transaction:
         self.order: list[tuple[int, bytes]] = []
         self.replicated = False
         self.end_lsn: LSN = NULL_LSN
+        self.lock_timeout = manager.core.config.lock_timeout if lock_timeout is None else lock_timeout
 
     # -- used by the record operations ---------------------------------------------
     def check_open(self) -> None:
@@ -227,12 +231,14 @@ class TxnManager:
         self.active: dict[int, Transaction] = {}
 
     def begin(self, durability: Durability | None = None, *, internal: bool = False,
-              txn_id: int | None = None) -> Transaction:
+              txn_id: int | None = None, lock_timeout: float | None = None) -> Transaction:
         if durability is not None and not isinstance(durability, Durability):
             # Anything else would commit like NO_SYNC, silently weaker than asked.
             names = ", ".join(f"Durability.{d.name}" for d in Durability)
             raise UserError(f"cannot begin a transaction in {self.core.where()}: durability {durability!r} "
                             f"is not one of {names}")
+        if lock_timeout is not None:
+            check_lock_timeout(lock_timeout)
         if txn_id is not None:
             if isinstance(txn_id, bool) or not isinstance(txn_id, int) or txn_id < 1 or txn_id in self.active:
                 raise UserError(f"cannot begin a transaction in {self.core.where()} with id {txn_id!r}: a given id "
@@ -241,7 +247,7 @@ class TxnManager:
         else:
             self.last_txn_id += 1
             txn_id = -self.last_txn_id if internal else self.last_txn_id
-        txn = Transaction(self, txn_id, durability or self.core.config.durability)
+        txn = Transaction(self, txn_id, durability or self.core.config.durability, lock_timeout)
         self.active[txn.id] = txn
         return txn
 

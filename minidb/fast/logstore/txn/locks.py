@@ -15,10 +15,11 @@ from minidb.logstore.txn.locks import LockTable as ReferenceLockTable
 
 
 class LockTable(ReferenceLockTable):
-    def check(self, db_id: int, db_name: str, key: bytes, txn_id: int | None, what: str) -> None:
-        if not self._owners:  # no transaction holds a lock: nothing to look up
-            return
-        super().check(db_id, db_name, key, txn_id, what)
+    def check(self, db_id: int, db_name: str, key: bytes, txn_id: int | None, what: str,
+              timeout: float = 0.0) -> bool:
+        if not self._owners:  # no transaction holds a lock: nothing to look up, nothing to wait for
+            return False
+        return super().check(db_id, db_name, key, txn_id, what, timeout)
 
 
 __all__ = ["LockTable"]
