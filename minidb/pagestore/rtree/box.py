@@ -95,11 +95,8 @@ class Box(NamedTuple):
 
 def mbr(boxes: Iterable[Box]) -> Box:
     """The union of ``boxes`` (at least one)."""
-    it = iter(boxes)
-    out = next(it)
-    for box in it:
-        out = out.union(box)
-    return out
+    xlo, ylo, xhi, yhi = zip(*boxes, strict=True)
+    return Box(min(xlo), min(ylo), max(xhi), max(yhi))
 
 
 def as_box(value: object) -> Box:

@@ -94,7 +94,7 @@ class Entry:
     def unpack(cls, raw: bytes) -> "Entry":
         if len(raw) < BOX.size:
             raise ValueError(f"an entry of {len(raw)} bytes, shorter than a box")
-        return cls(Box.unpack(raw), bytes(raw[BOX.size:]))
+        return cls(Box(*BOX.unpack_from(raw)), bytes(raw[BOX.size:]))
 
     @classmethod
     def node(cls, box: Box, child: int) -> "Entry":

@@ -93,15 +93,13 @@ def split(boxes: Sequence[Box], m: int) -> tuple[list[int], list[int]]:
         hi = (lambda b: (b.xhi, b.xlo)) if axis == 0 else (lambda b: (b.yhi, b.ylo))
         sorts = [sorted(range(n), key=lambda i: (lo(boxes[i]), i)),
                  sorted(range(n), key=lambda i: (hi(boxes[i]), i))]
-        margin = sum(_boxes_of(boxes, order[:k]).margin + _boxes_of(boxes, order[k:]).margin
-                     for order in sorts for k in range(m, n - m + 1))
+        margin = sum(a.margin + b.margin for order in sorts for a, b in _distributions(boxes, order, m))
         if best_axis is None or margin < best_axis[0]:
             best_axis = (margin, sorts)
     assert best_axis is not None
     best: tuple[tuple[int, int], list[int], list[int]] | None = None
     for order in best_axis[1]:
-        for k in range(m, n - m + 1):
-            a, b = _boxes_of(boxes, order[:k]), _boxes_of(boxes, order[k:])
+        for k, (a, b) in enumerate(_distributions(boxes, order, m), m):
             score = (a.overlap(b), a.area + b.area)
             if best is None or score < best[0]:
                 best = (score, order[:k], order[k:])
@@ -109,5 +107,12 @@ def split(boxes: Sequence[Box], m: int) -> tuple[list[int], list[int]]:
     return best[1], best[2]
 
 
-def _boxes_of(boxes: Sequence[Box], indexes: Sequence[int]) -> Box:
-    return mbr(boxes[i] for i in indexes)
+def _distributions(boxes: Sequence[Box], order: list[int], m: int) -> list[tuple[Box, Box]]:
+    """The boxes of both groups of each distribution of ``order`` (the first k entries against the rest,
+    k from m to n - m), from the running unions from the left and from the right."""
+    n = len(order)
+    left, right = [boxes[order[0]]], [boxes[order[-1]]]
+    for i in range(1, n):
+        left.append(left[-1].union(boxes[order[i]]))
+        right.append(right[-1].union(boxes[order[n - 1 - i]]))
+    return [(left[k - 1], right[n - k - 1]) for k in range(m, n - m + 1)]
