@@ -74,9 +74,9 @@ def _minidb(path: str, boxes: list[Box], windows: list[Box]) -> dict[str, float]
         inserts = report.timed(insert)
         t = sm.begin()
         answers: list[int] = []
-        before = sm.rtrees.trace.visited
+        before = sm.rtrees.stats["nPagesRead"]
         queries = report.timed(lambda: answers.extend(len(sm.rtree_search(t, ix, w)) for w in windows))
-        visited = sm.rtrees.trace.visited - before
+        visited = sm.rtrees.stats["nPagesRead"] - before
         sm.commit(t)
         nodes = _count_nodes(sm.rtrees.tree(ix))
     finally:

@@ -125,9 +125,9 @@ class Demo:
         for op in script:
             self.step += 1
             self.starts.append(None if self.crashed else self.sm.log.end_lsn)
-            before = len(self.sm.rtrees.trace.steps)
+            before = len(self.sm.rtrees.trace.lines)
             said = self.run_one(self.step, op)
-            done = self.sm.rtrees.trace.steps[before:]
+            done = self.sm.rtrees.trace.lines[before:]
             self.outcomes.append(f"step {self.step:>2} {said}" + "".join(f"\n        {s}" for s in done))
 
     def run_one(self, step: int, op: tuple) -> str:

@@ -28,7 +28,7 @@ def test_the_workloads_restructure_roll_back_and_leave_transactions_in_flight():
         runner = Runner(seed, OPS)
         workload = runner.run()
         refused += runner.refused
-        steps.update(kind for step in runner.sm.rtrees.trace.steps
+        steps.update(kind for step in runner.sm.rtrees.trace.lines
                      for kind in ("reinsert", "splits:", "dissolved", "grows") if kind in step)
         log = LogManager(workload.disk.clone(), file_max=FILE_MAX, readonly=True)
         logged.update(e.type_name for e in log.scan())

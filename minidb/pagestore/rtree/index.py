@@ -42,9 +42,10 @@ from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.pages.page import SLOT_SIZE, StoreFlags
 from minidb.pagestore.rtree.box import BOX, Box, as_box
 from minidb.pagestore.rtree.node import MIN_FANOUT, max_element, max_fanout, room
-from minidb.pagestore.rtree.rtree import CONDITIONS, RTree, Trace, create_root
+from minidb.pagestore.rtree.rtree import CONDITIONS, STAT_NAMES, RTree, create_root
 from minidb.pagestore.rtree.verify import check_rtree
 from minidb.pagestore.transactions.xctmgr import all_or_nothing
+from minidb.stats import Stats, Trace
 
 DEFAULT_ELEMENT = 16  # the element size the default fanout leaves room for
 
@@ -64,7 +65,8 @@ class RTreeManager:
         self.xcts = xcts
         self.directory = directory
         self.lock_timeout = lock_timeout  # of the index lock waited for (None: no limit; 0: refuse at once)
-        self.trace = Trace()  # what the operations did, across all the trees (tests and pictures read it)
+        self.stats = Stats("rtree", STAT_NAMES)  # counted across all the trees: pages read, splits, ...
+        self.trace = Trace()  # each restructuring as a sentence (rare: no more than a few lines an insert)
 
     def create(self, xct: Any, fanout: int | None = None) -> StoreId:
         """A new, empty R*-tree index."""
@@ -98,7 +100,7 @@ class RTreeManager:
         info = self.directory.get(stid.store)
         if info is None or info.kind != StoreKind.RTREE:
             raise BadRequestError(f"{stid} is not an R*-tree index")
-        return RTree(self.volume, PageId(stid.vol, stid.store, info.root), self.trace)
+        return RTree(self.volume, PageId(stid.vol, stid.store, info.root), self.stats, self.trace)
 
     def rtrees(self) -> list[StoreId]:
         return sorted(StoreId(self.volume.vid, info.snum) for _, info in self.directory.entries()

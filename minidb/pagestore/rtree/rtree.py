@@ -95,6 +95,7 @@ from minidb.pagestore.transactions.xct import log_xct_entry
 from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.wal.logdef import RTREE_INSERT, RTREE_REMOVE
 from minidb.pagestore.wal.logrec import LogContext, undo_handler
+from minidb.stats import Stats, Trace
 
 CONDITIONS = ("overlap", "cover", "inside", "exact")
 
@@ -118,21 +119,20 @@ _TESTS: dict[str, tuple[Callable[[Box, Box], bool], Callable[[Box, Box], bool]]]
 }
 
 
-@dataclass
-class Trace:
-    """What the last operation did, for tests and pictures: pages read, splits, reinsertions, nodes
-    dissolved, each as a short sentence."""
-
-    visited: int = 0
-    steps: list[str] = field(default_factory=list)
+STAT_NAMES = ("nPagesRead", "nInserts", "nRemoves", "nReinsertions", "nSplits", "nRootGrows",
+              "nNodesDissolved", "nRootShrinks")
 
 
 @dataclass
 class RTree:
-    """One R*-tree: its root page (see the module documentation)."""
+    """One R*-tree: its root page (see the module documentation). ``stats`` counts what it does
+    (:data:`STAT_NAMES`: pages read, reinsertions, splits, ...); ``trace`` says each restructuring in a
+    sentence ("p18 (level 1) splits: p19 takes 2 of 5 entries"). The R*-tree manager hands every tree it
+    makes the same two."""
 
     volume: Any
     root: PageId
+    stats: Stats = field(default_factory=lambda: Stats("rtree", STAT_NAMES))
     trace: Trace = field(default_factory=Trace)
 
     @property
@@ -161,7 +161,7 @@ class RTree:
             node = read_node(page)
         finally:
             self.volume.bp.unfix(page)
-        self.trace.visited += 1
+        self.stats.add("nPagesRead")
         if level is not None and node.level != level:
             raise PageStoreCorruptionError(f"{self._pid(number)}: an R-tree node at level {node.level} "
                                            f"where its parent expects level {level}")
@@ -208,6 +208,7 @@ class RTree:
             if present_ok:
                 return False
             raise DuplicateEntryError(f"{self.root.stid}: the R*-tree already holds {box} with element {el.hex()}")
+        self.stats.add("nInserts")
         log_xct_entry(self.log, xct, RTREE_INSERT, self._operation(box, el))
         with nested_top_action(self.volume, xct):
             self._insert_at(xct, Entry(box, el), LEAF_LEVEL, set())
@@ -222,6 +223,7 @@ class RTree:
                 return False
             raise EntryNotFoundError(f"{self.root.stid}: the R*-tree holds no {box} with element {el.hex()}")
         path, i = found
+        self.stats.add("nRemoves")
         log_xct_entry(self.log, xct, RTREE_REMOVE, self._operation(box, el))
         with nested_top_action(self.volume, xct):
             self._take(xct, path[-1], i)
@@ -257,8 +259,9 @@ class RTree:
         if len(path) > 1 and node.level not in reinserted:
             reinserted.add(node.level)
             out = pick_reinsert(boxes, reinsert_count(node.fanout))
-            self.trace.steps.append(f"p{node.number} (level {node.level}) overflows: reinsert "
-                                    + ", ".join(str(boxes[i]) for i in out))
+            self.stats.add("nReinsertions")
+            self.trace.emit("p%d (level %d) overflows: reinsert %s", node.number, node.level,
+                            ", ".join(str(boxes[i]) for i in out))
             self._keep_only(xct, node, [e for i, e in enumerate(entries) if i not in out])
             self._adjust(xct, path)
             for i in out:
@@ -273,13 +276,15 @@ class RTree:
             self._set_level(xct, node, node.level + 1)
             self._put(xct, node, [Entry.node(mbr(e.box for e in first), left.number),
                                   Entry.node(mbr(e.box for e in second), right.number)])
-            self.trace.steps.append(f"root p{node.number} splits into p{left.number} and p{right.number}, "
-                                    f"the tree grows to {node.level} levels")
+            self.stats.add_each(("nSplits", "nRootGrows"))
+            self.trace.emit("root p%d splits into p%d and p%d, the tree grows to %d levels", node.number,
+                            left.number, right.number, node.level)
             return
         self._keep_only(xct, node, first)
         new = self._new_node(xct, node.level, second)
-        self.trace.steps.append(f"p{node.number} (level {node.level}) splits: p{new.number} takes "
-                                f"{len(second)} of {len(entries)} entries")
+        self.stats.add("nSplits")
+        self.trace.emit("p%d (level %d) splits: p%d takes %d of %d entries", node.number, node.level, new.number,
+                        len(second), len(entries))
         self._adjust(xct, path, stop_early=False, height=2)
         self._add(xct, path[:-1], Entry.node(mbr(e.box for e in second), new.number), reinserted)
 
@@ -308,8 +313,9 @@ class RTree:
                 self._take(xct, parent, i)
                 orphans.append((node.level, list(node.entries)))
                 self._free_node(xct, node.number)
-                self.trace.steps.append(f"p{node.number} (level {node.level}) has {len(node.entries)} "
-                                        f"entries, fewer than {fill}: dissolved")
+                self.stats.add("nNodesDissolved")
+                self.trace.emit("p%d (level %d) has %d entries, fewer than %d: dissolved", node.number,
+                                node.level, len(node.entries), fill)
             elif parent.entries[i].box != mbr(node.boxes()):
                 self._replace(xct, parent, i, Entry.node(mbr(node.boxes()), node.number))
         for level, entries in sorted(orphans, key=lambda o: -o[0]):
@@ -325,8 +331,9 @@ class RTree:
             self._set_level(xct, root, child.level)
             self._put(xct, root, child.entries)
             self._free_node(xct, child.number)
-            self.trace.steps.append(f"root p{root.number} has one child: it takes p{child.number}'s entries, "
-                                    f"the tree shrinks to {root.level} levels")
+            self.stats.add("nRootShrinks")
+            self.trace.emit("root p%d has one child: it takes p%d's entries, the tree shrinks to %d levels",
+                            root.number, child.number, root.level)
 
     # -- the pieces: each changes one page, logged, and keeps the node copy in step ----------------------
     def _change(self, number: int, change: Callable[[SlottedPage], None]) -> None:

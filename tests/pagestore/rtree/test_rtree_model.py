@@ -149,7 +149,7 @@ def test_the_workloads_restructure_in_every_way():
         model = Model(sm, ix, rng)
         for _ in range(260):
             getattr(model, rng.choice(OPS))(rng.randrange(2))
-        for step in sm.rtrees.trace.steps:
+        for step in sm.rtrees.trace.lines:
             seen.update({k: seen[k] + 1 for k in kinds if k in step})
     assert seen["reinsert"] > 50 and seen["splits:"] > 20 and seen["dissolved"] > 10
     assert seen["grows"] >= 3 and seen["shrinks"] >= 1, seen

@@ -92,7 +92,7 @@ def test_a_crash_at_every_write_of_a_split_restarts_to_the_committed_index():
     loser = sm.begin()
     for box, el in MORE[:6]:  # the root splits, then a leaf overflows: a reinsertion, a split
         sm.rtree_insert(loser, ix, box, el)
-    assert any("splits" in s for s in sm.rtrees.trace.steps)
+    assert any("splits" in s for s in sm.rtrees.trace.lines)
     cut = 0
     for point in crash_points(disk, start=start, torn_variants=1):
         log = LogManager(point.disk.clone(), readonly=True)
