@@ -21,7 +21,10 @@ is freed). Invariants (:func:`minidb.pagestore.rtree.verify.check_rtree`):
 (:class:`~minidb.pagestore.rtree.index.RTreeManager` takes them). So no
 other transaction reads or changes a page of the tree while an operation
 runs, and the tree needs no latch coupling: a page is latched only while
-one node is read or changed, and a descent works on copies of the nodes.
+one node is read or changed, and a descent works on copies of the nodes. Without a lock manager
+(every request granted) transactions must keep to entries of their own, as
+the B+tree's must without key locks: a rollback makes its own entries
+absent or present again, whoever touched them since.
 
 **Inserting** (R*, :mod:`minidb.pagestore.rtree.rstar`): descend from the
 root, choosing a subtree at each level, to a leaf; if it has room, place
