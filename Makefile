@@ -8,7 +8,7 @@ PYTEST := $(BIN)/python -m pytest
 # Jupyter refuses to start as root (containers often run as root) unless told it may.
 LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: all setup system run test test-fast fuzz sweep lab figures notebooks bench clean
+.PHONY: all setup system run test test-fast fuzz sweep lab figures notebooks slides bench clean
 
 all: run
 
@@ -65,9 +65,15 @@ figures: setup
 notebooks: setup
 	$(BIN)/python scripts/run-notebooks.py notebooks/*.ipynb
 
+# One reveal.js deck per lecture of docs/COURSE.md's plan, from the committed notebooks (never re-executed),
+# into slides/ (not committed) with reveal.js beside them: open slides/L01_shared_log.slides.html in a browser,
+# no network needed.
+slides: setup
+	$(BIN)/python scripts/slides.py
+
 # Benchmarks; ratios go into BENCHMARKS.md.
 bench: setup
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build slides *.egg-info

@@ -32,6 +32,15 @@ def utf8(text: str, what: str, error: type[UserError] = UserError) -> bytes:
                     f"(it has no UTF-8 form)") from None
 
 
+def as_bytes(value: bytes | str, what: str) -> bytes:
+    """``value`` as bytes: a str as UTF-8, a bytes-like object copied; anything else is a UserError."""
+    if isinstance(value, str):
+        return utf8(value, what)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise UserError(f"{what} must be bytes or str, not {type(value).__name__}")
+
+
 class DiskError(MinidbError):
     """An I/O operation failed (a missing file, a failing fsync, a full disk)."""
 

@@ -17,4 +17,4 @@ if ! "$PYTHON" -m venv .venv 2>/dev/null; then
     rm -rf .venv
     "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[viz,lab,spark,dev]'
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[viz,lab,spark,slides,dev]'

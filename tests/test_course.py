@@ -2,6 +2,8 @@
 
 - every notebook with a "Check yourself" list links, in the same cell, its answers file
   ``docs/answers/NN_topic.md``, which exists and quotes each question, in order, with an answer after it;
+- a notebook without such a list may have an answers file for its **Predict** questions: it quotes each of
+  them, in order, with an answer after it, and COURSE.md's section for the notebook links it;
 - docs/COURSE.md has a section for every notebook, and links every exercise directory from one of them;
 - what does not exist yet is listed once, in COURSE.md's section "Coming", and nowhere stays listed there
   once it exists (the test then says to take it out);
@@ -26,6 +28,7 @@ EXERCISES = sorted(p for p in (ROOT / "exercises").iterdir() if re.fullmatch(r"\
 
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s#]*)(?:#([^)\s]*))?\)")
 QUESTION = re.compile(r"^(\d+)\. (.*)$")
+PREDICT = re.compile(r"(\*\*Predict:\*\*.*?)(?:\n\n|$)", re.S)
 PICTURE = re.compile(r"`(\d\d[a-z]?_[a-z0-9_]+-\d+)`")
 
 
@@ -59,6 +62,12 @@ def questions(text: str) -> list[str]:
         elif found and not line.strip():
             break
     return [plain(q) for q in found]
+
+
+def predictions(path: Path) -> list[str]:
+    """The text of every **Predict:** paragraph of a notebook's markdown cells, in order, each as one line."""
+    return [plain(m.group(1)) for c in cells(path) if c["cell_type"] == "markdown"
+            for m in PREDICT.finditer(source(c))]
 
 
 def check_yourself_cell(path: Path) -> str | None:
@@ -158,8 +167,36 @@ def test_course_answers_quote_and_answer_every_question(path: Path):
         assert len(answer.split()) >= 30, f"docs/answers/{path.stem}.md: question {number} has no real answer"
 
 
+WITH_PREDICTIONS_ANSWERED = [p for p in NOTEBOOKS if check_yourself_cell(p) is None
+                             and (ANSWERS / f"{p.stem}.md").exists()]
+
+
+def test_course_notebooks_without_questions_have_their_predictions_answered():
+    stems = {p.stem for p in WITH_PREDICTIONS_ANSWERED}
+    assert {"07_btree", "10b_je_eviction_bug", "11_cleaner_eraser", "13_feeders_replicas", "16_log_space"} <= stems
+
+
+@pytest.mark.parametrize("path", WITH_PREDICTIONS_ANSWERED, ids=lambda p: p.stem)
+def test_course_answers_quote_and_answer_every_prediction(path: Path):
+    asked = predictions(path)
+    assert asked, f"{path.name} has an answers file but neither a Check yourself list nor a Predict question"
+    pairs = answered((ANSWERS / f"{path.stem}.md").read_text(encoding="utf-8"))
+    assert [q for q, _ in pairs] == asked, (
+        f"docs/answers/{path.stem}.md must quote the {len(asked)} Predict questions of {path.name}, in order, "
+        "word for word")
+    for number, (_, answer) in enumerate(pairs, start=1):
+        assert len(answer.split()) >= 30, f"docs/answers/{path.stem}.md: prediction {number} has no real answer"
+
+
+@pytest.mark.parametrize("path", WITH_PREDICTIONS_ANSWERED, ids=lambda p: p.stem)
+def test_course_links_the_answers_of_predictions_from_the_notebooks_section(path: Path):
+    body = notebook_sections()[path.stem]
+    assert (ANSWERS / f"{path.stem}.md").resolve() in {t for t, _ in link_targets(COURSE, body)}, (
+        f"docs/COURSE.md: the section of {path.stem} does not link docs/answers/{path.stem}.md")
+
+
 def test_course_every_answers_file_belongs_to_a_notebook_with_questions():
-    stems = {p.stem for p in WITH_QUESTIONS}
+    stems = {p.stem for p in WITH_QUESTIONS + WITH_PREDICTIONS_ANSWERED}
     assert sorted(p.stem for p in ANSWERS.glob("*.md") if p.stem not in stems) == []
 
 

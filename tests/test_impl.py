@@ -30,6 +30,8 @@ from minidb.pagestore.restart.redo import REDO_TEST
 from minidb.pagestore.restart.undo import UNDO_WALK
 from minidb.pagestore.volume.volpages import PAGES_TO_TRY
 from minidb.pagestore.wal.clr import COMPENSATION
+from minidb.pagestore.wal.logspace import RESERVE
+from minidb.replication.stream.ack import COUNT_ACK
 from minidb.replication.syncup.syncup import MATCHPOINT
 
 from tests.log.helpers import new_log, write_messages
@@ -40,7 +42,7 @@ PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "01b_group_commit": COMMIT_STEP, "02a_
            "03a_extent_alloc": PAGES_TO_TRY, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
            "06a_write_clrs": COMPENSATION, "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK,
            "08c_redo_test": REDO_TEST, "09a_bin_split": SPLIT_POINT, "11a_live_or_obsolete": VERDICT,
-           "14a_matchpoint": MATCHPOINT}
+           "13a_ack_policy": COUNT_ACK, "14a_matchpoint": MATCHPOINT, "16a_log_reservation": RESERVE}
 
 
 def students(tmp_path: Path, **sources: str) -> Path:
@@ -369,6 +371,51 @@ def test_the_syncup_rollback_crash_sweep_fails_when_the_matchpoint_compares_lsns
     with hooks.using("student", right):
         assert crash_sweep(4, 16).summary() == "crash points: 70, violations: 0"
         assert hooks.load_student("14a_matchpoint").calls
+
+
+def test_the_durability_tests_fail_with_a_wrong_ack_count_and_pass_with_a_right_one(tmp_path):
+    """Exercise 13a inside ``ReplicaAckPolicy.required_acks`` and ``FeederTxns.note_ack``: a majority that
+    forgets the master is a vote needs both replicas, so a commit with one replica cut off times out; a
+    replica's ack counted twice (which would release an ALL commit only one replica holds) is refused by name."""
+    from minidb.replication.errors import InsufficientAcksError
+    from tests.replication.test_durability import (
+        test_a_partitioned_replica_majority_succeeds_all_fails,
+        test_a_replica_that_acks_twice_is_one_ack,
+    )
+    tests = [(test_a_partitioned_replica_majority_succeeds_all_fails, "a_majority_without_the_master", "required_acks",
+              InsufficientAcksError, "acked by n2; no ack from n3"),
+             (test_a_replica_that_acks_twice_is_one_ack, "a_replica_counted_twice", "count_ack",
+              hooks.StudentCodeError, "with at most 'n2' added once")]
+    for test, mutant, function, error, match in tests:
+        wrong = students(tmp_path / mutant, e13a=mutant_source("13a_ack_policy", mutant, function))
+        with hooks.using("student", wrong), pytest.raises(error, match=match):
+            test()
+    right = students(tmp_path / "right", e13a=spy_source("13a_ack_policy", "count_ack")
+                     + "required_acks = reference.required_acks\n")
+    with hooks.using("student", right):
+        for test, *_ in tests:
+            test()
+        assert hooks.load_student("13a_ack_policy").calls
+
+
+def test_the_log_space_tests_fail_with_a_wrong_reservation_and_pass_with_a_right_one(tmp_path):
+    """Exercise 16a inside ``LogSpace.admit``: an entry that reserves no page image holds less than restart
+    reserves again for it; one admitted without counting its own bytes eats the room kept for rollbacks."""
+    from tests.pagestore.test_log_space import (
+        test_forward_work_never_takes_the_room_kept_for_rollbacks_and_a_checkpoint as never_takes,
+    )
+    from tests.pagestore.test_log_space import test_restart_reserves_again_for_the_losers_and_ends_at_zero
+    tests = [(test_restart_reserves_again_for_the_losers_and_ends_at_zero, (), "no_page_image"),
+             (never_takes, (23,), "the_entry_itself_is_not_counted")]
+    for test, args, mutant in tests:
+        wrong = students(tmp_path / mutant, e16a=mutant_source("16a_log_reservation", mutant, "reserve_for_rollback"))
+        with hooks.using("student", wrong), pytest.raises(AssertionError):
+            test(*args)
+    right = students(tmp_path / "right", e16a=spy_source("16a_log_reservation", "reserve_for_rollback"))
+    with hooks.using("student", right):
+        for test, args, _ in tests:
+            test(*args)
+        assert hooks.load_student("16a_log_reservation").calls
 
 
 # -- the other call sites ------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ Layers, bottom up (see docs/ARCHITECTURE.md)::
     2    minidb.log
     3    minidb.pagestore | minidb.logstore   (never import each other)
     4    minidb.replication
-    4.8  minidb.crashtest                     (testing code that ships: the crash tests)
+    4.8  minidb.crashtest, minidb.quiz        (code that ships and drives the engines from above: the crash
+                                              tests, the practice problems)
     5    minidb.cli, minidb.viz, minidb.spark (front ends)
 
 An accelerated twin under ``minidb/fast/`` sits just above what it speeds
@@ -33,7 +34,7 @@ LAYERS = {
     "minidb.replication": 4,
     "minidb.fast": 0, "minidb.fast.io": 1.5, "minidb.fast.log": 2.5,
     "minidb.fast.pagestore": 3.5, "minidb.fast.logstore": 3.5, "minidb.fast.replication": 4.5,
-    "minidb.crashtest": 4.8,
+    "minidb.crashtest": 4.8, "minidb.quiz": 4.8,
     "minidb.cli": 5, "minidb.viz": 5, "minidb.spark": 5, "minidb.__main__": 5,
 }
 ENGINES = {"minidb.pagestore", "minidb.logstore", "minidb.fast.pagestore", "minidb.fast.logstore"}

@@ -11,7 +11,7 @@ from minidb.io import SimDisk
 from minidb.log import LSN
 from minidb.logstore import Environment, EnvironmentConfig
 from minidb.logstore.cleaner import cleaner as cleaner_module
-from minidb.logstore.verify import records
+from minidb.logstore.tools.verify import records
 
 HERE, OLDER, OTHER_FILE = LSN(3, 0x120), LSN(3, 0x80), LSN(5, 0x120)
 

@@ -11,7 +11,7 @@ with one bit of the entry at 0x1/0x4d flipped::
                                                                          (exit 1)
 
 On a log store's directory it then checks the trees of the last checkpoint,
-read only (:func:`minidb.logstore.verify.verify_log_trees`): slot keys in
+read only (:func:`minidb.logstore.tools.verify.verify_log_trees`): slot keys in
 order and within the bounds each parent gives its child, so a crafted entry
 with a valid checksum (two keys of a BIN swapped) is a problem naming the
 node, its LSN and its keys.
@@ -21,7 +21,7 @@ the eraser's recorded intent (``eraser.state``) is read once: an entry it was
 still erasing when it stopped is accepted (opening the environment finishes
 it); any other entry with type 0xff that does not verify is a problem, and so
 is a well-formed one where the eraser never erases
-(:func:`minidb.logstore.verify.erased_entry_rule`: a type it does not erase,
+(:func:`minidb.logstore.tools.verify.erased_entry_rule`: a type it does not erase,
 the last file, the recovery interval).
 
 Every file must carry the log's environment id (the first file's, or the
@@ -51,7 +51,7 @@ from minidb.cli.common import environment_id, log_disk
 from minidb.errors import CorruptionError
 from minidb.log.verify import verify_log
 from minidb.logstore.eraser.state import erasing_of
-from minidb.logstore.verify import erased_entry_rule, verify_log_trees
+from minidb.logstore.tools.verify import erased_entry_rule, verify_log_trees
 from minidb.pagestore.restart.master import check_volume_and_log
 from minidb.pagestore.verify import is_pagestore, verify_pagestore
 

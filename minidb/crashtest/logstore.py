@@ -65,8 +65,8 @@ from minidb.logstore import (
     ManualClock,
 )
 from minidb.logstore.eraser import erase_file, locate
-from minidb.logstore.inspect import live_lsns
-from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
+from minidb.logstore.tools.inspect import live_lsns
+from minidb.logstore.tools.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
 
 DATABASES = ("a", "b")
 

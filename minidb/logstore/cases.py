@@ -30,7 +30,7 @@ Here they run on a real environment with 4-slot nodes and a 3-level tree.
   crash.
 
 Recovery then decides which version of A the tree uses, and
-:func:`~minidb.logstore.verify.live_but_obsolete` says whether counting 050
+:func:`~minidb.logstore.tools.verify.live_but_obsolete` says whether counting 050
 obsolete was right. :func:`clean_and_delete` then runs the real cleaner
 (:mod:`minidb.logstore.cleaner`) over the files up to A's, lets the next
 checkpoint's step 9 delete them, reopens and reads every record. The cleaner
@@ -63,9 +63,9 @@ from minidb.logstore.config import EnvironmentConfig
 from minidb.logstore.env import Environment
 from minidb.logstore.eraser import ERASER_STATS, erase_file, locate
 from minidb.logstore.errors import LogFileNotFound, TreeError
-from minidb.logstore.inspect import tree_view
 from minidb.logstore.logdef import NODE_TYPES
-from minidb.logstore.verify import live_but_obsolete, records
+from minidb.logstore.tools.inspect import tree_view
+from minidb.logstore.tools.verify import live_but_obsolete, records
 from minidb.stats import Stats
 
 DB_NAME = "cases"

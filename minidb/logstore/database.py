@@ -1,9 +1,7 @@
 """Databases: a named B+tree of records in an environment.
 
-:class:`DatabaseImpl` is the environment's record of a database (JE's
-``DatabaseImpl``): its id, name, whether it is internal (used by minidb
-itself: the mapping tree, ``_utilization``, replication's ``_vlsn_index``) and whether
-it is replicated, and its tree's root (resident node and root LSN).
+:class:`~minidb.logstore.tree.tree.DatabaseImpl` is the environment's
+record of a database (JE's ``DatabaseImpl``), beside its tree.
 
 :class:`Database` is the handle applications use::
 
@@ -25,48 +23,20 @@ its budget and the checkpointer start a checkpoint if the log has grown by
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from minidb import impl
-from minidb.errors import UserError, utf8
-from minidb.log import LSN, NULL_LSN
+from minidb.errors import UserError, as_bytes, utf8
 from minidb.logstore.errors import DatabaseNotFoundError
+from minidb.logstore.tree.cursor import Cursor
+from minidb.logstore.tree.tree import DatabaseImpl
+from minidb.logstore.txn.txn import Transaction
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from minidb.log import LSN
     from minidb.logstore.env import Environment
-    from minidb.logstore.tree.cursor import Cursor
-    from minidb.logstore.tree.in_node import IN
-    from minidb.logstore.tree.tree import Tree
-    from minidb.logstore.txn.txn import Transaction
-
-
-def as_bytes(value: bytes | str, what: str) -> bytes:
-    """``value`` as bytes: a str as UTF-8, a bytes-like object copied; anything else is a UserError."""
-    if isinstance(value, str):
-        return utf8(value, what)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    raise UserError(f"{what} must be bytes or str, not {type(value).__name__}")
-
-
-@dataclass(eq=False)
-class DatabaseImpl:
-    id: int
-    name: str
-    internal: bool
-    replicated: bool
-    root_lsn: LSN = NULL_LSN
-    root: "IN | None" = None
-    tree: "Tree" = field(init=False, repr=False)
-    created_lsn: LSN = NULL_LSN  # the MapLN that created it, when this environment created it since it opened
-    removed: bool = False  # a syncup rollback undid its creation (DbTree.remove): its handles are refused
-
-    def map_values(self) -> dict[str, Any]:
-        """The fields of this database's MapLN."""
-        return {"db_id": self.id, "name": self.name, "root_lsn": self.root_lsn,
-                "internal": self.internal, "replicated": self.replicated}
 
 
 class Database:
@@ -84,18 +54,16 @@ class Database:
     def id(self) -> int:
         return self.impl.id
 
-    def _txn(self, txn: "Transaction | None") -> "Transaction | None":
+    def _txn(self, txn: Transaction | None) -> Transaction | None:
         if txn is not None:
-            from minidb.logstore.txn.txn import Transaction  # not at the top: txn imports this module's users
-
             if not isinstance(txn, Transaction):
                 raise UserError(f"txn must be a Transaction of {self.env.where()} (env.begin()), not {txn!r}")
-            if txn.env is not self.env:
+            if txn.core is not self.env.core:
                 raise UserError(f"txn {txn.id} belongs to another environment")
             txn.check_open()
         return txn
 
-    def _check(self, txn: "Transaction | None") -> None:
+    def _check(self, txn: Transaction | None) -> None:
         """Under the latch, before an operation: the environment usable, the database not removed, ``txn`` (if
         given) open and ours."""
         self.env.check_usable()
@@ -107,7 +75,7 @@ class Database:
         raise DatabaseNotFoundError(f"database {self.impl.name!r} (id {self.impl.id}) of {self.env.where()} was "
                                     "removed: a syncup rollback undid its creation")
 
-    def get(self, key: bytes | str, txn: "Transaction | None" = None) -> bytes | None:
+    def get(self, key: bytes | str, txn: Transaction | None = None) -> bytes | None:
         key = as_bytes(key, "key")
         env = self.env
         with env.latch:
@@ -117,17 +85,17 @@ class Database:
             env.after_operation(read=True)  # a full disk stops the eviction, not the read
             return value
 
-    def put(self, key: bytes | str, data: bytes | str, txn: "Transaction | None" = None) -> LSN:
+    def put(self, key: bytes | str, data: bytes | str, txn: Transaction | None = None) -> LSN:
         """Write a record; returns the LSN of the LN logged for it."""
         lsn = self._write(as_bytes(key, "key"), as_bytes(data, "data"), txn, "put a record")
         assert lsn is not None
         return lsn
 
-    def delete(self, key: bytes | str, txn: "Transaction | None" = None) -> LSN | None:
+    def delete(self, key: bytes | str, txn: Transaction | None = None) -> LSN | None:
         """Delete ``key``; the LSN of the deleted LN logged, or None if there was no such record."""
         return self._write(as_bytes(key, "key"), None, txn, "delete a record")
 
-    def _write(self, key: bytes, data: bytes | None, txn: "Transaction | None", what: str) -> LSN | None:
+    def _write(self, key: bytes, data: bytes | None, txn: Transaction | None, what: str) -> LSN | None:
         """Log ``data`` (None: a deletion) for ``key`` under the latch, then let eviction and checkpoints run."""
         env = self.env
         with env.latch:
@@ -137,16 +105,15 @@ class Database:
             env.after_operation()
             return lsn
 
-    def cursor(self, txn: "Transaction | None" = None) -> "Cursor":
-        from minidb.logstore.tree.cursor import Cursor
-
+    def cursor(self, txn: Transaction | None = None) -> Cursor:
         self._txn(txn)
         if self.impl.removed:
             self.refuse_removed()
-        return Cursor(self.env, self.impl, txn)
+        env = self.env
+        return Cursor(env.core, env.records, env.locks, self.impl, txn)
 
     def items(self, start: bytes | str | None = None, stop: bytes | str | None = None,
-              txn: "Transaction | None" = None) -> Iterator[tuple[bytes, bytes]]:
+              txn: Transaction | None = None) -> Iterator[tuple[bytes, bytes]]:
         """Records in key order, from ``start`` (inclusive) to ``stop`` (exclusive)."""
         cursor = self.cursor(txn)
         item = cursor.seek(start if start is not None else b"")
@@ -157,7 +124,7 @@ class Database:
             yield item
             item = cursor.next()
 
-    def keys(self, txn: "Transaction | None" = None) -> list[bytes]:
+    def keys(self, txn: Transaction | None = None) -> list[bytes]:
         return [k for k, _ in self.items(txn=txn)]
 
     def __repr__(self) -> str:

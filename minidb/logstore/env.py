@@ -21,8 +21,15 @@ dirty map and the checkpointer (:mod:`.checkpoint`), recovery
 (:mod:`.cleaner`: ``env.clean_log()`` on demand, a thread when
 ``config.run_cleaner``; checkpoints delete the files it cleaned).
 
-Every entry the environment writes goes through :meth:`Environment.log_entry`,
-which counts it for the utilization tracker. Every public operation takes the
+The environment is the *composition root*: ``_build_parts`` builds every part
+and hands each the few collaborators it needs (the tree its cache, node logger
+and dirty map; the transaction manager the records and locks; ...); what they
+all share is one :class:`~minidb.logstore.core.EnvCore`. No part reaches a
+sibling through another. Recovery is handed the parts
+(:class:`~minidb.logstore.recovery.parts.Parts`) and asks each to take what it
+found. Every entry the environment writes goes through
+:meth:`EnvCore.log_entry <minidb.logstore.core.EnvCore.log_entry>`, which
+counts it for the utilization tracker. Every public operation takes the
 environment latch, then lets the evictor and the checkpointer (by log growth)
 run: a single-writer engine, deterministic, with checkpoints that can
 nevertheless be stepped through while other operations run between steps.
@@ -72,35 +79,35 @@ writing).
 from __future__ import annotations
 
 import os
-import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minidb.errors import DiskFullError, UserError
 from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, Provisional
-from minidb.log.types import EntryType
 from minidb.logstore.checkpoint.checkpointer import Checkpointer, CheckpointResult
 from minidb.logstore.checkpoint.dirty_map import DirtyINMap
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
 from minidb.logstore.cleaner.utilization import FileSummary, UtilizationTracker
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
-from minidb.logstore.database import DATABASE, Database, DatabaseImpl
+from minidb.logstore.core import EnvCore
+from minidb.logstore.database import DATABASE, Database
 from minidb.logstore.eraser.protocol import finish_recorded_erasure
 from minidb.logstore.eraser.state import erasing_of
-from minidb.logstore.errors import EnvironmentClosedError, EnvironmentFailureError, ReadOnlyEnvironmentError
+from minidb.logstore.errors import ReadOnlyEnvironmentError
 from minidb.logstore.evictor import Evictor
+from minidb.logstore.logdef import FILE_SUMMARY_LN
 from minidb.logstore.mapping_tree import DbTree
 from minidb.logstore.records import RecordOps
 from minidb.logstore.recovery import RECOVERY_MANAGER, RecoveryInfo
+from minidb.logstore.recovery.parts import Parts
 from minidb.logstore.tree.node_logger import NodeLogger
 from minidb.logstore.txn.locks import LOCK_TABLE
 from minidb.logstore.txn.txn import Transaction, TxnManager
-from minidb.stats import Stats, Trace
 
-# Every change of these counters happens under the environment latch, so the paths that count them
-# (puts, fetches, cursor steps) use ``Stats.add_held``, which takes no second lock.
-ENV_STATS = ["nPuts", "nDeletes", "nGets", "nCursorSteps", "nCommits", "nAborts", "nINsFetched", "nLNsFetched",
-             "nINsLogged", "nSplits", "nRootSplits", "nSlotsCompressed"]
+if TYPE_CHECKING:
+    from minidb.log.types import EntryType
+    from minidb.logstore.tree.in_node import IN
+    from minidb.logstore.tree.tree import DatabaseImpl
 
 
 class Environment:
@@ -112,18 +119,11 @@ class Environment:
         self.config = config or EnvironmentConfig()
         self.hooks = hooks or EnvironmentHooks()
         self.read_only = self.config.read_only
-        self.latch = threading.RLock()
-        self.trace = Trace(enabled=self.config.trace)
-        self.stats = Stats("environment", ENV_STATS)
-        self.closed = False
-        self.invalid: str | None = None  # why a lost record invalidated the environment
-        self.recovering = False
-        self.last_node_id = 0
         self._in_after_operation = False
         self._open_and_recover(disk, phase_listener)
         self.cleaner_thread: CleanerThread | None = None
         if self.config.run_cleaner:
-            self.cleaner_thread = CleanerThread(self)
+            self.cleaner_thread = CleanerThread(self.core, self.cleaner)
             self.cleaner_thread.start()
 
     def _open_and_recover(self, disk: Disk, phase_listener) -> None:
@@ -140,20 +140,14 @@ class Environment:
         if self.read_only and not self.log.end().files:
             self.log.close(sync=False)
             raise ReadOnlyEnvironmentError(f"{disk.where()}: no environment to open read-only (no log file)")
-        self.locks = LOCK_TABLE.call()
-        self.txn_manager = TxnManager(self)
-        self.utilization = UtilizationTracker(self)
-        self.evictor = Evictor(self)
-        self.dirty_map = DirtyINMap(self)
-        self.node_logger = NodeLogger(self)
-        self.records = RecordOps(self)
-        self.db_tree = DbTree(self)
-        self.checkpointer = Checkpointer(self)
-        self.cleaner = Cleaner(self)
+        self._build_parts()
+        parts = Parts(self.core, self.utilization, self.locks, self.records, self.evictor, self.db_tree,
+                      self.txn_manager, self.checkpointer)
+        listener = None if phase_listener is None else (lambda phase: phase_listener(phase, self))
         with self.latch:
-            self.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
+            self.core.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
             try:
-                self.recovery_info: RecoveryInfo = recovery(self, phase_listener).recover()
+                self.recovery_info: RecoveryInfo = recovery(parts, listener).recover()
             except ReadOnlyEnvironmentError as refused:  # recovery of a first open that crashed must write
                 self.log.close(sync=False)
                 raise ReadOnlyEnvironmentError(f"{disk.where()}: cannot open read-only: recovery would have to "
@@ -162,7 +156,44 @@ class Environment:
                 self.log.close(sync=False)  # refused (another engine's log, the other kind of environment)
                 raise
             finally:
-                self.recovering = False
+                self.core.recovering = False
+
+    def _build_parts(self) -> None:
+        """The composition root: each part gets the few collaborators it needs, and nothing else. A part
+        that must call one built after it (the node logger the cleaner, the cache the mapping tree) is given
+        a function of the environment's, which calls it when the time comes."""
+        self.utilization = UtilizationTracker(self.log, self._write_file_summary)
+        self.core = core = EnvCore(self.disk, self.config, self.hooks, self.log, self.utilization)
+        core.after_operation = self.after_operation
+        self.latch, self.trace, self.stats = core.latch, core.trace, core.stats
+        self.locks = LOCK_TABLE.call()
+        self.node_logger = NodeLogger(core, self.utilization, self.locks, self.db_by_id, self._migrate_marked,
+                                      self._root_logged)
+        self.dirty_map = DirtyINMap(core, self.db_by_id, self._resident_nodes)
+        self.evictor = Evictor(core, self.node_logger, self.dirty_map, self.db_by_id)
+        self.records = RecordOps(core, self.utilization, self.locks)
+        self.db_tree = DbTree(core, self.records, self.locks, self.utilization, self.evictor, self.node_logger,
+                              self.dirty_map)
+        self.txn_manager = TxnManager(core, self.utilization, self.locks, self.records, self.db_by_id)
+        self.checkpointer = Checkpointer(core, self.utilization, self.dirty_map, self.node_logger, self.db_tree,
+                                         self.txn_manager)
+        self.cleaner = Cleaner(core, self.utilization, self.locks, self.records, self.db_tree, self.txn_manager,
+                               self.checkpointer)
+        self.checkpointer.cleaner = self.cleaner
+        self.checkpointer.environment = self
+
+    # The functions the composition root hands to parts built before what they call.
+    def _write_file_summary(self, key: bytes, values: dict) -> LSN:
+        return self.records.write_internal(self.db_tree.utilization, key, FILE_SUMMARY_LN, values)
+
+    def _migrate_marked(self, bin_node: IN) -> None:
+        self.cleaner.migrate_marked(bin_node)
+
+    def _root_logged(self, db: DatabaseImpl) -> None:
+        self.db_tree.modify_db_root(db)
+
+    def _resident_nodes(self) -> list[IN]:
+        return self.evictor.resident_nodes()
 
     @classmethod
     def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
@@ -181,53 +212,45 @@ class Environment:
                                                             readonly=read_only)
         return cls(disk, config, hooks, phase_listener)
 
-    # -- services the parts share ---------------------------------------------------------
+    # -- the core's state and services, as the environment's -------------------------------
+    @property
+    def closed(self) -> bool:
+        return self.core.closed
+
+    @property
+    def invalid(self) -> str | None:
+        return self.core.invalid
+
+    @property
+    def recovering(self) -> bool:
+        return self.core.recovering
+
+    @property
+    def last_node_id(self) -> int:
+        return self.core.last_node_id
+
     def where(self) -> str:
         return self.disk.where()
 
     def check_usable(self) -> None:
-        if self.closed:
-            raise EnvironmentClosedError(f"environment {self.where()} is closed; open it again")
-        if self.invalid is not None:
-            raise EnvironmentFailureError(f"environment {self.where()} is invalid ({self.invalid}); close it and "
-                                          "open it again")
+        self.core.check_usable()
 
     def check_writable(self, what: str) -> None:
-        """Refuse ``what`` (a write) in a read-only environment, before anything changes."""
-        if self.read_only:
-            raise ReadOnlyEnvironmentError(f"environment {self.where()} is open read-only: cannot {what}")
+        self.core.check_writable(what)
 
     def invalidate(self, reason: str) -> None:
-        """A record is lost (JE's EnvironmentFailureException): refuse every operation from now on.
-
-        ``close`` then closes the log without a checkpoint; opening again recovers."""
-        self.invalid = reason
-
-    def next_node_id(self) -> int:
-        self.last_node_id += 1
-        return self.last_node_id
+        self.core.invalidate(reason)
 
     def now_ms(self) -> int:
-        return int(self.config.clock() * 1000)
+        return self.core.now_ms()
 
     def db_by_id(self, db_id: int) -> DatabaseImpl:
-        impl = self.db_tree.get_by_id(db_id)
-        if impl is None:
-            raise UserError(f"no database with id {db_id} in {self.where()}")
-        return impl
+        return self.db_tree.require_id(db_id)
 
     def log_entry(self, entry_type: EntryType, values: dict[str, Any], *, provisional: Provisional = Provisional.NO,
                   replicated: bool = False, vlsn: int | None = None) -> LSN:
-        """Append one entry to the log and count it for the utilization tracker.
-
-        ``vlsn`` given: the entry takes that VLSN (a replica writing the master's entry), not a new one."""
-        if self.read_only:  # every write is refused earlier; this is the last line
-            self.check_writable(f"log {entry_type.name}")
-        lsn = self.log.append(entry_type, values, provisional=provisional, replicated=replicated, vlsn=vlsn)
-        end = self.log.end_lsn
-        size = end.offset - lsn.offset if end.file == lsn.file else self.log.read(lsn).size
-        self.utilization.count_new(lsn, size, entry_type.name)
-        return lsn
+        """Append one entry to the log, counted for the utilization tracker (:meth:`EnvCore.log_entry`)."""
+        return self.core.log_entry(entry_type, values, provisional=provisional, replicated=replicated, vlsn=vlsn)
 
     def after_operation(self, read: bool = False) -> None:
         """After each operation: eviction to the budget, a checkpoint if the log grew enough. After a
@@ -348,7 +371,7 @@ class Environment:
                     self.checkpointer.current.finish()
                 self.checkpointer.run("close")
             self.log.close()
-            self.closed = True
+            self.core.closed = True
             self.evictor.clear()
 
     def crash(self, mode: CrashMode | None = None) -> None:
@@ -358,7 +381,7 @@ class Environment:
         self._stop_cleaner_thread()
         with self.latch:
             self.disk.crash(mode or CrashMode.nothing())
-            self.closed = True
+            self.core.closed = True
             self.evictor.clear()
 
     def _stop_cleaner_thread(self) -> None:

@@ -42,17 +42,27 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, Provisional
-from minidb.logstore.checkpoint.dirty_map import CkptState
-from minidb.logstore.tree.in_node import IN
+from minidb.logstore.checkpoint.dirty_map import CkptState, DirtyINMap
 from minidb.stats import Stats
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from collections.abc import Callable
+
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.tree.in_node import IN
+    from minidb.logstore.tree.node_logger import NodeLogger
+    from minidb.logstore.tree.tree import DatabaseImpl
 
 
 class Evictor:
-    def __init__(self, env: "Environment"):
-        self.env = env
+    """The cache's INList and eviction. ``database_of(db_id)``, given by the environment, tells a root."""
+
+    def __init__(self, core: EnvCore, node_logger: NodeLogger, dirty_map: DirtyINMap,
+                 database_of: Callable[[int], DatabaseImpl]):
+        self.core = core
+        self.node_logger = node_logger
+        self.dirty_map = dirty_map
+        self.database_of = database_of
         self._resident: OrderedDict[int, IN] = OrderedDict()
         self.stats = Stats("evictor", ["nNodesEvicted", "nDirtyNodesEvicted", "nBINsEvicted", "nINsEvicted",
                                        "nEvictionsDeferred"])
@@ -96,17 +106,17 @@ class Evictor:
 
     # -- evicting --------------------------------------------------------------------------
     def is_evictable(self, node: IN) -> bool:
-        db = self.env.db_by_id(node.db_id)
+        db = self.database_of(node.db_id)
         return db is not None and db.root is not node and node.parent is not None and not node.has_resident_children()
 
     def evict_to_budget(self, clean_only: bool = False) -> int:
         """Evict until the budget holds (or nothing more can go); return how many nodes left.
         ``clean_only``: only nodes that need no logging (in a read-only environment)."""
-        budget = self.env.config.node_budget
+        budget = self.core.config.node_budget
         evicted = 0
         if budget is None:
             return 0
-        clean_only = clean_only or self.env.read_only
+        clean_only = clean_only or self.core.read_only
         while len(self._resident) > budget:
             victim = next((n for n in self._resident.values()
                            if self.is_evictable(n) and not (clean_only and n.dirty)), None)
@@ -118,7 +128,7 @@ class Evictor:
 
     def evict(self, node: IN) -> LSN | None:
         """Evict one node (logging it first if dirty); return the LSN it was logged at, if it was."""
-        env = self.env
+        core = self.core
         if not self.is_evictable(node):
             raise ValueError(f"{node.describe()} cannot be evicted (a root, or it has resident children)")
         parent = node.parent
@@ -126,11 +136,11 @@ class Evictor:
         lsn = None
         provisional = None
         if node.dirty:
-            provisional = env.dirty_map.coordinate_eviction_with_checkpoint(node.db_id, node.level, parent)
-            if (env.config.bug_evict_with_before_ckpt_end and provisional is Provisional.YES
-                    and env.dirty_map.state is not CkptState.NONE):
+            provisional = self.dirty_map.coordinate_eviction_with_checkpoint(node.db_id, node.level, parent)
+            if (core.config.bug_evict_with_before_ckpt_end and provisional is Provisional.YES
+                    and self.dirty_map.state is not CkptState.NONE):
                 provisional = Provisional.BEFORE_CKPT_END  # SR #19422, for the demonstration only
-            lsn = env.node_logger.log_in(node, provisional, reason="evicted")
+            lsn = self.node_logger.log_in(node, provisional, reason="evicted")
             self.stats.add("nDirtyNodesEvicted")
         index = parent.index_of_child(node.node_id)
         assert index is not None
@@ -140,7 +150,7 @@ class Evictor:
         self.stats.add("nNodesEvicted")
         self.stats.add("nBINsEvicted" if node.is_bin else "nINsEvicted")
         self.history.append((node.describe(), lsn, provisional))
-        env.trace.emit("evicted %s%s", node.describe(),
+        core.trace.emit("evicted %s%s", node.describe(),
                        f" (logged at {lsn} provisional={provisional.name})" if lsn is not None and provisional else "")
         return lsn
 

@@ -61,9 +61,13 @@ databases).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U16, U32, U64, ListOf
-from minidb.log.lsn import LSN
 from minidb.log.types import EntryTable, EntryType
+
+if TYPE_CHECKING:
+    from minidb.log.lsn import LSN
 
 _KEY_RANGE = [("id_key", BYTES), ("high_inf", BOOL), ("high_key", BYTES)]
 _NODE_HEAD = [("db_id", U32), ("node_id", U64), ("level", U16), ("is_root", BOOL)] + _KEY_RANGE + [
@@ -133,6 +137,23 @@ DELETED_LN_TYPES = frozenset({"DEL_LN", "DEL_LN_TX"})
 REPLICABLE_TYPES = frozenset({"LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "Commit", "Abort", "MapLN"})
 
 
+#: The ids and names of the internal databases every environment has, and the first id of a user one.
+MAPPING_DB_ID = 0
+UTILIZATION_DB_ID = 1
+MAPPING_DB_NAME = "_mapping"
+UTILIZATION_DB_NAME = "_utilization"
+FIRST_USER_DB_ID = 2
+#: The key of the mapping tree's own MapLN, the record of the environment's kind.
+KIND_KEY = MAPPING_DB_NAME.encode("utf-8")
+
+_INTERNAL_LN_TYPES = {MAPPING_DB_ID: frozenset({"MapLN"}), UTILIZATION_DB_ID: frozenset({"FileSummaryLN"})}
+
+
+def ln_types_of(db_id: int) -> frozenset[str]:
+    """The LN entry types a slot of database ``db_id`` may point at."""
+    return _INTERNAL_LN_TYPES.get(db_id, USER_LN_TYPES)
+
+
 def is_replicable(entry_type: EntryType) -> bool:
     """May entries of this type carry a VLSN (in a replicated database)?"""
     return entry_type.name in REPLICABLE_TYPES
@@ -147,5 +168,6 @@ def recovery_start(ckpt_end_values: dict) -> LSN:
 __all__ = [
     "recovery_start", "LOGSTORE_TYPES", "LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "MAP_LN", "FILE_SUMMARY_LN", "IN_ENTRY",
     "BIN_ENTRY", "COMMIT", "ABORT", "CKPT_START", "CKPT_END", "USER_LN_TYPES", "LN_TYPES", "IN_TYPES",
-    "NODE_TYPES", "ERASABLE_TYPES", "DELETED_LN_TYPES", "REPLICABLE_TYPES", "is_replicable",
+    "NODE_TYPES", "ERASABLE_TYPES", "DELETED_LN_TYPES", "REPLICABLE_TYPES", "is_replicable", "MAPPING_DB_ID",
+    "UTILIZATION_DB_ID", "MAPPING_DB_NAME", "UTILIZATION_DB_NAME", "FIRST_USER_DB_ID", "KIND_KEY", "ln_types_of",
 ]

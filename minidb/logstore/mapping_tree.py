@@ -47,39 +47,45 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minidb.errors import UserError
+from minidb.errors import UserError, utf8
 from minidb.log import LSN, NULL_LSN
-from minidb.logstore.database import DatabaseImpl, utf8
 from minidb.logstore.errors import DatabaseNotFoundError
-from minidb.logstore.logdef import MAP_LN, USER_LN_TYPES
+from minidb.logstore.logdef import (
+    FIRST_USER_DB_ID,
+    KIND_KEY,
+    MAP_LN,
+    MAPPING_DB_ID,
+    MAPPING_DB_NAME,
+    UTILIZATION_DB_ID,
+    UTILIZATION_DB_NAME,
+    ln_types_of,
+)
+from minidb.logstore.tree.cursor import Cursor
 from minidb.logstore.tree.ln import fetch_ln
-from minidb.logstore.tree.tree import TREE, node_from_entry, read_node_entry
+from minidb.logstore.tree.tree import TREE, DatabaseImpl, node_from_entry, read_node_entry
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
-
-MAPPING_DB_ID = 0
-UTILIZATION_DB_ID = 1
-MAPPING_DB_NAME = "_mapping"
-UTILIZATION_DB_NAME = "_utilization"
-FIRST_USER_DB_ID = 2
-
-
-_INTERNAL_LN_TYPES = {MAPPING_DB_ID: frozenset({MAP_LN.name}), UTILIZATION_DB_ID: frozenset({"FileSummaryLN"})}
-
-
-def ln_types_of(db_id: int) -> frozenset[str]:
-    """The LN entry types a slot of database ``db_id`` may point at."""
-    return _INTERNAL_LN_TYPES.get(db_id, USER_LN_TYPES)
-#: The key of the mapping tree's own MapLN, the record of the environment's kind.
-KIND_KEY = MAPPING_DB_NAME.encode("utf-8")
+    from minidb.logstore.checkpoint.dirty_map import DirtyINMap
+    from minidb.logstore.cleaner.utilization import UtilizationTracker
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.evictor import Evictor
+    from minidb.logstore.records import RecordOps
+    from minidb.logstore.tree.node_logger import NodeLogger
+    from minidb.logstore.txn.locks import LockTable
 
 
 class DbTree:
     """The mapping tree and the environment's databases by id and name."""
 
-    def __init__(self, env: "Environment"):
-        self.env = env
+    def __init__(self, core: EnvCore, records: RecordOps, locks: LockTable, utilization: UtilizationTracker,
+                 evictor: Evictor, node_logger: NodeLogger, dirty_map: DirtyINMap):
+        self.core = core
+        self.records = records
+        self.locks = locks
+        self.tracker = utilization
+        self.evictor = evictor
+        self.node_logger = node_logger
+        self.dirty_map = dirty_map
         self.last_db_id = FIRST_USER_DB_ID - 1
         self.mapping = self._impl(MAPPING_DB_ID, MAPPING_DB_NAME, True, False, NULL_LSN)
         self.by_id: dict[int, DatabaseImpl] = {MAPPING_DB_ID: self.mapping}
@@ -88,7 +94,7 @@ class DbTree:
 
     def _impl(self, db_id: int, name: str, internal: bool, replicated: bool, root_lsn: LSN) -> DatabaseImpl:
         impl = DatabaseImpl(db_id, name, internal, replicated, root_lsn)
-        impl.tree = TREE.call(self.env, impl)
+        impl.tree = TREE.call(self.core, impl, self.evictor, self.node_logger, self.dirty_map)
         return impl
 
     # -- lookups -----------------------------------------------------------------------
@@ -98,11 +104,21 @@ class DbTree:
     def get_by_id(self, db_id: int) -> DatabaseImpl | None:
         return self.by_id.get(db_id)
 
+    def require_id(self, db_id: int) -> DatabaseImpl:
+        impl = self.by_id.get(db_id)
+        if impl is None:
+            raise UserError(f"no database with id {db_id} in {self.core.where()}")
+        return impl
+
+    def note_db_id(self, db_id: int) -> None:
+        """Recovery read a database id: new databases get larger ones."""
+        self.last_db_id = max(self.last_db_id, db_id)
+
     def require(self, name: str) -> DatabaseImpl:
         impl = self.by_name.get(name)
         if impl is None:
             known = ", ".join(sorted(n for n in self.by_name if not n.startswith("_"))) or "none"
-            raise DatabaseNotFoundError(f"no database named {name!r} in {self.env.where()} (user databases: {known})")
+            raise DatabaseNotFoundError(f"no database named {name!r} in {self.core.where()} (user databases: {known})")
         return impl
 
     @property
@@ -125,13 +141,13 @@ class DbTree:
         if db_id is None:
             self.last_db_id += 1
             db_id = self.last_db_id
-        replicated = self.env.config.replicated if replicated is None else replicated
+        replicated = self.core.config.replicated if replicated is None else replicated
         impl = self._impl(db_id, name, internal, replicated and not internal, NULL_LSN)
         self._add(impl)
         impl.tree.create_empty()
-        impl.created_lsn = self.write_map_ln(impl, replicated=self.env.config.replicated and impl.replicated,
+        impl.created_lsn = self.write_map_ln(impl, replicated=self.core.config.replicated and impl.replicated,
                                              vlsn=vlsn)
-        self.env.trace.emit("created database %s (id %d%s)", name, db_id, ", internal" if internal else "")
+        self.core.trace.emit("created database %s (id %d%s)", name, db_id, ", internal" if internal else "")
         return impl
 
     def remove(self, impl: DatabaseImpl) -> None:
@@ -149,14 +165,14 @@ class DbTree:
         bin_node = self.mapping.tree.search(key)
         index, exact = bin_node.find(key)
         if exact:
-            self.env.utilization.count_obsolete(bin_node.lsns[index])
+            self.tracker.count_obsolete(bin_node.lsns[index])
             bin_node.remove_slot(index)
             bin_node.dirty = True
         del self.by_id[impl.id], self.by_name[impl.name]
         impl.removed = True
-        self.env.evictor.forget_subtree(impl.root)
-        self.env.dirty_map.forget_database(impl.id)
-        self.env.trace.emit("removed database %s (id %d): its creation was rolled back", impl.name, impl.id)
+        self.evictor.forget_subtree(impl.root)
+        self.dirty_map.forget_database(impl.id)
+        self.core.trace.emit("removed database %s (id %d): its creation was rolled back", impl.name, impl.id)
 
     def _add(self, impl: DatabaseImpl) -> None:
         self.by_id[impl.id] = impl
@@ -167,10 +183,10 @@ class DbTree:
         """Log the mapping tree's own MapLN: the environment is replicated or not, for good."""
         self.replicated = replicated
         values = dict(self.mapping.map_values(), root_lsn=NULL_LSN, replicated=replicated)
-        return self.env.records.write_internal(self.mapping, KIND_KEY, MAP_LN, values)
+        return self.records.write_internal(self.mapping, KIND_KEY, MAP_LN, values)
 
     def write_map_ln(self, impl: DatabaseImpl, replicated: bool = False, vlsn: int | None = None) -> LSN:
-        return self.env.records.write_internal(self.mapping, impl.name.encode("utf-8"), MAP_LN, impl.map_values(),
+        return self.records.write_internal(self.mapping, impl.name.encode("utf-8"), MAP_LN, impl.map_values(),
                                                replicated=replicated, vlsn=vlsn)
 
     def modify_db_root(self, impl: DatabaseImpl) -> None:
@@ -178,16 +194,14 @@ class DbTree:
         if impl.id == MAPPING_DB_ID:
             return
         self.write_map_ln(impl)
-        self.env.dirty_map.note_map_ln_logged(self.mapping, impl.name.encode("utf-8"))
+        self.dirty_map.note_map_ln_logged(self.mapping, impl.name.encode("utf-8"))
 
     # -- loading ---------------------------------------------------------------------------
     def load_from_mapping_tree(self) -> None:
         """Rebuild ``by_id``/``by_name`` from the mapping tree's records (after recovery)."""
-        from minidb.logstore.tree.cursor import Cursor
-
         self.by_id = {MAPPING_DB_ID: self.mapping}
         self.by_name = {}
-        cursor = Cursor(self.env, self.mapping, None)
+        cursor = Cursor(self.core, self.records, self.locks, self.mapping, None)
         item = cursor.seek(b"")
         while item is not None:
             values = item[1]

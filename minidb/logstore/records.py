@@ -32,15 +32,16 @@ from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from minidb.log import LSN, NULL_LSN
-from minidb.log.types import EntryType
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
-from minidb.logstore.logdef import USER_LN_TYPES
-from minidb.logstore.mapping_tree import ln_types_of
+from minidb.logstore.logdef import USER_LN_TYPES, ln_types_of
 from minidb.logstore.tree.ln import AbortInfo, fetch_ln, ln_type, record_of
 
 if TYPE_CHECKING:
-    from minidb.logstore.database import DatabaseImpl
-    from minidb.logstore.env import Environment
+    from minidb.log.types import EntryType
+    from minidb.logstore.cleaner.utilization import UtilizationTracker
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.tree.tree import DatabaseImpl
+    from minidb.logstore.txn.locks import LockTable
     from minidb.logstore.txn.txn import Transaction
 
 
@@ -55,12 +56,16 @@ class _SlotName:
 
 
 class RecordOps:
-    def __init__(self, env: "Environment"):
-        self.env = env
+    """Reading and writing records (LNs) in their trees, under record locks."""
+
+    def __init__(self, core: EnvCore, utilization: UtilizationTracker, locks: LockTable):
+        self.core = core
+        self.utilization = utilization
+        self.locks = locks
 
     # -- reading -----------------------------------------------------------------------
-    def read(self, db: "DatabaseImpl", key: bytes, txn: "Transaction | None") -> Any:
-        self.env.locks.check(db.id, db.name, key, txn.id if txn else None, "read")
+    def read(self, db: DatabaseImpl, key: bytes, txn: "Transaction | None") -> Any:
+        self.locks.check(db.id, db.name, key, txn.id if txn else None, "read")
         bin_node = db.tree.search(key)
         keys = bin_node.keys
         index = bisect_left(keys, key)  # BIN.find, written out: a get is little more than this
@@ -74,9 +79,9 @@ class RecordOps:
         if record is None:
             what = _SlotName(bin_node, index)
             try:
-                entry = fetch_ln(self.env.log, bin_node.lsns[index], ln_types_of(bin_node.db_id), what)
+                entry = fetch_ln(self.core.log, bin_node.lsns[index], ln_types_of(bin_node.db_id), what)
             except (EnvironmentFailureError, LogFileNotFound) as e:  # the record is lost: JE invalidates
-                self.env.invalidate(str(e))
+                self.core.invalidate(str(e))
                 raise
             name = entry.type_name
             if name in USER_LN_TYPES and entry.values["key"] != bin_node.keys[index]:
@@ -84,21 +89,21 @@ class RecordOps:
                                 f"{entry.lsn} is the record of key {entry.values['key']!r}")
             record = record_of(entry, name)
             bin_node.records[index] = record
-            self.env.stats.add_held("nLNsFetched")
+            self.core.stats.add_held("nLNsFetched")
         return record
 
     # -- writing -----------------------------------------------------------------------
-    def write(self, db: "DatabaseImpl", key: bytes, data: bytes | None, txn: "Transaction | None",
+    def write(self, db: DatabaseImpl, key: bytes, data: bytes | None, txn: "Transaction | None",
               vlsn: int | None = None) -> LSN | None:
         """Put ``data`` (or delete, when None); the LN's LSN, or None if there was nothing to delete.
 
         ``vlsn``: the LN's VLSN when given (a replica replaying the master's LN)."""
-        env = self.env
+        core = self.core
         deleted = data is None
         if txn is not None:
-            env.locks.lock_write(db.id, db.name, key, txn.id)
+            self.locks.lock_write(db.id, db.name, key, txn.id)
         else:
-            env.locks.check(db.id, db.name, key, None, "write")
+            self.locks.check(db.id, db.name, key, None, "write")
         bin_node = db.tree.search(key)
         index, exact = bin_node.find(key)
         if deleted and (not exact or bin_node.known_deleted[index]):
@@ -113,8 +118,8 @@ class RecordOps:
             abort = txn.abort_info(db.id, key) or AbortInfo(prev, prev_deleted)
             values.update({"txn_id": txn.id, "txn_prev_lsn": txn.last_lsn,
                            "abort_lsn": abort.lsn, "abort_known_deleted": abort.known_deleted})
-        replicated = env.config.replicated and db.replicated
-        lsn = env.log_entry(ln_type(deleted, txn is not None), values, replicated=replicated, vlsn=vlsn)
+        replicated = core.config.replicated and db.replicated
+        lsn = core.log_entry(ln_type(deleted, txn is not None), values, replicated=replicated, vlsn=vlsn)
         if exact:
             bin_node.update_slot(index, lsn, deleted, data)
         else:
@@ -125,37 +130,37 @@ class RecordOps:
             txn.note_write(db.id, key, lsn, deleted, abort, prev, replicated)
         else:
             if not prev.is_null:
-                env.utilization.count_obsolete(prev)
+                self.utilization.count_obsolete(prev)
             if deleted:
-                env.utilization.count_obsolete(lsn)
-        env.stats.add_held("nDeletes" if deleted else "nPuts")
+                self.utilization.count_obsolete(lsn)
+        core.stats.add_held("nDeletes" if deleted else "nPuts")
         if not exact:
             db.tree.split_if_needed(bin_node)
         return lsn
 
-    def write_internal(self, db: "DatabaseImpl", key: bytes, entry_type: EntryType, values: dict[str, Any],
+    def write_internal(self, db: DatabaseImpl, key: bytes, entry_type: EntryType, values: dict[str, Any],
                        replicated: bool = False, vlsn: int | None = None) -> LSN:
         """A non-transactional record of an internal database (MapLN, FileSummaryLN); ``replicated``/``vlsn``:
         a replicated database's creation (:meth:`~minidb.logstore.mapping_tree.DbTree.create`)."""
-        env = self.env
+        core = self.core
         bin_node = db.tree.search(key)
         index, exact = bin_node.find(key)
         prev = bin_node.lsns[index] if exact else NULL_LSN
         values = dict(values, prev_lsn=prev)
-        lsn = env.log_entry(entry_type, values, replicated=replicated, vlsn=vlsn)
+        lsn = core.log_entry(entry_type, values, replicated=replicated, vlsn=vlsn)
         if exact:
             bin_node.update_slot(index, lsn, False, values)
         else:
             bin_node.insert_slot(index, key, lsn, False, values)
         bin_node.dirty = True
         if not prev.is_null:
-            env.utilization.count_obsolete(prev)
+            self.utilization.count_obsolete(prev)
         if not exact:
             db.tree.split_if_needed(bin_node)
         return lsn
 
     # -- undo ---------------------------------------------------------------------------
-    def restore(self, db: "DatabaseImpl", key: bytes, abort: AbortInfo, only_if: LSN | None = None) -> bool:
+    def restore(self, db: DatabaseImpl, key: bytes, abort: AbortInfo, only_if: LSN | None = None) -> bool:
         """Put the record's abort version back in its slot; False if nothing changed.
 
         ``only_if``: restore only when the slot holds exactly that LSN (recovery's

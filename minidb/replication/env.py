@@ -75,9 +75,9 @@ from minidb.io import CrashMode, Disk
 from minidb.log import LSN, LogManager
 from minidb.logstore import Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks, Transaction
 from minidb.logstore.checkpoint.checkpointer import CheckpointResult
-from minidb.logstore.database import DatabaseImpl
 from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.logstore.recovery import RecoveryInfo
+from minidb.logstore.tree.tree import DatabaseImpl
 from minidb.replication.errors import (
     GroupConfigError,
     ReplayError,

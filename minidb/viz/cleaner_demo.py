@@ -48,7 +48,7 @@ from minidb.logstore import Environment, EnvironmentConfig
 from minidb.logstore.cleaner.selector import total_utilization
 from minidb.logstore.eraser import DataEraser, EraserConfig, ManualClock, erasing_of
 from minidb.logstore.eraser.throttle import Planned, schedule
-from minidb.logstore.verify import records
+from minidb.logstore.tools.verify import records
 from minidb.viz.script import Op, checked, op_table, script_error
 
 FILE_MAX = 700  # bytes per log file: a dozen small files

@@ -2,7 +2,7 @@
 
 :func:`tree_and_log` reads an environment (without changing it) into plain
 data: the tree of one database (every node, resident or not, as
-:mod:`minidb.logstore.inspect` sees it) and every entry of the log, each
+:mod:`minidb.logstore.tools.inspect` sees it) and every entry of the log, each
 marked *in use* (some tree points at it), *obsolete* (the utilization
 tracker says so) or neither. :func:`draw_tree_and_log` draws it:
 
@@ -32,7 +32,7 @@ from matplotlib.patches import ConnectionPatch, Patch, Rectangle
 
 from minidb.log import LSN
 from minidb.logstore.env import Environment
-from minidb.logstore.inspect import NodeView, TreeView, tree_view
+from minidb.logstore.tools.inspect import NodeView, TreeView, tree_view
 from minidb.logstore.tree.in_node import node_kind
 from minidb.viz.style import SMALL, TITLE, WIDTH, dark, new_figure, text_width, title_lines, type_colour
 
@@ -71,7 +71,7 @@ class TreeAndLog:
 
 def tree_and_log(env: Environment, db_name: str) -> TreeAndLog:
     """The tree of ``db_name`` and the whole log, as plain data (nothing in the environment changes)."""
-    from minidb.logstore.inspect import live_lsns
+    from minidb.logstore.tools.inspect import live_lsns
 
     with env.latch:
         view = tree_view(env, db_name)

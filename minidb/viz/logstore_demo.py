@@ -34,7 +34,7 @@ from minidb.errors import MinidbError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.logstore import Environment, EnvironmentConfig, EnvironmentHooks, LockConflictError
-from minidb.logstore.verify import records
+from minidb.logstore.tools.verify import records
 from minidb.viz.logstore import TreeAndLog, draw_tree_and_log, tree_and_log
 from minidb.viz.script import Op, checked, op_table, script_error
 

@@ -53,12 +53,12 @@ from minidb.log.types import type_by_code
 from minidb.logstore import EnvironmentConfig, ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError, RollbackLimitError
-from minidb.replication.group.driver import InMemoryGroup
+from minidb.replication.group.driver import InMemoryGroup, handshake
 from minidb.replication.group.elections import ElectionNode
 from minidb.replication.group.membership import RepGroup, RepNode
 from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.stream.feeder import Feeder
-from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
+from minidb.replication.stream.network import InMemoryNetwork
 from minidb.replication.stream.replica import Replica
 from minidb.replication.syncup.syncup import (
     FeederEntry,
@@ -194,13 +194,9 @@ def search_steps(replica: ReplicatedEnvironment, master: ReplicatedEnvironment) 
 def _link(net: InMemoryNetwork, listener, master: ReplicatedEnvironment, env: ReplicatedEnvironment,
           syncup: bool) -> tuple[Feeder, Replica]:
     """A handshaken connection from ``env`` to ``master`` (listening on ``listener``): its feeder and replica."""
-    group = master.group
-    initiator = HandshakeInitiator(net.connect(master.node_name, env.node_name), group.name, group.node(env.node_name))
-    acceptor = HandshakeAcceptor(listener.accept(), group, master.node_name)
-    while acceptor.poll() is None or initiator.poll() is None:
-        net.deliver()
-    return Feeder(master, acceptor.channel, env.node_name), Replica(env, initiator.channel, master.node_name,
-                                                                    syncup=syncup)
+    feeder_channel, replica_channel = handshake(net, listener, master, env)
+    return Feeder(master, feeder_channel, env.node_name), Replica(env, replica_channel, master.node_name,
+                                                                  syncup=syncup)
 
 
 class _Run:

@@ -25,7 +25,7 @@ import random
 from minidb import impl
 from minidb.io import CrashMode
 from minidb.logstore import Environment, LockConflictError
-from minidb.logstore.verify import records, verify_tree
+from minidb.logstore.tools.verify import records, verify_tree
 
 from tests.agreement.scenarios import disk_state, scenario
 from tests.logstore.helpers import new_env, redo_workload, slots, small_config, utilization_of

@@ -9,7 +9,7 @@ it). A dict follows along as the model; after each commit the LSN just
 past its Commit entry (or past the LN of a put without a transaction) and
 the model at that point go into a :class:`~tests.corruption.state.History`.
 
-The committed data is :func:`minidb.logstore.verify.records`: every user
+The committed data is :func:`minidb.logstore.tools.verify.records`: every user
 database's records, {database: {key: value}}.
 
 The sibling (``variant=1``) puts the same keys with the values in capitals,
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
 from minidb.logstore import Environment, EnvironmentConfig
-from minidb.logstore.verify import records
+from minidb.logstore.tools.verify import records
 
 from tests.corruption.state import History, Snapshots, State, fixed_clock, image_of
 

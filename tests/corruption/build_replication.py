@@ -23,7 +23,7 @@ import copy
 
 from minidb.io import Disk, SimDisk
 from minidb.log import LSN
-from minidb.logstore.verify import records
+from minidb.logstore.tools.verify import records
 from minidb.replication.env import ReplicatedEnvironment
 from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.vlsn.scanner import stream_vlsn

@@ -8,7 +8,7 @@ from minidb.log.files import file_name, log_file_numbers
 from minidb.logstore import Environment, EnvironmentConfig, EnvironmentFailureError, LogFileNotFound
 from minidb.logstore.cleaner import FileProtector, select_file, total_utilization
 from minidb.logstore.cleaner.utilization import FileSummary, file_key
-from minidb.logstore.verify import live_but_obsolete, utilization_totals_problems, verify_tree
+from minidb.logstore.tools.verify import live_but_obsolete, utilization_totals_problems, verify_tree
 
 from tests.logstore.helpers import small_config
 

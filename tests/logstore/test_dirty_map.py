@@ -5,7 +5,7 @@ import pytest
 from minidb.io import CrashMode
 from minidb.log import Provisional
 from minidb.logstore import CkptState
-from minidb.logstore.verify import live_but_obsolete, records, verify_tree
+from minidb.logstore.tools.verify import live_but_obsolete, records, verify_tree
 
 from tests.logstore.helpers import fill, new_env, reopen, resident_of_level
 

@@ -17,7 +17,7 @@ from minidb.log.header import ERASED_TYPE
 from minidb.log.verify import verify_log
 from minidb.logstore import Environment
 from minidb.logstore.eraser import ERASER_STATS, DataEraser, EraserConfig, ManualClock, erase_file, locate
-from minidb.logstore.verify import erased_entry_rule, records
+from minidb.logstore.tools.verify import erased_entry_rule, records
 from minidb.stats import Stats
 
 from tests.logstore.helpers import small_config

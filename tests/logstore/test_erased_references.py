@@ -7,7 +7,7 @@ from minidb.io import OSDisk
 from minidb.log import LogManager
 from minidb.logstore import Environment, EnvironmentFailureError, TreeError
 from minidb.logstore.eraser import ERASER_STATS, erase_file, locate
-from minidb.logstore.verify import verify_log_trees, verify_tree
+from minidb.logstore.tools.verify import verify_log_trees, verify_tree
 from minidb.stats import Stats
 
 from tests.logstore.helpers import small_config

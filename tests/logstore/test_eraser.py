@@ -31,7 +31,7 @@ from minidb.logstore.eraser import (
     read_state,
 )
 from minidb.logstore.eraser.state import ERASED, TO_DO, write_state
-from minidb.logstore.verify import records
+from minidb.logstore.tools.verify import records
 from minidb.stats import Stats
 
 DAY = 86_400_000

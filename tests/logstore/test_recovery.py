@@ -4,7 +4,7 @@ from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode
 from minidb.log import NULL_LSN, Provisional
 from minidb.logstore import Environment, EnvironmentHooks
-from minidb.logstore.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
+from minidb.logstore.tools.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
 
 from tests.logstore.helpers import fill, keys, new_env, reopen, small_config
 

@@ -15,7 +15,7 @@ from minidb.fast.logstore.recovery import manager as fast
 from minidb.io import CrashMode
 from minidb.logstore import Environment
 from minidb.logstore.recovery import node_head
-from minidb.logstore.verify import records, verify_tree
+from minidb.logstore.tools.verify import records, verify_tree
 
 from tests.agreement.scn_logstore import SPLIT_SEEDS
 from tests.logstore.helpers import entries, new_env, redo_workload, small_config

@@ -9,9 +9,9 @@ from minidb.fast.logstore.recovery.manager import insert_slots
 from minidb.io import SimDisk
 from minidb.log import LSN, NULL_LSN
 from minidb.logstore import Environment
-from minidb.logstore.inspect import tree_view
+from minidb.logstore.tools.inspect import tree_view
+from minidb.logstore.tools.verify import verify_tree
 from minidb.logstore.tree.bin import BIN
-from minidb.logstore.verify import verify_tree
 
 from tests.logstore.helpers import entries, fill, keys, new_env, small_config
 

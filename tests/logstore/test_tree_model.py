@@ -12,7 +12,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from minidb.io import CrashMode, SimDisk
 from minidb.logstore import Environment
-from minidb.logstore.verify import live_but_obsolete, verify_tree
+from minidb.logstore.tools.verify import live_but_obsolete, verify_tree
 
 from tests.logstore.helpers import small_config
 

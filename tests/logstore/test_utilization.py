@@ -3,7 +3,7 @@
 from minidb.io import CrashMode
 from minidb.log import Provisional
 from minidb.logstore.cleaner.utilization import FILE_HEADER_ENTRY_SIZE, file_key
-from minidb.logstore.verify import live_but_obsolete, utilization_totals_problems
+from minidb.logstore.tools.verify import live_but_obsolete, utilization_totals_problems
 
 from tests.logstore.helpers import entries, fill, new_env, reopen
 

@@ -8,7 +8,7 @@ from minidb.io import OSDisk, SimDisk
 from minidb.log.header import pack_entry
 from minidb.logstore import Environment, TreeError
 from minidb.logstore.logdef import BIN_ENTRY
-from minidb.logstore.verify import verify_log_trees, verify_tree
+from minidb.logstore.tools.verify import verify_log_trees, verify_tree
 
 from tests.logstore.helpers import new_env, small_config
 

@@ -136,6 +136,33 @@ def test_restart_reserves_again_for_the_losers_and_ends_at_zero():
     assert again.log_space.total == 0 and again.contents() == {fid: {}}
 
 
+def test_an_entry_of_an_odd_size_reserves_its_fudge_rounded_up():
+    """1.5 times an odd size is half a byte more than a whole number: the reservation rounds it up."""
+    sm = bounded_sm()
+    fid = with_file(sm)
+    t = sm.begin()
+    for body in (b"y" * 100, b"z" * 101):
+        sm.create_rec(t, fid, body)
+    sizes = [e.size for e in sm.log.scan() if e.type_name == "rec_insert" and e.txn_id == t.txn_id]
+    assert any(size % 2 for size in sizes)
+    assert sm.log_space.held(t.txn_id) == (sum(-(-size * 3 // 2) for size in sizes) + END_RESERVE
+                                           + sm.log_space.waste)
+    sm.abort(t)
+
+
+@pytest.mark.parametrize("size", [8, 23, 59, 200])
+def test_forward_work_never_takes_the_room_kept_for_rollbacks_and_a_checkpoint(size):
+    """However the last admitted entry fell, the room left covers every reservation and the checkpoint's."""
+    sm = bounded_sm()
+    fid = with_file(sm)
+    t = sm.begin()
+    fill_until_refused(sm, t, fid, size)
+    space = sm.log_space
+    assert sm.log.room(space.waste) >= space.total + space.chkpt_reserve
+    sm.abort(t)
+    assert space.total == 0 and sm.check() == []
+
+
 # -- out of log space ----------------------------------------------------------------------------------------
 def test_out_of_log_space_names_the_transaction_the_amounts_and_the_oldest_holder_and_loses_nothing():
     sm = bounded_sm()

@@ -142,6 +142,36 @@ def test_acks_nobody_waits_for_are_ignored_and_unknown_vlsns_refused():
     assert group.master.feeder_txns.active_replicas() == ["n3"]
 
 
+def test_a_replica_that_acks_twice_is_one_ack():
+    """n2 sends its ack again (a replica that reconnects does): ALL with n3 cut off still times out."""
+    group = make_group()
+    group.net.partition(["n1", "n2"], ["n3"])
+    master = group.master
+    txn = master.begin(Durability(SYNC, NO_SYNC, ALL))
+    master.database("accounts").put("k", "v", txn=txn)
+    token = master.start_commit(txn, clock=ManualClock())
+    again = []
+
+    def pump_and_ack_again():
+        moved = group.pump()
+        if token.acked_by == ["n2"] and not again:  # once: the same ack a second time
+            again.append(wire.encode("bank", "Ack", txn_id=txn.id, vlsn=token.info.vlsn))
+            group.replicas["n2"].channel.send(again[0])
+        return moved
+
+    with pytest.raises(InsufficientAcksError, match="got 1 of 2 acks"):
+        token.wait(pump_and_ack_again)
+    assert token.acked_by == ["n2"]
+
+
+def test_an_ack_that_comes_back_before_the_master_knows_its_commits_vlsn_counts():
+    """Over TCP a feeder thread may read the ack before ``start_commit`` has read the Commit's VLSN."""
+    txns = make_group().master.feeder_txns
+    info = txns.register(5, Durability(), required=1)
+    assert info.vlsn is None and txns.note_ack("n2", 5, 7) is None
+    assert info.acked_by == ["n2"] and info.done and info.released.is_set()
+
+
 @pytest.mark.parametrize("replica_sync, survives", [(SYNC, True), (WRITE_NO_SYNC, False), (NO_SYNC, False)])
 def test_the_replica_acks_after_logging_with_its_sync_policy(replica_sync, survives):
     group = make_group(replicas=("n2",))

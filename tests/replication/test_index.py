@@ -353,7 +353,7 @@ def test_the_step_6_hook_line_is_the_index_flush():
 
 def test_the_log_stores_own_checks_hold_with_replication_in_it():
     """Matchpoints, VLSN-tagged entries and the _vlsn_index flushes keep the log store's trees and counts right."""
-    from minidb.logstore.verify import live_but_obsolete, utilization_totals_problems, verify_tree
+    from minidb.logstore.tools.verify import live_but_obsolete, utilization_totals_problems, verify_tree
 
     disk = SimDisk("logstore-checks")
     env = open_env(disk, stride=2, max_mappings=3)

@@ -6,7 +6,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from minidb.logstore.cases import worked_case
-from minidb.logstore.verify import live_but_obsolete
+from minidb.logstore.tools.verify import live_but_obsolete
 from minidb.viz.checkpoint import (
     PROVISIONAL_COLOURS,
     case_legend,

@@ -35,6 +35,8 @@ EXERCISES: dict[str, str | tuple[str, ...]] = {
     "07_btree": "07a_leaf_split",
     "11_cleaner_eraser": ("11a_live_or_obsolete", "11b_erase_throttle"),
     "12_vlsn_index": "12a_vlsn_bucket",
+    "13_feeders_replicas": "13a_ack_policy",
+    "16_log_space": "16a_log_reservation",
     "14_syncup_rollback": "14a_matchpoint",
     "15_spark_log_analytics": "15a_resync",
     "17_making_it_fast": "05a_lock_compat",

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minidb.log import LSN
-from minidb.logstore.database import Database as ReferenceDatabase, as_bytes
+from minidb.errors import as_bytes
+from minidb.logstore.database import Database as ReferenceDatabase
 
 if TYPE_CHECKING:
+    from minidb.log import LSN
     from minidb.logstore.txn.txn import Transaction
 
 

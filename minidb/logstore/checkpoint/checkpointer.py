@@ -58,20 +58,26 @@ internal databases ``_utilization`` and ``_mapping`` left out)::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, Provisional
-from minidb.logstore.checkpoint.dirty_map import CheckpointReference, CkptState, DirtyMapSnapshot
 from minidb.logstore.checkpoint.provisional import BIN_LEVEL, checkpoint_provisional
 from minidb.logstore.logdef import CKPT_END, CKPT_START
 from minidb.logstore.tree.in_node import node_label
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from collections.abc import Iterator
+
+    from minidb.logstore.checkpoint.dirty_map import CheckpointReference, CkptState, DirtyINMap, DirtyMapSnapshot
+    from minidb.logstore.cleaner.cleaner import Cleaner
+    from minidb.logstore.cleaner.utilization import UtilizationTracker
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.mapping_tree import DbTree
+    from minidb.logstore.tree.node_logger import NodeLogger
+    from minidb.logstore.txn.txn import TxnManager
 
 STEP_NAMES = {
     1: "cleaner: files to delete",
@@ -137,7 +143,8 @@ class CheckpointRun:
 
     def __init__(self, checkpointer: "Checkpointer", invoker: str, minimize_recovery_time: bool):
         self.checkpointer = checkpointer
-        self.env = checkpointer.env
+        self.core = checkpointer.core
+        self.env = checkpointer.environment  # for the hooks of step 6 (replication's VLSN index) only
         self.minimize_recovery_time = minimize_recovery_time
         checkpointer.last_checkpoint_id += 1
         self.result = CheckpointResult(checkpointer.last_checkpoint_id, invoker)
@@ -151,9 +158,9 @@ class CheckpointRun:
         """Do the next piece of work; return where it paused (None once finished)."""
         if self.done:
             return None
-        env = self.env
-        with env.latch:
-            env.check_usable()
+        core = self.core
+        with core.latch:
+            core.check_usable()
             try:
                 pause = next(self._gen)
             except StopIteration:
@@ -188,7 +195,7 @@ class CheckpointRun:
         return self.result
 
     def _abandon(self) -> None:
-        self.env.dirty_map.reset()
+        self.checkpointer.dirty_map.reset()
         self.checkpointer.current = None
         self.done = True
 
@@ -197,24 +204,24 @@ class CheckpointRun:
         line = f"step {step}: " + (message % args if args else message)
         self.trace.emit(line)
         self.result.trace.append(line)
-        self.env.trace.emit("checkpoint %d %s", self.result.checkpoint_id, line)
+        self.core.trace.emit("checkpoint %d %s", self.result.checkpoint_id, line)
 
     def _pause(self, step: int, done: bool, message: str = "") -> Pause:
-        return Pause(step, done, self.env.dirty_map.state, message or STEP_NAMES[step])
+        return Pause(step, done, self.checkpointer.dirty_map.state, message or STEP_NAMES[step])
 
     def _db_name(self, db_id: int) -> str:
-        db = self.env.db_by_id(db_id)
+        db = self.checkpointer.db_tree.get_by_id(db_id)
         return db.name if db is not None else f"db {db_id}"
 
     # -- the ten steps ---------------------------------------------------------------------
     def _steps(self) -> Iterator[Pause]:
-        env = self.env
-        hooks = env.hooks
-        dirty_map = env.dirty_map
+        core, checkpointer = self.core, self.checkpointer
+        hooks = core.hooks
+        dirty_map = checkpointer.dirty_map
         result = self.result
 
         self.step = 1
-        cleaner_files = hooks.cleaner_files_to_delete or env.cleaner.files_to_delete
+        cleaner_files = hooks.cleaner_files_to_delete or checkpointer.cleaner.files_to_delete
         files = list(cleaner_files())
         result.files_to_delete = files
         self._say(1, "cleaner: files to delete after this checkpoint: %s",
@@ -227,10 +234,10 @@ class CheckpointRun:
         yield self._pause(2, True)
 
         self.step = 3
-        start = env.log_entry(CKPT_START, {"checkpoint_id": result.checkpoint_id, "invoker": result.invoker,
-                                           "time_ms": env.now_ms()})
+        start = core.log_entry(CKPT_START, {"checkpoint_id": result.checkpoint_id, "invoker": result.invoker,
+                                           "time_ms": core.now_ms()})
         result.ckpt_start_lsn = start
-        first_active = env.txn_manager.first_active_lsn()
+        first_active = checkpointer.txn_manager.first_active_lsn()
         result.first_active_lsn = start if first_active.is_null else first_active
         self._say(3, "CkptStart logged at %s; firstActiveLSN %s%s", start, result.first_active_lsn,
                   " (no active txn)" if first_active.is_null else "")
@@ -264,29 +271,29 @@ class CheckpointRun:
         yield self._pause(6, True)
 
         self.step = 7
-        result.summaries = env.utilization.flush()
+        result.summaries = checkpointer.utilization.flush()
         for number, lsn in result.summaries:
-            self._say(7, "FileSummaryLN at %s: %s", lsn, env.utilization.summary(number))
+            self._say(7, "FileSummaryLN at %s: %s", lsn, checkpointer.utilization.summary(number))
         if not result.summaries:
             self._say(7, "no file's utilization changed")
         yield self._pause(7, True)
 
         self.step = 8
-        end = env.log_entry(CKPT_END, {
-            "checkpoint_id": result.checkpoint_id, "invoker": result.invoker, "time_ms": env.now_ms(),
+        end = core.log_entry(CKPT_END, {
+            "checkpoint_id": result.checkpoint_id, "invoker": result.invoker, "time_ms": core.now_ms(),
             "ckpt_start_lsn": start, "first_active_lsn": result.first_active_lsn,
-            "root_lsn": env.db_tree.mapping.root_lsn, "last_node_id": env.last_node_id,
-            "last_db_id": env.db_tree.last_db_id, "last_txn_id": env.txn_manager.last_txn_id,
+            "root_lsn": checkpointer.db_tree.mapping.root_lsn, "last_node_id": core.last_node_id,
+            "last_db_id": checkpointer.db_tree.last_db_id, "last_txn_id": checkpointer.txn_manager.last_txn_id,
             "files_to_delete": [{"file": f} for f in files],
         })
-        env.log.sync(end)
+        core.log.sync(end)
         result.ckpt_end_lsn = end
         self.checkpointer.last_ckpt_start = start
         self.checkpointer.last_first_active = result.first_active_lsn
         self.checkpointer.last_ckpt_end = end
-        self.checkpointer.bytes_at_last_end = env.log.stats["nBytes"]
+        self.checkpointer.bytes_at_last_end = core.log.stats["nBytes"]
         self._say(8, "CkptEnd logged at %s (CkptStart %s, firstActiveLSN %s, mapping tree root %s); log fsynced",
-                  end, start, result.first_active_lsn, env.db_tree.mapping.root_lsn)
+                  end, start, result.first_active_lsn, checkpointer.db_tree.mapping.root_lsn)
         yield self._pause(8, True)
 
         self.step = 9
@@ -295,7 +302,7 @@ class CheckpointRun:
                 hooks.delete_cleaned_files(files)
             deleted = files
         else:
-            deleted = env.cleaner.delete_files(files)
+            deleted = checkpointer.cleaner.delete_files(files)
         self._say(9, "cleaner: deleted files: %s", ", ".join(map(str, deleted)) if deleted else "none")
         yield self._pause(9, True)
 
@@ -310,7 +317,7 @@ class CheckpointRun:
 
     # -- step 5 ------------------------------------------------------------------------------
     def _flush_dirty_nodes(self) -> Iterator[Pause]:
-        dirty_map = self.env.dirty_map
+        dirty_map = self.checkpointer.dirty_map
         while (key := dirty_map.lowest_level_set()) is not None:
             while (ref := dirty_map.remove_next_node(key)) is not None:
                 highest = dirty_map.highest_flush_level(ref.db_id)
@@ -319,10 +326,9 @@ class CheckpointRun:
             dirty_map.remove_level(key)
 
     def _log(self, node, provisional: Provisional, reason: str) -> LSN:
-        env = self.env
-        db = env.db_by_id(node.db_id)
+        db = self.checkpointer.db_tree.require_id(node.db_id)
         is_root = db.root is node
-        lsn = env.node_logger.log_in(node, provisional, reason=reason)
+        lsn = self.checkpointer.node_logger.log_in(node, provisional, reason=reason)
         logged = LoggedIN(lsn, node.node_id, node.is_bin, db.name, node.level, provisional, is_root)
         self.result.logged.append(logged)
         self.checkpointer.stats.add("nFullBINFlush" if node.is_bin else "nFullINFlush")
@@ -331,8 +337,8 @@ class CheckpointRun:
         return lsn
 
     def _flush_in(self, ref: CheckpointReference, allow_subtree: bool) -> Iterator[Pause]:
-        env, dirty_map = self.env, self.env.dirty_map
-        db = env.db_by_id(ref.db_id)
+        dirty_map = self.checkpointer.dirty_map
+        db = self.checkpointer.db_tree.require_id(ref.db_id)
         if db is None:
             return
         highest = dirty_map.highest_flush_level(db.id) or ref.level
@@ -383,8 +389,16 @@ class CheckpointRun:
 class Checkpointer:
     """Runs checkpoints, on demand and by log growth (``checkpoint_bytes_interval``)."""
 
-    def __init__(self, env: "Environment"):
-        self.env = env
+    def __init__(self, core: EnvCore, utilization: UtilizationTracker, dirty_map: DirtyINMap, node_logger: NodeLogger,
+                 db_tree: DbTree, txn_manager: TxnManager):
+        self.core = core
+        self.utilization = utilization
+        self.dirty_map = dirty_map
+        self.node_logger = node_logger
+        self.db_tree = db_tree
+        self.txn_manager = txn_manager
+        self.cleaner: Cleaner | None = None  # whose cleaned files each checkpoint deletes (the environment sets it)
+        self.environment: object = None  # what the hooks are given as ``run.env`` (the environment sets it)
         self.last_checkpoint_id = 0
         self.last_ckpt_start: LSN = NULL_LSN
         self.last_first_active: LSN = NULL_LSN
@@ -396,8 +410,8 @@ class Checkpointer:
 
     def start(self, invoker: str = "api", minimize_recovery_time: bool = False) -> CheckpointRun:
         """Begin a checkpoint to advance step by step (one at a time)."""
-        with self.env.latch:
-            self.env.check_usable()
+        with self.core.latch:
+            self.core.check_usable()
             if self.current is not None:
                 raise UserError(f"checkpoint {self.current.result.checkpoint_id} is still running")
             self.current = CheckpointRun(self, invoker, minimize_recovery_time)
@@ -406,15 +420,20 @@ class Checkpointer:
     def run(self, invoker: str = "api", minimize_recovery_time: bool = False) -> CheckpointResult:
         return self.start(invoker, minimize_recovery_time).finish()
 
+    def continue_after(self, checkpoint_id: int, ckpt_start: LSN, ckpt_end: LSN) -> None:
+        """Recovery found the last checkpoint: the next one takes the next id."""
+        self.last_checkpoint_id = checkpoint_id
+        self.last_ckpt_start, self.last_ckpt_end = ckpt_start, ckpt_end
+
     def bytes_since_last_end(self) -> int:
         """Log bytes written since the last CkptEnd. As in JE, the interval counts from the end of
         the last checkpoint, so a checkpoint that writes more than the interval (many dirty nodes,
         a summary per log file) does not set off the next one at once."""
-        return self.env.log.stats["nBytes"] - self.bytes_at_last_end
+        return self.core.log.stats["nBytes"] - self.bytes_at_last_end
 
     def maybe_checkpoint(self) -> CheckpointResult | None:
         """The daemon's check, made after each operation: a checkpoint by log growth."""
-        interval = self.env.config.checkpoint_bytes_interval
+        interval = self.core.config.checkpoint_bytes_interval
         if interval is None or self.current is not None or self.bytes_since_last_end() < interval:
             return None
         return self.run("bytes interval")

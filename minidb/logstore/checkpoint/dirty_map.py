@@ -47,19 +47,19 @@ at the same instant, they interleave between steps.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, Provisional
-from minidb.logstore.tree.in_node import node_label
+from minidb.logstore.logdef import MAPPING_DB_ID
+from minidb.logstore.tree.in_node import IN, node_label
 
 if TYPE_CHECKING:
-    from minidb.logstore.database import DatabaseImpl
-    from minidb.logstore.env import Environment
-    from minidb.logstore.tree.in_node import IN
+    from collections.abc import Callable, Iterator
 
-MAPPING_DB_ID = 0
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.tree.tree import DatabaseImpl
+
 MAPPING_RANK = 1  # the mapping tree's levels come after every other database's (JE: 0x20000 + level)
 
 
@@ -124,8 +124,14 @@ class DirtyMapSnapshot:
 
 
 class DirtyINMap:
-    def __init__(self, env: "Environment"):
-        self.env = env
+    """The checkpoint's dirty map. Given by the environment: ``database_of(db_id)`` and
+    ``resident_nodes()``, the cache's INList (the INs step 4 examines)."""
+
+    def __init__(self, core: EnvCore, database_of: Callable[[int], DatabaseImpl],
+                 resident_nodes: Callable[[], list[IN]]):
+        self.core = core
+        self.database_of = database_of
+        self.resident_nodes = resident_nodes
         self.state = CkptState.NONE
         self.flush_all = False
         self.flush_done = False
@@ -155,12 +161,12 @@ class DirtyINMap:
     def level_key(db_id: int, level: int) -> tuple[int, int]:
         return (MAPPING_RANK if db_id == MAPPING_DB_ID else 0, level)
 
-    def _reference(self, node: "IN") -> CheckpointReference:
-        db = self.env.db_by_id(node.db_id)
+    def _reference(self, node: IN) -> CheckpointReference:
+        db = self.database_of(node.db_id)
         return CheckpointReference(node.db_id, node.node_id, node.level, db.root is node, node.is_bin,
                                    node.id_key, node.last_logged_lsn)
 
-    def add_in(self, node: "IN", update_flush_levels: bool) -> bool:
+    def add_in(self, node: IN, update_flush_levels: bool) -> bool:
         """Add ``node`` to the map (JE's ``addIN``); False if it was there already."""
         ref = self._reference(node)
         level_map = self._levels.setdefault(self.level_key(ref.db_id, ref.level), {})
@@ -173,17 +179,17 @@ class DirtyINMap:
 
     def _update_flush_levels(self, ref: CheckpointReference) -> None:
         flush_all = self.flush_all or ref.db_id == MAPPING_DB_ID
-        root_level = self.env.db_by_id(ref.db_id).tree.root_node().level if flush_all else ref.level
+        root_level = self.database_of(ref.db_id).tree.root_node().level if flush_all else ref.level
         level = flush_level_of(ref.level, ref.is_bin, ref.is_root, root_level, flush_all)
         if level > self.highest_flush_levels.get(ref.db_id, 0):
             self.highest_flush_levels[ref.db_id] = level
 
-    def select_for_checkpoint(self, node: "IN") -> None:
+    def select_for_checkpoint(self, node: IN) -> None:
         """Add ``node`` as a dirty IN found while the map is built (only then)."""
         if self.state is CkptState.DIRTY_MAP_INCOMPLETE:
             self.add_in(node, update_flush_levels=True)
 
-    def select_dirty_ins_for_checkpoint(self) -> Iterator["IN"]:
+    def select_dirty_ins_for_checkpoint(self) -> Iterator[IN]:
         """Step 4: examine every resident IN; add the dirty ones. Yields each IN examined.
 
         Between two INs, the environment may run other operations (and
@@ -191,7 +197,7 @@ class DirtyINMap:
         evicted in the meantime.
         """
         assert self.state is CkptState.DIRTY_MAP_INCOMPLETE
-        for node in sorted(self.env.evictor.resident_nodes(), key=lambda n: n.node_id):
+        for node in sorted(self.resident_nodes(), key=lambda n: n.node_id):
             if not node.resident:
                 continue
             if node.dirty:
@@ -199,7 +205,7 @@ class DirtyINMap:
             yield node
 
     # -- coordination ---------------------------------------------------------------------
-    def coordinate_eviction_with_checkpoint(self, db_id: int, target_level: int, parent: "IN | None") -> Provisional:
+    def coordinate_eviction_with_checkpoint(self, db_id: int, target_level: int, parent: IN | None) -> Provisional:
         """How eviction must log an IN of ``target_level`` (``parent`` None: the root). The JE documentation's rules."""
         if self.state is CkptState.NONE:
             return Provisional.NO
@@ -210,7 +216,7 @@ class DirtyINMap:
             return Provisional.NO if highest is None or target_level >= highest else Provisional.YES
         return Provisional.NO if parent is None else Provisional.YES
 
-    def coordinate_split_with_checkpoint(self, db: "DatabaseImpl", splits: list[tuple["IN", "IN"]]) -> None:
+    def coordinate_split_with_checkpoint(self, db: DatabaseImpl, splits: list[tuple[IN, IN]]) -> None:
         """A split logged ``splits`` (left, right) pairs, bottom up, with Provisional.YES."""
         if self.state is CkptState.NONE or self.flush_done:
             return
@@ -230,10 +236,10 @@ class DirtyINMap:
                 for half in (left, right):
                     if half.parent is not None:
                         self.add_in(half.parent, update_flush_levels=False)
-                self.env.trace.emit("split of %s at the max flush level of %s: max flush level raised to %d",
+                self.core.trace.emit("split of %s at the max flush level of %s: max flush level raised to %d",
                                     left.describe(), db.name, highest)
 
-    def note_map_ln_logged(self, mapping: "DatabaseImpl", key: bytes) -> None:
+    def note_map_ln_logged(self, mapping: DatabaseImpl, key: bytes) -> None:
         """A checkpoint logged a root, hence a MapLN: its mapping-tree BIN must be flushed too."""
         if self.state is CkptState.NONE or self.flush_done:
             return

@@ -58,7 +58,6 @@ Locking: every method runs under the environment latch (its callers take it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -68,15 +67,21 @@ from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.logstore.cleaner.protect import FileProtector
 from minidb.logstore.cleaner.selector import Selection, select_file
-from minidb.logstore.cleaner.utilization import file_key
-from minidb.logstore.logdef import ERASABLE_TYPES, IN_TYPES, LN, LN_TYPES, USER_LN_TYPES
-from minidb.logstore.mapping_tree import KIND_KEY, MAPPING_DB_ID
+from minidb.logstore.cleaner.utilization import UtilizationTracker, file_key
+from minidb.logstore.logdef import ERASABLE_TYPES, IN_TYPES, KIND_KEY, LN, LN_TYPES, MAPPING_DB_ID, USER_LN_TYPES
 from minidb.logstore.tree.ln import record_of
 from minidb.stats import Stats
 
 if TYPE_CHECKING:
-    from minidb.logstore.database import DatabaseImpl
-    from minidb.logstore.env import Environment
+    from collections.abc import Callable
+
+    from minidb.logstore.checkpoint.checkpointer import Checkpointer
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.mapping_tree import DbTree
+    from minidb.logstore.records import RecordOps
+    from minidb.logstore.tree.tree import DatabaseImpl
+    from minidb.logstore.txn.locks import LockTable
+    from minidb.logstore.txn.txn import TxnManager
 
 CLEANER_STATS = ["nCleanerRuns", "nCleanerEntriesRead", "nLNsObsolete", "nLNsDead", "nLNsLocked", "nLNsMigrated", "nLNsMarked",
                  "nINsObsolete", "nINsDead", "nINsMigrated", "nCleanerDeletions"]
@@ -139,8 +144,15 @@ VERDICT = impl.register("11a_live_or_obsolete", "entry_verdict", entry_verdict, 
 
 
 class Cleaner:
-    def __init__(self, env: "Environment"):
-        self.env = env
+    def __init__(self, core: EnvCore, utilization: UtilizationTracker, locks: LockTable, records: RecordOps,
+                 db_tree: DbTree, txn_manager: TxnManager, checkpointer: "Checkpointer"):
+        self.core = core
+        self.utilization = utilization
+        self.locks = locks
+        self.records = records
+        self.db_tree = db_tree
+        self.txn_manager = txn_manager
+        self.checkpointer = checkpointer
         self.protector = FileProtector()
         self.stats = Stats("cleaner", CLEANER_STATS)
         self.cleaned: set[int] = set()  # cleaned, waiting for a checkpoint's step 9
@@ -151,23 +163,23 @@ class Cleaner:
     # -- choosing ----------------------------------------------------------------------
     def recovery_horizon(self) -> LSN:
         """Recovery may read entries from here on: the last CkptStart, firstActiveLSN, active txns."""
-        env = self.env
-        marks = [env.checkpointer.last_ckpt_start, env.checkpointer.last_first_active,
-                 env.txn_manager.first_active_lsn()]
+        core = self.core
+        marks = [self.checkpointer.last_ckpt_start, self.checkpointer.last_first_active,
+                 self.txn_manager.first_active_lsn()]
         marks = [m for m in marks if not m.is_null]
-        return min(marks) if marks else env.log.end_lsn
+        return min(marks) if marks else core.log.end_lsn
 
     def protected_files(self) -> set[int]:
         """The log's files someone protects now (what the data eraser must leave alone)."""
-        return {n for n in range(self.env.log.head, self.env.log.end_lsn.file + 1) if self.protector.is_protected(n)}
+        return {n for n in range(self.core.log.head, self.core.log.end_lsn.file + 1) if self.protector.is_protected(n)}
 
     def is_candidate(self, number: int) -> bool:
-        return (number < self.recovery_horizon().file and number >= self.env.log.head
+        return (number < self.recovery_horizon().file and number >= self.core.log.head
                 and number not in self.cleaned and not self.protector.is_protected(number))
 
     def select(self) -> Selection:
-        config = self.env.config
-        report = [s for s in self.env.utilization.report() if s.file_number not in self.cleaned]
+        config = self.core.config
+        report = [s for s in self.utilization.report() if s.file_number not in self.cleaned]
         self.last_selection = select_file(report, self.is_candidate, config.cleaner_min_utilization,
                                           config.cleaner_min_file_utilization)
         return self.last_selection
@@ -186,11 +198,11 @@ class Cleaner:
 
     # -- cleaning one file -------------------------------------------------------------
     def clean_file(self, number: int) -> FileCleaning:
-        env = self.env
+        core = self.core
         result = FileCleaning(number)
-        end = env.log.end_lsn
+        end = core.log.end_lsn
         stop = LSN(number + 1, 0) if number < end.file else end
-        for entry in list(env.log.scan(LSN(number, 0), stop)):
+        for entry in list(core.log.scan(LSN(number, 0), stop)):
             if entry.lsn.file != number:
                 break
             self.stats.add("nCleanerEntriesRead")
@@ -199,7 +211,7 @@ class Cleaner:
                 return result
         self.cleaned.add(number)
         self.stats.add("nCleanerRuns")
-        env.trace.emit("cleaner: cleaned %s: %d live, %d obsolete", file_name(number), len(result.live),
+        core.trace.emit("cleaner: cleaned %s: %d live, %d obsolete", file_name(number), len(result.live),
                        len(result.obsolete))
         return result
 
@@ -208,24 +220,24 @@ class Cleaner:
 
         An erased entry the data eraser cannot have made (a Commit, a MapLN...) is damage: it may be
         a live record's only copy, so the file is not cleaned and nothing is deleted."""
-        env, name = self.env, entry.type_name
+        core, name = self.core, entry.type_name
         if entry.header.erased and entry.erased_type_name not in ERASABLE_TYPES:
             lsn = entry.lsn
             raise LogCorruptionError(file_name(lsn.file), lsn.offset,
                                      f"erased entry at {lsn} was a {entry.erased_type_name} entry: the "
                                      "data eraser erases only records' LNs and INs; the file was not cleaned")
         kind = LN_KIND if name in LN_TYPES else IN_KIND if name in IN_TYPES else OTHER_KIND
-        counted = env.utilization.is_obsolete(entry.lsn)
+        counted = self.utilization.is_obsolete(entry.lsn)
         db, current, known_deleted, node, bin_node, index = None, None, False, None, None, None
         if kind == IN_KIND and not counted:
-            db = env.db_tree.get_by_id(entry.values["db_id"])
+            db = self.db_tree.get_by_id(entry.values["db_id"])
             if db is not None:
                 node = self._current_node(db, entry)
                 current = entry.lsn if node is not None else None
         elif kind == LN_KIND and not counted:
             db, key = self._record_of(entry)
             if db is not None:
-                owner = env.locks.owner(db.id, key)
+                owner = self.locks.owner(db.id, key)
                 if owner is not None:
                     self.stats.add("nLNsLocked")
                     result.reason = f"record {key!r} of {db.name} at {entry.lsn} is locked by txn {owner}"
@@ -244,7 +256,7 @@ class Cleaner:
             if verdict == DEAD and kind == LN_KIND and current == entry.lsn and not bin_node.known_deleted[index]:
                 bin_node.remove_slot(index)  # a summary of a deleted file: the record goes (logged with its BIN)
                 bin_node.dirty = True
-                env.utilization.count_obsolete(entry.lsn)
+                self.utilization.count_obsolete(entry.lsn)
             return True
         result.live.append(entry.lsn)
         if kind == IN_KIND:
@@ -252,7 +264,7 @@ class Cleaner:
             result.dirtied.append(node.describe())
             self.stats.add("nINsMigrated")
             return True
-        if env.config.cleaner_lazy_migration and entry.type_name in USER_LN_TYPES:
+        if core.config.cleaner_lazy_migration and entry.type_name in USER_LN_TYPES:
             self.marked[(db.id, key)] = entry.lsn
             bin_node.dirty = True  # logged by the next checkpoint at the latest, with the LN before it
             self.stats.add("nLNsMarked")
@@ -273,7 +285,7 @@ class Cleaner:
 
     def _record_of(self, entry: LogEntry) -> tuple["DatabaseImpl | None", bytes]:
         """The database and key of the record an LN entry is a version of."""
-        values, db_tree = entry.values, self.env.db_tree
+        values, db_tree = entry.values, self.db_tree
         if entry.type_name in USER_LN_TYPES:
             return db_tree.get_by_id(values["db_id"]), values["key"]
         if entry.type_name == "FileSummaryLN":
@@ -282,32 +294,32 @@ class Cleaner:
         return db_tree.mapping, key
 
     def _summary_of_deleted_file(self, entry: LogEntry) -> bool:
-        return entry.type_name == "FileSummaryLN" and entry.values["file_number"] < self.env.log.head
+        return entry.type_name == "FileSummaryLN" and entry.values["file_number"] < self.core.log.head
 
     def _migrate(self, db: "DatabaseImpl", bin_node, index: int, entry: LogEntry) -> LSN:
         """Log the live LN ``entry`` again and point its slot there."""
-        env = self.env
+        core = self.core
         if entry.type_name not in USER_LN_TYPES:  # MapLN, FileSummaryLN: an internal record, logged as it is
-            return env.records.write_internal(db, bin_node.keys[index], entry.entry_type, dict(entry.values))
+            return self.records.write_internal(db, bin_node.keys[index], entry.entry_type, dict(entry.values))
         values = {"db_id": db.id, "key": bin_node.keys[index], "prev_lsn": entry.lsn, "data": record_of(entry)}
-        lsn = env.log_entry(LN, values)
+        lsn = core.log_entry(LN, values)
         bin_node.update_slot(index, lsn, False, values["data"])
         bin_node.dirty = True
-        env.utilization.count_obsolete(entry.lsn)
+        self.utilization.count_obsolete(entry.lsn)
         return lsn
 
     def migrate_marked(self, bin_node) -> list[LSN]:
         """Before ``bin_node`` is logged: log its marked LNs (lazy migration); their new LSNs."""
         if not self.marked:
             return []
-        env, db_id, done = self.env, bin_node.db_id, []
+        core, db_id, done = self.core, bin_node.db_id, []
         for (mark_db, key), lsn in list(self.marked.items()):
             if mark_db != db_id or key < bin_node.id_key or (bin_node.high_key is not None and key >= bin_node.high_key):
                 continue
             index, exact = bin_node.find(key)
-            locked = env.locks.owner(db_id, key) is not None
+            locked = self.locks.owner(db_id, key) is not None
             if exact and bin_node.lsns[index] == lsn and not locked:
-                done.append(self._migrate(env.db_by_id(db_id), bin_node, index, env.log.read(lsn)))
+                done.append(self._migrate(self.db_tree.require_id(db_id), bin_node, index, core.log.read(lsn)))
                 self.stats.add("nLNsMigrated")
             elif locked:
                 continue  # a transaction holds the record: its abort may put the marked version back
@@ -324,25 +336,25 @@ class Cleaner:
 
     def delete_files(self, files: list[int]) -> list[int]:
         """Checkpoint step 9: delete what may go of ``files`` (a prefix of the log, nothing protected)."""
-        env = self.env
+        core = self.core
         self.reserved |= self.cleaned.intersection(files)  # no tree of a later recovery points into them
         pending = self.files_with_marks()  # lazily migrated LNs not logged yet
         ready = {n for n in files if n in self.cleaned and not self.protector.is_protected(n) and n not in pending}
-        head = env.log.head
+        head = core.log.head
         while head in ready:
             head += 1
-        if head == env.log.head:
+        if head == core.log.head:
             return []
         if not self.protector.before_deleting(head - 1):
-            env.trace.emit("cleaner: a deletion listener keeps files up to %s", file_name(head - 1))
+            core.trace.emit("cleaner: a deletion listener keeps files up to %s", file_name(head - 1))
             return []
-        first = env.log.head
-        env.log.remove_head_files(head)
+        first = core.log.head
+        core.log.remove_head_files(head)
         deleted = list(range(first, head))
         for number in deleted:
             self.cleaned.discard(number)
             self.reserved.discard(number)
-            env.utilization.forget_file(number)
+            self.utilization.forget_file(number)
             self.stats.add("nCleanerDeletions")
         return deleted
 
@@ -350,7 +362,7 @@ class Cleaner:
     def reserved_files(self) -> set[int]:
         """Reserved files (JE's term) that may be deleted now: cleaned, kept at a checkpoint's step 9,
         and by now a prefix of the log that nobody protects (the data eraser deletes them instead of erasing)."""
-        ready, number = set(), self.env.log.head
+        ready, number = set(), self.core.log.head
         while number in self.reserved and not self.protector.is_protected(number):
             ready.add(number)
             number += 1
@@ -359,9 +371,9 @@ class Cleaner:
     def delete_reserved(self, number: int) -> bool:
         """Delete the reserved files up to ``number`` through step 9's path (the deletion listeners first,
         so the VLSN index is truncated); whether ``number`` is gone."""
-        with self.env.latch:
+        with self.core.latch:
             self.delete_files(sorted(n for n in self.reserved_files() if n <= number))
-            return number < self.env.log.head
+            return number < self.core.log.head
 
 
 __all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS", "entry_verdict", "LN_KIND", "IN_KIND", "OTHER_KIND", "LIVE",

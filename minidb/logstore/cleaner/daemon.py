@@ -23,30 +23,32 @@ from typing import TYPE_CHECKING
 from minidb.errors import MinidbError
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from minidb.logstore.cleaner.cleaner import Cleaner
+    from minidb.logstore.core import EnvCore
 
 
 class CleanerThread:
-    def __init__(self, env: "Environment"):
-        self.env = env
+    def __init__(self, core: EnvCore, cleaner: Cleaner):
+        self.core = core
+        self.cleaner = cleaner
         self.wakeup = threading.Event()
         self.ran = threading.Event()
         self.stopping = False
         self.runs = 0
         self.error: MinidbError | None = None  # what stopped a run (the environment closed, a failed read)
         self.bytes_at_last_wakeup = 0
-        self.thread = threading.Thread(target=self._run, name=f"cleaner {env.where()}", daemon=True)
+        self.thread = threading.Thread(target=self._run, name=f"cleaner {core.where()}", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
 
     def wake(self) -> None:
-        self.bytes_at_last_wakeup = self.env.log.stats["nBytes"]
+        self.bytes_at_last_wakeup = self.core.log.stats["nBytes"]
         self.wakeup.set()
 
     def wake_if_due(self) -> None:
         """After an operation: wake the thread once enough was logged since the last wakeup."""
-        if self.env.log.stats["nBytes"] - self.bytes_at_last_wakeup >= self.env.config.cleaner_bytes_interval:
+        if self.core.log.stats["nBytes"] - self.bytes_at_last_wakeup >= self.core.config.cleaner_bytes_interval:
             self.wake()
 
     def stop(self) -> None:
@@ -62,10 +64,10 @@ class CleanerThread:
             if self.stopping:
                 return
             try:
-                with self.env.latch:
-                    if self.env.closed:
+                with self.core.latch:
+                    if self.core.closed:
                         return
-                    self.env.cleaner.clean()
+                    self.cleaner.clean()
             except MinidbError as e:
                 self.error = e
                 return

@@ -32,24 +32,23 @@ Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
 
 A wrong obsolete count is the dangerous kind of error: a cleaner trusting it
 deletes a file that still holds a live node. :func:`live_but_obsolete`
-(:mod:`minidb.logstore.verify`) checks for exactly that.
+(:mod:`minidb.logstore.tools.verify`) checks for exactly that.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from minidb.log import LSN
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
-from minidb.logstore.logdef import FILE_SUMMARY_LN, NODE_TYPES
+from minidb.logstore.logdef import NODE_TYPES
 from minidb.stats import Stats
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from collections.abc import Callable, Iterable
 
+    from minidb.log import LSN, LogManager
 
 
 def file_key(file_number: int) -> bytes:
@@ -104,8 +103,12 @@ class FileSummary:
 
 
 class UtilizationTracker:
-    def __init__(self, env: "Environment"):
-        self.env = env
+    """The counts of every log file. ``write_summary(key, values)`` logs one FileSummaryLN (the
+    environment gives it: a record of its internal ``_utilization`` database)."""
+
+    def __init__(self, log: LogManager, write_summary: Callable[[bytes, dict], LSN]):
+        self.log = log
+        self.write_summary = write_summary
         self.files: dict[int, FileSummary] = {}
         self.sizes: dict[LSN, int] = {}  # sizes of node entries logged since the environment opened
         self.dirty: set[int] = set()  # files whose counts changed since their last FileSummaryLN
@@ -155,7 +158,7 @@ class UtilizationTracker:
 
     def count_obsolete(self, lsn: LSN, size: int | None = None) -> None:
         """The node version at ``lsn`` is obsolete (counting it again changes nothing)."""
-        if lsn.is_null or lsn.file < self.env.log.head:  # a deleted file: nothing to count any more
+        if lsn.is_null or lsn.file < self.log.head:  # a deleted file: nothing to count any more
             return
         summary = self.summary(lsn.file)
         if lsn.offset in summary.obsolete:
@@ -163,7 +166,7 @@ class UtilizationTracker:
         if size is None:
             size = self.sizes.get(lsn)
         if size is None:
-            size = self.env.log.read(lsn).size
+            size = self.log.read(lsn).size
         summary.obsolete[lsn.offset] = size
         self.dirty.add(lsn.file)
         self.stats.add_held("nObsoleteCounted")
@@ -180,14 +183,12 @@ class UtilizationTracker:
     # -- checkpoint step 7 ------------------------------------------------------------------
     def flush(self, files: list[int] | None = None) -> list[tuple[int, LSN]]:
         """Log a FileSummaryLN for each changed file (or the given ones); return (file, LSN) pairs."""
-        env = self.env
         written = []
         targets = sorted(self.dirty) if files is None else sorted(files)
-        db = env.db_tree.utilization
         for number in targets:
             summary = self.summary(number)
             self.dirty.discard(number)
-            lsn = env.records.write_internal(db, file_key(number), FILE_SUMMARY_LN, summary.values())
+            lsn = self.write_summary(file_key(number), summary.values())
             written.append((number, lsn))
             self.stats.add("nFileSummaryLNs")
         return written
@@ -224,7 +225,7 @@ class UtilizationTracker:
         counted_obsolete = {n: dict(s.obsolete) for n, s in self.files.items()}
         self.files.clear()
         summary_lsn: dict[int, LSN] = {}
-        head = self.env.log.head
+        head = self.log.head
         for values, lsn in summaries:
             if values["file_number"] < head:  # a file the cleaner deleted
                 continue

@@ -8,14 +8,15 @@ below when recovery is over (``env.recovery_info``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, NULL_LSN
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from collections.abc import Callable
+
+    from minidb.stats import Trace
 
 
 @dataclass
@@ -62,9 +63,8 @@ class RecoveryInfo:
 class Phases:
     """Recovery's phases as they happen: begun, said, done (the listener told)."""
 
-    def __init__(self, env: "Environment", info: RecoveryInfo,
-                 listener: Callable[[str, "Environment"], None] | None = None):
-        self.env, self.info, self.listener = env, info, listener
+    def __init__(self, trace: Trace, info: RecoveryInfo, listener: Callable[[str], None] | None = None):
+        self.trace, self.info, self.listener = trace, info, listener
 
     def begin(self, name: str) -> RecoveryPhase:
         phase = RecoveryPhase(name)
@@ -74,11 +74,11 @@ class Phases:
     def say(self, phase: RecoveryPhase, message: str, *args: object) -> None:
         line = message % args if args else message
         phase.lines.append(line)
-        self.env.trace.emit("recovery: %s: %s", phase.name, line)
+        self.trace.emit("recovery: %s: %s", phase.name, line)
 
     def done(self, phase: RecoveryPhase) -> None:
         if self.listener is not None:
-            self.listener(phase.name, self.env)
+            self.listener(phase.name)
 
 
 __all__ = ["RecoveryInfo", "RecoveryPhase", "Phases"]

@@ -47,7 +47,6 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from minidb import impl
@@ -63,19 +62,21 @@ from minidb.logstore.tree.cursor import Cursor
 from minidb.logstore.tree.ln import record_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from minidb.io import Disk
-    from minidb.logstore.env import Environment
+    from minidb.logstore.recovery.parts import Parts
 
 
 class RecoveryManager:
     """One recovery of one environment (see the module documentation)."""
 
-    def __init__(self, env: "Environment", phase_listener: Callable[[str, "Environment"], None] | None = None):
-        self.env = env
+    def __init__(self, parts: Parts, phase_listener: Callable[[str], None] | None = None):
+        self.parts = parts
         self.info = RecoveryInfo()
-        self.phases = Phases(env, self.info, phase_listener)
+        self.phases = Phases(parts.core.trace, self.info, phase_listener)
         self.read = LogRead()
-        self.ins = INReplay(env, self.info, lambda *line: None)
+        self.ins = INReplay(parts, self.info, lambda *line: None)
 
     @staticmethod
     def open_log(disk: "Disk", **options) -> LogManager:
@@ -91,15 +92,15 @@ class RecoveryManager:
         self._redo_and_undo_lns()
         self.recover_utilization()
         self.finish_with_a_checkpoint()
-        self.env.trace.emit("%s", self.info.summary())
+        self.parts.core.trace.emit("%s", self.info.summary())
         return self.info
 
     # -- passes 1 and 2 -------------------------------------------------------------------
     def find_last_checkpoint(self) -> LogEntry | None:
         """The end of the log, then its last CkptEnd (None: there is none), whose values recovery takes."""
-        env, info, phases = self.env, self.info, self.phases
-        log = env.log
-        env.utilization.begin_recovery()
+        parts, info, phases = self.parts, self.info, self.phases
+        log = parts.core.log
+        parts.utilization.begin_recovery()
         info.end_of_log = log.end_lsn
         info.tail_cut = str(log.tail_cut) if log.tail_cut else None
         phase = phases.begin("find the end of the log")
@@ -116,12 +117,10 @@ class RecoveryManager:
             info.first_active_lsn = values["first_active_lsn"]
             info.checkpoint_id = values["checkpoint_id"]
             info.scan_start = recovery_start(values)
-            env.last_node_id = max(env.last_node_id, values["last_node_id"])
-            env.db_tree.last_db_id = max(env.db_tree.last_db_id, values["last_db_id"])
-            env.txn_manager.last_txn_id = max(env.txn_manager.last_txn_id, values["last_txn_id"])
-            env.checkpointer.last_checkpoint_id = values["checkpoint_id"]
-            env.checkpointer.last_ckpt_start = info.last_ckpt_start
-            env.checkpointer.last_ckpt_end = info.last_ckpt_end
+            parts.core.note_node_id(values["last_node_id"])
+            parts.db_tree.note_db_id(values["last_db_id"])
+            parts.txn_manager.note_txn_id(values["last_txn_id"])
+            parts.checkpointer.continue_after(values["checkpoint_id"], info.last_ckpt_start, info.last_ckpt_end)
             phases.say(phase, "CkptEnd %d at %s: CkptStart %s, firstActiveLSN %s, mapping tree root %s",
                        info.checkpoint_id, ckpt_end.lsn, info.last_ckpt_start, info.first_active_lsn,
                        values["root_lsn"])
@@ -133,42 +132,42 @@ class RecoveryManager:
     def last_ckpt_end(self) -> LogEntry | None:
         """The last CkptEnd of the log, by its ``prev`` chain from the end (only headers are read on the
         way back: the forward read of pass 3 checks every entry walked past)."""
-        return self.env.log.reader.last_of_type(CKPT_END.code)
+        return self.parts.core.log.reader.last_of_type(CKPT_END.code)
 
     # -- pass 3 ---------------------------------------------------------------------------
     def read_the_log(self, ckpt_end: LogEntry | None, root_lsn: LSN) -> None:
-        env, info, phases = self.env, self.info, self.phases
+        parts, info, phases = self.parts, self.info, self.phases
         phase = phases.begin("read the log")
         entries = self.scan()
         self.check_and_sort(entries)
-        phases.say(phase, "%s", reading.refuse_the_other_kind(env, self.read, root_lsn))
+        phases.say(phase, "%s", reading.refuse_the_other_kind(parts, self.read, root_lsn))
         info.entries_read = len(entries)
         if ckpt_end is None and entries:
             info.last_ckpt_start = info.first_active_lsn = info.scan_start = entries[0].lsn
         phases.say(phase, "read %d entries from %s to %s", info.entries_read, info.scan_start, info.end_of_log)
-        for listener in env.hooks.recovery_listeners:
+        for listener in parts.core.hooks.recovery_listeners:
             for entry in entries_from(entries, info.last_ckpt_start):
                 listener(entry)
-        for done in env.hooks.recovery_read_done:
+        for done in parts.core.hooks.recovery_read_done:
             done()
         phases.done(phase)
 
     def scan(self) -> list[LogEntry]:
         """Every entry from where recovery starts to the end of the log, each checked as it is read."""
         start = self.info.scan_start
-        return list(self.env.log.scan(None if start.is_null else start))
+        return list(self.parts.core.log.scan(None if start.is_null else start))
 
     def check_and_sort(self, entries: list[LogEntry]) -> None:
         """Refuse what cannot be this environment's log, sort the entries by kind and learn the ids."""
-        reading.refuse_foreign_entries(self.env, entries)
+        reading.refuse_foreign_entries(self.parts, entries)
         reading.refuse_erased_entries(entries, self.info.scan_start)
         self.read = reading.sort_by_kind(entries)
-        reading.learn_ids(self.env, self.read)
+        reading.learn_ids(self.parts, self.read)
 
     # -- passes 4 and 5 ---------------------------------------------------------------------
     def recover_mapping_tree(self, root_lsn: LSN) -> None:
-        env, info, phases = self.env, self.info, self.phases
-        mapping = env.db_tree.mapping
+        parts, info, phases = self.parts, self.info, self.phases
+        mapping = parts.db_tree.mapping
         phase = phases.begin("mapping tree INs")
         self.ins.say = lambda *line: phases.say(phase, *line)
         mapping.root, mapping.root_lsn = None, root_lsn
@@ -187,21 +186,21 @@ class RecoveryManager:
         for entry in entries_from(self.read.map_lns, info.last_ckpt_start):
             if entry.header.invisible:
                 continue  # a database's creation that a syncup rolled back: the database never was
-            if redo_ln(env, info, mapping, entry.values["name"].encode("utf-8"), entry, record_of(entry)):
+            if redo_ln(parts, info, mapping, entry.values["name"].encode("utf-8"), entry, record_of(entry)):
                 info.map_lns_redone += 1
-            env.utilization.count_obsolete(entry.values["prev_lsn"])
-        env.db_tree.load_from_mapping_tree()
-        if env.db_tree.replicated is None and not env.read_only:
-            lsn = env.db_tree.record_kind(env.config.replicated)
+            parts.utilization.count_obsolete(entry.values["prev_lsn"])
+        parts.db_tree.load_from_mapping_tree()
+        if parts.db_tree.replicated is None and not parts.core.read_only:
+            lsn = parts.db_tree.record_kind(parts.core.config.replicated)
             phases.say(phase, "recorded the environment's kind (replicated: %s) in the mapping tree's own MapLN at %s",
-                       str(env.config.replicated).lower(), lsn)
-        for db in list(env.db_tree.by_id.values()):
+                       str(parts.core.config.replicated).lower(), lsn)
+        for db in list(parts.db_tree.by_id.values()):
             if db.id != MAPPING_DB_ID and db.root_lsn.is_null:
                 db.tree.create_empty()
-        if env.db_tree.get(UTILIZATION_DB_NAME) is None:
-            env.db_tree.create(UTILIZATION_DB_NAME, internal=True, db_id=UTILIZATION_DB_ID)
+        if parts.db_tree.get(UTILIZATION_DB_NAME) is None:
+            parts.db_tree.create(UTILIZATION_DB_NAME, internal=True, db_id=UTILIZATION_DB_ID)
         phases.say(phase, "redid %d MapLNs; databases: %s", info.map_lns_redone,
-                   ", ".join(f"{n} (root {env.db_tree.get(n).root_lsn})" for n in env.db_tree.names(internal=True)))
+                   ", ".join(f"{n} (root {parts.db_tree.get(n).root_lsn})" for n in parts.db_tree.names(internal=True)))
         phases.done(phase)
 
     def replay_ins(self) -> None:
@@ -221,9 +220,9 @@ class RecoveryManager:
 
     # -- passes 6 and 7 ---------------------------------------------------------------------
     def _redo_and_undo_lns(self) -> None:
-        env, info, phases = self.env, self.info, self.phases
+        parts, info, phases = self.parts, self.info, self.phases
         phase = phases.begin("transactions")
-        txn_lns = find_losers(env, info, self.read.lns, self.read.commits)
+        txn_lns = find_losers(parts, info, self.read.lns, self.read.commits)
         phases.say(phase, "committed: %s; losers (aborted or active at the crash): %s",
                    sorted(info.committed & set(txn_lns)) or "none", sorted(info.losers) or "none")
         phases.done(phase)
@@ -234,19 +233,19 @@ class RecoveryManager:
         phases.done(phase)
 
         phase = phases.begin("undo losers")
-        undo_losers(env, info, txn_lns)
+        undo_losers(parts, info, txn_lns)
         phases.say(phase, "undid %d LNs of %d losers", info.lns_undone, len(info.losers))
         phases.done(phase)
 
     def redo_lns(self) -> None:
-        redo_lns(self.env, self.info, self.read.lns)
+        redo_lns(self.parts, self.info, self.read.lns)
 
     # -- passes 8 and 9 ---------------------------------------------------------------------
     def recover_utilization(self) -> None:
-        env, phases = self.env, self.phases
+        parts, phases = self.parts, self.phases
         phase = phases.begin("utilization")
         summaries = []
-        cursor = Cursor(env, env.db_tree.utilization, None)
+        cursor = Cursor(parts.core, parts.records, parts.locks, parts.db_tree.utilization, None)
         item = cursor.seek(b"")
         while item is not None:
             summaries.append((item[1], cursor.lsn()))
@@ -255,21 +254,21 @@ class RecoveryManager:
         phases.say(phase, "counted the obsolete versions named by %d of %d non-provisional INs (those the tree uses)",
                    counted, self.ins.named)
         self.count_entries_read(summaries)
-        phases.say(phase, "%d files: %s", len(env.utilization.files),
-                   "; ".join(str(s) for s in env.utilization.report()))
+        phases.say(phase, "%d files: %s", len(parts.utilization.files),
+                   "; ".join(str(s) for s in parts.utilization.report()))
         phases.done(phase)
 
     def count_entries_read(self, summaries: list[tuple[dict, LSN]]) -> None:
         """Each file's summary, plus the entries read after it, each counted as an appended entry is."""
-        self.env.utilization.finish_recovery(summaries, [(e.lsn, e.size, e.type_name) for e in self.read.entries])
+        self.parts.utilization.finish_recovery(summaries, [(e.lsn, e.size, e.type_name) for e in self.read.entries])
 
     def finish_with_a_checkpoint(self) -> None:
-        env, phases = self.env, self.phases
+        parts, phases = self.parts, self.phases
         phase = phases.begin("checkpoint")
-        if env.read_only:
+        if parts.core.read_only:
             phases.say(phase, "read-only: no checkpoint (recovery wrote nothing)")
         else:
-            result = env.checkpointer.run("recovery")
+            result = parts.checkpointer.run("recovery")
             phases.say(phase, "recovery's checkpoint: CkptStart %s, CkptEnd %s", result.ckpt_start_lsn,
                        result.ckpt_end_lsn)
         phases.done(phase)

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from minidb.errors import LogCorruptionError, UserError
-from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.log.types import OWNER_CODES
 from minidb.logstore.errors import EnvironmentKindError
@@ -39,7 +38,8 @@ from minidb.logstore.logdef import BIN_ENTRY, COMMIT, DEL_LN, DEL_LN_TX, FILE_SU
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, logged_kind
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from minidb.log import LSN, LogEntry
+    from minidb.logstore.recovery.parts import Parts
 
 
 NODE_CODES = frozenset({IN_ENTRY.code, BIN_ENTRY.code})
@@ -99,30 +99,30 @@ def sort_by_kind(entries: list[LogEntry]) -> LogRead:
     return read
 
 
-def learn_ids(env: "Environment", read: LogRead) -> None:
+def learn_ids(parts: Parts, read: LogRead) -> None:
     """Node, database and transaction ids continue after the largest the log holds; node sizes are noted.
 
     A node's id is read from the head of its item (:func:`node_head`): the slots of a BIN are decoded
     only if it is replayed."""
     for entry in read.nodes:
-        env.last_node_id = max(env.last_node_id, node_head(entry)[1])
+        parts.core.note_node_id(node_head(entry)[1])
     for entry in read.map_lns:
-        env.db_tree.last_db_id = max(env.db_tree.last_db_id, entry.values["db_id"])
-    manager = env.txn_manager
+        parts.db_tree.note_db_id(entry.values["db_id"])
+    manager = parts.txn_manager
     for entry in read.entries:
         txn_id = entry.txn_id
         if txn_id is not None:
-            manager.last_txn_id = max(manager.last_txn_id, abs(txn_id))  # internal transactions: < 0
+            manager.note_txn_id(txn_id)
         if entry.header.type_code in SIZED_CODES:
-            env.utilization.note_sizes([(entry.lsn, entry.size)])
+            parts.utilization.note_sizes([(entry.lsn, entry.size)])
 
 
-def refuse_foreign_entries(env: "Environment", entries: list[LogEntry]) -> None:
+def refuse_foreign_entries(parts: Parts, entries: list[LogEntry]) -> None:
     """Another engine's log (a page store's, a generated one) is not an environment: change nothing."""
     for entry in entries:
         owner = FOREIGN_CODES.get(entry.header.type_code)
         if owner is not None:
-            raise UserError(f"{env.where()} is not a log store environment: its log holds a "
+            raise UserError(f"{parts.core.where()} is not a log store environment: its log holds a "
                             f"{owner} entry ({entry.type_name} at {entry.lsn})")
 
 
@@ -141,35 +141,35 @@ def refuse_erased_entries(entries: list[LogEntry], scan_start: LSN) -> None:
 KIND = {True: "a replicated environment", False: "a plain (not replicated) environment"}
 
 
-def refuse_the_other_kind(env: "Environment", read: LogRead, root_lsn: LSN) -> str:
+def refuse_the_other_kind(parts: Parts, read: LogRead, root_lsn: LSN) -> str:
     """A replicated environment opened as a plain one, or the reverse: refuse, having written nothing.
 
     Returns the line recovery says about the environment's kind."""
-    replicated, evidence = recorded_kind(env, read, root_lsn)
+    replicated, evidence = recorded_kind(parts, read, root_lsn)
     if replicated is None:
         logged = any(e.header.type_code not in OWNER_CODES["log"] for e in read.entries)
         what = "an environment whose log does not tell its kind" if logged else "a new environment"
-        return f"{what}: it opens as {KIND[env.config.replicated]}"
-    if replicated != env.config.replicated:
+        return f"{what}: it opens as {KIND[parts.core.config.replicated]}"
+    if replicated != parts.core.config.replicated:
         use, not_use = (("ReplicatedEnvironment.open", "Environment.open") if replicated
                         else ("Environment.open", "ReplicatedEnvironment.open"))
-        raise EnvironmentKindError(f"{env.where()} is {KIND[replicated]} ({evidence}): open it with {use}, "
+        raise EnvironmentKindError(f"{parts.core.where()} is {KIND[replicated]} ({evidence}): open it with {use}, "
                                    f"not {not_use}; nothing was written")
     return f"{KIND[replicated]}: {evidence}"
 
 
-def recorded_kind(env: "Environment", read: LogRead, root_lsn: LSN) -> tuple[bool | None, str]:
+def recorded_kind(parts: Parts, read: LogRead, root_lsn: LSN) -> tuple[bool | None, str]:
     """Replicated or not, as the log tells it, and how it tells it (None: it does not)."""
     marker = None
     for entry in read.map_lns:  # newer than the checkpoint's mapping tree
         if entry.values["db_id"] == MAPPING_DB_ID:
             marker = entry
     if marker is None and not root_lsn.is_null:
-        marker = logged_kind(env.log, root_lsn)
+        marker = logged_kind(parts.core.log, root_lsn)
     if marker is not None:
         return marker.values["replicated"], f"the mapping tree's own MapLN at {marker.lsn} says so"
     # An environment from before the kind was recorded: what did it log?
-    for entry in env.log.scan():
+    for entry in parts.core.log.scan():
         if entry.vlsn is not None:
             return True, f"its log holds VLSNs: {entry.type_name} at {entry.lsn} has VLSN {entry.vlsn}"
         if entry.type_name == "MapLN" and not entry.values["internal"]:

@@ -32,21 +32,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minidb.log import LogEntry
 from minidb.logstore.cleaner.utilization import file_key
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
-from minidb.logstore.recovery.info import RecoveryInfo
 from minidb.logstore.recovery.reading import TXN_LN_CODES, entries_from
 from minidb.logstore.tree.ln import AbortInfo, is_deletion, record_of
 
 if TYPE_CHECKING:
-    from minidb.logstore.database import DatabaseImpl
-    from minidb.logstore.env import Environment
+    from minidb.log import LogEntry
+    from minidb.logstore.recovery.info import RecoveryInfo
+    from minidb.logstore.recovery.parts import Parts
+    from minidb.logstore.tree.tree import DatabaseImpl
 
 RECOVERY_LOCKER = 0  # transaction ids start at 1: the owner of the losers' locks is recovery itself
 
 
-def find_losers(env: "Environment", info: RecoveryInfo, lns: list[LogEntry],
+def find_losers(parts: Parts, info: RecoveryInfo, lns: list[LogEntry],
                 commits: list[LogEntry]) -> dict[int, list[LogEntry]]:
     """``info.committed`` and ``info.losers`` from the Commits and LNs after firstActiveLSN; the losers'
     records locked. Returns each transaction's LNs, in log order."""
@@ -60,13 +60,13 @@ def find_losers(env: "Environment", info: RecoveryInfo, lns: list[LogEntry],
     info.losers = set(txn_lns) - info.committed
     for txn_id in sorted(info.losers):
         for entry in txn_lns[txn_id]:
-            db = env.db_tree.get_by_id(entry.values["db_id"])
+            db = parts.db_tree.get_by_id(entry.values["db_id"])
             if db is not None:
-                env.locks.lock_write(db.id, db.name, entry.values["key"], RECOVERY_LOCKER)
+                parts.locks.lock_write(db.id, db.name, entry.values["key"], RECOVERY_LOCKER)
     return txn_lns
 
 
-def redo_ln(env: "Environment", info: RecoveryInfo, db: "DatabaseImpl", key: bytes, entry: LogEntry, record) -> bool:
+def redo_ln(parts: Parts, info: RecoveryInfo, db: "DatabaseImpl", key: bytes, entry: LogEntry, record) -> bool:
     """Put the LN in the tree if it is newer than the slot (JE's redo); True if it went in."""
     deleted = is_deletion(entry.type_name)
     bin_node = db.tree.search(key)
@@ -86,9 +86,9 @@ def redo_ln(env: "Environment", info: RecoveryInfo, db: "DatabaseImpl", key: byt
     return True
 
 
-def redo_lns(env: "Environment", info: RecoveryInfo, lns: list[LogEntry]) -> None:
+def redo_lns(parts: Parts, info: RecoveryInfo, lns: list[LogEntry]) -> None:
     """Redo, LN by LN in log order, from firstActiveLSN: committed, non-transactional, FileSummaryLNs."""
-    utilization_db = env.db_tree.get_by_id(UTILIZATION_DB_ID)
+    utilization_db = parts.db_tree.get_by_id(UTILIZATION_DB_ID)
     for entry in entries_from(lns, info.first_active_lsn):
         if entry.header.invisible:
             continue  # rolled back by a replication syncup: not part of the database any more
@@ -98,33 +98,33 @@ def redo_lns(env: "Environment", info: RecoveryInfo, lns: list[LogEntry]) -> Non
         if entry.type_name == "FileSummaryLN":
             db, key = utilization_db, file_key(values["file_number"])
         else:
-            db, key = env.db_tree.get_by_id(values["db_id"]), values["key"]
+            db, key = parts.db_tree.get_by_id(values["db_id"]), values["key"]
         if db is None:
             continue  # a database that is gone
-        if redo_ln(env, info, db, key, entry, record_of(entry)):
+        if redo_ln(parts, info, db, key, entry, record_of(entry)):
             info.lns_redone += 1
-        env.utilization.count_obsolete(values["prev_lsn"])
+        parts.utilization.count_obsolete(values["prev_lsn"])
         if is_deletion(entry.type_name):
-            env.utilization.count_obsolete(entry.lsn)
-        env.evictor.evict_to_budget()
+            parts.utilization.count_obsolete(entry.lsn)
+        parts.evictor.evict_to_budget()
 
 
-def undo_losers(env: "Environment", info: RecoveryInfo, txn_lns: dict[int, list[LogEntry]]) -> None:
+def undo_losers(parts: Parts, info: RecoveryInfo, txn_lns: dict[int, list[LogEntry]]) -> None:
     """The losers' LNs, newest first: a slot holding exactly that LSN goes back to the abort LSN; then
     the losers' locks are released."""
     for entry in sorted((e for txn_id in info.losers for e in txn_lns[txn_id]), key=lambda entry: entry.lsn, reverse=True):
         values = entry.values
-        db = env.db_tree.get_by_id(values["db_id"])
+        db = parts.db_tree.get_by_id(values["db_id"])
         if db is None:
             continue
         abort = AbortInfo(values["abort_lsn"], values["abort_known_deleted"])
-        if env.records.restore(db, values["key"], abort, only_if=entry.lsn):
+        if parts.records.restore(db, values["key"], abort, only_if=entry.lsn):
             info.lns_undone += 1
-        env.utilization.count_obsolete(entry.lsn)
+        parts.utilization.count_obsolete(entry.lsn)
         if values["prev_lsn"] != values["abort_lsn"]:
-            env.utilization.count_obsolete(values["prev_lsn"])
-        env.evictor.evict_to_budget()
-    env.locks.release_all(RECOVERY_LOCKER)
+            parts.utilization.count_obsolete(values["prev_lsn"])
+        parts.evictor.evict_to_budget()
+    parts.locks.release_all(RECOVERY_LOCKER)
 
 
 __all__ = ["RECOVERY_LOCKER", "find_losers", "redo_ln", "redo_lns", "undo_losers"]

@@ -22,28 +22,29 @@ splits or logs a node): an IN recovery could not place made nothing obsolete.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from minidb.log import LSN, LogEntry
 from minidb.logstore.checkpoint.provisional import is_provisional
-from minidb.logstore.recovery.info import RecoveryInfo
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from collections.abc import Callable
+
+    from minidb.log import LSN, LogEntry
+    from minidb.logstore.recovery.info import RecoveryInfo
+    from minidb.logstore.recovery.parts import Parts
 
 
 class INReplay:
     """Places logged INs in the trees (JE's ``RecoveryManager.replayOneIN``) and keeps what they made obsolete."""
 
-    def __init__(self, env: "Environment", info: RecoveryInfo, say: Callable[..., None]):
-        self.env, self.info, self.say = env, info, say
+    def __init__(self, parts: Parts, info: RecoveryInfo, say: Callable[..., None]):
+        self.parts, self.info, self.say = parts, info, say
         self.replayable: list[LogEntry] = []  # non-provisional INs naming obsolete versions
         self.counted: list[LogEntry] = []  # ... of which the recovered tree uses the version
         self.named = 0
 
     def replay(self, entry: LogEntry) -> None:
-        env, info = self.env, self.info
+        parts, info = self.parts, self.info
         if is_provisional(entry.lsn, entry.provisional, info.last_ckpt_end):
             info.ins_provisional += 1
             return  # its slots are never decoded
@@ -51,18 +52,18 @@ class INReplay:
         if values["obsolete"]:
             self.replayable.append(entry)
             self.named += 1
-        db = env.db_tree.get_by_id(values["db_id"])
+        db = parts.db_tree.get_by_id(values["db_id"])
         if db is None:
             info.ins_not_placed += 1
             return
         kind = entry.type_name
         if values["is_root"]:
             if db.root_lsn.is_null or entry.lsn > db.root_lsn:
-                self.env.evictor.forget_subtree(db.root)
+                self.parts.evictor.forget_subtree(db.root)
                 db.root, db.root_lsn = None, entry.lsn
                 info.ins_replayed += 1
                 self.say("%s %d at %s is the new root of %s", kind, values["node_id"], entry.lsn, db.name)
-                env.db_tree.modify_db_root(db)
+                parts.db_tree.modify_db_root(db)
             else:
                 info.ins_not_newer += 1
             return
@@ -72,7 +73,7 @@ class INReplay:
             info.ins_not_placed += 1
             return
         if entry.lsn > parent.lsns[index]:
-            self.env.evictor.forget_subtree(parent.targets[index])
+            self.parts.evictor.forget_subtree(parent.targets[index])
             parent.targets[index] = None
             parent.lsns[index] = entry.lsn
             parent.dirty = True
@@ -91,7 +92,7 @@ class INReplay:
 
     def version_in_tree(self, values: dict) -> LSN | None:
         """The LSN of the version of this IN that the recovered tree uses (None: the node is not in it)."""
-        db = self.env.db_tree.get_by_id(values["db_id"])
+        db = self.parts.db_tree.get_by_id(values["db_id"])
         if db is None:
             return None
         root = db.tree.root_node()
@@ -106,7 +107,7 @@ class INReplay:
         """Count the versions named by the INs the recovered tree uses; how many INs that was."""
         for entry in self.counted:
             for old in entry.values["obsolete"]:
-                self.env.utilization.count_obsolete(old["lsn"])
+                self.parts.utilization.count_obsolete(old["lsn"])
         return len(self.counted)
 
 

@@ -22,18 +22,23 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
-from minidb.logstore.database import as_bytes
+from minidb.errors import as_bytes
 
 if TYPE_CHECKING:
-    from minidb.logstore.database import DatabaseImpl
-    from minidb.logstore.env import Environment
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.records import RecordOps
     from minidb.logstore.tree.bin import BIN
+    from minidb.logstore.tree.tree import DatabaseImpl
+    from minidb.logstore.txn.locks import LockTable
     from minidb.logstore.txn.txn import Transaction
 
 
 class Cursor:
-    def __init__(self, env: "Environment", db: "DatabaseImpl", txn: "Transaction | None"):
-        self.env = env
+    def __init__(self, core: EnvCore, records: RecordOps, locks: LockTable, db: DatabaseImpl,
+                 txn: "Transaction | None"):
+        self.core = core
+        self.records = records
+        self.locks = locks
         self.db = db
         self.txn = txn
         self.key: bytes | None = None
@@ -44,11 +49,11 @@ class Cursor:
     def seek(self, key: bytes | str) -> tuple[bytes, bytes] | None:
         """Move to the first record with a key >= ``key``."""
         key = as_bytes(key, "key")
-        with self.env.latch:
-            self.env.check_usable()
+        with self.core.latch:
+            self.core.check_usable()
             bin_node = self.db.tree.search(key)
             item = self._scan_from(bin_node, bisect_left(bin_node.keys, key))
-            self.env.after_operation(read=True)
+            self.core.after_operation(read=True)
             return item
 
     def first(self) -> tuple[bytes, bytes] | None:
@@ -58,8 +63,8 @@ class Cursor:
         """Move to the next record; None at the end (or before any seek)."""
         if self.key is None:
             return None
-        with self.env.latch:
-            self.env.check_usable()
+        with self.core.latch:
+            self.core.check_usable()
             bin_node = self._bin
             if bin_node is not None and bin_node.resident and bin_node.version == self._version:
                 start = self._index + 1
@@ -67,20 +72,20 @@ class Cursor:
                 bin_node = self.db.tree.search(self.key)
                 start = bisect_right(bin_node.keys, self.key)
             item = self._scan_from(bin_node, start)
-            self.env.after_operation(read=True)
+            self.core.after_operation(read=True)
             return item
 
     def _scan_from(self, bin_node: "BIN", index: int) -> tuple[bytes, bytes] | None:
-        env, db = self.env, self.db
+        db = self.db
         txn_id = self.txn.id if self.txn else None
         while True:
             while index < bin_node.n_entries:
                 key = bin_node.keys[index]
-                env.locks.check(db.id, db.name, key, txn_id, "read")
+                self.locks.check(db.id, db.name, key, txn_id, "read")
                 if not bin_node.known_deleted[index]:
-                    data = env.records.record_at(bin_node, index)
+                    data = self.records.record_at(bin_node, index)
                     self.key, self._bin, self._index, self._version = key, bin_node, index, bin_node.version
-                    env.stats.add_held("nCursorSteps")
+                    self.core.stats.add_held("nCursorSteps")
                     return key, data
                 index += 1
             if bin_node.high_key is None:

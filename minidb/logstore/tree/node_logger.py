@@ -33,22 +33,38 @@ from typing import TYPE_CHECKING
 
 from minidb.log import LSN, Provisional
 from minidb.logstore.errors import TreeError
-from minidb.logstore.tree.in_node import IN
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from collections.abc import Callable
+
+    from minidb.logstore.cleaner.utilization import UtilizationTracker
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.tree.in_node import IN
+    from minidb.logstore.tree.tree import DatabaseImpl
+    from minidb.logstore.txn.locks import LockTable
 
 
 class NodeLogger:
-    def __init__(self, env: "Environment"):
-        self.env = env
+    """Logs INs and BINs. Given by the environment: ``database_of(db_id)``; ``migrate_marked(bin)``, the
+    cleaner's lazy migration of the BIN's marked LNs; ``root_logged(db)``, the mapping tree's record of a
+    database's new root (a MapLN)."""
+
+    def __init__(self, core: EnvCore, utilization: UtilizationTracker, locks: LockTable,
+                 database_of: Callable[[int], DatabaseImpl], migrate_marked: Callable[[IN], None],
+                 root_logged: Callable[[DatabaseImpl], None]):
+        self.core = core
+        self.utilization = utilization
+        self.locks = locks
+        self.database_of = database_of
+        self.migrate_marked = migrate_marked
+        self.root_logged = root_logged
 
     def log_in(self, node: IN, provisional: Provisional, *, reason: str) -> LSN:
-        env = self.env
-        db = env.db_by_id(node.db_id)
+        core = self.core
+        db = self.database_of(node.db_id)
         is_root = db.root is node
         if node.is_bin:
-            env.cleaner.migrate_marked(node)  # lazy migration: the marked LNs go before their BIN
+            self.migrate_marked(node)  # lazy migration: the marked LNs go before their BIN
             self.compress(node)
         elif any(lsn.is_null for lsn in node.lsns):
             raise TreeError(f"{node.describe()} has a child that was never logged")
@@ -68,7 +84,7 @@ class NodeLogger:
             "obsolete": [{"lsn": lsn} for lsn in obsolete],
             "entries": node.log_entries(),
         }
-        lsn = env.log_entry(node.entry_type, values, provisional=provisional)
+        lsn = core.log_entry(node.entry_type, values, provisional=provisional)
         if provisional is Provisional.YES:
             carried = ([prev] if not prev.is_null else []) + node.provisional_obsolete
             node.provisional_obsolete = []
@@ -77,7 +93,7 @@ class NodeLogger:
         else:
             node.provisional_obsolete = []
             for old in obsolete:
-                env.utilization.count_obsolete(old)
+                self.utilization.count_obsolete(old)
         node.last_logged_lsn = lsn
         node.last_logged_provisional = provisional
         node.dirty = False
@@ -88,28 +104,27 @@ class NodeLogger:
                 raise TreeError(f"{node.describe()} is not in its parent {parent.describe()}")
             parent.lsns[index] = lsn
             parent.dirty = True
-        env.stats.add("nINsLogged")
-        env.trace.emit("logged %s at %s provisional=%s (%s)", node.describe(), lsn, provisional.name, reason)
+        core.stats.add("nINsLogged")
+        core.trace.emit("logged %s at %s provisional=%s (%s)", node.describe(), lsn, provisional.name, reason)
         if is_root:
             db.root_lsn = lsn
-            env.db_tree.modify_db_root(db)
+            self.root_logged(db)
         return lsn
 
     def compress(self, bin_node: IN) -> int:
         """Remove known-deleted slots that no transaction holds a lock on."""
-        env = self.env
         if not any(bin_node.known_deleted):
             return 0  # nothing to look at (the usual BIN)
         removed = 0
         i = 0
         while i < bin_node.n_entries:
-            if bin_node.known_deleted[i] and env.locks.owner(bin_node.db_id, bin_node.keys[i]) is None:
+            if bin_node.known_deleted[i] and self.locks.owner(bin_node.db_id, bin_node.keys[i]) is None:
                 bin_node.remove_slot(i)
                 removed += 1
             else:
                 i += 1
         if removed:
-            env.stats.add("nSlotsCompressed", removed)
+            self.core.stats.add("nSlotsCompressed", removed)
         return removed
 
 

@@ -35,7 +35,8 @@ the slot's node id (JE's ``getParentINForChildIN``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from minidb import impl
 from minidb.log import LSN, NULL_LSN, Provisional
@@ -46,8 +47,50 @@ from minidb.logstore.tree.in_node import IN, key_order_problem
 from minidb.logstore.tree.ln import read_referenced
 
 if TYPE_CHECKING:
-    from minidb.logstore.database import DatabaseImpl
-    from minidb.logstore.env import Environment
+    from minidb.logstore.core import EnvCore
+
+
+@dataclass(eq=False)
+class DatabaseImpl:
+    """The environment's record of a database (JE's ``DatabaseImpl``): its id, name, whether it is internal
+    (used by minidb itself: the mapping tree, ``_utilization``, replication's ``_vlsn_index``) and whether
+    it is replicated, and its tree's root (resident node and root LSN)."""
+
+    id: int
+    name: str
+    internal: bool
+    replicated: bool
+    root_lsn: LSN = NULL_LSN
+    root: IN | None = None
+    tree: "Tree" = field(init=False, repr=False)
+    created_lsn: LSN = NULL_LSN  # the MapLN that created it, when this environment created it since it opened
+    removed: bool = False  # a syncup rollback undid its creation (DbTree.remove): its handles are refused
+
+    def map_values(self) -> dict[str, Any]:
+        """The fields of this database's MapLN."""
+        return {"db_id": self.id, "name": self.name, "root_lsn": self.root_lsn,
+                "internal": self.internal, "replicated": self.replicated}
+
+
+class NodeCache(Protocol):
+    """What a tree needs of the cache (the evictor's INList): a node read or made is resident, a node
+    passed on the way down is touched."""
+
+    def register(self, node: IN) -> None: ...
+
+    def touch(self, node: IN) -> None: ...
+
+
+class NodeWriter(Protocol):
+    """What a tree needs to log the halves of a split (the node logger)."""
+
+    def log_in(self, node: IN, provisional: Provisional, *, reason: str) -> LSN: ...
+
+
+class SplitWatcher(Protocol):
+    """Who hears of every split: the checkpoint that may be running (the dirty map)."""
+
+    def coordinate_split_with_checkpoint(self, db: DatabaseImpl, splits: list[tuple[IN, IN]]) -> None: ...
 
 
 def node_from_entry(entry) -> IN:
@@ -123,24 +166,28 @@ SPLIT_POINT = impl.register("09a_bin_split", "split_point", split_point, _split_
 class Tree:
     """The B+tree of one database (JE's ``Tree``)."""
 
-    def __init__(self, env: "Environment", db: "DatabaseImpl"):
-        self.env = env
+    def __init__(self, core: EnvCore, db: DatabaseImpl, cache: NodeCache, writer: NodeWriter,
+                 dirty_map: SplitWatcher):
+        self.core = core
         self.db = db
+        self.cache = cache
+        self.writer = writer
+        self.dirty_map = dirty_map
 
     # -- the root -------------------------------------------------------------------
     def create_empty(self) -> IN:
         """A root IN over one empty BIN (the BIN is logged at once, provisionally; in a read-only
         environment, whose recovery rebuilds a tree whose root was never logged, it stays in memory)."""
-        env, db = self.env, self.db
-        root = IN(db.id, env.next_node_id(), 2, b"", None)
-        leaf = BIN(db.id, env.next_node_id(), b"", None)
+        core, db = self.core, self.db
+        root = IN(db.id, core.next_node_id(), 2, b"", None)
+        leaf = BIN(db.id, core.next_node_id(), b"", None)
         root.insert_child(0, b"", NULL_LSN, leaf.node_id, leaf)
         root.dirty = leaf.dirty = True
         db.root = root
-        env.evictor.register(root)
-        env.evictor.register(leaf)
-        if not env.read_only:
-            env.node_logger.log_in(leaf, Provisional.YES, reason="new tree")
+        self.cache.register(root)
+        self.cache.register(leaf)
+        if not core.read_only:
+            self.writer.log_in(leaf, Provisional.YES, reason="new tree")
         return root
 
     def root_node(self) -> IN:
@@ -150,9 +197,9 @@ class Tree:
                 raise TreeError(f"database {db.name!r} has no root")
             entry = self._read_node(db.root_lsn, None, f"root of {db.name!r}")
             db.root = node_from_entry(entry)
-            self.env.stats.add("nINsFetched")
-            self.env.evictor.register(db.root)
-        self.env.evictor.touch(db.root)
+            self.core.stats.add("nINsFetched")
+            self.cache.register(db.root)
+        self.cache.touch(db.root)
         return db.root
 
     def is_root(self, node: IN) -> bool:
@@ -162,9 +209,9 @@ class Tree:
     def _read_node(self, lsn: LSN, node_id: int | None, what: str):
         """The node entry at ``lsn``; a node in a deleted file is lost: the environment is invalid (as for an LN)."""
         try:
-            return read_node_entry(self.env.log, lsn, node_id, what)
+            return read_node_entry(self.core.log, lsn, node_id, what)
         except LogFileNotFound as e:
-            self.env.invalidate(str(e))
+            self.core.invalidate(str(e))
             raise
 
     def fetch_child(self, parent: IN, index: int) -> IN:
@@ -180,10 +227,10 @@ class Tree:
                 raise TreeError(f"{what} at {lsn} has level {child.level}, expected {parent.level - 1}")
             parent.targets[index] = child
             child.parent = parent
-            self.env.stats.add("nINsFetched")
-            self.env.evictor.register(child)
+            self.core.stats.add("nINsFetched")
+            self.cache.register(child)
         else:
-            self.env.evictor.touch(child)
+            self.cache.touch(child)
         return child
 
     # -- searching ------------------------------------------------------------------------
@@ -224,8 +271,8 @@ class Tree:
     # -- splits -------------------------------------------------------------------------------
     def split_if_needed(self, node: IN) -> None:
         """Split ``node`` (and its ancestors, as needed) if it holds too many slots."""
-        env, db = self.env, self.db
-        max_entries = env.config.node_max_entries
+        core, db = self.core, self.db
+        max_entries = core.config.node_max_entries
         if node.n_entries <= max_entries:
             return
         splits: list[tuple[IN, IN]] = []
@@ -233,38 +280,38 @@ class Tree:
             sibling, parent = self._split(node)
             splits.append((node, sibling))
             node = parent
-        for left, right in splits if not env.read_only else ():  # read-only: recovery's, kept in memory
-            env.node_logger.log_in(left, Provisional.YES, reason="split")
-            env.node_logger.log_in(right, Provisional.YES, reason="split")
-        env.dirty_map.coordinate_split_with_checkpoint(db, splits)
+        for left, right in splits if not core.read_only else ():  # read-only: recovery's, kept in memory
+            self.writer.log_in(left, Provisional.YES, reason="split")
+            self.writer.log_in(right, Provisional.YES, reason="split")
+        self.dirty_map.coordinate_split_with_checkpoint(db, splits)
 
     def _split(self, node: IN) -> tuple[IN, IN]:
         """One split: the upper half of ``node`` moves to a new right sibling; returns (sibling, parent).
 
         A root gets a new root above it first. Nothing is logged here: the callers log the halves."""
-        env, db = self.env, self.db
+        core, db = self.core, self.db
         parent = node.parent
         if parent is None:
-            parent = IN(db.id, env.next_node_id(), node.level + 1, b"", None)
+            parent = IN(db.id, core.next_node_id(), node.level + 1, b"", None)
             parent.insert_child(0, node.id_key, node.last_logged_lsn, node.node_id, node)
             parent.dirty = True
             db.root = parent
-            env.evictor.register(parent)
-            env.stats.add("nRootSplits")
-            env.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
+            self.cache.register(parent)
+            core.stats.add("nRootSplits")
+            core.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
                            parent.node_id, parent.level, node.describe())
         mid, separator, index = SPLIT_POINT.call(node.keys, parent.node_ids, node.node_id)  # its one call site
         if node.is_bin:
-            sibling: IN = BIN(db.id, env.next_node_id(), separator, node.high_key)
+            sibling: IN = BIN(db.id, core.next_node_id(), separator, node.high_key)
         else:
-            sibling = IN(db.id, env.next_node_id(), node.level, separator, node.high_key)
+            sibling = IN(db.id, core.next_node_id(), node.level, separator, node.high_key)
         node.move_upper_half(sibling, mid)
         node.high_key = separator
         parent.insert_child(index, separator, NULL_LSN, sibling.node_id, sibling)
         node.dirty = sibling.dirty = parent.dirty = True
-        env.evictor.register(sibling)
-        env.stats.add("nSplits")
-        env.trace.emit("split %s at %r: new sibling %s", node.describe(), sibling.id_key, sibling.describe())
+        self.cache.register(sibling)
+        core.stats.add("nSplits")
+        core.trace.emit("split %s at %r: new sibling %s", node.describe(), sibling.id_key, sibling.describe())
         return sibling, parent
 
 
@@ -272,4 +319,4 @@ class Tree:
 TREE = impl.hot_spot(Tree)
 
 
-__all__ = ["Tree", "TREE", "node_from_entry", "read_node_entry", "split_point"]
+__all__ = ["DatabaseImpl", "NodeCache", "NodeWriter", "SplitWatcher", "Tree", "TREE", "node_from_entry", "read_node_entry", "split_point"]

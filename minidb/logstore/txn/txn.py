@@ -46,10 +46,16 @@ from minidb.log import LSN, NULL_LSN
 from minidb.logstore.config import Durability
 from minidb.logstore.errors import AbortNotLoggedError, TransactionStateError
 from minidb.logstore.logdef import ABORT, COMMIT
-from minidb.logstore.tree.ln import AbortInfo
 
 if TYPE_CHECKING:
-    from minidb.logstore.env import Environment
+    from collections.abc import Callable
+
+    from minidb.logstore.cleaner.utilization import UtilizationTracker
+    from minidb.logstore.core import EnvCore
+    from minidb.logstore.records import RecordOps
+    from minidb.logstore.tree.ln import AbortInfo
+    from minidb.logstore.tree.tree import DatabaseImpl
+    from minidb.logstore.txn.locks import LockTable
 
 
 class TxnState(enum.Enum):
@@ -72,8 +78,9 @@ class WriteRecord:
 class Transaction:
     """One transaction of an environment (see the module documentation)."""
 
-    def __init__(self, env: "Environment", txn_id: int, durability: Durability):
-        self.env = env
+    def __init__(self, manager: "TxnManager", txn_id: int, durability: Durability):
+        self.manager = manager
+        self.core = manager.core
         self.id = txn_id
         self.durability = durability
         self.state = TxnState.OPEN
@@ -101,7 +108,7 @@ class Transaction:
             self.order.append((db_id, key))
         elif record.lsns and not prev.is_null and prev == record.lsns[-1][0]:
             # Overwriting our own version: no abort can return to it, so it is obsolete now.
-            self.env.utilization.count_obsolete(prev)
+            self.manager.utilization.count_obsolete(prev)
         record.lsns.append((lsn, deleted))
         if self.first_lsn.is_null:
             self.first_lsn = lsn
@@ -115,80 +122,80 @@ class Transaction:
         ``vlsn``: the Commit's VLSN, given (a replica replaying the master's Commit) rather than allocated;
         ``time_ms``: the master's commit time, logged as is (default: now), so both logs hold the same entry.
         """
-        env = self.env
-        with env.latch:
-            env.check_usable()
+        core, utilization = self.core, self.manager.utilization
+        with core.latch:
+            core.check_usable()
             self.check_open()
             if not self.writes:
                 return self._finish_commit()
-            lsn = env.log_entry(COMMIT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
-                                         "time_ms": env.now_ms() if time_ms is None else time_ms},
+            lsn = core.log_entry(COMMIT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
+                                         "time_ms": core.now_ms() if time_ms is None else time_ms},
                                 replicated=self.replicated, vlsn=vlsn)
             self.end_lsn = lsn
             if self.durability is Durability.WRITE_NO_SYNC:
-                env.log.flush()
+                core.log.flush()
             self.state = TxnState.COMMITTING
         if self.durability is Durability.SYNC:
             # Outside the environment latch: other transactions go on meanwhile, and their commits
             # share this fsync (the log's group commit). Locks are held until the Commit is durable.
-            env.log.sync(lsn)
-        with env.latch:
+            core.log.sync(lsn)
+        with core.latch:
             for record in self.writes.values():
                 if not record.abort.lsn.is_null:
-                    env.utilization.count_obsolete(record.abort.lsn)
+                    utilization.count_obsolete(record.abort.lsn)
                 for ln_lsn, deleted in record.lsns:
                     if deleted:
-                        env.utilization.count_obsolete(ln_lsn)
-            env.stats.add("nCommits")
-            env.trace.emit("txn %d committed at %s (%d records)", self.id, lsn, len(self.writes))
+                        utilization.count_obsolete(ln_lsn)
+            core.stats.add("nCommits")
+            core.trace.emit("txn %d committed at %s (%d records)", self.id, lsn, len(self.writes))
             return self._finish_commit()
 
     def _finish_commit(self) -> LSN:
         self._end(TxnState.COMMITTED)
-        self.env.after_operation()
+        self.core.after_operation()
         return self.end_lsn
 
     def abort(self, vlsn: int | None = None, time_ms: int | None = None) -> LSN:
         """Abort: log Abort, undo every write, then unregister (``vlsn``, ``time_ms`` as for :meth:`commit`)."""
-        env = self.env
-        with env.latch:
-            env.check_usable()
+        core, manager = self.core, self.manager
+        with core.latch:
+            core.check_usable()
             self.check_open()
             failure: LogError | DiskError | None = None
             if self.writes:
                 try:
-                    self.end_lsn = env.log_entry(ABORT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
-                                                         "time_ms": env.now_ms() if time_ms is None else time_ms},
+                    self.end_lsn = core.log_entry(ABORT, {"txn_id": self.id, "txn_prev_lsn": self.last_lsn,
+                                                         "time_ms": core.now_ms() if time_ms is None else time_ms},
                                                  replicated=self.replicated,
                                                vlsn=vlsn)
                 except (LogError, DiskError) as e:  # a full disk, a failed log; not a (simulated) crash
                     failure = e
                 for db_id, key in reversed(self.order):
                     record = self.writes[(db_id, key)]
-                    env.records.restore(env.db_by_id(db_id), key, record.abort)
+                    manager.records.restore(manager.database_of(db_id), key, record.abort)
                 for record in self.writes.values():
                     for ln_lsn, _ in record.lsns:
-                        env.utilization.count_obsolete(ln_lsn)
-                env.stats.add("nAborts")
-                env.trace.emit("txn %d aborted at %s; undid %d records", self.id, self.end_lsn, len(self.writes))
+                        manager.utilization.count_obsolete(ln_lsn)
+                core.stats.add("nAborts")
+                core.trace.emit("txn %d aborted at %s; undid %d records", self.id, self.end_lsn, len(self.writes))
             self._end(TxnState.ABORTED)
             if failure is not None:
-                raise AbortNotLoggedError(f"txn {self.id} in {env.where()}: its Abort could not be logged ({failure}); "
+                raise AbortNotLoggedError(f"txn {self.id} in {core.where()}: its Abort could not be logged ({failure}); "
                                           f"its {len(self.writes)} records were undone in memory and its locks "
                                           "released; recovery undoes it too, as it never committed") from failure
-            env.after_operation()
+            core.after_operation()
             return self.end_lsn
 
     def _end(self, state: TxnState) -> None:
         self.state = state
-        self.env.locks.release_all(self.id)
-        self.env.txn_manager.unregister(self)
+        self.manager.locks.release_all(self.id)
+        self.manager.unregister(self)
 
     def __enter__(self) -> "Transaction":
         return self
 
     def __exit__(self, exc_type, *exc: object) -> None:
-        if self.state is not TxnState.OPEN or self.env.closed:
+        if self.state is not TxnState.OPEN or self.core.closed:
             return
         if exc_type is None:
             self.commit()
@@ -209,8 +216,13 @@ class TxnManager:
     transactions with the master's ids (``txn_id``), which moves the counter past them.
     """
 
-    def __init__(self, env: "Environment"):
-        self.env = env
+    def __init__(self, core: EnvCore, utilization: UtilizationTracker, locks: LockTable, records: "RecordOps",
+                 database_of: Callable[[int], DatabaseImpl]):
+        self.core = core
+        self.utilization = utilization
+        self.locks = locks
+        self.records = records
+        self.database_of = database_of
         self.last_txn_id = 0
         self.active: dict[int, Transaction] = {}
 
@@ -219,19 +231,23 @@ class TxnManager:
         if durability is not None and not isinstance(durability, Durability):
             # Anything else would commit like NO_SYNC, silently weaker than asked.
             names = ", ".join(f"Durability.{d.name}" for d in Durability)
-            raise UserError(f"cannot begin a transaction in {self.env.where()}: durability {durability!r} "
+            raise UserError(f"cannot begin a transaction in {self.core.where()}: durability {durability!r} "
                             f"is not one of {names}")
         if txn_id is not None:
             if isinstance(txn_id, bool) or not isinstance(txn_id, int) or txn_id < 1 or txn_id in self.active:
-                raise UserError(f"cannot begin a transaction in {self.env.where()} with id {txn_id!r}: a given id "
+                raise UserError(f"cannot begin a transaction in {self.core.where()} with id {txn_id!r}: a given id "
                                 "is a positive integer that no active transaction has")
             self.last_txn_id = max(self.last_txn_id, txn_id)
         else:
             self.last_txn_id += 1
             txn_id = -self.last_txn_id if internal else self.last_txn_id
-        txn = Transaction(self.env, txn_id, durability or self.env.config.durability)
+        txn = Transaction(self, txn_id, durability or self.core.config.durability)
         self.active[txn.id] = txn
         return txn
+
+    def note_txn_id(self, txn_id: int) -> None:
+        """Recovery read a transaction id: new transactions get larger ones (an internal one's is negative)."""
+        self.last_txn_id = max(self.last_txn_id, abs(txn_id))
 
     def unregister(self, txn: Transaction) -> None:
         self.active.pop(txn.id, None)

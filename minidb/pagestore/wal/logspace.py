@@ -18,7 +18,11 @@ every entry logged, the space its undo may need:
   left in the log, less every transaction's reservation, less a reserve for
   one checkpoint (:attr:`LogSpace.chkpt_reserve`). Otherwise it is refused
   with :class:`~minidb.pagestore.errors.OutOfLogSpaceError` and nothing is
-  logged: the transaction can still roll back to a savepoint or abort;
+  logged: the transaction can still roll back to a savepoint or abort.
+  That decision, what the entry reserves and whether it fits, is the pure
+  function :func:`reserve_for_rollback`, which :meth:`LogSpace.admit` calls
+  in one place through ``RESERVE``, an exercise hook (:mod:`minidb.impl`;
+  exercise 16a);
 - a *rollback* entry (a CLR, ``compensate``, ``xct_abort``, ``xct_end``, any
   entry of a transaction that is rolling back, aborting or freeing space at
   commit, restart's) is never refused for reservations: it uses the space its
@@ -101,6 +105,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from minidb import impl
 from minidb.log.header import HEADER_SIZE
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
@@ -145,6 +150,35 @@ def _page_key(values: dict[str, Any]) -> tuple[int, int] | None:
 def reservation(entry_type: EntryType, size: int) -> int:
     """The log space an entry of ``size`` bytes reserves for its undo."""
     return math.ceil(size * entry_type.fudge)
+
+
+def reserve_for_rollback(size: int, fudge: float, first_entry: bool, first_on_page: bool, end_reserve: int,
+                         page_image: int, free: int | None) -> tuple[int, int, bool]:
+    """What a forward entry of ``size`` bytes (its type's ``fudge``) reserves for its transaction's rollback,
+    and whether it is admitted: ``(with_the_entry, for_the_end, admitted)``.
+
+    ``first_entry``: the transaction's first entry (it reserves ``end_reserve`` for its end); ``first_on_page``:
+    its first undoable change to that page (it reserves one ``page_image``); ``free``: the bytes left beside
+    every reservation and the checkpoint reserve (None: an unbounded log, nothing is refused)."""
+    with_entry = math.ceil(size * fudge) + (page_image if first_on_page else 0)
+    for_end = end_reserve if first_entry else 0
+    return with_entry, for_end, free is None or size + with_entry + for_end <= free
+
+
+def _reserve_from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., tuple[int, int, bool]]:
+    """A student's ``reserve_for_rollback`` (exercise 16a has the engine's signature), its answer checked for
+    form: two byte counts and a yes or no."""
+    def reserve(*args: Any) -> tuple[int, int, bool]:
+        answer = student(*args)
+        if not (isinstance(answer, tuple) and len(answer) == 3 and all(type(n) is int and n >= 0 for n in answer[:2])
+                and isinstance(answer[2], bool)):
+            raise hook.wrong(f"returned {answer!r}, not (bytes with the entry, bytes for the end, admitted)")
+        return answer
+    return reserve
+
+
+#: where :meth:`LogSpace.admit` decides a forward entry's reservation (exercise 16a's hook)
+RESERVE = impl.register("16a_log_reservation", "reserve_for_rollback", reserve_for_rollback, _reserve_from_exercise)
 
 
 class LogSpace:
@@ -192,14 +226,13 @@ class LogSpace:
                 self._refuse(f"restart's T{tid} cannot log {entry_type.name} (needs {size} bytes)", left,
                              self.chkpt_reserve)
             return None
-        need = reservation(entry_type, size)
         page = _page_key(values) if entry_type.undoable else None
-        if page is not None and page not in self.pages.get(tid, {}):
-            need += self.waste  # the page's image, should a CLR find it clean
-        else:
-            page = None
-        first = 0 if tid in self.ends else END_RESERVE
-        if left is not None and size + need + first > left - self.total - self.chkpt_reserve:
+        if page is not None and page in self.pages.get(tid, {}):
+            page = None  # not the transaction's first change to the page: its image is reserved already
+        free = None if left is None else left - self.total - self.chkpt_reserve
+        need, first, admitted = RESERVE.call(size, entry_type.fudge, tid not in self.ends, page is not None,
+                                             END_RESERVE, self.waste, free)  # the one call site
+        if not admitted:
             self._refuse(f"T{tid} cannot log {entry_type.name}: it needs {size + need + first} bytes ({size} "
                          f"for the entry, {need + first} reserved for its rollback)", left, self.chkpt_reserve)
 

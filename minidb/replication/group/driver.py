@@ -46,15 +46,11 @@ class InMemoryGroup:
 
     def join(self, env: "ReplicatedEnvironment") -> None:
         """Connect ``env`` to the master: the handshake, then a feeder and a replica for it."""
-        group = self.master.group
         name, master = env.node_name, self.master.node_name
-        initiator = HandshakeInitiator(self.net.connect(master, name), group.name, group.node(name))
-        acceptor = HandshakeAcceptor(self.listener.accept(), group, master)
-        while acceptor.poll() is None or initiator.poll() is None:
-            self.net.deliver()
+        feeder_channel, replica_channel = handshake(self.net, self.listener, self.master, env)
         self.envs[name] = env
-        self.feeders[name] = Feeder(self.master, acceptor.channel, name)
-        self.replicas[name] = Replica(env, initiator.channel, master)
+        self.feeders[name] = Feeder(self.master, feeder_channel, name)
+        self.replicas[name] = Replica(env, replica_channel, master)
         self.net.deliver()
         self.feeders[name].pump()  # reads the StartStream: the feeder is active from here on
 
@@ -75,6 +71,18 @@ class InMemoryGroup:
         return settle(self.pump, self.net, max_rounds)
 
 
+def handshake(net: InMemoryNetwork, listener, master: "ReplicatedEnvironment", env: "ReplicatedEnvironment"):
+    """``env`` connects to ``master`` (listening on ``listener``) and both sides shake hands, the network
+    moving until they are done: the master's channel to ``env`` (for its feeder) and ``env``'s (for its
+    replica)."""
+    group, name = master.group, env.node_name
+    initiator = HandshakeInitiator(net.connect(master.node_name, name), group.name, group.node(name))
+    acceptor = HandshakeAcceptor(listener.accept(), group, master.node_name)
+    while acceptor.poll() is None or initiator.poll() is None:
+        net.deliver()
+    return acceptor.channel, initiator.channel
+
+
 def settle(pump, net: InMemoryNetwork, max_rounds: int = 10_000) -> int:
     """Call ``pump`` until neither it nor the network moves anything (at most ``max_rounds``); rounds pumped."""
     for rounds in range(1, max_rounds + 1):
@@ -83,4 +91,4 @@ def settle(pump, net: InMemoryNetwork, max_rounds: int = 10_000) -> int:
     return max_rounds
 
 
-__all__ = ["InMemoryGroup", "settle"]
+__all__ = ["InMemoryGroup", "handshake", "settle"]

@@ -24,6 +24,20 @@ acks its policy asks for, from distinct replicas, each for its own Commit
 (the transaction id and the Commit's VLSN both match); an ack for a
 transaction nobody waits for is ignored and counted (a late ack after a
 timeout is normal); the registry forgets a commit once its wait ends.
+
+Counting one ack is a pure decision, :func:`count_ack`: the replicas whose
+acks count afterwards, and whether the commit may return. Worked example
+(a group of five, ALL: 4 acks; the Commit is VLSN 9)::
+
+    count_ack(4, 9, ("n2", "n3"), "n4", 9)        # (("n2", "n3", "n4"), False)  one more to go
+    count_ack(4, 9, ("n2", "n3", "n4"), "n3", 9)  # (("n2", "n3", "n4"), False)  n3 again: counted once
+    count_ack(4, 9, ("n2", "n3", "n4"), "n5", 8)  # (("n2", "n3", "n4"), False)  another Commit's ack
+    count_ack(4, 9, ("n2", "n3", "n4"), "n5", 9)  # (("n2", "n3", "n4", "n5"), True)  released
+
+An ack may come back before the master has read its Commit's VLSN (``None``
+here): it counts, since the transaction id already matched. ``FeederTxns``
+calls it in one place, through ``COUNT_ACK``, an exercise hook
+(:mod:`minidb.impl`; exercise 13a).
 """
 
 from __future__ import annotations
@@ -32,6 +46,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from minidb import impl
 from minidb.errors import UserError
 from minidb.log import LSN
 from minidb.logstore.eraser import SystemClock
@@ -58,10 +73,38 @@ class TxnInfo:
     vlsn: int | None = None
     acked_by: list[str] = field(default_factory=list)
     released: threading.Event = field(default_factory=threading.Event)
+    done: bool = False  # has the acks it needs: count_ack said so (or it needs none)
 
-    @property
-    def done(self) -> bool:
-        return len(self.acked_by) >= self.required
+
+def count_ack(required: int, commit_vlsn: int | None, acked_by: tuple[str, ...], replica: str,
+              vlsn: int) -> tuple[tuple[str, ...], bool]:
+    """``replica``'s ack of VLSN ``vlsn`` for a commit needing ``required`` acks, whose Commit is at
+    ``commit_vlsn`` (None: not read yet), acked so far by ``acked_by``: who has acked now, and whether
+    the commit may return (see the module documentation)."""
+    if commit_vlsn is not None and vlsn != commit_vlsn:
+        return acked_by, len(acked_by) >= required  # another Commit's ack: not this one's
+    if replica not in acked_by:
+        acked_by = (*acked_by, replica)
+    return acked_by, len(acked_by) >= required
+
+
+def _count_from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., tuple[tuple[str, ...], bool]]:
+    """A student's ``count_ack`` (exercise 13a has the engine's signature), its answer checked for form: the
+    acks so far, at most this replica's added, each once, and a yes or no."""
+    def count(required: int, commit_vlsn: int | None, acked_by: tuple[str, ...], replica: str,
+              vlsn: int) -> tuple[tuple[str, ...], bool]:
+        answer = student(required, commit_vlsn, tuple(acked_by), replica, vlsn)
+        ok = isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], bool)
+        after = tuple(answer[0]) if ok and isinstance(answer[0], (tuple, list)) else None
+        if (after is None or after[:len(acked_by)] != tuple(acked_by) or len(set(after)) != len(after)
+                or not set(after) - set(acked_by) <= {replica}):
+            raise hook.wrong(f"returned {answer!r}, not (the acks so far, with at most {replica!r} added once, "
+                             "released or not)")
+        return after, answer[1]
+    return count
+
+
+COUNT_ACK = impl.register("13a_ack_policy", "count_ack", count_ack, _count_from_exercise)
 
 
 class FeederTxns:
@@ -91,7 +134,7 @@ class FeederTxns:
 
     # -- commits ----------------------------------------------------------------------------------
     def register(self, txn_id: int, durability: Durability, required: int) -> TxnInfo:
-        info = TxnInfo(txn_id, durability, required)
+        info = TxnInfo(txn_id, durability, required, done=required <= 0)
         with self._lock:
             self.pending[txn_id] = info
         return info
@@ -113,15 +156,18 @@ class FeederTxns:
             info = self.pending.get(txn_id)
             if info is None:
                 reason = f"ack from {replica} for txn {txn_id} (VLSN {vlsn}): no commit waits for it"
-            elif info.vlsn is not None and info.vlsn != vlsn:
-                reason = (f"ack from {replica} for txn {txn_id} names VLSN {vlsn}, but its Commit has VLSN "
-                          f"{info.vlsn}")
             else:
-                if replica not in info.acked_by:
-                    info.acked_by.append(replica)
+                before = tuple(info.acked_by)
+                after, released = COUNT_ACK.call(info.required, info.vlsn, before, replica, vlsn)
+                info.acked_by[:] = after
+                info.done = info.done or released  # a commit released stays released
                 if info.done:
                     info.released.set()
-                return None
+                if after != before or replica in before:
+                    return None
+                reason = (f"ack from {replica} for txn {txn_id} names VLSN {vlsn}, but its Commit has VLSN "
+                          f"{info.vlsn}" if info.vlsn != vlsn else
+                          f"ack from {replica} for txn {txn_id} (VLSN {vlsn}): not counted")
             self.ignored = [*self.ignored[-99:], reason]
             return reason
 
@@ -235,5 +281,6 @@ def commit(master: "ReplicatedEnvironment", txn: "Transaction", durability: Dura
     return start_commit(master, txn, durability, clock=clock, timeout_ms=timeout_ms).wait(pump)
 
 
-__all__ = ["FeederTxns", "TxnInfo", "CommitToken", "check_replicas", "start_commit", "commit",
+__all__ = ["FeederTxns", "TxnInfo", "CommitToken", "check_replicas", "start_commit", "commit", "count_ack",
+           "COUNT_ACK",
            "DEFAULT_ACK_TIMEOUT_MS", "PUMP_STEP_MS"]

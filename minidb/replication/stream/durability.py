@@ -31,13 +31,19 @@ over TCP). Example::
     Durability(SyncPolicy.SYNC, SyncPolicy.NO_SYNC, ReplicaAckPolicy.SIMPLE_MAJORITY)   # JE's COMMIT_NO_SYNC-like
     ReplicaAckPolicy.SIMPLE_MAJORITY.required_acks(3)   # 1: the master and one replica make a majority of 3
     ReplicaAckPolicy.ALL.required_acks(3)               # 2
+
+Every count of required acks goes through :func:`required_acks` (``REQUIRED_ACKS``, an exercise hook,
+:mod:`minidb.impl`; exercise 13a): with ``MINIDB_IMPL=student`` the student's count decides, for every
+commit and for the group's own writes.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from minidb import impl
 from minidb.errors import UserError
 from minidb.logstore.config import Durability as _LogDurability
 
@@ -58,11 +64,35 @@ class ReplicaAckPolicy(enum.Enum):
 
     def required_acks(self, group_size: int) -> int:
         """Acks from replicas a commit needs in a group of ``group_size`` nodes (the master counts itself)."""
-        if self is ReplicaAckPolicy.ALL:
-            return group_size - 1
-        if self is ReplicaAckPolicy.SIMPLE_MAJORITY:
-            return group_size // 2  # a majority is size // 2 + 1 nodes, the master being one of them
-        return 0
+        return REQUIRED_ACKS.call(self, group_size)  # the one call site
+
+
+def required_acks(policy: ReplicaAckPolicy, group_size: int) -> int:
+    """Acks from replicas a commit under ``policy`` needs in a group of ``group_size`` nodes (master included)."""
+    if policy is ReplicaAckPolicy.ALL:
+        return group_size - 1
+    if policy is ReplicaAckPolicy.SIMPLE_MAJORITY:
+        return group_size // 2  # a majority is size // 2 + 1 nodes, the master being one of them
+    return 0
+
+
+def required_acks_by_name(policy: str, group_size: int) -> int:
+    """:func:`required_acks` in exercise 13a's form: the policy by its name (``"ALL"``...)."""
+    return required_acks(ReplicaAckPolicy[policy], group_size)
+
+
+def _required_from_exercise(hook: impl.Hook, student: Callable) -> Callable[[ReplicaAckPolicy, int], int]:
+    """A student's ``required_acks`` (exercise 13a: the policy by name), its answer checked: a count of replicas."""
+    def required(policy: ReplicaAckPolicy, group_size: int) -> int:
+        answer = student(policy.name, group_size)
+        if type(answer) is not int or not 0 <= answer <= max(0, group_size - 1):
+            raise hook.wrong(f"returned {answer!r} for {policy.name} in a group of {group_size}, not a number of "
+                             f"replicas from 0 to {max(0, group_size - 1)}")
+        return answer
+    return required
+
+
+REQUIRED_ACKS = impl.register("13a_ack_policy", "required_acks", required_acks, _required_from_exercise)
 
 
 @dataclass(frozen=True)
@@ -90,4 +120,5 @@ class Durability:
 DEFAULT_DURABILITY = Durability()
 
 
-__all__ = ["SyncPolicy", "ReplicaAckPolicy", "Durability", "DEFAULT_DURABILITY", "SYNC_CODES", "SYNC_BY_CODE"]
+__all__ = ["SyncPolicy", "ReplicaAckPolicy", "Durability", "DEFAULT_DURABILITY", "SYNC_CODES", "SYNC_BY_CODE",
+           "required_acks", "required_acks_by_name", "REQUIRED_ACKS"]

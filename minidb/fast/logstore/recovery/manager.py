@@ -85,13 +85,12 @@ from minidb.logstore.recovery.reading import (
     entries_from,
 )
 from minidb.logstore.tree.bin import BIN
-from minidb.logstore.tree.in_node import IN
 from minidb.logstore.tree.ln import record_of
 
 if TYPE_CHECKING:
     from minidb.io import Disk
-    from minidb.logstore.database import DatabaseImpl
-    from minidb.logstore.tree.tree import Tree
+    from minidb.logstore.tree.in_node import IN
+    from minidb.logstore.tree.tree import DatabaseImpl, Tree
 
 _lsn_of = attrgetter("lsn")
 _code_of = attrgetter("header.type_code")  # of an entry
@@ -210,8 +209,8 @@ def split_until_fits(tree: "Tree", node: IN) -> None:
     Each split is the one ``Tree.split_if_needed`` makes; every node that took part in a split is logged
     once (Provisional.YES, bottom up) when its level is done, where halving one node at a time would log
     both halves at every split. A read-only environment's recovery logs none (the nodes stay resident)."""
-    env, db = tree.env, tree.db
-    max_entries = env.config.node_max_entries
+    core, db = tree.core, tree.db
+    max_entries = core.config.node_max_entries
     splits: list[tuple[IN, IN]] = []
     level = [node]
     while level:
@@ -225,10 +224,10 @@ def split_until_fits(tree: "Tree", node: IN) -> None:
             split_here[current.node_id], split_here[sibling.node_id] = current, sibling
             parents[parent.node_id] = parent
             pending += [half for half in (current, sibling) if half.n_entries > max_entries]
-        for piece in split_here.values() if not env.read_only else ():
-            env.node_logger.log_in(piece, Provisional.YES, reason="split")
+        for piece in split_here.values() if not core.read_only else ():
+            tree.writer.log_in(piece, Provisional.YES, reason="split")
         level = list(parents.values())
-    env.dirty_map.coordinate_split_with_checkpoint(db, splits)
+    tree.dirty_map.coordinate_split_with_checkpoint(db, splits)
 
 
 def insert_slots(bin_node: BIN, inserts: list[tuple[int, bytes, LSN, bool, Any]]) -> None:
@@ -277,23 +276,23 @@ class RecoveryManager(ReferenceRecoveryManager):
         with collector_paused():
             # The last file as opening the log checked it: taken before anything writes to the log (its
             # bytes must be the ones opening read), used by the two reads, then dropped.
-            self.checked = self.env.log.take_opening_scan()
+            self.checked = self.parts.core.log.take_opening_scan()
             return super().recover()
 
     def last_ckpt_end(self) -> LogEntry | None:
-        return self.env.log.reader.last_of_type(CKPT_END.code, self.checked)
+        return self.parts.core.log.reader.last_of_type(CKPT_END.code, self.checked)
 
     def scan(self) -> list[LogEntry]:
         start = self.info.scan_start
-        entries = list(self.env.log.scan(None if start.is_null else start, checked=self.checked))
+        entries = list(self.parts.core.log.scan(None if start.is_null else start, checked=self.checked))
         self.checked = None
         return entries
 
     def check_and_sort(self, entries: list[LogEntry]) -> None:
-        env = self.env
+        parts = self.parts
         self.runs = runs = scanned_runs(entries)
         if any(not FOREIGN_CODES.keys().isdisjoint(run.codes) for run in runs):
-            reading.refuse_foreign_entries(env, entries)
+            reading.refuse_foreign_entries(parts, entries)
         if any(ERASED_TYPE in run.codes for run in runs):
             reading.refuse_erased_entries(entries, self.info.scan_start)
         codes = [code for run in runs for code in run.codes]
@@ -303,7 +302,7 @@ class RecoveryManager(ReferenceRecoveryManager):
 
         self.read = LogRead(entries, of_kind(NODE_CODES), of_kind(frozenset({MAP_LN.code})), of_kind(REDO_CODES),
                             of_kind(frozenset({COMMIT.code})))
-        last_node_id, last_db_id, last_txn_id = env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id
+        last_node_id, last_db_id, last_txn_id = parts.core.last_node_id, parts.db_tree.last_db_id, 0
         for entry in self.read.nodes:
             item = entry.item
             node_id = NODE_HEAD.unpack_from(item)[1] if len(item) >= NODE_HEAD.size else reading.node_head(entry)[1]
@@ -318,15 +317,17 @@ class RecoveryManager(ReferenceRecoveryManager):
                 last_txn_id = abs(txn_id)  # internal: < 0
         for run in runs:
             sized = map(SIZED_CODES.__contains__, run.codes)
-            env.utilization.note_sizes(compress(zip(run.lsns, run.sizes, strict=True), sized))
-        env.last_node_id, env.db_tree.last_db_id, env.txn_manager.last_txn_id = last_node_id, last_db_id, last_txn_id
+            parts.utilization.note_sizes(compress(zip(run.lsns, run.sizes, strict=True), sized))
+        parts.core.note_node_id(last_node_id)
+        parts.db_tree.note_db_id(last_db_id)
+        parts.txn_manager.note_txn_id(last_txn_id)
 
     def count_entries_read(self, summaries: list[tuple[dict, LSN]]) -> None:
-        count_in_runs(self.env.utilization, summaries, self.runs)
+        count_in_runs(self.parts.utilization, summaries, self.runs)
 
     # -- redo by key ------------------------------------------------------------------------
     def redo_lns(self) -> None:
-        evictor = self.env.evictor
+        evictor = self.parts.evictor
         databases: dict[int, "DatabaseImpl"] = {}
         # Per database, key -> its LN (a Redo), or the list of its LNs once there are two (most keys have one).
         chains: dict[int, dict[bytes, Redo | list[Redo]]] = {}
@@ -359,10 +360,10 @@ class RecoveryManager(ReferenceRecoveryManager):
     def _redo_candidates(self):
         """The LNs redo replays, in log order, as Redo tuples (the reference's rules); the versions they
         make obsolete are counted as they go by."""
-        env, info = self.env, self.info
-        count_obsolete = env.utilization.count_obsolete
-        utilization_db = env.db_tree.get_by_id(UTILIZATION_DB_ID)
-        db_by_id, committed = env.db_tree.by_id, info.committed
+        parts, info = self.parts, self.info
+        count_obsolete = parts.utilization.count_obsolete
+        utilization_db = parts.db_tree.get_by_id(UTILIZATION_DB_ID)
+        db_by_id, committed = parts.db_tree.by_id, info.committed
         pickers = _redo_pickers()
         for entry in entries_from(self.read.lns, info.first_active_lsn):
             header = entry.header

@@ -18,14 +18,17 @@ INList (and with it every later eviction) changes in the same order.
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import TYPE_CHECKING
 
-from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.tree import Tree as ReferenceTree
+
+if TYPE_CHECKING:
+    from minidb.logstore.tree.bin import BIN
 
 
 class Tree(ReferenceTree):
     def search(self, key: bytes) -> BIN:
-        touch = self.env.evictor.touch
+        touch = self.cache.touch
         node = self.db.root
         if node is None:
             node = self.root_node()

@@ -33,9 +33,9 @@ from minidb.log import LSN, LogManager, Provisional
 from minidb.log.types import type_by_code, type_by_name
 from minidb.logstore.eraser.state import erasing_of
 from minidb.logstore.errors import EnvironmentFailureError, LogFileNotFound, TreeError
-from minidb.logstore.inspect import NodeView, TreeView, live_lsns, logged_tree_view, tree_names, tree_view
 from minidb.logstore.logdef import CKPT_END, ERASABLE_TYPES, IN_TYPES, recovery_start
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, ln_types_of
+from minidb.logstore.tools.inspect import NodeView, TreeView, live_lsns, logged_tree_view, tree_names, tree_view
 from minidb.logstore.tree.in_node import key_order_problem
 from minidb.logstore.tree.ln import fetch_ln
 
