@@ -32,6 +32,7 @@ SECTIONS = {
     "log": "bench.log_bench",
     "pagestore": "bench.pagestore_bench",
     "btree": "bench.btree_bench",
+    "rtree": "bench.rtree_bench",
     "locks": "bench.locks_bench",
     "logstore": "bench.logstore_bench",
     "cleaner": "bench.cleaner_bench",

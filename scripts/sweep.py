@@ -1,7 +1,7 @@
 """``make sweep``: every engine's crash test over many seeds, on every core, into RELIABILITY.md.
 
-For each engine of ``minidb crashtest`` (log, volume, pagestore, btree, logstore,
-replication, group) this runs ``crash_sweep(seed, ops)`` for seeds 1 .. N (1,000 by
+For each engine of ``minidb crashtest`` (log, volume, pagestore, btree, rtree,
+logstore, replication, group) this runs ``crash_sweep(seed, ops)`` for seeds 1 .. N (1,000 by
 default), and the group's exhaustive mode (``group-exhaustive``, ``minidb crashtest
 group --exhaustive``: every node crashed at every one of its disk events) for a few
 seeds, in a pool of worker processes (one per core), shows one progress bar
@@ -36,8 +36,8 @@ from minidb.cli.crashtest import sweep
 
 # Operations per workload: chosen so that 1,000 seeds of every engine take about a quarter of an
 # hour on two cores (RELIABILITY.md gives the times measured).
-OPS = {"log": 40, "volume": 40, "pagestore": 12, "btree": 20, "logstore": 12, "replication": 6, "group": 30,
-       "group-exhaustive": 30}
+OPS = {"log": 40, "volume": 40, "pagestore": 12, "btree": 20, "rtree": 15, "logstore": 12, "replication": 6,
+       "group": 30, "group-exhaustive": 30}
 # The runs that are not simply an engine's crash_sweep: run name -> (engine, exhaustive).
 RUNS = {"group-exhaustive": ("group", True)}
 # Seeds per 1,000 of --seeds, where not 1,000.

@@ -123,3 +123,20 @@ def test_every_section_measures_minidb_under_both_and_reports_the_ratio():
         source = (root / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")
         assert "report.both" in source, f"section {name} measures no minidb path under both implementations"
         assert "report.speedup_table(" in source, f"section {name} reports no fast ÷ reference table"
+
+
+def test_the_rtree_section_measures_three_systems_that_agree_on_every_window(tmp_path):
+    """The R*-tree bench compares rates only after checking that minidb, sqlite3's R*Tree and the brute force
+    return as many boxes for every window; here on a small workload, with the windows large enough to hold
+    some boxes."""
+    import random
+
+    from bench import rtree_bench
+
+    boxes, windows = rtree_bench._workload(random.Random(1))
+    boxes, windows = boxes[:300], [w._replace(xhi=w.xhi + 2000, yhi=w.yhi + 2000) for w in windows[:20]]
+    mine = rtree_bench._minidb(str(tmp_path), boxes, windows)
+    theirs = rtree_bench._sqlite(str(tmp_path), boxes, windows)
+    brute = rtree_bench._brute(boxes, windows)
+    assert mine["answers"] == theirs["answers"] == brute["answers"] and sum(brute["answers"]) > 20
+    assert 1 <= mine["pages"] < 300 // 224 + 2

@@ -121,6 +121,7 @@ PAGESTORE_PARTS = {
     "transactions": 5,
     "files": 6,
     "btree": 6.5,
+    "rtree": 6.6,
     "directory": 6.7,
     "restart": 7,
     "sm": 8, "verify": 8, "__init__": 8,

@@ -1,7 +1,7 @@
 """``minidb crashtest ENGINE --seed N --ops N``: crash at every point, check recovery.
 
 :data:`SWEEPS` names each ENGINE (``log``, ``volume``, ``pagestore``,
-``btree``, ``logstore``, ``replication``, ``rollback``, ``group``); the
+``btree``, ``rtree``, ``logstore``, ``replication``, ``rollback``, ``group``); the
 module :mod:`minidb.crashtest`.ENGINE has the ``crash_sweep(seed, ops)`` that
 runs a seeded workload on a :class:`~minidb.io.SimDisk`, crashes a copy of
 the disk at every write, truncate and fsync (torn and random variants too),
@@ -52,6 +52,7 @@ SWEEPS: dict[str, str] = {
     "volume": "the page store's volume and its maps (redo)",
     "pagestore": "the page store's transactions (ARIES restart)",
     "btree": "the page store's B+trees",
+    "rtree": "the page store's R*-trees",
     "logstore": "the log store",
     "replication": "the VLSN index of a replicated environment",
     "rollback": "a syncup rollback of a rejoining node",

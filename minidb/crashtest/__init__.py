@@ -26,6 +26,8 @@ runs its ``crash_sweep(seed, ops)``::
                  restart idempotent (a second crash during it)
     btree        the page store's B+trees: exactly the committed entries, a well-formed tree, whatever
                  split or logical undo the crash cut
+    rtree        the page store's R*-trees: exactly the committed boxes, every box the union of its
+                 child's, whatever split, forced reinsertion or condensing the crash cut
     logstore     the log store's recovery: exactly the committed state of the surviving log, sound
                  trees and utilization, the cleaner's and the eraser's promises kept
     replication  a replicated environment: VLSNs 1..n without gaps, the VLSN index agreeing with the log

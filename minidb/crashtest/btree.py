@@ -43,6 +43,7 @@ Anything else, an exception included, is a violation.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,17 +135,7 @@ class Runner:
 
     # -- the steps -----------------------------------------------------------------------------------------
     def run(self) -> Workload:
-        for _ in range(self.ops):
-            roll = self.rng.random()
-            if roll < 0.06:
-                self.sm.checkpoint()
-            elif roll < 0.12:
-                self.sm.bp.clean()
-            elif roll < 0.15:
-                self.sm.log.sync()
-            else:
-                self.step(self.pick())
-        self.sm.log.flush()
+        drive(self.sm, self.rng, self.ops, lambda: self.step(self.pick()))
         return Workload(self.disk, self.frames, self.unique, self.index, self.created_at, self.commits,
                         self.states, self.problems)
 
@@ -249,14 +240,7 @@ class Runner:
             self.problems.append(f"T{t.xct.txn_id}: scan {lo!r}..{hi!r} gave {got[:4]}..., the model {want[:4]}...")
 
     def save_or_rollback(self, t: TxnModel) -> None:
-        if t.saves and self.rng.random() < 0.5:
-            i = self.rng.randrange(len(t.saves))
-            point, added, removed = t.saves[i]
-            self.sm.rollback_to(t.xct, point)
-            t.added, t.removed = set(added), set(removed)
-            del t.saves[i + 1:]
-        else:
-            t.saves.append((self.sm.save_point(t.xct), set(t.added), set(t.removed)))
+        save_or_rollback(self.sm, self.rng, t)
 
     def commit(self, t: TxnModel, durable: bool) -> None:
         lsn = self.sm.commit(t.xct, durable=durable)
@@ -276,12 +260,42 @@ class Runner:
         self.owner = {k: tid for k, tid in self.owner.items() if tid != t.xct.txn_id}
 
 
+def drive(sm: StorageManager, rng: random.Random, ops: int, step: Callable[[], None]) -> None:
+    """``ops`` steps of a workload: now and then a checkpoint, page cleaning or a log sync, else ``step()``;
+    then the log flushed (the crash points are the disk's events)."""
+    for _ in range(ops):
+        roll = rng.random()
+        if roll < 0.06:
+            sm.checkpoint()
+        elif roll < 0.12:
+            sm.bp.clean()
+        elif roll < 0.15:
+            sm.log.sync()
+        else:
+            step()
+    sm.log.flush()
+
+
+def save_or_rollback(sm: StorageManager, rng: random.Random, t: TxnModel) -> None:
+    """Half the time (when ``t`` has savepoints), roll ``t`` back to one of them, and its model with it;
+    else take a new savepoint."""
+    if t.saves and rng.random() < 0.5:
+        i = rng.randrange(len(t.saves))
+        point, added, removed = t.saves[i]
+        sm.rollback_to(t.xct, point)
+        t.added, t.removed = set(added), set(removed)
+        del t.saves[i + 1:]
+    else:
+        t.saves.append((sm.save_point(t.xct), set(t.added), set(t.removed)))
+
+
 def run_workload(seed: int, ops: int) -> Workload:
     return Runner(seed, ops).run()
 
 
 def surviving(image: SimDisk, commits: list[Commit]) -> list[bool]:
-    """Whether each commit point is in the log the crash left (read before restart)."""
+    """Whether each commit point is in the log the crash left (read before restart): its ``xct_end``, or
+    the ``xct_freeing_space`` before it when it freed pages (an R*-tree's dissolved nodes)."""
     log = LogManager(image, file_max=FILE_MAX, readonly=True)
     try:
         found = []
@@ -291,7 +305,8 @@ def surviving(image: SimDisk, commits: list[Commit]) -> list[bool]:
             except MinidbError:
                 found.append(False)
                 continue
-            found.append(entry.txn_id == commit.tid and entry.type_name == "xct_end" and entry.values["committed"])
+            found.append(entry.txn_id == commit.tid and (entry.type_name == "xct_freeing_space" or (
+                entry.type_name == "xct_end" and entry.values["committed"])))
         return found
     finally:
         log.close()
@@ -307,8 +322,13 @@ def check_restarted(workload: Workload, sm: StorageManager, k: int) -> str | Non
     problems, found = check_tree(sm.bp, ix.root, ix.unique)
     if problems:
         return f"after restart: {problems[:3]}"
-    got = sorted((ix.desc.decode(key), el) for key, el in found)
-    want = sorted(workload.states[k])
+    return compare_restarted(sm, sorted((ix.desc.decode(key), el) for key, el in found), workload.states[k], k)
+
+
+def compare_restarted(sm: StorageManager, got: list[Any], state: frozenset[Any], k: int) -> str | None:
+    """None if the restarted ``sm``'s index held ``got``, exactly the committed ``state`` after ``k``
+    commits, and no transaction is active and the volume's maps are consistent."""
+    want = sorted(state)
     if got != want:
         missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
         return f"after {k} commits: missing {missing[:3]}, extra {extra[:3]}"
@@ -322,27 +342,34 @@ def check_restarted(workload: Workload, sm: StorageManager, k: int) -> str | Non
 
 def check_point(workload: Workload, image: SimDisk, crash_event: int,
                 restart_crash: random.Random | None = None) -> str | None:
-    """Restart the crashed ``image`` and check it; with ``restart_crash``, also crash a twin of the image
-    during its restart (after a random one of restart's disk operations) and restart it again."""
+    return check_commits_and_restart(workload.commits, image, crash_event, restart_crash, open_sm,
+                                     lambda sm, k: check_restarted(workload, sm, k))
+
+
+def check_commits_and_restart(commits: list[Commit], image: SimDisk, crash_event: int,
+                              restart_crash: random.Random | None, reopen: Callable[[SimDisk], Any],
+                              check: Callable[[Any, int], str | None]) -> str | None:
+    """Check that the commits the crashed ``image`` kept are a prefix holding every durable one that had
+    returned, restart it (``reopen``) and ``check`` it against the state after those ``k`` commits; with
+    ``restart_crash``, also crash a twin of the image during its restart (after a random one of restart's
+    disk operations), then restart it again and check that."""
     twin = image.clone() if restart_crash is not None else None
     try:
-        present = surviving(image, workload.commits)
+        present = surviving(image, commits)
         k = sum(present)
         if present != [True] * k + [False] * (len(present) - k):
             return f"the surviving commits are not a prefix of the commit order: {present}"
-        lost = [c.tid for c in workload.commits[k:] if c.returned_at is not None and c.returned_at <= crash_event]
+        lost = [c.tid for c in commits[k:] if c.returned_at is not None and c.returned_at <= crash_event]
         if lost:
             return f"durable commits of {['T%d' % t for t in lost]} lost"
         before = len(image.events)
-        problem = check_restarted(workload, open_sm(image), k)
+        problem = check(reopen(image), k)
         restart_ops = operations_since(image, before)
         if problem is not None or twin is None or not restart_ops:
             return problem
-        return crash_during_restart(twin, restart_ops, restart_crash, open_sm,
-                                    lambda sm: check_restarted(workload, sm, k))
+        return crash_during_restart(twin, restart_ops, restart_crash, reopen, lambda sm: check(sm, k))
     except MinidbError as e:
         return f"restart failed: {type(e).__name__}: {e}"
-    return None
 
 
 def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,

@@ -12,6 +12,7 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     transactions/   transactions, the lock step, rollback with CLRs, freeing space, two-phase commit
     files/          store descriptors, files of records and large records, free-space search
     btree/          B+trees: keyed pages, key descriptors, splits as nested top actions, logical undo
+    rtree/          R*-trees: boxes, forced reinsertion, the whole index locked, logical undo
     directory/      the store directory (store 1) and the root index (store 2), both B+trees
     restart/        fuzzy checkpoints, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
@@ -39,6 +40,8 @@ Public surface::
     IndexManager, Index, KeyDescriptor, DuplicateKeyError, KeyNotFoundError, BadKeyError, check_tree
                                      (B+trees: sm.create_index, index_insert/remove/update/lookup/scan)
     LoadReport, UnsortedInputError   (bulk load: sm.bulk_load_index)
+    Box, RTreeManager, RTree, DuplicateEntryError, EntryNotFoundError, check_rtree
+                                     (R*-trees: sm.create_rtree, rtree_insert/remove/search)
     StoreDirectory, RootIndex, check_directory, SInfo, StoreKind, LockProtocol
                                      (stores 1 and 2: sm.directory, sm.root_index; create_index(name=...),
                                       sm.find_index, sm.index_names)
@@ -90,6 +93,14 @@ from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser, place
 from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.restart import Restart, RestartReport
 from minidb.pagestore.restart.chkpt import Checkpointer
+from minidb.pagestore.rtree import (  # also registers the R*-tree entries' redo and undo handlers
+    Box,
+    DuplicateEntryError,
+    EntryNotFoundError,
+    RTree,
+    RTreeManager,
+    check_rtree,
+)
 from minidb.pagestore.sm import StorageManager
 from minidb.pagestore.transactions.locking import AllocationLocks, NoLocking, ShoreLocking
 from minidb.pagestore.transactions.prepare import GtidError, InDoubt
@@ -127,5 +138,6 @@ __all__ = [
     "OutOfLogSpaceError", "IndexManager", "Index", "KeyDescriptor", "DuplicateKeyError", "KeyNotFoundError",
     "BadKeyError", "check_tree", "LoadReport", "UnsortedInputError", "StoreDirectory", "RootIndex",
     "check_directory", "SInfo", "StoreKind", "LockProtocol",
+    "Box", "RTreeManager", "RTree", "DuplicateEntryError", "EntryNotFoundError", "check_rtree",
     "place_record", "pages_to_try", "find_free_extents", "log_sync_point", "compensation",
 ]

@@ -79,6 +79,15 @@ index operations take key-value locks (ARIES/KVL: the key, the next key,
 ``k(1.5.EOF)`` past the last one); :meth:`lock_table` prints the lock table
 with index keys decoded.
 
+**R*-tree indexes** (:mod:`minidb.pagestore.rtree`): ``create_rtree(t,
+name=None, fanout=None)`` makes an index of 2-D boxes (a store of kind
+RTREE); ``rtree_insert(t, ix, (0, 0, 4, 2), b"el")``, ``rtree_remove``,
+``rtree_search(t, ix, box, cond)`` with ``cond`` one of ``overlap``,
+``cover``, ``inside``, ``exact``; ``destroy_rtree``; ``sm.rtrees`` is the
+R*-tree manager. The whole index is locked (EX to change, SH to search);
+restructuring is kept when a transaction rolls back, its entries undone
+logically.
+
 **Store properties**: ``create_file(t, property="tmp")`` (REGULAR, TMP, LOAD,
 INSERT) and ``set_store_property`` choose how much of a file the log
 records (:mod:`minidb.pagestore.pages.storeprop`); restart destroys TMP files.
@@ -137,6 +146,8 @@ from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.restart import RESTART, Restart, RestartReport
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.restart.master import read_master
+from minidb.pagestore.rtree.box import Box
+from minidb.pagestore.rtree.index import RTreeManager
 from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.transactions.prepare import InDoubt
 from minidb.pagestore.transactions.quark import Quark
@@ -168,6 +179,7 @@ class StorageManager:
         self.files = FILE_MANAGER.call(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout,
                                        directory=self.directory)
         self.indexes = IndexManager(volume, self.xcts, self.directory)
+        self.rtrees = RTreeManager(volume, self.xcts, self.directory)
         self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace, stamp=volume.file.stamp_checkpoint)
         self.chkpt_every = chkpt_every
         self.scavenging = scavenge
@@ -488,6 +500,36 @@ class StorageManager:
     def index_scan(self, xct: Xct, index: StoreId, lo: Any = None, hi: Any = None, lo_incl: bool = True,
                    hi_incl: bool = True, backward: bool = False) -> Iterator[tuple[Any, bytes]]:
         return self.indexes.scan(xct, index, lo, hi, lo_incl, hi_incl, backward)
+
+    # -- R*-tree indexes (the R*-tree manager's operations) -------------------------------------------
+    def create_rtree(self, xct: Xct, name: str | None = None, fanout: int | None = None) -> StoreId:
+        """A new, empty R*-tree index of boxes (:mod:`minidb.pagestore.rtree`); with ``name``, registered
+        under it in the root index (a name taken is refused first); ``fanout``: a node's most entries."""
+        if name is None:
+            return self.rtrees.create(xct, fanout)
+        self.root_index.check_new(name, xct)
+        with all_or_nothing(self.xcts, xct):
+            stid = self.rtrees.create(xct, fanout)
+            self.root_index.insert(xct, name, stid.store)
+        return stid
+
+    def destroy_rtree(self, xct: Xct, index: StoreId) -> None:
+        """Destroy the R*-tree ``index`` (its store goes at commit) and drop its name, if it has one."""
+        with all_or_nothing(self.xcts, xct):
+            self.rtrees.destroy(xct, index)
+            name = self.root_index.name_of(index.store)
+            if name is not None:
+                self.root_index.remove(xct, name)
+
+    def rtree_insert(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int], el: bytes) -> None:
+        self.rtrees.insert(xct, index, box, el)
+
+    def rtree_remove(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int], el: bytes) -> None:
+        self.rtrees.remove(xct, index, box, el)
+
+    def rtree_search(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int],
+                     cond: str = "overlap") -> list[tuple[Box, bytes]]:
+        return self.rtrees.search(xct, index, box, cond)
 
     # -- looking -------------------------------------------------------------------------------------
     def contents(self) -> dict[StoreId, dict[RecordId, tuple[bytes, bytes]]]:

@@ -193,6 +193,13 @@ def _btree_lecture() -> list[Callable[[], Picture]]:
             loaded(1, "first the leaves, left to right"), loaded(None, "then the level above them: the root")]
 
 
+def _rtree_lecture() -> list[Callable[[], Picture]]:
+    """The pictures of 18_rtree, in the notebook's order (its default script)."""
+    from minidb.viz.rtree_demo import SCRIPT, rtree_step
+
+    return [lambda k=k: rtree_step(k).figure for k in (6, 9, 10, 12, 15, 19, 21, len(SCRIPT))]
+
+
 def _cleaner_lecture() -> list[Callable[[], Figure]]:
     """The pictures of 11_cleaner_eraser, in the notebook's order (its default script)."""
     from minidb.viz.cleaner import draw_cleanings, draw_eraser_cycle, draw_erasure, draw_file_timeline
@@ -333,6 +340,7 @@ def notebook_figures() -> dict[str, Callable[[], Picture]]:
         "15_spark_log_analytics": _spark_lecture(),
         "16_log_space": _log_space_lecture(),
         "17_making_it_fast": _fast_lecture(),
+        "18_rtree": _rtree_lecture(),
     }
     return {f"{notebook}-{i}": make for notebook, makers in pictures.items()
             for i, make in enumerate(makers, start=1)}

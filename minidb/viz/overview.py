@@ -46,6 +46,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("08_aries_recovery", "pagestore", "ARIES restart: analysis, redo, undo after a crash", "06"),
     Notebook("16_log_space", "pagestore", "a log of bounded size: reservations, a refused transaction, "
              "scavenging; two-phase commit through a crash; large records", "08"),
+    Notebook("18_rtree", "pagestore", "R*-trees: boxes on a map, forced reinsertion before a split, a search "
+             "that prunes, a crash in a split", "07, 08"),
     Notebook("09_logstore_tree", "logstore", "the log store: a B+tree of INs, BINs and LNs that lives in the log",
              "01"),
     Notebook("10_checkpointer", "logstore", "the checkpointer: the dirty map, provisional logging, recovery", "09"),

@@ -62,6 +62,10 @@ FAMILIES: dict[str, dict[str, str]] = {
         "btree_insert": "#006644", "btree_remove": "#52e0b1", "page_insert": "#009966", "page_remove": "#80ffea",
         "page_link": "#3fa68d", "btree_header": "#00e699",
     },
+    "rtree": {
+        "rtree_insert": "#f27f0c", "rtree_remove": "#8c1d07", "rtree_page_insert": "#bf8209",
+        "rtree_page_remove": "#592004", "rtree_header": "#f27348",
+    },
     "replication": {"Matchpoint": "#00897b", "RollbackStart": "#880e4f", "RollbackEnd": "#f06292",
                     "TermStart": "#5d4037"},
 }

@@ -74,8 +74,10 @@ def show_figure(result: Any) -> None:
 
 
 def show_figure_and_text(result: Any) -> None:
-    """Show ``result.figure`` and ``result.summary()`` (the usual demo result)."""
-    display(result.figure)
+    """Show ``result.figure`` (unless None: a crashed disk waiting for restart) and ``result.summary()``
+    (the usual demo result)."""
+    if result.figure is not None:
+        display(result.figure)
     print(result.summary())
 
 

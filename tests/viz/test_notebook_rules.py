@@ -44,7 +44,7 @@ EXERCISES: dict[str, str | tuple[str, ...]] = {
 # The notebooks built around a step-by-step demo of a workload.
 DEMOS = {"01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks", "05b_deadlocks",
          "06_transactions_records", "07_btree", "08_aries_recovery", "09_logstore_tree", "10_checkpointer",
-         "11_cleaner_eraser", "12_vlsn_index", "16_log_space", "17_making_it_fast"}
+         "11_cleaner_eraser", "12_vlsn_index", "16_log_space", "17_making_it_fast", "18_rtree"}
 
 
 def folders_of(exercise: str | tuple[str, ...]) -> tuple[str, ...]:

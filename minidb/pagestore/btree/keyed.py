@@ -47,6 +47,7 @@ import bisect
 import struct
 from typing import Any
 
+from minidb.log.types import EntryType
 from minidb.pagestore.buffer.latch import EX
 from minidb.pagestore.errors import PageStoreCorruptionError, RecordWontFitError
 from minidb.pagestore.pages.page import FOOTER_SIZE, HEADER_SIZE, SLOT, SLOT_SIZE, PageTag
@@ -228,7 +229,7 @@ def remove_slots(page: SlottedPage, idx: int, count: int) -> list[bytes]:
     return taken
 
 
-def _check_entries(page: SlottedPage, idx: int, expected: list[bytes], what: str) -> None:
+def check_entries(page: SlottedPage, idx: int, expected: list[bytes], what: str) -> None:
     if not 0 <= idx <= idx + len(expected) <= page.nslots:
         raise PageStoreCorruptionError(f"{page.pid}: {what}: slots {idx}..{idx + len(expected) - 1} are not all "
                                        f"there ({page.nslots} slots)")
@@ -245,9 +246,13 @@ def _redo_page_link(page: SlottedPage, v: dict[str, Any]) -> None:
 
 @redo_handler("btree_header")
 def _redo_btree_header(page: SlottedPage, v: dict[str, Any]) -> None:
-    data = KEYED_HEADER.pack(v["level"], v["pid0"])
-    if page.tag != PageTag.BTREE:
-        raise PageStoreCorruptionError(f"{page.pid}: btree_header on a {page.tag.name} page")
+    write_header_slot(page, KEYED_HEADER.pack(v["level"], v["pid0"]), PageTag.BTREE, "btree_header")
+
+
+def write_header_slot(page: SlottedPage, data: bytes, tag: PageTag, what: str) -> None:
+    """Put a node's header ``data`` in slot 0 of a ``tag`` page (made if absent): a header entry's redo."""
+    if page.tag != tag:
+        raise PageStoreCorruptionError(f"{page.pid}: {what} on a {page.tag.name} page")
     if page.nslots == 0:
         insert_slots(page, 0, [data])
     else:
@@ -256,14 +261,17 @@ def _redo_btree_header(page: SlottedPage, v: dict[str, Any]) -> None:
 
 
 @redo_handler("page_insert")
-def _redo_page_insert(page: SlottedPage, v: dict[str, Any]) -> None:
+def redo_insert_slots(page: SlottedPage, v: dict[str, Any]) -> None:
+    """The redo of an entry that puts ``entries`` in slots ``idx``.. (``page_insert``, ``rtree_page_insert``)."""
     insert_slots(page, v["idx"], [e["data"] for e in v["entries"]])
 
 
 @redo_handler("page_remove")
-def _redo_page_remove(page: SlottedPage, v: dict[str, Any]) -> None:
+def redo_remove_slots(page: SlottedPage, v: dict[str, Any]) -> None:
+    """The redo of an entry that takes out the slots ``idx``.. holding ``entries`` (``page_remove``,
+    ``rtree_page_remove``), checking they hold them."""
     expected = [e["data"] for e in v["entries"]]
-    _check_entries(page, v["idx"], expected, "page_remove")
+    check_entries(page, v["idx"], expected, "page_remove")
     remove_slots(page, v["idx"], len(expected))
 
 
@@ -274,7 +282,7 @@ def _redo_btree_insert(page: SlottedPage, v: dict[str, Any]) -> None:
 
 @redo_handler("btree_remove")
 def _redo_btree_remove(page: SlottedPage, v: dict[str, Any]) -> None:
-    _check_entries(page, v["idx"], [leaf_entry(v["key"], v["el"])], "btree_remove")
+    check_entries(page, v["idx"], [leaf_entry(v["key"], v["el"])], "btree_remove")
     remove_slots(page, v["idx"], 1)
 
 
@@ -290,19 +298,21 @@ def log_header(volume: Any, xct: LogContext, page: SlottedPage, level: int, pid0
                   {"level": level, "pid0": pid0, "old_level": old[0], "old_pid0": old[1]}, xct)
 
 
-def log_insert_slots(volume: Any, xct: LogContext, page: SlottedPage, idx: int, datas: list[bytes]) -> None:
+def log_insert_slots(volume: Any, xct: LogContext, page: SlottedPage, idx: int, datas: list[bytes],
+                     entry_type: EntryType = PAGE_INSERT) -> None:
     if datas:
-        APPLY_AND_LOG.call(volume.log, page, PAGE_INSERT, {"idx": idx, "entries": [{"data": d} for d in datas]}, xct)
+        APPLY_AND_LOG.call(volume.log, page, entry_type, {"idx": idx, "entries": [{"data": d} for d in datas]}, xct)
 
 
-def log_remove_slots(volume: Any, xct: LogContext, page: SlottedPage, idx: int, count: int) -> None:
+def log_remove_slots(volume: Any, xct: LogContext, page: SlottedPage, idx: int, count: int,
+                     entry_type: EntryType = PAGE_REMOVE) -> None:
     if count:
         entries = [{"data": page.read(s)} for s in range(idx, idx + count)]
-        APPLY_AND_LOG.call(volume.log, page, PAGE_REMOVE, {"idx": idx, "entries": entries}, xct)
+        APPLY_AND_LOG.call(volume.log, page, entry_type, {"idx": idx, "entries": entries}, xct)
 
 
 # -- undo handlers of the structure changes: the same change the other way, on the same page -----------
-def _undo_on_page(volume: Any, v: dict[str, Any], change) -> None:
+def undo_on_page(volume: Any, v: dict[str, Any], change) -> None:
     page = volume.bp.fix(page_id_of(v), EX)
     try:
         change(page)
@@ -312,23 +322,32 @@ def _undo_on_page(volume: Any, v: dict[str, Any], change) -> None:
 
 @undo_handler("page_link")
 def _undo_page_link(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
-    _undo_on_page(volume, v, lambda page: log_link(volume, xct, page, v["old_prev"], v["old_next"]))
+    undo_on_page(volume, v, lambda page: log_link(volume, xct, page, v["old_prev"], v["old_next"]))
 
 
 @undo_handler("btree_header")
 def _undo_btree_header(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
-    _undo_on_page(volume, v, lambda page: log_header(volume, xct, page, v["old_level"], v["old_pid0"]))
+    undo_on_page(volume, v, lambda page: log_header(volume, xct, page, v["old_level"], v["old_pid0"]))
 
 
-@undo_handler("page_insert")
-def _undo_page_insert(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
-    def change(page: SlottedPage) -> None:
-        _check_entries(page, v["idx"], [e["data"] for e in v["entries"]], "undo of page_insert")
-        log_remove_slots(volume, xct, page, v["idx"], len(v["entries"]))
-    _undo_on_page(volume, v, change)
+def undo_insert_slots(name: str, remove_type: EntryType):
+    """The undo of ``name``, an entry that put slots on a page: check they are there, take them out
+    (``remove_type``)."""
+    def undo(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
+        def change(page: SlottedPage) -> None:
+            check_entries(page, v["idx"], [e["data"] for e in v["entries"]], f"undo of {name}")
+            log_remove_slots(volume, xct, page, v["idx"], len(v["entries"]), remove_type)
+        undo_on_page(volume, v, change)
+    return undo
 
 
-@undo_handler("page_remove")
-def _undo_page_remove(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
-    _undo_on_page(volume, v, lambda page: log_insert_slots(volume, xct, page, v["idx"],
-                                                           [e["data"] for e in v["entries"]]))
+def undo_remove_slots(insert_type: EntryType):
+    """The undo of an entry that took slots off a page: put them back (``insert_type``)."""
+    def undo(volume: Any, v: dict[str, Any], xct: LogContext | None) -> None:
+        undo_on_page(volume, v, lambda page: log_insert_slots(volume, xct, page, v["idx"],
+                                                              [e["data"] for e in v["entries"]], insert_type))
+    return undo
+
+
+undo_handler("page_insert")(undo_insert_slots("page_insert", PAGE_REMOVE))
+undo_handler("page_remove")(undo_remove_slots(PAGE_INSERT))

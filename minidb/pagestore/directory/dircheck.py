@@ -11,9 +11,10 @@ the volume:
   and an index's root page is allocated to it; every store in use but 1 and
   2 is named by a descriptor, unless it is marked for deletion (a prepared
   transaction's destroy, which holds it until resolved);
-- every index's own tree is sound;
-- every name of the root index points at an INDEX store of the directory,
-  and no store has two names.
+- every index's own tree is sound, B+tree or R*-tree
+  (:func:`~minidb.pagestore.rtree.verify.check_rtree`);
+- every name of the root index points at an INDEX or RTREE store of the
+  directory, and no store has two names.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from minidb.pagestore.btree.verify import check_tree
 from minidb.pagestore.errors import PageStoreCorruptionError
 from minidb.pagestore.files.sinfo import SInfo, StoreKind
 from minidb.pagestore.ids import PageId
+from minidb.pagestore.rtree.verify import check_rtree
 from minidb.pagestore.volume.stores import ROOT_INDEX, STORE_DIRECTORY, Deleting
 
 
@@ -54,7 +56,7 @@ def check_directory(volume: Any, directory: Any, root_index: Any) -> list[str]:
     seen: dict[int, str] = {}
     for name, snum in names:
         info = entries.get(snum)
-        if info is None or info.kind != StoreKind.INDEX:
+        if info is None or info.kind not in (StoreKind.INDEX, StoreKind.RTREE):
             problems.append(f"index name {name!r} points at store {snum}, which is not an index")
         if snum in seen:
             problems.append(f"store {snum} has two names, {seen[snum]!r} and {name!r}")
@@ -68,13 +70,15 @@ def _check_entry(volume: Any, snum: int, info: SInfo, in_use: set[int]) -> list[
     missing = [s for s in stores if s not in in_use]
     if missing:
         return [f"{where} ({info.kind.name}) names store {missing[0]}, which is not in use"]
-    if info.kind != StoreKind.INDEX:
+    if info.kind not in (StoreKind.INDEX, StoreKind.RTREE):
         return []
     root = PageId(volume.vid, snum, info.root)
+    if not 0 < info.root < volume.header.num_pages or not volume.is_allocated(root):
+        return [f"{where}: root page {info.root} is not allocated to the index"]
+    if info.kind == StoreKind.RTREE:
+        return [f"{root.stid}: {p}" for p in check_rtree(volume, root)[0]]
     try:
         KeyDescriptor.unpack(info.kdesc)
     except (BadKeyError, ValueError) as e:
         return [f"{where}: key descriptor {info.kdesc!r}: {e}"]
-    if not 0 < info.root < volume.header.num_pages or not volume.is_allocated(root):
-        return [f"{where}: root page {info.root} is not allocated to the index"]
     return [f"{root.stid}: {p}" for p in check_tree(volume.bp, root, info.unique)[0]]

@@ -15,13 +15,15 @@ the key descriptor)::
     offset size field
        0     1  version  1 (a descriptor of another version is refused as damage)
        1     1  kind     StoreKind: FILE (small-record store of a file),
-                         LGFILE (large-record store of a file), INDEX
+                         LGFILE (large-record store of a file), INDEX,
+                         RTREE (an R*-tree)
        2     1  cc       LockProtocol: RECORD for a file (record locks),
                          NONE for an index today (latches and the store lock
-                         only), KVL for key-value locking
+                         only), KVL for key-value locking, FILE for an
+                         R*-tree (one lock on the whole store)
        3     1  unique   an INDEX's: 1 unique keys, 0 duplicate keys allowed
        4     4  large    a FILE's: the store number of its large records (0 otherwise)
-       8     4  root     an INDEX's: its root page (0 otherwise)
+       8     4  root     an INDEX's or RTREE's: its root page (0 otherwise)
       12     2  dlen     length of the key descriptor (0 but for an INDEX)
       14  dlen  kdesc    an INDEX's key descriptor, ASCII (e.g. ``i4,str``)
 
@@ -57,6 +59,7 @@ class StoreKind(IntEnum):
     FILE = 1
     LGFILE = 2
     INDEX = 3
+    RTREE = 4
 
 
 class LockProtocol(IntEnum):
@@ -65,6 +68,7 @@ class LockProtocol(IntEnum):
     NONE = 0  # latches and the store lock only
     RECORD = 1  # record locks (files)
     KVL = 2  # key-value locking (indexes)
+    FILE = 3  # the whole store locked at once (R*-trees)
 
 
 @dataclass(frozen=True)

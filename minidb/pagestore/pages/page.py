@@ -119,6 +119,7 @@ class PageTag(IntEnum):
     BTREE = 5  # B+tree page (keyed_p), for later
     LGDATA = 6  # a page of a large record's body (lgdata_p), one chunk in slot 0
     LGINDEX = 7  # a large record's index page (lgindex_p): page numbers in slot 0
+    RTREE = 8  # R*-tree page (rtree_p): boxes and children or elements
 
 
 class StoreFlags(IntFlag):

@@ -165,9 +165,40 @@ Fudge factors: Shore's 1.42 and 2.91 for ``btree_insert`` and
 removed key may need a split, which these factors do not cover: Shore's own
 corner case, :mod:`minidb.pagestore.btree.btree`); 2.0 for the structure
 pieces (the inverse entry plus a ``compensate``).
+
+**R*-trees** (0x86-0x8a, in the same range), on R-tree pages
+(:mod:`minidb.pagestore.rtree`). The first three are the pieces of a
+structure change (an entry placed, a split, a forced reinsertion, a node
+dissolved), always logged inside a compensated action and undone, like the
+B+tree's pieces, by the same change the other way on the same page. An
+entry's bytes are its box (``<iiii``) and then a child page number or an
+element (:mod:`minidb.pagestore.rtree.node`). ``rtree_insert`` and
+``rtree_remove`` are logical records that change *no page* (no R flag): each
+is logged just before the compensated action that does the work, and names
+the index (``store``, its ``root``) and the entry, so the undo (L) makes the
+entry absent or present again, searching from the root; the index holds
+each (box, element) once, so "absent" and "present" say everything.
+
+=====================  ====  =====  ==================================================
+rtree_header           0x86  TRUL   the R-tree page's ``level`` and ``fanout``
+                                    := new values (slot 0, made if absent)
+rtree_page_insert      0x87  TRUL   put ``entries`` in slots ``idx``.. (later slots
+                                    shift up)
+rtree_page_remove      0x88  TRUL   take out the slots ``idx``.. holding ``entries``
+rtree_insert           0x89  TUL    (box, ``el``) went into the index rooted at
+                                    ``root``: undone by removing it if present
+rtree_remove           0x8a  TUL    (box, ``el``) left it: undone by inserting it
+                                    if absent
+=====================  ====  =====  ==================================================
+
+Fudge factors: 2.0 for the pieces; 4.0 for ``rtree_insert`` and
+``rtree_remove``, whose undo logs the inverse record, the common case of
+its compensated action (the entry's piece and a box on each level) and two
+``compensate`` entries; a split or a condensing during a rollback is, as for
+the B+tree, not covered.
 """
 
-from minidb.log.fields import BOOL, BYTES, LSN_FIELD, STR, U8, U16, U32, U64, ListOf
+from minidb.log.fields import BOOL, BYTES, I64, LSN_FIELD, STR, U8, U16, U32, U64, ListOf
 from minidb.log.types import EntryTable
 
 
@@ -185,6 +216,8 @@ EXT_LIST = ListOf(("ext", U32))
 SPLICE = [("slot", U16), ("start", U16), ("old", BYTES), ("new", BYTES)]
 ENTRIES = ListOf(("data", BYTES))
 BTREE_ENTRY = [("root", U32), ("unique", BOOL), ("idx", U16), ("key", BYTES), ("el", BYTES)]
+RTREE_OPERATION = [("vol", U32), ("store", U32), ("root", U32), ("xlo", I64), ("ylo", I64), ("xhi", I64),
+                   ("yhi", I64), ("el", BYTES)]
 
 PAGESTORE_TYPES = EntryTable(
     "pagestore",
@@ -244,6 +277,13 @@ PAGESTORE_TYPES = EntryTable(
         ("page_remove",        0x83, "TRUL", PAGE_FIELDS + [("idx", U16), ("entries", ENTRIES)], 2.0),
         ("btree_insert",       0x84, "TRUL", PAGE_FIELDS + BTREE_ENTRY, 1.42),
         ("btree_remove",       0x85, "TRUL", PAGE_FIELDS + BTREE_ENTRY, 2.91),
+        # R*-trees (R-tree pages)
+        ("rtree_header",       0x86, "TRUL", PAGE_FIELDS + [("level", U16), ("fanout", U16), ("old_level", U16),
+                                                            ("old_fanout", U16)], 2.0),
+        ("rtree_page_insert",  0x87, "TRUL", PAGE_FIELDS + [("idx", U16), ("entries", ENTRIES)], 2.0),
+        ("rtree_page_remove",  0x88, "TRUL", PAGE_FIELDS + [("idx", U16), ("entries", ENTRIES)], 2.0),
+        ("rtree_insert",       0x89, "TUL",  RTREE_OPERATION, 4.0),
+        ("rtree_remove",       0x8a, "TUL",  RTREE_OPERATION, 4.0),
     ],
 )
 
@@ -282,6 +322,11 @@ PAGE_INSERT = PAGESTORE_TYPES.page_insert
 PAGE_REMOVE = PAGESTORE_TYPES.page_remove
 BTREE_INSERT = PAGESTORE_TYPES.btree_insert
 BTREE_REMOVE = PAGESTORE_TYPES.btree_remove
+RTREE_HEADER = PAGESTORE_TYPES.rtree_header
+RTREE_PAGE_INSERT = PAGESTORE_TYPES.rtree_page_insert
+RTREE_PAGE_REMOVE = PAGESTORE_TYPES.rtree_page_remove
+RTREE_INSERT = PAGESTORE_TYPES.rtree_insert
+RTREE_REMOVE = PAGESTORE_TYPES.rtree_remove
 
 
 def is_page_entry(entry_type) -> bool:
