@@ -63,7 +63,7 @@ class Crash:
 
 
 def crash(seed: int) -> Crash:
-    """Run the seed's workload (see the module documentation) and crash the disk at its end."""
+    """Run the workload this seed draws (see the module documentation) and crash the disk at its end."""
     rng = Random(seed)
     disk = SimDisk(f"quiz-{seed}")
     sm = StorageManager.format(disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE, frames=FRAMES,
