@@ -55,7 +55,7 @@ def tree_rows(env: Environment, db_name: str) -> list[tuple]:
 
 
 def checkpoint_scenario(seed: int) -> tuple[Environment, list[int], list[str], bool]:
-    """The seed's environment just before the checkpoint of the problem: the keys put first, the keys put
+    """The environment this seed draws, just before the checkpoint of the problem: the keys put first, the keys put
     after the first checkpoint, and whether the problem's checkpoint minimizes recovery time."""
     rng = Random(seed)
     env = environment(f"quiz-ckpt-{seed}")
@@ -114,7 +114,7 @@ CLEANED = 2  # the file the problem cleans (the first with the workload's record
 
 
 def cleaner_scenario(seed: int) -> Environment:
-    """The seed's environment just before the cleaner cleans file CLEANED."""
+    """The environment this seed draws, just before the cleaner cleans file CLEANED."""
     rng = Random(seed)
     env = environment(f"quiz-clean-{seed}", file_max=1024)
     db = env.database("accounts")

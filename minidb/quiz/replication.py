@@ -155,7 +155,7 @@ def _writes(env: ReplicatedEnvironment, rng: Random, count: int, tag: str, in_tx
 
 
 def diverged(seed: int) -> tuple[ReplicatedEnvironment, ReplicatedEnvironment, list[str]]:
-    """n1 and n2 after the seed's run (see the module documentation): n1 rejoins, n2 is the master."""
+    """n1 and n2 after the run this seed draws (see the module documentation): n1 rejoins, n2 is the master."""
     rng = Random(seed)
     n1, n2 = node("n1", seed, _clock), node("n2", seed, lambda: 1_800_000_000.0)
     n1.become_master(term=1)

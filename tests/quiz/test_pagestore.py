@@ -15,7 +15,7 @@ SEEDS = (1, 2, 5, 8, 13)
 
 
 def restarted(seed: int) -> StorageManager:
-    """The seed's crashed disk, opened the ordinary way: analysis, redo, undo, finish, all at once."""
+    """The crashed disk this seed draws, opened the ordinary way: analysis, redo, undo, finish, all at once."""
     return StorageManager.open(crash(seed).disk.clone(), frames=FRAMES, clock=_clock, buffer_size=LOG_BUFFER)
 
 
