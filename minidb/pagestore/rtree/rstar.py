@@ -28,6 +28,11 @@ them to pages):
 ``M`` is the fanout (a node's most entries) and ``m`` the least fill of a
 node other than the root, 40% of ``M`` (at least 2), as the paper advises.
 
+The tree asks :func:`choose_subtree` through the hook ``CHOOSE_SUBTREE``,
+at the one place it decides (each level of an insertion's descent), so a
+student's version (exercise 18a) can run inside the engine; the hook checks
+only the answer's form, an entry's index, and the tests judge the choice.
+
 Worked example (``m`` = 2): five boxes, three low and two high,
 ``[0,0 1,1]``, ``[0,10 1,11]``, ``[2,1 3,2]``, ``[2,9 3,12]``, ``[5,0 6,1]``.
 On x the four distributions have a total margin of 116, on y 70: the axis
@@ -38,8 +43,10 @@ distribution of that sort has 39).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from minidb import impl
 from minidb.pagestore.rtree.box import Box, mbr
 
 
@@ -66,6 +73,22 @@ def choose_subtree(boxes: Sequence[Box], new: Box, children_are_leaves: bool) ->
         return sum(grown.overlap(b) - boxes[i].overlap(b) for j, b in enumerate(boxes) if j != i)
 
     return min(range(len(boxes)), key=lambda i: (overlap_growth(i), area_growth(i), boxes[i].area, i))
+
+
+def _choose_from_exercise(hook: impl.Hook, student: Callable[..., Any]) -> Callable[..., int]:
+    """A student's ``choose_subtree`` (exercise 18a has the engine's signature), its answer checked for form:
+    the index of one of the node's entries (whether it is the best one, the R*-tree's tests judge)."""
+    def choose(boxes: Sequence[Box], new: Box, children_are_leaves: bool) -> int:
+        answer = student(list(boxes), new, children_are_leaves)
+        if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(boxes):
+            raise hook.wrong(f"returned {answer!r}, not the index of one of the node's {len(boxes)} entries "
+                             f"(0 to {len(boxes) - 1})")
+        return answer
+    return choose
+
+
+#: where every descent of an insertion (:meth:`RTree._choose_path`) asks :func:`choose_subtree` (exercise 18a's hook)
+CHOOSE_SUBTREE = impl.register("18a_choose_subtree", "choose_subtree", choose_subtree, _choose_from_exercise)
 
 
 def pick_reinsert(boxes: Sequence[Box], p: int) -> list[int]:

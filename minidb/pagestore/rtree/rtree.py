@@ -93,7 +93,7 @@ from minidb.pagestore.rtree.node import (
     log_remove,
     read_node,
 )
-from minidb.pagestore.rtree.rstar import choose_subtree, min_fill, pick_reinsert, reinsert_count, split
+from minidb.pagestore.rtree.rstar import CHOOSE_SUBTREE, min_fill, pick_reinsert, reinsert_count, split
 from minidb.pagestore.transactions.xct import log_xct_entry
 from minidb.pagestore.volume.volpages import AllocMode
 from minidb.pagestore.wal.logdef import RTREE_INSERT, RTREE_REMOVE
@@ -242,7 +242,7 @@ class RTree:
                                            f"{path[0].level} levels")
         while path[-1].level > level:
             node = path[-1]
-            i = choose_subtree(node.boxes(), box, node.level == LEAF_LEVEL + 1)
+            i = CHOOSE_SUBTREE.call(node.boxes(), box, node.level == LEAF_LEVEL + 1)  # its one call site
             path.append(self.read(node.entries[i].child, node.level - 1))
         return path
 

@@ -1,4 +1,8 @@
-"""Boxes and the R*-tree's three decisions, as pure functions (the worked examples of box.py and rstar.py)."""
+"""Boxes and the R*-tree's three decisions, as pure functions (the worked examples of box.py and rstar.py).
+
+The choice of a subtree is asked through the engine's hook (``CHOOSE_SUBTREE.call``), as the tree asks it:
+with ``MINIDB_IMPL=student:18a`` these tests judge a student's ``choose_subtree`` (exercise 18a).
+"""
 
 import random
 
@@ -6,7 +10,7 @@ import pytest
 
 from minidb.pagestore import BadRequestError
 from minidb.pagestore.rtree.box import Box, as_box, mbr
-from minidb.pagestore.rtree.rstar import choose_subtree, min_fill, pick_reinsert, reinsert_count, split
+from minidb.pagestore.rtree.rstar import CHOOSE_SUBTREE, min_fill, pick_reinsert, reinsert_count, split
 
 
 def test_box_measures_and_bytes_as_the_module_example_says():
@@ -39,22 +43,35 @@ def test_fill_and_reinsert_counts():
 
 def test_choose_subtree_above_the_leaves_takes_the_least_area_growth():
     boxes = [Box(0, 0, 10, 10), Box(20, 0, 22, 2)]
-    assert choose_subtree(boxes, Box(12, 0, 13, 1), children_are_leaves=False) == 1  # grows 12*2-4=20 < 3*10+..
-    assert choose_subtree(boxes, Box(5, 5, 6, 6), children_are_leaves=False) == 0  # no growth at all
+    assert CHOOSE_SUBTREE.call(boxes, Box(12, 0, 13, 1), children_are_leaves=False) == 1  # grows 12*2-4=20 < 3*10+..
+    assert CHOOSE_SUBTREE.call(boxes, Box(5, 5, 6, 6), children_are_leaves=False) == 0  # no growth at all
 
 
 def test_choose_subtree_over_leaves_takes_the_least_overlap_growth_even_at_more_area():
     # To take [6,1 7,2], B grows by 6 in area but then overlaps C by 2; C grows by 7 and overlaps nothing.
     a, b, c = Box(6, 9, 9, 12), Box(4, 3, 7, 7), Box(1, 2, 6, 3)
     new = Box(6, 1, 7, 2)
-    assert choose_subtree([a, b, c], new, children_are_leaves=False) == 1
-    assert choose_subtree([a, b, c], new, children_are_leaves=True) == 2
+    assert CHOOSE_SUBTREE.call([a, b, c], new, children_are_leaves=False) == 1
+    assert CHOOSE_SUBTREE.call([a, b, c], new, children_are_leaves=True) == 2
+
+
+def test_choose_subtree_over_leaves_counts_the_growth_of_overlap_not_the_overlap_already_there():
+    # [0,0 10,10] and [5,5 15,15] overlap by 25 already; [1,1 2,2] inside the first adds nothing to that,
+    # while [30,0 32,2] stretched to it would come to overlap the first by 18 (less in all, but new).
+    boxes = [Box(0, 0, 10, 10), Box(5, 5, 15, 15), Box(30, 0, 32, 2)]
+    assert CHOOSE_SUBTREE.call(boxes, Box(1, 1, 2, 2), children_are_leaves=True) == 0
+
+
+def test_choose_subtree_over_leaves_breaks_a_tie_of_overlap_by_area_growth_before_area():
+    # Neither comes to overlap the other; the big near box grows by 8, the small far one (area 1) by 31.
+    boxes = [Box(0, 0, 4, 4), Box(20, 0, 21, 1)]
+    assert CHOOSE_SUBTREE.call(boxes, Box(5, 1, 6, 2), children_are_leaves=True) == 0
 
 
 def test_choose_subtree_ties_go_to_the_smaller_area_then_the_first():
     boxes = [Box(0, 0, 10, 10), Box(0, 0, 5, 5), Box(0, 0, 5, 5)]
-    assert choose_subtree(boxes, Box(1, 1, 2, 2), children_are_leaves=False) == 1
-    assert choose_subtree(boxes, Box(1, 1, 2, 2), children_are_leaves=True) == 1
+    assert CHOOSE_SUBTREE.call(boxes, Box(1, 1, 2, 2), children_are_leaves=False) == 1
+    assert CHOOSE_SUBTREE.call(boxes, Box(1, 1, 2, 2), children_are_leaves=True) == 1
 
 
 def test_split_worked_example_picks_the_y_axis_and_the_distribution_without_overlap():
