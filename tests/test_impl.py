@@ -28,6 +28,7 @@ from minidb.pagestore.buffer.walrule import LOG_SYNC_POINT
 from minidb.pagestore.pages.slotted import PLACE_RECORD
 from minidb.pagestore.restart.redo import REDO_TEST
 from minidb.pagestore.restart.undo import UNDO_WALK
+from minidb.pagestore.rtree.rstar import CHOOSE_SUBTREE
 from minidb.pagestore.volume.volpages import PAGES_TO_TRY
 from minidb.pagestore.wal.clr import COMPENSATION
 from minidb.pagestore.wal.logspace import RESERVE
@@ -42,7 +43,8 @@ PLUGGED = {"01a_log_end": LAST_FILE_SCAN, "01b_group_commit": COMMIT_STEP, "02a_
            "03a_extent_alloc": PAGES_TO_TRY, "04a_clock_replacement": VICTIM, "04b_wal_rule": LOG_SYNC_POINT,
            "06a_write_clrs": COMPENSATION, "07a_leaf_split": LEAF_SPLIT, "08a_aries_undo": UNDO_WALK,
            "08c_redo_test": REDO_TEST, "09a_bin_split": SPLIT_POINT, "11a_live_or_obsolete": VERDICT,
-           "13a_ack_policy": COUNT_ACK, "14a_matchpoint": MATCHPOINT, "16a_log_reservation": RESERVE}
+           "13a_ack_policy": COUNT_ACK, "14a_matchpoint": MATCHPOINT, "16a_log_reservation": RESERVE,
+           "18a_choose_subtree": CHOOSE_SUBTREE}
 
 
 def students(tmp_path: Path, **sources: str) -> Path:
@@ -417,6 +419,40 @@ def test_the_log_space_tests_fail_with_a_wrong_reservation_and_pass_with_a_right
         for test, args, _ in tests:
             test(*args)
         assert hooks.load_student("16a_log_reservation").calls
+
+
+def test_the_rtree_tests_judge_a_students_choose_subtree_and_the_crash_sweep_runs_it(tmp_path):
+    """Exercise 18a inside ``RTree._choose_path``: any entry's index keeps the tree sound, so the crash sweep
+    passes on a spy (which answers as minidb does) and the R*-tree's own tests of the choice, asked through
+    the hook, are what fail on each typical mistake; an answer that is no entry's index is refused by name."""
+    from minidb.crashtest.rtree import crash_sweep
+
+    from tests.pagestore.rtree import test_rstar
+    choice_tests = [getattr(test_rstar, name) for name in dir(test_rstar) if name.startswith("test_choose_subtree")]
+    assert len(choice_tests) >= 5
+    for mutant in ("area_growth_at_the_leaf_level_too", "overlap_growth_at_every_level",
+                   "the_overlap_after_not_its_growth", "ties_skip_the_area_growth", "ties_go_to_the_last"):
+        wrong = students(tmp_path / mutant, e18a=mutant_source("18a_choose_subtree", mutant, "choose_subtree"))
+        with hooks.using("student", wrong, only=["18a"]):
+            failed = []
+            for test in choice_tests:
+                try:
+                    test()
+                except AssertionError:
+                    failed.append(test.__name__)
+            assert failed, f"no test of test_rstar.py catches the mistake {mutant}"
+    right = students(tmp_path / "right", e18a=spy_source("18a_choose_subtree", "choose_subtree"))
+    with hooks.using("student", right, only=["18a"]):
+        for test in choice_tests:
+            test()
+        asked = len(hooks.load_student("18a_choose_subtree").calls)
+        assert crash_sweep(1, 8).summary() == "crash points: 54, violations: 0"
+        assert len(hooks.load_student("18a_choose_subtree").calls) > asked  # the tree's descents asked it
+    beyond = students(tmp_path / "beyond", e18a="def choose_subtree(boxes, new, leaves):\n    return len(boxes)\n")
+    with hooks.using("student", beyond, only=["18a"]), \
+            pytest.raises(hooks.StudentCodeError, match="returned 2, not the index of one of the node's 2 entries"):
+        from minidb.pagestore import Box
+        CHOOSE_SUBTREE.call([Box(0, 0, 1, 1), Box(2, 2, 3, 3)], Box(0, 0, 0, 0), True)
 
 
 # -- the other call sites ------------------------------------------------------------------------------
