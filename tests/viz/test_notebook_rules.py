@@ -40,6 +40,7 @@ EXERCISES: dict[str, str | tuple[str, ...]] = {
     "14_syncup_rollback": "14a_matchpoint",
     "15_spark_log_analytics": "15a_resync",
     "17_making_it_fast": "05a_lock_compat",
+    "18_rtree": ("18a_choose_subtree", "08a_aries_undo"),
 }
 # The notebooks built around a step-by-step demo of a workload.
 DEMOS = {"01_log", "02_pages", "03_volume_extents", "04_buffer_pool", "05_locks", "05b_deadlocks",
