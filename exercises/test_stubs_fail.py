@@ -55,7 +55,9 @@ def summary_counts(output: str) -> dict[str, int]:
 def run_impl(exercise: Path, which: str) -> subprocess.CompletedProcess:
     """pytest on one exercise, in a subprocess, against ``which`` (student, reference or mutant:NAME)."""
     env = {k: v for k, v in os.environ.items() if k not in INHERITED}
-    env["MINIDB_IMPL"] = which
+    # The engine reads the variable too, as soon as a test file imports it: a mutant is the exercises' own
+    # notion (the reference with functions replaced), so the engine runs its own code under it.
+    env["MINIDB_IMPL"] = "reference" if which.startswith("mutant:") else which
     command = [
         sys.executable, "-m", "pytest", os.path.relpath(exercise, ROOT), f"--exercise-impl={which}",
         "-q", "-p", "no:cacheprovider",
