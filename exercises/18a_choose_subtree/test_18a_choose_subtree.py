@@ -98,10 +98,9 @@ def test_many_random_nodes_get_the_child_the_rule_names(impl):
         i = impl.choose_subtree(list(boxes), new, leaves)
         assert isinstance(i, int) and 0 <= i < len(boxes), (boxes, new, leaves, i)
 
-        def score(k):
-            first = overlap_growth(boxes, k, new) if leaves else area_growth(boxes, k, new)
-            return (first, area_growth(boxes, k, new), boxes[k].area, k)
-        assert score(i) == min(score(k) for k in range(len(boxes))), (boxes, new, leaves, i)
+        scores = [(overlap_growth(boxes, k, new) if leaves else area_growth(boxes, k, new),
+                   area_growth(boxes, k, new), boxes[k].area, k) for k in range(len(boxes))]
+        assert scores[i] == min(scores), (boxes, new, leaves, i)
 
 
 def random_box(rng: random.Random, size: int) -> Box:
