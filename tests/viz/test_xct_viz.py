@@ -193,3 +193,11 @@ def test_recovery_explorer_drives_the_pure_callback():
     explorer.controls["crash_write"].value = 3
     assert (explorer.result.crash_write, explorer.result.phase, explorer.result.found) == (3, "analysis", None)
     assert list(explorer.controls["phase"].options) == list(PHASES)
+
+
+@pytest.mark.parametrize("keep, words", [("nothing", "keeping nothing of the unsynced writes"),
+                                         ("everything", "keeping everything of the unsynced writes"),
+                                         ("torn", "keeping the unsynced writes, the last one torn")])
+def test_the_crash_line_says_in_words_what_each_mode_keeps(keep, words):
+    first = recovery_view(5, keep, "crashed", draw=False).lines[0]
+    assert f"({words})" in first and "keeping torn" not in first
