@@ -198,3 +198,16 @@ def test_the_hexdump_shows_the_secret_before_and_zeros_after():
     texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text")) if t.get_text()]
     assert "73" in texts and "file 3 before the cycle" in texts and "file 3 after the cycle" in texts
     assert texts.count("ff") >= 2  # the type byte after erasure (and 0xff bytes the entry held already)
+
+
+def test_every_migration_has_an_arrow_and_none_crosses_a_file():
+    from minidb.viz.cleaner import draw_cleanings
+    from matplotlib.patches import FancyArrowPatch
+    from tests.viz.helpers import arrows_through_boxes
+
+    demo = cleaner_step(step_of(SCRIPT, "clean"), SCRIPT, draw=False).demo
+    fig = draw_cleanings(demo.cleanings)
+    migrated = sum(1 for c in demo.cleanings for e in c.entries if e.moved_to is not None)
+    assert migrated == 3  # file 1's MapLN and file 3's LN went to file 9, file 4's LN to file 10
+    assert sum(isinstance(p, FancyArrowPatch) for p in fig.axes[0].patches) == migrated
+    assert arrows_through_boxes(fig) == []

@@ -32,7 +32,7 @@ from minidb.viz.gallery import FIGURES, all_figures
 from minidb.viz.style import SMALL, WIDTH
 
 COLUMN_PT = WIDTH * 72
-MIN_BAR_PX = 3  # a bar thinner than this, at the figure's size, is a sliver
+MIN_BAR_PX = 4  # a bar thinner than this, at the figure's size, is a sliver
 MARKER_OVERLAP_PX = 1.0  # two marker boxes may share an antialiased edge, no more
 
 
