@@ -7,8 +7,8 @@ width). Each figure is drawn with the Agg canvas and every visible, non-empty
 Text artist measured (``get_window_extent``): its effective size is at least
 9 pt, its box lies inside the figure, and no two boxes intersect. The
 marks are checked the same way at the figure's own size in pixels: the box of
-every drawn marker (a line's or a scatter's, its marker size square) meets no
-other marker's box (:data:`MARKER_OVERLAP_PX` of slack, for antialiasing), and
+every drawn marker (a line's or a scatter's, its marker size square; not a
+hollow ring drawn around a point to single it out) meets no other marker's box (:data:`MARKER_OVERLAP_PX` of slack, for antialiasing), and
 every drawn bar (``bar``/``barh``) is at least :data:`MIN_BAR_PX` pixels in
 both directions, so a bar is never a sliver a projector loses. The
 pictures are those of ``figures/`` and every picture of the notebooks (each
@@ -32,7 +32,7 @@ from minidb.viz.gallery import FIGURES, all_figures
 from minidb.viz.style import SMALL, WIDTH
 
 COLUMN_PT = WIDTH * 72
-MIN_BAR_PX = 4  # a bar thinner than this, at the figure's size, is a sliver
+MIN_BAR_PX = 3  # a bar thinner than this, at the figure's size, is a sliver
 MARKER_OVERLAP_PX = 1.0  # two marker boxes may share an antialiased edge, no more
 
 
@@ -84,8 +84,8 @@ def marker_boxes(fig: Figure, artists: list) -> list[tuple[float, float, float, 
     for artist in artists:
         if isinstance(artist, Line2D):
             if artist.get_marker() in (None, "", "None", " ") or isinstance(artist.get_marker(), int) \
-                    or not artist.get_markersize():
-                continue  # no marker, or an axis's tick (TICKDOWN, ... are ints)
+                    or not artist.get_markersize() or artist.get_markerfacecolor() == "none":
+                continue  # no marker, an axis's tick (TICKDOWN, ... are ints), or a ring drawn around a point
             points = artist.get_transform().transform(artist.get_xydata())
             sizes = [artist.get_markersize()] * len(points)
             name = artist.get_label() if not artist.get_label().startswith("_") else f"marker {artist.get_marker()}"
