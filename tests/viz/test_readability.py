@@ -223,13 +223,17 @@ def test_item_readable_the_checker_finds_overlapping_markers_and_sliver_bars():
     assert found.count("markers overlap") == 2  # 600 stands alone
 
 
-def test_item_readable_tree_wraps_instead_of_shrinking():
-    from minidb.viz.logstore import tree_and_log, tree_rows
+def test_item_readable_tree_keeps_one_row_per_level_with_narrow_bins_instead_of_shrinking():
+    # A second row of BINs made the lines from the INs above cross; the level keeps one row, its BINs narrow.
+    from minidb.viz.logstore import level_widths, node_labels, tree_and_log, tree_rows
     from minidb.viz.logstore_demo import checkpoint_demo_env
 
     view = tree_and_log(checkpoint_demo_env(), "accounts").view
-    rows, box_w, _ = tree_rows(view, COLUMN_PT * 0.96)
-    bins = sum(1 for n in view.nodes() if n.is_bin)
+    rows, _, _ = tree_rows(view, COLUMN_PT * 0.96)
+    bins = [n for n in view.nodes() if n.is_bin]
     assert sum(len(row) for row in rows) == len(view.nodes())
-    assert len(rows) > view.root.level  # the BIN level wraps onto a second row
-    assert max(len(row) for row in rows) * box_w <= COLUMN_PT and bins > max(len(row) for row in rows)
+    assert len(rows) == view.root.level  # one row per level: the 15 BINs side by side
+    box_w, gap = level_widths(view, COLUMN_PT * 0.96)[1]
+    assert len(bins) * (box_w + gap) <= COLUMN_PT * 0.96
+    labels = node_labels(view, COLUMN_PT * 0.96)
+    assert labels[bins[0].node_id].splitlines()[0] == f"BIN {bins[0].node_id}"  # the name, then the keys
