@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.path import Path
 
 from minidb.io import SimDisk
 from minidb.log.files import file_name
@@ -76,18 +77,22 @@ def draw_utilization(snapshot, *, title: str | None = None) -> Figure:
 
 
 def draw_cleanings(cleanings: Sequence, *, title: str | None = None) -> Figure:
-    """Each cleaned file's entries (live green, obsolete grey) and, below, the file at the end of the log
-    where the migrated LNs were written again, an arrow from each old place to its new one."""
-    rows = len(cleanings) + 1
+    """Each cleaned file's entries (live green, obsolete grey) and, below, each file at the end of the log
+    where migrated LNs were written again (the log may have moved on to a new file during the run), an arrow
+    from each old place to its new one. An arrow never crosses a box: it runs down into the gap under its
+    row, along the right margin to the gap over its target's row, and into the target (straight along the
+    gap when the target's row is the next one)."""
+    moved = {e.moved_to: e for c in cleanings for e in c.entries if e.moved_to is not None}
+    ends = sorted({lsn.file for lsn in moved})
+    rows = len(cleanings) + max(len(ends), 1)
     height = 0.7 + 0.62 * rows
     fig = new_figure(WIDTH, height)
-    ax = fig.add_axes((0.13, 0.03, 0.85, (height - (0.55 if title else 0.1)) / height))
+    ax = fig.add_axes((0.14, 0.03, 0.84, (height - (0.55 if title else 0.1)) / height))
     width = max([sum(e.size for e in c.entries) for c in cleanings] + [1])
-    ax.set_xlim(0, width)
+    margin = width * 0.012  # room right of the rows for the arrows' way down
+    ax.set_xlim(0, width + margin * (len(moved) + 1))
     ax.set_ylim(-0.1, rows)
     ax.set_axis_off()
-    moved = {e.moved_to: e for c in cleanings for e in c.entries if e.moved_to is not None}
-    end_file = max((lsn.file for lsn in moved), default=None)
 
     def box(x: float, y: float, entry, colour: str) -> None:
         ax.add_patch(Rectangle((x, y), entry.size, 0.6, facecolor=colour, edgecolor="#424242", lw=0.8))
@@ -95,14 +100,14 @@ def draw_cleanings(cleanings: Sequence, *, title: str | None = None) -> Figure:
         if fits(ax, label, entry.size * 0.95, SMALL, 0.6):
             ax.text(x + entry.size / 2, y + 0.3, label, ha="center", va="center", fontsize=SMALL)
 
-    y_end = 0.1
-    if end_file is not None:
-        ax.text(-width * 0.01, y_end + 0.3, f"end of the log\n(file {end_file})", ha="right", va="center",
-                fontsize=SMALL)
+    end_row = {number: len(ends) - 1 - k + 0.1 for k, number in enumerate(ends)}  # the y of each end file
+    for number, y_end in end_row.items():
+        said = f"end of the log\n(file {number})" if number == ends[-1] else f"file {number}\n(the end then)"
+        ax.text(-width * 0.01, y_end + 0.3, said, ha="right", va="center", fontsize=SMALL)
         ax.add_patch(Rectangle((0, y_end), width, 0.6, fill=False, ls="--", edgecolor="#9e9e9e", lw=0.8))
-        for lsn, entry in moved.items():
-            if lsn.file == end_file:
-                box(min(lsn.offset, width - entry.size), y_end, entry, LIVE_COLOUR)
+    for lsn, entry in moved.items():
+        box(min(lsn.offset, width - entry.size), end_row[lsn.file], entry, LIVE_COLOUR)
+    arrow = 0
     for row, cleaning in enumerate(cleanings):
         y = rows - 1 - row + 0.1
         ax.text(-width * 0.01, y + 0.3, f"file {cleaning.file_number}", ha="right", va="center", fontsize=SMALL)
@@ -110,10 +115,20 @@ def draw_cleanings(cleanings: Sequence, *, title: str | None = None) -> Figure:
         for entry in cleaning.entries:
             box(x, y, entry, LIVE_COLOUR if entry.live else OBSOLETE_COLOUR)
             new = entry.moved_to
-            if new is not None and new.file == end_file:
+            if new is not None:
+                arrow += 1
+                source = x + entry.size / 2
                 target = min(new.offset, width - entry.size) + entry.size / 2
-                ax.add_patch(FancyArrowPatch((x + entry.size / 2, y), (target, y_end + 0.6), arrowstyle="-|>",
-                                             mutation_scale=12, color=BAD, lw=1.4, connectionstyle="arc3,rad=-0.1"))
+                y_target = end_row[new.file] + 0.6
+                lane = 0.08 + 0.06 * (arrow % 4)  # arrows in one gap keep apart
+                if round(y - 1 - (y_target - 0.6)) == 0:  # the target's row is the next one down
+                    points = [(source, y), (source, y - lane), (target, y - lane), (target, y_target)]
+                else:
+                    side = width + margin * arrow
+                    points = [(source, y), (source, y - lane), (side, y - lane), (side, y_target + lane),
+                              (target, y_target + lane), (target, y_target)]
+                ax.add_patch(FancyArrowPatch(path=Path(points), arrowstyle="-|>", mutation_scale=12, color=BAD,
+                                             lw=1.4))
             x += entry.size
     _title(fig, title)
     return fig
@@ -215,16 +230,19 @@ def draw_crash_hexdump(erasure, image: SimDisk, *, title: str | None = None) -> 
 
 
 def draw_eraser_cycle(erasure, *, title: str | None = None) -> Figure:
-    """The throttle's plan: each file's components 1-6 placed on the cycle's hours (earliest ends)."""
+    """The throttle's plan: each file's components 1-6 placed on the cycle's hours (earliest ends), as bars
+    across the whole width (the legend under them), so that even a short fsync is wide enough to see."""
     files = list(erasure.lengths)
-    fig = new_figure(WIDTH, 1.5 + 0.32 * len(files))
-    ax = fig.add_axes((0.1, 0.7 / (1.5 + 0.32 * len(files)) + 0.05, 0.6, 0.68))
+    legend_in = 0.25 * -(-len(COMPONENT_NAMES) // 3)
+    height = 1.3 + legend_in + 0.32 * len(files)
+    fig = new_figure(WIDTH, height)
+    ax = fig.add_axes((0.1, (legend_in + 0.55) / height, 0.87, 0.32 * len(files) / height))
     hours = (erasure.end_ms - erasure.start_ms) / HOUR
     previous = float(erasure.start_ms)
     for planned in erasure.plan:
         x0, x1 = (previous - erasure.start_ms) / HOUR, (planned.end_ms - erasure.start_ms) / HOUR
-        ax.add_patch(Rectangle((x0, planned.file - 0.35), x1 - x0, 0.7, facecolor=COMPONENT_COLOURS[planned.component],
-                               edgecolor="white", lw=0.4))
+        ax.barh(planned.file, x1 - x0, left=x0, height=0.7, color=COMPONENT_COLOURS[planned.component],
+                edgecolor="white", lw=0.4, label=COMPONENT_NAMES[planned.component])
         previous = planned.end_ms
     ax.set_xlim(0, hours)
     ax.set_ylim(len(files) - 0.4, -0.6)
@@ -232,7 +250,8 @@ def draw_eraser_cycle(erasure, *, title: str | None = None) -> Figure:
     ax.tick_params(labelsize=SMALL)
     ax.set_xlabel("hours into the cycle", fontsize=TEXT)
     handles = [Patch(facecolor=COMPONENT_COLOURS[c], label=name) for c, name in COMPONENT_NAMES.items()]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=SMALL, frameon=False)
+    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.08, 0.0), ncol=3, fontsize=SMALL,
+               frameon=False)
     _title(fig, title)
     return fig
 

@@ -373,6 +373,38 @@ def protocol_events(script: Sequence[Sequence[Any]] = SCRIPT) -> list[Event]:
     return [e for e in demo.disk.events[first:last] if e.kind in ("write", "fsync") and e.name.endswith(".jdb")]
 
 
+#: The write protocol's three fsyncs of a file, in order (the eraser's steps 3, 4 and 6).
+FSYNC_ROLES = ("the touch", "the type bytes made durable", "the last: the erased forms made durable")
+
+
+def fsync_role(events: Sequence[Event], index: int) -> str:
+    """Which of the protocol's fsyncs of its file ``events[index]`` is (counted among the file's fsyncs so far)."""
+    name = events[index].name
+    number = sum(1 for e in events[:index] if e.kind == "fsync" and e.name == name)
+    return FSYNC_ROLES[number] if number < len(FSYNC_ROLES) else f"fsync {number + 1}"
+
+
+def point_names(events: Sequence[Event]) -> list[str]:
+    """Each crash point of the cycle, described; an fsync says which of the protocol's fsyncs it is."""
+    return [describe_event(e) + (f" ({fsync_role(events, i)})" if e.kind == "fsync" else "")
+            for i, e in enumerate(events)]
+
+
+def point_label(events: Sequence[Event], index: int) -> str:
+    """A crash point in a few words, for the control's readout: ``3: fsync file 3, the type bytes made durable``."""
+    event = events[index]
+    file = int(event.name.split(".")[0])
+    if event.kind == "fsync":
+        what = f"fsync file {file}, {fsync_role(events, index)}"
+    elif len(event.data) == 1:
+        what = f"file {file}: type byte 0xff at 0x{event.offset - 4:x}"
+    elif len(event.data) == 4:
+        what = f"file {file}: checksum at 0x{event.offset:x}"
+    else:
+        what = f"file {file}: erased item at 0x{event.offset:x}"
+    return f"{index + 1}: {what}"
+
+
 def describe_event(event: Event) -> str:
     if event.kind == "fsync":
         return f"fsync of {event.name}"
@@ -419,18 +451,18 @@ def eraser_crash(point: int, keep: str = "nothing unsynced", script: Sequence[Se
     demo = run_script(script, step_of(script, "erase_cycle"))
     erasure = demo.erasures[-1]
     want = records(demo.env).get(DB, {})
-    event = events[point - 1]
+    event, described = events[point - 1], point_names(events)[point - 1]
     image = demo.disk.crash_image(event.index, KEEP_MODES[keep])
     try:
         verified = verify_log(image, erasing_of(image)).ok  # entries the intent names may be half erased
         env = Environment.open(image, config())  # which finishes a recorded erasure first
         got = records(env).get(DB, {})
     except MinidbError as e:
-        return CrashResult(point, describe_event(event), keep, False, False, 0, True, f"{type(e).__name__}: {e}", None)
+        return CrashResult(point, described, keep, False, False, 0, True, f"{type(e).__name__}: {e}", None)
     erased = sum(1 for lsn in erasure.erased if env.is_entry_erased(lsn))
     left = secret_left(image, demo.deleted)
-    figure = draw_crash_hexdump(erasure, image, title=f"after a crash at {describe_event(event)}") if draw else None
-    return CrashResult(point, describe_event(event), keep, verified, got == want, erased, left, None, figure)
+    figure = draw_crash_hexdump(erasure, image, title=f"after a crash at {described}") if draw else None
+    return CrashResult(point, described, keep, verified, got == want, erased, left, None, figure)
 
 
 def secret_left(disk: SimDisk, secrets: set[str]) -> bool:
@@ -443,10 +475,13 @@ def eraser_crash_explorer(script: Sequence[Sequence[Any]] = SCRIPT) -> Any:
     """The notebook's last control: which write or fsync of the eraser's cycle the crash follows, what it keeps."""
     import ipywidgets as widgets
 
-    from minidb.viz.widgets import Explorer, crash_slider, show_figure_and_text
+    from minidb.viz.widgets import Explorer, show_figure_and_text
 
-    writes = len(protocol_events(script))
-    controls = {"point": crash_slider(writes, (writes + 1) // 2),
+    events = protocol_events(script)
+    # Each point named on the slider (which write, which of the protocol's fsyncs), its number the value.
+    points = [(point_label(events, i), i + 1) for i in range(len(events))]
+    controls = {"point": widgets.SelectionSlider(options=points, value=(len(events) + 1) // 2,
+                                                 description="crash after"),
                 "keep": widgets.Dropdown(options=list(KEEP_MODES), value="nothing unsynced",
                                          description="unsynced kept")}
     return Explorer(partial(eraser_crash, script=script), controls, show_figure_and_text)
@@ -454,4 +489,4 @@ def eraser_crash_explorer(script: Sequence[Sequence[Any]] = SCRIPT) -> Any:
 
 __all__ = ["OPS", "SCRIPT", "Demo", "FileBar", "Snapshot", "Cleaning", "Erasure", "Entry", "CleanerStep",
            "CrashResult", "cleaner_step", "run_script", "step_of", "protocol_events", "eraser_crash",
-           "eraser_crash_explorer", "secret_left", "describe_event", "KEEP_MODES"]
+           "eraser_crash_explorer", "secret_left", "describe_event", "point_names", "point_label", "KEEP_MODES"]

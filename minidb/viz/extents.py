@@ -9,7 +9,9 @@
   *reserved* for it (its extent is the store's, its bit is clear) is a pale
   tint of that colour; a free extent is white; store 0 (the header, extent
   map and store map) is grey;
-- each store's extent list as arrows from an extent to its ``next``;
+- each store's extent list as arrows from an extent to its ``next``, routed
+  through the gutters under the rows and the gaps between blocks, never across a
+  block (:func:`link_path`);
 - extents listed in ``highlight`` (those the last operation touched) get a
   thick red outline.
 """
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.path import Path
 
 from minidb.pagestore import Volume
 from minidb.viz.style import BAD, SMALL, TITLE, WIDTH, new_figure, text_width, tint
@@ -104,11 +107,9 @@ def draw_extent_map(layout: ExtentMap, *, title: str | None = None, highlight: t
         for cell in layout.extents:
             if cell.free or not cell.next or cell.next not in place:
                 continue
-            (x0, y0), (x1, y1) = place[cell.ext], place[cell.next]
-            # under the blocks, bending down, so an arrow never hides a page
-            ax.add_patch(FancyArrowPatch((x0 + ext_sz - 0.3, y0), (x1 + 0.3, y1),
-                                         connectionstyle="arc3,rad=0.25", arrowstyle="-|>", mutation_scale=8,
-                                         color=store_colour(cell.owner), lw=1.0))
+            ax.add_patch(FancyArrowPatch(path=link_path(place[cell.ext], place[cell.next], ext_sz, gap),
+                                         arrowstyle="-|>", mutation_scale=8, color=store_colour(cell.owner),
+                                         lw=1.0))
     ax.set_xlim(-0.3, per_row * block)
     ax.set_ylim(-0.6, (rows - 1) * 1.6 + 1.5)
     ax.set_axis_off()
@@ -116,6 +117,22 @@ def draw_extent_map(layout: ExtentMap, *, title: str | None = None, highlight: t
     if title:
         fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)
     return fig
+
+
+GUTTER = 0.17  # how far under its row of blocks a link runs (above the next row's labels)
+
+
+def link_path(start: tuple[float, float], end: tuple[float, float], ext_sz: int, gap: float) -> Path:
+    """An extent link that crosses no block: down from the end of the first extent into the gutter under its
+    row, along it (and, to another row, down the gap right of the first extent to that row's gutter), then up
+    into the start of the next extent."""
+    (x0, y0), (x1, y1) = start, end
+    points = [(x0 + ext_sz - 0.3, y0), (x0 + ext_sz - 0.3, y0 - GUTTER)]
+    if y1 != y0:
+        side = x0 + ext_sz + gap / 2
+        points += [(side, y0 - GUTTER), (side, y1 - GUTTER)]
+    points += [(x1 + 0.3, y1 - GUTTER), (x1 + 0.3, y1)]
+    return Path(points)
 
 
 def _legend_handles(layout: ExtentMap) -> list[Patch]:

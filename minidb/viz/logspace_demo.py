@@ -533,6 +533,7 @@ def log_space_explorer(script: Sequence[Sequence[Any]] = SCRIPT) -> Any:
 
 # -- pictures ----------------------------------------------------------------------------------------------------
 SHOWN_FILES = 8  # file slots drawn: the newest removed ones, the live ones, the spares
+MARK_PT, MARK_TIER = 9, 0.33  # a mark's marker (points), and the height of a tier of marks (y units)
 
 
 def _segment(ax, x: float, y: float, w: float, h: float, colour: str, text: str = "", **style: Any) -> None:
@@ -545,10 +546,10 @@ def _segment(ax, x: float, y: float, w: float, h: float, colour: str, text: str 
 def draw_log_space(pic: LogSpacePicture, *, title: str | None = None) -> Figure:
     """The partitions (removed files, live files filled to their use, spares), the marks (each active
     transaction's first LSN, the master checkpoint, the tail), and the room as one bar."""
-    fig = new_figure(WIDTH, 4.2)
-    ax = fig.add_axes((0.01, 0.02, 0.98, 0.84 if title else 0.96))
+    fig = new_figure(WIDTH, 4.6)
+    ax = fig.add_axes((0.01, 0.02, 0.98, 0.85 if title else 0.96))
     ax.set_xlim(0, 100)
-    ax.set_ylim(0, 9.2)
+    ax.set_ylim(0, 9.8)
     ax.set_axis_off()
     first_live = pic.files[0][0] if pic.files else pic.head
     last = first_live + pic.partitions - 1
@@ -562,7 +563,7 @@ def draw_log_space(pic: LogSpacePicture, *, title: str | None = None) -> Figure:
         x = i * slot
         x_of[number] = x
         name = file_name(number)
-        ax.text(x + slot / 2, 7.75, f"file {number}", ha="center", va="center", fontsize=SMALL)
+        ax.text(x + slot / 2, 8.45, f"file {number}", ha="center", va="center", fontsize=SMALL)
         if number in live:
             _segment(ax, x + 0.4, 5.6, slot - 0.8, 1.6, LOG_SPACE_COLOURS["unused"])
             used = (slot - 0.8) * min(1.0, live[number] / pic.partition)
@@ -587,13 +588,21 @@ def draw_log_space(pic: LogSpacePicture, *, title: str | None = None) -> Figure:
     marks += [("master", pic.master, LOG_SPACE_COLOURS["master"])] if pic.master is not None else []
     marks += [("tail", pic.tail, LOG_SPACE_COLOURS["tail"])]
     handles = []
+    # Each mark a line through the file and a marker above it; a marker that would cover another's (LSNs
+    # close together) goes on the next tier up, so every mark stays visible.
+    marker_w = MARK_PT / 72 * 100 / (0.98 * WIDTH) * 1.2  # a marker's width in x units, and a little room
+    placed: list[tuple[float, int]] = []
     for label, lsn, colour in marks:
         x = at(lsn)
         if x is None:
             continue
-        line = ax.plot([x, x], [5.5, 7.3], color=colour, lw=2.2, label=f"{label} {lsn}")[0]
-        handles.append(line)
-    ax.text(0, 8.7, f"head: file {pic.head}   tail: {pic.tail}   master checkpoint: {pic.master}"
+        tier = next(t for t in range(len(marks) + 1) if all(abs(x - px) >= marker_w for px, pt in placed if pt == t))
+        placed.append((x, tier))
+        y = 7.45 + MARK_TIER * tier
+        ax.plot([x, x], [5.5, y], color=colour, lw=1.6)
+        handles.append(ax.plot([x], [y], marker="v", markersize=MARK_PT, color=colour, markeredgecolor="#212121",
+                               markeredgewidth=0.6, linestyle="", label=f"{label} {lsn}")[0])
+    ax.text(0, 9.3, f"head: file {pic.head}   tail: {pic.tail}   master checkpoint: {pic.master}"
             + (f"   (crashed {pic.crashed})" if pic.crashed else ""), ha="left", va="center", fontsize=TEXT)
     # the room as one bar: used by nobody yet is split into reservations, the checkpoint reserve and free space
     ax.text(0, 3.9, f"room left in the log: {pic.room} B = reserved for rollbacks {pic.reserved} B + "

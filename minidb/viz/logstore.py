@@ -6,17 +6,23 @@ data: the tree of one database (every node, resident or not, as
 marked *in use* (some tree points at it), *obsolete* (the utilization
 tracker says so) or neither. :func:`draw_tree_and_log` draws it:
 
-- the tree on top: one box per node, filled by node type with the tree
-  family's colours of :mod:`minidb.viz.style` (IN dark purple, BIN light
-  purple), labelled ``BIN 4``, its LSN and its keys; a red outline marks a
-  dirty node. A node that is not in memory is only a reference in its
-  parent's slot: it is drawn as a dashed, empty box with its LSN and no keys;
+- the tree on top, one row per level: one box per node, filled by node type
+  with the tree family's colours of :mod:`minidb.viz.style` (IN dark purple,
+  BIN light purple), labelled ``BIN 4``, its LSN and its keys; a red outline
+  marks a dirty node. A node that is not in memory is only a reference in its
+  parent's slot: it is drawn as a dashed, empty box with its LSN and no keys.
+  A level too wide for the column at that size keeps one row: its boxes
+  become narrow (the name, then one key a line, the LSN left to the log's
+  label, :func:`tree_rows`) instead of wrapping into a second row whose
+  parent lines would cross;
 - the log below, one cell per entry in log order, each file starting a new
   row: coloured by type, hatched when provisional (``//`` YES, ``..``
   BEFORE_CKPT_END), grey when obsolete, and labelled underneath with its
   offset in its file (hex, as in an LSN ``0x<file>/0x<offset>``);
-- a line from every node to the log entry of its current version, and from
-  every slot of a BIN in memory to its record's LN.
+- no lines from the tree into the log (they tangled as soon as the tree had
+  a few nodes): the cell of every node's current version carries the node's
+  number, and the cell of every LN a BIN in memory points at carries the
+  record's key where it fits (``show_records``).
 
 The legend lists exactly what the picture draws. :func:`tree_graph` is the
 same tree as a graphviz digraph (record-shaped nodes, one field per slot
@@ -28,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from matplotlib.figure import Figure
-from matplotlib.patches import ConnectionPatch, Patch, Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 from minidb.log import LSN
 from minidb.logstore.env import Environment
@@ -101,37 +107,77 @@ def _tree_order(view: TreeView) -> dict[int, float]:
     return order
 
 
-def _node_label(node: NodeView) -> str:
+def _node_label(node: NodeView, narrow: bool = False) -> str:
     """``BIN 4``, its LSN and up to four keys, two a line (``dave*``: known deleted); no keys when the
-    node is not in memory (only its parent's reference to it is)."""
+    node is not in memory (only its parent's reference to it is). ``narrow``: a BIN without its LSN (its
+    log cell carries its number) and one key a line."""
+    if narrow and node.is_bin:
+        if not node.resident:
+            return f"BIN {node.node_id}\nnot in\nmemory"
+        keys = _keys(node)
+        return "\n".join([f"BIN {node.node_id}", *(keys if len(keys) <= 4 else keys[:3] + ["..."])])
     lines = [f"{node_kind(node.is_bin)} {node.node_id}", str(node.lsn)]
     if not node.resident:
         return "\n".join(lines + ["not in memory"])
-    keys = [k.decode("utf-8", "replace") for k in node.keys] if node.is_bin else []
-    if node.is_bin and any(node.known_deleted):
-        keys = [f"{k}*" if d else k for k, d in zip(keys, node.known_deleted, strict=True)]
+    keys = _keys(node) if node.is_bin else []
     shown = keys if len(keys) <= 4 else keys[:3] + ["..."]
     lines += [" ".join(shown[i:i + 2]) for i in range(0, len(shown), 2)]
     return "\n".join(lines)
 
 
-def tree_rows(view: TreeView, width_pt: float) -> tuple[list[list[NodeView]], float, float]:
-    """The tree as rows of nodes, top to bottom, and each box's width and height in points.
+def _keys(node: NodeView) -> list[str]:
+    keys = [k.decode("utf-8", "replace") for k in node.keys]
+    if any(node.known_deleted):
+        keys = [f"{k}*" if d else k for k, d in zip(keys, node.known_deleted, strict=True)]
+    return keys
 
-    Each level is one row, left to right, wrapped into more rows when its boxes
-    do not fit ``width_pt``: the labels keep their size however wide the tree is.
+
+BOX_GAP, BOX_PAD = 8.0, 10.0  # points between two boxes of a row, and around a label
+NARROW_GAP, NARROW_PAD = 4.0, 6.0  # the same for a level of narrow boxes
+
+
+def node_labels(view: TreeView, width_pt: float) -> dict[int, str]:
+    """Each node's label: the full one, or the narrow one for BINs when a level would not fit one row."""
+    nodes = view.nodes()
+    full = {n.node_id: _node_label(n) for n in nodes}
+    box_w = max(text_width(label) for label in full.values()) + BOX_PAD
+    widest = max(sum(1 for n in nodes if n.level == level) for level in {n.level for n in nodes})
+    if widest * (box_w + BOX_GAP) <= width_pt:
+        return full
+    return {n.node_id: _node_label(n, narrow=True) if n.is_bin else full[n.node_id] for n in nodes}
+
+
+def level_widths(view: TreeView, width_pt: float) -> dict[int, tuple[float, float]]:
+    """Per level: its boxes' width and the gap between them, in points (narrow labels, narrow boxes)."""
+    labels = node_labels(view, width_pt)
+    widths = {}
+    for level in {n.level for n in view.nodes()}:
+        members = [n for n in view.nodes() if n.level == level]
+        narrow = any(labels[n.node_id] != _node_label(n) for n in members)
+        pad, gap = (NARROW_PAD, NARROW_GAP) if narrow else (BOX_PAD, BOX_GAP)
+        widths[level] = (max(text_width(labels[n.node_id]) for n in members) + pad, gap)
+    return widths
+
+
+def tree_rows(view: TreeView, width_pt: float) -> tuple[list[list[NodeView]], float, float]:
+    """The tree as rows of nodes, top to bottom, the widest box's width and each box's height in points.
+
+    Each level is one row, left to right; when a level's boxes do not fit ``width_pt`` the BINs take their
+    narrow labels (:func:`node_labels`, :func:`level_widths`), and only a level too wide even then wraps
+    into more rows: the labels keep their size however wide the tree is.
     """
     nodes = view.nodes()
-    labels = [_node_label(n) for n in nodes]
-    box_w = max(text_width(label) for label in labels) + 10
-    box_h = max(label.count("\n") + 1 for label in labels) * SMALL * 1.25 + 6
-    per_row = max(1, int(width_pt // (box_w + 8)))
+    labels = node_labels(view, width_pt)
+    widths = level_widths(view, width_pt)
+    box_h = max(label.count("\n") + 1 for label in labels.values()) * SMALL * 1.25 + 6
     order = _tree_order(view)
     rows: list[list[NodeView]] = []
     for level in sorted({n.level for n in nodes}, reverse=True):
+        box_w, gap = widths[level]
+        per_row = max(1, int(width_pt // (box_w + gap)))
         members = sorted((n for n in nodes if n.level == level), key=lambda n: order[n.node_id])
         rows += [members[i:i + per_row] for i in range(0, len(members), per_row)]
-    return rows, box_w, box_h
+    return rows, max(w for w, _ in widths.values()), box_h
 
 
 LOG_MARGIN = 52.0  # points left of the log rows, for the file names
@@ -181,7 +227,9 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
     highlight = highlight or set()
     view = picture.view
     tree_w = width * 0.96 * 72
-    rows, box_w, box_h = tree_rows(view, tree_w)
+    rows, _, box_h = tree_rows(view, tree_w)
+    labels = node_labels(view, tree_w)
+    widths = level_widths(view, tree_w)
     row_gap = 26.0
     tree_h = len(rows) * box_h + (len(rows) - 1) * row_gap
     cells, cell_w = log_rows(picture, tree_w)
@@ -210,10 +258,11 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
         x, y = positions[node.node_id]
         fill = colour(node_kind(node.is_bin)) if node.resident else "white"
         edge = DIRTY if node.dirty else ("#37474f" if node.resident else EVICTED)
+        box_w = widths[node.level][0]
         tree_ax.add_patch(Rectangle((x - box_w / 2, y - box_h / 2), box_w, box_h, facecolor=fill,
                                     edgecolor=edge, lw=2.5 if node.dirty else 0.9,
                                     linestyle="-" if node.resident else "--", zorder=2))
-        tree_ax.text(x, y, _node_label(node), ha="center", va="center", fontsize=SMALL, zorder=3,
+        tree_ax.text(x, y, labels[node.node_id], ha="center", va="center", fontsize=SMALL, zorder=3,
                      color="white" if dark(fill) else "black")
     tree_ax.set_xlim(0, tree_w)
     tree_ax.set_ylim(-3, tree_h + 3)  # room for the outlines of the top and bottom rows
@@ -240,23 +289,20 @@ def draw_tree_and_log(picture: TreeAndLog, *, title: str | None = None, highligh
     log_ax.set_ylim(0, log_h)
     log_ax.axis("off")
 
-    def connect(lsn: LSN, xy: tuple[float, float], line: str, lw: float) -> None:
-        if lsn not in where:
-            return
-        x0, y = where[lsn]
-        fig.add_artist(ConnectionPatch(xyA=xy, coordsA=tree_ax.transData, xyB=(x0 + cell_w / 2, y + CELL_H),
-                                       coordsB=log_ax.transData, color=line, lw=lw, alpha=0.5,
-                                       zorder=-1))  # under the boxes
+    def tag(lsn: LSN, text: str) -> None:  # a name written into an entry's cell, where it fits
+        if lsn in where and text_width(text) <= cell_w - 2:
+            x0, y = where[lsn]
+            fill = OBSOLETE if picture.box(lsn).obsolete else colour(picture.box(lsn).type_name)
+            log_ax.text(x0 + cell_w / 2, y + CELL_H / 2, text, ha="center", va="center", fontsize=SMALL,
+                        color="white" if dark(fill) else "black", weight="bold")
 
     for node in view.nodes():
-        x, y = positions[node.node_id]
         if not node.lsn.is_null:
-            connect(node.lsn, (x, y - box_h / 2), "#455a64", 0.8)
+            tag(node.lsn, str(node.node_id))
         if node.is_bin and node.resident and show_records:
-            for i, (lsn, deleted) in enumerate(zip(node.slot_lsns, node.known_deleted, strict=True)):
+            for key, lsn, deleted in zip(_keys(node), node.slot_lsns, node.known_deleted, strict=True):
                 if not deleted:
-                    offset = (i + 0.5) / max(len(node.slot_lsns), 1) - 0.5
-                    connect(lsn, (x + offset * box_w, y - box_h / 2), "#8d6e63", 0.5)
+                    tag(lsn, key)
     fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=SMALL, frameon=False)
     if title:
         fig.suptitle(title, x=0.02, ha="left", fontsize=TITLE)

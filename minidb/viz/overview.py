@@ -6,8 +6,11 @@ what to read first); :func:`notebook_table` prints it as a Markdown table and
 what it holds and its notebooks. Invariants of the picture: imports only
 point down (a layer uses the ones below it, ``tests/test_layers.py``); the
 page store and the log store sit side by side on the same floor, because they
-never import each other; every notebook of :data:`NOTEBOOKS` appears in
-exactly one box.
+never import each other; replication sits on the log store only (it never
+imports the page store); an arrow goes from a box to each layer it uses
+(:attr:`Layer.uses`, and through it the layers below that one), straight down
+through no other box; the front ends share one bar, because each uses both
+engines; every notebook of :data:`NOTEBOOKS` appears in exactly one box.
 """
 
 from __future__ import annotations
@@ -74,21 +77,24 @@ class Layer:
     holds: str
     row: int  # 0 is the bottom
     column: tuple[float, float]  # left and right, as fractions of the width
+    uses: tuple[str, ...] = ()  # the layers its arrows point to: it imports from them and from the layers below them
 
 
+FRONT_ENDS_USE = ("pagestore", "replication")  # every front end uses both engines (and replication)
 LAYERS: tuple[Layer, ...] = (
     Layer("base", "minidb/errors.py, stats.py, impl.py", "errors raised on purpose; named statistics and traces; "
           "reference, fast twin or student", 0, (0, 1)),
     Layer("io", "minidb/io", "all file I/O: real files (OSDisk), a simulated disk that can crash (SimDisk)", 1,
-          (0, 1)),
-    Layer("log", "minidb/log", "the one log: LSNs, entries, files, writer, readers", 2, (0, 1)),
+          (0, 1), ("base",)),
+    Layer("log", "minidb/log", "the one log: LSNs, entries, files, writer, readers", 2, (0, 1), ("io",)),
     Layer("pagestore", "minidb/pagestore", "Shore: pages, volumes, buffer pool, locks, transactions, ARIES", 3,
-          (0, 0.5)),
-    Layer("logstore", "minidb/logstore", "Berkeley DB JE: a B+tree in the log, checkpointer, cleaner", 3, (0.5, 1)),
-    Layer("replication", "minidb/replication", "VLSNs, the VLSN index, feeders, replicas, syncup", 4, (0, 1)),
-    Layer("cli", "minidb/cli", "the minidb command", 5, (0, 1 / 3)),
-    Layer("viz", "minidb/viz", "pictures and controls", 5, (1 / 3, 2 / 3)),
-    Layer("spark", "minidb/spark", "the PySpark pipeline", 5, (2 / 3, 1)),
+          (0, 0.5), ("log",)),
+    Layer("logstore", "minidb/logstore", "Berkeley DB JE: a B+tree in the log, checkpointer, cleaner", 3, (0.5, 1), ("log",)),
+    Layer("replication", "minidb/replication", "VLSNs, VLSN index, feeders, syncup", 4, (0.5, 1),
+          ("logstore",)),
+    Layer("cli", "minidb/cli", "the minidb command", 5, (0, 1 / 3), FRONT_ENDS_USE),
+    Layer("viz", "minidb/viz", "pictures and controls", 5, (1 / 3, 2 / 3), FRONT_ENDS_USE),
+    Layer("spark", "minidb/spark", "the PySpark pipeline", 5, (2 / 3, 1), FRONT_ENDS_USE),
 )
 
 
@@ -131,6 +137,7 @@ def draw_layers(*, title: str | None = "minidb's layers, bottom up: imports only
     ax.set_ylim(0, height)
     ax.set_axis_off()
     margin = 0.08
+    by_key = {layer.key: layer for layer in LAYERS}
     for i, layer in enumerate(LAYERS):
         colour = FALLBACK[i % len(FALLBACK)]
         x0 = layer.column[0] * WIDTH + margin
@@ -146,9 +153,21 @@ def draw_layers(*, title: str | None = "minidb's layers, bottom up: imports only
             ax.text(x1 - 0.1, y0 + ROW_IN - 0.17, notebooks, fontsize=SMALL, weight="bold", va="center", ha="right",
                     color="#37474f")
         ax.text(x0 + 0.1, y0 + 0.22, layer.holds, fontsize=SMALL, va="center", wrap=False)
-        if layer.row:
-            ax.add_patch(FancyArrowPatch(((x0 + x1) / 2, y0 + 0.01), ((x0 + x1) / 2, y0 - GAP_IN + 0.01),
-                                         arrowstyle="-|>", mutation_scale=9, color="#616161", lw=1))
+    for row in range(1, rows):  # arrows straight down, in the columns both boxes share
+        layers = [layer for layer in LAYERS if layer.row == row]
+        y0 = 0.05 + row * (ROW_IN + GAP_IN)
+        shared = len(layers) > 1 and len({layer.uses for layer in layers}) == 1
+        if shared:  # one bar under the whole row: each of its boxes uses what the arrows point to
+            ax.plot([margin, WIDTH - margin], [y0 - 0.03, y0 - 0.03], color="#616161", lw=1.5,
+                    solid_capstyle="butt")
+        for layer in layers[:1] if shared else layers:
+            for used in (by_key[key] for key in layer.uses):
+                left, right = (used.column if shared else
+                               (max(layer.column[0], used.column[0]), min(layer.column[1], used.column[1])))
+                x = (left + right) / 2 * WIDTH
+                top = 0.05 + used.row * (ROW_IN + GAP_IN) + ROW_IN
+                ax.add_patch(FancyArrowPatch((x, y0 - (0.03 if shared else -0.01)), (x, top + 0.01),
+                                             arrowstyle="-|>", mutation_scale=9, color="#616161", lw=1))
     if title:
         ax.text(0.08, height - 0.22, title, fontsize=TITLE, va="center")
     return fig

@@ -25,11 +25,14 @@ from collections.abc import Iterable, Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import ScaledTranslation
 
 from minidb.viz.style import BAD, FALLBACK, SMALL, TITLE, WIDTH, new_figure, type_colour
 
 OUTCOME_COLOURS = {"commit": "#59a14f", "abort": "#e15759", "open": "#bab0ac"}
 MAX_FILES = 40
+DODGE_IN = 0.07  # how far apart (inches) the markers of environments with equal values are drawn
+MIN_BAR_IN = 0.06  # the narrowest bar drawn (inches): a one-VLSN gap is no sliver
 
 
 def _no_data(fig: Figure, ax, what: str) -> None:
@@ -128,12 +131,17 @@ def draw_checkpoint_intervals(rows: Iterable[Sequence], title: str | None = None
         return fig
     for i, (env, points) in enumerate(sorted(per_env.items())):
         colour = FALLBACK[i % len(FALLBACK)]
+        # Environments often agree: each is moved sideways by its own few points (a dodge), so that equal
+        # values show side by side instead of one marker hiding the others.
+        dodge = ScaledTranslation(DODGE_IN * (i - (len(per_env) - 1) / 2), 0, fig.dpi_scale_trans)
         done = [(c, d) for c, d, _ in points if d is not None]
-        left.plot([c for c, _ in done], [d for _, d in done], "o-", color=colour, ms=4, lw=1, label=env)
+        left.plot([c for c, _ in done], [d for _, d in done], "o-", color=colour, ms=4, lw=1, label=env,
+                  transform=left.transData + dodge)
         unfinished = [c for c, d, _ in points if d is None]
-        left.plot(unfinished, [0] * len(unfinished), "x", color=BAD, ms=6)
+        left.plot(unfinished, [0] * len(unfinished), "x", color=BAD, ms=5, transform=left.transData + dodge)
         spaced = [(c, g) for c, _, g in points if g is not None]
-        right.plot([c for c, _ in spaced], [g for _, g in spaced], "o-", color=colour, ms=4, lw=1, label=env)
+        right.plot([c for c, _ in spaced], [g for _, g in spaced], "o-", color=colour, ms=4, lw=1, label=env,
+                   transform=right.transData + dodge)
     left.set_title("CkptStart to CkptEnd (x: never ended)", fontsize=SMALL)
     right.set_title("from the previous CkptStart", fontsize=SMALL)
     for ax in (left, right):
@@ -169,18 +177,21 @@ def draw_vlsn_streams(streams: Iterable[Sequence], gaps: Iterable[Sequence] = ()
         _no_data(fig, ax, "replicated entries")
         return fig
     rows = {r[0]: i for i, r in enumerate(streams)}
+    span = max(r[3] for r in streams) - min(r[2] for r in streams) + 1
+    least = span * MIN_BAR_IN / (0.87 * WIDTH)  # the VLSNs of the narrowest bar worth drawing
     divergence = [tuple(r) for r in divergence]
     split = divergence[0][0] if divergence else None
     diverged = {r[1] for r in divergence if not r[7]}
     for env, i in rows.items():
         first, last = streams[i][2], streams[i][3]
-        ax.barh(i, last - first + 1, left=first - 0.5, height=0.5, color="#4e79a7", alpha=0.8)
+        ax.barh(i, max(last - first + 1, least), left=first - 0.5, height=0.5, color="#4e79a7", alpha=0.8)
         if split is not None and env in diverged and last >= split:
-            ax.barh(i, last - split + 1, left=split - 0.5, height=0.5, color="#f28e2b", hatch="//",
+            ax.barh(i, max(last - split + 1, least), left=split - 0.5, height=0.5, color="#f28e2b", hatch="//",
                     edgecolor="white")
     for env, start, end, *_ in (tuple(r) for r in gaps):
-        if env in rows:
-            ax.barh(rows[env], end - start + 1, left=start - 0.5, height=0.7, color=BAD)
+        if env in rows:  # a gap of one VLSN is drawn wide enough to see (its label gives its VLSNs)
+            wide = max(end - start + 1, least)
+            ax.barh(rows[env], wide, left=(start + end) / 2 - wide / 2, height=0.7, color=BAD)
             ax.text(start, rows[env] + 0.42, f"gap {start}" + (f"..{end}" if end != start else ""),
                     fontsize=SMALL, color=BAD, ha="center")
     for env, vlsn, *_ in (tuple(r) for r in duplicates):

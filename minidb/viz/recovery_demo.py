@@ -56,6 +56,10 @@ from minidb.viz.xctlog import LogRow, log_rows
 NUM_PAGES, EXT_SZ, PAGE_SIZE, FRAMES, LOG_BUFFER = 64, 4, 512, 4, 256
 PHASES = ("crashed", "analysis", "redo", "undo", "restarted")
 KEEP_MODES = {"nothing": CrashMode.nothing(), "everything": CrashMode.everything(), "torn": CrashMode.torn(seed=7)}
+#: What each mode keeps, in words (a torn crash keeps the unsynced writes but tears the last one).
+KEEP_WORDS = {"nothing": "keeping nothing of the unsynced writes",
+              "everything": "keeping everything of the unsynced writes",
+              "torn": "keeping the unsynced writes, the last one torn"}
 
 OPS = XCT_OPS | op_table(
     Op("checkpoint", (), "take a fuzzy checkpoint (the master LSN then points at its chkpt_begin)"),
@@ -209,7 +213,7 @@ def recovery_view(crash_write: int, keep: str = "nothing", phase: str = "restart
     crash_end = sm.log.end_lsn
     pages = sorted({row.page for row in run.rows if row.page is not None and row.page.store != 0},
                    key=lambda p: p.page)
-    lines = [f"crash after write {crash_write} of {len(run.writes)} (keeping {keep} of the unsynced writes): "
+    lines = [f"crash after write {crash_write} of {len(run.writes)} ({KEEP_WORDS[keep]}): "
              f"{len(survived)} of {len(run.rows)} page-store entries survived"]
     lanes = tuple(sorted({0} | {r.tid for r in run.rows}))
     outlined: dict[LSN, str] = {}
@@ -283,7 +287,7 @@ class RestartCrashes:
     same: tuple[bool, ...]  # for each: the restart after that crash found the same records
 
     def summary(self) -> str:
-        lines = [f"restart after a crash at write {self.crash_write} (keeping {self.keep}) does "
+        lines = [f"restart after a crash at write {self.crash_write} ({KEEP_WORDS[self.keep]}) does "
                  f"{len(self.operations)} disk operations:"]
         for op, same in zip(self.operations, self.same, strict=True):
             lines.append(f"  crashed again after {op:<28} -> restarted again: "

@@ -108,7 +108,16 @@ class GroupStep:
 
     @property
     def figure(self) -> Figure:
-        return draw_stream(self.picture, title=f"step {self.step}: {self.operation} (trouble: {self.trouble})")
+        return draw_stream(self.picture, title=self.title)
+
+    @property
+    def title(self) -> str:
+        """The step and who is cut off now (by the script or the control), then the control's trouble."""
+        cut = [row.name for row in self.picture.rows if row.cut_off]
+        parts = [f"{', '.join(cut)} cut off" if cut else "no replica cut off"]
+        if self.trouble != "none":
+            parts.append(f"control: {self.trouble}")
+        return f"step {self.step}: {self.operation} ({'; '.join(parts)})"
 
     def summary(self) -> str:
         rows = "; ".join(f"{r.name} holds up to VLSN {r.last}" + (f", acked up to {r.acked}" if r.role == "replica"

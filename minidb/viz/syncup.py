@@ -7,7 +7,8 @@
   checksum of a replicated entry;
 - :func:`draw_logs` draws one row per node, one box per entry in log order:
   coloured by entry type (the style's colours), greyed and hatched where
-  the entry is INVISIBLE, with a thick border on each sync point (Commit,
+  the entry is INVISIBLE (its label stays dark on a white patch, readable
+  through the hatch), with a thick border on each sync point (Commit,
   Abort, Matchpoint: where a syncup may end). Before any rollback a log's
   replicated entries are in VLSN order, so the rows line up by VLSN.
   ``compared`` marks the matchpoint search between the first two rows
@@ -122,7 +123,7 @@ def draw_logs(logs: Sequence[NodeLog], title: str = "", compared: Sequence[Compa
         for x, entry in enumerate(log.entries):
             sync = entry.type_name in SYNC_TYPES
             if entry.invisible:
-                face, edge, ink = INVISIBLE_FILL, INVISIBLE_EDGE, INVISIBLE_EDGE
+                face, edge, ink = INVISIBLE_FILL, INVISIBLE_EDGE, "#212121"  # dark text, on white: readable
             else:
                 face, edge = type_colour(entry.type_name), "black" if sync else "#9e9e9e"
                 ink = "white" if dark(face) else "black"
@@ -132,7 +133,9 @@ def draw_logs(logs: Sequence[NodeLog], title: str = "", compared: Sequence[Compa
             while label and not fits(ax, label, 0.86, SMALL, 0.86):
                 label = label.rsplit("\n", 1)[0] if "\n" in label else ""
             if label:
-                ax.text(x, y, label, ha="center", va="center", fontsize=SMALL, color=ink)
+                ax.text(x, y, label, ha="center", va="center", fontsize=SMALL, color=ink,
+                        bbox=dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none")
+                        if entry.invisible else None)  # the hatch stops at the label's edge
             if entry.type_name == "Commit" and (entry.vlsn, entry.checksum) in acked and not entry.invisible:
                 ax.plot([x + 0.3], [y + 0.3], marker="v", color=ACK, markeredgecolor="black", markersize=7)
     if compared and len(logs) >= 2:

@@ -283,7 +283,8 @@ def draw_tradeoff(points: list[tuple[int, int, float, int]], current: int, *, to
     left.set_ylim(top=total_vlsns * 1.18)  # room for the line's label
     left.text(strides[-1], total_vlsns, f"every mapping: {total_vlsns}", ha="right", va="bottom", fontsize=SMALL)
     right.plot(strides, [p[2] for p in points], marker="o", color=LTE_COLOUR, label="mean")
-    right.plot(strides, [p[3] for p in points], marker=".", ls="--", color=GTE_COLOUR, label="max")
+    right.plot(strides, [p[3] for p in points], ls="--", color=GTE_COLOUR, label="max")  # a line: its points would
+    # sit on the mean's where the two agree
     for p in points:
         if p[0] == current:
             left.plot([p[0]], [p[1]], marker="o", ms=12, mfc="none", mec="black", mew=2)

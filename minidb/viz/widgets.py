@@ -7,6 +7,15 @@ area. Tests drive an explorer from code (``explorer.controls["k"].value = 3``)
 and assert on ``explorer.result``; an exception in the callback propagates to
 the code that set the value, instead of vanishing as it would inside
 ``ipywidgets.interact``.
+
+Every control must work with the mouse on a laptop screen (1366 x 768): a
+slider whose track shares a row with other controls shrinks to nothing in a
+narrow window (only its handle is left, movable by the keyboard alone). So
+each slider gets a row of its own, as wide as the output area
+(:data:`SLIDER_LAYOUT`), and the other controls (menus) share one row under
+the sliders; every label is shown whole (``description_width="initial"``).
+The browser test (``tests/browser``) measures the track at that screen size
+and moves it with a click.
 """
 
 from __future__ import annotations
@@ -17,6 +26,11 @@ from typing import Any
 
 import ipywidgets as widgets
 from IPython.display import display
+
+
+#: A slider's row: the whole width of the output area, so its track is long enough to click on.
+SLIDER_LAYOUT = {"width": "100%", "max_width": "1100px"}
+SLIDERS = (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)
 
 
 class Explorer:
@@ -33,6 +47,8 @@ class Explorer:
         self.result: Any = None
         for control in controls.values():
             control.style.description_width = "initial"  # the whole label, never "crash afte..."
+            if isinstance(control, SLIDERS):
+                control.layout = widgets.Layout(**SLIDER_LAYOUT)
             control.observe(self._update, names="value")
         self._update()
 
@@ -46,7 +62,10 @@ class Explorer:
             self.show(self.result)
 
     def widget(self) -> widgets.Widget:
-        return widgets.VBox([widgets.HBox(list(self.controls.values())), self.output])
+        sliders = [c for c in self.controls.values() if isinstance(c, SLIDERS)]
+        others = [c for c in self.controls.values() if not isinstance(c, SLIDERS)]
+        rows = [*sliders, *([widgets.HBox(others)] if others else [])]
+        return widgets.VBox([*rows, self.output], layout=widgets.Layout(width="100%"))
 
     def _ipython_display_(self) -> None:
         display(self.widget())

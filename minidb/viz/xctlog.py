@@ -6,7 +6,9 @@
 - entries left to right in log order (one column each, not to scale, the
   LSN under it), one horizontal *lane* per transaction (checkpoints and
   entries of no transaction in the top lane), each entry a box coloured by
-  its type (the legend gives each type's short name); a long log wraps into
+  its type and labelled with its type's code of two or three letters
+  (:func:`box_code`; the legend pairs each code and colour with the type's
+  name), so that no box has to be told apart by its colour alone; a long log wraps into
   several lines of columns, each with all the lanes, so that the labels keep
   a readable size at notebook width;
 - each transaction's backward chain (``txn_prev_lsn``) as grey arcs above
@@ -33,7 +35,7 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from minidb.log import LSN
 from minidb.pagestore.ids import PageId
-from minidb.viz.style import SMALL, TITLE, WIDTH, fits, new_figure, points_per_unit, title_lines, type_colour
+from minidb.viz.style import SMALL, TITLE, WIDTH, dark, fits, new_figure, points_per_unit, title_lines, type_colour
 
 SHORT = {
     "create_ext_list": "ext+", "free_ext_list": "ext-", "set_ext_next": "next", "set_ext_prev": "prev",
@@ -43,6 +45,22 @@ SHORT = {
     "page_format": "fmt", "rec_insert": "ins", "rec_remove": "rem", "rec_splice": "splice",
     "clr_rec_insert": "CLR ins", "clr_rec_remove": "CLR rem", "clr_rec_splice": "CLR spl",
 }
+
+
+# The label inside an entry's box: at most three letters (a CLR is hatched and keeps its action's code).
+BOX_CODE = {
+    "chkpt_begin": "CB", "chkpt_bf_tab": "CP", "chkpt_xct_tab": "CX", "chkpt_end": "CE", "page_image": "img",
+    "store_operation": "sto", "create_ext_list": "ext", "free_ext_list": "fxl", "set_ext_next": "nxt",
+    "set_ext_prev": "prv", "alloc_pages_in_ext": "alc", "free_pages_in_ext": "fre", "page_format": "fmt",
+    "compensate": "cmp", "rec_insert": "ins", "rec_remove": "rem", "rec_splice": "spl", "xct_end": "end",
+    "xct_abort": "abt", "xct_freeing_space": "frs", "clr_rec_insert": "ins", "clr_rec_remove": "rem",
+    "clr_rec_splice": "spl", "btree_insert": "bti", "btree_remove": "btr", "btree_header": "bth",
+}
+
+
+def box_code(type_name: str) -> str:
+    """The code an entry's box shows: :data:`BOX_CODE`, or the initials of the type's words (three at most)."""
+    return BOX_CODE.get(type_name) or "".join(word[0] for word in type_name.split("_"))[:3]
 
 
 @dataclass(frozen=True)
@@ -119,7 +137,7 @@ def log_rows(log: Any, start: LSN | None = None) -> list[LogRow]:
 # A column (one entry) is at least COLUMN points wide, a lane LANE inches high;
 # a long log is wrapped into several lines of columns, each with every lane,
 # so that no label has to shrink or turn on its side.
-COLUMN = 18.0
+COLUMN = 20.0  # room for a three-letter code in each box
 LANE = 0.26
 LINE_EXTRA = 0.5  # inches per line for its LSN labels and the gap to the next
 LEGEND_COLUMNS = 4
@@ -193,6 +211,13 @@ def plot_xct_log(fig: Figure, rows: list[LogRow], tids: list[int], *, top: float
                                    edgecolor=edge or ("#c62828" if row.is_clr else "white"),
                                    lw=2.6 if edge else (1.2 if row.is_clr else 0.5),
                                    hatch="//" if row.is_clr else None, alpha=0.25 if row.lsn in faded else 1.0))
+            code = box_code(row.type_name)
+            if fits(ax, code, 0.84, SMALL, 0.6):
+                ax.text(i + 0.5, y + 0.5, code, ha="center", va="center", fontsize=SMALL,
+                        color="white" if dark(colour) and row.lsn not in faded else "#212121",
+                        alpha=0.6 if row.lsn in faded else 1.0,
+                        bbox=dict(boxstyle="square,pad=0.05", facecolor=colour, edgecolor="none", alpha=0.8)
+                        if row.is_clr else None)
             # prev arcs bend above the lane, undo-next arcs below it, each at most a third of a lane
             # high, so that neither reaches into another lane; one that points into an earlier line
             # ends at this line's left edge
@@ -222,7 +247,7 @@ def plot_xct_log(fig: Figure, rows: list[LogRow], tids: list[int], *, top: float
         ax.tick_params(axis="x", length=2, pad=1)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
-    handles = [Patch(facecolor=c, label=n) for n, c in seen.items()]
+    handles = [Patch(facecolor=c, label=f"{box_code(n)} {n}") for n, c in seen.items()]
     if handles:
         fig.legend(handles=handles, loc="lower center", ncol=LEGEND_COLUMNS, fontsize=SMALL, frameon=False,
                    bbox_to_anchor=(0.5, (top - 0.25 * legend_rows(len(handles)) - 0.05) / height))

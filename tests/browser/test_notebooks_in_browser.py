@@ -1,13 +1,15 @@
 """The crash controls of notebooks 01 and 08, used in JupyterLab in a real browser.
 
 nbval checks what a notebook prints when it runs; this test checks what a student
-sees and does: JupyterLab in headless Chromium (driven by Playwright) opens the
-notebook, runs every cell, and the slider described "crash after write" in the
-last code cell's output is moved with the keyboard (the handle focused, End, or
-Home when it already stands at the end). The widget's output area must then show
-the recovery of the new crash point: a text naming it ("write N", in the slider's
-own words) and a different picture. The ipywidgets front end, the comm between
-browser and kernel and the callback all take part, as in a lecture.
+sees and does: JupyterLab in headless Chromium (driven by Playwright), in a window
+the size of a laptop screen (1366 x 768), opens the notebook and runs every cell.
+Every slider of the last code cell's output has a track long enough to use with
+the mouse (at least 400 pixels, and at least 8 per position); the slider described
+"crash after write" is moved with a mouse click on its track, far from its handle
+(not with the keyboard, which works on a bare handle too). The widget's output
+area must then show the recovery of the new crash point: a text naming it ("write
+N", in the slider's own words) and a different picture. The ipywidgets front end,
+the comm between browser and kernel and the callback all take part, as in a lecture.
 
 Invariants:
 
@@ -53,6 +55,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ("01_log.ipynb", "08_aries_recovery.ipynb")
 SLIDER = "crash after write"
+SCREEN = {"width": 1366, "height": 768}  # a laptop's screen
+TRACK_PX, PX_PER_POSITION = 400, 8  # the shortest track a mouse can use, in all and per position
 # Upper bounds (seconds) on 2 busy cores; each wait ends as soon as its event happens.
 SERVER_START = 120
 PAGE_LOAD = 120
@@ -180,7 +184,7 @@ def notebook_page(lab: Lab, name: str, chromium: str, api, screenshot: Path):
     with api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=["--disable-gpu"], timeout=PAGE_LOAD * 1000)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = browser.new_page(viewport=SCREEN)
             page.set_default_timeout(UPDATE * 1000)
             try:
                 page.goto(f"{lab.url}lab/tree/{name}?token={lab.token}", timeout=PAGE_LOAD * 1000)
@@ -222,6 +226,11 @@ def shown(output) -> tuple[str, str]:
     return output.inner_text(), picture.get_attribute("src")
 
 
+def bounds(handle) -> tuple[int, int]:
+    """A slider's first and last position, as its handle tells assistive technology."""
+    return tuple(int(float(handle.get_attribute(f"aria-value{end}"))) for end in ("min", "max"))
+
+
 def names(crash_point: int):
     return re.compile(rf"\bwrite {crash_point}\b")
 
@@ -245,8 +254,20 @@ def test_crash_slider_shows_the_recovery_of_the_new_crash_point(name, request, t
         text, picture = shown(output)
         assert names(before).search(text), f"{name}: the text does not name crash point {before}:\n{text}"
 
-        at_end = before == int(float(handle.get_attribute("aria-valuemax")))
-        handle.press("Home" if at_end else "End")
+        for track in control.locator(".widget-slider .noUi-base").all():  # every slider of the control
+            track.scroll_into_view_if_needed()
+            width = track.bounding_box()["width"]
+            low, high = bounds(track.locator('[role="slider"]'))
+            positions = high - low + 1
+            assert width >= max(TRACK_PX, PX_PER_POSITION * positions), \
+                f"{name}: a slider's track is {width:.0f} px for {positions} positions at {SCREEN}"
+
+        track = slider.locator(".noUi-base")
+        track.scroll_into_view_if_needed()
+        box = track.bounding_box()
+        low, high = bounds(handle)
+        share = 0.2 if before - low > (high - low) / 2 else 0.8  # the far side from the handle
+        page.mouse.click(box["x"] + share * box["width"], box["y"] + box["height"] / 2)
         expect(handle).not_to_have_attribute("aria-valuenow", re.compile(rf"^{before}(\.0*)?$"), **wait)
         after = int(float(handle.get_attribute("aria-valuenow")))
 

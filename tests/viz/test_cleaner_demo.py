@@ -151,13 +151,24 @@ def test_type_byte_durable_before_the_erased_item_and_opening_finishes_it():
 
 def test_the_explorer_is_the_crash_callback_driven_from_code():
     explorer = eraser_crash_explorer(SCRIPT)
-    assert explorer.controls["point"].max == len(protocol_events())
+    assert len(explorer.controls["point"].options) == len(protocol_events())
     explorer.controls["point"].value = 2
     explorer.controls["keep"].value = "everything written"
     assert explorer.result == eraser_crash(2, "everything written", draw=False).__class__(
         **{**vars(explorer.result), "figure": explorer.result.figure})
     assert explorer.result.erased == 1 and explorer.result.verified
     assert "type byte at 0x242 in 00000003.jdb" in explorer.result.summary()
+
+
+def test_the_control_names_each_fsync_point_of_the_write_protocol():
+    from minidb.viz.cleaner_demo import FSYNC_ROLES
+
+    labels = [label for label, _ in eraser_crash_explorer(SCRIPT).controls["point"].options]
+    fsyncs = [label for label in labels if "fsync" in label]
+    assert fsyncs == [f"{n}: fsync file {f}, {role}" for n, f, role in
+                      zip((1, 3, 6, 7, 9, 12), (3, 3, 3, 4, 4, 4), FSYNC_ROLES * 2)]
+    assert labels[1] == "2: file 3: type byte 0xff at 0x242"
+    assert eraser_crash(3, draw=False).event == "fsync of 00000003.jdb (the type bytes made durable)"
 
 
 def test_the_explorer_takes_an_edited_script():
@@ -187,3 +198,16 @@ def test_the_hexdump_shows_the_secret_before_and_zeros_after():
     texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text")) if t.get_text()]
     assert "73" in texts and "file 3 before the cycle" in texts and "file 3 after the cycle" in texts
     assert texts.count("ff") >= 2  # the type byte after erasure (and 0xff bytes the entry held already)
+
+
+def test_every_migration_has_an_arrow_and_none_crosses_a_file():
+    from minidb.viz.cleaner import draw_cleanings
+    from matplotlib.patches import FancyArrowPatch
+    from tests.viz.helpers import arrows_through_boxes
+
+    demo = cleaner_step(step_of(SCRIPT, "clean"), SCRIPT, draw=False).demo
+    fig = draw_cleanings(demo.cleanings)
+    migrated = sum(1 for c in demo.cleanings for e in c.entries if e.moved_to is not None)
+    assert migrated == 3  # file 1's MapLN and file 3's LN went to file 9, file 4's LN to file 10
+    assert sum(isinstance(p, FancyArrowPatch) for p in fig.axes[0].patches) == migrated
+    assert arrows_through_boxes(fig) == []

@@ -145,3 +145,14 @@ def test_gallery_writes_every_figure_reproducibly(tmp_path):
         with open(a, "rb") as fa, open(b, "rb") as fb:
             data = fa.read()
             assert data[:8] == b"\x89PNG\r\n\x1a\n" and data == fb.read()
+
+
+def test_each_slider_has_a_row_of_its_own_as_wide_as_the_output():
+    # A slider sharing its row with a menu shrank to a bare handle in a 1400-pixel window.
+    import ipywidgets as widgets
+
+    explorer = log_crash_explorer()
+    rows = explorer.widget().children
+    slider, menu = explorer.controls["after_write"], explorer.controls["keep"]
+    assert rows[0] is slider and slider.layout.width == "100%"
+    assert isinstance(rows[1], widgets.HBox) and rows[1].children == (menu,) and rows[2] is explorer.output

@@ -233,7 +233,7 @@ def test_the_explorer_runs_an_edited_script_from_code():
 @pytest.mark.parametrize("k", [0, 8, 11, 12, 15, 20, 42])
 def test_the_log_pictures_are_readable_and_use_the_style_colours(k):
     step = logspace_step(k)
-    for fig, size in ((step.figure, (9.5, 4.2)), (step.reservations, (9.5, 3.2))):
+    for fig, size in ((step.figure, (9.5, 4.6)), (step.reservations, (9.5, 3.2))):
         assert tuple(fig.get_size_inches()) == size and problems(fig) == []
         faces = {to_hex(p.get_facecolor()) for ax in fig.axes for p in ax.patches if isinstance(p, Rectangle)}
         assert faces <= set(LOG_SPACE_COLOURS.values()) | set(TRANSACTION_COLOURS)
@@ -259,3 +259,14 @@ def test_a_transaction_lost_in_a_crash_leaves_its_name_free_for_the_next():
     script = SCRIPT[:8] + [("crash",), ("restart",), ("begin", "T2"), ("create", "T2", "delta", "delta"),
                            ("commit", "T2")]
     assert run_script(script).records() == {"alpha": "alpha", "beta": "beta", "delta": "delta"}
+
+
+def test_marks_close_together_stack_instead_of_hiding_each_other():
+    # After step 8 T2's first entry (0x1/0x530) and the tail (0x1/0x5a5) are a few pixels apart in file 1.
+    from matplotlib.lines import Line2D
+
+    fig = logspace_step(8).figure
+    marks = {line.get_label().split(" ")[0]: line.get_ydata()[0] for line in fig.axes[0].lines
+             if isinstance(line, Line2D) and line.get_marker() == "v"}
+    assert set(marks) == {"T2", "master", "tail"}
+    assert marks["tail"] > marks["T2"]  # the tail's marker one tier up

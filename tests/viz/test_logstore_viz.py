@@ -270,3 +270,16 @@ def test_the_gallery_lists_the_log_store_pictures():
     assert {"logstore_tree.png", "logstore_utilization.png", "logstore_dirty_map.png", "logstore_checkpoint.png",
             "logstore_worked_cases.png", "logstore_recovery.png"} <= set(FIGURES)
     assert isinstance(FIGURES["logstore_dirty_map.png"](), Figure)
+
+
+def test_log_cells_name_their_nodes_and_records_instead_of_lines_into_the_log():
+    from matplotlib.patches import ConnectionPatch
+
+    picture = tree_step(len(SCRIPT)).picture
+    fig = draw_tree_and_log(picture)
+    assert not any(isinstance(a, ConnectionPatch) for a in fig.artists)  # no lines to tangle
+    written = [t.get_text() for t in fig.axes[1].texts]
+    for node in picture.view.nodes():
+        if not node.lsn.is_null:
+            assert str(node.node_id) in written
+    assert "bob" in written  # a record's key in its LN's cell (where it fits)

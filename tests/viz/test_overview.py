@@ -98,3 +98,29 @@ def test_the_explorer_drives_the_pure_callback_over_an_edited_script():
     assert len(explorer.result.survivors) == 4
     with pytest.raises(ScriptError, match="step 1"):
         start_explorer([("fsync",)])
+
+
+def test_the_arrows_agree_with_the_imports():
+    # A layer imports only from the layers its arrows reach (or its own floor), and from each it points to.
+    import re
+
+    by_key = {layer.key: layer for layer in LAYERS}
+    module_layer = {"errors": "base", "stats": "base", "impl": "base"}
+    module_layer |= {layer.key: layer.key for layer in LAYERS if layer.key != "base"}
+
+    def reach(key: str) -> set[str]:
+        return {key}.union(*(reach(used) for used in by_key[key].uses))
+
+    for layer in LAYERS:
+        if layer.key == "base":
+            continue
+        imported = set()
+        for path in (ROOT / "minidb" / layer.key).rglob("*.py"):
+            for name in re.findall(r"^\s*(?:from|import) minidb\.(\w+)", path.read_text(encoding="utf-8"), re.M):
+                imported.add(module_layer.get(name))
+        imported -= {other.key for other in LAYERS if other.row == layer.row}  # the front ends call each other
+        imported.discard(None)  # crash tests, the quiz, fast twins: not drawn
+        assert imported <= reach(layer.key) - {layer.key}, (layer.key, imported - reach(layer.key))
+        for used in layer.uses:
+            assert imported & reach(used), (layer.key, used)
+    assert by_key["replication"].column == by_key["logstore"].column  # on the log store alone

@@ -219,3 +219,22 @@ def test_buffer_pool_explorer_runs_an_edited_script():
     assert [v.pid.page if v.pid else None for v in explorer.result.frames] == [4, 5, None, None]
     with pytest.raises(ScriptError, match="step 1"):
         buffer_pool_explorer([("fix",)])
+
+
+@pytest.mark.parametrize("step", range(1, len(VOLUME_SCRIPT) + 1))
+def test_extent_links_run_around_the_blocks(step):
+    from tests.viz.helpers import arrows_through_boxes
+
+    assert arrows_through_boxes(volume_step(step).figure) == []
+
+
+def test_an_extent_link_to_another_row_runs_around_the_blocks_too():
+    from minidb.viz.extents import ExtentCell, ExtentMap
+    from tests.viz.helpers import arrows_through_boxes
+
+    # Store 3's list: x(1.2) -> x(1.13) -> x(1.5), across the rows and back.
+    nexts = {2: 13, 13: 5}
+    cells = tuple(ExtentCell(ext, 3 if ext in (2, 5, 13) else 0, 0b1111, nexts.get(ext, 0), ext not in (0, 1, 2, 5, 13))
+                  for ext in range(16))
+    fig = draw_extent_map(ExtentMap(1, 4, cells, ((3, 2, "NOT_DELETING"),)), per_row=8)
+    assert arrows_through_boxes(fig) == []

@@ -1,10 +1,16 @@
-"""Every picture reads at notebook size: text of 9 pt and more, no label over another, none cut off.
+"""Every picture reads at notebook size: text of 9 pt and more, no label over another, none cut off,
+no marker over another, no bar too thin to see.
 
 A notebook column is about 9.5 inches wide at 100 dpi; a wider figure is
 scaled down, so a text's effective size is its font size x min(1, 9.5 /
 width). Each figure is drawn with the Agg canvas and every visible, non-empty
 Text artist measured (``get_window_extent``): its effective size is at least
 9 pt, its box lies inside the figure, and no two boxes intersect. The
+marks are checked the same way at the figure's own size in pixels: the box of
+every drawn marker (a line's or a scatter's, its marker size square; not a
+hollow ring drawn around a point to single it out) meets no other marker's box (:data:`MARKER_OVERLAP_PX` of slack, for antialiasing), and
+every drawn bar (``bar``/``barh``) is at least :data:`MIN_BAR_PX` pixels in
+both directions, so a bar is never a sliver a projector loses. The
 pictures are those of ``figures/`` and every picture of the notebooks (each
 demo's step function at the steps the notebooks show), plus the pipeline's
 pictures from rows shaped like notebook 15's. Graphviz pictures are laid out
@@ -16,13 +22,18 @@ from unittest.mock import patch
 
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PathCollection
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from minidb.viz.gallery import FIGURES, all_figures
 from minidb.viz.style import SMALL, WIDTH
 
 COLUMN_PT = WIDTH * 72
+MIN_BAR_PX = 3  # a bar thinner than this, at the figure's size, is a sliver
+MARKER_OVERLAP_PX = 1.0  # two marker boxes may share an antialiased edge, no more
 
 
 def problems(fig: Figure) -> list[str]:
@@ -37,7 +48,18 @@ def problems(fig: Figure) -> list[str]:
             drawn.append(text)
         return draw(text, *args, **kwargs)
 
-    with patch.object(Text, "draw", record):
+    marked: list = []  # the lines and scatters a draw really draws
+    draw_line, draw_scatter = Line2D.draw, PathCollection.draw
+
+    def record_marks(original):
+        def draw_and_record(artist, *args, **kwargs):
+            if artist.get_visible() and artist not in marked:
+                marked.append(artist)
+            return original(artist, *args, **kwargs)
+        return draw_and_record
+
+    with patch.object(Text, "draw", record), patch.object(Line2D, "draw", record_marks(draw_line)), \
+            patch.object(PathCollection, "draw", record_marks(draw_scatter)):
         fig.draw(renderer)
     scale = min(1.0, WIDTH / fig.get_figwidth())
     boxes, found = [], []
@@ -52,6 +74,65 @@ def problems(fig: Figure) -> list[str]:
             if box.x0 < other.x1 and other.x0 < box.x1 and box.y0 < other.y1 and other.y0 < box.y1:
                 found.append(f"overlap: {name!r} and {other_name!r}")
         boxes.append((box, name))
+    return found + marker_problems(fig, marked) + bar_problems(fig)
+
+
+def marker_boxes(fig: Figure, artists: list) -> list[tuple[float, float, float, float, str]]:
+    """Each drawn marker's box in pixels (x0, y0, x1, y1, a name): its marker size square around its point."""
+    px_per_pt = fig.dpi / 72
+    boxes = []
+    for artist in artists:
+        if isinstance(artist, Line2D):
+            if artist.get_marker() in (None, "", "None", " ") or isinstance(artist.get_marker(), int) \
+                    or not artist.get_markersize() or artist.get_markerfacecolor() == "none":
+                continue  # no marker, an axis's tick (TICKDOWN, ... are ints), or a ring drawn around a point
+            points = artist.get_transform().transform(artist.get_xydata())
+            sizes = [artist.get_markersize()] * len(points)
+            name = artist.get_label() if not artist.get_label().startswith("_") else f"marker {artist.get_marker()}"
+        else:
+            offsets = artist.get_offsets()
+            if not len(offsets):
+                continue
+            points = artist.get_offset_transform().transform(offsets)
+            raw = artist.get_sizes()
+            sizes = [(raw[i % len(raw)] if len(raw) else 36) ** 0.5 for i in range(len(points))]
+            name = artist.get_label() if not artist.get_label().startswith("_") else "scatter"
+        for (x, y), size in zip(points, sizes):
+            half = size * px_per_pt / 2
+            if x == x and y == y:  # not NaN: a gap in a line
+                boxes.append((x - half, y - half, x + half, y + half, name))
+    return boxes
+
+
+def marker_problems(fig: Figure, artists: list) -> list[str]:
+    """Markers whose boxes overlap (by more than an antialiased edge): two points the eye cannot tell apart."""
+    boxes = sorted(marker_boxes(fig, artists))
+    found = []
+    slack = MARKER_OVERLAP_PX
+    for i, (x0, y0, x1, y1, name) in enumerate(boxes):
+        for ox0, oy0, ox1, oy1, other in boxes[i + 1:]:
+            if ox0 >= x1 - slack:
+                break  # sorted by x0: no later box reaches back
+            if oy0 < y1 - slack and y0 < oy1 - slack:
+                found.append(f"markers overlap: {name!r} at ({x0 + (x1 - x0) / 2:.0f}, {y0 + (y1 - y0) / 2:.0f}) px "
+                             f"and {other!r}")
+    return found
+
+
+def bar_problems(fig: Figure) -> list[str]:
+    """Bars (of ``bar``/``barh``) narrower or flatter than :data:`MIN_BAR_PX` at the figure's size."""
+    found = []
+    for ax in fig.axes:
+        for container in ax.containers:
+            if not isinstance(container, BarContainer):
+                continue
+            for bar in container.patches:
+                if not bar.get_visible() or bar.get_width() == 0 or bar.get_height() == 0:
+                    continue  # a zero bar draws nothing
+                box = bar.get_window_extent()
+                if min(box.width, box.height) < MIN_BAR_PX:
+                    label = container.get_label() if not str(container.get_label()).startswith("_") else "a bar"
+                    found.append(f"sliver bar: {label!r} {box.width:.1f} x {box.height:.1f} px")
     return found
 
 
@@ -128,13 +209,31 @@ def test_item_readable_the_checker_finds_small_overlapping_and_cut_off_text():
     assert "outside the figure: 'cut off at the right edge'" in found
 
 
-def test_item_readable_tree_wraps_instead_of_shrinking():
-    from minidb.viz.logstore import tree_and_log, tree_rows
+def test_item_readable_the_checker_finds_overlapping_markers_and_sliver_bars():
+    fig = Figure(figsize=(9.5, 3))
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 1000)
+    ax.plot([100, 102, 600], [0.5, 0.5, 0.5], marker="o", markersize=8, linestyle="", label="crowded")
+    ax.scatter([800, 801], [0.2, 0.2], s=64, label="stacked")
+    ax.barh([0.8], [1], left=[300], height=0.1, label="sliver")  # 1 of 1000 units: under a pixel
+    ax.bar([900], [0.3], width=60, label="wide enough")
+    found = " ".join(problems(fig))
+    assert "markers overlap: 'crowded'" in found and "markers overlap: 'stacked'" in found
+    assert "sliver bar: 'sliver'" in found and "wide enough" not in found
+    assert found.count("markers overlap") == 2  # 600 stands alone
+
+
+def test_item_readable_tree_keeps_one_row_per_level_with_narrow_bins_instead_of_shrinking():
+    # A second row of BINs made the lines from the INs above cross; the level keeps one row, its BINs narrow.
+    from minidb.viz.logstore import level_widths, node_labels, tree_and_log, tree_rows
     from minidb.viz.logstore_demo import checkpoint_demo_env
 
     view = tree_and_log(checkpoint_demo_env(), "accounts").view
-    rows, box_w, _ = tree_rows(view, COLUMN_PT * 0.96)
-    bins = sum(1 for n in view.nodes() if n.is_bin)
+    rows, _, _ = tree_rows(view, COLUMN_PT * 0.96)
+    bins = [n for n in view.nodes() if n.is_bin]
     assert sum(len(row) for row in rows) == len(view.nodes())
-    assert len(rows) > view.root.level  # the BIN level wraps onto a second row
-    assert max(len(row) for row in rows) * box_w <= COLUMN_PT and bins > max(len(row) for row in rows)
+    assert len(rows) == view.root.level  # one row per level: the 15 BINs side by side
+    box_w, gap = level_widths(view, COLUMN_PT * 0.96)[1]
+    assert len(bins) * (box_w + gap) <= COLUMN_PT * 0.96
+    labels = node_labels(view, COLUMN_PT * 0.96)
+    assert labels[bins[0].node_id].splitlines()[0] == f"BIN {bins[0].node_id}"  # the name, then the keys

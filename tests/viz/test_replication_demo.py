@@ -74,3 +74,11 @@ def test_the_explorer_driven_from_code():
     assert rows(explorer.result) == {"n1": (0, 0)}  # nobody has joined yet
     with pytest.raises(ScriptError):
         group_explorer([("heal", 1)])
+
+
+def test_the_title_says_who_is_cut_off_whether_the_script_or_the_control_did_it():
+    from minidb.viz.replication_demo import group_step
+
+    assert group_step(6).title == "step 6: commit carol ALL (n3 cut off)"  # the script's partition of step 4
+    assert group_step(3).title == "step 3: commit alice SIMPLE_MAJORITY (no replica cut off)"
+    assert group_step(3, trouble="cut off n3").title.endswith("(n3 cut off; control: cut off n3)")

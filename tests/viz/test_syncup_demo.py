@@ -164,3 +164,12 @@ def test_the_ack_mark_goes_only_on_the_acknowledged_commit():
     fig = draw_logs(logs, acked={(4, 0x4021d05f)})
     marks = [line for line in fig.axes[0].lines if line.get_marker() == "v"]
     assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in marks] == [(0.3, -1.35 + 0.3)]  # n2's row only
+
+
+def test_rolled_back_entries_keep_a_dark_label_on_white():
+    from minidb.viz.syncup_demo import failover_step
+
+    fig = failover_step(7).figure
+    faint = [t for t in fig.axes[0].texts if t.get_bbox_patch() is not None]
+    assert faint and all(t.get_color() == "#212121" for t in faint)
+    assert any("k2=b" in t.get_text() for t in faint)  # n1's rolled-back LN_TX

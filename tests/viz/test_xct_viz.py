@@ -193,3 +193,24 @@ def test_recovery_explorer_drives_the_pure_callback():
     explorer.controls["crash_write"].value = 3
     assert (explorer.result.crash_write, explorer.result.phase, explorer.result.found) == (3, "analysis", None)
     assert list(explorer.controls["phase"].options) == list(PHASES)
+
+
+@pytest.mark.parametrize("keep, words", [("nothing", "keeping nothing of the unsynced writes"),
+                                         ("everything", "keeping everything of the unsynced writes"),
+                                         ("torn", "keeping the unsynced writes, the last one torn")])
+def test_the_crash_line_says_in_words_what_each_mode_keeps(keep, words):
+    first = recovery_view(5, keep, "crashed", draw=False).lines[0]
+    assert f"({words})" in first and "keeping torn" not in first
+
+
+def test_each_log_box_is_labelled_with_its_types_code_not_only_its_colour():
+    from minidb.viz.xctlog import box_code
+
+    run = demo_run()
+    fig = draw_xct_log(list(run.rows))
+    shown = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert sorted(shown) == sorted(box_code(r.type_name) for r in run.rows)  # one code in every box
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "ins rec_insert" in legend and "img page_image" in legend
+    assert len({box_code(r.type_name) for r in run.rows if not r.is_clr}) == len(
+        {r.type_name for r in run.rows if not r.is_clr})  # no two types share a code
