@@ -27,7 +27,6 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
-
 #: A slider's row: the whole width of the output area, so its track is long enough to click on.
 SLIDER_LAYOUT = {"width": "100%", "max_width": "1100px"}
 SLIDERS = (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)

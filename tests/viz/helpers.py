@@ -38,7 +38,7 @@ def arrows_through_boxes(fig, inset_px: float = 2.0) -> list[str]:
         for arrow in (p for p in ax.patches if isinstance(p, FancyArrowPatch)):
             points = []
             for polygon in arrow.get_transform().transform_path(arrow.get_path()).to_polygons(closed_only=False):
-                for a, b in zip(polygon[:-1], polygon[1:]):
+                for a, b in zip(polygon[:-1], polygon[1:], strict=True):
                     points.extend(a + (b - a) * t for t in np.linspace(0, 1, 20))
             for box in boxes:
                 if any(box.x0 + inset_px < x < box.x1 - inset_px and box.y0 + inset_px < y < box.y1 - inset_px

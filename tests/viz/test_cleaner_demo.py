@@ -166,7 +166,7 @@ def test_the_control_names_each_fsync_point_of_the_write_protocol():
     labels = [label for label, _ in eraser_crash_explorer(SCRIPT).controls["point"].options]
     fsyncs = [label for label in labels if "fsync" in label]
     assert fsyncs == [f"{n}: fsync file {f}, {role}" for n, f, role in
-                      zip((1, 3, 6, 7, 9, 12), (3, 3, 3, 4, 4, 4), FSYNC_ROLES * 2)]
+                      zip((1, 3, 6, 7, 9, 12), (3, 3, 3, 4, 4, 4), FSYNC_ROLES * 2, strict=True)]
     assert labels[1] == "2: file 3: type byte 0xff at 0x242"
     assert eraser_crash(3, draw=False).event == "fsync of 00000003.jdb (the type bytes made durable)"
 
@@ -201,8 +201,10 @@ def test_the_hexdump_shows_the_secret_before_and_zeros_after():
 
 
 def test_every_migration_has_an_arrow_and_none_crosses_a_file():
-    from minidb.viz.cleaner import draw_cleanings
     from matplotlib.patches import FancyArrowPatch
+
+    from minidb.viz.cleaner import draw_cleanings
+
     from tests.viz.helpers import arrows_through_boxes
 
     demo = cleaner_step(step_of(SCRIPT, "clean"), SCRIPT, draw=False).demo

@@ -230,6 +230,7 @@ def test_extent_links_run_around_the_blocks(step):
 
 def test_an_extent_link_to_another_row_runs_around_the_blocks_too():
     from minidb.viz.extents import ExtentCell, ExtentMap
+
     from tests.viz.helpers import arrows_through_boxes
 
     # Store 3's list: x(1.2) -> x(1.13) -> x(1.5), across the rows and back.

@@ -97,7 +97,7 @@ def marker_boxes(fig: Figure, artists: list) -> list[tuple[float, float, float, 
             raw = artist.get_sizes()
             sizes = [(raw[i % len(raw)] if len(raw) else 36) ** 0.5 for i in range(len(points))]
             name = artist.get_label() if not artist.get_label().startswith("_") else "scatter"
-        for (x, y), size in zip(points, sizes):
+        for (x, y), size in zip(points, sizes, strict=True):
             half = size * px_per_pt / 2
             if x == x and y == y:  # not NaN: a gap in a line
                 boxes.append((x - half, y - half, x + half, y + half, name))
@@ -110,7 +110,7 @@ def marker_problems(fig: Figure, artists: list) -> list[str]:
     found = []
     slack = MARKER_OVERLAP_PX
     for i, (x0, y0, x1, y1, name) in enumerate(boxes):
-        for ox0, oy0, ox1, oy1, other in boxes[i + 1:]:
+        for ox0, oy0, _ox1, oy1, other in boxes[i + 1:]:
             if ox0 >= x1 - slack:
                 break  # sorted by x0: no later box reaches back
             if oy0 < y1 - slack and y0 < oy1 - slack:
