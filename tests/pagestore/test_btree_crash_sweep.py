@@ -11,8 +11,8 @@ from minidb.pagestore.transactions.rollback import UndoStep
 
 from tests.sweeps import assert_chunk_has_no_violations
 
-CHUNKS = 8
-SEEDS_PER_CHUNK = 25  # 200 workloads
+CHUNKS = 4
+SEEDS_PER_CHUNK = 25  # 100 workloads crashed at every point here; `make sweep` crashes 1,000
 OPS = 20
 
 
