@@ -6,23 +6,28 @@ declares those entries, like Shore's ``logdef.dat``; encoding, decoding and
 printing come from it (:mod:`minidb.log.types`), and recovery looks up its
 redo handler by the entry's type name (``redo_LN``, ``redo_IN`` ...).
 
-=================  ====  =====  ==================================================
-name               code  flags  what it is
-=================  ====  =====  ==================================================
-``LN``             0x40  R      a record (leaf node) written without a transaction
-``LN_TX``          0x41  RUT    a record written by a transaction, with its abort LSN
-``DEL_LN``         0x42  R      a record deleted without a transaction
-``DEL_LN_TX``      0x43  RUT    a record deleted by a transaction
-``MapLN``          0x44  R      a record of the mapping tree: database name -> id, root
-                                (the mapping tree's own: is the environment replicated)
-``FileSummaryLN``  0x45  R      a record of ``_utilization``: one log file's counts
-``IN``             0x48  R      an upper internal node (level >= 2)
-``BIN``            0x49  R      a bottom internal node (level 1): slots point at LNs
-``Commit``         0x50  T      a transaction committed
-``Abort``          0x51  T      a transaction aborted (logged before its undo)
-``CkptStart``      0x58         a checkpoint began
-``CkptEnd``        0x59         a checkpoint ended: where recovery starts
-=================  ====  =====  ==================================================
+====================  ====  =====  ==================================================
+name                  code  flags  what it is
+====================  ====  =====  ==================================================
+``LN``                0x40  R      a record (leaf node) written without a transaction
+``LN_TX``             0x41  RUT    a record written by a transaction, with its abort LSN
+``DEL_LN``            0x42  R      a record deleted without a transaction
+``DEL_LN_TX``         0x43  RUT    a record deleted by a transaction
+``MapLN``             0x44  R      a record of the mapping tree: database name -> id, root
+                                   (the mapping tree's own: is the environment replicated)
+``OldFileSummaryLN``  0x45  R      a record of ``_utilization`` as logs written before 0x46 hold
+                                   it: a file's counts and *all* its obsolete offsets; read as
+                                   sequence 0 (its key is the file number alone); written
+                                   again only when the cleaner migrates one
+``FileSummaryLN``     0x46  R      a record of ``_utilization``: one log file's counts, and the
+                                   obsolete offsets tracked since the file's previous record
+``IN``                0x48  R      an upper internal node (level >= 2)
+``BIN``               0x49  R      a bottom internal node (level 1): slots point at LNs
+``Commit``            0x50  T      a transaction committed
+``Abort``             0x51  T      a transaction aborted (logged before its undo)
+``CkptStart``         0x58         a checkpoint began
+``CkptEnd``           0x59         a checkpoint ended: where recovery starts
+====================  ====  =====  ==================================================
 
 Field by field (integers little-endian; ``BYTES`` is a U32 length and the
 bytes; ``LSN`` is 8 bytes, ``file << 32 | offset``; ``ListOf`` is a U32 count
@@ -75,6 +80,8 @@ _NODE_HEAD = [("db_id", U32), ("node_id", U64), ("level", U16), ("is_root", BOOL
     ("obsolete", ListOf(("lsn", LSN_FIELD))),
 ]
 _ABORT = [("abort_lsn", LSN_FIELD), ("abort_known_deleted", BOOL)]
+_FILE_COUNTS = [("total_count", U32), ("total_size", U64), ("node_count", U32), ("node_size", U64),
+                ("obsolete", ListOf(("offset", U32), ("size", U32))), ("prev_lsn", LSN_FIELD)]
 
 LOGSTORE_TYPES = EntryTable(
     "logstore",
@@ -87,10 +94,8 @@ LOGSTORE_TYPES = EntryTable(
         ("DEL_LN_TX",      0x43, "RUT", [("db_id", U32), ("key", BYTES), ("prev_lsn", LSN_FIELD)] + _ABORT),
         ("MapLN",          0x44, "R",   [("db_id", U32), ("name", STR), ("root_lsn", LSN_FIELD),
                                          ("internal", BOOL), ("replicated", BOOL), ("prev_lsn", LSN_FIELD)]),
-        ("FileSummaryLN",  0x45, "R",   [("file_number", U32), ("total_count", U32), ("total_size", U64),
-                                         ("node_count", U32), ("node_size", U64),
-                                         ("obsolete", ListOf(("offset", U32), ("size", U32))),
-                                         ("prev_lsn", LSN_FIELD)]),
+        ("OldFileSummaryLN", 0x45, "R", [("file_number", U32)] + _FILE_COUNTS),
+        ("FileSummaryLN",  0x46, "R",   [("file_number", U32), ("sequence", U32)] + _FILE_COUNTS),
         ("IN",             0x48, "R",   _NODE_HEAD + [("entries", ListOf(("key", BYTES), ("lsn", LSN_FIELD),
                                                                           ("node_id", U64)))]),
         ("BIN",            0x49, "R",   _NODE_HEAD + [("entries", ListOf(("key", BYTES), ("lsn", LSN_FIELD),
@@ -112,6 +117,7 @@ DEL_LN = LOGSTORE_TYPES.DEL_LN
 DEL_LN_TX = LOGSTORE_TYPES.DEL_LN_TX
 MAP_LN = LOGSTORE_TYPES.MapLN
 FILE_SUMMARY_LN = LOGSTORE_TYPES.FileSummaryLN
+OLD_FILE_SUMMARY_LN = LOGSTORE_TYPES.OldFileSummaryLN
 IN_ENTRY = LOGSTORE_TYPES.IN
 BIN_ENTRY = LOGSTORE_TYPES.BIN
 COMMIT = LOGSTORE_TYPES.Commit
@@ -121,8 +127,10 @@ CKPT_END = LOGSTORE_TYPES.CkptEnd
 
 #: Records of user databases (what recovery redoes and undoes).
 USER_LN_TYPES = frozenset({"LN", "LN_TX", "DEL_LN", "DEL_LN_TX"})
+#: The records of ``_utilization``: today's, and the one-record-per-file form of older logs.
+FILE_SUMMARY_TYPES = frozenset({"FileSummaryLN", "OldFileSummaryLN"})
 #: Every record type: a leaf node of some tree.
-LN_TYPES = USER_LN_TYPES | {"MapLN", "FileSummaryLN"}
+LN_TYPES = USER_LN_TYPES | {"MapLN"} | FILE_SUMMARY_TYPES
 #: Internal nodes.
 IN_TYPES = frozenset({"IN", "BIN"})
 #: Entries the cleaner would have to migrate while live; all others are obsolete when written.
@@ -146,7 +154,7 @@ FIRST_USER_DB_ID = 2
 #: The key of the mapping tree's own MapLN, the record of the environment's kind.
 KIND_KEY = MAPPING_DB_NAME.encode("utf-8")
 
-_INTERNAL_LN_TYPES = {MAPPING_DB_ID: frozenset({"MapLN"}), UTILIZATION_DB_ID: frozenset({"FileSummaryLN"})}
+_INTERNAL_LN_TYPES = {MAPPING_DB_ID: frozenset({"MapLN"}), UTILIZATION_DB_ID: FILE_SUMMARY_TYPES}
 
 
 def ln_types_of(db_id: int) -> frozenset[str]:
@@ -166,7 +174,8 @@ def recovery_start(ckpt_end_values: dict) -> LSN:
 
 
 __all__ = [
-    "recovery_start", "LOGSTORE_TYPES", "LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "MAP_LN", "FILE_SUMMARY_LN", "IN_ENTRY",
+    "recovery_start", "LOGSTORE_TYPES", "LN", "LN_TX", "DEL_LN", "DEL_LN_TX", "MAP_LN", "FILE_SUMMARY_LN", "OLD_FILE_SUMMARY_LN",
+    "FILE_SUMMARY_TYPES", "IN_ENTRY",
     "BIN_ENTRY", "COMMIT", "ABORT", "CKPT_START", "CKPT_END", "USER_LN_TYPES", "LN_TYPES", "IN_TYPES",
     "NODE_TYPES", "ERASABLE_TYPES", "DELETED_LN_TYPES", "REPLICABLE_TYPES", "is_replicable", "MAPPING_DB_ID",
     "UTILIZATION_DB_ID", "MAPPING_DB_NAME", "UTILIZATION_DB_NAME", "FIRST_USER_DB_ID", "KIND_KEY", "ln_types_of",

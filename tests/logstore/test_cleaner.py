@@ -323,21 +323,39 @@ def test_a_cleaner_trusting_a_wrong_obsolete_count_leaves_a_clear_log_file_not_f
         env.database("accounts").get("k005")
 
 
+def first_record_of(tree, number):
+    """The BIN, slot and key of file ``number``'s oldest record in ``_utilization`` (None if it has none)."""
+    leaf = tree.search(file_key(number))
+    index, _ = leaf.find(file_key(number))
+    if index < len(leaf.keys) and leaf.keys[index][:4] == file_key(number):
+        return leaf, index, leaf.keys[index]
+    return None
+
+
+def test_deleting_a_file_removes_its_summary_records(churned):
+    disk, env = churned
+    env.clean_log()
+    env.checkpoint()
+    assert env.log.head > 1
+    assert all(first_record_of(env.db_tree.utilization.tree, n) is None for n in range(1, env.log.head))
+
+
 def test_the_summary_record_of_a_deleted_file_goes_when_its_own_file_is_cleaned(churned):
     disk, env = churned
     env.clean_log()
     env.checkpoint()
     assert env.log.head > 1
+    env.sync()
+    env.crash()  # before a checkpoint logged the BIN without the deleted file's records: recovery puts them back
+    env = Environment.open(disk, small_config(file_max=4096))
     summaries = env.db_tree.utilization.tree
-    leaf = summaries.search(file_key(1))
-    index, exact = leaf.find(file_key(1))
-    assert exact
+    leaf, index, key = first_record_of(summaries, 1)
     where = leaf.lsns[index].file
     while env.cleaner.recovery_horizon().file <= where:
         env.database("other").put("filler", "x" * 500)
         env.checkpoint()
     result = env.cleaner.clean_file(where)
-    assert result.cleaned and not summaries.search(file_key(1)).find(file_key(1))[1]
+    assert result.cleaned and not summaries.search(key).find(key)[1]
     assert all(env.cleaner.clean_file(n).cleaned for n in range(env.log.head, where))  # deletion goes from the low end
     env.checkpoint()
     assert file_name(where) not in files_on(disk) and env.log.head == where + 1

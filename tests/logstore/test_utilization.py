@@ -2,7 +2,7 @@
 
 from minidb.io import CrashMode
 from minidb.log import Provisional
-from minidb.logstore.cleaner.utilization import FILE_HEADER_ENTRY_SIZE, file_key
+from minidb.logstore.cleaner.utilization import FILE_HEADER_ENTRY_SIZE, summary_key
 from minidb.logstore.tools.verify import live_but_obsolete, utilization_totals_problems
 
 from tests.logstore.helpers import entries, fill, new_env, reopen
@@ -72,8 +72,9 @@ def test_file_summaries_are_records_of_the_utilization_database():
     result = env.checkpoint()
     util = env.db_tree.utilization
     for number, lsn in result.summaries:
-        bin_node = util.tree.search(file_key(number))
-        index, exact = bin_node.find(file_key(number))
+        key = summary_key(number, env.log.read(lsn)["sequence"])
+        bin_node = util.tree.search(key)
+        index, exact = bin_node.find(key)
         assert exact and bin_node.lsns[index] == lsn
 
 

@@ -24,6 +24,8 @@ reads each of its entries and asks the tree whether it is still *live*:
   the FileSummaryLN of a file deleted already is dead, and its record is
   removed from ``_utilization`` (the BIN, dirty, is logged by the
   checkpoint before this file goes, so no slot ever points into it).
+  Deleting a file removes all its records at once (:meth:`Cleaner.delete_files`);
+  a record found in a file being cleaned is dead only when a crash put it back.
 
 The decision itself is the pure function :func:`entry_verdict` (the cleaner
 gathers what the tree says and calls it in one place, ``_clean_entry``,
@@ -67,8 +69,17 @@ from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.logstore.cleaner.protect import FileProtector
 from minidb.logstore.cleaner.selector import Selection, select_file
-from minidb.logstore.cleaner.utilization import UtilizationTracker, file_key
-from minidb.logstore.logdef import ERASABLE_TYPES, IN_TYPES, KIND_KEY, LN, LN_TYPES, MAPPING_DB_ID, USER_LN_TYPES
+from minidb.logstore.cleaner.utilization import UtilizationTracker, key_of_summary
+from minidb.logstore.logdef import (
+    ERASABLE_TYPES,
+    FILE_SUMMARY_TYPES,
+    IN_TYPES,
+    KIND_KEY,
+    LN,
+    LN_TYPES,
+    MAPPING_DB_ID,
+    USER_LN_TYPES,
+)
 from minidb.logstore.tree.ln import record_of
 from minidb.stats import Stats
 
@@ -288,13 +299,13 @@ class Cleaner:
         values, db_tree = entry.values, self.db_tree
         if entry.type_name in USER_LN_TYPES:
             return db_tree.get_by_id(values["db_id"]), values["key"]
-        if entry.type_name == "FileSummaryLN":
-            return db_tree.utilization, file_key(values["file_number"])
+        if entry.type_name in FILE_SUMMARY_TYPES:
+            return db_tree.utilization, key_of_summary(entry.type_name, values)
         key = KIND_KEY if values["db_id"] == MAPPING_DB_ID else values["name"].encode("utf-8")
         return db_tree.mapping, key
 
     def _summary_of_deleted_file(self, entry: LogEntry) -> bool:
-        return entry.type_name == "FileSummaryLN" and entry.values["file_number"] < self.core.log.head
+        return entry.type_name in FILE_SUMMARY_TYPES and entry.values["file_number"] < self.core.log.head
 
     def _migrate(self, db: "DatabaseImpl", bin_node, index: int, entry: LogEntry) -> LSN:
         """Log the live LN ``entry`` again and point its slot there."""
@@ -354,9 +365,22 @@ class Cleaner:
         for number in deleted:
             self.cleaned.discard(number)
             self.reserved.discard(number)
-            self.utilization.forget_file(number)
+            self._remove_summaries(self.utilization.forget_file(number))
             self.stats.add("nCleanerDeletions")
         return deleted
+
+    def _remove_summaries(self, keys: list[bytes]) -> None:
+        """A deleted file's records leave ``_utilization``; their BINs, dirty, are logged by the next
+        checkpoint. Their LNs are not counted obsolete here: until a checkpoint has logged those BINs, a
+        recovery puts the records back (dead, below the log head), and a file holding one of their LNs
+        must not be deleted. The cleaner finds those LNs obsolete (or dead) when it cleans their files."""
+        tree = self.db_tree.utilization.tree
+        for key in keys:
+            bin_node = tree.search(key)
+            index, exact = bin_node.find(key)
+            if exact:
+                bin_node.remove_slot(index)
+                bin_node.dirty = True
 
     # -- for the data eraser -----------------------------------------------------------
     def reserved_files(self) -> set[int]:

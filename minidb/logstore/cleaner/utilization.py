@@ -17,18 +17,54 @@ Obsolete entries are remembered by offset (with their size) in a set per
 file, so counting the same entry twice changes nothing: recovery can simply
 re-apply the rules to the entries it reads.
 
-Checkpoint step 7 writes a ``FileSummaryLN`` for every file whose counts
-changed, into the internal database ``_utilization`` (key: the file number),
-making the counts recoverable. Each summary covers the entries of its file
-logged before the summary itself; recovery loads the summaries and counts
-the entries of each file at or after its summary's LSN, one at a time as
+Checkpoint step 7 makes the counts recoverable, as JE's incremental file
+summaries do: for every file whose counts changed it logs a new
+``FileSummaryLN`` into the internal database ``_utilization``, holding the
+file's counts (cumulative: the newest record's counts are the file's) and only
+the obsolete offsets tracked *since the file's previous record*. So an idle
+checkpoint writes a few offsets, not the whole list, however big the file is.
+A file has several records, one per flush that changed it, keyed by file
+number and sequence (big-endian, so the keys of a file sort together, oldest
+first)::
+
+    key of a FileSummaryLN (8 bytes)         key of an OldFileSummaryLN (4 bytes)
+    +--------+------+-----------------+      +--------+------+-------------+
+    | offset | size | field           |      | offset | size | field       |
+    | 0      | 4    | file number  >I |      | 0      | 4    | file number |
+    | 4      | 4    | sequence     >I |      +--------+------+-------------+
+    +--------+------+-----------------+
+
+The record's fields are in :mod:`minidb.logstore.logdef`. Logs written before
+the records were incremental hold one ``OldFileSummaryLN`` per file, keyed by
+the file number alone, carrying the whole list: it is read as sequence 0 (its
+key sorts before the file's 8-byte keys), so such an environment opens, and
+its next record of the file is sequence 1.
+
+Reading the profile merges a file's records (:func:`merge_records`): the
+union of their offsets, the counts of the newest. Each record covers the
+entries of its file logged before it; recovery merges the records it finds in
+``_utilization`` (redone like any LN) and counts the entries of each file at or
+after its newest record's LSN, one at a time as
 :meth:`UtilizationTracker.count_new` counts an appended entry
-(:meth:`UtilizationTracker.finish_recovery`).
+(:meth:`UtilizationTracker.finish_recovery`). A crash between two records of
+one checkpoint is harmless: each file's records are whole, and a file whose
+record of this checkpoint is lost keeps its previous ones, plus the entries
+recovery reads after them. When the cleaner deletes a file, every record of
+the file is removed from ``_utilization`` (:meth:`UtilizationTracker.forget_file`
+names their keys); a record still in a recovered tree (a crash before its BIN
+was logged again) is dead and goes when the cleaner cleans the file that holds
+it.
 
 Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
 
     file 1: total 3 entries (FileHeader, 2 LNs), 2 nodes; obsolete: 0x0 (FileHeader), 0x40
             utilization = live node bytes / total bytes
+
+A checkpoint then logs record (1, 0): 3 entries ..., offsets 0x0, 0x40, and
+its own CkptStart and CkptEnd follow in file 1. The next checkpoint logs
+(1, 1): the counts now include those two entries (and record (1, 0) itself),
+and the offsets only of CkptStart and CkptEnd. Merged: the counts of (1, 1),
+offsets 0x0, 0x40 and the two checkpoint entries.
 
 A wrong obsolete count is the dangerous kind of error: a cleaner trusting it
 deletes a file that still holds a live node. :func:`live_but_obsolete`
@@ -42,7 +78,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
-from minidb.logstore.logdef import NODE_TYPES
+from minidb.logstore.logdef import NODE_TYPES, OLD_FILE_SUMMARY_LN
 from minidb.stats import Stats
 
 if TYPE_CHECKING:
@@ -51,9 +87,26 @@ if TYPE_CHECKING:
     from minidb.log import LSN, LogManager
 
 
+_FILE_KEY = struct.Struct(">I")
+_SUMMARY_KEY = struct.Struct(">II")
+
+
 def file_key(file_number: int) -> bytes:
-    """The key of a file's FileSummaryLN: the number, big-endian, so keys sort by number."""
-    return struct.pack(">I", file_number)
+    """The first 4 bytes of every key of a file's records: the number, big-endian, so keys sort by
+    number (and the whole key of an OldFileSummaryLN)."""
+    return _FILE_KEY.pack(file_number)
+
+
+def summary_key(file_number: int, sequence: int) -> bytes:
+    """The key of a file's FileSummaryLN number ``sequence`` (see the module documentation)."""
+    return _SUMMARY_KEY.pack(file_number, sequence)
+
+
+def key_of_summary(type_name: str, values: dict) -> bytes:
+    """The ``_utilization`` key of a FileSummaryLN's (or an OldFileSummaryLN's) values."""
+    if type_name == OLD_FILE_SUMMARY_LN.name:
+        return file_key(values["file_number"])
+    return summary_key(values["file_number"], values["sequence"])
 
 
 @dataclass
@@ -66,6 +119,8 @@ class FileSummary:
     node_count: int = 0
     node_size: int = 0
     obsolete: dict[int, int] = field(default_factory=dict)  # offset -> size
+    sequence: int = -1  # the file's newest record (-1: none yet)
+    logged: set[int] = field(default_factory=set, repr=False)  # the offsets its records hold
 
     @property
     def obsolete_count(self) -> int:
@@ -84,22 +139,42 @@ class FileSummary:
     def utilization(self) -> float:
         return self.live_size / self.total_size if self.total_size else 0.0
 
-    def values(self) -> dict:
+    def next_record(self) -> dict:
+        """The values of the file's next FileSummaryLN: the counts, and the offsets no record holds yet."""
         return {
-            "file_number": self.file_number, "total_count": self.total_count, "total_size": self.total_size,
-            "node_count": self.node_count, "node_size": self.node_size,
-            "obsolete": [{"offset": o, "size": s} for o, s in sorted(self.obsolete.items())],
+            "file_number": self.file_number, "sequence": self.sequence + 1, "total_count": self.total_count,
+            "total_size": self.total_size, "node_count": self.node_count, "node_size": self.node_size,
+            "obsolete": [{"offset": o, "size": s} for o, s in sorted(self.obsolete.items()) if o not in self.logged],
         }
+
+    def record_logged(self, values: dict) -> None:
+        """The record ``values`` (of :meth:`next_record`) is in the log."""
+        self.sequence = values["sequence"]
+        self.logged.update(r["offset"] for r in values["obsolete"])
 
     @classmethod
     def from_values(cls, values: dict) -> "FileSummary":
+        """One record's counts and the offsets it holds (an OldFileSummaryLN's values: sequence 0)."""
+        obsolete = {r["offset"]: r["size"] for r in values["obsolete"]}
         return cls(values["file_number"], values["total_count"], values["total_size"], values["node_count"],
-                   values["node_size"], {r["offset"]: r["size"] for r in values["obsolete"]})
+                   values["node_size"], obsolete, values.get("sequence", 0), set(obsolete))
 
     def __str__(self) -> str:
         return (f"file {self.file_number}: {self.total_count} entries, {self.total_size} bytes, "
                 f"{self.obsolete_count} obsolete ({self.obsolete_size} bytes), "
                 f"utilization {self.utilization:.0%}")
+
+
+def merge_records(records: Iterable[dict]) -> FileSummary:
+    """A file's summary from the values of its records: the newest record's counts (cumulative), the
+    union of the offsets (each record holds those tracked since the one before)."""
+    ordered = sorted(records, key=lambda values: values.get("sequence", 0))
+    merged = FileSummary.from_values(ordered[-1])
+    for values in ordered[:-1]:
+        for r in values["obsolete"]:
+            merged.obsolete.setdefault(r["offset"], r["size"])
+    merged.logged = set(merged.obsolete)
+    return merged
 
 
 class UtilizationTracker:
@@ -171,10 +246,13 @@ class UtilizationTracker:
         self.dirty.add(lsn.file)
         self.stats.add("nObsoleteCounted")
 
-    def forget_file(self, number: int) -> None:
-        """The cleaner deleted the file: drop its counts (its FileSummaryLN is dead from now on)."""
-        self.files.pop(number, None)
+    def forget_file(self, number: int) -> list[bytes]:
+        """The cleaner deleted the file: drop its counts; the keys its records may have in
+        ``_utilization`` (dead from now on: the cleaner removes them)."""
+        summary = self.files.pop(number, None)
         self.dirty.discard(number)
+        last = -1 if summary is None else summary.sequence
+        return [file_key(number)] + [summary_key(number, sequence) for sequence in range(last + 1)]
 
     def is_obsolete(self, lsn: LSN) -> bool:
         summary = self.files.get(lsn.file)
@@ -182,13 +260,16 @@ class UtilizationTracker:
 
     # -- checkpoint step 7 ------------------------------------------------------------------
     def flush(self, files: list[int] | None = None) -> list[tuple[int, LSN]]:
-        """Log a FileSummaryLN for each changed file (or the given ones); return (file, LSN) pairs."""
+        """Log a FileSummaryLN for each changed file (or the given ones): its counts and the offsets
+        tracked since its previous one; return (file, LSN) pairs."""
         written = []
         targets = sorted(self.dirty) if files is None else sorted(files)
         for number in targets:
             summary = self.summary(number)
             self.dirty.discard(number)
-            lsn = self.write_summary(file_key(number), summary.values())
+            record = summary.next_record()
+            lsn = self.write_summary(summary_key(number, record["sequence"]), record)
+            summary.record_logged(record)
             written.append((number, lsn))
             self.stats.add("nFileSummaryLNs")
         return written
@@ -206,9 +287,9 @@ class UtilizationTracker:
         self.sizes.update(sized)
 
     def finish_recovery(self, summaries: list[tuple[dict, LSN]], scanned: list[tuple[LSN, int, str]]) -> None:
-        """Rebuild the counts: each file's last FileSummaryLN, plus the entries after it.
+        """Rebuild the counts: each file's FileSummaryLNs merged, plus the entries after the newest.
 
-        ``summaries``: (FileSummaryLN values, its LSN) per file; ``scanned``: the
+        ``summaries``: (FileSummaryLN values, its LSN), every record of ``_utilization``; ``scanned``: the
         entries recovery read, (lsn, size, type), each counted as :meth:`count_new`
         counts an appended entry.
         Obsolete offsets counted during recovery are kept (counting twice changes nothing).
@@ -221,16 +302,23 @@ class UtilizationTracker:
         self._count_deferred()
 
     def _restore_summaries(self, summaries: list[tuple[dict, LSN]]) -> dict[int, LSN]:
-        """The first half of finishing recovery: each file's summary, and what recovery counted obsolete."""
+        """The first half of finishing recovery: each file's records merged, and what recovery counted
+        obsolete; returns the LSN of each file's newest record (the entries before it are counted)."""
         counted_obsolete = {n: dict(s.obsolete) for n, s in self.files.items()}
         self.files.clear()
+        records: dict[int, list[dict]] = {}
         summary_lsn: dict[int, LSN] = {}
+        newest: dict[int, int] = {}
         head = self.log.head
         for values, lsn in summaries:
-            if values["file_number"] < head:  # a file the cleaner deleted
+            number, sequence = values["file_number"], values.get("sequence", 0)
+            if number < head:  # a file the cleaner deleted
                 continue
-            self.files[values["file_number"]] = FileSummary.from_values(values)
-            summary_lsn[values["file_number"]] = lsn
+            records.setdefault(number, []).append(values)
+            if sequence >= newest.get(number, -1):
+                newest[number], summary_lsn[number] = sequence, lsn
+        for number, values in records.items():
+            self.files[number] = merge_records(values)
         for number, obsolete in counted_obsolete.items():
             if number < head:
                 continue
@@ -250,9 +338,10 @@ class UtilizationTracker:
 
 
 def summary_of_entry(entry) -> FileSummary:
-    """The FileSummary a FileSummaryLN entry holds."""
+    """The FileSummary one FileSummaryLN entry holds: the file's counts then, and the offsets it adds."""
     return FileSummary.from_values(entry.values)
 
 
-__all__ = ["UtilizationTracker", "FileSummary", "file_key", "summary_of_entry", "FILE_HEADER_ENTRY_SIZE",
+__all__ = ["UtilizationTracker", "FileSummary", "file_key", "summary_key", "key_of_summary", "merge_records",
+           "summary_of_entry", "FILE_HEADER_ENTRY_SIZE",
            "FILE_HEADER"]

@@ -16,8 +16,9 @@ names its passes:
 5. **The other trees**: replay non-provisional INs and BINs from CkptStart.
 6. **Redo LNs** from firstActiveLSN, one at a time in log order, and
 7. **undo the losers**, newest first (:mod:`.redo`).
-8. **Utilization**: each file's last FileSummaryLN (redone in 6) plus the
-   entries read after it, each counted as an appended entry is counted; the
+8. **Utilization**: each file's FileSummaryLNs (redone in 6) merged (the
+   union of their obsolete offsets, the newest's counts) plus the entries
+   read after the newest, each counted as an appended entry is counted; the
    versions the redone LNs replaced are counted obsolete as they go by, and
    those named by the non-provisional INs the recovered tree uses.
 9. **Finish with a checkpoint**, so the next recovery starts here. No other

@@ -34,7 +34,18 @@ from minidb.errors import LogCorruptionError, UserError
 from minidb.log.files import file_name
 from minidb.log.types import OWNER_CODES
 from minidb.logstore.errors import EnvironmentKindError
-from minidb.logstore.logdef import BIN_ENTRY, COMMIT, DEL_LN, DEL_LN_TX, FILE_SUMMARY_LN, IN_ENTRY, LN, LN_TX, MAP_LN
+from minidb.logstore.logdef import (
+    BIN_ENTRY,
+    COMMIT,
+    DEL_LN,
+    DEL_LN_TX,
+    FILE_SUMMARY_LN,
+    IN_ENTRY,
+    LN,
+    LN_TX,
+    MAP_LN,
+    OLD_FILE_SUMMARY_LN,
+)
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, logged_kind
 
 if TYPE_CHECKING:
@@ -44,7 +55,7 @@ if TYPE_CHECKING:
 
 NODE_CODES = frozenset({IN_ENTRY.code, BIN_ENTRY.code})
 TXN_LN_CODES = frozenset({LN_TX.code, DEL_LN_TX.code})
-REDO_CODES = frozenset({LN.code, DEL_LN.code, FILE_SUMMARY_LN.code}) | TXN_LN_CODES  # what redo may replay
+REDO_CODES = frozenset({LN.code, DEL_LN.code, FILE_SUMMARY_LN.code, OLD_FILE_SUMMARY_LN.code}) | TXN_LN_CODES  # what redo may replay
 SIZED_CODES = NODE_CODES | REDO_CODES | {MAP_LN.code}  # node entries: recovery notes their sizes
 
 # An IN or BIN item starts with db_id (U32) and node_id (U64), little-endian (minidb.logstore.logdef):

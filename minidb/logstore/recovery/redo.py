@@ -32,7 +32,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minidb.logstore.cleaner.utilization import file_key
+from minidb.logstore.cleaner.utilization import key_of_summary
+from minidb.logstore.logdef import FILE_SUMMARY_TYPES
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
 from minidb.logstore.recovery.reading import TXN_LN_CODES, entries_from
 from minidb.logstore.tree.ln import AbortInfo, is_deletion, record_of
@@ -95,8 +96,8 @@ def redo_lns(parts: Parts, info: RecoveryInfo, lns: list[LogEntry]) -> None:
         if entry.header.type_code in TXN_LN_CODES and entry.txn_id not in info.committed:
             continue
         values = entry.values
-        if entry.type_name == "FileSummaryLN":
-            db, key = utilization_db, file_key(values["file_number"])
+        if entry.type_name in FILE_SUMMARY_TYPES:
+            db, key = utilization_db, key_of_summary(entry.type_name, values)
         else:
             db, key = parts.db_tree.get_by_id(values["db_id"]), values["key"]
         if db is None:

@@ -71,7 +71,7 @@ from minidb.log import LSN, NULL_LSN, LogEntry, LogManager, Provisional
 from minidb.log.header import ERASED_TYPE, INVISIBLE
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.types import known_types, type_by_code, type_by_name
-from minidb.logstore.cleaner.utilization import UtilizationTracker, file_key
+from minidb.logstore.cleaner.utilization import UtilizationTracker, key_of_summary
 from minidb.logstore.logdef import CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, LN, LN_TX, MAP_LN, NODE_TYPES
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
 from minidb.logstore.recovery import reading
@@ -381,8 +381,8 @@ class RecoveryManager(ReferenceRecoveryManager):
                 db_id, key, prev = pickers[code](entry.item)
                 db, record = db_by_id.get(db_id), None
             else:  # a FileSummaryLN: its slot caches its values
-                values = entry.values
-                db, key, prev, record = utilization_db, file_key(values["file_number"]), values["prev_lsn"], record_of(entry)
+                values, name = entry.values, entry.type_name
+                db, key, prev, record = utilization_db, key_of_summary(name, values), values["prev_lsn"], record_of(entry, name)
             if db is None:
                 continue
             yield db, key, entry, record, entry.lsn
