@@ -12,7 +12,12 @@ What it measures, on real files in ``bench/out/``:
 (b) *log size over time*: the same workload in rounds, a checkpoint after
     each; once without the cleaner, once with ``clean_log()`` before each
     checkpoint (whose step 9 deletes the cleaned files). The table gives the
-    bytes of log files on disk after each round, side by side.
+    bytes of log files on disk after each round, side by side;
+(c) *bytes an idle checkpoint writes*: N puts and then deletes of all but
+    100 of them (the default configuration), a checkpoint, then a second one
+    with nothing changed in between: the bytes it appends, and those of its
+    FileSummaryLNs (each holds only the obsolete offsets tracked since the
+    file's previous one, so this stays small however many the file has).
 
 Each throughput figure is the median of a few repetitions, each made under the
 main implementation and the reference (:func:`bench.report.both`); the sizes
@@ -81,6 +86,26 @@ def log_size_over_time(path: str, clean: bool) -> list[int]:
     return sizes
 
 
+IDLE_SIZES = (3_000, 12_000)
+
+
+def idle_checkpoint_bytes(path: str, puts: int) -> tuple[int, int]:
+    """(bytes, of which FileSummaryLNs) that a checkpoint with nothing to do appends after ``puts`` puts
+    and ``puts - 100`` deletes."""
+    env = Environment.open(OSDisk(path, create=True), EnvironmentConfig(trace=False))
+    db = env.database("bench")
+    for i in range(puts):
+        db.put(f"k{i:06d}", "v" * 20)
+    for i in range(puts - 100):
+        db.delete(f"k{i:06d}")
+    env.checkpoint()
+    before = env.log.end_lsn
+    env.checkpoint()
+    written = [(e.type_name, e.size) for e in env.log.scan(before, env.log.end_lsn)]
+    env.close()
+    return sum(size for _, size in written), sum(size for name, size in written if name == "FileSummaryLN")
+
+
 def run() -> str:
     rows, speedups = [], []
     for lazy in (False, True):
@@ -99,6 +124,11 @@ def run() -> str:
         with_cleaner = log_size_over_time(path, True)
     size_rows = [[str(i + 1), f"{a / report.MB:.2f}", f"{b / report.MB:.2f}"]
                  for i, (a, b) in enumerate(zip(without, with_cleaner, strict=True))]
+    idle_rows = []
+    for puts in IDLE_SIZES:
+        with report.scratch_dir("cleaner-idle-") as path:
+            written, summaries = idle_checkpoint_bytes(path, puts)
+        idle_rows.append([f"{puts:,} puts, {puts - 100:,} deletes", f"{written:,}", f"{summaries:,}"])
     return f"""\
 ## Log cleaner (`bench/cleaner_bench.py`)
 
@@ -118,6 +148,16 @@ the cleaner (`clean_log()` before each checkpoint, whose step 9 deletes the clea
 Without the cleaner the log only grows, by about one round's worth of LNs and nodes each time; with
 it, the log levels off at the live data plus the files not yet worth cleaning (the selector waits for
 the total utilization to fall below 50%) and the recovery interval, which is never cleaned.
+
+(c) Bytes an idle checkpoint writes (a checkpoint right after another, nothing changed between).
+
+{report.table(["before it", "bytes an idle checkpoint writes", "of which FileSummaryLNs"], idle_rows,
+              right=[1, 2])}
+
+It logs CkptStart, the internal trees' BINs and INs the previous checkpoint's FileSummaryLNs dirtied,
+a FileSummaryLN for the file it writes in, holding the few offsets counted obsolete since that
+file's previous record, and CkptEnd. When each FileSummaryLN carried its file's whole list of
+obsolete offsets, the same checkpoint after 3,000 puts and 2,900 deletes wrote about 48 KB.
 
 {report.speedup_table(speedups)}
 """
