@@ -14,8 +14,8 @@ from minidb.log import LSN, log_file_numbers
 from minidb.log.files import file_name
 from minidb.logstore import Environment
 from minidb.logstore.cleaner.utilization import file_key, merge_records, summary_key
-from minidb.logstore.tree.cursor import Cursor
 from minidb.logstore.tools.verify import live_but_obsolete, utilization_totals_problems, verify_tree
+from minidb.logstore.tree.cursor import Cursor
 
 from tests.logstore.helpers import entries, fill, new_env, small_config
 
