@@ -12,7 +12,7 @@ id    name               what
 ====  =================  ===========================================
 0     ``_mapping``       the mapping tree itself; its own MapLN records
                          the environment's kind (see below)
-1     ``_utilization``   FileSummaryLNs, one per log file (internal)
+1     ``_utilization``   FileSummaryLNs, several per log file (internal)
 2...  user databases     and internal ones made on first use (``_vlsn_index``)
 ====  =================  ===========================================
 

@@ -19,7 +19,8 @@ that was dirty at CkptStart. Its steps, each a line of the run's trace::
         flush level. The mapping tree comes last, up to its root.
      6  flush the VLSN index (hook; replication; what a hook returns is
         the step's trace line)
-     7  flush the utilization tracker: a FileSummaryLN per changed file
+     7  flush the utilization tracker: a FileSummaryLN per changed file (its counts,
+        the obsolete offsets tracked since its previous one)
      8  log CkptEnd (CkptStart LSN, firstActiveLSN, mapping-tree root) and fsync
      9  delete the cleaned files of step 1 that nobody protects (from the log's
         low end, the log head recorded first)
