@@ -36,7 +36,8 @@ FAMILIES: dict[str, dict[str, str]] = {
         "LN": "#1565c0", "LN_TX": "#0b2e6f", "DEL_LN": "#64b5f6", "DEL_LN_TX": "#7986cb",
         "GenUpdate": "#4e79a7",
     },
-    "tree": {"IN": "#6a1b9a", "BIN": "#ba68c8", "MapLN": "#e1bee7", "FileSummaryLN": "#455a64"},
+    "tree": {"IN": "#6a1b9a", "BIN": "#ba68c8", "MapLN": "#e1bee7", "FileSummaryLN": "#455a64",
+             "OldFileSummaryLN": "#8d6e63"},
     "allocation": {
         "create_ext_list": "#8d4a1f", "free_ext_list": "#d7b48a", "set_ext_next": "#e65100",
         "set_ext_prev": "#ffccbc", "alloc_pages_in_ext": "#c68642", "free_pages_in_ext": "#4e342e",
