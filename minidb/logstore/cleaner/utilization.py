@@ -53,7 +53,10 @@ recovery reads after them. When the cleaner deletes a file, every record of
 the file is removed from ``_utilization`` (:meth:`UtilizationTracker.forget_file`
 names their keys); a record still in a recovered tree (a crash before its BIN
 was logged again) is dead and goes when the cleaner cleans the file that holds
-it.
+it. A record is never replaced, so every record of a file still in the log is
+live: the cleaner migrates it like any record. What this leaves out: a file's
+records are never folded into one (a file changed at many checkpoints has
+many small records until it is deleted).
 
 Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
 
