@@ -35,7 +35,7 @@ def test_tour_then_printlog_and_verify_item5_reruns_on_its_own_output_only(tmp_p
         "Spark 4.3.0 in local mode (local[2])",
         f"read 4 environments, 14 log files, 2,611 entries (0 flagged bad) from {workdir / 'envs'}",
         "transactions: 315 (210 committed, 93 aborted, 12 open); the largest has 15 entries; broken prev chains: 0",
-        "checkpoints: 12 (12 complete); CkptStart to CkptEnd 3,989 log bytes on average, 35,631 between starts",
+        "checkpoints: 12 (12 complete); CkptStart to CkptEnd 3,501 log bytes on average, 35,633 between starts",
         "VLSN streams: 3 environments; gaps: none; duplicates: none",
         "replication group: first divergence at VLSN 189 (env-02 differs from the majority)",
         f"wrote 13 Parquet tables and 4 figures to {workdir / 'spark'}",

@@ -82,6 +82,7 @@ SCRIPT: list[tuple] = [
     ("delete", "secret"),
     ("checkpoint",),
     ("fill", 6),
+    ("fill", 4),
     ("checkpoint",),
     ("clean",),
     ("checkpoint",),

@@ -231,3 +231,57 @@ def test_an_environment_with_one_whole_record_per_file_opens(tmp_path):
     assert again.log.head > 1
     assert [k for k in utilization_keys(again) if k[:4] < file_key(again.log.head)] == []
     again.close()
+
+
+# -- a file's own summaries -------------------------------------------------------------------------------------------
+def own_summaries(env) -> list[LSN]:
+    """The LSNs of the FileSummaryLNs that describe the file they lie in."""
+    return [e.lsn for e in entries(env, "FileSummaryLN") if e.values["file_number"] == e.lsn.file]
+
+
+def test_a_files_own_summary_is_not_counted_live_but_is_not_obsolete():
+    _, env = new_env()
+    env.database("t").put("k", "v")
+    env.checkpoint()
+    own = own_summaries(env)
+    assert own  # the environment's first checkpoint summarises file 1 inside file 1
+    assert all(env.utilization.is_own_summary(lsn) and not env.utilization.is_obsolete(lsn) for lsn in own)
+    one = env.utilization.summary(1)
+    assert one.live_size == one.total_size - one.obsolete_size - sum(env.log.read(lsn).size for lsn in own
+                                                                    if lsn.file == 1)
+
+
+def test_the_cleaner_does_not_migrate_a_files_own_summary_and_deletes_the_file():
+    _, env = new_env(file_max=1500, cleaner_min_utilization=100)
+    db = env.database("t")
+    for round_ in range(3):
+        for key in fill(db, 30, f"round {round_}"):
+            db.delete(key)
+        env.checkpoint()
+    own = {env.log.read(lsn).values["sequence"] for lsn in own_summaries(env) if lsn.file == 1}
+    assert own
+    env.clean_log()
+    env.checkpoint()
+    assert env.log.head > 1  # file 1 went, its own summaries with it, never logged again elsewhere
+    migrated = [e for e in entries(env, "FileSummaryLN") if e.values["file_number"] == 1 and e.lsn.file > 1
+                and e.values["sequence"] in own]
+    assert migrated == []
+    assert verify_tree(env) == [] and live_but_obsolete(env) == []
+
+
+def test_recovery_drops_the_records_of_deleted_files_without_reading_them():
+    disk, env = new_env(file_max=1500, cleaner_min_utilization=100)
+    db = env.database("t")
+    for round_ in range(3):
+        for key in fill(db, 30, f"round {round_}"):
+            db.delete(key)
+        env.checkpoint()
+    env.clean_log()
+    env.checkpoint()  # deletes the cleaned files; the BIN without their records is logged only next time
+    head = env.log.head
+    assert head > 1
+    disk.crash(CrashMode.nothing())
+    recovered = Environment.open(disk, small_config(file_max=1500, cleaner_min_utilization=100))
+    assert [key for key in utilization_keys(recovered) if key[:4] < file_key(head)] == []
+    assert verify_tree(recovered) == []
+    recovered.close()

@@ -14,6 +14,7 @@ from minidb.viz.cleaner_demo import (
     DELETED,
     KEEP_MODES,
     SCRIPT,
+    WRITTEN,
     cleaner_step,
     eraser_crash,
     eraser_crash_explorer,
@@ -43,17 +44,16 @@ def test_the_notebook_shows_the_default_script():
 # -- the default script: what the notebook shows ------------------------------------------------------------------
 def test_the_cleaner_picks_the_emptiest_files_while_the_total_is_under_50_percent():
     demo = run_script()
-    # File 1 keeps its first FileSummaryLN (each of a file's records holds offsets no other holds): 20% used.
-    assert [(c.step, c.file_number) for c in demo.cleanings] == [(CLEAN, 3)]
-    assert "total utilization 47% < 50%: file 3 has the lowest (7%)" in demo.cleanings[0].reason
-    assert "stop: total utilization 53% >= 50% and no file under 5%" in demo.snapshots[CLEAN - 1].said
-    assert round(demo.snapshots[CLEAN - 2].total_utilization, 2) == 0.47
+    assert [(c.step, c.file_number) for c in demo.cleanings] == [(CLEAN, 1), (CLEAN, 3)]
+    assert "total utilization 45% < 50%: file 1 has the lowest (7%)" in demo.cleanings[0].reason
+    assert "stop: total utilization 56% >= 50% and no file under 5%" in demo.snapshots[CLEAN - 1].said
+    assert round(demo.snapshots[CLEAN - 2].total_utilization, 2) == 0.45
 
 
 def test_the_live_entries_are_migrated_to_the_end_of_the_log():
     demo = run_script(upto=CLEAN)
-    [three] = demo.cleanings
-    assert [e.type_name for e in three.live] == ["LN"]
+    one, three = demo.cleanings
+    assert [e.type_name for e in one.live] == ["MapLN"] and [e.type_name for e in three.live] == ["LN"]
     [dave] = three.live
     moved = demo.env.log.read(dave.moved_to)
     assert moved.values["key"] == b"dave" and dave.moved_to.file > 4  # after every cleaned file, near the log's end
@@ -62,12 +62,13 @@ def test_the_live_entries_are_migrated_to_the_end_of_the_log():
     assert len(obsolete) == 10 and all(e.moved_to is None for e in obsolete)
 
 
-def test_a_cleaned_file_is_deleted_from_the_head_only():
+def test_a_cleaned_file_is_deleted_only_after_the_next_ckptend_and_from_the_head_only():
     demo = run_script(upto=DELETE_CKPT)
     after_clean, after_ckpt = states(demo, CLEAN), states(demo, DELETE_CKPT)
-    assert after_clean[3] == CLEANED and after_clean[1] != CLEANED
-    assert after_ckpt[3] == CLEANED and after_ckpt[1] != DELETED  # files 1 and 2, still used, come first
-    assert demo.disk.exists(file_name(1)) and demo.disk.exists(file_name(3))
+    assert after_clean[1] == after_clean[3] == CLEANED
+    assert after_ckpt[1] == DELETED and after_ckpt[3] == CLEANED and after_ckpt[2] != CLEANED
+    assert not demo.disk.exists(file_name(1)) and demo.disk.exists(file_name(3))
+    assert run_script(upto=CLEAN).disk.exists(file_name(1))  # still there right after cleaning
 
 
 def test_the_eraser_zeroes_the_deleted_records_bytes_and_the_log_recovers():
@@ -77,20 +78,21 @@ def test_the_eraser_zeroes_the_deleted_records_bytes_and_the_log_recovers():
     assert not secret_left(demo.disk, demo.deleted) and demo.deleted == {"secret", "pin 4711 for dave"}
     assert erasure.erased == [LSN(3, 0x242), LSN(4, 0x5F)]
     assert all(demo.env.is_entry_erased(lsn) for lsn in erasure.erased)
-    assert sorted(erasure.lengths) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert sorted(erasure.lengths) == [2, 3, 4, 5, 6, 7, 8, 9]
     assert erasure.plan[-1].end_ms == erasure.end_ms and not any(p.late for p in erasure.plan)
     assert demo.records() == {b"alice": b"balance 90", b"bob": b"balance 250", b"carol": b"balance 75",
-                              b"dave": b"balance 30", **{f"f{i:02d}".encode(): b"filler 3" for i in range(6)}}
+                              b"dave": b"balance 30", **{f"f{i:02d}".encode(): b"filler 4" for i in range(4)},
+                              b"f04": b"filler 3", b"f05": b"filler 3"}
 
 
 # -- edited scripts ---------------------------------------------------------------------------------------------
-def test_emptying_file_2_lets_the_cleaner_take_it_first():
+def test_emptying_file_2_lets_the_cleaner_take_it_alone_and_it_waits_for_file_1():
     at = SCRIPT.index(("fill", 6), 6)
     script = SCRIPT[:at] + [("update", "bob", "balance 260"), ("update", "carol", "balance 80")] + SCRIPT[at:]
     demo = run_script(script)
-    assert [c.file_number for c in demo.cleanings][0] == 2
+    assert [c.file_number for c in demo.cleanings] == [2]
     after = states(demo, step_of(script, "checkpoint", 3))
-    assert after[2] == CLEANED and after[1] != DELETED  # file 1 (its MapLN, its first FileSummaryLN) stays
+    assert after[2] == CLEANED and after[1] == WRITTEN  # file 1 is still in use: file 2 cannot go before it
     assert demo.records()[b"bob"] == b"balance 260"
 
 
@@ -209,6 +211,6 @@ def test_every_migration_has_an_arrow_and_none_crosses_a_file():
     demo = cleaner_step(step_of(SCRIPT, "clean"), SCRIPT, draw=False).demo
     fig = draw_cleanings(demo.cleanings)
     migrated = sum(1 for c in demo.cleanings for e in c.entries if e.moved_to is not None)
-    assert migrated == 3  # file 1's MapLN and file 3's LN went to file 9, file 4's LN to file 10
+    assert migrated == 2  # file 1's MapLN and file 3's LN
     assert sum(isinstance(p, FancyArrowPatch) for p in fig.axes[0].patches) == migrated
     assert arrows_through_boxes(fig) == []

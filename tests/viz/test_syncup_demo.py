@@ -112,7 +112,7 @@ def test_je_rollback_example_is_the_tests_one():
     assert [(e.vlsn, e.type_name) for e in example.search.before[0].entries] == before
     assert [(s.vlsn, s.type_name, s.match) for s in example.search.steps] == [(1, "Matchpoint", True)]
     assert example.records == {"n1": {"c": "new3"}, "n2": {"c": "new3"}}  # n1's "accounts" went with b=old3
-    assert example.rollback_lines[1:] == ("VLSN 2 MapLN at 0x1/0x453: INVISIBLE", "VLSN 3 LN at 0x1/0x489: INVISIBLE",
+    assert example.rollback_lines[1:] == ("VLSN 2 MapLN at 0x1/0x457: INVISIBLE", "VLSN 3 LN at 0x1/0x48d: INVISIBLE",
                                           "the stream restarts at VLSN 2")
     assert [t for _, t, _ in replicated_entries(n1)].count("RollbackStart") == 1
 

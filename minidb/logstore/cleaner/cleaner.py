@@ -238,7 +238,8 @@ class Cleaner:
                                      f"erased entry at {lsn} was a {entry.erased_type_name} entry: the "
                                      "data eraser erases only records' LNs and INs; the file was not cleaned")
         kind = LN_KIND if name in LN_TYPES else IN_KIND if name in IN_TYPES else OTHER_KIND
-        counted = self.utilization.is_obsolete(entry.lsn)
+        # A file's own summary goes with the file: never copied (see the utilization module).
+        counted = self.utilization.is_obsolete(entry.lsn) or self.utilization.is_own_summary(entry.lsn)
         db, current, known_deleted, node, bin_node, index = None, None, False, None, None, None
         if kind == IN_KIND and not counted:
             db = self.db_tree.get_by_id(entry.values["db_id"])

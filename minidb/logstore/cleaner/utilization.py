@@ -52,11 +52,23 @@ record of this checkpoint is lost keeps its previous ones, plus the entries
 recovery reads after them. When the cleaner deletes a file, every record of
 the file is removed from ``_utilization`` (:meth:`UtilizationTracker.forget_file`
 names their keys); a record still in a recovered tree (a crash before its BIN
-was logged again) is dead and goes when the cleaner cleans the file that holds
-it. A record is never replaced, so every record of a file still in the log is
-live: the cleaner migrates it like any record. What this leaves out: a file's
-records are never folded into one (a file changed at many checkpoints has
-many small records until it is deleted).
+was logged again) is dead: recovery drops such records by key, without reading
+them, before it reads the profile. A record is never replaced, so every record
+of a file still in the log is live, and the cleaner migrates it like any
+record, with one exception.
+
+**A file's own summaries.** A checkpoint logs the summary of the file being
+written into that same file. Such a record is needed only while its file
+exists, and it exists exactly as long as its file: cleaning the file never has
+to copy it. So the tracker notes it (``FileSummary.own``, rebuilt by
+recovery), the file's live bytes (what a cleaning would copy, which the
+selector ranks files by) leave it out, and the cleaner does not migrate it; its
+slot goes when the file is deleted. It is not *obsolete*: recovery still reads
+it, so the data eraser keeps it. Without this rule every file would keep one
+live record of itself until it is deleted, and the log's first file (whose
+summary the environment's first checkpoint writes) would rarely be the
+emptiest. What this leaves out: a file's records are never folded into one (a
+file changed at many checkpoints has many small records until it is deleted).
 
 Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
 
@@ -124,6 +136,7 @@ class FileSummary:
     obsolete: dict[int, int] = field(default_factory=dict)  # offset -> size
     sequence: int = -1  # the file's newest record (-1: none yet)
     logged: set[int] = field(default_factory=set, repr=False)  # the offsets its records hold
+    own: dict[int, int] = field(default_factory=dict, repr=False)  # offset -> size of the file's own summaries
 
     @property
     def obsolete_count(self) -> int:
@@ -135,8 +148,9 @@ class FileSummary:
 
     @property
     def live_size(self) -> int:
-        """Bytes of nodes not (yet) obsolete: what a cleaner would have to copy."""
-        return self.total_size - self.obsolete_size
+        """Bytes of nodes not (yet) obsolete: what a cleaner would have to copy (not the file's own summaries)."""
+        own = sum(size for offset, size in self.own.items() if offset not in self.obsolete)
+        return self.total_size - self.obsolete_size - own
 
     @property
     def utilization(self) -> float:
@@ -257,6 +271,11 @@ class UtilizationTracker:
         last = -1 if summary is None else summary.sequence
         return [file_key(number)] + [summary_key(number, sequence) for sequence in range(last + 1)]
 
+    def is_own_summary(self, lsn: LSN) -> bool:
+        """Whether ``lsn`` holds a summary of the file it lies in (see the module documentation)."""
+        summary = self.files.get(lsn.file)
+        return summary is not None and lsn.offset in summary.own
+
     def is_obsolete(self, lsn: LSN) -> bool:
         summary = self.files.get(lsn.file)
         return summary is not None and lsn.offset in summary.obsolete
@@ -273,6 +292,8 @@ class UtilizationTracker:
             record = summary.next_record()
             lsn = self.write_summary(summary_key(number, record["sequence"]), record)
             summary.record_logged(record)
+            if lsn.file == number:  # a summary of its own file: see "A file's own summaries" above
+                summary.own[lsn.offset] = self.sizes[lsn]
             written.append((number, lsn))
             self.stats.add("nFileSummaryLNs")
         return written
@@ -302,7 +323,14 @@ class UtilizationTracker:
             covered = summary_lsn.get(lsn.file)
             if covered is None or lsn >= covered:
                 self._count(self.summary(lsn.file), lsn, size, type_name)
+        self._note_own_summaries(summaries)
         self._count_deferred()
+
+    def _note_own_summaries(self, summaries: list[tuple[dict, LSN]]) -> None:
+        """Note each file's own summaries among the records recovery found, as :meth:`flush` notes them."""
+        for values, lsn in summaries:
+            if values["file_number"] == lsn.file and lsn.file >= self.log.head:
+                self.summary(lsn.file).own[lsn.offset] = self.sizes.get(lsn) or self.log.read(lsn).size
 
     def _restore_summaries(self, summaries: list[tuple[dict, LSN]]) -> dict[int, LSN]:
         """The first half of finishing recovery: each file's records merged, and what recovery counted

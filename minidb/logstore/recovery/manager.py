@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 
 from minidb import impl
 from minidb.log import LSN, NULL_LSN, LogEntry, LogManager
+from minidb.logstore.cleaner.utilization import file_key
 from minidb.logstore.logdef import CKPT_END, recovery_start
 from minidb.logstore.mapping_tree import MAPPING_DB_ID, UTILIZATION_DB_ID, UTILIZATION_DB_NAME
 from minidb.logstore.recovery import reading
@@ -245,6 +246,9 @@ class RecoveryManager:
     def recover_utilization(self) -> None:
         parts, phases = self.parts, self.phases
         phase = phases.begin("utilization")
+        dropped = drop_summaries_of_deleted_files(parts.db_tree.utilization.tree, parts.core.log.head)
+        if dropped:
+            phases.say(phase, "dropped %d records of deleted files", dropped)
         summaries = []
         cursor = Cursor(parts.core, parts.records, parts.locks, parts.db_tree.utilization, None)
         item = cursor.seek(b"")
@@ -278,3 +282,24 @@ class RecoveryManager:
 RECOVERY_MANAGER = impl.hot_spot(RecoveryManager)
 
 __all__ = ["RecoveryManager", "RECOVERY_MANAGER"]
+
+
+def drop_summaries_of_deleted_files(tree, head: int) -> int:
+    """Remove from ``_utilization`` the records of files below the log's head, without reading them.
+
+    The cleaner removes a deleted file's records when it deletes the file, but
+    the checkpoint recovery starts from may have logged their BIN before that,
+    so the recovered tree can still hold them. They are dead, and one may point
+    into the deleted file itself (a file's own summaries lie in it), so they
+    are dropped by key (a record's key starts with its file number) before
+    anything reads the profile. The BIN, dirty, is logged by recovery's checkpoint."""
+    limit, dropped = file_key(head), 0
+    bin_node = tree.search(b"")
+    while True:
+        while bin_node.n_entries and bin_node.keys[0] < limit:
+            bin_node.remove_slot(0)
+            bin_node.dirty = True
+            dropped += 1
+        if bin_node.n_entries or bin_node.high_key is None or bin_node.high_key >= limit:
+            return dropped
+        bin_node = tree.search(bin_node.high_key)

@@ -164,6 +164,7 @@ def count_in_runs(tracker: UtilizationTracker, summaries: list[tuple[dict, LSN]]
         covered = summary_lsn.get(run.file_number)
         start = 0 if covered is None else bisect.bisect_left(run.lsns, covered)
         _count_run(tracker, run.file_number, run.lsns[start:], run.sizes[start:], run.codes[start:])
+    tracker._note_own_summaries(summaries)
     tracker._count_deferred()
 
 
