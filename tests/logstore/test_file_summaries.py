@@ -251,13 +251,17 @@ def test_a_files_own_summary_is_not_counted_live_but_is_not_obsolete():
                                                                     if lsn.file == 1)
 
 
-def test_the_cleaner_does_not_migrate_a_files_own_summary_and_deletes_the_file():
-    _, env = new_env(file_max=1500, cleaner_min_utilization=100)
+def three_rounds_of_deletes(env) -> None:
     db = env.database("t")
     for round_ in range(3):
         for key in fill(db, 30, f"round {round_}"):
             db.delete(key)
         env.checkpoint()
+
+
+def test_the_cleaner_does_not_migrate_a_files_own_summary_and_deletes_the_file():
+    _, env = new_env(file_max=1500, cleaner_min_utilization=100)
+    three_rounds_of_deletes(env)
     own = {env.log.read(lsn).values["sequence"] for lsn in own_summaries(env) if lsn.file == 1}
     assert own
     env.clean_log()
@@ -271,11 +275,7 @@ def test_the_cleaner_does_not_migrate_a_files_own_summary_and_deletes_the_file()
 
 def test_recovery_drops_the_records_of_deleted_files_without_reading_them():
     disk, env = new_env(file_max=1500, cleaner_min_utilization=100)
-    db = env.database("t")
-    for round_ in range(3):
-        for key in fill(db, 30, f"round {round_}"):
-            db.delete(key)
-        env.checkpoint()
+    three_rounds_of_deletes(env)
     env.clean_log()
     env.checkpoint()  # deletes the cleaned files; the BIN without their records is logged only next time
     head = env.log.head
