@@ -106,7 +106,7 @@ class FileBar:
 
     number: int
     live: int
-    obsolete: int
+    obsolete: int  # reclaimable: obsolete, and the file's own summaries (they go with it)
     state: str
 
 
@@ -294,7 +294,8 @@ class Demo:
                 continue
             state = (CURRENT if number == env.log.end_lsn.file else CLEANED if number in env.cleaner.cleaned
                      else WRITTEN)
-            bars.append(FileBar(number, summary.total_size - summary.obsolete_size, summary.obsolete_size, state))
+            # live: what a cleaning would copy (a file's own summaries go with it, so they count as reclaimable)
+            bars.append(FileBar(number, summary.live_size, summary.total_size - summary.live_size, state))
         return tuple(bars)
 
     def total(self) -> float:

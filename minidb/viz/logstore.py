@@ -382,7 +382,7 @@ def draw_utilization(env: Environment, *, title: str | None = None, width: float
     ax = fig.add_axes((0.12, 0.15, 0.72, 0.65))
     names = [f"{s.file_number:08x}" for s in report]
     live = [s.live_size for s in report]
-    obsolete = [s.obsolete_size for s in report]
+    obsolete = [s.total_size - s.live_size for s in report]  # with a file's own summaries, which go with it
     positions = range(len(report))
     ax.bar(positions, live, color="#4e79a7", label="live")
     ax.bar(positions, obsolete, bottom=live, color=OBSOLETE, label="obsolete")
