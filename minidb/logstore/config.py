@@ -126,6 +126,10 @@ class EnvironmentHooks:
                                  refuse what it saw (a raised error stops the open)
     ``close_listeners``          called by ``close()`` first, without the latch
                                  (the data eraser stops its thread, suspends its cycle)
+    ``before_file_erased``       called by the data eraser with a file's number just
+                                 before the file begins to change (whoever caches
+                                 what the file holds, such as a network restore
+                                 server's file checksums, forgets it)
     """
 
     cleaner_files_to_delete: Callable[[], list[int]] | None = None
@@ -134,6 +138,7 @@ class EnvironmentHooks:
     recovery_listeners: list[Callable[[object], None]] = field(default_factory=list)
     recovery_read_done: list[Callable[[], None]] = field(default_factory=list)
     close_listeners: list[Callable[[], None]] = field(default_factory=list)
+    before_file_erased: list[Callable[[int], None]] = field(default_factory=list)
 
 
 __all__ = ["Durability", "EnvironmentConfig", "EnvironmentHooks", "MIN_NODE_MAX_ENTRIES", "check_lock_timeout"]
