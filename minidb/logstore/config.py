@@ -81,6 +81,7 @@ class EnvironmentConfig:
     read_only: bool = False
     env_seed: int | str | None = None
     lock_timeout: float = 0.5
+    checkpointer_high_priority: bool = False  # je.checkpointer.highPriority: step 5 logs a subtree in one stretch
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:
