@@ -85,7 +85,16 @@ from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.scan import FileScanner
 from minidb.logstore.eraser.protocol import STEP_SHARES, erase_file, locate
-from minidb.logstore.eraser.state import DELETED, ERASED, SKIPPED, STATE_FILE, TO_DO, CycleState, read_state, write_state
+from minidb.logstore.eraser.state import (
+    DELETED,
+    ERASED,
+    SKIPPED,
+    STATE_FILE,
+    TO_DO,
+    CycleState,
+    read_state,
+    write_state,
+)
 from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle, work_estimate
 from minidb.logstore.errors import LockConflictError
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES, recovery_start
