@@ -40,7 +40,8 @@ the latch, takes step 4 alone):
    (its ``prev`` names the entry before it in this file), puts header and
    item in the buffer and moves the end of the log past them: the entry's
    LSN is where the end was;
-5. after the latch is released, the listeners hear of the entry.
+5. after the latch is released, the listeners hear of the entry (the entry
+   listeners with the entry itself, header and item as logged).
 
 No hook of :mod:`minidb.impl` is on the append path; group commit's
 (``COMMIT_STEP``, exercise 01b) is called in ``sync``. ``LogManager`` is a
@@ -72,7 +73,11 @@ that carries another id, and the reader refuses any other such file when it
 first opens it (:class:`~minidb.errors.ForeignLogFileError`).
 
 Listeners (``add_listener``) are called after the latch is released with
-``(lsn, entry_type, vlsn)``; the VLSN index registers mappings this way.
+``(lsn, entry_type, vlsn)``. Entry listeners (``add_entry_listener``) are
+called then with the :class:`~minidb.log.entry.LogEntry` as logged (its
+header read back from the buffer, its item): the VLSN index registers
+mappings this way and keeps the newest entries, so a feeder can send one
+without reading the log (JE's ``LogItem``).
 
 **A bounded log** (``max_files``, ``preallocate``, ``admit``) and the room
 left on the disk are :mod:`minidb.log.space`'s.
@@ -114,6 +119,7 @@ from minidb.log.header import (
     Provisional,
     make_flags,
     pack_header,
+    read_header,
 )
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE, LOG_VERSION
 from minidb.log.lsn import LSN, MAX_OFFSET, NULL_LSN, require_lsn
@@ -127,6 +133,7 @@ DEFAULT_BUFFER_SIZE = 64 * 1024
 MIN_FILE_MAX = 256
 
 Listener = Callable[[LSN, EntryType, "int | None"], None]
+EntryListener = Callable[[LogEntry], None]
 # admit(entry_type, values, size, room): may raise to refuse; room(waste) is room() under the latch
 Admit = Callable[[EntryType, "dict[str, Any]", int, Callable[[int], "int | None"]], "Callable[[LSN], None] | None"]
 FILE_HEADER_SIZE = FILE_HEADER_ENTRY_SIZE
@@ -186,6 +193,7 @@ class LogManager(LogSpace):
         ])
         self.vlsn_allocator: Callable[[], int] | None = None
         self._listeners: list[Listener] = []
+        self._entry_listeners: list[EntryListener] = []
         self._latch = threading.Lock()  # the log write latch
         self.group_commit = GroupCommitPolicy(commit_delay, commit_clock)
         sync_lock = threading.Lock()  # guards the sync state below and the sync counters
@@ -263,6 +271,10 @@ class LogManager(LogSpace):
     def add_listener(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
+    def add_entry_listener(self, listener: EntryListener) -> None:
+        """Hear of every entry appended, as logged (after the latch is released, after the listeners)."""
+        self._entry_listeners.append(listener)
+
     def append(
         self,
         entry_type: EntryType,
@@ -289,8 +301,13 @@ class LogManager(LogSpace):
             lsn = self._add(entry_type.code, flags, item, vlsn)
             if admitted is not None:
                 admitted(lsn)
+            header = read_header(self._buffer, len(self._buffer) - size)[0] if self._entry_listeners else None
         for listener in self._listeners:
             listener(lsn, entry_type, vlsn)
+        if header is not None:
+            logged = LogEntry(lsn, header, item)
+            for entry_listener in self._entry_listeners:
+                entry_listener(logged)
         return lsn
 
     def _make_room(self, size: int) -> bool:

@@ -81,6 +81,7 @@ class EnvironmentConfig:
     read_only: bool = False
     env_seed: int | str | None = None
     lock_timeout: float = 0.5
+    checkpointer_high_priority: bool = False  # je.checkpointer.highPriority: step 5 logs a subtree in one stretch
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:
@@ -126,6 +127,10 @@ class EnvironmentHooks:
                                  refuse what it saw (a raised error stops the open)
     ``close_listeners``          called by ``close()`` first, without the latch
                                  (the data eraser stops its thread, suspends its cycle)
+    ``before_file_erased``       called by the data eraser with a file's number just
+                                 before the file begins to change (whoever caches
+                                 what the file holds, such as a network restore
+                                 server's file checksums, forgets it)
     """
 
     cleaner_files_to_delete: Callable[[], list[int]] | None = None
@@ -134,6 +139,7 @@ class EnvironmentHooks:
     recovery_listeners: list[Callable[[object], None]] = field(default_factory=list)
     recovery_read_done: list[Callable[[], None]] = field(default_factory=list)
     close_listeners: list[Callable[[], None]] = field(default_factory=list)
+    before_file_erased: list[Callable[[int], None]] = field(default_factory=list)
 
 
 __all__ = ["Durability", "EnvironmentConfig", "EnvironmentHooks", "MIN_NODE_MAX_ENTRIES", "check_lock_timeout"]

@@ -173,7 +173,7 @@ class ReplicatedEnvironment:
         env = Environment.open(where, config, hooks, create, finishing.phase_done)
         if index.env is not env or index.merge_result is None:
             raise VLSNIndexError(f"{env.where()}: recovery did not finish the VLSN index")
-        env.log.add_listener(index.log_listener)
+        env.log.add_entry_listener(index.entry_listener)
         env.cleaner.protector.add_deletion_listener(index.before_file_deletion)  # before the cleaner deletes
         rep_env = cls(env, index, node_id, group, node_name)
         rep_env.recovered_rollback = finishing.result

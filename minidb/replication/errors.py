@@ -35,6 +35,10 @@ class IndexClosedError(MinidbError):
     """The VLSN index was closed (its environment closed or crashed) while a feeder waited on it."""
 
 
+class WaitCancelledError(MinidbError):
+    """A wait for a VLSN was cancelled by its own waiter's ``WaitCancel`` (a feeder that stops)."""
+
+
 class ReplicationNetworkError(MinidbError):
     """Talking to another node failed: a bad frame, a refused handshake, a closed connection."""
 

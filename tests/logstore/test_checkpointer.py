@@ -5,11 +5,13 @@ import re
 import pytest
 
 from minidb.errors import UserError
+from minidb.io import CrashMode
 from minidb.log import Provisional
 from minidb.logstore import CkptState, EnvironmentHooks
 from minidb.logstore.checkpoint.checkpointer import STEP_NAMES
+from minidb.logstore.tools.verify import verify_tree
 
-from tests.logstore.helpers import entries, fill, new_env
+from tests.logstore.helpers import entries, fill, new_env, reopen
 
 
 def three_level(**overrides):
@@ -216,3 +218,42 @@ def test_item10_the_bytes_interval_counts_from_the_last_checkpoint_s_end():
 
 def ckpt_ends(env):
     return [e.lsn for e in env.log.scan() if e.type_name == "CkptEnd"]
+
+
+def step_5_of_a_checkpoint(high_priority: bool):
+    """Four BINs dirtied under both level-2 INs of a three-level tree, then a checkpoint run pause by pause."""
+    _, env, db = three_level(checkpointer_high_priority=high_priority)
+    for key in ("key000", "key002", "key016", "key018"):
+        db.put(key, "x")
+    run = env.checkpointer.start(minimize_recovery_time=True)
+    pauses = 0
+    while (pause := run.advance()) is not None:
+        pauses += pause.step == 5 and pause.message.endswith(" of t")
+    logged = [(l.node_id, l.level, l.provisional) for l in run.result.logged if l.db_name == "t"]
+    return logged, run.result.parent_searches, pauses
+
+
+def test_high_priority_logs_each_subtree_in_one_stretch_after_one_parent_search():
+    logged, searches, pauses = step_5_of_a_checkpoint(high_priority=False)
+    logged_hp, searches_hp, pauses_hp = step_5_of_a_checkpoint(high_priority=True)
+    assert logged_hp == logged  # the same INs, in the same order, with the same Provisional
+    levels = [level for _, level, _ in logged]
+    bins, subtrees = levels.count(1), levels.count(2)
+    assert subtrees == 2 and bins == 3 and levels[-1] == 3
+    # One search and one pause per IN logged one at a time, or per subtree (none for its BINs or level-2 IN).
+    assert searches - searches_hp == (bins + subtrees) - subtrees
+    assert pauses == bins + subtrees + 1 and pauses_hp == subtrees + 1  # + 1: the root, alone
+
+
+def test_a_high_priority_checkpoint_recovers_like_any_other():
+    disk, env, db = three_level(checkpointer_high_priority=True)
+    for i in range(0, 20, 3):
+        db.put(f"key{i:03d}", "changed")
+    env.checkpoint()
+    db.put("key001", "after")
+    env.sync()
+    expected = dict(db.items())
+    env.crash(CrashMode.nothing())
+    again = reopen(disk, checkpointer_high_priority=True)
+    assert dict(again.database("t").items()) == expected
+    assert verify_tree(again) == []

@@ -30,7 +30,7 @@ from minidb.logstore.eraser import (
     locate,
     read_state,
 )
-from minidb.logstore.eraser.state import ERASED, TO_DO, write_state
+from minidb.logstore.eraser.state import ERASED, SKIPPED, TO_DO, write_state
 from minidb.logstore.tools.verify import records
 from minidb.stats import Stats
 
@@ -357,6 +357,27 @@ def test_a_file_the_vlsn_index_cannot_release_is_left_alone():
     e.run_cycle()
     assert asked and files_holding(disk, SECRET_DATA)
     assert any("VLSN index cannot be truncated" in line for line in e.messages)
+
+
+def test_a_file_the_vlsn_index_cannot_release_is_recorded_skipped_not_erased():
+    disk, env = workload()
+    e = eraser(env, truncate_vlsn_index=lambda n: False)
+    e.run_cycle()
+    saved, _ = read_state(disk)
+    assert saved is not None and saved.files and set(saved.files.values()) == {SKIPPED}
+    assert e.stats["eraserFilesErased"] == 0 and not saved.remaining
+
+
+def test_before_file_erased_listeners_hear_each_file_before_it_changes():
+    disk, env = workload()
+    heard = []
+    env.hooks.before_file_erased.append(lambda n: heard.append((n, SECRET_DATA in disk.open(file_name(n)).read_all())))
+    e = eraser(env)
+    e.start_cycle()
+    targets = chosen(env, e)
+    e.run_cycle()
+    assert [n for n, _ in heard] == sorted(targets) and all(held for _, held in heard)
+    assert not files_holding(disk, SECRET_DATA)
 
 
 def test_a_file_that_becomes_protected_is_aborted_and_stays_to_do():

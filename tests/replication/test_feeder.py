@@ -1,16 +1,20 @@
 """Feeders and replicas over the in-memory network: replicas converge to the master's committed state,
 a replica that starts late catches up through the VLSN index, a feeder refuses what it cannot serve."""
 
+import threading
+
 import pytest
 
+from minidb.errors import UserError
 from minidb.io import SimDisk
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.errors import FeederError, ReplicaWriteError
+from minidb.replication.errors import FeederError, IndexClosedError, ReplicaWriteError
 from minidb.replication.group.membership import RepGroup, RepNode
-from minidb.replication.stream.feeder import Feeder
+from minidb.replication.stream.feeder import Feeder, FeederConfig
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
 from minidb.replication.stream.replica import Replica
 from minidb.replication.vlsn.scanner import stream_vlsn
+from minidb.replication.vlsn.wait import FROM_CACHE, FROM_LOG, FROM_WAIT_LATCH
 
 from tests.replication.helpers import small_config, workload
 
@@ -198,3 +202,107 @@ def test_a_replica_in_another_process_over_tcp_converges():
     finally:
         child.kill() if child.poll() is None else None
         listener.close()
+
+
+# -- a caught-up feeder blocks on the VLSN index (JE's two-level cache, then the log) ---------------------------
+LONG_WAIT = FeederConfig(wait_ms=600_000)  # no round of these tests ends by a timeout
+
+
+def caught_up(replicas=("n2",)):
+    """A master with a database, its replicas streaming and caught up, each feeder waiting long; log reads counted."""
+    group = Group()
+    for name in replicas:
+        group.join(open_node(name))
+        group.feeders[name].config = LONG_WAIT
+    db = group.master.database("accounts")
+    group.settle()
+    reads = []
+    read = group.master.log.read
+    group.master.log.read = lambda lsn: reads.append(lsn) or read(lsn)
+    return group, db, reads
+
+
+def test_the_newest_entries_are_sent_from_the_log_item_cache_without_reading_the_log():
+    group, db, reads = caught_up()
+    for i in range(3):
+        db.put(f"c{i}", "1")
+    feeder = group.feeders["n2"]
+    assert feeder.pump() == 3
+    assert reads == [] and feeder.stats[FROM_CACHE] >= 3 and feeder.stats[FROM_LOG] == 0
+    group.settle()
+    assert committed(group.replicas["n2"].env) == committed(group.master)
+
+
+def test_a_feeder_woken_by_a_put_sends_the_item_handed_over_in_the_wait_latch():
+    group, db, reads = caught_up()
+    feeder, index = group.feeders["n2"], group.master.vlsn_index
+    waited_for = feeder.next_vlsn
+    sent = []
+    thread = threading.Thread(target=lambda: sent.append(feeder.feed()))
+    thread.start()
+    assert index.await_waiter(waited_for, timeout=60)  # the feeder blocks on the latch for its next VLSN
+    db.put("woken", "1")  # logs that VLSN: the put releases the latch with its item
+    thread.join()
+    assert sent == [1] and feeder.next_vlsn == waited_for + 1
+    assert feeder.stats[FROM_WAIT_LATCH] == 1 and feeder.stats["nWakeups"] == 1
+    assert reads == []  # the entry came in the latch: nothing read from the log
+    group.settle()
+    assert committed(group.replicas["n2"].env) == committed(group.master)
+
+
+def test_a_caught_up_feeder_thread_wakes_once_per_put_and_never_spins():
+    group, db, reads = caught_up()
+    feeder, index = group.feeders["n2"], group.master.vlsn_index
+    thread = feeder.start_thread()
+    for i in range(5):
+        assert index.await_waiter(group.master.range.last + 1, timeout=60)
+        assert feeder.stats["nWakeups"] == i  # blocked, not going round
+        db.put(f"t{i}", "1")
+    assert index.await_waiter(group.master.range.last + 1, timeout=60)
+    assert feeder.stats["nWakeups"] == 5 and feeder.stats[FROM_WAIT_LATCH] == 5 and reads == []
+    group.net.deliver()  # the feeder is blocked: nothing moves on its side meanwhile
+    assert group.replicas["n2"].pump() == 5
+    assert committed(group.replicas["n2"].env) == committed(group.master)
+    feeder.close()  # cancels this feeder's wait and joins its thread
+    assert not thread.is_alive() and feeder.saved_shutdown_exception is None
+    assert index.waiting_for() == []
+
+
+def test_closing_one_feeder_leaves_the_other_waiting_for_the_same_vlsn():
+    group, db, _ = caught_up(("n2", "n3"))
+    index, next_vlsn = group.master.vlsn_index, group.master.range.last + 1
+    threads = {name: group.feeders[name].start_thread() for name in ("n2", "n3")}
+    assert index.await_waiter(next_vlsn, timeout=60)
+    group.feeders["n2"].close()
+    assert not threads["n2"].is_alive() and threads["n3"].is_alive()
+    db.put("after", "1")
+    assert index.await_waiter(next_vlsn + 1, timeout=60)  # n3 was woken by the put and waits for the next
+    assert group.feeders["n3"].sent == group.feeders["n2"].sent + 1
+    group.feeders["n3"].close()
+    assert not threads["n3"].is_alive()
+
+
+def test_closing_the_environment_wakes_a_blocked_feeder_thread_and_leaves_no_thread():
+    group, db, _ = caught_up()
+    feeder, index = group.feeders["n2"], group.master.vlsn_index
+    thread = feeder.start_thread()
+    assert index.await_waiter(group.master.range.last + 1, timeout=60)
+    group.master.close()
+    thread.join()
+    assert isinstance(feeder.saved_shutdown_exception, IndexClosedError) and feeder.closed
+    feeder.close()  # a second close is harmless
+    assert not any(t.name.startswith("feeder ") for t in threading.enumerate())
+
+
+def test_a_feeder_thread_starts_only_once_the_replica_asked_for_its_start():
+    group = Group()
+    initiator = HandshakeInitiator(group.net.connect("n1", "n2"), "bank", GROUP.node("n2"))
+    acceptor = HandshakeAcceptor(group.listener.accept(), GROUP, "n1")
+    group.net.deliver()
+    acceptor.poll()
+    del initiator
+    feeder = Feeder(group.master, acceptor.channel, "n2")
+    with pytest.raises(UserError, match="once the replica asked for its start"):
+        feeder.start_thread()
+    with pytest.raises(UserError, match="wait_ms"):
+        FeederConfig(wait_ms=-1)

@@ -364,3 +364,21 @@ def test_the_log_stores_own_checks_hold_with_replication_in_it():
         env.sync()
         env.crash()
         env = open_env(disk, stride=2, max_mappings=3)
+
+
+def test_head_truncation_drops_the_truncated_vlsns_from_the_log_item_cache():
+    disk = SimDisk("head-cache")
+    env = ReplicatedEnvironment.open(disk, small_config(file_max=1024, buffer_size=512, trace=False),
+                                     VLSNIndexConfig(stride=4, min_vlsn_index_size=0, trace=False))
+    db = env.database("t")
+    for i in range(40):
+        db.put(f"k{i:02d}", "v" * 20)
+    env.checkpoint()
+    index = env.vlsn_index
+    oldest = min(v for v in range(1, index.range.last + 1) if index.log_item_cache.get(v) is not None)
+    file_number = index.log_item_cache.get(oldest).lsn.file
+    assert file_number < env.log.end_lsn.file
+    result = index.truncate_head_for_file(file_number)  # VLSNs up to the oldest cached one and past it
+    assert result.done and oldest <= result.delete_end
+    assert all(index.log_item_cache.get(v) is None for v in range(1, result.delete_end + 1))
+    assert index.log_item_cache.get(index.range.last).entry is not None  # the newest stay, entry in hand

@@ -37,9 +37,13 @@ the file is erased). :meth:`DataEraser.attach` takes these three from the
 environment's cleaner unless told otherwise. Before erasing a file that the VLSN
 index covers, ``truncate_vlsn_index(n)`` is called; it returns False when it
 cannot truncate (it would leave fewer than 1 000 VLSNs, or the files hold no
-VLSN) and the file is then left alone. The hooks default to "none" and to
+VLSN) and the file is then left alone: the cycle records it *skipped*, not
+erased, and the next cycle selects it again. The hooks default to "none" and to
 ``None``; the replication layer registers its own (the log store never
-imports it).
+imports it). Just before a file begins to change, every callable in the
+environment's ``hooks.before_file_erased`` is called with its number, so that
+whoever caches what the file holds (a network restore server's checksums of
+whole files) forgets it first.
 
 **Aborts**: the erasure of a file stops when the file becomes protected
 (:meth:`DataEraser.abort_erase`, called by a backup) or the extinction filter
@@ -81,7 +85,16 @@ from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.scan import FileScanner
 from minidb.logstore.eraser.protocol import STEP_SHARES, erase_file, locate
-from minidb.logstore.eraser.state import DELETED, ERASED, STATE_FILE, TO_DO, CycleState, read_state, write_state
+from minidb.logstore.eraser.state import (
+    DELETED,
+    ERASED,
+    SKIPPED,
+    STATE_FILE,
+    TO_DO,
+    CycleState,
+    read_state,
+    write_state,
+)
 from minidb.logstore.eraser.throttle import EraserShutdown, SystemClock, WorkThrottle, work_estimate
 from minidb.logstore.errors import LockConflictError
 from minidb.logstore.logdef import IN_TYPES, USER_LN_TYPES, recovery_start
@@ -447,10 +460,10 @@ class DataEraser:
             return ERASED
         # Component 1: the VLSN index must not cover a file that changes.
         if self.truncate_vlsn_index is not None and not self.truncate_vlsn_index(number):
-            self._say(f"file 0x{number:x} not erased: the VLSN index cannot be truncated past it "
+            self._say(f"file 0x{number:x} skipped, not erased: the VLSN index cannot be truncated past it "
                       f"(it would keep fewer VLSNs than the minimum, or the files hold none)")
             self._work(3 * length)
-            return ERASED
+            return SKIPPED
         self._work(length)
         # Component 2: read the file, choose the entries.
         self._check_protected(number)
@@ -474,6 +487,8 @@ class DataEraser:
             self._work(STEP_SHARES[step] * length)
         self._check_protected(number)
         assert self.cycle is not None
+        for listener in self.env.hooks.before_file_erased:  # e.g. a restore server's cached checksums
+            listener(number)
         erase_file(self.disk, number, locate(buf, offsets), self.stats, self.cycle, erasing=self.env.log.erasing)
         self.stats.add("eraserFilesErased")
         return ERASED

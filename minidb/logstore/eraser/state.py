@@ -16,7 +16,8 @@ file erased. Format (all integers little-endian)::
       14      8    cycle end, ms since the epoch (UTC)
       22      4    n, the number of files selected
       26     5*n   per file: number (4), status (1): 0 to do, 1 erased
-                   (or had nothing to erase), 2 deleted (a reserved file)
+                   (or had nothing to erase), 2 deleted (a reserved file),
+                   3 skipped (left alone: the VLSN index still covers it)
     26+5n     4    the file being erased (0: none; log files start at 1)
     30+5n     4    m, the entries of that file being erased
     34+5n    5*m   per entry: its offset (4), its original type code (1)
@@ -55,7 +56,8 @@ INTENT = struct.Struct("<II")  # the file being erased (0: none), its entry coun
 ENTRY = struct.Struct("<IB")  # an entry being erased: offset, original type code
 CRC = struct.Struct("<I")
 
-TO_DO, ERASED, DELETED = 0, 1, 2
+TO_DO, ERASED, DELETED, SKIPPED = 0, 1, 2, 3
+STATUS_NAMES = {TO_DO: "to do", ERASED: "erased", DELETED: "deleted", SKIPPED: "skipped"}
 
 
 @dataclass
@@ -107,7 +109,7 @@ class CycleState:
         files = {}
         for i in range(count):
             file_number, status = FILE.unpack_from(data, HEAD.size + i * FILE.size)
-            if status not in (TO_DO, ERASED, DELETED):
+            if status not in STATUS_NAMES:
                 raise ValueError(f"file 0x{file_number:x} has unknown status {status}")
             files[file_number] = status
         entries = dict(ENTRY.unpack_from(data, at + INTENT.size + i * ENTRY.size) for i in range(erasing))
@@ -144,4 +146,5 @@ def erasing_of(disk: Disk) -> dict[int, dict[int, int]]:
     return {} if state is None else state.erasing_map()
 
 
-__all__ = ["CycleState", "STATE_FILE", "read_state", "write_state", "erasing_of", "TO_DO", "ERASED", "DELETED"]
+__all__ = ["CycleState", "STATE_FILE", "read_state", "write_state", "erasing_of", "TO_DO", "ERASED", "DELETED", "SKIPPED",
+           "STATUS_NAMES"]

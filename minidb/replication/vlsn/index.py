@@ -79,6 +79,7 @@ from minidb.replication.errors import (
     TailTruncationError,
     VLSNIndexError,
     VLSNRangeError,
+    WaitCancelledError,
     WaitTimeoutError,
 )
 from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN, RANGE_KEY, VLSNAllocator, encode_key
@@ -87,7 +88,15 @@ from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.vlsn.recovery import MergeResult, VLSNRecoveryTracker, merge, read_index_database
 from minidb.replication.vlsn.scanner import BackwardVLSNScanner, ForwardVLSNScanner, stream_vlsn
 from minidb.replication.vlsn.tracker import HeadTruncation, VLSNTracker, plural
-from minidb.replication.vlsn.wait import LogItem, LogItemCache, VLSNAwaitLatch
+from minidb.replication.vlsn.wait import (
+    FROM_CACHE,
+    FROM_LOG,
+    FROM_WAIT_LATCH,
+    LogItem,
+    LogItemCache,
+    VLSNAwaitLatch,
+    WaitCancel,
+)
 from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:
@@ -163,9 +172,11 @@ class VLSNIndex:
         return self.tracker.range
 
     # -- writing mappings --------------------------------------------------------------------------
-    def put(self, vlsn: int, lsn: LSN, type_name: str) -> None:
-        """Register that the entry with ``vlsn`` (of type ``type_name``) was logged at ``lsn``."""
-        item = LogItem(vlsn, lsn, type_name)
+    def put(self, vlsn: int, lsn: LSN, type_name: str, entry: LogEntry | None = None) -> None:
+        """Register that the entry with ``vlsn`` (of type ``type_name``) was logged at ``lsn``.
+
+        ``entry``: the entry as logged, kept in the log item and handed to a waiting feeder."""
+        item = LogItem(vlsn, lsn, type_name, entry)
         with self._lock:
             what = self.tracker.track(vlsn, lsn, type_name)
             with self._mapping_synchronizer:
@@ -179,9 +190,14 @@ class VLSNIndex:
             self.trace.emit("put VLSN %d -> %s (%s): %s", vlsn, lsn, type_name, what)
 
     def log_listener(self, lsn: LSN, entry_type: EntryType, vlsn: int | None) -> None:
-        """The log's listener: called after the log write latch is released, for every entry."""
+        """A log listener (an LSN and a type, no entry): called after the log write latch is released."""
         if vlsn is not None:
             self.put(vlsn, lsn, entry_type.name)
+
+    def entry_listener(self, entry: LogEntry) -> None:
+        """The log's entry listener (after the log write latch is released): the mapping and the entry."""
+        if entry.vlsn is not None:
+            self.put(entry.vlsn, entry.lsn, entry.type_name, entry)
 
     # -- reading mappings ----------------------------------------------------------------------------
     def get_lte_lsn(self, vlsn: int) -> LSN:
@@ -203,13 +219,20 @@ class VLSNIndex:
         return self.forward_scanner().find(vlsn)
 
     # -- waiting for new entries -----------------------------------------------------------------------
-    def wait_for_vlsn(self, vlsn: int, timeout: float | None) -> LogItem | None:
+    def wait_for_vlsn(self, vlsn: int, timeout: float | None, cancel: WaitCancel | None = None) -> LogItem | None:
         """Block until ``vlsn`` is in the range; its log item if the latch or the cache has it.
 
         None means the entry is logged but no longer cached: read it from the
         log (:meth:`find`). Raises :class:`WaitTimeoutError` after
-        ``timeout`` seconds, :class:`IndexClosedError` if the index closes.
+        ``timeout`` seconds, :class:`IndexClosedError` if the index closes,
+        :class:`WaitCancelledError` if ``cancel`` is cancelled.
         """
+        return self.await_item(vlsn, timeout, cancel)[0]
+
+    def await_item(self, vlsn: int, timeout: float | None,
+                   cancel: WaitCancel | None = None) -> tuple[LogItem | None, str]:
+        """:meth:`wait_for_vlsn`, and where the item came from: ``FROM_WAIT_LATCH`` (the put that woke
+        this wait handed it over), ``FROM_CACHE`` or ``FROM_LOG`` (no item: read the log)."""
         if not isinstance(vlsn, int) or vlsn < FIRST_VLSN:
             raise VLSNRangeError(f"cannot wait for VLSN {vlsn!r}: VLSNs are integers from {FIRST_VLSN}")
         if timeout is not None and (not isinstance(timeout, (int, float)) or not timeout >= 0):
@@ -229,12 +252,14 @@ class VLSNIndex:
                 latch.waiters += 1
                 self.stats.add("nWaits")
                 self._mapping_synchronizer.notify_all()
-        released = latch.wait(timeout)  # outside every mutex
+        released = latch.wait(timeout, cancel)  # outside every mutex
         with self._mapping_synchronizer:
             latch.waiters -= 1
             released = released or latch.released
             if not released and latch.waiters == 0 and self._latches.get(vlsn) is latch:
                 del self._latches[vlsn]
+        if not released and cancel is not None and cancel.cancelled:
+            raise WaitCancelledError(f"the wait for VLSN {vlsn} was cancelled by its waiter")
         if not released:
             self.stats.add("nWaitTimeouts")
             raise WaitTimeoutError(vlsn, timeout if timeout is not None else 0.0, self.tracker.range.last)
@@ -242,14 +267,14 @@ class VLSNIndex:
             raise IndexClosedError(f"the VLSN index closed while waiting for VLSN {vlsn}")
         if latch.log_item is not None:
             self.stats.add("nWaitLatchHits")
-            return latch.log_item
+            return latch.log_item, FROM_WAIT_LATCH
         return self._cached(vlsn)
 
-    def _cached(self, vlsn: int) -> LogItem | None:
+    def _cached(self, vlsn: int) -> tuple[LogItem | None, str]:
         with self._mapping_synchronizer:
             item = self.log_item_cache.get(vlsn)
         self.stats.add("nHits" if item is not None else "nMisses")
-        return item
+        return item, FROM_CACHE if item is not None else FROM_LOG
 
     def await_waiter(self, vlsn: int, timeout: float | None = None) -> bool:
         """Block until some thread waits for ``vlsn`` (lets tests and demos order threads without sleeping)."""
@@ -380,6 +405,8 @@ class VLSNIndex:
                 raise VLSNRangeError(f"cannot truncate the head at VLSN {delete_end}: the range is {current}, "
                                      f"and the end of the stream is never truncated")
             done: HeadTruncation = self.tracker.remove_from_head(delete_end, delete_file_number)
+            with self._mapping_synchronizer:
+                self.log_item_cache.clear_to(delete_end)  # their files may go: never hand them out again
             self.stats.add("nHeadTruncations")
         self._flush_durably()
         ghost = done.ghost.first if done.ghost is not None else None
