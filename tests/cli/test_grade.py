@@ -17,28 +17,9 @@ from minidb import impl
 from minidb.cli import grade as grade_command, main
 from minidb.cli.grading import junit_cases, outcomes_of
 
-EXERCISES = Path(__file__).resolve().parents[2] / "exercises"
+from tests.cli.grade_helpers import RIGHT_04A, WRONG_04A, grade
 
-RIGHT_04A = '''
-def choose_victim(frames, hand):
-    n = len(frames)
-    referenced = [r for _, _, r in frames]
-    cleared = []
-    for pass_no in (1, 2, 3):
-        for _ in range(n):
-            index, hand = hand, (hand + 1) % n
-            pinned, dirty, _ = frames[index]
-            if pinned:
-                continue
-            if referenced[index] and pass_no < 3:
-                referenced[index] = False
-                cleared.append(index)
-                continue
-            if dirty and pass_no == 1:
-                continue
-            return index, hand, cleared
-    return None, hand, cleared
-'''
+EXERCISES = Path(__file__).resolve().parents[2] / "exercises"
 
 
 @pytest.fixture
@@ -50,12 +31,6 @@ def exercises(tmp_path, monkeypatch):
     shutil.copy(EXERCISES / "conftest.py", root / "conftest.py")
     monkeypatch.setenv(impl.DIR_VAR, str(root))
     return root
-
-
-def grade(capsys, *args):
-    code = main(["grade", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_right_solution_passes_every_test_and_every_random_case(exercises, capsys):
@@ -109,9 +84,6 @@ def test_what_the_stub_itself_imports_is_allowed(exercises, capsys):
 def test_an_unknown_exercise_is_a_usage_error(exercises, capsys, name):
     code, out, err = grade(capsys, name)
     assert code == 2 and err.count("\n") == 1 and f"no exercise {name!r}" in err and "04a_clock_replacement" in err
-
-
-WRONG_04A = RIGHT_04A.replace("pass_no == 1", "pass_no == 9")  # dirty frames are not passed over in pass 1
 
 
 def test_every_test_is_named_with_its_points_and_each_failure_says_why_in_one_line(exercises, capsys):

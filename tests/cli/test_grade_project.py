@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from minidb import impl
-from minidb.cli import grade_project, main
+from minidb.cli import grade_project
+
+from tests.cli.grade_helpers import grade
 
 EXERCISES = Path(__file__).resolve().parents[2] / "exercises"
 
@@ -117,12 +119,6 @@ def project(tmp_path, monkeypatch):
     monkeypatch.setattr(grade_project, "JUDGE", [sys.executable, str(judge)])
     monkeypatch.setenv(impl.DIR_VAR, str(root))
     return directory
-
-
-def grade(capsys, *args):
-    code = main(["grade", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_project_is_graded_by_category_with_its_points_split_among_its_tests(project, capsys):
