@@ -97,7 +97,7 @@ NAME is an exercise (04a or 04a_clock_replacement) or a project
 
 def register(commands) -> None:
     p = commands.add_parser(
-        "grade", help="grade an exercise's student.py: its tests, random cases, no copying",
+        "grade", help="grade student.py of an exercise or a project: every test, its points, why it failed",
         description="Grade student.py of an exercise or a project: every test with its points, "
                     "why each failure failed, the score.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
