@@ -49,8 +49,10 @@ unknown exercise, a missing file, a refused import or a bad ``WEIGHTS``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import importlib.util
+import io
 import re
 import secrets
 import sys
@@ -151,18 +153,20 @@ def load(path: Path, name: str) -> ModuleType:
 
 def run_random_cases(directory: Path, tests: Path, seed: int, graded: str = "student"
                      ) -> tuple[int, int, list[str]] | None:
-    """(passed, failed, first failures) of the test file's ``random_cases``; None if it has none."""
+    """(passed, failed, first failures) of the test file's ``random_cases``; None if it has none;
+    (0, 0, [why]) if the graded file cannot be imported."""
     tag = "".join(c if c.isalnum() else "_" for c in directory.name)
     test_module = load(tests, f"minidb_grade_{tag}_tests")
     cases = getattr(test_module, RANDOM, None)
     if cases is None:
         return None
-    try:
-        student = load(directory / f"{graded}.py", f"minidb_grade_{tag}_{graded}_graded")
-    except (Exception, SystemExit) as e:  # the grader goes on, whatever the file does when imported
-        return 0, 1, [f"{graded}.py cannot be imported: {type(e).__name__}: {e}"]
-    reference = load(directory / "reference.py", f"minidb_grade_{tag}_reference")
-    return compare(student, reference, cases(Random(seed)))
+    with contextlib.redirect_stdout(io.StringIO()):  # what the student's code prints is not the report
+        try:
+            student = load(directory / f"{graded}.py", f"minidb_grade_{tag}_{graded}_graded")
+        except (Exception, SystemExit) as e:  # the grader goes on, whatever the file does when imported
+            return 0, 0, [f"{graded}.py cannot be imported: {type(e).__name__}: {e}"]
+        reference = load(directory / "reference.py", f"minidb_grade_{tag}_reference")
+        return compare(student, reference, cases(Random(seed)))
 
 
 def compare(student, reference, cases) -> tuple[int, int, list[str]]:
@@ -213,8 +217,12 @@ def grade_exercise(directory: Path, graded: str, seed: int) -> Grade:
         summary.append("random cases: none (the exercise defines no random_cases)")
     else:
         agreed, differ, shown = random_result
-        summary.append(f"random cases: {agreed} passed, {differ} failed (seed {seed})")
-        why_cases = f"{differ} of {agreed + differ} cases differ from the reference (seed {seed})" if differ else ""
+        if agreed + differ == 0:
+            why_cases, shown = (shown or ["no cases"])[0], []
+            summary.append(f"random cases: not run: {why_cases}")
+        else:
+            why_cases = f"{differ} of {agreed + differ} cases differ from the reference (seed {seed})" if differ else ""
+            summary.append(f"random cases: {agreed} passed, {differ} failed (seed {seed})")
         outcomes.append(Outcome("random cases", "random cases", random_weight, differ == 0 and agreed > 0,
                                 why_cases, shown))
     return Grade(directory.name, "exercise", graded, outcomes, summary, seed)

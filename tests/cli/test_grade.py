@@ -196,6 +196,23 @@ def test_a_refused_file_still_gets_a_report_of_zero(exercises, capsys, tmp_path)
     assert {t["status"] for t in report["tests"]} == {"failed"}
 
 
+def test_what_the_student_code_prints_stays_out_of_the_json_report(exercises, capsys):
+    (exercises / "04a_clock_replacement" / "student.py").write_text(
+        RIGHT_04A.replace("    n = len(frames)\n", "    n = len(frames)\n    print('debugging', n)\n"))
+    code, out, _ = grade(capsys, "04a", "--format", "json")
+    assert code == 0 and json.loads(out)["passed"]
+
+
+def test_a_file_that_exits_as_it_is_imported_is_graded_all_the_same(exercises, capsys):
+    """SystemExit when student.py is imported: every test fails, and the random cases say why."""
+    (exercises / "04a_clock_replacement" / "student.py").write_text("raise SystemExit(3)\n" + RIGHT_04A)
+    code, out, _ = grade(capsys, "04a", "--format", "json")
+    report = json.loads(out)
+    assert code == 1 and report["score"] == 0 and len(report["tests"]) == 17
+    assert report["tests"][-1]["why"] == "student.py cannot be imported: SystemExit: 3"
+    assert "random cases: not run: student.py cannot be imported: SystemExit: 3" in report["summary"]
+
+
 def test_help_says_where_the_exercises_are_and_how_to_grade_a_copy(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["grade", "--help"])
