@@ -9,7 +9,7 @@ agrees with the reference on every random case::
     outcome                                     category       max_score  passed
     test_the_readme_worked_example              tests          1          yes
     ... (14 more)                               tests          1          yes
-    test_the_hand_wraps_around                  tests          1          no: assert (None, 3, []) == (0, 1, [])
+    test_the_hand_wraps_around                  tests          1          no: assert (3, 0, []) == (0, 1, [])
     random cases                                random cases   1          yes
     score 16/17, verdict fail
 
@@ -33,8 +33,8 @@ that is not a positive number, is the exercise's error (a one-line :class:`UserE
 
 ``text``        one line per outcome, the summary lines, the score, the verdict::
 
-                    passed   1  test_the_readme_worked_example
-                    failed   1  test_the_hand_wraps_around: assert (None, 3, []) == (0, 1, [])
+                    passed  1  test_the_readme_worked_example
+                    failed  1  test_the_hand_wraps_around: assert (3, 0, []) == (0, 1, [])
                     ...
                     tests: 15 passed, 1 failed
                     random cases: 300 passed, 0 failed (seed 2719431)
@@ -54,7 +54,7 @@ that is not a positive number, is the exercise's error (a one-line :class:`UserE
                 lines under it (the random cases that differ); ``refused`` the refusal, if any.
 
 ``gradescope``  Gradescope's ``results.json``: ``score``, ``output`` (the summary and the score),
-                ``stdout_visibility``, and ``tests``, each with ``name``, ``score``, ``max_score``,
+                ``stdout_visibility`` (``hidden`` when some tests are), and ``tests``, each with ``name``, ``score``, ``max_score``,
                 ``status``, ``output`` (why, then the details) and ``visibility`` (``visible``, or
                 ``after_published`` for a project's hidden tests).
 
