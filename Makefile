@@ -8,7 +8,7 @@ PYTEST := $(BIN)/python -m pytest
 # Jupyter refuses to start as root (containers often run as root) unless told it may.
 LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: all setup system run test test-fast fuzz sweep lab figures notebooks slides bench clean
+.PHONY: all setup system run test test-fast fuzz sweep lab figures notebooks slides autograder bench clean
 
 all: run
 
@@ -71,9 +71,14 @@ notebooks: setup
 slides: setup
 	$(BIN)/python scripts/slides.py
 
+# Gradescope autograders: one zip per exercise and per project, dist/autograder/NAME.zip (its setup.sh and
+# run_autograder grade a submitted student.py with `minidb grade NAME --format gradescope`; see scripts/autograder.py).
+autograder: setup
+	$(BIN)/python scripts/autograder.py
+
 # Benchmarks; ratios go into BENCHMARKS.md.
 bench: setup
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build slides *.egg-info
+	rm -rf $(VENV) build slides dist *.egg-info

@@ -9,7 +9,7 @@ Subcommands (``minidb COMMAND --help`` for each)::
     figures    regenerate the pictures in figures/
     generate   write environments with seeded random workloads (for the pipeline)
     spark      the data pipeline on Apache Spark: minidb spark analyze PATH
-    grade      grade an exercise's student.py: its tests, random cases, no copying
+    grade      grade student.py of an exercise or a project: every test, its points, why it failed
     group      a replication group of processes over TCP: minidb group demo
     quiz       practice and exam problems from seeded runs, answered by the engine
 
