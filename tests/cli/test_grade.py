@@ -235,8 +235,14 @@ def test_tests_pytest_could_not_collect_fail_one_by_one_with_its_reason():
     assert outcomes[0].why == "not run: ModuleNotFoundError: No module named 'nowhere'"
 
 
-@pytest.mark.slow  # about 5 s an exercise
-@pytest.mark.parametrize("exercise", sorted(p.name for p in EXERCISES.iterdir() if re.match(r"\d\d[a-z]?_", p.name)))
+# Grading runs an exercise's own tests and random cases, which the suite already runs against minidb's
+# implementation for every exercise (exercises/); what grading adds (the report, its points, the verdict)
+# is the same code for each, so three exercises of three engines prove it (about 5 s each).
+GRADED_IN_FULL = ["04a_clock_replacement", "08b_aries_analysis", "12a_vlsn_bucket"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise", GRADED_IN_FULL)
 def test_minidbs_own_implementation_gets_full_marks(exercise, capsys, monkeypatch):
     monkeypatch.delenv(impl.DIR_VAR, raising=False)
     code, out, err = grade(capsys, exercise, "--impl", "reference", "--format", "json", "--seed", "1")
