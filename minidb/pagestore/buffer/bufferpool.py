@@ -569,4 +569,4 @@ class BufferPool:
         return f"BufferPool({len(self.frames)} frames of {self.page_size} bytes, {len(self._table)} pages cached)"
 
 
-BUFFER_POOL = impl.hot_spot(BufferPool)
+BUFFER_POOL = impl.hot_spot(BufferPool, project="buffer_pool")

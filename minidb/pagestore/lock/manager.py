@@ -682,7 +682,7 @@ class LockManager(WaitingThreads):
             self._after_change(head)
 
 
-LOCK_MANAGER = impl.hot_spot(LockManager)
+LOCK_MANAGER = impl.hot_spot(LockManager, project="lock_manager")
 
 
 def _escalation_target(target: Any, codes: tuple[str, ...]) -> None:
