@@ -466,10 +466,11 @@ def load_file(key: str, path: Path, what: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before it runs: a dataclass in the file looks its module up there
     try:
         spec.loader.exec_module(module)
     except Exception as e:
+        del sys.modules[name]
         raise ExerciseError(f"{what}: {path} cannot be imported: {type(e).__name__}: {e}") from e
-    sys.modules[name] = module
     _loaded[key] = module
     return module

@@ -61,8 +61,9 @@ from minidb.pagestore.btree import (  # also registers the B+tree entries' redo 
     UnsortedInputError,
     check_tree,
 )
-from minidb.pagestore.buffer.bufferpool import BUFFER_POOL, BufferPool, Frame, FrameView, WriteRun
+from minidb.pagestore.buffer.bufferpool import BUFFER_POOL, BufferPool
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
+from minidb.pagestore.buffer.frame import Frame, FrameView, WriteRun
 from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.buffer.walrule import log_sync_point
 from minidb.pagestore.directory import RootIndex, StoreDirectory, check_directory
