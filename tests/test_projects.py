@@ -1,0 +1,184 @@
+"""The course projects (exercises/projects/NAME/): their layout, their skeletons, their mutants, student mode.
+
+- every project has the files docs/projects.md lists, and a ``project.json`` of the shared schema whose
+  components are hot spots declared with the project's name and whose files exist;
+- ``student.py`` is the skeleton, unchanged, in the repository;
+- against the untouched skeleton every public test fails, with the "not implemented yet" of minidb.impl
+  (not an import or a collection error); against the reference they pass (``make test`` runs them);
+- each mutant (``mutants/NAME.py``) fails the project's judge, run through the CLI with the mutant as the
+  student's file (``$MINIDB_EXERCISES_DIR`` pointed at a copy), seed by seed until the first violation;
+- in student mode the engine really constructs the student's class, and an unfinished or missing one
+  reaches the command line as one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from minidb import impl
+from minidb.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECTS = sorted(p for p in (ROOT / "exercises" / "projects").iterdir() if (p / "project.json").is_file())
+KEYS = {"name", "title", "components", "reference_files", "fast_files", "judge", "weights"}
+INHERITED = ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID",
+             "PYTEST_CURRENT_TEST", "PYTEST_PLUGINS", "MINIDB_IMPL", "MINIDB_EXERCISES_DIR")
+
+
+def spec(project: Path) -> dict:
+    return json.loads((project / "project.json").read_text())
+
+
+def hot_spot(name: str) -> impl.HotSpot:
+    module, _, _ = name.rpartition(".")
+    importlib.import_module("minidb." + module)
+    return {spot.name: spot for spot in impl.hot_spots()}[name]
+
+
+def test_there_are_projects():
+    assert {p.name for p in PROJECTS} >= {"buffer_pool", "lock_manager"}
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_a_project_has_its_files_and_its_project_json(project):
+    data = spec(project)
+    assert set(data) == KEYS and data["name"] == project.name
+    for name in ("README.md", "skeleton.py", "student.py"):
+        assert (project / name).is_file(), name
+    assert sorted(project.glob("tests/public/test_m1_*.py")) and sorted(project.glob("tests/hidden/test_*.py"))
+    assert len(list((project / "mutants").glob("*.py"))) >= 2
+    for name in data["components"]:
+        assert hot_spot(name).project == project.name, f"{name} is not declared a component of {project.name}"
+    for path in data["reference_files"] + data["fast_files"]:
+        assert (ROOT / path).is_file(), path
+    assert set(data["weights"]) == {"public", "hidden", "judge"} and sum(data["weights"].values()) == 100
+    assert data["judge"] and all(isinstance(args, list) and args for args in data["judge"])
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_student_py_is_the_skeleton(project):
+    assert (project / "student.py").read_text() == (project / "skeleton.py").read_text(), (
+        f"{project.name}/student.py is not the skeleton: restore it with "
+        f"git checkout {(project / 'student.py').relative_to(ROOT)}")
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_the_skeleton_fails_every_public_test_as_not_implemented(project):
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", os.path.relpath(project / "tests" / "public", ROOT), "--exercise-impl=student",
+         "-q", "-p", "no:cacheprovider", "-p", "no:nbval"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    tail = "\n".join((result.stdout + result.stderr).splitlines()[-15:])
+    summary = [line for line in result.stdout.splitlines() if " in " in line and ("failed" in line or "passed" in line)]
+    assert result.returncode == 1 and summary and "passed" not in summary[-1] and "error" not in summary[-1], tail
+    failed = int(summary[-1].split()[0])
+    assert result.stdout.count("is not implemented yet") >= failed, tail
+
+
+def judge_runs(args: list[str]) -> list[list[str]]:
+    """A judge's command, one seed per run (``--seeds N`` from ``--seed S``), so a test stops at the first
+    seed that fails."""
+    if "--seeds" not in args:
+        return [args]
+    at = args.index("--seeds")
+    count = int(args[at + 1])
+    rest = args[:at] + args[at + 2:]
+    first = 1
+    if "--seed" in rest:
+        where = rest.index("--seed")
+        first = int(rest[where + 1])
+        rest = rest[:where] + rest[where + 2:]
+    return [rest + ["--seed", str(seed)] for seed in range(first, first + count)]
+
+
+MUTANTS = [(project, path.stem) for project in PROJECTS for path in sorted((project / "mutants").glob("*.py"))]
+
+
+@pytest.mark.parametrize("project,mutant", MUTANTS, ids=[f"{p.name}-{m}" for p, m in MUTANTS])
+def test_each_mutant_fails_the_judge(project, mutant, tmp_path, monkeypatch, capsys):
+    home = tmp_path / impl.PROJECTS / project.name
+    home.mkdir(parents=True)
+    (home / "student.py").write_text((project / "mutants" / f"{mutant}.py").read_text())
+    monkeypatch.setenv(impl.DIR_VAR, str(tmp_path))
+    monkeypatch.delenv(impl.ENV_VAR, raising=False)
+    codes = []
+    with impl.using(None):
+        for args in spec(project)["judge"]:
+            for run in judge_runs(args):
+                codes.append(main(run + ["--impl", "student", "--project", project.name]))
+                if codes[-1] != 0:
+                    break
+            if codes[-1] != 0:
+                break
+    assert codes[-1] == 1, f"mutant {mutant} of {project.name} passed the whole judge ({len(codes)} runs)"
+    assert "violation" in capsys.readouterr().out
+
+
+COUNTING = '''
+from minidb.pagestore.buffer import bufferpool as reference
+
+BUILT = []
+
+
+class BufferPool(reference.BufferPool):
+    def __init__(self, *args, **options):
+        BUILT.append(args[0])
+        super().__init__(*args, **options)
+'''
+
+
+def test_student_mode_builds_the_students_pool_wherever_the_engine_builds_one(tmp_path):
+    """A counting subclass as the student's file: the crash sweep's volumes and the storage manager
+    construct it; the fast twin never runs for the component, even under a fast choice before."""
+    home = tmp_path / impl.PROJECTS / "buffer_pool"
+    home.mkdir(parents=True)
+    (home / "student.py").write_text(COUNTING)
+    from minidb.crashtest import volume
+    from minidb.pagestore import BUFFER_POOL
+
+    with impl.using(impl.STUDENT, tmp_path, only=["buffer_pool"]):
+        assert not BUFFER_POOL.fast_runs and BUFFER_POOL.student_runs
+        assert volume.crash_sweep(1, ops=8).violations == []
+        built = sys.modules["minidb_student_projects_buffer_pool"].BUILT
+        assert len(built) > 2  # the workload's pool, and one per crash point's redo
+        assert type(BUFFER_POOL.call(2)).__mro__[1].__module__ == "minidb_student_projects_buffer_pool"
+    with impl.using(impl.ENGINE):
+        assert type(BUFFER_POOL.call(2)) is BUFFER_POOL.reference
+
+
+def test_a_missing_student_file_or_class_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(impl.DIR_VAR, str(tmp_path))
+    (tmp_path / impl.PROJECTS / "buffer_pool").mkdir(parents=True)
+    (tmp_path / impl.PROJECTS / "buffer_pool" / "student.py").write_text("class Other:\n    pass\n")
+    with impl.using(None):
+        assert main(["crashtest", "volume", "--seed", "1", "--ops", "5", "--impl", "student",
+                     "--project", "buffer_pool"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "defines no class BufferPool" in err
+        assert main(["crashtest", "volume", "--ops", "5", "--impl", "student", "--project", "no_such"]) == 2
+        assert "no project 'no_such'" in capsys.readouterr().err
+        assert main(["crashtest", "volume", "--ops", "5", "--project", "buffer_pool"]) == 2
+        assert "only with --impl student" in capsys.readouterr().err
+
+
+def test_the_untouched_skeleton_inside_the_engine_is_one_line_and_exit_2(capsys):
+    with impl.using(None):
+        assert main(["crashtest", "volume", "--seed", "1", "--ops", "5", "--impl", "student",
+                     "--project", "buffer_pool"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "BufferPool.__init__ is not implemented yet" in err
+
+
+def test_a_bare_student_mode_runs_no_project():
+    from minidb.pagestore import BUFFER_POOL
+
+    with impl.using(impl.STUDENT):
+        assert not BUFFER_POOL.student_runs and BUFFER_POOL.chosen() is BUFFER_POOL.reference
