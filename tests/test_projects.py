@@ -13,12 +13,14 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -189,3 +191,69 @@ def test_a_bare_student_mode_runs_no_project():
 
     with impl.using(impl.STUDENT):
         assert not BUFFER_POOL.student_runs and BUFFER_POOL.chosen() is BUFFER_POOL.reference
+
+
+def method_bodies(source: str, class_name: str) -> list[str]:
+    """The bodies (docstrings left out) of the methods of ``class_name`` in ``source``, dedented, one
+    string each, those of more than one statement or of a statement longer than a call of a sibling."""
+    bodies = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            for method in node.body:
+                if isinstance(method, ast.FunctionDef):
+                    body = [s for s in method.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+                    text = "\n".join(textwrap.dedent(ast.get_source_segment(source, s, padded=True)) for s in body)
+                    if len(body) > 1 or len(text) > 40:
+                        bodies.append(text)
+    return bodies
+
+
+@pytest.fixture(scope="module")
+def buffer_pool_edition(tmp_path_factory):
+    out = tmp_path_factory.mktemp("edition") / "minidb-buffer-pool"
+    with impl.using(None):
+        assert main(["course", "export", "--project", "buffer_pool", "--out", str(out)]) == 0
+    return out
+
+
+def test_the_student_edition_holds_no_line_of_the_component_and_no_instructor_file(buffer_pool_edition):
+    out = buffer_pool_edition
+    data = spec(ROOT / "exercises" / "projects" / "buffer_pool")
+    reference = (ROOT / data["reference_files"][0]).read_text()
+    bodies = method_bodies(reference, "BufferPool")
+    assert len(bodies) > 20
+    exported = {path: path.read_text() for path in out.rglob("*.py")}
+    for body in bodies:
+        found = [str(path.relative_to(out)) for path, text in exported.items() if body in text]
+        assert not found, f"a method body of the reference BufferPool is in {found}:\n{body}"
+    for path in data["fast_files"]:
+        assert not (out / path).exists()
+    assert not list(out.glob("exercises/projects/*/mutants")) and not list(out.glob("exercises/projects/*/tests/hidden"))
+    assert (out / "exercises" / "04a_clock_replacement" / "reference.py").is_file()  # exercises keep theirs
+    assert (out / "STUDENT.md").is_file() and (out / "exercises/projects/lock_manager/tests/public").is_dir()
+    assert (out / data["reference_files"][0]).read_text().endswith(
+        'BUFFER_POOL = impl.hot_spot(BufferPool, twin=False, project="buffer_pool")\n')
+
+
+def test_the_student_edition_imports_and_its_project_tests_fail_as_not_implemented(buffer_pool_edition):
+    out = buffer_pool_edition
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED}
+    imported = subprocess.run([sys.executable, "-c", "import minidb, minidb.pagestore; print(minidb.__file__)"],
+                              cwd=out, env=env, capture_output=True, text=True, timeout=120)
+    assert imported.returncode == 0 and imported.stdout.strip() == str(out / "minidb" / "__init__.py"), imported.stderr
+    tests = subprocess.run([sys.executable, "-m", "pytest", "exercises/projects/buffer_pool/tests/public/test_m1_fix_unfix.py",
+                            "-q", "-p", "no:cacheprovider", "-p", "no:nbval"],
+                           cwd=out, env=env, capture_output=True, text=True, timeout=600)
+    assert tests.returncode == 1 and "passed" not in tests.stdout.splitlines()[-1], tests.stdout[-2000:]
+    errors = [line for line in tests.stdout.splitlines() if line.startswith("E   ") and "Error" in line]
+    assert errors and all("NotImplementedError" in line for line in errors), errors[:5]
+
+
+def test_the_export_refuses_a_directory_in_use_and_an_unknown_project(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine")
+    with impl.using(None):
+        assert main(["course", "export", "--project", "buffer_pool", "--out", str(tmp_path)]) == 2
+        assert "not empty" in capsys.readouterr().err
+        assert main(["course", "export", "--project", "nothing", "--out", str(tmp_path / "new")]) == 2
+        assert "no project 'nothing'" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "mine" and not (tmp_path / "new").exists()
