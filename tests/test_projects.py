@@ -111,6 +111,7 @@ def judge_runs(args: list[str]) -> list[list[str]]:
 MUTANTS = [(project, path.stem) for project in PROJECTS for path in sorted((project / "mutants").glob("*.py"))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("project,mutant", MUTANTS, ids=[f"{p.name}-{m}" for p, m in MUTANTS])
 def test_each_mutant_fails_the_judge(project, mutant, tmp_path, monkeypatch, capsys):
     home = tmp_path / impl.PROJECTS / project.name
