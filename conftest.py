@@ -1,9 +1,10 @@
 """Suite-wide pytest set-up.
 
 ``--minidb-full-suite`` (used by ``make test``) makes sure the run really
-covers everything: every notebook in notebooks/, the unit tests in tests/ and
-every exercise in exercises/ must contribute collected tests, so a missing
-plugin flag or a misnamed file cannot turn the run green by accident.
+covers everything: every notebook in notebooks/, the unit tests in tests/,
+every exercise in exercises/ and every course project in exercises/projects/
+must contribute collected tests, so a missing plugin flag or a misnamed file
+cannot turn the run green by accident.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def expected_areas() -> list[Path]:
     areas = [ROOT / "tests"]
     areas += sorted((ROOT / "notebooks").glob("*.ipynb"))
     areas += sorted(p for p in (ROOT / "exercises").iterdir() if p.is_dir() and p.name[:2].isdigit())
+    areas += sorted(p.parent for p in (ROOT / "exercises" / "projects").glob("*/project.json"))
     return areas
 
 

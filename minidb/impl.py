@@ -33,11 +33,35 @@ them, in one place, by one switch:
              which converts the engine's arguments to the exercise's types and
              the answer back (and checks that the answer has the right form).
 
+A *component* is a whole class of the reference that a course project
+(``exercises/projects/NAME/``) asks a student to build: a hot spot declared
+with the project's name, with or without a twin::
+
+                 BUFFER_POOL = impl.hot_spot(BufferPool, project="buffer_pool")
+                 ...
+                 bp = BUFFER_POOL.call(frames, page_size=..., log=log)   # the reference's, or the student's
+
+When the project is chosen (``student:buffer_pool``, ``--impl student
+--project buffer_pool``), ``call`` constructs the class of the same name in
+``<exercises>/projects/buffer_pool/student.py`` (loaded by path, like an
+exercise's file), wherever the engine builds the component; the reference's
+fast twin never runs for it. The student's class is used through a subclass
+whose methods (those its own file defines) turn an escaping
+``NotImplementedError`` into an :class:`ExerciseError`; everything else the
+class raises passes unchanged, as the engine's own errors would: a whole
+component raises the engine's errors on purpose (a full pool, a lock timeout).
+
 ``MINIDB_IMPL`` (or :func:`use`, which ``--impl`` on the command line calls)
 holds the choice: ``reference`` (or unset), ``fast``, ``student``; a list after
 a colon narrows it: ``student:08a,04b`` runs only those exercises' functions
 (every other hook runs the engine's), ``fast:pagestore.lock.manager.LockManager``
-only that twin (the agreement test proves twins one at a time this way).
+only that twin (the agreement test proves twins one at a time this way). A
+project runs only when named (``student:buffer_pool`` or ``student:04a,lock_manager``):
+a bare ``student`` runs every exercise's function and no project, because a
+component replaces far more of the engine than a hook. Under ``fast``, a hot
+spot declared ``twin=False`` (a component with no accelerated version, or one
+whose twin a student edition left out) runs its reference; naming it in
+``fast:NAME`` is an error.
 
 Invariants: the choice is read once per :func:`use`; the first call of a hook
 or hot spot resolves it and puts the chosen object in ``call``, so the
@@ -45,7 +69,7 @@ reference runs with no look-up per call. In ``fast`` mode every hook runs the
 engine's own function; in ``student`` mode every hot spot runs the reference
 (a student's function sees every call the reference makes). There is never a
 silent fallback: an unknown value, a hot spot without its twin, a missing
-``student.py`` or function, or a stub that raises ``NotImplementedError``
+``student.py``, function or class, or a stub that raises ``NotImplementedError``
 inside the engine is an :class:`ExerciseError` (the CLI prints it as one line
 and exits 2); anything else the student's code raises, or an answer of the
 wrong form, is a :class:`StudentCodeError` (exit 1). Neither is a
@@ -63,7 +87,9 @@ reference never imports its twin: the registry finds it by name, only when
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import inspect
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -78,6 +104,7 @@ ENGINE, FAST, STUDENT = "reference", "fast", "student"
 MODES = (ENGINE, FAST, STUDENT)
 FAST_PACKAGE = "minidb.fast"
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "exercises"
+PROJECTS = "projects"  # <exercises>/projects/NAME/: the course projects
 
 
 class ExerciseError(Exception):
@@ -156,15 +183,18 @@ def engine_callback(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class HotSpot:
-    """A piece of the reference (a class or a function) with an accelerated twin under ``minidb/fast/``.
+    """A piece of the reference (a class or a function) with an accelerated twin under ``minidb/fast/``,
+    or a component a course project replaces whole, or both.
 
     The twin has the same name in the module at the same path below ``minidb.fast``
-    (``minidb.pagestore.lock.manager.LockManager`` -> ``minidb.fast.pagestore.lock.manager.LockManager``).
+    (``minidb.pagestore.lock.manager.LockManager`` -> ``minidb.fast.pagestore.lock.manager.LockManager``);
+    ``has_twin`` is False for a hot spot declared without one. A component's ``project`` names the
+    project whose ``student.py`` defines a class of the same name.
     ``call`` is the chosen one, called: a class is constructed, a function run.
     """
 
-    def __init__(self, reference: Any):
-        self.reference = reference
+    def __init__(self, reference: Any, has_twin: bool = True, project: str | None = None):
+        self.reference, self.has_twin, self.project = reference, has_twin, project
         self.module = reference.__module__
         self.qualname = reference.__qualname__
         self.name = f"{self.module.removeprefix('minidb.')}.{self.qualname}"
@@ -181,11 +211,28 @@ class HotSpot:
     @property
     def fast_runs(self) -> bool:
         """Whether the twin runs under the current mode."""
-        return mode() == FAST and chosen(self.name)
+        return mode() == FAST and chosen(self.name) and self.has_twin
+
+    @property
+    def student_runs(self) -> bool:
+        """Whether the student's class of this component's project runs under the current mode."""
+        return self.project is not None and project_chosen(self.project)
 
     def chosen(self) -> Any:
-        """The reference or its twin, under the current mode."""
+        """The reference, its twin or the student's class, under the current mode."""
+        if self.student_runs:
+            return self.student()
         return self.twin() if self.fast_runs else self.reference
+
+    def student(self) -> Any:
+        """The class of the same name in the project's ``student.py``, guarded (see the module documentation)."""
+        assert self.project is not None
+        path = project_path(self.project)
+        what = f"project {self.project}: {self.qualname}"
+        cls = getattr(load_file(f"{PROJECTS}/{self.project}", path, f"project {self.project}"), self.qualname, None)
+        if not isinstance(cls, type):
+            raise ExerciseError(f"{what}: {path} defines no class {self.qualname}")
+        return guard_class(cls, what, path)
 
     def twin(self) -> Any:
         """The accelerated twin (imported on first use); a missing one is an error, never the reference."""
@@ -201,17 +248,40 @@ class HotSpot:
         return twin
 
 
+def guard_class(cls: type, what: str, path: Path) -> type:
+    """A subclass of the student's ``cls`` whose methods (those defined in the student's file) turn an
+    escaping ``NotImplementedError`` into an :class:`ExerciseError` naming the method."""
+    def guard(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            except NotImplementedError as e:
+                raise ExerciseError(f"{what}.{name} is not implemented yet ({path}: {e})") from e
+        return guarded
+
+    methods: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):  # a subclass's method wins over its base's
+        if klass.__module__ == cls.__module__:
+            for name, value in vars(klass).items():
+                if inspect.isfunction(value):
+                    methods[name] = guard(name, value)
+    return type(cls.__name__, (cls,), {**methods, "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+
+
 _hot_spots: dict[str, HotSpot] = {}
 
 
-def hot_spot(reference: Any) -> HotSpot:
-    """Declare ``reference`` (defined in the calling module) a hot spot with a twin under ``minidb/fast/``.
+def hot_spot(reference: Any, twin: bool = True, project: str | None = None) -> HotSpot:
+    """Declare ``reference`` (defined in the calling module) a hot spot: with a twin under ``minidb/fast/``
+    unless ``twin`` is False, and a component of course project ``project`` if one is named.
 
     Declaring it again (a module reloaded) gives the same hot spot, now standing for the new object."""
-    spot = HotSpot(reference)
+    spot = HotSpot(reference, twin, project)
     known = _hot_spots.get(spot.name)
     if known is not None:
-        known.reference, known.call = reference, known._first_call
+        known.reference, known.has_twin, known.project = reference, twin, project
+        known.call = known._first_call
         return known
     _hot_spots[spot.name] = spot
     return spot
@@ -274,14 +344,17 @@ def mode() -> str:
 
 
 def _choose(names: list[str], where: str) -> frozenset[str]:
-    """The exercise directories ``names`` designate (``08a`` or ``08a_aries_undo``); an unknown one is an error."""
+    """The exercise directories (``08a`` or ``08a_aries_undo``) and projects (``buffer_pool``) ``names``
+    designate; an unknown one is an error."""
     known = sorted(p.name for p in exercises_dir().iterdir() if p.is_dir() and (p / "student.py").exists()) \
         if exercises_dir().is_dir() else []
     chosen = set()
     for name in (n.strip() for n in names):
         matches = [k for k in known if k == name or k.split("_", 1)[0] == name]
+        if name in projects():
+            matches = [name]
         if not matches:
-            raise ExerciseError(f"{where}: no exercise {name!r} in {exercises_dir()}")
+            raise ExerciseError(f"{where}: no exercise {name!r} in {exercises_dir()}, nor a project of that name")
         chosen.update(matches)
     return frozenset(chosen)
 
@@ -291,14 +364,26 @@ def chosen(name: str) -> bool:
     return _only is None or name in _only
 
 
+def project_chosen(name: str) -> bool:
+    """Whether the student's classes of project ``name`` run: only in ``student`` mode, and only if named."""
+    return mode() == STUDENT and _only is not None and name in _only
+
+
+def projects() -> list[str]:
+    """The course projects in ``<exercises>/projects/`` (each a directory with a ``student.py``)."""
+    root = exercises_dir() / PROJECTS
+    return sorted(p.name for p in root.iterdir() if (p / "student.py").is_file()) if root.is_dir() else []
+
+
 def exercises_dir() -> Path:
     return _dir if _dir is not None else Path(os.environ.get(DIR_VAR) or DEFAULT_DIR)
 
 
 def use(which: str | None, directory: str | Path | None = None, only: list[str] | None = None) -> None:
     """Switch every hook and hot spot to ``which`` (None: back to ``$MINIDB_IMPL``), students' files in
-    ``directory``; ``only``: with ``student``, the exercises whose functions run (``["08a"]``), with ``fast``,
-    the hot spots whose twins run (None: all)."""
+    ``directory``; ``only``: with ``student``, the exercises whose functions run and the projects whose
+    classes run (``["08a", "buffer_pool"]``; None: every exercise, no project), with ``fast``, the hot spots
+    whose twins run (None: all)."""
     if which is not None and which not in MODES:
         raise ExerciseError(f"--impl {which!r}: expected {' or '.join(MODES)}")
     _switch(which, directory, None)
@@ -327,6 +412,9 @@ def _choose_hot_spots(names: list[str], where: str) -> frozenset[str]:
     unknown = [n for n in names if n not in _hot_spots]
     if unknown:
         raise ExerciseError(f"{where}: no hot spot {unknown[0]!r} (known: {', '.join(sorted(_hot_spots)) or 'none'})")
+    without = [n for n in names if not _hot_spots[n].has_twin]
+    if without:
+        raise ExerciseError(f"{where}: hot spot {without[0]!r} has no accelerated twin")
     return frozenset(names)
 
 
@@ -358,22 +446,31 @@ def student_path(exercise: str) -> Path:
     return exercises_dir() / exercise / "student.py"
 
 
+def project_path(project: str) -> Path:
+    return exercises_dir() / PROJECTS / project / "student.py"
+
+
 def load_student(exercise: str) -> ModuleType:
     """``student.py`` of ``exercise``, imported by path (once per :func:`use`)."""
-    module = _loaded.get(exercise)
+    return load_file(exercise, student_path(exercise), f"exercise {exercise}")
+
+
+def load_file(key: str, path: Path, what: str) -> ModuleType:
+    """The student's file ``path`` (of an exercise or a project), imported by path once per :func:`use`."""
+    module = _loaded.get(key)
     if module is not None:
         return module
-    path = student_path(exercise)
     if not path.is_file():
-        raise ExerciseError(f"exercise {exercise}: no student file {path} (set ${DIR_VAR} to the exercises directory)")
-    name = "minidb_student_" + "".join(c if c.isalnum() else "_" for c in exercise)
+        raise ExerciseError(f"{what}: no student file {path} (set ${DIR_VAR} to the exercises directory)")
+    name = "minidb_student_" + "".join(c if c.isalnum() else "_" for c in key)
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before it runs: a dataclass in the file looks its module up there
     try:
         spec.loader.exec_module(module)
     except Exception as e:
-        raise ExerciseError(f"exercise {exercise}: {path} cannot be imported: {type(e).__name__}: {e}") from e
-    sys.modules[name] = module
-    _loaded[exercise] = module
+        del sys.modules[name]
+        raise ExerciseError(f"{what}: {path} cannot be imported: {type(e).__name__}: {e}") from e
+    _loaded[key] = module
     return module

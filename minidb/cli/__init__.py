@@ -12,6 +12,7 @@ Subcommands (``minidb COMMAND --help`` for each)::
     grade      grade student.py of an exercise or a project: every test, its points, why it failed
     group      a replication group of processes over TCP: minidb group demo
     quiz       practice and exam problems from seeded runs, answered by the engine
+    course     course projects: minidb course export --project NAME --out DIR
 
 Exit codes: 0 success; 1 a check failed (corruption found, a crash-test
 violation); 2 a user error (a missing directory, not a minidb log, a bad
@@ -37,12 +38,12 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
-    from minidb.cli import crashtest, figures, generate, grade, group, printlog, quiz, spark, tour, verify
+    from minidb.cli import course, crashtest, figures, generate, grade, group, printlog, quiz, spark, tour, verify
 
     parser = Parser(prog="minidb", description="minidb, a teaching storage engine")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
-    for module in (tour, printlog, verify, crashtest, figures, generate, spark, grade, group, quiz):
+    for module in (tour, printlog, verify, crashtest, figures, generate, spark, grade, group, quiz, course):
         module.register(commands)
     return parser
 

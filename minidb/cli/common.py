@@ -89,10 +89,21 @@ def add_impl_option(p) -> None:
     p.add_argument("--exercise", action="append", metavar="NN", default=None,
                    help="with --impl student: only this exercise's function (e.g. 08a; repeat for more); "
                         "default: every plugged exercise")
+    p.add_argument("--project", action="append", metavar="NAME", default=None,
+                   help="with --impl student: the engine builds this course project's component from "
+                        "exercises/projects/NAME/student.py (e.g. buffer_pool; repeat for more); "
+                        "the exercises' functions then run only if named with --exercise")
 
 
 def apply_impl(args) -> None:
-    """Choose the implementation a command's ``--impl`` and ``--exercise`` name (see minidb.impl)."""
-    if getattr(args, "exercise", None) and (args.impl or impl.mode()) != impl.STUDENT:
-        raise impl.ExerciseError(f"--exercise {' '.join(args.exercise)}: only with --impl {impl.STUDENT}")
-    impl.use(args.impl, only=args.exercise)
+    """Choose the implementation a command's ``--impl``, ``--exercise`` and ``--project`` name (see minidb.impl)."""
+    for option in ("exercise", "project"):
+        names = getattr(args, option, None)
+        if names and (args.impl or impl.mode()) != impl.STUDENT:
+            raise impl.ExerciseError(f"--{option} {' '.join(names)}: only with --impl {impl.STUDENT}")
+    projects = getattr(args, "project", None) or []
+    unknown = [name for name in projects if name not in impl.projects()]
+    if unknown:
+        raise impl.ExerciseError(f"--project {unknown[0]}: no project {unknown[0]!r} in "
+                                 f"{impl.exercises_dir() / impl.PROJECTS} (projects: {', '.join(impl.projects()) or 'none'})")
+    impl.use(args.impl, only=(args.exercise or []) + projects or None)

@@ -27,8 +27,9 @@ after about 75 s of one core::
 Exit code 0 without violations, 1 with any (the first ``--show`` are printed).
 ``--impl fast`` runs the engine with its accelerated twins from
 ``minidb/fast/``, ``--impl student`` with the exercises' ``student.py``
-functions where they plug in (see :mod:`minidb.impl`); the reference runs
-otherwise.
+functions where they plug in, and ``--impl student --project NAME`` with a
+course project's class wherever the engine builds that component (see
+:mod:`minidb.impl`); the reference runs otherwise.
 """
 
 from __future__ import annotations

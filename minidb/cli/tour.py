@@ -132,12 +132,12 @@ def tour_sweep() -> None:
 def tour_pagestore(workdir: str) -> str:
     section("5. The page store: a volume of extents, and the buffer pool")
     from minidb.crashtest.volume import crash_sweep
-    from minidb.pagestore import AllocMode, BufferPool, StoreFlags, Volume
+    from minidb.pagestore import BUFFER_POOL, AllocMode, StoreFlags, Volume
 
     path = os.path.join(workdir, "pagestore")
     disk = OSDisk(path, create=True)
     log = LogManager(disk)
-    bp = BufferPool(8, log=log, trace=True)
+    bp = BUFFER_POOL.call(8, log=log, trace=True)
     vol = Volume.format(disk, bp, log, num_pages=256, ext_sz=8)
     h = vol.header
     print(f"formatted v(1) in {path}: {h.num_pages} pages of {h.page_size} bytes, {h.num_exts} extents of "

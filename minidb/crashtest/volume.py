@@ -38,11 +38,11 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.log import LogManager
 from minidb.pagestore import (
+    BUFFER_POOL,
     PAGESTORE_TYPES,
     SH,
     AllocMode,
     BadPageError,
-    BufferPool,
     PageId,
     PageStoreError,
     Volume,
@@ -75,7 +75,7 @@ def run_workload(seed: int, ops: int) -> Workload:
     frames = rng.choice([2, 3, 4])
     disk = SimDisk(f"crashtest-volume-{seed}")
     log = LogManager(disk, file_max=FILE_MAX, buffer_size=rng.choice([64, 512, 4096]), clock=_clock)
-    bp = BufferPool(frames, page_size=PAGE_SIZE, log=log)
+    bp = BUFFER_POOL.call(frames, page_size=PAGE_SIZE, log=log)
     vol = Volume.format(disk, bp, log, num_pages=NUM_PAGES, ext_sz=EXT_SZ)
     formatted_at = max(e.index for e in disk.events if e.kind == "fsync" and e.name == volume_file_name(1))
     stores, pages = [vol.create_store()], []
@@ -122,7 +122,7 @@ def check_point(workload: Workload, image: SimDisk) -> str | None:
         log = LogManager(image, file_max=FILE_MAX, clock=_clock)
         entries = [e for e in log.scan() if e.entry_type is not None
                    and e.entry_type.owner == PAGESTORE_TYPES.owner]
-        bp = BufferPool(workload.frames, page_size=PAGE_SIZE, log=log)
+        bp = BUFFER_POOL.call(workload.frames, page_size=PAGE_SIZE, log=log)
         vol = Volume(image, bp, log)
         for entry in entries:
             redo(bp, entry)

@@ -27,7 +27,7 @@ Public surface::
     PageTag, StoreFlags, Page, SlottedPage, SpaceUser, NO_TXN, place_record
     StoreProperty (REGULAR, TMP, LOAD, INSERT: StorageManager.create_file(t, property=...),
                    set_store_property)
-    LatchMode, SH, EX, BufferPool, Frame, FrameView, WriteRun
+    LatchMode, SH, EX, BufferPool, BUFFER_POOL (its hot spot: the class chosen, constructed), Frame, FrameView, WriteRun
     ClockFrame, ClockChoice, choose_victim, log_sync_point
     Volume, AllocMode, format_volume, VolumeHeader, volume_file_name, pages_to_try, find_free_extents
     Extlink, StoreNode, Deleting
@@ -61,8 +61,9 @@ from minidb.pagestore.btree import (  # also registers the B+tree entries' redo 
     UnsortedInputError,
     check_tree,
 )
-from minidb.pagestore.buffer.bufferpool import BufferPool, Frame, FrameView, WriteRun
+from minidb.pagestore.buffer.bufferpool import BUFFER_POOL, BufferPool
 from minidb.pagestore.buffer.clock import ClockChoice, ClockFrame, choose_victim
+from minidb.pagestore.buffer.frame import Frame, FrameView, WriteRun
 from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.buffer.walrule import log_sync_point
 from minidb.pagestore.directory import RootIndex, StoreDirectory, check_directory
@@ -126,7 +127,7 @@ from minidb.pagestore.wal.logspace import LogSpace
 
 __all__ = [
     "VolumeId", "StoreId", "PageId", "RecordId", "ExtentId", "parse_id", "PageTag", "StoreFlags", "Page",
-    "SlottedPage", "SpaceUser", "NO_TXN", "LatchMode", "SH", "EX", "BufferPool", "Frame", "FrameView",
+    "SlottedPage", "SpaceUser", "NO_TXN", "LatchMode", "SH", "EX", "BufferPool", "BUFFER_POOL", "Frame", "FrameView",
     "WriteRun", "ClockFrame", "ClockChoice", "choose_victim", "Volume", "AllocMode", "format_volume",
     "VolumeHeader", "volume_file_name", "Extlink", "StoreNode", "Deleting", "PAGESTORE_TYPES", "TxnRef",
     "apply_and_log", "redo", "undo", "PageStoreError", "VolumeError", "VolumeFullError", "BadRequestError",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from random import Random
 
 from minidb.pagestore.ids import PageId, RecordId, StoreId
-from minidb.pagestore.lock import LockId, LockManager, LockMode, LockTimeout, parent_mode
+from minidb.pagestore.lock import LOCK_MANAGER, LockId, LockManager, LockMode, LockTimeout, parent_mode
 from minidb.quiz import Quiz
 from minidb.quiz.text import numbered, table
 
@@ -63,7 +63,7 @@ def held_rows(lm: LockManager, owners: list[Owner]) -> list[tuple]:
 
 def build_lock_hierarchy(seed: int) -> Quiz:
     rng = Random(seed)
-    lm = LockManager(escalation_threshold=None, trace=True)
+    lm = LOCK_MANAGER.call(escalation_threshold=None, trace=True)
     owners = [Owner(t) for t in range(1, rng.randint(2, 3) + 1)]
     for _ in range(rng.randint(3, 5)):
         owner = rng.choice(owners)

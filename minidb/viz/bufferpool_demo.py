@@ -38,7 +38,7 @@ from matplotlib.figure import Figure
 from minidb.errors import MinidbError
 from minidb.io import Event, SimDisk
 from minidb.log import TRACE, LogManager
-from minidb.pagestore import EX, SH, BufferPool, ClockChoice, FrameView, PageId, PageTag, format_volume
+from minidb.pagestore import BUFFER_POOL, EX, SH, BufferPool, ClockChoice, FrameView, PageId, PageTag, format_volume
 from minidb.pagestore.ids import parse_typed
 from minidb.pagestore.volume.volfile import VolumeFile
 from minidb.viz.bufferpool import draw_buffer_pool
@@ -85,7 +85,7 @@ def new_demo() -> Demo:
     disk = SimDisk("pool-demo")
     format_volume(disk, num_pages=64, ext_sz=4, page_size=PAGE_SIZE)
     log = LogManager(disk, clock=_clock)
-    bp = BufferPool(FRAMES, page_size=PAGE_SIZE, log=log, trace=True)
+    bp = BUFFER_POOL.call(FRAMES, page_size=PAGE_SIZE, log=log, trace=True)
     bp.register(VolumeFile(disk, 1))
     return Demo(disk, log, bp)
 

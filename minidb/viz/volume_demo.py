@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from minidb.errors import UserError
 from minidb.io import SimDisk
 from minidb.log import LogEntry, LogManager
-from minidb.pagestore import AllocMode, BufferPool, PageId, StoreId, Volume
+from minidb.pagestore import BUFFER_POOL, AllocMode, BufferPool, PageId, StoreId, Volume
 from minidb.pagestore.errors import VolumeFullError
 from minidb.pagestore.ids import parse_typed
 from minidb.viz.extents import ExtentMap, draw_extent_map, extent_map_layout
@@ -98,7 +98,7 @@ def _clock() -> float:
 def new_demo_volume(frames: int = 8) -> tuple[SimDisk, LogManager, BufferPool, Volume]:
     disk = SimDisk("volume-demo")
     log = LogManager(disk, clock=_clock)
-    bp = BufferPool(frames, page_size=PAGE_SIZE, log=log)
+    bp = BUFFER_POOL.call(frames, page_size=PAGE_SIZE, log=log)
     volume = Volume.format(disk, bp, log, num_pages=NUM_PAGES, ext_sz=EXT_SZ)
     return disk, log, bp, volume
 

@@ -82,6 +82,13 @@ Worked example: with dirty pages 20, 10, 6, 5, 9 and 7 in the frames, the
 cleaner writes pages 5-7 in one write of 3 pages, 9-10 in one of 2 and 20
 in one of 1 (``write_sizes()`` = {1: 1, 2: 1, 3: 1}), then fsyncs once.
 
+The control blocks and what pictures see of them (``Frame``, ``FrameView``,
+``WriteRun``) live in :mod:`.frame`, apart from the pool: a course project
+(``exercises/projects/buffer_pool/``) asks a student to write this class
+whole against them. Every part of the engine builds its pool through the
+hot spot ``BUFFER_POOL`` (:mod:`minidb.impl`), so the student's class runs
+wherever this one would.
+
 Locking order: the pool mutex, then (never the reverse) a frame latch may
 be *tried*; blocking latch waits happen without the pool mutex. A miss does
 its I/O (victim write, page read) under the pool mutex: simpler than Shore's
@@ -92,13 +99,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minidb import impl
 from minidb.log.lsn import LSN
 from minidb.pagestore.buffer.clock import VICTIM, ClockChoice
-from minidb.pagestore.buffer.latch import EX, LATCH, SH, Latch, LatchMode
+from minidb.pagestore.buffer.frame import Frame, FrameView, WriteRun
+from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.buffer.walrule import LOG_SYNC_POINT
 from minidb.pagestore.errors import (
     BadRequestError,
@@ -117,59 +124,6 @@ if TYPE_CHECKING:  # the volume's file is above the pool; the pool only keeps an
     from minidb.pagestore.volume.volfile import VolumeFile
 
 DEFAULT_MAX_MANY_PAGES = 8
-
-
-@dataclass(eq=False)
-class Frame:
-    """A buffer control block and its frame (Shore's ``bfcb_t``)."""
-
-    index: int
-    page: SlottedPage
-    pid: PageId | None = None
-    old_pid: PageId | None = None  # the page the frame held before
-    pin_count: int = 0
-    dirty: bool = False
-    rec_lsn: LSN | None = None
-    referenced: bool = False
-    latch: Latch = None  # type: ignore[assignment]
-    pool: BufferPool | None = None  # the pool of this frame (what logging asks to note an image)
-    failed: bool = False  # a change under the current fix failed before it was made (see change_failed)
-
-    def __post_init__(self) -> None:
-        self.latch = LATCH.call()
-        self.page.frame = self
-
-    @property
-    def pinned(self) -> bool:  # what the clock reads (a frame is its own ClockFrame)
-        return self.pin_count > 0
-
-
-@dataclass(frozen=True)
-class FrameView:
-    """A frame as pictures and tests see it."""
-
-    index: int
-    pid: PageId | None
-    pin_count: int
-    latch: str
-    dirty: bool
-    rec_lsn: LSN | None
-    referenced: bool
-    page_lsn: LSN | None
-
-
-@dataclass(frozen=True)
-class WriteRun:
-    """One disk write of the cleaner: contiguous pages of one volume."""
-
-    vid: int
-    first_page: int
-    count: int
-    log_synced_to: LSN | None  # the LSN the log was synced to first (None: it already covered the pages)
-
-    def __str__(self) -> str:
-        pages = f"page {self.first_page}" if self.count == 1 else f"pages {self.first_page}-{self.first_page + self.count - 1}"
-        return f"v({self.vid}) {pages} in one write"
 
 
 class BufferPool:
@@ -569,4 +523,4 @@ class BufferPool:
         return f"BufferPool({len(self.frames)} frames of {self.page_size} bytes, {len(self._table)} pages cached)"
 
 
-BUFFER_POOL = impl.hot_spot(BufferPool)
+BUFFER_POOL = impl.hot_spot(BufferPool, project="buffer_pool")

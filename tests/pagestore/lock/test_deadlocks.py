@@ -2,7 +2,7 @@
 
 import pytest
 
-from minidb.pagestore.lock import DeadlockVictim, Interleaving, LockManager
+from minidb.pagestore.lock import LOCK_MANAGER, DeadlockVictim, Interleaving
 from minidb.pagestore.lock.dreadlocks import bits_of, contains
 from minidb.pagestore.lock.modes import EX, IS, IX, SH
 
@@ -11,7 +11,7 @@ from tests.pagestore.lock.helpers import T1, T2, T3, T4, rec, user
 
 def manager(**options):
     options.setdefault("escalation_threshold", None)
-    return LockManager(trace=True, **options)
+    return LOCK_MANAGER.call(trace=True, **options)
 
 
 def no_victims(lm):
@@ -246,7 +246,7 @@ def test_a_new_wait_does_not_raise_the_victim_error_of_an_earlier_one():
     ends with the grant, and the error chosen for it stays on the request. When the same request waits
     again (a conversion), that old error must not end the new wait. (The grant that comes first is a
     matter of scheduling, so the error is left on the request by hand here, as that grant leaves it.)"""
-    lm = LockManager(escalation_threshold=None)
+    lm = LOCK_MANAGER.call(escalation_threshold=None)
     lm.lock(T1, user(1), SH)
     lm.lock(T2, user(1), SH)
     lm._owners[2].locks[user(1)].victim = DeadlockVictim("T2 is a deadlock victim (an earlier cycle)", 2, 3)

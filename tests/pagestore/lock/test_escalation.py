@@ -3,7 +3,7 @@
 import pytest
 
 from minidb.pagestore import PageId, StoreId
-from minidb.pagestore.lock import Duration, Interleaving, LockId, LockManager
+from minidb.pagestore.lock import LOCK_MANAGER, Duration, Interleaving, LockId
 from minidb.pagestore.lock.errors import BadLockRequest
 from minidb.pagestore.lock.modes import EX, IS, IX, SH, SIX
 
@@ -13,7 +13,7 @@ P49 = LockId.page(PageId(1, 3, 49))
 
 
 def test_the_worked_example_readers_escalate_to_sh():
-    lm = LockManager(escalation_threshold=4, trace=True)
+    lm = LOCK_MANAGER.call(escalation_threshold=4, trace=True)
     for slot in range(3):
         lm.lock(T1, rec(slot, page=50), SH)
     assert len(lm.held(T1)) == 6 and lm.stats["nEscalations"] == 0
@@ -26,7 +26,7 @@ def test_the_worked_example_readers_escalate_to_sh():
 
 
 def test_writers_escalate_to_ex():
-    lm = LockManager(escalation_threshold=3)
+    lm = LOCK_MANAGER.call(escalation_threshold=3)
     lm.lock(T1, rec(1), SH)
     lm.lock(T1, rec(2), EX)
     lm.lock(T1, rec(3), SH)
@@ -34,7 +34,7 @@ def test_writers_escalate_to_ex():
 
 
 def test_pages_escalate_to_their_store_and_take_their_records_along():
-    lm = LockManager(escalation_threshold=3)
+    lm = LOCK_MANAGER.call(escalation_threshold=3)
     lm.set_escalation(P48, None)  # no escalation to this page: its records count under it, not the store
     for slot in range(5):
         lm.lock(T1, rec(slot), SH)
@@ -46,7 +46,7 @@ def test_pages_escalate_to_their_store_and_take_their_records_along():
 
 
 def test_escalation_is_refused_rather_than_waiting():
-    lm = LockManager(escalation_threshold=2, trace=True)
+    lm = LOCK_MANAGER.call(escalation_threshold=2, trace=True)
     lm.lock(T2, rec(9), EX)  # T2 writes on the same page: IX there
     lm.lock(T1, rec(1), SH)
     lm.lock(T1, rec(2), SH)
@@ -58,7 +58,7 @@ def test_escalation_is_refused_rather_than_waiting():
 
 
 def test_short_locks_do_not_count_and_stay():
-    lm = LockManager(escalation_threshold=2)
+    lm = LOCK_MANAGER.call(escalation_threshold=2)
     lm.lock(T1, rec(1), SH, duration=Duration.SHORT)
     lm.lock(T1, rec(2), SH, duration=Duration.SHORT)
     lm.lock(T1, rec(3), SH)
@@ -71,7 +71,7 @@ def test_short_locks_do_not_count_and_stay():
 
 @pytest.mark.parametrize("setting", ["object", "transaction", "manager"])
 def test_escalation_can_be_disabled_per_object_per_transaction_or_for_all(setting):
-    lm = LockManager(escalation_threshold=None if setting == "manager" else 2)
+    lm = LOCK_MANAGER.call(escalation_threshold=None if setting == "manager" else 2)
     if setting == "object":
         lm.set_escalation(P48, None)
     elif setting == "transaction":
@@ -85,7 +85,7 @@ def test_escalation_can_be_disabled_per_object_per_transaction_or_for_all(settin
 
 
 def test_the_most_specific_threshold_wins():
-    lm = LockManager(escalation_threshold=None)
+    lm = LOCK_MANAGER.call(escalation_threshold=None)
     lm.set_escalation(T1, 10)
     lm.set_escalation(P48, 2)
     lm.lock(T1, rec(1), SH)
@@ -99,7 +99,7 @@ def test_the_most_specific_threshold_wins():
 def test_escalation_after_a_wait():
     """T1's second record lock waits for T3's reader; once T3 is gone, the grant reaches the threshold
     and T1's page lock goes from IX to EX (nobody else is on the page any more)."""
-    lm = LockManager(escalation_threshold=2)
+    lm = LOCK_MANAGER.call(escalation_threshold=2)
     with Interleaving(lm) as script:
         script.lock(T1, rec(1, page=50), EX)
         assert script.lock(T3, rec(2, page=50), SH).outcome == "ok"
@@ -109,7 +109,7 @@ def test_escalation_after_a_wait():
 
 
 def test_kvl_locks_count_under_their_store():
-    lm = LockManager(escalation_threshold=3)
+    lm = LOCK_MANAGER.call(escalation_threshold=3)
     for key in (b"a", b"b", b"c"):
         lm.lock(T1, LockId.kvl(StoreId(1, 3), key), EX)
     assert lm.held(T1) == {V1: IX, S13: EX}
@@ -118,7 +118,7 @@ def test_kvl_locks_count_under_their_store():
 def test_short_locks_left_below_an_escalated_page_keep_it_from_being_unlocked_when_it_is_locked_again():
     """Escalation to the store releases the long page locks and keeps a short record lock below one of
     them; the page locked again (short) counts that record as below it, as before the escalation."""
-    lm = LockManager(escalation_threshold=None)
+    lm = LOCK_MANAGER.call(escalation_threshold=None)
     lm.set_escalation_thresholds(to_page=None, to_store=3)
     p48, p49, p50 = (LockId.page(PageId(1, 3, n)) for n in (48, 49, 50))
     lm.lock(T1, p48, IS)
@@ -139,7 +139,7 @@ def test_short_locks_left_below_an_escalated_page_keep_it_from_being_unlocked_wh
 def escalated_with_a_short_record_left():
     """T1's long IS on three pages of s(1.3) (the third escalates the store to SH and releases them) and
     a short SH on r(1.3.48.1), left below the released p(1.3.48)."""
-    lm = LockManager(escalation_threshold=None)
+    lm = LOCK_MANAGER.call(escalation_threshold=None)
     lm.set_escalation_thresholds(to_page=None, to_store=3)
     for lock_id, duration in [(P48, Duration.LONG), (rec(1, 48), Duration.SHORT), (P49, Duration.LONG),
                                 (P50, Duration.LONG)]:

@@ -8,12 +8,12 @@ import pytest
 from minidb.errors import UserError
 from minidb.pagestore import ExtentId, PageId, StoreId
 from minidb.pagestore.lock import (
+    LOCK_MANAGER,
     BadLockRequest,
     DeadlockVictim,
     Duration,
     Interleaving,
     LockId,
-    LockManager,
     LockTimeout,
 )
 from minidb.pagestore.lock.modes import EX, IS, IX, NL, SH, SIX, UD
@@ -40,7 +40,7 @@ INSTANT, SHORT, LONG = Duration.INSTANT, Duration.SHORT, Duration.LONG
 
 @pytest.fixture
 def lm():
-    return LockManager(escalation_threshold=None, trace=True)
+    return LOCK_MANAGER.call(escalation_threshold=None, trace=True)
 
 
 # -- implicit parent locks --------------------------------------------------------------
@@ -385,7 +385,7 @@ def test_the_books_recount_right_after_every_call(seed, escalate):
     fails at once), unlock short locks, and end; the books are recounted after every step. Also with
     escalation at 3 locks (short locks left below an escalated page: test_escalation.py)."""
     rng = random.Random(seed)
-    lm = LockManager(escalation_threshold=3 if escalate else None)
+    lm = LOCK_MANAGER.call(escalation_threshold=3 if escalate else None)
     txns = [Txn(1), Txn(2), Txn(3)]
     ids = [rec(s, page) for s in range(3) for page in (48, 50)] + [P48, P50, S13, S14]
     for _ in range(300):

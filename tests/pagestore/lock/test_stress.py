@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from minidb.pagestore.lock import DeadlockVictim, Interleaving, LockManager, LockTimeout
+from minidb.pagestore.lock import LOCK_MANAGER, DeadlockVictim, Interleaving, LockTimeout
 from minidb.pagestore.lock.dreadlocks import contains
 from minidb.pagestore.lock.modes import EX, IS, IX, SH, SIX, UD, compatible
 
@@ -36,7 +36,7 @@ def incompatible_holders(snapshot):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_random_transactions_on_hot_locks(seed):
-    lm = LockManager(escalation_threshold=3)
+    lm = LOCK_MANAGER.call(escalation_threshold=3)
     ids = [user(1), user(2), rec(1), rec(2), rec(3), rec(1, page=50), rec(2, page=50)]
     problems: list = []
     lm.add_listener(lambda event, *_: problems.extend(incompatible_holders(lm.snapshot()))
@@ -103,7 +103,7 @@ def test_random_scripted_interleavings(seed):
     among the threads that are not blocked): lock a random id in a random mode, or commit. A victim
     aborts and its thread starts a new transaction. Deterministic, and checked after every step."""
     rng = random.Random(seed)
-    lm = LockManager(escalation_threshold=3)
+    lm = LOCK_MANAGER.call(escalation_threshold=3)
     ids = [user(1), user(2), rec(1), rec(2), rec(3), rec(1, page=50), rec(2, page=50)]
     counter = itertools.count(1)
     slots = {thread: Txn(next(counter)) for thread in range(4)}
