@@ -28,7 +28,7 @@ Refusal: ``student.py`` may not import a module of ``reference_files`` or ``fast
 of its packages or submodules), except the names ``skeleton.py`` itself imports from it.
 
 With ``--impl reference`` the tests run with ``--exercise-impl=reference`` and the judge with
-``--impl reference``. What is shared with exercises (outcomes, weights, reports) is
+``--impl reference`` (no ``--project``: minidb's own component runs). What is shared with exercises (outcomes, weights, reports) is
 :mod:`minidb.cli.grading`'s.
 """
 
@@ -111,7 +111,7 @@ def module_of(path: str) -> str:
 
 def judged(project: Project, arguments: list[str], graded: str) -> Outcome:
     """One judge command's outcome."""
-    command = [*arguments, "--impl", graded, "--project", project.name]
+    command = [*arguments, "--impl", graded] + (["--project", project.name] if graded == "student" else [])
     name = "minidb " + " ".join(arguments)
     try:
         result = subprocess.run([*JUDGE, *command], cwd=project.directory.parents[2], env=child_env(None),
