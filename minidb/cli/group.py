@@ -204,14 +204,14 @@ class GroupDemo:
         found = self.expect(name, "listening", "listening", since)
         self.addresses[name] = (found["election"], found["stream"])
 
-    def join(self, names: list[str]) -> None:
+    def join(self, names: list[str], restarted: bool = True) -> None:
         members = " ".join(f"{n}={e}/{s}" for n, (e, s) in self.addresses.items())
         since = len(self.log)
         for name in names:
             self.procs[name].send(f"group {members}")
         for name in names:
             opened = self.expect(name, "opened", "opening its environment", since)
-            if len(names) == 1:
+            if len(names) == 1 and restarted:
                 self.say(f"[demo] restarted {name}: recovery found VLSNs {opened['vlsns']}, "
                          f"last_txn_end {opened['last_txn_end']}")
 
@@ -265,7 +265,26 @@ class GroupDemo:
         rolled = f" (VLSNs {joined['vlsns']})" if "vlsns" in joined else ""
         self.say(f"[demo] {old} rejoined as a replica of {joined['master']}: matchpoint VLSN {joined['matchpoint']}, "
                  f"rolled back {joined['rolled_back']} entries{rolled}")
+        self.fresh_node(next(n for n in reversed(self.names) if n not in (old, new)), new)
         return self.compare(last)
+
+    def fresh_node(self, name: str, master: str) -> None:
+        """Replica ``name`` stops and a new node with an empty directory takes its place (its name and
+        addresses): it joins by a network restore from the master over TCP, then streams."""
+        self.procs[name].stop(timeout=QUIT_GRACE_S)
+        shutil.rmtree(os.path.join(self.directory, name))  # the node's environment, which the demo made
+        self.say(f"[demo] stopped {name} and emptied its directory: a new node takes its place")
+        ports = tuple(int(address.rsplit(":", 1)[1]) for address in self.addresses[name])
+        since = len(self.log)
+        self.start(name, ports)
+        self.join([name], restarted=False)
+        restored = self.expect(name, "restored", f"a network restore from {master}", since)
+        self.say(f"[demo] {name} joined with an empty directory: network restore over TCP from "
+                 f"{restored['master']}, files {restored['files']}, {restored['bytes']} bytes, "
+                 f"checksums {restored['checksums']}")
+        joined = self.expect(name, "joined", f"{name} streaming from master {master}", since)
+        self.say(f"[demo] {name} is a replica of {joined['master']} (restored VLSNs {restored['vlsns']}, "
+                 f"matchpoint VLSN {joined['matchpoint']})")
 
     def compare(self, vlsn: int) -> bool:
         digests, since = {}, len(self.log)

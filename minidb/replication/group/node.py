@@ -81,14 +81,22 @@ import zlib
 from typing import Callable
 
 from minidb.errors import MinidbError, UserError
-from minidb.io import created
+from minidb.io import OSDisk, created
+from minidb.log.files import log_file_numbers
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.errors import ConnectionClosedError, FeederError, GroupConfigError, ReplicationNetworkError
+from minidb.replication.errors import (
+    ConnectionClosedError,
+    FeederError,
+    GroupConfigError,
+    NetworkRestoreRequiredError,
+    ReplicationNetworkError,
+)
 from minidb.replication.group.elections import ElectionConfig, ElectionNode
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
 from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork, parse_address
+from minidb.replication.restore import LogFileFeeder, NetworkRestore
 from minidb.replication.stream.replica import Replica
 
 HOST = "127.0.0.1"
@@ -176,6 +184,9 @@ class GroupNode:
         self.streams: dict[str, str] = {}  # node name -> its stream address
         self.feeders: dict[str, Feeder] = {}
         self.handshakes: list[HandshakeAcceptor] = []  # stream connections before their handshake
+        self.waiting: list[tuple[str, object]] = []  # (peer, channel) past the handshake, before a first message
+        self.file_feeders: dict[str, LogFileFeeder] = {}  # network restores this node serves
+        self.restore_reason: str | None = None  # this node needs a network restore before it can join: why
         self.joining: HandshakeInitiator | None = None  # the stream connection to the master, in its handshake
         self.replica: Replica | None = None
         self.stream_master: str | None = None  # the master of ``joining`` or ``replica``
@@ -212,12 +223,20 @@ class GroupNode:
         group = RepGroup(self.group_name, [RepNode(n, election) for n, (election, _) in members.items()])
         self.streams = {n: stream for n, (_, stream) in members.items()}
         created.makedirs(self.directory)
+        if not log_file_numbers(OSDisk(self.directory)):
+            self.restore_reason = "it joins with an empty directory"
+        self._open(group)
+        self.emit("opened", *self._range_words())
+
+    def _open(self, group: RepGroup) -> None:
+        """Open the environment and start its elections (on the election address it always had)."""
         self.env = ReplicatedEnvironment.open(self.directory, group=group, node_name=self.name)
+        if self.election_listener.closed:
+            self.election_listener = self._listen(parse_address(self.election_listener.address)[1], "election")
         self.election = ElectionNode.for_env(self.env, self.net, self.clock, self.config,
                                              listener=self.election_listener)
         if self.trace:
             self.election.trace.listen(lambda line: self.emit("trace", line))
-        self.emit("opened", *self._range_words())
 
     def _range_words(self) -> list[str]:
         digest = state_digest(self._env())
@@ -230,7 +249,8 @@ class GroupNode:
 
     # -- the loop -----------------------------------------------------------------------------------------
     def _sockets(self) -> list:
-        channels = [f.channel for f in self.feeders.values()] + [h.channel for h in self.handshakes]
+        channels = [f.channel for f in [*self.feeders.values(), *self.file_feeders.values()]]
+        channels += [h.channel for h in self.handshakes] + [channel for _, channel in self.waiting]
         channels += [c.channel for c in (self.joining, self.replica) if c is not None]
         return [self.election_listener.sock, self.stream_listener.sock] + [c.sock for c in channels if not c.closed]
 
@@ -259,14 +279,19 @@ class GroupNode:
         if now != self._reported:
             self._reported = now
             self.emit("state", election.state.value, f"term={election.term}", f"master={election.master or '-'}")
-        if election.state is not NodeState.MASTER:
+        if election.state is NodeState.MASTER:
+            self.restore_reason = None  # its log is the group's now
+        else:
             for replica_name in list(self.feeders):
                 self._stop_feeder(replica_name, f"{self.name} is {election.state.value}")
         master = election.master if election.state is NodeState.REPLICA else None
         if self.stream_master is not None and self.stream_master != master:
             self._stop_replica(f"the master is now {master or 'unknown'}")
         if master is not None and self.stream_master is None:
-            self._join(master)
+            if self.restore_reason is not None:
+                self._restore(master, self.restore_reason)
+            else:
+                self._join(master)
 
     # -- the master's side --------------------------------------------------------------------------------
     def _pump_feeders(self) -> int:
@@ -283,11 +308,19 @@ class GroupNode:
             if peer is None:
                 continue
             self.handshakes.remove(handshake)
-            if env.state is not NodeState.MASTER:
-                handshake.channel.close()  # only the master feeds; the replica asks again
+            self.waiting.append((peer.name, handshake.channel))
+        for peer_name, channel in list(self.waiting):
+            try:
+                first = channel.receive(timeout=0)
+            except ReplicationNetworkError:
+                first = None
+                channel.close()
+            if first is None and not channel.closed:
                 continue
-            self._stop_feeder(peer.name, "it connected again")
-            self.feeders[peer.name] = Feeder(env, handshake.channel, peer.name)
+            self.waiting.remove((peer_name, channel))
+            if first is not None:
+                self._serve(peer_name, channel, first)
+        moved += self._pump_file_feeders()
         if not self.feeding:
             return moved
         for replica_name, feeder in list(self.feeders.items()):
@@ -296,6 +329,43 @@ class GroupNode:
             except (ReplicationNetworkError, FeederError) as e:
                 self._stop_feeder(replica_name, str(e))
         return moved
+
+    def _serve(self, peer_name: str, channel, first) -> None:
+        """The first message says what the connection is for: a network restore, or the stream (master only)."""
+        env = self._env()
+        if first.type == "FileListRequest":
+            self._stop_file_feeder(peer_name, "it asked again")
+            server = self.file_feeders[peer_name] = LogFileFeeder(env, channel, peer_name)
+            self.emit("note", f"serving a network restore to {peer_name}: {first['reason']}")
+            server.handle(first)
+        elif env.state is not NodeState.MASTER:
+            channel.close()  # only the master feeds; the replica asks again
+        else:
+            self._stop_feeder(peer_name, "it connected again")
+            feeder = self.feeders[peer_name] = Feeder(env, channel, peer_name)
+            try:
+                feeder.handle(first)
+            except (ReplicationNetworkError, FeederError) as e:
+                self._stop_feeder(peer_name, str(e))
+
+    def _pump_file_feeders(self) -> int:
+        moved = 0
+        for peer_name, server in list(self.file_feeders.items()):
+            try:
+                moved += server.pump(timeout=0)
+            except ReplicationNetworkError as e:
+                self._stop_file_feeder(peer_name, str(e))
+                continue
+            if server.closed:
+                self._stop_file_feeder(peer_name, f"done: {len(server.files_sent)} files, {server.bytes_sent} bytes"
+                                       if server.done else "it stopped")
+        return moved
+
+    def _stop_file_feeder(self, peer_name: str, why: str) -> None:
+        server = self.file_feeders.pop(peer_name, None)
+        if server is not None:
+            server.close()  # the files it protected go free
+            self.emit("note", f"network restore to {peer_name} ended: {why}")
 
     def _stop_feeder(self, replica_name: str, why: str) -> None:
         feeder = self.feeders.pop(replica_name, None)
@@ -329,6 +399,13 @@ class GroupNode:
             if self.replica is None:
                 return 0
             moved = self.replica.pump(timeout=0)
+        except NetworkRestoreRequiredError as e:  # no common sync point, or past the rollback limit
+            master = self.stream_master
+            self._stop_replica(str(e))
+            self.restore_reason = str(e)
+            if master is not None:
+                self._restore(master, str(e))
+            return 0
         except (ConnectionClosedError, FeederError, ReplicationNetworkError) as e:
             self._stop_replica(str(e))
             self._next_join_ms = self.clock.now_ms() + JOIN_RETRY_MS
@@ -348,6 +425,46 @@ class GroupNode:
         if rolled:
             words.append(f"vlsns={min(rolled)}..{max(rolled)}")
         return words
+
+    def _restore(self, master: str, why: str) -> None:
+        """A network restore from ``master`` over TCP (:mod:`minidb.replication.restore`): the elections and
+        the environment stop, the master's files are received, verified and installed, then the environment
+        opens on them and the elections start again. A failure leaves the node's own files: it opens them again
+        and tries later."""
+        if self.clock.now_ms() < self._next_join_ms:
+            return
+        env = self._env()
+        group = env.group
+        self.emit("note", f"network restore from {master}: {why}")
+        assert self.election is not None
+        self.election.close()
+        env.close()
+        restore = None
+        try:
+            channel = self.net.connect(self.streams[master], self.name, timeout=self.wait_s)
+            handshake = HandshakeInitiator(channel, self.group_name, group.node(self.name))
+            deadline = time.monotonic() + self.wait_s
+            while handshake.poll(timeout=POLL_S) is None:
+                self._before(deadline, "a network restore's handshake")
+            restore = NetworkRestore(OSDisk(self.directory), channel, self.group_name, master, reason=why)
+            while not restore.done:
+                restore.pump(timeout=POLL_S)
+                self._before(deadline, "a network restore")
+        except MinidbError as e:  # a closed connection, a refusal, a bad file, the deadline
+            if restore is not None:
+                restore.channel.close()
+            self.emit("note", f"network restore from {master} failed: {e}; trying again later")
+            self._next_join_ms = self.clock.now_ms() + JOIN_RETRY_MS
+        self._open(group)
+        if restore is not None and restore.done:
+            self.restore_reason = None
+            files = restore.received
+            self.emit("restored", f"master={master}", f"files={files[0].number}..{files[-1].number}",
+                      f"bytes={restore.bytes_received}", "checksums=verified", *self._range_words())
+
+    def _before(self, deadline: float, what: str) -> None:
+        if time.monotonic() > deadline:
+            raise MinidbError(f"node {self.name}: {what} did not finish within {self.wait_s:g} s")
 
     def _stop_replica(self, why: str) -> None:
         link = self.replica or self.joining
@@ -443,8 +560,12 @@ class GroupNode:
         for replica_name in list(self.feeders):
             self._stop_feeder(replica_name, "the node stops")
         self._stop_replica("the node stops")
+        for peer_name in list(self.file_feeders):
+            self._stop_file_feeder(peer_name, "the node stops")
         for handshake in self.handshakes:
             handshake.channel.close()
+        for _, channel in self.waiting:
+            channel.close()
         if self.election is not None:
             self.election.close()
         else:

@@ -87,6 +87,7 @@ class NetworkRestore:
         self.listed: list[FileInfo] = []
         self.received: list[ReceivedFile] = []
         self.bytes_received = 0
+        self.chunks_received = 0
         self._file: FileInfo | None = None  # the file being received, and its staged copy:
         self._handle: File | None = None
         self._offset = self._crc = self._chunks = 0  # where the next chunk goes, the CRC-32 so far, chunks taken
@@ -166,6 +167,7 @@ class NetworkRestore:
         assert self._handle is not None
         self._handle.write(offset, data)
         self.bytes_received += len(data)
+        self.chunks_received += 1
         self._offset, self._crc, self._chunks = offset + len(data), zlib.crc32(data, self._crc), self._chunks + 1
 
     def _end(self, number: int, length: int, checksum: int) -> None:
