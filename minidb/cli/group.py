@@ -12,11 +12,20 @@ and plays a failover, printing each step as one line::
     [demo] n2 wrote 5 records with SIMPLE_MAJORITY acks (VLSNs 11..20)
     [demo] restarted n1: recovery found VLSNs 1..12, last_txn_end 10
     [demo] n1 rejoined as a replica of n2: matchpoint VLSN 10, rolled back 2 entries (VLSNs 11..12)
+    [demo] stopped n3 and emptied its directory: a new node takes its place
+    [demo] n3 joined with an empty directory: network restore over TCP from n2, files 1..1, 3695 bytes, checksums verified
+    [demo] n3 is a replica of n2 (restored VLSNs 1..20, matchpoint VLSN 20)
     [demo] n1: 10 records, crc 0xfd31cbd6, VLSNs 1..20, last_txn_end 20
     ...
     [demo] all 3 nodes agree: 10 records, crc 0xfd31cbd6, VLSNs 1..20, last_txn_end 20
 
-The terms depend on how the survivors' rounds meet (term 2 or later).
+The terms depend on how the survivors' rounds meet (term 2 or later). The
+last step replaces a replica that is neither master by a new node of the same
+name and addresses with an empty directory (the demo deletes that node's
+environment, which it made): the node joins by a network restore
+(:mod:`minidb.replication.restore`) from the master over TCP, then streams.
+(The replicas of the first election join empty too, and are restored from
+the first master's short log; the demo does not print that.)
 
 The parent talks to each node over its standard input and output (the
 control lines of :mod:`minidb.replication.group.node`) and waits for *events*

@@ -31,6 +31,15 @@ How it plugs into the log store (which never imports replication):
    log cleaner's protection registry: before checkpoint step 9 deletes
    cleaned files, the index forgets the VLSNs they hold.
 
+Before any of this, :meth:`~ReplicatedEnvironment.open` finishes a network
+restore's install whose marker is durable, or discards the staging area of
+one that never got that far (:func:`~minidb.replication.restore.staging.finish_restore`),
+so a half-restored log never opens. The environment also keeps the
+checksums a network restore's server caches per log file
+(``file_checksums``, :mod:`minidb.replication.restore.server`); its data
+eraser drops a file's cached checksum before it changes the file
+(:meth:`~ReplicatedEnvironment.clear_cached_file_checksum`).
+
 **Nodes and roles.** Opened with a ``group`` (:class:`~minidb.replication.group.membership.RepGroup`)
 and its ``node_name``, the environment is one node of that group and starts
 in state UNKNOWN; :meth:`~ReplicatedEnvironment.become_master`,

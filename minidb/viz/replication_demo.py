@@ -40,8 +40,8 @@ from minidb.replication.errors import (
 from minidb.replication.group.driver import InMemoryGroup
 from minidb.replication.group.membership import RepGroup, RepNode
 from minidb.replication.restore import LogFileFeeder, NetworkRestore
-from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
 from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
 from minidb.viz.replication import StreamPicture, draw_stream, stream_picture
 from minidb.viz.script import Op, checked, op_table, script_error
 

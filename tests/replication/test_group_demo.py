@@ -52,6 +52,12 @@ def test_a_tcp_group_of_three_processes_ends_with_equal_state_on_every_node(tmp_
                          r"rolled back (\d+) entries", done.stdout, re.M)
     new, matchpoint, rolled_back = rejoined.group(1), int(rejoined.group(2)), int(rejoined.group(3))
     assert new != old and rolled_back >= 1
+    # a new node with an empty directory took a replica's place, brought up by a network restore over TCP
+    restored = re.search(r"^\[demo\] (n\d) joined with an empty directory: network restore over TCP from (n\d), "
+                         r"files \d+\.\.\d+, (\d+) bytes, checksums verified$", done.stdout, re.M)
+    assert restored and restored.group(2) == new and restored.group(1) not in (old, new)
+    assert int(restored.group(3)) > 0
+    assert not [n for n in os.listdir(out / restored.group(1)) if n.startswith("restore.")]  # installed
     # no node process is left running
     pids = [int(p) for p in re.findall(r"\(pid (\d+)\)", done.stdout)]
     assert len(pids) == 3 and not any(alive(pid) for pid in pids)

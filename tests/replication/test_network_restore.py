@@ -6,15 +6,15 @@ import zlib
 
 import pytest
 
+from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode, OSDisk, SimDisk
 from minidb.log.files import file_name
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
-from minidb.replication.errors import NetworkRestoreError, RestoreChecksumError
+from minidb.replication.errors import ConnectionClosedError, NetworkRestoreError, RestoreChecksumError
 from minidb.replication.group.membership import RepGroup, RepNode
 from minidb.replication.restore import LogFileFeeder, NetworkRestore
 from minidb.replication.restore.staging import PREFIX, read_marker
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
-from minidb.errors import SimulatedCrash
 
 from tests.replication.helpers import churn, small_config, workload
 
@@ -124,7 +124,7 @@ def test_a_connection_dropped_mid_file_installs_nothing_and_a_retry_succeeds():
     net.drop()
     with pytest.raises(NetworkRestoreError, match="dropped in the middle of 00000001.jdb"):
         restore.pump()
-    with pytest.raises(Exception):
+    with pytest.raises(ConnectionClosedError):
         server.pump()
     assert master.env.cleaner.protector.sets == []  # released on the dropped connection
     assert {n: node_disk.open(n).read_all() for n in before} == before  # the node's own log untouched

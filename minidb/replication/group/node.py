@@ -16,6 +16,17 @@ closes the streams of the old one), the stream connections. Invariants:
   election named, always with syncup (``syncup=True``): a node that comes
   back (a former master) first finds the matchpoint and rolls back what it
   holds that the master does not (:mod:`.syncup`, :mod:`.rollback`);
+- a node whose syncup needs a network restore, or that opened an empty
+  directory and learns of a master (not being master itself), gets the
+  master's log files first (:mod:`minidb.replication.restore`): its
+  elections and environment stop, the files come over a connection to the
+  master's stream address, are verified and installed, and the node opens
+  on them and starts its elections again on the same address. A failed
+  restore leaves its own files, opened again; it tries again later;
+- a connection to the stream address says what it is for by its first
+  message after the handshake: ``FileListRequest`` gets a
+  :class:`~minidb.replication.restore.LogFileFeeder` (any node serves a
+  restore), anything else a feeder (the master only);
 - every change of state, every stream that syncs up, every answer to a
   command is one line on standard output, so the parent reads events, not
   timings.
@@ -39,6 +50,8 @@ node's standard input; the node writes events to its standard output::
     quit                                     bye n1  (the environment closed; exit code 0)
     (events, any time)                       state n1 MASTER term=1 master=n1
                                              joined n3 master=n1 matchpoint=0 rolled_back=0
+                                             restored n3 master=n2 files=1..2 bytes=3695 checksums=verified
+                                               vlsns=1..23 last_txn_end=23
                                              note n2 feeder to n3 stopped: ...
     (a command that fails)                   error n1 cannot write: node n1 is a replica of ...
 
@@ -64,11 +77,12 @@ node's standard input; the node writes events to its standard output::
   ``last_txn_end``. Equal digests: equal state.
 - ``joined`` reports a replica's syncup: the matchpoint VLSN and how many
   entries it rolled back (``vlsns=`` which ones, if any).
+- ``restored`` reports a network restore: from which node, the files and
+  bytes received, and the VLSN range the node opened with.
 
 End of input (the parent is gone) closes the node like ``quit``. A waiting
 command that times out answers ``error``; an error of the loop itself (a
-syncup that needs a network restore, a corrupt log) is one ``error`` line,
-then exit code 1.
+corrupt log) is one ``error`` line, then exit code 1.
 """
 
 from __future__ import annotations
@@ -93,10 +107,10 @@ from minidb.replication.errors import (
 )
 from minidb.replication.group.elections import ElectionConfig, ElectionNode
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
+from minidb.replication.restore import LogFileFeeder, NetworkRestore
 from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork, parse_address
-from minidb.replication.restore import LogFileFeeder, NetworkRestore
 from minidb.replication.stream.replica import Replica
 
 HOST = "127.0.0.1"
