@@ -243,6 +243,14 @@ def test_the_cleaner_does_not_delete_a_file_being_sent_and_does_after():
     master.env.clean_log()
     master.checkpoint()
     assert file_name(1) not in master.disk.list()  # released: the cleaner deletes it
+    mine, theirs, _ = connect(net, master, listener=net.listen("n1/again"))
+    NetworkRestore(SimDisk("n3"), mine, GROUP.name, "n1")
+    again = LogFileFeeder(master, theirs, "n3")
+    net.deliver()
+    again.pump()
+    assert [s.name for s in protector.sets] == ["network restore to n3"]
+    again.close()  # the member stops: the files go free
+    assert protector.sets == []
 
 
 def test_an_erased_file_s_cached_checksum_is_dropped_first():
