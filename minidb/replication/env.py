@@ -154,7 +154,8 @@ class ReplicatedEnvironment:
         self._txn_durability: dict[int, RepDurability] = {}  # begun with a replication Durability
         self.recovered_rollback: RollbackResult | None = None  # a rollback a crash cut short, finished at open
         env.log.vlsn_allocator = self._allocate_vlsn
-        self.file_checksums = FileChecksums(env.disk)  # a network restore's server caches them (restore/server.py)
+        # a network restore's server caches them (restore/server.py); a rollback's tail truncation drops them
+        self.file_checksums = FileChecksums(env.disk, lambda: vlsn_index.stats["nTailTruncations"])
         self.finished_restore: str | None = None  # what the open did with a network restore's staging area
 
     @classmethod

@@ -12,7 +12,7 @@ from minidb.log.files import file_name
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
 from minidb.replication.errors import ConnectionClosedError, NetworkRestoreError, RestoreChecksumError
 from minidb.replication.group.membership import RepGroup, RepNode
-from minidb.replication.restore import LogFileFeeder, NetworkRestore
+from minidb.replication.restore import FileChecksums, LogFileFeeder, NetworkRestore
 from minidb.replication.restore.staging import PREFIX, read_marker
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 
@@ -262,3 +262,19 @@ def test_an_erased_file_s_cached_checksum_is_dropped_first():
     assert 1 in master.file_checksums.cached()
     assert master.clear_cached_file_checksum(1) and 1 not in master.file_checksums.cached()
     assert not master.clear_cached_file_checksum(1)
+
+
+def test_cached_checksums_extend_a_growing_file_and_are_dropped_when_bytes_change_in_place():
+    disk = SimDisk("sums")
+    f = disk.open(file_name(1), create=True)
+    f.write(0, b"a" * 100)
+    generation = [0]
+    sums = FileChecksums(disk, lambda: generation[0])
+    assert sums.checksum(1, 100) == zlib.crc32(b"a" * 100) and sums.bytes_read == 100
+    f.write(100, b"b" * 50)  # the last file grows: only the new bytes are read
+    assert sums.checksum(1, 150) == zlib.crc32(b"a" * 100 + b"b" * 50) and sums.bytes_read == 150
+    f.write(0, b"X")  # an erasure changes bytes in place: without clear, the stale value would be listed
+    assert sums.clear(1) and sums.checksum(1, 150) == zlib.crc32(b"X" + b"a" * 99 + b"b" * 50)
+    f.write(1, b"Y")  # a rollback's INVISIBLE bit, in place: the generation moves, every checksum goes
+    generation[0] += 1
+    assert sums.checksum(1, 150) == zlib.crc32(b"XY" + b"a" * 98 + b"b" * 50)

@@ -33,7 +33,8 @@ Invariants:
   eraser changes keeps its length, so the eraser drops the file's cached
   checksum first (:meth:`FileChecksums.clear`, JE's
   ``RepImpl.clearedCachedFileChecksum``; the replicated environment's
-  eraser calls it before it erases a file).
+  eraser calls it before it erases a file), and a syncup rollback, which
+  marks entries INVISIBLE in place, drops them all (``generation``).
 
 Stepped like the feeder: :meth:`LogFileFeeder.pump` answers what arrived
 and sends at most ``max_chunks`` chunks of the file being sent, so a single
@@ -44,6 +45,7 @@ in-memory network's script decides when messages move.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from minidb.io import Disk
@@ -60,15 +62,24 @@ DEFAULT_MAX_CHUNKS = 16  # chunks one pump sends
 
 
 class FileChecksums:
-    """Per-file CRC-32s of a node's log files (JE's ``LogFileFeeder`` response cache)."""
+    """Per-file CRC-32s of a node's log files (JE's ``LogFileFeeder`` response cache).
 
-    def __init__(self, disk: Disk):
+    ``generation()`` counts the in-place changes the cache cannot see coming
+    (the replicated environment passes its VLSN index's tail truncations: a
+    syncup rollback marks entries INVISIBLE in place, in any file after the
+    matchpoint); when it moved, every cached checksum is dropped."""
+
+    def __init__(self, disk: Disk, generation: Callable[[], int] = lambda: 0):
         self.disk = disk
+        self.generation = generation
+        self._seen = generation()
         self._cache: dict[int, tuple[int, int]] = {}  # file number -> (length summed, CRC-32 of those bytes)
         self.bytes_read = 0  # bytes read to compute checksums (a cached prefix is not read again)
 
     def checksum(self, number: int, length: int) -> int:
         """The CRC-32 of file ``number``'s first ``length`` bytes."""
+        if self.generation() != self._seen:
+            self._cache, self._seen = {}, self.generation()
         start, crc = self._cache.get(number, (0, 0))
         if start > length:
             start, crc = 0, 0
