@@ -14,7 +14,9 @@ from minidb.replication.errors import ConnectionClosedError, NetworkRestoreError
 from minidb.replication.group.membership import RepGroup, RepNode
 from minidb.replication.restore import FileChecksums, LogFileFeeder, NetworkRestore
 from minidb.replication.restore.staging import PREFIX, read_marker
+from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
+from minidb.replication.stream.replica import Replica
 
 from tests.replication.helpers import churn, small_config, workload
 
@@ -278,3 +280,28 @@ def test_cached_checksums_extend_a_growing_file_and_are_dropped_when_bytes_chang
     f.write(1, b"Y")  # a rollback's INVISIBLE bit, in place: the generation moves, every checksum goes
     generation[0] += 1
     assert sums.checksum(1, 150) == zlib.crc32(b"XY" + b"a" * 98 + b"b" * 50)
+
+
+def test_the_log_sent_ends_at_the_last_sync_point_so_the_restored_node_rolls_nothing_back():
+    master = master_with_data()
+    with master.begin() as txn:
+        master.database("accounts").put("committed", "yes", txn=txn)
+    master.database("accounts").put("after the last sync point", "streamed later")  # no Commit follows it
+    master.checkpoint()
+    assert master.range.last_sync < master.range.last
+    net = InMemoryNetwork()
+    mine, theirs, listener = connect(net, master)
+    node_disk = SimDisk("n2")
+    run(net, NetworkRestore(node_disk, mine, GROUP.name, "n1"), LogFileFeeder(master, theirs, "n2"))
+    node = open_node("n2", node_disk)
+    assert node.range.last == master.range.last_sync  # cut right after the Commit
+    assert b"after the last sync point" not in records(node) and records(node)[b"committed"] == b"yes"
+    mine, theirs, _ = connect(net, master, listener=listener)
+    feeder, replica = Feeder(master, theirs, "n2"), Replica(node, mine, "n1", syncup=True)
+    for _ in range(100):
+        net.deliver()
+        feeder.pump()
+        net.deliver()
+        replica.pump()
+    assert replica.syncup.rollback is None and replica.start_vlsn == master.range.last_sync + 1
+    assert records(node) == records(master) and node.range.last == master.range.last

@@ -20,6 +20,15 @@ Invariants:
   length; the last file, still growing, is listed up to the end of its
   last whole entry, so the bytes listed never change while the master
   keeps writing after them;
+- **the log sent ends at a sync point.** When replicated entries follow
+  the member's last sync point (a Commit, an Abort, a Matchpoint, a
+  TermStart: ``range.last_sync``), the log sent ends right after that
+  entry: a later file is left out, the file holding it is cut there (an
+  entry boundary, as a crash leaves it). The restored node's syncup then
+  finds its last VLSN as the matchpoint and has nothing to roll back;
+  sending the entries after it would make the node roll them back, and
+  the checkpoint that ends its first open puts them past the rollback
+  limit: a restore again, for ever. The node streams them instead;
 - **the files sent are protected** (JE's ``FileProtector``,
   :mod:`minidb.logstore.cleaner.protect`): from the list on, the files
   listed are registered as ``network restore to <node>``, so neither the
@@ -49,6 +58,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from minidb.io import Disk
+from minidb.log import LSN
 from minidb.log.files import file_name, log_file_numbers
 from minidb.replication.errors import ConnectionClosedError
 from minidb.replication.restore.staging import FileInfo
@@ -169,8 +179,8 @@ class LogFileFeeder:
         env = self.env.env
         with env.latch:
             env.log.flush()  # whole entries in the files: what is listed does not change
-            end = env.log.end_lsn
-            numbers = log_file_numbers(env.disk)
+            end = self._end_of_sync()
+            numbers = [n for n in log_file_numbers(env.disk) if n <= end.file]
             if not numbers:
                 self._refuse(f"{self.env.node_name} has no log files to send")
                 return
@@ -187,6 +197,15 @@ class LogFileFeeder:
         self._send("FileList", count=len(infos), log_head=numbers[0], total_bytes=sum(i.length for i in infos))
         for info in infos:
             self._send("FileInfo", file_number=info.number, length=info.length, checksum=info.checksum)
+
+    def _end_of_sync(self) -> LSN:
+        """Where the log sent ends: after the entry of the last sync point when replicated entries follow it
+        (see the module documentation), else at the log's end."""
+        current = self.env.range
+        if not current.last_sync or current.last_sync >= current.last:
+            return self.env.log.end_lsn
+        entry = self.env.vlsn_index.backward_scanner().find(current.last_sync)
+        return LSN(entry.lsn.file, entry.lsn.offset + entry.header.entry_size)
 
     def _start_file(self, number: int) -> None:
         info = self.files.get(number)
