@@ -305,3 +305,21 @@ def test_the_log_sent_ends_at_the_last_sync_point_so_the_restored_node_rolls_not
         replica.pump()
     assert replica.syncup.rollback is None and replica.start_vlsn == master.range.last_sync + 1
     assert records(node) == records(master) and node.range.last == master.range.last
+
+
+def test_a_new_attempt_first_finishes_an_install_a_crash_cut_short():
+    """Crashed between two renames of the install, the node asks again before it ever opens: the new attempt
+    finishes the old install first (the old files are half gone: discarding the staged ones would lose both)."""
+    master = master_with_data()
+    node_disk = node_with_its_own_log()
+    net = InMemoryNetwork()
+    mine, theirs, listener = connect(net, master)
+    start = len(node_disk.events)
+    run(net, NetworkRestore(node_disk, mine, GROUP.name, "n1"), LogFileFeeder(master, theirs, "n2"))
+    first_rename = next(i for i in range(start, len(node_disk.events)) if node_disk.events[i].kind == "rename")
+    image = node_disk.crash_image(first_rename, CrashMode.nothing())
+    assert read_marker(image) is not None
+    mine, _, _ = connect(net, master, listener=listener)
+    again = NetworkRestore(image, mine, GROUP.name, "n1")
+    assert again.discarded == [] and read_marker(image) is None
+    assert records(open_node("n2", image)) == records(master)

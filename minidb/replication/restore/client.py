@@ -6,7 +6,8 @@ with an empty directory, replaces its log with a member's. With its
 environment closed, it opens a connection to the member (after the
 handshake) and steps a :class:`NetworkRestore`:
 
-1. the staging area of an earlier attempt is discarded (:mod:`.staging`);
+1. an install a crash cut short is finished, and the incomplete staging
+   area of an earlier attempt discarded (:mod:`.staging`);
 2. ``FileListRequest``; the member's ``FileList`` and ``FileInfo`` say
    which files, how long, and their CRC-32s (:mod:`.server`);
 3. for each file in turn: ``FileRequest``, then ``FileStart``, the
@@ -81,7 +82,8 @@ class NetworkRestore:
         self.group_name = group_name
         self.server_name = server_name
         self.staging = StagingDisk(disk)
-        self.discarded = discard(disk)  # an earlier attempt's staging area
+        install(disk)  # an install a crash cut short is finished first (the old files may be gone already)
+        self.discarded = discard(disk)  # an earlier attempt's incomplete staging area
         self.count: int | None = None  # how many files the member listed
         self.log_head = 1
         self.listed: list[FileInfo] = []
