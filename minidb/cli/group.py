@@ -12,11 +12,20 @@ and plays a failover, printing each step as one line::
     [demo] n2 wrote 5 records with SIMPLE_MAJORITY acks (VLSNs 11..20)
     [demo] restarted n1: recovery found VLSNs 1..12, last_txn_end 10
     [demo] n1 rejoined as a replica of n2: matchpoint VLSN 10, rolled back 2 entries (VLSNs 11..12)
+    [demo] stopped n3 and emptied its directory: a new node takes its place
+    [demo] n3 joined with an empty directory: network restore over TCP from n2, files 1..1, 3695 bytes, checksums verified
+    [demo] n3 is a replica of n2 (restored VLSNs 1..20, matchpoint VLSN 20)
     [demo] n1: 10 records, crc 0xfd31cbd6, VLSNs 1..20, last_txn_end 20
     ...
     [demo] all 3 nodes agree: 10 records, crc 0xfd31cbd6, VLSNs 1..20, last_txn_end 20
 
-The terms depend on how the survivors' rounds meet (term 2 or later).
+The terms depend on how the survivors' rounds meet (term 2 or later). The
+last step replaces a replica that is neither master by a new node of the same
+name and addresses with an empty directory (the demo deletes that node's
+environment, which it made): the node joins by a network restore
+(:mod:`minidb.replication.restore`) from the master over TCP, then streams.
+(The replicas of the first election join empty too, and are restored from
+the first master's short log; the demo does not print that.)
 
 The parent talks to each node over its standard input and output (the
 control lines of :mod:`minidb.replication.group.node`) and waits for *events*
@@ -204,14 +213,14 @@ class GroupDemo:
         found = self.expect(name, "listening", "listening", since)
         self.addresses[name] = (found["election"], found["stream"])
 
-    def join(self, names: list[str]) -> None:
+    def join(self, names: list[str], restarted: bool = True) -> None:
         members = " ".join(f"{n}={e}/{s}" for n, (e, s) in self.addresses.items())
         since = len(self.log)
         for name in names:
             self.procs[name].send(f"group {members}")
         for name in names:
             opened = self.expect(name, "opened", "opening its environment", since)
-            if len(names) == 1:
+            if len(names) == 1 and restarted:
                 self.say(f"[demo] restarted {name}: recovery found VLSNs {opened['vlsns']}, "
                          f"last_txn_end {opened['last_txn_end']}")
 
@@ -265,7 +274,26 @@ class GroupDemo:
         rolled = f" (VLSNs {joined['vlsns']})" if "vlsns" in joined else ""
         self.say(f"[demo] {old} rejoined as a replica of {joined['master']}: matchpoint VLSN {joined['matchpoint']}, "
                  f"rolled back {joined['rolled_back']} entries{rolled}")
+        self.fresh_node(next(n for n in reversed(self.names) if n not in (old, new)), new)
         return self.compare(last)
+
+    def fresh_node(self, name: str, master: str) -> None:
+        """Replica ``name`` stops and a new node with an empty directory takes its place (its name and
+        addresses): it joins by a network restore from the master over TCP, then streams."""
+        self.procs[name].stop(timeout=QUIT_GRACE_S)
+        shutil.rmtree(os.path.join(self.directory, name))  # the node's environment, which the demo made
+        self.say(f"[demo] stopped {name} and emptied its directory: a new node takes its place")
+        ports = tuple(int(address.rsplit(":", 1)[1]) for address in self.addresses[name])
+        since = len(self.log)
+        self.start(name, ports)
+        self.join([name], restarted=False)
+        restored = self.expect(name, "restored", f"a network restore from {master}", since)
+        self.say(f"[demo] {name} joined with an empty directory: network restore over TCP from "
+                 f"{restored['master']}, files {restored['files']}, {restored['bytes']} bytes, "
+                 f"checksums {restored['checksums']}")
+        joined = self.expect(name, "joined", f"{name} streaming from master {master}", since)
+        self.say(f"[demo] {name} is a replica of {joined['master']} (restored VLSNs {restored['vlsns']}, "
+                 f"matchpoint VLSN {joined['matchpoint']})")
 
     def compare(self, vlsn: int) -> bool:
         digests, since = {}, len(self.log)

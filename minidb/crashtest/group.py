@@ -38,8 +38,9 @@ its crashes. A run of three nodes on the in-memory network, the manual
 clock and simulated disks is a pure function of its seed (FoundationDB's
 deterministic simulation), so each seed is first run once without a crash,
 recording each node's disk events (writes, truncates and fsyncs, from the
-group's forming to the end of the settling, across the disks a network
-restore gives a node: :class:`_History`); then, for every node ``n``, every
+group's forming to the end of the settling, a network restore's included:
+it stages and installs the master's files on the node's own disk,
+:class:`_History`); then, for every node ``n``, every
 one of its events ``k`` and every crash mode of the other engines' sweeps
 (nothing unsynced kept, everything kept, and after a write that write torn:
 :func:`crash_modes`), that seed is run again from the start with ``n``'s disk
@@ -53,8 +54,7 @@ points, each a whole run of the group (about 0.1 s: the run up to the crash
 is not shared between points but run again, which keeps every point a plain
 run of the workload). Not enumerated: the events of the three environments'
 creation, before the group forms (the replication crash test crashes an
-environment's creation at every point), those of a network restore copying
-the master's files onto a node's new disk, and those of the last election
+environment's creation at every point), and those of the last election
 after the settling (no crash may be pending for the checks).
 
 Then everything is healed, every crashed node restarted, and the group
@@ -154,9 +154,9 @@ class CrashAt:
 
 
 class _History:
-    """One node's disk events (writes, truncates, fsyncs) from the group's forming on, across the disks a
-    network restore gives it; those made while the restore copies the master's files onto the new disk
-    are not the node's (no crash is scheduled there)."""
+    """One node's disk events (writes, truncates, fsyncs) from the group's forming on, across the disks it is
+    given (a network restore stages and installs the master's files on the node's own disk: those events are
+    the node's, and crash points like any other)."""
 
     def __init__(self, disk: SimDisk):
         self.disk, self.start = disk, len(disk.events)

@@ -17,7 +17,8 @@ policies, ack policies, commits waiting for acks; feeders protect the log
 files they still have to send); elections (Paxos rounds, durable acceptor
 state, JE's rule for the winner); syncup (the matchpoint search) and its
 rollback (RollbackStart/End, INVISIBLE entries, finished by recovery after a
-crash). Where the
+crash); network restore (a member's log files over the wire, staged, verified
+and installed at once, the files sent protected). Where the
 modules mention them, they describe the callers the index is made for (a
 feeder reads forward by VLSN and waits for new ones; syncup searches backward
 and truncates the tail); tests, the tour and notebook 12 play those callers.
@@ -40,6 +41,8 @@ Public surface::
     ReplicaFeederSyncup, search_matchpoint,  syncup: the matchpoint by LSN-neutral checksum (syncup/syncup.py)
     MatchpointSearchResults, item_checksum
     RollbackResult, roll_back                the rollback after the matchpoint (syncup/rollback.py)
+    NetworkRestore, LogFileFeeder,           network restore: the node's side, the member's side and its
+    FileChecksums, finish_restore            checksum cache, the staged install finished at open (restore/)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (vlsn/index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (vlsn/config.py)
@@ -54,13 +57,14 @@ Public surface::
     ROLLBACK_START, ROLLBACK_END
     VLSNIndexError, VLSNRangeError,          errors (errors.py)
     ReplicaWriteError, HandshakeError,
-    NetworkRestoreRequiredError, RollbackLimitError, SyncupError, ...
+    NetworkRestoreRequiredError, RollbackLimitError, SyncupError,
+    NetworkRestoreError, RestoreChecksumError, ...
 
 The rooms, each a folder with its reading order in its ``__init__``: ``vlsn/`` (the VLSN index),
 ``stream/`` (feeders, replicas, the wire, acks), ``group/`` (membership, elections, failover, and
 ``node``, one node as a process over TCP for ``minidb group``), ``syncup/`` (the matchpoint and the
-rollback). Beside them: ``env`` (the replicated environment, which builds the parts), ``logdef``
-(replication's entry types), ``errors``, ``cases`` (the worked examples). Its crash tests (a
+rollback), ``restore/`` (network restore). Beside them: ``env`` (the replicated environment, which
+builds the parts), ``logdef`` (replication's entry types), ``errors``, ``cases`` (the worked examples). Its crash tests (a
 replicated workload, a rollback, a group of three) are in :mod:`minidb.crashtest`, above it.
 """
 
@@ -75,10 +79,12 @@ from minidb.replication.errors import (
                                        IndexClosedError,
                                        InsufficientAcksError,
                                        InsufficientReplicasError,
+                                       NetworkRestoreError,
                                        NetworkRestoreRequiredError,
                                        ReplayError,
                                        ReplicationNetworkError,
                                        ReplicaWriteError,
+                                       RestoreChecksumError,
                                        RollbackLimitError,
                                        SyncupError,
                                        TailTruncationError,
@@ -95,6 +101,7 @@ from minidb.replication.group.elections import Acceptor, ElectionConfig, Electio
 from minidb.replication.group.failover import FailoverGroup
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
 from minidb.replication.logdef import MATCHPOINT, REPLICATION_TYPES, ROLLBACK_END, ROLLBACK_START
+from minidb.replication.restore import FileChecksums, LogFileFeeder, NetworkRestore, finish_restore
 from minidb.replication.stream import wire
 from minidb.replication.stream.ack import CommitToken, FeederTxns
 from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
@@ -136,4 +143,5 @@ __all__ = [
     "ReplicaFeederSyncup",
     "search_matchpoint", "MatchpointSearchResults", "item_checksum", "RollbackResult", "roll_back", "FailoverGroup",
     "ROLLBACK_START", "ROLLBACK_END", "NetworkRestoreRequiredError", "RollbackLimitError", "SyncupError",
+    "NetworkRestore", "LogFileFeeder", "FileChecksums", "finish_restore", "NetworkRestoreError", "RestoreChecksumError",
 ]

@@ -31,6 +31,15 @@ How it plugs into the log store (which never imports replication):
    log cleaner's protection registry: before checkpoint step 9 deletes
    cleaned files, the index forgets the VLSNs they hold.
 
+Before any of this, :meth:`~ReplicatedEnvironment.open` finishes a network
+restore's install whose marker is durable, or discards the staging area of
+one that never got that far (:func:`~minidb.replication.restore.staging.finish_restore`),
+so a half-restored log never opens. The environment also keeps the
+checksums a network restore's server caches per log file
+(``file_checksums``, :mod:`minidb.replication.restore.server`); its data
+eraser drops a file's cached checksum before it changes the file
+(:meth:`~ReplicatedEnvironment.clear_cached_file_checksum`).
+
 **Nodes and roles.** Opened with a ``group`` (:class:`~minidb.replication.group.membership.RepGroup`)
 and its ``node_name``, the environment is one node of that group and starts
 in state UNKNOWN; :meth:`~ReplicatedEnvironment.become_master`,
@@ -71,7 +80,7 @@ import dataclasses
 import os
 
 from minidb.errors import UserError
-from minidb.io import CrashMode, Disk
+from minidb.io import CrashMode, Disk, OSDisk
 from minidb.log import LSN, LogManager
 from minidb.logstore import Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks, Transaction
 from minidb.logstore.checkpoint.checkpointer import CheckpointResult
@@ -87,6 +96,8 @@ from minidb.replication.errors import (
 )
 from minidb.replication.group.membership import NodeState, RepGroup
 from minidb.replication.logdef import MATCHPOINT, TERM_START
+from minidb.replication.restore.server import FileChecksums
+from minidb.replication.restore.staging import finish_restore
 from minidb.replication.stream import ack
 from minidb.replication.stream.durability import Durability as RepDurability
 from minidb.replication.syncup.rollback import (
@@ -143,6 +154,9 @@ class ReplicatedEnvironment:
         self._txn_durability: dict[int, RepDurability] = {}  # begun with a replication Durability
         self.recovered_rollback: RollbackResult | None = None  # a rollback a crash cut short, finished at open
         env.log.vlsn_allocator = self._allocate_vlsn
+        # a network restore's server caches them (restore/server.py); a rollback's tail truncation drops them
+        self.file_checksums = FileChecksums(env.disk, lambda: vlsn_index.stats["nTailTruncations"])
+        self.finished_restore: str | None = None  # what the open did with a network restore's staging area
 
     @classmethod
     def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
@@ -163,6 +177,7 @@ class ReplicatedEnvironment:
             raise UserError(f"{place}: a replicated environment cannot be opened read-only (its recovery "
                             "finishes the VLSN index by writing)")
         config = dataclasses.replace(config or EnvironmentConfig(), replicated=True)
+        restored = _finish_network_restore(where)
         index = VLSNIndex(index_config)
         tracker = index.begin_recovery()
         finishing = _PendingRollbackRedo(index, tracker, phase_listener)
@@ -177,6 +192,7 @@ class ReplicatedEnvironment:
         env.cleaner.protector.add_deletion_listener(index.before_file_deletion)  # before the cleaner deletes
         rep_env = cls(env, index, node_id, group, node_name)
         rep_env.recovered_rollback = finishing.result
+        rep_env.finished_restore = restored
         return rep_env
 
     # -- the node's state ------------------------------------------------------------------------
@@ -250,9 +266,18 @@ class ReplicatedEnvironment:
         return self.vlsn_index.allocator.bump()
 
     def data_eraser(self, config=None, clock=None, **hooks) -> DataEraser:
-        """The log store's data eraser, with the VLSN index truncated before each file it changes."""
-        return DataEraser(self.env, config, clock, truncate_vlsn_index=self.vlsn_index.release_file_for_erasure,
-                          **hooks)
+        """The log store's data eraser; before each file it changes, the file's cached checksum is dropped
+        (:meth:`clear_cached_file_checksum`) and the VLSN index truncated."""
+        def before_erasing(number: int) -> bool:
+            self.clear_cached_file_checksum(number)
+            return self.vlsn_index.release_file_for_erasure(number)
+
+        return DataEraser(self.env, config, clock, truncate_vlsn_index=before_erasing, **hooks)
+
+    def clear_cached_file_checksum(self, number: int) -> bool:
+        """Forget log file ``number``'s checksum cached for network restores (JE's
+        ``RepImpl.clearedCachedFileChecksum``): its bytes are about to change. Whether one was cached."""
+        return self.file_checksums.clear(number)
 
     # -- the log store environment ------------------------------------------------------------
     @property
@@ -496,6 +521,16 @@ class _PendingRollbackRedo:
         pending, self.pending = self.pending, None
         self.result = finish_pending(run.env, self.index, pending)
         return self.result.describe()
+
+
+def _finish_network_restore(where: Disk | str | os.PathLike) -> str | None:
+    """Before the log is read: finish a network restore's install, or discard its incomplete staging area
+    (:mod:`.restore.staging`), so that a half-restored log never opens."""
+    if isinstance(where, Disk):
+        return finish_restore(where)
+    if os.path.isdir(where):
+        return finish_restore(OSDisk(where))
+    return None
 
 
 def open_replicated(where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,

@@ -131,8 +131,30 @@ class RollbackLimitError(NetworkRestoreRequiredError):
     """The rollback would undo committed changes older than the rollback limit (JE's
     ``RollbackProhibitedException``); nothing was changed."""
 
+class NetworkRestoreError(MinidbError):
+    """A network restore did not finish (the member refused, the connection dropped, a file came wrong):
+    nothing was installed; the node keeps its own files and may try again."""
+
+
+class RestoreChecksumError(NetworkRestoreError, CorruptionError):
+    """A file a network restore received is not the file the member listed (its length or CRC-32 differ, a
+    chunk arrived out of place), or the staged log does not verify; names the file and the offset. Nothing
+    was installed, and the staged files are discarded."""
+
+    def __init__(self, file_name: str, offset: int, what: str):
+        self.file_name = file_name
+        self.offset = offset
+        super().__init__(f"{file_name} at offset 0x{offset:x}: {what}")
+
+
+class StagedRestoreCorruptionError(CorruptionError):
+    """A network restore's install found a listed file missing or of the wrong length: the directory was
+    changed behind it. Names the file; nothing more is removed."""
+
+
 __all__ = ["VLSNIndexError", "VLSNIndexCorruptionError", "VLSNRangeError", "WaitTimeoutError", "IndexClosedError",
            "ReplicationNetworkError", "WireFormatError", "WireVersionError", "HandshakeError", "ConnectionClosedError",
            "GroupConfigError", "ReplicaWriteError", "UnknownMasterError", "ReplayError", "TailTruncationError",
            "FeederError", "ElectionError", "AcceptorStateCorruptionError", "InsufficientReplicasError",
-           "InsufficientAcksError", "SyncupError", "NetworkRestoreRequiredError", "RollbackLimitError"]
+           "InsufficientAcksError", "SyncupError", "NetworkRestoreRequiredError", "RollbackLimitError",
+           "NetworkRestoreError", "RestoreChecksumError", "StagedRestoreCorruptionError"]

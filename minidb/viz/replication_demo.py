@@ -13,7 +13,12 @@ when the driver pumps it, and the timeout of a commit runs on a
   replica cut off, one replica slow); returns the stream picture and what
   each commit did. Pure: it replays from scratch;
 - :func:`commit_rounds`: one commit waiting for its acks, round by round
-  (what moved, who acked, who the commit still waits for).
+  (what moved, who acked, who the commit still waits for);
+- :func:`network_restore`: a node with an empty directory gets the
+  master's log files over the network (:mod:`minidb.replication.restore`):
+  the files listed and protected, each file's chunks, its checksum verified,
+  the install, and the restored node's records; optionally with the
+  connection dropped in the middle and a retry. Pure: it builds from scratch.
 """
 
 from __future__ import annotations
@@ -26,10 +31,17 @@ from matplotlib.figure import Figure
 from minidb.io import SimDisk
 from minidb.logstore import EnvironmentConfig, ManualClock
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
-from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError
+from minidb.replication.errors import (
+    ConnectionClosedError,
+    InsufficientAcksError,
+    InsufficientReplicasError,
+    NetworkRestoreError,
+)
 from minidb.replication.group.driver import InMemoryGroup
 from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.restore import LogFileFeeder, NetworkRestore
 from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
+from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
 from minidb.viz.replication import StreamPicture, draw_stream, stream_picture
 from minidb.viz.script import Op, checked, op_table, script_error
 
@@ -223,4 +235,104 @@ def commit_rounds(policy: str = "SIMPLE_MAJORITY", trouble: str = "slow n3") -> 
     return lines
 
 
-__all__ = ["OPS", "SCRIPT", "TROUBLES", "GroupStep", "group_step", "commit_rounds", "new_group"]
+@dataclass(frozen=True)
+class RestoreShow:
+    """A network restore as a notebook shows it: one line per step, and one row per file received."""
+
+    lines: tuple[str, ...]
+    files: tuple[tuple[str, int, str, int, bool], ...]  # (name, bytes, CRC-32, chunks, verified)
+    bytes: int
+    records_equal: bool
+
+    def table(self) -> str:
+        rows = [f"{'file':<14}{'bytes':>7}  {'CRC-32':<12}{'chunks':>6}  verified"]
+        rows += [f"{name:<14}{size:>7}  {crc:<12}{chunks:>6}  {'yes' if ok else 'NO'}"
+                 for name, size, crc, chunks, ok in self.files]
+        return "\n".join(rows)
+
+
+RESTORE_FILE_MAX = 2048  # small log files, so that a restore sends several
+
+
+def _restore_node(name: str, disk: SimDisk) -> ReplicatedEnvironment:
+    config = EnvironmentConfig(checkpoint_bytes_interval=None, clock=lambda: 1_700_000_000.0, trace=False,
+                               file_max=RESTORE_FILE_MAX)
+    return ReplicatedEnvironment.open(disk, config, VLSNIndexConfig(stride=4), group=GROUP, node_name=name)
+
+
+def _connect(net: InMemoryNetwork, listener) -> tuple:
+    initiator = HandshakeInitiator(net.connect(listener.address, "n3"), GROUP.name, GROUP.node("n3"))
+    net.deliver()
+    acceptor = HandshakeAcceptor(listener.accept(), GROUP, "n1")
+    acceptor.poll()
+    net.deliver()
+    initiator.poll()
+    return initiator.channel, acceptor.channel
+
+
+def network_restore(records: int = 40, chunk_size: int = 1024, drop_after_chunks: int | None = None) -> RestoreShow:
+    """Master ``n1`` writes ``records`` records; ``n3``, with an empty directory, gets its log files over the
+    in-memory network in chunks of ``chunk_size`` bytes, one chunk per round. ``drop_after_chunks``: the
+    connection drops once that many chunks arrived, and ``n3`` tries again."""
+    if not 1 <= records <= 1000 or not 64 <= chunk_size <= 1 << 20:
+        raise ValueError(f"records 1..1000 and chunk_size 64..1048576, not {records} and {chunk_size}")
+    master = _restore_node("n1", SimDisk("n1"))
+    master.become_master()
+    db = master.database("accounts")
+    for i in range(records):
+        db.put(f"acct{i:04d}", f"{100 + i}")
+    master.sync()
+    protector = master.env.cleaner.protector
+    net, disk, lines = InMemoryNetwork(), SimDisk("n3"), []
+    listener = net.listen("n1/stream")
+    drop = drop_after_chunks
+    while True:
+        mine, theirs = _connect(net, listener)
+        restore = NetworkRestore(disk, mine, GROUP.name, "n1", reason="an empty directory")
+        server = LogFileFeeder(master, theirs, "n3", chunk_size=chunk_size, max_chunks=1)
+        discarded = f"; the last attempt's staging area discarded: {', '.join(restore.discarded)}" \
+            if restore.discarded else ""
+        lines.append(f"n3 -> n1: FileListRequest (an empty directory){discarded}")
+        net.deliver()
+        server.pump()
+        lines.append(f"n1 -> n3: FileList of {len(server.files)} files "
+                     f"({sum(f.length for f in server.files.values())} bytes), then a FileInfo each; n1 "
+                     f"protects them from its cleaner and eraser: {', '.join(str(s) for s in protector.sets)}")
+        try:
+            while not restore.done:
+                before = len(restore.received)
+                net.deliver()
+                restore.pump()
+                for f in restore.received[before:]:
+                    lines.append(f"{f.name}: FileStart, {f.chunks} FileChunk, FileEnd: {f.length} bytes, CRC-32 "
+                                 f"0x{f.checksum:08x} verified; staged as restore.{f.name}")
+                if drop is not None and restore.chunks_received >= drop:
+                    drop = None
+                    theirs.close()
+                    net.drop()
+                    restore.pump()
+                net.deliver()
+                server.pump()
+        except NetworkRestoreError as e:
+            try:
+                server.pump()
+            except ConnectionClosedError:  # n1 sees the connection closed: it lets the files go
+                pass
+            lines.append(f"{e}; n1's files protected now: {len(protector.sets)}")
+            continue
+        net.deliver()
+        server.pump()  # RestoreDone
+        break
+    lines.append(f"the staged log verified by the log's verifier; restore.marker written last and fsynced; "
+                 f"{restore.installed}; n1's files protected now: {len(protector.sets)}")
+    node = _restore_node("n3", disk)
+    mine_records = dict(node.database("accounts", create=False).items())
+    equal = mine_records == dict(db.items())
+    lines.append(f"n3 opens on the restored log: {len(mine_records)} records, VLSNs "
+                 f"{node.range.first}..{node.range.last}, {'equal to' if equal else 'NOT'} n1's")
+    files = tuple((f.name, f.length, f"0x{f.checksum:08x}", f.chunks, f.verified) for f in restore.received)
+    return RestoreShow(tuple(lines), files, restore.bytes_received, equal)
+
+
+__all__ = ["OPS", "SCRIPT", "TROUBLES", "GroupStep", "group_step", "commit_rounds", "new_group", "RestoreShow",
+           "network_restore"]

@@ -110,6 +110,7 @@ def test_a_crashed_replica_rejoins_after_recovery_and_a_crashed_old_master_by_a_
     new = restart_the_old_master_past_the_rollback_limit(group)
     assert group.elect() == new
     assert group.restores == ["n1"] and group.crashes == ["n3", "n1"]
+    assert any(e.name == "restore.marker" for e in group.disks["n1"].events)  # over the wire, staged, installed
     assert records(group.envs["n1"]) == {b"a": b"1", b"b": b"2", b"c": b"3"}
     assert_all_equal(group)
 
@@ -120,13 +121,12 @@ def test_a_node_that_crashes_while_it_recovers_on_a_network_restore_s_files_stay
     crash_on_restored = []
 
     def open_crashing_on_a_restored_disk(name, disk):
-        if name == "n1" and disk is not n1_disk and not crash_on_restored:
+        if name == "n1" and group.restores and not crash_on_restored:  # its first open on the restored files
             crash_on_restored.append(disk)
             disk.schedule_crash(after_ops=1)
         return open_node(name, disk)
 
     group = new_group()
-    n1_disk = group.disks["n1"]
     group.reopen = open_crashing_on_a_restored_disk
     group.elect()
     write(group, "a", "1")

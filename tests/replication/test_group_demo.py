@@ -10,10 +10,12 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 
 from minidb.cli import group as group_cli, main
+from minidb.errors import MinidbError
 from minidb.io import OSDisk, created
 from minidb.log import LogManager
 from minidb.replication.errors import GroupConfigError, NetworkRestoreRequiredError
@@ -52,6 +54,12 @@ def test_a_tcp_group_of_three_processes_ends_with_equal_state_on_every_node(tmp_
                          r"rolled back (\d+) entries", done.stdout, re.M)
     new, matchpoint, rolled_back = rejoined.group(1), int(rejoined.group(2)), int(rejoined.group(3))
     assert new != old and rolled_back >= 1
+    # a new node with an empty directory took a replica's place, brought up by a network restore over TCP
+    restored = re.search(r"^\[demo\] (n\d) joined with an empty directory: network restore over TCP from (n\d), "
+                         r"files \d+\.\.\d+, (\d+) bytes, checksums verified$", done.stdout, re.M)
+    assert restored and restored.group(2) == new and restored.group(1) not in (old, new)
+    assert int(restored.group(3)) > 0
+    assert not [n for n in os.listdir(out / restored.group(1)) if n.startswith("restore.")]  # installed
     # no node process is left running
     pids = [int(p) for p in re.findall(r"\(pid (\d+)\)", done.stdout)]
     assert len(pids) == 3 and not any(alive(pid) for pid in pids)
@@ -212,3 +220,50 @@ def test_a_node_that_cannot_listen_or_whose_loop_fails_says_so_in_one_line(tmp_p
     monkeypatch.setattr(sys, "stdin", os.fdopen(read_end))
     assert group_cli.node_main(argv) == 1
     assert capsys.readouterr().out.splitlines() == ["error n1 n1 and master n2 share no sync point", "bye n1"]
+
+
+def test_a_node_that_shares_no_sync_point_with_the_master_is_restored_over_tcp_and_rejoins(tmp_path):
+    """Two node objects in this process, over TCP: n2's log shares no sync point with master n1's, so its syncup
+    asks for a network restore; n2 gets n1's files from n1's stream address, opens on them and streams."""
+    from minidb.replication import ReplicatedEnvironment
+    from minidb.replication.group.membership import RepGroup, RepNode
+
+    nodes, lines = {}, []
+    for name in ("n1", "n2"):
+        nodes[name] = GroupNode(str(tmp_path / name), "g", name, emit=lines.append, wait_s=60)
+    members = {name: (node.election_listener.address, node.stream_listener.address) for name, node in nodes.items()}
+    group = RepGroup("g", [RepNode(n, e) for n, (e, _) in members.items()])
+    for name, term, records in (("n1", 5, 4), ("n2", 1, 1)):  # n1's log is newer: it is elected
+        env = ReplicatedEnvironment.open(str(tmp_path / name), group=group, node_name=name)
+        env.become_master(term)
+        for i in range(records):
+            env.database("demo").put(f"{name}-{i}", "x")
+        env.close()
+    stop = threading.Event()
+    serving = threading.Thread(target=lambda: [nodes["n1"].step(0.02) for _ in iter(stop.is_set, True)])
+    try:
+        for node in nodes.values():
+            node.configure(members)
+
+        def event(kind, name):
+            return next((parse_event(line)[3] for line in list(lines) if parse_event(line)[:2] == (kind, name)), None)
+
+        serving.start()  # n1 serves in its own thread, as in its own process; n2's loop runs here
+        try:
+            last = int(event("opened", "n1")["vlsns"].split("..")[1])  # n1 writes nothing more
+            nodes["n2"].wait_until(lambda: event("joined", "n2") is not None and nodes["n2"].env.range.last == last,
+                                   "n2 rejoining and catching up")
+        except MinidbError as e:
+            raise AssertionError("\n".join(lines)) from e
+        restored = event("restored", "n2")
+        assert restored["master"] == "n1" and restored["checksums"] == "verified" and int(restored["bytes"]) > 0
+        assert any("share no sync point" in line for line in lines if line.startswith("note n2 network restore"))
+        assert dict(nodes["n2"].env.database("demo", create=False).items()) == \
+            {f"n1-{i}".encode(): b"x" for i in range(4)}
+        assert not [n for n in os.listdir(tmp_path / "n2") if n.startswith("restore.")]
+    finally:
+        stop.set()
+        if serving.is_alive():
+            serving.join()
+        for node in nodes.values():
+            node.close()

@@ -16,6 +16,11 @@ def test_the_documented_handshake_bytes():
     assert wire.decode(frame) == wire.Message("g", "Handshake", {"node_name": "n2", "node_priority": 1})
 
 
+def test_the_documented_file_info_bytes():
+    frame = wire.encode("g", "FileInfo", file_number=1, length=0x2a0, checksum=0x1234abcd)
+    assert frame[13:-4].hex(" ") == "01 00 00 00 a0 02 00 00 00 00 00 00 cd ab 34 12"
+
+
 @pytest.mark.parametrize("type_name, values", [
     ("HandshakeOk", {"node_name": "nœud-1"}),
     ("HandshakeRefused", {"reason": "node n9 is not a member of group g"}),
@@ -24,6 +29,15 @@ def test_the_documented_handshake_bytes():
     ("Ack", {"txn_id": -7, "vlsn": 3}),
     ("Heartbeat", {"master_vlsn": 9, "time_ms": 1_700_000_000_000}),
     ("HeartbeatResponse", {"replica_vlsn": 0, "time_ms": 1}),
+    ("FileListRequest", {"reason": "share no sync point"}),
+    ("FileList", {"count": 3, "log_head": 2, "total_bytes": 2**33}),
+    ("FileInfo", {"file_number": 7, "length": 4096, "checksum": 0xFFFFFFFF}),
+    ("FileRequest", {"file_number": 7}),
+    ("FileStart", {"file_number": 7, "length": 4096}),
+    ("FileChunk", {"file_number": 7, "offset": 1024, "data": bytes(range(256)) * 4}),
+    ("FileEnd", {"file_number": 7, "length": 4096, "checksum": 0x1234ABCD}),
+    ("RestoreDone", {"files": 3, "total_bytes": 9000}),
+    ("RestoreRefused", {"reason": "file 00000009.jdb was not listed"}),
 ])
 def test_every_built_message_round_trips(type_name, values):
     frame = wire.encode("bank group", type_name, **values)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from minidb.viz.replication_demo import SCRIPT, commit_rounds, group_step
+from minidb.viz.replication_demo import SCRIPT, commit_rounds, group_step, network_restore
 from minidb.viz.replication_widgets import group_explorer
 from minidb.viz.script import ScriptError
 
@@ -82,3 +82,19 @@ def test_the_title_says_who_is_cut_off_whether_the_script_or_the_control_did_it(
     assert group_step(6).title == "step 6: commit carol ALL (n3 cut off)"  # the script's partition of step 4
     assert group_step(3).title == "step 3: commit alice SIMPLE_MAJORITY (no replica cut off)"
     assert group_step(3, trouble="cut off n3").title.endswith("(n3 cut off; control: cut off n3)")
+
+
+def test_network_restore_shows_the_files_sent_their_checksums_verified_and_a_retry():
+    show = network_restore()
+    assert show.records_equal and len(show.files) >= 2 and all(f[4] for f in show.files)
+    assert show.bytes == sum(f[1] for f in show.files)
+    assert show.lines[0] == "n3 -> n1: FileListRequest (an empty directory)"
+    assert "network restore to n3 (files 1..2)" in show.lines[1]
+    assert show.lines[-2].endswith("n1's files protected now: 0")
+    assert show.table().splitlines()[1].startswith("00000001.jdb")
+    dropped = network_restore(drop_after_chunks=3)
+    assert [line for line in dropped.lines if "dropped" in line][0].endswith("protected now: 0")
+    assert "staging area discarded: restore.00000001.jdb" in dropped.lines[4]
+    assert dropped.files == show.files and dropped.records_equal
+    with pytest.raises(ValueError, match="chunk_size"):
+        network_restore(chunk_size=1)

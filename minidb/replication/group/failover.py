@@ -29,9 +29,14 @@ another master or is down, is closed (a partition only holds its frames in
 flight: a master cut off keeps its feeders, and its commits wait for acks
 that do not come). A joining node whose rollback would pass the rollback limit, or that
 shares no sync point with the master, gets a **network restore** (JE's
-``NetworkRestore``: the master's log files copied onto the node's disk, the
-node keeping its own election state; simulated disks only) and joins again; a crash during the
-recovery that follows leaves the node down on its new disk, like any crash.
+``NetworkRestore``, :mod:`minidb.replication.restore`: the node, stopped,
+receives the master's log files over the in-memory network from a
+``LogFileFeeder`` on the master's stream address, stages and verifies them
+on its own disk, installs them and opens again; its election state stays
+its own) and joins again. A crash of the node's disk during the restore, or
+during the recovery that follows, leaves the node down like any crash (its
+next open finishes the install or discards what was staged); a crash of the
+master's disk, or a failed restore, opens the node again on its own files.
 
 Invariants: only an election makes a node master (the learner calls
 ``become_master``); a replica follows only the master its election node
@@ -50,10 +55,16 @@ from typing import Callable
 from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode, SimDisk
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.errors import ConnectionClosedError, FeederError, NetworkRestoreRequiredError
+from minidb.replication.errors import (
+    ConnectionClosedError,
+    FeederError,
+    NetworkRestoreError,
+    NetworkRestoreRequiredError,
+)
 from minidb.replication.group.driver import settle
-from minidb.replication.group.elections import ACCEPTOR_FILE, ElectionConfig, ElectionNode
+from minidb.replication.group.elections import ElectionConfig, ElectionNode
 from minidb.replication.group.membership import NodeState
+from minidb.replication.restore import LogFileFeeder, NetworkRestore
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork
 from minidb.replication.stream.replica import Replica
@@ -192,18 +203,24 @@ class FailoverGroup:
             if name not in self.links and election.state is NodeState.REPLICA and election.master == master:
                 self._guard(name, lambda name=name: self._link(master, name))
 
-    def _link(self, master: str, name: str) -> None:
+    def _connect(self, master: str, name: str):
+        """A connection from node ``name`` to ``master``'s stream address, past the handshake: (the node's
+        channel, the master's)."""
         listener = self._feeder_listeners.get(master)
         if listener is None:
             listener = self._feeder_listeners[master] = self.net.listen(f"{master}/feeder")
-        env, group = self.envs[name], self.envs[master].group
+        group = self.envs[master].group
         initiator = HandshakeInitiator(self.net.connect(f"{master}/feeder", name), group.name, group.node(name))
         acceptor = HandshakeAcceptor(listener.accept(), group, master)
         while acceptor.poll() is None or initiator.poll() is None:
             if not self.net.deliver():
                 raise ConnectionClosedError(f"{name} -> {master}: the handshake did not finish")
-        feeder = Feeder(self.envs[master], acceptor.channel, name)
-        self.links[name] = Link(master, feeder, _SyncupReplica(self, env, initiator.channel, master))
+        return initiator.channel, acceptor.channel
+
+    def _link(self, master: str, name: str) -> None:
+        mine, theirs = self._connect(master, name)
+        feeder = Feeder(self.envs[master], theirs, name)
+        self.links[name] = Link(master, feeder, _SyncupReplica(self, self.envs[name], mine, master))
 
     def _drop(self, name: str | None) -> None:
         link = self.links.pop(name, None) if name is not None else None
@@ -240,34 +257,50 @@ class FailoverGroup:
         return env
 
     def restore(self, name: str, why: str) -> None:
-        """A network restore: node ``name`` gets a copy of the master's log files (and keeps its election state)."""
-        master = self.master_env
+        """A network restore: node ``name`` (stopped, its disk kept) gets the master's log files over the network
+        (:mod:`minidb.replication.restore`), then opens on them; its election state stays its own. A crash of
+        the node's disk leaves it down (its next open finishes or discards what was staged); a crash of the
+        master's, or a failed restore, opens the node again on its own files."""
+        master = self.master
         old = self.envs[name]
         if master is None or old is None or self.reopen is None:
             self.errors.append(f"{name}: needs a network restore ({why}) but no master can give one")
             return
-        try:
-            master.sync()
-        except SimulatedCrash:
-            self.crash(master.node_name)
-            return
         self._stop(name)
-        mine = old.disk.open(ACCEPTOR_FILE).read(0, old.disk.size(ACCEPTOR_FILE)) \
-            if old.disk.exists(ACCEPTOR_FILE) else None
-        old.crash(CrashMode.everything())  # its files are replaced
-        disk = master.disk.clone(old.disk.name)
-        if disk.exists(ACCEPTOR_FILE):
-            disk.delete(ACCEPTOR_FILE)
-        if mine is not None:
-            f = disk.open(ACCEPTOR_FILE, create=True)
-            f.write(0, mine)
-            f.fsync()
-            f.close()
+        old.crash(CrashMode.everything())  # closed, keeping all it wrote: the restore replaces its log
         self.restores.append(name)
         try:
-            self.restart(name, disk)
-        except SimulatedCrash:  # it crashed again while recovering on those files: down, on the new disk
+            self._network_restore(master, name, why)
+        except SimulatedCrash:
+            if self.envs.get(master) is not None:  # the node's disk crashed: down until restarted
+                self.crashes.append(name)
+                return
+        except (NetworkRestoreError, ConnectionClosedError) as e:
+            self.errors.append(f"{name}: {e}")
+        try:
+            self.restart(name)  # on the restored log, or on its own files: it may try again
+        except SimulatedCrash:  # it crashed again while recovering: down
             self.crash(name)
+
+    def _network_restore(self, master: str, name: str, why: str) -> None:
+        """Node ``name`` receives ``master``'s files, both stepped on the network, until they are installed."""
+        mine, theirs = self._connect(master, name)
+        server = LogFileFeeder(self.envs[master], theirs, name)
+        try:
+            client = NetworkRestore(self.disks[name], mine, self.envs[master].group.name, master, reason=why)
+            while not client.done:
+                moved = self.net.deliver()
+                try:
+                    moved += server.pump()
+                except SimulatedCrash:
+                    self.crash(master)
+                    raise
+                moved += self.net.deliver() + client.pump()
+                if not moved:
+                    raise NetworkRestoreError(f"network restore of {name} from {master}: nothing moves")
+        finally:
+            mine.close()
+            server.close()  # its files go free
 
     def partition(self, *sides) -> None:
         self.net.partition(*sides)

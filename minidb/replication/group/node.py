@@ -16,6 +16,17 @@ closes the streams of the old one), the stream connections. Invariants:
   election named, always with syncup (``syncup=True``): a node that comes
   back (a former master) first finds the matchpoint and rolls back what it
   holds that the master does not (:mod:`.syncup`, :mod:`.rollback`);
+- a node whose syncup needs a network restore, or that opened an empty
+  directory and learns of a master (not being master itself), gets the
+  master's log files first (:mod:`minidb.replication.restore`): its
+  elections and environment stop, the files come over a connection to the
+  master's stream address, are verified and installed, and the node opens
+  on them and starts its elections again on the same address. A failed
+  restore leaves its own files, opened again; it tries again later;
+- a connection to the stream address says what it is for by its first
+  message after the handshake: ``FileListRequest`` gets a
+  :class:`~minidb.replication.restore.LogFileFeeder` (any node serves a
+  restore), anything else a feeder (the master only);
 - every change of state, every stream that syncs up, every answer to a
   command is one line on standard output, so the parent reads events, not
   timings.
@@ -39,6 +50,8 @@ node's standard input; the node writes events to its standard output::
     quit                                     bye n1  (the environment closed; exit code 0)
     (events, any time)                       state n1 MASTER term=1 master=n1
                                              joined n3 master=n1 matchpoint=0 rolled_back=0
+                                             restored n3 master=n2 files=1..2 bytes=3695 checksums=verified
+                                               vlsns=1..23 last_txn_end=23
                                              note n2 feeder to n3 stopped: ...
     (a command that fails)                   error n1 cannot write: node n1 is a replica of ...
 
@@ -64,11 +77,12 @@ node's standard input; the node writes events to its standard output::
   ``last_txn_end``. Equal digests: equal state.
 - ``joined`` reports a replica's syncup: the matchpoint VLSN and how many
   entries it rolled back (``vlsns=`` which ones, if any).
+- ``restored`` reports a network restore: from which node, the files and
+  bytes received, and the VLSN range the node opened with.
 
 End of input (the parent is gone) closes the node like ``quit``. A waiting
 command that times out answers ``error``; an error of the loop itself (a
-syncup that needs a network restore, a corrupt log) is one ``error`` line,
-then exit code 1.
+corrupt log) is one ``error`` line, then exit code 1.
 """
 
 from __future__ import annotations
@@ -81,11 +95,19 @@ import zlib
 from typing import Callable
 
 from minidb.errors import MinidbError, UserError
-from minidb.io import created
+from minidb.io import OSDisk, created
+from minidb.log.files import log_file_numbers
 from minidb.replication.env import ReplicatedEnvironment
-from minidb.replication.errors import ConnectionClosedError, FeederError, GroupConfigError, ReplicationNetworkError
+from minidb.replication.errors import (
+    ConnectionClosedError,
+    FeederError,
+    GroupConfigError,
+    NetworkRestoreRequiredError,
+    ReplicationNetworkError,
+)
 from minidb.replication.group.elections import ElectionConfig, ElectionNode
 from minidb.replication.group.membership import NodeState, RepGroup, RepNode
+from minidb.replication.restore import LogFileFeeder, NetworkRestore
 from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, SyncPolicy
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, TcpNetwork, parse_address
@@ -176,6 +198,9 @@ class GroupNode:
         self.streams: dict[str, str] = {}  # node name -> its stream address
         self.feeders: dict[str, Feeder] = {}
         self.handshakes: list[HandshakeAcceptor] = []  # stream connections before their handshake
+        self.waiting: list[tuple[str, object]] = []  # (peer, channel) past the handshake, before a first message
+        self.file_feeders: dict[str, LogFileFeeder] = {}  # network restores this node serves
+        self.restore_reason: str | None = None  # this node needs a network restore before it can join: why
         self.joining: HandshakeInitiator | None = None  # the stream connection to the master, in its handshake
         self.replica: Replica | None = None
         self.stream_master: str | None = None  # the master of ``joining`` or ``replica``
@@ -212,12 +237,20 @@ class GroupNode:
         group = RepGroup(self.group_name, [RepNode(n, election) for n, (election, _) in members.items()])
         self.streams = {n: stream for n, (_, stream) in members.items()}
         created.makedirs(self.directory)
+        if not log_file_numbers(OSDisk(self.directory)):
+            self.restore_reason = "it joins with an empty directory"
+        self._open(group)
+        self.emit("opened", *self._range_words())
+
+    def _open(self, group: RepGroup) -> None:
+        """Open the environment and start its elections (on the election address it always had)."""
         self.env = ReplicatedEnvironment.open(self.directory, group=group, node_name=self.name)
+        if self.election_listener.closed:
+            self.election_listener = self._listen(parse_address(self.election_listener.address)[1], "election")
         self.election = ElectionNode.for_env(self.env, self.net, self.clock, self.config,
                                              listener=self.election_listener)
         if self.trace:
             self.election.trace.listen(lambda line: self.emit("trace", line))
-        self.emit("opened", *self._range_words())
 
     def _range_words(self) -> list[str]:
         digest = state_digest(self._env())
@@ -230,7 +263,8 @@ class GroupNode:
 
     # -- the loop -----------------------------------------------------------------------------------------
     def _sockets(self) -> list:
-        channels = [f.channel for f in self.feeders.values()] + [h.channel for h in self.handshakes]
+        channels = [f.channel for f in [*self.feeders.values(), *self.file_feeders.values()]]
+        channels += [h.channel for h in self.handshakes] + [channel for _, channel in self.waiting]
         channels += [c.channel for c in (self.joining, self.replica) if c is not None]
         return [self.election_listener.sock, self.stream_listener.sock] + [c.sock for c in channels if not c.closed]
 
@@ -259,14 +293,19 @@ class GroupNode:
         if now != self._reported:
             self._reported = now
             self.emit("state", election.state.value, f"term={election.term}", f"master={election.master or '-'}")
-        if election.state is not NodeState.MASTER:
+        if election.state is NodeState.MASTER:
+            self.restore_reason = None  # its log is the group's now
+        else:
             for replica_name in list(self.feeders):
                 self._stop_feeder(replica_name, f"{self.name} is {election.state.value}")
         master = election.master if election.state is NodeState.REPLICA else None
         if self.stream_master is not None and self.stream_master != master:
             self._stop_replica(f"the master is now {master or 'unknown'}")
         if master is not None and self.stream_master is None:
-            self._join(master)
+            if self.restore_reason is not None:
+                self._restore(master, self.restore_reason)
+            else:
+                self._join(master)
 
     # -- the master's side --------------------------------------------------------------------------------
     def _pump_feeders(self) -> int:
@@ -283,11 +322,19 @@ class GroupNode:
             if peer is None:
                 continue
             self.handshakes.remove(handshake)
-            if env.state is not NodeState.MASTER:
-                handshake.channel.close()  # only the master feeds; the replica asks again
+            self.waiting.append((peer.name, handshake.channel))
+        for peer_name, channel in list(self.waiting):
+            try:
+                first = channel.receive(timeout=0)
+            except ReplicationNetworkError:
+                first = None
+                channel.close()
+            if first is None and not channel.closed:
                 continue
-            self._stop_feeder(peer.name, "it connected again")
-            self.feeders[peer.name] = Feeder(env, handshake.channel, peer.name)
+            self.waiting.remove((peer_name, channel))
+            if first is not None:
+                self._serve(peer_name, channel, first)
+        moved += self._pump_file_feeders()
         if not self.feeding:
             return moved
         for replica_name, feeder in list(self.feeders.items()):
@@ -296,6 +343,43 @@ class GroupNode:
             except (ReplicationNetworkError, FeederError) as e:
                 self._stop_feeder(replica_name, str(e))
         return moved
+
+    def _serve(self, peer_name: str, channel, first) -> None:
+        """The first message says what the connection is for: a network restore, or the stream (master only)."""
+        env = self._env()
+        if first.type == "FileListRequest":
+            self._stop_file_feeder(peer_name, "it asked again")
+            server = self.file_feeders[peer_name] = LogFileFeeder(env, channel, peer_name)
+            self.emit("note", f"serving a network restore to {peer_name}: {first['reason']}")
+            server.handle(first)
+        elif env.state is not NodeState.MASTER:
+            channel.close()  # only the master feeds; the replica asks again
+        else:
+            self._stop_feeder(peer_name, "it connected again")
+            feeder = self.feeders[peer_name] = Feeder(env, channel, peer_name)
+            try:
+                feeder.handle(first)
+            except (ReplicationNetworkError, FeederError) as e:
+                self._stop_feeder(peer_name, str(e))
+
+    def _pump_file_feeders(self) -> int:
+        moved = 0
+        for peer_name, server in list(self.file_feeders.items()):
+            try:
+                moved += server.pump(timeout=0)
+            except ReplicationNetworkError as e:
+                self._stop_file_feeder(peer_name, str(e))
+                continue
+            if server.closed:
+                self._stop_file_feeder(peer_name, f"done: {len(server.files_sent)} files, {server.bytes_sent} bytes"
+                                       if server.done else "it stopped")
+        return moved
+
+    def _stop_file_feeder(self, peer_name: str, why: str) -> None:
+        server = self.file_feeders.pop(peer_name, None)
+        if server is not None:
+            server.close()  # the files it protected go free
+            self.emit("note", f"network restore to {peer_name} ended: {why}")
 
     def _stop_feeder(self, replica_name: str, why: str) -> None:
         feeder = self.feeders.pop(replica_name, None)
@@ -329,6 +413,13 @@ class GroupNode:
             if self.replica is None:
                 return 0
             moved = self.replica.pump(timeout=0)
+        except NetworkRestoreRequiredError as e:  # no common sync point, or past the rollback limit
+            master = self.stream_master
+            self._stop_replica(str(e))
+            self.restore_reason = str(e)
+            if master is not None:
+                self._restore(master, str(e))
+            return 0
         except (ConnectionClosedError, FeederError, ReplicationNetworkError) as e:
             self._stop_replica(str(e))
             self._next_join_ms = self.clock.now_ms() + JOIN_RETRY_MS
@@ -348,6 +439,46 @@ class GroupNode:
         if rolled:
             words.append(f"vlsns={min(rolled)}..{max(rolled)}")
         return words
+
+    def _restore(self, master: str, why: str) -> None:
+        """A network restore from ``master`` over TCP (:mod:`minidb.replication.restore`): the elections and
+        the environment stop, the master's files are received, verified and installed, then the environment
+        opens on them and the elections start again. A failure leaves the node's own files: it opens them again
+        and tries later."""
+        if self.clock.now_ms() < self._next_join_ms:
+            return
+        env = self._env()
+        group = env.group
+        self.emit("note", f"network restore from {master}: {why}")
+        assert self.election is not None
+        self.election.close()
+        env.close()
+        restore = None
+        try:
+            channel = self.net.connect(self.streams[master], self.name, timeout=self.wait_s)
+            handshake = HandshakeInitiator(channel, self.group_name, group.node(self.name))
+            deadline = time.monotonic() + self.wait_s
+            while handshake.poll(timeout=POLL_S) is None:
+                self._before(deadline, "a network restore's handshake")
+            restore = NetworkRestore(OSDisk(self.directory), channel, self.group_name, master, reason=why)
+            while not restore.done:
+                restore.pump(timeout=POLL_S)
+                self._before(deadline, "a network restore")
+        except MinidbError as e:  # a closed connection, a refusal, a bad file, the deadline
+            if restore is not None:
+                restore.channel.close()
+            self.emit("note", f"network restore from {master} failed: {e}; trying again later")
+            self._next_join_ms = self.clock.now_ms() + JOIN_RETRY_MS
+        self._open(group)
+        if restore is not None and restore.done:
+            self.restore_reason = None
+            files = restore.received
+            self.emit("restored", f"master={master}", f"files={files[0].number}..{files[-1].number}",
+                      f"bytes={restore.bytes_received}", "checksums=verified", *self._range_words())
+
+    def _before(self, deadline: float, what: str) -> None:
+        if time.monotonic() > deadline:
+            raise MinidbError(f"node {self.name}: {what} did not finish within {self.wait_s:g} s")
 
     def _stop_replica(self, why: str) -> None:
         link = self.replica or self.joining
@@ -443,8 +574,12 @@ class GroupNode:
         for replica_name in list(self.feeders):
             self._stop_feeder(replica_name, "the node stops")
         self._stop_replica("the node stops")
+        for peer_name in list(self.file_feeders):
+            self._stop_file_feeder(peer_name, "the node stops")
         for handshake in self.handshakes:
             handshake.channel.close()
+        for _, channel in self.waiting:
+            channel.close()
         if self.election is not None:
             self.election.close()
         else:

@@ -264,16 +264,20 @@ class Feeder:
     def _read_messages(self, timeout: float | None) -> None:
         while (message := self.channel.receive(timeout)) is not None:
             timeout = 0
-            if message.type == "StartStream":
-                self._start(message["start_vlsn"])
-            elif message.type == "Ack":
-                self._ack(message["txn_id"], message["vlsn"])
-            elif message.type == "EntryRequest":  # syncup: the replica compares its sync points with ours
-                kind, values = feeder_answer(self.master, message["vlsn"])
-                self.channel.send(wire.encode(self.group_name, kind, **values))
-                self.syncup_requests += 1
-            elif message.type == "RestoreRequest":
-                self.restore_requested = message["reason"]
+            self.handle(message)
+
+    def handle(self, message: wire.Message) -> None:
+        """One message from the replica (a node's loop hands over the first one, read to choose the service)."""
+        if message.type == "StartStream":
+            self._start(message["start_vlsn"])
+        elif message.type == "Ack":
+            self._ack(message["txn_id"], message["vlsn"])
+        elif message.type == "EntryRequest":  # syncup: the replica compares its sync points with ours
+            kind, values = feeder_answer(self.master, message["vlsn"])
+            self.channel.send(wire.encode(self.group_name, kind, **values))
+            self.syncup_requests += 1
+        elif message.type == "RestoreRequest":
+            self.restore_requested = message["reason"]
 
     def _ack(self, txn_id: int, vlsn: int) -> None:
         if vlsn > self.master.range.last:

@@ -33,7 +33,7 @@ UTF-8, ``BYTES`` a 4-byte length and the bytes); a payload with bytes left
 over after its fields is refused too.
 
 Message types (JE's names; codes 0x01-0x0f handshake, 0x10-0x1f the entry
-stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
+stream, 0x20-0x2f elections, 0x30-0x3f syncup, 0x40-0x4f network restore)::
 
     code  name                 fields                               status
     0x01  Handshake            node_name STR, node_priority U32     built
@@ -68,6 +68,19 @@ stream, 0x20-0x2f elections, 0x30-0x3f syncup)::
                                checksum U32, lsn U64
     0x32  EntryNotFound        vlsn U64, first U64, last U64        built
     0x33  RestoreRequest       replica_vlsn U64, reason STR         built
+    0x40  FileListRequest      reason STR                           built
+    0x41  FileList             count U32, log_head U32,             built
+                               total_bytes U64
+    0x42  FileInfo             file_number U32, length U64,         built
+                               checksum U32
+    0x43  FileRequest          file_number U32                      built
+    0x44  FileStart            file_number U32, length U64          built
+    0x45  FileChunk            file_number U32, offset U64,         built
+                               data BYTES
+    0x46  FileEnd              file_number U32, length U64,         built
+                               checksum U32
+    0x47  RestoreDone          files U32, total_bytes U64           built
+    0x48  RestoreRefused       reason STR                           built
 
 An ``Entry`` carries one replicated log entry: its VLSN, its type code and
 its item exactly as the master logged it (the log's field table), and, for
@@ -111,6 +124,22 @@ empty). A replica that finds no common sync point sends ``RestoreRequest``
 
     03 00 00 00 00 00 00 00  50  cd ab 34 12  a0 02 00 00 01 00 00 00
     vlsn 3                   type checksum     lsn 0x1/0x2a0
+
+Network restore (:mod:`minidb.replication.restore`, JE's ``NetworkRestore``
+and ``LogFileFeeder``): a node that cannot sync up asks a member for its log
+files (``FileListRequest``); the member answers ``FileList`` (how many
+files, its log head: the first file it keeps, their total length), then one
+``FileInfo`` per file (its number, the length sent and the CRC-32 of those
+bytes). The node then asks for each file in turn (``FileRequest``); the
+member sends ``FileStart``, the file's bytes in ``FileChunk`` messages (each
+at the ``offset`` where the last one ended) and ``FileEnd`` with the length
+and checksum of what it sent. ``RestoreDone`` ends a restore that was
+installed; ``RestoreRefused`` says why a member cannot serve one. Example,
+the ``FileInfo`` of file 1 (0x2a0 bytes, checksum 0x1234abcd), payload
+only::
+
+    01 00 00 00  a0 02 00 00 00 00 00 00  cd ab 34 12
+    file 1       length 0x2a0             checksum
 
 Example: the handshake of node ``n2`` (priority 1) to group ``g``::
 
@@ -173,6 +202,15 @@ MESSAGE_TYPES = [
     MessageType("EntryInfo", 0x31, (("vlsn", U64), ("type_code", U8), ("checksum", U32), ("lsn", U64))),
     MessageType("EntryNotFound", 0x32, (("vlsn", U64), ("first", U64), ("last", U64))),
     MessageType("RestoreRequest", 0x33, (("replica_vlsn", U64), ("reason", STR))),
+    MessageType("FileListRequest", 0x40, (("reason", STR),)),
+    MessageType("FileList", 0x41, (("count", U32), ("log_head", U32), ("total_bytes", U64))),
+    MessageType("FileInfo", 0x42, (("file_number", U32), ("length", U64), ("checksum", U32))),
+    MessageType("FileRequest", 0x43, (("file_number", U32),)),
+    MessageType("FileStart", 0x44, (("file_number", U32), ("length", U64))),
+    MessageType("FileChunk", 0x45, (("file_number", U32), ("offset", U64), ("data", BYTES))),
+    MessageType("FileEnd", 0x46, (("file_number", U32), ("length", U64), ("checksum", U32))),
+    MessageType("RestoreDone", 0x47, (("files", U32), ("total_bytes", U64))),
+    MessageType("RestoreRefused", 0x48, (("reason", STR),)),
 ]
 BY_CODE = {t.code: t for t in MESSAGE_TYPES}
 BY_NAME = {t.name: t for t in MESSAGE_TYPES}
