@@ -156,6 +156,8 @@ class ReplicatedEnvironment:
         env.log.vlsn_allocator = self._allocate_vlsn
         # a network restore's server caches them (restore/server.py); a rollback's tail truncation drops them
         self.file_checksums = FileChecksums(env.disk, lambda: vlsn_index.stats["nTailTruncations"])
+        # its bytes are about to change (a new list: the caller's hooks are not changed)
+        env.hooks.before_file_erased = [*env.hooks.before_file_erased, self.clear_cached_file_checksum]
         self.finished_restore: str | None = None  # what the open did with a network restore's staging area
 
     @classmethod
@@ -266,13 +268,11 @@ class ReplicatedEnvironment:
         return self.vlsn_index.allocator.bump()
 
     def data_eraser(self, config=None, clock=None, **hooks) -> DataEraser:
-        """The log store's data eraser; before each file it changes, the file's cached checksum is dropped
-        (:meth:`clear_cached_file_checksum`) and the VLSN index truncated."""
-        def before_erasing(number: int) -> bool:
-            self.clear_cached_file_checksum(number)
-            return self.vlsn_index.release_file_for_erasure(number)
-
-        return DataEraser(self.env, config, clock, truncate_vlsn_index=before_erasing, **hooks)
+        """The log store's data eraser; before each file it changes, the VLSN index is truncated past it,
+        and the file's cached checksum dropped (:meth:`clear_cached_file_checksum`, through the
+        environment's ``before_file_erased`` hooks)."""
+        return DataEraser(self.env, config, clock, truncate_vlsn_index=self.vlsn_index.release_file_for_erasure,
+                          **hooks)
 
     def clear_cached_file_checksum(self, number: int) -> bool:
         """Forget log file ``number``'s checksum cached for network restores (JE's
