@@ -52,7 +52,7 @@ def test_there_are_projects():
 @pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
 def test_a_project_has_its_files_and_its_project_json(project):
     data = spec(project)
-    assert set(data) == KEYS and data["name"] == project.name
+    assert KEYS <= set(data) <= KEYS | {"solution_files"} and data["name"] == project.name
     for name in ("README.md", "skeleton.py", "student.py"):
         assert (project / name).is_file(), name
     assert sorted(project.glob("tests/public/test_m1_*.py")) and sorted(project.glob("tests/hidden/test_*.py"))
@@ -258,3 +258,26 @@ def test_the_export_refuses_a_directory_in_use_and_an_unknown_project(tmp_path, 
         assert main(["course", "export", "--project", "nothing", "--out", str(tmp_path / "new")]) == 2
         assert "no project 'nothing'" in capsys.readouterr().err
     assert (tmp_path / "notes.txt").read_text() == "mine" and not (tmp_path / "new").exists()
+
+
+def test_the_lock_manager_edition_leaves_out_the_waiting_threads_and_still_imports(tmp_path):
+    out = tmp_path / "minidb-lock-manager"
+    with impl.using(None):
+        assert main(["course", "export", "--project", "lock_manager", "--out", str(out)]) == 0
+    assert not (out / "minidb/pagestore/lock/waiting.py").exists()  # Dreadlocks waiting is the student's to write
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED}
+    imported = subprocess.run([sys.executable, "-c", "import minidb.pagestore.sm, minidb.pagestore.lock"],
+                              cwd=out, env=env, capture_output=True, text=True, timeout=120)
+    assert imported.returncode == 0, imported.stderr
+
+
+def test_a_student_file_importing_the_waiting_threads_is_refused(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    copy = tmp_path / "exercises"
+    shutil.copytree(ROOT / "exercises" / "projects" / "lock_manager", copy / "projects" / "lock_manager")
+    student = copy / "projects" / "lock_manager" / "student.py"
+    student.write_text(student.read_text() + "\nfrom minidb.pagestore.lock.waiting import WaitingThreads\n")
+    monkeypatch.setenv(impl.DIR_VAR, str(copy))
+    assert main(["grade", "lock_manager"]) == 2
+    assert "waiting" in capsys.readouterr().err

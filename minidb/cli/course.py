@@ -19,7 +19,9 @@ What it writes into ``DIR``:
    student's file. No line of minidb's own class is left;
 3. the project's ``fast_files`` (the accelerated twin, a subclass of the very
    class left out) are left out: ``--impl fast`` runs every other twin and
-   this component's skeleton; naming it in ``fast:NAME`` is an error;
+   this component's skeleton; naming it in ``fast:NAME`` is an error; so are
+   its ``solution_files`` (optional: modules only the component imports that
+   hold part of what the student writes, as the lock manager's waiting threads);
 4. every project's ``tests/hidden/`` and ``mutants/`` are left out (the
    instructor's tests and wrong solutions); the exercises keep their
    ``reference.py``, which only point into the engine;
@@ -81,7 +83,7 @@ def left_out(path: str, spec: dict) -> bool:
     parts = path.split("/")
     instructors = (len(parts) > 4 and parts[:2] == ["exercises", impl.PROJECTS]
                    and (parts[3] == "mutants" or parts[3:5] == ["tests", "hidden"]))
-    return instructors or path in spec["fast_files"]
+    return instructors or path in spec["fast_files"] or path in spec.get("solution_files", [])
 
 
 def student_module(reference: str, skeleton: str, project: str) -> str:

@@ -24,7 +24,8 @@ gives none), split among the category's tests in proportion to their weights (a 
 A category without tests is left out, and its points with it. Worked: public 2 of 3 tests passed
 (40 points: 26.67), hidden 1 of 2 (40: 20), judge 1 of 2 (20: 10): 56.67/100.
 
-Refusal: ``student.py`` may not import a module of ``reference_files`` or ``fast_files`` (nor one
+Refusal: ``student.py`` may not import a module of ``reference_files``, ``fast_files`` or
+``solution_files`` (nor one
 of its packages or submodules), except the names ``skeleton.py`` itself imports from it.
 
 With ``--impl reference`` the tests run with ``--exercise-impl=reference`` and the judge with
@@ -68,7 +69,7 @@ class Project:
     name: str
     judge: list[list[str]]
     weights: dict[str, float]
-    guarded: list[str]  # reference_files and fast_files: what student.py may not import
+    guarded: list[str]  # reference_files, fast_files, solution_files: what student.py may not import
 
 
 def names(root: Path) -> list[str]:
@@ -97,9 +98,9 @@ def load(directory: Path) -> Project:
     if not (isinstance(weights, dict) and set(weights) <= set(CATEGORIES)
             and all(isinstance(w, int | float) and not isinstance(w, bool) and w >= 0 for w in weights.values())):
         raise UserError(f"{path}: weights must give {', '.join(CATEGORIES)} numbers of points")
-    guarded = data.get("reference_files", []) + data.get("fast_files", [])
+    guarded = data.get("reference_files", []) + data.get("fast_files", []) + data.get("solution_files", [])
     if not all(isinstance(f, str) for f in guarded):
-        raise UserError(f"{path}: reference_files and fast_files must list paths")
+        raise UserError(f"{path}: reference_files, fast_files and solution_files must list paths")
     return Project(directory, directory.name, judge, weights, guarded)
 
 
