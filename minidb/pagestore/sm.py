@@ -94,8 +94,18 @@ records (:mod:`minidb.pagestore.pages.storeprop`); restart destroys TMP files.
 
 **Checkpoints** are taken on demand (:meth:`checkpoint`), at the end of
 restart, at a clean close and, with ``chkpt_every=N``, after a commit once
-N bytes were logged since the last one (Shore's checkpoint thread is
-"kicked" by the log manager).
+N bytes were logged since the last one.
+
+**Background threads** (:mod:`minidb.pagestore.restart.background`):
+``open(..., background=True)`` (or a ``Background(clock=..., chkpt_interval=...)``)
+starts, once restart is done, Shore's checkpoint thread and page cleaner. Then
+the commit that passes ``chkpt_every`` bytes, and the log when a partition
+fills (an entry starts a new log file), *kick* the checkpoint thread instead
+of checkpointing; a commit that finds ``clean_threshold`` of the frames dirty
+kicks the cleaner. ``sm.background`` holds the threads, ``sm.background_stats``
+their counters; :meth:`close` stops them before its last checkpoint, and a
+crash of the disk stops them too. Off by default: without them every run of a
+workload does the same things in the same order.
 
 **Log space** (:mod:`minidb.pagestore.wal.logspace`). ``log_size=BYTES``
 bounds the log: ``partitions`` (Shore's 8 by default) preallocated log files
@@ -144,6 +154,7 @@ from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
 from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.restart import RESTART, Restart, RestartReport
+from minidb.pagestore.restart.background import Background, BackgroundThreads
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.restart.master import read_master
 from minidb.pagestore.rtree.box import Box
@@ -194,6 +205,8 @@ class StorageManager:
         self.restart_report: RestartReport | None = None
         self._logged_at_chkpt = 0
         self._closed = False
+        self.background: BackgroundThreads | None = None
+        self._log_file = log.end_lsn.file  # the partition being filled (a new one kicks the checkpoint thread)
 
     # -- opening and closing ------------------------------------------------------------------
     @classmethod
@@ -235,7 +248,7 @@ class StorageManager:
              partitions: int = DEFAULT_PARTITIONS, scavenge: bool | None = None,
              archive: Callable[[str, bytes], None] | None = None,
              on_log_held: Callable[[int, LSN, int], None] | None = None,
-             index_fanout: int | None = None) -> "StorageManager":
+             index_fanout: int | None = None, background: bool | Background = False) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
         restarter = RESTART.chosen()  # the Restart class (minidb.impl): it checks the volume and log first
         with restarter.opening(disk) as log_options:
@@ -259,7 +272,33 @@ class StorageManager:
                 sm.restart_report = sm.restart.run()
                 if sm.scavenging:
                     sm.scavenge()
+                if background:
+                    sm.start_background(Background() if background is True else background)
             return sm
+
+    # -- the background threads -----------------------------------------------------------------
+    def start_background(self, options: Background) -> None:
+        """Start the checkpoint thread and the page cleaner (see the module documentation)."""
+        if self.background is not None:
+            raise BadRequestError(f"{self.disk.where()}: the background threads run already")
+        self.background = BackgroundThreads(self.disk, self.checkpoint, self.bp.clean, options,
+                                            trace=self.checkpointer.trace.enabled)
+        self.log.add_listener(self._logged)
+
+    def _logged(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
+        """The log's kick: the first entry of a new log file means a partition filled."""
+        background = self.background
+        if background is None:
+            return
+        background.logged()
+        if lsn.file != self._log_file:
+            self._log_file = lsn.file
+            background.kick_checkpoint(f"log partition {lsn.file - 1} full")
+
+    @property
+    def background_stats(self) -> dict[str, Any]:
+        """The background threads' counters (empty without them)."""
+        return self.background.counters() if self.background is not None else {}
 
     @staticmethod
     def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float],
@@ -282,6 +321,12 @@ class StorageManager:
         """A clean shutdown: active transactions aborted, every page written, a checkpoint."""
         if self._closed:
             return
+        failure = None
+        if self.background is not None:
+            try:
+                self.background.stop()  # a round under way ends first; then this thread alone writes
+            except BaseException as e:  # a thread's failure: raised once the close is done
+                failure = e
         for xct in self.xcts.active():
             if xct.state != XctState.PREPARED:
                 self.xcts.abort(xct)
@@ -290,6 +335,8 @@ class StorageManager:
         self.volume.close()
         self.log.close()
         self._closed = True
+        if failure is not None:
+            raise failure
 
     def checkpoint(self, final: bool = False) -> CheckpointResult:
         """Take a checkpoint, then scavenge if on. With a bounded log, a checkpoint that would leave
@@ -337,11 +384,19 @@ class StorageManager:
 
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
         lsn = self.xcts.commit(xct, durable)
-        return self._kick_checkpointer(lsn) if self.chkpt_every else lsn
+        return self._kick_checkpointer(lsn) if self.chkpt_every or self.background else lsn
 
     def _kick_checkpointer(self, lsn: LSN) -> LSN:
-        if self.chkpt_every and self.log.stats["nBytes"] - self._logged_at_chkpt >= self.chkpt_every:
-            self.checkpoint()
+        due = self.chkpt_every and self.log.stats["nBytes"] - self._logged_at_chkpt >= self.chkpt_every
+        if self.background is None:
+            if due:
+                self.checkpoint()
+            return lsn
+        if due:
+            self._logged_at_chkpt = self.log.stats["nBytes"]  # kicked once for these bytes
+            self.background.kick_checkpoint(f"{self.chkpt_every} bytes logged")
+        if len(self.bp.dirty_pages()) >= self.background.options.clean_threshold * len(self.bp.frames):
+            self.background.kick_cleaner("dirty pages")
         return lsn
 
     def prepare(self, xct: Xct, gtid: bytes, coordinator: bytes = b"") -> LSN:

@@ -480,10 +480,15 @@ class BufferPool:
                 # written so far is durable.
                 self._sync_volumes({f.pid.vol for f, _ in copies} | {key[0] for key in self._unsynced})  # type: ignore[union-attr]
                 for frame, data in copies:
-                    # Clean only if nobody changed the page since we copied it, nor holds it EX.
-                    if frame.latch.mode != EX and frame.page.buf == data:
-                        frame.dirty = False
-                        frame.rec_lsn = None
+                    # Clean only if nobody changed the page since we copied it, nor holds it EX: the
+                    # latch tried SH keeps an EX fix (and its look at ``dirty``) out while we decide.
+                    if frame.latch.acquire(SH, conditional=True):
+                        try:
+                            if frame.page.buf == data:
+                                frame.dirty = False
+                                frame.rec_lsn = None
+                        finally:
+                            frame.latch.release()
         finally:
             with self._mutex:
                 for frame in chosen:

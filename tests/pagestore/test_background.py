@@ -1,0 +1,212 @@
+"""The checkpoint thread and the page cleaner (minidb.pagestore.restart.background), and what keeps a
+fuzzy checkpoint right while another thread works: entries noted under the log latch, a commit point
+and its state together. No test sleeps: the threads are kicked, and tests wait for their done events."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from minidb.errors import DiskError, SimulatedCrash
+from minidb.io import SimDisk
+from minidb.log.groupcommit import ManualClock
+from minidb.pagestore import Background, StorageManager
+from tests.pagestore.sm_helpers import OPTIONS, new_sm, open_again
+
+
+def background_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("minidb-")]
+
+
+def manual() -> Background:
+    """Threads that run only when kicked (the clock never moves)."""
+    return Background(clock=ManualClock(), chkpt_interval=None, clean_interval=None)
+
+
+def fill(sm: StorageManager, commits: int, body: bytes = b"r" * 40):
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+    rids = []
+    for i in range(commits):
+        with sm.transaction() as t:
+            rids.append(sm.create_rec(t, fid, body + i.to_bytes(4, "little")))
+    return fid, rids
+
+
+def test_a_400_commit_workload_is_checkpointed_and_cleaned_by_the_threads():
+    sm = new_sm("bg400", num_pages=256, frames=16, background=True, chkpt_every=16384)
+    fid, rids = fill(sm, 400)
+    stats = sm.background_stats
+    assert stats["nCheckpointKicks"] >= 1 and stats["nCleanerKicks"] >= 1  # kicked by commits alone
+    sm.background.checkpoint_done.wait()  # the kicked rounds end (no timeout: they were kicked)
+    sm.background.cleaner_done.wait()
+    stats = sm.background_stats
+    assert stats["nThreadCheckpoints"] >= 1 and sm.checkpointer.stats["nCheckpoints"] >= 1
+    assert stats["nThreadPagesWritten"] >= 1 and stats["nRunsWritten"] >= 1
+    assert stats["pagesPerRun"] == pytest.approx(stats["nThreadPagesWritten"] / stats["nRunsWritten"], abs=0.01)
+    sm.close()
+    assert background_threads() == []
+    sm = open_again(sm.disk)
+    assert len(sm.contents()[fid]) == 400
+
+
+def test_no_thread_is_left_after_close():
+    sm = new_sm("bgclose", background=manual())
+    assert len(background_threads()) == 2
+    sm.close()
+    assert background_threads() == []
+    assert not sm.background.alive
+
+
+def test_a_kick_runs_one_round_and_sets_done():
+    sm = new_sm("bgkick", background=manual())
+    fill(sm, 5)
+    bg = sm.background
+    bg.checkpoint_done.clear()
+    bg.cleaner_done.clear()
+    bg.kick_checkpoint("test")
+    bg.checkpoint_done.wait()
+    bg.cleaner_done.wait()  # the checkpoint thread kicks the cleaner
+    assert sm.background_stats["nThreadCheckpoints"] == 1
+    assert sm.background_stats["nThreadPagesWritten"] >= 1
+    assert sm.bp.dirty_page_table() == {}
+    sm.close()
+
+
+def test_a_new_log_partition_kicks_the_checkpoint_thread():
+    sm = new_sm("bgflip", background=manual(), file_max=4096)
+    first = sm.log.end_lsn.file
+    fill(sm, 60)
+    assert sm.log.end_lsn.file > first
+    assert sm.background_stats["nCheckpointKicks"] >= 1
+    sm.background.checkpoint_done.wait()
+    assert sm.background_stats["nThreadCheckpoints"] >= 1
+    sm.close()
+
+
+def test_the_interval_passing_on_the_clock_checkpoints_what_was_logged():
+    clock = ManualClock()
+    sm = new_sm("bgclock", background=Background(clock=clock, chkpt_interval=10.0, clean_interval=None))
+    fill(sm, 3)
+    bg = sm.background
+    clock.waiting.wait()
+    bg.checkpoint_done.clear()
+    clock.advance(11.0)  # the thread wakes, finds its interval passed and something logged
+    bg.checkpoint_done.wait()
+    assert sm.background_stats["nThreadCheckpoints"] == 1
+    assert sm.background_stats["nCheckpointKicks"] == 0
+    sm.close()
+
+
+def test_a_crash_while_the_threads_run_stops_them_and_the_disk_restarts():
+    disk = SimDisk("bgcrash")
+    sm = StorageManager.format(disk, num_pages=256, page_size=512, frames=8, background=True, chkpt_every=8192,
+                               **OPTIONS)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+    committed = []
+    disk.schedule_crash(after_ops=120)
+    with pytest.raises((SimulatedCrash, DiskError)):  # the crash may meet a thread first
+        for i in range(10_000):
+            with sm.transaction() as t:
+                rid = sm.create_rec(t, fid, b"c" * 40 + i.to_bytes(4, "little"))
+            committed.append(rid)
+    crash_at = next(e.index for e in disk.events if e.kind == "crash")
+    sm.background.join()  # both threads leave
+    assert background_threads() == []
+    assert [str(e) for e in disk.events[crash_at + 1:]] == []  # nothing touched the disk after the crash
+    sm = open_again(disk, frames=8)
+    records = sm.contents()[fid]
+    assert set(committed) <= set(records)  # every durable commit survived
+    assert sm.check() == []
+    sm.close()
+
+
+def test_a_thread_tied_to_the_disk_touches_nothing_after_its_crash():
+    disk = SimDisk("bound")
+    handle = disk.open("f", create=True)
+    failures = []
+    ready, go = threading.Event(), threading.Event()
+
+    def worker():
+        disk.bind_thread()
+        ready.set()
+        go.wait()
+        for attempt in (lambda: disk.open("g", create=True), lambda: disk.delete("f"),
+                        lambda: handle.write(0, b"x")):
+            try:
+                attempt()
+            except DiskError as e:
+                failures.append(str(e))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    ready.wait()
+    disk.crash()
+    go.set()
+    thread.join()
+    assert len(failures) == 3 and "before its crash" in failures[0]
+    assert disk.list() == ["f"] and [e.kind for e in disk.events] == ["create", "crash"]
+
+
+def test_the_disk_tells_its_crash_listeners():
+    disk = SimDisk("told")
+    told = []
+    disk.on_crash(lambda: told.append(len(disk.events)))
+    disk.open("f", create=True).write(0, b"x")
+    disk.schedule_crash(after_ops=1)
+    with pytest.raises(SimulatedCrash):
+        disk.open("f").write(1, b"y")
+    assert told == [4]  # told once the crash was recorded (create, write, write, crash)
+
+
+def checkpoint_at(sm: StorageManager, wanted) -> list:
+    """Take a checkpoint right after the first entry ``wanted(entry)`` is appended, as a thread could (the
+    log's listeners run after the append, where the other thread may get the log latch next)."""
+    taken = []
+
+    def listener(lsn, entry_type, vlsn):
+        if not taken and entry_type.name.startswith(("chkpt", "page_image")) is False:
+            entry = sm.log.read(lsn)
+            if wanted(entry):
+                taken.append(sm.checkpoint())
+    sm.log.add_listener(listener)
+    return taken
+
+
+def test_a_checkpoint_right_after_an_entry_sees_it_in_the_transaction_table():
+    sm = new_sm("noted")
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rid = sm.create_rec(t, fid, b"before")
+    loser = sm.begin()
+    taken = checkpoint_at(sm, lambda e: e.txn_id == loser.txn_id)
+    sm.update_rec(loser, rid, 0, b"AFTER!")
+    assert taken, "no checkpoint was taken"
+    tables = [e for e in sm.log.scan(taken[0].begin) if e.type_name == "chkpt_xct_tab"]
+    row = next(x for x in tables[0].values["xcts"] if x["tid"] == loser.txn_id)
+    assert row["last_lsn"] == loser.last_lsn  # noted with the append: before chkpt_begin was
+    sm.disk.crash()
+    sm = open_again(sm.disk)
+    assert sm.contents()[fid][rid] == (b"", b"before")  # the loser's update undone
+
+
+def test_a_checkpoint_right_after_a_commit_point_sees_the_transaction_committed():
+    sm = new_sm("committed")
+    with sm.transaction() as t:
+        keep = sm.create_file(t)
+        gone = sm.create_file(t)
+        sm.create_rec(t, keep, b"kept")
+    t = sm.begin()
+    sm.destroy_file(t, gone)
+    taken = checkpoint_at(sm, lambda e: e.type_name == "xct_freeing_space")
+    sm.commit(t)
+    assert taken, "no checkpoint was taken"
+    tables = [e for e in sm.log.scan(taken[0].begin) if e.type_name == "chkpt_xct_tab"]
+    row = next(x for x in tables[0].values["xcts"] if x["tid"] == t.txn_id)
+    assert row["undo_nxt"].is_null  # committed: nothing of it is ever undone
+    sm.log.sync()
+    sm.disk.crash()
+    sm = open_again(sm.disk)
+    assert gone not in sm.contents()  # the commit stands: its destroy is not rolled back
