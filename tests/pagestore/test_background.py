@@ -11,8 +11,11 @@ import pytest
 from minidb.errors import DiskError, SimulatedCrash
 from minidb.io import SimDisk
 from minidb.log.groupcommit import ManualClock
-from minidb.pagestore import Background, StorageManager
+from minidb.pagestore import EX, Background, BufferPoolFullError, StorageManager
+from minidb.pagestore.buffer.latch import Latch
+from tests.pagestore.helpers import new_volume
 from tests.pagestore.sm_helpers import OPTIONS, new_sm, open_again
+from tests.pagestore.test_bufferpool import pid, update
 
 
 def background_threads() -> list[str]:
@@ -210,3 +213,92 @@ def test_a_checkpoint_right_after_a_commit_point_sees_the_transaction_committed(
     sm.disk.crash()
     sm = open_again(sm.disk)
     assert gone not in sm.contents()  # the commit stands: its destroy is not rolled back
+
+
+class PausedCleaner:
+    """The cleaner in a thread of its own, stopped in its copy of page 8 with its pins held; ``settled`` is set
+    when another thread waits for the pins to go (or ``failed`` says it did not wait)."""
+
+    def __init__(self, setup):
+        self.bp = bp = setup.bp
+        self.in_copy, self.go, self.settled = threading.Event(), threading.Event(), threading.Event()
+        self.failed: list[Exception] = []
+        me = self
+
+        class Pausing(Latch):
+            def acquire(self, mode, conditional=False):
+                if threading.current_thread() is me.thread:
+                    me.in_copy.set()
+                    me.go.wait()
+                return super().acquire(mode, conditional)
+
+        class Watched(threading.Condition):
+            def wait(self, timeout=None):
+                me.settled.set()
+                return super().wait(timeout)
+
+        next(f for f in bp.frames if f.pid == pid(8)).latch = Pausing()
+        bp._unpinned = Watched(bp._mutex)
+        self.thread = threading.Thread(target=bp.clean, daemon=True)
+        self.thread.start()
+        self.in_copy.wait()
+
+    def meanwhile(self, action) -> threading.Thread:
+        """Run ``action`` in another thread; return once it waits for the pins (or failed)."""
+        def run():
+            try:
+                action()
+            except Exception as e:
+                self.failed.append(e)
+            self.settled.set()  # (done at once: it did not wait)
+        other = threading.Thread(target=run, daemon=True)
+        other.start()
+        self.settled.wait()
+        return other
+
+    def finish(self, other: threading.Thread) -> None:
+        self.go.set()
+        self.thread.join()
+        other.join()
+
+
+def test_a_miss_waits_for_the_cleaners_pins_rather_than_call_the_pool_full():
+    setup = new_volume(frames=2)
+    update(setup, 8)
+    update(setup, 9)  # both frames dirty: the cleaner pins both
+    cleaner = PausedCleaner(setup)
+    got = []
+    other = cleaner.meanwhile(lambda: got.append(setup.bp.fix(pid(10), EX, virgin=True)))
+    assert cleaner.failed == [] and got == []  # it waits for the cleaner, which lets go of its pins soon
+    cleaner.finish(other)
+    assert cleaner.failed == [] and got and got[0].frame.pid == pid(10)
+    setup.bp.unfix(got[0])
+
+
+def test_a_discard_waits_for_the_cleaners_pins_rather_than_refuse():
+    setup = new_volume(frames=4)
+    update(setup, 8)
+    store = next(f for f in setup.bp.frames if f.pid == pid(8)).page.pid.stid  # the store its header names
+    cleaner = PausedCleaner(setup)
+    dropped = []
+    other = cleaner.meanwhile(lambda: dropped.append(setup.bp.discard_store(store)))
+    assert cleaner.failed == [] and dropped == []  # it waits for the cleaner, which lets go of its pins soon
+    cleaner.finish(other)
+    assert cleaner.failed == [] and dropped == [1] and not setup.bp.is_cached(pid(8))
+
+
+def test_a_live_crash_while_the_threads_run_violates_nothing():
+    from minidb.crashtest.pagestore_background import crash_sweep
+
+    for seed in range(1, 5):
+        result = crash_sweep(seed, 40)
+        assert result.points == 1 and result.violations == []
+
+
+def test_crashtest_background_is_for_the_page_store_only(capsys):
+    from minidb.cli import main
+
+    assert main(["crashtest", "pagestore", "--background", "--seed", "3", "--ops", "20"]) == 0
+    assert capsys.readouterr().out.strip().endswith("crash points: 1, violations: 0")
+    assert main(["crashtest", "log", "--background"]) == 2
+    assert "--background is for pagestore" in capsys.readouterr().err
