@@ -170,7 +170,7 @@ def checkpoint_at(sm: StorageManager, wanted) -> list:
     taken = []
 
     def listener(lsn, entry_type, vlsn):
-        if not taken and entry_type.name.startswith(("chkpt", "page_image")) is False:
+        if not taken and not entry_type.name.startswith(("chkpt", "page_image")):
             entry = sm.log.read(lsn)
             if wanted(entry):
                 taken.append(sm.checkpoint())

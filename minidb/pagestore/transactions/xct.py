@@ -105,6 +105,7 @@ class Xct:
     created_tmp: bool = False  # it created a TMP file (restart drops it: the transaction cannot be prepared)
     rolling_back: bool = False
     restart_work: bool = False  # restart's own (dropping TMP files): no log space reserved for its rollback
+    log_off: bool = False  # its logging is switched off (minidb.pagestore.transactions.logswitch)
     manager: Any = None
     log_count: int = 0  # entries logged so far
     recent: list[LSN] = field(default_factory=list)  # the last few of them, for traces

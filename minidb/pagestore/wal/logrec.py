@@ -26,7 +26,9 @@ or INSERT store is applied and *not* logged (the page LSN does not move; an
 object with ``note_unlogged`` is told), except ``page_format``, which is
 always logged (space logging: restart must know what each page is). A page
 made regular after unlogged changes first gets its whole image logged
-(``unlogged_page_image``), then the change.
+(``unlogged_page_image``), then the change. A transaction whose logging is
+switched off (:mod:`minidb.pagestore.transactions.logswitch`) changes only
+such stores.
 
 A transaction's entry is noted in the transaction (its last LSN, its
 undo-next) by the log itself, under the log latch (``append(...,
