@@ -24,7 +24,7 @@ after about 75 s of one core::
 
     crash points: 656, violations: 0
 
-``--background`` (``pagestore`` only) runs each seed's workload with the page
+``--background`` (``pagestore`` only) runs the workload of each seed with the page
 store's checkpoint thread and page cleaner on and crashes the disk live,
 while they run, at a seeded point; one crash point per seed
 (:mod:`minidb.crashtest.pagestore_background`). ``minidb crashtest pagestore
