@@ -137,10 +137,12 @@ class Disk(ABC):
     def on_crash(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (with no lock of the disk held) each time the disk crashes; a real disk's
         crash ends the process, so the base does nothing."""
+        return None
 
     def bind_thread(self) -> None:
         """Tie the calling thread to the disk's present life: after a crash it may touch nothing (see the
         module documentation); a real disk's crash ends the process, so the base does nothing."""
+        return None
 
     def check_name(self, name: str) -> str:
         if not name or "/" in name or "\\" in name or name in (".", ".."):

@@ -11,8 +11,9 @@ import pytest
 from minidb.errors import DiskError, SimulatedCrash
 from minidb.io import SimDisk
 from minidb.log.groupcommit import ManualClock
-from minidb.pagestore import EX, Background, BufferPoolFullError, StorageManager
+from minidb.pagestore import EX, Background, StorageManager
 from minidb.pagestore.buffer.latch import Latch
+
 from tests.pagestore.helpers import new_volume
 from tests.pagestore.sm_helpers import OPTIONS, new_sm, open_again
 from tests.pagestore.test_bufferpool import pid, update

@@ -7,7 +7,9 @@ import pytest
 
 from minidb.errors import UserError
 from minidb.pagestore import StoreProperty
+
 from tests.pagestore.sm_helpers import entries, new_sm, open_again, reopen
+
 
 def test_a_file_made_with_logging_off_is_loaded_unlogged_and_survives_once_committed():
     sm = new_sm("off-commit")
@@ -30,7 +32,7 @@ def test_a_crash_before_the_commit_leaves_nothing_of_what_was_done_unlogged():
     t = sm.begin()
     with sm.logging_off(t):
         fid = sm.create_file(t)
-        for i in range(40):
+        for _ in range(40):
             sm.create_rec(t, fid, b"x" * 30)
     sm.bp.clean()  # some of its pages reach the disk
     sm.log.sync()
