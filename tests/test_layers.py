@@ -149,8 +149,10 @@ def test_pagestore_parts_import_down_only(path):
 
 def test_crash_tests_live_in_minidb_crashtest_not_in_the_engines():
     """Testing code that ships sits above the engines: every module with a ``crash_sweep`` is in
-    minidb/crashtest/, and the ``minidb crashtest`` engines are its modules."""
-    from minidb.cli.crashtest import SWEEPS
+    minidb/crashtest/, and the ``minidb crashtest`` engines are its modules (with ``ENGINE_background`` for
+    the engines that run with background threads, ``--background``)."""
+    from minidb.cli.crashtest import BACKGROUND, SWEEPS
 
     sweeps = {module_name(path) for path in SOURCES if re.search(r"^def crash_sweep\(", path.read_text(), re.MULTILINE)}
-    assert sweeps == {f"minidb.crashtest.{engine}" for engine in SWEEPS}
+    assert sweeps == ({f"minidb.crashtest.{engine}" for engine in SWEEPS}
+                      | {f"minidb.crashtest.{engine}_background" for engine in BACKGROUND})

@@ -86,3 +86,11 @@ def test_the_sweep_runs_the_group_s_exhaustive_mode_as_the_crashtest_command_doe
                               "--out", str(out)]) == 0
     points = exhaustive_sweep(1, 2).points
     assert points > 20 and f"| group-exhaustive | 1 | 2 | {points:,} | 0 |" in out.read_text()
+
+
+def test_the_sweep_runs_the_page_store_with_its_threads_crashed_live(sweep_script, tmp_path, monkeypatch):
+    monkeypatch.setitem(sweep_script.OPS, "pagestore-background", 10)
+    out = tmp_path / "RELIABILITY.md"
+    assert sweep_script.main(["--seeds", "2", "--workers", "1", "--only", "pagestore-background",
+                              "--out", str(out)]) == 0
+    assert "| pagestore-background | 2 | 10 | 2 | 0 |" in out.read_text()  # one crash point a seed

@@ -24,6 +24,14 @@ after about 75 s of one core::
 
     crash points: 656, violations: 0
 
+``--background`` (``pagestore`` only) runs the workload of each seed with the page
+store's checkpoint thread and page cleaner on and crashes the disk live,
+while they run, at a seeded point; one crash point per seed
+(:mod:`minidb.crashtest.pagestore_background`). ``minidb crashtest pagestore
+--background --seeds 20`` prints::
+
+    crash points: 20, violations: 0
+
 Exit code 0 without violations, 1 with any (the first ``--show`` are printed).
 ``--impl fast`` runs the engine with its accelerated twins from
 ``minidb/fast/``, ``--impl student`` with the exercises' ``student.py``
@@ -63,10 +71,12 @@ SWEEPS: dict[str, str] = {
 # The engines whose crash test samples its crash points, and can enumerate them all with --exhaustive
 # (the module's exhaustive_sweep(seed, ops)).
 SAMPLED = ("group",)
+# The engines whose crash test can run with background threads, crashed live (minidb.crashtest.<engine>_background).
+BACKGROUND = ("pagestore",)
 
 
-def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False) -> SweepResult:
-    module = importlib.import_module(f"minidb.crashtest.{engine}")
+def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False, background: bool = False) -> SweepResult:
+    module = importlib.import_module(f"minidb.crashtest.{engine}{'_background' if background else ''}")
     return module.exhaustive_sweep(seed, ops) if exhaustive else module.crash_sweep(seed, ops)
 
 
@@ -82,6 +92,9 @@ def register(commands) -> None:
     p.add_argument("--exhaustive", action="store_true",
                    help="group only: crash each node at every one of its disk events, in every crash mode, "
                         "instead of the few points a seed draws (a rerun of the group per point)")
+    p.add_argument("--background", action="store_true",
+                   help="pagestore only: run the checkpoint thread and the page cleaner, and crash the disk "
+                        "while they run (one crash point per seed)")
     add_impl_option(p)
     p.set_defaults(run=run)
 
@@ -90,13 +103,18 @@ def run(args) -> int:
     if args.exhaustive and args.engine not in SAMPLED:
         raise UserError(f"--exhaustive is for {', '.join(SAMPLED)}: the {args.engine} crash test enumerates "
                         "every crash point already")
+    if args.background and args.engine not in BACKGROUND:
+        raise UserError(f"--background is for {', '.join(BACKGROUND)}: the {args.engine} engine has no "
+                        "background threads")
+    if args.background and args.exhaustive:
+        raise UserError("--background and --exhaustive do not go together: a live crash is one point per seed")
     if args.seed + args.seeds > SEED_LIMIT:
         raise UserError(f"--seed {args.seed} --seeds {args.seeds}: the last seed, {args.seed + args.seeds - 1}, "
                         f"is not below 2**63")
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)
     for seed in tqdm(seeds, desc=f"crashtest {args.engine}", unit="seed", disable=len(seeds) == 1, file=sys.stderr):
-        total.add(sweep(args.engine, seed, args.ops, args.exhaustive))
+        total.add(sweep(args.engine, seed, args.ops, args.exhaustive, args.background))
     for violation in total.violations[: args.show]:
         print(f"violation: {violation}")
     print(total.summary())

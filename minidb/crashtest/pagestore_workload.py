@@ -134,7 +134,7 @@ class Workload:
 class Runner:
     """Runs one seeded workload against a storage manager and its model."""
 
-    def __init__(self, seed: int, ops: int):
+    def __init__(self, seed: int, ops: int, background: Any = None):
         self.rng = random.Random(seed)
         self.ops = ops
         self.frames = self.rng.choice([3, 4, 6])
@@ -151,7 +151,7 @@ class Runner:
         self.sm = StorageManager.format(self.disk, num_pages=NUM_PAGES, ext_sz=EXT_SZ, page_size=PAGE_SIZE,
                                         frames=self.frames, locking=self.locking, clock=clock, file_max=FILE_MAX,
                                         buffer_size=self.buffer_size, log_size=self.log_size, partitions=PARTITIONS,
-                                        **(LARGE_SHAPES if self.shapes else {}))
+                                        background=background or False, **(LARGE_SHAPES if self.shapes else {}))
         self.disk.capacity = capacity  # the disk fills up (with other data) once formatted
         self.reshapes: set[tuple[str, str]] = set()
         self.formatted_at = len(self.disk.events) - 1
@@ -167,6 +167,9 @@ class Runner:
         # Two-phase commit draws from its own generator: seeds without it run the workload they always ran.
         self.two_phase = random.Random((seed << 8) | 0x2C)
         self.prepare_rate = self.two_phase.choice([0.0, 0.0, 0.3, 0.6])  # of the transactions' ends
+        if background:
+            self.prepare_rate = 0.0  # a live crash may cut a prepare short: the model knows only those that returned
+        self.committing: TxnModel | None = None  # the transaction whose commit is under way
         self.prepared: list[TxnModel] = []
         self.in_doubt: list[TxnModel] = []
         self.naming = random.Random((seed << 8) | 0x1D)  # named indexes, on their own generator
@@ -222,6 +225,16 @@ class Runner:
 
     # -- operations ----------------------------------------------------------------------------------
     def run(self) -> Workload:
+        self.steps()
+        return self.workload()
+
+    def workload(self) -> Workload:
+        """What ran, and the model of it."""
+        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
+                        self.problems, self.prepared, self.log_size, self.refused,
+                        self.sm.log.stats["nFilesRemoved"], self.reshapes)
+
+    def steps(self) -> None:
         for _ in range(self.ops):
             roll = self.rng.random()
             if roll < 0.04:
@@ -239,9 +252,6 @@ class Runner:
             else:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
-        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
-                        self.problems, self.prepared, self.log_size, self.refused,
-                        self.sm.log.stats["nFilesRemoved"], self.reshapes)
 
     def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
         """The allocation protocol's guarantee: a page allocated by a transaction still in flight (even one
@@ -478,6 +488,7 @@ class Runner:
         t.destroyed.add(fid)
 
     def commit(self, t: TxnModel, durable: bool) -> None:
+        self.committing = t
         if t.gtid:
             lsn = self.sm.commit_prepared(t.gtid, durable=durable)
             self.in_doubt.remove(t)
@@ -485,6 +496,7 @@ class Runner:
         else:
             lsn = self.sm.commit(t.xct, durable=durable)
             self.active.remove(t)
+        self.committing = None
         self.tmp_committed |= t.tmp_created
         if lsn.is_null:
             return  # read-only: nothing logged, nothing to survive

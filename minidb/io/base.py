@@ -32,6 +32,15 @@ and the page store's log reserves against ``free_space``:
 :mod:`minidb.pagestore.wal.logspace`). A write that finds no room is a
 :class:`~minidb.errors.DiskFullError` that wrote nothing.
 
+Threads (the same contract for both): a disk may be used by several threads
+at once; each operation is atomic. ``on_crash(callback)`` asks to be told
+when the disk crashes, and ``bind_thread()`` ties the calling thread to the
+disk's present life: after a crash, every operation the thread attempts is
+refused (:class:`~minidb.errors.DiskError`), so an engine's background
+threads can never touch what the crash left. A real disk's crash ends the
+process with its threads, so :class:`~minidb.io.osdisk.OSDisk` needs neither
+(both do nothing there); :class:`~minidb.io.simdisk.SimDisk` does both.
+
 File names are plain names (no directory separators); anything else is a
 :class:`~minidb.errors.UserError` naming the name and the disk.
 """
@@ -39,6 +48,7 @@ File names are plain names (no directory separators); anything else is a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 from minidb.errors import UserError
 
@@ -123,6 +133,16 @@ class Disk(ABC):
     @abstractmethod
     def where(self, name: str = "") -> str:
         """A printable location of the disk, or of one file on it, for messages."""
+
+    def on_crash(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (with no lock of the disk held) each time the disk crashes; a real disk's
+        crash ends the process, so the base does nothing."""
+        return None
+
+    def bind_thread(self) -> None:
+        """Tie the calling thread to the disk's present life: after a crash it may touch nothing (see the
+        module documentation); a real disk's crash ends the process, so the base does nothing."""
+        return None
 
     def check_name(self, name: str) -> str:
         if not name or "/" in name or "\\" in name or name in (".", ".."):

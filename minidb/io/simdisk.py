@@ -35,6 +35,15 @@ have equal :meth:`SimDisk.content_digest`, so a sweep recovers each once.
 Creating, deleting and renaming files are durable at once (the contract of
 :mod:`minidb.io.base`); files are inodes, so a rename keeps pending writes.
 
+Threads: every operation holds the disk's lock, so the record is the order
+in which the operations happened, and a crash falls between two of them.
+``on_crash(callback)`` registers what to tell of a crash (called after the
+lock is let go, in the thread that crashed the disk); a thread that called
+``bind_thread()`` is refused every operation after a crash
+(:class:`~minidb.errors.DiskError`: "this thread worked for the disk before
+its crash"), so an engine's background thread stopped by the crash writes
+nothing into what the crash left, nor into the next life of the disk.
+
 Faults: ``schedule_crash(after_ops=n)`` crashes during the n-th next write,
 truncate or fsync (after performing it) and raises
 :class:`~minidb.errors.SimulatedCrash`; ``fail_fsyncs(n)`` makes the next
@@ -48,7 +57,8 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from minidb.errors import DiskError, DiskFullError, SimulatedCrash
@@ -351,36 +361,52 @@ class SimFile(File):
         return self._inode
 
     def read(self, offset: int, size: int) -> bytes:
-        data = self._live().data
-        chunk = bytes(data[offset:offset + size])
+        with self.disk.lock:
+            self.disk.check_thread(self.name)
+            data = self._live().data
+            chunk = bytes(data[offset:offset + size])
         self.disk.stats.add("reads")
         self.disk.stats.add("bytesRead", len(chunk))
         return chunk
 
     def write(self, offset: int, data: bytes) -> None:
-        inode = self._live()
-        self.disk.check_space(len(inode.data), offset + len(data))
-        self.disk.perform(self.name, _Op(inode.ino, "write", offset=offset, data=bytes(data)))
+        self._write(lambda inode: offset, data)
 
     def append(self, data: bytes) -> int:
-        offset = len(self._live().data)
-        self.write(offset, data)
+        return self._write(lambda inode: len(inode.data), data)
+
+    def _write(self, at: Callable[[_Inode], int], data: bytes) -> int:
+        """Write ``data`` at the offset ``at`` finds, in one operation under the disk's lock."""
+        with self.disk.lock:
+            self.disk.check_thread(self.name)
+            inode = self._live()
+            offset = at(inode)
+            self.disk.check_space(len(inode.data), offset + len(data))
+            crash = self.disk.perform(self.name, _Op(inode.ino, "write", offset=offset, data=bytes(data)))
+        self.disk.crashed_by(crash)
         return offset
 
     def fsync(self) -> None:
-        self.disk.fsync(self.name, self._live())
+        with self.disk.lock:
+            self.disk.check_thread(self.name)
+            crash = self.disk.fsync(self.name, self._live())
+        self.disk.crashed_by(crash)
 
     def truncate(self, size: int) -> None:
-        inode = self._live()
-        self.disk.check_space(len(inode.data), size)
-        self.disk.perform(self.name, _Op(inode.ino, "truncate", size=size))
+        with self.disk.lock:
+            self.disk.check_thread(self.name)
+            inode = self._live()
+            self.disk.check_space(len(inode.data), size)
+            crash = self.disk.perform(self.name, _Op(inode.ino, "truncate", size=size))
+        self.disk.crashed_by(crash)
 
     def allocate(self, size: int) -> None:
         if size > len(self._live().data):
             self.truncate(size)  # the simulated disk counts a file's bytes, zeros too
 
     def size(self) -> int:
-        return len(self._live().data)
+        with self.disk.lock:
+            return len(self._live().data)
 
     def close(self) -> None:
         self._closed = True
@@ -400,6 +426,9 @@ class SimDisk(Disk):
         self._scheduled_mode = CrashMode.nothing()
         self._failing_fsyncs = 0
         self._replayed: tuple[int, _State] | None = None  # crash_image's history replayed up to an event
+        self.lock = threading.RLock()  # every operation holds it (see the module documentation)
+        self._crash_listeners: list[Callable[[], None]] = []
+        self._bound = threading.local()  # .generation: the life a bound thread works for
 
     # -- the Disk interface ------------------------------------------------
     def where(self, name: str = "") -> str:
@@ -407,13 +436,15 @@ class SimDisk(Disk):
 
     def open(self, name: str, create: bool = False) -> File:
         self.check_name(name)
-        inode = self._state.names.get(name)
-        if inode is None:
-            if not create:
-                raise DiskError(f"{self.where(name)}: no such file")
-            inode = self._state.create(name)
-            self._record("create", name)
-        return SimFile(self, name, inode)
+        with self.lock:
+            self.check_thread(name)
+            inode = self._state.names.get(name)
+            if inode is None:
+                if not create:
+                    raise DiskError(f"{self.where(name)}: no such file")
+                inode = self._state.create(name)
+                self._record("create", name)
+            return SimFile(self, name, inode)
 
     def exists(self, name: str) -> bool:
         return name in self._state.names
@@ -422,17 +453,21 @@ class SimDisk(Disk):
         return sorted(self._state.names)
 
     def delete(self, name: str) -> None:
-        if name not in self._state.names:
-            raise DiskError(f"{self.where(name)}: no such file")
-        self._state.delete(name)
-        self._record("delete", name)
+        with self.lock:
+            self.check_thread(name)
+            if name not in self._state.names:
+                raise DiskError(f"{self.where(name)}: no such file")
+            self._state.delete(name)
+            self._record("delete", name)
 
     def rename(self, old: str, new: str) -> None:
         self.check_name(new)
-        if old not in self._state.names:
-            raise DiskError(f"{self.where(old)}: no such file")
-        self._state.rename(old, new)
-        self._record("rename", old, new_name=new)
+        with self.lock:
+            self.check_thread(old)
+            if old not in self._state.names:
+                raise DiskError(f"{self.where(old)}: no such file")
+            self._state.rename(old, new)
+            self._record("rename", old, new_name=new)
 
     def free_space(self) -> int | None:
         return None if self.capacity is None else max(0, self.capacity - self._state.total_size())
@@ -441,6 +476,33 @@ class SimDisk(Disk):
         if name not in self._state.names:
             raise DiskError(f"{self.where(name)}: no such file")
         return len(self._state.names[name].data)
+
+    # -- threads ----------------------------------------------------------
+    def on_crash(self, callback: Callable[[], None]) -> None:
+        with self.lock:
+            self._crash_listeners.append(callback)
+
+    def bind_thread(self) -> None:
+        self._bound.generation = self.generation
+
+    def check_thread(self, name: str) -> None:
+        """Refuse a thread bound to an earlier life of the disk (caller holds the lock)."""
+        bound = getattr(self._bound, "generation", None)
+        if bound is not None and bound != self.generation:
+            raise DiskError(f"{self.where(name)}: this thread worked for the disk before its crash; "
+                            "it may touch nothing now")
+
+    def crashed_by(self, message: str | None) -> None:
+        """After an operation, with the lock let go: if it crashed the disk, tell the listeners and raise."""
+        if message is not None:
+            self._tell_crash()
+            raise SimulatedCrash(message)
+
+    def _tell_crash(self) -> None:
+        with self.lock:
+            listeners = list(self._crash_listeners)
+        for callback in listeners:
+            callback()
 
     # -- recording and faults ---------------------------------------------
     def _record(self, kind: str, name: str, **kw: object) -> Event:
@@ -454,7 +516,8 @@ class SimDisk(Disk):
         if self._state.total_size() + (new_size - current) > self.capacity:
             raise DiskFullError(f"{self.where()}: disk full (capacity {self.capacity} bytes)")
 
-    def perform(self, name: str, op: _Op) -> None:
+    def perform(self, name: str, op: _Op) -> str | None:
+        """Do a write or truncate (caller holds the lock); a crash's message if it crashed the disk."""
         self._state.do(op)
         if op.kind == "write":
             self.stats.add("writes")
@@ -463,26 +526,27 @@ class SimDisk(Disk):
         else:
             self.stats.add("truncates")
             self._record("truncate", name, size=op.size)
-        self._count_down()
+        return self._count_down()
 
-    def fsync(self, name: str, inode: _Inode) -> None:
+    def fsync(self, name: str, inode: _Inode) -> str | None:
         if self._failing_fsyncs:
             self._failing_fsyncs -= 1
             raise DiskError(f"{self.where(name)}: fsync failed (injected fault)")
         self._state.fsync(inode.ino)
         self.stats.add("fsyncs")
         self._record("fsync", name)
-        self._count_down()
+        return self._count_down()
 
-    def _count_down(self) -> None:
+    def _count_down(self) -> str | None:
         if self._crash_countdown is None:
-            return
+            return None
         self._crash_countdown -= 1
         if self._crash_countdown == 0:
             last = self.events[-1]
             self._crash_countdown = None
-            self.crash(self._scheduled_mode)
-            raise SimulatedCrash(f"{self.where()}: simulated crash after event {last}")
+            self._crash(self._scheduled_mode)
+            return f"{self.where()}: simulated crash after event {last}"
+        return None
 
     def schedule_crash(self, after_ops: int, mode: CrashMode = KEEP_NOTHING) -> None:
         """Crash right after the ``after_ops``-th next write, truncate or fsync."""
@@ -501,11 +565,16 @@ class SimDisk(Disk):
 
     # -- crashing -----------------------------------------------------------
     def crash(self, mode: CrashMode = KEEP_NOTHING) -> None:
-        """Lose the volatile state as ``mode`` says; open handles become invalid."""
-        self._state.crash(mode)
-        self.generation += 1
-        self.stats.add("crashes")
-        self._record("crash", "", mode=mode)
+        """Lose the volatile state as ``mode`` says; open handles become invalid; the listeners are told."""
+        self._crash(mode)
+        self._tell_crash()
+
+    def _crash(self, mode: CrashMode) -> None:
+        with self.lock:
+            self._state.crash(mode)
+            self.generation += 1
+            self.stats.add("crashes")
+            self._record("crash", "", mode=mode)
 
     def pending_ops(self) -> int:
         """How many writes and truncates are not yet durable."""

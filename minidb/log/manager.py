@@ -283,10 +283,14 @@ class LogManager(LogSpace):
         provisional: Provisional = Provisional.NO,
         replicated: bool = False,
         vlsn: int | None = None,
+        noted: Callable[[LSN], None] | None = None,
     ) -> LSN:
         """Log one entry; return its LSN. Not durable until :meth:`sync` (the steps: module documentation).
 
-        ``replicated``: the entry carries a VLSN, ``vlsn`` or (if None) the next of ``vlsn_allocator``."""
+        ``replicated``: the entry carries a VLSN, ``vlsn`` or (if None) the next of ``vlsn_allocator``.
+        ``noted`` is called with the LSN under the log latch, before any later entry can be appended: what
+        a caller records there (a transaction's last LSN) is seen by whoever appends after it (a
+        checkpoint's ``chkpt_begin``, then its copy of the transaction table)."""
         values, flags = _append_arguments(entry_type, values, provisional, replicated, vlsn)
         item = entry_type.encode(values)
         size = (MAX_HEADER_SIZE if flags & VLSN_PRESENT else HEADER_SIZE) + len(item)
@@ -301,6 +305,8 @@ class LogManager(LogSpace):
             lsn = self._add(entry_type.code, flags, item, vlsn)
             if admitted is not None:
                 admitted(lsn)
+            if noted is not None:
+                noted(lsn)
             header = read_header(self._buffer, len(self._buffer) - size)[0] if self._entry_listeners else None
         for listener in self._listeners:
             listener(lsn, entry_type, vlsn)

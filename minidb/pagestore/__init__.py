@@ -14,7 +14,7 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     btree/          B+trees: keyed pages, key descriptors, splits as nested top actions, logical undo
     rtree/          R*-trees: boxes, forced reinsertion, the whole index locked, logical undo
     directory/      the store directory (store 1) and the root index (store 2), both B+trees
-    restart/        fuzzy checkpoints, the master LSN, ARIES restart
+    restart/        fuzzy checkpoints, the checkpoint thread and page cleaner, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
     verify.py       checking a whole page store (what ``minidb verify`` runs on a volume's directory)
 
@@ -33,7 +33,7 @@ Public surface::
     Extlink, StoreNode, Deleting
     PAGESTORE_TYPES, TxnRef, apply_and_log, redo, undo, compensation
     StorageManager, Xct, XctState, SavePoint, XctManager, FileManager, Policy,
-    Record, RecFlags, Layout, Checkpointer, Restart, RestartReport, StaleRecordIdError,
+    Record, RecFlags, Layout, Checkpointer, Background, BackgroundThreads, Restart, RestartReport, StaleRecordIdError,
     NoLocking, ShoreLocking, AllocationLocks, Quark  (the lock manager: minidb.pagestore.lock)
     InDoubt, GtidError               (two-phase commit: sm.prepare, commit_prepared, abort_prepared, in_doubt)
     LogSpace, OutOfLogSpaceError     (a bounded log: StorageManager(log_size=..., partitions=...))
@@ -93,6 +93,7 @@ from minidb.pagestore.pages.rectag import RecFlags, Record
 from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser, place_record
 from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.restart import Restart, RestartReport
+from minidb.pagestore.restart.background import Background, BackgroundThreads
 from minidb.pagestore.restart.chkpt import Checkpointer
 from minidb.pagestore.rtree import (  # also registers the R*-tree entries' redo and undo handlers
     Box,
@@ -133,7 +134,7 @@ __all__ = [
     "apply_and_log", "redo", "undo", "PageStoreError", "VolumeError", "VolumeFullError", "BadRequestError",
     "TornPageError", "PageStoreCorruptionError", "BadPageError", "PageChecksumError", "VolumeCorruptionError",
     "LogLostError", "BufferPoolFullError", "RecordWontFitError", "SlotError", "StorageManager", "Xct", "XctState",
-    "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Layout", "Checkpointer", "Restart",
+    "SavePoint", "XctManager", "FileManager", "Policy", "Record", "RecFlags", "Layout", "Checkpointer", "Background", "BackgroundThreads", "Restart",
     "RestartReport", "StaleRecordIdError", "NoLocking", "ShoreLocking", "AllocationLocks", "Quark",
     "StoreProperty", "InDoubt", "GtidError", "LogSpace",
     "OutOfLogSpaceError", "IndexManager", "Index", "KeyDescriptor", "DuplicateKeyError", "KeyNotFoundError",

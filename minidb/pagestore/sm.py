@@ -94,8 +94,26 @@ records (:mod:`minidb.pagestore.pages.storeprop`); restart destroys TMP files.
 
 **Checkpoints** are taken on demand (:meth:`checkpoint`), at the end of
 restart, at a clean close and, with ``chkpt_every=N``, after a commit once
-N bytes were logged since the last one (Shore's checkpoint thread is
-"kicked" by the log manager).
+N bytes were logged since the last one.
+
+**Background threads** (:mod:`minidb.pagestore.restart.background`):
+``open(..., background=True)`` (or a ``Background(clock=..., chkpt_interval=...)``)
+starts, once restart is done, Shore's checkpoint thread and page cleaner. Then
+the commit that passes ``chkpt_every`` bytes, and the log when a partition
+fills (an entry starts a new log file), *kick* the checkpoint thread instead
+of checkpointing; a commit that finds ``clean_threshold`` of the frames dirty
+kicks the cleaner. ``sm.background`` holds the threads, ``sm.background_stats``
+their counters; :meth:`close` stops them before its last checkpoint, and a
+crash of the disk stops them too. Off by default: without them every run of a
+workload does the same things in the same order.
+
+**Logging switched off** (:mod:`minidb.pagestore.transactions.logswitch`):
+``with sm.logging_off(t):`` turns ``t``'s logging off for the block (Shore's
+``xct_log_switch_t``), ``open(..., logging_enabled=False)`` every
+transaction's. Then the files a transaction creates are LOAD files, changed
+unlogged and forced at its commit (a crash before its commit point is durable
+leaves nothing of them), and a change to anything other transactions share is
+refused, as is preparing it.
 
 **Log space** (:mod:`minidb.pagestore.wal.logspace`). ``log_size=BYTES``
 bounds the log: ``partitions`` (Shore's 8 by default) preallocated log files
@@ -144,10 +162,12 @@ from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
 from minidb.pagestore.pages.storeprop import StoreProperty
 from minidb.pagestore.restart import RESTART, Restart, RestartReport
+from minidb.pagestore.restart.background import Background, BackgroundThreads
 from minidb.pagestore.restart.chkpt import Checkpointer, CheckpointResult
 from minidb.pagestore.restart.master import read_master
 from minidb.pagestore.rtree.box import Box
 from minidb.pagestore.rtree.index import RTreeManager
+from minidb.pagestore.transactions import logswitch
 from minidb.pagestore.transactions.locking import Locking, ShoreLocking
 from minidb.pagestore.transactions.prepare import InDoubt
 from minidb.pagestore.transactions.quark import Quark
@@ -168,8 +188,10 @@ class StorageManager:
     def __init__(self, disk: Disk, log: LogManager, bp: BufferPool, volume: Volume, locking: Locking | None = None,
                  max_small_rec: int | None = None, chkpt_every: int | None = None, trace: bool = False,
                  scavenge: bool = False, archive: Callable[[str, bytes], None] | None = None,
-                 on_log_held: Callable[[int, LSN, int], None] | None = None, index_fanout: int | None = None):
+                 on_log_held: Callable[[int, LSN, int], None] | None = None, index_fanout: int | None = None,
+                 logging_enabled: bool = True):
         self.disk = disk
+        self.logging_enabled = logging_enabled
         self.log = log
         self.bp = bp
         self.volume = volume
@@ -194,6 +216,8 @@ class StorageManager:
         self.restart_report: RestartReport | None = None
         self._logged_at_chkpt = 0
         self._closed = False
+        self.background: BackgroundThreads | None = None
+        self._log_file = log.end_lsn.file  # the partition being filled (a new one kicks the checkpoint thread)
 
     # -- opening and closing ------------------------------------------------------------------
     @classmethod
@@ -235,7 +259,8 @@ class StorageManager:
              partitions: int = DEFAULT_PARTITIONS, scavenge: bool | None = None,
              archive: Callable[[str, bytes], None] | None = None,
              on_log_held: Callable[[int, LSN, int], None] | None = None,
-             index_fanout: int | None = None) -> "StorageManager":
+             index_fanout: int | None = None, background: bool | Background = False,
+             logging_enabled: bool = True) -> "StorageManager":
         """Open the volume on ``disk`` and restart (see the module documentation)."""
         restarter = RESTART.chosen()  # the Restart class (minidb.impl): it checks the volume and log first
         with restarter.opening(disk) as log_options:
@@ -253,13 +278,40 @@ class StorageManager:
             if isinstance(locking, LockManager):
                 locking = ShoreLocking(locking)
             sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace,
-                     log_size is not None if scavenge is None else scavenge, archive, on_log_held, index_fanout)
+                     log_size is not None if scavenge is None else scavenge, archive, on_log_held, index_fanout,
+                     logging_enabled)
             sm.restart = restarter(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
             if restart:
                 sm.restart_report = sm.restart.run()
                 if sm.scavenging:
                     sm.scavenge()
+                if background:
+                    sm.start_background(Background() if background is True else background)
             return sm
+
+    # -- the background threads -----------------------------------------------------------------
+    def start_background(self, options: Background) -> None:
+        """Start the checkpoint thread and the page cleaner (see the module documentation)."""
+        if self.background is not None:
+            raise BadRequestError(f"{self.disk.where()}: the background threads run already")
+        self.background = BackgroundThreads(self.disk, self.checkpoint, self.bp.clean, options,
+                                            trace=self.checkpointer.trace.enabled)
+        self.log.add_listener(self._logged)
+
+    def _logged(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
+        """The log's kick: the first entry of a new log file means a partition filled."""
+        background = self.background
+        if background is None:
+            return
+        background.logged()
+        if lsn.file != self._log_file:
+            self._log_file = lsn.file
+            background.kick_checkpoint(f"log partition {lsn.file - 1} full")
+
+    @property
+    def background_stats(self) -> dict[str, Any]:
+        """The background threads' counters (empty without them)."""
+        return self.background.counters() if self.background is not None else {}
 
     @staticmethod
     def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float],
@@ -282,6 +334,12 @@ class StorageManager:
         """A clean shutdown: active transactions aborted, every page written, a checkpoint."""
         if self._closed:
             return
+        failure = None
+        if self.background is not None:
+            try:
+                self.background.stop()  # a round under way ends first; then this thread alone writes
+            except BaseException as e:  # a thread's failure: raised once the close is done
+                failure = e
         for xct in self.xcts.active():
             if xct.state != XctState.PREPARED:
                 self.xcts.abort(xct)
@@ -290,6 +348,8 @@ class StorageManager:
         self.volume.close()
         self.log.close()
         self._closed = True
+        if failure is not None:
+            raise failure
 
     def checkpoint(self, final: bool = False) -> CheckpointResult:
         """Take a checkpoint, then scavenge if on. With a bounded log, a checkpoint that would leave
@@ -333,19 +393,42 @@ class StorageManager:
     def begin(self) -> Xct:
         if self._closed:
             raise BadRequestError(f"{self.disk.where()}: the storage manager is closed; open it again")
-        return self.xcts.begin()
+        xct = self.xcts.begin()
+        xct.log_off = not self.logging_enabled
+        return xct
+
+    def logging_off(self, xct: Xct) -> ContextManager[Xct]:
+        """``with sm.logging_off(t):``: ``t``'s logging is off inside the block (see the module documentation)."""
+        return logswitch.logging_off(xct)
+
+    def _may_change(self, xct: Xct, store: StoreId | None, what: str) -> None:
+        """Refuse a change that ``xct`` may not make with its logging off (nothing to check with it on)."""
+        if xct.log_off:
+            tmp = store is not None and self.files.store_property(store) == StoreProperty.TMP
+            logswitch.check(xct, store, what, tmp)
 
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
         lsn = self.xcts.commit(xct, durable)
-        return self._kick_checkpointer(lsn) if self.chkpt_every else lsn
+        return self._kick_checkpointer(lsn) if self.chkpt_every or self.background else lsn
 
     def _kick_checkpointer(self, lsn: LSN) -> LSN:
-        if self.chkpt_every and self.log.stats["nBytes"] - self._logged_at_chkpt >= self.chkpt_every:
-            self.checkpoint()
+        due = self.chkpt_every and self.log.stats["nBytes"] - self._logged_at_chkpt >= self.chkpt_every
+        if self.background is None:
+            if due:
+                self.checkpoint()
+            return lsn
+        if due:
+            self._logged_at_chkpt = self.log.stats["nBytes"]  # kicked once for these bytes
+            self.background.kick_checkpoint(f"{self.chkpt_every} bytes logged")
+        if len(self.bp.dirty_pages()) >= self.background.options.clean_threshold * len(self.bp.frames):
+            self.background.kick_cleaner("dirty pages")
         return lsn
 
     def prepare(self, xct: Xct, gtid: bytes, coordinator: bytes = b"") -> LSN:
         """Prepare ``xct`` (phase one of two-phase commit) under ``gtid``; return its prepare point."""
+        if xct.log_off:
+            raise BadRequestError(f"T{xct.txn_id} cannot be prepared with its logging off: a prepared transaction "
+                                  f"must roll back, or commit after a crash, from the log alone")
         return self.xcts.prepare(xct, gtid, coordinator)
 
     def commit_prepared(self, gtid: bytes, durable: bool = True) -> LSN:
@@ -407,35 +490,42 @@ class StorageManager:
     # -- files and records (the file manager's operations) ------------------------------------------
     def create_file(self, xct: Xct, property: StoreProperty | str = StoreProperty.REGULAR) -> StoreId:
         """A new file; ``property`` REGULAR, TMP, LOAD or INSERT (:mod:`minidb.pagestore.files.storeprops`)."""
-        return self.files.create_file(xct, property)
+        return self.files.create_file(xct, logswitch.property_for(xct, StoreProperty.parse(property)))
 
     def set_store_property(self, xct: Xct, fid: StoreId, prop: StoreProperty | str) -> None:
         """Make a TMP, LOAD or INSERT file REGULAR (its pages forced), or a REGULAR file INSERT."""
+        self._may_change(xct, fid, "change the store property of")
         self.files.set_store_property(xct, fid, prop)
 
     def store_property(self, fid: StoreId) -> StoreProperty:
         return self.files.store_property(fid)
 
     def destroy_file(self, xct: Xct, fid: StoreId) -> None:
+        self._may_change(xct, fid, "destroy")
         self.files.destroy_file(xct, fid)
 
     def create_rec(self, xct: Xct, fid: StoreId, body: bytes, hdr: bytes = b"",
                    policy: Policy = Policy.DEFAULT) -> RecordId:
+        self._may_change(xct, fid, "create a record in")
         return self.files.create_rec(xct, fid, body, hdr, policy)
 
     def read_rec(self, xct: Xct, rid: RecordId) -> Record:
         return self.files.read_rec(xct, rid)
 
     def update_rec(self, xct: Xct, rid: RecordId, start: int, data: bytes) -> None:
+        self._may_change(xct, StoreId(rid.vol, rid.store), "change a record of")
         self.files.update_rec(xct, rid, start, data)
 
     def append_rec(self, xct: Xct, rid: RecordId, data: bytes) -> None:
+        self._may_change(xct, StoreId(rid.vol, rid.store), "change a record of")
         self.files.append_rec(xct, rid, data)
 
     def truncate_rec(self, xct: Xct, rid: RecordId, amount: int) -> None:
+        self._may_change(xct, StoreId(rid.vol, rid.store), "change a record of")
         self.files.truncate_rec(xct, rid, amount)
 
     def free_rec(self, xct: Xct, rid: RecordId) -> None:
+        self._may_change(xct, StoreId(rid.vol, rid.store), "change a record of")
         self.files.free_rec(xct, rid)
 
     def scan(self, xct: Xct, fid: StoreId) -> Iterator[Record]:
@@ -446,6 +536,7 @@ class StorageManager:
                      name: str | None = None) -> StoreId:
         """A new, empty B+tree index whose keys ``key_desc`` describes (e.g. ``"i4"``, ``"u2,str"``);
         with ``name``, registered under it in the root index (a name taken is refused first)."""
+        self._may_change(xct, None, "create an index")
         if name is None:
             return self.indexes.create_index(xct, key_desc, unique)
         self.root_index.check_new(name, xct)
@@ -459,6 +550,7 @@ class StorageManager:
         """A new index built bottom-up from ``pairs`` sorted by key (a LOAD store until ``xct`` commits),
         named ``name`` in the root index if given; refuses unsorted or duplicate input, leaving nothing
         (:mod:`minidb.pagestore.btree.bulkload`)."""
+        self._may_change(xct, None, "load an index")
         if name is None:
             return self.indexes.bulk_load(xct, key_desc, pairs, unique, fill)
         self.root_index.check_new(name, xct)
@@ -469,6 +561,7 @@ class StorageManager:
 
     def destroy_index(self, xct: Xct, index: StoreId) -> None:
         """Destroy ``index`` (its store goes at commit) and drop its name, if it has one."""
+        self._may_change(xct, None, "destroy an index")
         with all_or_nothing(self.xcts, xct):
             self.indexes.destroy_index(xct, index)
             name = self.root_index.name_of(index.store)
@@ -486,12 +579,15 @@ class StorageManager:
         return {name: StoreId(self.volume.vid, snum) for name, snum in self.root_index.names()}
 
     def index_insert(self, xct: Xct, index: StoreId, key: Any, el: bytes) -> None:
+        self._may_change(xct, None, "change the index")
         self.indexes.insert(xct, index, key, el)
 
     def index_remove(self, xct: Xct, index: StoreId, key: Any, el: bytes | None = None) -> bytes:
+        self._may_change(xct, None, "change the index")
         return self.indexes.remove(xct, index, key, el)
 
     def index_update(self, xct: Xct, index: StoreId, key: Any, el: bytes, old_el: bytes | None = None) -> bytes:
+        self._may_change(xct, None, "change the index")
         return self.indexes.update(xct, index, key, el, old_el)
 
     def index_lookup(self, xct: Xct, index: StoreId, key: Any) -> list[bytes]:
@@ -505,6 +601,7 @@ class StorageManager:
     def create_rtree(self, xct: Xct, name: str | None = None, fanout: int | None = None) -> StoreId:
         """A new, empty R*-tree index of boxes (:mod:`minidb.pagestore.rtree`); with ``name``, registered
         under it in the root index (a name taken is refused first); ``fanout``: a node's most entries."""
+        self._may_change(xct, None, "create an R*-tree")
         if name is None:
             return self.rtrees.create(xct, fanout)
         self.root_index.check_new(name, xct)
@@ -515,6 +612,7 @@ class StorageManager:
 
     def destroy_rtree(self, xct: Xct, index: StoreId) -> None:
         """Destroy the R*-tree ``index`` (its store goes at commit) and drop its name, if it has one."""
+        self._may_change(xct, None, "destroy an R*-tree")
         with all_or_nothing(self.xcts, xct):
             self.rtrees.destroy(xct, index)
             name = self.root_index.name_of(index.store)
@@ -522,9 +620,11 @@ class StorageManager:
                 self.root_index.remove(xct, name)
 
     def rtree_insert(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int], el: bytes) -> None:
+        self._may_change(xct, None, "change the R*-tree")
         self.rtrees.insert(xct, index, box, el)
 
     def rtree_remove(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int], el: bytes) -> None:
+        self._may_change(xct, None, "change the R*-tree")
         self.rtrees.remove(xct, index, box, el)
 
     def rtree_search(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int],

@@ -35,6 +35,7 @@ every byte, write and fsync, and the counters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from zlib import crc32
 
@@ -70,10 +71,12 @@ class LogManager(reference.LogManager):
             return self._file_number, self._next_offset
 
     def append(self, entry_type: EntryType, values: dict[str, Any] | None = None, *,
-               provisional: Provisional = Provisional.NO, replicated: bool = False, vlsn: int | None = None) -> LSN:
+               provisional: Provisional = Provisional.NO, replicated: bool = False, vlsn: int | None = None,
+               noted: Callable[[LSN], None] | None = None) -> LSN:
         if not (type(values) is dict and provisional is _NOT_PROVISIONAL and not replicated and vlsn is None
                 and type(entry_type) is EntryType):
-            return super().append(entry_type, values, provisional=provisional, replicated=replicated, vlsn=vlsn)
+            return super().append(entry_type, values, provisional=provisional, replicated=replicated, vlsn=vlsn,
+                                  noted=noted)
         code = entry_type.code
         latch = self._latch
         latch.acquire()
@@ -101,6 +104,8 @@ class LogManager(reference.LogManager):
             counts["nBytes"] += size
             if admitted is not None:
                 admitted(lsn)
+            if noted is not None:
+                noted(lsn)
         finally:
             latch.release()
         if self._listeners:

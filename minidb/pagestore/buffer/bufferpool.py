@@ -54,7 +54,15 @@ The frame is left free: nothing bad is cached.
 page number), coalescing runs of contiguous pages (at most
 ``max_many_pages``) into one write, then fsyncs each volume file once and
 marks the written frames clean if no one changed them meanwhile. It skips
-frames latched EX (hot pages) rather than wait. ``force_all``,
+frames latched EX (hot pages) rather than wait. It pins the frames it
+writes, so none is evicted (and written anew) between its copy and its
+write; a miss that finds every frame pinned while a cleaner that waits for no
+latch (the background thread's: :mod:`minidb.pagestore.restart.background`)
+holds some of the pins waits for it to let go, rather than call the pool
+full (one that waits for latches could wait for the missing thread's), and
+so does a discard that finds pages of its store pinned. A frame is marked
+clean under its latch tried SH, so no EX fix looks at ``dirty``
+in the middle of that step. ``force_all``,
 ``force_store`` wait for latches instead; ``discard_store`` drops a
 destroyed store's frames without writing them. A victim is written alone
 and not fsynced (eviction must be quick); it stays in the dirty page table
@@ -154,6 +162,8 @@ class BufferPool:
         self._unsynced: dict[tuple[int, int], tuple[PageId, LSN]] = {}  # written, not yet fsynced
         self._write_sizes: dict[int, int] = {}
         self._mutex = threading.Lock()
+        self._cleaner_pins = 0  # pins the cleaner holds now (they go when it is done)
+        self._unpinned = threading.Condition(self._mutex)  # a miss that found only them pinned waits here
 
     # -- volumes ------------------------------------------------------------------------
     def register(self, volfile: VolumeFile) -> None:
@@ -238,6 +248,9 @@ class BufferPool:
         if self._free:
             return self.frames[self._free.pop(0)]
         choice = VICTIM.call(self.frames, self.hand)  # choose_victim, or exercise 04a's (minidb.impl)
+        while choice.victim is None and self._cleaner_pins:  # the cleaner (another thread) lets go soon
+            self._unpinned.wait()
+            choice = VICTIM.call(self.frames, self.hand)
         self.last_clock = choice
         self.stats.add("nClockSweeps")
         self.stats.add("nClockSteps", len(choice.steps))
@@ -417,6 +430,8 @@ class BufferPool:
                       and not never_forced(f.page.store_flags)]
             for frame in chosen:
                 frame.pin_count += 1  # keeps the frame from being evicted while we work
+            waited_for = 0 if wait else len(chosen)  # a cleaner that never waits for a latch is waited for
+            self._cleaner_pins += waited_for
         copies: list[tuple[Frame, bytes]] = []
         try:
             for frame in sorted(chosen, key=lambda f: f.pid.key):  # type: ignore[union-attr]
@@ -434,14 +449,21 @@ class BufferPool:
                 # written so far is durable.
                 self._sync_volumes({f.pid.vol for f, _ in copies} | {key[0] for key in self._unsynced})  # type: ignore[union-attr]
                 for frame, data in copies:
-                    # Clean only if nobody changed the page since we copied it, nor holds it EX.
-                    if frame.latch.mode != EX and frame.page.buf == data:
-                        frame.dirty = False
-                        frame.rec_lsn = None
+                    # Clean only if nobody changed the page since we copied it, nor holds it EX: the
+                    # latch tried SH keeps an EX fix (and its look at ``dirty``) out while we decide.
+                    if frame.latch.acquire(SH, conditional=True):
+                        try:
+                            if frame.page.buf == data:
+                                frame.dirty = False
+                                frame.rec_lsn = None
+                        finally:
+                            frame.latch.release()
         finally:
             with self._mutex:
                 for frame in chosen:
                     frame.pin_count -= 1
+                self._cleaner_pins -= waited_for
+                self._unpinned.notify_all()
         return written
 
     def force_all(self) -> list[WriteRun]:
@@ -473,6 +495,9 @@ class BufferPool:
     def _discard(self, select: Callable[[Frame], bool], what: str) -> int:
         with self._mutex:
             chosen = [f for f in self.frames if select(f)]
+            while self._cleaner_pins and any(f.pin_count for f in chosen):  # the cleaner's pins go soon
+                self._unpinned.wait()
+                chosen = [f for f in self.frames if select(f)]
             pinned = [str(f.pid) for f in chosen if f.pin_count]
             if pinned:
                 raise BadRequestError(f"cannot discard {what}: pages {', '.join(pinned)} are fixed")

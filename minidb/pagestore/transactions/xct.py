@@ -46,6 +46,7 @@ undoes 0x1/0x100.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -56,7 +57,7 @@ from minidb.pagestore.ids import StoreId
 from minidb.pagestore.pages.page import StoreFlags
 from minidb.pagestore.pages.slotted import SpaceUser
 from minidb.pagestore.pages.storeprop import LOADING
-from minidb.pagestore.wal.logrec import note_logged
+from minidb.pagestore.wal.logrec import noting
 
 RECENT = 16
 
@@ -104,6 +105,7 @@ class Xct:
     created_tmp: bool = False  # it created a TMP file (restart drops it: the transaction cannot be prepared)
     rolling_back: bool = False
     restart_work: bool = False  # restart's own (dropping TMP files): no log space reserved for its rollback
+    log_off: bool = False  # its logging is switched off (minidb.pagestore.transactions.logswitch)
     manager: Any = None
     log_count: int = 0  # entries logged so far
     recent: list[LSN] = field(default_factory=list)  # the last few of them, for traces
@@ -154,10 +156,10 @@ class Xct:
                 f"undo_nxt={self.undo_nxt})")
 
 
-def log_xct_entry(log: Any, xct: Any, entry_type: EntryType, values: dict[str, Any] | None = None) -> LSN:
-    """Log a non-page entry of ``xct`` (xct_end, compensate, ...), chained to its previous entry."""
+def log_xct_entry(log: Any, xct: Any, entry_type: EntryType, values: dict[str, Any] | None = None,
+                  then: Callable[[], None] | None = None) -> LSN:
+    """Log a non-page entry of ``xct`` (xct_end, compensate, ...), chained to its previous entry; ``then``
+    (a change of state the entry means) runs with the entry's note, under the log latch."""
     full = {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn, **values} if values else \
         {"txn_id": xct.txn_id, "txn_prev_lsn": xct.last_lsn}
-    lsn = log.append(entry_type, full)
-    note_logged(xct, lsn, entry_type, full)
-    return lsn
+    return log.append(entry_type, full, noted=noting(xct, entry_type, full, then))

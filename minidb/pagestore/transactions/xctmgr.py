@@ -407,9 +407,11 @@ class XctManager:
     def _enter_freeing_space(self, xct: Xct, durable: bool) -> LSN:
         values = {"vol": self.volume.vid, "stores": [{"snum": s.store} for s in xct.stores_to_free],
                   "exts": [{"snum": snum, "ext": ext} for snum, ext in sorted(xct.extents_to_free)]}
-        lsn = log_xct_entry(self.log, xct, XCT_FREEING_SPACE, values)
-        xct.state = XctState.FREEING_SPACE
-        xct.undo_nxt = NULL_LSN  # committed: nothing before this is ever undone
+        def committed() -> None:  # with the commit point, under the log latch: a checkpoint sees both or none
+            xct.state = XctState.FREEING_SPACE
+            xct.undo_nxt = NULL_LSN  # committed: nothing before this is ever undone
+
+        lsn = log_xct_entry(self.log, xct, XCT_FREEING_SPACE, values, then=committed)
         if durable:
             self.log.sync(lsn)
         self.stats.add("nFreeingSpace")

@@ -26,7 +26,16 @@ or INSERT store is applied and *not* logged (the page LSN does not move; an
 object with ``note_unlogged`` is told), except ``page_format``, which is
 always logged (space logging: restart must know what each page is). A page
 made regular after unlogged changes first gets its whole image logged
-(``unlogged_page_image``), then the change.
+(``unlogged_page_image``), then the change. A transaction whose logging is
+switched off (:mod:`minidb.pagestore.transactions.logswitch`) changes only
+such stores.
+
+A transaction's entry is noted in the transaction (its last LSN, its
+undo-next) by the log itself, under the log latch (``append(...,
+noted=...)``): a checkpoint taken by another thread appends its
+``chkpt_begin`` after the note of every entry before it, so its copy of the
+transaction table never misses an entry that analysis, starting at that
+``chkpt_begin``, will not read.
 
 Transactions. Every entry of the page store is transactional (flag T): its
 item starts with ``txn_id`` and ``txn_prev_lsn``. The storage layer logs on
@@ -185,14 +194,13 @@ def apply_values(log: Any, page: SlottedPage, entry_type: EntryType, full: dict[
             pool.image_before_change(page)  # a clean page: its full image first (pageimage.py)
         snapshot = bytes(page.buf)
         REDO[entry_type.name](page, full)
-        lsn = log.append(entry_type, full)
+        lsn = log.append(entry_type, full, noted=noting(xct, entry_type, full))
     except BaseException:  # the change is not made: the page stays as it was (its image may be logged)
         if snapshot is not None:
             page.buf[:] = snapshot
         if pool is not None:
             pool.change_failed(page)
         raise
-    note_logged(xct, lsn, entry_type, full)
     page.lsn = lsn
     if whole_page and pool is not None:
         pool.note_image(page, lsn)  # it rewrites the whole page: it is the page's image
@@ -201,6 +209,22 @@ def apply_values(log: Any, page: SlottedPage, entry_type: EntryType, full: dict[
 
 #: every logged change of a page goes through here (forward, rollback's CLRs, the volume's maps, B+trees)
 APPLY_AND_LOG = impl.hot_spot(apply_and_log)
+
+
+def noting(xct: LogContext | None, entry_type: EntryType, values: dict[str, Any],
+           then: Callable[[], None] | None = None) -> Callable[[LSN], None] | None:
+    """What the log calls, under its latch, with the LSN of ``xct``'s entry: :func:`note_logged`, then
+    ``then``. So the transaction's last LSN and undo-next (and a state the entry sets) move with the
+    append itself, and a checkpoint whose ``chkpt_begin`` follows the entry sees them moved (see
+    :mod:`minidb.pagestore.restart.background`)."""
+    if xct is None:
+        return None
+
+    def noted(lsn: LSN) -> None:
+        note_logged(xct, lsn, entry_type, values)
+        if then is not None:
+            then()
+    return noted
 
 
 def note_logged(xct: LogContext | None, lsn: LSN, entry_type: EntryType, values: dict[str, Any]) -> None:
