@@ -39,7 +39,9 @@ Public surface::
     FailoverGroup                            every node in memory: elections, failover, rejoin (group/failover.py)
     ReplicaFeederSyncup, search_matchpoint,  syncup: the matchpoint by LSN-neutral checksum (syncup/syncup.py)
     MatchpointSearchResults, item_checksum
-    RollbackResult, roll_back                the rollback after the matchpoint (syncup/rollback.py)
+    RollbackResult, roll_back                the rollback after the matchpoint, hard recovery (syncup/rollback.py)
+    RollbackPeriod                           the checkpoints recovery may not use (syncup/periods.py)
+    ReplicationConfig                        txn_rollback_limit (config.py)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
     HeadTruncationResult                     flushing, truncation, recovery (vlsn/index.py)
     VLSNIndexConfig                          stride, max mappings, max distance... (vlsn/config.py)
@@ -101,6 +103,8 @@ from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, S
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.stream.replica import Replica
+from minidb.replication.config import ReplicationConfig
+from minidb.replication.syncup.periods import RollbackPeriod
 from minidb.replication.syncup.rollback import RollbackResult, roll_back
 from minidb.replication.syncup.syncup import (
                                        MatchpointSearchResults,
@@ -136,4 +140,5 @@ __all__ = [
     "ReplicaFeederSyncup",
     "search_matchpoint", "MatchpointSearchResults", "item_checksum", "RollbackResult", "roll_back", "FailoverGroup",
     "ROLLBACK_START", "ROLLBACK_END", "NetworkRestoreRequiredError", "RollbackLimitError", "SyncupError",
+    "ReplicationConfig", "RollbackPeriod",
 ]

@@ -25,11 +25,13 @@ def test_group_crash_sweep_has_no_violations(chunk):
 
 
 def test_the_workloads_fail_over_roll_back_restore_and_crash_inside_rollbacks():
-    totals = dict(failovers=0, rollbacks=0, restores=0, redone_at_open=0, acknowledged=0, rejoin_crashes=0)
+    totals = dict(failovers=0, rollbacks=0, hard_recoveries=0, restores=0, redone_at_open=0, acknowledged=0,
+                  rejoin_crashes=0)
     for seed in range(20):
         workload, group = run_group_workload(seed, OPS)
         totals["failovers"] += workload.failovers
         totals["rollbacks"] += workload.rollbacks
+        totals["hard_recoveries"] += workload.hard_recoveries
         totals["restores"] += workload.restores
         totals["redone_at_open"] += workload.redone_at_open
         totals["acknowledged"] += sum(w.acknowledged for w in workload.writes)
