@@ -316,7 +316,7 @@ def roll_back(env: "ReplicatedEnvironment", matchpoint_vlsn: int, matchpoint_lsn
         if len(committed) > limit:
             raise RollbackLimitError(
                 f"{env.where()}: rolling back to matchpoint VLSN {matchpoint_vlsn} would undo {len(committed)} "
-                f"committed transactions (the oldest ends at VLSN {committed[-1].vlsn}, {committed[-1].lsn}), "
+                f"committed transaction{'s' if len(committed) != 1 else ''} (the oldest ends at VLSN {committed[-1].vlsn}, {committed[-1].lsn}), "
                 f"more than txn_rollback_limit {limit}: a network restore is needed; nothing was changed")
         for entry in tail:  # every replaced version must still be readable: else change nothing
             if entry.type_name in USER_LN_TYPES:
