@@ -25,7 +25,7 @@ chosen by the seeded generator:
 - a restart of a crashed node, a checkpoint and a Matchpoint on the master.
 
 Each node's ``txn_rollback_limit`` is drawn per seed by a generator of its
-own (so the operations stay those the seed always drew): mostly the default
+own (so each workload draws the operations it always drew): mostly the default
 (10), whose rollbacks across a checkpoint, such as the one recovery ends
 with, finish by hard recovery; sometimes 0 or 1, which refuse such a
 rollback and send the node to a network restore.

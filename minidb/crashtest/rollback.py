@@ -202,7 +202,7 @@ class _Runner:
 def run_rollback_workload(seed: int, ops: int, converge: bool = False,
                           across_checkpoint: bool | None = None) -> RollbackWorkload:
     """The workload of the module documentation; ``converge``: then let n1 catch up with n2 (``converged``);
-    ``across_checkpoint``: a checkpoint in n1's tail, or none (default: the seed decides)."""
+    ``across_checkpoint``: a checkpoint in n1's tail, or none (default: drawn for each seed)."""
     runner = _Runner(seed, ops, across_checkpoint)
     runner.converge = converge
     return runner.run()
