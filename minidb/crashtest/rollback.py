@@ -46,7 +46,6 @@ from minidb.errors import MinidbError
 from minidb.io import SimDisk, crash_points
 from minidb.log import LSN
 from minidb.logstore import LockConflictError
-from minidb.replication.config import DEFAULT_TXN_ROLLBACK_LIMIT
 from minidb.replication import (
     Feeder,
     HandshakeAcceptor,
@@ -60,6 +59,7 @@ from minidb.replication import (
     RepNode,
     VLSNIndexConfig,
 )
+from minidb.replication.config import DEFAULT_TXN_ROLLBACK_LIMIT
 
 GROUP = RepGroup("crash", [RepNode("n1", "n1", 2), RepNode("n2", "n2", 1)])
 DATABASES = ("a", "b")

@@ -66,6 +66,7 @@ rollback). Beside them: ``env`` (the replicated environment, which builds the pa
 replicated workload, a rollback, a group of three) are in :mod:`minidb.crashtest`, above it.
 """
 
+from minidb.replication.config import ReplicationConfig
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
 from minidb.replication.errors import (
                                        AcceptorStateCorruptionError,
@@ -103,7 +104,6 @@ from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, S
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.stream.replica import Replica
-from minidb.replication.config import ReplicationConfig
 from minidb.replication.syncup.periods import RollbackPeriod
 from minidb.replication.syncup.rollback import RollbackResult, roll_back
 from minidb.replication.syncup.syncup import (

@@ -86,14 +86,15 @@ from minidb.logstore.checkpoint.checkpointer import CheckpointResult
 from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.tree.tree import DatabaseImpl
+from minidb.replication.config import ReplicationConfig
 from minidb.replication.errors import (
     GroupConfigError,
     ReplayError,
     ReplicaWriteError,
+    SyncupError,
     UnknownMasterError,
     VLSNIndexError,
 )
-from minidb.replication.config import ReplicationConfig
 from minidb.replication.group.membership import NodeState, RepGroup
 from minidb.replication.logdef import MATCHPOINT, TERM_START
 from minidb.replication.stream import ack
@@ -188,6 +189,9 @@ class ReplicatedEnvironment:
         (:mod:`.syncup.rollback`). This node keeps its state, its master and its group; the replay
         transactions and the database handles of the environment closed are gone (the recovered open
         replay transactions are opened again by :meth:`reopen_replay_txns`)."""
+        if self._opening is None:
+            raise SyncupError(f"{self.where()}: hard recovery ({why}) opens the environment again as "
+                              "ReplicatedEnvironment.open did, but this one was not opened by it")
         old, index = self.env, self.vlsn_index
         old.invalidate(f"hard recovery: {why}")
         old.close()  # invalid: no checkpoint (its tree still holds what was rolled back); the log is closed
