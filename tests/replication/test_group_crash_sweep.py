@@ -44,7 +44,9 @@ def test_the_workloads_fail_over_roll_back_restore_and_crash_inside_rollbacks():
 def test_the_checker_catches_a_rollback_that_leaves_entries_visible(monkeypatch):
     monkeypatch.setattr(LogManager, "set_invisible", lambda self, lsns: 0)
     violations = [v for seed in range(13) for v in crash_sweep(seed, OPS).violations]
-    assert any("(c)" in v for v in violations), violations[:3]
+    # The streams disagree (c), or, in a rollback across a checkpoint, the rollback itself finds its entries
+    # still visible before it logs RollbackEnd (the node's environment is then invalid: it never converges).
+    assert any("(c)" in v or "is still visible; no RollbackEnd was logged" in v for v in violations), violations[:3]
 
 
 def test_the_checker_catches_an_election_that_picks_the_least_up_to_date_node(monkeypatch):

@@ -357,10 +357,11 @@ def crossed_checkpoint(inner: "Environment", matchpoint_lsn: LSN) -> LSN | None:
 
 
 def check_hard_recovery(inner: "Environment", matchpoint_vlsn: int, matchpoint_lsn: LSN) -> None:
-    """Hard recovery reads the log from the last checkpoint that began before the matchpoint (or from the
-    log's start): refuse, changing nothing, if the cleaner has deleted files it would need."""
-    ckpt_end = next((e for e in inner.log.scan_backward() if e.type_name == "CkptEnd"
-                     and e.values["ckpt_start_lsn"] < matchpoint_lsn), None)
+    """Hard recovery reads the log from a checkpoint that began before the matchpoint (or from the log's
+    start): refuse, changing nothing, if the cleaner has deleted files it would need. The checkpoint looked
+    at is the last one ended before the matchpoint (found walking back from it): recovery may take a later
+    one, which began before the matchpoint and ended after it, whose log is then all there as well."""
+    ckpt_end = next((e for e in inner.log.scan_backward(matchpoint_lsn) if e.type_name == "CkptEnd"), None)
     first_file = inner.log.end().files[0]
     if ckpt_end is not None:
         start = recovery_start(ckpt_end.values)
@@ -396,6 +397,12 @@ def _roll_back_durably(env: "ReplicatedEnvironment", tail: list[LogEntry], match
     inner = env.env
     start_lsn = _log_start(inner, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
     inner.log.set_invisible([e.lsn for e in tail])
+    left = tail_after(inner, matchpoint_vlsn, matchpoint_lsn, start_lsn)
+    if left:  # hard recovery would rebuild the tree with them: stop before the RollbackEnd (the next open redoes it)
+        why = (f"the rollback to matchpoint VLSN {matchpoint_vlsn} marked its entries INVISIBLE, but "
+               f"{left[0].type_name} VLSN {left[0].vlsn} at {left[0].lsn} is still visible; no RollbackEnd was logged")
+        inner.invalidate(why)
+        raise SyncupError(f"{env.where()}: {why}")
     env.vlsn_index.truncate_from_tail_in_rollback(matchpoint_vlsn + 1, matchpoint_lsn)
     return start_lsn, _log_end(inner, matchpoint_vlsn, start_lsn)
 
