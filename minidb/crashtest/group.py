@@ -24,6 +24,12 @@ chosen by the seeded generator:
   master, syncs up and rolls back, or is restored from the master's files);
 - a restart of a crashed node, a checkpoint and a Matchpoint on the master.
 
+Each node's ``txn_rollback_limit`` is drawn per seed by a generator of its
+own (so each workload draws the operations it always drew): mostly the default
+(10), whose rollbacks across a checkpoint, such as the one recovery ends
+with, finish by hard recovery; sometimes 0 or 1, which refuse such a
+rollback and send the node to a network restore.
+
 What is swept per seed, in the **sampled** mode (``crash_sweep``, the quick
 default): every crash the workload schedules (one crash point of one node's
 disk history each; three to six per seed, each a different node, rank and
@@ -104,6 +110,7 @@ from minidb.replication import (
     RepNode,
     SyncPolicy,
 )
+from minidb.replication.config import DEFAULT_TXN_ROLLBACK_LIMIT, ReplicationConfig
 from minidb.replication.syncup.syncup import entry_checksum
 from minidb.replication.vlsn.scanner import stream_vlsn
 
@@ -135,6 +142,7 @@ class GroupWorkload:
     partitions: int = 0
     restores: int = 0
     rollbacks: int = 0
+    hard_recoveries: int = 0  # rollbacks across a checkpoint, finished by hard recovery
     redone_at_open: int = 0  # rollbacks a crash cut short, finished by recovery
     problems: list[str] = field(default_factory=list)
 
@@ -197,6 +205,9 @@ class _Runner:
         self.clock = ManualClock()
         self.wl = GroupWorkload(seed)
         self.history: dict[str, _History] = {}
+        limits = random.Random(f"group-rollback-limit-{seed}")
+        self.rep_configs = {name: ReplicationConfig(limits.choice([0, 1] + [DEFAULT_TXN_ROLLBACK_LIMIT] * 4))
+                            for name in NAMES}
         envs = {name: self.open(name, SimDisk(f"crashtest-group-{seed}-{name}")) for name in NAMES}
         self.group = FailoverGroup(envs, self.clock, reopen=self.open)
         for name in NAMES:
@@ -216,7 +227,8 @@ class _Runner:
             self._arm(name)
         offset = NAMES.index(name) / 1000  # each node's own clock: two masters' Commits never look alike
         config = dataclasses.replace(self.config, clock=lambda: self.clock.now_ms() / 1000 + offset)
-        env = ReplicatedEnvironment.open(disk, config, self.index_config, group=GROUP, node_name=name)
+        env = ReplicatedEnvironment.open(disk, config, self.index_config, group=GROUP, node_name=name,
+                                         rep_config=self.rep_configs[name])
         if env.recovered_rollback is not None:
             self.wl.redone_at_open += 1
         return env
@@ -369,6 +381,7 @@ class _Runner:
             self.wl.problems.append(f"the group did not converge: master {master}, up {group.up()}")
         self.wl.restores = len(group.restores)
         self.wl.rollbacks = len(group.rollbacks)
+        self.wl.hard_recoveries = sum(result.hard_recovery is not None for _, result in group.rollbacks)
 
 
 def records_of(env: ReplicatedEnvironment) -> dict[str, dict[bytes, bytes]]:

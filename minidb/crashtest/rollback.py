@@ -5,10 +5,14 @@ and buffers, tiny nodes, a small-stride VLSN index): n1, the master,
 replicates records written with and without transactions, commits, aborts
 and Matchpoints to n2 over the in-memory network (sometimes a checkpoint in
 between); then n1 logs a tail that never reaches n2 (records, committed and
-aborted transactions, Matchpoints; no checkpoint, so the rollback limit
-allows it) and fsyncs it. n2 takes over and logs its own tail. n1 rejoins as
-a replica: syncup finds the matchpoint and rolls n1's tail back
-(:mod:`minidb.replication.syncup.rollback`).
+aborted transactions, Matchpoints; for about half the seeds, or when asked,
+a checkpoint in its middle) and fsyncs it. n2 takes over and logs its own
+tail. n1 rejoins as a replica: syncup finds the matchpoint and rolls n1's
+tail back (:mod:`minidb.replication.syncup.rollback`); a tail with a
+checkpoint is rolled back by hard recovery. n1's ``txn_rollback_limit`` is
+the default or the tail's length, whichever is larger, so the limit never
+refuses the rollback (what it refuses, and that it changes nothing, is
+tested apart).
 
 Then, for every write, truncate and fsync of n1's disk from the syncup on
 and every way a crash can treat the unsynced writes, n1 is opened on the
@@ -23,6 +27,11 @@ crashed image and checked:
    started);
 4. the records equal those right after the rollback run without a crash
    (the state at the matchpoint), or those before it (not started).
+
+The model of the state at the matchpoint is n2's records once it has taken
+n1's stream, before it writes anything itself; the rollback run without a
+crash must leave n1 with exactly those (checked once per workload), and,
+run with ``converge``, n1 then holds n2's records after taking its stream.
 """
 
 from __future__ import annotations
@@ -46,9 +55,11 @@ from minidb.replication import (
     Replica,
     ReplicaFeederSyncup,
     ReplicatedEnvironment,
+    ReplicationConfig,
     RepNode,
     VLSNIndexConfig,
 )
+from minidb.replication.config import DEFAULT_TXN_ROLLBACK_LIMIT
 
 GROUP = RepGroup("crash", [RepNode("n1", "n1", 2), RepNode("n2", "n2", 1)])
 DATABASES = ("a", "b")
@@ -68,6 +79,9 @@ class RollbackWorkload:
     start: int = 0  # the first event of the syncup on n1's disk
     before: Records = field(default_factory=dict)  # n1's records before the rollback
     after: Records = field(default_factory=dict)  # ... right after it (the state at the matchpoint)
+    at_matchpoint: Records = field(default_factory=dict)  # the model: n2's records at the matchpoint
+    across_checkpoint: bool = False  # n1's tail holds a checkpoint: the rollback needs hard recovery
+    hard_recovery: str | None = None  # where the hard recovery started (the RollbackResult's)
     last_before: int = 0  # n1's last VLSN before the rollback
     matchpoint: int = 0
     rolled_back: int = 0  # entries made invisible
@@ -82,14 +96,19 @@ def records_of(env: ReplicatedEnvironment) -> Records:
 
 
 class _Runner:
-    def __init__(self, seed: int, ops: int):
+    def __init__(self, seed: int, ops: int, across_checkpoint: bool | None = None):
         self.rng = random.Random(seed)
         config, index_config = workload_configs(self.rng)
-        config = dataclasses.replace(config, checkpoint_bytes_interval=None)  # no checkpoint in n1's tail (the limit)
+        config = dataclasses.replace(config, checkpoint_bytes_interval=None)  # the tail's checkpoint is drawn
         self.ops = ops
         self.keys = [f"k{i:02d}".encode() for i in range(self.rng.choice([6, 12]))]
         self.workload = RollbackWorkload(seed, SimDisk(f"crashtest-rollback-{seed}"), config, index_config)
-        self.n1 = ReplicatedEnvironment.open(self.workload.disk, config, index_config, group=GROUP, node_name="n1")
+        side = random.Random(f"rollback-checkpoint-{seed}")  # its own generator: the workload's draws stay the same
+        self.workload.across_checkpoint = side.random() < 0.5 if across_checkpoint is None else across_checkpoint
+        self.checkpoint_after = side.random()  # where in n1's tail, as a fraction of it
+        rep_config = ReplicationConfig(txn_rollback_limit=max(DEFAULT_TXN_ROLLBACK_LIMIT, ops))
+        self.n1 = ReplicatedEnvironment.open(self.workload.disk, config, index_config, group=GROUP, node_name="n1",
+                                             rep_config=rep_config)
         self.n2 = ReplicatedEnvironment.open(SimDisk(f"crashtest-rollback-{seed}-n2"),
                                              dataclasses.replace(config, clock=_clock(1.9e9)),
                                              index_config, group=GROUP, node_name="n2")
@@ -145,8 +164,12 @@ class _Runner:
         replica = Replica(n2, channel, "n1")
         while net.deliver() + feeder.pump() + replica.pump() or net.in_flight:
             pass
-        for _ in range(rng.randint(1, max(1, self.ops // 2))):
+        wl.at_matchpoint = records_of(n2)
+        tail = rng.randint(1, max(1, self.ops // 2))
+        for i in range(tail):
             self.op(n1)
+            if wl.across_checkpoint and i == int(self.checkpoint_after * tail):
+                n1.checkpoint()
         n1.sync()
         wl.before, wl.last_before = records_of(n1), n1.range.last
         n1.become_unknown()
@@ -165,6 +188,7 @@ class _Runner:
         wl.matchpoint = syncup.result.matchpoint_vlsn
         wl.rolled_back = len(syncup.rollback.rolled_back) if syncup.rollback else 0
         wl.rollback_end = syncup.rollback.end_lsn if syncup.rollback else None
+        wl.hard_recovery = syncup.rollback.hard_recovery if syncup.rollback else None
         if self.converge:  # n1 takes n2's stream from the matchpoint on: both hold the same records
             replica = Replica(n1, channel, "n2")
             while net.deliver() + feeder.pump() + replica.pump() or net.in_flight:
@@ -175,9 +199,11 @@ class _Runner:
         return wl
 
 
-def run_rollback_workload(seed: int, ops: int, converge: bool = False) -> RollbackWorkload:
-    """The workload of the module documentation; ``converge``: then let n1 catch up with n2 (``converged``)."""
-    runner = _Runner(seed, ops)
+def run_rollback_workload(seed: int, ops: int, converge: bool = False,
+                          across_checkpoint: bool | None = None) -> RollbackWorkload:
+    """The workload of the module documentation; ``converge``: then let n1 catch up with n2 (``converged``);
+    ``across_checkpoint``: a checkpoint in n1's tail, or none (default: drawn for each seed)."""
+    runner = _Runner(seed, ops, across_checkpoint)
     runner.converge = converge
     return runner.run()
 
@@ -221,10 +247,15 @@ def check_rollback_point(workload: RollbackWorkload, image: SimDisk) -> str | No
     return None
 
 
-def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1) -> SweepResult:
+def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,
+                across_checkpoint: bool | None = None) -> SweepResult:
     """Every crash point of workload ``seed`` from its syncup on (identical images are checked once)."""
-    workload = run_rollback_workload(seed, ops)
+    workload = run_rollback_workload(seed, ops, across_checkpoint=across_checkpoint)
     result = SweepResult()
+    if workload.after != workload.at_matchpoint:
+        result.violations.append(f"seed {seed}: the rollback run without a crash left records that are not n2's "
+                                 f"at the matchpoint: {sorted(workload.after.items())[:2]} != "
+                                 f"{sorted(workload.at_matchpoint.items())[:2]}")
     seen: dict[str, str | None] = {}
     for point in crash_points(workload.disk, start=workload.start, torn_variants=torn_variants,
                               random_variants=random_variants, seed=seed):

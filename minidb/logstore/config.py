@@ -122,6 +122,11 @@ class EnvironmentHooks:
     ``delete_cleaned_files``     checkpoint step 9: delete the files of step 1
     ``recovery_listeners``       called by recovery with every entry from the
                                  last CkptStart to the end of the log, in order
+    ``checkpoint_not_usable``    asked by recovery, for the checkpoint it would start
+                                 from (the log, its CkptStart, the entries read
+                                 from before it to the end of the log): a reason
+                                 not to use it (None: use it); recovery then
+                                 starts from the checkpoint before
     ``recovery_read_done``       called when recovery has read the log, before it
                                  writes anything: a listener's last chance to
                                  refuse what it saw (a raised error stops the open)
@@ -137,6 +142,7 @@ class EnvironmentHooks:
     flush_vlsn_index: list[Callable[[object], "str | None"]] = field(default_factory=list)
     delete_cleaned_files: Callable[[list[int]], None] | None = None
     recovery_listeners: list[Callable[[object], None]] = field(default_factory=list)
+    checkpoint_not_usable: list[Callable[[object, object, list], "str | None"]] = field(default_factory=list)
     recovery_read_done: list[Callable[[], None]] = field(default_factory=list)
     close_listeners: list[Callable[[], None]] = field(default_factory=list)
     before_file_erased: list[Callable[[int], None]] = field(default_factory=list)

@@ -11,12 +11,12 @@ kept, and the bucket's own lookups at or below and at or above one VLSN.
 
 ``matchpoint``: two nodes of a group, n1 the master, log a Matchpoint and a
 few writes that reach n2; then n1 logs writes n2 never receives (sometimes
-followed by a checkpoint, which puts them behind the rollback limit), n2
-becomes master and logs its own. The problem prints both replicated logs
+followed by a checkpoint, which the rollback then crosses: it finishes by
+hard recovery), n2 becomes master and logs its own. The problem prints both replicated logs
 (VLSN, type, LSN-neutral checksum, LSN); the answer is syncup's own search
 (:func:`~minidb.replication.syncup.syncup.search_matchpoint`, each question to
 the feeder), then the real syncup over an in-memory network: the rollback it
-did, or the rollback limit it refused to cross.
+did (by hard recovery if it crossed the checkpoint), or why it was refused.
 """
 
 from __future__ import annotations
@@ -187,8 +187,8 @@ def build_matchpoint(seed: int) -> Quiz:
     problem = (numbered(steps) + "\n\nn1's replicated entries (the rejoining node):\n\n" + table(header, replicated_rows(n1))
                + "\n\nn2's replicated entries (the master):\n\n" + table(header, replicated_rows(n2))
                + "\n\nThe checksum is LSN-neutral: equal at one VLSN means the same replicated entry. Where is the "
-               "matchpoint, which sync points does n1 ask the feeder about, what does n1 roll back (or does the "
-               "rollback limit stop it: committed changes behind its last checkpoint), and where does the stream "
+               "matchpoint, which sync points does n1 ask the feeder about, what does n1 roll back (and does the "
+               "rollback cross n1's last checkpoint, so that it ends with hard recovery), and where does the stream "
                "resume?\n")
     asked: list[tuple[int, FeederEntry | None]] = []
 

@@ -40,7 +40,9 @@ Public surface::
     FailoverGroup                            every node in memory: elections, failover, rejoin (group/failover.py)
     ReplicaFeederSyncup, search_matchpoint,  syncup: the matchpoint by LSN-neutral checksum (syncup/syncup.py)
     MatchpointSearchResults, item_checksum
-    RollbackResult, roll_back                the rollback after the matchpoint (syncup/rollback.py)
+    RollbackResult, roll_back                the rollback after the matchpoint, hard recovery (syncup/rollback.py)
+    RollbackPeriod                           the checkpoints recovery may not use (syncup/periods.py)
+    ReplicationConfig                        txn_rollback_limit (config.py)
     NetworkRestore, LogFileFeeder,           network restore: the node's side, the member's side and its
     FileChecksums, finish_restore            checksum cache, the staged install finished at open (restore/)
     VLSNIndex, FlushResult,                  the index: put, lookups, scanners, waits,
@@ -68,6 +70,7 @@ builds the parts), ``logdef`` (replication's entry types), ``errors``, ``cases``
 replicated workload, a rollback, a group of three) are in :mod:`minidb.crashtest`, above it.
 """
 
+from minidb.replication.config import ReplicationConfig
 from minidb.replication.env import ReplicatedDatabase, ReplicatedEnvironment, open_replicated
 from minidb.replication.errors import (
                                        AcceptorStateCorruptionError,
@@ -108,6 +111,7 @@ from minidb.replication.stream.durability import Durability, ReplicaAckPolicy, S
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.stream.replica import Replica
+from minidb.replication.syncup.periods import RollbackPeriod
 from minidb.replication.syncup.rollback import RollbackResult, roll_back
 from minidb.replication.syncup.syncup import (
                                        MatchpointSearchResults,
@@ -144,4 +148,5 @@ __all__ = [
     "search_matchpoint", "MatchpointSearchResults", "item_checksum", "RollbackResult", "roll_back", "FailoverGroup",
     "ROLLBACK_START", "ROLLBACK_END", "NetworkRestoreRequiredError", "RollbackLimitError", "SyncupError",
     "NetworkRestore", "LogFileFeeder", "FileChecksums", "finish_restore", "NetworkRestoreError", "RestoreChecksumError",
+    "ReplicationConfig", "RollbackPeriod",
 ]

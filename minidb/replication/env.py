@@ -29,7 +29,15 @@ How it plugs into the log store (which never imports replication):
    the latch is released);
 4. the index's ``truncate_head_for_file`` becomes a deletion listener of the
    log cleaner's protection registry: before checkpoint step 9 deletes
-   cleaned files, the index forgets the VLSNs they hold.
+   cleaned files, the index forgets the VLSNs they hold;
+5. recovery asks :func:`~minidb.replication.syncup.periods.checkpoint_in_rollback_period`
+   whether it may start from a checkpoint (``checkpoint_not_usable``): not
+   from one inside a syncup's rollback period.
+
+A rollback across a checkpoint ends with :meth:`ReplicatedEnvironment.hard_recover`:
+steps 1-5 again, on the same disk, inside the same replicated environment
+(:mod:`.syncup.rollback` says why in place). The node's replication settings
+are a :class:`~minidb.replication.config.ReplicationConfig` (``rep_config``).
 
 Before any of this, :meth:`~ReplicatedEnvironment.open` finishes a network
 restore's install whose marker is durable, or discards the staging area of
@@ -87,10 +95,12 @@ from minidb.logstore.checkpoint.checkpointer import CheckpointResult
 from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.tree.tree import DatabaseImpl
+from minidb.replication.config import ReplicationConfig
 from minidb.replication.errors import (
     GroupConfigError,
     ReplayError,
     ReplicaWriteError,
+    SyncupError,
     UnknownMasterError,
     VLSNIndexError,
 )
@@ -100,6 +110,7 @@ from minidb.replication.restore.server import FileChecksums
 from minidb.replication.restore.staging import finish_restore
 from minidb.replication.stream import ack
 from minidb.replication.stream.durability import Durability as RepDurability
+from minidb.replication.syncup.periods import checkpoint_in_rollback_period
 from minidb.replication.syncup.rollback import (
     PendingRollback,
     RollbackResult,
@@ -141,8 +152,10 @@ class ReplicatedEnvironment:
     """An open replicated environment (see the module documentation)."""
 
     def __init__(self, env: Environment, vlsn_index: VLSNIndex, node_id: int = 1, group: RepGroup | None = None,
-                 node_name: str | None = None):
+                 node_name: str | None = None, rep_config: ReplicationConfig | None = None):
         self.env = env
+        self.rep_config = rep_config or ReplicationConfig()
+        self._opening: _Opening | None = None  # how open() opened it (hard recovery opens it again so)
         self.vlsn_index = vlsn_index
         self.node_id = node_id
         self.group = group
@@ -155,20 +168,19 @@ class ReplicatedEnvironment:
         self.recovered_rollback: RollbackResult | None = None  # a rollback a crash cut short, finished at open
         env.log.vlsn_allocator = self._allocate_vlsn
         # a network restore's server caches them (restore/server.py); a rollback's tail truncation drops them
-        self.file_checksums = FileChecksums(env.disk, lambda: vlsn_index.stats["nTailTruncations"])
-        # its bytes are about to change (a new list: the caller's hooks are not changed)
-        env.hooks.before_file_erased = [*env.hooks.before_file_erased, self.clear_cached_file_checksum]
+        self.file_checksums = FileChecksums(env.disk, lambda: self.vlsn_index.stats["nTailTruncations"])
+        self._hear_erasures(env)
         self.finished_restore: str | None = None  # what the open did with a network restore's staging area
 
     @classmethod
     def open(cls, where: Disk | str | os.PathLike, config: EnvironmentConfig | None = None,
              index_config: VLSNIndexConfig | None = None, hooks: EnvironmentHooks | None = None,
              create: bool = True, phase_listener=None, node_id: int = 1, group: RepGroup | None = None,
-             node_name: str | None = None) -> "ReplicatedEnvironment":
+             node_name: str | None = None, rep_config: ReplicationConfig | None = None) -> "ReplicatedEnvironment":
         """Open (and recover) a replicated environment and its VLSN index.
 
         With ``group`` and ``node_name`` it is that node of the group, in state UNKNOWN; without, a
-        group of one and its master.
+        group of one and its master. ``rep_config``: the node's replication settings (``txn_rollback_limit``).
         """
         if group is not None or node_name is not None:
             if not isinstance(group, RepGroup):
@@ -180,22 +192,35 @@ class ReplicatedEnvironment:
                             "finishes the VLSN index by writing)")
         config = dataclasses.replace(config or EnvironmentConfig(), replicated=True)
         restored = _finish_network_restore(where)
-        index = VLSNIndex(index_config)
-        tracker = index.begin_recovery()
-        finishing = _PendingRollbackRedo(index, tracker, phase_listener)
-        hooks = dataclasses.replace(hooks or EnvironmentHooks())
-        hooks.flush_vlsn_index = [*hooks.flush_vlsn_index, index.on_checkpoint, finishing.step6]
-        hooks.recovery_listeners = [*hooks.recovery_listeners, index.recovery_listener]
-        hooks.recovery_read_done = [*hooks.recovery_read_done, index.recovery_read_done]
-        env = Environment.open(where, config, hooks, create, finishing.phase_done)
-        if index.env is not env or index.merge_result is None:
-            raise VLSNIndexError(f"{env.where()}: recovery did not finish the VLSN index")
-        env.log.add_entry_listener(index.entry_listener)
-        env.cleaner.protector.add_deletion_listener(index.before_file_deletion)  # before the cleaner deletes
-        rep_env = cls(env, index, node_id, group, node_name)
-        rep_env.recovered_rollback = finishing.result
+        opened = _Opening(config, index_config, hooks, phase_listener)
+        env, index, recovered = opened.open(where, create)
+        rep_env = cls(env, index, node_id, group, node_name, rep_config)
+        rep_env.recovered_rollback = recovered
         rep_env.finished_restore = restored
+        rep_env._opening = opened
         return rep_env
+
+    def hard_recover(self, why: str) -> RecoveryInfo:
+        """JE's hard recovery, in place: the log store environment and the VLSN index are closed without a
+        checkpoint and opened again on the same disk, so recovery rebuilds the tree from the log
+        (:mod:`.syncup.rollback`). This node keeps its state, its master and its group; the replay
+        transactions and the database handles of the environment closed are gone (the recovered open
+        replay transactions are opened again by :meth:`reopen_replay_txns`)."""
+        if self._opening is None:
+            raise SyncupError(f"{self.where()}: hard recovery ({why}) opens the environment again as "
+                              "ReplicatedEnvironment.open did, but this one was not opened by it")
+        old, index = self.env, self.vlsn_index
+        old.invalidate(f"hard recovery: {why}")
+        old.close()  # invalid: no checkpoint (its tree still holds what was rolled back); the log is closed
+        index.close()
+        self.replay_txns.clear()
+        self._txn_durability.clear()
+        self.env, self.vlsn_index, self.recovered_rollback = self._opening.open(old.disk, create=False)
+        self.env.log.vlsn_allocator = self._allocate_vlsn
+        self._hear_erasures(self.env)
+        self.file_checksums.clear_all()  # the log's tail changed under them
+        self.env.trace.emit("hard recovery (%s): %s", why, self.env.recovery_info.summary())
+        return self.env.recovery_info
 
     # -- the node's state ------------------------------------------------------------------------
     def become_master(self, term: int | None = None) -> None:
@@ -273,6 +298,11 @@ class ReplicatedEnvironment:
         environment's ``before_file_erased`` hooks)."""
         return DataEraser(self.env, config, clock, truncate_vlsn_index=self.vlsn_index.release_file_for_erasure,
                           **hooks)
+
+    def _hear_erasures(self, env: Environment) -> None:
+        """Drop a file's cached checksum before the eraser changes its bytes (a new list of hooks: the
+        caller's are not changed)."""
+        env.hooks.before_file_erased = [*env.hooks.before_file_erased, self.clear_cached_file_checksum]
 
     def clear_cached_file_checksum(self, number: int) -> bool:
         """Forget log file ``number``'s checksum cached for network restores (JE's
@@ -493,11 +523,36 @@ class ReplicatedEnvironment:
         return f"ReplicatedEnvironment({self.where()}, VLSNs {self.vlsn_index.range})"
 
 
+class _Opening:
+    """How a replicated environment is opened (the hooks that plug the VLSN index and the rollbacks into the
+    log store), kept so that hard recovery can open it again the same way."""
+
+    def __init__(self, config: EnvironmentConfig, index_config: VLSNIndexConfig | None,
+                 hooks: EnvironmentHooks | None, phase_listener):
+        self.config, self.index_config, self.hooks, self.phase_listener = config, index_config, hooks, phase_listener
+
+    def open(self, where, create: bool) -> tuple[Environment, VLSNIndex, RollbackResult | None]:
+        index = VLSNIndex(self.index_config)
+        tracker = index.begin_recovery()
+        finishing = _PendingRollbackRedo(index, tracker, self.phase_listener)
+        hooks = dataclasses.replace(self.hooks or EnvironmentHooks())
+        hooks.flush_vlsn_index = [*hooks.flush_vlsn_index, index.on_checkpoint, finishing.step6]
+        hooks.recovery_listeners = [*hooks.recovery_listeners, index.recovery_listener]
+        hooks.recovery_read_done = [*hooks.recovery_read_done, index.recovery_read_done]
+        hooks.checkpoint_not_usable = [*hooks.checkpoint_not_usable, checkpoint_in_rollback_period]
+        env = Environment.open(where, self.config, hooks, create, finishing.phase_done)
+        if index.env is not env or index.merge_result is None:
+            raise VLSNIndexError(f"{env.where()}: recovery did not finish the VLSN index")
+        env.log.add_entry_listener(index.entry_listener)
+        env.cleaner.protector.add_deletion_listener(index.before_file_deletion)  # before the cleaner deletes
+        return env, index, finishing.result
+
+
 class _PendingRollbackRedo:
     """Finishes, while the environment opens, a rollback a crash cut short (:mod:`.rollback`): the marks and
     the undo when recovery has rebuilt the tree (before its checkpoint), the index and RollbackEnd in that
-    checkpoint's step 6 (after the index is merged). The finished rollbacks after the last CkptStart are
-    undone again on the recovered tree at the same time (:func:`~.rollback.undo_again`)."""
+    checkpoint's step 6 (after the index is merged). The finished rollbacks after the CkptStart recovery
+    starts from are undone again on the recovered tree at the same time (:func:`~.rollback.undo_again`)."""
 
     def __init__(self, index: VLSNIndex, tracker, phase_listener):
         self.index, self.tracker, self.phase_listener = index, tracker, phase_listener

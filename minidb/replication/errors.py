@@ -128,7 +128,7 @@ class NetworkRestoreRequiredError(SyncupError):
 
 
 class RollbackLimitError(NetworkRestoreRequiredError):
-    """The rollback would undo committed changes older than the rollback limit (JE's
+    """The rollback would undo more committed transactions than ``txn_rollback_limit`` (JE's
     ``RollbackProhibitedException``); nothing was changed."""
 
 class NetworkRestoreError(MinidbError):

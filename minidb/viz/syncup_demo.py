@@ -13,8 +13,8 @@ timeout, the election's heartbeats and retries, every Commit's time).
 - ``kill``: the node stops. It sends and receives nothing more, and takes no
   part in elections; its environment stays exactly as it was, standing for
   a node that comes back with everything it logged (a restart from disk
-  would also run recovery, whose checkpoint puts its last commits behind
-  the rollback limit: :func:`restart_refused`).
+  would also run recovery, whose checkpoint puts its last commits behind a
+  checkpoint: :func:`hard_recovery`).
 - ``elect``: time passes (1.1 s, more than the heartbeat timeout), the
   running nodes notice the master is gone and elect one
   (:class:`~minidb.replication.group.elections.ElectionNode`, JE's rule by Paxos);
@@ -36,8 +36,12 @@ rejoined and the network is quiet every node holds the same visible stream.
   documentation) in real environments, before and after the syncup;
 - :func:`search_steps`: the matchpoint search between two environments, one
   question to the feeder at a time;
-- :func:`restart_refused`: the old master restarted from disk, refused by the
-  rollback limit, nothing changed.
+- :func:`restart_refused`: the old master restarted from disk with
+  ``txn_rollback_limit`` 0, refused by the limit, nothing changed;
+- :func:`hard_recovery`: the old master restarted from disk under the
+  default limit: its rollback crosses the checkpoint recovery ended with and
+  finishes by hard recovery (the checkpoints, which of them lie inside the
+  rollback period, where recovery started, the logs before and after).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
 from minidb.log.types import type_by_code
 from minidb.logstore import EnvironmentConfig, ManualClock
-from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+from minidb.replication import ReplicatedEnvironment, ReplicationConfig, RollbackPeriod, VLSNIndexConfig
 from minidb.replication.errors import InsufficientAcksError, InsufficientReplicasError, RollbackLimitError
 from minidb.replication.group.driver import InMemoryGroup, handshake
 from minidb.replication.group.elections import ElectionNode
@@ -532,10 +536,9 @@ class Refused:
         return self.before == self.after
 
 
-def restart_refused(script=SCRIPT, node: str = "n1") -> Refused:
-    """Run ``script`` up to ``node``'s rejoin, but restart ``node`` from its disk first (a crash that keeps what
-    was fsynced, then recovery, which ends with a checkpoint): the rollback limit refuses its syncup if it
-    would roll back a committed change (``error`` says why, or what the syncup did instead)."""
+def _restarted(script, node: str) -> tuple[_Run, ReplicatedEnvironment]:
+    """The group after ``script``'s operations up to ``node``'s rejoin, ``node`` restarted from its disk (a crash
+    that keeps what was fsynced, then recovery, which ends with a checkpoint after its tail)."""
     operations = _validate(script)
     rejoin = next((i for i, op in enumerate(operations) if op == ("rejoin", node)), None)
     if rejoin is None:
@@ -545,7 +548,16 @@ def restart_refused(script=SCRIPT, node: str = "n1") -> Refused:
         run.apply(number, op)
     old = run.envs[node]
     old.crash(CrashMode.nothing())
-    env = run.envs[node] = open_node(node, run.clock, old.disk)
+    run.envs[node] = open_node(node, run.clock, old.disk)
+    return run, run.envs[node]
+
+
+def restart_refused(script=SCRIPT, node: str = "n1", txn_rollback_limit: int = 0) -> Refused:
+    """Run ``script`` up to ``node``'s rejoin, but restart ``node`` from its disk first, with ``txn_rollback_limit``
+    (by default 0: no committed transaction may be rolled back): the limit refuses its syncup if it would roll
+    back more committed transactions (``error`` says why, or what the syncup did instead)."""
+    run, env = _restarted(script, node)
+    env.rep_config = ReplicationConfig(txn_rollback_limit=txn_rollback_limit)
 
     def state() -> tuple:
         return (env.log.end_lsn, env.range.last, [(e.vlsn, e.type_name, e.header.invisible) for e in env.log.scan()],
@@ -559,6 +571,62 @@ def restart_refused(script=SCRIPT, node: str = "n1") -> Refused:
     return Refused(f"not refused: {run.lines[-1].strip()}", before, state())  # nothing committed to roll back
 
 
+# -- hard recovery --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Checkpoint:
+    """One checkpoint of the rejoining node's log, and whether recovery may start from it."""
+
+    number: int
+    start: str  # CkptStart's LSN
+    end: str  # CkptEnd's LSN
+    in_rollback_period: bool
+
+
+@dataclass(frozen=True)
+class HardRecovery:
+    """What a hard recovery picture needs (:func:`hard_recovery`)."""
+
+    before: NodeLog  # the restarted node's log before its syncup
+    after: tuple[NodeLog, NodeLog]  # the node (rolled back by hard recovery, caught up) and the master
+    matchpoint: tuple[int, str]  # (VLSN, LSN)
+    period: tuple[str, str]  # the rollback period: the matchpoint's LSN .. the RollbackEnd's
+    checkpoints: tuple[Checkpoint, ...]  # in log order, those of the node's log after hard recovery
+    recovered_from: str  # the CkptEnd hard recovery started from ("the start of the log": none)
+    rollback_line: str  # the RollbackResult, described
+    recovery_lines: tuple[str, ...]  # what hard recovery's "read the log" phase said
+    records: dict[str, dict[str, str]]  # node -> records, after the catch-up
+
+    @property
+    def figure(self) -> Figure:
+        return draw_logs((self.before, *self.after),
+                         "hard recovery: the rollback crosses the checkpoint recovery ended with")
+
+
+def hard_recovery(script=SCRIPT, node: str = "n1") -> HardRecovery:
+    """:func:`restart_refused`'s scenario under the default ``txn_rollback_limit`` (10): the restarted node's
+    rollback crosses the checkpoint its recovery ended with, so it finishes by hard recovery: the marks made
+    durable, then the environment recovered again in place from a checkpoint before the matchpoint."""
+    run, env = _restarted(script, node)
+    before = node_log(env, "restarted")
+    run.rejoin(node)
+    result = run.group.replicas[node].syncup.rollback
+    if result is None or result.hard_recovery is None:
+        raise ValueError(f"{node}'s syncup needed no hard recovery: {run.lines[-1].strip()}")
+    entries = list(env.log.scan())
+    ends = [e for e in entries if e.type_name == "CkptEnd"]
+    period = RollbackPeriod(result.matchpoint_lsn, result.start_lsn, result.end_lsn)
+    checkpoints = tuple(Checkpoint(e.values["checkpoint_id"], str(e.values["ckpt_start_lsn"]), str(e.lsn),
+                                   period.holds(e.values["ckpt_start_lsn"])) for e in ends)
+    info = env.recovery_info if env.recovery_info.checkpoints_not_used else None
+    lines = () if info is None else next(p.lines for p in info.phases if p.name == "read the log")
+    master = run.group.master
+    return HardRecovery(before, (node_log(env, "rejoined"), node_log(master, "master")),
+                        (result.matchpoint_vlsn, str(result.matchpoint_lsn)),
+                        (str(result.matchpoint_lsn), str(result.end_lsn)), checkpoints,
+                        result.hard_recovery, result.describe(), tuple(lines),
+                        {e.node_name: _records(e) for e in (env, master)})
+
+
 __all__ = ["OPS", "SCRIPT", "NODES", "Write", "SearchStep", "Search", "FailoverStep", "RollbackExample", "Refused",
            "failover_step", "failover_script", "master_dies", "search_steps", "je_rollback_example",
-           "restart_refused"]
+           "restart_refused", "Checkpoint", "HardRecovery", "hard_recovery"]

@@ -200,3 +200,51 @@ def test_regression_seed_1015_an_unplaced_in_makes_nothing_obsolete():
     from minidb.crashtest.logstore import crash_sweep
 
     assert crash_sweep(1015, 40, torn_variants=0, random_variants=0).violations == []
+
+
+def _three_checkpoints():
+    disk, env = new_env()
+    db = env.database("t")
+    starts = []
+    for round_ in range(3):
+        fill(db, 8, value=f"round{round_}")
+        starts.append(env.checkpoint())
+        db.put(f"after{round_}", "x")
+    env.sync()
+    env.crash(CrashMode.nothing())
+    return disk, starts
+
+
+def test_recovery_passes_over_a_checkpoint_a_hook_says_not_to_use():
+    disk, checkpoints = _three_checkpoints()
+    last, before = checkpoints[-1], checkpoints[-2]
+    asked, seen = [], []
+
+    def not_the_last(log, ckpt_start, read):
+        asked.append((ckpt_start, read[0].lsn))
+        return "it lies in a rollback period" if ckpt_start == last.ckpt_start_lsn else None
+
+    again = Environment.open(disk, small_config(),
+                             EnvironmentHooks(checkpoint_not_usable=[not_the_last], recovery_listeners=[seen.append]))
+    info = again.recovery_info
+    assert [start for start, _ in asked] == [last.ckpt_start_lsn, before.ckpt_start_lsn]
+    assert asked[1][1] <= before.ckpt_start_lsn  # asked again with the log read from the earlier checkpoint on
+    assert info.last_ckpt_end == before.ckpt_end_lsn and info.last_ckpt_start == before.ckpt_start_lsn
+    assert info.checkpoints_not_used == [last.ckpt_end_lsn]
+    assert seen[0].lsn == before.ckpt_start_lsn  # the listeners see the log from the checkpoint used
+    lines = next(p.lines for p in info.phases if p.name == "read the log")
+    assert any("not used: it lies in a rollback period; recovery starts from CkptEnd" in line for line in lines)
+    assert records(again)["t"][b"after2"] == b"x" and records(again)["t"][b"key000"] == b"round2-key000"
+    assert verify_tree(again) == []
+
+
+def test_with_no_usable_checkpoint_recovery_reads_the_log_from_its_start():
+    disk, checkpoints = _three_checkpoints()
+    again = Environment.open(disk, small_config(),
+                             EnvironmentHooks(checkpoint_not_usable=[lambda log, start, read: "never"]))
+    info = again.recovery_info
+    assert info.last_ckpt_end == NULL_LSN and info.scan_start == again.log.scan().__next__().lsn
+    assert len(info.checkpoints_not_used) == 4  # the three and the one the first open ended with
+    assert "no checkpoint: from the start of the log (not used: CkptEnd" in info.summary()
+    assert records(again)["t"][b"after2"] == b"x" and records(again)["t"][b"key007"] == b"round2-key007"
+    assert verify_tree(again) == []

@@ -1,8 +1,12 @@
 """The log cleaner deletes files the VLSN index covers only after the index was truncated at its head."""
 
+import pytest
+
 from minidb.io import SimDisk
 from minidb.log.files import file_name
 from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+from minidb.replication.errors import NetworkRestoreRequiredError
+from minidb.replication.syncup.rollback import check_hard_recovery
 
 from tests.replication.helpers import churn, small_config
 
@@ -63,4 +67,23 @@ def test_files_holding_no_vlsn_may_be_deleted_but_not_erased():
     assert index.before_file_deletion(1) is True
     assert index.release_file_for_erasure(1) is False
     assert index.release_files(1, without_vlsns=True) and not index.release_files(1, without_vlsns=False)
+    renv.close()
+
+
+def test_hard_recovery_is_refused_when_the_cleaner_deleted_the_log_it_would_read():
+    """A rollback across a checkpoint recovers from the last checkpoint before its matchpoint: if the
+    cleaner deleted the files from that checkpoint on (or the log's start, with no such checkpoint), a
+    network restore is needed, and the check comes before anything changes."""
+    disk, renv = churned(min_size=10)
+    env = renv.env
+    env.clean_log()
+    env.checkpoint()
+    first = env.log.head
+    assert first > 1 and file_name(1) not in disk.list()
+    early = next(e.lsn for e in env.log.scan() if e.vlsn is not None)  # before every checkpoint left
+    with pytest.raises(NetworkRestoreRequiredError, match=f"needs hard recovery, which reads the log from its "
+                                                          f"start .* but the log now begins in file {first}"):
+        check_hard_recovery(env, 1, early)
+    late = env.checkpointer.last_ckpt_end  # a matchpoint after the last checkpoint: its log is all there
+    check_hard_recovery(env, renv.range.last, late)
     renv.close()

@@ -8,7 +8,7 @@ ends with the same records and the same VLSN stream.
 
 from minidb.io import CrashMode, SimDisk
 from minidb.logstore import ManualClock
-from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig
+from minidb.replication import ReplicatedEnvironment, ReplicationConfig, VLSNIndexConfig
 from minidb.replication.errors import InsufficientAcksError
 from minidb.replication.group.failover import FailoverGroup
 from minidb.replication.group.membership import RepGroup, RepNode
@@ -58,9 +58,9 @@ def assert_all_equal(group):
     assert not group.errors
 
 
-def restart_the_old_master_past_the_rollback_limit(group):
+def restart_the_old_master_past_the_rollback_limit(group, txn_rollback_limit=0):
     """Master n1 commits a tail nobody acknowledges and crashes; the others elect a new master that writes
-    "c"; n1 restarts (recovery's checkpoint puts the tail's Commit before it: past the rollback limit, so
+    "c"; n1 restarts with ``txn_rollback_limit`` (0: its tail's one committed transaction is past it, so
     the next election steps give it a network restore). The new master."""
     group.partition({"n1"}, {"n2", "n3"})
     write(group, "tail", "unacknowledged", NONE)
@@ -69,8 +69,22 @@ def restart_the_old_master_past_the_rollback_limit(group):
     group.heal()
     new = group.elect()
     write(group, "c", "3")
-    group.restart("n1", n1_disk)
+    group.restart("n1", n1_disk).rep_config = ReplicationConfig(txn_rollback_limit=txn_rollback_limit)
     return new
+
+
+def test_a_restarted_old_master_rolls_back_across_recovery_s_checkpoint_by_hard_recovery():
+    """The same restart under the default limit: the tail's Commit lies before the checkpoint recovery
+    ended with, so the rollback finishes by hard recovery; no network restore."""
+    group = new_group()
+    group.elect()
+    write(group, "a", "1")
+    new = restart_the_old_master_past_the_rollback_limit(group, txn_rollback_limit=10)
+    assert group.elect() == new
+    assert group.restores == [] and [name for name, _ in group.rollbacks] == ["n1"]
+    assert group.rollbacks[0][1].hard_recovery is not None
+    assert records(group.envs["n1"]) == {b"a": b"1", b"c": b"3"}
+    assert_all_equal(group)
 
 
 def test_write_lose_the_master_elect_write_more_rejoin_all_equal():

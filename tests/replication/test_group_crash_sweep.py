@@ -25,11 +25,13 @@ def test_group_crash_sweep_has_no_violations(chunk):
 
 
 def test_the_workloads_fail_over_roll_back_restore_and_crash_inside_rollbacks():
-    totals = dict(failovers=0, rollbacks=0, restores=0, redone_at_open=0, acknowledged=0, rejoin_crashes=0)
+    totals = dict(failovers=0, rollbacks=0, hard_recoveries=0, restores=0, redone_at_open=0, acknowledged=0,
+                  rejoin_crashes=0)
     for seed in range(20):
         workload, group = run_group_workload(seed, OPS)
         totals["failovers"] += workload.failovers
         totals["rollbacks"] += workload.rollbacks
+        totals["hard_recoveries"] += workload.hard_recoveries
         totals["restores"] += workload.restores
         totals["redone_at_open"] += workload.redone_at_open
         totals["acknowledged"] += sum(w.acknowledged for w in workload.writes)
@@ -42,7 +44,9 @@ def test_the_workloads_fail_over_roll_back_restore_and_crash_inside_rollbacks():
 def test_the_checker_catches_a_rollback_that_leaves_entries_visible(monkeypatch):
     monkeypatch.setattr(LogManager, "set_invisible", lambda self, lsns: 0)
     violations = [v for seed in range(13) for v in crash_sweep(seed, OPS).violations]
-    assert any("(c)" in v for v in violations), violations[:3]
+    # The streams disagree (c), or, in a rollback across a checkpoint, the rollback itself finds its entries
+    # still visible before it logs RollbackEnd (the node's environment is then invalid: it never converges).
+    assert any("(c)" in v or "is still visible; no RollbackEnd was logged" in v for v in violations), violations[:3]
 
 
 def test_the_checker_catches_an_election_that_picks_the_least_up_to_date_node(monkeypatch):

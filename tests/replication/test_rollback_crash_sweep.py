@@ -68,3 +68,24 @@ def test_the_command_line_runs_the_rollback_sweep(capsys):
     assert main(["crashtest", "rollback", "--seed", "4", "--ops", "6"]) == 0
     out = capsys.readouterr().out
     assert int(out.split("crash points: ")[1].split(",")[0]) > 15 and out.strip().endswith("violations: 0")
+
+
+def test_a_rollback_across_a_checkpoint_by_hard_recovery_survives_a_crash_at_every_point():
+    # n1's tail holds a checkpoint: the rollback ends with hard recovery, whose own recovery and checkpoint
+    # are crashed too (the events after the RollbackEnd's write). Each restart must hold n2's records at the
+    # matchpoint (or n1's before the rollback, if no RollbackStart was durable).
+    for seed in range(3):
+        workload = run_rollback_workload(seed, OPS, across_checkpoint=True)
+        assert workload.hard_recovery is not None and workload.after == workload.at_matchpoint
+        end = workload.rollback_end
+        write = next(e.index for e in workload.disk.events[workload.start:] if e.kind == "write"
+                     and e.name == file_name(end.file) and e.offset <= end.offset < e.offset + len(e.data))
+        assert len(workload.disk.events) - write >= 5  # hard recovery's recovery and checkpoint, crashed too
+        result = crash_sweep(seed, OPS, across_checkpoint=True)
+        assert result.points > 40 and result.ok, result.violations[:3]
+
+
+def test_the_rollback_workload_converges_after_a_hard_recovery():
+    for seed in range(3):
+        workload = run_rollback_workload(seed, OPS, converge=True, across_checkpoint=True)
+        assert workload.hard_recovery is not None and workload.converged, seed

@@ -14,9 +14,10 @@ from minidb.crashtest.replication import check_index
 from minidb.errors import UserError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN
+from minidb.log.files import file_name
 from minidb.logstore.errors import DatabaseNotFoundError
 from minidb.logstore.logdef import LN_TX
-from minidb.replication import ReplicatedEnvironment, VLSNIndexConfig, wire
+from minidb.replication import ReplicatedEnvironment, ReplicationConfig, VLSNIndexConfig, wire
 from minidb.replication.errors import (
     FeederError,
     NetworkRestoreRequiredError,
@@ -24,7 +25,7 @@ from minidb.replication.errors import (
     SyncupError,
     VLSNRangeError,
 )
-from minidb.replication.group.membership import RepGroup, RepNode
+from minidb.replication.group.membership import NodeState, RepGroup, RepNode
 from minidb.replication.stream.feeder import Feeder
 from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitiator, InMemoryNetwork, TcpNetwork
 from minidb.replication.stream.replica import Replica
@@ -222,22 +223,80 @@ def test_a_rolled_back_creation_removes_the_database_on_the_old_master():
             again.close()
 
 
-def test_a_rollback_past_the_last_checkpoint_asks_for_a_network_restore_and_changes_nothing():
-    def commit_then_checkpoint(env):
-        committed_txn("a", "mine")(env)
-        env.checkpoint()
+def commit_then_checkpoint(env):
+    committed_txn("a", "mine")(env)
+    env.checkpoint()
 
+
+def test_a_rollback_across_a_checkpoint_completes_by_hard_recovery():
+    """n1 commits a=mine and checkpoints; none of it reaches n2. The rollback crosses that checkpoint: the
+    marks are made durable, then the environment is recovered again in place, from the checkpoint before
+    the matchpoint (the one inside the rollback period is not used), and n1 goes on as n2's replica."""
     n1, n2 = failover(committed_txn("a", "1"), commit_then_checkpoint, puts(("z", "theirs")))
+    crossed = n1.env.checkpointer.last_ckpt_end
+    inner = n1.env
+    feeder, replica = rejoin(n1, n2)
+    result = replica.syncup.rollback
+    assert result.hard_recovery is not None and "the tree rebuilt by hard recovery from" in result.describe()
+    assert inner.closed and n1.env is not inner and not n1.closed  # the same node, its environment opened again
+    info = n1.recovery_info
+    assert crossed in info.checkpoints_not_used and info.last_ckpt_start < result.matchpoint_lsn
+    assert [(v, t, i) for v, t, i in replicated_entries(n1) if t in ("Commit", "RollbackStart", "RollbackEnd")] == [
+        (3, "Commit", False), (5, "Commit", True), (None, "RollbackStart", False), (None, "RollbackEnd", False)]
+    assert records(n1) == records(n2) == {b"a": b"1", b"z": b"theirs"}
+    assert n1.state is NodeState.REPLICA and n1.master_name == "n2" and check_index(n1) is None
+    n1.sync()
+    n1.crash(CrashMode.nothing())
+    again = open_node("n1", n1.disk)  # the checkpoint hard recovery ended with is after the RollbackEnd: used
+    assert again.recovery_info.checkpoints_not_used == [] and records(again) == records(n2)
+
+
+def test_recovery_does_not_use_a_checkpoint_inside_a_rollback_period():
+    """A crash right after the RollbackEnd, before hard recovery's own checkpoint: the next open does not
+    start from the checkpoint n1 wrote after the matchpoint, but from one before it."""
+    n1, n2 = failover(committed_txn("a", "1"), commit_then_checkpoint, puts(("z", "theirs")))
+    crossed = n1.env.checkpointer.last_ckpt_end
+    events = len(n1.disk.events)
+    rejoin(n1, n2)
+    end = next(e.lsn for e in n1.log.scan() if e.type_name == "RollbackEnd")
+    history = n1.disk.events
+    written = next(e.index for e in history[events:] if e.kind == "write" and e.name == file_name(end.file)
+                   and e.offset + len(e.data) > end.offset)
+    synced = next(e.index for e in history[written:] if e.kind == "fsync")  # the RollbackEnd is durable here
+    again = open_node("n1", n1.disk.crash_image(synced, CrashMode.nothing()))
+    info = again.recovery_info
+    assert info.checkpoints_not_used == [crossed]
+    lines = next(p.lines for p in info.phases if p.name == "read the log")
+    assert any("not used: its CkptStart lies inside the rollback period from matchpoint" in line for line in lines)
+    assert records(again) == {b"a": b"1"} and check_index(again) is None
+
+
+def test_the_txn_rollback_limit_counts_committed_transactions_and_refuses_past_it():
+    n1, n2 = failover(committed_txn("a", "1"), puts(*[(f"k{i}", "v") for i in range(11)]), puts(("z", "theirs")))
     before = (n1.log.end_lsn, replicated_entries(n1), records(n1), n1.range)
-    with pytest.raises(RollbackLimitError, match="older than the last checkpoint.*network restore"):
+    assert n1.rep_config.txn_rollback_limit == 10  # JE's default
+    with pytest.raises(RollbackLimitError, match="would undo 11 committed transactions .* more than "
+                                                 "txn_rollback_limit 10: a network restore is needed"):
         rejoin(n1, n2)
     assert (n1.log.end_lsn, replicated_entries(n1), records(n1), n1.range) == before
 
 
-def test_a_rollback_limit_counts_committed_changes():
+def test_a_transaction_counts_once_against_the_limit():
+    def one_txn_three_records(env):
+        db = env.database("accounts")
+        with env.begin() as txn:
+            for key in ("b", "c", "d"):
+                db.put(key, "mine", txn=txn)
+
+    n1, n2 = failover(committed_txn("a", "1"), one_txn_three_records, puts(("z", "theirs")))
+    n1.rep_config = ReplicationConfig(txn_rollback_limit=1)
+    feeder, replica = rejoin(n1, n2)
+    assert len(replica.syncup.rollback.rolled_back) == 4 and records(n1) == records(n2)
     n1, n2 = failover(committed_txn("a", "1"), puts(("b", "1"), ("c", "2")), puts(("z", "theirs")))
-    with pytest.raises(RollbackLimitError, match="2 committed changes, more than the rollback limit 1"):
+    with pytest.raises(RollbackLimitError, match="2 committed transactions .* more than txn_rollback_limit 1"):
         rejoin(n1, n2, rollback_limit=1)
+    with pytest.raises(UserError, match="txn_rollback_limit must be"):
+        ReplicationConfig(txn_rollback_limit=-1)
 
 
 def test_logs_that_share_nothing_need_a_network_restore():

@@ -8,6 +8,7 @@ from minidb.viz.syncup_demo import (
     SCRIPT,
     failover_script,
     failover_step,
+    hard_recovery,
     je_rollback_example,
     master_dies,
     restart_refused,
@@ -120,7 +121,8 @@ def test_je_rollback_example_is_the_tests_one():
 def test_a_restarted_master_is_refused_by_the_rollback_limit_and_nothing_changes():
     refused = restart_refused()
     assert refused.error.startswith("RollbackLimitError: sim:n1: rolling back to matchpoint VLSN 4 would undo 1 "
-                                    "committed changes older than the last checkpoint") and refused.unchanged
+                                    "committed transaction (the oldest ends at VLSN 6") and refused.unchanged
+    assert "more than txn_rollback_limit 0: a network restore is needed" in refused.error
     with pytest.raises(ValueError, match="never rejoins n3"):
         restart_refused(node="n3")
     early = [("write", "k1", "a", "SIMPLE_MAJORITY"), ("kill", "n1"), ("elect",), ("rejoin", "n1")]
@@ -128,6 +130,24 @@ def test_a_restarted_master_is_refused_by_the_rollback_limit_and_nothing_changes
     assert accepted.error.startswith("not refused: n1 syncs up with n2: matchpoint VLSN 4")
     assert not any(invisible for _, _, invisible in accepted.after[2])  # nothing rolled back ...
     assert accepted.after[3] == accepted.before[3]  # ... and the same records (n2's TermStart streamed in)
+
+
+def test_a_restarted_master_under_the_default_limit_rolls_back_by_hard_recovery():
+    example = hard_recovery()
+    assert example.matchpoint == (4, "0x1/0x4d7") and example.period[0] == "0x1/0x4d7"
+    assert [c.in_rollback_period for c in example.checkpoints] == [False, True, False]  # recovery's, inside
+    assert example.recovered_from == f"from CkptEnd {example.checkpoints[0].end} (CkptStart {example.checkpoints[0].start})"
+    assert "the tree rebuilt by hard recovery from CkptEnd" in example.rollback_line
+    assert example.recovery_lines[0].startswith(f"checkpoint 2 (CkptStart {example.checkpoints[1].start}, CkptEnd "
+                                                f"{example.checkpoints[1].end}) not used: its CkptStart lies inside "
+                                                "the rollback period from matchpoint 0x1/0x4d7")
+    assert example.records["n1"] == example.records["n2"] == {"k1": "a", "k3": "c"}
+    rejoined = example.after[0]
+    assert [(e.vlsn, e.invisible) for e in rejoined.entries if e.vlsn in (5, 6)] == [
+        (5, True), (6, True), (5, False), (6, False)]
+    assert example.figure.axes
+    with pytest.raises(ValueError, match="never rejoins n3"):
+        hard_recovery(node="n3")
 
 
 def test_the_explorer_driven_from_code():

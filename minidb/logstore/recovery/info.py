@@ -36,6 +36,7 @@ class RecoveryInfo:
     first_active_lsn: LSN = NULL_LSN
     checkpoint_id: int = 0
     scan_start: LSN = NULL_LSN
+    checkpoints_not_used: list[LSN] = field(default_factory=list)  # CkptEnds a hook said not to use, newest first
     entries_read: int = 0
     ins_replayed: int = 0
     ins_provisional: int = 0
@@ -53,6 +54,8 @@ class RecoveryInfo:
         where = (f"last CkptEnd {self.last_ckpt_end} (CkptStart {self.last_ckpt_start}, "
                  f"firstActiveLSN {self.first_active_lsn})" if not self.last_ckpt_end.is_null
                  else "no checkpoint: from the start of the log")
+        if self.checkpoints_not_used:
+            where += f" (not used: CkptEnd {', '.join(str(lsn) for lsn in self.checkpoints_not_used)})"
         return (f"recovery: log ends at {self.end_of_log}; {where}; read {self.entries_read} entries; "
                 f"INs replayed {self.ins_replayed}, provisional {self.ins_provisional}, "
                 f"not newer {self.ins_not_newer}, not placed {self.ins_not_placed}; "

@@ -10,7 +10,13 @@ names its passes:
    Without one (a new environment, or a crash during the first checkpoint)
    everything starts at the beginning of the log.
 3. **Read the log** forward from min(firstActiveLSN, CkptStart) to the end,
-   check it and sort it by kind (:mod:`.reading`).
+   check it and sort it by kind (:mod:`.reading`). A checkpoint a hook says
+   recovery may not use (``EnvironmentHooks.checkpoint_not_usable``) is
+   passed over for the one before it, whose part of the log is read too, and
+   so on; with none left, recovery reads the log from its start. (Replication
+   says so of a checkpoint inside a syncup's rollback period: its tree may
+   hold versions the rollback took back. The log store knows only that some
+   checkpoints may not be used, not why.)
 4. **The mapping tree**: replay its non-provisional INs from CkptStart, then
    redo its MapLNs; this gives every database and its root (:mod:`.trees`).
 5. **The other trees**: replay non-provisional INs and BINs from CkptStart.
@@ -87,8 +93,8 @@ class RecoveryManager:
 
     def recover(self) -> RecoveryInfo:
         ckpt_end = self.find_last_checkpoint()
+        ckpt_end = self.read_the_log(ckpt_end)
         root_lsn = NULL_LSN if ckpt_end is None else ckpt_end.values["root_lsn"]
-        self.read_the_log(ckpt_end, root_lsn)
         self.recover_mapping_tree(root_lsn)
         self.replay_ins()
         self._redo_and_undo_lns()
@@ -114,11 +120,7 @@ class RecoveryManager:
         ckpt_end = self.last_ckpt_end()
         if ckpt_end is not None:
             values = ckpt_end.values
-            info.last_ckpt_end = ckpt_end.lsn
-            info.last_ckpt_start = values["ckpt_start_lsn"]
-            info.first_active_lsn = values["first_active_lsn"]
-            info.checkpoint_id = values["checkpoint_id"]
-            info.scan_start = recovery_start(values)
+            self.use_checkpoint(ckpt_end)
             parts.core.note_node_id(values["last_node_id"])
             parts.db_tree.note_db_id(values["last_db_id"])
             parts.txn_manager.note_txn_id(values["last_txn_id"])
@@ -131,16 +133,33 @@ class RecoveryManager:
         phases.done(phase)
         return ckpt_end
 
+    def use_checkpoint(self, ckpt_end: LogEntry | None) -> None:
+        """Recovery starts from ``ckpt_end``'s checkpoint (None: from the start of the log)."""
+        info = self.info
+        if ckpt_end is None:
+            info.last_ckpt_end = info.last_ckpt_start = info.first_active_lsn = info.scan_start = NULL_LSN
+            info.checkpoint_id = 0
+            return
+        values = ckpt_end.values
+        info.last_ckpt_end = ckpt_end.lsn
+        info.last_ckpt_start = values["ckpt_start_lsn"]
+        info.first_active_lsn = values["first_active_lsn"]
+        info.checkpoint_id = values["checkpoint_id"]
+        info.scan_start = recovery_start(values)
+
     def last_ckpt_end(self) -> LogEntry | None:
         """The last CkptEnd of the log, by its ``prev`` chain from the end (only headers are read on the
         way back: the forward read of pass 3 checks every entry walked past)."""
         return self.parts.core.log.reader.last_of_type(CKPT_END.code)
 
     # -- pass 3 ---------------------------------------------------------------------------
-    def read_the_log(self, ckpt_end: LogEntry | None, root_lsn: LSN) -> None:
+    def read_the_log(self, ckpt_end: LogEntry | None) -> LogEntry | None:
+        """Pass 3; the CkptEnd of the checkpoint recovery starts from (None: the start of the log)."""
         parts, info, phases = self.parts, self.info, self.phases
         phase = phases.begin("read the log")
         entries = self.scan()
+        ckpt_end, entries = self.pass_over_unusable_checkpoints(phase, ckpt_end, entries)
+        root_lsn = NULL_LSN if ckpt_end is None else ckpt_end.values["root_lsn"]
         self.check_and_sort(entries)
         phases.say(phase, "%s", reading.refuse_the_other_kind(parts, self.read, root_lsn))
         info.entries_read = len(entries)
@@ -153,6 +172,30 @@ class RecoveryManager:
         for done in parts.core.hooks.recovery_read_done:
             done()
         phases.done(phase)
+        return ckpt_end
+
+    def pass_over_unusable_checkpoints(self, phase, ckpt_end: LogEntry | None,
+                                       entries: list[LogEntry]) -> tuple[LogEntry | None, list[LogEntry]]:
+        """While a hook says the checkpoint may not be used, step back to the CkptEnd before its CkptStart
+        and read the log from that one's start up to where the entries read began."""
+        hooks = self.parts.core.hooks.checkpoint_not_usable
+        log = self.parts.core.log
+        while ckpt_end is not None and hooks:
+            ckpt_start = ckpt_end.values["ckpt_start_lsn"]
+            why = next((reason for hook in hooks if (reason := hook(log, ckpt_start, entries)) is not None), None)
+            if why is None:
+                break
+            read_from = self.info.scan_start
+            earlier = next((e for e in log.scan_backward(ckpt_start) if e.header.type_code == CKPT_END.code), None)
+            self.use_checkpoint(earlier)
+            self.info.checkpoints_not_used.append(ckpt_end.lsn)
+            self.phases.say(phase, "checkpoint %d (CkptStart %s, CkptEnd %s) not used: %s; recovery starts %s",
+                            ckpt_end.values["checkpoint_id"], ckpt_start, ckpt_end.lsn, why,
+                            f"from CkptEnd {earlier.lsn}" if earlier is not None else "at the start of the log")
+            start = self.info.scan_start
+            entries = list(log.scan(None if start.is_null else start, read_from)) + entries
+            ckpt_end = earlier
+        return ckpt_end, entries
 
     def scan(self) -> list[LogEntry]:
         """Every entry from where recovery starts to the end of the log, each checked as it is read."""

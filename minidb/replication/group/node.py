@@ -67,9 +67,9 @@ node's standard input; the node writes events to its standard output::
 - ``tail START COUNT``: the master stops feeding, then logs one transaction
   putting COUNT records, fsyncs its log and leaves the transaction open: a
   master that dies here holds entries no replica ever saw and nobody
-  acknowledged, its *unacknowledged tail*. (A committed tail could not be
-  rolled back after a restart: recovery ends with a checkpoint, and the
-  rollback limit keeps commits older than the last checkpoint.)
+  acknowledged, its *unacknowledged tail*. (A committed tail rolled back
+  after a restart would cross the checkpoint recovery ends with: the
+  rollback would end with hard recovery.)
 - ``digest VLSN`` waits until the node's log reaches VLSN (and, on a
   replica, its stream synced up), then reports its state: the records of
   ``demo`` (how many, and the CRC-32 of every ``<len><key><len><value>``,

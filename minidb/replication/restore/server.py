@@ -105,6 +105,10 @@ class FileChecksums:
         """Drop file ``number``'s cached checksum (its bytes are about to change); whether one was cached."""
         return self._cache.pop(number, None) is not None
 
+    def clear_all(self) -> None:
+        """Drop every cached checksum (the log was recovered again: hard recovery)."""
+        self._cache, self._seen = {}, self.generation()
+
     def cached(self) -> dict[int, int]:
         """File number -> the length its cached checksum covers."""
         return {n: length for n, (length, _) in self._cache.items()}

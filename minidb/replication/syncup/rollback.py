@@ -9,10 +9,11 @@ transaction open but the replica's replay ones):
 
 1. check the **rollback limit**, changing nothing if it is passed
    (:class:`~minidb.replication.errors.RollbackLimitError`, asking for a
-   network restore): by default (JE's) no *committed* change older than the
-   last checkpoint may be rolled back, a Commit or a record written without
-   a transaction logged before the last CkptEnd; ``limit`` (a number) also
-   caps how many committed changes may go;
+   network restore): at most ``txn_rollback_limit`` committed transactions
+   (JE's ``je.rep.txnRollbackLimit``, 10 by default,
+   :mod:`minidb.replication.config`) may be undone, each counted once by its
+   Commit, a record written without a transaction or a database's creation
+   counted as one;
 2. log ``RollbackStart`` (matchpoint VLSN and LSN, the last VLSN rolled back,
    the transactions rolled back) and fsync;
 3. set the INVISIBLE bit of each rolled-back entry in place, newest first,
@@ -31,19 +32,49 @@ transaction open but the replica's replay ones):
    (``VLSNIndex.truncate_from_tail_in_rollback``, flushed durably);
 6. log ``RollbackEnd`` and fsync.
 
+**Hard recovery: a rollback across a checkpoint.** When the node logged a
+checkpoint after the matchpoint (its last CkptEnd lies after it), that
+checkpoint's BINs and its flushed VLSN index may hold versions about to be
+rolled back, committed ones too. The rollback then does steps 2, 3, 5 and 6
+only (the marks durable, the tree left as it is) and finishes by JE's *hard
+recovery*: the environment is recovered again from its log
+(:meth:`~minidb.replication.env.ReplicatedEnvironment.hard_recover`), and
+recovery does not use a checkpoint whose CkptStart lies inside a rollback
+period (the matchpoint .. the RollbackEnd, :mod:`.periods`): it starts from
+the last checkpoint before the matchpoint, or the log's start, and skips
+the INVISIBLE entries, so the tree is rebuilt without them (a BIN logged
+in the tail that still points at one is undone again, as below). Before
+anything changes, the log from that checkpoint on must still be there (the
+cleaner deletes files at the log's head): else a network restore is needed.
+JE raises ``RollbackException`` and the application closes and reopens the
+environment. minidb instead closes the log store environment and its VLSN
+index without a checkpoint and opens them again on the same disk, inside
+the same :class:`~minidb.replication.env.ReplicatedEnvironment`: the node
+keeps its state, its master, its election node and its links (they hold
+the replicated environment, not the log store's), so the replica resumes
+the stream at the matchpoint as after a soft rollback. What does not
+survive is what JE's handles lose too: the replay transactions and the
+database handles of the environment closed (the replay transactions that
+recovery finds open are opened again, :func:`reopen_replay_txns`). A crash
+at any point is safe: before the RollbackEnd it is a rollback cut short
+(below), after it the next open does what hard recovery does, and a crash
+during hard recovery's own recovery is a crash during recovery.
+
 Why it survives a crash at any point: invisible entries are skipped by
 every reader (the scanners, the feeders, the log store's recovery, which
 also undoes a rolled-back transaction as a loser, the VLSN recovery
 tracker). A ``RollbackStart`` without its ``RollbackEnd`` is redone when the
 environment opens (:class:`PendingRollback`): the VLSN recovery tracker
-notes it (a rollback never spans a checkpoint, so it lies after the last
-CkptStart); before recovery's checkpoint the remaining entries are marked and
+notes it (its rollback period runs to the end of the log, so recovery
+starts from a checkpoint before its matchpoint, and the tracker, which sees
+the log from that CkptStart on, sees the RollbackStart); before recovery's
+checkpoint the remaining entries are marked and
 the recovered tree is undone (:func:`redo_marks_and_undo`), and in that
 checkpoint's step 6 the index is truncated and RollbackEnd logged
 (:func:`finish_pending`). So after a restart the rollback is finished, or was
 never started, and the log, the index and the tree agree.
 
-**A finished rollback after the last CkptStart is undone again at open.**
+**A finished rollback after the CkptStart recovery starts from is undone again at open.**
 Recovery rebuilds the tree from the checkpoint's BINs and the BINs logged
 after its CkptStart. Those logged while the tail was written (an eviction, a
 split, a compressed slot) still point at the rolled-back versions: redo skips
@@ -56,11 +87,11 @@ checkpoint) is undone again on the recovered tree, newest first
 replaced, exactly as the rollback did. A rolled-back deletion whose slot was
 compressed away is put back only if no record of that key was redone after
 the RollbackStart (a later deletion by the new master leaves no slot either,
-and is the newer truth). Why the default
-limit: a checkpoint's BINs may point at records logged before it; recovery
-undoes an uncommitted transaction's records wherever the tree holds them,
-but would keep a committed one's, so committed changes before the last
-checkpoint can only go by a network restore.
+and is the newer truth). Why hard recovery for a rollback across a
+checkpoint rather than this undo: a checkpoint inside the rollback period
+would be the one the next recovery starts from, and its tree and its VLSN
+index were written while the rolled-back entries were the node's truth;
+rebuilding from before the matchpoint leaves nothing of them to trust.
 
 **Transactions open at the matchpoint.** Transactions interleave, so a
 transaction T may have records before the matchpoint and its Commit (or
@@ -93,7 +124,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, NULL_LSN, LogEntry
-from minidb.logstore.logdef import DELETED_LN_TYPES, USER_LN_TYPES
+from minidb.logstore.logdef import DELETED_LN_TYPES, USER_LN_TYPES, recovery_start
 from minidb.logstore.mapping_tree import MAPPING_DB_ID
 from minidb.logstore.tree.ln import AbortInfo
 from minidb.logstore.txn.txn import TxnState, WriteRecord
@@ -119,13 +150,15 @@ class RollbackResult:
     txn_ids: tuple[int, ...]
     records_undone: int
     redone: bool = False  # finished at open, after a crash cut it short
+    hard_recovery: str | None = None  # where the hard recovery that rebuilt the tree started (None: none)
 
     def describe(self) -> str:
         vlsns = [v for v, _, _ in self.rolled_back]
         what = f"VLSNs {min(vlsns)}..{max(vlsns)}" if vlsns else "nothing"
         return (f"rolled back {what} to matchpoint VLSN {self.matchpoint_vlsn} at {self.matchpoint_lsn}: "
                 f"RollbackStart {self.start_lsn}, RollbackEnd {self.end_lsn}, txns {list(self.txn_ids)}, "
-                f"{self.records_undone} records undone{' (redone at open)' if self.redone else ''}")
+                + (f"the tree rebuilt by hard recovery {self.hard_recovery}" if self.hard_recovery else
+                   f"{self.records_undone} records undone{' (redone at open)' if self.redone else ''}"))
 
 
 def tail_after(inner: "Environment", matchpoint_vlsn: int, matchpoint_lsn: LSN,
@@ -140,8 +173,10 @@ def tail_after(inner: "Environment", matchpoint_vlsn: int, matchpoint_lsn: LSN,
     return found
 
 
-def _committed_changes(entries: list[LogEntry]) -> list[LogEntry]:
-    """Commits, records written without a transaction and databases' creations (each commits by itself)."""
+def committed_txns(entries: list[LogEntry]) -> list[LogEntry]:
+    """The ends of the committed transactions among ``entries``: Commits, and the records written without a
+    transaction and databases' creations (each commits by itself). A transaction counts once, however many
+    records it wrote."""
     return [e for e in entries if e.type_name in ("Commit", "LN", "DEL_LN", "MapLN")]
 
 
@@ -263,8 +298,11 @@ def reopen_replay_txns(env: "ReplicatedEnvironment") -> list[int]:
 
 def roll_back(env: "ReplicatedEnvironment", matchpoint_vlsn: int, matchpoint_lsn: LSN,
               limit: int | None = None) -> RollbackResult | None:
-    """Roll back everything after the matchpoint (see the module documentation); None if nothing is after it."""
+    """Roll back everything after the matchpoint (see the module documentation); None if nothing is after it.
+
+    ``limit``: the number of committed transactions it may undo (default: the node's ``txn_rollback_limit``)."""
     inner = env.env
+    limit = env.rep_config.txn_rollback_limit if limit is None else limit
     with inner.latch:
         inner.check_usable()
         tail = tail_after(inner, matchpoint_vlsn, matchpoint_lsn)
@@ -274,50 +312,108 @@ def roll_back(env: "ReplicatedEnvironment", matchpoint_vlsn: int, matchpoint_lsn
         if others:
             raise SyncupError(f"{env.where()}: a rollback needs a quiescent node, but transactions "
                               f"{sorted(t.id for t in others)} are open; nothing was rolled back")
-        committed = _committed_changes(tail)
-        last_ckpt_end = inner.checkpointer.last_ckpt_end
-        old = [e for e in committed if not last_ckpt_end.is_null and e.lsn < last_ckpt_end]
-        if old:
-            raise RollbackLimitError(
-                f"{env.where()}: rolling back to matchpoint VLSN {matchpoint_vlsn} would undo {len(old)} committed "
-                f"changes older than the last checkpoint (the oldest: {old[-1].type_name} VLSN {old[-1].vlsn} at "
-                f"{old[-1].lsn}, checkpoint end {last_ckpt_end}): a network restore is needed; nothing was changed")
-        if limit is not None and len(committed) > limit:
+        committed = committed_txns(tail)
+        if len(committed) > limit:
             raise RollbackLimitError(
                 f"{env.where()}: rolling back to matchpoint VLSN {matchpoint_vlsn} would undo {len(committed)} "
-                f"committed changes, more than the rollback limit {limit}: a network restore is needed; "
-                "nothing was changed")
+                f"committed transaction{'s' if len(committed) != 1 else ''} (the oldest ends at VLSN {committed[-1].vlsn}, {committed[-1].lsn}), "
+                f"more than txn_rollback_limit {limit}: a network restore is needed; nothing was changed")
         for entry in tail:  # every replaced version must still be readable: else change nothing
             if entry.type_name in USER_LN_TYPES:
                 _prev_version(inner, entry)
+        crossed = crossed_checkpoint(inner, matchpoint_lsn)
+        if crossed is not None:
+            check_hard_recovery(inner, matchpoint_vlsn, matchpoint_lsn)
         txn_ids = tuple(sorted({e.txn_id for e in tail if e.txn_id is not None}))
         quiet, inner._in_after_operation = inner._in_after_operation, True  # no checkpoint inside a rollback
         try:
-            start_lsn, end_lsn, undone = _roll_back(env, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
-            reopen_replay_txns(env)
+            if crossed is None:
+                start_lsn, end_lsn, undone = _roll_back(env, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
+                reopen_replay_txns(env)
+            else:  # steps 2, 3, 5 and 6; recovery does the undo
+                start_lsn, end_lsn = _roll_back_durably(env, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
+                undone = 0
         finally:
             inner._in_after_operation = quiet
-    inner.after_operation()  # a checkpoint that came due meanwhile
+    hard = None
+    if crossed is None:
+        inner.after_operation()  # a checkpoint that came due meanwhile
+    else:
+        info = env.hard_recover(f"the rollback to matchpoint VLSN {matchpoint_vlsn} at {matchpoint_lsn} crosses "
+                                f"the checkpoint whose CkptEnd is at {crossed}")
+        env.reopen_replay_txns()
+        hard = ("from the start of the log" if info.last_ckpt_end.is_null
+                else f"from CkptEnd {info.last_ckpt_end} (CkptStart {info.last_ckpt_start})")
     result = RollbackResult(matchpoint_vlsn, matchpoint_lsn, start_lsn, end_lsn,
-                            tuple((e.vlsn, e.lsn, e.type_name) for e in tail), txn_ids, undone)
-    inner.trace.emit("%s", result.describe())
+                            tuple((e.vlsn, e.lsn, e.type_name) for e in tail), txn_ids, undone, hard_recovery=hard)
+    env.env.trace.emit("%s", result.describe())
     return result
+
+
+def crossed_checkpoint(inner: "Environment", matchpoint_lsn: LSN) -> LSN | None:
+    """The last CkptEnd if it lies after the matchpoint (the rollback then needs hard recovery), else None."""
+    last = inner.checkpointer.last_ckpt_end
+    return last if not last.is_null and last > matchpoint_lsn else None
+
+
+def check_hard_recovery(inner: "Environment", matchpoint_vlsn: int, matchpoint_lsn: LSN) -> None:
+    """Hard recovery reads the log from a checkpoint that began before the matchpoint (or from the log's
+    start): refuse, changing nothing, if the cleaner has deleted files it would need. The checkpoint looked
+    at is the last one ended before the matchpoint (found walking back from it): recovery may take a later
+    one, which began before the matchpoint and ended after it, whose log is then all there as well."""
+    ckpt_end = next((e for e in inner.log.scan_backward(matchpoint_lsn) if e.type_name == "CkptEnd"), None)
+    first_file = inner.log.end().files[0]
+    if ckpt_end is not None:
+        start = recovery_start(ckpt_end.values)
+        if start.file >= first_file:
+            return
+        needs = f"the log from {start} (the checkpoint ending at {ckpt_end.lsn})"
+    else:
+        header = inner.log.read(LSN(first_file, 0))
+        if header.values["last_entry_lsn"].is_null:  # the log's first file ever: nothing was deleted
+            return
+        needs = "the log from its start (no checkpoint began before the matchpoint)"
+    raise NetworkRestoreRequiredError(
+        f"{inner.where()}: the rollback to matchpoint VLSN {matchpoint_vlsn} needs hard recovery, which reads "
+        f"{needs}, but the log now begins in file {first_file}: a network restore is needed; nothing was changed")
 
 
 def _roll_back(env: "ReplicatedEnvironment", tail: list[LogEntry], matchpoint_vlsn: int, matchpoint_lsn: LSN,
                txn_ids: tuple[int, ...]) -> tuple[LSN, LSN, int]:
     """Steps 2-6 of the module documentation: RollbackStart, marks, undo, index, RollbackEnd."""
     inner = env.env
-    start_lsn = inner.log_entry(ROLLBACK_START, {"matchpoint_vlsn": matchpoint_vlsn,
-                                                 "matchpoint_lsn": matchpoint_lsn, "last_vlsn": tail[0].vlsn,
-                                                 "txn_ids": [{"txn_id": t} for t in txn_ids]})
-    inner.log.sync(start_lsn)
+    start_lsn = _log_start(inner, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
     inner.log.set_invisible([e.lsn for e in tail])
     undone = _undo(inner, tail)
     _forget_replay_writes(env, matchpoint_lsn)
     env.vlsn_index.truncate_from_tail_in_rollback(matchpoint_vlsn + 1, matchpoint_lsn)
     end_lsn = _log_end(inner, matchpoint_vlsn, start_lsn)
     return start_lsn, end_lsn, undone
+
+
+def _roll_back_durably(env: "ReplicatedEnvironment", tail: list[LogEntry], matchpoint_vlsn: int,
+                       matchpoint_lsn: LSN, txn_ids: tuple[int, ...]) -> tuple[LSN, LSN]:
+    """Steps 2, 3, 5 and 6 (the tree is left as it is: hard recovery rebuilds it)."""
+    inner = env.env
+    start_lsn = _log_start(inner, tail, matchpoint_vlsn, matchpoint_lsn, txn_ids)
+    inner.log.set_invisible([e.lsn for e in tail])
+    left = tail_after(inner, matchpoint_vlsn, matchpoint_lsn, start_lsn)
+    if left:  # hard recovery would rebuild the tree with them: stop before the RollbackEnd (the next open redoes it)
+        why = (f"the rollback to matchpoint VLSN {matchpoint_vlsn} marked its entries INVISIBLE, but "
+               f"{left[0].type_name} VLSN {left[0].vlsn} at {left[0].lsn} is still visible; no RollbackEnd was logged")
+        inner.invalidate(why)
+        raise SyncupError(f"{env.where()}: {why}")
+    env.vlsn_index.truncate_from_tail_in_rollback(matchpoint_vlsn + 1, matchpoint_lsn)
+    return start_lsn, _log_end(inner, matchpoint_vlsn, start_lsn)
+
+
+def _log_start(inner: "Environment", tail: list[LogEntry], matchpoint_vlsn: int, matchpoint_lsn: LSN,
+               txn_ids: tuple[int, ...]) -> LSN:
+    start_lsn = inner.log_entry(ROLLBACK_START, {"matchpoint_vlsn": matchpoint_vlsn,
+                                                 "matchpoint_lsn": matchpoint_lsn, "last_vlsn": tail[0].vlsn,
+                                                 "txn_ids": [{"txn_id": t} for t in txn_ids]})
+    inner.log.sync(start_lsn)
+    return start_lsn
 
 
 def _log_end(inner: "Environment", matchpoint_vlsn: int, start_lsn: LSN) -> LSN:
@@ -374,5 +470,6 @@ def finish_pending(inner: "Environment", index: "VLSNIndex", pending: PendingRol
     return result
 
 
-__all__ = ["RollbackResult", "PendingRollback", "roll_back", "reopen_replay_txns", "tail_after", "redo_marks_and_undo", "undo_again",
+__all__ = ["RollbackResult", "PendingRollback", "roll_back", "committed_txns", "crossed_checkpoint",
+           "check_hard_recovery", "reopen_replay_txns", "tail_after", "redo_marks_and_undo", "undo_again",
            "finish_pending"]

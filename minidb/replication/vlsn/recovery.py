@@ -68,8 +68,9 @@ from minidb.replication.vlsn.tracker import VLSNTracker, plural
 
 @dataclass
 class PendingRollback:
-    """A RollbackStart the VLSN recovery tracker saw (after the last CkptStart): without its RollbackEnd it is
-    finished at open (:func:`redo_marks_and_undo`), with it its undo is done again (:func:`undo_again`)."""
+    """A RollbackStart the VLSN recovery tracker saw (after the CkptStart recovery starts from): without its
+    RollbackEnd it is finished at open (:func:`redo_marks_and_undo`), with it its undo is done again
+    (:func:`undo_again`)."""
 
     matchpoint_vlsn: int
     matchpoint_lsn: LSN
