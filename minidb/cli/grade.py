@@ -31,7 +31,7 @@ For an exercise, three steps:
    define ``random_cases(rng)``, a generator of ``(function, args, kwargs)``;
    each case is given to the student's function and to the reference's (on
    copies of the arguments) and the answers must be equal. A case that
-   differs is reported by its number and the seed only ("case 17 differs from
+   differs is reported by its number and its random seed only ("case 17 differs from
    the reference"), never with the reference's answer: the seed is printed, so
    a student rebuilds the inputs from the public ``random_cases`` and works
    the answer out. The seed is not the student's choice: it comes from

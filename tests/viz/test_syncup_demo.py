@@ -134,13 +134,13 @@ def test_a_restarted_master_is_refused_by_the_rollback_limit_and_nothing_changes
 
 def test_a_restarted_master_under_the_default_limit_rolls_back_by_hard_recovery():
     example = hard_recovery()
-    assert example.matchpoint == (4, "0x1/0x4d7") and example.period[0] == "0x1/0x4d7"
+    assert example.matchpoint == (4, "0x1/0x4db") and example.period[0] == "0x1/0x4db"
     assert [c.in_rollback_period for c in example.checkpoints] == [False, True, False]  # recovery's, inside
     assert example.recovered_from == f"from CkptEnd {example.checkpoints[0].end} (CkptStart {example.checkpoints[0].start})"
     assert "the tree rebuilt by hard recovery from CkptEnd" in example.rollback_line
     assert example.recovery_lines[0].startswith(f"checkpoint 2 (CkptStart {example.checkpoints[1].start}, CkptEnd "
                                                 f"{example.checkpoints[1].end}) not used: its CkptStart lies inside "
-                                                "the rollback period from matchpoint 0x1/0x4d7")
+                                                "the rollback period from matchpoint 0x1/0x4db")
     assert example.records["n1"] == example.records["n2"] == {"k1": "a", "k3": "c"}
     rejoined = example.after[0]
     assert [(e.vlsn, e.invisible) for e in rejoined.entries if e.vlsn in (5, 6)] == [
