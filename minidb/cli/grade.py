@@ -32,7 +32,7 @@ For an exercise, three steps:
    each case is given to the student's function and to the reference's (on
    copies of the arguments) and the answers must be equal. A case that
    differs is reported by its number and its random seed only ("case 17 differs from
-   the reference"), never with the reference's answer: the seed is printed, so
+   the reference"), never with the reference's answer: its seed is printed, so
    a student rebuilds the inputs from the public ``random_cases`` and works
    the answer out. The seed is not the student's choice: it comes from
    :mod:`secrets` at grading time, and a grader reruns the same cases with
