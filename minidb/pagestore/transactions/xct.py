@@ -97,7 +97,7 @@ class Xct:
     last_lsn: LSN = NULL_LSN
     undo_nxt: LSN = NULL_LSN
     stores_to_free: list[StoreId] = field(default_factory=list)
-    extents_to_free: set[tuple[int, int]] = field(default_factory=set)  # (store number, extent)
+    extents_to_free: set[tuple[int, int, int]] = field(default_factory=set)  # (volume, store number, extent)
     pages_freed: set[tuple[int, int]] = field(default_factory=set)  # (volume, page number)
     load_stores: list[StoreId] = field(default_factory=list)
     unlogged: int = 0
