@@ -24,6 +24,10 @@ after about 75 s of one core::
 
     crash points: 656, violations: 0
 
+``--volumes 2`` (``pagestore`` only) runs the page store's workload on two
+volumes, its files on both, its model checking both
+(:mod:`minidb.crashtest.pagestore_workload`).
+
 Exit code 0 without violations, 1 with any (the first ``--show`` are printed).
 ``--impl fast`` runs the engine with its accelerated twins from
 ``minidb/fast/``, ``--impl student`` with the exercises' ``student.py``
@@ -64,9 +68,16 @@ SWEEPS: dict[str, str] = {
 SAMPLED = ("group",)
 
 
-def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False) -> SweepResult:
+# The engines whose workload can run on several volumes (--volumes), and the most it may ask for.
+VOLUMES = ("pagestore",)
+MAX_VOLUMES = 4
+
+
+def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False, volumes: int = 1) -> SweepResult:
     module = importlib.import_module(f"minidb.crashtest.{engine}")
-    return module.exhaustive_sweep(seed, ops) if exhaustive else module.crash_sweep(seed, ops)
+    if exhaustive:
+        return module.exhaustive_sweep(seed, ops)
+    return module.crash_sweep(seed, ops, volumes=volumes) if volumes != 1 else module.crash_sweep(seed, ops)
 
 
 def register(commands) -> None:
@@ -81,6 +92,8 @@ def register(commands) -> None:
     p.add_argument("--exhaustive", action="store_true",
                    help="group only: crash each node at every one of its disk events, in every crash mode, "
                         "instead of the few points a seed draws (a rerun of the group per point)")
+    p.add_argument("--volumes", type=int_at_least(1, MAX_VOLUMES), default=1,
+                   help=f"pagestore only: the volumes its workload runs on (default 1, at most {MAX_VOLUMES})")
     add_impl_option(p)
     p.set_defaults(run=run)
 
@@ -89,13 +102,15 @@ def run(args) -> int:
     if args.exhaustive and args.engine not in SAMPLED:
         raise UserError(f"--exhaustive is for {', '.join(SAMPLED)}: the {args.engine} crash test enumerates "
                         "every crash point already")
+    if args.volumes != 1 and args.engine not in VOLUMES:
+        raise UserError(f"--volumes is for {', '.join(VOLUMES)}: the {args.engine} crash test runs on one volume")
     if args.seed + args.seeds > SEED_LIMIT:
         raise UserError(f"--seed {args.seed} --seeds {args.seeds}: the last seed, {args.seed + args.seeds - 1}, "
                         f"is not below 2**63")
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)
     for seed in tqdm(seeds, desc=f"crashtest {args.engine}", unit="seed", disable=len(seeds) == 1, file=sys.stderr):
-        total.add(sweep(args.engine, seed, args.ops, args.exhaustive))
+        total.add(sweep(args.engine, seed, args.ops, args.exhaustive, args.volumes))
     for violation in total.violations[: args.show]:
         print(f"violation: {violation}")
     print(total.summary())
