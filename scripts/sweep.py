@@ -2,7 +2,8 @@
 
 For each engine of ``minidb crashtest`` (log, volume, pagestore, btree, rtree,
 logstore, replication, group) this runs ``crash_sweep(seed, ops)`` for seeds 1 .. N (1,000 by
-default), and the group's exhaustive mode (``group-exhaustive``, ``minidb crashtest
+default), the page store's workload on two volumes (``pagestore-volumes``,
+``minidb crashtest pagestore --volumes 2``) for as many, and the group's exhaustive mode (``group-exhaustive``, ``minidb crashtest
 group --exhaustive``: every node crashed at every one of its disk events) for a few
 seeds, in a pool of worker processes (one per core), shows one progress bar
 over all the workloads, and writes a table (per engine: seeds, ops per
@@ -36,10 +37,10 @@ from minidb.cli.crashtest import sweep
 
 # Operations per workload: chosen so that 1,000 seeds of every engine take about a quarter of an
 # hour on two cores (RELIABILITY.md gives the times measured).
-OPS = {"log": 40, "volume": 40, "pagestore": 12, "btree": 20, "rtree": 15, "logstore": 12, "replication": 6,
+OPS = {"log": 40, "volume": 40, "pagestore": 12, "pagestore-volumes": 12, "btree": 20, "rtree": 15, "logstore": 12, "replication": 6,
        "group": 30, "group-exhaustive": 30}
-# The runs that are not simply an engine's crash_sweep: run name -> (engine, exhaustive).
-RUNS = {"group-exhaustive": ("group", True)}
+# The runs that are not simply an engine's crash_sweep: run name -> (engine, exhaustive, volumes).
+RUNS = {"group-exhaustive": ("group", True, 1), "pagestore-volumes": ("pagestore", False, 2)}
 # Seeds per 1,000 of --seeds, where not 1,000.
 SEEDS_PER_1000 = {"group": 8_500, "group-exhaustive": 20}
 BEGIN = "<!-- sweep table: written by `make sweep` (scripts/sweep.py); edits between these lines are lost -->"
@@ -60,8 +61,8 @@ class EngineTotal:
 def run_seed(name: str, seed: int, ops: int) -> tuple[str, int, list[str], float]:
     """One workload's sweep, in a worker process: (run name, crash points, violations, seconds)."""
     started = time.perf_counter()
-    engine, exhaustive = RUNS.get(name, (name, False))
-    result = sweep(engine, seed, ops, exhaustive)
+    engine, exhaustive, volumes = RUNS.get(name, (name, False, 1))
+    result = sweep(engine, seed, ops, exhaustive, volumes)
     return name, result.points, result.violations, time.perf_counter() - started
 
 

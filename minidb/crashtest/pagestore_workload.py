@@ -140,6 +140,7 @@ class Workload:
     files_removed: int = 0  # log files scavenged during the workload
     reshapes: set[tuple[str, str]] = field(default_factory=set)  # (shape before, shape after) of each reshape
     volumes: int = 1  # the volumes the page store has mounted (v(1) .. v(volumes))
+    remounts: list[tuple[int, int]] = field(default_factory=list)  # disk events (before, after) of each remount
 
 
 class Runner:
@@ -166,6 +167,7 @@ class Runner:
                                         **(LARGE_SHAPES if self.shapes else {}))
         self.volumes = volumes
         self.placing = random.Random((seed << 8) | 0x5E)  # where new files go (volumes > 1), on its own generator
+        self.remounts: list[tuple[int, int]] = []
         for _ in range(volumes - 1):
             self.sm.add_volume(num_pages=NUM_PAGES, ext_sz=EXT_SZ)
         self.disk.capacity = capacity  # the disk fills up (with other data) once formatted
@@ -259,7 +261,7 @@ class Runner:
         self.sm.log.flush()
         return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
                         self.problems, self.prepared, self.log_size, self.refused,
-                        self.sm.log.stats["nFilesRemoved"], self.reshapes, self.volumes)
+                        self.sm.log.stats["nFilesRemoved"], self.reshapes, self.volumes, self.remounts)
 
     def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
         """The allocation protocol's guarantee: a page allocated by a transaction still in flight (even one
@@ -283,12 +285,15 @@ class Runner:
         return self.placing.randint(1, self.volumes) if self.volumes > 1 else None
 
     def remount(self) -> None:
-        """Dismount the last volume and mount it again at once (refused while it has active work)."""
+        """Dismount the last volume and mount it again at once (refused while it has active work); a crash
+        between the two disk events recorded may leave it dismounted."""
+        before = len(self.disk.events) - 1
         try:
             self.sm.dismount_volume(self.volumes)
         except BadRequestError:
             return
         self.sm.mount_volume(self.volumes)
+        self.remounts.append((before, len(self.disk.events) - 1))
 
     def checkpoint(self) -> None:
         try:

@@ -160,3 +160,22 @@ def test_a_volume_file_the_log_says_is_mounted_but_is_missing_is_reported_by_nam
                                                     r"file is missing") as caught:
         open_again(disk)
     assert isinstance(caught.value, CorruptionError)
+
+
+@pytest.mark.parametrize("chunk", range(2))  # the reference, then every accelerated twin
+def test_the_two_volume_crash_sweep_has_no_violations(chunk):
+    from functools import partial
+
+    from minidb.crashtest.pagestore import crash_sweep
+    from tests.sweeps import assert_chunk_has_no_violations
+
+    assert_chunk_has_no_violations(partial(crash_sweep, volumes=2), chunk, 2, ops=12, min_points_per_seed=20)
+
+
+def test_the_two_volume_workloads_use_both_volumes_and_remount():
+    from minidb.crashtest.pagestore_workload import Runner
+
+    runners = [Runner(seed, 30, volumes=2) for seed in range(8)]
+    workloads = [r.run() for r in runners]
+    assert {fid.vol for w in workloads for state in w.states for fid in state} == {1, 2}
+    assert sum(1 for r in runners for e in r.sm.log.scan() if e.type_name == "dismount_vol") >= 3
