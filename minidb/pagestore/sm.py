@@ -349,7 +349,8 @@ class StorageManager:
             current = self.log.end_lsn.file
             self.bp.clean(lambda frame: frame.rec_lsn is not None and frame.rec_lsn.file < current)
         if self.log_space is not None and not final:
-            self.log_space.check_checkpoint(checkpoint_size(len(self.bp.dirty_page_table()), len(self.xcts.active())))
+            self.log_space.check_checkpoint(checkpoint_size(len(self.bp.dirty_page_table()), len(self.xcts.active()),
+                                                            len(self.mounts.vids())))
         result = self.checkpointer.take()
         self._logged_at_chkpt = self.log.stats["nBytes"]
         if self.scavenging:
@@ -465,8 +466,10 @@ class StorageManager:
         return self.mounts.get(volume).files.create_file(xct, property)
 
     def _files(self, ident: Any) -> Any:
-        """The file manager of the volume an id names."""
-        return self.mounts.get(ident.vol).files if isinstance(ident, tuple) else self.files
+        """The file manager of the volume an id names (the first volume's, which refuses the id, if that volume
+        is not mounted)."""
+        mounted = isinstance(ident, tuple) and ident[0] in self.mounts.vids()
+        return self.mounts.get(ident[0]).files if mounted else self.files
 
     def set_store_property(self, xct: Xct, fid: StoreId, prop: StoreProperty | str) -> None:
         """Make a TMP, LOAD or INSERT file REGULAR (its pages forced), or a REGULAR file INSERT."""
@@ -498,8 +501,8 @@ class StorageManager:
         self._files(rid).free_rec(xct, rid)
 
     def scan(self, xct: Xct, fid: StoreId) -> Iterator[Record]:
-        return self.mounts.counted(fid.vol, self._files(fid).scan(xct, fid)) if isinstance(fid, tuple) \
-            else self.files.scan(xct, fid)
+        rows = self._files(fid).scan(xct, fid)
+        return self.mounts.counted(fid[0], rows) if isinstance(fid, tuple) and fid[0] in self.mounts.vids() else rows
 
     # -- B+tree indexes (the index manager's operations) ---------------------------------------------
     def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True,
@@ -539,8 +542,10 @@ class StorageManager:
                 mount.root_index.remove(xct, name)
 
     def _index_mount(self, index: Any) -> Mount:
-        """The mount of the volume an index id names."""
-        return self.mounts.get(index.vol) if isinstance(index, tuple) else self.mounts.get(None)
+        """The mount of the volume an index id names (the first volume's, which refuses the id, if that volume
+        is not mounted)."""
+        mounted = isinstance(index, tuple) and index[0] in self.mounts.vids()
+        return self.mounts.get(index[0] if mounted else None)
 
     def find_index(self, name: str, xct: Xct | None = None, volume: int | None = None) -> StoreId | None:
         """The index named ``name`` on ``volume`` (the first by default; None: no index has that name);
@@ -570,7 +575,8 @@ class StorageManager:
     def index_scan(self, xct: Xct, index: StoreId, lo: Any = None, hi: Any = None, lo_incl: bool = True,
                    hi_incl: bool = True, backward: bool = False) -> Iterator[tuple[Any, bytes]]:
         rows = self._index_mount(index).indexes.scan(xct, index, lo, hi, lo_incl, hi_incl, backward)
-        return self.mounts.counted(index.vol, rows) if isinstance(index, tuple) else rows
+        return self.mounts.counted(index[0], rows) if isinstance(index, tuple) and index[0] in self.mounts.vids() \
+            else rows
 
     # -- R*-tree indexes (the R*-tree manager's operations) -------------------------------------------
     def create_rtree(self, xct: Xct, name: str | None = None, fanout: int | None = None,

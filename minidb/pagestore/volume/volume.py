@@ -146,6 +146,11 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
             raise BadRequestError(f"volume v({vid}) is not mounted (only v({self.vid}) is)")
         return self.mount_table.volume(vid)
 
+    def not_mounted_note(self, vid: int) -> str:
+        """`` (v(N) is not mounted)`` for a volume number not mounted beside this one, else nothing."""
+        mounted = [self.vid] if self.mount_table is None else self.mount_table.vids()
+        return "" if vid in mounted else f" (v({vid}) is not mounted)"
+
     def mounted(self) -> list["Volume"]:
         """Every mounted volume, by number (this one alone without a mount table)."""
         return [self] if self.mount_table is None else self.mount_table.volumes()
@@ -172,7 +177,7 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
         if not isinstance(stid, StoreId):
             raise BadRequestError(f"{stid!r} is not a store id (expected e.g. s({self.vid}.3))")
         if stid.vol != self.vid:
-            raise BadRequestError(f"{stid} is not on volume v({self.vid})")
+            raise BadRequestError(f"{stid} is not on volume v({self.vid}){self.not_mounted_note(stid.vol)}")
         if not FIRST_USER_STORE - 2 <= stid.store < self.header.num_stores:
             raise BadRequestError(f"{stid}: no such store (stores are 1..{self.header.num_stores - 1})")
         node = self.store_node(stid.store)
