@@ -530,8 +530,10 @@ class Runner:
     # -- two-phase commit ----------------------------------------------------------------------------
     @staticmethod
     def preparable(t: TxnModel) -> bool:
-        """Whether ``t`` may be prepared: not when it loaded a LOAD file or created a TMP file (refused)."""
-        return not (t.xct.load_stores or t.xct.created_tmp)
+        """Whether ``t`` may be prepared: not when it loaded a LOAD file or created a TMP file, nor when it frees
+        space on a volume but the first (refused)."""
+        elsewhere = {s.vol for s in t.xct.stores_to_free} | {vol for vol, _, _ in t.xct.extents_to_free}
+        return not (t.xct.load_stores or t.xct.created_tmp or elsewhere - {1})
 
     def prepare(self, t: TxnModel) -> None:
         gtid = b"gtid-%d" % t.xct.txn_id

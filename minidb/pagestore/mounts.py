@@ -159,9 +159,8 @@ class MountTable:
 
     def add(self, num_pages: int, ext_sz: int = DEFAULT_EXT_SZ) -> int:
         """Format a new volume (durable before anything refers to it), mount it, log the mount."""
-        vid = self.next_vid()
-        format_volume(self.disk, vid, num_pages, ext_sz, self.volume(FIRST_VOLUME).bp.page_size,
-                      getattr(self.log, "env_id", 0) or 0)
+        vid, first = self.next_vid(), self.volume(FIRST_VOLUME)
+        format_volume(self.disk, vid, num_pages, ext_sz, first.header.page_size, first.header.env_id)
         self.mount(vid)
         return vid
 

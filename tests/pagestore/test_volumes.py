@@ -178,3 +178,15 @@ def test_the_two_volume_workloads_use_both_volumes_and_remount():
     workloads = [r.run() for r in runners]
     assert {fid.vol for w in workloads for state in w.states for fid in state} == {1, 2}
     assert sum(1 for r in runners for e in r.sm.log.scan() if e.type_name == "dismount_vol") >= 3
+
+
+def test_a_transaction_freeing_space_on_another_volume_cannot_be_prepared():
+    sm, v = two_volumes()
+    with sm.transaction() as t:
+        f2 = sm.create_file(t, volume=v)
+    t = sm.begin()
+    sm.destroy_file(t, f2)
+    with pytest.raises(UserError, match=rf"T{t.txn_id} frees space on volume v\(2\), so it cannot be prepared"):
+        sm.prepare(t, b"g1")
+    sm.commit(t)
+    assert sm.contents() == {}
