@@ -329,7 +329,7 @@ class XctManager:
             raise XctError(f"T{xct.txn_id} {what}, so it cannot be prepared (a restart could not bring it back "
                            "as it was): commit or abort it")
         vid = self.volume.vid
-        others = sorted({s.vol for s in xct.stores_to_free} | {e[0] for e in xct.extents_to_free} - {vid})
+        others = sorted(({s.vol for s in xct.stores_to_free} | {e[0] for e in xct.extents_to_free}) - {vid})
         if others:
             raise XctError(f"T{xct.txn_id} frees space on volume{'s' if len(others) > 1 else ''} "
                            f"{', '.join(f'v({n})' for n in others)}, so it cannot be prepared (the prepare "
