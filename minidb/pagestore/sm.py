@@ -434,8 +434,7 @@ class StorageManager:
         return self._lock_manager("print the lock table of").dump(self._lock_name)
 
     def _lock_name(self, lock_id: LockId) -> str:
-        mount = self.mounts.get(lock_id.numbers[0] if lock_id.numbers and lock_id.numbers[0] in self.mounts.vids()
-                                else None)
+        mount = self._mount_of(tuple(lock_id.numbers))
         if lock_id.code == "k" and lock_id.key and tuple(lock_id.numbers) == tuple(mount.root_index.stid):
             return mount.root_index.lock_name(lock_id)
         return mount.indexes.lock_name(lock_id)
@@ -465,11 +464,21 @@ class StorageManager:
         (:mod:`minidb.pagestore.files.storeprops`)."""
         return self.mounts.get(volume).files.create_file(xct, property)
 
+    def _mounted(self, ident: Any) -> bool:
+        """Whether ``ident`` (a store, record or index id) names a mounted volume."""
+        return isinstance(ident, tuple) and bool(ident) and ident[0] in self.mounts.vids()
+
+    def _mount_of(self, ident: Any) -> Mount:
+        """The mount of the volume an id names (the first volume's, which refuses the id, if that volume is
+        not mounted)."""
+        return self.mounts.get(ident[0] if self._mounted(ident) else None)
+
     def _files(self, ident: Any) -> Any:
-        """The file manager of the volume an id names (the first volume's, which refuses the id, if that volume
-        is not mounted)."""
-        mounted = isinstance(ident, tuple) and ident[0] in self.mounts.vids()
-        return self.mounts.get(ident[0]).files if mounted else self.files
+        return self._mount_of(ident).files
+
+    def _counted(self, ident: Any, rows: Iterator[Any]) -> Iterator[Any]:
+        """``rows``, a scan of the store ``ident``, counted as open on its volume (a dismount waits for it)."""
+        return self.mounts.counted(ident[0], rows) if self._mounted(ident) else rows
 
     def set_store_property(self, xct: Xct, fid: StoreId, prop: StoreProperty | str) -> None:
         """Make a TMP, LOAD or INSERT file REGULAR (its pages forced), or a REGULAR file INSERT."""
@@ -501,8 +510,7 @@ class StorageManager:
         self._files(rid).free_rec(xct, rid)
 
     def scan(self, xct: Xct, fid: StoreId) -> Iterator[Record]:
-        rows = self._files(fid).scan(xct, fid)
-        return self.mounts.counted(fid[0], rows) if isinstance(fid, tuple) and fid[0] in self.mounts.vids() else rows
+        return self._counted(fid, self._files(fid).scan(xct, fid))
 
     # -- B+tree indexes (the index manager's operations) ---------------------------------------------
     def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True,
@@ -534,18 +542,13 @@ class StorageManager:
 
     def destroy_index(self, xct: Xct, index: StoreId) -> None:
         """Destroy ``index`` (its store goes at commit) and drop its name, if it has one."""
-        mount = self._index_mount(index)
+        mount = self._mount_of(index)
         with all_or_nothing(self.xcts, xct):
             mount.indexes.destroy_index(xct, index)
             name = mount.root_index.name_of(index.store)
             if name is not None:
                 mount.root_index.remove(xct, name)
 
-    def _index_mount(self, index: Any) -> Mount:
-        """The mount of the volume an index id names (the first volume's, which refuses the id, if that volume
-        is not mounted)."""
-        mounted = isinstance(index, tuple) and index[0] in self.mounts.vids()
-        return self.mounts.get(index[0] if mounted else None)
 
     def find_index(self, name: str, xct: Xct | None = None, volume: int | None = None) -> StoreId | None:
         """The index named ``name`` on ``volume`` (the first by default; None: no index has that name);
@@ -561,22 +564,20 @@ class StorageManager:
         return {name: StoreId(mount.volume.vid, snum) for name, snum in mount.root_index.names()}
 
     def index_insert(self, xct: Xct, index: StoreId, key: Any, el: bytes) -> None:
-        self._index_mount(index).indexes.insert(xct, index, key, el)
+        self._mount_of(index).indexes.insert(xct, index, key, el)
 
     def index_remove(self, xct: Xct, index: StoreId, key: Any, el: bytes | None = None) -> bytes:
-        return self._index_mount(index).indexes.remove(xct, index, key, el)
+        return self._mount_of(index).indexes.remove(xct, index, key, el)
 
     def index_update(self, xct: Xct, index: StoreId, key: Any, el: bytes, old_el: bytes | None = None) -> bytes:
-        return self._index_mount(index).indexes.update(xct, index, key, el, old_el)
+        return self._mount_of(index).indexes.update(xct, index, key, el, old_el)
 
     def index_lookup(self, xct: Xct, index: StoreId, key: Any) -> list[bytes]:
-        return self._index_mount(index).indexes.lookup(xct, index, key)
+        return self._mount_of(index).indexes.lookup(xct, index, key)
 
     def index_scan(self, xct: Xct, index: StoreId, lo: Any = None, hi: Any = None, lo_incl: bool = True,
                    hi_incl: bool = True, backward: bool = False) -> Iterator[tuple[Any, bytes]]:
-        rows = self._index_mount(index).indexes.scan(xct, index, lo, hi, lo_incl, hi_incl, backward)
-        return self.mounts.counted(index[0], rows) if isinstance(index, tuple) and index[0] in self.mounts.vids() \
-            else rows
+        return self._counted(index, self._mount_of(index).indexes.scan(xct, index, lo, hi, lo_incl, hi_incl, backward))
 
     # -- R*-tree indexes (the R*-tree manager's operations) -------------------------------------------
     def create_rtree(self, xct: Xct, name: str | None = None, fanout: int | None = None,
@@ -589,7 +590,7 @@ class StorageManager:
 
     def destroy_rtree(self, xct: Xct, index: StoreId) -> None:
         """Destroy the R*-tree ``index`` (its store goes at commit) and drop its name, if it has one."""
-        mount = self._index_mount(index)
+        mount = self._mount_of(index)
         with all_or_nothing(self.xcts, xct):
             mount.rtrees.destroy(xct, index)
             name = mount.root_index.name_of(index.store)
@@ -597,14 +598,14 @@ class StorageManager:
                 mount.root_index.remove(xct, name)
 
     def rtree_insert(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int], el: bytes) -> None:
-        self._index_mount(index).rtrees.insert(xct, index, box, el)
+        self._mount_of(index).rtrees.insert(xct, index, box, el)
 
     def rtree_remove(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int], el: bytes) -> None:
-        self._index_mount(index).rtrees.remove(xct, index, box, el)
+        self._mount_of(index).rtrees.remove(xct, index, box, el)
 
     def rtree_search(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int],
                      cond: str = "overlap") -> list[tuple[Box, bytes]]:
-        return self._index_mount(index).rtrees.search(xct, index, box, cond)
+        return self._mount_of(index).rtrees.search(xct, index, box, cond)
 
     # -- looking -------------------------------------------------------------------------------------
     def contents(self) -> dict[StoreId, dict[RecordId, tuple[bytes, bytes]]]:
