@@ -9,10 +9,11 @@ import pytest
 
 from minidb.crashtest.pagestore import crash_sweep
 from minidb.crashtest.pagestore_workload import Runner
-from minidb.errors import CorruptionError, UserError
+from minidb.errors import CorruptionError, SimulatedCrash, UserError
 from minidb.pagestore.errors import BadRequestError, VolumeCorruptionError
 from minidb.pagestore.ids import StoreId
 from minidb.pagestore.lock import LockManager
+from minidb.pagestore.transactions import xctmgr
 
 from tests.pagestore.sm_helpers import entries, new_sm, open_again, reopen
 from tests.sweeps import assert_chunk_has_no_violations
@@ -190,3 +191,24 @@ def test_a_transaction_freeing_space_on_another_volume_cannot_be_prepared():
         sm.prepare(t, b"g1")
     sm.commit(t)
     assert sm.contents() == {}
+
+
+def test_restart_finishes_freeing_space_on_every_volume(monkeypatch):
+    sm, v = two_volumes()
+    with sm.transaction() as t:
+        f1, f2 = sm.create_file(t), sm.create_file(t, volume=v)
+    t = sm.begin()
+    sm.destroy_file(t, f1)
+    sm.destroy_file(t, f2)
+
+    def crash(*args, **kwargs):
+        raise SimulatedCrash("after the commit point, before any space is freed")
+
+    monkeypatch.setattr(xctmgr, "free_space", crash)
+    with pytest.raises(SimulatedCrash):
+        sm.commit(t)  # both xct_freeing_space entries are durable
+    monkeypatch.undo()
+    sm = reopen(sm, "crash")
+    done = sm.restart_report.finish.finished[t.txn_id]
+    assert any(line.startswith(f"removed {f1}") for line in done) and any(line.startswith(f"removed {f2}") for line in done)
+    assert sm.restart_report.finish.removed_stores == [] and sm.contents() == {}
