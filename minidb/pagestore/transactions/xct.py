@@ -10,8 +10,8 @@ from ``last_lsn``. It also keeps:
   or, after a compensation entry (CLR), that entry's ``undo_nxt``. Redo-only
   entries do not move it;
 - ``stores_to_free``: stores it marked for deletion (destroyed at commit);
-- ``extents_to_free``: extents in which it freed pages (freed at commit if
-  they are still empty);
+- ``extents_to_free``: extents in which it freed pages, as (volume, store,
+  extent) (freed at commit if they are still empty);
 - ``pages_freed``: pages it freed, which no other transaction may allocate
   while it is active (it may take them back by rolling back);
 - ``load_stores``: the LOAD and INSERT stores it is loading
