@@ -3,7 +3,8 @@
 For each engine of ``minidb crashtest`` (log, volume, pagestore, btree, rtree,
 logstore, replication, group) this runs ``crash_sweep(seed, ops)`` for seeds 1 .. N (1,000 by
 default), the page store's with its background threads crashed live (``pagestore-background``,
-``minidb crashtest pagestore --background``: one crash point a seed), and the group's exhaustive mode (``group-exhaustive``, ``minidb crashtest
+``minidb crashtest pagestore --background``: one crash point a seed), the page store's workload on two
+volumes (``pagestore-volumes``, ``minidb crashtest pagestore --volumes 2``) for as many, and the group's exhaustive mode (``group-exhaustive``, ``minidb crashtest
 group --exhaustive``: every node crashed at every one of its disk events) for a few
 seeds, in a pool of worker processes (one per core), shows one progress bar
 over all the workloads, and writes a table (per engine: seeds, ops per
@@ -37,10 +38,11 @@ from minidb.cli.crashtest import sweep
 
 # Operations per workload: chosen so that 1,000 seeds of every engine take about a quarter of an
 # hour on two cores (RELIABILITY.md gives the times measured).
-OPS = {"log": 40, "volume": 40, "pagestore": 12, "pagestore-background": 50, "btree": 20, "rtree": 15, "logstore": 12, "replication": 6,
-       "group": 30, "group-exhaustive": 30}
-# The runs that are not simply an engine's crash_sweep: run name -> (engine, exhaustive, background).
-RUNS = {"group-exhaustive": ("group", True, False), "pagestore-background": ("pagestore", False, True)}
+OPS = {"log": 40, "volume": 40, "pagestore": 12, "pagestore-background": 50, "pagestore-volumes": 12, "btree": 20,
+       "rtree": 15, "logstore": 12, "replication": 6, "group": 30, "group-exhaustive": 30}
+# The runs that are not simply an engine's crash_sweep: run name -> (engine, exhaustive, background, volumes).
+RUNS = {"group-exhaustive": ("group", True, False, 1), "pagestore-background": ("pagestore", False, True, 1),
+        "pagestore-volumes": ("pagestore", False, False, 2)}
 # Seeds per 1,000 of --seeds, where not 1,000.
 SEEDS_PER_1000 = {"group": 8_500, "group-exhaustive": 20}
 BEGIN = "<!-- sweep table: written by `make sweep` (scripts/sweep.py); edits between these lines are lost -->"
@@ -61,8 +63,8 @@ class EngineTotal:
 def run_seed(name: str, seed: int, ops: int) -> tuple[str, int, list[str], float]:
     """One workload's sweep, in a worker process: (run name, crash points, violations, seconds)."""
     started = time.perf_counter()
-    engine, exhaustive, background = RUNS.get(name, (name, False, False))
-    result = sweep(engine, seed, ops, exhaustive, background)
+    engine, exhaustive, background, volumes = RUNS.get(name, (name, False, False, 1))
+    result = sweep(engine, seed, ops, exhaustive, background, volumes)
     return name, result.points, result.violations, time.perf_counter() - started
 
 

@@ -124,7 +124,7 @@ PAGESTORE_PARTS = {
     "rtree": 6.6,
     "directory": 6.7,
     "restart": 7,
-    "sm": 8, "verify": 8, "__init__": 8,
+    "sm": 8, "mounts": 8, "verify": 8, "__init__": 8,
 }
 PAGESTORE = PACKAGE / "pagestore"
 

@@ -32,6 +32,10 @@ while they run, at a seeded point; one crash point per seed
 
     crash points: 20, violations: 0
 
+``--volumes 2`` (``pagestore`` only) runs the page store's workload on two
+volumes, its files on both, its model checking both
+(:mod:`minidb.crashtest.pagestore_workload`).
+
 Exit code 0 without violations, 1 with any (the first ``--show`` are printed).
 ``--impl fast`` runs the engine with its accelerated twins from
 ``minidb/fast/``, ``--impl student`` with the exercises' ``student.py``
@@ -75,9 +79,17 @@ SAMPLED = ("group",)
 BACKGROUND = ("pagestore",)
 
 
-def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False, background: bool = False) -> SweepResult:
+# The engines whose workload can run on several volumes (--volumes), and the most it may ask for.
+VOLUMES = ("pagestore",)
+MAX_VOLUMES = 4
+
+
+def sweep(engine: str, seed: int, ops: int, exhaustive: bool = False, background: bool = False,
+          volumes: int = 1) -> SweepResult:
     module = importlib.import_module(f"minidb.crashtest.{engine}{'_background' if background else ''}")
-    return module.exhaustive_sweep(seed, ops) if exhaustive else module.crash_sweep(seed, ops)
+    if exhaustive:
+        return module.exhaustive_sweep(seed, ops)
+    return module.crash_sweep(seed, ops, volumes=volumes) if volumes != 1 else module.crash_sweep(seed, ops)
 
 
 def register(commands) -> None:
@@ -95,6 +107,8 @@ def register(commands) -> None:
     p.add_argument("--background", action="store_true",
                    help="pagestore only: run the checkpoint thread and the page cleaner, and crash the disk "
                         "while they run (one crash point per seed)")
+    p.add_argument("--volumes", type=int_at_least(1, MAX_VOLUMES), default=1,
+                   help=f"pagestore only: the volumes its workload runs on (default 1, at most {MAX_VOLUMES})")
     add_impl_option(p)
     p.set_defaults(run=run)
 
@@ -108,13 +122,17 @@ def run(args) -> int:
                         "background threads")
     if args.background and args.exhaustive:
         raise UserError("--background and --exhaustive do not go together: a live crash is one point per seed")
+    if args.volumes != 1 and args.engine not in VOLUMES:
+        raise UserError(f"--volumes is for {', '.join(VOLUMES)}: the {args.engine} crash test runs on one volume")
+    if args.background and args.volumes != 1:
+        raise UserError("--background and --volumes do not go together yet: the live crash runs on one volume")
     if args.seed + args.seeds > SEED_LIMIT:
         raise UserError(f"--seed {args.seed} --seeds {args.seeds}: the last seed, {args.seed + args.seeds - 1}, "
                         f"is not below 2**63")
     total = SweepResult()
     seeds = range(args.seed, args.seed + args.seeds)
     for seed in tqdm(seeds, desc=f"crashtest {args.engine}", unit="seed", disable=len(seeds) == 1, file=sys.stderr):
-        total.add(sweep(args.engine, seed, args.ops, args.exhaustive, args.background))
+        total.add(sweep(args.engine, seed, args.ops, args.exhaustive, args.background, args.volumes))
     for violation in total.violations[: args.show]:
         print(f"violation: {violation}")
     print(total.summary())

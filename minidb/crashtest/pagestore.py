@@ -23,7 +23,8 @@ random subset), the crashed disk is opened, which restarts, and:
    must not be undone. The check then resolves the in-doubt ones (commits
    some, aborts others) and the files must be the committed state plus the
    changes of those it committed;
-4. the volume's maps must be consistent, the store directory and the root
+4. the volumes the workload mounted must be mounted again, every volume's
+   maps must be consistent, the store directory and the root
    index sound (:func:`~minidb.pagestore.directory.check_directory`), no
    transaction active, no store in use but the files' two stores each and
    the named indexes' (so every TMP file is gone, and an uncommitted LOAD
@@ -41,6 +42,10 @@ random subset), the crashed disk is opened, which restarts, and:
    operations), then restarted again: the result must be the same
    (restart is idempotent).
 
+With ``volumes=2`` the workload runs on two volumes
+(:mod:`minidb.crashtest.pagestore_workload`); the checks above cover the
+stores, pages and torn pages of both.
+
 Anything else, including an exception, is a violation.
 """
 
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from minidb.crashtest.pagestore_workload import (
     FILE_MAX,
@@ -83,7 +89,6 @@ from minidb.pagestore.restart.master import read_master
 from minidb.pagestore.volume.stores import ROOT_INDEX, STORE_DIRECTORY
 
 RESTART_FRAMES = 12  # restart with a pool larger than the workload's: fewer evictions, a quicker sweep
-VOLUME = volume_file_name(1)
 
 
 def open_sm(workload: Workload, disk: SimDisk) -> StorageManager:
@@ -141,6 +146,9 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
         if not ok and commit.synced_at is not None and commit.synced_at <= crash_event:
             return f"T{commit.tid}'s durable commit (synced at event {commit.synced_at}) was lost"
     expected = workload.states[k]
+    problem = check_volumes(workload, sm, crash_event)
+    if problem is not None:
+        return problem
     if workload.prepared:
         committed = {c.tid for c, ok in zip(workload.commits, present, strict=True) if ok}
         doubt = check_in_doubt(workload, sm, crash_event, committed, prepares)
@@ -167,24 +175,48 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
     problems = sm.check()
     if problems:
         return f"inconsistent maps after restart: {problems[:2]}"
-    problems = sm.files.check_large_records()
-    if problems:
-        return f"damaged large records after restart: {problems[:2]}"
+    for mount in sm.mounts.mounts():
+        problem = check_stores(mount, {fid: recs for fid, recs in expected.items() if fid.vol == mount.volume.vid})
+        if problem is not None:
+            return problem if workload.volumes == 1 else f"v({mount.volume.vid}): {problem}"
     if sm.xcts.active():
         return f"transactions still active after restart: {sm.xcts.active()}"
-    stores = {s.store for s in sm.volume.stores()} - {STORE_DIRECTORY, ROOT_INDEX}
+    return check_log_space(workload, sm, doubt_files)
+
+
+def check_volumes(workload: Workload, sm: StorageManager, crash_event: int) -> str | None:
+    """None if restart mounted the volumes the workload had (the last may be dismounted by a crash in the
+    middle of a remount: it is mounted again here, so the checks read it)."""
+    wanted = list(range(1, workload.volumes + 1))
+    if sm.volumes() == wanted:
+        return None
+    if sm.volumes() == wanted[:-1] and any(before < crash_event < after for before, after in workload.remounts):
+        sm.mount_volume(wanted[-1])
+        return None
+    return f"volumes {sm.volumes()} mounted after restart (crash after event {crash_event}), but the workload " \
+           f"mounted v(1)..v({workload.volumes})"
+
+
+def check_stores(mount: Any, expected: State) -> str | None:
+    """None if one volume's stores after restart are those the ``expected`` files and named indexes of it need:
+    sound, REGULAR, their large records whole."""
+    volume, files = mount.volume, mount.files
+    problems = files.check_large_records()
+    if problems:
+        return f"damaged large records after restart: {problems[:2]}"
+    stores = {s.store for s in volume.stores()} - {STORE_DIRECTORY, ROOT_INDEX}
     wanted = set()
     for fid in expected:
-        wanted |= {fid.store} if name_rid(fid) in expected[fid] else {fid.store, sm.files.file_info(fid).large}
+        wanted |= {fid.store} if name_rid(fid) in expected[fid] else {fid.store, files.file_info(fid).large}
     if stores != wanted:
         return f"stores in use {sorted(stores)}, but the files and named indexes need {sorted(wanted)}"
-    problems = check_directory(sm.volume, sm.directory, sm.root_index)
+    problems = check_directory(volume, mount.directory, mount.root_index)
     if problems:
         return f"store directory after restart: {problems[:2]}"
-    unlogged = [s for s in sorted(stores) if sm.volume.store_node(s).flags != StoreFlags.REGULAR]
+    unlogged = [s for s in sorted(stores) if volume.store_node(s).flags != StoreFlags.REGULAR]
     if unlogged:
         return f"stores {unlogged} are not REGULAR after restart"
-    return check_log_space(workload, sm, doubt_files)
+    return None
 
 
 def check_log_space(workload: Workload, sm: StorageManager, doubt_files: list[int]) -> str | None:
@@ -204,31 +236,33 @@ def check_log_space(workload: Workload, sm: StorageManager, doubt_files: list[in
     return None
 
 
-def torn_pages(disk: SimDisk) -> set[int]:
-    """The pages of the volume that fail their check on ``disk`` (read directly, before any restart)."""
-    with disk.open(VOLUME) as f:
-        data = f.read_all()
+def torn_pages(disk: SimDisk, volumes: int = 1) -> set[tuple[int, int]]:
+    """The pages (volume, page number) of the volumes that fail their check on ``disk`` (read directly,
+    before any restart)."""
     bad, never_written = set(), bytes(PAGE_SIZE)
-    for number in range(len(data) // PAGE_SIZE):
-        raw = data[number * PAGE_SIZE:(number + 1) * PAGE_SIZE]
-        if raw == never_written:
-            continue
-        try:
-            Page(bytearray(raw)).check(f"page {number}")
-        except BadPageError:
-            bad.add(number)
+    for vid in range(1, volumes + 1):
+        with disk.open(volume_file_name(vid)) as f:
+            data = f.read_all()
+        for number in range(len(data) // PAGE_SIZE):
+            raw = data[number * PAGE_SIZE:(number + 1) * PAGE_SIZE]
+            if raw == never_written:
+                continue
+            try:
+                Page(bytearray(raw)).check(f"page {number}")
+            except BadPageError:
+                bad.add((vid, number))
     return bad
 
 
-def check_repairs(sm: StorageManager, torn: set[int]) -> str | None:
+def check_repairs(sm: StorageManager, torn: set[tuple[int, int]]) -> str | None:
     """None if restart repaired the ``torn`` pages, each from an image at or after the redo LSN.
 
     A torn page left as it is must be one no store holds after restart (a freed page is formatted
     afresh before it is used again, never read).
     """
     report = sm.restart_report
-    repaired = {r.pid.page for r in report.redo.pages_repaired}
-    in_use = {pid.page for stid in sm.volume.stores() for pid in sm.volume.store_pages(stid)}
+    repaired = {r.pid.key for r in report.redo.pages_repaired}
+    in_use = {pid.key for volume in sm.mounts.volumes() for stid in volume.stores() for pid in volume.store_pages(stid)}
     if repaired - torn or (torn - repaired) & in_use:
         return f"pages {sorted(torn)} were torn on disk, but restart repaired pages {sorted(repaired)}"
     redo_lsn = report.analysis.redo_lsn
@@ -291,7 +325,7 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
                 ) -> str | None:
     twin = image.clone() if restart_crash is not None else None
     try:
-        torn = torn_pages(image)
+        torn = torn_pages(image, workload.volumes)
         present = surviving(workload, image)
         before = len(image.events)
         sm = open_sm(workload, image)
@@ -304,7 +338,7 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
 
             def reopen(disk: SimDisk) -> StorageManager:
                 torn_again.clear()
-                torn_again.update(torn_pages(disk))  # read before each restart: what the crash during restart tore
+                torn_again.update(torn_pages(disk, workload.volumes))  # read before each restart: what the crash during restart tore
                 return open_sm(workload, disk)
 
             return crash_during_restart(twin, restart_ops, restart_crash, reopen,
@@ -316,8 +350,8 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
 
 
 def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,
-                restart_crashes: float = 0.25) -> SweepResult:
-    workload = run_workload(seed, ops)
+                restart_crashes: float = 0.25, volumes: int = 1) -> SweepResult:
+    workload = run_workload(seed, ops, volumes)
     return sweep_crash_points(workload.disk, workload.formatted_at + 1, seed,
                               lambda image, event, nested: check_point(workload, image, event, nested),
                               workload.problems, torn_variants, random_variants, restart_crashes)

@@ -39,6 +39,16 @@ while the workload runs every ``alloc_pages_in_ext`` is checked: a page
 allocated by a transaction still in flight (even if rolled back since) must
 never be allocated by another; a breach is reported as a violation.
 
+With ``volumes=2`` (``minidb crashtest pagestore --volumes 2``) the page
+store gets a second volume before the workload starts
+(:meth:`~minidb.pagestore.sm.StorageManager.add_volume`), and each new file
+(and LOAD file) goes to a volume drawn on a generator of its own (so the
+one-volume seeds run the workloads they always ran): transactions change
+both volumes, free space on both at commit, roll back on both. Now and then
+the second volume is dismounted and mounted again at once (refused while it
+has active work, which is then simply not done). The model keeps the
+records of the files of both volumes.
+
 :mod:`minidb.crashtest.pagestore` crashes the workload at every write and
 fsync and checks each restart against the model.
 """
@@ -129,12 +139,14 @@ class Workload:
     refused: int = 0  # operations refused for log space
     files_removed: int = 0  # log files scavenged during the workload
     reshapes: set[tuple[str, str]] = field(default_factory=set)  # (shape before, shape after) of each reshape
+    volumes: int = 1  # the volumes the page store has mounted (v(1) .. v(volumes))
+    remounts: list[tuple[int, int]] = field(default_factory=list)  # disk events (before, after) of each remount
 
 
 class Runner:
     """Runs one seeded workload against a storage manager and its model."""
 
-    def __init__(self, seed: int, ops: int, background: Any = None):
+    def __init__(self, seed: int, ops: int, background: Any = None, volumes: int = 1):
         self.rng = random.Random(seed)
         self.ops = ops
         self.frames = self.rng.choice([3, 4, 6])
@@ -144,6 +156,7 @@ class Runner:
         capacity = None
         if self.log_size is not None and space.random() < 0.33:  # a full disk: room for only some spares
             capacity = NUM_PAGES * PAGE_SIZE + 256 + LOG_SIZE - space.randint(1, PARTITIONS - 2) * PARTITION
+            capacity += (volumes - 1) * (NUM_PAGES * PAGE_SIZE + 48)  # the other volumes' files, stamps included
         self.disk = SimDisk(f"crashtest-pagestore-{seed}")
         self.locking = ScriptLocking()
         self.refused = 0
@@ -152,6 +165,11 @@ class Runner:
                                         frames=self.frames, locking=self.locking, clock=clock, file_max=FILE_MAX,
                                         buffer_size=self.buffer_size, log_size=self.log_size, partitions=PARTITIONS,
                                         background=background or False, **(LARGE_SHAPES if self.shapes else {}))
+        self.volumes = volumes
+        self.placing = random.Random((seed << 8) | 0x5E)  # where new files go (volumes > 1), on its own generator
+        self.remounts: list[tuple[int, int]] = []
+        for _ in range(volumes - 1):
+            self.sm.add_volume(num_pages=NUM_PAGES, ext_sz=EXT_SZ)
         self.disk.capacity = capacity  # the disk fills up (with other data) once formatted
         self.reshapes: set[tuple[str, str]] = set()
         self.formatted_at = len(self.disk.events) - 1
@@ -159,7 +177,7 @@ class Runner:
         self.states: list[State] = [{}]
         self.commits: list[Commit] = []
         self.active: list[TxnModel] = []
-        self.allocated: dict[int, Any] = {}  # page number -> the transaction that last allocated it
+        self.allocated: dict[tuple[int, int], Any] = {}  # (volume, page) -> the transaction that last allocated it
         self.problems: list[str] = []
         self.sm.log.add_listener(self.check_allocation)
         self.tmp: dict[StoreId, dict[RecordId, tuple[bytes, bytes]]] = {}  # TMP files' records, untransacted
@@ -236,6 +254,8 @@ class Runner:
 
     def steps(self) -> None:
         for _ in range(self.ops):
+            if self.volumes > 1 and self.placing.random() < 0.08:
+                self.remount()
             roll = self.rng.random()
             if roll < 0.04:
                 self.checkpoint()
@@ -252,6 +272,9 @@ class Runner:
             else:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
+        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
+                        self.problems, self.prepared, self.log_size, self.refused,
+                        self.sm.log.stats["nFilesRemoved"], self.reshapes, self.volumes, self.remounts)
 
     def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
         """The allocation protocol's guarantee: a page allocated by a transaction still in flight (even one
@@ -263,12 +286,27 @@ class Runner:
         for index in range(EXT_SZ):
             if not entry.values["pmap"] >> index & 1:
                 continue
-            page = entry.values["ext"] * EXT_SZ + index
+            page = (entry.values["vol"], entry.values["ext"] * EXT_SZ + index)
             other = self.allocated.get(page)
             if other is not None and other is not xct and other.state != XctState.ENDED:
-                self.problems.append(f"page {page} allocated by T{entry.txn_id} while T{other.txn_id}, which "
+                self.problems.append(f"page {page[1]} of v({page[0]}) allocated by T{entry.txn_id} while T{other.txn_id}, which "
                                      f"allocated it, is still in flight")
             self.allocated[page] = xct
+
+    def place(self) -> int | None:
+        """The volume a new file goes to (None: the first, drawing nothing, with one volume)."""
+        return self.placing.randint(1, self.volumes) if self.volumes > 1 else None
+
+    def remount(self) -> None:
+        """Dismount the last volume and mount it again at once (refused while it has active work); a crash
+        between the two disk events recorded may leave it dismounted."""
+        before = len(self.disk.events) - 1
+        try:
+            self.sm.dismount_volume(self.volumes)
+        except BadRequestError:
+            return
+        self.sm.mount_volume(self.volumes)
+        self.remounts.append((before, len(self.disk.events) - 1))
 
     def checkpoint(self) -> None:
         try:
@@ -327,7 +365,7 @@ class Runner:
         elif special:
             self.load(t)
         elif roll < 0.08 or not files:
-            fid = self.sm.create_file(t.xct)
+            fid = self.sm.create_file(t.xct, volume=self.place())
             t.created.add(fid)
         elif roll < 0.40:
             self.create(t, self.rng.choice(files))
@@ -446,7 +484,7 @@ class Runner:
     def load(self, t: TxnModel) -> None:
         """A LOAD file filled at once (its records unlogged), often committed at once: the model sees an
         ordinary new file."""
-        fid = self.sm.create_file(t.xct, "load")
+        fid = self.sm.create_file(t.xct, "load", volume=self.place())
         t.created.add(fid)
         for _ in range(self.rng.randint(1, 4)):
             self.create(t, fid)
@@ -507,8 +545,10 @@ class Runner:
     # -- two-phase commit ----------------------------------------------------------------------------
     @staticmethod
     def preparable(t: TxnModel) -> bool:
-        """Whether ``t`` may be prepared: not when it loaded a LOAD file or created a TMP file (refused)."""
-        return not (t.xct.load_stores or t.xct.created_tmp)
+        """Whether ``t`` may be prepared: not when it loaded a LOAD file or created a TMP file, nor when it frees
+        space on a volume but the first (refused)."""
+        elsewhere = {s.vol for s in t.xct.stores_to_free} | {vol for vol, _, _ in t.xct.extents_to_free}
+        return not (t.xct.load_stores or t.xct.created_tmp or elsewhere - {1})
 
     def prepare(self, t: TxnModel) -> None:
         gtid = b"gtid-%d" % t.xct.txn_id
@@ -559,5 +599,5 @@ def applied(committed: State, t: TxnModel) -> State:
     return state
 
 
-def run_workload(seed: int, ops: int) -> Workload:
-    return Runner(seed, ops).run()
+def run_workload(seed: int, ops: int, volumes: int = 1) -> Workload:
+    return Runner(seed, ops, volumes).run()

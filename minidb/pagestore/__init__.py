@@ -16,6 +16,7 @@ One subpackage per part, bottom up (each package's docstring lists its modules):
     directory/      the store directory (store 1) and the root index (store 2), both B+trees
     restart/        fuzzy checkpoints, the checkpoint thread and page cleaner, the master LSN, ARIES restart
     sm.py           the storage manager: all of it on one disk
+    mounts.py       the mounted volumes (Shore's device table): add, mount, dismount, remount at restart
     verify.py       checking a whole page store (what ``minidb verify`` runs on a volume's directory)
 
 Its crash tests (a volume's redo, transactions and restart, B+trees) are in
@@ -43,6 +44,7 @@ Public surface::
     Box, RTreeManager, RTree, DuplicateEntryError, EntryNotFoundError, check_rtree
                                      (R*-trees: sm.create_rtree, rtree_insert/remove/search)
     StoreDirectory, RootIndex, check_directory, SInfo, StoreKind, LockProtocol
+    MountTable, Mount                (several volumes: sm.add_volume, volumes, mount_volume, dismount_volume)
                                      (stores 1 and 2: sm.directory, sm.root_index; create_index(name=...),
                                       sm.find_index, sm.index_names)
     the errors: PageStoreError, VolumeError, VolumeFullError, BadRequestError, SlotError,
@@ -88,6 +90,7 @@ from minidb.pagestore.files.file import FileManager, Policy
 from minidb.pagestore.files.lgrec import Layout
 from minidb.pagestore.files.sinfo import LockProtocol, SInfo, StoreKind
 from minidb.pagestore.ids import ExtentId, PageId, RecordId, StoreId, VolumeId, parse_id
+from minidb.pagestore.mounts import Mount, MountTable
 from minidb.pagestore.pages.page import Page, PageTag, StoreFlags
 from minidb.pagestore.pages.rectag import RecFlags, Record
 from minidb.pagestore.pages.slotted import NO_TXN, SlottedPage, SpaceUser, place_record
@@ -141,5 +144,5 @@ __all__ = [
     "BadKeyError", "check_tree", "LoadReport", "UnsortedInputError", "StoreDirectory", "RootIndex",
     "check_directory", "SInfo", "StoreKind", "LockProtocol",
     "Box", "RTreeManager", "RTree", "DuplicateEntryError", "EntryNotFoundError", "check_rtree",
-    "place_record", "pages_to_try", "find_free_extents", "log_sync_point", "compensation",
+    "place_record", "pages_to_try", "find_free_extents", "log_sync_point", "compensation", "MountTable", "Mount",
 ]

@@ -1,4 +1,4 @@
-"""The storage manager (Shore's ``ss_m``): one volume, its log, buffer pool, transactions and files.
+"""The storage manager (Shore's ``ss_m``): its volumes, their log, buffer pool, transactions and files.
 
 This is the page store's front door. It puts the parts together on one
 :class:`~minidb.io.Disk` (the volume file ``v1.vol``, the log files and the
@@ -11,6 +11,18 @@ This is the page store's front door. It puts the parts together on one
     sm.close()
     sm = StorageManager.open(disk)          # restart: analysis, redo, undo
     print(sm.restart_report.summary())
+
+**Volumes** (:mod:`minidb.pagestore.mounts`): ``v = sm.add_volume(num_pages=64)``
+formats and mounts another volume beside the log (``v2.vol``) and returns its
+number; ``sm.volumes()`` lists the mounted ones; ``sm.dismount_volume(v)``
+(refused while the volume has active work) and ``sm.mount_volume(v)``.
+``create_file(t, volume=v)``, ``create_index(..., volume=v)`` and
+``create_rtree(..., volume=v)`` place a store on ``v`` (the first volume by
+default); every other operation goes to the volume its id names. A
+transaction may change stores of several volumes; restart mounts the
+volumes the log lists before redo. ``sm.volume``, ``sm.files``,
+``sm.directory``, ... are the first volume's parts; ``sm.mounts.get(v)``
+has another's.
 
 **Locks.** ``locking=LockManager()`` (or a
 :class:`~minidb.pagestore.transactions.locking.ShoreLocking`) makes every operation take
@@ -158,6 +170,7 @@ from minidb.pagestore.errors import BadRequestError
 from minidb.pagestore.files.file import FILE_MANAGER, Policy
 from minidb.pagestore.ids import RecordId, StoreId
 from minidb.pagestore.lock import KEEP, LockId, LockManager
+from minidb.pagestore.mounts import Mount, MountTable
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
 from minidb.pagestore.pages.rectag import Record
 from minidb.pagestore.pages.storeprop import StoreProperty
@@ -196,13 +209,13 @@ class StorageManager:
         self.bp = bp
         self.volume = volume
         self.xcts = XctManager(volume, locking, trace=trace)
-        self.directory = StoreDirectory(volume)
-        self.root_index = RootIndex(volume, self.xcts)
-        self.files = FILE_MANAGER.call(volume, self.xcts, max_small_rec, trace=trace, index_fanout=index_fanout,
-                                       directory=self.directory)
-        self.indexes = IndexManager(volume, self.xcts, self.directory)
-        self.rtrees = RTreeManager(volume, self.xcts, self.directory)
-        self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace, stamp=volume.file.stamp_checkpoint)
+        self._part_options = dict(max_small_rec=max_small_rec, trace=trace, index_fanout=index_fanout)
+        self.mounts = MountTable(disk, log, self._build_mount, lambda vid: Volume(disk, bp, log, vid, trace=trace))
+        first = self.mounts.attach(volume)
+        self.directory, self.root_index, self.files = first.directory, first.root_index, first.files
+        self.indexes, self.rtrees = first.indexes, first.rtrees
+        self.checkpointer = Checkpointer(disk, log, bp, self.xcts, trace=trace, stamp=self._stamp_volumes,
+                                         devices=self.mounts.devices)
         self.chkpt_every = chkpt_every
         self.scavenging = scavenge
         self.archive = archive
@@ -217,7 +230,46 @@ class StorageManager:
         self._logged_at_chkpt = 0
         self._closed = False
         self.background: BackgroundThreads | None = None
-        self._log_file = log.end_lsn.file  # the partition being filled (a new one kicks the checkpoint thread)
+
+    def _build_mount(self, volume: Volume) -> Mount:
+        """A mounted volume's parts, handed the transaction manager (the composition root's work)."""
+        if volume is not self.xcts.volume:
+            self.xcts.attach(volume)
+        options = self._part_options
+        directory = StoreDirectory(volume)
+        files = FILE_MANAGER.call(volume, self.xcts, options["max_small_rec"], trace=options["trace"],
+                                  index_fanout=options["index_fanout"], directory=directory)
+        return Mount(volume, directory, RootIndex(volume, self.xcts), files,
+                     IndexManager(volume, self.xcts, directory), RTreeManager(volume, self.xcts, directory))
+
+    def _stamp_volumes(self, lsn: LSN) -> None:
+        for volume in self.mounts.volumes():  # each fsynced with its stamp: its pages durable with the checkpoint
+            volume.file.stamp_checkpoint(lsn)
+
+    # -- volumes -------------------------------------------------------------------------------
+    def add_volume(self, num_pages: int = 1024, ext_sz: int = DEFAULT_EXT_SZ) -> int:
+        """Format another volume beside the log (``v<N>.vol``), mount it; return its number."""
+        try:
+            VolumeHeader.plan(2, num_pages, ext_sz, self.bp.page_size)
+        except ValueError as e:
+            raise BadRequestError(f"{self.disk.where()}: cannot add a volume: {e}") from None
+        with self.checkpointer.serial:  # a checkpoint's device table never sees half a mount
+            return self.mounts.add(num_pages, ext_sz)
+
+    def volumes(self) -> list[int]:
+        """The numbers of the mounted volumes."""
+        return self.mounts.vids()
+
+    def mount_volume(self, vid: int) -> None:
+        """Mount volume ``vid`` again (its file is beside the log); its caches start empty."""
+        with self.checkpointer.serial:
+            self.mounts.mount(vid)
+
+    def dismount_volume(self, vid: int) -> None:
+        """Write volume ``vid``'s pages and dismount it; refused while it has active work
+        (:mod:`minidb.pagestore.mounts`)."""
+        with self.checkpointer.serial:
+            self.mounts.dismount(vid, self.xcts)
 
     # -- opening and closing ------------------------------------------------------------------
     @classmethod
@@ -280,7 +332,8 @@ class StorageManager:
             sm = cls(disk, log, bp, volume, locking, max_small_rec, chkpt_every, trace,
                      log_size is not None if scavenge is None else scavenge, archive, on_log_held, index_fanout,
                      logging_enabled)
-            sm.restart = restarter(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files)
+            sm.restart = restarter(disk, volume, sm.xcts, sm.checkpointer, trace=restart_trace, files=sm.files,
+                                   mounts=sm.mounts)
             if restart:
                 sm.restart_report = sm.restart.run()
                 if sm.scavenging:
@@ -295,18 +348,8 @@ class StorageManager:
         if self.background is not None:
             raise BadRequestError(f"{self.disk.where()}: the background threads run already")
         self.background = BackgroundThreads(self.disk, self.checkpoint, self.bp.clean, options,
-                                            trace=self.checkpointer.trace.enabled)
-        self.log.add_listener(self._logged)
-
-    def _logged(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
-        """The log's kick: the first entry of a new log file means a partition filled."""
-        background = self.background
-        if background is None:
-            return
-        background.logged()
-        if lsn.file != self._log_file:
-            self._log_file = lsn.file
-            background.kick_checkpoint(f"log partition {lsn.file - 1} full")
+                                            trace=self.checkpointer.trace.enabled, log_file=self.log.end_lsn.file)
+        self.log.add_listener(lambda lsn, *_: self.background is not None and self.background.entry_logged(lsn))
 
     @property
     def background_stats(self) -> dict[str, Any]:
@@ -345,7 +388,7 @@ class StorageManager:
                 self.xcts.abort(xct)
         self.bp.force_all()
         self.checkpoint(final=True)
-        self.volume.close()
+        self.mounts.close()
         self.log.close()
         self._closed = True
         if failure is not None:
@@ -358,7 +401,8 @@ class StorageManager:
             current = self.log.end_lsn.file
             self.bp.clean(lambda frame: frame.rec_lsn is not None and frame.rec_lsn.file < current)
         if self.log_space is not None and not final:
-            self.log_space.check_checkpoint(checkpoint_size(len(self.bp.dirty_page_table()), len(self.xcts.active())))
+            self.log_space.check_checkpoint(checkpoint_size(len(self.bp.dirty_page_table()), len(self.xcts.active()),
+                                                            len(self.mounts.vids())))
         result = self.checkpointer.take()
         self._logged_at_chkpt = self.log.stats["nBytes"]
         if self.scavenging:
@@ -404,7 +448,7 @@ class StorageManager:
     def _may_change(self, xct: Xct, store: StoreId | None, what: str) -> None:
         """Refuse a change that ``xct`` may not make with its logging off (nothing to check with it on)."""
         if xct.log_off:
-            tmp = store is not None and self.files.store_property(store) == StoreProperty.TMP
+            tmp = store is not None and self.mounts.of(store).files.store_property(store) == StoreProperty.TMP
             logswitch.check(xct, store, what, tmp)
 
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
@@ -465,9 +509,10 @@ class StorageManager:
         return self._lock_manager("print the lock table of").dump(self._lock_name)
 
     def _lock_name(self, lock_id: LockId) -> str:
-        if lock_id.code == "k" and lock_id.key and tuple(lock_id.numbers) == tuple(self.root_index.stid):
-            return self.root_index.lock_name(lock_id)
-        return self.indexes.lock_name(lock_id)
+        mount = self.mounts.of(tuple(lock_id.numbers))
+        if lock_id.code == "k" and lock_id.key and tuple(lock_id.numbers) == tuple(mount.root_index.stid):
+            return mount.root_index.lock_name(lock_id)
+        return mount.indexes.lock_name(lock_id)
 
     def _lock_manager(self, what: str) -> LockManager:
         manager = getattr(self.xcts.locks, "manager", None)
@@ -488,62 +533,71 @@ class StorageManager:
                                           LockId.store(store) if store is not None else None)
 
     # -- files and records (the file manager's operations) ------------------------------------------
-    def create_file(self, xct: Xct, property: StoreProperty | str = StoreProperty.REGULAR) -> StoreId:
-        """A new file; ``property`` REGULAR, TMP, LOAD or INSERT (:mod:`minidb.pagestore.files.storeprops`)."""
-        return self.files.create_file(xct, logswitch.property_for(xct, StoreProperty.parse(property)))
+    def create_file(self, xct: Xct, property: StoreProperty | str = StoreProperty.REGULAR,
+                    volume: int | None = None) -> StoreId:
+        """A new file on ``volume`` (the first by default); ``property`` REGULAR, TMP, LOAD or INSERT
+        (:mod:`minidb.pagestore.files.storeprops`)."""
+        return self.mounts.get(volume).files.create_file(xct, logswitch.property_for(xct, StoreProperty.parse(property)))
 
     def set_store_property(self, xct: Xct, fid: StoreId, prop: StoreProperty | str) -> None:
         """Make a TMP, LOAD or INSERT file REGULAR (its pages forced), or a REGULAR file INSERT."""
         self._may_change(xct, fid, "change the store property of")
-        self.files.set_store_property(xct, fid, prop)
+        self.mounts.of(fid).files.set_store_property(xct, fid, prop)
 
     def store_property(self, fid: StoreId) -> StoreProperty:
-        return self.files.store_property(fid)
+        return self.mounts.of(fid).files.store_property(fid)
 
     def destroy_file(self, xct: Xct, fid: StoreId) -> None:
         self._may_change(xct, fid, "destroy")
-        self.files.destroy_file(xct, fid)
+        self.mounts.of(fid).files.destroy_file(xct, fid)
 
     def create_rec(self, xct: Xct, fid: StoreId, body: bytes, hdr: bytes = b"",
                    policy: Policy = Policy.DEFAULT) -> RecordId:
         self._may_change(xct, fid, "create a record in")
-        return self.files.create_rec(xct, fid, body, hdr, policy)
+        return self.mounts.of(fid).files.create_rec(xct, fid, body, hdr, policy)
 
     def read_rec(self, xct: Xct, rid: RecordId) -> Record:
-        return self.files.read_rec(xct, rid)
+        return self.mounts.of(rid).files.read_rec(xct, rid)
 
     def update_rec(self, xct: Xct, rid: RecordId, start: int, data: bytes) -> None:
         self._may_change(xct, StoreId(rid.vol, rid.store), "change a record of")
-        self.files.update_rec(xct, rid, start, data)
+        self.mounts.of(rid).files.update_rec(xct, rid, start, data)
 
     def append_rec(self, xct: Xct, rid: RecordId, data: bytes) -> None:
         self._may_change(xct, StoreId(rid.vol, rid.store), "change a record of")
-        self.files.append_rec(xct, rid, data)
+        self.mounts.of(rid).files.append_rec(xct, rid, data)
 
     def truncate_rec(self, xct: Xct, rid: RecordId, amount: int) -> None:
         self._may_change(xct, StoreId(rid.vol, rid.store), "change a record of")
-        self.files.truncate_rec(xct, rid, amount)
+        self.mounts.of(rid).files.truncate_rec(xct, rid, amount)
 
     def free_rec(self, xct: Xct, rid: RecordId) -> None:
         self._may_change(xct, StoreId(rid.vol, rid.store), "change a record of")
-        self.files.free_rec(xct, rid)
+        self.mounts.of(rid).files.free_rec(xct, rid)
 
     def scan(self, xct: Xct, fid: StoreId) -> Iterator[Record]:
-        return self.files.scan(xct, fid)
+        return self.mounts.counted_scan(fid, self.mounts.of(fid).files.scan(xct, fid))
 
     # -- B+tree indexes (the index manager's operations) ---------------------------------------------
     def create_index(self, xct: Xct, key_desc: str | KeyDescriptor, unique: bool = True,
-                     name: str | None = None) -> StoreId:
-        """A new, empty B+tree index whose keys ``key_desc`` describes (e.g. ``"i4"``, ``"u2,str"``);
-        with ``name``, registered under it in the root index (a name taken is refused first)."""
+                     name: str | None = None, volume: int | None = None) -> StoreId:
+        """A new, empty B+tree index on ``volume`` (the first by default) whose keys ``key_desc`` describes
+        (e.g. ``"i4"``, ``"u2,str"``); with ``name``, registered under it in that volume's root index (a
+        name taken is refused first)."""
         self._may_change(xct, None, "create an index")
+        mount = self.mounts.get(volume)
+        return self._named(xct, mount, name, lambda: mount.indexes.create_index(xct, key_desc, unique))
+
+    def _named(self, xct: Xct, mount: Mount, name: str | None, create: Callable[[], Any]) -> Any:
+        """``create()`` a store and, with ``name``, register it in ``mount``'s root index, all or nothing."""
         if name is None:
-            return self.indexes.create_index(xct, key_desc, unique)
-        self.root_index.check_new(name, xct)
+            return create()
+        mount.root_index.check_new(name, xct)
         with all_or_nothing(self.xcts, xct):
-            stid = self.indexes.create_index(xct, key_desc, unique)
-            self.root_index.insert(xct, name, stid.store)
-        return stid
+            made = create()
+            stid = made if isinstance(made, StoreId) else made[0]  # an index, or (index, load report)
+            mount.root_index.insert(xct, name, stid.store)
+        return made
 
     def bulk_load_index(self, xct: Xct, key_desc: str | KeyDescriptor, pairs: Iterable[tuple[Any, bytes]],
                         unique: bool = True, fill: float = 0.9, name: str | None = None) -> tuple[StoreId, LoadReport]:
@@ -551,96 +605,94 @@ class StorageManager:
         named ``name`` in the root index if given; refuses unsorted or duplicate input, leaving nothing
         (:mod:`minidb.pagestore.btree.bulkload`)."""
         self._may_change(xct, None, "load an index")
-        if name is None:
-            return self.indexes.bulk_load(xct, key_desc, pairs, unique, fill)
-        self.root_index.check_new(name, xct)
-        with all_or_nothing(self.xcts, xct):
-            stid, report = self.indexes.bulk_load(xct, key_desc, pairs, unique, fill)
-            self.root_index.insert(xct, name, stid.store)
-        return stid, report
+        first = self.mounts.get(None)
+        return self._named(xct, first, name, lambda: first.indexes.bulk_load(xct, key_desc, pairs, unique, fill))
 
     def destroy_index(self, xct: Xct, index: StoreId) -> None:
         """Destroy ``index`` (its store goes at commit) and drop its name, if it has one."""
         self._may_change(xct, None, "destroy an index")
+        mount = self.mounts.of(index)
         with all_or_nothing(self.xcts, xct):
-            self.indexes.destroy_index(xct, index)
-            name = self.root_index.name_of(index.store)
+            mount.indexes.destroy_index(xct, index)
+            name = mount.root_index.name_of(index.store)
             if name is not None:
-                self.root_index.remove(xct, name)
+                mount.root_index.remove(xct, name)
 
-    def find_index(self, name: str, xct: Xct | None = None) -> StoreId | None:
-        """The index named ``name`` (None: no index has that name); with ``xct``, the name is locked SH
-        (or the next name, if absent) to ``xct``'s end, so it cannot appear or go meanwhile."""
-        snum = self.root_index.find(name, xct)
-        return None if snum is None else StoreId(self.volume.vid, snum)
 
-    def index_names(self) -> dict[str, StoreId]:
-        """Every named index, by name."""
-        return {name: StoreId(self.volume.vid, snum) for name, snum in self.root_index.names()}
+    def find_index(self, name: str, xct: Xct | None = None, volume: int | None = None) -> StoreId | None:
+        """The index named ``name`` on ``volume`` (the first by default; None: no index has that name);
+        with ``xct``, the name is locked SH (or the next name, if absent) to ``xct``'s end, so it cannot
+        appear or go meanwhile."""
+        mount = self.mounts.get(volume)
+        snum = mount.root_index.find(name, xct)
+        return None if snum is None else StoreId(mount.volume.vid, snum)
+
+    def index_names(self, volume: int | None = None) -> dict[str, StoreId]:
+        """Every named index of ``volume`` (the first by default), by name."""
+        mount = self.mounts.get(volume)
+        return {name: StoreId(mount.volume.vid, snum) for name, snum in mount.root_index.names()}
 
     def index_insert(self, xct: Xct, index: StoreId, key: Any, el: bytes) -> None:
         self._may_change(xct, None, "change the index")
-        self.indexes.insert(xct, index, key, el)
+        self.mounts.of(index).indexes.insert(xct, index, key, el)
 
     def index_remove(self, xct: Xct, index: StoreId, key: Any, el: bytes | None = None) -> bytes:
         self._may_change(xct, None, "change the index")
-        return self.indexes.remove(xct, index, key, el)
+        return self.mounts.of(index).indexes.remove(xct, index, key, el)
 
     def index_update(self, xct: Xct, index: StoreId, key: Any, el: bytes, old_el: bytes | None = None) -> bytes:
         self._may_change(xct, None, "change the index")
-        return self.indexes.update(xct, index, key, el, old_el)
+        return self.mounts.of(index).indexes.update(xct, index, key, el, old_el)
 
     def index_lookup(self, xct: Xct, index: StoreId, key: Any) -> list[bytes]:
-        return self.indexes.lookup(xct, index, key)
+        return self.mounts.of(index).indexes.lookup(xct, index, key)
 
     def index_scan(self, xct: Xct, index: StoreId, lo: Any = None, hi: Any = None, lo_incl: bool = True,
                    hi_incl: bool = True, backward: bool = False) -> Iterator[tuple[Any, bytes]]:
-        return self.indexes.scan(xct, index, lo, hi, lo_incl, hi_incl, backward)
+        return self.mounts.counted_scan(index, self.mounts.of(index).indexes.scan(xct, index, lo, hi, lo_incl, hi_incl, backward))
 
     # -- R*-tree indexes (the R*-tree manager's operations) -------------------------------------------
-    def create_rtree(self, xct: Xct, name: str | None = None, fanout: int | None = None) -> StoreId:
-        """A new, empty R*-tree index of boxes (:mod:`minidb.pagestore.rtree`); with ``name``, registered
-        under it in the root index (a name taken is refused first); ``fanout``: a node's most entries."""
+    def create_rtree(self, xct: Xct, name: str | None = None, fanout: int | None = None,
+                     volume: int | None = None) -> StoreId:
+        """A new, empty R*-tree index of boxes on ``volume`` (the first by default;
+        :mod:`minidb.pagestore.rtree`); with ``name``, registered under it in that volume's root index (a
+        name taken is refused first); ``fanout``: a node's most entries."""
         self._may_change(xct, None, "create an R*-tree")
-        if name is None:
-            return self.rtrees.create(xct, fanout)
-        self.root_index.check_new(name, xct)
-        with all_or_nothing(self.xcts, xct):
-            stid = self.rtrees.create(xct, fanout)
-            self.root_index.insert(xct, name, stid.store)
-        return stid
+        mount = self.mounts.get(volume)
+        return self._named(xct, mount, name, lambda: mount.rtrees.create(xct, fanout))
 
     def destroy_rtree(self, xct: Xct, index: StoreId) -> None:
         """Destroy the R*-tree ``index`` (its store goes at commit) and drop its name, if it has one."""
         self._may_change(xct, None, "destroy an R*-tree")
+        mount = self.mounts.of(index)
         with all_or_nothing(self.xcts, xct):
-            self.rtrees.destroy(xct, index)
-            name = self.root_index.name_of(index.store)
+            mount.rtrees.destroy(xct, index)
+            name = mount.root_index.name_of(index.store)
             if name is not None:
-                self.root_index.remove(xct, name)
+                mount.root_index.remove(xct, name)
 
     def rtree_insert(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int], el: bytes) -> None:
         self._may_change(xct, None, "change the R*-tree")
-        self.rtrees.insert(xct, index, box, el)
+        self.mounts.of(index).rtrees.insert(xct, index, box, el)
 
     def rtree_remove(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int], el: bytes) -> None:
         self._may_change(xct, None, "change the R*-tree")
-        self.rtrees.remove(xct, index, box, el)
+        self.mounts.of(index).rtrees.remove(xct, index, box, el)
 
     def rtree_search(self, xct: Xct, index: StoreId, box: Box | tuple[int, int, int, int],
                      cond: str = "overlap") -> list[tuple[Box, bytes]]:
-        return self.rtrees.search(xct, index, box, cond)
+        return self.mounts.of(index).rtrees.search(xct, index, box, cond)
 
     # -- looking -------------------------------------------------------------------------------------
     def contents(self) -> dict[StoreId, dict[RecordId, tuple[bytes, bytes]]]:
         """Every file's records as {file: {rid: (header, body)}}, read in one transaction."""
         with self.transaction(durable=False) as xct:
-            return {fid: {rec.rid: (rec.hdr, rec.body) for rec in self.files.scan(xct, fid)}
-                    for fid in self.files.files()}
+            return {fid: {rec.rid: (rec.hdr, rec.body) for rec in files.scan(xct, fid)}
+                    for files in self.mounts.file_managers() for fid in files.files()}
 
     def check(self) -> list[str]:
-        """Consistency problems of the volume's maps (empty when all is well)."""
-        return self.volume.check()
+        """Consistency problems of the volumes' maps (empty when all is well)."""
+        return [problem for volume in self.mounts.volumes() for problem in volume.check()]
 
     def __repr__(self) -> str:
         return f"StorageManager({self.volume!r}, {self.xcts!r})"

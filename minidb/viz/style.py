@@ -26,8 +26,9 @@ from minidb.io.created import created
 # colours say what kind of work an entry does: data changes are blues, tree
 # nodes purples, space allocation browns and oranges, transaction control
 # greens (commit) and reds (abort), compensation pinks and magentas,
-# checkpoints yellows, whole-page images blue-greys, the page store's B+tree
-# entries teals. Within one engine's legend no two types are alike
+# checkpoints yellows (but the device table, a light blue), whole-page images
+# blue-greys, the page store's B+tree entries teals, volume mounts and
+# dismounts indigo and cyan. Within one engine's legend no two types are alike
 # (tests/viz/test_style.py checks every pair's colour distance).
 FAMILIES: dict[str, dict[str, str]] = {
     "log": {"FileHeader": "#9e9e9e", "Trace": "#80cbc4", "Erased": "#212121"},
@@ -56,8 +57,9 @@ FAMILIES: dict[str, dict[str, str]] = {
     "checkpoint": {
         "chkpt_begin": "#f9a825", "chkpt_bf_tab": "#fff176", "chkpt_xct_tab": "#c6a700",
         "chkpt_end": "#8d6e00", "CkptStart": "#fbc02d", "CkptEnd": "#a67c00",
-        "GenCkptStart": "#f28e2b", "GenCkptEnd": "#b07aa1",
+        "GenCkptStart": "#f28e2b", "GenCkptEnd": "#b07aa1", "chkpt_dev_tab": "#42a5f5",
     },
+    "volume": {"mount_vol": "#283593", "dismount_vol": "#00b8d4"},
     "page": {"page_image": "#546e7a", "unlogged_page_image": "#37474f"},
     "btree": {
         "btree_insert": "#006644", "btree_remove": "#52e0b1", "page_insert": "#009966", "page_remove": "#80ffea",

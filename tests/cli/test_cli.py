@@ -104,6 +104,8 @@ def test_verify_notes_a_torn_tail(capsys, demo_dir):
     (["crashtest", "log", "--ops", "0"], "must be at least 1"),
     (["crashtest", "nosuchengine"], "invalid choice"),
     (["crashtest", "log", "--show", "-3"], "argument --show: must be at least 0: -3"),
+    (["crashtest", "log", "--volumes", "2"], "--volumes is for pagestore: the log crash test runs on one volume"),
+    (["crashtest", "pagestore", "--volumes", "9"], "argument --volumes: must be at most 4"),
     (["frobnicate"], "invalid choice"),
     (["tour", "--workdir", "{afile}/work"], "{afile}/work: not a directory ({afile} is a file)"),
     (["tour", "--workdir", ""], "argument --workdir: an empty path"),

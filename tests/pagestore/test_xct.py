@@ -17,7 +17,8 @@ def test_the_table_declares_the_new_types_with_shore_flags():
     assert rows == {
         "xct_abort": (0x20, "T"), "xct_freeing_space": (0x21, "T"), "xct_end": (0x22, "T"),
         "compensate": (0x23, "TC"), "chkpt_begin": (0x28, ""), "chkpt_bf_tab": (0x29, ""),
-        "chkpt_xct_tab": (0x2a, ""), "chkpt_end": (0x2b, ""), "page_format": (0x30, "TR"),
+        "chkpt_xct_tab": (0x2a, ""), "chkpt_end": (0x2b, ""), "chkpt_dev_tab": (0x2c, ""),
+        "mount_vol": (0x2d, ""), "dismount_vol": (0x2e, ""), "page_format": (0x30, "TR"),
         "rec_insert": (0x31, "TRU"), "rec_remove": (0x32, "TRU"), "rec_splice": (0x33, "TRU"),
         "clr_rec_insert": (0x34, "TRC"), "clr_rec_remove": (0x35, "TRC"), "clr_rec_splice": (0x36, "TRC"),
         "page_image": (0x38, "TR"),

@@ -37,7 +37,8 @@ def check_rid_bounds(volume: Any, rid: RecordId) -> None:
     if not isinstance(rid, RecordId):
         raise StaleRecordIdError(f"{rid!r} is not a record id")
     if rid.vol != volume.vid:
-        raise StaleRecordIdError(f"{rid}: stale record id: not on volume v({volume.vid})")
+        raise StaleRecordIdError(f"{rid}: stale record id: not on volume v({volume.vid})"
+                                 f"{volume.not_mounted_note(rid.vol) if hasattr(volume, 'not_mounted_note') else ''}")
     if not 0 <= rid.page < volume.header.num_pages:
         raise StaleRecordIdError(f"{rid}: stale record id: page {rid.page} is outside the volume")
     if not FIRST_USER_STORE <= rid.store < volume.header.num_stores:

@@ -35,6 +35,13 @@ Restart is *idempotent*: analysis and redo log nothing, undo logs a CLR for
 each undo, the finishing steps are idempotent, so a crash anywhere during
 restart followed by another restart gives the same result.
 
+**Several volumes** (:mod:`minidb.pagestore.mounts`): analysis finds the
+volumes mounted at the end of the log (the device table); before redo,
+restart asks ``mounts`` (the storage manager's mount table) to mount them,
+so that redo, undo and finishing find every page on its volume; finishing
+repairs, removes marked stores, drops TMP files and resets the caches on
+each mounted volume.
+
 The storage manager opens the volume and its log inside
 :meth:`Restart.opening`, which first checks that the volume and the whole log
 are there (:func:`~minidb.pagestore.restart.master.check_volume_and_log`:
@@ -100,9 +107,10 @@ class Restart:
     """The passes of one restart, to run one by one or all at once."""
 
     def __init__(self, disk: Any, volume: Any, xcts: Any, checkpointer: Any = None, trace: bool = True,
-                 files: Any = None):
+                 files: Any = None, mounts: Any = None):
         self.disk = disk
         self.files = files  # the file manager, to destroy TMP files (none: they stay)
+        self.mounts = mounts  # mounts the device table's volumes, knows their file managers (None: one volume)
         self.volume = volume
         self.log = volume.log
         self.xcts = xcts
@@ -137,8 +145,15 @@ class Restart:
         self.xcts.set_youngest(self.analysis_result.youngest)
         return self.analysis_result
 
-    def redo(self) -> RedoResult:
+    def mount_devices(self) -> None:
+        """Mount the volumes of the device table analysis rebuilt (before redo needs their pages)."""
         assert self.analysis_result is not None, "analysis comes first"
+        if self.mounts is not None:
+            for line in self.mounts.remount(self.analysis_result.devices):
+                self.traces["redo"].emit("redo: %s", line)
+
+    def redo(self) -> RedoResult:
+        self.mount_devices()
         self.redo_result = REDO_PASS.call(self.log, self.volume, self.analysis_result, self.traces["redo"])
         return self.redo_result
 
@@ -156,12 +171,14 @@ class Restart:
         assert self.undo_result is not None, "undo comes before finishing"
         # TMP files go first, before prepared transactions take their locks again (a prepared transaction
         # may hold locks on a TMP file it read or changed, and the drop would wait for it forever).
-        dropped = drop_tmp_files(self.files, self.xcts) if self.files is not None else []
+        managers = self.mounts.file_managers() if self.mounts is not None else [self.files]
+        dropped = [line for files in managers if files is not None for line in drop_tmp_files(files, self.xcts)]
         for line in dropped:
             self.traces["finish"].emit("finish: %s", line)
         self.finish_result = finish_pass(self.volume, self.xcts, self.analysis_result, self.traces["finish"])
         self.finish_result.removed_stores.extend(dropped)
-        self.volume.reset_caches()
+        for volume in self.volume.mounted():
+            volume.reset_caches()
         written = self.volume.bp.force_all()
         self.traces["finish"].emit("finish: wrote the dirty pages in %d writes", len(written))
         if self.checkpointer is not None:

@@ -30,6 +30,14 @@ The decisions are one pure function, :func:`rebuild_tables`, over the
 page-store entries ``(lsn, type, values)``; ``analysis_pass`` only reads the
 log and feeds it (exercise 08b asks for the same function).
 
+The **device table**: the volumes mounted at the end of the log, which
+restart mounts before redo (:mod:`minidb.pagestore.mounts`). The master
+checkpoint's ``chkpt_dev_tab`` gives those of that moment (a checkpoint
+without one had ``v(1)`` alone); each ``mount_vol`` after it adds its volume
+and each ``dismount_vol`` takes its volume out, and its pages out of the
+dirty page table: a volume is dismounted only once its pages are written and
+no active transaction changed it, so nothing of it is left to redo or undo.
+
 The **redo LSN** is the smallest recovery LSN in the dirty page table:
 where redo starts. Transactions left ACTIVE or ABORTING are the *losers*
 that undo rolls back; those in FREEING_SPACE committed and are finished;
@@ -96,6 +104,7 @@ class AnalysisResult:
     youngest: int
     entries_read: int
     ended: set[int] = field(default_factory=set)
+    devices: list[int] = field(default_factory=lambda: [1])  # the volumes mounted at the end of the log
 
     @property
     def losers(self) -> list[XctEntry]:
@@ -127,6 +136,7 @@ class AnalysisTables:
     redo_lsn: LSN
     youngest: int = 0
     ended: set[int] = field(default_factory=set)
+    devices: list[int] = field(default_factory=lambda: [1])
 
 
 def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> AnalysisResult:
@@ -166,7 +176,7 @@ def analysis_result(log: Any, master: LSN, tables: AnalysisTables, first: LSN | 
     """What analysis found, having read ``count`` entries from ``first`` (None: the log is empty) on."""
     start = master if not master.is_null else first if first is not None else NULL_LSN
     result = AnalysisResult(master, start, log.end_lsn, tables.xct_table, tables.dirty_pages, tables.redo_lsn,
-                            tables.youngest, count, tables.ended)
+                            tables.youngest, count, tables.ended, tables.devices)
     for line in result.summary().splitlines():
         trace.emit("%s", line)
     return result
@@ -187,6 +197,7 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
     dirty: dict[tuple[int, int], DirtyPage] = {}
     ended: set[int] = set()
     youngest = 0
+    devices = {1}  # the volumes mounted (a checkpoint without chkpt_dev_tab had v(1) alone)
     in_master_ckpt = False
     for lsn, entry_type, v in entries:
         name = entry_type.name
@@ -209,6 +220,8 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
                            or "no transactions")
             elif name == "chkpt_end" and in_master_ckpt:
                 in_master_ckpt = False
+            elif name in _DEVICE_CHANGES:
+                devices = _change_devices(devices, dirty, name, v, trace, lsn, in_master_ckpt)
         elif tid := v["txn_id"]:
             if tid > youngest:
                 youngest = tid
@@ -242,7 +255,31 @@ def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], mas
             dirty[pid.key] = DirtyPage(pid, lsn)
             trace.emit("analysis: %s %s: %s enters the dirty page table", lsn, name, pid)
     redo_lsn = min((d.rec_lsn for d in dirty.values()), default=NULL_LSN)
-    return AnalysisTables(table, dirty, redo_lsn, youngest, ended)
+    return AnalysisTables(table, dirty, redo_lsn, youngest, ended, sorted(devices))
+
+
+#: the entries that change the device table (the mounted volumes)
+_DEVICE_CHANGES = frozenset({"chkpt_dev_tab", "mount_vol", "dismount_vol"})
+
+
+def _change_devices(devices: set[int], dirty: dict[tuple[int, int], DirtyPage], name: str, v: dict[str, Any],
+                    trace: Trace, lsn: LSN, in_master_ckpt: bool) -> set[int]:
+    """The device table after one of :data:`_DEVICE_CHANGES` (a dismount also takes the volume's pages
+    out of the dirty page table: they were written before it was logged)."""
+    if name == "chkpt_dev_tab":
+        if not in_master_ckpt:
+            return devices
+        devices = {item["vol"] for item in v["vols"]}
+        trace.emit("analysis: %s chkpt_dev_tab: volumes %s mounted", lsn, ", ".join(f"v({n})" for n in sorted(devices)))
+    elif name == "mount_vol":
+        devices = devices | {v["vol"]}
+        trace.emit("analysis: %s mount_vol: v(%d) mounted", lsn, v["vol"])
+    else:
+        devices = devices - {v["vol"]}
+        for key in [key for key in dirty if key[0] == v["vol"]]:
+            del dirty[key]
+        trace.emit("analysis: %s dismount_vol: v(%d) dismounted, its pages written", lsn, v["vol"])
+    return devices
 
 
 #: the entries that end a transaction or change its state (any other only advances it)

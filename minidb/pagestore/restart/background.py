@@ -202,8 +202,9 @@ class BackgroundThreads:
     pool's cleaner, returning its :class:`~minidb.pagestore.buffer.bufferpool.WriteRun` list."""
 
     def __init__(self, disk: Any, checkpoint: Callable[[], Any], clean: Callable[[], list[Any]],
-                 options: Background = Background(), trace: bool = False):
+                 options: Background = Background(), trace: bool = False, log_file: int = 1):
         self.disk = disk
+        self.log_file = log_file  # the log partition being filled (a new one kicks the checkpoint thread)
         self.options = options
         self.clock = options.clock if options.clock is not None else MonotonicClock()
         chkpt_interval, clean_interval = options.chkpt_interval, options.clean_interval
@@ -234,6 +235,14 @@ class BackgroundThreads:
     def logged(self) -> None:
         """Something was logged (the interval's checkpoint is due only then)."""
         self._logged.set()
+
+    def entry_logged(self, lsn: Any) -> None:
+        """The log's kick: an entry at ``lsn`` was logged; the first entry of a new log file means a
+        partition filled."""
+        self.logged()
+        if lsn.file != self.log_file:
+            self.log_file = lsn.file
+            self.kick_checkpoint(f"log partition {lsn.file - 1} full")
 
     # -- the rounds -------------------------------------------------------------------------------
     def _checkpoint_round(self, kicked: bool) -> None:

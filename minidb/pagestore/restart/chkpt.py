@@ -10,10 +10,13 @@ writes no page; it *logs* what restart would otherwise have to find out:
    entries of at most ``pages_per_entry`` pages;
 3. ``chkpt_xct_tab``: the *transaction table*: each transaction that has not
    ended, with its state, last LSN and undo-next, and the youngest tid;
+3a. ``chkpt_dev_tab``: the mounted volumes (the *device table*), logged
+   only when ``devices`` says more than ``v(1)`` is mounted
+   (:mod:`minidb.pagestore.mounts`);
 4. ``chkpt_end``, carrying the ``chkpt_begin`` LSN and the smallest
    recovery LSN;
 5. once the log is durable up to ``chkpt_end``, the volume is stamped with
-   the ``chkpt_begin`` LSN (and fsynced: :mod:`minidb.pagestore.volume.volfile`),
+   the ``chkpt_begin`` LSN (and fsynced: :mod:`minidb.pagestore.volume.volfile`; every mounted volume),
    then it becomes the **master LSN** (:mod:`minidb.pagestore.restart.master`).
 
 Other transactions keep logging while this happens, so their entries
@@ -46,7 +49,7 @@ from typing import Any
 
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.restart.master import write_master
-from minidb.pagestore.wal.logdef import CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_END, CHKPT_XCT_TAB
+from minidb.pagestore.wal.logdef import CHKPT_BEGIN, CHKPT_BF_TAB, CHKPT_DEV_TAB, CHKPT_END, CHKPT_XCT_TAB
 from minidb.stats import Stats, Trace
 
 PAGES_PER_ENTRY = 64
@@ -69,9 +72,11 @@ class Checkpointer:
     """Takes checkpoints of one volume, its buffer pool and its transactions (see the module documentation)."""
 
     def __init__(self, disk: Any, log: Any, bufferpool: Any, xcts: Any, pages_per_entry: int = PAGES_PER_ENTRY,
-                 trace: bool = True, stamp: Callable[[LSN], None] | None = None):
+                 trace: bool = True, stamp: Callable[[LSN], None] | None = None,
+                 devices: Callable[[], list[int] | None] | None = None):
         self.disk = disk
         self.stamp = stamp  # the volume's checkpoint stamp, written before the master
+        self.devices = devices  # the mounted volumes, None while v(1) alone is (then no chkpt_dev_tab)
         self.log = log
         self.bp = bufferpool
         self.xcts = xcts
@@ -79,10 +84,10 @@ class Checkpointer:
         self.stats = Stats("chkpt", ["nCheckpoints", "nDirtyPagesLogged", "nXctsLogged"])
         self.trace = Trace(enabled=trace)
         self.last: CheckpointResult | None = None
-        self._serial = threading.Lock()
+        self.serial = threading.Lock()  # one checkpoint at a time; a volume mounts or dismounts between two
 
     def take(self) -> CheckpointResult:
-        with self._serial:
+        with self.serial:
             begin = self.log.append(CHKPT_BEGIN, {})
             self.trace.emit("chkpt_begin at %s", begin)
             table = sorted(self.bp.dirty_page_table().items(), key=lambda item: item[0].key)
@@ -101,6 +106,12 @@ class Checkpointer:
             self.trace.emit("chkpt_xct_tab at %s: youngest T%d; %s", lsn, youngest,
                             ", ".join(f"T{x.txn_id} {x.state.name} last={x.last_lsn} undo_nxt={x.undo_nxt}"
                                       for x in xcts) or "no transactions")
+            # -- the device table (step 3a) --
+            vols = self.devices() if self.devices is not None else None
+            if vols is not None:
+                lsn = self.log.append(CHKPT_DEV_TAB, {"vols": [{"vol": vid} for vid in vols]})
+                self.trace.emit("chkpt_dev_tab at %s: %s", lsn, ", ".join(f"v({vid})" for vid in vols))
+            # -- end of the device table --
             min_rec = min((rec for _, rec in table), default=NULL_LSN)
             end = self.log.append(CHKPT_END, {"master": begin, "min_rec_lsn": min_rec})
             self.log.sync(end)

@@ -18,13 +18,17 @@ behalf of transactions that *committed*:
    orphan extents and resets stale ``prev`` links;
 2. **freeing space**: each transaction found in FREEING_SPACE committed
    (its ``xct_freeing_space`` is durable) but did not log its ``xct_end``.
-   Restart reads the lists in that entry and frees the space again
+   Restart reads the lists in that entry (one per volume with space to
+   free, :mod:`minidb.pagestore.transactions.xctmgr`) and frees the space again
    (:func:`minidb.pagestore.transactions.freespace.free_space`, idempotent), then logs
    ``xct_end committed=true``;
 3. **stores marked for deletion**: as in Shore, restart also searches the
    store map for stores still marked, and removes them (after undo, only a
    committed transaction can have left a store marked), except those a
    prepared transaction marked: they go if it commits.
+
+Steps 1 and 3 run on every mounted volume, step 2 on the volume each entry
+names (:mod:`minidb.pagestore.mounts`).
 
 Then it writes every dirty page (Shore forces the pages "after restart")
 and takes a checkpoint, whose dirty page table is empty: the next restart
@@ -63,14 +67,24 @@ class FinishResult:
 
 
 def freeing_space_entry(log: Any, last_lsn: Any) -> Any:
-    """The ``xct_freeing_space`` entry of a transaction, walking its chain back from ``last_lsn``."""
+    """The (first) ``xct_freeing_space`` entry of a transaction, walking its chain back from ``last_lsn``."""
+    entries = freeing_space_entries(log, last_lsn)
+    return entries[0] if entries else None
+
+
+def freeing_space_entries(log: Any, last_lsn: Any) -> list[Any]:
+    """The ``xct_freeing_space`` entries of a transaction (one per volume, logged one after the other), in
+    log order, walking its chain back from ``last_lsn``."""
+    found: list[Any] = []
     lsn = last_lsn
     while not lsn.is_null:
         entry = log.read(lsn)
         if entry.type_name == "xct_freeing_space":
-            return entry
+            found.append(entry)
+        elif found:
+            break
         lsn = entry.values["txn_prev_lsn"]
-    return None
+    return found[::-1]
 
 
 def finish_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> FinishResult:
@@ -85,26 +99,27 @@ def finish_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | N
         trace.emit("finish: T%d is PREPARED (gtid %r, prepared at %s): back in doubt with %d locks, "
                    "%d freed slots or bytes reserved again", row.tid, info.gtid, info.lsn, len(info.locks),
                    hold_space(volume, xct))
-    done.repairs = volume.repair_extent_lists()
+    done.repairs = [line for each in volume.mounted() for line in each.repair_extent_lists()]
     for line in done.repairs:
         trace.emit("finish: repaired %s", line)
     for row in result.freeing:
         xct = xcts.adopt(row.tid, XctState.FREEING_SPACE, row.last_lsn, row.undo_nxt, row.first_lsn)
-        entry = freeing_space_entry(volume.log, row.last_lsn)
-        stores = [item["snum"] for item in entry.values["stores"]] if entry is not None else []
-        exts = [(item["snum"], item["ext"]) for item in entry.values["exts"]] if entry is not None else []
-        trace.emit("finish: T%d is FREEING_SPACE (committed at %s): stores %s, extents %s", row.tid,
-                   entry.lsn if entry is not None else "?", stores, [e for _, e in exts])
-        done.finished[row.tid] = free_space(volume, xct, stores, exts)
+        done.finished[row.tid] = []
+        for entry in freeing_space_entries(volume.log, row.last_lsn):
+            stores = [item["snum"] for item in entry.values["stores"]]
+            exts = [(item["snum"], item["ext"]) for item in entry.values["exts"]]
+            trace.emit("finish: T%d is FREEING_SPACE (committed at %s): stores %s, extents %s", row.tid,
+                       entry.lsn, stores, [e for _, e in exts])
+            done.finished[row.tid] += free_space(volume.of(entry.values["vol"]), xct, stores, exts)
         for line in done.finished[row.tid]:
             trace.emit("finish: T%d %s", row.tid, line)
         end = xcts.end_after_restart(xct, committed=True)
         trace.emit("finish: T%d committed, xct_end at %s", row.tid, end)
-    for stid in volume.stores_marked_for_deletion():
-        if stid.store in kept_stores:
+    for stid in [stid for each in volume.mounted() for stid in each.stores_marked_for_deletion()]:
+        if stid.store in kept_stores and stid.vol == volume.vid:
             trace.emit("finish: %s is marked for deletion by a prepared transaction: kept", stid)
             continue
-        exts = volume.remove_store(stid)
+        exts = volume.of(stid.vol).remove_store(stid)
         done.removed_stores.append(f"{stid} (extents {exts})")
         trace.emit("finish: %s was still marked for deletion: removed", stid)
     trace.emit("%s", done.summary())

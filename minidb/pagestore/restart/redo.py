@@ -177,10 +177,11 @@ def redo_entry(lsn: LSN, entry_type: EntryType | None, values: dict[str, Any], f
 def read_other_pages(log: Any, volume: Any, dirty: Mapping[tuple[int, int], Any], done: RedoResult,
                      seen: set[tuple[int, int]], trace: Trace) -> None:
     """Read the pages that may be torn but that no entry made redo fix (``seen``): the rest of the dirty
-    page table, and store 0's pages, so that damage to a map is found at restart."""
+    page table, and store 0's pages of every mounted volume, so that damage to a map is found at restart."""
     others = [d.pid for key, d in sorted(dirty.items()) if key not in seen]
-    others += [PageId(volume.vid, 0, n) for n in range(1, volume.header.store0_pages)
-               if (volume.vid, n) not in seen and (volume.vid, n) not in dirty]
+    for each in volume.mounted():
+        others += [PageId(each.vid, 0, n) for n in range(1, each.header.store0_pages)
+                   if (each.vid, n) not in seen and (each.vid, n) not in dirty]
     for pid in others:
         volume.bp.unfix(fix_or_repair(log, volume, pid, dirty, done, trace, mode=SH))
 

@@ -10,8 +10,8 @@ from ``last_lsn``. It also keeps:
   or, after a compensation entry (CLR), that entry's ``undo_nxt``. Redo-only
   entries do not move it;
 - ``stores_to_free``: stores it marked for deletion (destroyed at commit);
-- ``extents_to_free``: extents in which it freed pages (freed at commit if
-  they are still empty);
+- ``extents_to_free``: extents in which it freed pages, as (volume, store,
+  extent) (freed at commit if they are still empty);
 - ``pages_freed``: pages it freed, which no other transaction may allocate
   while it is active (it may take them back by rolling back);
 - ``load_stores``: the LOAD and INSERT stores it is loading
@@ -98,7 +98,7 @@ class Xct:
     last_lsn: LSN = NULL_LSN
     undo_nxt: LSN = NULL_LSN
     stores_to_free: list[StoreId] = field(default_factory=list)
-    extents_to_free: set[tuple[int, int]] = field(default_factory=set)  # (store number, extent)
+    extents_to_free: set[tuple[int, int, int]] = field(default_factory=set)  # (volume, store number, extent)
     pages_freed: set[tuple[int, int]] = field(default_factory=set)  # (volume, page number)
     load_stores: list[StoreId] = field(default_factory=list)
     unlogged: int = 0

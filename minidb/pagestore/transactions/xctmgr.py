@@ -29,6 +29,17 @@ rebuilds. It owns the transaction's end:
   :meth:`in_doubt` lists the prepared transactions, and
   :meth:`restore_prepared` gives restart a way to bring one back.
 
+**Several volumes** (:mod:`minidb.pagestore.mounts`). A transaction may
+change the pages of several mounted volumes; the log is one for all. Its
+rollback undoes each entry on the volume the entry names. At commit, the
+space it frees is freed volume by volume: one ``xct_freeing_space`` for
+each volume that has some, in volume order, the first being the commit
+point (a crash after the first leaves the rest to restart, which removes
+the stores still marked for deletion on every volume; an extent left
+empty then stays with its store). A transaction that frees space on a
+volume other than ``v(1)`` cannot be prepared (the prepare entries name
+one volume). :meth:`attach` gives a mounted volume its hooks.
+
 It also answers the volume's questions about space that transactions hold:
 a page freed by an active transaction may not be allocated by another
 (``is_page_held``), and an extent in which another active transaction
@@ -144,6 +155,11 @@ class XctManager:
         volume.is_page_held = self.is_page_held
         self.alloc_locks = volume.alloc_locks = AllocationLocks(self.locks)
 
+    def attach(self, volume: Any) -> None:
+        """Give another mounted volume the hooks the first one has (pages held, allocation locks)."""
+        volume.is_page_held = lambda page, xct: (volume.vid, page) in self._freed_pages
+        volume.alloc_locks = self.alloc_locks
+
     # -- the table -----------------------------------------------------------------------
     def begin(self) -> Xct:
         with self.table_latch:
@@ -228,7 +244,7 @@ class XctManager:
         with self.table_latch:
             self._freed_pages[pid.key] = xct.txn_id
         xct.pages_freed.add(pid.key)
-        xct.extents_to_free.add((pid.store, extent_of(pid.page, self.volume.ext_sz)))
+        xct.extents_to_free.add((pid.vol, pid.store, extent_of(pid.page, self.volume.of(pid.vol).ext_sz)))
 
     def note_loading(self, xct: Xct, stid: StoreId) -> None:
         """``xct`` loads ``stid`` (a LOAD or INSERT store): it becomes regular when ``xct`` commits."""
@@ -254,14 +270,16 @@ class XctManager:
         """
         return (self.volume.vid, page) in self._freed_pages
 
-    def extent_held_by_other(self, ext: int, xct: Xct) -> bool:
-        """Whether another active transaction freed pages in extent ``ext`` (it may take them back), or
-        ``xct`` cannot upgrade its extent lock to EX (another transaction holds the extent, or the
-        lock's "has pages" bit is set): then the extent is not freed at ``xct``'s commit."""
-        first = ext * self.volume.ext_sz
-        return (any(self._freed_pages.get((self.volume.vid, page), xct.txn_id) != xct.txn_id
-                    for page in range(first, first + self.volume.ext_sz))
-                or not self.alloc_locks.upgrade_extent_to_free(xct, ExtentId(self.volume.vid, ext)))
+    def extent_held_by_other(self, ext: int, xct: Xct, vid: int | None = None) -> bool:
+        """Whether another active transaction freed pages in extent ``ext`` (of volume ``vid``, the first
+        by default; it may take them back), or ``xct`` cannot upgrade its extent lock to EX (another
+        transaction holds the extent, or the lock's "has pages" bit is set): then the extent is not freed
+        at ``xct``'s commit."""
+        volume = self.volume.of(self.volume.vid if vid is None else vid)
+        first = ext * volume.ext_sz
+        return (any(self._freed_pages.get((volume.vid, page), xct.txn_id) != xct.txn_id
+                    for page in range(first, first + volume.ext_sz))
+                or not self.alloc_locks.upgrade_extent_to_free(xct, ExtentId(volume.vid, ext)))
 
     # -- compensated actions -------------------------------------------------------------------
     def anchor(self, xct: Xct) -> LSN:
@@ -310,6 +328,12 @@ class XctManager:
             what = "changed LOAD or INSERT files without logging" if xct.load_stores else "created a TMP file"
             raise XctError(f"T{xct.txn_id} {what}, so it cannot be prepared (a restart could not bring it back "
                            "as it was): commit or abort it")
+        vid = self.volume.vid
+        others = sorted(({s.vol for s in xct.stores_to_free} | {e[0] for e in xct.extents_to_free}) - {vid})
+        if others:
+            raise XctError(f"T{xct.txn_id} frees space on volume{'s' if len(others) > 1 else ''} "
+                           f"{', '.join(f'v({n})' for n in others)}, so it cannot be prepared (the prepare "
+                           f"entries name the space of v({vid}) only): commit or abort it")
         gtid = check_gtid(gtid)
         coordinator = check_gtid(coordinator, "a coordinator") if coordinator else b""
         with self.table_latch:
@@ -318,7 +342,8 @@ class XctManager:
                 raise GtidError(f"gtid {gtid!r} is already {other}'s; a gtid names one live transaction")
             self._gtids[gtid] = xct
         info = PreparedInfo(gtid, coordinator, self.locks.held(xct), [s.store for s in xct.stores_to_free],
-                            sorted(xct.extents_to_free), sorted(page for _, page in xct.pages_freed),
+                            sorted((snum, ext) for _, snum, ext in xct.extents_to_free),
+                            sorted(page for _, page in xct.pages_freed),
                             rsvd=getattr(xct, "log_space_reserved", 0))
         try:
             lsn = log_prepare(self.log, xct, info, self.volume.vid, self.table_latch)
@@ -370,7 +395,7 @@ class XctManager:
         with self.table_latch:
             xct.prepared = info
             xct.stores_to_free = [StoreId(vid, snum) for snum in info.stores]
-            xct.extents_to_free = set(info.exts)
+            xct.extents_to_free = {(vid, snum, ext) for snum, ext in info.exts}
             xct.pages_freed = {(vid, page) for page in info.pages}
             for key in xct.pages_freed:
                 self._freed_pages[key] = tid
@@ -388,8 +413,9 @@ class XctManager:
         return self._commit(xct, durable)
 
     def _commit(self, xct: Xct, durable: bool) -> LSN:
-        if xct.load_stores:
-            for line in make_regular(self.volume, xct, xct.load_stores):
+        for vid in sorted({stid.vol for stid in xct.load_stores}):
+            stores = [stid for stid in xct.load_stores if stid.vol == vid]
+            for line in make_regular(self.volume.of(vid), xct, stores):
                 self.trace.emit("T%d commits: %s", xct.txn_id, line)
         if xct.last_lsn.is_null:
             self._end(xct, None, committed=True, counted=_READ_ONLY)
@@ -397,28 +423,41 @@ class XctManager:
         counted = _DURABLE_COMMIT if durable else _COMMIT
         if xct.stores_to_free or xct.extents_to_free:
             point = self._enter_freeing_space(xct, durable)
-            free_space(self.volume, xct, [s.store for s in xct.stores_to_free], xct.extents_to_free,
-                       lambda ext: self.extent_held_by_other(ext, xct), self.trace)
+            for vid in self._freeing_volumes(xct):
+                free_space(self.volume.of(vid), xct, [s.store for s in xct.stores_to_free if s.vol == vid],
+                           [(snum, ext) for vol, snum, ext in xct.extents_to_free if vol == vid],
+                           lambda ext, vid=vid: self.extent_held_by_other(ext, xct, vid), self.trace)
             self._end(xct, XCT_END, committed=True, counted=counted)
         else:
             point = self._end(xct, XCT_END, committed=True, durable=durable, counted=counted)
         return point
 
+    @staticmethod
+    def _freeing_volumes(xct: Xct) -> list[int]:
+        """The volumes on which ``xct`` frees space, in order."""
+        return sorted({s.vol for s in xct.stores_to_free} | {vol for vol, _, _ in xct.extents_to_free})
+
     def _enter_freeing_space(self, xct: Xct, durable: bool) -> LSN:
-        values = {"vol": self.volume.vid, "stores": [{"snum": s.store} for s in xct.stores_to_free],
-                  "exts": [{"snum": snum, "ext": ext} for snum, ext in sorted(xct.extents_to_free)]}
+        """Log ``xct_freeing_space`` for each volume with space to free; the first is the commit point."""
         def committed() -> None:  # with the commit point, under the log latch: a checkpoint sees both or none
             xct.state = XctState.FREEING_SPACE
             xct.undo_nxt = NULL_LSN  # committed: nothing before this is ever undone
 
-        lsn = log_xct_entry(self.log, xct, XCT_FREEING_SPACE, values, then=committed)
+        point = NULL_LSN
+        for vid in self._freeing_volumes(xct):
+            values = {"vol": vid, "stores": [{"snum": s.store} for s in xct.stores_to_free if s.vol == vid],
+                      "exts": [{"snum": snum, "ext": ext} for vol, snum, ext in sorted(xct.extents_to_free)
+                               if vol == vid]}
+            lsn = log_xct_entry(self.log, xct, XCT_FREEING_SPACE, values, then=committed if point.is_null else None)
+            if point.is_null:
+                point = lsn
         if durable:
             self.log.sync(lsn)
         self.stats.add("nFreeingSpace")
-        self.trace.emit("T%d commits at %s: freeing space (stores %s, extents %s)", xct.txn_id, lsn,
+        self.trace.emit("T%d commits at %s: freeing space (stores %s, extents %s)", xct.txn_id, point,
                         [str(s) for s in xct.stores_to_free],
-                        [str(ExtentId(self.volume.vid, e)) for _, e in sorted(xct.extents_to_free)])
-        return lsn
+                        [str(ExtentId(v, e)) for v, _, e in sorted(xct.extents_to_free)])
+        return point
 
     def abort(self, xct: Xct) -> list[UndoStep]:
         """Roll ``xct`` back completely and end it."""

@@ -42,6 +42,14 @@ another) and ``alloc_locks`` (the allocation protocol's locks: the extents and
 pages the searches may take, the extent lock's "has pages" bit; see
 :mod:`minidb.pagestore.transactions.locking`).
 
+**Other volumes.** A page store may mount several volumes
+(:mod:`minidb.pagestore.mounts`, Shore's device table); each is a
+:class:`Volume` of its own, with its own maps and caches (a volume mounted
+again starts with empty caches). ``mount_table`` (set by the storage
+manager; None: this volume alone) lets the parts that are handed one volume
+find another by number: :meth:`of` (a logical undo, a transaction freeing
+space, restart) and :meth:`mounted`.
+
 Worked example (64 pages of 512 bytes, ``ext_sz`` 4, see
 :mod:`minidb.pagestore.volume.format`): ``create_store()`` gives ``s(1.3)`` the
 first free extent ``x(1.3)``; four ``alloc_page(s(1.3), APPEND)`` calls
@@ -110,6 +118,7 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
         self._mutex = threading.RLock()
         self._map_layouts: dict[int, tuple] = {}  # map page number -> what it must be (VolumeMaps._read_map)
         self._init_caches()
+        self.mount_table: Any = None  # the mounted volumes by number (None: this one alone); see `of`
 
     @classmethod
     def format(cls, disk: Disk, bufferpool: BufferPool, log: Any, vid: int = 1, num_pages: int = 1024,
@@ -126,6 +135,25 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
             self.bp.force_volume(self.vid)
             self.bp.discard_volume(self.vid)
             self.file.close()
+
+    # -- the other mounted volumes ----------------------------------------------------------
+    def of(self, vid: int) -> "Volume":
+        """The mounted volume ``vid``: this one, or another from the mount table (a
+        :class:`~minidb.pagestore.errors.BadRequestError` if it is not mounted)."""
+        if vid == self.vid:
+            return self
+        if self.mount_table is None:
+            raise BadRequestError(f"volume v({vid}) is not mounted (only v({self.vid}) is)")
+        return self.mount_table.volume(vid)
+
+    def not_mounted_note(self, vid: int) -> str:
+        """`` (v(N) is not mounted)`` for a volume number not mounted beside this one, else nothing."""
+        mounted = [self.vid] if self.mount_table is None else self.mount_table.vids()
+        return "" if vid in mounted else f" (v({vid}) is not mounted)"
+
+    def mounted(self) -> list["Volume"]:
+        """Every mounted volume, by number (this one alone without a mount table)."""
+        return [self] if self.mount_table is None else self.mount_table.volumes()
 
     # -- ids and checks -------------------------------------------------------------------
     def stid(self, snum: int) -> StoreId:
@@ -149,7 +177,7 @@ class Volume(VolumeMaps, StoreLifecycle, ExtentAllocation, PageAllocation, Volum
         if not isinstance(stid, StoreId):
             raise BadRequestError(f"{stid!r} is not a store id (expected e.g. s({self.vid}.3))")
         if stid.vol != self.vid:
-            raise BadRequestError(f"{stid} is not on volume v({self.vid})")
+            raise BadRequestError(f"{stid} is not on volume v({self.vid}){self.not_mounted_note(stid.vol)}")
         if not FIRST_USER_STORE - 2 <= stid.store < self.header.num_stores:
             raise BadRequestError(f"{stid}: no such store (stores are 1..{self.header.num_stores - 1})")
         node = self.store_node(stid.store)

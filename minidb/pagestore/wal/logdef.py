@@ -98,6 +98,31 @@ transaction table (``chkpt_xct_tab``: each transaction's state, last LSN and
 undo-next, and the youngest transaction id); ``chkpt_end`` repeating the
 ``chkpt_begin`` LSN (``master``) and the smallest recovery LSN.
 
+**Volumes** (0x2c-0x2e), not transactional (Shore's ``chkpt_dev_tab``,
+``mount_vol`` and ``dismount_vol``; :mod:`minidb.pagestore.mounts`):
+``chkpt_dev_tab`` lists the volumes mounted when a checkpoint was taken,
+logged between its ``chkpt_begin`` and ``chkpt_end`` only when any volume
+but ``v(1)`` is mounted (a checkpoint without one means ``v(1)`` alone, as
+every checkpoint of a page store with one volume, and of an older log,
+says); ``mount_vol`` and ``dismount_vol`` record each mount and dismount
+after the volume was formatted (a mount) or its pages written (a
+dismount). Restart mounts what the checkpoint and the entries after it
+list before redo.
+
+=====================  ====  =====  ==================================================
+chkpt_dev_tab          0x2c         the mounted volumes ``vols``, each ``vol``
+mount_vol              0x2d         volume ``vol`` was mounted
+dismount_vol           0x2e         volume ``vol`` was dismounted, its pages written
+=====================  ====  =====  ==================================================
+
+Byte layout of their items (after the 14-byte entry header; ``<`` little-endian)::
+
+    chkpt_dev_tab   offset size field
+                       0     4  count      number of volumes (U32, ListOf)
+                       4   4*n  vol        each volume number (U32)
+    mount_vol,      offset size field
+    dismount_vol       0     4  vol        the volume number (U32)
+
 **Pages of files of records** (0x30-0x36). Physical on one page (a file
 page or a large-record page): redo and undo change that page only (no L
 flag). ``rec_insert``, ``rec_remove`` and ``rec_splice`` are Shore's
@@ -255,6 +280,10 @@ PAGESTORE_TYPES = EntryTable(
                                               ("xcts", ListOf(("tid", U64), ("state", U8), ("last_lsn", LSN_FIELD),
                                                               ("undo_nxt", LSN_FIELD)))]),
         ("chkpt_end",          0x2b, "",     [("master", LSN_FIELD), ("min_rec_lsn", LSN_FIELD)]),
+        # volumes (the device table)
+        ("chkpt_dev_tab",      0x2c, "",     [("vols", ListOf(("vol", U32)))]),
+        ("mount_vol",          0x2d, "",     [("vol", U32)]),
+        ("dismount_vol",       0x2e, "",     [("vol", U32)]),
         # pages of files of records
         ("page_format",        0x30, "TR",   PAGE_FIELDS + [("tag", U8), ("store_flags", U8)]),
         ("rec_insert",         0x31, "TRU",  PAGE_FIELDS + [("slot", U16), ("data", BYTES)], 1.5),
@@ -307,6 +336,9 @@ CHKPT_BEGIN = PAGESTORE_TYPES.chkpt_begin
 CHKPT_BF_TAB = PAGESTORE_TYPES.chkpt_bf_tab
 CHKPT_XCT_TAB = PAGESTORE_TYPES.chkpt_xct_tab
 CHKPT_END = PAGESTORE_TYPES.chkpt_end
+CHKPT_DEV_TAB = PAGESTORE_TYPES.chkpt_dev_tab
+MOUNT_VOL = PAGESTORE_TYPES.mount_vol
+DISMOUNT_VOL = PAGESTORE_TYPES.dismount_vol
 PAGE_FORMAT = PAGESTORE_TYPES.page_format
 REC_INSERT = PAGESTORE_TYPES.rec_insert
 REC_REMOVE = PAGESTORE_TYPES.rec_remove

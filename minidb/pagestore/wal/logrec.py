@@ -263,7 +263,7 @@ def redo(bufferpool: Any, entry: LogEntry) -> bool:
 
 
 def undo(volume: Any, entry: LogEntry, xct: LogContext | None = None) -> Compensation:
-    """Undo one entry, through the volume; return its compensation (:mod:`minidb.pagestore.wal.clr`).
+    """Undo one entry, through the volume it names; return its compensation (:mod:`minidb.pagestore.wal.clr`).
 
     A physical entry's handler logs the CLR twin it is given; a logical
     entry's handler performs the inverse operation (which logs what it does),
@@ -275,6 +275,8 @@ def undo(volume: Any, entry: LogEntry, xct: LogContext | None = None) -> Compens
     clr = COMPENSATION.call(entry_type, entry.values)  # compensation, or exercise 06a's
     if clr is None:
         raise ValueError(f"{entry.type_name} at {entry.lsn}: no compensation for an undoable entry")
+    if "vol" in entry.values and hasattr(volume, "of"):
+        volume = volume.of(entry.values["vol"])  # the entry's own volume (minidb.pagestore.mounts)
     if entry_type.logical:
         UNDO[entry_type.name](volume, entry.values, xct)
     else:

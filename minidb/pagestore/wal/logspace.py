@@ -113,6 +113,7 @@ from minidb.pagestore.errors import OutOfLogSpaceError
 from minidb.pagestore.wal.logdef import (
     CHKPT_BEGIN,
     CHKPT_BF_TAB,
+    CHKPT_DEV_TAB,
     CHKPT_END,
     CHKPT_XCT_TAB,
     COMPENSATE,
@@ -130,15 +131,17 @@ END_RESERVE = sum(HEADER_SIZE + len(t.encode({**_TXN, **v})) for t, v in (
 ROLLBACK_TYPES = (XCT_ABORT.code, XCT_END.code)
 
 
-def checkpoint_size(dirty_pages: int, transactions: int) -> int:
-    """The bytes a checkpoint logs with that many dirty pages and transactions (chkpt_begin,
-    chkpt_bf_tab per PAGES_PER_ENTRY pages, chkpt_xct_tab, chkpt_end)."""
+def checkpoint_size(dirty_pages: int, transactions: int, volumes: int = 1) -> int:
+    """The bytes a checkpoint logs with that many dirty pages, transactions and mounted volumes (chkpt_begin,
+    chkpt_bf_tab per PAGES_PER_ENTRY pages, chkpt_xct_tab, chkpt_dev_tab with more than one volume,
+    chkpt_end)."""
     page = {"vol": 0, "store": 0, "page": 0, "rec_lsn": NULL_LSN}
     xct = {"tid": 0, "state": 0, "last_lsn": NULL_LSN, "undo_nxt": NULL_LSN}
     chunks = [PAGES_PER_ENTRY] * (dirty_pages // PAGES_PER_ENTRY) + [dirty_pages % PAGES_PER_ENTRY]
     items = [CHKPT_BEGIN.encode({}), CHKPT_XCT_TAB.encode({"youngest": 0, "xcts": [xct] * transactions}),
              CHKPT_END.encode({"master": NULL_LSN, "min_rec_lsn": NULL_LSN})]
     items += [CHKPT_BF_TAB.encode({"pages": [page] * n}) for n in chunks if n]
+    items += [CHKPT_DEV_TAB.encode({"vols": [{"vol": 0}] * volumes})] if volumes > 1 else []
     return sum(HEADER_SIZE + len(item) for item in items)
 
 

@@ -71,7 +71,7 @@ class Restart(reference.Restart):
         return self.analysis_result
 
     def redo(self) -> RedoResult:
-        assert self.analysis_result is not None, "analysis comes first"
+        self.mount_devices()
         with collector_paused():
             self.redo_result = fast_redo.redo_pass(self.log, self.volume, self.analysis_result,
                                                    self.traces["redo"], self._kept, self._checked)
