@@ -250,7 +250,7 @@ class Runner:
         """What ran, and the model of it."""
         return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
                         self.problems, self.prepared, self.log_size, self.refused,
-                        self.sm.log.stats["nFilesRemoved"], self.reshapes)
+                        self.sm.log.stats["nFilesRemoved"], self.reshapes, self.volumes, self.remounts)
 
     def steps(self) -> None:
         for _ in range(self.ops):
@@ -272,9 +272,6 @@ class Runner:
             else:
                 self.step(self.rng.choice(self.active))
         self.sm.log.flush()
-        return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
-                        self.problems, self.prepared, self.log_size, self.refused,
-                        self.sm.log.stats["nFilesRemoved"], self.reshapes, self.volumes, self.remounts)
 
     def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
         """The allocation protocol's guarantee: a page allocated by a transaction still in flight (even one
@@ -600,4 +597,4 @@ def applied(committed: State, t: TxnModel) -> State:
 
 
 def run_workload(seed: int, ops: int, volumes: int = 1) -> Workload:
-    return Runner(seed, ops, volumes).run()
+    return Runner(seed, ops, volumes=volumes).run()

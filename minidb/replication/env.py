@@ -106,7 +106,7 @@ from minidb.replication.errors import (
 )
 from minidb.replication.group.membership import NodeState, RepGroup
 from minidb.replication.logdef import MATCHPOINT, TERM_START
-from minidb.replication.restore.server import FileChecksums
+from minidb.replication.restore.checksums import FileChecksums
 from minidb.replication.restore.staging import finish_restore
 from minidb.replication.stream import ack
 from minidb.replication.stream.durability import Durability as RepDurability

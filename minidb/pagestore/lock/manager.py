@@ -65,11 +65,6 @@ the waits-for graph as data; :meth:`~.waiting.WaitingThreads.watch` and
 :meth:`~.waiting.WaitingThreads.settled` let tests and :mod:`.script` build
 deterministic interleavings.
 
-The manager is a component of the course project ``lock_manager``
-(``exercises/projects/lock_manager/``): every part of the engine builds it
-through the hot spot ``LOCK_MANAGER`` (:mod:`minidb.impl`), so a student's
-class runs wherever this one would.
-
 Locking order: one mutex (re-entrant) guards the whole table, every head,
 every request and every transaction's state; waiting threads release it in
 ``Condition.wait``. Listeners are called with it held: they may read the table
@@ -687,7 +682,7 @@ class LockManager(WaitingThreads):
             self._after_change(head)
 
 
-LOCK_MANAGER = impl.hot_spot(LockManager, project="lock_manager")
+LOCK_MANAGER = impl.hot_spot(LockManager, project="lock_manager")  # built only here: a project's class runs in its place
 
 
 def _escalation_target(target: Any, codes: tuple[str, ...]) -> None:

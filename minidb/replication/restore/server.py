@@ -54,13 +54,12 @@ in-memory network's script decides when messages move.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from minidb.io import Disk
 from minidb.log import LSN
 from minidb.log.files import file_name, log_file_numbers
 from minidb.replication.errors import ConnectionClosedError
+from minidb.replication.restore.checksums import FileChecksums
 from minidb.replication.restore.staging import FileInfo
 from minidb.replication.stream import wire
 
@@ -69,49 +68,6 @@ if TYPE_CHECKING:
 
 DEFAULT_CHUNK = 64 * 1024  # bytes per FileChunk
 DEFAULT_MAX_CHUNKS = 16  # chunks one pump sends
-
-
-class FileChecksums:
-    """Per-file CRC-32s of a node's log files (JE's ``LogFileFeeder`` response cache).
-
-    ``generation()`` counts the in-place changes the cache cannot see coming
-    (the replicated environment passes its VLSN index's tail truncations: a
-    syncup rollback marks entries INVISIBLE in place, in any file after the
-    matchpoint); when it moved, every cached checksum is dropped."""
-
-    def __init__(self, disk: Disk, generation: Callable[[], int] = lambda: 0):
-        self.disk = disk
-        self.generation = generation
-        self._seen = generation()
-        self._cache: dict[int, tuple[int, int]] = {}  # file number -> (length summed, CRC-32 of those bytes)
-        self.bytes_read = 0  # bytes read to compute checksums (a cached prefix is not read again)
-
-    def checksum(self, number: int, length: int) -> int:
-        """The CRC-32 of file ``number``'s first ``length`` bytes."""
-        if self.generation() != self._seen:
-            self._cache, self._seen = {}, self.generation()
-        start, crc = self._cache.get(number, (0, 0))
-        if start > length:
-            start, crc = 0, 0
-        if start < length:
-            with self.disk.open(file_name(number)) as f:
-                data = f.read(start, length - start)
-            self.bytes_read += len(data)
-            crc = zlib.crc32(data, crc)
-        self._cache[number] = (length, crc)
-        return crc
-
-    def clear(self, number: int) -> bool:
-        """Drop file ``number``'s cached checksum (its bytes are about to change); whether one was cached."""
-        return self._cache.pop(number, None) is not None
-
-    def clear_all(self) -> None:
-        """Drop every cached checksum (the log was recovered again: hard recovery)."""
-        self._cache, self._seen = {}, self.generation()
-
-    def cached(self) -> dict[int, int]:
-        """File number -> the length its cached checksum covers."""
-        return {n: length for n, (length, _) in self._cache.items()}
 
 
 class LogFileFeeder:
