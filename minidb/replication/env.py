@@ -110,7 +110,7 @@ from minidb.replication.syncup.rollback import (
     undo_again,
 )
 from minidb.replication.vlsn.config import VLSNIndexConfig
-from minidb.replication.vlsn.index import VLSNIndex
+from minidb.replication.vlsn.index import VLSN_INDEX, VLSNIndex
 from minidb.replication.vlsn.range import VLSNRange
 
 
@@ -180,7 +180,7 @@ class ReplicatedEnvironment:
                             "finishes the VLSN index by writing)")
         config = dataclasses.replace(config or EnvironmentConfig(), replicated=True)
         restored = _finish_network_restore(where)
-        index = VLSNIndex(index_config)
+        index = VLSN_INDEX.call(index_config)
         tracker = index.begin_recovery()
         finishing = _PendingRollbackRedo(index, tracker, phase_listener)
         hooks = dataclasses.replace(hooks or EnvironmentHooks())
