@@ -17,9 +17,7 @@ from tests.replication.test_tail_and_buckets import (  # noqa: F401  (collected 
     test_a_flushed_bucket_is_closed_and_never_rewritten,
     test_after_the_index_step_a_find_starts_from_the_new_entries,
     test_the_index_step_alone_comes_undone_at_recovery,
-)
-from tests.replication.test_tracker import (  # noqa: F401  (collected here)
-    test_tail_truncation_needs_the_lsn_before_when_it_cannot_find_it,
+    test_the_index_step_alone_with_reused_vlsns_makes_the_environment_unopenable,
 )
 
 
