@@ -46,7 +46,7 @@ def hot_spot(name: str) -> impl.HotSpot:
 
 
 def test_there_are_projects():
-    assert {p.name for p in PROJECTS} >= {"buffer_pool", "lock_manager"}
+    assert {p.name for p in PROJECTS} >= {"buffer_pool", "lock_manager", "vlsn_index"}
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
@@ -209,41 +209,50 @@ def method_bodies(source: str, class_name: str) -> list[str]:
     return bodies
 
 
-@pytest.fixture(scope="module")
-def buffer_pool_edition(tmp_path_factory):
-    out = tmp_path_factory.mktemp("edition") / "minidb-buffer-pool"
-    with impl.using(None):
-        assert main(["course", "export", "--project", "buffer_pool", "--out", str(out)]) == 0
-    return out
+EDITIONS: dict[str, Path] = {}
 
 
-def test_the_student_edition_holds_no_line_of_the_component_and_no_instructor_file(buffer_pool_edition):
-    out = buffer_pool_edition
-    data = spec(ROOT / "exercises" / "projects" / "buffer_pool")
-    reference = (ROOT / data["reference_files"][0]).read_text()
-    bodies = method_bodies(reference, "BufferPool")
-    assert len(bodies) > 20
-    exported = {path: path.read_text() for path in out.rglob("*.py")}
-    for body in bodies:
-        found = [str(path.relative_to(out)) for path, text in exported.items() if body in text]
-        assert not found, f"a method body of the reference BufferPool is in {found}:\n{body}"
+def edition(project: str, tmp_path_factory) -> Path:
+    """The student edition of ``project``, exported once per test session."""
+    if project not in EDITIONS:
+        out = tmp_path_factory.mktemp("edition") / f"minidb-{project}"
+        with impl.using(None):
+            assert main(["course", "export", "--project", project, "--out", str(out)]) == 0
+        EDITIONS[project] = out
+    return EDITIONS[project]
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_the_student_edition_holds_no_line_of_the_component_and_no_instructor_file(project, tmp_path_factory):
+    out = edition(project.name, tmp_path_factory)
+    data = spec(project)
+    for component, path in zip(data["components"], data["reference_files"], strict=True):
+        class_name = component.rpartition(".")[2]
+        bodies = method_bodies((ROOT / path).read_text(), class_name)
+        assert len(bodies) > 10
+        exported = {path: path.read_text() for path in out.rglob("*.py")}
+        for body in bodies:
+            found = [str(path.relative_to(out)) for path, text in exported.items() if body in text]
+            assert not found, f"a method body of the reference {class_name} is in {found}:\n{body}"
+        assert (out / path).read_text().endswith(
+            f'impl.hot_spot({class_name}, twin=False, project="{project.name}")\n')
     for path in data["fast_files"]:
         assert not (out / path).exists()
     assert not list(out.glob("exercises/projects/*/mutants")) and not list(out.glob("exercises/projects/*/tests/hidden"))
     assert (out / "exercises" / "04a_clock_replacement" / "reference.py").is_file()  # exercises keep theirs
     assert (out / "STUDENT.md").is_file() and (out / "exercises/projects/lock_manager/tests/public").is_dir()
-    assert (out / data["reference_files"][0]).read_text().endswith(
-        'BUFFER_POOL = impl.hot_spot(BufferPool, twin=False, project="buffer_pool")\n')
 
 
-def test_the_student_edition_imports_and_its_project_tests_fail_as_not_implemented(buffer_pool_edition):
-    out = buffer_pool_edition
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_the_student_edition_imports_and_its_project_tests_fail_as_not_implemented(project, tmp_path_factory):
+    out = edition(project.name, tmp_path_factory)
+    modules = ", ".join(["minidb"] + ["minidb." + c.rpartition(".")[0] for c in spec(project)["components"]])
     env = {k: v for k, v in os.environ.items() if k not in INHERITED}
-    imported = subprocess.run([sys.executable, "-c", "import minidb, minidb.pagestore; print(minidb.__file__)"],
+    imported = subprocess.run([sys.executable, "-c", f"import {modules}; print(minidb.__file__)"],
                               cwd=out, env=env, capture_output=True, text=True, timeout=120)
     assert imported.returncode == 0 and imported.stdout.strip() == str(out / "minidb" / "__init__.py"), imported.stderr
-    tests = subprocess.run([sys.executable, "-m", "pytest", "exercises/projects/buffer_pool/tests/public/test_m1_fix_unfix.py",
-                            "-q", "-p", "no:cacheprovider", "-p", "no:nbval"],
+    first = sorted(project.glob("tests/public/test_m1_*.py"))[0].relative_to(ROOT)
+    tests = subprocess.run([sys.executable, "-m", "pytest", str(first), "-q", "-p", "no:cacheprovider", "-p", "no:nbval"],
                            cwd=out, env=env, capture_output=True, text=True, timeout=600)
     assert tests.returncode == 1 and "passed" not in tests.stdout.splitlines()[-1], tests.stdout[-2000:]
     errors = [line for line in tests.stdout.splitlines() if line.startswith("E   ") and "Error" in line]

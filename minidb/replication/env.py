@@ -121,7 +121,7 @@ from minidb.replication.syncup.rollback import (
     undo_again,
 )
 from minidb.replication.vlsn.config import VLSNIndexConfig
-from minidb.replication.vlsn.index import VLSNIndex
+from minidb.replication.vlsn.index import VLSN_INDEX, VLSNIndex
 from minidb.replication.vlsn.range import VLSNRange
 
 
@@ -532,7 +532,7 @@ class _Opening:
         self.config, self.index_config, self.hooks, self.phase_listener = config, index_config, hooks, phase_listener
 
     def open(self, where, create: bool) -> tuple[Environment, VLSNIndex, RollbackResult | None]:
-        index = VLSNIndex(self.index_config)
+        index = VLSN_INDEX.call(self.index_config)
         tracker = index.begin_recovery()
         finishing = _PendingRollbackRedo(index, tracker, self.phase_listener)
         hooks = dataclasses.replace(self.hooks or EnvironmentHooks())

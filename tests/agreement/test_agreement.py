@@ -1,6 +1,6 @@
 """The agreement test: every accelerated twin in ``minidb/fast/`` does what its reference does.
 
-For each hot spot (a piece of the reference declared with
+For each hot spot with a twin (a piece of the reference declared with
 :func:`minidb.impl.hot_spot`), every scenario that covers it runs twice on
 the same seeds: once with the reference alone, once with that one twin in
 its place (``--impl fast:NAME``), and once more with every twin at once
@@ -11,7 +11,8 @@ and counters the scenario collects, must be equal. CPython tests
 
 The test also keeps the registry honest: every module under ``minidb/fast/``
 is a twin of some declared hot spot, every hot spot's twin exists, and every
-hot spot is covered by at least one scenario.
+hot spot with a twin is covered by at least one scenario (a component declared
+without one, as the VLSN index, has nothing to agree with).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def import_the_engine() -> None:
 
 import_the_engine()
 SCENARIOS = all_scenarios()
-SPOTS = sorted(impl.hot_spots(), key=lambda spot: spot.name)
+SPOTS = sorted((spot for spot in impl.hot_spots() if spot.has_twin), key=lambda spot: spot.name)
 CASES = [(spot.name, scenario) for spot in SPOTS for scenario in SCENARIOS if spot.name in scenario.covers]
 CASES += [("every twin", scenario) for scenario in SCENARIOS]
 

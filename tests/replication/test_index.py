@@ -10,11 +10,11 @@ from minidb.logstore import Environment, EnvironmentHooks
 from minidb.replication import (
     IndexClosedError,
     ReplicatedEnvironment,
-    VLSNIndex,
     VLSNIndexConfig,
     VLSNRangeError,
     WaitTimeoutError,
 )
+from minidb.replication.vlsn.index import VLSN_INDEX
 from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES
 from minidb.replication.vlsn.recovery import read_index_database
 from minidb.replication.vlsn.tracker import VLSNTracker
@@ -177,7 +177,7 @@ def test_closing_releases_waiting_feeders():
 
 def test_puts_from_many_threads_arrive_out_of_order_and_still_map_every_vlsn():
     log = LogManager(SimDisk("threads"), file_max=600, clock=fixed_clock)
-    index = VLSNIndex(VLSNIndexConfig(stride=3, trace=False), log=log)
+    index = VLSN_INDEX.call(VLSNIndexConfig(stride=3, trace=False), log=log)
     log.vlsn_allocator = index.allocator
     log.add_listener(index.log_listener)
 
@@ -254,7 +254,7 @@ def test_head_truncation_with_a_ghost_bucket():
     second = sorted(by_file)[1]
     assert len(by_file[second]) >= 3
     skipped = by_file[second][:2]  # the first two VLSNs of the next file arrive after its third
-    index = VLSNIndex(VLSNIndexConfig(stride=2, min_vlsn_index_size=5, database_name="_vlsn_index_ghost"),
+    index = VLSN_INDEX.call(VLSNIndexConfig(stride=2, min_vlsn_index_size=5, database_name="_vlsn_index_ghost"),
                       log=env.log)
     index.attach(env.env)
     truth = {v: lsn for v, lsn, _ in found}
@@ -283,7 +283,7 @@ def test_head_truncation_refuses_what_it_cannot_do():
     index = env.vlsn_index
     r = index.range
     assert not index.truncate_from_head(r.last - 5, 1).done  # fewer than 1000 would be left
-    small = VLSNIndex(VLSNIndexConfig(min_vlsn_index_size=0), log=env.log)
+    small = VLSN_INDEX.call(VLSNIndexConfig(min_vlsn_index_size=0), log=env.log)
     by_file = {}
     for vlsn, lsn, t in stream(env.log):
         small.put(vlsn, lsn, t)

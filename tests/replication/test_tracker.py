@@ -5,7 +5,8 @@ import itertools
 import pytest
 
 from minidb.log import LSN
-from minidb.replication import VLSNIndex, VLSNIndexConfig, VLSNRangeError, VLSNTracker
+from minidb.replication import VLSNIndexConfig, VLSNRangeError, VLSNTracker
+from minidb.replication.vlsn.index import VLSN_INDEX
 
 from tests.replication.helpers import trace_log
 
@@ -13,7 +14,7 @@ from tests.replication.helpers import trace_log
 def index_over(log, stride=2, max_mappings=1000, max_distance=100_000, **extra):
     config = VLSNIndexConfig(stride=stride, max_mappings=max_mappings, max_distance=max_distance, trace=False,
                              **extra)
-    return VLSNIndex(config, log=log)
+    return VLSN_INDEX.call(config, log=log)
 
 
 def check_lookups(index, truth):

@@ -36,6 +36,12 @@ is refused, because only the rollback, which marks the entries INVISIBLE and
 logs RollbackStart/End, makes it survive a crash). Head truncation is made
 durable at once.
 
+Every replicated environment builds its index through the hot spot
+``VLSN_INDEX`` (:mod:`minidb.impl`): a course project
+(``exercises/projects/vlsn_index/``) asks a student to write this class whole,
+over the given tracker, buckets, range and recovery merge, and the engine
+then runs on it wherever it would run on this one.
+
 Example::
 
     env = ReplicatedEnvironment.open(SimDisk("node1"))       # minidb.replication.env
@@ -66,9 +72,9 @@ deadlock.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from minidb import impl
 from minidb.errors import MinidbError
 from minidb.log import LSN, NULL_LSN, LogEntry, LogManager
 from minidb.log.types import EntryType
@@ -86,8 +92,9 @@ from minidb.replication.vlsn.allocator import FIRST_VLSN, NULL_VLSN, RANGE_KEY, 
 from minidb.replication.vlsn.config import VLSNIndexConfig
 from minidb.replication.vlsn.range import SYNC_TYPES, TXN_END_TYPES, VLSNRange
 from minidb.replication.vlsn.recovery import MergeResult, VLSNRecoveryTracker, merge, read_index_database
+from minidb.replication.vlsn.results import INDEX_STATS, FlushResult, HeadTruncationResult
 from minidb.replication.vlsn.scanner import BackwardVLSNScanner, ForwardVLSNScanner, stream_vlsn
-from minidb.replication.vlsn.tracker import HeadTruncation, VLSNTracker, plural
+from minidb.replication.vlsn.tracker import HeadTruncation, VLSNTracker
 from minidb.replication.vlsn.wait import (
     FROM_CACHE,
     FROM_LOG,
@@ -101,47 +108,6 @@ from minidb.stats import Stats, Trace
 
 if TYPE_CHECKING:
     from minidb.logstore import Environment
-
-INDEX_STATS = ["nPuts", "nFlushes", "nBucketsFlushed", "nBucketsDeleted", "nWaits", "nWaitTimeouts",
-               "nWaitLatchHits", "nHits", "nMisses", "nHeadTruncations", "nTailTruncations"]
-
-
-@dataclass(frozen=True)
-class FlushResult:
-    """What one flush wrote to the VLSN index's database."""
-
-    written: tuple[int, ...]  # first VLSNs of the buckets written
-    deleted: tuple[int, ...]  # ... and of those deleted
-    range: VLSNRange
-    range_lsn: LSN  # the LN that holds the range
-    commit_lsn: LSN  # the flush's Commit
-
-    def describe(self) -> str:
-        written = ", ".join(map(str, self.written)) or "none"
-        deleted = f"; deleted buckets {', '.join(map(str, self.deleted))}" if self.deleted else ""
-        return (f"flushed buckets {written}{deleted} and the range {self.range} at {self.range_lsn} "
-                f"(commit {self.commit_lsn})")
-
-
-@dataclass(frozen=True)
-class HeadTruncationResult:
-    """What :meth:`VLSNIndex.truncate_from_head` did, or why it did nothing."""
-
-    done: bool
-    reason: str
-    delete_end: int
-    range: VLSNRange
-    deleted: tuple[int, ...] = ()
-    ghost_vlsn: int | None = None
-
-    def describe(self) -> str:
-        if not self.done:
-            return f"not truncated at VLSN {self.delete_end}: {self.reason}"
-        ghost = f"; ghost bucket at VLSN {self.ghost_vlsn}" if self.ghost_vlsn is not None else ""
-        deleted = f"{plural(len(self.deleted), 'bucket')} deleted"
-        return (f"truncated the head at VLSN {self.delete_end}: {deleted}{ghost}; "
-                f"range {self.range}")
-
 
 class VLSNIndex:
     """The VLSN index of one node (see the module documentation)."""
@@ -553,4 +519,7 @@ class VLSNIndex:
         return f"VLSNIndex(range {self.range}, {self.tracker.bucket_count} buckets)"
 
 
-__all__ = ["VLSNIndex", "FlushResult", "HeadTruncationResult", "INDEX_STATS"]
+# every replicated environment builds its index here: the reference, or a course project's class (minidb.impl)
+VLSN_INDEX = impl.hot_spot(VLSNIndex, twin=False, project="vlsn_index")
+
+__all__ = ["VLSNIndex", "VLSN_INDEX", "FlushResult", "HeadTruncationResult", "INDEX_STATS"]
