@@ -4,9 +4,9 @@ import pytest
 
 from minidb.errors import LogCorruptionError
 from minidb.io import CrashMode, SimDisk
-from minidb.log import LSN
+from minidb.log import LSN, LogManager
 from minidb.log.deleted import DELETED_FILE, read_deleted_files
-from minidb.log.files import file_name
+from minidb.log.files import file_name, log_file_numbers
 from minidb.log.verify import verify_log
 from minidb.logstore import Environment, LogFileNotFound
 from minidb.logstore.tree.ln import read_referenced
@@ -83,7 +83,9 @@ def test_protected_middle_files_are_never_deleted():
     disk = SimDisk("protected-middle")
     env = delete_heavy(disk)
     env.cleaner.protector.protect("backup", 1, 1)
-    held = env.cleaner.protector.protect("feeder replica-2", 4, 5)
+    env.clean_log()
+    assert {4, 5} <= env.cleaner.cleaned
+    held = env.cleaner.protector.protect("feeder replica-2", 4, 5)  # cleaned, then protected before step 9
     clean_and_checkpoint(env)
     assert {1, 4, 5} <= set(log_files(disk)) and not {4, 5} & env.log.deleted
     assert {2, 3} <= env.log.deleted
@@ -142,7 +144,9 @@ def test_a_recorded_file_still_on_disk_is_never_read_and_opening_finishes_its_de
     gone = min(read_deleted_files(disk))
     with disk.open(file_name(gone), create=True) as f:  # as a crash between recording and deleting leaves it
         f.write(0, saved[gone])
-    assert verify_log(disk).ok
+    assert verify_log(disk).ok and gone not in log_file_numbers(disk)
+    with LogManager(disk, readonly=True) as log:  # a reader never takes its entries for data
+        assert gone not in {e.lsn.file for e in log.scan()} and gone not in log.end().files
     env = Environment.open(disk, config())
     assert file_name(gone) not in disk.list()
     assert dict(env.database("accounts").items()) == expected()
