@@ -171,3 +171,13 @@ def test_a_crash_at_every_point_of_a_middle_deletion_loses_nothing():
             assert dict(reopened.database("accounts").items()) == expected(), index
             assert not set(log_files(crashed)) & reopened.log.deleted  # opening finished the deletion
             reopened.close()
+
+
+def test_with_middle_deletion_off_cleaned_files_go_from_the_head_only():
+    disk = SimDisk("head-only")
+    env = delete_heavy(disk)
+    env.close()
+    env = Environment.open(disk, small_config(file_max=4096, cleaner_delete_middle_files=False))
+    env.cleaner.protector.protect("backup", 1, 1)
+    clean_and_checkpoint(env)
+    assert env.log.deleted == frozenset() and log_files(disk)[:3] == [1, 2, 3] and env.cleaner.reserved

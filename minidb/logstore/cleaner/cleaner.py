@@ -50,7 +50,8 @@ deleted file for a lost one. Two exceptions keep a cleaned file: the file
 being written and the one before it (the last file's FileHeader names the
 one before's last entry), and, when a deletion listener is registered (a
 replicated environment's VLSN index), any file above a kept one: a
-listener lets files go "up to N", so only the run from the head goes there.
+listener lets files go "up to N", so only the run from the head goes there
+(as it does with ``cleaner_delete_middle_files`` off).
 
 Only files wholly before the last checkpoint's recovery interval (its
 CkptStart and firstActiveLSN, and every active transaction's first entry)
@@ -375,8 +376,9 @@ class Cleaner:
         listeners let files up to its end go; and those above a kept file (middle files), unless a
         deletion listener is registered. A listener's contract is "files up to N go" (the VLSN index
         truncates its head through N), which for a middle file would forget files still kept below it,
-        which a feeder may be reading: in a replicated environment files still go from the head only.
-        The file being written and the one before it stay (:meth:`LogManager.remove_files`)."""
+        which a feeder may be reading: in a replicated environment files still go from the head only,
+        and so they do with ``cleaner_delete_middle_files`` off. The file being written and the one
+        before it stay (:meth:`LogManager.remove_files`)."""
         log = self.core.log
         head = log.head
         while head in ready or log.is_deleted(head):
@@ -385,9 +387,13 @@ class Cleaner:
         if run and not self.protector.before_deleting(head - 1):
             self.core.trace.emit("cleaner: a deletion listener keeps files up to %s", file_name(head - 1))
             run = []
-        if self.protector.deletion_listeners:
+        if not self._middle_files_go():
             return run
         return run + sorted(n for n in ready if n > head and n < log.end_lsn.file - 1)
+
+    def _middle_files_go(self) -> bool:
+        """Whether a cleaned file above a kept one may be deleted (see :meth:`_deletable`)."""
+        return self.core.config.cleaner_delete_middle_files and not self.protector.deletion_listeners
 
     def _remove_summaries(self, keys: list[bytes]) -> None:
         """A deleted file's records leave ``_utilization``; their BINs, dirty, are logged by the next
@@ -408,12 +414,12 @@ class Cleaner:
         and by now unprotected and where :meth:`_deletable` lets a file go (a prefix of the log, or a
         middle file when no deletion listener is registered): the data eraser deletes them instead of
         erasing."""
-        log, listeners = self.core.log, self.protector.deletion_listeners
+        log = self.core.log
         ready, number = set(), log.head
         while (number in self.reserved or log.is_deleted(number)) and not self.protector.is_protected(number):
             ready |= {number} - log.deleted
             number += 1
-        if not listeners:
+        if self._middle_files_go():
             ready |= {n for n in self.reserved if n < log.end_lsn.file - 1 and not self.protector.is_protected(n)}
         return ready
 
