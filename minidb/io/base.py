@@ -148,3 +148,15 @@ class Disk(ABC):
         if not name or "/" in name or "\\" in name or name in (".", ".."):
             raise UserError(f"{self.where()}: {name!r} is not a plain file name")
         return name
+
+    def replace(self, name: str, data: bytes) -> None:
+        """Make ``name`` hold exactly ``data``, durably and atomically: written to ``name.tmp``, fsynced,
+        renamed over ``name`` (a rename is durable on return). A crash leaves the old file or the new one,
+        never a mix; a torn ``name.tmp`` is deleted by the next replace."""
+        tmp = name + ".tmp"
+        if self.exists(tmp):
+            self.delete(tmp)
+        with self.open(tmp, create=True) as handle:
+            handle.write(0, data)
+            handle.fsync()
+        self.rename(tmp, name)

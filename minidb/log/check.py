@@ -5,13 +5,15 @@ file, the engine's forward scan behind ``minidb printlog`` entry by entry, the
 Spark data source one file per task), but they judge the *files* with these
 functions, so they find the same problems and name them in the same words:
 
-- :func:`missing_file`: a gap in the file numbers. Files go only from the low
-  end, so a hole in the middle is a lost file.
+- :func:`missing_file`: a gap in the file numbers. A hole in the middle is a
+  lost file, unless the deleted-files record (:mod:`minidb.log.deleted`)
+  names every file in it: those were deleted on purpose.
 - :func:`first_file_problem`: the log's first file must be its beginning: its
   ``FileHeader`` names no previous file (``last_entry_lsn`` is NULL), unless
   the files before it were deleted on purpose, which the *log head*
   (:mod:`minidb.log.head`) records: then the first file must be the head
-  itself. A first file that names a previous one without such a record, or
+  itself, or the first file above it that the deleted-files record does not
+  name. A first file that names a previous one without such a record, or
   that lies above the recorded head, means files were lost.
 - :func:`bad_entry_problem`: a file whose good entries stop before its bytes
   do, given the verdict of :func:`minidb.log.scan.judge_bad_entry`. In the
@@ -22,7 +24,9 @@ functions, so they find the same problems and name them in the same words:
   last (``last_entry_lsn``): the old file is fsynced before a new one starts,
   so it is complete. A file that is empty, or was cut at an entry boundary,
   ends too early although every entry in it reads as intact; only this
-  comparison shows it.
+  comparison shows it. Across a jump over files deleted on purpose the
+  previous file's last entry is gone; the ``FileHeader`` must then name an
+  entry of the file just before it (deleted), and nothing more can be checked.
 - :func:`foreign_file_problem`: a file whose ``FileHeader`` carries another
   environment's id (:mod:`minidb.log.logdef`). Two environments that ran the
   same operations with values of the same sizes have files whose numbers and
@@ -47,7 +51,8 @@ from dataclasses import dataclass
 
 from minidb.errors import ForeignLogFileError, LogCorruptionError
 from minidb.log.envid import env_id_text
-from minidb.log.files import file_name, first_gap
+from minidb.log.deleted import read_deleted_files
+from minidb.log.files import effective_head, file_name, first_gap
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN
 
@@ -71,9 +76,10 @@ class Problem:
         return kind(self.file_name, self.offset, self.what)
 
 
-def missing_file(numbers: list[int] | tuple[int, ...]) -> Problem | None:
-    """The first file missing between the first and the last of ``numbers`` (sorted)."""
-    gap = first_gap(numbers)
+def missing_file(numbers: list[int] | tuple[int, ...], deleted: frozenset[int] = frozenset()) -> Problem | None:
+    """The first file missing between the first and the last of ``numbers`` (sorted) and not recorded in
+    ``deleted`` (the deleted-files record's numbers)."""
+    gap = first_gap(numbers, deleted)
     return None if gap is None else Problem(file_name(gap[0]), 0, gap[1])
 
 
@@ -92,8 +98,9 @@ def first_file_problem(number: int, header: dict | None, head: int = 1) -> Probl
 
 
 def first_file_problem_on(disk, number: int, header: dict | None) -> Problem | None:
-    """:func:`first_file_problem` with the log head recorded on ``disk``."""
-    return first_file_problem(number, header, read_log_head(disk))
+    """:func:`first_file_problem` with the log head recorded on ``disk`` (past the middle files recorded
+    deleted right above it)."""
+    return first_file_problem(number, header, effective_head(read_log_head(disk), read_deleted_files(disk)))
 
 
 def bad_entry_problem(number: int, offset: int, kind: str, problem: str, last: bool) -> Problem | None:
@@ -121,6 +128,12 @@ def next_file_problem(number: int, last_offset: int | None, end: int, next_numbe
         return Problem(name, 0, "log file is empty but is not the last file")
     if next_header is None:
         return None
+    if next_number != number + 1:  # the files between were deleted on purpose (the caller checked the gap)
+        claimed = next_header["last_entry_lsn"]
+        if claimed.file == next_number - 1:
+            return None
+        return Problem(file_name(next_number), 0, f"{file_name(next_number)}'s FileHeader says the file before "
+                                                  f"it ended at {claimed}, not in {file_name(next_number - 1)}")
     claimed, actual = next_header["last_entry_lsn"], LSN(number, last_offset)
     if claimed == actual:
         return None

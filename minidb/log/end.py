@@ -51,6 +51,7 @@ from minidb.errors import ForeignLogFileError, LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.check import first_file_problem_on, foreign_file_problem
 from minidb.log.envid import env_id_text
+from minidb.log.deleted import read_deleted_files
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.header import MAX_HEADER_SIZE, EntryHeader, check_entry, read_header
 from minidb.log.lsn import LSN, NULL_LSN
@@ -209,7 +210,7 @@ def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
     files = tuple(log_file_numbers(disk))
     if not files:
         return LogEnd(files, None, 0, None, NULL_LSN, NULL_LSN, None), None
-    gap = first_gap(files)
+    gap = first_gap(files, read_deleted_files(disk))
     if gap is not None:
         raise LogCorruptionError(file_name(gap[0]), 0, f"{gap[1]} in {disk.where()}")
     last = files[-1]
@@ -235,7 +236,7 @@ def scan_end(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = None,
         cut = TailCut(last, bad, len(buf) - bad, verdict.kind, scanner.problem)
     if scanner.file_header is not None:
         prev_last = scanner.file_header["last_entry_lsn"]
-    elif len(files) > 1:
+    elif len(files) > 1:  # (never across a deletion: the file being written is never deleted, nor the one before)
         prev_last = last_entry_of(disk, files[-2], (erasing or {}).get(files[-2]))
     else:
         prev_last = NULL_LSN

@@ -109,6 +109,7 @@ from minidb.log.groupcommit import (
     ManualClock,
     MonotonicClock,
 )
+from minidb.log.deleted import read_deleted_files
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
 from minidb.log.header import (
     HEADER_SIZE,
@@ -183,6 +184,7 @@ class LogManager(LogSpace):
         self.preallocate = preallocate
         self.admit: Admit | None = None
         self.head = read_log_head(disk)
+        self.deleted = read_deleted_files(disk)  # middle files deleted on purpose (minidb.log.deleted)
         self._allocated = file_max  # bytes of the current file that need no new disk space
         self._free_sample: tuple[int, int] | None = None  # (the disk's free space, nBytes) when last asked
         self._spares: list[str] = []
@@ -232,7 +234,7 @@ class LogManager(LogSpace):
         self.erasing = self.reader.erasing  # an unfinished erasure (the log store's eraser's): file -> offset -> type
         self.erasing.update({number: dict(entries) for number, entries in (erasing or {}).items()})
         if not readonly:
-            self._remove_below_head(None)  # left by a crash after the head was recorded
+            self._remove_below_head(None)  # left by a crash after the head (or the deleted-files record) was recorded
             self._open_for_writing(found)
 
     # -- opening ------------------------------------------------------------

@@ -3,7 +3,9 @@
 Forward scans read file after file, each entry checked as in
 :mod:`minidb.log.scan`; a bad entry anywhere before the end of the log is
 reported as :class:`~minidb.errors.LogCorruptionError` (file and offset) —
-readers skip nothing silently. Between files, a scan checks that the file it
+readers skip nothing silently, except the files deleted on purpose, which the
+log head and the deleted-files record name (:mod:`minidb.log.deleted`).
+Between files, a scan checks that the file it
 leaves ends where the next file's ``FileHeader`` says (see
 :func:`minidb.log.check.next_file_problem`): a file that is empty or was cut
 at an entry boundary holds only intact entries, and only that shows it. The
@@ -44,7 +46,7 @@ from minidb import impl
 from minidb.errors import LogCorruptionError, LogError
 from minidb.io import Disk, File
 from minidb.log.check import foreign_file_problem, next_file_problem
-from minidb.log.end import CheckedFile, LogEnd
+from minidb.log.end import CheckedFile, LogEnd, last_entry_of
 from minidb.log.entry import LOG_ENTRY, LogEntry
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader
@@ -114,6 +116,12 @@ class LogReader:
         """Close the handles of files below ``number`` (they are about to be deleted)."""
         for n in [n for n in self._handles if n < number]:
             self._handles.pop(n).close()
+
+    def forget_file(self, number: int) -> None:
+        """Close the handle of file ``number`` (it is about to be deleted)."""
+        handle = self._handles.pop(number, None)
+        if handle is not None:
+            handle.close()
 
     def _handle(self, number: int) -> File:
         handle = self._handles.get(number)
@@ -326,12 +334,16 @@ class LogReader:
     def _before_file(self, entry: LogEntry) -> LSN:
         """Where a backward walk goes from a file's first entry ``entry``: the last entry of the file
         before, as its FileHeader names it; NULL_LSN if there is none, or if the files before the first
-        were deleted on purpose (:mod:`minidb.log.head`)."""
+        were deleted on purpose (:mod:`minidb.log.head`). When the file it names was deleted from the
+        middle (:mod:`minidb.log.deleted`), the last entry of the nearest file kept below it."""
         if entry.header.type_code != FILE_HEADER.code:
             raise LogCorruptionError(file_name(entry.lsn.file), 0, "the first entry is not a FileHeader")
         lsn = entry.values["last_entry_lsn"]
         files = self._end().files
-        return NULL_LSN if not lsn.is_null and files and lsn.file < files[0] else lsn
+        if lsn.is_null or not files or lsn.file in files:
+            return lsn
+        before = [n for n in files if n < lsn.file]  # the file named was deleted on purpose: go on below it
+        return last_entry_of(self.disk, before[-1], self.erasing.get(before[-1])) if before else NULL_LSN
 
     @staticmethod
     def _checked_entry(checked: CheckedFile, found: tuple[int, EntryHeader]) -> LogEntry:

@@ -50,6 +50,7 @@ from minidb.errors import DiskFullError, UserError
 from minidb.io import File
 from minidb.log.end import TailCut
 from minidb.log.files import all_log_file_numbers, file_name
+from minidb.log.deleted import write_deleted_files
 from minidb.log.head import write_log_head
 from minidb.log.logdef import FILE_HEADER_ENTRY_SIZE as FILE_HEADER_SIZE
 
@@ -181,17 +182,59 @@ class LogSpace:
             self.head = below_file
             self._files = [n for n in self._files if n >= below_file]
             self.reader.forget_below(below_file)
+        return self._remove_recorded(archive)
+
+    def remove_files(self, numbers: list[int]) -> list[str]:
+        """Delete the log files ``numbers`` wherever they lie (the log store's cleaner, checkpoint step 9).
+
+        The files from the log head on that go become a new head (:meth:`remove_head_files`'s
+        record); the others, above a file kept, are *middle files*: their numbers are added to the
+        deleted-files record (:mod:`minidb.log.deleted`), durably, before any file is deleted. The head
+        is recorded before that record, so a number the record drops (below the new head) is covered
+        at every moment. The file being written and the one before it are never middle files (the
+        last file's FileHeader names the one before's last entry, which opening may need). Returns
+        the names deleted."""
+        with self._latch:
+            self._check_usable()
+            going = {n for n in numbers if n in self._files}
+            kept = [n for n in self._files if n not in going]
+            middle = sorted(n for n in going if n > kept[0]) if kept else []
+            if self._file_number in going or any(n >= self._file_number - 1 for n in middle):
+                raise UserError(f"cannot remove log files {sorted(going)} from the middle of the log: the log is "
+                                f"writing {file_name(self._file_number)}, which stays with the file before it")
+            if not going:
+                return []
+            self._check_opening_scan_taken()
+            if kept[0] > self.head:
+                write_log_head(self.disk, kept[0])
+                self.head = kept[0]
+            if middle:
+                self.deleted = frozenset(n for n in self.deleted | set(middle) if n >= self.head)
+                write_deleted_files(self.disk, self.deleted)
+            self._files = kept
+            for number in going:
+                self.reader.forget_file(number)
+        return self._remove_recorded(None)
+
+    def _remove_recorded(self, archive: Callable[[str, bytes], None] | None) -> list[str]:
+        """Delete the files just recorded as gone, then refill the spares with their space."""
         removed = self._remove_below_head(archive)
         if self.preallocate:
             with self._latch:
                 self._fill_spares()  # the space of the files removed
         return removed
 
+    def is_deleted(self, number: int) -> bool:
+        """Whether log file ``number`` was deleted on purpose (below the head, or recorded in the middle)."""
+        return number < self.head or number in self.deleted
+
     def _remove_below_head(self, archive: Callable[[str, bytes], None] | None) -> list[str]:
+        """Delete the files the log head and the deleted-files record say are gone (after a crash, or
+        just now)."""
         removed = []
         for number in all_log_file_numbers(self.disk):
-            if number >= self.head:
-                break
+            if number >= self.head and number not in self.deleted:
+                continue
             name = file_name(number)
             if archive is not None:
                 with self.disk.open(name) as f:
@@ -199,7 +242,11 @@ class LogSpace:
             self.disk.delete(name)
             removed.append(name)
             self.stats.add("nFilesRemoved")
-        if removed:
-            self.trace.emit("removed %s below the log head %s", ", ".join(removed), file_name(self.head))
+        below = [name for name in removed if int(name[:8], 16) < self.head]
+        if below:
+            self.trace.emit("removed %s below the log head %s", ", ".join(below), file_name(self.head))
+        if len(below) < len(removed):
+            self.trace.emit("removed %s, recorded deleted from the middle of the log",
+                            ", ".join(name for name in removed if name not in below))
         return removed
 

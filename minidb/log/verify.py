@@ -4,7 +4,10 @@
 last one) and checks, for each entry, what readers check (header, flags, size,
 ``prev`` chain, checksum) and also that the item decodes by its entry type.
 Across files it checks that each ``FileHeader`` names its own file and points
-(``last_entry_lsn``) at the true last entry of the file before it, and that
+(``last_entry_lsn``) at the true last entry of the file before it (into the
+file just before it when that one was deleted on purpose: a jump over files
+that the deleted-files record, :mod:`minidb.log.deleted`, names is fine; any
+other missing file is lost), and that
 each carries the log's environment id (the first file's, unless the caller
 names the environment's: a page store's volume header). Files are
 judged by :mod:`minidb.log.check`, as every other reader judges them.
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from minidb.errors import ForeignLogFileError, UserError
+from minidb.errors import ForeignLogFileError, LogCorruptionError, UserError
 from minidb.io import Disk
 from minidb.log.check import (
     Problem,
@@ -34,6 +37,7 @@ from minidb.log.check import (
     missing_file,
     next_file_problem,
 )
+from minidb.log.deleted import read_deleted_files
 from minidb.log.end import file_header_of, log_env_id, read_file
 from minidb.log.fields import ItemFormatError
 from minidb.log.files import file_name, log_file_numbers
@@ -76,8 +80,11 @@ def verify_log(disk: Disk, erasing: Mapping[int, Mapping[int, int]] | None = Non
     eraser may have put an erased entry (None, or why not there), asked of every erased entry.
     ``env_id``: the environment id its files must carry (None: as the files say, the majority's when the
     first and last file differ: :func:`~minidb.log.end.log_env_id`)."""
-    numbers = require_log(disk)
-    report = VerifyReport(problem=missing_file(numbers))
+    try:
+        numbers, deleted = require_log(disk), read_deleted_files(disk)
+    except LogCorruptionError as e:  # the deleted-files record is damaged: every file's status is unknown
+        return VerifyReport(problem=Problem(e.file_name, e.offset, e.what))
+    report = VerifyReport(problem=missing_file(numbers, deleted))
     if report.problem is not None:
         return report
     if env_id is None:

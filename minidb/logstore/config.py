@@ -17,10 +17,17 @@ setting                           JE parameter                    default
 ``run_cleaner``                   je.env.runCleaner (a thread)    False
 ``cleaner_bytes_interval``        je.cleaner.bytesInterval        1 MiB
 ``cleaner_lazy_migration``        je.cleaner.lazyMigration        False
+``cleaner_delete_middle_files``   none (JE always does)           True
 ``read_only``                     je.env.isReadOnly               False
 ``lock_timeout``                  je.lock.timeout (seconds here)  0.5
 ``env_seed``                      none (minidb's own)             None
 ================================  ==============================  ===============
+
+``cleaner_delete_middle_files``: checkpoint step 9 deletes a cleaned file
+wherever it lies, as JE does, a file above a kept one recorded in the
+deleted-files record (:mod:`minidb.log.deleted`); False keeps the older,
+simpler rule that files leave from the log's head only, so a cleaned file
+above a file still in use waits (notebook 11 shows that rule at work).
 
 ``lock_timeout`` is how long an operation waits for a record another
 transaction write-locked (:mod:`minidb.logstore.txn.locks`) before it fails
@@ -78,6 +85,7 @@ class EnvironmentConfig:
     run_cleaner: bool = False
     cleaner_bytes_interval: int = 1024 * 1024
     cleaner_lazy_migration: bool = False
+    cleaner_delete_middle_files: bool = True
     read_only: bool = False
     env_seed: int | str | None = None
     lock_timeout: float = 0.5

@@ -47,7 +47,9 @@ Bad input never kills the job:
 - a file that is not the last and ends before the next file's FileHeader
   says (empty, or cut at an entry boundary: every entry left reads as
   intact) gives a row at the offset where it ends, and a file missing from
-  the numbering a row at offset 0 of the missing file.
+  the numbering a row at offset 0 of the missing file (files below the log
+  head, or named by the deleted-files record, :mod:`minidb.log.deleted`, were
+  deleted on purpose: they are neither listed nor missing).
 
 - a file of another environment (its FileHeader's environment id is not the
   one the driver learned for the environment when it planned the job: a page
@@ -98,6 +100,7 @@ from minidb.log import (
     type_by_code,
 )
 from minidb.log.check import foreign_file_problem
+from minidb.log.deleted import DELETED_FILE, read_deleted_files
 from minidb.log.end import log_env_id
 from minidb.log.fields import ItemFormatError, decode_fields, lsn_spans, static_lsn_offsets
 from minidb.log.head import HEAD_FILE, read_log_head
@@ -156,8 +159,11 @@ def _log_numbers(directory: str) -> list[int]:
     except OSError:
         return []
     numbers = (file_number(n) for n in names if os.path.isfile(os.path.join(directory, n)))
-    head = read_log_head(OSDisk(directory, readonly=True)) if HEAD_FILE in names else 1
-    return sorted(n for n in numbers if n is not None and n >= head)  # below the head: deleted on purpose
+    disk = OSDisk(directory, readonly=True)
+    head = read_log_head(disk) if HEAD_FILE in names else 1
+    deleted = read_deleted_files(disk) if DELETED_FILE in names else frozenset()
+    # below the head, or recorded deleted from the middle: deleted on purpose
+    return sorted(n for n in numbers if n is not None and n >= head and n not in deleted)
 
 
 def _environments_under(root: str) -> list[str]:
@@ -211,6 +217,7 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
         numbers = _log_numbers(env)
         wanted = chosen[env]
         erasing = erasing_of(OSDisk(env, readonly=True))  # the eraser's recorded intent, read once per environment
+        deleted = read_deleted_files(OSDisk(env, readonly=True))  # middle files deleted on purpose
         env_id = _environment_id(env, numbers)
         for number, after in zip(numbers, numbers[1:] + [None], strict=True):
             if wanted is None or number in wanted:
@@ -218,7 +225,7 @@ def log_file_partitions(path: str) -> list[LogFilePartition]:
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, file_name(number)),
                                                    number, after is None, following, erasing=erasing.get(number),
                                                    env_id=env_id))
-            gap = missing_file([number, after]) if after is not None and wanted is None else None
+            gap = missing_file([number, after], deleted) if after is not None and wanted is None else None
             if gap is not None:  # one row for the first file missing there, as verify reports it
                 partitions.append(LogFilePartition(names[env], env, os.path.join(env, gap.file_name),
                                                    number + 1, False, problem=gap.what))

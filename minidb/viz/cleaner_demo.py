@@ -96,8 +96,10 @@ WRITTEN, CURRENT, CLEANED, DELETED = "written", "being written", "cleaned, waiti
 
 
 def config() -> EnvironmentConfig:
+    """The demo's environment: tiny files; cleaned files leave from the log's head only, so a cleaned file
+    above a file in use waits for the eraser (:func:`middle_file_steps` shows them deleted wherever they lie)."""
     return EnvironmentConfig(file_max=FILE_MAX, node_max_entries=8, checkpoint_bytes_interval=None,
-                             clock=lambda: START_MS / 1000, trace=False)
+                             clock=lambda: START_MS / 1000, trace=False, cleaner_delete_middle_files=False)
 
 
 @dataclass(frozen=True)

@@ -153,3 +153,22 @@ def test_files_below_the_log_head_are_not_partitions(tmp_path):
     write_log_head(disk, 3)
     parts = log_file_partitions(str(tmp_path / "env"))
     assert [p.number for p in parts][0] == 3 and not any(p.problem for p in parts)
+
+
+def test_middle_files_recorded_deleted_are_not_partitions_and_an_unrecorded_one_is_missing(tmp_path):
+    """A file named by the deleted-files record was deleted on purpose; any other missing file is a problem row."""
+    from minidb.log.deleted import write_deleted_files
+    from minidb.log.files import file_name
+
+    disk = OSDisk(tmp_path / "env", create=True)
+    log = LogManager(disk, file_max=512)
+    for i in range(40):
+        log.append(TRACE, {"message": f"message {i} " * 8})
+    last = log.end_lsn.file
+    log.close()
+    write_deleted_files(disk, {3, 4})
+    for number in (3, 4, 6):
+        disk.delete(file_name(number))
+    parts = log_file_partitions(str(tmp_path / "env"))
+    assert [p.number for p in parts] == [1, 2, 5, 6] + list(range(7, last + 1))
+    assert [(p.number, p.problem[:23]) for p in parts if p.problem] == [(6, "log file is missing: th")]

@@ -27,8 +27,8 @@ that was dirty at CkptStart. Its steps, each a line of the run's trace::
      7  flush the utilization tracker: a FileSummaryLN per changed file (its counts,
         the obsolete offsets tracked since its previous one)
      8  log CkptEnd (CkptStart LSN, firstActiveLSN, mapping-tree root) and fsync
-     9  delete the cleaned files of step 1 that nobody protects (from the log's
-        low end, the log head recorded first)
+     9  delete the cleaned files of step 1 that nobody protects (wherever they lie:
+        the log head or the deleted-files record written first)
     10  dirty map state NONE
 
 A :class:`CheckpointRun` is a generator of pauses: between two pauses (after

@@ -40,10 +40,18 @@ checkpoint, whose trees may still point into it. Checkpoint step 1 takes the
 cleaned files, step 9 (after CkptEnd, when the migrated LNs' BINs and the
 dirtied INs are logged) deletes them (:meth:`Cleaner.delete_files`), unless
 the protection registry (:mod:`.protect`) says someone still reads them.
-Files are deleted from the log's low end only, through the log head
-(:meth:`minidb.log.manager.LogManager.remove_head_files`, which records the
-new head durably first, so no reader takes a deleted file for a lost one):
-a cleaned file above a file still in use waits until the files below it go.
+A cleaned file is deleted wherever it lies, as in JE
+(:meth:`minidb.log.manager.LogManager.remove_files`): the files that go from
+the log's low end move the log head (:mod:`minidb.log.head`), a file above a
+kept one (file 1 copied by a backup, files 2 to 9 cleaned) is a *middle
+file*, recorded in the deleted-files record (:mod:`minidb.log.deleted`).
+Both records are durable before the file is deleted, so no reader takes a
+deleted file for a lost one. Two exceptions keep a cleaned file: the file
+being written and the one before it (the last file's FileHeader names the
+one before's last entry), and, when a deletion listener is registered (a
+replicated environment's VLSN index), any file above a kept one: a
+listener lets files go "up to N", so only the run from the head goes there
+(as it does with ``cleaner_delete_middle_files`` off).
 
 Only files wholly before the last checkpoint's recovery interval (its
 CkptStart and firstActiveLSN, and every active transaction's first entry)
@@ -306,7 +314,7 @@ class Cleaner:
         return db_tree.mapping, key
 
     def _summary_of_deleted_file(self, entry: LogEntry) -> bool:
-        return entry.type_name in FILE_SUMMARY_TYPES and entry.values["file_number"] < self.core.log.head
+        return entry.type_name in FILE_SUMMARY_TYPES and self.core.log.is_deleted(entry.values["file_number"])
 
     def _migrate(self, db: "DatabaseImpl", bin_node, index: int, entry: LogEntry) -> LSN:
         """Log the live LN ``entry`` again and point its slot there."""
@@ -347,28 +355,45 @@ class Cleaner:
         return sorted(self.cleaned)
 
     def delete_files(self, files: list[int]) -> list[int]:
-        """Checkpoint step 9: delete what may go of ``files`` (a prefix of the log, nothing protected)."""
+        """Checkpoint step 9: delete what may go of ``files`` (cleaned, nothing protected, no mark pending)."""
         core = self.core
         self.reserved |= self.cleaned.intersection(files)  # no tree of a later recovery points into them
         pending = self.files_with_marks()  # lazily migrated LNs not logged yet
         ready = {n for n in files if n in self.cleaned and not self.protector.is_protected(n) and n not in pending}
-        head = core.log.head
-        while head in ready:
-            head += 1
-        if head == core.log.head:
+        deleted = self._deletable(ready)
+        if not deleted:
             return []
-        if not self.protector.before_deleting(head - 1):
-            core.trace.emit("cleaner: a deletion listener keeps files up to %s", file_name(head - 1))
-            return []
-        first = core.log.head
-        core.log.remove_head_files(head)
-        deleted = list(range(first, head))
+        core.log.remove_files(deleted)
         for number in deleted:
             self.cleaned.discard(number)
             self.reserved.discard(number)
             self._remove_summaries(self.utilization.forget_file(number))
             self.stats.add("nCleanerDeletions")
         return deleted
+
+    def _deletable(self, ready: set[int]) -> list[int]:
+        """Which of the ``ready`` files go now: the run of them from the log head, once the deletion
+        listeners let files up to its end go; and those above a kept file (middle files), unless a
+        deletion listener is registered. A listener's contract is "files up to N go" (the VLSN index
+        truncates its head through N), which for a middle file would forget files still kept below it,
+        which a feeder may be reading: in a replicated environment files still go from the head only,
+        and so they do with ``cleaner_delete_middle_files`` off. The file being written and the one
+        before it stay (:meth:`LogManager.remove_files`)."""
+        log = self.core.log
+        head = log.head
+        while head in ready or log.is_deleted(head):
+            head += 1
+        run = [n for n in range(log.head, head) if n in ready]
+        if run and not self.protector.before_deleting(head - 1):
+            self.core.trace.emit("cleaner: a deletion listener keeps files up to %s", file_name(head - 1))
+            run = []
+        if not self._middle_files_go():
+            return run
+        return run + sorted(n for n in ready if n > head and n < log.end_lsn.file - 1)
+
+    def _middle_files_go(self) -> bool:
+        """Whether a cleaned file above a kept one may be deleted (see :meth:`_deletable`)."""
+        return self.core.config.cleaner_delete_middle_files and not self.protector.deletion_listeners
 
     def _remove_summaries(self, keys: list[bytes]) -> None:
         """A deleted file's records leave ``_utilization``; their BINs, dirty, are logged by the next
@@ -386,11 +411,16 @@ class Cleaner:
     # -- for the data eraser -----------------------------------------------------------
     def reserved_files(self) -> set[int]:
         """Reserved files (JE's term) that may be deleted now: cleaned, kept at a checkpoint's step 9,
-        and by now a prefix of the log that nobody protects (the data eraser deletes them instead of erasing)."""
-        ready, number = set(), self.core.log.head
-        while number in self.reserved and not self.protector.is_protected(number):
-            ready.add(number)
+        and by now unprotected and where :meth:`_deletable` lets a file go (a prefix of the log, or a
+        middle file when no deletion listener is registered): the data eraser deletes them instead of
+        erasing."""
+        log = self.core.log
+        ready, number = set(), log.head
+        while (number in self.reserved or log.is_deleted(number)) and not self.protector.is_protected(number):
+            ready |= {number} - log.deleted
             number += 1
+        if self._middle_files_go():
+            ready |= {n for n in self.reserved if n < log.end_lsn.file - 1 and not self.protector.is_protected(n)}
         return ready
 
     def delete_reserved(self, number: int) -> bool:
@@ -398,7 +428,7 @@ class Cleaner:
         so the VLSN index is truncated); whether ``number`` is gone."""
         with self.core.latch:
             self.delete_files(sorted(n for n in self.reserved_files() if n <= number))
-            return number < self.core.log.head
+            return self.core.log.is_deleted(number)
 
 
 __all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS", "entry_verdict", "LN_KIND", "IN_KIND", "OTHER_KIND", "LIVE",

@@ -250,7 +250,7 @@ class UtilizationTracker:
 
     def count_obsolete(self, lsn: LSN, size: int | None = None) -> None:
         """The node version at ``lsn`` is obsolete (counting it again changes nothing)."""
-        if lsn.is_null or lsn.file < self.log.head:  # a deleted file: nothing to count any more
+        if lsn.is_null or self.log.is_deleted(lsn.file):  # a deleted file: nothing to count any more
             return
         summary = self.summary(lsn.file)
         if lsn.offset in summary.obsolete:
@@ -329,7 +329,7 @@ class UtilizationTracker:
     def _note_own_summaries(self, summaries: list[tuple[dict, LSN]]) -> None:
         """Note each file's own summaries among the records recovery found, as :meth:`flush` notes them."""
         for values, lsn in summaries:
-            if values["file_number"] == lsn.file and lsn.file >= self.log.head:
+            if values["file_number"] == lsn.file and not self.log.is_deleted(lsn.file):
                 self.summary(lsn.file).own[lsn.offset] = self.sizes.get(lsn) or self.log.read(lsn).size
 
     def _restore_summaries(self, summaries: list[tuple[dict, LSN]]) -> dict[int, LSN]:
@@ -340,10 +340,10 @@ class UtilizationTracker:
         records: dict[int, list[dict]] = {}
         summary_lsn: dict[int, LSN] = {}
         newest: dict[int, int] = {}
-        head = self.log.head
+        deleted = self.log.is_deleted
         for values, lsn in summaries:
             number, sequence = values["file_number"], values.get("sequence", 0)
-            if number < head:  # a file the cleaner deleted
+            if deleted(number):  # a file the cleaner deleted
                 continue
             records.setdefault(number, []).append(values)
             if sequence >= newest.get(number, -1):
@@ -351,7 +351,7 @@ class UtilizationTracker:
         for number, values in records.items():
             self.files[number] = merge_records(values)
         for number, obsolete in counted_obsolete.items():
-            if number < head:
+            if deleted(number):
                 continue
             self.summary(number).obsolete.update(obsolete)
             self.dirty.add(number)

@@ -119,12 +119,7 @@ class CycleState:
 
 
 def write_state(disk: Disk, state: CycleState) -> None:
-    if disk.exists(STATE_TMP):
-        disk.delete(STATE_TMP)
-    with disk.open(STATE_TMP, create=True) as handle:
-        handle.write(0, state.pack())
-        handle.fsync()
-    disk.rename(STATE_TMP, STATE_FILE)
+    disk.replace(STATE_FILE, state.pack())  # through STATE_TMP
 
 
 def read_state(disk: Disk) -> tuple[CycleState | None, str | None]:

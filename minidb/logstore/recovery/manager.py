@@ -289,7 +289,8 @@ class RecoveryManager:
     def recover_utilization(self) -> None:
         parts, phases = self.parts, self.phases
         phase = phases.begin("utilization")
-        dropped = drop_summaries_of_deleted_files(parts.db_tree.utilization.tree, parts.core.log.head)
+        dropped = drop_summaries_of_deleted_files(parts.db_tree.utilization.tree, parts.core.log.head,
+                                                  parts.core.log.deleted)
         if dropped:
             phases.say(phase, "dropped %d records of deleted files", dropped)
         summaries = []
@@ -327,8 +328,9 @@ RECOVERY_MANAGER = impl.hot_spot(RecoveryManager)
 __all__ = ["RecoveryManager", "RECOVERY_MANAGER"]
 
 
-def drop_summaries_of_deleted_files(tree, head: int) -> int:
-    """Remove from ``_utilization`` the records of files below the log's head, without reading them.
+def drop_summaries_of_deleted_files(tree, head: int, deleted: frozenset[int] = frozenset()) -> int:
+    """Remove from ``_utilization`` the records of files below the log's head and of the middle files
+    recorded ``deleted``, without reading them.
 
     The cleaner removes a deleted file's records when it deletes the file, but
     the checkpoint recovery starts from may have logged their BIN before that,
@@ -336,13 +338,22 @@ def drop_summaries_of_deleted_files(tree, head: int) -> int:
     into the deleted file itself (a file's own summaries lie in it), so they
     are dropped by key (a record's key starts with its file number) before
     anything reads the profile. The BIN, dirty, is logged by recovery's checkpoint."""
-    limit, dropped = file_key(head), 0
-    bin_node = tree.search(b"")
+    dropped = _drop_keys(tree, b"", file_key(head))
+    for number in sorted(n for n in deleted if n >= head):
+        dropped += _drop_keys(tree, file_key(number), file_key(number + 1))
+    return dropped
+
+
+def _drop_keys(tree, low: bytes, limit: bytes) -> int:
+    """Remove the records whose keys lie in [low, limit), BIN by BIN."""
+    dropped = 0
+    bin_node = tree.search(low)
     while True:
-        while bin_node.n_entries and bin_node.keys[0] < limit:
-            bin_node.remove_slot(0)
+        index = bin_node.find(low)[0]
+        while index < bin_node.n_entries and bin_node.keys[index] < limit:
+            bin_node.remove_slot(index)
             bin_node.dirty = True
             dropped += 1
-        if bin_node.n_entries or bin_node.high_key is None or bin_node.high_key >= limit:
+        if index < bin_node.n_entries or bin_node.high_key is None or bin_node.high_key >= limit:
             return dropped
         bin_node = tree.search(bin_node.high_key)

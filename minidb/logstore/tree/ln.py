@@ -70,10 +70,12 @@ def record_of(entry: LogEntry, name: str | None = None) -> Any:
 
 def read_referenced(log, lsn: LSN, what: str) -> LogEntry:
     """The entry at ``lsn`` that ``what`` refers to: a :class:`LogFileNotFound` if it lies in a file
-    the cleaner deleted (below the log head), a :class:`TreeError` if it cannot be read."""
-    if lsn.file < log.head:
+    the cleaner deleted (below the log head, or from the middle), a :class:`TreeError` if it cannot be read."""
+    if log.is_deleted(lsn.file):
+        where = (f"the log starts at {file_name(log.head)}" if lsn.file < log.head
+                 else "deleted from the middle of the log")
         raise LogFileNotFound(f"{what} refers to {lsn}, in log file {file_name(lsn.file)}, which was deleted "
-                              f"(the log starts at {file_name(log.head)})")
+                              f"({where})")
     try:
         return log.read(lsn)
     except LogError as e:
