@@ -34,7 +34,7 @@ For an exercise, three steps:
    differs is reported by its number and its random seed only ("case 17 differs from
    the reference"), never with the reference's answer: its seed is printed, so
    a student rebuilds the inputs from the public ``random_cases`` and works
-   the answer out. The seed is not the student's choice: it comes from
+   the answer out. Its seed is not the student's choice: it comes from
    :mod:`secrets` at grading time, and a grader reruns the same cases with
    the hidden option ``--seed N`` (below 2**63, like every ``--seed``).
 

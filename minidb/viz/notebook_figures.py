@@ -225,13 +225,15 @@ def _group_step(step: int) -> Callable[[], Picture]:
 
 
 def _syncup_lecture() -> list[Callable[[], Picture]]:
-    """The pictures of 14_syncup_rollback: JE's rollback example, then its default script's failover."""
-    from minidb.viz.syncup_demo import failover_step, je_rollback_example
+    """The pictures of 14_syncup_rollback: JE's rollback example, then its default script's failover, then
+    the same failover with n1 restarted from its disk (hard recovery)."""
+    from minidb.viz.syncup_demo import failover_step, hard_recovery, je_rollback_example
 
     search = lambda: failover_step(7).searches[0]  # noqa: E731  (cached: the replay runs once)
     return [lambda: je_rollback_example().before_figure, lambda: je_rollback_example().after_figure,
             lambda: failover_step(4).figure, lambda: failover_step(5).figure,
-            lambda: search().figure(1), lambda: search().figure(2), lambda: failover_step(7).figure]
+            lambda: search().figure(1), lambda: search().figure(2), lambda: failover_step(7).figure,
+            lambda: hard_recovery().figure]
 
 
 def forgetful_twin() -> type:
