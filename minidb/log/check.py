@@ -50,8 +50,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minidb.errors import ForeignLogFileError, LogCorruptionError
-from minidb.log.envid import env_id_text
 from minidb.log.deleted import read_deleted_files
+from minidb.log.envid import env_id_text
 from minidb.log.files import effective_head, file_name, first_gap
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN

@@ -50,8 +50,8 @@ from minidb import impl
 from minidb.errors import ForeignLogFileError, LogCorruptionError, LogError
 from minidb.io import Disk
 from minidb.log.check import first_file_problem_on, foreign_file_problem
-from minidb.log.envid import env_id_text
 from minidb.log.deleted import read_deleted_files
+from minidb.log.envid import env_id_text
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.header import MAX_HEADER_SIZE, EntryHeader, check_entry, read_header
 from minidb.log.lsn import LSN, NULL_LSN

@@ -94,6 +94,7 @@ from typing import Any
 from minidb import impl
 from minidb.errors import DiskError, DiskFullError, LogError, LogFullError, UserError
 from minidb.io import Disk, File
+from minidb.log.deleted import read_deleted_files
 from minidb.log.end import CheckedFile, LogEnd, TailCut, scan_end
 from minidb.log.entry import LogEntry
 from minidb.log.envid import new_env_id
@@ -109,7 +110,6 @@ from minidb.log.groupcommit import (
     ManualClock,
     MonotonicClock,
 )
-from minidb.log.deleted import read_deleted_files
 from minidb.log.head import HEAD_FILE, read_log_head, write_log_head
 from minidb.log.header import (
     HEADER_SIZE,

@@ -48,9 +48,9 @@ from typing import Any
 
 from minidb.errors import DiskFullError, UserError
 from minidb.io import File
+from minidb.log.deleted import write_deleted_files
 from minidb.log.end import TailCut
 from minidb.log.files import all_log_file_numbers, file_name
-from minidb.log.deleted import write_deleted_files
 from minidb.log.head import write_log_head
 from minidb.log.logdef import FILE_HEADER_ENTRY_SIZE as FILE_HEADER_SIZE
 
