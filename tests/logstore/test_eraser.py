@@ -43,10 +43,10 @@ def config() -> EnvironmentConfig:
                              clock=lambda: 1_700_000_000.0, trace=False)
 
 
-def workload(disk: SimDisk | None = None) -> tuple[SimDisk, Environment]:
+def workload(disk: SimDisk | None = None, **overrides: Any) -> tuple[SimDisk, Environment]:
     """A record written then deleted early; enough later writes and checkpoints to push it out of the tail."""
     disk = disk or SimDisk("eraser")
-    env = Environment.open(disk, config())
+    env = Environment.open(disk, replace(config(), **overrides))
     db = env.database("a")
     db.put(SECRET_KEY, SECRET_DATA)
     for i in range(20):
@@ -107,18 +107,19 @@ def test_config_change_observed_at_run_time_aborts_the_cycle():
 
 
 class PausingDisk:
-    """``disk``, except that the cycle state's rename, once armed, waits for ``go`` (after setting ``inside``)."""
+    """``disk``, except that the cycle state's replacement (written whole, then renamed into place), once
+    armed, waits for ``go`` (after setting ``inside``)."""
 
     def __init__(self, disk):
         self.disk, self.armed = disk, False
         self.inside, self.go = threading.Event(), threading.Event()
 
-    def rename(self, source, target):
-        if self.armed and target == STATE_FILE:
+    def replace(self, name, data):
+        if self.armed and name == STATE_FILE:
             self.armed = False
             self.inside.set()
             self.go.wait()
-        return self.disk.rename(source, target)
+        return self.disk.replace(name, data)
 
     def __getattr__(self, name):
         return getattr(self.disk, name)
@@ -132,7 +133,8 @@ def test_a_config_change_while_a_file_is_processed_never_writes_the_dropped_cycl
     pausing.armed = True
     worker = threading.Thread(target=e.step)
     worker.start()
-    pausing.inside.wait()  # the thread has processed a file and is writing the cycle's state
+    assert pausing.inside.wait(60)  # the thread has processed a file and is writing the cycle's state (a bound:
+    # a thread that never gets there is a failure, not a hang)
     e.config_update(erase_period_ms=2 * DAY)
     pausing.go.set()
     worker.join()
@@ -318,7 +320,7 @@ def cleaned_and_kept(env: Environment, files: list[int]):
 
 
 def test_an_attached_eraser_neither_deletes_nor_erases_a_protected_file():
-    disk, env = workload()
+    disk, env = workload(cleaner_delete_middle_files=False)  # the head-only rule (a replicated environment's)
     assert 1 in files_holding(disk, SECRET_DATA)
     cleaned_and_kept(env, [1, 2])
     e = DataEraser.attach(env, EraserConfig(run_eraser=True, erase_period_ms=DAY), ManualClock())
