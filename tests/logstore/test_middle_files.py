@@ -12,6 +12,7 @@ from minidb.logstore import Environment, LogFileNotFound
 from minidb.logstore.tree.ln import read_referenced
 
 from tests.logstore.helpers import small_config
+from tests.logstore.test_cleaner import churn
 
 
 def config():
@@ -21,13 +22,7 @@ def config():
 def delete_heavy(disk, rounds=16, count=40):
     """A delete-heavy log of 17 files: every record rewritten ``rounds`` times, then four in five deleted."""
     env = Environment.open(disk, config())
-    db = env.database("accounts")
-    for r in range(rounds):
-        for i in range(count):
-            db.put(f"k{i:03d}", f"value {r} {i} " * 3)
-    for i in range(count):
-        if i % 5:
-            db.delete(f"k{i:03d}")
+    churn(env, rounds, count)
     env.checkpoint()
     return env
 

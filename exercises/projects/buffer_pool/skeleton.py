@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from minidb.log.lsn import LSN
-from minidb.pagestore.buffer.frame import Frame, FrameView, WriteRun
+from minidb.pagestore.buffer.frame import POOL_STAT_NAMES, Frame, FrameView, WriteRun
 from minidb.pagestore.buffer.latch import SH, LatchMode
 from minidb.pagestore.ids import PageId, StoreId
 from minidb.pagestore.pages.page import DEFAULT_PAGE_SIZE
@@ -39,9 +39,7 @@ DEFAULT_MAX_MANY_PAGES = 8
 class BufferPool:
     """Fixed frames over the volumes registered with :meth:`register`."""
 
-    STAT_NAMES = ["nFixes", "nHits", "nMisses", "nConditionalFails", "nVirginFixes", "nPageReads",
-                  "nPageWrites", "nWriteRequests", "nLogForces", "nVictims", "nDirtyVictims", "nClockSweeps",
-                  "nClockSteps", "nRefBitsCleared", "nVolumeSyncs", "nDiscards"]
+    STAT_NAMES = POOL_STAT_NAMES
 
     def __init__(self, num_frames: int, page_size: int = DEFAULT_PAGE_SIZE, log=None,
                  max_many_pages: int = DEFAULT_MAX_MANY_PAGES, trace: bool = False):

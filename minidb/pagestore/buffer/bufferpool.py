@@ -112,7 +112,7 @@ from typing import TYPE_CHECKING
 from minidb import impl
 from minidb.log.lsn import LSN
 from minidb.pagestore.buffer.clock import VICTIM, ClockChoice
-from minidb.pagestore.buffer.frame import Frame, FrameView, WriteRun
+from minidb.pagestore.buffer.frame import POOL_STAT_NAMES, Frame, FrameView, WriteRun
 from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.buffer.walrule import LOG_SYNC_POINT
 from minidb.pagestore.errors import (
@@ -137,9 +137,7 @@ DEFAULT_MAX_MANY_PAGES = 8
 class BufferPool:
     """Fixed frames over the volumes registered with :meth:`register` (see the module documentation)."""
 
-    STAT_NAMES = ["nFixes", "nHits", "nMisses", "nConditionalFails", "nVirginFixes", "nPageReads",
-                  "nPageWrites", "nWriteRequests", "nLogForces", "nVictims", "nDirtyVictims", "nClockSweeps",
-                  "nClockSteps", "nRefBitsCleared", "nVolumeSyncs", "nDiscards"]
+    STAT_NAMES = POOL_STAT_NAMES
 
     def __init__(self, num_frames: int, page_size: int = DEFAULT_PAGE_SIZE, log=None,
                  max_many_pages: int = DEFAULT_MAX_MANY_PAGES, trace: bool = False):

@@ -6,8 +6,9 @@ and its page point at each other (``page.frame``), and the frame at its pool
 (``frame.pool``): the write-ahead logging code (:mod:`minidb.pagestore.wal.logrec`)
 goes from a page it changes to the pool that holds it, to ask for the page's
 image before its first change. A ``FrameView`` is a frame frozen for pictures
-and tests; a ``WriteRun`` is one disk write of the cleaner. The pool that keeps
-them (:mod:`.bufferpool`, or a course project's) decides everything else.
+and tests; a ``WriteRun`` is one disk write of the cleaner. ``POOL_STAT_NAMES``
+are the counters every pool keeps (tests and pictures read them). The pool that
+keeps them (:mod:`.bufferpool`, or a course project's) decides everything else.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from minidb.pagestore.buffer.latch import LATCH, Latch
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.pages.slotted import SlottedPage
 
+POOL_STAT_NAMES = ["nFixes", "nHits", "nMisses", "nConditionalFails", "nVirginFixes", "nPageReads",
+                   "nPageWrites", "nWriteRequests", "nLogForces", "nVictims", "nDirtyVictims", "nClockSweeps",
+                   "nClockSteps", "nRefBitsCleared", "nVolumeSyncs", "nDiscards"]
 
 @dataclass(eq=False)
 class Frame:
