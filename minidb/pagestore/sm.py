@@ -61,7 +61,7 @@ reads the log (cutting a torn tail; every log file must carry the
 environment id the volume header records, :mod:`minidb.pagestore.volume.volheader`:
 a file copied in from another page store is refused by name), mounts the volume and restarts (:mod:`minidb.pagestore.restart`); with
 ``restart=False`` it stops before the first pass and returns the
-:class:`~minidb.pagestore.restart.Restart` in ``sm.restart``, for stepping
+:class:`~minidb.pagestore.restart.restart.Restart` in ``sm.restart``, for stepping
 through the passes one at a time.
 
 **Two-phase commit**: :meth:`prepare` makes a transaction PREPARED under a

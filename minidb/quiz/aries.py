@@ -20,7 +20,7 @@ page's recovery LSN), so a page written by the cleaner and changed again
 enters the dirty page table later than its older entries: redo skips those
 as older than the recovery LSN, or as not dirty at all.
 
-The answers are the passes themselves (:class:`~minidb.pagestore.restart.Restart`,
+The answers are the passes themselves (:class:`~minidb.pagestore.restart.restart.Restart`,
 one pass at a time) and their traces: analysis' tables, redo's decision for
 each entry with its reason, undo's visits and the CLRs it logged, each CLR's
 ``undo_nxt`` read back from the log.

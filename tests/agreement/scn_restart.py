@@ -29,7 +29,7 @@ from minidb.pagestore import StorageManager
 from tests.agreement.scenarios import disk_state, scenario
 from tests.pagestore.sm_helpers import OPTIONS
 
-SPOTS = ("pagestore.restart.Restart", "pagestore.restart.analysis.analysis_pass",
+SPOTS = ("pagestore.restart.restart.Restart", "pagestore.restart.analysis.analysis_pass",
          "pagestore.restart.redo.redo_pass", "pagestore.restart.master.check_volume_and_log")
 FRAMES = 8
 
@@ -127,7 +127,7 @@ def crashed_and_restarted(seed: int) -> list:
     return results
 
 
-@scenario("pagestore.restart.master.check_volume_and_log", "pagestore.restart.Restart")
+@scenario("pagestore.restart.master.check_volume_and_log", "pagestore.restart.restart.Restart")
 def log_cut_around_the_checkpoint(seed: int) -> list:
     """The workload's log cut (or zeroed) at seeded offsets of its last file, some before the master
     checkpoint's ``chkpt_end``: the same refusals, or the same restarts."""

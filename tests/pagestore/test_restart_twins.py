@@ -26,8 +26,8 @@ import random
 import pytest
 
 import minidb.log.manager as log_manager_module
-import minidb.pagestore.restart as restart_module
 import minidb.pagestore.restart.master as master_module
+import minidb.pagestore.restart.restart as restart_module
 from minidb import impl
 from minidb.collector import collector_paused
 from minidb.errors import LogCorruptionError, LogError

@@ -54,89 +54,26 @@ and the redo LSN 0x1/0x3a0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from minidb import impl
-from minidb.errors import LogCorruptionError
-from minidb.log.files import file_name
-from minidb.log.header import ERASED_TYPE
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
 from minidb.pagestore.ids import PageId
+from minidb.pagestore.restart.results import (  # the records analysis fills (re-exported for its readers)
+    AnalysisResult,
+    AnalysisTables,
+    DirtyPage,
+    XctEntry,
+    analysis_result,
+    check_not_erased,
+)
 from minidb.pagestore.transactions.xct import PROGRESS, XctState
 from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.stats import Trace
 
-
-@dataclass
-class XctEntry:
-    """A row of the transaction table rebuilt by analysis."""
-
-    tid: int
-    state: XctState = XctState.ACTIVE
-    last_lsn: LSN = NULL_LSN
-    undo_nxt: LSN = NULL_LSN
-    first_lsn: LSN = NULL_LSN
-    undo_nxt_seen: bool = False  # the scan set undo_nxt itself (else the checkpoint's is used)
-
-    def __str__(self) -> str:
-        return f"T{self.tid} {self.state.name} last={self.last_lsn} undo_nxt={self.undo_nxt}"
-
-
-@dataclass(frozen=True)
-class DirtyPage:
-    pid: PageId
-    rec_lsn: LSN
-
-    def __str__(self) -> str:
-        return f"{self.pid} rec_lsn={self.rec_lsn}"
-
-
-@dataclass
-class AnalysisResult:
-    master: LSN
-    start: LSN
-    end: LSN
-    xct_table: dict[int, XctEntry]
-    dirty_pages: dict[tuple[int, int], DirtyPage]
-    redo_lsn: LSN
-    youngest: int
-    entries_read: int
-    ended: set[int] = field(default_factory=set)
-    devices: list[int] = field(default_factory=lambda: [1])  # the volumes mounted at the end of the log
-
-    @property
-    def losers(self) -> list[XctEntry]:
-        return [x for _, x in sorted(self.xct_table.items()) if x.state in (XctState.ACTIVE, XctState.ABORTING)]
-
-    @property
-    def prepared(self) -> list[XctEntry]:
-        return [x for _, x in sorted(self.xct_table.items()) if x.state == XctState.PREPARED]
-
-    @property
-    def freeing(self) -> list[XctEntry]:
-        return [x for _, x in sorted(self.xct_table.items()) if x.state == XctState.FREEING_SPACE]
-
-    def summary(self) -> str:
-        xcts = "; ".join(str(x) for _, x in sorted(self.xct_table.items())) or "none"
-        pages = "; ".join(str(d) for _, d in sorted(self.dirty_pages.items())) or "none"
-        return (f"analysis: from {self.start} to {self.end}, {self.entries_read} entries read\n"
-                f"  transaction table: {xcts}\n"
-                f"  dirty page table: {pages}\n"
-                f"  redo LSN: {self.redo_lsn}")
-
-
-@dataclass
-class AnalysisTables:
-    """What :func:`rebuild_tables` rebuilds from the entries it is given."""
-
-    xct_table: dict[int, XctEntry]
-    dirty_pages: dict[tuple[int, int], DirtyPage]
-    redo_lsn: LSN
-    youngest: int = 0
-    ended: set[int] = field(default_factory=set)
-    devices: list[int] = field(default_factory=lambda: [1])
+__all__ = ["analysis_pass", "rebuild_tables", "ANALYSIS_PASS", "AnalysisResult", "AnalysisTables", "DirtyPage",
+           "XctEntry", "analysis_result", "check_not_erased"]
 
 
 def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> AnalysisResult:
@@ -162,24 +99,6 @@ def analysis_pass(log: Any, master: LSN, trace: Trace | None = None) -> Analysis
 
     tables = rebuild_tables(entries(), master, trace)  # the one call site of the analysis decisions
     return analysis_result(log, master, tables, first, count, trace)
-
-
-def check_not_erased(type_code: int, lsn: LSN) -> None:
-    """The page store has no eraser: an erased entry in its log is damage, never its own."""
-    if type_code == ERASED_TYPE:
-        raise LogCorruptionError(file_name(lsn.file), lsn.offset,
-                                 f"erased entry at {lsn} in a page store's log (the page store erases nothing)")
-
-
-def analysis_result(log: Any, master: LSN, tables: AnalysisTables, first: LSN | None, count: int,
-                    trace: Trace) -> AnalysisResult:
-    """What analysis found, having read ``count`` entries from ``first`` (None: the log is empty) on."""
-    start = master if not master.is_null else first if first is not None else NULL_LSN
-    result = AnalysisResult(master, start, log.end_lsn, tables.xct_table, tables.dirty_pages, tables.redo_lsn,
-                            tables.youngest, count, tables.ended, tables.devices)
-    for line in result.summary().splitlines():
-        trace.emit("%s", line)
-    return result
 
 
 def rebuild_tables(entries: Iterable[tuple[LSN, EntryType, dict[str, Any]]], master: LSN,

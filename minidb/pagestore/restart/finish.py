@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.pagestore.restart.analysis import AnalysisResult
+from minidb.pagestore.restart.results import AnalysisResult
 from minidb.pagestore.transactions.freespace import free_space
 from minidb.pagestore.transactions.prepare import hold_space, read_prepare
 from minidb.pagestore.transactions.xct import XctState

@@ -25,24 +25,14 @@ Redo repeats *all* history, losers' entries and CLRs included; undo comes
 after. It logs nothing; pages it changes are dirty in the pool and written
 by the usual rules (the write-ahead rule holds: their LSNs are in the log).
 
-**Torn pages.** A page whose last write reached the disk only in part has
-different LSNs in its header and footer, or a checksum that does not match
-(:mod:`minidb.pagestore.pages.page`). Redo cannot start from it, so it
-*repairs* it from the page's newest full image (a ``page_image``, or the
-``page_format`` of a fresh page) at or after the page's recovery LSN in the
-dirty page table, then redoes the page's later entries
-(:func:`rebuild_page`). A page can only be torn by a write of a dirty page,
-and a dirty page's recovery LSN is the LSN of its image
-(:mod:`minidb.pagestore.wal.pageimage`), so the image is there, and the log
-before the redo LSN is never read: it may be gone (scavenged). The pages of
-TMP, LOAD and INSERT stores, whose changes are not logged, are never in a
-checkpoint's table (:mod:`minidb.pagestore.pages.storeprop`), so redo reads
-one only from its ``page_format``, which is its image. A bad page
-with no image there (not in the dirty page table, or damaged rather than
-torn) is corruption, named (:class:`~minidb.pagestore.errors.PageStoreCorruptionError`),
-never silently replaced. After the scan, the pages of the dirty page table
-not yet read and store 0's pages are read as well, so no torn page is left
-behind (a bad page anywhere else is found when it is read).
+**Torn pages.** A page whose last write reached the disk only in part
+cannot be redone from; redo fixes every page through
+:func:`~minidb.pagestore.restart.repair.fix_or_repair`, which rebuilds a torn
+page from its newest image at or after its recovery LSN, and after the scan
+reads the pages no entry made it fix
+(:func:`~minidb.pagestore.restart.repair.read_other_pages`), so no torn page
+is left behind. A bad page with no image to rebuild it from is corruption,
+named, never silently replaced.
 
 Redo changes pages without logging, so the pages it dirties have no image
 at their recovery LSN: restart writes them all before its checkpoint
@@ -60,54 +50,20 @@ it): skipped. Had p(1.3.13) been torn on disk, the entry at 0x1/0x600 (the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from minidb import impl
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
-from minidb.pagestore.buffer.latch import EX, SH
-from minidb.pagestore.errors import BadPageError, PageStoreCorruptionError
 from minidb.pagestore.ids import PageId
-from minidb.pagestore.restart.analysis import AnalysisResult
-from minidb.pagestore.wal.logdef import PAGE_FORMAT, PAGE_IMAGE, PAGESTORE_TYPES, UNLOGGED_PAGE_IMAGE
+from minidb.pagestore.restart.repair import fix_or_repair, read_other_pages, rebuild_page
+from minidb.pagestore.restart.results import AnalysisResult, PageRepair, RedoResult
+from minidb.pagestore.wal.logdef import PAGESTORE_TYPES
 from minidb.pagestore.wal.logrec import REDO
 from minidb.stats import Trace
 
-
-@dataclass(frozen=True)
-class PageRepair:
-    """A torn page rebuilt: from the image at ``image_lsn``, found scanning from ``scanned_from``."""
-
-    pid: PageId
-    scanned_from: LSN
-    image_lsn: LSN
-    entries: int  # redone after the image
-
-    def __str__(self) -> str:
-        return (f"{self.pid} repaired from its image at {self.image_lsn} and {self.entries} later entries "
-                f"(log read from {self.scanned_from})")
-
-
-@dataclass
-class RedoResult:
-    start: LSN
-    entries_read: int = 0
-    redone: int = 0
-    skipped_not_dirty: int = 0
-    skipped_page_newer: int = 0
-    pages_repaired: list[PageRepair] = field(default_factory=list)
-    decisions: list[tuple[LSN, str]] = field(default_factory=list)  # (entry, "redone" | "skipped")
-
-    @property
-    def torn_pages_rebuilt(self) -> int:
-        return len(self.pages_repaired)
-
-    def summary(self) -> str:
-        return (f"redo: from {self.start}, {self.entries_read} entries read, {self.redone} redone, "
-                f"{self.skipped_not_dirty} skipped (page not dirty or older than its recovery LSN), "
-                f"{self.skipped_page_newer} skipped (page LSN newer), "
-                f"{self.torn_pages_rebuilt} torn pages repaired from their images")
+__all__ = ["redo_pass", "redo_entry", "redo_decision", "REDO_PASS", "REDO_TEST", "RedoResult", "PageRepair",
+           "fix_or_repair", "read_other_pages", "rebuild_page"]
 
 
 def redo_pass(log: Any, volume: Any, result: AnalysisResult, trace: Trace | None = None) -> RedoResult:
@@ -174,18 +130,6 @@ def redo_entry(lsn: LSN, entry_type: EntryType | None, values: dict[str, Any], f
             bp.unfix(page, dirty=decision == APPLY)
 
 
-def read_other_pages(log: Any, volume: Any, dirty: Mapping[tuple[int, int], Any], done: RedoResult,
-                     seen: set[tuple[int, int]], trace: Trace) -> None:
-    """Read the pages that may be torn but that no entry made redo fix (``seen``): the rest of the dirty
-    page table, and store 0's pages of every mounted volume, so that damage to a map is found at restart."""
-    others = [d.pid for key, d in sorted(dirty.items()) if key not in seen]
-    for each in volume.mounted():
-        others += [PageId(each.vid, 0, n) for n in range(1, each.header.store0_pages)
-                   if (each.vid, n) not in seen and (each.vid, n) not in dirty]
-    for pid in others:
-        volume.bp.unfix(fix_or_repair(log, volume, pid, dirty, done, trace, mode=SH))
-
-
 NOT_REDOABLE, NOT_DIRTY, BEFORE_REC_LSN, PAGE_NEWER, APPLY = (
     "not redoable", "not dirty", "before rec_lsn", "page newer", "redo")
 
@@ -242,51 +186,6 @@ def _redo_from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., str
 
 #: where :func:`redo_entry` asks :func:`redo_decision` (exercise 08c's hook)
 REDO_TEST = impl.register("08c_redo_test", "redo_test", redo_decision, _redo_from_exercise)
-
-
-def fix_or_repair(log: Any, volume: Any, pid: PageId, dirty: Mapping[tuple[int, int], Any], done: RedoResult,
-                  trace: Trace, mode: Any = EX) -> Any:
-    """Fix ``pid``, repairing it from its image first if it is torn on disk."""
-    bp = volume.bp
-    try:
-        return bp.fix(pid, mode)
-    except BadPageError as torn:
-        trace.emit("redo: %s", torn)
-        known = dirty.get(pid.key)
-        if known is None:
-            raise PageStoreCorruptionError(f"{torn}; {pid} is not in the dirty page table, so the log holds "
-                                           f"no image to repair it from") from None
-        repair = rebuild_page(log, volume, pid, known.rec_lsn, str(torn))
-        done.pages_repaired.append(repair)
-        trace.emit("redo: %s", repair)
-        return bp.fix(pid, mode)
-
-
-def rebuild_page(log: Any, volume: Any, pid: PageId, start: LSN, why: str = "bad page") -> PageRepair:
-    """Rebuild page ``pid`` in the pool from its newest image at or after ``start`` and the entries after it."""
-    image, later = None, []
-    for entry in log.scan(start):
-        entry_type = entry.entry_type
-        if (entry_type is None or not entry_type.redoable or entry_type.owner != PAGESTORE_TYPES.owner
-                or (entry.values["vol"], entry.values["page"]) != pid.key):
-            continue
-        if entry_type in (PAGE_IMAGE, PAGE_FORMAT, UNLOGGED_PAGE_IMAGE):
-            image, later = entry, []
-        elif image is not None:
-            later.append(entry)
-    if image is None:
-        raise PageStoreCorruptionError(f"{why}; the log from {pid}'s recovery LSN {start} on holds no image "
-                                       f"of it to repair it from")
-    bp = volume.bp
-    page = bp.fix(pid, EX, virgin=True)
-    try:
-        for entry in [image] + later:
-            REDO[entry.type_name](page, entry.values)
-            page.lsn = entry.lsn
-        bp.lower_rec_lsn(page, image.lsn)
-    finally:
-        bp.unfix(page)
-    return PageRepair(pid, start, image.lsn, len(later))
 
 
 #: pass 2, as restart runs it

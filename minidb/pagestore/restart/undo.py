@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from minidb import impl
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.types import EntryType
-from minidb.pagestore.restart.analysis import AnalysisResult
-from minidb.pagestore.transactions.rollback import UndoStep, chain_step, undo_step
+from minidb.pagestore.restart.results import AnalysisResult, UndoResult
+from minidb.pagestore.transactions.rollback import chain_step, undo_step
 from minidb.pagestore.transactions.xct import XctState
 from minidb.pagestore.wal.logdef import CLR_REC_INSERT, PAGE_FORMAT, REC_INSERT
 from minidb.stats import Trace
@@ -163,21 +162,6 @@ def _from_exercise(hook: impl.Hook, student: Callable) -> Callable:
 
 
 UNDO_WALK = impl.register("08a_aries_undo", "undo_order", _walk, _from_exercise)
-
-
-@dataclass
-class UndoResult:
-    losers: list[int]
-    steps: list[tuple[int, UndoStep]] = field(default_factory=list)  # (tid, step), in the order done
-    ended: dict[int, LSN] = field(default_factory=dict)  # tid -> its xct_end
-
-    @property
-    def undone(self) -> int:
-        return sum(1 for _, s in self.steps if s.action == "undone")
-
-    def summary(self) -> str:
-        losers = ", ".join(f"T{t}" for t in self.losers) or "none"
-        return f"undo: losers {losers}, {len(self.steps)} entries read, {self.undone} undone"
 
 
 def undo_pass(volume: Any, xcts: Any, result: AnalysisResult, trace: Trace | None = None) -> UndoResult:
