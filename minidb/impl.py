@@ -249,8 +249,9 @@ class HotSpot:
 
 
 def guard_class(cls: type, what: str, path: Path) -> type:
-    """A subclass of the student's ``cls`` whose methods (those defined in the student's file) turn an
-    escaping ``NotImplementedError`` into an :class:`ExerciseError` naming the method."""
+    """A subclass of the student's ``cls`` whose methods (those defined in the student's file: plain,
+    static, and the getters of properties) turn an escaping ``NotImplementedError`` into an
+    :class:`ExerciseError` naming the method."""
     def guard(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
         def guarded(*args: Any, **kwargs: Any) -> Any:
@@ -266,6 +267,10 @@ def guard_class(cls: type, what: str, path: Path) -> type:
             for name, value in vars(klass).items():
                 if inspect.isfunction(value):
                     methods[name] = guard(name, value)
+                elif isinstance(value, staticmethod):  # Restart.opening, which the engine calls on the class
+                    methods[name] = staticmethod(guard(name, value.__func__))
+                elif isinstance(value, property) and value.fget is not None:  # Restart.next_pass
+                    methods[name] = property(guard(name, value.fget), value.fset, value.fdel, value.__doc__)
     return type(cls.__name__, (cls,), {**methods, "__module__": cls.__module__, "__qualname__": cls.__qualname__})
 
 

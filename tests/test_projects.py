@@ -46,7 +46,7 @@ def hot_spot(name: str) -> impl.HotSpot:
 
 
 def test_there_are_projects():
-    assert {p.name for p in PROJECTS} >= {"buffer_pool", "lock_manager", "vlsn_index"}
+    assert {p.name for p in PROJECTS} >= {"aries_restart", "buffer_pool", "lock_manager", "vlsn_index"}
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
@@ -164,6 +164,40 @@ def test_student_mode_builds_the_students_pool_wherever_the_engine_builds_one(tm
         assert type(BUFFER_POOL.call(2)) is BUFFER_POOL.reference
 
 
+COUNTING_RESTART = '''
+from minidb.pagestore.restart import restart as reference
+
+BUILT = []
+
+
+class Restart(reference.Restart):
+    def __init__(self, *args, **options):
+        BUILT.append(args[0])
+        super().__init__(*args, **options)
+'''
+
+
+def test_student_mode_builds_the_students_restart_and_no_fast_pass_runs(tmp_path):
+    """The restart project's component: every open of the crash sweep constructs the student's class, and
+    neither the fast restart nor the fast analysis and redo it calls run, even under a fast choice before."""
+    home = tmp_path / impl.PROJECTS / "aries_restart"
+    home.mkdir(parents=True)
+    (home / "student.py").write_text(COUNTING_RESTART)
+    from minidb.crashtest import btree
+    from minidb.pagestore.restart.analysis import ANALYSIS_PASS
+    from minidb.pagestore.restart.redo import REDO_PASS
+    from minidb.pagestore.restart.restart import RESTART
+
+    with impl.using(impl.FAST):
+        assert RESTART.fast_runs and ANALYSIS_PASS.fast_runs
+    with impl.using(impl.STUDENT, tmp_path, only=["aries_restart"]):
+        assert RESTART.student_runs and not (RESTART.fast_runs or ANALYSIS_PASS.fast_runs or REDO_PASS.fast_runs)
+        assert btree.crash_sweep(3, ops=20).violations == []
+        built = sys.modules["minidb_student_projects_aries_restart"].BUILT
+        assert len(built) > 10  # the workload's open, and one per crash point's restart
+        assert RESTART.chosen().__mro__[1].__module__ == "minidb_student_projects_aries_restart"
+
+
 def test_a_missing_student_file_or_class_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(impl.DIR_VAR, str(tmp_path))
     (tmp_path / impl.PROJECTS / "buffer_pool").mkdir(parents=True)
@@ -209,6 +243,20 @@ def method_bodies(source: str, class_name: str) -> list[str]:
     return bodies
 
 
+def function_bodies(source: str) -> list[str]:
+    """The bodies (docstrings left out) of every function and method in ``source`` of more than one
+    statement, as :func:`method_bodies` gives those of one class."""
+    classes = [node.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ClassDef)]
+    tree = ast.parse(source)
+    module = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    bodies = [text for name in classes for text in method_bodies(source, name)]
+    for function in module:
+        body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) > 1:
+            bodies.append("\n".join(textwrap.dedent(ast.get_source_segment(source, s, padded=True)) for s in body))
+    return bodies
+
+
 EDITIONS: dict[str, Path] = {}
 
 
@@ -238,6 +286,11 @@ def test_the_student_edition_holds_no_line_of_the_component_and_no_instructor_fi
             f'impl.hot_spot({class_name}, twin=False, project="{project.name}")\n')
     for path in data["fast_files"]:
         assert not (out / path).exists()
+    for path in data.get("solution_files", []):  # left out, and not a function of them left anywhere
+        assert not (out / path).exists()
+        for body in function_bodies((ROOT / path).read_text()):
+            found = [str(p.relative_to(out)) for p in out.rglob("*.py") if body in p.read_text()]
+            assert not found, f"a function of {path} is in {found}:\n{body}"
     assert not list(out.glob("exercises/projects/*/mutants")) and not list(out.glob("exercises/projects/*/tests/hidden"))
     assert (out / "exercises" / "04a_clock_replacement" / "reference.py").is_file()  # exercises keep theirs
     assert (out / "STUDENT.md").is_file() and (out / "exercises/projects/lock_manager/tests/public").is_dir()

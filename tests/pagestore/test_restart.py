@@ -9,7 +9,6 @@ from minidb import impl
 from minidb.io import CrashMode, SimDisk
 from minidb.log import LSN, NULL_LSN
 from minidb.pagestore.buffer.latch import SH
-from minidb.pagestore.restart import UndoList
 from minidb.pagestore.restart.finish import freeing_space_entry
 from minidb.pagestore.restart.master import MASTER_FILE, read_master, write_master
 from minidb.pagestore.transactions.xct import XctState
@@ -104,6 +103,8 @@ def test_redo_skips_clean_pages_and_newer_page_lsns():
 
 
 def test_undo_list_always_gives_the_largest_lsn():
+    from minidb.pagestore.restart.undo import UndoList  # undo's own (the aries_restart project's edition has none)
+
     todo = UndoList()
     for lsn, tid in ((LSN(1, 0x600), 2), (LSN(1, 0x640), 5), (LSN(1, 0x5a0), 7)):
         todo.push(lsn, tid)
