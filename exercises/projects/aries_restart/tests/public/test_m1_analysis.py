@@ -3,10 +3,10 @@ survives), and opened again without restarting (``restart=False``); your ``analy
 tables from the master checkpoint on: which transactions are losers, their last LSNs and undo-nexts, which
 pages may be newer in the log than on disk (and from which LSN), and the redo LSN."""
 
+from minidb.io import CrashMode
 from minidb.pagestore.transactions.xct import XctState
 
 from tests.pagestore.sm_helpers import entries, new_sm, open_again
-from tests.pagestore.test_restart import test_analysis_rebuilds_the_tables_from_the_master  # noqa: F401
 
 
 def test_analysis_logs_nothing_changes_no_page_and_knows_the_youngest_transaction(kit):
@@ -86,3 +86,34 @@ def test_a_clean_shutdown_leaves_nothing_to_redo_or_undo():
     result = again.restart.analysis()
     assert result.xct_table == {} and result.dirty_pages == {} and result.redo_lsn.is_null
     assert result.master == again.restart.master and not result.master.is_null
+
+
+def test_analysis_rebuilds_the_tables_from_the_master():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rid = sm.create_rec(t, fid, b"r")
+    t2 = sm.begin()
+    sm.update_rec(t2, rid, 0, b"R")
+    chkpt = sm.checkpoint()
+    t3 = sm.begin()
+    new = sm.create_rec(t3, fid, b"n" * 300)  # a large record: pages of s(1.4) enter the table
+    t4 = sm.begin()
+    sm.create_rec(t4, fid, b"done")
+    sm.commit(t4)
+    t5 = sm.begin()
+    sm.free_rec(t5, new)
+    sm.xcts.abort  # noqa: B018 (T5 stays active)
+    sm.log.sync()
+    sm.disk.crash(CrashMode.nothing())
+    sm = open_again(sm.disk, frames=8, restart=False)
+    result = sm.restart.analysis()
+    assert result.master == chkpt.begin
+    assert {tid: x.state for tid, x in result.xct_table.items()} == {
+        t2.txn_id: XctState.ACTIVE, t3.txn_id: XctState.ACTIVE, t5.txn_id: XctState.ACTIVE}
+    assert result.xct_table[t2.txn_id].undo_nxt == t2.undo_nxt  # from the checkpoint: nothing since
+    assert result.xct_table[t3.txn_id].last_lsn == t3.last_lsn
+    assert t4.txn_id in result.ended and result.youngest == t5.txn_id
+    assert result.redo_lsn == min(d.rec_lsn for d in result.dirty_pages.values())
+    assert {key[1] for key in result.dirty_pages} >= {rid.page, new.page}
+    assert [x.tid for x in result.losers] == [t2.txn_id, t3.txn_id, t5.txn_id]

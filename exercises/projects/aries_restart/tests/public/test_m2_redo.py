@@ -2,10 +2,10 @@
 change a page on disk lacks is applied again (losers' changes included), a change the page already holds
 (its page LSN is not older) is not, nothing is logged, and a torn page is rebuilt from its image."""
 
+from minidb.io import CrashMode
 from minidb.pagestore.buffer.latch import SH
 
-from tests.pagestore.sm_helpers import entries, new_sm
-from tests.pagestore.test_restart import test_a_torn_page_is_rebuilt_from_the_log  # noqa: F401
+from tests.pagestore.sm_helpers import entries, new_sm, open_again
 
 
 def decisions(sm, start):
@@ -96,3 +96,25 @@ def test_redo_starts_at_the_redo_lsn_even_before_the_master_checkpoint(kit):
     again.restart.run()
     with again.transaction() as t:
         assert again.read_rec(t, rid).body == b"before the checkpoint"
+
+
+def test_a_torn_page_is_rebuilt_from_the_log():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        rids = [sm.create_rec(t, fid, bytes([i]) * 40) for i in range(5)]
+    sm.bp.force_all()
+    with sm.transaction() as t:
+        sm.update_rec(t, rids[2], 0, b"changed")
+    sm.bp.force_all()
+    page_write = max(e.index for e in sm.disk.events if e.kind == "write" and e.name == "v1.vol"
+                     and e.offset == rids[2].page * 512)
+    image = sm.disk.crash_image(page_write, CrashMode.torn(100))  # the header is new, the rest old
+    sm = open_again(image, frames=8)
+    assert sm.restart_report.redo.torn_pages_rebuilt == 1
+    assert any("torn page" in line for line in sm.restart_report.traces["redo"])
+    page = sm.bp.fix(rids[2].pid, SH)
+    assert not page.is_torn()
+    sm.bp.unfix(page)
+    with sm.transaction() as t:
+        assert sm.read_rec(t, rids[2]).body == b"changed" + bytes([2]) * 33

@@ -11,9 +11,6 @@ from minidb.errors import SimulatedCrash
 from minidb.io import CrashMode
 
 from tests.pagestore.sm_helpers import entries, new_sm, open_again
-from tests.pagestore.test_restart import (  # noqa: F401  (collected here)
-    test_undo_rolls_back_all_losers_in_strictly_reverse_lsn_order,
-)
 
 WORDS = [b"alpha", b"bravo", b"charlie", b"delta"]
 
@@ -87,3 +84,28 @@ def test_a_crash_anywhere_in_restart_then_another_restart_undoes_nothing_twice()
         assert all(count == 1 for count in compensated(again).values()), f"crash after {at} of {ops} operations"
         as_committed(again, fid, rids)
         assert again.xcts.active() == []
+
+
+def test_undo_rolls_back_all_losers_in_strictly_reverse_lsn_order():
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        fid = sm.create_file(t)
+        base = sm.create_rec(t, fid, b"0123456789")
+    losers = [sm.begin() for _ in range(3)]
+    for step in range(4):
+        for i, t in enumerate(losers):
+            if (step + i) % 2:
+                sm.create_rec(t, fid, bytes([step, i]))
+            else:
+                sm.update_rec(t, base, step + 3 * i % 7, bytes([i]))
+    sm.abort(losers[1])  # an aborted one: already rolled back, not a loser
+    sm.log.sync()
+    sm.disk.crash(CrashMode.nothing())
+    sm = open_again(sm.disk, frames=8)
+    report = sm.restart_report
+    assert report.undo.losers == [losers[0].txn_id, losers[2].txn_id]
+    order = [step.lsn for _, step in report.undo.steps]
+    assert order == sorted(order, reverse=True) and len(order) == 8
+    with sm.transaction() as t:
+        assert sm.read_rec(t, base).body == b"0123456789"
+        assert [r.rid for r in sm.scan(t, fid)] == [base]
