@@ -294,6 +294,23 @@ def test_the_student_edition_holds_no_line_of_the_component_and_no_instructor_fi
     assert not list(out.glob("exercises/projects/*/mutants")) and not list(out.glob("exercises/projects/*/tests/hidden"))
     assert (out / "exercises" / "04a_clock_replacement" / "reference.py").is_file()  # exercises keep theirs
     assert (out / "STUDENT.md").is_file() and (out / "exercises/projects/lock_manager/tests/public").is_dir()
+    assert not missing_imports(out), missing_imports(out)[:3]  # make test collects every module it keeps
+
+
+def missing_imports(out: Path) -> list[str]:
+    """The top-level imports of minidb modules, in the edition's tests/, of modules the edition has not."""
+    def present(module: str) -> bool:
+        path = out.joinpath(*module.split("."))
+        return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+    missing = []
+    for test in sorted((out / "tests").rglob("*.py")):
+        for node in ast.parse(test.read_text()).body:
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else [])
+            missing += [f"{test.relative_to(out)}: {name}" for name in names
+                        if name.split(".")[0] == "minidb" and not present(name)]
+    return missing
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])

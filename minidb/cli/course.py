@@ -24,7 +24,10 @@ What it writes into ``DIR``:
    hold part of what the student writes, as the lock manager's waiting threads);
 4. every project's ``tests/hidden/`` and ``mutants/`` are left out (the
    instructor's tests and wrong solutions); the exercises keep their
-   ``reference.py``, which only point into the engine;
+   ``reference.py``, which only point into the engine; so is a test module
+   of ``tests/`` that imports, at its top, a module left out by 3 (the
+   accelerated twin's own tests, the tests of minidb's passes by name): it
+   could not even be collected, and ``make test`` would stop on it;
 5. ``STUDENT.md``, a page on where to start.
 
 ``DIR`` must be new or empty (or hold this command's earlier output, which is
@@ -86,6 +89,26 @@ def left_out(path: str, spec: dict) -> bool:
     return instructors or path in spec["fast_files"] or path in spec.get("solution_files", [])
 
 
+def module_of(path: str) -> str:
+    """``minidb/pagestore/restart/redo.py`` -> ``minidb.pagestore.restart.redo``."""
+    parts = path.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_any(source: str, modules: set[str]) -> bool:
+    """Whether ``source`` imports, at its top level, one of ``modules`` or something inside one."""
+    def inside(name: str) -> bool:
+        return any(name == m or name.startswith(m + ".") for m in modules)
+
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import) and any(inside(alias.name) for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (
+                inside(node.module or "") or any(inside(f"{node.module}.{alias.name}") for alias in node.names)):
+            return True
+    return False
+
+
 def student_module(reference: str, skeleton: str, project: str) -> str:
     """The module that stands in for ``reference`` (its source): the skeleton's source, then each hot spot
     the reference declares for the project's components, declared again without a twin."""
@@ -135,6 +158,10 @@ def export(name: str, out: str, root: Path = ROOT) -> int:
     skeleton = (root / "exercises" / impl.PROJECTS / name / "skeleton.py").read_text()
     replaced = {path: student_module((root / path).read_text(), skeleton, name) for path in spec["reference_files"]}
     files = [path for path in tracked_files(root) if not left_out(path, spec)]
+    gone = {module_of(path) for path in spec["fast_files"] + spec.get("solution_files", [])}
+    files = [path for path in files if not (path.startswith("tests/") and path.endswith(".py") and gone
+                                            and (root / path).is_file()
+                                            and imports_any((root / path).read_text(), gone))]
     written = 0
     with owned_output(out, OWNER):
         for path in files:

@@ -5,7 +5,6 @@ import struct
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from minidb.fast.pagestore.restart.redo import insert_plain, overwrite_plain
 from minidb.log import LSN
 from minidb.pagestore import PageId, PageTag, RecordWontFitError, SlotError, SlottedPage, SpaceUser, StoreFlags
 from minidb.pagestore.errors import TornPageError
@@ -258,6 +257,8 @@ def test_redos_shortcuts_write_the_careful_bytes_or_leave_the_page_alone():
     reserved), resizing and same-length splices gives: where they act, the page is byte for byte what
     insert_at / splice by redo's user make of it; where they decline, it is untouched."""
     import random
+
+    from minidb.fast.pagestore.restart.redo import insert_plain, overwrite_plain  # the fast redo's (a twin)
 
     rng = random.Random(11)
     took = {"insert": 0, "overwrite": 0, "declined": 0}

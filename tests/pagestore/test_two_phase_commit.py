@@ -7,7 +7,7 @@ import pytest
 from minidb.io import CrashMode
 from minidb.pagestore import PAGESTORE_TYPES
 from minidb.pagestore.lock import LockId, LockManager, LockMode
-from minidb.pagestore.restart.analysis import XctEntry, _merge_checkpointed
+from minidb.pagestore.restart.results import XctEntry
 from minidb.pagestore.transactions.prepare import MAX_GTID, GtidError
 from minidb.pagestore.transactions.xct import XctState
 from minidb.pagestore.transactions.xctmgr import XctError
@@ -234,6 +234,8 @@ def test_an_unknown_gtid_at_phase_two_is_refused_and_changes_nothing():
 def test_analysis_keeps_the_state_further_along_when_merging_a_checkpoint_row():
     """The checkpoint copied T PREPARED while its xct_abort (abort_prepared) was already logged after
     chkpt_begin: the scan's ABORTING wins, though ABORTING's value is smaller than PREPARED's."""
+    from minidb.pagestore.restart.analysis import _merge_checkpointed  # analysis' own (not in an aries_restart edition)
+
     table = {5: XctEntry(5, XctState.ABORTING)}
     row = {"tid": 5, "state": int(XctState.PREPARED), "last_lsn": table[5].last_lsn, "undo_nxt": table[5].undo_nxt}
     _merge_checkpointed(table, set(), row)
