@@ -228,14 +228,7 @@ class Checkpointer:
         yield run.pause(7, True)
 
         run.begin(8)
-        end = core.log_entry(CKPT_END, {
-            "checkpoint_id": result.checkpoint_id, "invoker": result.invoker, "time_ms": core.now_ms(),
-            "ckpt_start_lsn": start, "first_active_lsn": result.first_active_lsn,
-            "root_lsn": checkpointer.db_tree.mapping.root_lsn, "last_node_id": core.last_node_id,
-            "last_db_id": checkpointer.db_tree.last_db_id, "last_txn_id": checkpointer.txn_manager.last_txn_id,
-            "files_to_delete": [{"file": f} for f in files],
-        })
-        core.log.sync(end)
+        end = self._log_ckpt_end(result)
         result.ckpt_end_lsn = end
         self.last_ckpt_start = start
         self.last_first_active = result.first_active_lsn
@@ -263,6 +256,19 @@ class Checkpointer:
         run.done = True
         self.history.append(result)
         yield run.pause(10, True)
+
+    def _log_ckpt_end(self, result: CheckpointResult) -> LSN:
+        """Step 8: CkptEnd, then the fsync that makes the whole checkpoint count (and lets step 9 delete)."""
+        core = self.core
+        end = core.log_entry(CKPT_END, {
+            "checkpoint_id": result.checkpoint_id, "invoker": result.invoker, "time_ms": core.now_ms(),
+            "ckpt_start_lsn": result.ckpt_start_lsn, "first_active_lsn": result.first_active_lsn,
+            "root_lsn": self.db_tree.mapping.root_lsn, "last_node_id": core.last_node_id,
+            "last_db_id": self.db_tree.last_db_id, "last_txn_id": self.txn_manager.last_txn_id,
+            "files_to_delete": [{"file": f} for f in result.files_to_delete],
+        })
+        core.log.sync(end)
+        return end
 
     # -- step 5 ------------------------------------------------------------------------------
     def flush_dirty_nodes(self, run: CheckpointRun) -> Iterator[Pause]:
