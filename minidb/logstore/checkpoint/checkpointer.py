@@ -174,7 +174,7 @@ class Checkpointer:
         files = list(cleaner_files())
         result.files_to_delete = files
         run.say(1, "cleaner: files to delete after this checkpoint: %s",
-                  ", ".join(map(str, files)) if files else "none")
+                ", ".join(map(str, files)) if files else "none")
         yield run.pause(1, True)
 
         run.begin(2)
@@ -189,7 +189,7 @@ class Checkpointer:
         first_active = checkpointer.txn_manager.first_active_lsn()
         result.first_active_lsn = start if first_active.is_null else first_active
         run.say(3, "CkptStart logged at %s; firstActiveLSN %s%s", start, result.first_active_lsn,
-                  " (no active txn)" if first_active.is_null else "")
+                " (no active txn)" if first_active.is_null else "")
         yield run.pause(3, True)
 
         run.begin(4)
@@ -215,8 +215,8 @@ class Checkpointer:
         said = [flush(run) for flush in hooks.flush_vlsn_index]
         messages = [message for message in said if message]  # a hook may say what it flushed
         run.say(6, "VLSN index: %s", "; ".join(messages) if messages else
-                  f"flushed ({len(hooks.flush_vlsn_index)} hooks)" if hooks.flush_vlsn_index
-                  else "nothing to flush (not replicated)")
+                f"flushed ({len(hooks.flush_vlsn_index)} hooks)" if hooks.flush_vlsn_index
+                else "nothing to flush (not replicated)")
         yield run.pause(6, True)
 
         run.begin(7)
@@ -235,7 +235,7 @@ class Checkpointer:
         self.last_ckpt_end = end
         self.bytes_at_last_end = core.log.stats["nBytes"]
         run.say(8, "CkptEnd logged at %s (CkptStart %s, firstActiveLSN %s, mapping tree root %s); log fsynced",
-                  end, start, result.first_active_lsn, checkpointer.db_tree.mapping.root_lsn)
+                end, start, result.first_active_lsn, checkpointer.db_tree.mapping.root_lsn)
         yield run.pause(8, True)
 
         run.begin(9)
@@ -353,7 +353,7 @@ class Checkpointer:
             self._log(run, node, provisional, f"checkpoint: level {ref.level}")
         else:
             run.say(5, "%s (%s, level %d) not dirty; parent %s added", ref.describe(), db.name, ref.level,
-                      parent.describe())
+                    parent.describe())
 
     def _flush_subtree(self, run: CheckpointRun, db, ref: CheckpointReference, parent, index: int) -> None:
         """je.checkpointer.highPriority: the mapped BINs of ``parent`` and then ``parent`` itself, in one

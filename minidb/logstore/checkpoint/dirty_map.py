@@ -39,6 +39,12 @@ So the highest flush level is raised by one and the parent added: the
 parent, which records both halves, becomes the level logged
 non-provisionally.
 
+The environment builds the map through the hot spot ``DIRTY_IN_MAP`` (a
+component of the course project ``checkpointer``) and hands the same map to
+the checkpointer, the evictor, the trees and the mapping tree; the records it
+reports (``CkptState``, ``CheckpointReference``, ``DirtyMapSnapshot``) are in
+:mod:`.records`.
+
 Locking order: the environment latch (held by every operation and by each
 checkpoint step) covers the map; the evictor and the checkpointer never run
 at the same instant, they interleave between steps.
