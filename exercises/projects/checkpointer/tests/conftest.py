@@ -1,6 +1,7 @@
-"""What the checkpointer project's tests share: a dirty map of the chosen class (the reference's, or the
-student's: see exercises/projects/conftest.py) over a tree that minidb's own engine built, so that the
-map's milestone runs before the student's checkpointer does."""
+"""What the checkpointer project's tests share: for milestone 1, a dirty map of the chosen class (the
+reference's, or the student's: see exercises/projects/conftest.py) over a real tree, in an environment whose
+checkpointer is a stand-in that never checkpoints, so that the map's milestone runs before the student's
+checkpointer does (and in the student edition, which has no other checkpointer)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,38 @@ from dataclasses import dataclass
 
 import pytest
 
-from minidb import impl
-from minidb.logstore.checkpoint import DIRTY_IN_MAP
+from minidb.log import NULL_LSN
+from minidb.logstore.checkpoint import CHECKPOINTER, DIRTY_IN_MAP, CheckpointResult
 
 from tests.logstore.helpers import fill, new_env
 
 
+class NoCheckpoints:
+    """A checkpointer that takes no checkpoint: what an environment asks of one, answered with nothing."""
+
+    def __init__(self, core, utilization, dirty_map, node_logger, db_tree, txn_manager):
+        self.dirty_map = dirty_map
+        self.cleaner = self.environment = self.current = None
+        self.last_ckpt_start = self.last_first_active = self.last_ckpt_end = NULL_LSN
+        self.history: list[CheckpointResult] = []
+
+    def run(self, invoker: str = "api", minimize_recovery_time: bool = False) -> CheckpointResult:
+        return CheckpointResult(0, invoker)
+
+    def continue_after(self, checkpoint_id, ckpt_start, ckpt_end) -> None:
+        pass
+
+    def bytes_since_last_end(self) -> int:
+        return 0
+
+    def maybe_checkpoint(self) -> None:
+        return None
+
+
 @dataclass
 class MapSetup:
-    env: object  # an Environment of minidb's own classes, its tree 3 levels deep
-    db: object  # its database "t" (20 records in 4-slot nodes)
+    env: object  # an Environment whose database "t" holds 20 records in 4-slot nodes: a 3-level tree
+    db: object
     dm: object  # a DirtyINMap of the chosen class, over the environment's tree and cache
 
     @property
@@ -40,12 +63,14 @@ class MapSetup:
 
 
 @pytest.fixture
-def map_setup():
-    """A three-level tree checkpointed clean by minidb's own engine, then the chosen map over it."""
-    with impl.using(impl.ENGINE):
-        _, env = new_env()
-        db = env.database("t")
-        fill(db, 20)
-        env.checkpoint(minimize_recovery_time=True)
+def map_setup(monkeypatch):
+    """A three-level tree with every IN clean (as after a checkpoint), and a new map of the chosen class."""
+    monkeypatch.setattr(CHECKPOINTER, "call", NoCheckpoints)
+    _, env = new_env()
+    db = env.database("t")
+    fill(db, 20)
+    assert env.db_tree.get("t").root.level == 3
+    for node in env.evictor.resident_nodes():
+        node.dirty = False
     dm = DIRTY_IN_MAP.call(env.core, env.db_by_id, env.evictor.resident_nodes)
     return MapSetup(env, db, dm)

@@ -1,8 +1,9 @@
 """Milestone 1: the dirty map alone, by level, with its highest flush levels, the order it gives its INs up
 in, and what the evictor gets from it in each state.
 
-Each test builds your ``DirtyINMap`` (through the hot spot ``DIRTY_IN_MAP``) over a three-level tree that
-minidb's own engine built and checkpointed clean, and drives it as a checkpoint and the evictor would.
+Each test builds your ``DirtyINMap`` (through the hot spot ``DIRTY_IN_MAP``) over a three-level tree with
+every IN clean, in an environment whose checkpointer is a stand-in that takes no checkpoint, and drives
+the map as a checkpoint and the evictor would.
 """
 
 from minidb.log import Provisional
