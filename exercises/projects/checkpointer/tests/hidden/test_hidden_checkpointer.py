@@ -1,6 +1,7 @@
 """Instructor tests of the checkpointer project (not in the student edition): a split at the max flush level
 during the flush, the evictor's table on the engine's map, the high-priority subtree flush, the bytes
-interval counted from CkptEnd, recovery crashed and recovered again, the sweeps over more seeds."""
+interval counted from CkptEnd, recovery crashed and recovered again, the JE documentation's three
+BEFORE_CKPT_END cases cleaned by a cleaner, the sweeps over more seeds."""
 
 from minidb.crashtest import logstore
 
@@ -18,6 +19,10 @@ from tests.logstore.test_dirty_map import (  # noqa: F401  (collected here)
 from tests.logstore.test_recovery import (  # noqa: F401  (collected here)
     test_a_crash_during_recovery_then_recovery_again,
     test_committed_state_after_a_crash,
+)
+from tests.logstore.test_worked_cases import (  # noqa: F401  (collected here)
+    test_a_cleaner_trusting_the_counts,
+    test_case_3_without_the_bug_the_real_cleaner_keeps_a,
 )
 
 
