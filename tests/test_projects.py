@@ -46,7 +46,7 @@ def hot_spot(name: str) -> impl.HotSpot:
 
 
 def test_there_are_projects():
-    assert {p.name for p in PROJECTS} >= {"aries_restart", "buffer_pool", "lock_manager", "vlsn_index"}
+    assert {p.name for p in PROJECTS} >= {"aries_restart", "buffer_pool", "checkpointer", "lock_manager", "vlsn_index"}
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
@@ -196,6 +196,49 @@ def test_student_mode_builds_the_students_restart_and_no_fast_pass_runs(tmp_path
         built = sys.modules["minidb_student_projects_aries_restart"].BUILT
         assert len(built) > 10  # the workload's open, and one per crash point's restart
         assert RESTART.chosen().__mro__[1].__module__ == "minidb_student_projects_aries_restart"
+
+
+CHECKPOINT_COUNTING = '''
+from minidb.logstore.checkpoint import checkpointer, dirty_map
+
+BUILT = []
+
+
+class DirtyINMap(dirty_map.DirtyINMap):
+    def __init__(self, *args):
+        BUILT.append("map")
+        super().__init__(*args)
+
+
+class Checkpointer(checkpointer.Checkpointer):
+    def __init__(self, *args):
+        BUILT.append("checkpointer")
+        super().__init__(*args)
+'''
+
+
+def test_student_mode_builds_the_students_checkpointer_and_dirty_map_in_every_environment(tmp_path):
+    """Counting subclasses as the student's file: every environment the log store's crash sweep opens (the
+    workload's, one per crash point's recovery) builds both, and hands the one map to the checkpointer and
+    the evictor."""
+    home = tmp_path / impl.PROJECTS / "checkpointer"
+    home.mkdir(parents=True)
+    (home / "student.py").write_text(CHECKPOINT_COUNTING)
+    from minidb.crashtest import logstore
+    from minidb.io import SimDisk
+    from minidb.logstore import Environment
+    from minidb.logstore.checkpoint import CHECKPOINTER, DIRTY_IN_MAP
+
+    with impl.using(impl.STUDENT, tmp_path, only=["checkpointer"]):
+        assert CHECKPOINTER.student_runs and DIRTY_IN_MAP.student_runs
+        assert logstore.crash_sweep(3, ops=6).violations == []
+        built = sys.modules["minidb_student_projects_checkpointer"].BUILT
+        assert built.count("map") == built.count("checkpointer") > 2
+        env = Environment.open(SimDisk("counted"))
+        assert type(env.checkpointer).__mro__[1].__module__ == "minidb_student_projects_checkpointer"
+        assert env.evictor.dirty_map is env.checkpointer.dirty_map
+        assert type(env.dirty_map).__mro__[1].__module__ == "minidb_student_projects_checkpointer"
+        assert [r.invoker for r in env.checkpointer.history] == ["recovery"]
 
 
 def test_a_missing_student_file_or_class_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):

@@ -3,7 +3,7 @@
 ``is_provisional`` is :func:`minidb.logstore.checkpoint.provisional.is_provisional`,
 which recovery calls for every IN it reads after CkptStart
 (:mod:`minidb.logstore.recovery`). The flush level a dirty IN asks for is
-:func:`minidb.logstore.checkpoint.dirty_map.flush_level_of`, which the dirty map applies
+:func:`minidb.logstore.checkpoint.provisional.flush_level_of`, which the dirty map applies
 to every IN it adds while a checkpoint builds it (step 4); the highest per
 database is what ``DirtyINMap.highest_flush_levels`` holds.
 """
@@ -11,8 +11,7 @@ database is what ``DirtyINMap.highest_flush_levels`` holds.
 from __future__ import annotations
 
 from minidb.log import LSN, Provisional
-from minidb.logstore.checkpoint.dirty_map import flush_level_of
-from minidb.logstore.checkpoint.provisional import is_provisional as _is_provisional
+from minidb.logstore.checkpoint.provisional import flush_level_of, is_provisional as _is_provisional
 
 
 def is_provisional(entry_lsn: LSN, flag: Provisional, last_ckpt_end_lsn: LSN) -> bool:

@@ -161,7 +161,7 @@ def _provisional(entry_lsn, flag, last_ckpt_end_lsn):
 
 
 def _levels(dirty, root_levels, flush_all=False, *, bin_asks_above=True):
-    from minidb.logstore.checkpoint.dirty_map import flush_level_of
+    from minidb.logstore.checkpoint.provisional import flush_level_of
     levels = {}
     for db_id, level, is_bin, is_root in dirty:
         asked = flush_level_of(level, is_bin and bin_asks_above, is_root, root_levels[db_id], flush_all)

@@ -28,9 +28,11 @@ Its crash test is :mod:`minidb.crashtest.logstore`, above it.
 """
 
 from minidb.log import Provisional
-from minidb.logstore.checkpoint.checkpointer import CheckpointResult, CheckpointRun
-from minidb.logstore.checkpoint.dirty_map import CkptState, DirtyINMap
-from minidb.logstore.checkpoint.provisional import checkpoint_provisional, is_provisional
+from minidb.logstore.checkpoint.checkpointer import checkpoint_provisional
+from minidb.logstore.checkpoint.dirty_map import DirtyINMap
+from minidb.logstore.checkpoint.provisional import is_provisional
+from minidb.logstore.checkpoint.records import CheckpointResult, CkptState
+from minidb.logstore.checkpoint.run import CheckpointRun
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning, FileProtector, ProtectedFileSet
 from minidb.logstore.cleaner.utilization import FileSummary
 from minidb.logstore.config import Durability, EnvironmentConfig, EnvironmentHooks

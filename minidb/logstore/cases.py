@@ -163,7 +163,9 @@ def worked_case(number: int, bug: bool = False) -> WorkedCase:
         run.through(3)
         case.marks["100 CkptStart"] = run.result.ckpt_start_lsn
         while not any(l.node_id == a.node_id for l in run.result.logged):
-            run.advance()
+            if run.advance() is None:  # a checkpointer that broke its promise: say so, never loop
+                raise RuntimeError(f"case {number}: checkpoint {run.result.checkpoint_id} ended without logging "
+                                   f"BIN-A (node {a.node_id}), dirty at its CkptStart")
         logged_a = next(l for l in run.result.logged if l.node_id == a.node_id)
         case.marks["200 BIN-A"] = logged_a.lsn
         case.a_provisional = logged_a.provisional

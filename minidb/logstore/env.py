@@ -87,8 +87,9 @@ from typing import TYPE_CHECKING, Any
 from minidb.errors import DiskFullError, UserError
 from minidb.io import CrashMode, Disk, OSDisk, SimDisk
 from minidb.log import LSN, Provisional
-from minidb.logstore.checkpoint.checkpointer import Checkpointer, CheckpointResult
-from minidb.logstore.checkpoint.dirty_map import DirtyINMap
+from minidb.logstore.checkpoint.checkpointer import CHECKPOINTER
+from minidb.logstore.checkpoint.dirty_map import DIRTY_IN_MAP
+from minidb.logstore.checkpoint.records import CheckpointResult
 from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
 from minidb.logstore.cleaner.utilization import FileSummary, UtilizationTracker
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
@@ -172,13 +173,13 @@ class Environment:
         self.locks = LOCK_TABLE.call(core)
         self.node_logger = NodeLogger(core, self.utilization, self.locks, self.db_by_id, self._migrate_marked,
                                       self._root_logged)
-        self.dirty_map = DirtyINMap(core, self.db_by_id, self._resident_nodes)
+        self.dirty_map = DIRTY_IN_MAP.call(core, self.db_by_id, self._resident_nodes)
         self.evictor = Evictor(core, self.node_logger, self.dirty_map, self.db_by_id)
         self.records = RecordOps(core, self.utilization, self.locks)
         self.db_tree = DbTree(core, self.records, self.locks, self.utilization, self.evictor, self.node_logger,
                               self.dirty_map)
         self.txn_manager = TxnManager(core, self.utilization, self.locks, self.records, self.db_by_id)
-        self.checkpointer = Checkpointer(core, self.utilization, self.dirty_map, self.node_logger, self.db_tree,
+        self.checkpointer = CHECKPOINTER.call(core, self.utilization, self.dirty_map, self.node_logger, self.db_tree,
                                          self.txn_manager)
         self.cleaner = Cleaner(core, self.utilization, self.locks, self.records, self.db_tree, self.txn_manager,
                                self.checkpointer)

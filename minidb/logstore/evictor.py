@@ -42,12 +42,13 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from minidb.log import LSN, Provisional
-from minidb.logstore.checkpoint.dirty_map import CkptState, DirtyINMap
+from minidb.logstore.checkpoint.records import CkptState
 from minidb.stats import Stats
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from minidb.logstore.checkpoint.dirty_map import DirtyINMap
     from minidb.logstore.core import EnvCore
     from minidb.logstore.tree.in_node import IN
     from minidb.logstore.tree.node_logger import NodeLogger

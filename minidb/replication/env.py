@@ -91,7 +91,7 @@ from minidb.errors import UserError
 from minidb.io import CrashMode, Disk, OSDisk
 from minidb.log import LSN, LogManager
 from minidb.logstore import Database, DataEraser, Environment, EnvironmentConfig, EnvironmentHooks, Transaction
-from minidb.logstore.checkpoint.checkpointer import CheckpointResult
+from minidb.logstore.checkpoint.records import CheckpointResult
 from minidb.logstore.logdef import USER_LN_TYPES
 from minidb.logstore.recovery import RecoveryInfo
 from minidb.logstore.tree.tree import DatabaseImpl

@@ -23,8 +23,7 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from minidb.log import LSN
 from minidb.logstore.cases import WorkedCase
-from minidb.logstore.checkpoint.checkpointer import STEP_NAMES, CheckpointResult
-from minidb.logstore.checkpoint.dirty_map import MAPPING_RANK, DirtyMapSnapshot
+from minidb.logstore.checkpoint.records import MAPPING_RANK, STEP_NAMES, CheckpointResult, DirtyMapSnapshot
 from minidb.logstore.tree.in_node import node_kind
 from minidb.viz.logstore import OBSOLETE, colour
 from minidb.viz.style import BAD, SMALL, TEXT, TITLE, WIDTH, fits, new_figure, text_width, tint, title_lines

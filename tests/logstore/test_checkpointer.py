@@ -8,7 +8,7 @@ from minidb.errors import UserError
 from minidb.io import CrashMode
 from minidb.log import Provisional
 from minidb.logstore import CkptState, EnvironmentHooks
-from minidb.logstore.checkpoint.checkpointer import STEP_NAMES
+from minidb.logstore.checkpoint.records import STEP_NAMES
 from minidb.logstore.tools.verify import verify_tree
 
 from tests.logstore.helpers import entries, fill, new_env, reopen

@@ -130,3 +130,24 @@ def test_case_3_without_the_bug_the_real_cleaner_keeps_a():
 def test_cases_are_numbered_one_to_three():
     with pytest.raises(ValueError, match="cases 1, 2 and 3"):
         worked_case(4)
+
+
+def test_a_checkpoint_that_never_logs_bin_a_is_an_error_not_a_hang(monkeypatch):
+    """Cases 1 and 2 step a checkpoint until it logs BIN-A; one that ends without logging it (a wrong
+    checkpointer, as a student's may be) is an error naming the case, not a loop over a finished run."""
+    from minidb.logstore.checkpoint.checkpointer import Checkpointer
+    from minidb.logstore.checkpoint.run import CheckpointRun
+
+    monkeypatch.setattr(Checkpointer, "_flush_in", lambda self, run, ref, allow_subtree: iter(()))
+    advance = CheckpointRun.advance
+    calls_after_the_end = []
+
+    def bounded(run):
+        if run.done:
+            calls_after_the_end.append(run)
+            assert len(calls_after_the_end) < 100, "the case kept advancing a finished checkpoint"
+        return advance(run)
+
+    monkeypatch.setattr(CheckpointRun, "advance", bounded)
+    with pytest.raises(RuntimeError, match="case 1: checkpoint .* ended without logging BIN-A"):
+        worked_case(1)

@@ -31,11 +31,24 @@ that was dirty at CkptStart. Its steps, each a line of the run's trace::
         the log head or the deleted-files record written first)
     10  dirty map state NONE
 
-A :class:`CheckpointRun` is a generator of pauses: between two pauses (after
-each step, after each IN examined in step 4 and each IN flushed in step 5)
-the environment may run other operations, including eviction, exactly as
-JE's evictor runs concurrently with a checkpoint. ``env.checkpoint()`` runs
-one to the end; ``env.checkpointer.start()`` returns one to step through.
+The steps are one generator of pauses (:meth:`Checkpointer.checkpoint_steps`),
+which a :class:`~minidb.logstore.checkpoint.run.CheckpointRun` drives: between
+two pauses (after each step, after each IN examined in step 4 and each IN
+flushed in step 5) the environment may run other operations, including
+eviction, exactly as JE's evictor runs concurrently with a checkpoint.
+``env.checkpoint()`` runs one to the end; ``env.checkpointer.start()``
+returns one to step through.
+
+Which flag each level gets (:func:`checkpoint_provisional`): NO at the
+database's max flush level (recovery replays it: it is the level that makes
+the flushed nodes below it reachable), YES for a BIN below it (recovery never
+needs a BIN: its parent, logged after it, points to it), BEFORE_CKPT_END in
+between (replayed only if this checkpoint never reaches its CkptEnd, when
+the previous checkpoint's recovery needs it). A root is always NO.
+
+The engine builds the checkpointer and its dirty map through the hot spots
+``CHECKPOINTER`` and ``DIRTY_IN_MAP`` (components of the course project
+``checkpointer``, ``exercises/projects/checkpointer/``).
 
 Two details keep the JE documentation's rule "Provisional.NO is used for INs at the max
 flush level during an active checkpoint" true while eviction follows the
@@ -64,20 +77,22 @@ internal databases ``_utilization`` and ``_mapping`` left out)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from minidb import impl
 from minidb.errors import UserError
 from minidb.log import LSN, NULL_LSN, Provisional
-from minidb.logstore.checkpoint.provisional import BIN_LEVEL, checkpoint_provisional
+from minidb.logstore.checkpoint.provisional import BIN_LEVEL
+from minidb.logstore.checkpoint.records import CheckpointResult, LoggedIN, Pause
+from minidb.logstore.checkpoint.run import CheckpointRun
 from minidb.logstore.logdef import CKPT_END, CKPT_START
-from minidb.logstore.tree.in_node import node_label
-from minidb.stats import Stats, Trace
+from minidb.stats import Stats
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from minidb.logstore.checkpoint.dirty_map import CheckpointReference, CkptState, DirtyINMap, DirtyMapSnapshot
+    from minidb.logstore.checkpoint.dirty_map import DirtyINMap
+    from minidb.logstore.checkpoint.records import CheckpointReference
     from minidb.logstore.cleaner.cleaner import Cleaner
     from minidb.logstore.cleaner.utilization import UtilizationTracker
     from minidb.logstore.core import EnvCore
@@ -85,349 +100,14 @@ if TYPE_CHECKING:
     from minidb.logstore.tree.node_logger import NodeLogger
     from minidb.logstore.txn.txn import TxnManager
 
-STEP_NAMES = {
-    1: "cleaner: files to delete",
-    2: "dirty map incomplete",
-    3: "log CkptStart",
-    4: "build the dirty map",
-    5: "flush the dirty map",
-    6: "flush the VLSN index",
-    7: "flush utilization",
-    8: "log CkptEnd",
-    9: "delete cleaned files",
-    10: "dirty map state NONE",
-}
 
-
-@dataclass(frozen=True)
-class Pause:
-    """Where a checkpoint run stopped: in (or at the end of) step ``step``."""
-
-    step: int
-    step_done: bool
-    state: CkptState
-    message: str
-
-
-@dataclass(frozen=True)
-class LoggedIN:
-    """One IN the checkpoint logged."""
-
-    lsn: LSN
-    node_id: int
-    is_bin: bool
-    db_name: str
-    level: int
-    provisional: Provisional
-    is_root: bool
-
-    def describe(self) -> str:
-        return (f"{node_label(self.node_id, self.is_bin, self.is_root)} ({self.db_name}, level {self.level}) "
-                f"-> {self.lsn} {self.provisional.name}")
-
-
-@dataclass
-class CheckpointResult:
-    checkpoint_id: int
-    invoker: str
-    ckpt_start_lsn: LSN = NULL_LSN
-    ckpt_end_lsn: LSN = NULL_LSN
-    first_active_lsn: LSN = NULL_LSN
-    files_to_delete: list[int] = field(default_factory=list)
-    dirty_map: DirtyMapSnapshot | None = None
-    highest_flush_levels: dict[str, int] = field(default_factory=dict)
-    logged: list[LoggedIN] = field(default_factory=list)
-    summaries: list[tuple[int, LSN]] = field(default_factory=list)
-    trace: list[str] = field(default_factory=list)
-    parent_searches: int = 0  # Btree searches for a parent in step 5 (fewer with checkpointer_high_priority)
-
-    def provisional_of(self, node_id: int) -> list[Provisional]:
-        return [l.provisional for l in self.logged if l.node_id == node_id]
-
-
-class CheckpointRun:
-    """One checkpoint, advanced pause by pause (see the module documentation)."""
-
-    def __init__(self, checkpointer: "Checkpointer", invoker: str, minimize_recovery_time: bool):
-        self.checkpointer = checkpointer
-        self.core = checkpointer.core
-        self.env = checkpointer.environment  # for the hooks of step 6 (replication's VLSN index) only
-        self.minimize_recovery_time = minimize_recovery_time
-        checkpointer.last_checkpoint_id += 1
-        self.result = CheckpointResult(checkpointer.last_checkpoint_id, invoker)
-        self.trace = Trace()
-        self.step = 0  # the last step begun
-        self.done = False
-        self._gen = self._steps()
-
-    # -- driving ---------------------------------------------------------------------
-    def advance(self) -> Pause | None:
-        """Do the next piece of work; return where it paused (None once finished)."""
-        if self.done:
-            return None
-        core = self.core
-        with core.latch:
-            core.check_usable()
-            try:
-                pause = next(self._gen)
-            except StopIteration:
-                return None
-            except BaseException:
-                self._abandon()
-                raise
-        return pause
-
-    def through(self, step: int) -> Pause | None:
-        """Advance until step ``step`` is done."""
-        pause = None
-        while not self.done:
-            pause = self.advance()
-            if pause is None or (pause.step_done and pause.step >= step):
-                break
-        return pause
-
-    def until(self, step: int) -> Pause | None:
-        """Advance until step ``step`` has begun and made its first pause."""
-        pause = None
-        while not self.done and self.step < step:
-            pause = self.advance()
-            if pause is None:
-                break
-        return pause
-
-    def finish(self) -> CheckpointResult:
-        while not self.done:
-            if self.advance() is None:
-                break
-        return self.result
-
-    def _abandon(self) -> None:
-        self.checkpointer.dirty_map.reset()
-        self.checkpointer.current = None
-        self.done = True
-
-    # -- reporting ----------------------------------------------------------------------
-    def _say(self, step: int, message: str, *args: object) -> None:
-        line = f"step {step}: " + (message % args if args else message)
-        self.trace.emit(line)
-        self.result.trace.append(line)
-        self.core.trace.emit("checkpoint %d %s", self.result.checkpoint_id, line)
-
-    def _pause(self, step: int, done: bool, message: str = "") -> Pause:
-        return Pause(step, done, self.checkpointer.dirty_map.state, message or STEP_NAMES[step])
-
-    def _db_name(self, db_id: int) -> str:
-        db = self.checkpointer.db_tree.get_by_id(db_id)
-        return db.name if db is not None else f"db {db_id}"
-
-    # -- the ten steps ---------------------------------------------------------------------
-    def _steps(self) -> Iterator[Pause]:
-        core, checkpointer = self.core, self.checkpointer
-        hooks = core.hooks
-        dirty_map = checkpointer.dirty_map
-        result = self.result
-
-        self.step = 1
-        cleaner_files = hooks.cleaner_files_to_delete or checkpointer.cleaner.files_to_delete
-        files = list(cleaner_files())
-        result.files_to_delete = files
-        self._say(1, "cleaner: files to delete after this checkpoint: %s",
-                  ", ".join(map(str, files)) if files else "none")
-        yield self._pause(1, True)
-
-        self.step = 2
-        dirty_map.begin_checkpoint(self.minimize_recovery_time)
-        self._say(2, "dirty map state %s", dirty_map.state.name)
-        yield self._pause(2, True)
-
-        self.step = 3
-        start = core.log_entry(CKPT_START, {"checkpoint_id": result.checkpoint_id, "invoker": result.invoker,
-                                           "time_ms": core.now_ms()})
-        result.ckpt_start_lsn = start
-        first_active = checkpointer.txn_manager.first_active_lsn()
-        result.first_active_lsn = start if first_active.is_null else first_active
-        self._say(3, "CkptStart logged at %s; firstActiveLSN %s%s", start, result.first_active_lsn,
-                  " (no active txn)" if first_active.is_null else "")
-        yield self._pause(3, True)
-
-        self.step = 4
-        for node in dirty_map.select_dirty_ins_for_checkpoint():
-            yield self._pause(4, False, f"examined {node.describe()}")
-        dirty_map.complete()
-        result.dirty_map = dirty_map.snapshot()
-        names = {db_id: self._db_name(db_id) for db_id, _ in result.dirty_map.highest_flush_levels}
-        names.update({r.db_id: self._db_name(r.db_id) for _, _, refs in result.dirty_map.levels for r in refs})
-        for line in result.dirty_map.lines(names) or ["no dirty INs"]:
-            self._say(4, "%s", line)
-        self._say(4, "dirty map state %s", dirty_map.state.name)
-        yield self._pause(4, True)
-
-        self.step = 5
-        yield from self._flush_dirty_nodes()
-        dirty_map.flush_done = True
-        result.highest_flush_levels = {self._db_name(d): lvl for d, lvl in dirty_map.highest_flush_levels.items()}
-        self._say(5, "flushed %d INs", len(result.logged))
-        yield self._pause(5, True)
-
-        self.step = 6
-        said = [flush(self) for flush in hooks.flush_vlsn_index]
-        messages = [message for message in said if message]  # a hook may say what it flushed
-        self._say(6, "VLSN index: %s", "; ".join(messages) if messages else
-                  f"flushed ({len(hooks.flush_vlsn_index)} hooks)" if hooks.flush_vlsn_index
-                  else "nothing to flush (not replicated)")
-        yield self._pause(6, True)
-
-        self.step = 7
-        result.summaries = checkpointer.utilization.flush()
-        for number, lsn in result.summaries:
-            self._say(7, "FileSummaryLN at %s: %s", lsn, checkpointer.utilization.summary(number))
-        if not result.summaries:
-            self._say(7, "no file's utilization changed")
-        yield self._pause(7, True)
-
-        self.step = 8
-        end = core.log_entry(CKPT_END, {
-            "checkpoint_id": result.checkpoint_id, "invoker": result.invoker, "time_ms": core.now_ms(),
-            "ckpt_start_lsn": start, "first_active_lsn": result.first_active_lsn,
-            "root_lsn": checkpointer.db_tree.mapping.root_lsn, "last_node_id": core.last_node_id,
-            "last_db_id": checkpointer.db_tree.last_db_id, "last_txn_id": checkpointer.txn_manager.last_txn_id,
-            "files_to_delete": [{"file": f} for f in files],
-        })
-        core.log.sync(end)
-        result.ckpt_end_lsn = end
-        self.checkpointer.last_ckpt_start = start
-        self.checkpointer.last_first_active = result.first_active_lsn
-        self.checkpointer.last_ckpt_end = end
-        self.checkpointer.bytes_at_last_end = core.log.stats["nBytes"]
-        self._say(8, "CkptEnd logged at %s (CkptStart %s, firstActiveLSN %s, mapping tree root %s); log fsynced",
-                  end, start, result.first_active_lsn, checkpointer.db_tree.mapping.root_lsn)
-        yield self._pause(8, True)
-
-        self.step = 9
-        if hooks.delete_cleaned_files is not None:
-            if files:
-                hooks.delete_cleaned_files(files)
-            deleted = files
-        else:
-            deleted = checkpointer.cleaner.delete_files(files)
-        self._say(9, "cleaner: deleted files: %s", ", ".join(map(str, deleted)) if deleted else "none")
-        yield self._pause(9, True)
-
-        self.step = 10
-        dirty_map.reset()
-        self.checkpointer.current = None
-        self.checkpointer.stats.add("nCheckpoints")
-        self._say(10, "dirty map state %s", dirty_map.state.name)
-        self.done = True
-        self.checkpointer.history.append(result)
-        yield self._pause(10, True)
-
-    # -- step 5 ------------------------------------------------------------------------------
-    def _flush_dirty_nodes(self) -> Iterator[Pause]:
-        dirty_map = self.checkpointer.dirty_map
-        while (key := dirty_map.lowest_level_set()) is not None:
-            while (ref := dirty_map.remove_next_node(key)) is not None:
-                highest = dirty_map.highest_flush_level(ref.db_id)
-                if highest is not None and ref.level <= highest:
-                    yield from self._flush_in(ref, allow_subtree=True)
-            dirty_map.remove_level(key)
-
-    def _log(self, node, provisional: Provisional, reason: str) -> LSN:
-        db = self.checkpointer.db_tree.require_id(node.db_id)
-        is_root = db.root is node
-        lsn = self.checkpointer.node_logger.log_in(node, provisional, reason=reason)
-        logged = LoggedIN(lsn, node.node_id, node.is_bin, db.name, node.level, provisional, is_root)
-        self.result.logged.append(logged)
-        self.checkpointer.stats.add("nFullBINFlush" if node.is_bin else "nFullINFlush")
-        extra = f"; MapLN for {db.name}" if is_root and db.id != 0 else ""
-        self._say(5, "%s%s", logged.describe(), extra)
-        return lsn
-
-    def _flush_in(self, ref: CheckpointReference, allow_subtree: bool) -> Iterator[Pause]:
-        dirty_map = self.checkpointer.dirty_map
-        db = self.checkpointer.db_tree.require_id(ref.db_id)
-        if db is None:
-            return
-        highest = dirty_map.highest_flush_level(db.id) or ref.level
-        root = db.tree.root_node()
-        if root.node_id == ref.node_id:
-            if root.dirty or root.last_logged_lsn.is_null:
-                self._log(root, Provisional.NO, "checkpoint: root")
-            yield self._pause(5, False, f"{ref.describe()} of {db.name}")
-            return
-        parent, index = self._find_parent(db, ref)
-        if parent is None or index is None:
-            yield self._pause(5, False)
-            return
-        if ref.level == BIN_LEVEL and allow_subtree and self.core.config.checkpointer_high_priority:
-            self._flush_subtree(db, ref, parent, index)
-            yield self._pause(5, False, f"the subtree of {parent.describe()} of {db.name}")
-            return
-        self._flush_child(db, ref, parent, index, highest)
-        yield self._pause(5, False, f"{ref.describe()} of {db.name}")
-        if ref.level != BIN_LEVEL or not allow_subtree:
-            return
-        # The bottom two levels, a subtree at a time: the other mapped BINs of this parent, then the parent.
-        for child_id in list(parent.node_ids):
-            if child_id == ref.node_id:
-                continue
-            sibling = dirty_map.remove_node(db.id, BIN_LEVEL, child_id)
-            if sibling is not None:
-                yield from self._flush_in(sibling, allow_subtree=False)
-        highest = dirty_map.highest_flush_level(db.id) or highest
-        if parent.level <= highest:
-            parent_ref = dirty_map.remove_node(db.id, parent.level, parent.node_id)
-            if parent_ref is not None:
-                yield from self._flush_in(parent_ref, allow_subtree=False)
-
-    def _find_parent(self, db, ref: CheckpointReference):
-        """A Btree search for the parent of ``ref`` (counted); (parent, slot) or a None when it is gone."""
-        self.result.parent_searches += 1
-        parent, index, _ = db.tree.find_parent(ref.id_key, ref.level, ref.node_id)
-        if parent is None or index is None:
-            if parent is not None and parent.level > ref.level:
-                self.checkpointer.dirty_map.add_in(parent, update_flush_levels=False)
-            self._say(5, "%s (%s) is no longer in the tree", ref.describe(), db.name)
-        return parent, index
-
-    def _flush_child(self, db, ref: CheckpointReference, parent, index: int, highest: int) -> None:
-        """Log the node of ``ref`` (slot ``index`` of ``parent``) if it must be; its parent joins the map."""
-        # Like JE: the parent goes into the map even when this IN is no longer dirty.
-        self.checkpointer.dirty_map.add_in(parent, update_flush_levels=False)
-        provisional = checkpoint_provisional(ref.level, highest)
-        node = parent.targets[index]
-        must_log = node is not None and node.dirty
-        if not must_log and provisional is Provisional.NO and parent.lsns[index] >= self.result.ckpt_start_lsn:
-            node = db.tree.fetch_child(parent, index)
-            if node.last_logged_provisional is not Provisional.NO:
-                must_log = True  # evicted provisionally since CkptStart: the max flush level must be NO
-        if must_log:
-            self._log(node, provisional, f"checkpoint: level {ref.level}")
-        else:
-            self._say(5, "%s (%s, level %d) not dirty; parent %s added", ref.describe(), db.name, ref.level,
-                      parent.describe())
-
-    def _flush_subtree(self, db, ref: CheckpointReference, parent, index: int) -> None:
-        """je.checkpointer.highPriority: the mapped BINs of ``parent`` and then ``parent`` itself, in one
-        stretch with no pause (nothing runs between them: the parent stays latched), found through
-        the parent's slots and its parent pointer after the one Btree search that found ``parent``."""
-        dirty_map = self.checkpointer.dirty_map
-        siblings = [dirty_map.remove_node(db.id, BIN_LEVEL, child_id) for child_id in parent.node_ids
-                    if child_id != ref.node_id]
-        for bin_ref in [ref] + [r for r in siblings if r is not None]:
-            highest = dirty_map.highest_flush_level(db.id) or bin_ref.level
-            self._flush_child(db, bin_ref, parent, parent.index_of_child(bin_ref.node_id), highest)
-        highest = dirty_map.highest_flush_level(db.id) or parent.level
-        parent_ref = dirty_map.remove_node(db.id, parent.level, parent.node_id) if parent.level <= highest else None
-        if parent_ref is None:
-            return
-        if db.tree.root_node() is parent:
-            if parent.dirty or parent.last_logged_lsn.is_null:
-                self._log(parent, Provisional.NO, "checkpoint: root")
-            return
-        grandparent = parent.parent  # resident, since its child is: no search
-        assert grandparent is not None, f"{parent.describe()} is resident without its parent"
-        self._flush_child(db, parent_ref, grandparent, grandparent.index_of_child(parent.node_id), highest)
+def checkpoint_provisional(level: int, max_flush_level: int) -> Provisional:
+    """The flag the checkpointer logs an IN of ``level`` with (seed, step 5)."""
+    if level >= max_flush_level:
+        return Provisional.NO
+    if level == BIN_LEVEL:
+        return Provisional.YES
+    return Provisional.BEFORE_CKPT_END
 
 
 class Checkpointer:
@@ -482,5 +162,223 @@ class Checkpointer:
             return None
         return self.run("bytes interval")
 
+    # -- the ten steps ---------------------------------------------------------------------
+    def checkpoint_steps(self, run: CheckpointRun) -> Iterator[Pause]:
+        core, checkpointer = self.core, self
+        hooks = core.hooks
+        dirty_map = checkpointer.dirty_map
+        result = run.result
 
-__all__ = ["Checkpointer", "CheckpointRun", "CheckpointResult", "LoggedIN", "Pause", "STEP_NAMES"]
+        run.begin(1)
+        cleaner_files = hooks.cleaner_files_to_delete or checkpointer.cleaner.files_to_delete
+        files = list(cleaner_files())
+        result.files_to_delete = files
+        run.say(1, "cleaner: files to delete after this checkpoint: %s",
+                ", ".join(map(str, files)) if files else "none")
+        yield run.pause(1, True)
+
+        run.begin(2)
+        dirty_map.begin_checkpoint(run.minimize_recovery_time)
+        run.say(2, "dirty map state %s", dirty_map.state.name)
+        yield run.pause(2, True)
+
+        run.begin(3)
+        start = core.log_entry(CKPT_START, {"checkpoint_id": result.checkpoint_id, "invoker": result.invoker,
+                                           "time_ms": core.now_ms()})
+        result.ckpt_start_lsn = start
+        first_active = checkpointer.txn_manager.first_active_lsn()
+        result.first_active_lsn = start if first_active.is_null else first_active
+        run.say(3, "CkptStart logged at %s; firstActiveLSN %s%s", start, result.first_active_lsn,
+                " (no active txn)" if first_active.is_null else "")
+        yield run.pause(3, True)
+
+        run.begin(4)
+        for node in dirty_map.select_dirty_ins_for_checkpoint():
+            yield run.pause(4, False, f"examined {node.describe()}")
+        dirty_map.complete()
+        result.dirty_map = dirty_map.snapshot()
+        names = {db_id: run.db_name(db_id) for db_id, _ in result.dirty_map.highest_flush_levels}
+        names.update({r.db_id: run.db_name(r.db_id) for _, _, refs in result.dirty_map.levels for r in refs})
+        for line in result.dirty_map.lines(names) or ["no dirty INs"]:
+            run.say(4, "%s", line)
+        run.say(4, "dirty map state %s", dirty_map.state.name)
+        yield run.pause(4, True)
+
+        run.begin(5)
+        yield from self.flush_dirty_nodes(run)
+        dirty_map.flush_done = True
+        result.highest_flush_levels = {run.db_name(d): lvl for d, lvl in dirty_map.highest_flush_levels.items()}
+        run.say(5, "flushed %d INs", len(result.logged))
+        yield run.pause(5, True)
+
+        run.begin(6)
+        said = [flush(run) for flush in hooks.flush_vlsn_index]
+        messages = [message for message in said if message]  # a hook may say what it flushed
+        run.say(6, "VLSN index: %s", "; ".join(messages) if messages else
+                f"flushed ({len(hooks.flush_vlsn_index)} hooks)" if hooks.flush_vlsn_index
+                else "nothing to flush (not replicated)")
+        yield run.pause(6, True)
+
+        run.begin(7)
+        result.summaries = checkpointer.utilization.flush()
+        for number, lsn in result.summaries:
+            run.say(7, "FileSummaryLN at %s: %s", lsn, checkpointer.utilization.summary(number))
+        if not result.summaries:
+            run.say(7, "no file's utilization changed")
+        yield run.pause(7, True)
+
+        run.begin(8)
+        end = self._log_ckpt_end(result)
+        result.ckpt_end_lsn = end
+        self.last_ckpt_start = start
+        self.last_first_active = result.first_active_lsn
+        self.last_ckpt_end = end
+        self.bytes_at_last_end = core.log.stats["nBytes"]
+        run.say(8, "CkptEnd logged at %s (CkptStart %s, firstActiveLSN %s, mapping tree root %s); log fsynced",
+                end, start, result.first_active_lsn, checkpointer.db_tree.mapping.root_lsn)
+        yield run.pause(8, True)
+
+        run.begin(9)
+        if hooks.delete_cleaned_files is not None:
+            if files:
+                hooks.delete_cleaned_files(files)
+            deleted = files
+        else:
+            deleted = checkpointer.cleaner.delete_files(files)
+        run.say(9, "cleaner: deleted files: %s", ", ".join(map(str, deleted)) if deleted else "none")
+        yield run.pause(9, True)
+
+        run.begin(10)
+        dirty_map.reset()
+        self.current = None
+        self.stats.add("nCheckpoints")
+        run.say(10, "dirty map state %s", dirty_map.state.name)
+        run.done = True
+        self.history.append(result)
+        yield run.pause(10, True)
+
+    def _log_ckpt_end(self, result: CheckpointResult) -> LSN:
+        """Step 8: CkptEnd, then the fsync that makes the whole checkpoint count (and lets step 9 delete)."""
+        core = self.core
+        end = core.log_entry(CKPT_END, {
+            "checkpoint_id": result.checkpoint_id, "invoker": result.invoker, "time_ms": core.now_ms(),
+            "ckpt_start_lsn": result.ckpt_start_lsn, "first_active_lsn": result.first_active_lsn,
+            "root_lsn": self.db_tree.mapping.root_lsn, "last_node_id": core.last_node_id,
+            "last_db_id": self.db_tree.last_db_id, "last_txn_id": self.txn_manager.last_txn_id,
+            "files_to_delete": [{"file": f} for f in result.files_to_delete],
+        })
+        core.log.sync(end)
+        return end
+
+    # -- step 5 ------------------------------------------------------------------------------
+    def flush_dirty_nodes(self, run: CheckpointRun) -> Iterator[Pause]:
+        dirty_map = self.dirty_map
+        while (key := dirty_map.lowest_level_set()) is not None:
+            while (ref := dirty_map.remove_next_node(key)) is not None:
+                highest = dirty_map.highest_flush_level(ref.db_id)
+                if highest is not None and ref.level <= highest:
+                    yield from self._flush_in(run, ref, allow_subtree=True)
+            dirty_map.remove_level(key)
+
+    def _log(self, run: CheckpointRun, node, provisional: Provisional, reason: str) -> LSN:
+        db = self.db_tree.require_id(node.db_id)
+        is_root = db.root is node
+        lsn = self.node_logger.log_in(node, provisional, reason=reason)
+        logged = LoggedIN(lsn, node.node_id, node.is_bin, db.name, node.level, provisional, is_root)
+        run.result.logged.append(logged)
+        self.stats.add("nFullBINFlush" if node.is_bin else "nFullINFlush")
+        extra = f"; MapLN for {db.name}" if is_root and db.id != 0 else ""
+        run.say(5, "%s%s", logged.describe(), extra)
+        return lsn
+
+    def _flush_in(self, run: CheckpointRun, ref: CheckpointReference, allow_subtree: bool) -> Iterator[Pause]:
+        dirty_map = self.dirty_map
+        db = self.db_tree.require_id(ref.db_id)
+        if db is None:
+            return
+        highest = dirty_map.highest_flush_level(db.id) or ref.level
+        root = db.tree.root_node()
+        if root.node_id == ref.node_id:
+            if root.dirty or root.last_logged_lsn.is_null:
+                self._log(run, root, Provisional.NO, "checkpoint: root")
+            yield run.pause(5, False, f"{ref.describe()} of {db.name}")
+            return
+        parent, index = self._find_parent(run, db, ref)
+        if parent is None or index is None:
+            yield run.pause(5, False)
+            return
+        if ref.level == BIN_LEVEL and allow_subtree and self.core.config.checkpointer_high_priority:
+            self._flush_subtree(run, db, ref, parent, index)
+            yield run.pause(5, False, f"the subtree of {parent.describe()} of {db.name}")
+            return
+        self._flush_child(run, db, ref, parent, index, highest)
+        yield run.pause(5, False, f"{ref.describe()} of {db.name}")
+        if ref.level != BIN_LEVEL or not allow_subtree:
+            return
+        # The bottom two levels, a subtree at a time: the other mapped BINs of this parent, then the parent.
+        for child_id in list(parent.node_ids):
+            if child_id == ref.node_id:
+                continue
+            sibling = dirty_map.remove_node(db.id, BIN_LEVEL, child_id)
+            if sibling is not None:
+                yield from self._flush_in(run, sibling, allow_subtree=False)
+        highest = dirty_map.highest_flush_level(db.id) or highest
+        if parent.level <= highest:
+            parent_ref = dirty_map.remove_node(db.id, parent.level, parent.node_id)
+            if parent_ref is not None:
+                yield from self._flush_in(run, parent_ref, allow_subtree=False)
+
+    def _find_parent(self, run: CheckpointRun, db, ref: CheckpointReference):
+        """A Btree search for the parent of ``ref`` (counted); (parent, slot) or a None when it is gone."""
+        run.result.parent_searches += 1
+        parent, index, _ = db.tree.find_parent(ref.id_key, ref.level, ref.node_id)
+        if parent is None or index is None:
+            if parent is not None and parent.level > ref.level:
+                self.dirty_map.add_in(parent, update_flush_levels=False)
+            run.say(5, "%s (%s) is no longer in the tree", ref.describe(), db.name)
+        return parent, index
+
+    def _flush_child(self, run: CheckpointRun, db, ref: CheckpointReference, parent, index: int, highest: int) -> None:
+        """Log the node of ``ref`` (slot ``index`` of ``parent``) if it must be; its parent joins the map."""
+        # Like JE: the parent goes into the map even when this IN is no longer dirty.
+        self.dirty_map.add_in(parent, update_flush_levels=False)
+        provisional = checkpoint_provisional(ref.level, highest)
+        node = parent.targets[index]
+        must_log = node is not None and node.dirty
+        if not must_log and provisional is Provisional.NO and parent.lsns[index] >= run.result.ckpt_start_lsn:
+            node = db.tree.fetch_child(parent, index)
+            if node.last_logged_provisional is not Provisional.NO:
+                must_log = True  # evicted provisionally since CkptStart: the max flush level must be NO
+        if must_log:
+            self._log(run, node, provisional, f"checkpoint: level {ref.level}")
+        else:
+            run.say(5, "%s (%s, level %d) not dirty; parent %s added", ref.describe(), db.name, ref.level,
+                    parent.describe())
+
+    def _flush_subtree(self, run: CheckpointRun, db, ref: CheckpointReference, parent, index: int) -> None:
+        """je.checkpointer.highPriority: the mapped BINs of ``parent`` and then ``parent`` itself, in one
+        stretch with no pause (nothing runs between them: the parent stays latched), found through
+        the parent's slots and its parent pointer after the one Btree search that found ``parent``."""
+        dirty_map = self.dirty_map
+        siblings = [dirty_map.remove_node(db.id, BIN_LEVEL, child_id) for child_id in parent.node_ids
+                    if child_id != ref.node_id]
+        for bin_ref in [ref] + [r for r in siblings if r is not None]:
+            highest = dirty_map.highest_flush_level(db.id) or bin_ref.level
+            self._flush_child(run, db, bin_ref, parent, parent.index_of_child(bin_ref.node_id), highest)
+        highest = dirty_map.highest_flush_level(db.id) or parent.level
+        parent_ref = dirty_map.remove_node(db.id, parent.level, parent.node_id) if parent.level <= highest else None
+        if parent_ref is None:
+            return
+        if db.tree.root_node() is parent:
+            if parent.dirty or parent.last_logged_lsn.is_null:
+                self._log(run, parent, Provisional.NO, "checkpoint: root")
+            return
+        grandparent = parent.parent  # resident, since its child is: no search
+        assert grandparent is not None, f"{parent.describe()} is resident without its parent"
+        self._flush_child(run, db, parent_ref, grandparent, grandparent.index_of_child(parent.node_id), highest)
+
+
+CHECKPOINTER = impl.hot_spot(Checkpointer, twin=False, project="checkpointer")
+
+__all__ = ["Checkpointer", "CheckpointRun", "CheckpointResult", "LoggedIN", "Pause", "CHECKPOINTER",
+           "checkpoint_provisional"]

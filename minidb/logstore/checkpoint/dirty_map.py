@@ -39,6 +39,12 @@ So the highest flush level is raised by one and the parent added: the
 parent, which records both halves, becomes the level logged
 non-provisionally.
 
+The environment builds the map through the hot spot ``DIRTY_IN_MAP`` (a
+component of the course project ``checkpointer``) and hands the same map to
+the checkpointer, the evictor, the trees and the mapping tree; the records it
+reports (``CkptState``, ``CheckpointReference``, ``DirtyMapSnapshot``) are in
+:mod:`.records`.
+
 Locking order: the environment latch (held by every operation and by each
 checkpoint step) covers the map; the evictor and the checkpointer never run
 at the same instant, they interleave between steps.
@@ -46,82 +52,20 @@ at the same instant, they interleave between steps.
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from minidb.log import LSN, Provisional
+from minidb import impl
+from minidb.log import Provisional
+from minidb.logstore.checkpoint.provisional import flush_level_of
+from minidb.logstore.checkpoint.records import MAPPING_RANK, CheckpointReference, CkptState, DirtyMapSnapshot
 from minidb.logstore.logdef import MAPPING_DB_ID
-from minidb.logstore.tree.in_node import IN, node_label
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from minidb.logstore.core import EnvCore
+    from minidb.logstore.tree.in_node import IN
     from minidb.logstore.tree.tree import DatabaseImpl
-
-MAPPING_RANK = 1  # the mapping tree's levels come after every other database's (JE: 0x20000 + level)
-
-
-def flush_level_of(level: int, is_bin: bool, is_root: bool, root_level: int, flush_all: bool) -> int:
-    """The flush level a dirty IN asks for (JE's ``updateFlushLevels``).
-
-    A BIN that is not the root asks for the level above it, so that the BIN
-    can be logged provisionally and recovery never processes BINs; any other
-    IN (an upper IN, a root) asks for its own level; with ``flush_all``
-    (minimize_recovery_time) every IN asks for its tree's root level.
-    """
-    if flush_all:
-        return root_level
-    if is_bin and not is_root:
-        return level + 1
-    return level
-
-
-class CkptState(enum.Enum):
-    NONE = "NONE"
-    DIRTY_MAP_INCOMPLETE = "DIRTY_MAP_INCOMPLETE"
-    DIRTY_MAP_COMPLETE = "DIRTY_MAP_COMPLETE"
-
-
-@dataclass(frozen=True)
-class CheckpointReference:
-    """What the map keeps of an IN (JE's ``CheckpointReference``): enough to find it again."""
-
-    db_id: int
-    node_id: int
-    level: int
-    is_root: bool
-    is_bin: bool
-    id_key: bytes
-    lsn: LSN
-
-    def describe(self) -> str:
-        return node_label(self.node_id, self.is_bin, self.is_root)
-
-
-@dataclass(frozen=True)
-class DirtyMapSnapshot:
-    """The map as plain data, for pictures, traces and tests."""
-
-    state: CkptState
-    levels: tuple[tuple[int, int, tuple[CheckpointReference, ...]], ...]  # (rank, level, refs)
-    highest_flush_levels: tuple[tuple[int, int], ...]  # (db id, level)
-
-    def by_level(self) -> dict[tuple[int, int], list[CheckpointReference]]:
-        return {(rank, level): list(refs) for rank, level, refs in self.levels}
-
-    def lines(self, db_names: dict[int, str] | None = None) -> list[str]:
-        names = db_names or {}
-        out = []
-        for rank, level, refs in self.levels:
-            tree = "mapping tree " if rank == MAPPING_RANK else ""
-            shown = ", ".join(f"{r.describe()} ({names.get(r.db_id, r.db_id)})" for r in refs)
-            out.append(f"{tree}level {level}: {shown}")
-        for db_id, level in self.highest_flush_levels:
-            out.append(f"highest flush level of {names.get(db_id, db_id)}: {level}")
-        return out
-
 
 class DirtyINMap:
     """The checkpoint's dirty map. Given by the environment: ``database_of(db_id)`` and
@@ -296,4 +240,6 @@ class DirtyINMap:
         return DirtyMapSnapshot(self.state, levels, tuple(sorted(self.highest_flush_levels.items())))
 
 
-__all__ = ["flush_level_of", "CkptState", "CheckpointReference", "DirtyINMap", "DirtyMapSnapshot", "MAPPING_RANK"]
+DIRTY_IN_MAP = impl.hot_spot(DirtyINMap, twin=False, project="checkpointer")
+
+__all__ = ["DirtyINMap", "DIRTY_IN_MAP"]

@@ -19,9 +19,13 @@ worked cases, with ``last_ckpt_end_lsn`` the CkptEnd recovery starts from::
     crash, no CkptEnd after 200:    is_provisional(200, BEFORE_CKPT_END, NULL or < 200) -> False
     CkptEnd at 500 after it:        is_provisional(200, BEFORE_CKPT_END, 500) -> True
 
-:func:`checkpoint_provisional` is what the checkpointer uses for each level
-it flushes: ``NO`` at the max flush level, ``YES`` at the bottom level (BINs),
-``BEFORE_CKPT_END`` in between.
+:func:`flush_level_of` is the level a dirty IN asks the checkpoint to flush up
+to (JE's ``updateFlushLevels``), which the dirty map applies to every IN it
+takes: a database's *max flush level* is the highest any of its dirty INs
+asks for. The checkpointer logs that level ``NO`` and every level below it
+provisionally (:func:`~minidb.logstore.checkpoint.checkpointer.checkpoint_provisional`).
+Recovery and exercise 10a use these two functions; they are not part of the
+checkpointer.
 """
 
 from __future__ import annotations
@@ -48,13 +52,19 @@ def is_provisional(entry_lsn: LSN, flag: Provisional, last_ckpt_end_lsn: LSN) ->
     raise ValueError(f"not a provisional flag: {flag!r}")
 
 
-def checkpoint_provisional(level: int, max_flush_level: int) -> Provisional:
-    """The flag the checkpointer logs an IN of ``level`` with (seed, step 5)."""
-    if level >= max_flush_level:
-        return Provisional.NO
-    if level == BIN_LEVEL:
-        return Provisional.YES
-    return Provisional.BEFORE_CKPT_END
+def flush_level_of(level: int, is_bin: bool, is_root: bool, root_level: int, flush_all: bool) -> int:
+    """The flush level a dirty IN asks for (JE's ``updateFlushLevels``).
+
+    A BIN that is not the root asks for the level above it, so that the BIN
+    can be logged provisionally and recovery never processes BINs; any other
+    IN (an upper IN, a root) asks for its own level; with ``flush_all``
+    (minimize_recovery_time) every IN asks for its tree's root level.
+    """
+    if flush_all:
+        return root_level
+    if is_bin and not is_root:
+        return level + 1
+    return level
 
 
-__all__ = ["Provisional", "is_provisional", "checkpoint_provisional", "BIN_LEVEL"]
+__all__ = ["Provisional", "is_provisional", "flush_level_of", "BIN_LEVEL"]
