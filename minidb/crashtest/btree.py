@@ -346,6 +346,12 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int,
                                      lambda sm, k: check_restarted(workload, sm, k))
 
 
+def returned(commits: list[Commit], crash_event: int) -> tuple[bool, ...]:
+    """Which commits had returned when the crash came: all :func:`check_commits_and_restart` reads from the
+    crash's event index besides the image (the memo key of the sweep, :mod:`minidb.crashtest.sweep`)."""
+    return tuple(c.returned_at is not None and c.returned_at <= crash_event for c in commits)
+
+
 def check_commits_and_restart(commits: list[Commit], image: SimDisk, crash_event: int,
                               restart_crash: random.Random | None, reopen: Callable[[SimDisk], Any],
                               check: Callable[[Any, int], str | None]) -> str | None:
@@ -377,4 +383,5 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     workload = run_workload(seed, ops)
     return sweep_crash_points(workload.disk, workload.created_at + 1, seed,
                               lambda image, event, nested: check_point(workload, image, event, nested),
-                              workload.problems, torn_variants, random_variants, restart_crashes)
+                              workload.problems, torn_variants, random_variants, restart_crashes,
+                              memo_key=lambda event: returned(workload.commits, event))

@@ -22,9 +22,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from minidb.crashtest.sweep import SweepResult
+from minidb.crashtest.sweep import SweepResult, sweep_crash_points
 from minidb.errors import MinidbError
-from minidb.io import SimDisk, crash_points
+from minidb.io import SimDisk
 from minidb.log import TRACE, LogManager
 
 
@@ -98,11 +98,9 @@ def check_point(workload: Workload, image: SimDisk, promised: int) -> str | None
 
 
 def crash_sweep(seed: int, ops: int, torn_variants: int = 2, random_variants: int = 1) -> SweepResult:
+    """Every crash point of workload ``seed``; a crash image is checked once for each promise it is held to."""
     workload = run_workload(seed, ops)
-    result = SweepResult()
-    for point in crash_points(workload.disk, torn_variants=torn_variants, random_variants=random_variants, seed=seed):
-        result.points += 1
-        problem = check_point(workload, point.disk, _promised_at(workload, point.event.index))
-        if problem is not None:
-            result.violations.append(f"seed {seed}, {point}: {problem}")
-    return result
+    return sweep_crash_points(workload.disk, 0, seed,
+                              lambda image, event, _: check_point(workload, image, _promised_at(workload, event)),
+                              (), torn_variants, random_variants, restart_crashes=0.0,
+                              memo_key=lambda event: _promised_at(workload, event))

@@ -193,8 +193,7 @@ def check_volumes(workload: Workload, sm: StorageManager, crash_event: int) -> s
     if sm.volumes() == wanted[:-1] and any(before < crash_event < after for before, after in workload.remounts):
         sm.mount_volume(wanted[-1])
         return None
-    return f"volumes {sm.volumes()} mounted after restart (crash after event {crash_event}), but the workload " \
-           f"mounted v(1)..v({workload.volumes})"
+    return f"volumes {sm.volumes()} mounted after restart, but the workload mounted v(1)..v({workload.volumes})"
 
 
 def check_stores(mount: Any, expected: State) -> str | None:
@@ -349,9 +348,19 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
     return None
 
 
+def expectations(workload: Workload, crash_event: int) -> tuple:
+    """Everything :func:`check_point` reads from the crash's event index besides the image: which durable
+    commits had returned, whether a remount was under way, and with prepared transactions the event itself
+    (which prepares and aborts had returned, and the seed of the in-doubt resolutions)."""
+    synced = tuple(c.synced_at is not None and c.synced_at <= crash_event for c in workload.commits)
+    remounting = tuple(before < crash_event < after for before, after in workload.remounts)
+    return synced, remounting, crash_event if workload.prepared else None
+
+
 def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,
                 restart_crashes: float = 0.25, volumes: int = 1) -> SweepResult:
     workload = run_workload(seed, ops, volumes)
     return sweep_crash_points(workload.disk, workload.formatted_at + 1, seed,
                               lambda image, event, nested: check_point(workload, image, event, nested),
-                              workload.problems, torn_variants, random_variants, restart_crashes)
+                              workload.problems, torn_variants, random_variants, restart_crashes,
+                              memo_key=lambda event: expectations(workload, event))

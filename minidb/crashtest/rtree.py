@@ -48,6 +48,7 @@ from minidb.crashtest.btree import (
     compare_restarted,
     drive,
     open_sm,
+    returned,
     save_or_rollback,
 )
 from minidb.crashtest.sweep import SweepResult, sweep_crash_points
@@ -212,4 +213,5 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     workload = run_workload(seed, ops)
     return sweep_crash_points(workload.disk, workload.created_at + 1, seed,
                               lambda image, event, nested: check_point(workload, image, event, nested),
-                              workload.problems, torn_variants, random_variants, restart_crashes)
+                              workload.problems, torn_variants, random_variants, restart_crashes,
+                              memo_key=lambda event: returned(workload.commits, event))

@@ -90,3 +90,25 @@ def test_the_workloads_read_in_quarks_and_free_extents_at_commit(monkeypatch):
         runner.run()
         quarks += runner.locking.quarks_opened
     assert quarks > SEEDS_PER_CHUNK and True in upgrades  # extents freed at commit, after an EX upgrade
+
+
+def test_a_repeated_crash_image_gets_the_result_its_own_check_would(monkeypatch):
+    """The sweep checks each (image, expectations) once: with a restart that does not undo, the memo must
+    give every crash point exactly the verdict the point's own check gives, and check fewer points."""
+    import minidb.crashtest.pagestore as sweep_module
+    import minidb.pagestore.restart.undo as undo_module  # restart's own undo (an aries_restart edition has none)
+
+    def skip(volume, entry, xct):
+        return UndoStep(entry.lsn, entry.type_name, "skipped", entry.values["txn_prev_lsn"])
+
+    monkeypatch.setattr(undo_module, "undo_step", skip)
+    checks = []
+    check_point = sweep_module.check_point
+    monkeypatch.setattr(sweep_module, "check_point", lambda *args: checks.append(1) or check_point(*args))
+    memoized = crash_sweep(0, ops=10)
+    memo_checks, checks[:] = len(checks), []
+    monkeypatch.setattr(sweep_module, "expectations", lambda workload, event: object())  # never repeats
+    every = crash_sweep(0, ops=10)
+    assert len(checks) == every.points == memoized.points > memo_checks
+    assert 0 < len(memoized.violations) < memoized.points
+    assert [v.split(": ")[0] for v in memoized.violations] == [v.split(": ")[0] for v in every.violations]
