@@ -39,7 +39,7 @@ def test_the_sweep_catches_a_restart_that_does_not_undo(monkeypatch):
         return UndoStep(entry.lsn, entry.type_name, "skipped", entry.values["txn_prev_lsn"])
 
     monkeypatch.setattr(undo_module, "undo_step", skip)
-    assert sum(len(crash_sweep(seed, ops=OPS).violations) for seed in range(4)) > 0
+    assert any(crash_sweep(seed, ops=OPS).violations for seed in range(4))  # stops at the first that catches it
 
 
 def test_minidb_crashtest_btree(capsys):

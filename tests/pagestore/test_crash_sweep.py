@@ -28,8 +28,7 @@ def test_the_sweep_catches_pages_written_before_the_log(monkeypatch):
             self.log = log
 
     monkeypatch.setattr(bufferpool.BufferPool, "_write_copies", without_wal)
-    violations = sum(len(crash_sweep(seed, ops=40).violations) for seed in range(3))
-    assert violations > 0
+    assert any(crash_sweep(seed, ops=40).violations for seed in range(3))  # stops at the first that catches it
 
 
 def test_minidb_crashtest_volume(capsys):
