@@ -7,8 +7,13 @@ analyze`` write files into a directory they name. Before writing, a command
 - a directory that does not exist, or is empty, becomes the command's: its
   marker file ``.minidb-output`` goes in first;
 - a directory whose marker names the same command holds that command's
-  previous output: exactly the paths the marker lists are deleted, and the
-  command writes afresh (so running it again on its own output works);
+  previous output: exactly the paths the marker lists are set aside (moved
+  into the folder ``.minidb-previous`` beside the marker), and the command
+  writes afresh (so running it again on its own output works). If the
+  command succeeds, what was set aside is deleted; if it fails (an error,
+  Ctrl-C), what it wrote is deleted and the previous output is put back,
+  so a failed run loses nothing (a run killed outright leaves the folder,
+  which the next run deletes: only minidb writes it);
 - anything else is refused with a one-line :class:`~minidb.errors.UserError`
   (exit code 2) before anything is deleted or written: files without a
   marker, the marker of another command, or a path the marker does not list
@@ -47,6 +52,7 @@ sorted. After ``minidb generate --engine log --envs 1 --ops 5 out``::
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,6 +61,7 @@ from minidb.errors import UserError
 from minidb.io import created
 
 MARKER = ".minidb-output"
+PREVIOUS = ".minidb-previous"  # the previous output, set aside while the command runs
 _HEAD = "minidb output of: "
 
 
@@ -64,6 +71,8 @@ def entries_below(path: str) -> list[str]:
     for directory, subdirs, files in os.walk(path):
         rel = os.path.relpath(directory, path)
         prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        if not prefix and PREVIOUS in subdirs:
+            subdirs.remove(PREVIOUS)
         found += [prefix + d + "/" for d in subdirs] + [prefix + f for f in files if prefix or f != MARKER]
     return sorted(found)
 
@@ -165,20 +174,43 @@ def owned_output(path: str, owner: str, replace: bool = True, command: str | Non
     claimed = check_output(path, owner, command)
     previous, kept = (claimed, []) if replace else ([], claimed)
     os.makedirs(path, exist_ok=True)
-    for entry in reversed(previous):  # sorted: a folder's contents come after it, so go backwards
-        target = os.path.join(path, *entry.rstrip("/").split("/"))
-        if entry.endswith("/"):
-            os.rmdir(target)
-        else:
-            os.remove(target)
+    aside = os.path.join(path, PREVIOUS)
+    if os.path.isdir(aside) and os.path.lexists(os.path.join(path, MARKER)):
+        shutil.rmtree(aside)  # left by a run killed outright: minidb's own
+    tops = [entry for entry in previous if "/" not in entry.rstrip("/")]  # every listed path is below one of them
+    if tops:
+        os.mkdir(aside)
+        for entry in tops:
+            os.replace(os.path.join(path, entry.rstrip("/")), os.path.join(aside, entry.rstrip("/")))
     _write_marker(path, owner, kept)
     made = _Created(path)
+    failed = True
     try:
         with created.watching(made):
             yield path
+        failed = False
     finally:
         present = entries_below(path)
         listed = made.listed(present, kept)
+        if failed and tops:  # what this run wrote goes; the previous output comes back
+            for entry in reversed(listed):
+                target = os.path.join(path, *entry.rstrip("/").split("/"))
+                if not entry.endswith("/"):
+                    os.remove(target)
+                elif not os.listdir(target):
+                    os.rmdir(target)
+            for entry in tops:
+                if not os.path.lexists(os.path.join(path, entry.rstrip("/"))):  # else a user's file holds the name
+                    os.replace(os.path.join(aside, entry.rstrip("/")), os.path.join(path, entry.rstrip("/")))
+            present = entries_below(path)
+            listed = [entry for entry in present if entry in set(previous)]
+        if tops and not os.listdir(aside):
+            os.rmdir(aside)
+        elif tops and not failed:
+            shutil.rmtree(aside)
+        elif tops:
+            print(f"warning: part of the previous output of {command} could not be put back; it is in {aside}",
+                  file=sys.stderr)
         _write_marker(path, owner, listed)
         foreign = sorted(set(present) - set(listed))
         if foreign:

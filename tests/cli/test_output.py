@@ -132,3 +132,29 @@ def test_tour_refusals_of_its_figures_directory_name_minidb_tour(tmp_path, insid
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message.format(out=out) in lines[0] and "minidb figures" not in lines[0]
     assert not (tmp_path / "work").exists()
+
+
+def test_a_run_that_fails_puts_the_previous_output_back_and_one_that_succeeds_replaces_it(tmp_path, capsys):
+    """A tour on a student's unfinished code stops with an error half-way: the pictures of the last good run
+    must still be there, listed, and what the failed run wrote must be gone; no set-aside folder is left."""
+    from minidb.cli.output import PREVIOUS, owned_output
+
+    out = tmp_path / "out"
+    with owned_output(str(out), "minidb generate"):
+        (out / "env-00").mkdir()
+        created.created(str(out / "env-00"))
+        for name in ("env-00/a.jdb", "b.png"):
+            (out / name).write_text("first run")
+            created.created(str(out / name))
+    before = tree(out)
+    with pytest.raises(RuntimeError), owned_output(str(out), "minidb generate"):
+        assert not (out / "b.png").exists()  # the previous output is set aside while the command runs
+        (out / "c.png").write_text("second run")
+        created.created(str(out / "c.png"))
+        raise RuntimeError("the student's code is not implemented yet")
+    assert tree(out) == before and listed(out) == ["b.png", "env-00/", "env-00/a.jdb"]
+    with owned_output(str(out), "minidb generate"):
+        (out / "c.png").write_text("third run")
+        created.created(str(out / "c.png"))
+    assert tree(out) == {MARKER: (out / MARKER).read_bytes(), "c.png": b"third run"} and not (out / PREVIOUS).exists()
+    assert capsys.readouterr().err == ""
