@@ -98,18 +98,22 @@ def test_a_vlsn_below_the_first_one_registered_makes_a_head_bucket():
     check_lookups(index, truth)
 
 
-SMALL = trace_log(6, file_max=256, every=2)  # 6 VLSNs over three files, with non-replicated entries between them
+@pytest.fixture(scope="module")
+def small():
+    """6 VLSNs over three files, with non-replicated entries between them (built once, in the tests, never
+    when the module is collected)."""
+    return trace_log(6, file_max=256, every=2)
 
 
-def test_the_small_log_spans_files():
-    log, mappings = SMALL
+def test_the_small_log_spans_files(small):
+    log, mappings = small
     assert len({lsn.file for _, lsn in mappings}) >= 2
 
 
 @pytest.mark.parametrize("stride", [1, 2, 3])
-def test_out_of_order_puts_in_every_permutation_give_the_same_lookups(stride):
+def test_out_of_order_puts_in_every_permutation_give_the_same_lookups(stride, small):
     """720 orders: whatever is kept, every VLSN of the range always finds its own entry, and the range is 1..6."""
-    log, mappings = SMALL
+    log, mappings = small
     truth = dict(mappings)
     not_kept = bucket_counts = 0
     for order in itertools.permutations(mappings):
