@@ -9,6 +9,8 @@ image, then its ``run_autograder`` for every submission, with the submitted file
                          minidb grade NAME --format gradescope --out $AUTOGRADER_ROOT/results/results.json
     minidb/              the engine, run from this folder (not installed)
     exercises/NAME/      the exercise (or exercises/projects/NAME/, the project, hidden tests included)
+    tests/...            for a project, the modules of the engine's tests its own tests import (helpers, and
+                         tests they collect again), with tests/golden/ that those compare against
     exercises/conftest.py, conftest.py, pyproject.toml, constraints.txt, README.md
     wheels/              only with --wheels DIR: the pinned wheels, so setup.sh needs no network
 
@@ -32,6 +34,7 @@ a machine with the image's Python and platform, then build with them:
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import sys
 import tomllib
@@ -48,6 +51,7 @@ GRADING = ("matplotlib", "pytest", "pytest-xdist", "hypothesis")
 TOP_FILES = ("pyproject.toml", "constraints.txt", "README.md", "conftest.py", "exercises/conftest.py")
 DATE = (1980, 1, 1, 0, 0, 0)  # the earliest a zip holds: the same bytes every build
 SCRIPTS = ("setup.sh", "run_autograder")
+TESTS = "tests"  # the engine's test package, whose helpers and tests a project's tests import
 
 
 def targets() -> dict[str, Path]:
@@ -75,11 +79,38 @@ def files_of(directory: Path) -> list[Path]:
                   and p.suffix != ".pyc")
 
 
+def module_file(name: str) -> Path | None:
+    """``tests.pagestore.helpers`` -> ROOT/tests/pagestore/helpers.py (or a package's ``__init__.py``)."""
+    path = ROOT.joinpath(*name.split("."))
+    return next((f for f in (path.with_suffix(".py"), path / "__init__.py") if f.is_file()), None)
+
+
+def tests_imported(files: list[Path]) -> list[Path]:
+    """The modules of the engine's ``tests`` package that ``files`` import, directly or through each other,
+    with the packages' ``__init__.py``: a project's tests reuse the engine's helpers and collect some of
+    its tests, which the zip must carry or every such test fails before it runs."""
+    todo, seen = [f for f in files if f.suffix == ".py"], set()
+    while todo:
+        file = todo.pop()
+        if file in seen:
+            continue
+        seen.add(file)
+        for node in ast.walk(ast.parse(file.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) and not node.level and node.module else [])
+            for parts in (name.split(".") for name in names if name.split(".")[0] == TESTS):
+                todo += [f for f in (module_file(".".join(parts[:i])) for i in range(1, len(parts) + 1)) if f]
+    return sorted(f for f in seen if f.relative_to(ROOT).parts[0] == TESTS)
+
+
 def contents(directory: Path) -> list[Path]:
     """What the zip of one exercise or project carries besides the scripts and wheels."""
     chosen = [ROOT / name for name in TOP_FILES] + files_of(ROOT / "minidb") + files_of(directory)
-    if directory.parent == PROJECTS:  # what every project shares (a conftest)
+    if directory.parent == PROJECTS:  # what every project shares (a conftest), the engine's tests it reuses
         chosen += sorted(p for p in PROJECTS.iterdir() if p.is_file())
+        reused = tests_imported(files_of(directory))
+        chosen += reused + (files_of(ROOT / TESTS / "golden") if reused else [])
     return chosen
 
 

@@ -1,10 +1,14 @@
-"""``make autograder`` (scripts/autograder.py): a Gradescope zip per exercise, tried end to end.
+"""``make autograder`` (scripts/autograder.py): a Gradescope zip per exercise and per project, tried end to end.
 
 One exercise's zip is built into a temporary directory and unpacked as Gradescope does, in a made-up
 AUTOGRADER_ROOT's source/; its run_autograder grades a submission there with this checkout's Python
 (``MINIDB_PYTHON``) instead of the venv setup.sh would build (setup.sh is only checked by ``bash -n``), and
 with the engine the zip carries. The packages setup.sh does not install are made unimportable in every
 Python the run starts, so grading is shown to need nothing else.
+
+A project's zip (vlsn_index, the quickest to grade) the same way: minidb's own class as the submission gets
+full marks, the skeleton zero. Its judge runs one seed per command here: what is tried is the zip, its
+scripts and its grading; the judge's seeds are test_projects.py's (each mutant fails them).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import re
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -48,12 +53,15 @@ def built(tmp_path_factory) -> Path:
     return out / "04a_clock_replacement.zip"
 
 
-def autograde(built: Path, tmp_path: Path, submission: str | None) -> tuple[dict, str]:
-    """Unpack the zip in ROOT/source, submit ``submission`` as student.py, run run_autograder: results.json
-    and what it printed."""
+def autograde(built: Path, tmp_path: Path, submission: str | None,
+              prepare: Callable[[Path], None] | None = None) -> tuple[dict, str]:
+    """Unpack the zip in ROOT/source (then ``prepare(source)``), submit ``submission`` as student.py, run
+    run_autograder: results.json and what it printed."""
     root = tmp_path / "autograder"
     with zipfile.ZipFile(built) as archive:
         archive.extractall(root / "source")
+    if prepare is not None:
+        prepare(root / "source")
     (root / "submission").mkdir()
     if submission is not None:
         (root / "submission" / "student.py").write_text(submission)
@@ -111,3 +119,55 @@ def test_a_submission_without_student_py_gets_zero_and_is_told_why(built, tmp_pa
     results, _ = autograde(built, tmp_path, None)
     assert results == {"score": 0, "tests": [], "output": "no student.py in the submission: upload your "
                                                           "exercises/04a_clock_replacement/student.py"}
+
+
+PROJECT = "vlsn_index"
+PROJECT_DIR = ROOT / "exercises" / "projects" / PROJECT
+
+
+@pytest.fixture(scope="module")
+def project_zip(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, str(SCRIPT), PROJECT, "--out", str(out)], check=True, capture_output=True)
+    return out / f"{PROJECT}.zip"
+
+
+def reference_submission() -> str:
+    """minidb's own component as a student.py: the reference module without its hot spot declaration (and
+    the import of minidb.impl it needs): the class alone, as a student's file defines it."""
+    spec = json.loads((PROJECT_DIR / "project.json").read_text())
+    (path,) = spec["reference_files"]
+    lines = (ROOT / path).read_text().splitlines(keepends=True)
+    kept = [line for line in lines if line != "from minidb import impl\n" and "impl.hot_spot(" not in line]
+    assert len(kept) == len(lines) - 2
+    return "".join(kept)
+
+
+def one_seed_per_judge_command(source: Path) -> None:
+    path = source / "exercises" / "projects" / PROJECT / "project.json"
+    spec = json.loads(path.read_text())
+    spec["judge"] = [args[:args.index("--seeds") + 1] + ["1"] + args[args.index("--seeds") + 2:]
+                     if "--seeds" in args else args for args in spec["judge"]]
+    path.write_text(json.dumps(spec))
+
+
+def test_a_project_zip_carries_the_engines_tests_its_tests_import(project_zip):
+    with zipfile.ZipFile(project_zip) as archive:
+        names = set(archive.namelist())
+    assert {f"exercises/projects/{PROJECT}/tests/hidden/test_hidden_{PROJECT}.py", "exercises/projects/conftest.py",
+            "tests/__init__.py", "tests/replication/__init__.py", "tests/replication/test_tracker.py",
+            "tests/replication/helpers.py", "tests/golden/vlsn_index_dump.txt"} <= names
+    assert "tests/spark/__init__.py" not in names and not any(n.startswith("tests/viz/") for n in names)
+
+
+@pytest.mark.parametrize("submitted", ["reference", "skeleton"])
+def test_a_project_zip_gives_the_reference_full_marks_and_the_skeleton_zero(project_zip, tmp_path, submitted):
+    submission = reference_submission() if submitted == "reference" else (PROJECT_DIR / "skeleton.py").read_text()
+    results, printed = autograde(project_zip, tmp_path, submission, one_seed_per_judge_command)
+    judged = [t for t in results["tests"] if t["name"].startswith("minidb crashtest")]
+    assert len(results["tests"]) > 30 and len(judged) == 2, printed
+    if submitted == "reference":
+        assert results["score"] == 100 and {t["status"] for t in results["tests"]} == {"passed"}, printed
+        assert f"grade {PROJECT}: pass" in printed
+    else:
+        assert results["score"] == 0 and {t["status"] for t in results["tests"]} == {"failed"}, printed

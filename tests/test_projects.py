@@ -9,6 +9,8 @@
   student's file (``$MINIDB_EXERCISES_DIR`` pointed at a copy), seed by seed until the first violation;
 - in student mode the engine really constructs the student's class, and an unfinished or missing one
   reaches the command line as one line and exit code 2.
+- the student edition of each project holds no line of the component, imports, and collects every test
+  without an error (a test module that ran the engine at import would stop its ``make test`` there).
 """
 
 from __future__ import annotations
@@ -371,6 +373,21 @@ def test_the_student_edition_imports_and_its_project_tests_fail_as_not_implement
     assert tests.returncode == 1 and "passed" not in tests.stdout.splitlines()[-1], tests.stdout[-2000:]
     errors = [line for line in tests.stdout.splitlines() if line.startswith("E   ") and "Error" in line]
     assert errors and all("NotImplementedError" in line for line in errors), errors[:5]
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_the_student_edition_collects_every_test_without_an_error(project, tmp_path_factory):
+    """``make test`` in the edition gets past collection: no test module runs the engine (and so the
+    skeleton) when it is imported. Collection only, without assertion rewriting or plugins: a few seconds."""
+    out = edition(project.name, tmp_path_factory)
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                                "--assert=plain", "tests", "exercises"],
+                               cwd=out, env=env, capture_output=True, text=True, timeout=600)
+    errors = [line for line in collected.stdout.splitlines() if line.startswith("ERROR ")]
+    assert collected.returncode == 0 and not errors, "\n".join(errors or collected.stdout.splitlines()[-5:])
+    assert re.search(r"^\d{4,} tests collected", collected.stdout.splitlines()[-1]), collected.stdout[-500:]
 
 
 def test_the_export_refuses_a_directory_in_use_and_an_unknown_project(tmp_path, capsys):

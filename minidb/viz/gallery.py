@@ -117,9 +117,9 @@ def _xct_rollback_clrs() -> Figure:
 
 
 def _recovery_undo() -> Figure:
-    from minidb.viz.recovery_demo import WRITES, recovery_view
+    from minidb.viz.recovery_demo import last_write, recovery_view
 
-    return recovery_view(WRITES, "nothing", "undo").figure
+    return recovery_view(last_write(), "nothing", "undo").figure
 
 
 def _vlsn_buckets() -> Figure:

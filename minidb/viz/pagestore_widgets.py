@@ -82,10 +82,10 @@ def xct_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:
 
 def recovery_explorer(script: Sequence[Sequence[Any]] | None = None) -> Explorer:
     """The crash-recovery control of ``08_aries_recovery.ipynb``: crash point, what survives, restart phase."""
-    from minidb.viz.recovery_demo import KEEP_MODES, PHASES, SCRIPT, demo_run, recovery_view
+    from minidb.viz.recovery_demo import KEEP_MODES, PHASES, SCRIPT, last_write, recovery_view
 
     script = SCRIPT if script is None else script
-    writes = len(demo_run(script).writes)
+    writes = last_write(script)
     controls = {
         "crash_write": crash_slider(writes, writes // 2),
         "keep": keep_dropdown(KEEP_MODES, "nothing"),

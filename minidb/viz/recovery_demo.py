@@ -22,7 +22,10 @@ T6          creates zeta; commits
 
 :func:`demo_run` runs a script once and keeps its disk, noting after which
 disk write each step ended; it also keeps what the committed transactions
-left (:class:`~minidb.viz.xct_demo.XctWorkload`). :func:`recovery_view` is
+left (:class:`~minidb.viz.xct_demo.XctWorkload`); :func:`last_write` is how
+many writes it made. Nothing runs when the module is imported: a copy of
+minidb whose buffer pool or restart is a student's unfinished class still
+imports it (and collects the tests that do). :func:`recovery_view` is
 the pure function behind the notebook's controls: crash the disk after its
 ``crash_write``-th write (keeping none, all, or a torn part of the unsynced
 writes), open it without restarting, then run the restart passes up to
@@ -156,7 +159,9 @@ def _demo_run(script: tuple[tuple, ...]) -> DemoRun:
                    dict(workload.names), tuple(events))
 
 
-WRITES = len(demo_run().writes)
+def last_write(script: Sequence[Sequence[Any]] = SCRIPT) -> int:
+    """How many disk writes ``script``'s run made: the last write a crash can follow."""
+    return len(demo_run(script).writes)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The tracker and the index over a real log: buckets per file, out-of-order puts, truncation at both ends."""
 
+import functools
 import itertools
 
 import pytest
@@ -98,18 +99,23 @@ def test_a_vlsn_below_the_first_one_registered_makes_a_head_bucket():
     check_lookups(index, truth)
 
 
-SMALL = trace_log(6, file_max=256, every=2)  # 6 VLSNs over three files, with non-replicated entries between them
+@functools.cache
+def small_log():
+    """6 VLSNs over three files, with non-replicated entries between them: built once, by the first test that
+    reads it, never when the module is collected (a function, not a fixture, so that a project's tests can
+    collect these tests again by importing them)."""
+    return trace_log(6, file_max=256, every=2)
 
 
 def test_the_small_log_spans_files():
-    log, mappings = SMALL
+    log, mappings = small_log()
     assert len({lsn.file for _, lsn in mappings}) >= 2
 
 
 @pytest.mark.parametrize("stride", [1, 2, 3])
 def test_out_of_order_puts_in_every_permutation_give_the_same_lookups(stride):
     """720 orders: whatever is kept, every VLSN of the range always finds its own entry, and the range is 1..6."""
-    log, mappings = SMALL
+    log, mappings = small_log()
     truth = dict(mappings)
     not_kept = bucket_counts = 0
     for order in itertools.permutations(mappings):

@@ -7,7 +7,7 @@ from minidb.log import NULL_LSN
 from minidb.pagestore.ids import RecordId
 from minidb.viz.pagestore_widgets import recovery_explorer, xct_explorer
 from minidb.viz.recovery import TABLES_HEIGHT, RecoveryPicture, draw_recovery
-from minidb.viz.recovery_demo import KEEP_MODES, PHASES, SCRIPT as RECOVERY_SCRIPT, WRITES, demo_run, recovery_view
+from minidb.viz.recovery_demo import KEEP_MODES, PHASES, SCRIPT as RECOVERY_SCRIPT, demo_run, last_write, recovery_view
 from minidb.viz.script import ScriptError
 from minidb.viz.style import WIDTH
 from minidb.viz.xct_demo import SCRIPT, STEPS, run_script, xct_step
@@ -101,7 +101,7 @@ def test_xct_explorer_runs_an_edited_script():
 # -- notebook 08: crash recovery --------------------------------------------------------------------
 def test_the_recovery_script_has_every_kind_of_transaction():
     run = demo_run()
-    assert WRITES == len(run.writes) > 20
+    assert last_write() == len(run.writes) > 20
     names = [r.type_name for r in run.rows]
     assert {"clr_rec_insert", "clr_rec_splice", "chkpt_begin", "chkpt_xct_tab"} <= set(names)
     assert [tid for tid, _, _ in run.commits] == [1, 4, 6]
@@ -134,7 +134,7 @@ def test_a_bad_recovery_script_names_the_step():
 def test_every_crash_point_recovers_exactly_the_committed_data(keep):
     run = demo_run()
     survived = set()
-    for write in range(1, WRITES + 1):
+    for write in range(1, last_write() + 1):
         view = recovery_view(write, keep, "restarted", draw=False)
         assert view.ok, (write, view.summary())
         survived.add(view.committed)
@@ -145,17 +145,18 @@ def test_every_crash_point_recovers_exactly_the_committed_data(keep):
 
 
 def test_the_phases_show_the_tables_as_restart_builds_them():
-    crashed = recovery_view(WRITES, "nothing", "crashed", draw=False)
+    last = last_write()
+    crashed = recovery_view(last, "nothing", "crashed", draw=False)
     assert crashed.picture.xct_table == () and crashed.picture.faded
-    analysis = recovery_view(WRITES, "nothing", "analysis", draw=False)
+    analysis = recovery_view(last, "nothing", "analysis", draw=False)
     assert [row[:2] for row in analysis.picture.xct_table] == [("T3", "ACTIVE"), ("T5", "ACTIVE")]
     assert analysis.picture.dirty_pages and "master" in analysis.picture.marks
-    redo = recovery_view(WRITES, "nothing", "redo", draw=False)
+    redo = recovery_view(last, "nothing", "redo", draw=False)
     assert set(redo.picture.outlined.values()) <= {"#2e7d32", "#ffb300"}
-    undo = recovery_view(WRITES, "nothing", "undo", draw=False)
+    undo = recovery_view(last, "nothing", "undo", draw=False)
     assert [row[:2] for row in undo.picture.xct_table] == [("T3", "rolled back"), ("T5", "rolled back")]
     assert any(row.is_clr and row.tid == 5 for row in undo.picture.rows)
-    done = recovery_view(WRITES, "nothing", "restarted", draw=False)
+    done = recovery_view(last, "nothing", "restarted", draw=False)
     assert done.ok and done.found == done.expected and RecordId(1, 3, 12, 1) in done.found
     assert done.summary().endswith("check: committed data is there, uncommitted data is not")
     with pytest.raises(ValueError, match="crash_write must be between 1 and"):
@@ -165,7 +166,7 @@ def test_the_phases_show_the_tables_as_restart_builds_them():
 
 
 def test_recovery_picture_has_a_fixed_size():
-    view = recovery_view(WRITES // 2, "torn", "undo")
+    view = recovery_view(last_write() // 2, "torn", "undo")
     lanes = len(view.picture.lanes)
     rows, types = view.picture.rows, len({r.type_name for r in view.picture.rows})
     title = view.figure.get_suptitle().count("\n") + 1
@@ -177,9 +178,9 @@ def test_recovery_picture_has_a_fixed_size():
 def test_recovery_explorer_runs_an_edited_script():
     script = RECOVERY_SCRIPT[:6] + [("begin", "T2"), ("create", "T2", "delta", "delta"), ("commit", "T2")]
     explorer = recovery_explorer(script)
-    writes = len(demo_run(script).writes)
+    writes = last_write(script)
     slider = explorer.controls["crash_write"]
-    assert slider.description == "crash after write" and slider.max == writes < WRITES
+    assert slider.description == "crash after write" and slider.max == writes < last_write()
     slider.value = writes
     explorer.controls["keep"].value = "everything"  # T2's commit is in the last write, not yet fsynced
     assert explorer.result.committed == (1, 2) and explorer.result.ok
