@@ -58,6 +58,7 @@ lab: setup
 # Regenerate every picture in figures/, and the image-regression baselines of every picture
 # (tests/viz/baseline/), saying which changed: run it when a picture is meant to change.
 figures: setup
+	$(BIN)/python scripts/refresh-notebook15-rows.py
 	$(BIN)/minidb figures --out figures
 	$(BIN)/python scripts/refresh-baselines.py
 

@@ -9,22 +9,32 @@ from the same seeded demos, so it is the picture the notebook shows.
 
 Notebook 17 breaks the lock manager's twin on purpose in a cell;
 :func:`forgetful_twin` is that cell's class, so its picture can be drawn here.
-Notebook 15 draws from a Spark job's tables: its pictures generate the
-notebook's workload (:data:`SPARK_WORKLOAD`, the notebook's own cell) into a
-temporary directory and run the notebook's queries once per process on a local
-Spark (about half a minute). Some pictures are
+Notebook 15 draws from a Spark job's tables. Its pictures here draw the rows
+those queries return for the notebook's workload (:data:`SPARK_WORKLOAD`, the
+notebook's own cell), stored in ``notebook15_rows.json`` beside this module
+(:data:`SPARK_ROWS`: a JSON object, each query's name to its rows as lists of
+values), so a picture costs no Spark and no workload; :func:`spark_lecture_rows`
+computes them (``make figures`` refreshes the file through
+``scripts/refresh-notebook15-rows.py``) and a Spark test holds the file to
+what the queries return. Some pictures are
 graphviz graphs, not matplotlib figures (the waits-for graph of 05b, the tree
 of 09, the B+trees of 07): :func:`minidb.viz.style.save` writes both kinds.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from matplotlib.figure import Figure
 
 from minidb.viz.style import Picture
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # The workload notebook 15 generates (its "workload = GenerateRequest(...)" cell; a test keeps them equal).
 SPARK_WORKLOAD = {"envs": 5, "group": 3, "ops": 600, "seed": 18, "file_max": 16 * 1024, "ckpt_every": 80}
@@ -111,39 +121,55 @@ def _checkpoint_lecture() -> list[Callable[[], Figure]]:
     return [before, dirty_map, step5, finished, full]
 
 
-@lru_cache(maxsize=1)
-def _spark_rows() -> dict[str, list]:
-    """The rows notebook 15 draws, by its own queries over its workload, on a local Spark."""
+SPARK_ROWS = Path(__file__).with_name("notebook15_rows.json")
+
+
+def spark_lecture_rows(spark: SparkSession, envs: str) -> dict[str, list[list]]:
+    """The rows notebook 15 draws, by its own queries over the logs under ``envs``, as JSON values."""
+    from minidb.spark import analytics
+
+    logs = spark.read.format("minidb").load(envs).cache()
+    try:
+        txns = analytics.transactions(logs)
+        queries = {
+            "by_file": analytics.entries_by_file(logs),
+            "sizes": analytics.transaction_sizes(txns),
+            "checkpoints": analytics.checkpoints(logs),
+            "streams": analytics.vlsn_streams(logs),
+            "gaps": analytics.vlsn_gaps(logs),
+            "duplicates": analytics.vlsn_duplicates(logs),
+            "divergence": analytics.first_divergence(logs),
+        }
+        return {name: [list(r) for r in query.collect()] for name, query in queries.items()}
+    finally:
+        logs.unpersist()
+
+
+def refresh_spark_rows(path: Path = SPARK_ROWS) -> None:
+    """Generate the notebook's workload, run its queries on a local Spark, write :data:`SPARK_ROWS`."""
     import os
     import tempfile
 
-    from pyspark import SparkContext
-
-    from minidb.spark import analytics
     from minidb.spark.generate import GenerateRequest, generate
     from minidb.spark.session import spark_session
 
-    ours = SparkContext._active_spark_context is None  # stop only a Spark started here
     with tempfile.TemporaryDirectory(prefix="minidb-nb15-") as work:
         envs = os.path.join(work, "envs")
         generate("log", GenerateRequest(envs, **SPARK_WORKLOAD))
         spark = spark_session("local[2]", "notebook 15 pictures", shuffle_partitions=4, progress=False,
                               jvm_log=os.path.join(work, "jvm.log"))
         try:
-            logs = spark.read.format("minidb").load(envs).cache()
-            txns = analytics.transactions(logs)
-            return {
-                "by_file": analytics.entries_by_file(logs).collect(),
-                "sizes": analytics.transaction_sizes(txns).collect(),
-                "checkpoints": analytics.checkpoints(logs).collect(),
-                "streams": analytics.vlsn_streams(logs).collect(),
-                "gaps": analytics.vlsn_gaps(logs).collect(),
-                "duplicates": analytics.vlsn_duplicates(logs).collect(),
-                "divergence": analytics.first_divergence(logs).collect(),
-            }
+            rows = spark_lecture_rows(spark, envs)
         finally:
-            if ours:
-                spark.stop()
+            spark.stop()
+    path.write_text(json.dumps(rows, indent=None, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _spark_rows() -> dict[str, list[tuple]]:
+    """The stored rows of notebook 15's queries (:data:`SPARK_ROWS`), each a tuple as Spark's rows are."""
+    stored = json.loads(SPARK_ROWS.read_text(encoding="utf-8"))
+    return {name: [tuple(r) for r in rows] for name, rows in stored.items()}
 
 
 def _spark_lecture() -> list[Callable[[], Figure]]:

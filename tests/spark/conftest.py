@@ -2,8 +2,15 @@
 
 The root conftest keeps all of tests/spark/ in one xdist worker, so the whole
 suite starts one JVM for these tests. The JVM's own output goes to a log file
-in the session's temporary directory.
+in the session's temporary directory. The tests that run commands on the
+cluster share one run (``cluster_runs``): one application, so one more driver
+JVM and one executor JVM, for the load and the analysis together.
 """
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +48,46 @@ def analyzed(spark, generated, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("analyze") / "out"
     return out, analyze(spark, generated.request.out, str(out))
+
+
+@pytest.fixture(scope="session")
+def million(spark, tmp_path_factory):
+    """A million rows and 25 without a key, as Parquet: (path, what Spark computes of the good rows)."""
+    from tests.spark.test_load import MILLION, dataset, expected
+
+    path = tmp_path_factory.mktemp("load") / "million.parquet"
+    dataset(spark, path, MILLION, bad=25)
+    return path, expected(spark, path)
+
+
+@pytest.fixture(scope="session")
+def cluster_runs(cluster, million, generated, tmp_path_factory):
+    """``minidb spark load`` of the million rows, then ``minidb spark analyze`` of the generated logs, both
+    with ``--master`` the cluster's URL, in one application (:mod:`tests.spark.cluster_driver`), run once.
+
+    Yields a namespace: ``load`` and ``analyze`` (each ``{"code", "stdout", "stderr"}``), ``volume`` and
+    ``out`` (where they wrote) and ``apps`` (the names of the applications the master ran)."""
+    from types import SimpleNamespace
+
+    from tests.spark.cluster_driver import APP
+    from tests.spark.test_cluster import JOB_SECONDS, master_status, spark_env
+    from tests.spark.test_load import new_volume
+
+    url, ui_port = cluster
+    tmp = tmp_path_factory.mktemp("cluster-runs")
+    volume, out, result = new_volume(tmp / "vol"), tmp / "cluster-out", tmp / "result.json"
+    load = ["spark", "load", str(million[0]), "--volume", volume, "--index", "cl", "--key", "key",
+            "--value", "name,amount", "--master", url]
+    analyze = ["spark", "analyze", generated.request.out, "--master", url, "--out", str(out)]
+    done = subprocess.run([sys.executable, "-m", "tests.spark.cluster_driver", url, str(result),
+                           json.dumps(load), json.dumps(analyze)], capture_output=True, text=True,
+                          env=spark_env(tmp), cwd=Path(__file__).resolve().parents[2], timeout=2 * JOB_SECONDS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    status = master_status(ui_port)
+    apps = [a["name"] for a in status["activeapps"] + status["completedapps"]]
+    assert APP in apps  # the commands really ran there
+    ran = json.loads(result.read_text(encoding="utf-8"))
+    return SimpleNamespace(load=ran[0], analyze=ran[1], volume=volume, out=out, apps=apps)
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,10 @@ Spark (``spark-class org.apache.spark.deploy.master.Master`` and
 ``...worker.Worker``) on free ports (the session fixture ``cluster`` of
 ``conftest.py``, which other cluster tests share), waits until the master's
 JSON status page lists the worker as ALIVE (a bounded polling loop, never a
-fixed sleep), runs the pipeline on it as a user would (the ``minidb`` command in a
-subprocess, ``--master spark://127.0.0.1:PORT``) on the logs that the other
+fixed sleep), runs the pipeline on it as a user would (``minidb spark analyze
+--master spark://127.0.0.1:PORT``, through :func:`minidb.cli.main` in a driver
+process of its own that also runs ``minidb spark load`` on the cluster: the
+fixture ``cluster_runs``, one application for both) on the logs that the other
 Spark tests analyse in local mode (on the shared session: no second local
 JVM), and compares every table. The worker runs this virtual environment's Python
 (``PYSPARK_PYTHON``), so the executors import minidb from this worktree.
@@ -35,9 +37,9 @@ import pytest
 from minidb.spark.pipeline import FIGURES
 
 from tests.process_groups import ProcessGroups
+from tests.spark.cluster_driver import APP
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
-MINIDB = Path(sys.executable).with_name("minidb")
 READY_SECONDS = 120
 JOB_SECONDS = 600
 
@@ -103,33 +105,26 @@ def standalone_cluster(tmp: Path):
         groups.stop_all()
 
 
-def analyze_command(path: Path, out: Path, master: str, tmp: Path) -> str:
-    done = subprocess.run([str(MINIDB), "spark", "analyze", str(path), "--master", master, "--out", str(out)],
-                          capture_output=True, text=True, env=spark_env(tmp), timeout=JOB_SECONDS)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
 def tables(out: Path) -> dict[str, list[dict]]:
     return {p.name: pq.read_table(p).to_pylist() for p in sorted(out.iterdir()) if p.is_dir()}
 
 
-def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(generated, analyzed, cluster, tmp_path):
-    data, report = Path(generated.request.out), generated
-    url, ui_port = cluster
+def test_the_pipeline_on_a_standalone_cluster_matches_local_mode(generated, analyzed, cluster, cluster_runs):
+    report = generated
+    url, _ = cluster
     local_out, local_result = analyzed  # local mode, on the shared session
     local = local_result.summary()
-    output = analyze_command(data, tmp_path / "cluster-out", url, tmp_path)
-    status = master_status(ui_port)
-    apps = status["activeapps"] + status["completedapps"]
-    assert "minidb spark analyze" in [a["name"] for a in apps]  # the job really ran there
+    done = cluster_runs.analyze  # ``minidb spark analyze ... --master spark://...`` (see conftest.py)
+    assert APP in cluster_runs.apps  # the job really ran there
+    assert done["code"] == 0, done["stderr"][-3000:]
+    output = done["stdout"]
 
     assert output.splitlines()[0].endswith(f"on Spark {url}")
     assert output.splitlines()[1:-1] == local.splitlines()[:-1]  # the same findings
-    local_tables, cluster_tables = tables(local_out), tables(tmp_path / "cluster-out")
+    local_tables, cluster_tables = tables(local_out), tables(cluster_runs.out)
     assert len(local_tables) == 13 and cluster_tables == local_tables
     divergence = cluster_tables["first_divergence"]
     assert {r["vlsn"] for r in divergence} == {report.group.first_divergence}
     assert sum(r["entries"] for r in cluster_tables["entries_by_type"]) == sum(e.entries for e in report.envs)
     for name in FIGURES:
-        assert (tmp_path / "cluster-out" / name).stat().st_size > 0
+        assert (cluster_runs.out / name).stat().st_size > 0
