@@ -351,7 +351,7 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
 def expectations(workload: Workload, crash_event: int) -> tuple:
     """Everything :func:`check_point` reads from the crash's event index besides the image: which durable
     commits had returned, whether a remount was under way, and with prepared transactions the event itself
-    (which prepares and aborts had returned, and the seed of the in-doubt resolutions)."""
+    (which prepares and aborts had returned, and the random choices that resolve the in-doubt ones)."""
     synced = tuple(c.synced_at is not None and c.synced_at <= crash_event for c in workload.commits)
     remounting = tuple(before < crash_event < after for before, after in workload.remounts)
     return synced, remounting, crash_event if workload.prepared else None
