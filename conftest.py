@@ -10,7 +10,6 @@ cannot turn the run green by accident.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -52,13 +51,6 @@ def pytest_collection_finish(session):
 # that the suite starts one JVM for them however many xdist workers there are:
 # with --dist loadfile they form one work unit instead of one per file.
 SPARK_TESTS = "tests/spark/"
-# The work units that take longest, longest first: handed out before all others, so the two workers end
-# together instead of one running a long unit alone at the end (measured with --durations on 2 cores).
-LONGEST_FIRST = [SPARK_TESTS, "tests/pagestore/test_xct_crash_sweep.py", "tests/test_projects.py",
-                 "tests/logstore/test_crash_sweep.py", "exercises/test_stubs_fail.py",
-                 "tests/logstore/test_tree_model.py", "tests/test_tour.py", "tests/test_autograder.py",
-                 "tests/replication/test_crash_sweep.py", "tests/pagestore/test_btree_crash_sweep.py",
-                 "tests/browser/test_notebooks_in_browser.py", "tests/test_impl.py"]
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -67,22 +59,7 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    rank = {scope: i for i, scope in enumerate(LONGEST_FIRST)}
-
-    class LongestFirst(OrderedDict):
-        """The scheduler's queue of work units, with the units of ``LONGEST_FIRST`` kept at its front."""
-
-        def __setitem__(self, scope, tests):
-            super().__setitem__(scope, tests)
-            if scope in rank:
-                for first in sorted((s for s in self if s in rank), key=rank.__getitem__, reverse=True):
-                    self.move_to_end(first, last=False)
-
     class SparkTestsTogether(LoadFileScheduling):
-        def __init__(self, config, log=None):
-            super().__init__(config, log)
-            self.workqueue = LongestFirst()
-
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.startswith(SPARK_TESTS):
                 return SPARK_TESTS
