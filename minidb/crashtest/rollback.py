@@ -41,9 +41,9 @@ import random
 from dataclasses import dataclass, field
 
 from minidb.crashtest.replication import check_index, workload_configs
-from minidb.crashtest.sweep import SweepResult
+from minidb.crashtest.sweep import SweepResult, sweep_crash_points
 from minidb.errors import MinidbError
-from minidb.io import SimDisk, crash_points
+from minidb.io import SimDisk
 from minidb.log import LSN
 from minidb.logstore import LockConflictError
 from minidb.replication import (
@@ -251,21 +251,13 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
                 across_checkpoint: bool | None = None) -> SweepResult:
     """Every crash point of workload ``seed`` from its syncup on (identical images are checked once)."""
     workload = run_rollback_workload(seed, ops, across_checkpoint=across_checkpoint)
-    result = SweepResult()
+    problems = []
     if workload.after != workload.at_matchpoint:
-        result.violations.append(f"seed {seed}: the rollback run without a crash left records that are not n2's "
-                                 f"at the matchpoint: {sorted(workload.after.items())[:2]} != "
-                                 f"{sorted(workload.at_matchpoint.items())[:2]}")
-    seen: dict[str, str | None] = {}
-    for point in crash_points(workload.disk, start=workload.start, torn_variants=torn_variants,
-                              random_variants=random_variants, seed=seed):
-        result.points += 1
-        key = point.disk.content_digest()
-        if key not in seen:
-            seen[key] = check_rollback_point(workload, point.disk)
-        if seen[key] is not None:
-            result.violations.append(f"seed {seed}, {point}: {seen[key]}")
-    return result
+        problems.append(f"the rollback run without a crash left records that are not n2's at the matchpoint: "
+                        f"{sorted(workload.after.items())[:2]} != {sorted(workload.at_matchpoint.items())[:2]}")
+    return sweep_crash_points(workload.disk, workload.start, seed,
+                              lambda image, event, _: check_rollback_point(workload, image), problems,
+                              torn_variants, random_variants, restart_crashes=0.0, memo_key=lambda event: None)
 
 
 __all__ = ["RollbackWorkload", "run_rollback_workload", "check_rollback_point", "crash_sweep"]
