@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import atexit
 import os
+import select
 import signal
 import subprocess
+import time
+from pathlib import Path
 
 GRACE_SECONDS = 30  # how long a group may take to end after SIGTERM before it gets SIGKILL
 
@@ -63,16 +66,58 @@ class ProcessGroups:
 
 
 def stop_group(process: subprocess.Popen) -> None:
-    """End the process group that ``process`` leads (by its id): SIGTERM, a grace period for the leader to
-    exit, then SIGKILL to whatever of the group is still there; ``process`` is reaped."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    """End the process group that ``process`` leads (by its id): SIGTERM, a grace period for the group to
+    exit, then SIGKILL to whatever of the group is still there. It returns once no process of the group is
+    running (a signal sent is not yet a process gone: a child of the leader can outlive the leader's exit by
+    the time the scheduler takes to run it); ``process`` is reaped."""
+    for sig, seconds in ((signal.SIGTERM, GRACE_SECONDS), (signal.SIGKILL, None)):
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:  # nobody is left in the group
             break
-        if sig == signal.SIGTERM:
-            try:
-                process.wait(timeout=GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                pass
+        if wait_until_gone(process, seconds):
+            break
     process.wait()
+
+
+def wait_until_gone(process: subprocess.Popen, seconds: float | None) -> bool:
+    """Wait until every process of ``process``'s group has exited, at most ``seconds`` (None: as long as it
+    takes, after a SIGKILL): True if they have. Each member is watched through a pidfd, which becomes
+    readable when that process exits, so the wait is for the event itself, not a polling loop; members
+    are looked up again afterwards, in case one forked while the others were ending."""
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while True:
+        watched = []
+        for pid in group_members(process.pid):
+            try:
+                watched.append(os.pidfd_open(pid))
+            except ProcessLookupError:  # gone meanwhile
+                continue
+        if not watched:
+            return True
+        try:
+            while watched:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                ready, _, _ = select.select(watched, [], [], left)
+                if not ready:
+                    return False
+                for fd in ready:
+                    watched.remove(fd)
+                    os.close(fd)
+        finally:
+            for fd in watched:
+                os.close(fd)
+
+
+def group_members(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` still running (a zombie, exited but not yet reaped, is not one)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # it exited while the list was read
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":  # state, then ppid, pgrp
+                members.append(int(entry))
+    return members

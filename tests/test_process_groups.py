@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.process_groups import ProcessGroups
+from tests.process_groups import ProcessGroups, group_members
 
 ROOT = Path(__file__).resolve().parent.parent
 # a group leader and two children of its own in the group: what a launcher script and its JVM look like
@@ -18,15 +18,7 @@ STAND_IN = ["sh", "-c", "sleep 1000 & sleep 1000 & wait"]
 
 def group_alive(pgid: int) -> bool:
     """Is any process of group ``pgid`` still running (a zombie waiting to be reaped does not count)?"""
-    alive = False
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            alive |= int(fields[2]) == pgid and fields[0] != "Z"  # state, then ppid, pgrp
-    return alive
+    return bool(group_members(pgid))
 
 
 def end_if_alive(pgids):
@@ -53,7 +45,7 @@ def test_stop_all_ends_every_group_and_its_children():
 
 CHILD = """
 import os, signal, sys
-from tests.process_groups import ProcessGroups
+from tests.process_groups import ProcessGroups, group_members
 groups = ProcessGroups()
 groups.start({stand_in!r})
 print(groups.groups[0], flush=True)
@@ -76,3 +68,32 @@ def test_a_python_stopped_by_sigterm_or_ctrl_c_ends_its_groups_on_the_way_out(si
         assert not group_alive(pgid)
     finally:
         end_if_alive([pgid])
+
+
+# a leader that exits at once on SIGTERM, and a member of its group that takes a while to shut down cleanly
+# (as a JVM does) and says so in a file: the slow shutdown stands in for a real one, nothing waits on it
+SLOW_MEMBER = """
+import signal, sys, time
+def shut_down(signum, frame):
+    time.sleep(0.5)
+    open(sys.argv[1], "w").write("shut down cleanly")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, shut_down)
+print("ready", flush=True)
+signal.pause()
+"""
+
+
+def test_stop_all_gives_every_member_of_a_group_its_grace_period_not_only_the_leader(tmp_path):
+    marker = tmp_path / "member"
+    groups = ProcessGroups()
+    leader = groups.start(["sh", "-c", f'{sys.executable} -c "$0" {marker} & wait', SLOW_MEMBER],
+                          stdout=subprocess.PIPE, text=True)
+    pgids = list(groups.groups)
+    try:
+        assert leader.stdout.readline() == "ready\n"  # the member's handler is in place
+        groups.stop_all()
+        assert not group_alive(pgids[0])
+        assert marker.read_text() == "shut down cleanly"  # not killed once the leader had gone
+    finally:
+        end_if_alive(pgids)
