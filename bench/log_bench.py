@@ -210,7 +210,7 @@ def open_raw(path: str) -> int:
     # minidb fsyncs its directory when it creates the log file; so do we,
     # before the timing starts, so neither pays for it in the final fsync.
     fd = os.open(os.path.join(path, "raw.dat"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    report.fsync_dir(path)
+    report.fsync_path(path)
     return fd
 
 
