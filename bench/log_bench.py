@@ -66,7 +66,7 @@ BULK_ENTRIES = 50_000  # (a): cheap per entry, so many, to time more than noise
 SYNC_RUN_SECONDS = 0.5
 SYNC_ENTRIES_MIN, SYNC_ENTRIES_MAX = 300, 2000
 THREADS = 4  # (c): the sync entries are split evenly between them
-REPEATS = 3
+REPEATS = report.REPEATS
 FILE_MAX = 64 * 1024 * 1024  # more than any run writes: no file flips (they fsync)
 BUFFER_SIZE = 64 * 1024  # minidb's default log buffer
 
