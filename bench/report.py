@@ -63,7 +63,17 @@ on the same disk, and Python's `sqlite3`. Each benchmark is a module in
 The numbers come from one machine on one day (each section says which), so
 the absolute rates mean little elsewhere. What matters are the ratios:
 minidb against a baseline measured in the same run, on the same files,
-with the same data. Every figure is the median of a few repetitions.
+with the same data. Every figure is the median of five runs, interleaved:
+each round runs every system compared once (a, b, c, a, b, c, ...), so a
+busy spell of the machine falls on all of them rather than on one.
+
+Two sections set minidb beside other engines and beside itself: *peers*
+measures it against the Python storage engines people use (ZODB, Durus,
+bplustree, LMDB and sqlite3; `make bench` installs them as the `bench`
+extra, and a peer that cannot be imported is skipped with a note), and
+*scaling* measures how its costs grow with the number of keys, the buffer
+pool, the log and the cleaner's work. `MINIDB_BENCH_SCALE=N` multiplies
+their sizes.
 
 minidb's rows (and the targets) measure its fast implementation (`--impl
 fast`: the accelerated twins under `minidb/fast/` where they exist, the
