@@ -206,11 +206,6 @@ def ratio(medians: dict[str, dict[str, float]], mine: str, measure_: str, peer: 
     return b / a if measure_ in RECOVERY else a / b
 
 
-def fmt_ratio(value: float) -> str:
-    """A ratio with two decimals, or two significant digits below 0.1× (0.0042×), so that none reads 0.00×."""
-    return report.fmt_ratio(value) if value >= 0.1 else f"{value:.2g}×"
-
-
 def target_rows(medians: dict[str, dict[str, float]]) -> list[list[str]]:
     rows = []
     for mine, measure_, peer, least in TARGETS:
@@ -220,7 +215,7 @@ def target_rows(medians: dict[str, dict[str, float]]) -> list[list[str]]:
             continue
         margin = value / least - 1
         mark = "✓" if value >= least else "✗"
-        rows.append([f"{mine}: {measure_} ÷ {peer}", f"≥ {least:g}×", fmt_ratio(value),
+        rows.append([f"{mine}: {measure_} ÷ {peer}", f"≥ {least:g}×", report.fmt_ratio_small(value),
                      f"{mark} {margin:+.0%}"])
     return rows
 
@@ -237,7 +232,7 @@ def run() -> str:
         for measure_ in (PUTS, GETS, COMMIT1, COMMITN, *RECOVERY):
             cells = [ratio(medians, mine, measure_, peer) for peer in others]
             ratio_rows.append([f"{measure_}, {mine.removeprefix('minidb ')}",
-                               *("—" if c is None else fmt_ratio(c) for c in cells)])
+                               *("—" if c is None else report.fmt_ratio_small(c) for c in cells)])
     skipped = "".join(f"{note}.\n\n" for note in notes)
     return f"""\
 ## minidb next to Python's storage engines (`bench/peers_bench.py`)

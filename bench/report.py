@@ -388,6 +388,11 @@ def fmt_ratio(value: float, digits: int = 2) -> str:
     return f"{value:.{digits}f}×"
 
 
+def fmt_ratio_small(value: float) -> str:
+    """A ratio as :func:`fmt_ratio` writes it, or with two significant digits below 0.1× (0.0042×): none reads 0.00×."""
+    return fmt_ratio(value) if value >= 0.1 else f"{value:.2g}×"
+
+
 # -- BENCHMARKS.md ------------------------------------------------------------
 def markers(name: str) -> tuple[str, str]:
     return f"<!-- bench:{name} begin -->", f"<!-- bench:{name} end -->"

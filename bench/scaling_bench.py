@@ -29,7 +29,7 @@ entries per second of the smallest and at least 150,000; the cleaner cleans the 
 least 0.8× as fast (MB/s) as the smallest.
 
 Sizes: ``$MINIDB_BENCH_SCALE`` multiplies the key counts, log sizes and misses (not the frames).
-At the default 1 the section takes about four minutes on two busy cores; at 10 it runs 10,000,
+At the default 1 the section takes two to four minutes on two busy cores; at 10 it runs 10,000,
 100,000 and 1,000,000 keys, recovery at 10, 50 and 200 MB and the cleaner at 2, 20 and 100 MB
 (about forty minutes here: building a log store of a million keys by puts alone takes minutes).
 """
@@ -55,7 +55,7 @@ KEY_COUNTS = tuple(sorted({report.scaled(n, 50) for n in (1_000, 10_000, 100_000
 KEY_SIZE, VALUE_SIZE = 16, 100
 FRAMES = (64, 512, 4_096, 16_384)
 MISSES = report.scaled(2_000, 50)
-DIRTY_MISSES = max(10, MISSES // 10)  # an all-dirty pool's misses cost far more (see the section)
+DIRTY_MISSES = max(10, MISSES // 40)  # an all-dirty pool's misses cost far more (see the section)
 RECOVERY_MB = tuple(mb * report.scale() for mb in (1, 5, 20))
 CLEANER_MB = tuple(mb * report.scale() for mb in (0.2, 2, 10))
 ROUNDS = 8
@@ -318,7 +318,7 @@ RECOVERY_FLOOR = 150_000  # entries/s at the largest size
 
 def verdict(value: float, least: float, text: str, ratio: bool = True) -> list[str]:
     """A target row: what, the target, the value (a ratio, or a rate), ✓/✗ and how far above or below it."""
-    shown = (report.fmt_ratio(least), report.fmt_ratio(value)) if ratio else (f"{least:,}", report.fmt_rate(value))
+    shown = (report.fmt_ratio(least), report.fmt_ratio_small(value)) if ratio else (f"{least:,}", report.fmt_rate(value))
     return [text, f"≥ {shown[0]}", shown[1], f"{'✓' if value >= least else '✗'} {value / least - 1:+.0%}"]
 
 
