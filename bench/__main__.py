@@ -44,7 +44,12 @@ SECTIONS = {
     "bulkload": "bench.bulkload_bench",
     "commits": "bench.commit_bench",
     "lockwaits": "bench.lockwait_bench",
+    "peers": "bench.peers_bench",
+    "scaling": "bench.scaling_bench",
 }
+# Sections about minidb against other engines, or about how its costs grow, not about its twins: they
+# measure the main implementation only, and have no fast ÷ reference table.
+MAIN_ONLY = ("peers", "scaling")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -35,7 +35,7 @@ SEED = 2014
 KEYS = 2_000
 SCANS, SCAN_ROWS = 50, 100
 ELEMENT = b"e" * 16
-REPEATS = 3
+REPEATS = report.REPEATS
 MINIDB, SQLITE = "minidb", "sqlite3"
 
 

@@ -19,7 +19,7 @@ What it measures, on real files in ``bench/out/``:
     FileSummaryLNs (each holds only the obsolete offsets tracked since the
     file's previous one, so this stays small however many the file has).
 
-Each throughput figure is the median of a few repetitions, each made under the
+Each throughput figure is the median of :data:`REPEATS` runs, interleaved, each made under the
 main implementation and the reference (:func:`bench.report.both`); the sizes
 in (b) are bytes, the same under both (a twin writes the same bytes), so they
 are measured once.
@@ -39,7 +39,7 @@ KEYS = 2_000
 ROUNDS = 8
 VALUE = 100
 FILE_MAX = 256 * 1024
-REPEATS = 3
+REPEATS = report.REPEATS
 
 
 def config(**overrides) -> EnvironmentConfig:
@@ -108,9 +108,9 @@ def idle_checkpoint_bytes(path: str, puts: int) -> tuple[int, int]:
 
 def run() -> str:
     rows, speedups = [], []
-    for lazy in (False, True):
-        pairs = [report.both_in("cleaner-", lambda path, lazy=lazy: cleaner_throughput(path, lazy))
-                 for _ in range(REPEATS)]
+    runs = report.interleaved({lazy: (lambda lazy=lazy: report.both_in(
+        "cleaner-", lambda path: cleaner_throughput(path, lazy))) for lazy in (False, True)})
+    for lazy, pairs in runs.items():
         seconds = report.median([main[0] for main, _ in pairs])
         cleaned = pairs[0][0][1]
         title = "lazy migration" if lazy else "migration at once"
@@ -136,7 +136,8 @@ Measured {report.run_date()} on {report.machine_line()};
 files on {report.file_system()}. {KEYS:,} records of {VALUE} bytes, each rewritten {ROUNDS} times,
 in log files of {FILE_MAX // 1024} KiB.
 
-(a) Cleaner throughput: every file the selector picks after the last round and a checkpoint.
+(a) Cleaner throughput: every file the selector picks after the last round and a checkpoint; median of
+{REPEATS} runs, the two kinds of migration interleaved.
 
 {report.table(["cleaner", "MB cleaned", "seconds", "MB/s"], rows, right=[1, 2, 3])}
 

@@ -16,7 +16,7 @@ once the log is fsynced), in three systems on files under ``bench/out/``:
 Every system gets the same seeded payloads (64-192 bytes), dealt round-robin
 to the threads, and is timed from the moment all threads are ready until the
 last commit returns; opening and closing stay outside. The fsyncs of minidb's
-log over the run give the commits per fsync. Median of 3 runs, the three
+log over the run give the commits per fsync. Median of :data:`REPEATS` runs, the three
 systems one after another in each; each engine's run is also made under the
 reference implementation (:func:`bench.report.both`).
 """
@@ -37,7 +37,7 @@ from minidb.pagestore import StorageManager
 SEED = 2017
 THREADS = 4
 COMMITS = 400  # in all, split between the threads
-REPEATS = 3
+REPEATS = report.REPEATS
 LOGSTORE, PAGESTORE, SQLITE = "minidb log store", "minidb page store", "sqlite3"
 SYSTEMS = (LOGSTORE, PAGESTORE, SQLITE)
 

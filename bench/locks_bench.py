@@ -18,7 +18,7 @@ same sequence of lock ids:
     them) and releases everything at once, as at commit. Baseline: the dict
     table locking the 20 records (no parents) and dropping them.
 
-Every figure is the median of three repetitions; escalation is off (no
+Every figure is the median of :data:`REPEATS` repetitions, the scenarios interleaved; escalation is off (no
 threshold), the trace is off. Each repetition is made under the main
 implementation and the reference (:func:`bench.report.both`; the lock manager
 is the one :func:`bench.report.chosen` finds), whose minidb rate gives the
@@ -37,7 +37,7 @@ from minidb.pagestore import RecordId
 from minidb.pagestore.lock import LOCK_MANAGER, Duration, LockId
 from minidb.pagestore.lock.modes import EX, NL, SH, LockMode, compatible, supremum
 
-REPEATS = 3
+REPEATS = report.REPEATS
 RECORDS = 1_000
 ROUNDS = 20
 TXNS = 2_000

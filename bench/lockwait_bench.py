@@ -16,7 +16,7 @@ settings of the environment's ``lock_timeout``:
 
 Reported: commits/s from the moment all threads are ready until the last
 commit returns, failed attempts (conflicts, deadlocks, timeouts), and the
-waits. Median of 3 runs; each run is also made under the reference
+waits. Median of :data:`REPEATS` runs, the settings interleaved; each run is also made under the reference
 implementation (:func:`bench.report.both`).
 """
 
@@ -34,7 +34,7 @@ SEED = 2026
 THREADS = 4
 KEYS = 8
 COMMITS = 200  # in all, split between the threads
-REPEATS = 3
+REPEATS = report.REPEATS
 SETTINGS = {"0 (no waiting)": 0.0, "0.5 s (waiting)": 0.5}
 
 

@@ -66,7 +66,7 @@ BULK_ENTRIES = 50_000  # (a): cheap per entry, so many, to time more than noise
 SYNC_RUN_SECONDS = 0.5
 SYNC_ENTRIES_MIN, SYNC_ENTRIES_MAX = 300, 2000
 THREADS = 4  # (c): the sync entries are split evenly between them
-REPEATS = 3
+REPEATS = report.REPEATS
 FILE_MAX = 64 * 1024 * 1024  # more than any run writes: no file flips (they fsync)
 BUFFER_SIZE = 64 * 1024  # minidb's default log buffer
 
@@ -210,7 +210,7 @@ def open_raw(path: str) -> int:
     # minidb fsyncs its directory when it creates the log file; so do we,
     # before the timing starts, so neither pays for it in the final fsync.
     fd = os.open(os.path.join(path, "raw.dat"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    report.fsync_dir(path)
+    report.fsync_path(path)
     return fd
 
 

@@ -14,7 +14,7 @@
     master checkpoint on; with scavenging, each checkpoint also writes the
     pages that hold older log files, so redo starts later.
 
-Every figure is the median of three runs, in fresh files under ``bench/out/``.
+Every figure is the median of :data:`REPEATS` runs, interleaved, in fresh files under ``bench/out/``.
 The restarts are timed under the main implementation and the reference
 (:func:`bench.report.both`); the byte counts of (a) are the same under both.
 """
@@ -36,7 +36,7 @@ PAGE_SIZE = 8192
 NUM_PAGES = 4096
 FRAMES = 128
 RECORD = 100
-REPEATS = 3
+REPEATS = report.REPEATS
 TXNS = 2_000
 LOG_SIZE = 16 * 1024 * 1024
 PARTITIONS = 8

@@ -22,7 +22,8 @@ What it measures, on real files in ``bench/out/``:
 
 Both systems get the same keys (16 bytes) and values (seeded random ASCII,
 64-192 bytes) and the same order of operations; opening and closing are
-outside the timing. Each figure is the median of a few repetitions; each
+outside the timing. Each figure is the median of :data:`REPEATS` runs, the
+scenarios interleaved (:func:`bench.report.interleaved`); each
 repetition of a minidb measurement is made under the main implementation and
 the reference (:func:`bench.report.both`).
 """
@@ -45,7 +46,7 @@ GETS = 20_000
 SMALL_CACHE = 64
 CHECKPOINT_SIZES = (2_000, 20_000)
 RECOVERY_SIZES = (2_000, 8_000, 32_000)
-REPEATS = 3
+REPEATS = report.REPEATS
 
 
 def records(count: int, seed: int = SEED) -> list[tuple[bytes, bytes]]:
@@ -237,22 +238,17 @@ RECOVERY_TARGET = 70_000  # entries of log since the last checkpoint per second
 
 
 # -- running ----------------------------------------------------------------------------
-def repeated(measure) -> float:
-    values = []
-    for _ in range(REPEATS):
+def baseline(measure):
+    """One run of a baseline ``measure`` in fresh files."""
+    def work():
         with report.scratch_dir("logstore-") as path:
-            values.append(measure(path))
-    return report.median(values)
+            return measure(path)
+    return work
 
 
-def repeated_both(measure, speedups: list[report.Speedup], title: str, unit: str,
-                  figure=lambda result: result) -> list:
-    """The main implementation's results of REPEATS runs of a minidb ``measure``; ``figure`` of each
-    run's result (seconds, less is faster) goes into ``speedups`` with the reference's."""
-    pairs = [report.both_in("logstore-", measure) for _ in range(REPEATS)]
-    speedups.append(report.Speedup.of(title, unit, [(figure(m), None if r is None else figure(r)) for m, r in pairs],
-                                      higher_is_faster=False))
-    return [main for main, _ in pairs]
+def minidb_run(measure):
+    """One run of a minidb ``measure`` under each implementation (:func:`bench.report.both_in`)."""
+    return lambda: report.both_in("logstore-", measure)
 
 
 def run() -> str:
@@ -264,22 +260,6 @@ def run() -> str:
     rows = []
     ratios = {}
     speedups: list[report.Speedup] = []
-
-    def minidb(title: str, measure) -> float:
-        return report.median(repeated_both(measure, speedups, title, "s"))
-
-    def compare(title: str, count: int, mine: float, theirs: float) -> None:
-        rows.append([title, "minidb", report.fmt_rate(count / mine)])
-        rows.append(["", "sqlite3", report.fmt_rate(count / theirs)])
-        ratios[title] = theirs / mine  # minidb's rate over sqlite3's
-
-    title = f"(a) {PUTS:,} puts, one sync"
-    compare(title, PUTS, minidb(title, lambda p: minidb_puts(p, data)), repeated(lambda p: sqlite_puts(p, data)))
-    fsync_ms = repeated(append_fsync_ms)
-    title = f"(b) {COMMITS:,} puts, an fsynced commit each"
-    commit_seconds = minidb(title, lambda p: minidb_commits(p, commit_data))
-    compare(title, COMMITS, commit_seconds,
-            repeated(lambda p: sqlite_commits(p, commit_data)))
     warm_fetches, cold_fetches = [], []
 
     def warm(path: str) -> float:
@@ -292,25 +272,60 @@ def run() -> str:
         cold_fetches.append(fetches)
         return seconds
 
-    sqlite_get_seconds = repeated(lambda p: sqlite_gets(p, data, lookups))
-    for title, gets in ((f"(c) {GETS:,} gets, all in memory", warm),
-                        (f"(d) {GETS:,} gets, node budget {SMALL_CACHE}", cold)):
-        compare(title, GETS, minidb(title, gets), sqlite_get_seconds)
+    titles = {"a": f"(a) {PUTS:,} puts, one sync", "b": f"(b) {COMMITS:,} puts, an fsynced commit each",
+              "c": f"(c) {GETS:,} gets, all in memory", "d": f"(d) {GETS:,} gets, node budget {SMALL_CACHE}"}
+    # Every measurement of the section, run round-robin (bench.report.interleaved).
+    works = {
+        ("minidb", "a"): minidb_run(lambda p: minidb_puts(p, data)),
+        ("sqlite", "a"): baseline(lambda p: sqlite_puts(p, data)),
+        ("fsync", ""): baseline(append_fsync_ms),
+        ("minidb", "b"): minidb_run(lambda p: minidb_commits(p, commit_data)),
+        ("sqlite", "b"): baseline(lambda p: sqlite_commits(p, commit_data)),
+        ("sqlite", "c"): baseline(lambda p: sqlite_gets(p, data, lookups)),
+        ("minidb", "c"): minidb_run(warm),
+        ("minidb", "d"): minidb_run(cold),
+        **{("checkpoint", count): minidb_run(lambda path, count=count: checkpoint_cost(path, count))
+           for count in CHECKPOINT_SIZES},
+        **{("recovery", count): minidb_run(lambda path, count=count: recovery_time(path, count))
+           for count in RECOVERY_SIZES},
+    }
+    results = report.interleaved(works)
+
+    def minidb(key, title: str, figure=lambda result: result) -> list:
+        """The main implementation's results of a minidb measurement; ``figure`` of each run's result
+        (seconds, less is faster) goes into the speedups with the reference's."""
+        pairs = results[key]
+        speedups.append(report.Speedup.of(title, "s", [(figure(m), None if r is None else figure(r))
+                                                       for m, r in pairs], higher_is_faster=False))
+        return [main for main, _ in pairs]
+
+    def compare(scenario: str, count: int) -> float:
+        title = titles[scenario]
+        mine = report.median(minidb(("minidb", scenario), title))
+        theirs = report.median(results["sqlite", "c" if scenario == "d" else scenario])
+        rows.append([title, "minidb", report.fmt_rate(count / mine)])
+        rows.append(["", "sqlite3", report.fmt_rate(count / theirs)])
+        ratios[title] = theirs / mine  # minidb's rate over sqlite3's
+        return mine
+
+    compare("a", PUTS)
+    fsync_ms = report.median(results["fsync", ""])
+    commit_seconds = compare("b", COMMITS)
+    compare("c", GETS)
+    compare("d", GETS)
 
     ckpt_rows = []
     for count in CHECKPOINT_SIZES:
-        results = repeated_both(lambda path, count=count: checkpoint_cost(path, count), speedups,
-                                f"checkpoint after {count:,} puts", "s", lambda r: r[0])
-        seconds = report.median([r[0] for r in results])
-        ckpt_rows.append([f"{count:,}", f"{seconds * 1000:.1f}", f"{results[0][1]:,}", f"{results[0][2]:,}"])
+        runs = minidb(("checkpoint", count), f"checkpoint after {count:,} puts", lambda r: r[0])
+        seconds = report.median([r[0] for r in runs])
+        ckpt_rows.append([f"{count:,}", f"{seconds * 1000:.1f}", f"{runs[0][1]:,}", f"{runs[0][2]:,}"])
 
     rec_rows, rec_cpu_rates = [], []
     for count in RECOVERY_SIZES:
-        results = repeated_both(lambda path, count=count: recovery_time(path, count), speedups,
-                                f"recovery of {count:,} puts", "s", lambda r: r[0])
-        seconds = report.median([r[0] for r in results])
-        cpu = report.median([r[3] for r in results])
-        since, entries = results[0][1], results[0][2]
+        runs = minidb(("recovery", count), f"recovery of {count:,} puts", lambda r: r[0])
+        seconds = report.median([r[0] for r in runs])
+        cpu = report.median([r[3] for r in runs])
+        since, entries = runs[0][1], runs[0][2]
         rec_cpu_rates.append(entries / cpu)
         rec_rows.append([f"{count:,}", f"{since / report.MB:.2f}", f"{entries:,}", f"{seconds:.2f}", f"{cpu:.2f}",
                          f"{since / report.MB / seconds:.1f}", report.fmt_rate(entries / seconds),

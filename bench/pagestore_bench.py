@@ -22,7 +22,8 @@ same files, with the same sequence of pages:
     one zeroed page with ``os.pwrite``, what a heap file without an extent
     map does to allocate a page.
 
-Every figure is the median of three repetitions, in fresh files under
+Every figure is the median of :data:`REPEATS` repetitions, the scenarios
+interleaved, in fresh files under
 ``bench/out/``; pages are 8192 bytes, extents 8 pages. Each repetition is made
 under the main implementation and the reference (:func:`bench.report.both`;
 log, buffer pool and volume are those :func:`bench.report.chosen` finds),
@@ -46,7 +47,7 @@ from minidb.pagestore.volume.volfile import volume_file_name
 SEED = 2010
 PAGE_SIZE = 8192
 EXT_SZ = 8
-REPEATS = 3
+REPEATS = report.REPEATS
 HIT_FIXES, HIT_PAGES = 200_000, 256
 MISS_FIXES, MISS_PAGES, MISS_FRAMES = 30_000, 2048, 16
 CLEAN_PAGES = 512

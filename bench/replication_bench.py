@@ -34,7 +34,7 @@ from minidb.replication.stream.network import HandshakeAcceptor, HandshakeInitia
 from minidb.replication.stream.replica import Replica
 
 COMMITS = 400
-REPEATS = 3
+REPEATS = report.REPEATS
 VALUE = "v" * 100
 POLICIES = (ReplicaAckPolicy.NONE, ReplicaAckPolicy.SIMPLE_MAJORITY, ReplicaAckPolicy.ALL)
 FEEDER_POLL_S = 0.0005

@@ -1,8 +1,10 @@
 """Shared helpers for the benchmarks: timing, scratch space, Markdown output.
 
 Every benchmark module uses the same pieces so that its numbers are taken
-the same way: the median of a few repetitions (one slow run, from another
-process using the disk, should not decide the result), scratch files on the
+the same way: the median of :data:`REPEATS` (five) runs, interleaved by
+:func:`interleaved` (a, b, c, a, b, c, ...: a slow minute of the machine,
+another process using the disk, falls on one run of every system rather than
+on all runs of one, and one slow run does not decide a median), scratch files on the
 disk that holds the repository (``bench/out/``, which git ignores; ``/tmp``
 may be a RAM disk, where an fsync costs nothing), and one Markdown section
 per benchmark in ``BENCHMARKS.md`` between ``<!-- bench:NAME begin -->`` and
@@ -39,7 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from minidb import impl
 
@@ -47,6 +49,8 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(REPO_ROOT, "bench", "out")
 BENCHMARKS_MD = os.path.join(REPO_ROOT, "BENCHMARKS.md")
 MB = 1_000_000  # rates are in decimal megabytes, like disk vendors' figures
+REPEATS = 5     # runs behind every figure: its median
+SCALE_VAR = "MINIDB_BENCH_SCALE"  # multiplies the sizes of the sections that read it (tests run them tiny)
 
 INTRO = """\
 # Benchmarks
@@ -59,7 +63,17 @@ on the same disk, and Python's `sqlite3`. Each benchmark is a module in
 The numbers come from one machine on one day (each section says which), so
 the absolute rates mean little elsewhere. What matters are the ratios:
 minidb against a baseline measured in the same run, on the same files,
-with the same data. Every figure is the median of a few repetitions.
+with the same data. Every figure is the median of five runs, interleaved:
+each round runs every system compared once (a, b, c, a, b, c, ...), so a
+busy spell of the machine falls on all of them rather than on one.
+
+Two sections set minidb beside other engines and beside itself: *peers*
+measures it against the Python storage engines people use (ZODB, Durus,
+bplustree, LMDB and sqlite3; `make bench` installs them as the `bench`
+extra, and a peer that cannot be imported is skipped with a note), and
+*scaling* measures how its costs grow with the number of keys, the buffer
+pool, the log and the cleaner's work. `MINIDB_BENCH_SCALE=N` multiplies
+their sizes.
 
 minidb's rows (and the targets) measure its fast implementation (`--impl
 fast`: the accelerated twins under `minidb/fast/` where they exist, the
@@ -203,8 +217,8 @@ def scratch_dir(prefix: str) -> Iterator[str]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def fsync_dir(path: str) -> None:
-    """Make a directory's entries durable, so a later file fsync does not pay for them."""
+def fsync_path(path: str) -> None:
+    """Make a file's data durable, or a directory's entries (so a later file fsync does not pay for them)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -224,12 +238,8 @@ def crash_copy(source: str, target: str, names: Sequence[str] | None = None) -> 
     for name in sorted(os.listdir(source)) if names is None else names:
         copied = os.path.join(target, name)
         shutil.copy2(os.path.join(source, name), copied)
-        fd = os.open(copied, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    fsync_dir(target)
+        fsync_path(copied)
+    fsync_path(target)
 
 
 def timed(work: Callable[[], object]) -> float:
@@ -276,6 +286,39 @@ def timed_threads(workers: Sequence[Callable[[], object]]) -> float:
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
+
+
+def interleaved(work: dict[Any, Callable[[], T]], repeats: int | None = None,
+                step: Callable[[], object] | None = None) -> dict[Any, list[T]]:
+    """``repeats`` (:data:`REPEATS`) results of each named ``work()``, run in turn: a, b, c, a, b, c, ...
+
+    Interleaving spreads whatever else the machine is doing over every system alike; measuring a
+    five times and then b five times would hand a busy minute to one of them. ``step`` is called
+    after each run (a progress bar's update, say)."""
+    results: dict[Any, list[T]] = {name: [] for name in work}
+    for _ in range(REPEATS if repeats is None else repeats):
+        for name, run in work.items():
+            results[name].append(run())
+            if step is not None:
+                step()
+    return results
+
+
+def scale() -> float:
+    """The factor ``$MINIDB_BENCH_SCALE`` asks for (1 when unset): sections that read it multiply their sizes."""
+    value = os.environ.get(SCALE_VAR, "1")
+    try:
+        factor = float(value)
+    except ValueError:
+        raise SystemExit(f"{SCALE_VAR}={value!r}: expected a number such as 0.01 or 10") from None
+    if factor <= 0:
+        raise SystemExit(f"{SCALE_VAR}={value!r}: expected a number above 0")
+    return factor
+
+
+def scaled(size: int, least: int = 1) -> int:
+    """``size`` times :func:`scale`, at least ``least``."""
+    return max(least, round(size * scale()))
 
 
 # -- Markdown -----------------------------------------------------------------
@@ -343,6 +386,11 @@ def fmt_figure(value: float) -> str:
 def fmt_ratio(value: float, digits: int = 2) -> str:
     """A ratio as ``0.12×``; a figure held against a target near it may ask for more digits."""
     return f"{value:.{digits}f}×"
+
+
+def fmt_ratio_small(value: float) -> str:
+    """A ratio as :func:`fmt_ratio` writes it, or with two significant digits below 0.1× (0.0042×): none reads 0.00×."""
+    return fmt_ratio(value) if value >= 0.1 else f"{value:.2g}×"
 
 
 # -- BENCHMARKS.md ------------------------------------------------------------

@@ -39,7 +39,7 @@ SEED = 1990
 BOXES = 3_000
 QUERIES = 300
 MAP, WINDOW, LARGEST = 10_000, 400, 60
-REPEATS = 3
+REPEATS = report.REPEATS
 MINIDB, SQLITE, BRUTE = "minidb", "sqlite3", "brute force"
 
 

@@ -16,13 +16,13 @@ ways over the same files:
   stores nothing; one task per log file, 1 or 2 at a time.
 
 Why the comparison is fair: all four read the same generated files (at least
-200 MB, ``bench/out/spark-logs``, generated once by ``minidb generate
+120 MB, ``bench/out/spark-logs``, generated once by ``minidb generate
 --engine log`` and reused while the generation parameters stay the same) and
 verify every checksum; the files are read once before timing, so all of them
 come from the page cache. Spark's start-up is not timed, nor is a first,
 warm-up read per session (it starts the Python workers and lets the JVM
 compile its hot paths); each Spark run has a fresh session. Every figure is
-the median of three runs, taken round-robin: each repetition runs the four
+the median of :data:`REPEATS` runs, taken round-robin: each repetition runs the four
 readers one after another, so a busy spell of the machine tends to hit all
 of them. All four run minidb code, so each is timed under the main
 implementation and the reference (:func:`bench.report.both`); Spark's Python
@@ -45,10 +45,10 @@ from minidb.spark.source import file_rows, log_file_partitions, to_record_batch
 
 DATA_DIR = os.path.join(report.OUT_DIR, "spark-logs")
 STAMP = os.path.join(DATA_DIR, "generated.json")
-GENERATE = dict(envs=8, ops=110_000, seed=2024, group=3, file_max=8 * 1024 * 1024, ckpt_every=2_000,
+GENERATE = dict(envs=8, ops=66_000, seed=2024, group=3, file_max=8 * 1024 * 1024, ckpt_every=2_000,
                 payload=[64, 448])
-MIN_BYTES = 200 * 1024 * 1024
-REPEATS = 3
+MIN_BYTES = 120 * 1024 * 1024  # five runs of 120 MB take the time three of 200 MB took
+REPEATS = report.REPEATS
 MASTERS = ("local[1]", "local[2]")
 
 
@@ -189,7 +189,7 @@ def markdown(stamp: dict, seconds: dict[str, list[float]], load: tuple[float, fl
         f"{g['payload'][1]} bytes, files of at most {g['file_max'] // (1024 * 1024)} MiB) into "
         "`bench/out/spark-logs` once, then reused. Every reader verifies every checksum; the files are "
         "in the page cache. Spark rows go to the `noop` sink (every row produced, nothing stored); "
-        "Spark's start-up and a first, warm-up read per session are not timed. Median of 3 runs, taken "
+        f"Spark's start-up and a first, warm-up read per session are not timed. Median of {REPEATS} runs, taken "
         "round-robin (each repetition runs the four readers one after another).",
         "",
         report.table(["reader", "seconds", "rows/s", "MB/s"], rows, right=(1, 2, 3)),

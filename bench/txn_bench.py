@@ -22,7 +22,7 @@ operations, on files under ``bench/out/`` (the repository's disk):
     that first read. Both are reported in seconds per megabyte of log (the
     minidb log since the checkpoint; the sqlite3 WAL file).
 
-Every figure is the median of three runs; each run is made under the main
+Every figure is the median of :data:`REPEATS` runs, interleaved; each run is made under the main
 implementation and the reference (:func:`bench.report.both`, from the same
 state of the seeded generator), whose minidb figures give the fast ÷
 reference table.
@@ -46,7 +46,7 @@ PAGE_SIZE = 8192
 NUM_PAGES = 16_384
 FRAMES = 256
 RECORD = 100
-REPEATS = 3
+REPEATS = report.REPEATS
 DURABLE_TXNS = 1_000
 LAZY_TXNS = 5_000
 LOG_MB = 4

@@ -14,7 +14,7 @@ the replicated ones). Then, over that same log:
   as a record: VLSN and LSN), a lookup reads exactly one entry;
 - baseline *no index*: a lookup scans the log from its first entry.
 
-Each time is the median of REPEATS runs. The log is written once; every
+Each time is the median of REPEATS runs, the ways of looking up interleaved. The log is written once; every
 measurement over it (the strides and both baselines, which read the log
 through minidb) is made under the main implementation and the reference
 (:func:`bench.report.both`), each on the log opened afresh, read-only.
@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import random
 import string
+from collections.abc import Callable
 
 from bench import report
 from minidb import impl
@@ -40,7 +41,7 @@ VLSNS = 20_000
 STRIDES = (1, 10, 100, 1000)
 LOOKUPS = 1_000
 SCAN_LOOKUPS = 25  # the no-index baseline reads half the log per lookup
-REPEATS = 3
+REPEATS = report.REPEATS
 
 
 def build_log(path: str) -> ReplicatedEnvironment:
@@ -67,19 +68,15 @@ def build_log(path: str) -> ReplicatedEnvironment:
     return env
 
 
-def lookup_cost(index: VLSNIndex, vlsns: list[int]) -> tuple[float, float, int]:
-    """Seconds per lookup (median of REPEATS), mean and max entries read."""
-    scanned: list[int] = []
-
+def lookup_work(index: VLSNIndex, vlsns: list[int], scanned: list[int]) -> Callable[[], None]:
+    """One run of the lookups of ``vlsns`` through ``index``; ``scanned`` gets the entries each read."""
     def work() -> None:
         scanned.clear()
         for vlsn in vlsns:
             scanner = index.forward_scanner()
             scanner.find(vlsn)
             scanned.append(scanner.entries_scanned)
-
-    seconds = report.median([report.timed(work) for _ in range(REPEATS)]) / len(vlsns)
-    return seconds, sum(scanned) / len(scanned), max(scanned)
+    return work
 
 
 def measure(log_dir: str, vlsns: list[int]) -> dict:
@@ -90,6 +87,8 @@ def measure(log_dir: str, vlsns: list[int]) -> dict:
         mappings = [(v, e.lsn, e.type_name) for e in entries if (v := stream_vlsn(e)) is not None][:VLSNS]
         position = {e.lsn: n for n, e in enumerate(entries)}
         figures: dict = {"entries": len(entries), "log_mb": sum(e.size for e in entries) / report.MB, "strides": {}}
+        lookups: dict = {}  # what is timed, run round-robin at the end: each stride's index, the dict, the scan
+        scanned: dict[int, list[int]] = {}
         for stride in STRIDES:
             index = impl.current(VLSNIndex)(VLSNIndexConfig(stride=stride, trace=False), log=log)
 
@@ -99,9 +98,10 @@ def measure(log_dir: str, vlsns: list[int]) -> dict:
 
             put_seconds = report.timed(track) / len(mappings)
             stored = sum(b.encoded_size() for b in index.tracker.buckets()) + RANGE_SIZE
-            seconds, mean, most = lookup_cost(index, vlsns)
+            scanned[stride] = []
+            lookups[stride] = lookup_work(index, vlsns, scanned[stride])
             figures["strides"][stride] = dict(mappings=index.mapping_count(), buckets=index.tracker.bucket_count,
-                                              stored=stored, seconds=seconds, mean=mean, most=most, put=put_seconds)
+                                              stored=stored, put=put_seconds)
 
         every = figures["every"] = {vlsn: lsn for vlsn, lsn, _ in mappings}
 
@@ -109,7 +109,7 @@ def measure(log_dir: str, vlsns: list[int]) -> dict:
             for vlsn in vlsns:
                 log.read(every[vlsn])
 
-        figures["dict_seconds"] = report.median([report.timed(dict_lookups) for _ in range(REPEATS)]) / len(vlsns)
+        lookups["dict"] = dict_lookups
         scan_vlsns = vlsns[:SCAN_LOOKUPS]
         first = entries[0].lsn
         figures["scan_counts"] = [position[every[v]] + 1 for v in scan_vlsns]
@@ -120,7 +120,14 @@ def measure(log_dir: str, vlsns: list[int]) -> dict:
                     if stream_vlsn(entry) == vlsn:
                         break
 
-        figures["scan_seconds"] = report.median([report.timed(scan_lookups) for _ in range(REPEATS)]) / len(scan_vlsns)
+        lookups["scan"] = scan_lookups
+        seconds = {key: report.median(times) for key, times in report.interleaved(
+            {key: (lambda work=work: report.timed(work)) for key, work in lookups.items()}).items()}
+        for stride, counts in scanned.items():
+            figures["strides"][stride].update(seconds=seconds[stride] / len(vlsns), mean=sum(counts) / len(counts),
+                                              most=max(counts))
+        figures["dict_seconds"] = seconds["dict"] / len(vlsns)
+        figures["scan_seconds"] = seconds["scan"] / len(scan_vlsns)
         return figures
     finally:
         log.close()

@@ -121,6 +121,10 @@ def test_every_section_measures_minidb_under_both_and_reports_the_ratio():
     root = Path(report.REPO_ROOT)
     for name, module in harness.SECTIONS.items():
         source = (root / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")
+        assert "report.machine_line()" in source, f"section {name} does not say which machine it ran on"
+        if name in harness.MAIN_ONLY:
+            assert "report.both" not in source and "Only the main implementation" in source, name
+            continue
         assert "report.both" in source, f"section {name} measures no minidb path under both implementations"
         assert "report.speedup_table(" in source, f"section {name} reports no fast ÷ reference table"
 
@@ -140,3 +144,59 @@ def test_the_rtree_section_measures_three_systems_that_agree_on_every_window(tmp
     brute = rtree_bench._brute(boxes, windows)
     assert mine["answers"] == theirs["answers"] == brute["answers"] and sum(brute["answers"]) > 20
     assert 1 <= mine["pages"] < 300 // 224 + 2
+
+
+def test_interleaved_runs_each_system_once_per_round():
+    order: list[str] = []
+    results = report.interleaved({name: (lambda name=name: order.append(name) or len(order)) for name in "abc"},
+                                 repeats=3)
+    assert order == list("abcabcabc")
+    assert results == {"a": [1, 4, 7], "b": [2, 5, 8], "c": [3, 6, 9]}
+    assert report.REPEATS >= 5
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """Sections whose sizes read ``$MINIDB_BENCH_SCALE``, reloaded at a tiny scale with one run per figure;
+    reloaded at their own sizes afterwards."""
+    import importlib
+
+    from bench import peers_bench, scaling_bench
+    monkeypatch.setenv(report.SCALE_VAR, "0.001")
+    monkeypatch.setattr(report, "REPEATS", 1)
+    modules = [importlib.reload(peers_bench), importlib.reload(scaling_bench)]
+    yield modules
+    monkeypatch.undo()
+    for module in modules:
+        importlib.reload(module)
+
+
+def test_the_peers_section_runs_tiny_and_notes_the_peers_it_could_not_import(tiny, monkeypatch):
+    """Durus and LMDB made impossible to import (as where the bench extra is not installed): their rows are
+    replaced by a one-line note each, and the targets that need Durus say it was not measured."""
+    from bench import peers
+    peers_bench = tiny[0]
+    monkeypatch.setitem(sys.modules, "durus", None)
+    monkeypatch.setitem(sys.modules, "lmdb", None)
+    markdown = peers_bench.run()
+    assert "Durus skipped: `import durus` failed" in markdown and "LMDB skipped: `import lmdb` failed" in markdown
+    rows = [line for line in markdown.splitlines() if line.startswith("| ")]
+    for name in (peers.LOGSTORE, peers.PAGESTORE, peers.SQLITE):
+        assert any(row.startswith(f"| {name} |") for row in rows), name
+    assert not any(row.startswith(("| Durus |", "| LMDB |")) for row in rows)
+    assert "| puts, log store |" in markdown and "| gets, page-store B+tree |" in markdown
+    assert "| minidb log store: gets ÷ Durus | ≥ 1× | — | not measured |" in markdown
+    target = next(row for row in rows if row.startswith("| minidb log store: gets ÷ sqlite3 |"))
+    assert ("✓" in target) != ("✗" in target)
+
+
+def test_the_scaling_section_runs_tiny_and_checks_its_targets(tiny, monkeypatch):
+    scaling_bench = tiny[1]
+    monkeypatch.setattr(scaling_bench, "FRAMES", (16, 64))
+    markdown = scaling_bench.run()
+    assert "| keys | page-store B+tree get µs |" in markdown
+    assert "| frames | clean pool µs | dirty pool µs |" in markdown and "| 64 |" in markdown
+    assert "entries read/s" in markdown and "cleaned MB/s" in markdown
+    targets = [line for line in markdown.splitlines() if line.startswith(("| clean miss", "| dirty miss",
+                                                                          "| recovery", "| cleaner"))]
+    assert len(targets) == 5 and all(("✓" in row) != ("✗" in row) for row in targets)
