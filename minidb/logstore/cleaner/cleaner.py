@@ -76,7 +76,7 @@ from minidb.errors import LogCorruptionError
 from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.logstore.cleaner.protect import FileProtector
-from minidb.logstore.cleaner.selector import Selection, select_file
+from minidb.logstore.cleaner.selector import FileRanking, Selection
 from minidb.logstore.cleaner.utilization import UtilizationTracker, key_of_summary
 from minidb.logstore.logdef import (
     ERASABLE_TYPES,
@@ -178,6 +178,7 @@ class Cleaner:
         self.marked: dict[tuple[int, bytes], LSN] = {}  # lazy migration: (db id, key) -> the marked LN's LSN
         self.reserved: set[int] = set()  # cleaned, a checkpoint's step 9 passed, yet kept (protected, or above a kept file)
         self.last_selection: Selection | None = None
+        self.ranking = FileRanking(utilization)
 
     # -- choosing ----------------------------------------------------------------------
     def recovery_horizon(self) -> LSN:
@@ -197,10 +198,11 @@ class Cleaner:
                 and number not in self.cleaned and not self.protector.is_protected(number))
 
     def select(self) -> Selection:
+        """:func:`~minidb.logstore.cleaner.selector.select_file` over the files not cleaned yet, answered by
+        the ranking kept as the counts change."""
         config = self.core.config
-        report = [s for s in self.utilization.report() if s.file_number not in self.cleaned]
-        self.last_selection = select_file(report, self.is_candidate, config.cleaner_min_utilization,
-                                          config.cleaner_min_file_utilization)
+        self.last_selection = self.ranking.select(self.is_candidate, self.cleaned, config.cleaner_min_utilization,
+                                                  config.cleaner_min_file_utilization)
         return self.last_selection
 
     def clean(self, max_files: int | None = None) -> list[FileCleaning]:
