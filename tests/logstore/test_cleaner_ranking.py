@@ -61,3 +61,29 @@ def test_a_choice_looks_only_at_the_files_whose_counts_changed(monkeypatch):
     env.clean_log(max_files=1)  # cleaning one file changes the counts of a few (the versions it migrated)
     assert len(looked) < files // 4, (len(looked), files)  # before: every file, twice
     env.close()
+
+
+class _WatchedOffsets(dict):
+    """A summary's obsolete offsets that note every pass over all of them."""
+
+    passes: list[int] = []
+
+    def items(self):
+        self.passes.append(len(self))
+        return super().items()
+
+    def values(self):
+        self.passes.append(len(self))
+        return super().values()
+
+
+def test_a_files_next_record_and_its_utilization_do_not_go_over_all_its_offsets():
+    old = [{"offset": 100 + 40 * i, "size": 40} for i in range(5000)]
+    summary = FileSummary.from_values({"file_number": 3, "sequence": 0, "total_count": 5001,
+                                       "total_size": 400_000, "node_count": 5000, "node_size": 200_000,
+                                       "obsolete": old})
+    summary.obsolete = _WatchedOffsets(summary.obsolete)
+    summary.note_obsolete(300_000, 64)  # one offset more since the file's last record
+    assert summary.next_record()["obsolete"] == [{"offset": 300_000, "size": 64}]
+    assert summary.live_size == 400_000 - 5000 * 40 - 64 and summary.utilization == summary.live_size / 400_000
+    assert _WatchedOffsets.passes == []  # before: every checkpoint sorted all 5,001, every choice summed them

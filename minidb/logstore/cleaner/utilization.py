@@ -145,22 +145,26 @@ class FileSummary:
     sequence: int = -1  # the file's newest record (-1: none yet)
     logged: set[int] = field(default_factory=set, repr=False)  # the offsets its records hold
     own: dict[int, int] = field(default_factory=dict, repr=False)  # offset -> size of the file's own summaries
-    # The sums the selector ranks files by, kept as the offsets come (never summed over the file again):
+    # Kept as the offsets come, so that no choice or checkpoint goes over all of a file's offsets again:
     obsolete_size: int = field(init=False, repr=False, compare=False)  # sum(obsolete.values())
     own_live_size: int = field(init=False, repr=False, compare=False)  # own summaries' bytes not obsolete
+    unlogged: dict[int, int] = field(init=False, repr=False, compare=False)  # obsolete offsets no record holds
 
     def __post_init__(self) -> None:
         self.recount()
 
     def recount(self) -> None:
-        """The sums from the offsets (once when made, and after the offsets changed in bulk)."""
+        """The sums and ``unlogged`` from the offsets (once when made, and after they changed in bulk)."""
         self.obsolete_size = sum(self.obsolete.values())
         self.own_live_size = sum(size for offset, size in self.own.items() if offset not in self.obsolete)
+        self.unlogged = {offset: size for offset, size in self.obsolete.items() if offset not in self.logged}
 
     def note_obsolete(self, offset: int, size: int) -> None:
         """The entry at ``offset`` (``size`` bytes) is obsolete."""
         before = self.obsolete.get(offset)
         self.obsolete[offset] = size
+        if offset not in self.logged:
+            self.unlogged[offset] = size
         if before is None:
             self.obsolete_size += size
             self.own_live_size -= self.own.get(offset, 0)
@@ -187,17 +191,20 @@ class FileSummary:
         return self.live_size / self.total_size if self.total_size else 0.0
 
     def next_record(self) -> dict:
-        """The values of the file's next FileSummaryLN: the counts, and the offsets no record holds yet."""
+        """The values of the file's next FileSummaryLN: the counts, and the offsets no record holds yet
+        (``unlogged``: only those are sorted, not every offset of the file)."""
         return {
             "file_number": self.file_number, "sequence": self.sequence + 1, "total_count": self.total_count,
             "total_size": self.total_size, "node_count": self.node_count, "node_size": self.node_size,
-            "obsolete": [{"offset": o, "size": s} for o, s in sorted(self.obsolete.items()) if o not in self.logged],
+            "obsolete": [{"offset": o, "size": s} for o, s in sorted(self.unlogged.items())],
         }
 
     def record_logged(self, values: dict) -> None:
         """The record ``values`` (of :meth:`next_record`) is in the log."""
         self.sequence = values["sequence"]
-        self.logged.update(r["offset"] for r in values["obsolete"])
+        for r in values["obsolete"]:
+            self.logged.add(r["offset"])
+            self.unlogged.pop(r["offset"], None)
 
     @classmethod
     def from_values(cls, values: dict) -> "FileSummary":
@@ -220,8 +227,8 @@ def merge_records(records: Iterable[dict]) -> FileSummary:
     for values in ordered[:-1]:
         for r in values["obsolete"]:
             merged.obsolete.setdefault(r["offset"], r["size"])
-    merged.recount()
     merged.logged = set(merged.obsolete)
+    merged.recount()
     return merged
 
 

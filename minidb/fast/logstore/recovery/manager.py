@@ -187,8 +187,9 @@ def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes:
     tracker.sizes.update(nodes)
     fresh = others.keys().isdisjoint(summary.obsolete) and others.keys().isdisjoint(summary.own)
     summary.obsolete.update(others)
-    if fresh:  # new offsets, none of them an own summary: the sums grow by theirs (FileSummary.note_obsolete)
+    if fresh:  # new offsets (so in no record), none an own summary: as FileSummary.note_obsolete notes each
         summary.obsolete_size += others_size
+        summary.unlogged.update(others)
     else:
         summary.recount()
     if nodes or others:
