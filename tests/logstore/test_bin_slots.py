@@ -86,3 +86,17 @@ def test_a_damaged_fetched_bin_never_answers_no_record_without_checking_every_ke
     with pytest.raises(TreeError, match=r"slot 1 key b'k000' is not above slot 0 key b'k000'"):
         db.get("k0995")  # a miss: every key is checked first
     env.close()
+
+
+def test_a_fetched_bin_searched_again_and_again_unfolds():
+    from minidb.logstore.tree.bin import UNFOLD_AFTER_SEARCHES
+
+    env = one_full_bin(SimDisk("again"))
+    db = env.database("t")
+    for i in range(UNFOLD_AFTER_SEARCHES):
+        assert db.get(f"k{i:03d}") == f"value {i}".encode()
+    bin_node = fetched_bin(db)
+    assert bin_node.slot_bytes is not None
+    assert db.get("k050") == b"value 50"  # one search more: a tree in memory, searched over plain lists
+    assert bin_node.slot_bytes is None and bin_node.keys[50] == b"k050"
+    env.close()

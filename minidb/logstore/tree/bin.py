@@ -26,8 +26,11 @@ logging it, a picture) *unfolds* it the first time it asks: every slot is
 decoded, the keys are checked to be in order and inside the node's range
 (:func:`~minidb.logstore.tree.in_node.key_order_problem`; a node that breaks
 it is a :class:`~minidb.logstore.errors.TreeError`, never searched), the
-lists are made and the bytes dropped. Unfolding changes nothing a reader
-can see: the lists hold what the bytes held. Invariant: a BIN is folded
+lists are made and the bytes dropped. A BIN that stays resident and is
+searched again and again (a tree in memory) unfolds at its
+``UNFOLD_AFTER_SEARCHES``-th search: searching bytes pays off for the few
+searches between a fetch and an eviction, plain lists for many. Unfolding
+changes nothing a reader can see: the lists hold what the bytes held. Invariant: a BIN is folded
 only while it is exactly its logged version (its first change unfolds it),
 so dropping the bytes loses nothing.
 """
@@ -45,6 +48,9 @@ from minidb.logstore.tree.slots import SlotBytes
 
 #: the slot lists a folded BIN does not have until it unfolds
 _COLUMNS = frozenset({"keys", "lsns", "known_deleted"})
+#: a folded BIN searched this often while resident unfolds: it is being read again and again (gets on a
+#: tree in memory), and one decode of every slot then costs less than more searches over the bytes
+UNFOLD_AFTER_SEARCHES = 16
 
 
 class BIN(IN):
@@ -98,11 +104,12 @@ class BIN(IN):
     def find(self, key: bytes) -> tuple[int, bool]:
         """(index, exact): where ``key`` is or would be inserted."""
         slots = self.slot_bytes
-        if slots is not None:
+        if slots is not None and slots.searches < UNFOLD_AFTER_SEARCHES:
             index, exact, consistent = slots.search(key, self.id_key, self.high_key)
             if exact and consistent:
                 return index, True
-            self.unfold()  # "no such key" (or a probe out of place) is answered only over checked keys
+        if slots is not None:  # "no such key" (or a probe out of place) is answered only over checked keys
+            self.unfold()
         i = bisect_left(self.keys, key)
         return i, i < len(self.keys) and self.keys[i] == key
 

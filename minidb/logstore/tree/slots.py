@@ -81,6 +81,7 @@ class SlotBytes:
         self.starts = starts
         self.count = count
         self.decoded = 0  # fields of slots read so far (keys, LSNs, flags)
+        self.searches = 0
 
     def _key_end(self, index: int) -> int:
         pos = self.starts[index]
@@ -106,6 +107,7 @@ class SlotBytes:
     def search(self, key: bytes, low: bytes, high: bytes | None) -> tuple[int, bool, bool]:
         """``(index, exact, consistent)``: ``bisect_left`` of ``key`` over the slots' keys, whether the
         slot there holds ``key``, and whether every key probed lay where keys in order would."""
+        self.searches += 1
         lo, hi = 0, self.count
         below, above = low, high  # the probes that bound the answer so far (at first the node's range)
         while lo < hi:

@@ -73,6 +73,7 @@ class _Uniform(SlotBytes):
         self.starts = range(first, first + count * stride, stride)
         self.count = count
         self.decoded = 0
+        self.searches = 0
         self.length = length
         self.first = first + 4  # where slot 0's key starts
         self.stride = stride
@@ -96,6 +97,7 @@ class _Uniform(SlotBytes):
 
     def search(self, key: bytes, low: bytes, high: bytes | None) -> tuple[int, bool, bool]:
         item, first, stride, length = self.item, self.first, self.stride, self.length
+        self.searches += 1
         lo, hi = 0, self.count
         below, above = low, high
         probes = 0
