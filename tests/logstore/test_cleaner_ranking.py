@@ -87,3 +87,15 @@ def test_a_files_next_record_and_its_utilization_do_not_go_over_all_its_offsets(
     assert summary.next_record()["obsolete"] == [{"offset": 300_000, "size": 64}]
     assert summary.live_size == 400_000 - 5000 * 40 - 64 and summary.utilization == summary.live_size / 400_000
     assert _WatchedOffsets.passes == []  # before: every checkpoint sorted all 5,001, every choice summed them
+
+
+def test_cleaning_a_file_adds_to_the_cleaner_stats_once_per_counter_not_once_per_entry(monkeypatch):
+    env = churned_env("tally")
+    adds = []
+    real_add = env.cleaner.stats.add
+    monkeypatch.setattr(env.cleaner.stats, "add", lambda name, amount=1: adds.append(name) or real_add(name, amount))
+    done = env.clean_log(max_files=1)
+    read = env.cleaner.stats["nCleanerEntriesRead"]
+    assert done and read > 20
+    assert len(adds) == len(set(adds)) <= 6, adds  # before: two per entry read
+    env.close()
