@@ -30,7 +30,6 @@ the mapping tree (MapLN) and the utilization tracker (FileSummaryLN).
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from minidb.log import LSN, NULL_LSN
@@ -54,7 +53,7 @@ class _SlotName:
         self.bin_node, self.index = bin_node, index
 
     def __str__(self) -> str:
-        return f"record {self.bin_node.keys[self.index]!r} ({self.bin_node.describe()} slot {self.index})"
+        return f"record {self.bin_node.key_at(self.index)!r} ({self.bin_node.describe()} slot {self.index})"
 
 
 class RecordOps:
@@ -74,9 +73,8 @@ class RecordOps:
         # Before the search: a wait releases the latch, and the tree may change meanwhile.
         self.locks.check(db.id, db.name, key, txn.id if txn else None, "read", self.lock_timeout(txn))
         bin_node = db.tree.search(key)
-        keys = bin_node.keys
-        index = bisect_left(keys, key)  # BIN.find, written out: a get is little more than this
-        if index == len(keys) or keys[index] != key or bin_node.known_deleted[index]:
+        index, exact = bin_node.find(key)  # a BIN fetched from the log decodes only the slots probed
+        if not exact or bin_node.deleted_at(index):
             return None
         record = bin_node.records[index]
         return record if record is not None else self.record_at(bin_node, index)
@@ -86,13 +84,14 @@ class RecordOps:
         if record is None:
             what = _SlotName(bin_node, index)
             try:
-                entry = fetch_ln(self.core.log, bin_node.lsns[index], ln_types_of(bin_node.db_id), what)
+                entry = fetch_ln(self.core.log, bin_node.lsn_at(index), ln_types_of(bin_node.db_id), what)
             except (EnvironmentFailureError, LogFileNotFound) as e:  # the record is lost: JE invalidates
                 self.core.invalidate(str(e))
                 raise
             name = entry.type_name
-            if name in USER_LN_TYPES and entry.values["key"] != bin_node.keys[index]:
-                raise TreeError(f"{bin_node.describe()} slot {index} holds key {bin_node.keys[index]!r}, but its LN at "
+            key = bin_node.key_at(index)
+            if name in USER_LN_TYPES and entry.values["key"] != key:
+                raise TreeError(f"{bin_node.describe()} slot {index} holds key {key!r}, but its LN at "
                                 f"{entry.lsn} is the record of key {entry.values['key']!r}")
             record = record_of(entry, name)
             bin_node.records[index] = record

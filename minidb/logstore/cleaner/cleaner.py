@@ -68,6 +68,7 @@ Locking: every method runs under the environment latch (its callers take it).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -76,7 +77,7 @@ from minidb.errors import LogCorruptionError
 from minidb.log import LSN, LogEntry
 from minidb.log.files import file_name
 from minidb.logstore.cleaner.protect import FileProtector
-from minidb.logstore.cleaner.selector import Selection, select_file
+from minidb.logstore.cleaner.selector import FileRanking, Selection
 from minidb.logstore.cleaner.utilization import UtilizationTracker, key_of_summary
 from minidb.logstore.logdef import (
     ERASABLE_TYPES,
@@ -178,6 +179,7 @@ class Cleaner:
         self.marked: dict[tuple[int, bytes], LSN] = {}  # lazy migration: (db id, key) -> the marked LN's LSN
         self.reserved: set[int] = set()  # cleaned, a checkpoint's step 9 passed, yet kept (protected, or above a kept file)
         self.last_selection: Selection | None = None
+        self.ranking = FileRanking(utilization)
 
     # -- choosing ----------------------------------------------------------------------
     def recovery_horizon(self) -> LSN:
@@ -197,10 +199,11 @@ class Cleaner:
                 and number not in self.cleaned and not self.protector.is_protected(number))
 
     def select(self) -> Selection:
+        """:func:`~minidb.logstore.cleaner.selector.select_file` over the files not cleaned yet, answered by
+        the ranking kept as the counts change."""
         config = self.core.config
-        report = [s for s in self.utilization.report() if s.file_number not in self.cleaned]
-        self.last_selection = select_file(report, self.is_candidate, config.cleaner_min_utilization,
-                                          config.cleaner_min_file_utilization)
+        self.last_selection = self.ranking.select(self.is_candidate, self.cleaned, config.cleaner_min_utilization,
+                                                  config.cleaner_min_file_utilization)
         return self.last_selection
 
     def clean(self, max_files: int | None = None) -> list[FileCleaning]:
@@ -221,20 +224,25 @@ class Cleaner:
         result = FileCleaning(number)
         end = core.log.end_lsn
         stop = LSN(number + 1, 0) if number < end.file else end
-        for entry in list(core.log.scan(LSN(number, 0), stop)):
-            if entry.lsn.file != number:
-                break
-            self.stats.add("nCleanerEntriesRead")
-            if not self._clean_entry(entry, result):
-                result.cleaned = False
-                return result
+        tally: Counter[str] = Counter()  # the file's counts, added to the stats once (each add takes their lock)
+        try:
+            for entry in list(core.log.scan(LSN(number, 0), stop)):
+                if entry.lsn.file != number:
+                    break
+                tally["nCleanerEntriesRead"] += 1
+                if not self._clean_entry(entry, result, tally):
+                    result.cleaned = False
+                    return result
+        finally:
+            for name, count in tally.items():
+                self.stats.add(name, count)
         self.cleaned.add(number)
         self.stats.add("nCleanerRuns")
         core.trace.emit("cleaner: cleaned %s: %d live, %d obsolete", file_name(number), len(result.live),
                        len(result.obsolete))
         return result
 
-    def _clean_entry(self, entry: LogEntry, result: FileCleaning) -> bool:
+    def _clean_entry(self, entry: LogEntry, result: FileCleaning, tally: Counter[str]) -> bool:
         """Sort one entry (:func:`entry_verdict` decides); False when a locked LN stops the file.
 
         An erased entry the data eraser cannot have made (a Commit, a MapLN...) is damage: it may be
@@ -272,7 +280,7 @@ class Cleaner:
         if verdict != LIVE:
             result.obsolete.append(entry.lsn)
             if kind != OTHER_KIND:
-                self.stats.add(stat + ("Dead" if verdict == DEAD else "Obsolete"))
+                tally[stat + ("Dead" if verdict == DEAD else "Obsolete")] += 1
             if verdict == DEAD and kind == LN_KIND and current == entry.lsn and not bin_node.known_deleted[index]:
                 bin_node.remove_slot(index)  # a summary of a deleted file: the record goes (logged with its BIN)
                 bin_node.dirty = True
@@ -282,15 +290,15 @@ class Cleaner:
         if kind == IN_KIND:
             node.dirty = True
             result.dirtied.append(node.describe())
-            self.stats.add("nINsMigrated")
+            tally["nINsMigrated"] += 1
             return True
         if core.config.cleaner_lazy_migration and entry.type_name in USER_LN_TYPES:
             self.marked[(db.id, key)] = entry.lsn
             bin_node.dirty = True  # logged by the next checkpoint at the latest, with the LN before it
-            self.stats.add("nLNsMarked")
+            tally["nLNsMarked"] += 1
             return True
         result.migrated[entry.lsn] = self._migrate(db, bin_node, index, entry)
-        self.stats.add("nLNsMigrated")
+        tally["nLNsMigrated"] += 1
         return True
 
     def _current_node(self, db: "DatabaseImpl", entry: LogEntry):

@@ -81,6 +81,14 @@ its own CkptStart and CkptEnd follow in file 1. The next checkpoint logs
 and the offsets only of CkptStart and CkptEnd. Merged: the counts of (1, 1),
 offsets 0x0, 0x40 and the two checkpoint entries.
 
+**Sums kept as they change.** The selector ranks files by live bytes over
+total bytes. Each ``FileSummary`` keeps its obsolete bytes and its own
+summaries' live bytes as offsets are noted (``note_obsolete``, ``note_own``),
+so a file's utilization is a subtraction, never a sum over its offsets; and
+the tracker names the files whose sums changed (``changed``) for the
+selector's ranking (:class:`~minidb.logstore.cleaner.selector.FileRanking`),
+which therefore never looks at a file that did not change.
+
 A wrong obsolete count is the dangerous kind of error: a cleaner trusting it
 deletes a file that still holds a live node. :func:`live_but_obsolete`
 (:mod:`minidb.logstore.tools.verify`) checks for exactly that.
@@ -137,37 +145,66 @@ class FileSummary:
     sequence: int = -1  # the file's newest record (-1: none yet)
     logged: set[int] = field(default_factory=set, repr=False)  # the offsets its records hold
     own: dict[int, int] = field(default_factory=dict, repr=False)  # offset -> size of the file's own summaries
+    # Kept as the offsets come, so that no choice or checkpoint goes over all of a file's offsets again:
+    obsolete_size: int = field(init=False, repr=False, compare=False)  # sum(obsolete.values())
+    own_live_size: int = field(init=False, repr=False, compare=False)  # own summaries' bytes not obsolete
+    unlogged: dict[int, int] = field(init=False, repr=False, compare=False)  # obsolete offsets no record holds
+
+    def __post_init__(self) -> None:
+        self.recount()
+
+    def recount(self) -> None:
+        """The sums and ``unlogged`` from the offsets (once when made, and after they changed in bulk)."""
+        self.obsolete_size = sum(self.obsolete.values())
+        self.own_live_size = sum(size for offset, size in self.own.items() if offset not in self.obsolete)
+        self.unlogged = {offset: size for offset, size in self.obsolete.items() if offset not in self.logged}
+
+    def note_obsolete(self, offset: int, size: int) -> None:
+        """The entry at ``offset`` (``size`` bytes) is obsolete."""
+        before = self.obsolete.get(offset)
+        self.obsolete[offset] = size
+        if offset not in self.logged:
+            self.unlogged[offset] = size
+        if before is None:
+            self.obsolete_size += size
+            self.own_live_size -= self.own.get(offset, 0)
+        else:
+            self.obsolete_size += size - before
+
+    def note_own(self, offset: int, size: int) -> None:
+        """The entry at ``offset`` is a summary of this file, logged in it (see the module documentation)."""
+        if offset not in self.obsolete:
+            self.own_live_size += size - self.own.get(offset, 0)
+        self.own[offset] = size
 
     @property
     def obsolete_count(self) -> int:
         return len(self.obsolete)
 
     @property
-    def obsolete_size(self) -> int:
-        return sum(self.obsolete.values())
-
-    @property
     def live_size(self) -> int:
         """Bytes of nodes not (yet) obsolete: what a cleaner would have to copy (not the file's own summaries)."""
-        own = sum(size for offset, size in self.own.items() if offset not in self.obsolete)
-        return self.total_size - self.obsolete_size - own
+        return self.total_size - self.obsolete_size - self.own_live_size
 
     @property
     def utilization(self) -> float:
         return self.live_size / self.total_size if self.total_size else 0.0
 
     def next_record(self) -> dict:
-        """The values of the file's next FileSummaryLN: the counts, and the offsets no record holds yet."""
+        """The values of the file's next FileSummaryLN: the counts, and the offsets no record holds yet
+        (``unlogged``: only those are sorted, not every offset of the file)."""
         return {
             "file_number": self.file_number, "sequence": self.sequence + 1, "total_count": self.total_count,
             "total_size": self.total_size, "node_count": self.node_count, "node_size": self.node_size,
-            "obsolete": [{"offset": o, "size": s} for o, s in sorted(self.obsolete.items()) if o not in self.logged],
+            "obsolete": [{"offset": o, "size": s} for o, s in sorted(self.unlogged.items())],
         }
 
     def record_logged(self, values: dict) -> None:
         """The record ``values`` (of :meth:`next_record`) is in the log."""
         self.sequence = values["sequence"]
-        self.logged.update(r["offset"] for r in values["obsolete"])
+        for r in values["obsolete"]:
+            self.logged.add(r["offset"])
+            self.unlogged.pop(r["offset"], None)
 
     @classmethod
     def from_values(cls, values: dict) -> "FileSummary":
@@ -191,6 +228,7 @@ def merge_records(records: Iterable[dict]) -> FileSummary:
         for r in values["obsolete"]:
             merged.obsolete.setdefault(r["offset"], r["size"])
     merged.logged = set(merged.obsolete)
+    merged.recount()
     return merged
 
 
@@ -204,6 +242,7 @@ class UtilizationTracker:
         self.files: dict[int, FileSummary] = {}
         self.sizes: dict[LSN, int] = {}  # sizes of node entries logged since the environment opened
         self.dirty: set[int] = set()  # files whose counts changed since their last FileSummaryLN
+        self.changed: set[int] = set()  # files whose live or total bytes changed since the selector ranked them
         self.deferred: list[tuple[LSN, int, str]] | None = None  # appends while recovery runs
         self.stats = Stats("utilization", ["nEntriesCounted", "nObsoleteCounted", "nFileSummaryLNs"])
 
@@ -236,17 +275,22 @@ class UtilizationTracker:
             summary.node_size += size
             self.sizes[lsn] = size
         else:
-            summary.obsolete[lsn.offset] = size
-        self.dirty.add(lsn.file)
+            summary.note_obsolete(lsn.offset, size)
+        self.touch(lsn.file)
         self.stats.add("nEntriesCounted")
+
+    def touch(self, number: int) -> None:
+        """File ``number``'s counts changed: its next FileSummaryLN is due, and the selector ranks it anew."""
+        self.dirty.add(number)
+        self.changed.add(number)
 
     def _count_file_header(self, summary: FileSummary, size: int) -> None:
         """Count a file's FileHeader (at offset 0) once."""
         if size == FILE_HEADER_ENTRY_SIZE and 0 not in summary.obsolete:
             summary.total_count += 1
             summary.total_size += size
-            summary.obsolete[0] = size
-            self.dirty.add(summary.file_number)
+            summary.note_obsolete(0, size)
+            self.touch(summary.file_number)
 
     def count_obsolete(self, lsn: LSN, size: int | None = None) -> None:
         """The node version at ``lsn`` is obsolete (counting it again changes nothing)."""
@@ -259,8 +303,8 @@ class UtilizationTracker:
             size = self.sizes.get(lsn)
         if size is None:
             size = self.log.read(lsn).size
-        summary.obsolete[lsn.offset] = size
-        self.dirty.add(lsn.file)
+        summary.note_obsolete(lsn.offset, size)
+        self.touch(lsn.file)
         self.stats.add("nObsoleteCounted")
 
     def forget_file(self, number: int) -> list[bytes]:
@@ -268,6 +312,7 @@ class UtilizationTracker:
         ``_utilization`` (dead from now on: the cleaner removes them)."""
         summary = self.files.pop(number, None)
         self.dirty.discard(number)
+        self.changed.add(number)
         last = -1 if summary is None else summary.sequence
         return [file_key(number)] + [summary_key(number, sequence) for sequence in range(last + 1)]
 
@@ -293,7 +338,8 @@ class UtilizationTracker:
             lsn = self.write_summary(summary_key(number, record["sequence"]), record)
             summary.record_logged(record)
             if lsn.file == number:  # a summary of its own file: see "A file's own summaries" above
-                summary.own[lsn.offset] = self.sizes[lsn]
+                summary.note_own(lsn.offset, self.sizes[lsn])
+                self.changed.add(number)
             written.append((number, lsn))
             self.stats.add("nFileSummaryLNs")
         return written
@@ -301,6 +347,7 @@ class UtilizationTracker:
     # -- recovery --------------------------------------------------------------------------
     def begin_recovery(self) -> None:
         """Recovery is about to run: keep appended entries aside until the summaries are known."""
+        self.changed.update(self.files)
         self.files.clear()
         self.sizes.clear()
         self.dirty.clear()
@@ -330,12 +377,14 @@ class UtilizationTracker:
         """Note each file's own summaries among the records recovery found, as :meth:`flush` notes them."""
         for values, lsn in summaries:
             if values["file_number"] == lsn.file and not self.log.is_deleted(lsn.file):
-                self.summary(lsn.file).own[lsn.offset] = self.sizes.get(lsn) or self.log.read(lsn).size
+                self.summary(lsn.file).note_own(lsn.offset, self.sizes.get(lsn) or self.log.read(lsn).size)
+                self.changed.add(lsn.file)
 
     def _restore_summaries(self, summaries: list[tuple[dict, LSN]]) -> dict[int, LSN]:
         """The first half of finishing recovery: each file's records merged, and what recovery counted
         obsolete; returns the LSN of each file's newest record (the entries before it are counted)."""
         counted_obsolete = {n: dict(s.obsolete) for n, s in self.files.items()}
+        self.changed.update(self.files)
         self.files.clear()
         records: dict[int, list[dict]] = {}
         summary_lsn: dict[int, LSN] = {}
@@ -350,11 +399,14 @@ class UtilizationTracker:
                 newest[number], summary_lsn[number] = sequence, lsn
         for number, values in records.items():
             self.files[number] = merge_records(values)
+            self.changed.add(number)
         for number, obsolete in counted_obsolete.items():
             if deleted(number):
                 continue
-            self.summary(number).obsolete.update(obsolete)
-            self.dirty.add(number)
+            summary = self.summary(number)
+            for offset, size in obsolete.items():
+                summary.note_obsolete(offset, size)
+            self.touch(number)
         return summary_lsn
 
     def _count_deferred(self) -> None:

@@ -26,7 +26,10 @@ A node read from the log must have its slot keys strictly increasing and
 inside its logged range (``key_order_problem``): a search bisects the keys,
 so a node that breaks this (a crafted entry with a valid checksum) would
 lead to another record's data; it is a :class:`TreeError` naming the node,
-its LSN and its keys instead.
+its LSN and its keys instead. An upper IN is checked as it is read; a BIN
+comes back *folded* (:mod:`.bin`: its slots decoded one at a time as a get
+uses them) and is checked as far as a search probes it, and whole before it
+answers "no such key" or is used any other way.
 
 Finding a node's parent (the checkpointer and recovery do this) searches
 by the node's low bound, ``id_key``, down to the level above it, and checks
@@ -35,19 +38,29 @@ the slot's node id (JE's ``getParentINForChildIN``).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from minidb import impl
 from minidb.log import LSN, NULL_LSN, Provisional
+from minidb.log.fields import decode_fields
 from minidb.logstore.errors import LogFileNotFound, TreeError
 from minidb.logstore.logdef import BIN_ENTRY, IN_ENTRY
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.in_node import IN, key_order_problem
 from minidb.logstore.tree.ln import read_referenced
+from minidb.logstore.tree.slots import SlotBytes
 
 if TYPE_CHECKING:
     from minidb.logstore.core import EnvCore
+
+
+#: a BIN item's fields before its slots (the slots, its last field, stay bytes: :mod:`.slots`)
+_BIN_HEAD = BIN_ENTRY.fields[:-1]
+#: where an IN or BIN item holds its node id: U64 after the U32 ``db_id`` (:mod:`minidb.logstore.logdef`)
+_NODE_ID = struct.Struct("<Q")
+_NODE_ID_END = 4 + _NODE_ID.size
 
 
 @dataclass(eq=False)
@@ -93,18 +106,25 @@ class SplitWatcher(Protocol):
     def coordinate_split_with_checkpoint(self, db: DatabaseImpl, splits: list[tuple[IN, IN]]) -> None: ...
 
 
-def node_from_entry(entry) -> IN:
-    """Build a (detached, clean) node from its IN or BIN log entry; its keys must be in order and range."""
-    values = entry.values
-    high = None if values["high_inf"] else values["high_key"]
-    if entry.type_name == "BIN":
-        node: IN = BIN(values["db_id"], values["node_id"], values["id_key"], high)
+def node_from_entry(entry, slot_bytes: Callable[[bytes, int], SlotBytes] = SlotBytes) -> IN:
+    """Build a (detached, clean) node from its IN or BIN log entry; its keys must be in order and range.
+
+    A BIN comes back folded (:mod:`.bin`): its fields before the slots are decoded, its slots stay
+    bytes, read one at a time when used, and its keys are checked when it unfolds (an upper IN,
+    whose every slot a search may pass through, is decoded and checked here, whole)."""
+    if entry.type_name == BIN_ENTRY.name:
+        values, slots_start = decode_fields(_BIN_HEAD, entry.item, 0)
+        node: IN = BIN(values["db_id"], values["node_id"], values["id_key"],
+                       None if values["high_inf"] else values["high_key"])
+        node.fold(slot_bytes(entry.item, slots_start))
     else:
-        node = IN(values["db_id"], values["node_id"], values["level"], values["id_key"], high)
-    node.load_entries(values["entries"])
-    problem = key_order_problem(node.keys, node.id_key, node.high_key)
-    if problem is not None:  # a crafted or damaged entry whose checksum is valid: never search it
-        raise TreeError(f"{node.describe()} at {entry.lsn}: {problem}; keys {node.keys!r}")
+        values = entry.values
+        node = IN(values["db_id"], values["node_id"], values["level"], values["id_key"],
+                  None if values["high_inf"] else values["high_key"])
+        node.load_entries(values["entries"])
+        problem = key_order_problem(node.keys, node.id_key, node.high_key)
+        if problem is not None:  # a crafted or damaged entry whose checksum is valid: never search it
+            raise TreeError(f"{node.describe()} at {entry.lsn}: {problem}; keys {node.keys!r}")
     node.last_logged_lsn = entry.lsn
     node.last_logged_provisional = entry.provisional
     return node
@@ -117,9 +137,17 @@ def read_node_entry(log, lsn: LSN, expected_node_id: int | None, what: str):
         raise TreeError(f"{what} at {lsn} was erased from the log: the node is gone (log file not found in JE terms)")
     if entry.type_name not in (IN_ENTRY.name, BIN_ENTRY.name):
         raise TreeError(f"{what} at {lsn} is a {entry.type_name} entry, not an IN or BIN")
-    if expected_node_id is not None and entry.values["node_id"] != expected_node_id:
-        raise TreeError(f"{what} at {lsn} is node {entry.values['node_id']}, not node {expected_node_id}")
+    if expected_node_id is not None and node_id_of(entry) != expected_node_id:
+        raise TreeError(f"{what} at {lsn} is node {node_id_of(entry)}, not node {expected_node_id}")
     return entry
+
+
+def node_id_of(entry) -> int:
+    """The node id of an IN or BIN entry, read where the item holds it (after ``db_id``), nothing else
+    decoded; an item too short for it is decoded whole, whose error names the field."""
+    if len(entry.item) < _NODE_ID_END:
+        return entry.values["node_id"]
+    return _NODE_ID.unpack_from(entry.item, _NODE_ID_END - _NODE_ID.size)[0]
 
 
 def split_point(keys: Sequence[bytes], parent_node_ids: Sequence[int], node_id: int) -> tuple[int, bytes, int]:
@@ -196,7 +224,7 @@ class Tree:
             if db.root_lsn.is_null:
                 raise TreeError(f"database {db.name!r} has no root")
             entry = self._read_node(db.root_lsn, None, f"root of {db.name!r}")
-            db.root = node_from_entry(entry)
+            db.root = self.node_of(entry)
             self.core.stats.add("nINsFetched")
             self.cache.register(db.root)
         self.cache.touch(db.root)
@@ -206,6 +234,10 @@ class Tree:
         return self.db.root is node
 
     # -- fetching ----------------------------------------------------------------------
+    def node_of(self, entry) -> IN:
+        """The node a fetched IN or BIN entry holds (:func:`node_from_entry`)."""
+        return node_from_entry(entry)
+
     def _read_node(self, lsn: LSN, node_id: int | None, what: str):
         """The node entry at ``lsn``; a node in a deleted file is lost: the environment is invalid (as for an LN)."""
         try:
@@ -222,7 +254,7 @@ class Tree:
                 raise TreeError(f"{parent.describe()} slot {index} has no LSN")
             what = f"child {parent.node_ids[index]} of {parent.describe()}"
             entry = self._read_node(lsn, parent.node_ids[index], what)
-            child = node_from_entry(entry)
+            child = self.node_of(entry)
             if child.level != parent.level - 1:
                 raise TreeError(f"{what} at {lsn} has level {child.level}, expected {parent.level - 1}")
             parent.targets[index] = child

@@ -179,14 +179,21 @@ def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes:
     for size in compress(sizes, map(_FILE_HEADER_CODES.__contains__, codes)):
         tracker._count_file_header(summary, size)
     node_size = sum(compress(sizes, is_node))
+    others_size = sum(others.values())
     summary.total_count += len(nodes) + len(others)
-    summary.total_size += node_size + sum(others.values())
+    summary.total_size += node_size + others_size
     summary.node_count += len(nodes)
     summary.node_size += node_size
     tracker.sizes.update(nodes)
+    fresh = others.keys().isdisjoint(summary.obsolete) and others.keys().isdisjoint(summary.own)
     summary.obsolete.update(others)
+    if fresh:  # new offsets (so in no record), none an own summary: as FileSummary.note_obsolete notes each
+        summary.obsolete_size += others_size
+        summary.unlogged.update(others)
+    else:
+        summary.recount()
     if nodes or others:
-        tracker.dirty.add(number)
+        tracker.touch(number)
         fast.held_counts(tracker.stats)["nEntriesCounted"] += len(nodes) + len(others)
 
 
