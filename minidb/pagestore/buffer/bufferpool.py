@@ -21,8 +21,8 @@ over looking for a clean one.
 
 **Dirty victims.** A dirty victim is written before its frame is reused,
 under the write-ahead rule (below), and not fsynced. When the clock takes a
-dirty frame in pass 1, it has passed ``dirty_skips`` dirty frames in a row:
-clean frames are scarce here, and the frames just ahead of the hand are
+dirty frame in pass 1, it has passed ``dirty_skips`` dirty frames in this
+sweep and no clean unreferenced one: clean frames are scarce here, and the frames just ahead of the hand are
 likely dirty too. So the victim is written together with them, like a real
 pool's cleaner that works ahead of the hand: the dirty, unpinned, unreferenced
 frames among the next ``max_many_pages - 1`` (TMP pages excepted), sorted and
@@ -288,7 +288,7 @@ class BufferPool:
         if victim.dirty:
             # A dirty victim in pass 1: the hand passed its dirty_skips, so clean frames are scarce here.
             ahead = self._dirty_ahead(choice.hand) if choice.passes == 1 else []
-            self._write_frames([victim, *ahead], sync=False)  # may raise: nothing changed yet
+            self._write_frames([victim, *ahead], sync=False)  # may raise: all still dirty, nothing lost
             self.stats.add("nDirtyVictims")
             for frame in ahead:  # written, not fsynced: in the dirty page table until the next fsync
                 frame.dirty, frame.rec_lsn = False, None

@@ -162,7 +162,7 @@ def exercise_form(frames: Sequence[ClockFrame], hand: int) -> tuple[int | None, 
     return choice.victim, choice.hand, list(choice.cleared)
 
 
-def _from_exercise(hook: impl.Hook, student: Callable) -> Callable[[Sequence[ClockFrame], int], ClockChoice]:
+def _from_exercise(hook: impl.Hook, student: Callable) -> Callable[..., ClockChoice]:
     """A student's ``choose_victim`` (exercise 04a's form) as the buffer pool's: a :class:`ClockChoice`
     whose steps are the cleared bits and the victim (pass 0: the student's function does not say). The
     student's sweep follows Shore's rule whole: it has no bound on dirty frames passed over, and it is
