@@ -9,6 +9,11 @@ crashes. The pool drives the pages itself, no file manager in between, so
 the fixes asked are the same under every implementation. The pool's
 counters, each page's bytes read back, and the disk's bytes and events must
 be the reference's.
+
+``fixes_in_a_pool_short_of_clean_frames`` does the same through a pool of
+24 frames over 60 pages, most fixes EX and changing the page, so the clock's
+pass 1 passes its ``dirty_skips`` and the pool writes dirty victims with the
+dirty frames ahead of the hand.
 """
 
 from __future__ import annotations
@@ -24,19 +29,28 @@ from minidb.pagestore import EX, SH, AllocMode, BufferPool, PageTag, Volume
 
 from tests.agreement.scenarios import disk_state, scenario
 
-PAGE_SIZE, FRAMES = 512, 5
+PAGE_SIZE = 512
 
 
 @scenario("pagestore.buffer.bufferpool.BufferPool")
 def fixes_in_a_small_pool(seed: int) -> dict[str, Any]:
+    return _fixes(seed, frames=5, pages=16, ex_share=0.3)
+
+
+@scenario("pagestore.buffer.bufferpool.BufferPool")
+def fixes_in_a_pool_short_of_clean_frames(seed: int) -> dict[str, Any]:
+    return _fixes(seed, frames=24, pages=60, ex_share=0.9)
+
+
+def _fixes(seed: int, frames: int, pages: int, ex_share: float) -> dict[str, Any]:
     rng = random.Random(seed)
     disk = SimDisk(f"scn-buffer-{seed}")
     log = impl.current(LogManager)(disk, file_max=64 * 1024, clock=lambda: 1_700_000_000.0)
-    bp = impl.current(BufferPool)(FRAMES, page_size=PAGE_SIZE, log=log)
-    vol = Volume.format(disk, bp, log, num_pages=64, ext_sz=4, page_size=PAGE_SIZE)
+    bp = impl.current(BufferPool)(frames, page_size=PAGE_SIZE, log=log)
+    vol = Volume.format(disk, bp, log, num_pages=pages + 48, ext_sz=4, page_size=PAGE_SIZE)
     store = vol.create_store()
     pids = []
-    for _ in range(16):
+    for _ in range(pages):
         pid = vol.alloc_page(store, AllocMode.APPEND)
         page = bp.fix(pid, EX, virgin=True)
         page.format(pid, PageTag.FILE)
@@ -44,10 +58,10 @@ def fixes_in_a_small_pool(seed: int) -> dict[str, Any]:
         pids.append(pid)
     answers: list[Any] = []
     for i in range(300):
-        pid = rng.choice(pids[: rng.choice([3, 16])])  # a few hot pages, and the rest
-        mode = EX if rng.random() < 0.3 else SH
+        pid = rng.choice(pids[: rng.choice([3, pages])])  # a few hot pages, and the rest
+        mode = EX if rng.random() < ex_share else SH
         page = bp.fix(pid, mode)
-        if mode is EX and rng.random() < 0.5:
+        if mode is EX and rng.random() < max(0.5, ex_share):
             if page.usable_space() > 40:
                 page.insert(b"%d" % i)
             bp.unfix(page, dirty=True)

@@ -1,5 +1,7 @@
 """Clock replacement: the pure victim choice, pass by pass."""
 
+import random
+
 import pytest
 
 from minidb.pagestore.buffer.clock import ClockFrame, choose_victim
@@ -71,3 +73,48 @@ def test_a_scripted_sequence_of_victims():
 def test_a_hand_outside_the_pool_is_refused(bad):
     with pytest.raises(ValueError, match="hand"):
         choose_victim(frames("- - - -"), bad)
+
+
+class CountingFrames(list):
+    """Frames that count how many times the sweep reads one."""
+
+    reads = 0
+
+    def __getitem__(self, index):
+        self.reads += 1
+        return super().__getitem__(index)
+
+    def __iter__(self):
+        for index in range(len(self)):
+            yield self[index]
+
+
+def test_a_sweep_reads_only_the_frames_it_examines():
+    """No copy of every frame's bit: a victim right at the hand costs one read in a pool of 100,000."""
+    pool = CountingFrames(frames("r " * 50_000 + "- " * 50_000))
+    choice = choose_victim(pool, hand=70_000)
+    assert (choice.victim, choice.hand) == (70_000, 70_001)
+    assert [str(s) for s in choice.steps] == ["pass 1: frame 70000 victim"]
+    assert pool.reads == 1
+    assert choose_victim(pool, hand=70_000, record=False).steps == ()  # the pool's normal path: no records
+
+
+def test_pass_1_passes_over_at_most_dirty_skips_dirty_frames():
+    """The module's worked example: six dirty frames, dirty_skips=2."""
+    choice = choose_victim(frames("d d d d d d"), hand=0, dirty_skips=2)
+    assert (choice.victim, choice.hand, choice.passes, choice.examined) == (2, 3, 1, 3)
+    assert [str(s) for s in choice.steps] == ["pass 1: frame 0 dirty, skipped", "pass 1: frame 1 dirty, skipped",
+                                              "pass 1: frame 2 victim"]
+    unbounded = choose_victim(frames("d d d d d d"), hand=0)  # Shore's rule: round once, then frame 0
+    assert (unbounded.victim, unbounded.passes, unbounded.examined) == (0, 2, 7)
+
+
+def test_a_pool_no_larger_than_dirty_skips_sweeps_by_shores_rule():
+    rng = random.Random(4)
+    for _ in range(300):
+        n = rng.randint(1, 6)
+        state = [ClockFrame(rng.random() < 0.2, rng.random() < 0.6, rng.random() < 0.5) for _ in range(n)]
+        hand = rng.randrange(n)
+        bounded, shore = choose_victim(state, hand, dirty_skips=n), choose_victim(state, hand)
+        assert bounded == shore
+        assert shore.examined == len(shore.steps)

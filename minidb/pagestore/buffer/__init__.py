@@ -3,7 +3,7 @@
 =================  ===========================================================
 ``bufferpool.py``  the pool: fix/unfix, recovery LSNs, WAL, the cleaner
 ``frame.py``       the control blocks a pool keeps, what pictures see
-``clock.py``       clock replacement (a pure function over frame states)
+``clock.py``       clock replacement (a pure function over frame states, O(1) amortised)
 ``latch.py``       SH/EX latches
 ``walrule.py``     the write-ahead rule (a pure function over page LSNs)
 =================  ===========================================================
