@@ -129,6 +129,7 @@ in-transit frames, at the price of serialising misses.
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -181,7 +182,9 @@ class BufferPool:
         self.stats = Stats("bufferpool", self.STAT_NAMES)
         self.trace = Trace(enabled=trace)
         self._table: dict[tuple[int, int], Frame] = {}
-        self._free = list(range(num_frames))  # frames holding no page, lowest first
+        # frames holding no page, the lowest taken first: a heap (a sorted list is one), so taking one while
+        # the pool first fills up costs log n, not a shift of the whole list
+        self._free = list(range(num_frames))
         self._volumes: dict[int, VolumeFile] = {}
         self._unsynced: dict[tuple[int, int], tuple[PageId, LSN]] = {}  # written, not yet fsynced
         self._write_sizes: dict[int, int] = {}
@@ -250,8 +253,7 @@ class BufferPool:
             try:
                 self._check_read(frame.page, volfile.where(pid.page))
             except PageStoreCorruptionError:
-                self._free.append(frame.index)
-                self._free.sort()
+                heapq.heappush(self._free, frame.index)
                 raise
         frame.pid = pid
         frame.dirty = False
@@ -270,7 +272,7 @@ class BufferPool:
 
     def _free_frame(self) -> Frame:
         if self._free:
-            return self.frames[self._free.pop(0)]
+            return self.frames[heapq.heappop(self._free)]
         choice = self._choose_victim()
         while choice.victim is None and self._cleaner_pins:  # the cleaner (another thread) lets go soon
             self._unpinned.wait()
@@ -547,8 +549,7 @@ class BufferPool:
                 del self._table[frame.pid.key]  # type: ignore[union-attr]
                 frame.old_pid, frame.pid = frame.pid, None
                 frame.dirty, frame.rec_lsn, frame.referenced = False, None, False
-                self._free.append(frame.index)
-            self._free.sort()
+                heapq.heappush(self._free, frame.index)
             self.stats.add("nDiscards", len(chosen))
             return len(chosen)
 
