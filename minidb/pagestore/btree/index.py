@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from typing import Any, ContextManager
 
 from minidb.errors import SimulatedCrash
-from minidb.pagestore.btree.btree import Tree, create_tree
+from minidb.pagestore.btree.btree import TREE, Tree, create_tree
 from minidb.pagestore.btree.bulkload import BulkLoader, LoadReport, check_fill
 from minidb.pagestore.btree.keydesc import KeyDescriptor, successor
 from minidb.pagestore.btree.verify import check_tree
@@ -85,7 +85,7 @@ class Index:
     desc: KeyDescriptor
 
     def tree(self, volume: Any, locks: Any = None, lock_timeout: float | None = None) -> Tree:
-        return Tree(volume, self.root, self.unique, locks, lock_timeout)
+        return TREE.call(volume, self.root, self.unique, locks, lock_timeout)
 
 
 class IndexManager:
@@ -96,8 +96,9 @@ class IndexManager:
         self.xcts = xcts
         self.directory = directory
         self.lock_timeout = lock_timeout  # of the key-value locks waited for (None: no limit)
-        # index -> (the transaction that read it, the epoch before the read, its descriptor): see the module doc
-        self._known: dict[StoreId, tuple[Any, tuple[int, int], Index]] = {}
+        # index -> (the transaction that read it, the epoch before the read, its descriptor, its tree): see the
+        # module documentation
+        self._known: dict[StoreId, tuple[Any, tuple[int, int], Index, Tree]] = {}
 
     def _atomic(self, xct: Any) -> ContextManager[None]:
         return all_or_nothing(self.xcts, xct)
@@ -168,16 +169,18 @@ class IndexManager:
         """What moves whenever a remembered descriptor may have gone stale (see the module documentation)."""
         return self.directory.changes, self.xcts.rollbacks
 
-    def index_for(self, xct: Any, stid: StoreId) -> Index:
-        """The index ``stid`` for ``xct``: as ``xct`` read it before, if nothing could have changed it since,
-        else read from the directory (and remembered with the epoch taken before the read)."""
+    def index_for(self, xct: Any, stid: StoreId) -> tuple[Index, Tree]:
+        """The index ``stid`` for ``xct``, and its tree taking ``xct``'s key-value locks: as ``xct`` read it
+        before, if nothing could have changed it since, else read from the directory (and remembered with
+        the epoch taken before the read)."""
         known = self._known.get(stid) if isinstance(stid, StoreId) else None
         epoch = self._epoch()
         if known is not None and known[0] is xct and known[1] == epoch:
-            return known[2]
+            return known[2], known[3]
         ix = self.index(stid)
-        self._known[stid] = (xct, epoch, ix)
-        return ix
+        tree = ix.tree(self.volume, self.xcts, self.lock_timeout)
+        self._known[stid] = (xct, epoch, ix, tree)
+        return ix, tree
 
     def indexes(self) -> list[StoreId]:
         return sorted(StoreId(self.volume.vid, info.snum) for _, info in self.directory.entries()
@@ -187,9 +190,9 @@ class IndexManager:
     def _begin(self, xct: Any, stid: StoreId, intent: str) -> tuple[Index, Tree]:
         """The index and its tree, taking key-value locks for ``xct``, once its store is locked ``intent``."""
         self.xcts.check_active(xct)
-        ix = self.index_for(xct, stid)
+        ix, tree = self.index_for(xct, stid)
         self.xcts.lock(xct, stid, intent, timeout=self.lock_timeout)
-        return ix, ix.tree(self.volume, self.xcts, self.lock_timeout)
+        return ix, tree
 
     @staticmethod
     def _element(el: Any) -> bytes:

@@ -142,7 +142,8 @@ class KeyedPage:
         return self.node(i)[1]
 
     def sks(self, unique: bool) -> list[bytes]:
-        return [self.sk(i, unique) for i in range(self.count)]
+        keys = _SortKeys(self, unique)  # the headers read once
+        return [keys[i] for i in range(len(keys))]
 
     def position(self, sk: bytes, unique: bool) -> int:
         """The index of the first entry whose sort key is >= ``sk`` (``count`` if none)."""

@@ -45,7 +45,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from minidb.pagestore.btree.btree import KeyNotFoundError, Tree
+from minidb.pagestore.btree.btree import TREE, KeyNotFoundError
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.files.sinfo import SInfo
 from minidb.pagestore.ids import PageId, StoreId
@@ -60,7 +60,7 @@ class StoreDirectory:
     def __init__(self, volume: Any):
         self.volume = volume
         self.stid = StoreId(volume.vid, STORE_DIRECTORY)
-        self.tree = Tree(volume, PageId(volume.vid, STORE_DIRECTORY, volume.header.directory_root), unique=True)
+        self.tree = TREE.call(volume, PageId(volume.vid, STORE_DIRECTORY, volume.header.directory_root), unique=True)
         self.changes = 0  # entries added or removed so far (see the module documentation)
         self._changes_mutex = threading.Lock()
 
