@@ -21,6 +21,9 @@ reading with fewer steps, and nothing else differently:
 - **one decode of the entry found**: a lookup, an insert and a remove decode
   the entry at the search's position once and use it for the answer, the
   duplicate check and the next key (the reference decodes it for each).
+- **a unique lookup without its retry closure**: the first attempt is made
+  directly; one that must wait for a lock waits as the reference does and
+  goes on through the reference's ``find``.
 - **key-value lock ids built once checked**: the store's numbers are checked
   when the tree is made; each lock id is then built as the tuple
   :meth:`~minidb.pagestore.lock.lockid.LockId.kvl` would return.
@@ -79,29 +82,44 @@ def search(page: SlottedPage, sk: bytes, unique: bool) -> tuple[int, int, int, i
     if n < 0 or not offset or offset + length > size or length != KEYED_HEADER.size:
         return _reference_search(page, sk, unique)
     level, pid0 = _header_unpack(buf, offset)
-    leaf = level == LEAF_LEVEL
     lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        offset, length = _slot_unpack(buf, base - SLOT_SIZE * (mid + 1))
-        end = offset + length
-        if not offset or end > size:
-            return _reference_search(page, sk, unique)
-        if not leaf:  # child | separator: bisect_right
+    slot1 = base - SLOT_SIZE  # entry 0's slot entry; entry i's is 4 * i below
+    if level != LEAF_LEVEL:  # child (4 bytes) | separator: bisect_right
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            offset, length = _slot_unpack(buf, slot1 - (mid << 2))
+            end = offset + length
+            if not offset or end > size:
+                return _reference_search(page, sk, unique)
             if sk < buf[offset + 4:end]:
                 hi = mid
             else:
                 lo = mid + 1
-            continue
-        if unique:  # klen | key | el: bisect_left by the key
-            klen = _klen_unpack(buf, offset)[0]
-            if 2 + klen > length:
+    elif unique:  # klen | key | el: bisect_left by the key
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            offset, length = _slot_unpack(buf, slot1 - (mid << 2))
+            if not offset or offset + length > size:
                 return _reference_search(page, sk, unique)
-            end = offset + 2 + klen
-        if buf[offset + 2:end] < sk:
-            lo = mid + 1
-        else:
-            hi = mid
+            start = offset + 2
+            end = start + _klen_unpack(buf, offset)[0]
+            if end > offset + length:
+                return _reference_search(page, sk, unique)
+            if buf[start:end] < sk:
+                lo = mid + 1
+            else:
+                hi = mid
+    else:  # klen | key | el: bisect_left by key + el, the whole entry after klen
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            offset, length = _slot_unpack(buf, slot1 - (mid << 2))
+            end = offset + length
+            if not offset or end > size:
+                return _reference_search(page, sk, unique)
+            if buf[offset + 2:end] < sk:
+                lo = mid + 1
+            else:
+                hi = mid
     return lo, n, level, pid0
 
 
@@ -159,8 +177,14 @@ class Tree(reference.Tree):
                 page = self._fix(root, SH)
                 i, n, level, pid0 = search(page, sk, unique)
             while level != LEAF_LEVEL:
-                child = pid0 if i == 0 else _child_unpack(page.buf, _separator(page, i - 1))[0]
-                if i < n:
+                buf = page.buf
+                slot = len(buf) - FOOTER_SIZE - SLOT_SIZE - (i << 2)  # the slot entry of entry i - 1
+                if i:
+                    offset = _slot_unpack(buf, slot)[0]
+                    child = _child_unpack(buf, offset)[0] if offset else _separator(page, i - 1)
+                else:
+                    child = pid0
+                if i < n and not _slot_unpack(buf, slot - SLOT_SIZE)[0]:
                     _separator(page, i)  # the high fence's entry, which the reference's descent reads
                 below = self._fix(child, mode if level == LEAF_LEVEL + 1 else SH)
                 bp.unfix(page)
@@ -173,6 +197,15 @@ class Tree(reference.Tree):
             raise
 
     # -- a lookup, an insert, a remove -----------------------------------------------------------------
+    def find(self, key: bytes, xct: Any = None) -> list[bytes]:
+        if not self.unique:
+            return super().find(key, xct)
+        try:  # the reference's _until_granted, its first attempt without the closure
+            return self._find_unique(key, xct)
+        except reference._MustWait as wait:
+            self._wait(xct, wait)
+        return super().find(key, xct)
+
     def _find_unique(self, key: bytes, xct: Any) -> list[bytes]:
         page, i, n = self._leaf(key, SH)
         try:
@@ -228,10 +261,6 @@ class Tree(reference.Tree):
 
 
 def _separator(page: SlottedPage, i: int) -> int:
-    """Where entry ``i`` (below the count) of interior ``page`` begins; a free slot is refused by the
-    reference's read, with its error."""
-    buf = page.buf
-    offset = _slot_unpack(buf, len(buf) - FOOTER_SIZE - SLOT_SIZE * (i + 2))[0]
-    if not offset:
-        reference.KeyedPage(page).node(i)
-    return offset
+    """The child of entry ``i`` of interior ``page``, read by the reference: for a free slot, which its
+    read refuses, with its error."""
+    return reference.KeyedPage(page).node(i)[0]
