@@ -245,7 +245,7 @@ class MountTable:
     # -- open scans ----------------------------------------------------------------------------
     def names(self, ident: Any) -> bool:
         """Whether ``ident`` (a store, record or index id) names a mounted volume."""
-        return isinstance(ident, tuple) and bool(ident) and ident[0] in self.vids()
+        return isinstance(ident, tuple) and bool(ident) and isinstance(ident[0], int) and ident[0] in self._mounts
 
     def of(self, ident: Any) -> Mount:
         """The mount of the volume an id names (the first volume's, which refuses the id, if that volume is

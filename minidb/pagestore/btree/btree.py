@@ -584,19 +584,22 @@ class Tree:
     def _remove_once(self, xct: LogContext, key: bytes, el: bytes | None, sk: bytes) -> bytes:
         page, _ = self.descend(sk, EX)
         try:
-            kp = KeyedPage(page)
-            i = kp.position(sk, self.unique)
-            found = kp.leaf(i) if i < kp.count else None
-            if found is None or found[0] != key or (el is not None and found[1] != el):
-                self._lock(xct, self._next_sk(page, i), "SH")  # the absence stays true
-                what = f"key {key.hex()}" + (f" with element {el.hex()}" if el is not None else "")
-                raise KeyNotFoundError(f"{self.root}: the index holds no {what}")
-            self._lock(xct, self._next_sk(page, i + 1), "EX")
-            self._lock(xct, kp.sk(i, self.unique), "EX")
-            APPLY_AND_LOG.call(self.volume.log, page, BTREE_REMOVE, self._entry_values(i, key, found[1]), xct)
-            return found[1]
+            return self._remove_on_leaf(xct, page, key, el, sk)
         finally:
             self.bp.unfix(page, dirty=True)
+
+    def _remove_on_leaf(self, xct: LogContext, page: SlottedPage, key: bytes, el: bytes | None, sk: bytes) -> bytes:
+        kp = KeyedPage(page)
+        i = kp.position(sk, self.unique)
+        found = kp.leaf(i) if i < kp.count else None
+        if found is None or found[0] != key or (el is not None and found[1] != el):
+            self._lock(xct, self._next_sk(page, i), "SH")  # the absence stays true
+            what = f"key {key.hex()}" + (f" with element {el.hex()}" if el is not None else "")
+            raise KeyNotFoundError(f"{self.root}: the index holds no {what}")
+        self._lock(xct, self._next_sk(page, i + 1), "EX")
+        self._lock(xct, kp.sk(i, self.unique), "EX")
+        APPLY_AND_LOG.call(self.volume.log, page, BTREE_REMOVE, self._entry_values(i, key, found[1]), xct)
+        return found[1]
 
 
 def leaf_split(sort_keys: Sequence[bytes], sizes: Sequence[int], new_key: bytes, new_size: int,
@@ -667,8 +670,11 @@ def create_tree(volume: Any, xct: LogContext, stid: Any, flags: StoreFlags = Sto
     return pid
 
 
+TREE = impl.hot_spot(Tree)  # built as TREE.call(...) wherever the engine makes a tree: the twin runs in its place
+
+
 def _tree_of(volume: Any, v: dict[str, Any]) -> Tree:
-    return Tree(volume, PageId(v["vol"], v["store"], v["root"]), v["unique"])
+    return TREE.call(volume, PageId(v["vol"], v["store"], v["root"]), v["unique"])
 
 
 @undo_handler("btree_insert")

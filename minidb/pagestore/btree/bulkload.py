@@ -59,7 +59,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.pagestore.btree.btree import DuplicateKeyError, Tree
+from minidb.pagestore.btree.btree import TREE, DuplicateKeyError, Tree
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.btree.keyed import (
     HEADER_SLOT,
@@ -121,7 +121,7 @@ class BulkLoader:
                  fill: float = 0.9):
         self.volume = volume
         self.xct = xct
-        self.tree = Tree(volume, root, unique)
+        self.tree = TREE.call(volume, root, unique)
         self.unique = unique
         self.desc = desc
         self.budget = int(check_fill(fill) * page_room(volume.bp.page_size))

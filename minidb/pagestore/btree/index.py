@@ -3,9 +3,20 @@
 An **index** is a store of kind INDEX whose pages form one B+tree
 (:mod:`minidb.pagestore.btree.btree`). Its entry in the store directory
 (:mod:`minidb.pagestore.directory`) records its root page, whether it
-is unique and its key descriptor (:mod:`minidb.pagestore.btree.keydesc`);
-the :class:`IndexManager` reads it at each operation (a lookup in the
-directory's B+tree, which the storage manager hands it), so an aborted creation or destruction leaves nothing stale.
+is unique and its key descriptor (:mod:`minidb.pagestore.btree.keydesc`).
+The :class:`IndexManager` reads it with a lookup in the directory's
+B+tree (which the storage manager hands it) at a transaction's first
+operation on the index, and remembers it for that transaction's next
+ones, so that an operation searches one tree, the index's, not two.
+**The descriptor remembered** is used only by the transaction that read
+it, and only while nothing could have changed the directory since before
+it was read: no entry added or removed (the directory's ``changes``: an
+index created or destroyed, by any transaction) and no rollback ended
+(the transaction manager's ``rollbacks``: an abort, a rollback to a save
+point, an operation undoing its own half, restart's losers). So an aborted
+creation or destruction leaves nothing stale. Being the transaction's, it
+never outlives a crash, and never sees restart's redo (which changes the
+directory's pages without either count): transactions run after restart.
 Users give keys as Python values (an int for ``"i4"``, a tuple for
 ``"u2,str"``) and elements as bytes; the manager encodes the keys and hands
 bytes to the tree.
@@ -51,7 +62,7 @@ from dataclasses import dataclass
 from typing import Any, ContextManager
 
 from minidb.errors import SimulatedCrash
-from minidb.pagestore.btree.btree import Tree, create_tree
+from minidb.pagestore.btree.btree import TREE, Tree, create_tree
 from minidb.pagestore.btree.bulkload import BulkLoader, LoadReport, check_fill
 from minidb.pagestore.btree.keydesc import KeyDescriptor, successor
 from minidb.pagestore.btree.verify import check_tree
@@ -74,7 +85,7 @@ class Index:
     desc: KeyDescriptor
 
     def tree(self, volume: Any, locks: Any = None, lock_timeout: float | None = None) -> Tree:
-        return Tree(volume, self.root, self.unique, locks, lock_timeout)
+        return TREE.call(volume, self.root, self.unique, locks, lock_timeout)
 
 
 class IndexManager:
@@ -85,6 +96,9 @@ class IndexManager:
         self.xcts = xcts
         self.directory = directory
         self.lock_timeout = lock_timeout  # of the key-value locks waited for (None: no limit)
+        # index -> (the transaction that read it, the epoch before the read, its descriptor, its tree): see the
+        # module documentation
+        self._known: dict[StoreId, tuple[Any, tuple[int, int], Index, Tree]] = {}
 
     def _atomic(self, xct: Any) -> ContextManager[None]:
         return all_or_nothing(self.xcts, xct)
@@ -151,6 +165,23 @@ class IndexManager:
             raise BadRequestError(f"{stid} is not an index")
         return Index(stid, PageId(stid.vol, stid.store, info.root), info.unique, KeyDescriptor.unpack(info.kdesc))
 
+    def _epoch(self) -> tuple[int, int]:
+        """What moves whenever a remembered descriptor may have gone stale (see the module documentation)."""
+        return self.directory.changes, self.xcts.rollbacks
+
+    def index_for(self, xct: Any, stid: StoreId) -> tuple[Index, Tree]:
+        """The index ``stid`` for ``xct``, and its tree taking ``xct``'s key-value locks: as ``xct`` read it
+        before, if nothing could have changed it since, else read from the directory (and remembered with
+        the epoch taken before the read)."""
+        known = self._known.get(stid) if isinstance(stid, StoreId) else None
+        epoch = self._epoch()
+        if known is not None and known[0] is xct and known[1] == epoch:
+            return known[2], known[3]
+        ix = self.index(stid)
+        tree = ix.tree(self.volume, self.xcts, self.lock_timeout)
+        self._known[stid] = (xct, epoch, ix, tree)
+        return ix, tree
+
     def indexes(self) -> list[StoreId]:
         return sorted(StoreId(self.volume.vid, info.snum) for _, info in self.directory.entries()
                       if info.kind == StoreKind.INDEX)
@@ -159,9 +190,9 @@ class IndexManager:
     def _begin(self, xct: Any, stid: StoreId, intent: str) -> tuple[Index, Tree]:
         """The index and its tree, taking key-value locks for ``xct``, once its store is locked ``intent``."""
         self.xcts.check_active(xct)
-        ix = self.index(stid)
+        ix, tree = self.index_for(xct, stid)
         self.xcts.lock(xct, stid, intent, timeout=self.lock_timeout)
-        return ix, ix.tree(self.volume, self.xcts, self.lock_timeout)
+        return ix, tree
 
     @staticmethod
     def _element(el: Any) -> bytes:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from minidb.pagestore.btree.btree import Tree
+from minidb.pagestore.btree.btree import TREE
 from minidb.pagestore.btree.keydesc import BadKeyError, KeyDescriptor
 from minidb.pagestore.btree.keyed import max_entry
 from minidb.pagestore.errors import BadRequestError, PageStoreCorruptionError
@@ -57,7 +57,7 @@ class RootIndex:
         self.xcts = xcts  # the transaction manager names are locked through (None: no locks)
         self.lock_timeout = lock_timeout
         self.stid = StoreId(volume.vid, ROOT_INDEX)
-        self.tree = Tree(volume, PageId(volume.vid, ROOT_INDEX, volume.header.root_index_root), unique=True,
+        self.tree = TREE.call(volume, PageId(volume.vid, ROOT_INDEX, volume.header.root_index_root), unique=True,
                          locks=xcts, lock_timeout=lock_timeout)
 
     def _intent(self, xct: Any, mode: str) -> None:

@@ -16,9 +16,14 @@ Invariants:
   :func:`~minidb.pagestore.btree.verify.check_tree` holds for it;
 - each entry's store is in use on the volume (its store node is), and each
   descriptor decodes;
-- every read is a lookup in the tree (no cache to go stale): what a
+- every read is a lookup in the tree (no cache here to go stale): what a
   rolled-back creation or destruction changed is gone as soon as the
-  rollback returns.
+  rollback returns. ``changes`` counts the entries added and removed
+  (moved once each is done, or has failed): a reader above that remembers
+  a descriptor (the index manager, for one transaction) trusts it only
+  while this count, and the transaction manager's count of rollbacks
+  (which undo entries without coming here), have not moved since before
+  it read it.
 
 Creating a store adds its entry, destroying it removes it, both with the
 tree's logged operations (``btree_insert``, ``btree_remove``) inside the
@@ -37,9 +42,10 @@ removes the key again.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from minidb.pagestore.btree.btree import KeyNotFoundError, Tree
+from minidb.pagestore.btree.btree import TREE, KeyNotFoundError
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.files.sinfo import SInfo
 from minidb.pagestore.ids import PageId, StoreId
@@ -54,11 +60,16 @@ class StoreDirectory:
     def __init__(self, volume: Any):
         self.volume = volume
         self.stid = StoreId(volume.vid, STORE_DIRECTORY)
-        self.tree = Tree(volume, PageId(volume.vid, STORE_DIRECTORY, volume.header.directory_root), unique=True)
+        self.tree = TREE.call(volume, PageId(volume.vid, STORE_DIRECTORY, volume.header.directory_root), unique=True)
+        self.changes = 0  # entries added or removed so far (see the module documentation)
+        self._changes_mutex = threading.Lock()
 
     def add(self, xct: Any, info: SInfo) -> None:
         """The entry of a new store (a :class:`~minidb.pagestore.btree.btree.DuplicateKeyError` if it has one)."""
-        self.tree.insert(xct, KEY.encode(info.snum), info.pack())
+        try:
+            self.tree.insert(xct, KEY.encode(info.snum), info.pack())
+        finally:
+            self._changed()
 
     def remove(self, xct: Any, snum: int) -> bool:
         """Remove the entry of store ``snum``; False if it has none."""
@@ -66,7 +77,14 @@ class StoreDirectory:
             self.tree.remove(xct, KEY.encode(snum))
         except KeyNotFoundError:
             return False
+        finally:
+            self._changed()
         return True
+
+    def _changed(self) -> None:
+        """Count a change, after the tree has it: a descriptor read before it is no longer trusted."""
+        with self._changes_mutex:
+            self.changes += 1
 
     def get(self, snum: int) -> SInfo | None:
         """The descriptor of store ``snum`` (None: no entry)."""
