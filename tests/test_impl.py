@@ -206,9 +206,9 @@ def test_the_pagestore_crash_sweep_fails_with_a_wrong_undo_order_and_passes_with
     monkeypatch.setenv(hooks.DIR_VAR, str(wrong))
     assert main(["crashtest", "pagestore", "--seed", "7", "--ops", "8", "--impl", "student", "--show", "1"]) == 1
     out = capsys.readouterr().out
-    assert "restart failed" in out and "crash points: 156, violations: 32" in out
+    assert "restart failed" in out and "crash points: 188, violations: 30" in out
     with hooks.using("student", students(tmp_path / "right")):
-        assert crash_sweep(7, 8).summary() == "crash points: 156, violations: 0"
+        assert crash_sweep(7, 8).summary() == "crash points: 188, violations: 0"
 
 
 def test_the_btree_crash_sweep_fails_with_a_wrong_separator_and_passes_with_a_right_one(tmp_path):
@@ -232,7 +232,7 @@ def test_the_pagestore_crash_sweep_fails_when_pages_are_written_ahead_of_their_l
     assert wrong.violations, wrong.summary()
     # The count depends on the pages written: with a pool of a few frames, each insert's lookup in the
     # store directory (the reference keeps no descriptors) evicts and writes pages.
-    assert right.summary() == "crash points: 292, violations: 0"
+    assert right.summary() == "crash points: 342, violations: 0"
 
 
 def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_ones(tmp_path):
@@ -243,7 +243,7 @@ def test_the_pagestore_crash_sweep_fails_with_wrong_clrs_and_passes_with_right_o
     with hooks.using("student", wrong):
         assert crash_sweep(7, 16).violations
     with hooks.using("student", students(tmp_path / "right")):
-        assert crash_sweep(7, 16).summary() == "crash points: 292, violations: 0"
+        assert crash_sweep(7, 16).summary() == "crash points: 342, violations: 0"
     twin = students(tmp_path / "twin", e06a=mutant_source("06a_write_clrs", "a_clr_twin_for_a_logical_entry",
                                                            "compensation"))
     with hooks.using("student", twin), pytest.raises(hooks.StudentCodeError, match="no entry type has that name"):

@@ -30,6 +30,14 @@ abort must succeed: an exception is a violation) and a checkpoint is taken;
 :meth:`Runner.fill` has a transaction write big records until the log
 refuses it.
 
+Besides the checkpoints the steps draw, the workload takes one once
+:data:`CHKPT_BYTES` of log were written since the last (after the step that
+passed it; drawn from no generator, so the steps stay as they were), first
+writing the pages dirty since before the previous checkpoint. So a restart's
+analysis reads at most an interval, the largest step and a checkpoint of
+log, and its redo about two intervals, however long the workload ran: a
+crash point costs what its recovery interval costs, not the history.
+
 Transactions take their locks through
 :class:`~minidb.crashtest.script_locking.ScriptLocking`, a lock table
 that never waits: an operation whose lock another transaction holds is
@@ -84,6 +92,7 @@ NAMING_RATE = 0.12  # of the steps: a named index created or destroyed first
 LARGE_SHAPES = {"max_small_rec": 8, "index_fanout": 3}  # LARGE_1 holds 3 pages, LARGE_2 9: cheap to reach
 PARTITIONS, PARTITION = 4, 2400
 LOG_SIZE = PARTITIONS * PARTITION  # a bounded log: about one workload's worth
+CHKPT_BYTES = 3000  # a checkpoint once this much log was written since the last: restart's interval
 
 
 def clock() -> float:
@@ -141,6 +150,7 @@ class Workload:
     reshapes: set[tuple[str, str]] = field(default_factory=set)  # (shape before, shape after) of each reshape
     volumes: int = 1  # the volumes the page store has mounted (v(1) .. v(volumes))
     remounts: list[tuple[int, int]] = field(default_factory=list)  # disk events (before, after) of each remount
+    largest_step: int = 0  # the most log bytes one step of the workload wrote
 
 
 class Runner:
@@ -173,6 +183,8 @@ class Runner:
         self.disk.capacity = capacity  # the disk fills up (with other data) once formatted
         self.reshapes: set[tuple[str, str]] = set()
         self.formatted_at = len(self.disk.events) - 1
+        self.logged_at_chkpt = self.sm.log.stats["nBytes"]
+        self.largest_step = 0  # the most log bytes one step wrote (a checkpoint is due after a step)
         self.committed: State = {}
         self.states: list[State] = [{}]
         self.commits: list[Commit] = []
@@ -250,10 +262,12 @@ class Runner:
         """What ran, and the model of it."""
         return Workload(self.disk, self.frames, self.buffer_size, self.formatted_at, self.commits, self.states,
                         self.problems, self.prepared, self.log_size, self.refused,
-                        self.sm.log.stats["nFilesRemoved"], self.reshapes, self.volumes, self.remounts)
+                        self.sm.log.stats["nFilesRemoved"], self.reshapes, self.volumes, self.remounts,
+                        self.largest_step)
 
     def steps(self) -> None:
         for _ in range(self.ops):
+            logged = self.sm.log.stats["nBytes"]
             if self.volumes > 1 and self.placing.random() < 0.08:
                 self.remount()
             roll = self.rng.random()
@@ -271,6 +285,9 @@ class Runner:
                 self.active.append(TxnModel(self.sm.begin()))
             else:
                 self.step(self.rng.choice(self.active))
+            self.largest_step = max(self.largest_step, self.sm.log.stats["nBytes"] - logged)
+            if self.sm.log.stats["nBytes"] - self.logged_at_chkpt >= CHKPT_BYTES:
+                self.interval_checkpoint()
         self.sm.log.flush()
 
     def check_allocation(self, lsn: LSN, entry_type: Any, vlsn: int | None) -> None:
@@ -306,10 +323,20 @@ class Runner:
         self.remounts.append((before, len(self.disk.events) - 1))
 
     def checkpoint(self) -> None:
+        self.logged_at_chkpt = self.sm.log.stats["nBytes"]  # a refused one is not tried again at once
         try:
             self.sm.checkpoint()  # scavenges on a bounded log
         except OutOfLogSpaceError:
             self.refused += 1  # it would eat into the reserve kept for restart's checkpoint
+
+    def interval_checkpoint(self) -> None:
+        """The checkpoint taken every :data:`CHKPT_BYTES` of log: first the pages dirty since before the last
+        checkpoint are written, so the redo LSN is at most two intervals back, then the checkpoint (a
+        restart's analysis starts at it)."""
+        last = self.sm.checkpointer.last
+        if last is not None:
+            self.sm.bp.clean(lambda frame: frame.rec_lsn is not None and frame.rec_lsn < last.begin)
+        self.checkpoint()
 
     def out_of_log_space(self, t: TxnModel) -> None:
         """``t`` was refused log space (its operation may be half done): abort it, then checkpoint."""

@@ -3,7 +3,10 @@
 import pytest
 
 from minidb.crashtest.pagestore import crash_sweep
-from minidb.crashtest.pagestore_workload import Runner, run_workload
+from minidb.crashtest.pagestore_workload import CHKPT_BYTES, FILE_MAX, Runner, run_workload
+from minidb.io import CrashMode
+from minidb.log import LogManager
+from minidb.pagestore.restart.master import read_master
 from minidb.pagestore.transactions.rollback import UndoStep
 
 from tests.sweeps import assert_chunk_has_no_violations
@@ -111,3 +114,25 @@ def test_a_repeated_crash_image_gets_the_result_its_own_check_would(monkeypatch)
     assert len(checks) == every.points == memoized.points > memo_checks
     assert 0 < len(memoized.violations) < memoized.points
     assert [v.split(": ")[0] for v in memoized.violations] == [v.split(": ")[0] for v in every.violations]
+
+
+CHECKPOINT_ENTRIES = 1000  # bytes: a checkpoint's own entries (its tables), part of what analysis reads
+
+
+def test_a_restart_reads_at_most_a_checkpoint_interval_of_log_however_long_the_workload():
+    """Restart's analysis reads the log from the master checkpoint on, and the workload takes a checkpoint
+    once CHKPT_BYTES were logged since the last (after the step that passed it): at every crash point of
+    long workloads, the log a restart reads is at most an interval, the largest step and a checkpoint,
+    not the workload's history."""
+    for seed in range(8):
+        workload = run_workload(seed, 48)
+        bound = CHKPT_BYTES + workload.largest_step + CHECKPOINT_ENTRIES
+        for event in workload.disk.events[workload.formatted_at + 1:]:
+            if event.kind not in ("write", "truncate", "fsync"):
+                continue
+            image = workload.disk.crash_image(event.index, CrashMode.everything())
+            master = read_master(image)
+            log = LogManager(image, file_max=FILE_MAX, readonly=True)
+            scanned = sum(entry.size for entry in log.scan(None if master is None else master.master))
+            log.close()
+            assert scanned <= bound, (seed, str(event), scanned, bound)
