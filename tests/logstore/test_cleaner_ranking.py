@@ -15,7 +15,7 @@ def churned_env(name: str, rounds: int = 6, keys: int = 120) -> Environment:
     """Every record rewritten ``rounds`` times, in 2 KiB log files: most of the log obsolete, ~30 files."""
     env = Environment.open(SimDisk(name), small_config(file_max=2048, node_max_entries=16, trace=False))
     db, rng = env.database("t"), random.Random(2010)
-    for round_ in range(rounds):
+    for _ in range(rounds):
         for i in range(keys):
             db.put(f"k{i:04d}", rng.randbytes(8 + rng.randrange(24)))
     env.checkpoint()
@@ -42,7 +42,7 @@ def test_the_ranking_makes_the_choices_select_file_makes_on_a_seeded_workload(mo
     for _ in range(4):  # clean, checkpoint (deleting the cleaned files), churn some more, again
         chosen_rounds.append([c.file_number for c in env.clean_log()])
         env.checkpoint()
-        for i in range(60):
+        for _ in range(60):
             db.put(f"k{rng.randrange(120):04d}", rng.randbytes(20))
         env.checkpoint()
     chosen = [n for r in chosen_rounds for n in r]

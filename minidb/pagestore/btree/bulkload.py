@@ -59,7 +59,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.pagestore.btree.btree import TREE, DuplicateKeyError, Tree
+from minidb.pagestore.btree.btree import TREE, DuplicateKeyError
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.btree.keyed import (
     HEADER_SLOT,
