@@ -52,7 +52,7 @@ from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.scan import FileScanner
+from minidb.log.scan import FILE_SCANNER, FileScanner
 
 # Bytes read at once by read_entry (an entry's header and, mostly, its item) and, walking backward,
 # by backward (the entries before the one it is at: a few hundred of them). READ_AHEAD holds an LN
@@ -219,7 +219,7 @@ class LogReader:
             scanner = self._checked_scan(checked, end, number, offset)
             if scanner is None:
                 data = self.file_bytes(number)
-                scanner = FileScanner(data, number, start=offset, erasing=self.erasing.get(number))
+                scanner = FILE_SCANNER.call(data, number, start=offset, erasing=self.erasing.get(number))
             else:
                 data = checked.data  # type: ignore[union-attr]
             if type(data) is not bytes:
