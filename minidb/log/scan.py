@@ -8,6 +8,9 @@ written in this log format version (:data:`~minidb.log.logdef.LOG_VERSION`):
 an intact FileHeader of another version is refused at once
 (:class:`~minidb.errors.LogVersionError`, naming the file), not judged as damage.
 It stops at the first entry that fails, and records where and why.
+Opening the log scans its last file this way and forward readers every file
+they read, so the scanner is a hot spot (``FILE_SCANNER``, :mod:`minidb.impl`):
+its twin checks the same rules with fewer steps per entry.
 
 A bad entry is not always corruption. :func:`judge_bad_entry` decides, from
 the bytes after it, which of four situations this is:
