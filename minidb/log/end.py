@@ -55,7 +55,7 @@ from minidb.log.envid import env_id_text
 from minidb.log.files import file_name, first_gap, log_file_numbers
 from minidb.log.header import MAX_HEADER_SIZE, EntryHeader, check_entry, read_header
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.scan import FileScanner, Verdict, judge_bad_entry
+from minidb.log.scan import FILE_SCANNER, FileScanner, Verdict, judge_bad_entry
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def valid_end(data: bytes, file_number: int) -> int:
 
 
 def _scan_last(buf: bytes, number: int) -> FileScanner:
-    return FileScanner(buf, number).run_keeping()
+    return FILE_SCANNER.call(buf, number).run_keeping()
 
 
 @dataclass

@@ -52,7 +52,7 @@ from minidb.log.files import file_name, log_file_numbers
 from minidb.log.header import CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.log.lsn import LSN, NULL_LSN
-from minidb.log.scan import FileScanner
+from minidb.log.scan import FILE_SCANNER, FileScanner
 
 # Bytes read at once by read_entry (an entry's header and, mostly, its item) and, walking backward,
 # by backward (the entries before the one it is at: a few hundred of them). READ_AHEAD holds an LN
@@ -219,7 +219,7 @@ class LogReader:
             scanner = self._checked_scan(checked, end, number, offset)
             if scanner is None:
                 data = self.file_bytes(number)
-                scanner = FileScanner(data, number, start=offset, erasing=self.erasing.get(number))
+                scanner = FILE_SCANNER.call(data, number, start=offset, erasing=self.erasing.get(number))
             else:
                 data = checked.data  # type: ignore[union-attr]
             if type(data) is not bytes:
@@ -305,31 +305,43 @@ class LogReader:
             if found is not None:
                 return self._checked_entry(checked, found)
             lsn, stop = self._before_file(self._checked_entry(checked, checked.entries[0])), None
-        data, base = b"", lsn.offset + 1  # the window: bytes [base, base + len(data)) of lsn.file
         while not lsn.is_null:
             if lsn.offset == 0:  # a FileHeader, read in full: it names the last entry of the file before
                 entry = self.read_entry(lsn)
                 if entry.header.type_code == type_code:
                     return entry
-                lsn = self._before_file(entry)
-                stop, data, base = None, b"", lsn.offset + 1
+                lsn, stop = self._before_file(entry), None
                 continue
-            if lsn.offset < base:
-                base = max(0, lsn.offset - READ_BACK)
-                data = self._read_range(lsn.file, base, stop if stop is not None else lsn.offset + MAX_HEADER_SIZE)
-            pos = lsn.offset - base
+            offset, found = self._headers_back(lsn.file, lsn.offset, stop, type_code)
+            lsn = LSN(lsn.file, offset)
+            if found:
+                return self.read_entry(lsn)
+            if offset != 0:  # a header not as it should be: backward says what is wrong
+                return next((e for e in self.backward(lsn) if e.header.type_code == type_code), None)
+        return None
+
+    def _headers_back(self, number: int, offset: int, stop: int | None, type_code: int) -> tuple[int, bool]:
+        """Walk the ``prev`` chain of file ``number`` back from the entry at ``offset`` (which must end at
+        ``stop``, if given), reading headers only, READ_BACK bytes at a time: (the offset of the first
+        entry of type ``type_code`` met, True), else (0, False) at the file's FileHeader, or (the offset
+        of a header that is cut short, does not end where the entry after it starts or does not point
+        backward, False)."""
+        data, base = b"", offset + 1  # the window: bytes [base, base + len(data)) of the file
+        while offset != 0:
+            if offset < base:
+                base = max(0, offset - READ_BACK)
+                data = self._read_range(number, base, stop if stop is not None else offset + MAX_HEADER_SIZE)
+            pos = offset - base
             if len(data) - pos < HEADER_SIZE:
-                break
+                return offset, False
             _, code, flags, prev, item_size = HEADER.unpack_from(data, pos)
             size = HEADER_SIZE + item_size + (VLSN_SIZE if flags & VLSN_PRESENT else 0)
-            if (stop is not None and lsn.offset + size != stop) or prev >= lsn.offset:
-                break
+            if (stop is not None and offset + size != stop) or prev >= offset:
+                return offset, False
             if code == type_code:
-                return self.read_entry(lsn)
-            stop, lsn = lsn.offset, LSN(lsn.file, prev)
-        else:
-            return None
-        return next((e for e in self.backward(lsn) if e.header.type_code == type_code), None)
+                return offset, True
+            stop, offset = offset, prev
+        return 0, False
 
     def _before_file(self, entry: LogEntry) -> LSN:
         """Where a backward walk goes from a file's first entry ``entry``: the last entry of the file

@@ -8,6 +8,9 @@ written in this log format version (:data:`~minidb.log.logdef.LOG_VERSION`):
 an intact FileHeader of another version is refused at once
 (:class:`~minidb.errors.LogVersionError`, naming the file), not judged as damage.
 It stops at the first entry that fails, and records where and why.
+Opening the log scans its last file this way and forward readers every file
+they read, so the scanner is a hot spot (``FILE_SCANNER``, :mod:`minidb.impl`):
+its twin checks the same rules with fewer steps per entry.
 
 A bad entry is not always corruption. :func:`judge_bad_entry` decides, from
 the bytes after it, which of four situations this is:
@@ -64,6 +67,7 @@ import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from minidb import impl
 from minidb.errors import LogVersionError
 from minidb.log.fields import ItemFormatError
 from minidb.log.files import file_name
@@ -97,7 +101,10 @@ class FileScanner:
         self.entries: list[tuple[int, EntryHeader]] | None = None  # kept by run_keeping
 
     def __iter__(self) -> Iterator[tuple[int, EntryHeader]]:
-        pos = self.start
+        return self._entries_from(self.start)
+
+    def _entries_from(self, pos: int) -> Iterator[tuple[int, EntryHeader]]:
+        """The good entries from offset ``pos`` on (the entry before it, if any, at ``last_offset``)."""
         while pos < len(self.buf):
             expected_prev = 0 if pos == 0 else self.last_offset
             erasing = self.erasing.get(pos) if self.erasing else None
@@ -136,6 +143,9 @@ class FileScanner:
         """:meth:`run`, keeping the ``(offset, header)`` of every good entry, in order, in ``entries``."""
         self.entries = list(self)
         return self
+
+
+FILE_SCANNER = impl.hot_spot(FileScanner)
 
 
 def check_version(item: bytes, number: int) -> None:

@@ -22,12 +22,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from minidb.errors import LogVersionError
 from minidb.io import CrashMode, SimDisk
 from minidb.log import FILE_HEADER, TRACE, LogManager, Provisional, format_entry
 from minidb.log.header import CHECK_ENTRY, ERASED_TYPE, INVISIBLE, REPLICATED, VLSN_PRESENT, erased_item, pack_entry
 from minidb.log.logdef import LOG_VERSION
 from minidb.log.lsn import NULL_LSN
-from minidb.log.scan import scan_tolerant
+from minidb.log.scan import FILE_SCANNER, scan_tolerant
 from minidb.logstore.logdef import LOGSTORE_TYPES
 
 from tests.agreement.scenarios import disk_state, scenario
@@ -157,4 +158,33 @@ def damaged_files(seed: int) -> list[Any]:
             for expected in (prev, None, prev + 1):
                 answers.append(CHECK_ENTRY.call(data, pos, expected, rng.random() < 0.9))
         answers.append([(s.offset, s.header, s.problem, s.verdict) for s in scan_tolerant(data, 1)])
+    return answers
+
+
+@scenario("log.scan.FileScanner")
+def damaged_scans(seed: int) -> list[Any]:
+    """Whole-file scans (from the start and from an entry inside) of damaged and intact files: what each
+    finds and where and why it stops."""
+    rng = random.Random(seed)
+    clean = _sample_file(rng)
+    offsets = [pos for pos, _ in FILE_SCANNER.call(clean, 1)]
+    answers: list[Any] = []
+    for trial in range(60):
+        buf = bytearray(clean)
+        for _ in range(rng.randrange(0, 3) if trial else 0):
+            buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
+        if trial and rng.random() < 0.2:  # a run of zeros
+            start, length = rng.randrange(len(buf)), rng.randrange(40)
+            buf[start : start + length] = bytes(len(buf[start : start + length]))
+        data = bytes(buf[: rng.choice([len(buf), rng.randrange(len(buf))])])
+        start = rng.choice(offsets)
+        for scanner in (FILE_SCANNER.call(data, 1), FILE_SCANNER.call(data, 1, start=start),
+                        FILE_SCANNER.call(data, 1, start=start, prev=rng.choice([None, start - 1])),
+                        FILE_SCANNER.call(data, 1, verify=False)):
+            try:
+                found = list(scanner.run_keeping().entries or [])
+            except LogVersionError as e:
+                found = [str(e)]
+            answers.append((found, scanner.end, scanner.last_offset, scanner.problem, scanner.bad_offset,
+                            scanner.bad_header, scanner.count, scanner.file_header))
     return answers

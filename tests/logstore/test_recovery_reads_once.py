@@ -64,3 +64,33 @@ def test_the_collector_is_paused_while_recovery_runs_and_back_after():
     assert during and not any(during)
     assert gc.isenabled()
     env.close()
+
+
+def test_the_collector_runs_once_after_opening_and_once_after_recovery():
+    """Opening the log keeps an (offset, header) pair per entry of its last file: with the collector on,
+    its collections would walk all of them again and again, more often the longer the log. It is off
+    from the opening scan to the end of recovery, so the only collections are the one that follows
+    each of the two pauses (the first allocation after the collector comes back on)."""
+    disk, env = new_env("opening-collections")
+    db = env.database("t")
+    for i in range(3_000):
+        db.put(f"k{i:05d}", "v")
+    env.close()
+    with impl.using(impl.FAST):
+        Environment.open(disk, small_config(read_only=True)).close()  # the twins imported
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        with impl.using(impl.FAST):
+            env = Environment.open(disk, small_config())
+    finally:
+        gc.callbacks.remove(count)
+    assert len(collections) <= 2
+    assert len(env.database("t").keys()) == 3_000
+    env.close()

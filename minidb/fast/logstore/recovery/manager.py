@@ -52,7 +52,9 @@ from its type's picker, without the dict of every field.
 objects that live until recovery ends and are never part of a cycle; the
 cyclic collector would walk them again each time its counters fill up.
 Reference counting still frees everything; the collector is back as it was
-found when recovery ends.
+found when recovery ends. Opening the log pauses it too: the scan of the last
+file keeps an ``(offset, header)`` pair for every entry in it, as many objects
+again, which the collector would otherwise walk over and over as they grow.
 """
 
 from __future__ import annotations
@@ -280,7 +282,8 @@ class RecoveryManager(ReferenceRecoveryManager):
 
     @staticmethod
     def open_log(disk: "Disk", **options) -> LogManager:
-        return LogManager(disk, keep_opening_scan=True, **options)
+        with collector_paused():  # the opening scan keeps an (offset, header) pair per entry of the last file
+            return LogManager(disk, keep_opening_scan=True, **options)
 
     def recover(self):
         with collector_paused():
