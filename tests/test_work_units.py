@@ -1,6 +1,6 @@
-"""How ``make test`` splits the suite between its two workers (the root conftest's scheduler)."""
+"""How ``make test`` splits the suite between its two workers."""
 
-from conftest import LONGEST_FIRST, SPARK_TESTS, LongestFirst, work_unit
+from tests.work_units import LONGEST_FIRST, SPARK_TESTS, LongestFirst, work_unit
 
 
 def test_spark_tests_form_one_unit_sweep_chunks_one_each_and_other_files_one_each():
