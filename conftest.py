@@ -14,9 +14,6 @@ from pathlib import Path
 
 import pytest
 
-# How make test splits the suite into work units for its workers, and which go first.
-from tests.work_units import LongestFirst, work_unit
-
 ROOT = Path(__file__).parent
 
 
@@ -55,6 +52,10 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
+
+    # How make test splits the suite into work units for its workers, and which go first (imported here:
+    # an exercise's grader runs pytest on its own, without xdist and without tests/).
+    from tests.work_units import LongestFirst, work_unit
 
     class SparkTestsTogether(LoadFileScheduling):
         def __init__(self, config, log=None):
