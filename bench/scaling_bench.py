@@ -18,26 +18,39 @@ What it measures, through public APIs only, on real files in ``bench/out/``:
 (d) *cleaner*: a log of each of :data:`CLEANER_MB` in 128 KiB files in which every record was
     written :data:`ROUNDS` times (so about one byte in eight is live, at every size), checkpointed
     and closed; each run opens a fresh copy and times ``env.clean_log()``: MB of files cleaned per
-    second.
+    second;
+(e) *crash sweep cost at N and 2N operations*: for each engine of :data:`SWEEP_OPS`, the crash
+    sweeps (:mod:`minidb.crashtest`) of seeds ``0 .. SWEEP_SEEDS - 1`` at N operations and at 2N
+    (the same seeds, so the longer workload starts as the shorter one did), every one with no
+    violation; the CPU seconds of this process (a sweep is single-threaded, and CPU time leaves
+    out what else a busy machine runs) and the crash points. The figure is the ratio, 2N ÷ N: a
+    crash point should cost what its recovery interval costs, so twice the workload should cost
+    about twice the time (more points, each no dearer), not the square.
 
-Each figure is the median of :data:`bench.report.REPEATS` runs, interleaved across the sizes
-(every size once, then again). Only the main implementation runs here.
+Each figure is the median of :data:`bench.report.REPEATS` runs (of :data:`SWEEP_REPEATS` for the
+sweeps, whose work is the same every run), interleaved across the sizes (every size once, then
+again). Only the main implementation runs here.
 
 Targets: a miss with 16,384 frames costs at most 1.5× one with 64 (the clock hand's work per
 eviction must not grow with the pool); recovery of the largest log reads at least 0.9× the
 entries per second of the smallest and at least 150,000; the cleaner cleans the largest log at
-least 0.8× as fast (MB/s) as the smallest.
+least 0.8× as fast (MB/s) as the smallest; each engine's crash sweep at 2N operations costs at most
+2.5× its sweep at N.
 
-Sizes: ``$MINIDB_BENCH_SCALE`` multiplies the key counts, log sizes and misses (not the frames).
-At the default 1 the section takes two to four minutes on two busy cores; at 10 it runs 10,000,
+Sizes: ``$MINIDB_BENCH_SCALE`` multiplies the key counts, log sizes and misses (not the frames),
+and the sweeps' seeds (their operations only below 1). At the default 1 the section takes three to five
+minutes on two busy cores (the sweeps about a minute of it); at 10 it runs 10,000,
 100,000 and 1,000,000 keys, recovery at 10, 50 and 200 MB and the cleaner at 2, 20 and 100 MB
 (about forty minutes here: building a log store of a million keys by puts alone takes minutes).
 """
 
 from __future__ import annotations
 
+import gc
+import importlib
 import os
 import random
+import time
 from collections.abc import Callable
 
 from tqdm import tqdm
@@ -61,6 +74,11 @@ CLEANER_MB = tuple(mb * report.scale() for mb in (0.2, 2, 10))
 ROUNDS = 8
 CLEANER_FILE = 128 * 1024
 RECORD_BYTES = 180  # about what one put of a 16-byte key and a 100-byte value adds to the log
+SWEEP_OPS = {engine: min(ops, report.scaled(ops, 2))  # N: the suite's sizes, or less when tiny
+             for engine, ops in (("logstore", 12), ("pagestore", 8), ("btree", 20))}
+SWEEP_SEEDS = report.scaled(3)
+SWEEP_REPEATS = 3
+SWEEP_MOST = 2.5  # the longest a sweep at 2N operations may take, in sweeps at N
 BTREE, LOGSTORE = "page-store B+tree", "log store"
 
 
@@ -312,6 +330,30 @@ def cleanings(progress: Callable[[], object]) -> dict[float, tuple[float, float]
     return {mb: (logs[mb][1], report.median(rates)) for mb, rates in runs.items()}
 
 
+# -- (e) crash sweeps ---------------------------------------------------------------------------------------
+def sweep_cost(engine: str, ops: int) -> tuple[float, int]:
+    """(CPU seconds, crash points) of ``engine``'s crash sweeps of seeds 0 .. SWEEP_SEEDS - 1 at ``ops``
+    operations; a violation stops the bench (a sweep that finds one is not measured)."""
+    crash_sweep = importlib.import_module(f"minidb.crashtest.{engine}").crash_sweep
+    points = 0
+    gc.collect()
+    start = time.process_time()
+    for seed in range(SWEEP_SEEDS):
+        result = crash_sweep(seed, ops)
+        if not result.ok:
+            raise RuntimeError(f"the {engine} crash sweep of seed {seed} at {ops} operations: {result.violations[:2]}")
+        points += result.points
+    return time.process_time() - start, points
+
+
+def sweeps(progress: Callable[[], object]) -> dict[tuple[str, int], tuple[float, int]]:
+    """(median CPU seconds, crash points) by (engine, operations), at N and 2N for each engine."""
+    work = {(engine, n): (lambda e=engine, o=n: sweep_cost(e, o))
+            for engine, ops in SWEEP_OPS.items() for n in (ops, 2 * ops)}
+    runs = report.interleaved(work, repeats=min(SWEEP_REPEATS, report.REPEATS), step=progress)
+    return {key: (report.median([seconds for seconds, _ in rows]), rows[0][1]) for key, rows in runs.items()}
+
+
 # -- the report ---------------------------------------------------------------------------------------------
 RECOVERY_FLOOR = 150_000  # entries/s at the largest size
 
@@ -322,19 +364,31 @@ def verdict(value: float, least: float, text: str, ratio: bool = True) -> list[s
     return [text, f"≥ {shown[0]}", shown[1], f"{'✓' if value >= least else '✗'} {value / least - 1:+.0%}"]
 
 
+def at_most(value: float, most: float, text: str) -> list[str]:
+    """A target row for a ratio that must stay at or below ``most`` (margin: how far below it the value is)."""
+    return [text, f"≤ {report.fmt_ratio(most)}", report.fmt_ratio(value),
+            f"{'✓' if value <= most else '✗'} {most / value - 1:+.0%}"]
+
+
 def run() -> str:
     steps = (len(KEY_COUNTS) * 2 * (1 + report.REPEATS) + len(FRAMES) * (1 + 2 * report.REPEATS)
-             + (len(RECOVERY_MB) + len(CLEANER_MB)) * (1 + report.REPEATS))
+             + (len(RECOVERY_MB) + len(CLEANER_MB)) * (1 + report.REPEATS)
+             + 2 * len(SWEEP_OPS) * min(SWEEP_REPEATS, report.REPEATS))
     with tqdm(total=steps, desc="bench scaling", unit="step", leave=False) as bar:
         ops = operations(bar.update)
         pool = misses(bar.update)
         recovered = recoveries(bar.update)
         cleaned = cleanings(bar.update)
+        swept = sweeps(bar.update)
     op_rows = [[f"{count:,}", *(f"{ops[engine, count][op]:.1f}" for engine in (BTREE, LOGSTORE) for op in ("get", "put"))]
                for count in KEY_COUNTS]
     pool_rows = [[f"{frames:,}", f"{pool[frames, False]:.1f}", f"{pool[frames, True]:.1f}"] for frames in FRAMES]
     rec_rows = [[f"{mb:g}", f"{size:.1f}", report.fmt_rate(rate)] for mb, (size, rate) in recovered.items()]
     clean_rows = [[f"{mb:g}", f"{size:.1f}", f"{rate:.2f}"] for mb, (size, rate) in cleaned.items()]
+    sweep_rows = [[engine, f"{ops}", f"{swept[engine, ops][1]:,}", f"{swept[engine, ops][0]:.2f}",
+                   f"{swept[engine, 2 * ops][1]:,}", f"{swept[engine, 2 * ops][0]:.2f}",
+                   report.fmt_ratio(swept[engine, 2 * ops][0] / swept[engine, ops][0])]
+                  for engine, ops in SWEEP_OPS.items()]
     small, large = FRAMES[0], FRAMES[-1]
     first_rec, last_rec = recovered[RECOVERY_MB[0]][1], recovered[RECOVERY_MB[-1]][1]
     first_clean, last_clean = cleaned[CLEANER_MB[0]][1], cleaned[CLEANER_MB[-1]][1]
@@ -346,6 +400,8 @@ def run() -> str:
         verdict(last_rec / first_rec, 0.9, f"recovery entries/s at {RECOVERY_MB[-1]:g} MB ÷ at {RECOVERY_MB[0]:g} MB"),
         verdict(last_rec, RECOVERY_FLOOR, f"recovery entries/s at {RECOVERY_MB[-1]:g} MB", ratio=False),
         verdict(last_clean / first_clean, 0.8, f"cleaner MB/s at {CLEANER_MB[-1]:g} MB ÷ at {CLEANER_MB[0]:g} MB"),
+        *(at_most(swept[engine, 2 * ops][0] / swept[engine, ops][0], SWEEP_MOST,
+                  f"crash sweep {engine}: time at {2 * ops} operations ÷ at {ops}") for engine, ops in SWEEP_OPS.items()),
     ]
     return f"""\
 ## How costs grow (`bench/scaling_bench.py`)
@@ -381,6 +437,14 @@ copied as a crash leaves them; opening the copy runs recovery (read, redo, a che
 fresh copy and times `env.clean_log()` until the selector finds nothing. MB of files cleaned per second:
 
 {report.table(["target MB", "log MB", "cleaned MB/s"], clean_rows, right=range(3))}
+
+**Crash sweep cost at N and 2N operations.** Each engine's crash sweeps (every crash point of the
+workload recovered and checked, `minidb crashtest ENGINE`) of seeds 0 to {SWEEP_SEEDS - 1}, at N operations
+and at 2N, none with a violation; CPU seconds of the benchmark's process, median of
+{min(SWEEP_REPEATS, report.REPEATS)} runs. Twice the workload should cost about twice the time:
+
+{report.table(["engine", "N", "points at N", "s at N", "points at 2N", "s at 2N", "2N ÷ N"], sweep_rows,
+              right=range(1, 7))}
 
 Targets, checked in this run (margin: how far above or below the target the figure is):
 

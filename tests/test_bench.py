@@ -197,6 +197,8 @@ def test_the_scaling_section_runs_tiny_and_checks_its_targets(tiny, monkeypatch)
     assert "| keys | page-store B+tree get µs |" in markdown
     assert "| frames | clean pool µs | dirty pool µs |" in markdown and "| 64 |" in markdown
     assert "entries read/s" in markdown and "cleaned MB/s" in markdown
+    assert "| engine | N | points at N | s at N | points at 2N | s at 2N | 2N ÷ N |" in markdown
+    assert all(f"| {engine} | {ops} |" in markdown for engine, ops in scaling_bench.SWEEP_OPS.items())
     targets = [line for line in markdown.splitlines() if line.startswith(("| clean miss", "| dirty miss",
-                                                                          "| recovery", "| cleaner"))]
-    assert len(targets) == 5 and all(("✓" in row) != ("✗" in row) for row in targets)
+                                                                          "| recovery", "| cleaner", "| crash sweep"))]
+    assert len(targets) == 5 + len(scaling_bench.SWEEP_OPS) and all(("✓" in row) != ("✗" in row) for row in targets)
