@@ -29,7 +29,9 @@ write, random subsets), the environment is opened on the crashed image
 2. the records are *exactly the committed state* of the log that survived:
    with ``end`` the end of the surviving log, every write without a
    transaction before ``end``, and every write of a transaction whose Commit
-   lies before ``end``, applied in LSN order; nothing else;
+   lies before ``end``, applied in LSN order; nothing else (the state at
+   each end is built from the nearest one before it, :class:`CommittedStates`,
+   so a crash point costs the writes since the last, not the history);
 3. every promise holds: an fsync that returned before the crash point left
    its entries in the surviving log;
 4. the trees are well formed, no entry in use is counted obsolete, and the
@@ -47,6 +49,7 @@ write, random subsets), the environment is opened on the crashed image
 
 from __future__ import annotations
 
+import bisect
 import random
 from dataclasses import dataclass, field
 
@@ -91,21 +94,67 @@ class Workload:
     conflicts: int = 0
     erasures: list[tuple[int, int, list[tuple[int, int, int]]]] = field(default_factory=list)  # (event, file, entries)
 
+    states: "CommittedStates | None" = field(default=None, repr=False)  # built from the finished workload
+
     def expected(self, end: LSN) -> dict[str, dict[bytes, bytes]]:
-        state: dict[str, dict[bytes, bytes]] = {name: {} for name in DATABASES}
-        for lsn, db, key, value, txn_id in sorted(self.writes, key=lambda w: w[0]):
-            if lsn >= end:
-                continue
-            if txn_id is not None and not (txn_id in self.commits and self.commits[txn_id] < end):
-                continue
-            if value is None:
-                state[db].pop(key, None)
-            else:
-                state[db][key] = value
-        return state
+        """The committed state of a log that ends at ``end`` (see :class:`CommittedStates`)."""
+        if self.states is None:
+            self.states = CommittedStates(self.writes, self.commits)
+        return self.states.at(end)
 
     def promised(self, event_index: int) -> list[LSN]:
         return [lsn for index, lsn in self.promises if index <= event_index]
+
+
+class CommittedStates:
+    """The committed state of the log at each end a crash left, each computed from the one before it.
+
+    By definition (the module's check 2) the state at ``end`` applies, in LSN order, every write
+    without a transaction whose LN lies before ``end`` and every write of a transaction whose Commit
+    does. A write thus *counts* from a point of the log on: its LN's LSN, or its transaction's Commit
+    (never, for a transaction that did not commit). Applied in LSN order, a record ends with the value
+    of its counted write of greatest LSN (none if that one is a delete); so the state can be kept as
+    (LSN, value) by record, and a write added in any order replaces a record's pair only if its LSN
+    is greater: the same result as the replay in LSN order.
+
+    The writes are sorted once by the point they count from; the state at ``end`` is that of the first
+    ``n`` of them, those that count before ``end``. It is computed from the nearest state already
+    known for fewer writes, the writes between the two added. A sweep checks its crash points in the
+    order of the disk's events, whose log ends mostly grow: each point adds the writes since the
+    point before, not the workload's history. ``applied`` counts the writes added, over every state.
+    """
+
+    def __init__(self, writes: list[tuple[LSN, str, bytes, bytes | None, int | None]], commits: dict[int, LSN]):
+        counted = []
+        for lsn, db, key, value, txn_id in writes:
+            if txn_id is None:
+                counted.append((lsn, lsn, db, key, value))
+            elif txn_id in commits:
+                counted.append((max(lsn, commits[txn_id]), lsn, db, key, value))
+        counted.sort(key=lambda write: write[0])
+        self.counted = counted
+        self.counts_from = [write[0] for write in counted]
+        self.known: dict[int, dict[tuple[str, bytes], tuple[LSN, bytes | None]]] = {0: {}}
+        self.known_sizes = [0]  # the keys of ``known``, sorted
+        self.applied = 0
+
+    def at(self, end: LSN) -> dict[str, dict[bytes, bytes]]:
+        n = bisect.bisect_left(self.counts_from, end)  # the writes that count before ``end``
+        if n not in self.known:
+            nearest = self.known_sizes[bisect.bisect_right(self.known_sizes, n) - 1]
+            records = dict(self.known[nearest])
+            for _, lsn, db, key, value in self.counted[nearest:n]:
+                held = records.get((db, key))
+                if held is None or held[0] < lsn:
+                    records[db, key] = (lsn, value)
+                self.applied += 1
+            self.known[n] = records
+            bisect.insort(self.known_sizes, n)
+        state: dict[str, dict[bytes, bytes]] = {name: {} for name in DATABASES}
+        for (db, key), (_, value) in self.known[n].items():
+            if value is not None:
+                state[db][key] = value
+        return state
 
 
 def workload_config(rng: random.Random) -> EnvironmentConfig:
@@ -385,4 +434,4 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     return result
 
 
-__all__ = ["Workload", "Recorder", "run_workload", "check_point", "crash_sweep", "DATABASES"]
+__all__ = ["Workload", "CommittedStates", "Recorder", "run_workload", "check_point", "crash_sweep", "DATABASES"]

@@ -9,10 +9,12 @@ then erasure of the files outside the recovery interval): all their writes and f
 too, and an erasure whose last fsync returned must hold. Half of the cleaner's runs migrate LNs lazily.
 """
 
+import random
+
 import pytest
 
-from minidb.crashtest.logstore import check_point, crash_sweep, run_workload
-from minidb.io import CrashMode
+from minidb.crashtest.logstore import DATABASES, CommittedStates, check_point, crash_sweep, run_workload
+from minidb.io import CrashMode, crash_points
 from minidb.log import LSN
 
 from tests.sweeps import assert_chunk_has_no_violations
@@ -52,6 +54,7 @@ def test_the_checker_catches_a_wrong_committed_state():
     last = len(workload.disk.events) - 1
     image = workload.disk.crash_image(last, CrashMode.everything())
     assert check_point(workload, image, last) is None
+    workload = run_workload(seed=4, ops=OPS)  # the model is read once it is complete: a new one, changed first
     lsn, db, key, value, txn = workload.writes[0]
     workload.writes[0] = (lsn, db, key, b"something else", None)
     image = workload.disk.crash_image(last, CrashMode.everything())
@@ -83,3 +86,52 @@ def test_workloads_erase_and_the_checker_catches_an_erasure_that_did_not_hold():
     image = workload.disk.crash_image(intent, CrashMode.nothing())
     workload.erasures[0] = (intent, number, entries)
     assert check_point(workload, image, intent) is None
+
+
+def replayed(workload, end: LSN) -> dict[str, dict[bytes, bytes]]:
+    """The committed state at ``end`` by its definition: every write that counts before it, in LSN order."""
+    state = {name: {} for name in DATABASES}
+    for lsn, db, key, value, txn_id in sorted(workload.writes, key=lambda write: write[0]):
+        if lsn >= end or txn_id is not None and not (txn_id in workload.commits and workload.commits[txn_id] < end):
+            continue
+        if value is None:
+            state[db].pop(key, None)
+        else:
+            state[db][key] = value
+    return state
+
+
+def test_the_committed_state_at_any_end_is_the_replay_of_the_writes_that_count_before_it():
+    """Whatever order the ends come in (a crash keeping nothing unsynced ends the log before the last
+    point's end), the state built from the nearest known one is the replay from the start."""
+    for seed in range(8):
+        workload = run_workload(seed, OPS)
+        ends = sorted({write[0] for write in workload.writes} | set(workload.commits.values()))
+        ends += [LSN(end.file, end.offset + 1) for end in ends] + [LSN(0, 0), LSN(0xFFFF, 0)]
+        random.Random(seed).shuffle(ends)
+        states = CommittedStates(workload.writes, workload.commits)
+        for end in ends:
+            assert states.at(end) == replayed(workload, end), (seed, end)
+
+
+class CountedList(list):
+    """A list that counts how often it is read through."""
+
+    reads = 0
+
+    def __iter__(self):
+        self.reads += 1
+        return super().__iter__()
+
+
+def test_a_sweep_builds_each_crash_points_state_from_the_point_before_not_from_the_start():
+    """The writes are read once for a whole sweep, and each write is added about once over all the states
+    the points ask for (not once per point: the replay from the start, which grows with the history)."""
+    for seed in range(4):
+        workload = run_workload(seed, OPS)
+        workload.writes = CountedList(workload.writes)
+        recovered: dict = {}
+        for point in crash_points(workload.disk, seed=seed):
+            assert check_point(workload, point.disk, point.event.index, deep=False, cache=recovered) is None
+        assert len(recovered) > 20 and workload.writes.reads == 1, (seed, len(recovered), workload.writes.reads)
+        assert workload.states.applied <= 2 * len(workload.writes), (seed, workload.states.applied)
