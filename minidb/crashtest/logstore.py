@@ -45,6 +45,21 @@ write, random subsets), the environment is opened on the crashed image
    checksum that verifies). Some operations of the workload run the
    eraser over the files outside the recovery interval, so its writes and
    fsyncs are crash points too.
+
+What a sweep costs. Recovery starts at the last checkpoint's CkptStart (or
+the first entry of a transaction then active), and the workload
+checkpoints often (its own steps, and the environment's
+``checkpoint_bytes_interval`` in two seeds of three), so a crash point
+does not re-read the history. But this workload's log grows faster than
+its operations: with files this small, each checkpoint logs a
+FileSummaryLN for every file whose counts changed (the previous versions
+of the nodes it writes lie in many files), each a new record of the 4-slot
+``_utilization`` tree, whose dirty nodes the next checkpoint logs in turn;
+the more files, the more a checkpoint writes, and with a bytes interval
+smaller than what one writes, the environment checkpoints after nearly
+every operation. More log means more crash points, and longer logs to
+recover and check at each: twice the operations cost five to six times the
+sweep (``python -m bench scaling``, part (e)).
 """
 
 from __future__ import annotations
