@@ -112,7 +112,8 @@ class Workload:
     states: "CommittedStates | None" = field(default=None, repr=False)  # built from the finished workload
 
     def expected(self, end: LSN) -> dict[str, dict[bytes, bytes]]:
-        """The committed state of a log that ends at ``end`` (see :class:`CommittedStates`)."""
+        """The committed state of a log that ends at ``end`` (see :class:`CommittedStates`, built at the first
+        call: the writes and commits recorded after it are not seen, so ask once the workload has run)."""
         if self.states is None:
             self.states = CommittedStates(self.writes, self.commits)
         return self.states.at(end)
