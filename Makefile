@@ -31,10 +31,12 @@ run: setup
 # Every test: ruff (pyflakes, import order, bugbear: pyproject.toml), then unit, property and
 # crash tests, the notebooks (nbval), the exercises, and tests/browser/: JupyterLab in headless
 # Chromium (Debian's, driven by Playwright) runs notebooks 01 and 08 and moves their crash
-# sliders (about 2 minutes).
+# sliders (about 2 minutes). One xdist worker more than the machine has cores: a worker often waits
+# (on a JVM, a child process, an fsync), and the extra one keeps every core busy meanwhile.
+WORKERS := $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 test: setup
 	$(BIN)/ruff check .
-	$(PYTEST) -n 2 --dist loadfile --minidb-full-suite \
+	$(PYTEST) -n $(WORKERS) --dist loadfile --minidb-full-suite \
 	    --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg
 
 # Unit tests only, for a quick loop while editing.

@@ -1,4 +1,4 @@
-"""How ``make test`` splits the suite between its two workers."""
+"""How ``make test`` splits the suite between its xdist workers."""
 
 from tests.work_units import LONGEST_FIRST, SPARK_TESTS, LongestFirst, work_unit
 

@@ -10,7 +10,7 @@ from collections import OrderedDict
 # with --dist loadfile they form one work unit instead of one per file.
 SPARK_TESTS = "tests/spark/"
 # Files whose tests are each a work unit of their own: long tests that share nothing costly, so the
-# two workers can split them (a whole file of crash-sweep chunks would otherwise run in one worker).
+# workers can split them (a whole file of crash-sweep chunks would otherwise run in one worker).
 ONE_UNIT_PER_TEST = ("tests/pagestore/test_xct_crash_sweep.py", "tests/logstore/test_crash_sweep.py",
                      "tests/replication/test_crash_sweep.py", "exercises/test_stubs_fail.py")
 # The work units that take longest (measured with --durations on 2 cores), longest first: handed out
