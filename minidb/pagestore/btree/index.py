@@ -5,18 +5,23 @@ An **index** is a store of kind INDEX whose pages form one B+tree
 (:mod:`minidb.pagestore.directory`) records its root page, whether it
 is unique and its key descriptor (:mod:`minidb.pagestore.btree.keydesc`).
 The :class:`IndexManager` reads it with a lookup in the directory's
-B+tree (which the storage manager hands it) at a transaction's first
-operation on the index, and remembers it for that transaction's next
-ones, so that an operation searches one tree, the index's, not two.
-**The descriptor remembered** is used only by the transaction that read
-it, and only while nothing could have changed the directory since before
-it was read: no entry added or removed (the directory's ``changes``: an
-index created or destroyed, by any transaction) and no rollback ended
-(the transaction manager's ``rollbacks``: an abort, a rollback to a save
-point, an operation undoing its own half, restart's losers). So an aborted
-creation or destruction leaves nothing stale. Being the transaction's, it
-never outlives a crash, and never sees restart's redo (which changes the
-directory's pages without either count): transactions run after restart.
+B+tree (which the storage manager hands it) at the first operation on the
+index, and remembers it for the next ones, whichever transaction makes
+them, so that an operation searches one tree, the index's, not two.
+**The descriptor remembered** is used only while nothing could have
+changed the directory since before it was read: no entry added or removed
+(the directory's ``changes``: an index created or destroyed, by any
+transaction, committed or not) and no rollback ended (the transaction
+manager's ``rollbacks``: an abort, a rollback to a save point, an
+operation undoing its own half, restart's losers). So an aborted creation
+or destruction leaves nothing stale, and another transaction's uncommitted
+change is seen exactly as a lookup in the directory would see it. The
+manager lives as long as its mounted volume: it never outlives a crash,
+and never sees restart's redo (which changes the directory's pages
+without either count), because only transactions fill it, and they run
+after restart. The tree it remembers with the descriptor holds no
+transaction's state (each operation passes its transaction), so
+transactions share it.
 Users give keys as Python values (an int for ``"i4"``, a tuple for
 ``"u2,str"``) and elements as bytes; the manager encodes the keys and hands
 bytes to the tree.
@@ -96,9 +101,8 @@ class IndexManager:
         self.xcts = xcts
         self.directory = directory
         self.lock_timeout = lock_timeout  # of the key-value locks waited for (None: no limit)
-        # index -> (the transaction that read it, the epoch before the read, its descriptor, its tree): see the
-        # module documentation
-        self._known: dict[StoreId, tuple[Any, tuple[int, int], Index, Tree]] = {}
+        # index -> (the epoch before the read, its descriptor, its tree): see the module documentation
+        self._known: dict[StoreId, tuple[tuple[int, int], Index, Tree]] = {}
 
     def _atomic(self, xct: Any) -> ContextManager[None]:
         return all_or_nothing(self.xcts, xct)
@@ -169,17 +173,18 @@ class IndexManager:
         """What moves whenever a remembered descriptor may have gone stale (see the module documentation)."""
         return self.directory.changes, self.xcts.rollbacks
 
-    def index_for(self, xct: Any, stid: StoreId) -> tuple[Index, Tree]:
-        """The index ``stid`` for ``xct``, and its tree taking ``xct``'s key-value locks: as ``xct`` read it
-        before, if nothing could have changed it since, else read from the directory (and remembered with
-        the epoch taken before the read)."""
+    def index_for(self, stid: StoreId) -> tuple[Index, Tree]:
+        """The index ``stid`` and its tree (which takes the key-value locks of the transaction each operation
+        passes it): as read before, if nothing could have changed it since, else read from the directory (and
+        remembered with the epoch taken before the read). A tree made before ``lock_timeout`` changed is made
+        again, with the new timeout."""
         known = self._known.get(stid) if isinstance(stid, StoreId) else None
         epoch = self._epoch()
-        if known is not None and known[0] is xct and known[1] == epoch:
-            return known[2], known[3]
+        if known is not None and known[0] == epoch and known[2].lock_timeout == self.lock_timeout:
+            return known[1], known[2]
         ix = self.index(stid)
         tree = ix.tree(self.volume, self.xcts, self.lock_timeout)
-        self._known[stid] = (xct, epoch, ix, tree)
+        self._known[stid] = (epoch, ix, tree)
         return ix, tree
 
     def indexes(self) -> list[StoreId]:
@@ -190,7 +195,7 @@ class IndexManager:
     def _begin(self, xct: Any, stid: StoreId, intent: str) -> tuple[Index, Tree]:
         """The index and its tree, taking key-value locks for ``xct``, once its store is locked ``intent``."""
         self.xcts.check_active(xct)
-        ix, tree = self.index_for(xct, stid)
+        ix, tree = self.index_for(stid)
         self.xcts.lock(xct, stid, intent, timeout=self.lock_timeout)
         return ix, tree
 

@@ -1,5 +1,5 @@
-"""How much an index operation reads: one directory search per index per transaction, and a page search
-that decodes only the entries it probes, the page's headers read once."""
+"""How much an index operation reads: one directory search per index until the directory changes or a
+rollback ends, and a page search that decodes only the entries it probes, the page's headers read once."""
 
 import math
 
@@ -27,7 +27,7 @@ def count_directory_searches(sm):
     return searched
 
 
-def test_a_transaction_searches_the_directory_once_per_index():
+def test_transactions_search_the_directory_once_per_index_until_it_changes():
     sm = new_sm()
     with sm.transaction() as t:
         ix = sm.create_index(t, "i4")
@@ -39,9 +39,20 @@ def test_a_transaction_searches_the_directory_once_per_index():
         assert sm.index_lookup(t, ix, 1) == [b"one"]
         assert list(sm.index_scan(t, ix)) == [(1, b"one"), (2, b"two")]
         assert searched == [ix.store]  # the next operations search the index's tree alone
-    with sm.transaction() as t:  # another transaction reads it again
+    with sm.transaction() as t:  # another transaction: the directory has not changed, nothing to read again
+        assert sm.index_lookup(t, ix, 2) == [b"two"]
+    assert searched == [ix.store]
+    with sm.transaction() as t:  # a new index changes the directory: the next operation reads it again
+        other = sm.create_index(t, "i4")
         assert sm.index_lookup(t, ix, 2) == [b"two"]
     assert searched == [ix.store, ix.store]
+    with sm.transaction() as t:
+        sm.destroy_index(t, other)
+    with sm.transaction() as t:  # and so does a destroyed one, committed
+        assert sm.index_lookup(t, ix, 1) == [b"one"]
+        with pytest.raises(BadRequestError, match="not an index"):
+            sm.index_lookup(t, other, 1)
+    assert searched[2:] == [other.store, ix.store, other.store]
 
 
 def test_after_a_rollback_the_descriptor_is_read_again():
