@@ -5,6 +5,11 @@ Forward scans read file after file, each entry checked as in
 reported as :class:`~minidb.errors.LogCorruptionError` (file and offset) —
 readers skip nothing silently, except the files deleted on purpose, which the
 log head and the deleted-files record name (:mod:`minidb.log.deleted`).
+The files are the ones the log keeps (``LogEnd.files``: ascending, from the
+head, without the middle files deleted on purpose), and a scan takes only the
+run of them from its start's file to its stop's, without listing the
+directory: a scan of one file (the cleaner reads one at a time) costs that
+file, however many files the log holds.
 Between files, a scan checks that the file it
 leaves ends where the next file's ``FileHeader`` says (see
 :func:`minidb.log.check.next_file_problem`): a file that is empty or was cut
@@ -48,7 +53,7 @@ from minidb.io import Disk, File
 from minidb.log.check import foreign_file_problem, next_file_problem
 from minidb.log.end import CheckedFile, LogEnd, last_entry_of
 from minidb.log.entry import LOG_ENTRY, LogEntry
-from minidb.log.files import file_name, log_file_numbers
+from minidb.log.files import file_name
 from minidb.log.header import CHECK_ENTRY, HEADER, HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, VLSN_SIZE, EntryHeader
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.log.lsn import LSN, NULL_LSN
@@ -207,13 +212,11 @@ class LogReader:
             return
         if stop is not None and stop.is_null:
             raise ValueError("NULL_LSN has no position in the log and cannot be compared")
-        files = [n for n in log_file_numbers(self.disk) if n <= end.last_file]
+        files = end.files  # ascending; only the run from start's file to stop's is read
+        first = 0 if start is None else bisect.bisect_left(files, start.file)
+        last = bisect.bisect_right(files, end.last_file if stop is None else min(stop.file, end.last_file))
         previous = None  # (number, last entry's offset, end) of the file read to its end before this one
-        for number in files:
-            if start is not None and number < start.file:
-                continue
-            if stop is not None and number > stop.file:
-                return
+        for number in files[first:last]:
             offset = start.offset if start is not None and number == start.file else 0
             limit = stop.offset if stop is not None and number == stop.file else None  # no entry from there on
             scanner = self._checked_scan(checked, end, number, offset)

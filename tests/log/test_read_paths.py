@@ -159,3 +159,19 @@ def test_a_log_entry_is_still_frozen_and_compared_by_value(which):
         assert entry == log.read(lsns[0]) and hash(entry) == hash(log.read(lsns[0]))
         assert entry != log.read(lsns[1])
         assert entry.values == {"message": "one"}
+
+
+def test_a_scan_of_one_file_lists_no_directory_and_reads_only_that_file(monkeypatch):
+    disk = SimDisk()
+    log = new_log(disk, file_max=1024)
+    lsns = write_messages(log, [f"message number {i:04d}" for i in range(1200)])
+    files = sorted({lsn.file for lsn in lsns})
+    assert len(files) > 30
+    listed = []
+    monkeypatch.setattr(disk, "list", lambda: listed.append(True) or SimDisk.list(disk))
+    middle = files[len(files) // 2]
+    reads, entries = reads_during(disk, lambda: list(log.scan(LSN(middle, 0), LSN(middle + 1, 0))))
+    assert entries and {e.lsn.file for e in entries} == {middle}
+    assert [e.lsn for e in entries if e.entry_type is TRACE] == [lsn for lsn in lsns if lsn.file == middle]
+    assert reads == 2  # the file, and the next one, whose FileHeader says where the file ends
+    assert listed == []  # before: the whole directory listed for each scan, however short
