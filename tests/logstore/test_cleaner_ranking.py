@@ -6,6 +6,7 @@ import random
 from minidb.io import SimDisk
 from minidb.logstore import Environment
 from minidb.logstore.cleaner import select_file
+from minidb.logstore.cleaner.selector import FileRanking
 from minidb.logstore.cleaner.utilization import FileSummary
 
 from tests.logstore.helpers import small_config
@@ -99,3 +100,27 @@ def test_cleaning_a_file_adds_to_the_cleaner_stats_once_per_counter_not_once_per
     assert done and read > 20
     assert len(adds) == len(set(adds)) <= 6, adds  # before: two per entry read
     env.close()
+
+
+def test_the_files_cleaned_before_a_checkpoint_are_not_looked_at_again_by_each_choice(monkeypatch):
+    env = churned_env("left-out", rounds=8, keys=200)
+    ranking, looks = env.cleaner.ranking, []
+    real = FileRanking._is_current
+    monkeypatch.setattr(FileRanking, "_is_current", lambda self, place: looks.append(place[1]) or real(self, place))
+    real_select = env.cleaner.select
+    per_choice = []
+
+    def counted_select():
+        looks.clear()
+        chosen = real_select()
+        per_choice.append(len(looks))
+        return chosen
+
+    monkeypatch.setattr(env.cleaner, "select", counted_select)
+    cleaned = [c.file_number for c in env.clean_log()]  # no checkpoint: every file cleaned stays, waiting
+    assert len(cleaned) > 30
+    assert max(per_choice) < 5, per_choice  # before: each choice passed over every file cleaned so far
+    assert ranking.left_out == set(cleaned) and ranking.total == sum(
+        s.total_size for s in env.utilization.report() if s.file_number not in cleaned)
+    env.close()
+

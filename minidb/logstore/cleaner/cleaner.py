@@ -200,9 +200,9 @@ class Cleaner:
 
     def select(self) -> Selection:
         """:func:`~minidb.logstore.cleaner.selector.select_file` over the files not cleaned yet, answered by
-        the ranking kept as the counts change."""
+        the ranking kept as the counts change (each file cleaned leaves it)."""
         config = self.core.config
-        self.last_selection = self.ranking.select(self.is_candidate, self.cleaned, config.cleaner_min_utilization,
+        self.last_selection = self.ranking.select(self.is_candidate, config.cleaner_min_utilization,
                                                   config.cleaner_min_file_utilization)
         return self.last_selection
 
@@ -237,6 +237,7 @@ class Cleaner:
             for name, count in tally.items():
                 self.stats.add(name, count)
         self.cleaned.add(number)
+        self.ranking.leave_out(number)  # a file cleaned is no choice any more, until it is deleted
         self.stats.add("nCleanerRuns")
         core.trace.emit("cleaner: cleaned %s: %d live, %d obsolete", file_name(number), len(result.live),
                        len(result.obsolete))

@@ -24,7 +24,7 @@ file per choice (a log of many files is cleaned file after file).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from minidb.logstore.cleaner.utilization import FileSummary, UtilizationTracker
@@ -84,6 +84,14 @@ class FileRanking:
     So a choice costs the files changed since the last one (a log n each) plus
     the files passed over, not a sum over every file.
 
+    A cleaned file is *left out* (:meth:`leave_out`): its bytes leave the
+    totals and its places stop being current, so it is dropped once from the
+    heap, and changes to its counts (its live LNs copied out make their old
+    versions obsolete) do not rank it again. Were it only passed over, every
+    choice would pass over every file cleaned since the last checkpoint (the
+    least utilized of all, at the top of the heap), and a log of n files
+    would be cleaned in n² steps.
+
     Example: files 1, 2, 3 at 20%, 90%, 3%: the heap's top is (3%, 3). The
     cleaner takes file 3; file 1's count changes (a live LN copied out of
     file 3 made its old version in file 1 obsolete), so (12%, 1) is pushed;
@@ -96,6 +104,7 @@ class FileRanking:
         self.live = 0  # sums of counted
         self.total = 0
         self.heap: list[tuple[float, int]] = []
+        self.left_out: set[int] = set()  # cleaned files, not ranked until they are deleted
         self.files_ranked = 0  # files taken anew, over the ranking's life
 
     def _take_changes(self) -> None:
@@ -105,7 +114,10 @@ class FileRanking:
             self.live -= live
             self.total -= total
             summary = files.get(number)
-            if summary is None:
+            if summary is None:  # deleted
+                self.left_out.discard(number)
+                continue
+            if number in self.left_out:
                 continue
             live, total = counted[number] = summary.live_size, summary.total_size
             self.live += live
@@ -117,6 +129,13 @@ class FileRanking:
         if len(self.heap) > 2 * len(counted) + 64:  # mostly old places: start again from the current ones
             self.heap = [(live / total, n) for n, (live, total) in counted.items() if total]
             heapq.heapify(self.heap)
+
+    def leave_out(self, number: int) -> None:
+        """File ``number`` was cleaned: no longer a choice, nor counted in the total utilization."""
+        live, total = self.counted.pop(number, (0, 0))
+        self.live -= live
+        self.total -= total
+        self.left_out.add(number)
 
     def _is_current(self, place: tuple[float, int]) -> bool:
         live, total = self.counted.get(place[1], (0, 0))
@@ -140,17 +159,11 @@ class FileRanking:
             heapq.heappush(heap, place)
         return found
 
-    def select(self, is_candidate: Callable[[int], bool], excluded: Collection[int], min_utilization: int,
-               min_file_utilization: int) -> Selection:
-        """:func:`select_file` over every file but ``excluded`` (whose bytes the total leaves out)."""
+    def select(self, is_candidate: Callable[[int], bool], min_utilization: int, min_file_utilization: int) -> Selection:
+        """:func:`select_file` over every file not left out (whose bytes the total leaves out too)."""
         self._take_changes()
-        live, total = self.live, self.total
-        for number in excluded:
-            excluded_live, excluded_total = self.counted.get(number, (0, 0))
-            live -= excluded_live
-            total -= excluded_total
-        best = self.least_utilized(lambda number: number not in excluded and is_candidate(number))
-        return decide(live / total if total else 1.0, best, min_utilization, min_file_utilization)
+        best = self.least_utilized(is_candidate)
+        return decide(self.live / self.total if self.total else 1.0, best, min_utilization, min_file_utilization)
 
 
 __all__ = ["FileRanking", "Selection", "decide", "select_file", "total_utilization"]
