@@ -90,7 +90,7 @@ from minidb.log import LSN, Provisional
 from minidb.logstore.checkpoint.checkpointer import CHECKPOINTER
 from minidb.logstore.checkpoint.dirty_map import DIRTY_IN_MAP
 from minidb.logstore.checkpoint.records import CheckpointResult
-from minidb.logstore.cleaner import Cleaner, CleanerThread, FileCleaning
+from minidb.logstore.cleaner import CLEANER, CleanerThread, FileCleaning
 from minidb.logstore.cleaner.utilization import FileSummary, UtilizationTracker
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.core import EnvCore
@@ -181,8 +181,8 @@ class Environment:
         self.txn_manager = TxnManager(core, self.utilization, self.locks, self.records, self.db_by_id)
         self.checkpointer = CHECKPOINTER.call(core, self.utilization, self.dirty_map, self.node_logger, self.db_tree,
                                          self.txn_manager)
-        self.cleaner = Cleaner(core, self.utilization, self.locks, self.records, self.db_tree, self.txn_manager,
-                               self.checkpointer)
+        self.cleaner = CLEANER.call(core, self.utilization, self.locks, self.records, self.db_tree, self.txn_manager,
+                                    self.checkpointer)
         self.checkpointer.cleaner = self.cleaner
         self.checkpointer.environment = self
 

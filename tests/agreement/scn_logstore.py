@@ -1,6 +1,7 @@
-"""The log store's twins: gets and puts (the tree's search, the handle's checks, the lock table) and recovery.
+"""The log store's twins: gets and puts (the tree's search, the handle's checks, the lock table), recovery and
+the cleaner.
 
-Three workloads, each seeded:
+Four workloads, each seeded:
 
 - :func:`gets_and_puts`: puts, deletes, transactions and gets on a small node budget with checkpoints by
   log growth, then a clean close and a reopen (whose recovery replays the closing checkpoint). The
@@ -16,10 +17,16 @@ Three workloads, each seeded:
   and compared: every live slot of the user databases after redo and after undo (key, LSN, data; the
   internal trees record node versions: the mapping tree's roots, the FileSummaryLNs), the counts of LNs
   redone, not newer and undone, the committed and loser transactions, the records, and trees that verify.
+- :func:`cleaning`: a log churned in small files, cleaned whole (with lazy migration on some seeds), a
+  checkpoint deleting the files cleaned, more churn, a second run stopped by a record a transaction holds
+  and run again once it commits. Every file's verdicts (the entries live and obsolete, the LNs migrated and
+  where to, the INs made dirty), the choices' reasons, the counters and every byte on the disk are the
+  reference's, and the collector is on again after each run.
 """
 
 from __future__ import annotations
 
+import gc
 import random
 
 from minidb import impl
@@ -32,6 +39,7 @@ from tests.logstore.helpers import new_env, redo_workload, slots, small_config, 
 
 TREE, DATABASE, LOCKS = "logstore.tree.tree.Tree", "logstore.database.Database", "logstore.txn.locks.LockTable"
 RECOVERY = "logstore.recovery.manager.RecoveryManager"
+CLEANER = "logstore.cleaner.cleaner.Cleaner"
 SPLIT_SEEDS = range(1, 17)  # recovery_that_splits: enough seeds to reach every case redo by key treats apart
 
 
@@ -112,3 +120,34 @@ def recovery_that_splits(seed: int):
     live = {phase: {db: [row for row in rows if not row[2]] for db, rows in trees.items()} for phase, trees in user.items()}
     return live, (info.lns_redone, info.lns_not_newer, info.lns_undone, info.committed, info.losers), \
         records(env), verify_tree(env)
+
+
+def cleaning_answers(env: Environment, done) -> list:
+    """Each file cleaned, as the cleaner sorted its entries, then the reason of its last choice."""
+    return [(c.file_number, c.cleaned, c.live, c.obsolete, c.migrated, c.dirtied, c.reason) for c in done] + [
+        env.cleaner.last_selection, gc.isenabled()]
+
+
+@scenario(CLEANER, TREE, DATABASE, LOCKS)
+def cleaning(seed: int):
+    disk, env = new_env(f"clean{seed}", file_max=2048, node_max_entries=16, cleaner_lazy_migration=seed % 2 == 0)
+    db, rng = env.database("t"), random.Random(seed)
+    for _ in range(700):
+        db.put(f"k{rng.randrange(100):03d}".encode(), rng.randbytes(8 + rng.randrange(24)))
+    env.checkpoint()
+    answers = cleaning_answers(env, env.clean_log())
+    env.checkpoint()  # deletes the files cleaned
+    for _ in range(300):
+        db.put(f"k{rng.randrange(50):03d}".encode(), rng.randbytes(20))  # k050 to k099 keep their older versions
+    env.checkpoint()
+    txn = env.begin()
+    for i in range(50, 100):
+        db.put(f"k{i:03d}".encode(), b"held", txn=txn)
+    answers.append(cleaning_answers(env, env.clean_log()))  # stopped by a record the transaction holds
+    txn.commit()
+    env.checkpoint()
+    answers.append(cleaning_answers(env, env.clean_log()))
+    env.checkpoint()
+    counters = env.stats.as_dict(), env.cleaner.stats.as_dict(), utilization_of(env)
+    env.close()
+    return answers, counters, disk_state(disk)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from minidb.io import SimDisk
 from minidb.log import LogEntry
 from minidb.logstore import Environment, EnvironmentConfig
@@ -25,6 +27,24 @@ def new_env(name: str = "test", **overrides) -> tuple[SimDisk, Environment]:
 
 def reopen(disk: SimDisk, **overrides) -> Environment:
     return Environment.open(disk, small_config(**overrides))
+
+
+def collections_during(work):
+    """``work()``'s result, and the generations of the cyclic collector's collections while it ran (after one
+    collection first, so that none is owed to what came before)."""
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        result = work()
+    finally:
+        gc.callbacks.remove(count)
+    return result, collections
 
 
 def entries(env: Environment, *type_names: str) -> list[LogEntry]:

@@ -1,15 +1,20 @@
 """The cleaner's file choice kept as the counts change (cleaner/selector.py's FileRanking): the same choices as
 select_file over every file's summary, without looking at every file for each choice."""
 
+import gc
 import random
 
+import pytest
+
+from minidb import impl
+from minidb.errors import LogCorruptionError
 from minidb.io import SimDisk
 from minidb.logstore import Environment
 from minidb.logstore.cleaner import select_file
 from minidb.logstore.cleaner.selector import FileRanking
 from minidb.logstore.cleaner.utilization import FileSummary
 
-from tests.logstore.helpers import small_config
+from tests.logstore.helpers import collections_during, small_config
 
 
 def churned_env(name: str, rounds: int = 6, keys: int = 120) -> Environment:
@@ -124,3 +129,30 @@ def test_the_files_cleaned_before_a_checkpoint_are_not_looked_at_again_by_each_c
         s.total_size for s in env.utilization.report() if s.file_number not in cleaned)
     env.close()
 
+
+def test_the_fast_cleaner_runs_with_the_collector_paused():
+    """Each file's entries and each file's verdicts live through the run: with the collector on, it walks the
+    whole heap (the tree, the utilization records: the size of the log) again every few dozen files."""
+    with impl.using(impl.FAST):
+        env = churned_env("paused", rounds=8, keys=200)
+        done, collections = collections_during(env.clean_log)
+    assert len(done) > 30
+    assert len(collections) <= 1, collections  # the one after the pause, at most; before: one every few files
+    assert gc.isenabled()
+    env.close()
+
+
+def test_the_collector_is_back_on_after_a_run_that_fails(monkeypatch):
+    with impl.using(impl.FAST):
+        env = churned_env("fails")
+
+    def damaged(number):
+        assert not gc.isenabled()
+        raise LogCorruptionError("00000003.jdb", 64, "bad checksum")
+
+    monkeypatch.setattr(env.cleaner, "clean_file", damaged)
+    with pytest.raises(LogCorruptionError):
+        env.clean_log()
+    assert gc.isenabled()
+    monkeypatch.undo()
+    env.close()

@@ -16,7 +16,7 @@ from minidb.errors import LogError
 from minidb.log.manager import LogManager
 from minidb.logstore import Environment
 
-from tests.logstore.helpers import new_env, small_config
+from tests.logstore.helpers import collections_during, new_env, small_config
 
 
 def test_recovery_takes_the_opening_scan_before_anything_is_written():
@@ -78,19 +78,8 @@ def test_the_collector_runs_once_after_opening_and_once_after_recovery():
     env.close()
     with impl.using(impl.FAST):
         Environment.open(disk, small_config(read_only=True)).close()  # the twins imported
-    collections = []
-
-    def count(phase, info):
-        if phase == "start":
-            collections.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(count)
-    try:
-        with impl.using(impl.FAST):
-            env = Environment.open(disk, small_config())
-    finally:
-        gc.callbacks.remove(count)
+    with impl.using(impl.FAST):
+        env, collections = collections_during(lambda: Environment.open(disk, small_config()))
     assert len(collections) <= 2
     assert len(env.database("t").keys()) == 3_000
     env.close()

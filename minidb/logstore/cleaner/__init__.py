@@ -8,14 +8,15 @@
 - :mod:`.protect`: the protection registry and the file-deletion listeners;
 - :mod:`.daemon`: the background thread (``EnvironmentConfig.run_cleaner``).
 
-``env.clean_log()`` cleans on demand; ``env.cleaner`` is the :class:`Cleaner`.
+``env.clean_log()`` cleans on demand; ``env.cleaner`` is the :class:`Cleaner` (built through its hot
+spot, ``CLEANER``).
 """
 
-from minidb.logstore.cleaner.cleaner import CLEANER_STATS, Cleaner, FileCleaning, entry_verdict
+from minidb.logstore.cleaner.cleaner import CLEANER, CLEANER_STATS, Cleaner, FileCleaning, entry_verdict
 from minidb.logstore.cleaner.daemon import CleanerThread
 from minidb.logstore.cleaner.protect import FileProtector, ProtectedFileSet
 from minidb.logstore.cleaner.selector import Selection, select_file, total_utilization
 from minidb.logstore.cleaner.utilization import FileSummary, UtilizationTracker
 
-__all__ = ["Cleaner", "CleanerThread", "FileCleaning", "CLEANER_STATS", "FileProtector", "ProtectedFileSet", "Selection",
+__all__ = ["Cleaner", "CLEANER", "CleanerThread", "FileCleaning", "CLEANER_STATS", "FileProtector", "ProtectedFileSet", "Selection",
            "select_file", "total_utilization", "entry_verdict", "FileSummary", "UtilizationTracker"]

@@ -440,5 +440,8 @@ class Cleaner:
             return self.core.log.is_deleted(number)
 
 
-__all__ = ["Cleaner", "FileCleaning", "CLEANER_STATS", "entry_verdict", "LN_KIND", "IN_KIND", "OTHER_KIND", "LIVE",
+CLEANER = impl.hot_spot(Cleaner)
+
+
+__all__ = ["Cleaner", "CLEANER", "FileCleaning", "CLEANER_STATS", "entry_verdict", "LN_KIND", "IN_KIND", "OTHER_KIND", "LIVE",
            "OBSOLETE", "DEAD"]

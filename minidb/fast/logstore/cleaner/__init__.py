@@ -1,0 +1,1 @@
+"""Accelerated twins of the log cleaner (:mod:`minidb.logstore.cleaner`)."""
