@@ -123,7 +123,7 @@ def recovery_that_splits(seed: int):
 
 
 def cleaning_answers(env: Environment, done) -> list:
-    """Each file cleaned, as the cleaner sorted its entries, then the reason of its last choice."""
+    """Each file cleaned, as the cleaner sorted its entries; its last choice; whether the collector is on."""
     return [(c.file_number, c.cleaned, c.live, c.obsolete, c.migrated, c.dirtied, c.reason) for c in done] + [
         env.cleaner.last_selection, gc.isenabled()]
 

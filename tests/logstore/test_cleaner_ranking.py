@@ -1,5 +1,6 @@
 """The cleaner's file choice kept as the counts change (cleaner/selector.py's FileRanking): the same choices as
-select_file over every file's summary, without looking at every file for each choice."""
+select_file over every file's summary, without looking at every file for each choice; and a run of the fast
+cleaner, with the cyclic collector paused, whose cost per file does not grow with the log either."""
 
 import gc
 import random
