@@ -52,9 +52,13 @@ from its type's picker, without the dict of every field.
 objects that live until recovery ends and are never part of a cycle; the
 cyclic collector would walk them again each time its counters fill up.
 Reference counting still frees everything; the collector is back as it was
-found when recovery ends. Opening the log pauses it too: the scan of the last
-file keeps an ``(offset, header)`` pair for every entry in it, as many objects
-again, which the collector would otherwise walk over and over as they grow.
+found when the block the environment opens and recovers in ends
+(:meth:`opening`). One pause covers both: the scan of the last file keeps an
+``(offset, header)`` pair for every entry in it, and with the collector back
+between opening and recovery, its first collection would walk every pair.
+The block ends after the recovery manager, with every entry it read, is
+gone, so no collection walks what recovery has already let go of: the walk
+that follows is over what the environment keeps (its tree), once.
 """
 
 from __future__ import annotations
@@ -280,17 +284,17 @@ class RecoveryManager(ReferenceRecoveryManager):
         self.runs: list[ScannedRun] = []  # the entries read, per file
         self.checked: Any = None  # the last file as opening the log checked it, until the forward read
 
+    opening = staticmethod(collector_paused)  # from the opening scan to the end of recovery (see above)
+
     @staticmethod
     def open_log(disk: "Disk", **options) -> LogManager:
-        with collector_paused():  # the opening scan keeps an (offset, header) pair per entry of the last file
-            return LogManager(disk, keep_opening_scan=True, **options)
+        return LogManager(disk, keep_opening_scan=True, **options)
 
     def recover(self):
-        with collector_paused():
-            # The last file as opening the log checked it: taken before anything writes to the log (its
-            # bytes must be the ones opening read), used by the two reads, then dropped.
-            self.checked = self.parts.core.log.take_opening_scan()
-            return super().recover()
+        # The last file as opening the log checked it: taken before anything writes to the log (its
+        # bytes must be the ones opening read), used by the two reads, then dropped.
+        self.checked = self.parts.core.log.take_opening_scan()
+        return super().recover()
 
     def last_ckpt_end(self) -> LogEntry | None:
         return self.parts.core.log.reader.last_of_type(CKPT_END.code, self.checked)
