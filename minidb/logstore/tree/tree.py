@@ -322,16 +322,7 @@ class Tree:
 
         A root gets a new root above it first. Nothing is logged here: the callers log the halves."""
         core, db = self.core, self.db
-        parent = node.parent
-        if parent is None:
-            parent = IN(db.id, core.next_node_id(), node.level + 1, b"", None)
-            parent.insert_child(0, node.id_key, node.last_logged_lsn, node.node_id, node)
-            parent.dirty = True
-            db.root = parent
-            self.cache.register(parent)
-            core.stats.add("nRootSplits")
-            core.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
-                           parent.node_id, parent.level, node.describe())
+        parent = node.parent if node.parent is not None else self._new_root(node)
         mid, separator, index = SPLIT_POINT.call(node.keys, parent.node_ids, node.node_id)  # its one call site
         if node.is_bin:
             sibling: IN = BIN(db.id, core.next_node_id(), separator, node.high_key)
@@ -345,6 +336,19 @@ class Tree:
         core.stats.add("nSplits")
         core.trace.emit("split %s at %r: new sibling %s", node.describe(), sibling.id_key, sibling.describe())
         return sibling, parent
+
+    def _new_root(self, node: IN) -> IN:
+        """A new root IN above the root ``node``, which is about to split (the tree grows a level)."""
+        core, db = self.core, self.db
+        parent = IN(db.id, core.next_node_id(), node.level + 1, b"", None)
+        parent.insert_child(0, node.id_key, node.last_logged_lsn, node.node_id, node)
+        parent.dirty = True
+        db.root = parent
+        self.cache.register(parent)
+        core.stats.add("nRootSplits")
+        core.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
+                        parent.node_id, parent.level, node.describe())
+        return parent
 
 
 #: the class of every database's tree (``DbTree._impl`` builds one per database)

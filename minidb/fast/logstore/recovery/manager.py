@@ -40,9 +40,11 @@ changes at most once, to the last LN that would have gone in (:meth:`_redo_chain
 The new keys of a BIN go in together (:func:`insert_slots`); keys above all its
 slots, each with one LN that is not a deletion (a BIN redo fills from empty),
 are appended column by column (:func:`append_slots`). A BIN filled past its
-size is halved until every piece fits, each piece logged once
-(:func:`split_until_fits`), where splitting at each insertion logs both halves
-of every split; eviction to the budget runs after each BIN, not each LN. So the
+size is cut into the pieces halving it until they fit would make, in one pass
+(each slot moves once, the siblings go into the parent in one slice), each
+piece logged once (:func:`split_until_fits`), where splitting at each insertion
+logs both halves of every split; eviction to the budget runs after each BIN,
+not each LN. So the
 tree's shape, and which known-deleted slots a BIN logged during redo (a split,
 an eviction) compressed away, may differ from the reference's; every slot both
 trees hold is the same. An LN's database, key, data and replaced version come
@@ -78,6 +80,7 @@ from minidb.log.header import ERASED_TYPE, INVISIBLE
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.types import known_types, type_by_code, type_by_name
 from minidb.logstore.cleaner.utilization import UtilizationTracker, key_of_summary
+from minidb.logstore.errors import TreeError
 from minidb.logstore.logdef import CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, LN, LN_TX, MAP_LN, NODE_TYPES
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
 from minidb.logstore.recovery import reading
@@ -93,11 +96,11 @@ from minidb.logstore.recovery.reading import (
     entries_from,
 )
 from minidb.logstore.tree.bin import BIN
+from minidb.logstore.tree.in_node import IN
 from minidb.logstore.tree.ln import record_of
 
 if TYPE_CHECKING:
     from minidb.io import Disk
-    from minidb.logstore.tree.in_node import IN
     from minidb.logstore.tree.tree import DatabaseImpl, Tree
 
 _lsn_of = attrgetter("lsn")
@@ -220,30 +223,86 @@ def search_with_high(tree: "Tree", key: bytes) -> tuple[BIN, bytes | None]:
 
 
 def split_until_fits(tree: "Tree", node: IN) -> None:
-    """Split ``node`` in halves, and the halves in halves, until every node fits; the same up the tree.
+    """Split ``node`` into as many pieces as halving it until every half fits would make, in one pass; the
+    same up the tree; then log every piece once (Provisional.YES), bottom up.
 
-    Each split is the one ``Tree.split_if_needed`` makes; every node that took part in a split is logged
-    once (Provisional.YES, bottom up) when its level is done, where halving one node at a time would log
-    both halves at every split. A read-only environment's recovery logs none (the nodes stay resident)."""
+    Each piece is what a split makes (``Tree._split``: the upper part to a new right sibling, the first key
+    that moves its low bound and its new slot in the parent). Halving a BIN that redo filled with n keys
+    would move every slot once per halving, log(n) times, and look its parent up, a list as long as the
+    number of pieces made so far, once per split: n·log(n) and pieces². Cut from the last piece back, every
+    slot moves once, and the siblings go into the parent in one slice. The pieces are logged once every
+    level is cut, a level's pieces before their parents (whose slots then name them): a piece finds its slot
+    in a parent of at most ``node_max_entries`` slots. A read-only environment's recovery logs none (the
+    nodes stay resident)."""
     core, db = tree.core, tree.db
     max_entries = core.config.node_max_entries
     splits: list[tuple[IN, IN]] = []
+    levels: list[list[IN]] = []  # the pieces of each level cut, bottom up
     level = [node]
     while level:
-        split_here: dict[int, IN] = {}  # node id -> node, in the order the splits made them
+        pieces: list[IN] = []
         parents: dict[int, IN] = {}
-        pending = [n for n in level if n.n_entries > max_entries]
-        while pending:
-            current = pending.pop()
-            sibling, parent = tree._split(current)
-            splits.append((current, sibling))
-            split_here[current.node_id], split_here[sibling.node_id] = current, sibling
-            parents[parent.node_id] = parent
-            pending += [half for half in (current, sibling) if half.n_entries > max_entries]
-        for piece in split_here.values() if not core.read_only else ():
-            tree.writer.log_in(piece, Provisional.YES, reason="split")
+        for current in level:
+            if current.n_entries > max_entries:
+                siblings = cut_into_pieces(tree, current, max_entries)
+                splits += [(current, sibling) for sibling in siblings]
+                pieces += [current, *siblings]
+                parents[current.parent.node_id] = current.parent  # type: ignore[union-attr]
+        levels.append(pieces)
         level = list(parents.values())
+    for pieces in levels if not core.read_only else ():
+        for piece in pieces:
+            tree.writer.log_in(piece, Provisional.YES, reason="split")
     tree.dirty_map.coordinate_split_with_checkpoint(db, splits)
+
+
+def piece_starts(count: int, max_entries: int) -> list[int]:
+    """Where each piece of a node of ``count`` slots starts: as many pieces as halving the node until every
+    half holds at most ``max_entries`` would make (a power of two), their sizes as equal as can be."""
+    pieces = 1
+    while -(-count // pieces) > max_entries:
+        pieces *= 2
+    return [count * j // pieces for j in range(pieces)]
+
+
+def cut_into_pieces(tree: "Tree", node: IN, max_entries: int) -> list[IN]:
+    """Split ``node`` at each of :func:`piece_starts` but the first, from the last back (each slot moves once):
+    the new right siblings, in key order, in the parent (a new root if ``node`` was the root) right after it."""
+    core, db = tree.core, tree.db
+    parent = node.parent if node.parent is not None else tree._new_root(node)
+    siblings: list[IN] = []
+    for start in reversed(piece_starts(node.n_entries, max_entries)[1:]):
+        separator = node.keys[start]
+        if node.is_bin:
+            sibling: IN = BIN(db.id, core.next_node_id(), separator, node.high_key)
+        else:
+            sibling = IN(db.id, core.next_node_id(), node.level, separator, node.high_key)
+        node.move_upper_half(sibling, start)
+        node.high_key = separator
+        sibling.dirty = True
+        tree.cache.register(sibling)
+        core.trace.emit("split %s at %r: new sibling %s", node.describe(), separator, sibling.describe())
+        siblings.append(sibling)
+    siblings.reverse()
+    index = parent.index_of_child(node.node_id)
+    if index is None:
+        raise TreeError(f"{node.describe()} is not in its parent {parent.describe()}")
+    insert_children(parent, index + 1, siblings)
+    node.dirty = parent.dirty = True
+    core.stats.add("nSplits", len(siblings))
+    return siblings
+
+
+def insert_children(parent: IN, index: int, children: list[IN]) -> None:
+    """``parent.insert_child`` of each of ``children`` (new, never logged) at ``index`` on, in one slice each."""
+    at = slice(index, index)
+    parent.keys[at] = [child.id_key for child in children]
+    parent.lsns[at] = [NULL_LSN] * len(children)
+    parent.node_ids[at] = [child.node_id for child in children]
+    parent.targets[at] = children
+    for child in children:
+        child.parent = parent
+    parent.version += len(children)
 
 
 def insert_slots(bin_node: BIN, inserts: list[tuple[int, bytes, LSN, bool, Any]]) -> None:
@@ -471,4 +530,4 @@ class RecoveryManager(ReferenceRecoveryManager):
 
 
 __all__ = ["RecoveryManager", "ScannedRun", "scanned_runs", "count_in_runs", "search_with_high", "split_until_fits",
-           "insert_slots", "append_slots"]
+           "piece_starts", "cut_into_pieces", "insert_children", "insert_slots", "append_slots"]
