@@ -32,8 +32,9 @@ same because each entry is counted by its type code alone.
 
 **Redo by key.** The last version of a key wins whatever came before, so the
 slot a key ends with depends only on that key's LNs in log order. A forward
-pass collects each key's chain (a tuple for the usual key with one LN, a list
-once there are two); then, per database, the keys are taken in order: one
+pass collects each key's last LN, and every LN of the keys with more than one
+(most have one); then, per database, the last LNs are sorted by key (the key is
+in each, so no look-up per key follows the sort) and taken in order: one
 search finds the BIN of the first key and the bound below which every next key
 is routed to the same BIN (:func:`search_with_high`), and each key's slot
 changes at most once, to the last LN that would have gone in (:meth:`_redo_chain`).
@@ -121,7 +122,7 @@ def _transactional_codes() -> frozenset[int]:
 # What redo replays: (database, key, entry, record, the entry's LSN): the LSN again at hand, since redo by
 # key takes the LSNs of many keys without going back to their entries.
 Redo = tuple["DatabaseImpl", bytes, LogEntry, object, LSN]
-_record_of, _redo_lsn_of = itemgetter(3), itemgetter(4)  # of a Redo
+_redo_key_of, _record_of, _redo_lsn_of = itemgetter(1), itemgetter(3), itemgetter(4)  # of a Redo
 
 # The fields redo reads of a record's LN (its picker's order); a deletion has no data.
 _REDO_PICKS = {code: ("db_id", "key", "prev_lsn", "data") for code in _DATA_CODES}
@@ -405,30 +406,34 @@ class RecoveryManager(ReferenceRecoveryManager):
     def redo_lns(self) -> None:
         evictor = self.parts.evictor
         databases: dict[int, "DatabaseImpl"] = {}
-        # Per database, key -> its LN (a Redo), or the list of its LNs once there are two (most keys have one).
-        chains: dict[int, dict[bytes, Redo | list[Redo]]] = {}
-        chain_of: dict[bytes, Redo | list[Redo]] = {}
+        # Per database, key -> its last LN (a Redo); and key -> all its LNs in log order, for the keys with several.
+        last_lns: dict[int, dict[bytes, Redo]] = {}
+        several_lns: dict[int, dict[bytes, list[Redo]]] = {}
+        last_of: dict[bytes, Redo] = {}
+        several: dict[bytes, list[Redo]] = {}
         last_db = None
         for redo in self._redo_candidates():
             db, key = redo[0], redo[1]
             if db is not last_db:
                 last_db, databases[db.id] = db, db
-                chain_of = chains.setdefault(db.id, {})
-            chain = chain_of.get(key)
-            if chain is None:
-                chain_of[key] = redo
-            elif type(chain) is list:
-                chain.append(redo)
-            else:
-                chain_of[key] = [chain, redo]
-        for db_id, chain_of in chains.items():
-            tree = databases[db_id].tree
-            keys = sorted(chain_of)
+                last_of, several = last_lns.setdefault(db.id, {}), several_lns.setdefault(db.id, {})
+            before = last_of.setdefault(key, redo)
+            if before is not redo:  # the key's second LN, or a later one
+                last_of[key] = redo
+                chain = several.get(key)
+                if chain is None:
+                    several[key] = [before, redo]
+                else:
+                    chain.append(redo)
+        for db_id, last_of in last_lns.items():
+            tree, several = databases[db_id].tree, several_lns[db_id]
+            lasts = sorted(last_of.values(), key=_redo_key_of)
+            keys = list(map(_redo_key_of, lasts))
             i = 0
             while i < len(keys):
                 bin_node, high = search_with_high(tree, keys[i])
                 j = len(keys) if high is None else bisect.bisect_left(keys, high, i)  # the keys that go to it
-                self._redo_into_bin(bin_node, keys[i:j], chain_of)
+                self._redo_into_bin(bin_node, keys[i:j], lasts[i:j], several)
                 i = j
                 split_until_fits(tree, bin_node)
                 evictor.evict_to_budget()
@@ -465,48 +470,48 @@ class RecoveryManager(ReferenceRecoveryManager):
             if code in _DELETION_CODES:
                 count_obsolete(entry.lsn)
 
-    def _redo_into_bin(self, bin_node: BIN, keys: list[bytes], chain_of: dict) -> None:
-        """Redo the chains of ``keys`` (sorted, all routed to ``bin_node``): each slot changes at most once."""
-        if self._append_new_keys(bin_node, keys, chain_of):
+    def _redo_into_bin(self, bin_node: BIN, keys: list[bytes], lasts: list[Redo], several: dict) -> None:
+        """Redo the LNs of ``keys`` (sorted, all routed to ``bin_node``; ``lasts``: the last LN of each,
+        ``several``: all the LNs of the keys with more than one): each slot changes at most once."""
+        if self._append_new_keys(bin_node, keys, lasts, several):
             return
         info = self.info
         slot_keys, slot_lsns = bin_node.keys, bin_node.lsns
         inserts: list[tuple[int, bytes, LSN, bool, object]] = []
         changed = False
-        for key in keys:
-            chain = chain_of[key]
+        for key, only in zip(keys, lasts, strict=True):
+            chain = several.get(key) if several else None
             index = bisect.bisect_left(slot_keys, key)
             if index < len(slot_keys) and slot_keys[index] == key:
-                last = self._redo_chain(slot_lsns[index], chain if type(chain) is list else [chain])
+                last = self._redo_chain(slot_lsns[index], chain or [only])
                 if last is not None:
                     entry = last[2]
                     bin_node.update_slot(index, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3])
                     changed = True
-            elif type(chain) is list:
+            elif chain is not None:
                 last = self._redo_chain(None, chain)
                 if last is not None:
                     entry = last[2]
                     inserts.append((index, key, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3]))
-            elif chain[2].header.type_code not in _DELETION_CODES:  # one new LN: in, unless a deletion
-                inserts.append((index, key, chain[2].lsn, False, chain[3]))
+            elif only[2].header.type_code not in _DELETION_CODES:  # one new LN: in, unless a deletion
+                inserts.append((index, key, only[2].lsn, False, only[3]))
                 info.lns_redone += 1
         if inserts:
             insert_slots(bin_node, inserts)
         if inserts or changed:
             bin_node.dirty = True
 
-    def _append_new_keys(self, bin_node: BIN, keys: list[bytes], chain_of: dict) -> bool:
+    def _append_new_keys(self, bin_node: BIN, keys: list[bytes], lasts: list[Redo], several: dict) -> bool:
         """Keys all above the BIN's last slot, each with one LN that is not a deletion: appended column by
         column, with no search and no step per key. False (nothing done) if the keys are not all such."""
         if not keys or (bin_node.keys and keys[0] <= bin_node.keys[-1]):
             return False
-        chains = list(map(chain_of.__getitem__, keys))
-        if list in set(map(type, chains)):
+        if several and not several.keys().isdisjoint(keys):
             return False  # a key with several LNs
-        records = list(map(_record_of, chains))
+        records = list(map(_record_of, lasts))
         if None in records:
             return False  # a deletion (the only LN whose record is None)
-        append_slots(bin_node, keys, list(map(_redo_lsn_of, chains)), [False] * len(keys), records)
+        append_slots(bin_node, keys, list(map(_redo_lsn_of, lasts)), [False] * len(keys), records)
         bin_node.dirty = True
         self.info.lns_redone += len(keys)
         return True
