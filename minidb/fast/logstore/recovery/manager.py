@@ -405,26 +405,7 @@ class RecoveryManager(ReferenceRecoveryManager):
     # -- redo by key ------------------------------------------------------------------------
     def redo_lns(self) -> None:
         evictor = self.parts.evictor
-        databases: dict[int, "DatabaseImpl"] = {}
-        # Per database, key -> its last LN (a Redo); and key -> all its LNs in log order, for the keys with several.
-        last_lns: dict[int, dict[bytes, Redo]] = {}
-        several_lns: dict[int, dict[bytes, list[Redo]]] = {}
-        last_of: dict[bytes, Redo] = {}
-        several: dict[bytes, list[Redo]] = {}
-        last_db = None
-        for redo in self._redo_candidates():
-            db, key = redo[0], redo[1]
-            if db is not last_db:
-                last_db, databases[db.id] = db, db
-                last_of, several = last_lns.setdefault(db.id, {}), several_lns.setdefault(db.id, {})
-            before = last_of.setdefault(key, redo)
-            if before is not redo:  # the key's second LN, or a later one
-                last_of[key] = redo
-                chain = several.get(key)
-                if chain is None:
-                    several[key] = [before, redo]
-                else:
-                    chain.append(redo)
+        databases, last_lns, several_lns = self._collect_lns()
         for db_id, last_of in last_lns.items():
             tree, several = databases[db_id].tree, several_lns[db_id]
             lasts = sorted(last_of.values(), key=_redo_key_of)
@@ -438,25 +419,34 @@ class RecoveryManager(ReferenceRecoveryManager):
                 split_until_fits(tree, bin_node)
                 evictor.evict_to_budget()
 
-    def _redo_candidates(self):
-        """The LNs redo replays, in log order, as Redo tuples (the reference's rules); the versions they
-        make obsolete are counted as they go by."""
+    def _collect_lns(self) -> tuple[dict[int, "DatabaseImpl"], dict[int, dict[bytes, Redo]],
+                                    dict[int, dict[bytes, list[Redo]]]]:
+        """The LNs redo replays (the reference's rules), in log order, as Redo tuples, per database: each
+        key's last LN, and all the LNs of the keys with more than one. The versions they make obsolete are
+        counted as they go by. One loop, no generator between the reading and the keeping."""
         parts, info = self.parts, self.info
         count_obsolete = parts.utilization.count_obsolete
         utilization_db = parts.db_tree.get_by_id(UTILIZATION_DB_ID)
         db_by_id, committed = parts.db_tree.by_id, info.committed
         pickers = _redo_pickers()
+        data_codes, deletion_codes, txn_codes = _DATA_CODES, _DELETION_CODES, TXN_LN_CODES
+        databases: dict[int, "DatabaseImpl"] = {}
+        last_lns: dict[int, dict[bytes, Redo]] = {}  # per database, key -> its last LN
+        several_lns: dict[int, dict[bytes, list[Redo]]] = {}  # per database, key -> its LNs, if more than one
+        last_of: dict[bytes, Redo] = {}
+        several: dict[bytes, list[Redo]] = {}
+        last_db = None
         for entry in entries_from(self.read.lns, info.first_active_lsn):
             header = entry.header
             if header.flags & INVISIBLE:
                 continue
             code = header.type_code
-            if code in TXN_LN_CODES and entry.txn_id not in committed:
+            if code in txn_codes and entry.txn_id not in committed:
                 continue
-            if code in _DATA_CODES:
+            if code in data_codes:
                 db_id, key, prev, record = pickers[code](entry.item)
                 db = db_by_id.get(db_id)
-            elif code in _DELETION_CODES:
+            elif code in deletion_codes:
                 db_id, key, prev = pickers[code](entry.item)
                 db, record = db_by_id.get(db_id), None
             else:  # a FileSummaryLN: its slot caches its values
@@ -464,11 +454,23 @@ class RecoveryManager(ReferenceRecoveryManager):
                 db, key, prev, record = utilization_db, key_of_summary(name, values), values["prev_lsn"], record_of(entry, name)
             if db is None:
                 continue
-            yield db, key, entry, record, entry.lsn
+            if db is not last_db:
+                last_db, databases[db.id] = db, db
+                last_of, several = last_lns.setdefault(db.id, {}), several_lns.setdefault(db.id, {})
+            redo = (db, key, entry, record, entry.lsn)
+            before = last_of.setdefault(key, redo)
+            if before is not redo:  # the key's second LN, or a later one
+                last_of[key] = redo
+                chain = several.get(key)
+                if chain is None:
+                    several[key] = [before, redo]
+                else:
+                    chain.append(redo)
             if prev != NULL_LSN:
                 count_obsolete(prev)
-            if code in _DELETION_CODES:
+            if code in deletion_codes:
                 count_obsolete(entry.lsn)
+        return databases, last_lns, several_lns
 
     def _redo_into_bin(self, bin_node: BIN, keys: list[bytes], lasts: list[Redo], several: dict) -> None:
         """Redo the LNs of ``keys`` (sorted, all routed to ``bin_node``; ``lasts``: the last LN of each,
