@@ -269,20 +269,11 @@ def piece_starts(count: int, max_entries: int) -> list[int]:
 def cut_into_pieces(tree: "Tree", node: IN, max_entries: int) -> list[IN]:
     """Split ``node`` at each of :func:`piece_starts` but the first, from the last back (each slot moves once):
     the new right siblings, in key order, in the parent (a new root if ``node`` was the root) right after it."""
-    core, db = tree.core, tree.db
     parent = node.parent if node.parent is not None else tree._new_root(node)
     siblings: list[IN] = []
     for start in reversed(piece_starts(node.n_entries, max_entries)[1:]):
-        separator = node.keys[start]
-        if node.is_bin:
-            sibling: IN = BIN(db.id, core.next_node_id(), separator, node.high_key)
-        else:
-            sibling = IN(db.id, core.next_node_id(), node.level, separator, node.high_key)
-        node.move_upper_half(sibling, start)
-        node.high_key = separator
+        sibling = tree._move_upper_part(node, start, node.keys[start])
         sibling.dirty = True
-        tree.cache.register(sibling)
-        core.trace.emit("split %s at %r: new sibling %s", node.describe(), separator, sibling.describe())
         siblings.append(sibling)
     siblings.reverse()
     index = parent.index_of_child(node.node_id)
@@ -290,7 +281,7 @@ def cut_into_pieces(tree: "Tree", node: IN, max_entries: int) -> list[IN]:
         raise TreeError(f"{node.describe()} is not in its parent {parent.describe()}")
     insert_children(parent, index + 1, siblings)
     node.dirty = parent.dirty = True
-    core.stats.add("nSplits", len(siblings))
+    tree.core.stats.add("nSplits", len(siblings))
     return siblings
 
 
