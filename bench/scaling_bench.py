@@ -45,6 +45,11 @@ and the sweeps' seeds (their operations only below 1). At the default 1 the sect
 minutes on two busy cores (the sweeps about a minute of it); at 10 it runs 10,000,
 100,000 and 1,000,000 keys, recovery at 10, 50 and 200 MB and the cleaner at 2, 20 and 100 MB
 (about forty minutes here: building a log store of a million keys by puts alone takes minutes).
+
+Parts: ``$MINIDB_SCALING_PARTS`` names the parts to run, as letters (``c``: recovery alone, ``ad``:
+gets and puts, and the cleaner); unset, all five run. The section then holds those parts and their
+targets only, so a part measured alone is best written elsewhere than ``BENCHMARKS.md``
+(``MINIDB_SCALING_PARTS=c python -m bench --out /tmp/scaling.md scaling``).
 """
 
 from __future__ import annotations
@@ -82,6 +87,17 @@ SWEEP_SEEDS = report.scaled(3)
 SWEEP_REPEATS = 1  # a sweep does the same work every run, and CPU time leaves out the rest of the machine
 SWEEP_MOST = 2.5  # the longest a sweep at 2N operations may take, in sweeps at N
 BTREE, LOGSTORE = "page-store B+tree", "log store"
+PARTS_VAR = "MINIDB_SCALING_PARTS"
+ALL_PARTS = "abcde"
+
+
+def parts() -> str:
+    """The parts ``$MINIDB_SCALING_PARTS`` asks for, in order (all of them when unset or empty)."""
+    value = os.environ.get(PARTS_VAR, "").strip().lower() or ALL_PARTS
+    unknown = sorted(set(value) - set(ALL_PARTS))
+    if unknown:
+        raise SystemExit(f"{PARTS_VAR}={value!r}: parts are the letters {ALL_PARTS} (unknown: {''.join(unknown)})")
+    return "".join(part for part in ALL_PARTS if part in value)
 
 
 def pairs(count: int, rng: random.Random) -> list[tuple[bytes, bytes]]:
@@ -372,54 +388,31 @@ def at_most(value: float, most: float, text: str) -> list[str]:
 
 
 def run() -> str:
-    steps = (len(KEY_COUNTS) * 2 * (1 + report.REPEATS) + len(FRAMES) * (1 + 2 * report.REPEATS)
-             + (len(RECOVERY_MB) + len(CLEANER_MB)) * (1 + report.REPEATS)
-             + 2 * len(SWEEP_OPS) * SWEEP_REPEATS)
-    with tqdm(total=steps, desc="bench scaling", unit="step", leave=False) as bar:
-        ops = operations(bar.update)
-        pool = misses(bar.update)
-        recovered = recoveries(bar.update)
-        cleaned = cleanings(bar.update)
-        swept = sweeps(bar.update)
-    op_rows = [[f"{count:,}", *(f"{ops[engine, count][op]:.1f}" for engine in (BTREE, LOGSTORE) for op in ("get", "put"))]
-               for count in KEY_COUNTS]
-    pool_rows = [[f"{frames:,}", f"{pool[frames, False]:.1f}", f"{pool[frames, True]:.1f}"] for frames in FRAMES]
-    rec_rows = [[f"{mb:g}", f"{size:.1f}", report.fmt_rate(rate)] for mb, (size, rate) in recovered.items()]
-    clean_rows = [[f"{mb:g}", f"{size:.1f}", f"{rate:.2f}"] for mb, (size, rate) in cleaned.items()]
-    sweep_rows = [[engine, f"{ops}", f"{swept[engine, ops][1]:,}", f"{swept[engine, ops][0]:.2f}",
-                   f"{swept[engine, 2 * ops][1]:,}", f"{swept[engine, 2 * ops][0]:.2f}",
-                   report.fmt_ratio(swept[engine, 2 * ops][0] / swept[engine, ops][0])]
-                  for engine, ops in SWEEP_OPS.items()]
-    small, large = FRAMES[0], FRAMES[-1]
-    first_rec, last_rec = recovered[RECOVERY_MB[0]][1], recovered[RECOVERY_MB[-1]][1]
-    first_clean, last_clean = cleaned[CLEANER_MB[0]][1], cleaned[CLEANER_MB[-1]][1]
-    targets = [
-        verdict(pool[small, False] / pool[large, False], 1 / 1.5,
-                f"clean miss at {small} frames ÷ at {large:,} (at most 1.5× the cost)"),
-        verdict(pool[small, True] / pool[large, True], 1 / 1.5,
-                f"dirty miss at {small} frames ÷ at {large:,} (at most 1.5× the cost)"),
-        verdict(last_rec / first_rec, 0.9, f"recovery entries/s at {RECOVERY_MB[-1]:g} MB ÷ at {RECOVERY_MB[0]:g} MB"),
-        verdict(last_rec, RECOVERY_FLOOR, f"recovery entries/s at {RECOVERY_MB[-1]:g} MB", ratio=False),
-        verdict(last_clean / first_clean, 0.8, f"cleaner MB/s at {CLEANER_MB[-1]:g} MB ÷ at {CLEANER_MB[0]:g} MB"),
-        *(at_most(swept[engine, 2 * ops][0] / swept[engine, ops][0], SWEEP_MOST,
-                  f"crash sweep {engine}: time at {2 * ops} operations ÷ at {ops}") for engine, ops in SWEEP_OPS.items()),
-    ]
-    return f"""\
-## How costs grow (`bench/scaling_bench.py`)
-
-Measured {report.run_date()} on {report.machine_line()};
-files on {report.file_system()}. Median of {report.REPEATS} runs, interleaved across the sizes; only the
-main implementation. Keys of {KEY_SIZE} bytes, values of {VALUE_SIZE} bytes, seed {SEED}.
-
-**Gets and puts by size.** Each store is built once (the B+tree by bulk load at fill 0.7 into a pool
+    chosen = parts()
+    steps = {"a": len(KEY_COUNTS) * 2 * (1 + report.REPEATS), "b": len(FRAMES) * (1 + 2 * report.REPEATS),
+             "c": len(RECOVERY_MB) * (1 + report.REPEATS), "d": len(CLEANER_MB) * (1 + report.REPEATS),
+             "e": 2 * len(SWEEP_OPS) * SWEEP_REPEATS}
+    with tqdm(total=sum(steps[p] for p in chosen), desc="bench scaling", unit="step", leave=False) as bar:
+        ops = operations(bar.update) if "a" in chosen else {}
+        pool = misses(bar.update) if "b" in chosen else {}
+        recovered = recoveries(bar.update) if "c" in chosen else {}
+        cleaned = cleanings(bar.update) if "d" in chosen else {}
+        swept = sweeps(bar.update) if "e" in chosen else {}
+    sections, targets = [], []
+    if ops:
+        op_rows = [[f"{count:,}", *(f"{ops[engine, count][op]:.1f}" for engine in (BTREE, LOGSTORE)
+                                    for op in ("get", "put"))] for count in KEY_COUNTS]
+        sections.append(f"""**Gets and puts by size.** Each store is built once (the B+tree by bulk load at fill 0.7 into a pool
 that holds it, the log store by puts, everything in memory), then every run times gets of existing keys
 and puts of new ones in random order ({", ".join(f"{sample(n):,}" for n in KEY_COUNTS)} of each per run,
 one non-durable transaction each for the B+tree, no transaction for the log store). µs per operation:
 
 {report.table(["keys", f"{BTREE} get µs", f"{BTREE} put µs", f"{LOGSTORE} get µs", f"{LOGSTORE} put µs"],
               op_rows, right=range(5))}
-
-**Buffer-pool misses by pool size.** A pool of N frames filled with the first N pages of a volume of
+""")
+    if pool:
+        pool_rows = [[f"{frames:,}", f"{pool[frames, False]:.1f}", f"{pool[frames, True]:.1f}"] for frames in FRAMES]
+        sections.append(f"""**Buffer-pool misses by pool size.** A pool of N frames filled with the first N pages of a volume of
 N + {MISSES:,} written pages, then {MISSES:,} fixes of the others, each a miss that evicts a page
 (clean: fixed SH; dirty: every page fixed EX and unfixed dirty, so a miss writes its victim, with the
 dirty frames just ahead of it, which the next misses then take clean; the log is on disk, so no fsync).
@@ -428,19 +421,43 @@ over the {MISSES:,} misses, as the clock's constant time is amortised.
 The operating system's page cache holds the volume. µs per miss:
 
 {report.table(["frames", "clean pool µs", "dirty pool µs"], pool_rows, right=range(3))}
-
-**Log-store recovery by log size.** Puts after the opening checkpoint and none since, synced, the files
+""")
+        small, large = FRAMES[0], FRAMES[-1]
+        targets += [
+            verdict(pool[small, False] / pool[large, False], 1 / 1.5,
+                    f"clean miss at {small} frames ÷ at {large:,} (at most 1.5× the cost)"),
+            verdict(pool[small, True] / pool[large, True], 1 / 1.5,
+                    f"dirty miss at {small} frames ÷ at {large:,} (at most 1.5× the cost)"),
+        ]
+    if recovered:
+        rec_rows = [[f"{mb:g}", f"{size:.1f}", report.fmt_rate(rate)] for mb, (size, rate) in recovered.items()]
+        sections.append(f"""**Log-store recovery by log size.** Puts after the opening checkpoint and none since, synced, the files
 copied as a crash leaves them; opening the copy runs recovery (read, redo, a checkpoint of its own):
 
 {report.table(["target MB", "log MB", "entries read/s"], rec_rows, right=range(3))}
-
-**Cleaner by log size.** Logs in {CLEANER_FILE // 1024} KiB files where each record was written
+""")
+        first_rec, last_rec = recovered[RECOVERY_MB[0]][1], recovered[RECOVERY_MB[-1]][1]
+        targets += [
+            verdict(last_rec / first_rec, 0.9, f"recovery entries/s at {RECOVERY_MB[-1]:g} MB ÷ at {RECOVERY_MB[0]:g} MB"),
+            verdict(last_rec, RECOVERY_FLOOR, f"recovery entries/s at {RECOVERY_MB[-1]:g} MB", ratio=False),
+        ]
+    if cleaned:
+        clean_rows = [[f"{mb:g}", f"{size:.1f}", f"{rate:.2f}"] for mb, (size, rate) in cleaned.items()]
+        sections.append(f"""**Cleaner by log size.** Logs in {CLEANER_FILE // 1024} KiB files where each record was written
 {ROUNDS} times (about one byte in {ROUNDS} live at every size), checkpointed and closed; each run opens a
 fresh copy and times `env.clean_log()` until the selector finds nothing. MB of files cleaned per second:
 
 {report.table(["target MB", "log MB", "cleaned MB/s"], clean_rows, right=range(3))}
-
-**Crash sweep cost at N and 2N operations.** Each engine's crash sweeps (every crash point of the
+""")
+        first_clean, last_clean = cleaned[CLEANER_MB[0]][1], cleaned[CLEANER_MB[-1]][1]
+        targets.append(verdict(last_clean / first_clean, 0.8,
+                               f"cleaner MB/s at {CLEANER_MB[-1]:g} MB ÷ at {CLEANER_MB[0]:g} MB"))
+    if swept:
+        sweep_rows = [[engine, f"{ops}", f"{swept[engine, ops][1]:,}", f"{swept[engine, ops][0]:.2f}",
+                       f"{swept[engine, 2 * ops][1]:,}", f"{swept[engine, 2 * ops][0]:.2f}",
+                       report.fmt_ratio(swept[engine, 2 * ops][0] / swept[engine, ops][0])]
+                      for engine, ops in SWEEP_OPS.items()]
+        sections.append(f"""**Crash sweep cost at N and 2N operations.** Each engine's crash sweeps (every crash point of the
 workload recovered and checked, `minidb crashtest ENGINE`) of seeds 0 to {SWEEP_SEEDS - 1}, at N operations
 and at 2N (N: the operations of the suite's sweeps), none with a violation; CPU seconds of the
 benchmark's process, one run of each (a sweep does the same work every run). Twice the workload should
@@ -448,7 +465,20 @@ cost about twice the time:
 
 {report.table(["engine", "N", "points at N", "s at N", "points at 2N", "s at 2N", "2N ÷ N"], sweep_rows,
               right=range(1, 7))}
+""")
+        targets += [at_most(swept[engine, 2 * ops][0] / swept[engine, ops][0], SWEEP_MOST,
+                            f"crash sweep {engine}: time at {2 * ops} operations ÷ at {ops}")
+                    for engine, ops in SWEEP_OPS.items()]
+    body = "\n".join(sections)
+    only = "" if chosen == ALL_PARTS else f" Only part{'s' if len(chosen) > 1 else ''} {', '.join(chosen)} ran here."
+    return f"""\
+## How costs grow (`bench/scaling_bench.py`)
 
+Measured {report.run_date()} on {report.machine_line()};
+files on {report.file_system()}. Median of {report.REPEATS} runs, interleaved across the sizes; only the
+main implementation. Keys of {KEY_SIZE} bytes, values of {VALUE_SIZE} bytes, seed {SEED}.{only}
+
+{body}
 Targets, checked in this run (margin: how far above or below the target the figure is):
 
 {report.table(["figure", "target", "measured", "met"], targets, right=(1, 2))}

@@ -202,3 +202,21 @@ def test_the_scaling_section_runs_tiny_and_checks_its_targets(tiny, monkeypatch)
     targets = [line for line in markdown.splitlines() if line.startswith(("| clean miss", "| dirty miss",
                                                                           "| recovery", "| cleaner", "| crash sweep"))]
     assert len(targets) == 5 + len(scaling_bench.SWEEP_OPS) and all(("✓" in row) != ("✗" in row) for row in targets)
+
+
+def test_the_scaling_section_runs_only_the_parts_named(tiny, monkeypatch):
+    """``MINIDB_SCALING_PARTS=c``: recovery alone, its table and its two targets; an unknown letter is refused."""
+    scaling_bench = tiny[1]
+    monkeypatch.setenv(scaling_bench.PARTS_VAR, "c")
+    for part in ("operations", "misses", "cleanings", "sweeps"):
+        monkeypatch.setattr(scaling_bench, part, lambda progress, part=part: pytest.fail(f"{part} ran"))
+    markdown = scaling_bench.run()
+    assert "entries read/s" in markdown and "Only part c ran here." in markdown
+    assert "page-store B+tree get µs" not in markdown and "clean pool µs" not in markdown
+    targets = [line for line in markdown.splitlines() if line.startswith(("| clean miss", "| recovery", "| cleaner",
+                                                                          "| crash sweep"))]
+    assert [row.split(" |")[0] for row in targets] == ["| recovery entries/s at 0.02 MB ÷ at 0.001 MB",
+                                                       "| recovery entries/s at 0.02 MB"]
+    monkeypatch.setenv(scaling_bench.PARTS_VAR, "cx")
+    with pytest.raises(SystemExit, match="MINIDB_SCALING_PARTS"):
+        scaling_bench.parts()

@@ -93,13 +93,20 @@ class LogEntry:
 
     @property
     def txn_id(self) -> int | None:
-        entry_type = self.entry_type
-        return txn_info(entry_type, self.values)[0] if entry_type else None
+        return self._txn_info()[0]
 
     @property
     def txn_prev_lsn(self) -> LSN | None:
+        return self._txn_info()[1]
+
+    def _txn_info(self) -> tuple[int | None, LSN | None]:
+        """(txn_id, txn_prev_lsn) of a transactional entry; (None, None) of any other, whose item is not
+        decoded for it: a reader asking every entry read for its transaction (recovery learning the ids)
+        decodes no BIN's slots by asking."""
         entry_type = self.entry_type
-        return txn_info(entry_type, self.values)[1] if entry_type else None
+        if entry_type is None or not entry_type.transactional:
+            return None, None
+        return txn_info(entry_type, self.values)
 
     def __getitem__(self, field: str) -> Any:
         return self.values[field]

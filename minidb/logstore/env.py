@@ -138,29 +138,30 @@ class Environment:
         if not self.read_only:
             finish_recorded_erasure(disk)
         recovery = RECOVERY_MANAGER.chosen()
-        self.log = recovery.open_log(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
-                                     clock=self.config.clock, readonly=self.read_only, erasing=erasing,
-                                     env_seed=self.config.env_seed)
-        if self.read_only and not self.log.end().files:
-            self.log.close(sync=False)
-            raise ReadOnlyEnvironmentError(f"{disk.where()}: no environment to open read-only (no log file)")
-        self._build_parts()
-        parts = Parts(self.core, self.utilization, self.locks, self.records, self.evictor, self.db_tree,
-                      self.txn_manager, self.checkpointer)
-        listener = None if phase_listener is None else (lambda phase: phase_listener(phase, self))
-        with self.latch:
-            self.core.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
-            try:
-                self.recovery_info: RecoveryInfo = recovery(parts, listener).recover()
-            except ReadOnlyEnvironmentError as refused:  # recovery of a first open that crashed must write
+        with recovery.opening():  # the log opened and recovered in one block (the twin pauses the collector)
+            self.log = recovery.open_log(disk, file_max=self.config.file_max, buffer_size=self.config.buffer_size,
+                                         clock=self.config.clock, readonly=self.read_only, erasing=erasing,
+                                         env_seed=self.config.env_seed)
+            if self.read_only and not self.log.end().files:
                 self.log.close(sync=False)
-                raise ReadOnlyEnvironmentError(f"{disk.where()}: cannot open read-only: recovery would have to "
-                                               f"write ({refused}); open it once for writing") from None
-            except UserError:
-                self.log.close(sync=False)  # refused (another engine's log, the other kind of environment)
-                raise
-            finally:
-                self.core.recovering = False
+                raise ReadOnlyEnvironmentError(f"{disk.where()}: no environment to open read-only (no log file)")
+            self._build_parts()
+            parts = Parts(self.core, self.utilization, self.locks, self.records, self.evictor, self.db_tree,
+                          self.txn_manager, self.checkpointer)
+            listener = None if phase_listener is None else (lambda phase: phase_listener(phase, self))
+            with self.latch:
+                self.core.recovering = True  # no checkpoint by log growth (and no eviction but recovery's own) meanwhile
+                try:
+                    self.recovery_info: RecoveryInfo = recovery(parts, listener).recover()
+                except ReadOnlyEnvironmentError as refused:  # recovery of a first open that crashed must write
+                    self.log.close(sync=False)
+                    raise ReadOnlyEnvironmentError(f"{disk.where()}: cannot open read-only: recovery would have to "
+                                                   f"write ({refused}); open it once for writing") from None
+                except UserError:
+                    self.log.close(sync=False)  # refused (another engine's log, the other kind of environment)
+                    raise
+                finally:
+                    self.core.recovering = False
 
     def _build_parts(self) -> None:
         """The composition root: each part gets the few collaborators it needs, and nothing else. A part

@@ -2,8 +2,8 @@
 
 The agreement scenarios (``tests/agreement/scn_logstore.py``) hold its trees to the reference's, which
 redoes one LN at a time; these tests check that their workloads reach every case redo by key treats
-apart, and what the twin promises beyond the slots: a BIN overfilled by redo is halved until it fits,
-each piece logged once.
+apart, and what the twin promises beyond the slots: a BIN overfilled by redo is cut into pieces that fit,
+in one pass, each piece logged once.
 """
 
 import random
@@ -76,7 +76,7 @@ def bins_logged_by_redo(disk, which: str) -> tuple[list[int], Environment]:
 
 def test_a_bin_the_redo_overfills_is_split_until_it_fits_each_piece_logged_once():
     """200 keys after a checkpoint, into 4-slot BINs: redo by key puts them all into the one BIN first,
-    then halves it down to pieces that fit; each piece is logged once, where the reference, splitting at
+    then cuts it into pieces that fit; each piece is logged once, where the reference, splitting at
     every insertion, logs both halves of every split."""
     disk, env = new_env("overfill")
     db = env.database("t")
@@ -94,6 +94,54 @@ def test_a_bin_the_redo_overfills_is_split_until_it_fits_each_piece_logged_once(
     assert verify_tree(recovered) == []
     assert records(recovered)["t"] == {k.encode(): v.encode() for k, v in written.items()}
     assert all(n.n_entries <= 4 for n in recovered.evictor.resident_nodes())
+
+
+def test_an_overfilled_bin_is_cut_in_one_pass_each_slot_moved_once(monkeypatch):
+    """Redo by key fills one BIN with every new key, then cuts it into pieces that fit. Halving it, and each
+    half, until they fit would move each slot once per halving (log n times), and each split would look its
+    node up in a parent growing to as many slots as there are pieces (pieces² in all): the work grew faster
+    than the log. Counted: each slot of an overfilled node moves once, and the parent slot each piece is
+    looked up in, when it is logged, is one of at most ``node_max_entries``."""
+    from minidb.logstore.tree.in_node import IN
+
+    disk, env = new_env("cut")
+    db = env.database("t")
+    env.checkpoint()
+    written = {f"k{i:05d}": "v" for i in range(2_000)}
+    for key, value in written.items():
+        db.put(key, value)
+    env.sync()
+    env.crash(CrashMode.nothing())
+    moved, looked_up = [], []
+    move_bin, move_in, index_of_child = fast.BIN.move_upper_half, IN.move_upper_half, IN.index_of_child
+
+    def spy_move(move):
+        def spy(self, sibling, mid):
+            moved.append(len(self.keys) - mid)
+            return move(self, sibling, mid)
+        return spy
+
+    def spy_index(self, node_id):
+        looked_up.append(len(self.node_ids))
+        return index_of_child(self, node_id)
+
+    monkeypatch.setattr(fast.BIN, "move_upper_half", spy_move(move_bin))
+    monkeypatch.setattr(IN, "move_upper_half", spy_move(move_in))
+    monkeypatch.setattr(IN, "index_of_child", spy_index)
+    with impl.using(impl.FAST):
+        recovered = Environment.open(disk.clone(), small_config())
+    user_bins = len(written) // 4
+    assert user_bins <= len(moved) and sum(moved) < 2 * len(written)  # each slot once (and the INs' slots)
+    assert max(looked_up) <= small_config().node_max_entries + 1
+    assert verify_tree(recovered) == []
+    assert records(recovered)["t"] == {k.encode(): v.encode() for k, v in written.items()}
+
+
+def test_piece_starts_are_the_halving_pieces():
+    assert fast.piece_starts(4, 4) == [0]
+    assert fast.piece_starts(5, 4) == [0, 2]
+    assert fast.piece_starts(17, 4) == [0, 2, 4, 6, 8, 10, 12, 14]  # 8 pieces: 4 would leave one of 5
+    assert fast.piece_starts(16, 4) == [0, 4, 8, 12]
 
 
 def test_append_slots_refuses_a_key_not_above_the_last_slot():

@@ -54,6 +54,7 @@ them.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 from minidb import impl
@@ -85,6 +86,13 @@ class RecoveryManager:
         self.phases = Phases(parts.core.trace, self.info, phase_listener)
         self.read = LogRead()
         self.ins = INReplay(parts, self.info, lambda *line: None)
+
+    @staticmethod
+    def opening() -> AbstractContextManager[None]:
+        """The block in which the environment opens its log (:meth:`open_log`) and recovers. Nothing
+        surrounds it here; the accelerated twin pauses Python's cyclic collector for it (see
+        :mod:`minidb.collector`)."""
+        return nullcontext()
 
     @staticmethod
     def open_log(disk: "Disk", **options) -> LogManager:

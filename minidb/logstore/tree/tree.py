@@ -321,30 +321,42 @@ class Tree:
         """One split: the upper half of ``node`` moves to a new right sibling; returns (sibling, parent).
 
         A root gets a new root above it first. Nothing is logged here: the callers log the halves."""
-        core, db = self.core, self.db
-        parent = node.parent
-        if parent is None:
-            parent = IN(db.id, core.next_node_id(), node.level + 1, b"", None)
-            parent.insert_child(0, node.id_key, node.last_logged_lsn, node.node_id, node)
-            parent.dirty = True
-            db.root = parent
-            self.cache.register(parent)
-            core.stats.add("nRootSplits")
-            core.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
-                           parent.node_id, parent.level, node.describe())
+        core = self.core
+        parent = node.parent if node.parent is not None else self._new_root(node)
         mid, separator, index = SPLIT_POINT.call(node.keys, parent.node_ids, node.node_id)  # its one call site
+        sibling = self._move_upper_part(node, mid, separator)
+        parent.insert_child(index, separator, NULL_LSN, sibling.node_id, sibling)
+        node.dirty = sibling.dirty = parent.dirty = True
+        core.stats.add("nSplits")
+        return sibling, parent
+
+    def _move_upper_part(self, node: IN, mid: int, separator: bytes) -> IN:
+        """A new right sibling of ``node`` (a BIN of a BIN) holding its slots ``mid:``; ``separator``, the
+        first key that moves, is the sibling's low bound and ``node``'s new high bound. The parent's slot
+        for the sibling is the caller's."""
+        core, db = self.core, self.db
         if node.is_bin:
             sibling: IN = BIN(db.id, core.next_node_id(), separator, node.high_key)
         else:
             sibling = IN(db.id, core.next_node_id(), node.level, separator, node.high_key)
         node.move_upper_half(sibling, mid)
         node.high_key = separator
-        parent.insert_child(index, separator, NULL_LSN, sibling.node_id, sibling)
-        node.dirty = sibling.dirty = parent.dirty = True
         self.cache.register(sibling)
-        core.stats.add("nSplits")
-        core.trace.emit("split %s at %r: new sibling %s", node.describe(), sibling.id_key, sibling.describe())
-        return sibling, parent
+        core.trace.emit("split %s at %r: new sibling %s", node.describe(), separator, sibling.describe())
+        return sibling
+
+    def _new_root(self, node: IN) -> IN:
+        """A new root IN above the root ``node``, which is about to split (the tree grows a level)."""
+        core, db = self.core, self.db
+        parent = IN(db.id, core.next_node_id(), node.level + 1, b"", None)
+        parent.insert_child(0, node.id_key, node.last_logged_lsn, node.node_id, node)
+        parent.dirty = True
+        db.root = parent
+        self.cache.register(parent)
+        core.stats.add("nRootSplits")
+        core.trace.emit("root split in %s: new root IN %d at level %d over %s", db.name,
+                        parent.node_id, parent.level, node.describe())
+        return parent
 
 
 #: the class of every database's tree (``DbTree._impl`` builds one per database)

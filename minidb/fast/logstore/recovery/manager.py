@@ -32,17 +32,20 @@ same because each entry is counted by its type code alone.
 
 **Redo by key.** The last version of a key wins whatever came before, so the
 slot a key ends with depends only on that key's LNs in log order. A forward
-pass collects each key's chain (a tuple for the usual key with one LN, a list
-once there are two); then, per database, the keys are taken in order: one
+pass collects each key's last LN, and every LN of the keys with more than one
+(most have one); then, per database, the last LNs are sorted by key (the key is
+in each, so no look-up per key follows the sort) and taken in order: one
 search finds the BIN of the first key and the bound below which every next key
 is routed to the same BIN (:func:`search_with_high`), and each key's slot
 changes at most once, to the last LN that would have gone in (:meth:`_redo_chain`).
 The new keys of a BIN go in together (:func:`insert_slots`); keys above all its
 slots, each with one LN that is not a deletion (a BIN redo fills from empty),
 are appended column by column (:func:`append_slots`). A BIN filled past its
-size is halved until every piece fits, each piece logged once
-(:func:`split_until_fits`), where splitting at each insertion logs both halves
-of every split; eviction to the budget runs after each BIN, not each LN. So the
+size is cut into the pieces halving it until they fit would make, in one pass
+(each slot moves once, the siblings go into the parent in one slice), each
+piece logged once (:func:`split_until_fits`), where splitting at each insertion
+logs both halves of every split; eviction to the budget runs after each BIN,
+not each LN. So the
 tree's shape, and which known-deleted slots a BIN logged during redo (a split,
 an eviction) compressed away, may differ from the reference's; every slot both
 trees hold is the same. An LN's database, key, data and replaced version come
@@ -52,9 +55,13 @@ from its type's picker, without the dict of every field.
 objects that live until recovery ends and are never part of a cycle; the
 cyclic collector would walk them again each time its counters fill up.
 Reference counting still frees everything; the collector is back as it was
-found when recovery ends. Opening the log pauses it too: the scan of the last
-file keeps an ``(offset, header)`` pair for every entry in it, as many objects
-again, which the collector would otherwise walk over and over as they grow.
+found when the block the environment opens and recovers in ends
+(:meth:`opening`). One pause covers both: the scan of the last file keeps an
+``(offset, header)`` pair for every entry in it, and with the collector back
+between opening and recovery, its first collection would walk every pair.
+The block ends after the recovery manager, with every entry it read, is
+gone, so no collection walks what recovery has already let go of: the walk
+that follows is over what the environment keeps (its tree), once.
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ from minidb.log.header import ERASED_TYPE, INVISIBLE
 from minidb.log.logdef import FILE_HEADER
 from minidb.log.types import known_types, type_by_code, type_by_name
 from minidb.logstore.cleaner.utilization import UtilizationTracker, key_of_summary
+from minidb.logstore.errors import TreeError
 from minidb.logstore.logdef import CKPT_END, COMMIT, DEL_LN, DEL_LN_TX, LN, LN_TX, MAP_LN, NODE_TYPES
 from minidb.logstore.mapping_tree import UTILIZATION_DB_ID
 from minidb.logstore.recovery import reading
@@ -89,11 +97,11 @@ from minidb.logstore.recovery.reading import (
     entries_from,
 )
 from minidb.logstore.tree.bin import BIN
+from minidb.logstore.tree.in_node import IN
 from minidb.logstore.tree.ln import record_of
 
 if TYPE_CHECKING:
     from minidb.io import Disk
-    from minidb.logstore.tree.in_node import IN
     from minidb.logstore.tree.tree import DatabaseImpl, Tree
 
 _lsn_of = attrgetter("lsn")
@@ -114,7 +122,7 @@ def _transactional_codes() -> frozenset[int]:
 # What redo replays: (database, key, entry, record, the entry's LSN): the LSN again at hand, since redo by
 # key takes the LSNs of many keys without going back to their entries.
 Redo = tuple["DatabaseImpl", bytes, LogEntry, object, LSN]
-_record_of, _redo_lsn_of = itemgetter(3), itemgetter(4)  # of a Redo
+_redo_key_of, _record_of, _redo_lsn_of = itemgetter(1), itemgetter(3), itemgetter(4)  # of a Redo
 
 # The fields redo reads of a record's LN (its picker's order); a deletion has no data.
 _REDO_PICKS = {code: ("db_id", "key", "prev_lsn", "data") for code in _DATA_CODES}
@@ -216,30 +224,77 @@ def search_with_high(tree: "Tree", key: bytes) -> tuple[BIN, bytes | None]:
 
 
 def split_until_fits(tree: "Tree", node: IN) -> None:
-    """Split ``node`` in halves, and the halves in halves, until every node fits; the same up the tree.
+    """Split ``node`` into as many pieces as halving it until every half fits would make, in one pass; the
+    same up the tree; then log every piece once (Provisional.YES), bottom up.
 
-    Each split is the one ``Tree.split_if_needed`` makes; every node that took part in a split is logged
-    once (Provisional.YES, bottom up) when its level is done, where halving one node at a time would log
-    both halves at every split. A read-only environment's recovery logs none (the nodes stay resident)."""
+    Each piece is what a split makes (``Tree._split``: the upper part to a new right sibling, the first key
+    that moves its low bound and its new slot in the parent). Halving a BIN that redo filled with n keys
+    would move every slot once per halving, log(n) times, and look its parent up, a list as long as the
+    number of pieces made so far, once per split: n·log(n) and pieces². Cut from the last piece back, every
+    slot moves once, and the siblings go into the parent in one slice. The pieces are logged once every
+    level is cut, a level's pieces before their parents (whose slots then name them): a piece finds its slot
+    in a parent of at most ``node_max_entries`` slots. A read-only environment's recovery logs none (the
+    nodes stay resident)."""
     core, db = tree.core, tree.db
     max_entries = core.config.node_max_entries
     splits: list[tuple[IN, IN]] = []
+    levels: list[list[IN]] = []  # the pieces of each level cut, bottom up
     level = [node]
     while level:
-        split_here: dict[int, IN] = {}  # node id -> node, in the order the splits made them
+        pieces: list[IN] = []
         parents: dict[int, IN] = {}
-        pending = [n for n in level if n.n_entries > max_entries]
-        while pending:
-            current = pending.pop()
-            sibling, parent = tree._split(current)
-            splits.append((current, sibling))
-            split_here[current.node_id], split_here[sibling.node_id] = current, sibling
-            parents[parent.node_id] = parent
-            pending += [half for half in (current, sibling) if half.n_entries > max_entries]
-        for piece in split_here.values() if not core.read_only else ():
-            tree.writer.log_in(piece, Provisional.YES, reason="split")
+        for current in level:
+            if current.n_entries > max_entries:
+                siblings = cut_into_pieces(tree, current, max_entries)
+                splits += [(current, sibling) for sibling in siblings]
+                pieces += [current, *siblings]
+                parents[current.parent.node_id] = current.parent  # type: ignore[union-attr]
+        levels.append(pieces)
         level = list(parents.values())
+    for pieces in levels if not core.read_only else ():
+        for piece in pieces:
+            tree.writer.log_in(piece, Provisional.YES, reason="split")
     tree.dirty_map.coordinate_split_with_checkpoint(db, splits)
+
+
+def piece_starts(count: int, max_entries: int) -> list[int]:
+    """Where each piece of a node of ``count`` slots starts: as many pieces as halving the node until every
+    half holds at most ``max_entries`` would make (a power of two), their sizes as equal as can be."""
+    pieces = 1
+    while -(-count // pieces) > max_entries:
+        pieces *= 2
+    return [count * j // pieces for j in range(pieces)]
+
+
+def cut_into_pieces(tree: "Tree", node: IN, max_entries: int) -> list[IN]:
+    """Split ``node`` at each of :func:`piece_starts` but the first, from the last back (each slot moves once):
+    the new right siblings, in key order, in the parent (a new root if ``node`` was the root) right after it."""
+    parent = node.parent if node.parent is not None else tree._new_root(node)
+    siblings: list[IN] = []
+    for start in reversed(piece_starts(node.n_entries, max_entries)[1:]):
+        sibling = tree._move_upper_part(node, start, node.keys[start])
+        sibling.dirty = True
+        siblings.append(sibling)
+    siblings.reverse()
+    index = parent.index_of_child(node.node_id)
+    if index is None:
+        raise TreeError(f"{node.describe()} is not in its parent {parent.describe()}")
+    insert_children(parent, index + 1, siblings)
+    node.dirty = parent.dirty = True
+    tree.core.stats.add("nSplits", len(siblings))
+    return siblings
+
+
+def insert_children(parent: IN, index: int, children: list[IN]) -> None:
+    """``parent.insert_child`` of each of ``children`` (new, never logged) at ``index`` on, in one slice each."""
+    at = slice(index, index)
+    parent.keys[at] = [child.id_key for child in children]
+    parent.lsns[at] = [NULL_LSN] * len(children)
+    parent.node_ids[at] = [child.node_id for child in children]
+    parent.targets[at] = children
+    for child in children:
+        child.parent = parent
+    parent.version += len(children)
 
 
 def insert_slots(bin_node: BIN, inserts: list[tuple[int, bytes, LSN, bool, Any]]) -> None:
@@ -280,17 +335,17 @@ class RecoveryManager(ReferenceRecoveryManager):
         self.runs: list[ScannedRun] = []  # the entries read, per file
         self.checked: Any = None  # the last file as opening the log checked it, until the forward read
 
+    opening = staticmethod(collector_paused)  # from the opening scan to the end of recovery (see above)
+
     @staticmethod
     def open_log(disk: "Disk", **options) -> LogManager:
-        with collector_paused():  # the opening scan keeps an (offset, header) pair per entry of the last file
-            return LogManager(disk, keep_opening_scan=True, **options)
+        return LogManager(disk, keep_opening_scan=True, **options)
 
     def recover(self):
-        with collector_paused():
-            # The last file as opening the log checked it: taken before anything writes to the log (its
-            # bytes must be the ones opening read), used by the two reads, then dropped.
-            self.checked = self.parts.core.log.take_opening_scan()
-            return super().recover()
+        # The last file as opening the log checked it: taken before anything writes to the log (its
+        # bytes must be the ones opening read), used by the two reads, then dropped.
+        self.checked = self.parts.core.log.take_opening_scan()
+        return super().recover()
 
     def last_ckpt_end(self) -> LogEntry | None:
         return self.parts.core.log.reader.last_of_type(CKPT_END.code, self.checked)
@@ -341,54 +396,48 @@ class RecoveryManager(ReferenceRecoveryManager):
     # -- redo by key ------------------------------------------------------------------------
     def redo_lns(self) -> None:
         evictor = self.parts.evictor
-        databases: dict[int, "DatabaseImpl"] = {}
-        # Per database, key -> its LN (a Redo), or the list of its LNs once there are two (most keys have one).
-        chains: dict[int, dict[bytes, Redo | list[Redo]]] = {}
-        chain_of: dict[bytes, Redo | list[Redo]] = {}
-        last_db = None
-        for redo in self._redo_candidates():
-            db, key = redo[0], redo[1]
-            if db is not last_db:
-                last_db, databases[db.id] = db, db
-                chain_of = chains.setdefault(db.id, {})
-            chain = chain_of.get(key)
-            if chain is None:
-                chain_of[key] = redo
-            elif type(chain) is list:
-                chain.append(redo)
-            else:
-                chain_of[key] = [chain, redo]
-        for db_id, chain_of in chains.items():
-            tree = databases[db_id].tree
-            keys = sorted(chain_of)
+        databases, last_lns, several_lns = self._collect_lns()
+        for db_id, last_of in last_lns.items():
+            tree, several = databases[db_id].tree, several_lns[db_id]
+            lasts = sorted(last_of.values(), key=_redo_key_of)
+            keys = list(map(_redo_key_of, lasts))
             i = 0
             while i < len(keys):
                 bin_node, high = search_with_high(tree, keys[i])
                 j = len(keys) if high is None else bisect.bisect_left(keys, high, i)  # the keys that go to it
-                self._redo_into_bin(bin_node, keys[i:j], chain_of)
+                self._redo_into_bin(bin_node, keys[i:j], lasts[i:j], several)
                 i = j
                 split_until_fits(tree, bin_node)
                 evictor.evict_to_budget()
 
-    def _redo_candidates(self):
-        """The LNs redo replays, in log order, as Redo tuples (the reference's rules); the versions they
-        make obsolete are counted as they go by."""
+    def _collect_lns(self) -> tuple[dict[int, "DatabaseImpl"], dict[int, dict[bytes, Redo]],
+                                    dict[int, dict[bytes, list[Redo]]]]:
+        """The LNs redo replays (the reference's rules), in log order, as Redo tuples, per database: each
+        key's last LN, and all the LNs of the keys with more than one. The versions they make obsolete are
+        counted as they go by. One loop, no generator between the reading and the keeping."""
         parts, info = self.parts, self.info
         count_obsolete = parts.utilization.count_obsolete
         utilization_db = parts.db_tree.get_by_id(UTILIZATION_DB_ID)
         db_by_id, committed = parts.db_tree.by_id, info.committed
         pickers = _redo_pickers()
+        data_codes, deletion_codes, txn_codes = _DATA_CODES, _DELETION_CODES, TXN_LN_CODES
+        databases: dict[int, "DatabaseImpl"] = {}
+        last_lns: dict[int, dict[bytes, Redo]] = {}  # per database, key -> its last LN
+        several_lns: dict[int, dict[bytes, list[Redo]]] = {}  # per database, key -> its LNs, if more than one
+        last_of: dict[bytes, Redo] = {}
+        several: dict[bytes, list[Redo]] = {}
+        last_db = None
         for entry in entries_from(self.read.lns, info.first_active_lsn):
             header = entry.header
             if header.flags & INVISIBLE:
                 continue
             code = header.type_code
-            if code in TXN_LN_CODES and entry.txn_id not in committed:
+            if code in txn_codes and entry.txn_id not in committed:
                 continue
-            if code in _DATA_CODES:
+            if code in data_codes:
                 db_id, key, prev, record = pickers[code](entry.item)
                 db = db_by_id.get(db_id)
-            elif code in _DELETION_CODES:
+            elif code in deletion_codes:
                 db_id, key, prev = pickers[code](entry.item)
                 db, record = db_by_id.get(db_id), None
             else:  # a FileSummaryLN: its slot caches its values
@@ -396,54 +445,66 @@ class RecoveryManager(ReferenceRecoveryManager):
                 db, key, prev, record = utilization_db, key_of_summary(name, values), values["prev_lsn"], record_of(entry, name)
             if db is None:
                 continue
-            yield db, key, entry, record, entry.lsn
+            if db is not last_db:
+                last_db, databases[db.id] = db, db
+                last_of, several = last_lns.setdefault(db.id, {}), several_lns.setdefault(db.id, {})
+            redo = (db, key, entry, record, entry.lsn)
+            before = last_of.setdefault(key, redo)
+            if before is not redo:  # the key's second LN, or a later one
+                last_of[key] = redo
+                chain = several.get(key)
+                if chain is None:
+                    several[key] = [before, redo]
+                else:
+                    chain.append(redo)
             if prev != NULL_LSN:
                 count_obsolete(prev)
-            if code in _DELETION_CODES:
+            if code in deletion_codes:
                 count_obsolete(entry.lsn)
+        return databases, last_lns, several_lns
 
-    def _redo_into_bin(self, bin_node: BIN, keys: list[bytes], chain_of: dict) -> None:
-        """Redo the chains of ``keys`` (sorted, all routed to ``bin_node``): each slot changes at most once."""
-        if self._append_new_keys(bin_node, keys, chain_of):
+    def _redo_into_bin(self, bin_node: BIN, keys: list[bytes], lasts: list[Redo], several: dict) -> None:
+        """Redo the LNs of ``keys`` (sorted, all routed to ``bin_node``; ``lasts``: the last LN of each,
+        ``several``: all the LNs of the keys with more than one): each slot changes at most once."""
+        if self._append_new_keys(bin_node, keys, lasts, several):
             return
         info = self.info
         slot_keys, slot_lsns = bin_node.keys, bin_node.lsns
         inserts: list[tuple[int, bytes, LSN, bool, object]] = []
         changed = False
-        for key in keys:
-            chain = chain_of[key]
+        for key, only in zip(keys, lasts, strict=True):
+            chain = several.get(key) if several else None
             index = bisect.bisect_left(slot_keys, key)
             if index < len(slot_keys) and slot_keys[index] == key:
-                last = self._redo_chain(slot_lsns[index], chain if type(chain) is list else [chain])
+                last = self._redo_chain(slot_lsns[index], chain or [only])
                 if last is not None:
                     entry = last[2]
                     bin_node.update_slot(index, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3])
                     changed = True
-            elif type(chain) is list:
+            elif chain is not None:
                 last = self._redo_chain(None, chain)
                 if last is not None:
                     entry = last[2]
                     inserts.append((index, key, entry.lsn, entry.header.type_code in _DELETION_CODES, last[3]))
-            elif chain[2].header.type_code not in _DELETION_CODES:  # one new LN: in, unless a deletion
-                inserts.append((index, key, chain[2].lsn, False, chain[3]))
+            elif only[2].header.type_code not in _DELETION_CODES:  # one new LN: in, unless a deletion
+                inserts.append((index, key, only[2].lsn, False, only[3]))
                 info.lns_redone += 1
         if inserts:
             insert_slots(bin_node, inserts)
         if inserts or changed:
             bin_node.dirty = True
 
-    def _append_new_keys(self, bin_node: BIN, keys: list[bytes], chain_of: dict) -> bool:
+    def _append_new_keys(self, bin_node: BIN, keys: list[bytes], lasts: list[Redo], several: dict) -> bool:
         """Keys all above the BIN's last slot, each with one LN that is not a deletion: appended column by
         column, with no search and no step per key. False (nothing done) if the keys are not all such."""
         if not keys or (bin_node.keys and keys[0] <= bin_node.keys[-1]):
             return False
-        chains = list(map(chain_of.__getitem__, keys))
-        if list in set(map(type, chains)):
+        if several and not several.keys().isdisjoint(keys):
             return False  # a key with several LNs
-        records = list(map(_record_of, chains))
+        records = list(map(_record_of, lasts))
         if None in records:
             return False  # a deletion (the only LN whose record is None)
-        append_slots(bin_node, keys, list(map(_redo_lsn_of, chains)), [False] * len(keys), records)
+        append_slots(bin_node, keys, list(map(_redo_lsn_of, lasts)), [False] * len(keys), records)
         bin_node.dirty = True
         self.info.lns_redone += len(keys)
         return True
@@ -467,4 +528,4 @@ class RecoveryManager(ReferenceRecoveryManager):
 
 
 __all__ = ["RecoveryManager", "ScannedRun", "scanned_runs", "count_in_runs", "search_with_high", "split_until_fits",
-           "insert_slots", "append_slots"]
+           "piece_starts", "cut_into_pieces", "insert_children", "insert_slots", "append_slots"]
