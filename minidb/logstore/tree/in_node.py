@@ -119,6 +119,18 @@ class IN:
             target.parent = self
         self.version += 1
 
+    def insert_children(self, index: int, children: list[IN]) -> None:
+        """:meth:`insert_child` of each of ``children`` (new, never logged: no LSN yet) at ``index`` on, in order,
+        each list changed in one slice (a node cut into many pieces at once)."""
+        at = slice(index, index)
+        self.keys[at] = [child.id_key for child in children]
+        self.lsns[at] = [NULL_LSN] * len(children)
+        self.node_ids[at] = [child.node_id for child in children]
+        self.targets[at] = children
+        for child in children:
+            child.parent = self
+        self.version += len(children)
+
     def has_resident_children(self) -> bool:
         return any(t is not None for t in self.targets)
 

@@ -97,11 +97,11 @@ from minidb.logstore.recovery.reading import (
     entries_from,
 )
 from minidb.logstore.tree.bin import BIN
-from minidb.logstore.tree.in_node import IN
 from minidb.logstore.tree.ln import record_of
 
 if TYPE_CHECKING:
     from minidb.io import Disk
+    from minidb.logstore.tree.in_node import IN
     from minidb.logstore.tree.tree import DatabaseImpl, Tree
 
 _lsn_of = attrgetter("lsn")
@@ -279,22 +279,10 @@ def cut_into_pieces(tree: "Tree", node: IN, max_entries: int) -> list[IN]:
     index = parent.index_of_child(node.node_id)
     if index is None:
         raise TreeError(f"{node.describe()} is not in its parent {parent.describe()}")
-    insert_children(parent, index + 1, siblings)
+    parent.insert_children(index + 1, siblings)
     node.dirty = parent.dirty = True
     tree.core.stats.add("nSplits", len(siblings))
     return siblings
-
-
-def insert_children(parent: IN, index: int, children: list[IN]) -> None:
-    """``parent.insert_child`` of each of ``children`` (new, never logged) at ``index`` on, in one slice each."""
-    at = slice(index, index)
-    parent.keys[at] = [child.id_key for child in children]
-    parent.lsns[at] = [NULL_LSN] * len(children)
-    parent.node_ids[at] = [child.node_id for child in children]
-    parent.targets[at] = children
-    for child in children:
-        child.parent = parent
-    parent.version += len(children)
 
 
 def insert_slots(bin_node: BIN, inserts: list[tuple[int, bytes, LSN, bool, Any]]) -> None:
@@ -528,4 +516,4 @@ class RecoveryManager(ReferenceRecoveryManager):
 
 
 __all__ = ["RecoveryManager", "ScannedRun", "scanned_runs", "count_in_runs", "search_with_high", "split_until_fits",
-           "piece_starts", "cut_into_pieces", "insert_children", "insert_slots", "append_slots"]
+           "piece_starts", "cut_into_pieces", "insert_slots", "append_slots"]
