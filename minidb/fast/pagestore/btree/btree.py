@@ -84,18 +84,7 @@ def search(page: SlottedPage, sk: bytes, unique: bool) -> tuple[int, int, int, i
     level, pid0 = _header_unpack(buf, offset)
     lo, hi = 0, n
     slot1 = base - SLOT_SIZE  # entry 0's slot entry; entry i's is 4 * i below
-    if level != LEAF_LEVEL:  # child (4 bytes) | separator: bisect_right
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            offset, length = _slot_unpack(buf, slot1 - (mid << 2))
-            end = offset + length
-            if not offset or end > size:
-                return _reference_search(page, sk, unique)
-            if sk < buf[offset + 4:end]:
-                hi = mid
-            else:
-                lo = mid + 1
-    elif unique:  # klen | key | el: bisect_left by the key
+    if unique and level == LEAF_LEVEL:  # klen | key | el: bisect_left by the key
         while lo < hi:
             mid = (lo + hi) >> 1
             offset, length = _slot_unpack(buf, slot1 - (mid << 2))
@@ -109,14 +98,17 @@ def search(page: SlottedPage, sk: bytes, unique: bool) -> tuple[int, int, int, i
                 lo = mid + 1
             else:
                 hi = mid
-    else:  # klen | key | el: bisect_left by key + el, the whole entry after klen
+    else:  # the sort key is the rest of the entry: bisect_right past an interior page's child (4 bytes),
+        # bisect_left past a leaf's klen (2 bytes; key + el in an index that is not unique)
+        skip, right = (4, True) if level != LEAF_LEVEL else (2, False)
         while lo < hi:
             mid = (lo + hi) >> 1
             offset, length = _slot_unpack(buf, slot1 - (mid << 2))
             end = offset + length
             if not offset or end > size:
                 return _reference_search(page, sk, unique)
-            if buf[offset + 2:end] < sk:
+            key = buf[offset + skip:end]
+            if key < sk or (right and key == sk):
                 lo = mid + 1
             else:
                 hi = mid
