@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
+from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_in, sweep_crash_points
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
 from minidb.log import LSN, LogManager
@@ -369,11 +369,12 @@ def check_commits_and_restart(commits: list[Commit], image: SimDisk, crash_event
         if lost:
             return f"durable commits of {['T%d' % t for t in lost]} lost"
         before = len(image.events)
-        problem = check(reopen(image), k)
-        restart_ops = operations_since(image, before)
-        if problem is not None or twin is None or not restart_ops:
+        sm = reopen(image)
+        restart = image.events[before:]  # what restart did, before the check reads (and may write)
+        problem = check(sm, k)
+        if problem is not None or twin is None or not operations_in(restart):
             return problem
-        return crash_during_restart(twin, restart_ops, restart_crash, reopen, lambda sm: check(sm, k))
+        return crash_during_restart(twin, restart, restart_crash, reopen, lambda sm: check(sm, k))
     except MinidbError as e:
         return f"restart failed: {type(e).__name__}: {e}"
 

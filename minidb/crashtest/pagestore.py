@@ -70,7 +70,7 @@ from minidb.crashtest.pagestore_workload import (
     run_workload,
 )
 from minidb.crashtest.script_locking import ScriptLocking
-from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
+from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_in, sweep_crash_points
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
 from minidb.log import LSN, LogManager
@@ -328,19 +328,18 @@ def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_cr
         present = surviving(workload, image)
         before = len(image.events)
         sm = open_sm(workload, image)
-        restart_ops = operations_since(image, before)
+        restart = image.events[before:]  # what restart did (checking it may write more: resolving the in-doubt)
         problem = check_restarted(workload, sm, crash_event, present, restart_crash) or check_repairs(sm, torn)
         if problem is not None or twin is None:
             return problem
-        if restart_ops:
-            torn_again: set[int] = set()
+        if operations_in(restart):
+            torn_again: set[tuple[int, int]] = set()
 
             def reopen(disk: SimDisk) -> StorageManager:
-                torn_again.clear()
-                torn_again.update(torn_pages(disk, workload.volumes))  # read before each restart: what the crash during restart tore
+                torn_again.update(torn_pages(disk, workload.volumes))  # read before restart: what the crash during restart tore
                 return open_sm(workload, disk)
 
-            return crash_during_restart(twin, restart_ops, restart_crash, reopen,
+            return crash_during_restart(twin, restart, restart_crash, reopen,
                                         lambda sm: check_restarted(workload, sm, crash_event, present)
                                         or check_repairs(sm, torn_again))
     except MinidbError as e:

@@ -6,7 +6,7 @@ reopens what the crash left and compares it with a model of what must have
 survived. :class:`SweepResult` counts the points and collects violations; its
 summary line is what ``minidb crashtest`` prints. :func:`crash_during_restart`
 is the step that checks recovery is idempotent: a second crash, during it
-(after one of the operations :func:`operations_since` counts);
+(after one of the operations :func:`operations_in` counts);
 :func:`sweep_crash_points` is the loop over the points.
 
 Many crash points leave the same disk: every write between two fsyncs
@@ -24,14 +24,13 @@ always checked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from minidb.errors import SimulatedCrash
 from minidb.io import SimDisk, crash_points
-from minidb.io.simdisk import CRASH_POINT_KINDS
+from minidb.io.simdisk import CRASH_POINT_KINDS, Event
 
 
 @dataclass
@@ -51,26 +50,25 @@ class SweepResult:
         return f"crash points: {self.points}, violations: {len(self.violations)}"
 
 
-def operations_since(disk: SimDisk, before: int) -> int:
-    """How many of ``disk``'s recorded events from index ``before`` on are crash points (writes, truncates,
+def operations_in(events: Sequence[Event]) -> int:
+    """How many of ``events`` (a disk's record from some point on) are crash points (writes, truncates,
     fsyncs): the operations a restart made, one of which :func:`crash_during_restart` crashes after."""
-    return sum(1 for event in disk.events[before:] if event.kind in CRASH_POINT_KINDS)
+    return sum(1 for event in events if event.kind in CRASH_POINT_KINDS)
 
 
-def crash_during_restart(twin: Any, restart_ops: int, rng: Random, reopen: Callable[[Any], Any],
+def crash_during_restart(twin: SimDisk, restart: Sequence[Event], rng: Random, reopen: Callable[[SimDisk], Any],
                          check: Callable[[Any], str | None]) -> str | None:
-    """Crash ``twin`` (a copy of a crashed image) during its recovery, after a random one of the
-    ``restart_ops`` disk operations a recovery of the same image made, then ``reopen`` it again and
-    ``check`` what opened; None if all is well, else what is wrong."""
-    at = rng.randint(1, restart_ops)
-    twin.schedule_crash(after_ops=at)
-    try:
-        reopen(twin)
-        return f"the crash scheduled during restart (after {at} of {restart_ops} operations) did not happen"
-    except SimulatedCrash:
-        pass
-    problem = check(reopen(twin))
-    return None if problem is None else f"after a crash during restart (after {at} of {restart_ops} operations): {problem}"
+    """Crash ``twin`` (a copy of a crashed image, taken before its recovery) during its recovery, after a
+    random one of the disk operations in ``restart`` (the events a recovery of that image recorded), then
+    ``reopen`` what that crash left and ``check`` what opened; None if all is well, else what is wrong.
+
+    The crashed image is built from the record (:meth:`~minidb.io.SimDisk.crash_image_after`): the
+    twin, then the events of the recovery up to that operation, then the crash. It is what a crash of
+    that recovery at that point leaves, so the recovery is not run again just to be crashed there."""
+    ops = [i for i, event in enumerate(restart) if event.kind in CRASH_POINT_KINDS]
+    at = rng.randint(1, len(ops))
+    problem = check(reopen(twin.crash_image_after(restart[:ops[at - 1] + 1])))
+    return None if problem is None else f"after a crash during restart (after {at} of {len(ops)} operations): {problem}"
 
 
 def sweep_crash_points(disk: SimDisk, start: int, seed: int,
