@@ -95,23 +95,35 @@ def test_the_workloads_read_in_quarks_and_free_extents_at_commit(monkeypatch):
 
 
 def test_a_repeated_crash_image_gets_the_result_its_own_check_would(monkeypatch):
-    """The sweep checks each (image, expectations) once: with a restart that does not undo, the memo must
-    give every crash point exactly the verdict the point's own check gives, and check fewer points."""
+    """The sweep checks each (image, expectations) once, a point that also crashes during restart included
+    (its second crash is built from the first point's restart, and checked): with a restart that does not
+    undo, the memo must give every crash point exactly the verdict the point's own check gives, restart
+    each distinct (image, expectations) once, and crash during restart at the same points."""
     import minidb.crashtest.pagestore as sweep_module
+    import minidb.crashtest.sweep as sweep_loop
     import minidb.pagestore.restart.undo as undo_module  # restart's own undo (an aries_restart edition has none)
+    from minidb.io import crash_points
 
     def skip(volume, entry, xct):
         return UndoStep(entry.lsn, entry.type_name, "skipped", entry.values["txn_prev_lsn"])
 
     monkeypatch.setattr(undo_module, "undo_step", skip)
-    checks = []
-    check_point = sweep_module.check_point
+    checks, second_crashes = [], []
+    check_point, crash_during_restart = sweep_module.check_point, sweep_loop.crash_during_restart
     monkeypatch.setattr(sweep_module, "check_point", lambda *args: checks.append(1) or check_point(*args))
+    monkeypatch.setattr(sweep_loop, "crash_during_restart",
+                        lambda *args: second_crashes.append(1) or crash_during_restart(*args))
     memoized = crash_sweep(0, ops=10)
-    memo_checks, checks[:] = len(checks), []
+    memo_checks, memo_second, checks[:], second_crashes[:] = len(checks), len(second_crashes), [], []
+    workload = run_workload(0, 10)
+    distinct = {(point.disk.content_digest(), sweep_module.expectations(workload, point.event.index))
+                for point in crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=1,
+                                          random_variants=1, seed=0)}
+    assert memo_checks == len(distinct)
     monkeypatch.setattr(sweep_module, "expectations", lambda workload, event: object())  # never repeats
     every = crash_sweep(0, ops=10)
     assert len(checks) == every.points == memoized.points > memo_checks
+    assert len(second_crashes) == memo_second > 0
     assert 0 < len(memoized.violations) < memoized.points
     assert [v.split(": ")[0] for v in memoized.violations] == [v.split(": ")[0] for v in every.violations]
 
