@@ -153,14 +153,14 @@ def test_a_restart_reads_at_most_a_checkpoint_interval_of_log_however_long_the_w
 def test_a_crash_during_restart_leaves_what_a_crash_scheduled_in_a_second_restart_would():
     """The sweep crashes a restart by replaying what one restart of the image wrote, up to the crash
     (``SimDisk.crash_image_after``), instead of restarting a copy again until a scheduled crash: restart
-    is deterministic, so at every operation of restarts of seeds with in-doubt transactions, a bounded
-    log and files, the replayed image is the one the scheduled crash leaves, byte for byte."""
+    is deterministic, so at every operation of restarts of two seeds (in-doubt transactions, a bounded log,
+    files), the replayed image is the one the scheduled crash leaves, byte for byte."""
     from minidb.crashtest.pagestore import open_sm
     from minidb.errors import SimulatedCrash
     from minidb.io import crash_points
 
     compared = 0
-    for seed in (4, 5, 19):
+    for seed in (4, 0):
         workload = run_workload(seed, OPS)
         points = list(crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=0))
         for point in points[::max(1, len(points) // 6)]:
