@@ -20,7 +20,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +46,14 @@ def build_deck(slides, lecture_number: int, out: Path) -> Path:
     lecture = next(lecture for lecture in slides.read_plan() if lecture.number == lecture_number)
     [deck] = slides.build([lecture], out, out / "work")
     return deck
+
+
+def read_notebook(path: Path):
+    """The notebook at ``path``; nbformat is imported here, not at the top, so collecting the suite (the
+    student editions' is, without nbval) does not pay for its import."""
+    import nbformat
+
+    return nbformat.read(path, as_version=4)
 
 
 def work_notebook(deck: Path) -> Path:
@@ -197,7 +204,7 @@ def test_slides_the_stock_reveal_template_would_load_from_the_network(slides, de
     """The check above catches nbconvert's own template, which fetches require.js and more from CDNs."""
     from nbconvert import SlidesExporter
 
-    notebook = nbformat.read(work_notebook(deck), as_version=4)
+    notebook = read_notebook(work_notebook(deck))
     html, _ = SlidesExporter(reveal_url_prefix=slides.REVEAL_DIR).from_notebook_node(notebook)
     stock = deck.with_name("stock.slides.html")
     stock.write_text(html, encoding="utf-8")
@@ -209,4 +216,4 @@ def test_slides_reveal_js_is_copied_beside_the_decks(deck, slides):
     reveal = deck.parent / slides.REVEAL_DIR
     assert (reveal / "dist" / "reveal.js").read_text(encoding="utf-8").lstrip().startswith("/*!\n * reveal.js ")
     assert (reveal / "plugin" / "notes" / "notes.js").is_file() and (reveal / "LICENSE").is_file()
-    assert nbformat.read(work_notebook(deck), as_version=4).metadata["title"] == "Lecture 19 · Feeders and replicas"
+    assert read_notebook(work_notebook(deck)).metadata["title"] == "Lecture 19 · Feeders and replicas"

@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
+from minidb.crashtest.sweep import Restarted, SweepResult, sweep_crash_points
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
 from minidb.log import LSN, LogManager
@@ -340,9 +340,8 @@ def compare_restarted(sm: StorageManager, got: list[Any], state: frozenset[Any],
     return None
 
 
-def check_point(workload: Workload, image: SimDisk, crash_event: int,
-                restart_crash: random.Random | None = None) -> str | None:
-    return check_commits_and_restart(workload.commits, image, crash_event, restart_crash, open_sm,
+def check_point(workload: Workload, image: SimDisk, crash_event: int) -> Restarted:
+    return check_commits_and_restart(workload.commits, image, crash_event, open_sm,
                                      lambda sm, k: check_restarted(workload, sm, k))
 
 
@@ -353,35 +352,39 @@ def returned(commits: list[Commit], crash_event: int) -> tuple[bool, ...]:
 
 
 def check_commits_and_restart(commits: list[Commit], image: SimDisk, crash_event: int,
-                              restart_crash: random.Random | None, reopen: Callable[[SimDisk], Any],
-                              check: Callable[[Any, int], str | None]) -> str | None:
+                              reopen: Callable[[SimDisk], Any], check: Callable[[Any, int], str | None]) -> Restarted:
     """Check that the commits the crashed ``image`` kept are a prefix holding every durable one that had
     returned, restart it (``reopen``) and ``check`` it against the state after those ``k`` commits; with
-    ``restart_crash``, also crash a twin of the image during its restart (after a random one of restart's
-    disk operations), then restart it again and check that."""
-    twin = image.clone() if restart_crash is not None else None
+    what a crash during that restart needs (:func:`~minidb.crashtest.sweep.crash_during_restart`): an
+    image crashed during it is restarted and checked against the same ``k``."""
     try:
         present = surviving(image, commits)
         k = sum(present)
         if present != [True] * k + [False] * (len(present) - k):
-            return f"the surviving commits are not a prefix of the commit order: {present}"
+            return Restarted(f"the surviving commits are not a prefix of the commit order: {present}")
         lost = [c.tid for c in commits[k:] if c.returned_at is not None and c.returned_at <= crash_event]
         if lost:
-            return f"durable commits of {['T%d' % t for t in lost]} lost"
+            return Restarted(f"durable commits of {['T%d' % t for t in lost]} lost")
         before = len(image.events)
-        problem = check(reopen(image), k)
-        restart_ops = operations_since(image, before)
-        if problem is not None or twin is None or not restart_ops:
-            return problem
-        return crash_during_restart(twin, restart_ops, restart_crash, reopen, lambda sm: check(sm, k))
+        sm = reopen(image)
+        restart = image.events[before:]  # what restart did, before the check reads (and may write)
+        problem = check(sm, k)
     except MinidbError as e:
-        return f"restart failed: {type(e).__name__}: {e}"
+        return Restarted(f"restart failed: {type(e).__name__}: {e}")
+
+    def recheck(crashed: SimDisk) -> str | None:
+        try:
+            return check(reopen(crashed), k)
+        except MinidbError as e:
+            return f"restart failed: {type(e).__name__}: {e}"
+
+    return Restarted(problem, restart, recheck)
 
 
 def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: int = 1,
                 restart_crashes: float = 0.25) -> SweepResult:
     workload = run_workload(seed, ops)
     return sweep_crash_points(workload.disk, workload.created_at + 1, seed,
-                              lambda image, event, nested: check_point(workload, image, event, nested),
+                              lambda image, event: check_point(workload, image, event),
                               workload.problems, torn_variants, random_variants, restart_crashes,
                               memo_key=lambda event: returned(workload.commits, event))

@@ -101,6 +101,6 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 2, random_variants: in
     """Every crash point of workload ``seed``; a crash image is checked once for each promise it is held to."""
     workload = run_workload(seed, ops)
     return sweep_crash_points(workload.disk, 0, seed,
-                              lambda image, event, _: check_point(workload, image, _promised_at(workload, event)),
+                              lambda image, event: check_point(workload, image, _promised_at(workload, event)),
                               (), torn_variants, random_variants, restart_crashes=0.0,
                               memo_key=lambda event: _promised_at(workload, event))

@@ -70,7 +70,7 @@ from minidb.crashtest.pagestore_workload import (
     run_workload,
 )
 from minidb.crashtest.script_locking import ScriptLocking
-from minidb.crashtest.sweep import SweepResult, crash_during_restart, operations_since, sweep_crash_points
+from minidb.crashtest.sweep import Restarted, SweepResult, sweep_crash_points
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
 from minidb.log import LSN, LogManager
@@ -132,11 +132,12 @@ def survived(log: LogManager, commit: Commit) -> bool:
 
 
 def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
-                    present: tuple[list[bool], set[int]], resolve: random.Random | None = None) -> str | None:
+                    present: tuple[list[bool], set[int]]) -> str | None:
     """None if ``sm`` (just restarted after a crash after ``crash_event``, which left the commits
     ``present``) holds exactly what it must.
 
-    In-doubt transactions are resolved on the way (commit or abort, chosen by ``resolve``)."""
+    In-doubt transactions are resolved on the way (commit or abort, chosen by a generator seeded with
+    ``crash_event``: a check of the same point chooses the same)."""
     present, prepares = present
     doubt_files: list[int] = []
     k = sum(present)
@@ -162,7 +163,7 @@ def check_restarted(workload: Workload, sm: StorageManager, crash_event: int,
         got = observed(sm) if doubt else seen
         if got != seen:
             return f"in-doubt transactions {[t.gtid for t in doubt]}: " + _difference(seen, got, k)
-        pick = resolve or random.Random(crash_event)
+        pick = random.Random(crash_event)
         for t in doubt:
             if pick.random() < 0.5:
                 sm.commit_prepared(t.gtid)
@@ -320,32 +321,29 @@ def _difference(expected: State, got: State, k: int) -> str:
     return "contents differ"
 
 
-def check_point(workload: Workload, image: SimDisk, crash_event: int, restart_crash: random.Random | None = None
-                ) -> str | None:
-    twin = image.clone() if restart_crash is not None else None
+def check_point(workload: Workload, image: SimDisk, crash_event: int) -> Restarted:
+    """Restart the crashed ``image`` and check what it holds (:func:`check_restarted`, :func:`check_repairs`);
+    with what a crash during that restart needs (:func:`~minidb.crashtest.sweep.crash_during_restart`)."""
     try:
         torn = torn_pages(image, workload.volumes)
         present = surviving(workload, image)
         before = len(image.events)
         sm = open_sm(workload, image)
-        restart_ops = operations_since(image, before)
-        problem = check_restarted(workload, sm, crash_event, present, restart_crash) or check_repairs(sm, torn)
-        if problem is not None or twin is None:
-            return problem
-        if restart_ops:
-            torn_again: set[int] = set()
-
-            def reopen(disk: SimDisk) -> StorageManager:
-                torn_again.clear()
-                torn_again.update(torn_pages(disk, workload.volumes))  # read before each restart: what the crash during restart tore
-                return open_sm(workload, disk)
-
-            return crash_during_restart(twin, restart_ops, restart_crash, reopen,
-                                        lambda sm: check_restarted(workload, sm, crash_event, present)
-                                        or check_repairs(sm, torn_again))
+        restart = image.events[before:]  # what restart did (checking it may write more: resolving the in-doubt)
+        problem = check_restarted(workload, sm, crash_event, present) or check_repairs(sm, torn)
     except MinidbError as e:
-        return f"restart failed: {type(e).__name__}: {e}"
-    return None
+        return Restarted(f"restart failed: {type(e).__name__}: {e}")
+
+    def recheck(crashed: SimDisk) -> str | None:
+        """Restart an image crashed during that restart, and check it the same way."""
+        try:
+            torn_again = torn_pages(crashed, workload.volumes)  # read before restart: what the crash during restart tore
+            again = open_sm(workload, crashed)
+            return check_restarted(workload, again, crash_event, present) or check_repairs(again, torn_again)
+        except MinidbError as e:
+            return f"restart failed: {type(e).__name__}: {e}"
+
+    return Restarted(problem, restart, recheck)
 
 
 def expectations(workload: Workload, crash_event: int) -> tuple:
@@ -361,6 +359,6 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
                 restart_crashes: float = 0.25, volumes: int = 1) -> SweepResult:
     workload = run_workload(seed, ops, volumes)
     return sweep_crash_points(workload.disk, workload.formatted_at + 1, seed,
-                              lambda image, event, nested: check_point(workload, image, event, nested),
+                              lambda image, event: check_point(workload, image, event),
                               workload.problems, torn_variants, random_variants, restart_crashes,
                               memo_key=lambda event: expectations(workload, event))

@@ -33,7 +33,7 @@ import random
 
 from minidb.crashtest.pagestore import check_point
 from minidb.crashtest.pagestore_workload import FILE_MAX, Commit, Runner, Workload, applied
-from minidb.crashtest.sweep import SweepResult
+from minidb.crashtest.sweep import SweepResult, crash_restarted
 from minidb.errors import MinidbError
 from minidb.io import SimDisk
 from minidb.log import LogManager
@@ -63,8 +63,11 @@ def crash_sweep(seed: int, ops: int) -> SweepResult:
         disk.cancel_crash()
         disk.crash()  # the workload ended first: crash now, the threads still running
     disk.bind_thread()  # the checks work on what the crash left
-    problem = check_stopped(runner) or check_point(in_flight(runner), disk, crashed_after(disk),
-                                                    rng if rng.random() < 0.25 else None)
+    problem = check_stopped(runner)
+    if problem is None:
+        workload = in_flight(runner)
+        twin = disk.clone() if rng.random() < 0.25 else None  # what the crash left: its restart changes the disk
+        problem = crash_restarted(check_point(workload, disk, crashed_after(disk)), twin, rng)
     result.violations.extend(f"seed {seed}, while running: {p}" for p in runner.problems)
     if problem is not None:
         result.violations.append(f"seed {seed}, background crash after event {crashed_after(disk)}: {problem}")

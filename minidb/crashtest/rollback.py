@@ -256,7 +256,7 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
         problems.append(f"the rollback run without a crash left records that are not n2's at the matchpoint: "
                         f"{sorted(workload.after.items())[:2]} != {sorted(workload.at_matchpoint.items())[:2]}")
     return sweep_crash_points(workload.disk, workload.start, seed,
-                              lambda image, event, _: check_rollback_point(workload, image), problems,
+                              lambda image, event: check_rollback_point(workload, image), problems,
                               torn_variants, random_variants, restart_crashes=0.0, memo_key=lambda event: None)
 
 

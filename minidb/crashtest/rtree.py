@@ -51,7 +51,7 @@ from minidb.crashtest.btree import (
     returned,
     save_or_rollback,
 )
-from minidb.crashtest.sweep import SweepResult, sweep_crash_points
+from minidb.crashtest.sweep import Restarted, SweepResult, sweep_crash_points
 from minidb.io import SimDisk
 from minidb.pagestore import Box, StorageManager, check_rtree
 from minidb.pagestore.lock import LOCK_MANAGER, LockTimeout
@@ -202,9 +202,8 @@ def check_restarted(workload: Workload, sm: StorageManager, k: int) -> str | Non
     return compare_restarted(sm, got, workload.states[k], k)
 
 
-def check_point(workload: Workload, image: SimDisk, crash_event: int,
-                restart_crash: random.Random | None = None) -> str | None:
-    return check_commits_and_restart(workload.commits, image, crash_event, restart_crash, open_sm,
+def check_point(workload: Workload, image: SimDisk, crash_event: int) -> Restarted:
+    return check_commits_and_restart(workload.commits, image, crash_event, open_sm,
                                      lambda sm, k: check_restarted(workload, sm, k))
 
 
@@ -212,6 +211,6 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
                 restart_crashes: float = 0.25) -> SweepResult:
     workload = run_workload(seed, ops)
     return sweep_crash_points(workload.disk, workload.created_at + 1, seed,
-                              lambda image, event, nested: check_point(workload, image, event, nested),
+                              lambda image, event: check_point(workload, image, event),
                               workload.problems, torn_variants, random_variants, restart_crashes,
                               memo_key=lambda event: returned(workload.commits, event))

@@ -147,5 +147,5 @@ def crash_sweep(seed: int, ops: int, torn_variants: int = 1, random_variants: in
     came, so each distinct image is checked once."""
     workload = run_workload(seed, ops)
     return sweep_crash_points(workload.disk, workload.formatted_at + 1, seed,
-                              lambda image, event, _: check_point(workload, image), (), torn_variants,
+                              lambda image, event: check_point(workload, image), (), torn_variants,
                               random_variants, restart_crashes=0.0, memo_key=lambda event: None)

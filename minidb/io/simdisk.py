@@ -28,6 +28,8 @@ Every operation is recorded as an :class:`Event` in ``disk.events`` (the
 logging. ``crash_image(i, mode)`` builds a new disk as if the crash had
 happened right after event ``i``, so a crash sweep runs a workload once and
 then examines every crash point; :func:`crash_points` enumerates them.
+``crash_image_after(events, mode)`` does the same for a history recorded on
+another disk that began from this one's state (a recovery run on a copy).
 Crash images share (copy on write) every file their crash left alone, so an
 image costs the size of the files it changes, not of the disk; equal images
 have equal :meth:`SimDisk.content_digest`, so a sweep recovers each once.
@@ -58,7 +60,7 @@ from __future__ import annotations
 import hashlib
 import random
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from minidb.errors import DiskError, DiskFullError, SimulatedCrash
@@ -602,6 +604,19 @@ class SimDisk(Disk):
         for event in self.events[done + 1: after_event + 1]:
             _replay_one(state, event)
         self._replayed = (max(done, min(after_event, len(self.events) - 1)), state)
+        return self._image(state.crashed(mode)[0])
+
+    def crash_image_after(self, events: Sequence[Event], mode: CrashMode = KEEP_NOTHING) -> "SimDisk":
+        """A new disk: this disk's present state, then ``events`` replayed, then crashed.
+
+        ``events`` is the record of a history that began from this state on
+        another disk (a copy of this one, say, that a recovery ran on): the
+        image is what a crash right after the last of them leaves, without
+        running that history again. This disk is left as it is.
+        """
+        state = self._state.copy()
+        for event in events:
+            _replay_one(state, event)
         return self._image(state.crashed(mode)[0])
 
     def _image(self, state: _State) -> "SimDisk":

@@ -49,7 +49,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,6 +157,8 @@ class Lab:
 
 
 def stripped_copy(source: Path, target: Path) -> None:
+    import nbformat  # here, not at the top: a second of imports that collecting the suite need not pay
+
     notebook = nbformat.read(source, as_version=4)
     for cell in notebook.cells:
         if cell.cell_type == "code":

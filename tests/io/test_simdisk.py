@@ -122,6 +122,43 @@ def test_scheduled_crash_fires_during_the_operation():
     assert content(disk) == b"xxAABBBBCCCCD"
 
 
+def test_a_history_recorded_on_a_copy_crashes_the_same_when_replayed():
+    """crash_image_after(events) of a history run on a copy (creates, renames, deletes, writes, truncates,
+    fsyncs) leaves what a crash scheduled during that history leaves, and changes neither disk."""
+    def history(disk):
+        g = disk.open("g", create=True)
+        g.append(b"GGGG")
+        g.fsync()
+        disk.rename("g", "h")
+        with disk.open("f") as f:
+            f.truncate(6)
+            f.fsync()
+            f.append(b"EE")
+        disk.delete("h")
+        with disk.open("k", create=True) as k:
+            k.append(b"KK")
+            k.fsync()
+
+    disk, _ = ledger()
+    run = disk.clone()
+    before = len(run.events)
+    history(run)
+    recorded = run.events[before:]
+    ops = [i for i, e in enumerate(recorded) if e.kind in ("write", "truncate", "fsync")]
+    assert len(ops) == 7
+    for at, last in enumerate(ops, start=1):
+        for mode in (CrashMode.nothing(), CrashMode.everything()):
+            scheduled = disk.clone()
+            scheduled.schedule_crash(after_ops=at, mode=mode)
+            with pytest.raises(SimulatedCrash):
+                history(scheduled)
+            replayed = disk.crash_image_after(recorded[:last + 1], mode)
+            assert replayed.content_digest() == scheduled.content_digest(), (at, mode)
+            assert {n: content(replayed, n) for n in replayed.list()} == \
+                   {n: content(scheduled, n) for n in scheduled.list()}
+    assert content(disk) == b"xxAABBBBCCCC" and disk.list() == ["f"]  # the original is untouched
+
+
 def test_failing_fsync_makes_nothing_durable():
     disk, f = ledger()
     disk.fail_fsyncs(1)

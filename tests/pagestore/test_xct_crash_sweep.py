@@ -95,23 +95,35 @@ def test_the_workloads_read_in_quarks_and_free_extents_at_commit(monkeypatch):
 
 
 def test_a_repeated_crash_image_gets_the_result_its_own_check_would(monkeypatch):
-    """The sweep checks each (image, expectations) once: with a restart that does not undo, the memo must
-    give every crash point exactly the verdict the point's own check gives, and check fewer points."""
+    """The sweep checks each (image, expectations) once, a point that also crashes during restart included
+    (its second crash is built from the first point's restart, and checked): with a restart that does not
+    undo, the memo must give every crash point exactly the verdict the point's own check gives, restart
+    each distinct (image, expectations) once, and crash during restart at the same points."""
     import minidb.crashtest.pagestore as sweep_module
+    import minidb.crashtest.sweep as sweep_loop
     import minidb.pagestore.restart.undo as undo_module  # restart's own undo (an aries_restart edition has none)
+    from minidb.io import crash_points
 
     def skip(volume, entry, xct):
         return UndoStep(entry.lsn, entry.type_name, "skipped", entry.values["txn_prev_lsn"])
 
     monkeypatch.setattr(undo_module, "undo_step", skip)
-    checks = []
-    check_point = sweep_module.check_point
+    checks, second_crashes = [], []
+    check_point, crash_during_restart = sweep_module.check_point, sweep_loop.crash_during_restart
     monkeypatch.setattr(sweep_module, "check_point", lambda *args: checks.append(1) or check_point(*args))
+    monkeypatch.setattr(sweep_loop, "crash_during_restart",
+                        lambda *args: second_crashes.append(1) or crash_during_restart(*args))
     memoized = crash_sweep(0, ops=10)
-    memo_checks, checks[:] = len(checks), []
+    memo_checks, memo_second, checks[:], second_crashes[:] = len(checks), len(second_crashes), [], []
+    workload = run_workload(0, 10)
+    distinct = {(point.disk.content_digest(), sweep_module.expectations(workload, point.event.index))
+                for point in crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=1,
+                                          random_variants=1, seed=0)}
+    assert memo_checks == len(distinct)
     monkeypatch.setattr(sweep_module, "expectations", lambda workload, event: object())  # never repeats
     every = crash_sweep(0, ops=10)
     assert len(checks) == every.points == memoized.points > memo_checks
+    assert len(second_crashes) == memo_second > 0
     assert 0 < len(memoized.violations) < memoized.points
     assert [v.split(": ")[0] for v in memoized.violations] == [v.split(": ")[0] for v in every.violations]
 
@@ -136,3 +148,34 @@ def test_a_restart_reads_at_most_a_checkpoint_interval_of_log_however_long_the_w
             scanned = sum(entry.size for entry in log.scan(None if master is None else master.master))
             log.close()
             assert scanned <= bound, (seed, str(event), scanned, bound)
+
+
+def test_a_crash_during_restart_leaves_what_a_crash_scheduled_in_a_second_restart_would():
+    """The sweep crashes a restart by replaying what one restart of the image wrote, up to the crash
+    (``SimDisk.crash_image_after``), instead of restarting a copy again until a scheduled crash: restart
+    is deterministic, so at every operation of restarts of two seeds (in-doubt transactions, a bounded log,
+    files), the replayed image is the one the scheduled crash leaves, byte for byte."""
+    from minidb.crashtest.pagestore import open_sm
+    from minidb.errors import SimulatedCrash
+    from minidb.io import crash_points
+
+    compared = 0
+    for seed in (4, 0):
+        workload = run_workload(seed, OPS)
+        points = list(crash_points(workload.disk, start=workload.formatted_at + 1, torn_variants=0))
+        for point in points[::max(1, len(points) // 6)]:
+            image, twin = point.disk, point.disk.clone()
+            before = len(image.events)
+            sm = open_sm(workload, image)
+            restart = image.events[before:]  # closing writes too: not restart's
+            sm.close()
+            ops = [i for i, event in enumerate(restart) if event.kind in ("write", "truncate", "fsync")]
+            for at, last in enumerate(ops, start=1):
+                scheduled = twin.clone()
+                scheduled.schedule_crash(after_ops=at)
+                with pytest.raises(SimulatedCrash):
+                    open_sm(workload, scheduled)
+                assert twin.crash_image_after(restart[:last + 1]).content_digest() == scheduled.content_digest(), \
+                    (seed, str(point), at)
+                compared += 1
+    assert compared > 100
