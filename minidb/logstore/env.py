@@ -375,6 +375,7 @@ class Environment:
             if self.invalid is None and not self.read_only:
                 if self.checkpointer.current is not None:
                     self.checkpointer.current.finish()
+                self.utilization.closing()  # the records that wait for the profile's upkeep go too
                 self.checkpointer.run("close")
             self.log.close()
             self.core.closed = True

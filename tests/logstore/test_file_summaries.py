@@ -103,13 +103,15 @@ def test_recovery_merges_the_records_of_each_file():
         for key in fill(db, 12)[round_::4]:
             db.delete(key)
         env.checkpoint()
-    env.checkpoint()
-    env.checkpoint()  # the current file has two records: recovery counts what follows the newest only
+    for _ in range(3):
+        env.checkpoint()  # the current file has two records: recovery counts what follows the newest only
     current = env.log.end_lsn.file
     assert len(records_of(env, current)) >= 2
     fill(db, 5, "after the last checkpoint")
     env.sync()
     before = counts(env)
+    waiting = {n: env.utilization.summary(n).upkeep_size for n in env.utilization.waiting}
+    assert waiting  # a file whose record waits for the upkeep of the utilization tree (see below)
     env.crash(CrashMode.everything())
     seen = {}
 
@@ -120,7 +122,10 @@ def test_recovery_merges_the_records_of_each_file():
     again = Environment.open(disk, small_config(file_max=4000), phase_listener=listen)
     assert any(len(records_of(again, n)) > 1 for n in before)
     last = max(before)  # recovery appends to the last file before it counts (the entries of its own writes)
-    assert {n: c for n, c in seen.items() if n < last} == {n: c for n, c in before.items() if n < last}
+    assert ({n: c for n, c in seen.items() if n < last and n not in waiting}
+            == {n: c for n, c in before.items() if n < last and n not in waiting})
+    for n, upkeep in waiting.items():  # the crash forgot the upkeep that waited, at most: never more obsolete
+        assert seen[n][:4] == before[n][:4] and before[n][5] - upkeep <= seen[n][5] <= before[n][5]
     assert seen[last][4:] == before[last][4:]
     assert utilization_totals_problems(again) == [] and live_but_obsolete(again) == []
 
@@ -285,3 +290,42 @@ def test_recovery_drops_the_records_of_deleted_files_without_reading_them():
     assert [key for key in utilization_keys(recovered) if key[:4] < file_key(head)] == []
     assert verify_tree(recovered) == []
     recovered.close()
+
+
+def put_and_checkpoint(env, rounds: int) -> list[int]:
+    """``rounds`` times a put of one of ten keys and a checkpoint; the records each checkpoint wrote."""
+    db = env.database("t")
+    return [len((db.put(f"k{i % 10}".encode(), b"v" * 20), env.checkpoint())[1].summaries) for i in range(rounds)]
+
+
+def test_the_records_a_checkpoint_writes_do_not_grow_with_the_files_of_the_log():
+    _, env = new_env(file_max=1500)
+    written = put_and_checkpoint(env, 60)
+    assert env.log.end_lsn.file > 100  # many small files, most of them holding old versions of nodes
+    # The files of the puts' nodes, and those whose counts the profile's upkeep changed by half a file or more:
+    # without the wait, every file holding an old version of a _utilization node, 30 a checkpoint by the end.
+    assert sum(written[-20:]) <= 20 * 10
+
+
+def test_a_record_that_waits_for_the_profile_s_upkeep_is_written_by_close():
+    disk, env = new_env(file_max=1500)
+    put_and_checkpoint(env, 20)
+    tracker = env.utilization
+    waiting = set(tracker.waiting)
+    assert waiting and not waiting & tracker.dirty
+    for number in waiting:  # counted in memory: what the selector ranks by
+        summary = tracker.summary(number)
+        assert 0 < summary.upkeep_size and summary.upkeep_size * 2 < summary.total_size
+        assert summary.unlogged
+    assert not {number for number, _ in env.checkpoint().summaries} & waiting
+    waiting = set(tracker.waiting)
+    closing = {number for number, _ in (env.close(), env.checkpointer.history[-1])[1].summaries}
+    assert waiting <= closing
+    seen = {}
+
+    def listen(phase, recovering):
+        if phase == "utilization":  # the profile as recovery rebuilt it, before its own checkpoint
+            seen.update({n: recovering.utilization.summary(n).obsolete_size for n in waiting})
+
+    Environment.open(disk, small_config(file_max=1500), phase_listener=listen).close()
+    assert seen == {n: tracker.summary(n).obsolete_size for n in waiting}  # nothing lost

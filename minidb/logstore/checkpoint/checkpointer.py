@@ -25,7 +25,9 @@ that was dirty at CkptStart. Its steps, each a line of the run's trace::
      6  flush the VLSN index (hook; replication; what a hook returns is
         the step's trace line)
      7  flush the utilization tracker: a FileSummaryLN per changed file (its counts,
-        the obsolete offsets tracked since its previous one)
+        the obsolete offsets tracked since its previous one); a file changed only
+        by the utilization tree's own upkeep may wait, but not past the checkpoint
+        of ``close`` (:mod:`minidb.logstore.cleaner.utilization`, "The profile's upkeep")
      8  log CkptEnd (CkptStart LSN, firstActiveLSN, mapping-tree root) and fsync
      9  delete the cleaned files of step 1 that nobody protects (wherever they lie:
         the log head or the deleted-files record written first)

@@ -89,6 +89,33 @@ the tracker names the files whose sums changed (``changed``) for the
 selector's ranking (:class:`~minidb.logstore.cleaner.selector.FileRanking`),
 which therefore never looks at a file that did not change.
 
+**The profile's upkeep.** Records are kept in a tree like any others, so
+writing them dirties nodes of ``_utilization``, which are logged in turn (by
+the next checkpoint, by eviction, by a split); each such node's previous
+version, logged when that part of the tree last changed, becomes obsolete in
+the file it lies in, and that file's counts change. Recorded at once, the
+upkeep feeds itself: the records of one checkpoint make the next checkpoint
+write records for the files holding the old versions, whose records make more
+nodes change. With large files the old versions lie in a few files and the
+loop dies out; with many small ones nearly every old version lies in a file of
+its own, each needing its own record, and every checkpoint writes more than
+the one before (a log of 1.5 kB files grew to 1,400 files in 96 operations,
+nearly all of it records and their tree). So an old version of a
+``_utilization`` node is counted obsolete at once, in memory (the selector and
+the data eraser see it), but its file's record *waits*
+(:meth:`UtilizationTracker.count_obsolete` with ``upkeep``; the file joins
+``waiting``, not ``dirty``), until the file's next record is due for another
+reason, or until the upkeep it waits with reaches ``1 / UPKEEP_SHARE`` of the
+file's bytes, or until the environment closes (:meth:`UtilizationTracker.closing`:
+its last checkpoint writes every waiting record). A record the upkeep sets off then stands for at least
+half a file of old versions, more than the node or two that writing it
+dirties in turn (in files of a kilobyte or more): the loop dies out. The price: a crash
+forgets the upkeep still waiting (recovery rebuilds the counts from the
+records and the entries after the last checkpoint), so a file may look up
+to half fuller than it is, until it is cleaned. Never emptier: no entry is
+counted obsolete that is not, and the totals stay exact. The data eraser
+erases nothing of internal databases, so it loses nothing to this.
+
 A wrong obsolete count is the dangerous kind of error: a cleaner trusting it
 deletes a file that still holds a live node. :func:`live_but_obsolete`
 (:mod:`minidb.logstore.tools.verify`) checks for exactly that.
@@ -110,6 +137,7 @@ if TYPE_CHECKING:
     from minidb.log import LSN, LogManager
 
 
+UPKEEP_SHARE = 2  # a file's record waits while the profile's upkeep it owes is under 1/2 of its bytes
 _FILE_KEY = struct.Struct(">I")
 _SUMMARY_KEY = struct.Struct(">II")
 
@@ -149,6 +177,7 @@ class FileSummary:
     obsolete_size: int = field(init=False, repr=False, compare=False)  # sum(obsolete.values())
     own_live_size: int = field(init=False, repr=False, compare=False)  # own summaries' bytes not obsolete
     unlogged: dict[int, int] = field(init=False, repr=False, compare=False)  # obsolete offsets no record holds
+    upkeep_size: int = field(default=0, init=False, repr=False, compare=False)  # of them, the profile's upkeep
 
     def __post_init__(self) -> None:
         self.recount()
@@ -202,6 +231,7 @@ class FileSummary:
     def record_logged(self, values: dict) -> None:
         """The record ``values`` (of :meth:`next_record`) is in the log."""
         self.sequence = values["sequence"]
+        self.upkeep_size = 0
         for r in values["obsolete"]:
             self.logged.add(r["offset"])
             self.unlogged.pop(r["offset"], None)
@@ -241,7 +271,8 @@ class UtilizationTracker:
         self.write_summary = write_summary
         self.files: dict[int, FileSummary] = {}
         self.sizes: dict[LSN, int] = {}  # sizes of node entries logged since the environment opened
-        self.dirty: set[int] = set()  # files whose counts changed since their last FileSummaryLN
+        self.dirty: set[int] = set()  # files whose next FileSummaryLN is due at the next checkpoint
+        self.waiting: set[int] = set()  # files whose only change since their last one is the profile's upkeep
         self.changed: set[int] = set()  # files whose live or total bytes changed since the selector ranked them
         self.deferred: list[tuple[LSN, int, str]] | None = None  # appends while recovery runs
         self.stats = Stats("utilization", ["nEntriesCounted", "nObsoleteCounted", "nFileSummaryLNs"])
@@ -292,8 +323,11 @@ class UtilizationTracker:
             summary.note_obsolete(0, size)
             self.touch(summary.file_number)
 
-    def count_obsolete(self, lsn: LSN, size: int | None = None) -> None:
-        """The node version at ``lsn`` is obsolete (counting it again changes nothing)."""
+    def count_obsolete(self, lsn: LSN, size: int | None = None, upkeep: bool = False) -> None:
+        """The node version at ``lsn`` is obsolete (counting it again changes nothing). ``upkeep``: an old
+        version of a node of ``_utilization`` itself, whose file's record may wait (see "The profile's
+        upkeep" above): unless the record is due anyway, the file waits while the upkeep it owes is
+        under ``1 / UPKEEP_SHARE`` of its bytes."""
         if lsn.is_null or self.log.is_deleted(lsn.file):  # a deleted file: nothing to count any more
             return
         summary = self.summary(lsn.file)
@@ -304,14 +338,21 @@ class UtilizationTracker:
         if size is None:
             size = self.log.read(lsn).size
         summary.note_obsolete(lsn.offset, size)
-        self.touch(lsn.file)
         self.stats.add("nObsoleteCounted")
+        if upkeep and lsn.file not in self.dirty:
+            summary.upkeep_size += size
+            if summary.upkeep_size * UPKEEP_SHARE < summary.total_size:
+                self.waiting.add(lsn.file)
+                self.changed.add(lsn.file)
+                return
+        self.touch(lsn.file)
 
     def forget_file(self, number: int) -> list[bytes]:
         """The cleaner deleted the file: drop its counts; the keys its records may have in
         ``_utilization`` (dead from now on: the cleaner removes them)."""
         summary = self.files.pop(number, None)
         self.dirty.discard(number)
+        self.waiting.discard(number)
         self.changed.add(number)
         last = -1 if summary is None else summary.sequence
         return [file_key(number)] + [summary_key(number, sequence) for sequence in range(last + 1)]
@@ -325,15 +366,21 @@ class UtilizationTracker:
         summary = self.files.get(lsn.file)
         return summary is not None and lsn.offset in summary.obsolete
 
+    def closing(self) -> None:
+        """The environment is about to take its last checkpoint: every record that waits is due now."""
+        self.dirty |= self.waiting
+        self.waiting.clear()
+
     # -- checkpoint step 7 ------------------------------------------------------------------
     def flush(self, files: list[int] | None = None) -> list[tuple[int, LSN]]:
-        """Log a FileSummaryLN for each changed file (or the given ones): its counts and the offsets
-        tracked since its previous one; return (file, LSN) pairs."""
+        """Log a FileSummaryLN for each file whose record is due (or for the given ones): its counts and
+        the offsets tracked since its previous one; return (file, LSN) pairs."""
         written = []
         targets = sorted(self.dirty) if files is None else sorted(files)
         for number in targets:
             summary = self.summary(number)
             self.dirty.discard(number)
+            self.waiting.discard(number)
             record = summary.next_record()
             lsn = self.write_summary(summary_key(number, record["sequence"]), record)
             summary.record_logged(record)
@@ -351,6 +398,7 @@ class UtilizationTracker:
         self.files.clear()
         self.sizes.clear()
         self.dirty.clear()
+        self.waiting.clear()
         self.deferred = []
 
     def note_sizes(self, sized: Iterable[tuple[LSN, int]]) -> None:

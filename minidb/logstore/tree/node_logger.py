@@ -15,7 +15,9 @@ checkpointer, the evictor, splits. It
      version is obsolete now, and so are the old versions of children that
      were logged provisionally under it since its last non-provisional
      logging (its ``provisional_obsolete`` list). The entry lists them in
-     its ``obsolete`` field, so recovery can count them again;
+     its ``obsolete`` field, so recovery can count them again. For a node of
+     ``_utilization`` they are the profile's upkeep, whose files' records may
+     wait (:mod:`minidb.logstore.cleaner.utilization`);
    - logged with Provisional.YES: nothing is obsolete yet, because recovery
      will not replay this version; the previous version (and the node's
      list) moves to the parent's list, and counts when an ancestor is
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from minidb.log import LSN, Provisional
 from minidb.logstore.errors import TreeError
+from minidb.logstore.logdef import UTILIZATION_DB_ID
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -92,8 +95,9 @@ class NodeLogger:
             holder.provisional_obsolete.extend(carried)
         else:
             node.provisional_obsolete = []
+            upkeep = node.db_id == UTILIZATION_DB_ID  # the profile's own nodes: their files' records may wait
             for old in obsolete:
-                self.utilization.count_obsolete(old)
+                self.utilization.count_obsolete(old, upkeep=upkeep)
         node.last_logged_lsn = lsn
         node.last_logged_provisional = provisional
         node.dirty = False
