@@ -27,12 +27,19 @@ reading with fewer steps, and nothing else differently:
 - **key-value lock ids built once checked**: the store's numbers are checked
   when the tree is made; each lock id is then built as the tuple
   :meth:`~minidb.pagestore.lock.lockid.LockId.kvl` would return.
+- **no request where every request is granted**: a transaction manager whose
+  locking policy is :class:`~minidb.pagestore.transactions.locking.NoLocking`
+  (no lock manager: a single thread, a bench) grants every key-value lock at
+  once and holds nothing, so no lock id is built and nothing is asked. The
+  policy is read at each request, so a manager given another one meanwhile
+  is asked again.
 
 Everything else (splits, scans, waits, the next key on the leaves to the
 right, undo) is the reference's code, inherited. The same locks are asked
 for in the same order, the same entries are logged, the same errors raised:
 the log and the volume get the same bytes. A tree keeps nothing between
-operations but its root and its store's numbers, so nothing can go stale.
+operations but its root, its store's numbers and its volume's buffer pool
+(which a volume keeps for its life), so nothing can go stale.
 ``tests/agreement/scn_btree.py`` holds it to the reference.
 """
 
@@ -49,6 +56,7 @@ from minidb.pagestore.ids import PageId
 from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.pages.page import FOOTER_SIZE, SLOT, SLOT_SIZE, PageTag
 from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.transactions.locking import NoLocking
 from minidb.pagestore.wal.logdef import BTREE_INSERT, BTREE_REMOVE
 from minidb.pagestore.wal.logrec import APPLY_AND_LOG
 
@@ -128,13 +136,20 @@ def leaf_at(page: SlottedPage, i: int) -> tuple[bytes, bytes]:
 class Tree(reference.Tree):
     def __post_init__(self) -> None:
         self._kvl_numbers = LockId.kvl(self.root.stid, b"").numbers  # checked once, as LockId.kvl checks them
+        self._bp = self.volume.bp  # the volume's buffer pool, which a volume never changes
+
+    def _lock(self, xct: Any, sk: bytes | None, mode: str, duration: str = "long") -> None:
+        locks = self.locks
+        if locks is None or xct is None or type(getattr(locks, "locks", None)) is NoLocking:
+            return  # NoLocking grants every request: nothing to ask
+        super()._lock(xct, sk, mode, duration)
 
     def _fix(self, number: int, mode: LatchMode) -> SlottedPage:
         root = self.root
-        page = self.bp.fix(_new_tuple(PageId, (root.vol, root.store, number)), mode)
+        page = self._bp.fix(_new_tuple(PageId, (root.vol, root.store, number)), mode)
         buf = page.buf
         if buf[_TAG_AT] != _BTREE or _PID.unpack_from(buf, _PID_AT) != (root.vol, root.store, number):
-            self.bp.unfix(page)
+            self._bp.unfix(page)
             return super()._fix(number, mode)  # fixes it again and raises the reference's error
         return page
 
@@ -153,7 +168,7 @@ class Tree(reference.Tree):
     def _leaf(self, sk: bytes, mode: LatchMode) -> tuple[SlottedPage, int, int]:
         """The leaf for ``sk`` fixed in ``mode`` (latched as ``descend`` latches), with its position and
         entry count from :func:`search`."""
-        unique, root, bp = self.unique, self.root.page, self.bp
+        unique, root, bp = self.unique, self.root.page, self._bp
         page = self._fix(root, SH)
         try:
             i, n, level, pid0 = search(page, sk, unique)
@@ -192,24 +207,21 @@ class Tree(reference.Tree):
     def find(self, key: bytes, xct: Any = None) -> list[bytes]:
         if not self.unique:
             return super().find(key, xct)
-        try:  # the reference's _until_granted, its first attempt without the closure
-            return self._find_unique(key, xct)
+        try:  # the reference's _until_granted, its first attempt (its _find_unique) inline, without the closure
+            page, i, n = self._leaf(key, SH)
+            try:
+                if i < n:
+                    found, el = leaf_at(page, i)  # a unique index: the sort key is the key
+                    self._lock(xct, found, "SH")
+                    return [el] if found == key else []
+                found = self._next_sk(page, i)
+                self._lock(xct, found, "SH")
+                return [reference.KeyedPage(page).leaf(i)[1]] if found == key else []
+            finally:
+                self._bp.unfix(page)
         except reference._MustWait as wait:
             self._wait(xct, wait)
         return super().find(key, xct)
-
-    def _find_unique(self, key: bytes, xct: Any) -> list[bytes]:
-        page, i, n = self._leaf(key, SH)
-        try:
-            if i < n:
-                found, el = leaf_at(page, i)  # a unique index: the sort key is the key
-                self._lock(xct, found, "SH")
-                return [el] if found == key else []
-            found = self._next_sk(page, i)
-            self._lock(xct, found, "SH")
-            return [reference.KeyedPage(page).leaf(i)[1]] if found == key else []
-        finally:
-            self.bp.unfix(page)
 
     def _insert_once(self, xct: Any, key: bytes, el: bytes, sk: bytes, need: int) -> None:
         page, i, n = self._leaf(sk, EX)
@@ -218,7 +230,7 @@ class Tree(reference.Tree):
                 self._insert_at(xct, page, i, n, key, el, sk)
                 return
         finally:
-            self.bp.unfix(page, dirty=True)
+            self._bp.unfix(page, dirty=True)
         self._insert_splitting(xct, key, el, sk, need)
 
     def _insert_on_leaf(self, xct: Any, page: SlottedPage, key: bytes, el: bytes, sk: bytes) -> None:
@@ -249,7 +261,7 @@ class Tree(reference.Tree):
             APPLY_AND_LOG.call(self.volume.log, page, BTREE_REMOVE, self._entry_values(i, key, found[1]), xct)
             return found[1]
         finally:
-            self.bp.unfix(page, dirty=True)
+            self._bp.unfix(page, dirty=True)
 
 
 def _separator(page: SlottedPage, i: int) -> int:
