@@ -162,7 +162,7 @@ from minidb.io import Disk
 from minidb.log.lsn import LSN
 from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, MIN_FILE_MAX, LogManager
 from minidb.pagestore.btree.bulkload import LoadReport
-from minidb.pagestore.btree.index import IndexManager
+from minidb.pagestore.btree.index import INDEX_MANAGER
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.buffer.bufferpool import BUFFER_POOL, BufferPool
 from minidb.pagestore.directory import RootIndex, StoreDirectory
@@ -240,7 +240,7 @@ class StorageManager:
         files = FILE_MANAGER.call(volume, self.xcts, options["max_small_rec"], trace=options["trace"],
                                   index_fanout=options["index_fanout"], directory=directory)
         return Mount(volume, directory, RootIndex(volume, self.xcts), files,
-                     IndexManager(volume, self.xcts, directory), RTreeManager(volume, self.xcts, directory))
+                     INDEX_MANAGER.call(volume, self.xcts, directory), RTreeManager(volume, self.xcts, directory))
 
     def _stamp_volumes(self, lsn: LSN) -> None:
         for volume in self.mounts.volumes():  # each fsynced with its stamp: its pages durable with the checkpoint

@@ -29,6 +29,7 @@ from tests.pagestore.sm_helpers import new_sm
 XCT_MANAGER = "pagestore.transactions.xctmgr.XctManager"
 BLOCK = "pagestore.transactions.xctmgr.transaction_block"
 TREE = "pagestore.btree.btree.Tree"
+INDEX_MANAGER = "pagestore.btree.index.IndexManager"
 
 
 class Refused(Exception):
@@ -58,7 +59,7 @@ def one_block(sm: Any, rng: random.Random, ix: Any, answers: list) -> None:
         answers.append((what, key, type(e).__name__, str(e)))
 
 
-@scenario(XCT_MANAGER, BLOCK, TREE)
+@scenario(XCT_MANAGER, BLOCK, TREE, INDEX_MANAGER)
 def one_operation_per_transaction(seed: int) -> dict[str, Any]:
     """Seeded blocks of one operation each, with a lock manager and without."""
     rng = random.Random(seed)

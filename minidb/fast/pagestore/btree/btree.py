@@ -115,8 +115,7 @@ def search(page: SlottedPage, sk: bytes, unique: bool) -> tuple[int, int, int, i
             end = offset + length
             if not offset or end > size:
                 return _reference_search(page, sk, unique)
-            key = buf[offset + skip:end]
-            if key < sk or (right and key == sk):
+            if (buf[offset + skip:end] <= sk) if right else (buf[offset + skip:end] < sk):
                 lo = mid + 1
             else:
                 hi = mid
@@ -137,6 +136,7 @@ class Tree(reference.Tree):
     def __post_init__(self) -> None:
         self._kvl_numbers = LockId.kvl(self.root.stid, b"").numbers  # checked once, as LockId.kvl checks them
         self._bp = self.volume.bp  # the volume's buffer pool, which a volume never changes
+        self._vol, self._store = self.root.vol, self.root.store  # the root's, read once (a tree's root never moves)
 
     def _lock(self, xct: Any, sk: bytes | None, mode: str, duration: str = "long") -> None:
         locks = self.locks
@@ -145,10 +145,10 @@ class Tree(reference.Tree):
         super()._lock(xct, sk, mode, duration)
 
     def _fix(self, number: int, mode: LatchMode) -> SlottedPage:
-        root = self.root
-        page = self._bp.fix(_new_tuple(PageId, (root.vol, root.store, number)), mode)
+        vol, store = self._vol, self._store
+        page = self._bp.fix(_new_tuple(PageId, (vol, store, number)), mode)
         buf = page.buf
-        if buf[_TAG_AT] != _BTREE or _PID.unpack_from(buf, _PID_AT) != (root.vol, root.store, number):
+        if buf[_TAG_AT] != _BTREE or _PID.unpack_from(buf, _PID_AT) != (vol, store, number):
             self._bp.unfix(page)
             return super()._fix(number, mode)  # fixes it again and raises the reference's error
         return page
@@ -168,7 +168,7 @@ class Tree(reference.Tree):
     def _leaf(self, sk: bytes, mode: LatchMode) -> tuple[SlottedPage, int, int]:
         """The leaf for ``sk`` fixed in ``mode`` (latched as ``descend`` latches), with its position and
         entry count from :func:`search`."""
-        unique, root, bp = self.unique, self.root.page, self._bp
+        unique, root, bp = self.unique, self.root[2], self._bp  # the root's page number
         page = self._fix(root, SH)
         try:
             i, n, level, pid0 = search(page, sk, unique)

@@ -6,7 +6,8 @@ times. The reference counts each fix (``nFixes``) and each hit (``nHits``)
 with :meth:`Stats.add <minidb.stats.Stats.add>`, which takes the stats' own
 lock, twice per hit. This twin increments both counters in the stats' dict in
 place (:func:`minidb.fast.held_counts`), and finds the frame by the page
-id's fields (no call of the ``key`` property); the rest of the fix is the
+id's fields (no call of the ``key`` property), the mutex taken by its bound
+``acquire`` and ``release``; the rest of the fix is the
 reference's, step for step (a miss is the reference's ``_load``, the latch
 the reference's ``_latch_pinned``).
 
@@ -48,10 +49,11 @@ class BufferPool(reference.BufferPool):
 
     def fix(self, pid: PageId, mode: LatchMode = SH, *, virgin: bool = False,
             conditional: bool = False) -> SlottedPage | None:
-        if not isinstance(pid, PageId) or not isinstance(mode, LatchMode):
-            return super().fix(pid, mode, virgin=virgin, conditional=conditional)  # says what is wrong
-        counts = self._counts
-        with self._mutex:
+        if type(pid) is not PageId or type(mode) is not LatchMode:
+            return super().fix(pid, mode, virgin=virgin, conditional=conditional)  # checks them, says what is wrong
+        counts, mutex = self._counts, self._mutex
+        mutex.acquire()
+        try:
             counts["nFixes"] += 1
             frame = self._table.get((pid[0], pid[2]))  # pid.key, without the property's call
             if frame is not None:
@@ -62,6 +64,8 @@ class BufferPool(reference.BufferPool):
                 frame = self._load(pid, mode, virgin)
             frame.pin_count += 1
             frame.referenced = True
+        finally:
+            mutex.release()
         if mode is SH and not conditional:  # granted (waiting if need be), and SH sets no recovery LSN
             frame.latch.acquire(mode)
             return frame.page

@@ -17,7 +17,8 @@ much as the lookup's descent, so this twin shortens them, and nothing else:
   this manager that logged nothing and loaded, freed and prepared nothing
   (the reference's ``_commit`` then goes straight to ``_end`` with no entry)
   leaves the table, counts ``nReadOnly`` in place and releases its locks,
-  as ``_end`` does; it logs nothing, and syncs nothing, as the reference.
+  as ``_end`` does (unless the locking policy is ``NoLocking``, which holds
+  none); it logs nothing, and syncs nothing, as the reference.
   Any other commit, and any transaction that is not ACTIVE or not this
   manager's, is the reference's code, with its checks and errors.
 
@@ -35,6 +36,7 @@ from typing import Any
 from minidb import fast
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.transactions import xctmgr as reference
+from minidb.pagestore.transactions.locking import NoLocking
 from minidb.pagestore.transactions.xct import Xct, XctState
 
 _ACTIVE, _ENDED = XctState.ACTIVE, XctState.ENDED
@@ -83,7 +85,7 @@ class XctManager(reference.XctManager):
         return xct
 
     def commit(self, xct: Xct, durable: bool = True) -> LSN:
-        if type(xct) is not Xct or xct.manager is not self or xct.state != _ACTIVE or not xct.last_lsn.is_null \
+        if type(xct) is not Xct or xct.manager is not self or xct.state != _ACTIVE or xct.last_lsn != NULL_LSN \
                 or xct.load_stores or xct.pages_freed or xct.prepared is not None:
             return super().commit(xct, durable)
         latch = self.table_latch
@@ -99,5 +101,7 @@ class XctManager(reference.XctManager):
             latch.release()
         if not ended:
             return super().commit(xct, durable)  # not in the table: the reference's check says so
-        self.locks.release_all(xct)
+        locks = self.locks
+        if type(locks) is not NoLocking:  # which holds nothing to release
+            locks.release_all(xct)
         return NULL_LSN
