@@ -96,11 +96,12 @@ def search(page: SlottedPage, sk: bytes, unique: bool) -> tuple[int, int, int, i
         while lo < hi:
             mid = (lo + hi) >> 1
             offset, length = _slot_unpack(buf, slot1 - (mid << 2))
-            if not offset or offset + length > size:
+            limit = offset + length  # where the entry ends
+            if not offset or limit > size:
                 return _reference_search(page, sk, unique)
             start = offset + 2
             end = start + _klen_unpack(buf, offset)[0]
-            if end > offset + length:
+            if end > limit:
                 return _reference_search(page, sk, unique)
             if buf[start:end] < sk:
                 lo = mid + 1
