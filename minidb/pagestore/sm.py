@@ -162,7 +162,7 @@ from minidb.io import Disk
 from minidb.log.lsn import LSN
 from minidb.log.manager import DEFAULT_BUFFER_SIZE, DEFAULT_FILE_MAX, MIN_FILE_MAX, LogManager
 from minidb.pagestore.btree.bulkload import LoadReport
-from minidb.pagestore.btree.index import IndexManager
+from minidb.pagestore.btree.index import INDEX_MANAGER
 from minidb.pagestore.btree.keydesc import KeyDescriptor
 from minidb.pagestore.buffer.bufferpool import BUFFER_POOL, BufferPool
 from minidb.pagestore.directory import RootIndex, StoreDirectory
@@ -186,7 +186,7 @@ from minidb.pagestore.transactions.prepare import InDoubt
 from minidb.pagestore.transactions.quark import Quark
 from minidb.pagestore.transactions.rollback import UndoStep
 from minidb.pagestore.transactions.xct import SavePoint, Xct, XctState
-from minidb.pagestore.transactions.xctmgr import XctManager, all_or_nothing, transaction_block
+from minidb.pagestore.transactions.xctmgr import TRANSACTION_BLOCK, XCT_MANAGER, all_or_nothing
 from minidb.pagestore.volume.volfile import VolumeFile
 from minidb.pagestore.volume.volheader import DEFAULT_EXT_SZ, VolumeHeader
 from minidb.pagestore.volume.volume import Volume
@@ -208,7 +208,7 @@ class StorageManager:
         self.log = log
         self.bp = bp
         self.volume = volume
-        self.xcts = XctManager(volume, locking, trace=trace)
+        self.xcts = XCT_MANAGER.call(volume, locking, trace=trace)
         self._part_options = dict(max_small_rec=max_small_rec, trace=trace, index_fanout=index_fanout)
         self.mounts = MountTable(disk, log, self._build_mount, lambda vid: Volume(disk, bp, log, vid, trace=trace))
         first = self.mounts.attach(volume)
@@ -240,7 +240,7 @@ class StorageManager:
         files = FILE_MANAGER.call(volume, self.xcts, options["max_small_rec"], trace=options["trace"],
                                   index_fanout=options["index_fanout"], directory=directory)
         return Mount(volume, directory, RootIndex(volume, self.xcts), files,
-                     IndexManager(volume, self.xcts, directory), RTreeManager(volume, self.xcts, directory))
+                     INDEX_MANAGER.call(volume, self.xcts, directory), RTreeManager(volume, self.xcts, directory))
 
     def _stamp_volumes(self, lsn: LSN) -> None:
         for volume in self.mounts.volumes():  # each fsynced with its stamp: its pages durable with the checkpoint
@@ -496,7 +496,7 @@ class StorageManager:
 
     def transaction(self, durable: bool = True) -> ContextManager[Xct]:
         """``with sm.transaction() as t:``: commit at the end of the block, abort on an exception."""
-        return transaction_block(self, durable)
+        return TRANSACTION_BLOCK.call(self, durable)
 
     # -- locks ------------------------------------------------------------------------------------
     def quark(self, xct: Xct) -> Quark:

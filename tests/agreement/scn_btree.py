@@ -27,6 +27,7 @@ from tests.agreement.scenarios import disk_state, scenario
 from tests.pagestore.sm_helpers import OPTIONS, new_sm
 
 TREE = "pagestore.btree.btree.Tree"
+INDEX_MANAGER = "pagestore.btree.index.IndexManager"
 NUM_PAGES, FRAMES = 160, 24  # the pool holds a part of the volume: pages are evicted and written
 
 
@@ -59,7 +60,7 @@ def contents(sm: StorageManager, indexes: list) -> list:
     return [sm.indexes.entries(ix) for ix, _ in indexes]
 
 
-@scenario(TREE)
+@scenario(TREE, INDEX_MANAGER)
 def indexes_rollbacks_crash_and_restart(seed: int) -> dict[str, Any]:
     """Seeded transactions on a unique and a non-unique index (some aborted, some rolled back in part), an
     index created and aborted, one destroyed and brought back, a loser at the crash, the restart, more."""

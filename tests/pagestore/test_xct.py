@@ -2,9 +2,11 @@
 
 import pytest
 
+from minidb import impl
 from minidb.log import NULL_LSN
 from minidb.pagestore import PAGESTORE_TYPES
 from minidb.pagestore.buffer.latch import EX
+from minidb.pagestore.lock import LockManager
 from minidb.pagestore.transactions.xct import XctState
 from minidb.pagestore.transactions.xctmgr import XctError
 from minidb.pagestore.wal.logrec import REDO, UNDO, check_handlers
@@ -63,6 +65,24 @@ def test_a_read_only_transaction_logs_nothing():
     assert sm.read_rec(t, rid).body == b"x"
     assert sm.commit(t) == NULL_LSN
     assert sm.log.last_lsn == end and sm.xcts.stats["nReadOnly"] == 1
+
+
+@pytest.mark.parametrize("which", [impl.ENGINE, impl.FAST])
+def test_a_read_only_durable_commit_neither_logs_nor_waits_for_the_log(which):
+    with impl.using(which):
+        sm = new_sm(locking=LockManager())
+        with sm.transaction() as t:
+            ix = sm.create_index(t, "i4")
+            sm.index_insert(t, ix, 7, b"seven")
+        with sm.transaction(durable=False) as t:
+            sm.index_insert(t, ix, 8, b"eight")  # a commit not yet durable: a read-only commit must not force it
+        end, events, durable = sm.log.end_lsn, len(sm.disk.events), sm.log.durable_end
+        with sm.transaction() as t:  # durable, as by default
+            assert sm.index_lookup(t, ix, 7) == [b"seven"]
+            assert sm.xcts.locks.held(t)  # its locks, held until its commit
+        assert (sm.log.end_lsn, len(sm.disk.events), sm.log.durable_end) == (end, events, durable)
+        assert sm.xcts.stats["nReadOnly"] == 1 and not sm.xcts.active()
+        assert not sm.xcts.locks.held(t)
 
 
 def test_durable_and_non_durable_commits():

@@ -66,6 +66,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ContextManager
 
+from minidb import impl
 from minidb.errors import SimulatedCrash
 from minidb.pagestore.btree.btree import TREE, Tree, create_tree
 from minidb.pagestore.btree.bulkload import BulkLoader, LoadReport, check_fill
@@ -267,3 +268,6 @@ class IndexManager:
         """Every (key, element), read leaf by leaf without a transaction (for checks and pictures)."""
         ix = self.index(stid)
         return [(ix.desc.decode(k), e) for k, e in check_tree(self.volume.bp, ix.root, ix.unique)[1]]
+
+
+INDEX_MANAGER = impl.hot_spot(IndexManager)  # built as INDEX_MANAGER.call(...) for each mounted volume

@@ -65,6 +65,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ContextManager
 
+from minidb import impl
 from minidb.errors import MinidbError, SimulatedCrash
 from minidb.log.lsn import LSN, NULL_LSN
 from minidb.pagestore.errors import BadRequestError
@@ -104,6 +105,9 @@ def transaction_block(manager: Any, durable: bool) -> Iterator[Xct]:
             manager.abort(xct)
         raise
     manager.commit(xct, durable=durable)
+
+
+TRANSACTION_BLOCK = impl.hot_spot(transaction_block)  # called as TRANSACTION_BLOCK.call(manager, durable)
 
 
 class all_or_nothing:
@@ -174,7 +178,7 @@ class XctManager:
 
     def transaction(self, durable: bool = True) -> ContextManager[Xct]:
         """``with xm.transaction() as t:`` commits at the end of the block, aborts on an exception."""
-        return transaction_block(self, durable)
+        return TRANSACTION_BLOCK.call(self, durable)
 
     def active(self) -> list[Xct]:
         """The transactions that have not ended, by tid."""
@@ -512,3 +516,6 @@ class XctManager:
 
     def __repr__(self) -> str:
         return f"XctManager({len(self._table)} active, next tid {self._next_tid})"
+
+
+XCT_MANAGER = impl.hot_spot(XctManager)  # built as XCT_MANAGER.call(...) by the storage manager

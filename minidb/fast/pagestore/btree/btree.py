@@ -27,12 +27,19 @@ reading with fewer steps, and nothing else differently:
 - **key-value lock ids built once checked**: the store's numbers are checked
   when the tree is made; each lock id is then built as the tuple
   :meth:`~minidb.pagestore.lock.lockid.LockId.kvl` would return.
+- **no request where every request is granted**: a transaction manager whose
+  locking policy is :class:`~minidb.pagestore.transactions.locking.NoLocking`
+  (no lock manager: a single thread, a bench) grants every key-value lock at
+  once and holds nothing, so no lock id is built and nothing is asked. The
+  policy is read at each request, so a manager given another one meanwhile
+  is asked again.
 
 Everything else (splits, scans, waits, the next key on the leaves to the
 right, undo) is the reference's code, inherited. The same locks are asked
 for in the same order, the same entries are logged, the same errors raised:
 the log and the volume get the same bytes. A tree keeps nothing between
-operations but its root and its store's numbers, so nothing can go stale.
+operations but its root, its store's numbers and its volume's buffer pool
+(which a volume keeps for its life), so nothing can go stale.
 ``tests/agreement/scn_btree.py`` holds it to the reference.
 """
 
@@ -49,6 +56,7 @@ from minidb.pagestore.ids import PageId
 from minidb.pagestore.lock.lockid import LockId
 from minidb.pagestore.pages.page import FOOTER_SIZE, SLOT, SLOT_SIZE, PageTag
 from minidb.pagestore.pages.slotted import SlottedPage
+from minidb.pagestore.transactions.locking import NoLocking
 from minidb.pagestore.wal.logdef import BTREE_INSERT, BTREE_REMOVE
 from minidb.pagestore.wal.logrec import APPLY_AND_LOG
 
@@ -88,11 +96,12 @@ def search(page: SlottedPage, sk: bytes, unique: bool) -> tuple[int, int, int, i
         while lo < hi:
             mid = (lo + hi) >> 1
             offset, length = _slot_unpack(buf, slot1 - (mid << 2))
-            if not offset or offset + length > size:
+            limit = offset + length  # where the entry ends
+            if not offset or limit > size:
                 return _reference_search(page, sk, unique)
             start = offset + 2
             end = start + _klen_unpack(buf, offset)[0]
-            if end > offset + length:
+            if end > limit:
                 return _reference_search(page, sk, unique)
             if buf[start:end] < sk:
                 lo = mid + 1
@@ -107,8 +116,7 @@ def search(page: SlottedPage, sk: bytes, unique: bool) -> tuple[int, int, int, i
             end = offset + length
             if not offset or end > size:
                 return _reference_search(page, sk, unique)
-            key = buf[offset + skip:end]
-            if key < sk or (right and key == sk):
+            if (buf[offset + skip:end] <= sk) if right else (buf[offset + skip:end] < sk):
                 lo = mid + 1
             else:
                 hi = mid
@@ -128,13 +136,21 @@ def leaf_at(page: SlottedPage, i: int) -> tuple[bytes, bytes]:
 class Tree(reference.Tree):
     def __post_init__(self) -> None:
         self._kvl_numbers = LockId.kvl(self.root.stid, b"").numbers  # checked once, as LockId.kvl checks them
+        self._bp = self.volume.bp  # the volume's buffer pool, which a volume never changes
+        self._vol, self._store = self.root.vol, self.root.store  # the root's, read once (a tree's root never moves)
+
+    def _lock(self, xct: Any, sk: bytes | None, mode: str, duration: str = "long") -> None:
+        locks = self.locks
+        if locks is None or xct is None or type(getattr(locks, "locks", None)) is NoLocking:
+            return  # NoLocking grants every request: nothing to ask
+        super()._lock(xct, sk, mode, duration)
 
     def _fix(self, number: int, mode: LatchMode) -> SlottedPage:
-        root = self.root
-        page = self.bp.fix(_new_tuple(PageId, (root.vol, root.store, number)), mode)
+        vol, store = self._vol, self._store
+        page = self._bp.fix(_new_tuple(PageId, (vol, store, number)), mode)
         buf = page.buf
-        if buf[_TAG_AT] != _BTREE or _PID.unpack_from(buf, _PID_AT) != (root.vol, root.store, number):
-            self.bp.unfix(page)
+        if buf[_TAG_AT] != _BTREE or _PID.unpack_from(buf, _PID_AT) != (vol, store, number):
+            self._bp.unfix(page)
             return super()._fix(number, mode)  # fixes it again and raises the reference's error
         return page
 
@@ -153,7 +169,7 @@ class Tree(reference.Tree):
     def _leaf(self, sk: bytes, mode: LatchMode) -> tuple[SlottedPage, int, int]:
         """The leaf for ``sk`` fixed in ``mode`` (latched as ``descend`` latches), with its position and
         entry count from :func:`search`."""
-        unique, root, bp = self.unique, self.root.page, self.bp
+        unique, root, bp = self.unique, self.root[2], self._bp  # the root's page number
         page = self._fix(root, SH)
         try:
             i, n, level, pid0 = search(page, sk, unique)
@@ -192,24 +208,21 @@ class Tree(reference.Tree):
     def find(self, key: bytes, xct: Any = None) -> list[bytes]:
         if not self.unique:
             return super().find(key, xct)
-        try:  # the reference's _until_granted, its first attempt without the closure
-            return self._find_unique(key, xct)
+        try:  # the reference's _until_granted, its first attempt (its _find_unique) inline, without the closure
+            page, i, n = self._leaf(key, SH)
+            try:
+                if i < n:
+                    found, el = leaf_at(page, i)  # a unique index: the sort key is the key
+                    self._lock(xct, found, "SH")
+                    return [el] if found == key else []
+                found = self._next_sk(page, i)
+                self._lock(xct, found, "SH")
+                return [reference.KeyedPage(page).leaf(i)[1]] if found == key else []
+            finally:
+                self._bp.unfix(page)
         except reference._MustWait as wait:
             self._wait(xct, wait)
         return super().find(key, xct)
-
-    def _find_unique(self, key: bytes, xct: Any) -> list[bytes]:
-        page, i, n = self._leaf(key, SH)
-        try:
-            if i < n:
-                found, el = leaf_at(page, i)  # a unique index: the sort key is the key
-                self._lock(xct, found, "SH")
-                return [el] if found == key else []
-            found = self._next_sk(page, i)
-            self._lock(xct, found, "SH")
-            return [reference.KeyedPage(page).leaf(i)[1]] if found == key else []
-        finally:
-            self.bp.unfix(page)
 
     def _insert_once(self, xct: Any, key: bytes, el: bytes, sk: bytes, need: int) -> None:
         page, i, n = self._leaf(sk, EX)
@@ -218,7 +231,7 @@ class Tree(reference.Tree):
                 self._insert_at(xct, page, i, n, key, el, sk)
                 return
         finally:
-            self.bp.unfix(page, dirty=True)
+            self._bp.unfix(page, dirty=True)
         self._insert_splitting(xct, key, el, sk, need)
 
     def _insert_on_leaf(self, xct: Any, page: SlottedPage, key: bytes, el: bytes, sk: bytes) -> None:
@@ -249,7 +262,7 @@ class Tree(reference.Tree):
             APPLY_AND_LOG.call(self.volume.log, page, BTREE_REMOVE, self._entry_values(i, key, found[1]), xct)
             return found[1]
         finally:
-            self.bp.unfix(page, dirty=True)
+            self._bp.unfix(page, dirty=True)
 
 
 def _separator(page: SlottedPage, i: int) -> int:

@@ -1,18 +1,31 @@
-"""The twin of :class:`minidb.pagestore.buffer.bufferpool.BufferPool`: a fix counted without the stats' lock.
+"""The twin of :class:`minidb.pagestore.buffer.bufferpool.BufferPool`: a fix counted without the stats' lock,
+a clean unfix in a few steps.
 
 Every page access fixes a page, so a fix's few steps are paid millions of
 times. The reference counts each fix (``nFixes``) and each hit (``nHits``)
 with :meth:`Stats.add <minidb.stats.Stats.add>`, which takes the stats' own
 lock, twice per hit. This twin increments both counters in the stats' dict in
 place (:func:`minidb.fast.held_counts`), and finds the frame by the page
-id's fields (no call of the ``key`` property); the rest of the fix is the
+id's fields (no call of the ``key`` property), the mutex taken by its bound
+``acquire`` and ``release``; the rest of the fix is the
 reference's, step for step (a miss is the reference's ``_load``, the latch
 the reference's ``_latch_pinned``).
+
+An unfix that does not mark the page dirty (every unfix of a read) skips
+the reference's dirty branches, which only a dirty unfix enters (the image
+before a first change, the recovery LSN of a change made under SH): under
+the mutex it checks the pin count, clears the recovery LSN of a page fixed EX
+and left clean, and unpins, as the reference; then it releases the latch. A
+dirty unfix, or one of a page that is not pinned (the reference's error), is
+the reference's code.
 
 Safe because ``nFixes`` and ``nHits`` change only here, under the pool's
 mutex, which the fix holds anyway: the mutex orders every change of them, so
 no increment is lost, and a reader of the stats sees a count that was true at
-some moment, as with the reference. The agreement scenarios of the page
+some moment, as with the reference. An SH fix that is not conditional latches
+the frame itself: the reference's ``_latch_pinned`` would too, and does
+nothing else for it (the latch is granted, waiting if need be, and only an EX
+fix sets a recovery LSN). The agreement scenarios of the page
 store (``scn_forward``, ``scn_restart``) compare the pool's counters.
 """
 
@@ -36,10 +49,11 @@ class BufferPool(reference.BufferPool):
 
     def fix(self, pid: PageId, mode: LatchMode = SH, *, virgin: bool = False,
             conditional: bool = False) -> SlottedPage | None:
-        if not isinstance(pid, PageId) or not isinstance(mode, LatchMode):
-            return super().fix(pid, mode, virgin=virgin, conditional=conditional)  # says what is wrong
-        counts = self._counts
-        with self._mutex:
+        if type(pid) is not PageId or type(mode) is not LatchMode:
+            return super().fix(pid, mode, virgin=virgin, conditional=conditional)  # checks them, says what is wrong
+        counts, mutex = self._counts, self._mutex
+        mutex.acquire()
+        try:
             counts["nFixes"] += 1
             frame = self._table.get((pid[0], pid[2]))  # pid.key, without the property's call
             if frame is not None:
@@ -50,4 +64,27 @@ class BufferPool(reference.BufferPool):
                 frame = self._load(pid, mode, virgin)
             frame.pin_count += 1
             frame.referenced = True
+        finally:
+            mutex.release()
+        if mode is SH and not conditional:  # granted (waiting if need be), and SH sets no recovery LSN
+            frame.latch.acquire(mode)
+            return frame.page
         return self._latch_pinned(frame, mode, conditional)
+
+    def unfix(self, page: SlottedPage, dirty: bool = False) -> None:
+        if dirty or type(page) is not SlottedPage:
+            return super().unfix(page, dirty)
+        frame = page.frame
+        latch = frame.latch
+        mutex = self._mutex
+        mutex.acquire()
+        if frame.pin_count < 1:
+            mutex.release()
+            return super().unfix(page)  # raises the reference's error
+        if latch._exclusive and not frame.dirty:
+            frame.rec_lsn = None  # fixed EX, not changed after all
+        frame.failed = False
+        frame.pin_count -= 1
+        mutex.release()
+        latch.release()
+        return None

@@ -6,7 +6,8 @@ enters its condition with a ``with`` statement and asks ``_grantable`` and
 ``_grant``; this twin takes the latch's lock by hand, grants a free latch
 inline (SH when nobody holds it EX, EX when nobody holds it at all) and
 releases the lock: no condition, no helper calls, no ``with``; a release
-takes the lock the same way. Anything else (a conditional failure,
+takes the lock the same way and, when no request waits (nobody to notify),
+lets go of the EX hold or one SH hold inline, as ``_let_go`` does. Anything else (a conditional failure,
 ``on_block``, waiting) is the reference's code.
 
 Safe because the condition shares the latch's lock: granting under the lock
@@ -19,7 +20,7 @@ cannot miss it.
 from __future__ import annotations
 
 from minidb.pagestore.buffer import latch as reference
-from minidb.pagestore.buffer.latch import LatchMode
+from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 
 
 class Latch(reference.Latch):
@@ -43,6 +44,15 @@ class Latch(reference.Latch):
     def release(self) -> LatchMode:
         lock = self._lock
         lock.acquire()
+        if not self.waiting:  # nobody to notify: the hold let go inline
+            if self._exclusive:
+                self._exclusive = False
+                lock.release()
+                return EX
+            if self._shared:
+                self._shared -= 1
+                lock.release()
+                return SH
         try:
             return self._let_go()
         finally:

@@ -1,0 +1,53 @@
+"""The index manager, accelerated: a lookup finds its remembered tree and locks its store inline.
+
+The reference's :meth:`~minidb.pagestore.btree.index.IndexManager.lookup`
+goes through ``_begin`` (the transaction checked, ``index_for``, the store
+locked IS), and ``index_for`` through ``_epoch``; each is a Python call, and
+the lock is asked of the transaction manager, which asks its locking policy.
+This twin makes the same steps in the same order in one function, and
+nothing else differently:
+
+- **the transaction checked** by the transaction manager's ``check_active``,
+  with its errors;
+- **the remembered descriptor and tree** used under the reference's own
+  condition (the same epoch, directory changes and rollbacks, taken now;
+  the same lock timeout); anything else is the reference's ``index_for``,
+  which reads the directory and remembers what it read;
+- **the IS lock on the store** asked of the transaction manager, unless its
+  locking policy is :class:`~minidb.pagestore.transactions.locking.NoLocking`,
+  which grants every request at once and holds nothing. The policy is read
+  at each lookup;
+- **the key encoded** by the descriptor's one field when it has one (the
+  first step of :meth:`KeyDescriptor.encode <minidb.pagestore.btree.keydesc.KeyDescriptor.encode>`),
+  with the field's checks and errors.
+
+Every other operation is the reference's, inherited. The twin keeps nothing
+of its own: what it reads is the reference's memory of descriptors, under
+the reference's rule. ``tests/agreement/scn_btree.py`` and ``scn_xct.py``
+hold it to the reference (a lock manager and none, indexes created and
+destroyed in transactions that roll back).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minidb.pagestore.btree import index as reference
+from minidb.pagestore.ids import StoreId
+from minidb.pagestore.transactions.locking import NoLocking
+
+
+class IndexManager(reference.IndexManager):
+    def lookup(self, xct: Any, stid: StoreId, key: Any) -> list[bytes]:
+        xcts = self.xcts
+        xcts.check_active(xct)
+        known = self._known.get(stid) if type(stid) is StoreId else None
+        if known is not None and known[0] == (self.directory.changes, xcts.rollbacks) \
+                and known[2].lock_timeout == self.lock_timeout:
+            ix, tree = known[1], known[2]
+        else:
+            ix, tree = self.index_for(stid)
+        if type(getattr(xcts, "locks", None)) is not NoLocking:
+            xcts.lock(xct, stid, "IS", timeout=self.lock_timeout)
+        fields = ix.desc.fields  # a descriptor of one field encodes a key as that field does
+        return tree.find(fields[0].encode(key) if len(fields) == 1 else ix.desc.encode(key), xct)

@@ -1,0 +1,1 @@
+"""Accelerated twins of :mod:`minidb.pagestore.transactions`."""
