@@ -19,7 +19,8 @@ write):
 - no INVISIBLE mask: an appended entry is never invisible;
 - whether the log refuses work tested inline (``_check_usable`` only says
   which reason), the latch taken by ``acquire``/``release`` (no ``with``), the LSN built by
-  ``tuple.__new__`` (its offset is in range: ``file_max <= MAX_OFFSET``), the
+  ``tuple.__new__`` (its offset is in range: ``file_max <= MAX_OFFSET``; so is ``end_lsn``'s,
+  which the log store asks after each append for the entry's size), the
   counters changed under the latch only incremented in the stats' dict in place
   (:func:`minidb.fast.held_counts`: no stats lock), the listener loop skipped when there is none;
 - its reader, when it is the fast one, given ``_end_position`` (the end as a
@@ -61,6 +62,10 @@ class LogManager(reference.LogManager):
         self._counts = fast.held_counts(self.stats)  # nEntries, nBytes: changed under the latch only
         if isinstance(self.reader, FastLogReader):
             self.reader.end_position = self._end_position
+
+    @property
+    def end_lsn(self) -> LSN:
+        return _new_lsn(LSN, (self._file_number, self._next_offset))
 
     def _end_position(self) -> tuple[int, int] | None:
         """Where the next entry goes, as a (file, offset) pair (None while there is no log file): what
