@@ -607,13 +607,8 @@ class SimDisk(Disk):
         return self._image(state.crashed(mode)[0])
 
     def crash_image_after(self, events: Sequence[Event], mode: CrashMode = KEEP_NOTHING) -> "SimDisk":
-        """A new disk: this disk's present state, then ``events`` replayed, then crashed.
-
-        ``events`` is the record of a history that began from this state on
-        another disk (a copy of this one, say, that a recovery ran on): the
-        image is what a crash right after the last of them leaves, without
-        running that history again. This disk is left as it is.
-        """
+        """A new disk: this disk's present state, then ``events`` (a history recorded on a copy of it, a
+        recovery run there, say) replayed without running it again, then crashed; this disk stays as it is."""
         state = self._state.copy()
         for event in events:
             _replay_one(state, event)
