@@ -81,7 +81,7 @@ class BufferPool(reference.BufferPool):
         if frame.pin_count < 1:
             mutex.release()
             return super().unfix(page)  # raises the reference's error
-        if latch._exclusive and not frame.dirty:
+        if latch.exclusive and not frame.dirty:
             frame.rec_lsn = None  # fixed EX, not changed after all
         frame.failed = False
         frame.pin_count -= 1
