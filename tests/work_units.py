@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-# Tests that share one SparkSession (tests/spark/) must run in one process, so
-# that the suite starts one JVM for them however many xdist workers there are:
+# Tests that share one SparkSession (tests/spark/, the tour's test among them) must run in one
+# process, so that the suite starts one JVM for them however many xdist workers there are:
 # with --dist loadfile they form one work unit instead of one per file.
 SPARK_TESTS = "tests/spark/"
 # Files whose tests are each a work unit of their own: long tests that share nothing costly, so the
@@ -15,10 +15,9 @@ ONE_UNIT_PER_TEST = ("tests/pagestore/test_xct_crash_sweep.py", "tests/logstore/
                      "tests/replication/test_crash_sweep.py", "exercises/test_stubs_fail.py")
 # The work units that take longest (measured with --durations on 2 cores), longest first: handed out
 # before all others, so the workers end together instead of one running a long unit alone at the end.
-LONGEST_FIRST = (SPARK_TESTS, "tests/pagestore/test_xct_crash_sweep.py", "tests/test_tour.py",
-                 "tests/logstore/test_tree_model.py", "tests/test_autograder.py", "tests/test_projects.py",
-                 "tests/logstore/test_crash_sweep.py", "exercises/test_stubs_fail.py",
-                 "tests/replication/test_crash_sweep.py", "tests/test_impl.py",
+LONGEST_FIRST = (SPARK_TESTS, "tests/pagestore/test_xct_crash_sweep.py", "tests/logstore/test_tree_model.py",
+                 "tests/test_autograder.py", "tests/test_projects.py", "tests/logstore/test_crash_sweep.py",
+                 "exercises/test_stubs_fail.py", "tests/replication/test_crash_sweep.py", "tests/test_impl.py",
                  "tests/browser/test_notebooks_in_browser.py")
 
 

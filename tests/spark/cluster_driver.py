@@ -19,7 +19,7 @@ APP = "minidb spark load and analyze"
 
 
 def run(master: str, commands: list[list[str]]) -> list[dict]:
-    spark = spark_session(master, APP)
+    spark = spark_session(master, APP, quick_jvm=True)  # a short job: C1 only, serial GC (as in local mode)
     session = type(spark)
     stop = session.stop
     session.stop = lambda self: None

@@ -1,4 +1,5 @@
-"""One local SparkSession for every Spark test (local[2], no UI, 2 shuffle partitions), one standalone cluster.
+"""One local SparkSession for every Spark test and the tour's (local[2], no UI, 2 shuffle partitions), one
+standalone cluster.
 
 The root conftest keeps all of tests/spark/ in one xdist worker, so the whole
 suite starts one JVM for these tests. The JVM's own output goes to a log file

@@ -12,6 +12,9 @@ fixture ``cluster_runs``, one application for both) on the logs that the other
 Spark tests analyse in local mode (on the shared session: no second local
 JVM), and compares every table. The worker runs this virtual environment's Python
 (``PYSPARK_PYTHON``), so the executors import minidb from this worktree.
+Every JVM of the test (master, worker, driver, executor) lives for one short
+job, so each compiles with C1 only and collects with the serial collector, as
+local mode's does (``quick_jvm``, :mod:`minidb.spark.session`): a third less CPU.
 Both processes are stopped at the end, whatever happened: each runs in its own
 process group (:class:`tests.process_groups.ProcessGroups`), which the
 fixture's finalizer ends, and so do an ``atexit`` hook (a pytest stopped by
@@ -35,6 +38,7 @@ import pyspark
 import pytest
 
 from minidb.spark.pipeline import FIGURES
+from minidb.spark.session import LOCAL_JVM_OPTIONS
 
 from tests.process_groups import ProcessGroups
 from tests.spark.cluster_driver import APP
@@ -53,7 +57,8 @@ def free_port() -> int:
 def spark_env(tmp: Path) -> dict:
     env = dict(os.environ)
     env.update(SPARK_HOME=str(SPARK_HOME), SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-               SPARK_LOG_DIR=str(tmp / "logs"), SPARK_WORKER_DIR=str(tmp / "work"))
+               SPARK_LOG_DIR=str(tmp / "logs"), SPARK_WORKER_DIR=str(tmp / "work"),
+               SPARK_DAEMON_JAVA_OPTS=LOCAL_JVM_OPTIONS)  # the master and the worker: short-lived, as local mode's JVM
     env.pop("PYSPARK_GATEWAY_PORT", None)
     return env
 

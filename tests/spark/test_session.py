@@ -14,6 +14,11 @@ def test_the_configuration():
     assert conf["spark.driver.extraJavaOptions"] == f"{log4j} {LOCAL_JVM_OPTIONS}"
     cluster = spark_conf("spark://head:7077").get("spark.driver.extraJavaOptions")
     assert cluster == log4j  # a cluster's driver keeps the JVM's defaults
+    assert spark_conf("spark://head:7077").get("spark.executor.extraJavaOptions") is None  # and its executors
+    quick = dict(spark_conf("spark://head:7077", quick_jvm=True).getAll())  # a short job on a small cluster
+    assert quick["spark.driver.extraJavaOptions"] == f"{log4j} {LOCAL_JVM_OPTIONS}"
+    assert quick["spark.executor.extraJavaOptions"] == LOCAL_JVM_OPTIONS
+    assert spark_conf("local[2]", quick_jvm=False).get("spark.driver.extraJavaOptions") == log4j
     assert "rootLogger.level = warn" in LOG4J2_PROPERTIES.read_text()
     assert spark_conf().get("spark.sql.shuffle.partitions") == "8"
 

@@ -1,26 +1,15 @@
 """`minidb tour`, the main job, runs end to end; its log works with printlog and verify.
 
-The tour ends with the Spark analysis of the environments it generated. The test starts one local
-Spark session first, which both tours of the test use (a tour stops only a Spark it started), so the
-test starts one JVM, not two.
+The tour ends with the Spark analysis of the environments it generated. The test lives with the other
+Spark tests and uses their local session (``spark``, tests/spark/conftest.py), which all three tours of
+the test find running and leave running (a tour stops only a Spark it started): the suite starts no
+JVM for it, and its analyses run on a JVM already warm.
 """
 
 import re
 
-import pytest
-
 from minidb.cli import main
 from minidb.cli.output import entries_below
-
-
-@pytest.fixture
-def spark(tmp_path):
-    from minidb.spark.session import spark_session
-
-    session = spark_session("local[2]", "tour test", shuffle_partitions=2, progress=False,
-                            jvm_log=tmp_path / "jvm.log")
-    yield session
-    session.stop()
 
 
 def test_tour_then_printlog_and_verify_item5_reruns_on_its_own_output_only(tmp_path, capsys, spark):
