@@ -20,8 +20,9 @@ found it.
 **Sorted by kind in C.** The entries read are kept per file as lists of LSNs,
 type codes and sizes (:class:`ScannedRun`; a size is the distance to the next
 entry, since a scan reads a file's entries back to back). The kinds are
-selected over the type codes with ``itertools.compress``, a refusal (a foreign
-or erased entry) is looked for per file with one membership test, node sizes
+selected over the type codes with ``itertools.compress``, and only those the
+set of the codes read holds (a log of plain puts has no Commit to look for),
+a refusal (a foreign or erased entry) is looked for in that set, node sizes
 are noted per file, and a transaction id is unpacked from the first 8 bytes of
 a transactional item.
 
@@ -96,6 +97,7 @@ from minidb.logstore.recovery.reading import (
     LogRead,
     entries_from,
 )
+from minidb.logstore.recovery.redo import find_losers
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.ln import record_of
 
@@ -322,6 +324,7 @@ class RecoveryManager(ReferenceRecoveryManager):
         super().__init__(*args, **kwargs)
         self.runs: list[ScannedRun] = []  # the entries read, per file
         self.checked: Any = None  # the last file as opening the log checked it, until the forward read
+        self.txn_lns: list[LogEntry] = []  # the transactional LNs read (of self.read.lns)
 
     opening = staticmethod(collector_paused)  # from the opening scan to the end of recovery (see above)
 
@@ -347,13 +350,16 @@ class RecoveryManager(ReferenceRecoveryManager):
     def check_and_sort(self, entries: list[LogEntry]) -> None:
         parts = self.parts
         self.runs = runs = scanned_runs(entries)
-        if any(not FOREIGN_CODES.keys().isdisjoint(run.codes) for run in runs):
-            reading.refuse_foreign_entries(parts, entries)
-        if any(ERASED_TYPE in run.codes for run in runs):
-            reading.refuse_erased_entries(entries, self.info.scan_start)
         codes = [code for run in runs for code in run.codes]
+        present = set(codes)  # the types the log holds: a kind it does not hold costs no pass
+        if not FOREIGN_CODES.keys().isdisjoint(present):
+            reading.refuse_foreign_entries(parts, entries)
+        if ERASED_TYPE in present:
+            reading.refuse_erased_entries(entries, self.info.scan_start)
 
         def of_kind(kind: frozenset[int]) -> list[LogEntry]:
+            if kind.isdisjoint(present):
+                return []
             return list(compress(entries, map(kind.__contains__, codes)))
 
         self.read = LogRead(entries, of_kind(NODE_CODES), of_kind(frozenset({MAP_LN.code})), of_kind(REDO_CODES),
@@ -366,6 +372,7 @@ class RecoveryManager(ReferenceRecoveryManager):
                 last_node_id = node_id
         for entry in self.read.map_lns:
             last_db_id = max(last_db_id, entry.values["db_id"])
+        self.txn_lns = of_kind(TXN_LN_CODES)
         for entry in of_kind(_transactional_codes()):
             item = entry.item  # a transactional item starts with its txn id (LogEntry.txn_id)
             txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
@@ -380,6 +387,10 @@ class RecoveryManager(ReferenceRecoveryManager):
 
     def count_entries_read(self, summaries: list[tuple[dict, LSN]]) -> None:
         count_in_runs(self.parts.utilization, summaries, self.runs)
+
+    def find_losers(self) -> dict[int, list[LogEntry]]:
+        # The transactional LNs alone (the others are no transaction's): none, in a log of plain puts.
+        return find_losers(self.parts, self.info, self.txn_lns, self.read.commits)
 
     # -- redo by key ------------------------------------------------------------------------
     def redo_lns(self) -> None:
