@@ -45,7 +45,11 @@ needs only a few fields of many items (the fast recovery's redo reads a
 record's database, key, data and the version it replaces): it checks every
 length and flag of the item as ``decode`` does, but makes only the picked
 fields' values and gives them as a tuple, without the dict of every field;
-what it does not expect goes to ``decode``, whose error names the field.
+what it does not expect goes to ``decode``, whose error names the field. For
+a table with one or two BYTES fields (a record's LN), the item's size and its
+first length prefix give every length, so a picker first unpacks the whole
+item at once, by a Struct made for those lengths and kept for the next item
+of the same ones (:func:`_layout_lines`).
 
 Codecs are built the first time a type encodes or decodes in fast mode and
 kept on the entry type (``_fast_codec``, which the reference never reads).
@@ -473,7 +477,8 @@ def _layout_lines(w: _Writer, fields: tuple[tuple[str, Kind], ...], wanted: set[
               f"        if c{last} == n{last}:"]
     for index, (name, kind) in enumerate(fields):
         if kind is BOOL:
-            lines += [f"            if v{index} > 1:", "                raise Mismatch", f"            v{index} = v{index} == 1"]
+            lines += [f"            if v{index} > 1:", "                raise Mismatch",
+                      f"            v{index} = v{index} == 1"]
         elif kind is LSN_FIELD and name in wanted:
             made = f"new_lsn(LSN, (v{index} >> 32, v{index} & 0xFFFFFFFF))"
             lines.append(f"            v{index} = NULL_LSN if v{index} == 0x{NULL_PACKED:X} else {made}")

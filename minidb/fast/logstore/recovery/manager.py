@@ -33,9 +33,13 @@ same because each entry is counted by its type code alone.
 
 **Redo by key.** The last version of a key wins whatever came before, so the
 slot a key ends with depends only on that key's LNs in log order. A forward
-pass collects each key's last LN, and every LN of the keys with more than one
-(most have one); then, per database, the last LNs are sorted by key (the key is
-in each, so no look-up per key follows the sort) and taken in order: one
+pass collects the LNs of each database in log order, with no look-up per LN;
+then a database's are sorted by key (the key is in each, so no look-up per key
+follows the sort). The sort is stable, so each key's LNs end up side by side
+in log order: one comparison of neighbours tells whether any key has more than
+one (most have one, and a log of new keys none), and only then a pass takes
+each key's last LN and the LNs of the keys with several (:func:`last_of_each`).
+The last LNs are taken in key order: one
 search finds the BIN of the first key and the bound below which every next key
 is routed to the same BIN (:func:`search_with_high`), and each key's slot
 changes at most once, to the last LN that would have gone in (:meth:`_redo_chain`).
@@ -70,8 +74,8 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import attrgetter, itemgetter, sub
+from itertools import compress, islice, repeat
+from operator import attrgetter, eq, itemgetter, sub
 from typing import TYPE_CHECKING, Any
 
 from minidb import fast
@@ -207,6 +211,25 @@ def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes:
     if nodes or others:
         tracker.touch(number)
         fast.held_counts(tracker.stats)["nEntriesCounted"] += len(nodes) + len(others)
+
+
+def last_of_each(redos: list[Redo]) -> tuple[list[Redo], dict[bytes, list[Redo]]]:
+    """``redos`` sorted by key, each key's in log order: each key's last LN, and all the LNs of the keys with
+    more than one (key -> its LNs, in log order)."""
+    lasts: list[Redo] = []
+    several: dict[bytes, list[Redo]] = {}
+    for redo in redos:
+        key = redo[1]
+        if lasts and lasts[-1][1] == key:  # the key's second LN, or a later one
+            chain = several.get(key)
+            if chain is None:
+                several[key] = [lasts[-1], redo]
+            else:
+                chain.append(redo)
+            lasts[-1] = redo
+        else:
+            lasts.append(redo)
+    return lasts, several
 
 
 def search_with_high(tree: "Tree", key: bytes) -> tuple[BIN, bytes | None]:
@@ -395,11 +418,15 @@ class RecoveryManager(ReferenceRecoveryManager):
     # -- redo by key ------------------------------------------------------------------------
     def redo_lns(self) -> None:
         evictor = self.parts.evictor
-        databases, last_lns, several_lns = self._collect_lns()
-        for db_id, last_of in last_lns.items():
-            tree, several = databases[db_id].tree, several_lns[db_id]
-            lasts = sorted(last_of.values(), key=_redo_key_of)
-            keys = list(map(_redo_key_of, lasts))
+        databases, lns_of = self._collect_lns()
+        for db_id, redos in lns_of.items():
+            tree = databases[db_id].tree
+            redos.sort(key=_redo_key_of)  # stable: each key's LNs stay in log order, one after the other
+            keys = list(map(_redo_key_of, redos))
+            lasts, several = redos, {}
+            if any(map(eq, keys, islice(keys, 1, None))):  # a key with more than one LN
+                lasts, several = last_of_each(redos)
+                keys = list(map(_redo_key_of, lasts))
             i = 0
             while i < len(keys):
                 bin_node, high = search_with_high(tree, keys[i])
@@ -409,11 +436,11 @@ class RecoveryManager(ReferenceRecoveryManager):
                 split_until_fits(tree, bin_node)
                 evictor.evict_to_budget()
 
-    def _collect_lns(self) -> tuple[dict[int, "DatabaseImpl"], dict[int, dict[bytes, Redo]],
-                                    dict[int, dict[bytes, list[Redo]]]]:
-        """The LNs redo replays (the reference's rules), in log order, as Redo tuples, per database: each
-        key's last LN, and all the LNs of the keys with more than one. The versions they make obsolete are
-        counted as they go by. One loop, no generator between the reading and the keeping."""
+    def _collect_lns(self) -> tuple[dict[int, "DatabaseImpl"], dict[int, list[Redo]]]:
+        """The LNs redo replays (the reference's rules), in log order, as Redo tuples, per database. The
+        versions they make obsolete are counted as they go by. One loop, no generator between the reading
+        and the keeping, and no look-up per LN: the keys are sorted next, which puts each key's LNs
+        together."""
         parts, info = self.parts, self.info
         count_obsolete = parts.utilization.count_obsolete
         utilization_db = parts.db_tree.get_by_id(UTILIZATION_DB_ID)
@@ -421,10 +448,8 @@ class RecoveryManager(ReferenceRecoveryManager):
         pickers = _redo_pickers()
         data_codes, deletion_codes, txn_codes = _DATA_CODES, _DELETION_CODES, TXN_LN_CODES
         databases: dict[int, "DatabaseImpl"] = {}
-        last_lns: dict[int, dict[bytes, Redo]] = {}  # per database, key -> its last LN
-        several_lns: dict[int, dict[bytes, list[Redo]]] = {}  # per database, key -> its LNs, if more than one
-        last_of: dict[bytes, Redo] = {}
-        several: dict[bytes, list[Redo]] = {}
+        lns_of: dict[int, list[Redo]] = {}  # per database, its LNs in log order
+        keep = None
         last_db = None
         for entry in entries_from(self.read.lns, info.first_active_lsn):
             header = entry.header
@@ -446,21 +471,13 @@ class RecoveryManager(ReferenceRecoveryManager):
                 continue
             if db is not last_db:
                 last_db, databases[db.id] = db, db
-                last_of, several = last_lns.setdefault(db.id, {}), several_lns.setdefault(db.id, {})
-            redo = (db, key, entry, record, entry.lsn)
-            before = last_of.setdefault(key, redo)
-            if before is not redo:  # the key's second LN, or a later one
-                last_of[key] = redo
-                chain = several.get(key)
-                if chain is None:
-                    several[key] = [before, redo]
-                else:
-                    chain.append(redo)
+                keep = lns_of.setdefault(db.id, []).append
+            keep((db, key, entry, record, entry.lsn))  # type: ignore[misc]
             if prev != NULL_LSN:
                 count_obsolete(prev)
             if code in deletion_codes:
                 count_obsolete(entry.lsn)
-        return databases, last_lns, several_lns
+        return databases, lns_of
 
     def _redo_into_bin(self, bin_node: BIN, keys: list[bytes], lasts: list[Redo], several: dict) -> None:
         """Redo the LNs of ``keys`` (sorted, all routed to ``bin_node``; ``lasts``: the last LN of each,
@@ -526,5 +543,5 @@ class RecoveryManager(ReferenceRecoveryManager):
         return last
 
 
-__all__ = ["RecoveryManager", "ScannedRun", "scanned_runs", "count_in_runs", "search_with_high", "split_until_fits",
-           "piece_starts", "cut_into_pieces", "insert_slots", "append_slots"]
+__all__ = ["RecoveryManager", "ScannedRun", "scanned_runs", "count_in_runs", "last_of_each", "search_with_high",
+           "split_until_fits", "piece_starts", "cut_into_pieces", "insert_slots", "append_slots"]
