@@ -165,3 +165,10 @@ def test_last_of_each_takes_each_keys_last_ln_and_the_chains_of_repeated_keys():
     assert [(redo[1], redo[4]) for redo in lasts] == [(b"a", 5), (b"b", 4), (b"c", 2)]
     assert {key: [redo[4] for redo in chain] for key, chain in several.items()} == {b"a": [1, 5], b"b": [0, 3, 4]}
     assert fast.last_of_each([]) == ([], {})
+
+
+def test_the_sizes_the_read_notes_are_those_of_every_node_entry_counted():
+    """The twin counts utilization without noting node sizes again: the read noted those of the entries
+    whose type is in SIZED_CODES, which must be every type ``UtilizationTracker._count`` notes a size for."""
+    from minidb.logstore.recovery.reading import SIZED_CODES
+    assert fast._NODE_TYPE_CODES == SIZED_CODES

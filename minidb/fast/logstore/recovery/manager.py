@@ -27,9 +27,11 @@ are noted per file, and a transaction id is unpacked from the first 8 bytes of
 a transactional item.
 
 **Utilization in bulk** (:func:`count_in_runs`): per file, from its summary's
-LSN on, a dictionary update for the node sizes, one for the obsolete offsets
-and a few sums, where the reference makes a call per entry; the counts are the
-same because each entry is counted by its type code alone.
+LSN on, a dictionary update for the obsolete offsets and a few sums, where the
+reference makes a call per entry; the counts are the same because each entry
+is counted by its type code alone. The node sizes the reference notes again
+as it counts are in place already, noted once per file by the read (redo needs
+them first), from the same sizes.
 
 **Redo by key.** The last version of a key wins whatever came before, so the
 slot a key ends with depends only on that key's LNs in log order. A forward
@@ -185,22 +187,24 @@ def count_in_runs(tracker: UtilizationTracker, summaries: list[tuple[dict, LSN]]
 
 
 def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes: list[int], codes: list[int]) -> None:
-    """Count entries of file ``number``, in order, as ``tracker._count`` counts each of them."""
+    """Count entries of file ``number``, in order, as ``tracker._count`` counts each of them. The sizes of the
+    node entries, which ``_count`` notes, are in ``tracker.sizes`` already: :meth:`RecoveryManager.check_and_sort`
+    noted those of every entry read whose type is in ``SIZED_CODES``, the node types (a test holds the two
+    equal), from the same sizes, and nothing takes them out before recovery ends."""
     if not lsns:
         return
     summary = tracker.summary(number)
     is_node = list(map(_NODE_TYPE_CODES.__contains__, codes))
-    nodes = list(compress(zip(lsns, sizes, strict=True), is_node))
     others = dict(compress(zip(map(_offset_of, lsns), sizes, strict=True), map(_OBSOLETE_AT_ONCE.__contains__, codes)))
     for size in compress(sizes, map(_FILE_HEADER_CODES.__contains__, codes)):
         tracker._count_file_header(summary, size)
+    node_count = sum(is_node)
     node_size = sum(compress(sizes, is_node))
     others_size = sum(others.values())
-    summary.total_count += len(nodes) + len(others)
+    summary.total_count += node_count + len(others)
     summary.total_size += node_size + others_size
-    summary.node_count += len(nodes)
+    summary.node_count += node_count
     summary.node_size += node_size
-    tracker.sizes.update(nodes)
     fresh = others.keys().isdisjoint(summary.obsolete) and others.keys().isdisjoint(summary.own)
     summary.obsolete.update(others)
     if fresh:  # new offsets (so in no record), none an own summary: as FileSummary.note_obsolete notes each
@@ -208,9 +212,9 @@ def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes:
         summary.unlogged.update(others)
     else:
         summary.recount()
-    if nodes or others:
+    if node_count or others:
         tracker.touch(number)
-        fast.held_counts(tracker.stats)["nEntriesCounted"] += len(nodes) + len(others)
+        fast.held_counts(tracker.stats)["nEntriesCounted"] += node_count + len(others)
 
 
 def last_of_each(redos: list[Redo]) -> tuple[list[Redo], dict[bytes, list[Redo]]]:
