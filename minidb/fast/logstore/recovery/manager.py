@@ -76,7 +76,7 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass
-from itertools import compress, islice, repeat
+from itertools import chain, compress, islice, repeat
 from operator import attrgetter, eq, itemgetter, sub
 from typing import TYPE_CHECKING, Any
 
@@ -377,7 +377,7 @@ class RecoveryManager(ReferenceRecoveryManager):
     def check_and_sort(self, entries: list[LogEntry]) -> None:
         parts = self.parts
         self.runs = runs = scanned_runs(entries)
-        codes = [code for run in runs for code in run.codes]
+        codes = list(chain.from_iterable(run.codes for run in runs))
         present = set(codes)  # the types the log holds: a kind it does not hold costs no pass
         if not FOREIGN_CODES.keys().isdisjoint(present):
             reading.refuse_foreign_entries(parts, entries)
