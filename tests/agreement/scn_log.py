@@ -27,7 +27,7 @@ from minidb.io import CrashMode, SimDisk
 from minidb.log import FILE_HEADER, TRACE, LogManager, Provisional, format_entry
 from minidb.log.header import CHECK_ENTRY, ERASED_TYPE, INVISIBLE, REPLICATED, VLSN_PRESENT, erased_item, pack_entry
 from minidb.log.logdef import LOG_VERSION
-from minidb.log.lsn import NULL_LSN
+from minidb.log.lsn import LSN, NULL_LSN
 from minidb.log.scan import FILE_SCANNER, scan_tolerant
 from minidb.logstore.logdef import LOGSTORE_TYPES
 
@@ -104,6 +104,9 @@ def appends_crash_reopen(seed: int) -> dict[str, Any]:
     checked = log.take_opening_scan()
     result["reopened"] = (str(log.tail_cut), repr(end), None if checked is None else checked.entries)
     result["forward"] = _entries(log.scan(checked=checked))
+    if checked is not None and checked.entries:  # as recovery reads: from an entry of the checked file on
+        middle = LSN(checked.number, checked.entries[len(checked.entries) // 2][0])
+        result["forward_from_the_middle"] = _entries(log.scan(middle, checked=checked))
     result["backward"] = _entries(log.scan_backward())
     result["last_commit"] = _entries(e for e in [log.reader.last_of_type(COMMIT.code)] if e is not None)
     result["after"] = _workload(log, rng, 10)

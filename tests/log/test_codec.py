@@ -276,6 +276,27 @@ def test_a_picker_makes_only_the_values_it_gives():
         codec_of(LN).picker(("key", "key"))
 
 
+def test_a_picker_unpacks_an_item_of_known_lengths_at_once():
+    """The LN picker unpacks an item by one Struct made for its key's and data's lengths, kept for the next
+    item of the same lengths; past LAYOUTS combinations the field-by-field code reads the others, with the
+    same answers, and an item whose lengths do not add up is still named by the generic path."""
+    from minidb.fast.log.codec import LAYOUTS
+    from minidb.logstore.logdef import LN
+    source = picker_source("LN", LN.all_fields, ("db_id", "key", "prev_lsn", "data"))
+    assert "layout.unpack(buf)" in source and "Struct('<II%dsI%dsQ' % (n1, n2))" in source
+    pick = Codec("LN", LN.all_fields).picker(("db_id", "key", "prev_lsn", "data"))  # a fresh cache
+    values = [{"db_id": 3, "key": b"k" * k, "data": b"d" * d, "prev_lsn": LSN(1, k * 100 + d)}
+              for k in range(12) for d in range(12)]
+    items = [LN.encode(v) for v in values]
+    expected = [(v["db_id"], v["key"], v["prev_lsn"], v["data"]) for v in values]
+    assert [pick(item) for item in items] == expected == [pick(item) for item in reversed(items)][::-1]
+    assert len(pick.__globals__["layouts"]) == LAYOUTS < len(items)
+    item = items[-1]
+    short_data = item[:8 + 11] + (10).to_bytes(4, "little") + item[8 + 11 + 4:]  # the data's length one short
+    with pytest.raises(ItemFormatError, match="1 bytes left over after the last field"):
+        pick(short_data)
+
+
 def test_a_table_without_generated_code_picks_from_the_generic_decode():
     page_image = next(t for t in TYPES if codec_of(t).source is None)
     names = tuple(name for name, _ in page_image.all_fields)[::2]

@@ -154,3 +154,21 @@ def test_append_slots_refuses_a_key_not_above_the_last_slot():
     assert (node.keys, node.version) == ([b"a", b"c"], 2)
     with pytest.raises(ValueError, match="not above the last slot"):
         fast.append_slots(node, [b"c"], [LSN(1, 3)], [False], [b"z"])
+
+
+def test_last_of_each_takes_each_keys_last_ln_and_the_chains_of_repeated_keys():
+    """Redo sorts a database's LNs by key, stably: :func:`last_of_each` then takes each key's last LN, and
+    every LN (in log order) of the keys with more than one."""
+    log = [(None, key, f"entry {n}", None, n) for n, key in enumerate([b"b", b"a", b"c", b"b", b"b", b"a"])]
+    redos = sorted(log, key=lambda redo: redo[1])
+    lasts, several = fast.last_of_each(redos)
+    assert [(redo[1], redo[4]) for redo in lasts] == [(b"a", 5), (b"b", 4), (b"c", 2)]
+    assert {key: [redo[4] for redo in chain] for key, chain in several.items()} == {b"a": [1, 5], b"b": [0, 3, 4]}
+    assert fast.last_of_each([]) == ([], {})
+
+
+def test_the_sizes_the_read_notes_are_those_of_every_node_entry_counted():
+    """The twin counts utilization without noting node sizes again: the read noted those of the entries
+    whose type is in SIZED_CODES, which must be every type ``UtilizationTracker._count`` notes a size for."""
+    from minidb.logstore.recovery.reading import SIZED_CODES
+    assert fast._NODE_TYPE_CODES == SIZED_CODES

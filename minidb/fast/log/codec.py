@@ -45,7 +45,11 @@ needs only a few fields of many items (the fast recovery's redo reads a
 record's database, key, data and the version it replaces): it checks every
 length and flag of the item as ``decode`` does, but makes only the picked
 fields' values and gives them as a tuple, without the dict of every field;
-what it does not expect goes to ``decode``, whose error names the field.
+what it does not expect goes to ``decode``, whose error names the field. For
+a table with one or two BYTES fields (a record's LN), the item's size and its
+first length prefix give every length, so a picker first unpacks the whole
+item at once, by a Struct made for those lengths and kept for the next item
+of the same ones (:func:`_layout_lines`).
 
 Codecs are built the first time a type encodes or decodes in fast mode and
 kept on the entry type (``_fast_codec``, which the reference never reads).
@@ -158,7 +162,7 @@ class Codec(reference.Codec):
                 function = fallback_pick
             else:
                 namespace = _namespace(self.name, self.fields, _write_picker(self.name, self.fields, key[0]))
-                namespace["fallback_pick"] = fallback_pick
+                namespace.update(fallback_pick=fallback_pick, layouts={}, Struct=struct.Struct)
                 exec(compile(source, f"<picker {self.name}>", "exec"), namespace)  # noqa: S102 (our own tables)
                 function = namespace[f"pick_{_ident(self.name)}"]
             self._pickers[key] = function
@@ -369,6 +373,8 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
     body = ["    n = len(buf)"] if sized or not record else []
     if picks is not None:  # bytes once (a memoryview is copied whole), so that each slice is bytes already
         body[:0] = ["    if type(buf) is not bytes:", "        buf = bytes(buf)"]
+    if picks is not None:
+        body += _layout_lines(w, fields, wanted, picks)
     if not record:
         body.append("    p = 0")
     for what, run in _segments(fields):
@@ -410,8 +416,7 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
         body.append("    p = e")
     result = "{" + ", ".join(f"{name!r}: v{i}" for i, (name, _) in enumerate(fields)) + "}"
     if picks is not None:
-        index_of = {name: i for i, (name, _) in enumerate(fields)}
-        result = "(" + ", ".join(f"v{index_of[name]}" for name in picks) + ("," if len(picks) == 1 else "") + ")"
+        result = _picked(fields, picks)
     if record:
         body.append(f"    return {result}, p")
         w.lines += [f"def {fname}(buf, p):"] + body + [""]
@@ -421,6 +426,67 @@ def _gen_decoder(w: _Writer, fname: str, fields: tuple[tuple[str, Kind], ...], r
         body.append(f"    return {result}")
         fallback = "fallback_decode(buf)" if picks is None else "fallback_pick(buf)"
         w.lines += [f"def {fname}(buf):"] + _guarded(body, fallback) + [""]
+
+
+def _picked(fields: tuple[tuple[str, Kind], ...], picks: tuple[str, ...]) -> str:
+    """The tuple expression a picker returns."""
+    index_of = {name: i for i, (name, _) in enumerate(fields)}
+    return "(" + ", ".join(f"v{index_of[name]}" for name in picks) + ("," if len(picks) == 1 else "") + ")"
+
+
+def _layout_lines(w: _Writer, fields: tuple[tuple[str, Kind], ...], wanted: set[str],
+                  picks: tuple[str, ...]) -> list[str]:
+    """A picker's first try: the whole item in one ``unpack``, by a Struct made for its lengths.
+
+    For a table of fixed-size fields and one or two BYTES fields (a record's LN: its key and data), the
+    item's size and the first length prefix give every length (the last BYTES field ends where the
+    fixed-size fields after it begin), so one Struct of those lengths (``<II16sI100sQ``) unpacks the
+    item, length prefixes included. The Structs are kept by lengths, at most :data:`LAYOUTS` per picker.
+    The prefix the lengths did not come from is compared with what they give; a Struct that does not fit
+    (the lengths would not add up) or one past the limit leaves the item to the field-by-field code below,
+    which checks it and names what is wrong."""
+    segments = _segments(fields)
+    sized = [run[0][0] for what, run in segments if what == "var"]
+    if any(isinstance(kind, ListOf) or (kind in _SIZED and _SIZED[kind][1]) for _, kind in fields) \
+            or not 1 <= len(sized) <= 2:
+        return []
+    layout, targets, fixed = "<", [], 0
+    for what, run in segments:
+        if what == "var":
+            layout += "%ds"
+            targets.append(f"v{run[0][0]}")
+            continue
+        layout += _format(run)
+        fixed += struct.calcsize("<" + _format(run))
+        targets += [f"v{i}" if kind in _FIXED else f"c{i}" for i, _, kind in run]
+    first, last = sized[0], sized[-1]
+    lines = []
+    if len(sized) == 2:  # the first length prefix ends the first run of fixed-size fields
+        run = segments[0][1]
+        lines.append(f"    n{first} = {w.struct(_format(run))}.unpack_from(buf, 0)[{len(run) - 1}]")
+        lines.append(f"    n{last} = n - {fixed} - n{first}")
+        key, lengths = f"(n{first}, n{last})", f"(n{first}, n{last})"
+    else:
+        lines.append(f"    n{last} = n - {fixed}")
+        key, lengths = f"n{last}", f"n{last}"
+    lines += [f"    layout = layouts.get({key})",
+              f"    if layout is None and n{last} >= 0 and len(layouts) < {LAYOUTS}:",
+              f"        layout = layouts[{key}] = Struct({layout!r} % {lengths})",
+              "    if layout is not None:",
+              f"        {', '.join(targets)} = layout.unpack(buf)",
+              f"        if c{last} == n{last}:"]
+    for index, (name, kind) in enumerate(fields):
+        if kind is BOOL:
+            lines += [f"            if v{index} > 1:", "                raise Mismatch",
+                      f"            v{index} = v{index} == 1"]
+        elif kind is LSN_FIELD and name in wanted:
+            made = f"new_lsn(LSN, (v{index} >> 32, v{index} & 0xFFFFFFFF))"
+            lines.append(f"            v{index} = NULL_LSN if v{index} == 0x{NULL_PACKED:X} else {made}")
+    lines.append(f"            return {_picked(fields, picks)}")
+    return lines
+
+
+LAYOUTS = 64  # the Structs a picker keeps, one per combination of lengths (records of a few sizes)
 
 
 def _write(name: str, fields: tuple[tuple[str, Kind], ...]) -> _Writer:

@@ -6,7 +6,11 @@ read, so the few steps of making one are paid tens of thousands of times.
 The reference makes each with ``LSN(number, pos)``, whose range checks run
 for every entry, and slices the item by the header's ``size`` and
 ``entry_size`` properties. This twin skips the checks (``tuple.__new__``)
-and computes the item's start from the flags inline.
+and computes the item's start from the flags inline. Recovery's read from a
+position in the last file, whose entries opening checked (``checked``), makes
+them all in one list comprehension: the reference's loop would test each one
+for a file link and a stop that cannot apply there (the read starts in that
+file and goes to its end) and hand each over through a generator step.
 
 Safe because the position is one a :class:`~minidb.log.scan.FileScanner`
 found in a log file: the file number came from the log's own file list and
@@ -27,9 +31,10 @@ LSN found past the end goes to the reference's check, which words the error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from minidb.log import reader as reference
+from minidb.log.end import CheckedFile
 from minidb.log.entry import LOG_ENTRY, LogEntry
 from minidb.log.header import HEADER_SIZE, MAX_HEADER_SIZE, VLSN_PRESENT, EntryHeader
 from minidb.log.lsn import LSN
@@ -47,6 +52,24 @@ class LogReader(reference.LogReader):
         end = position() if position is not None else None
         if end is None or tuple.__ge__(lsn, end):
             super()._check_below_end(lsn)  # raises, in the reference's words (or finds the log grown since)
+
+    def forward(self, start: LSN | None = None, stop: LSN | None = None,
+                checked: CheckedFile | None = None) -> Iterator[LogEntry]:
+        # Recovery's read when it starts in the last file: the entries opening checked there, made in one
+        # comprehension (see the module documentation); any other read is the reference's.
+        if checked is None or stop is not None or start is None or start.file != checked.number:
+            return super().forward(start, stop, checked)
+        end = self._end()
+        scanner = self._checked_scan(checked, end, checked.number, start.offset)
+        if scanner is None:
+            return super().forward(start, stop, checked)
+        number, data, make = checked.number, checked.data, LOG_ENTRY.call
+        if type(data) is not bytes:
+            data = bytes(data)
+        return iter([make(_new_lsn(LSN, (number, pos)), header,
+                          data[(item := pos + (MAX_HEADER_SIZE if header.flags & VLSN_PRESENT else HEADER_SIZE)):
+                               item + header.item_size])
+                     for pos, header in scanner])
 
     @staticmethod
     def _entry(number: int, pos: int, header: EntryHeader, data: bytes) -> LogEntry:

@@ -275,7 +275,7 @@ class RecoveryManager:
     def _redo_and_undo_lns(self) -> None:
         parts, info, phases = self.parts, self.info, self.phases
         phase = phases.begin("transactions")
-        txn_lns = find_losers(parts, info, self.read.lns, self.read.commits)
+        txn_lns = self.find_losers()
         phases.say(phase, "committed: %s; losers (aborted or active at the crash): %s",
                    sorted(info.committed & set(txn_lns)) or "none", sorted(info.losers) or "none")
         phases.done(phase)
@@ -289,6 +289,9 @@ class RecoveryManager:
         undo_losers(parts, info, txn_lns)
         phases.say(phase, "undid %d LNs of %d losers", info.lns_undone, len(info.losers))
         phases.done(phase)
+
+    def find_losers(self) -> dict[int, list[LogEntry]]:
+        return find_losers(self.parts, self.info, self.read.lns, self.read.commits)
 
     def redo_lns(self) -> None:
         redo_lns(self.parts, self.info, self.read.lns)

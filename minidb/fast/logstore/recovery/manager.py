@@ -20,21 +20,28 @@ found it.
 **Sorted by kind in C.** The entries read are kept per file as lists of LSNs,
 type codes and sizes (:class:`ScannedRun`; a size is the distance to the next
 entry, since a scan reads a file's entries back to back). The kinds are
-selected over the type codes with ``itertools.compress``, a refusal (a foreign
-or erased entry) is looked for per file with one membership test, node sizes
+selected over the type codes with ``itertools.compress``, and only those the
+set of the codes read holds (a log of plain puts has no Commit to look for),
+a refusal (a foreign or erased entry) is looked for in that set, node sizes
 are noted per file, and a transaction id is unpacked from the first 8 bytes of
 a transactional item.
 
 **Utilization in bulk** (:func:`count_in_runs`): per file, from its summary's
-LSN on, a dictionary update for the node sizes, one for the obsolete offsets
-and a few sums, where the reference makes a call per entry; the counts are the
-same because each entry is counted by its type code alone.
+LSN on, a dictionary update for the obsolete offsets and a few sums, where the
+reference makes a call per entry; the counts are the same because each entry
+is counted by its type code alone. The node sizes the reference notes again
+as it counts are in place already, noted once per file by the read (redo needs
+them first), from the same sizes.
 
 **Redo by key.** The last version of a key wins whatever came before, so the
 slot a key ends with depends only on that key's LNs in log order. A forward
-pass collects each key's last LN, and every LN of the keys with more than one
-(most have one); then, per database, the last LNs are sorted by key (the key is
-in each, so no look-up per key follows the sort) and taken in order: one
+pass collects the LNs of each database in log order, with no look-up per LN;
+then a database's are sorted by key (the key is in each, so no look-up per key
+follows the sort). The sort is stable, so each key's LNs end up side by side
+in log order: one comparison of neighbours tells whether any key has more than
+one (most have one, and a log of new keys none), and only then a pass takes
+each key's last LN and the LNs of the keys with several (:func:`last_of_each`).
+The last LNs are taken in key order: one
 search finds the BIN of the first key and the bound below which every next key
 is routed to the same BIN (:func:`search_with_high`), and each key's slot
 changes at most once, to the last LN that would have gone in (:meth:`_redo_chain`).
@@ -69,8 +76,8 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import attrgetter, itemgetter, sub
+from itertools import chain, compress, islice, repeat
+from operator import attrgetter, eq, itemgetter, sub
 from typing import TYPE_CHECKING, Any
 
 from minidb import fast
@@ -96,6 +103,7 @@ from minidb.logstore.recovery.reading import (
     LogRead,
     entries_from,
 )
+from minidb.logstore.recovery.redo import find_losers
 from minidb.logstore.tree.bin import BIN
 from minidb.logstore.tree.ln import record_of
 
@@ -179,22 +187,24 @@ def count_in_runs(tracker: UtilizationTracker, summaries: list[tuple[dict, LSN]]
 
 
 def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes: list[int], codes: list[int]) -> None:
-    """Count entries of file ``number``, in order, as ``tracker._count`` counts each of them."""
+    """Count entries of file ``number``, in order, as ``tracker._count`` counts each of them. The sizes of the
+    node entries, which ``_count`` notes, are in ``tracker.sizes`` already: :meth:`RecoveryManager.check_and_sort`
+    noted those of every entry read whose type is in ``SIZED_CODES``, the node types (a test holds the two
+    equal), from the same sizes, and nothing takes them out before recovery ends."""
     if not lsns:
         return
     summary = tracker.summary(number)
     is_node = list(map(_NODE_TYPE_CODES.__contains__, codes))
-    nodes = list(compress(zip(lsns, sizes, strict=True), is_node))
     others = dict(compress(zip(map(_offset_of, lsns), sizes, strict=True), map(_OBSOLETE_AT_ONCE.__contains__, codes)))
     for size in compress(sizes, map(_FILE_HEADER_CODES.__contains__, codes)):
         tracker._count_file_header(summary, size)
+    node_count = sum(is_node)
     node_size = sum(compress(sizes, is_node))
     others_size = sum(others.values())
-    summary.total_count += len(nodes) + len(others)
+    summary.total_count += node_count + len(others)
     summary.total_size += node_size + others_size
-    summary.node_count += len(nodes)
+    summary.node_count += node_count
     summary.node_size += node_size
-    tracker.sizes.update(nodes)
     fresh = others.keys().isdisjoint(summary.obsolete) and others.keys().isdisjoint(summary.own)
     summary.obsolete.update(others)
     if fresh:  # new offsets (so in no record), none an own summary: as FileSummary.note_obsolete notes each
@@ -202,9 +212,28 @@ def _count_run(tracker: UtilizationTracker, number: int, lsns: list[LSN], sizes:
         summary.unlogged.update(others)
     else:
         summary.recount()
-    if nodes or others:
+    if node_count or others:
         tracker.touch(number)
-        fast.held_counts(tracker.stats)["nEntriesCounted"] += len(nodes) + len(others)
+        fast.held_counts(tracker.stats)["nEntriesCounted"] += node_count + len(others)
+
+
+def last_of_each(redos: list[Redo]) -> tuple[list[Redo], dict[bytes, list[Redo]]]:
+    """``redos`` sorted by key, each key's in log order: each key's last LN, and all the LNs of the keys with
+    more than one (key -> its LNs, in log order)."""
+    lasts: list[Redo] = []
+    several: dict[bytes, list[Redo]] = {}
+    for redo in redos:
+        key = redo[1]
+        if lasts and lasts[-1][1] == key:  # the key's second LN, or a later one
+            chain = several.get(key)
+            if chain is None:
+                several[key] = [lasts[-1], redo]
+            else:
+                chain.append(redo)
+            lasts[-1] = redo
+        else:
+            lasts.append(redo)
+    return lasts, several
 
 
 def search_with_high(tree: "Tree", key: bytes) -> tuple[BIN, bytes | None]:
@@ -322,6 +351,7 @@ class RecoveryManager(ReferenceRecoveryManager):
         super().__init__(*args, **kwargs)
         self.runs: list[ScannedRun] = []  # the entries read, per file
         self.checked: Any = None  # the last file as opening the log checked it, until the forward read
+        self.txn_lns: list[LogEntry] = []  # the transactional LNs read (of self.read.lns)
 
     opening = staticmethod(collector_paused)  # from the opening scan to the end of recovery (see above)
 
@@ -347,13 +377,16 @@ class RecoveryManager(ReferenceRecoveryManager):
     def check_and_sort(self, entries: list[LogEntry]) -> None:
         parts = self.parts
         self.runs = runs = scanned_runs(entries)
-        if any(not FOREIGN_CODES.keys().isdisjoint(run.codes) for run in runs):
+        codes = list(chain.from_iterable(run.codes for run in runs))
+        present = set(codes)  # the types the log holds: a kind it does not hold costs no pass
+        if not FOREIGN_CODES.keys().isdisjoint(present):
             reading.refuse_foreign_entries(parts, entries)
-        if any(ERASED_TYPE in run.codes for run in runs):
+        if ERASED_TYPE in present:
             reading.refuse_erased_entries(entries, self.info.scan_start)
-        codes = [code for run in runs for code in run.codes]
 
         def of_kind(kind: frozenset[int]) -> list[LogEntry]:
+            if kind.isdisjoint(present):
+                return []
             return list(compress(entries, map(kind.__contains__, codes)))
 
         self.read = LogRead(entries, of_kind(NODE_CODES), of_kind(frozenset({MAP_LN.code})), of_kind(REDO_CODES),
@@ -366,6 +399,7 @@ class RecoveryManager(ReferenceRecoveryManager):
                 last_node_id = node_id
         for entry in self.read.map_lns:
             last_db_id = max(last_db_id, entry.values["db_id"])
+        self.txn_lns = of_kind(TXN_LN_CODES)
         for entry in of_kind(_transactional_codes()):
             item = entry.item  # a transactional item starts with its txn id (LogEntry.txn_id)
             txn_id = _TXN_ID.unpack_from(item)[0] if len(item) >= _TXN_ID.size else entry.txn_id
@@ -381,14 +415,22 @@ class RecoveryManager(ReferenceRecoveryManager):
     def count_entries_read(self, summaries: list[tuple[dict, LSN]]) -> None:
         count_in_runs(self.parts.utilization, summaries, self.runs)
 
+    def find_losers(self) -> dict[int, list[LogEntry]]:
+        # The transactional LNs alone (the others are no transaction's): none, in a log of plain puts.
+        return find_losers(self.parts, self.info, self.txn_lns, self.read.commits)
+
     # -- redo by key ------------------------------------------------------------------------
     def redo_lns(self) -> None:
         evictor = self.parts.evictor
-        databases, last_lns, several_lns = self._collect_lns()
-        for db_id, last_of in last_lns.items():
-            tree, several = databases[db_id].tree, several_lns[db_id]
-            lasts = sorted(last_of.values(), key=_redo_key_of)
-            keys = list(map(_redo_key_of, lasts))
+        databases, lns_of = self._collect_lns()
+        for db_id, redos in lns_of.items():
+            tree = databases[db_id].tree
+            redos.sort(key=_redo_key_of)  # stable: each key's LNs stay in log order, one after the other
+            keys = list(map(_redo_key_of, redos))
+            lasts, several = redos, {}
+            if any(map(eq, keys, islice(keys, 1, None))):  # a key with more than one LN
+                lasts, several = last_of_each(redos)
+                keys = list(map(_redo_key_of, lasts))
             i = 0
             while i < len(keys):
                 bin_node, high = search_with_high(tree, keys[i])
@@ -398,11 +440,11 @@ class RecoveryManager(ReferenceRecoveryManager):
                 split_until_fits(tree, bin_node)
                 evictor.evict_to_budget()
 
-    def _collect_lns(self) -> tuple[dict[int, "DatabaseImpl"], dict[int, dict[bytes, Redo]],
-                                    dict[int, dict[bytes, list[Redo]]]]:
-        """The LNs redo replays (the reference's rules), in log order, as Redo tuples, per database: each
-        key's last LN, and all the LNs of the keys with more than one. The versions they make obsolete are
-        counted as they go by. One loop, no generator between the reading and the keeping."""
+    def _collect_lns(self) -> tuple[dict[int, "DatabaseImpl"], dict[int, list[Redo]]]:
+        """The LNs redo replays (the reference's rules), in log order, as Redo tuples, per database. The
+        versions they make obsolete are counted as they go by. One loop, no generator between the reading
+        and the keeping, and no look-up per LN: the keys are sorted next, which puts each key's LNs
+        together."""
         parts, info = self.parts, self.info
         count_obsolete = parts.utilization.count_obsolete
         utilization_db = parts.db_tree.get_by_id(UTILIZATION_DB_ID)
@@ -410,10 +452,8 @@ class RecoveryManager(ReferenceRecoveryManager):
         pickers = _redo_pickers()
         data_codes, deletion_codes, txn_codes = _DATA_CODES, _DELETION_CODES, TXN_LN_CODES
         databases: dict[int, "DatabaseImpl"] = {}
-        last_lns: dict[int, dict[bytes, Redo]] = {}  # per database, key -> its last LN
-        several_lns: dict[int, dict[bytes, list[Redo]]] = {}  # per database, key -> its LNs, if more than one
-        last_of: dict[bytes, Redo] = {}
-        several: dict[bytes, list[Redo]] = {}
+        lns_of: dict[int, list[Redo]] = {}  # per database, its LNs in log order
+        keep = None
         last_db = None
         for entry in entries_from(self.read.lns, info.first_active_lsn):
             header = entry.header
@@ -435,21 +475,13 @@ class RecoveryManager(ReferenceRecoveryManager):
                 continue
             if db is not last_db:
                 last_db, databases[db.id] = db, db
-                last_of, several = last_lns.setdefault(db.id, {}), several_lns.setdefault(db.id, {})
-            redo = (db, key, entry, record, entry.lsn)
-            before = last_of.setdefault(key, redo)
-            if before is not redo:  # the key's second LN, or a later one
-                last_of[key] = redo
-                chain = several.get(key)
-                if chain is None:
-                    several[key] = [before, redo]
-                else:
-                    chain.append(redo)
+                keep = lns_of.setdefault(db.id, []).append
+            keep((db, key, entry, record, entry.lsn))  # type: ignore[misc]
             if prev != NULL_LSN:
                 count_obsolete(prev)
             if code in deletion_codes:
                 count_obsolete(entry.lsn)
-        return databases, last_lns, several_lns
+        return databases, lns_of
 
     def _redo_into_bin(self, bin_node: BIN, keys: list[bytes], lasts: list[Redo], several: dict) -> None:
         """Redo the LNs of ``keys`` (sorted, all routed to ``bin_node``; ``lasts``: the last LN of each,
@@ -515,5 +547,5 @@ class RecoveryManager(ReferenceRecoveryManager):
         return last
 
 
-__all__ = ["RecoveryManager", "ScannedRun", "scanned_runs", "count_in_runs", "search_with_high", "split_until_fits",
-           "piece_starts", "cut_into_pieces", "insert_slots", "append_slots"]
+__all__ = ["RecoveryManager", "ScannedRun", "scanned_runs", "count_in_runs", "last_of_each", "search_with_high",
+           "split_until_fits", "piece_starts", "cut_into_pieces", "insert_slots", "append_slots"]
