@@ -7,6 +7,9 @@ Four workloads, each seeded:
   budget with checkpoints by log growth, then a clean close and a reopen (whose recovery replays the closing
   checkpoint). The answers, the evictions in order, the counters, the utilization counts and every byte on
   the disk are the reference's.
+- :func:`replicated_puts`: a replicated environment, whose open puts into its VLSN index in a transaction while
+  recovery runs, then transactions putting into a replicated database (the reference's path) and an internal
+  one; closed and opened again. The records, the counters and every byte on the disk are the reference's.
 - :func:`recovery_in_place`: a workload over at most 60 keys in 128-slot nodes, crashed at seeded points and
   recovered without a node budget. Redo by key then splits nothing and evicts nothing, so the twin must
   leave exactly the reference's trees, utilization counts and recovery counts, and write the same bytes
@@ -31,9 +34,10 @@ import gc
 import random
 
 from minidb import impl
-from minidb.io import CrashMode
+from minidb.io import CrashMode, SimDisk
 from minidb.logstore import Environment, LockConflictError
 from minidb.logstore.tools.verify import records, verify_tree
+from minidb.replication import ReplicatedEnvironment
 
 from tests.agreement.scenarios import disk_state, scenario
 from tests.logstore.helpers import new_env, redo_workload, slots, small_config, utilization_of
@@ -84,6 +88,26 @@ def gets_and_puts(seed: int):
     items = list(env.database("t").items())
     env.close()
     return answers, evictions, counters, utilization, items, disk_state(disk)
+
+
+@scenario(DATABASE, LOCKS, UTILIZATION)
+def replicated_puts(seed: int):
+    disk = SimDisk(f"rep{seed}")
+    rep = ReplicatedEnvironment.open(disk, small_config())
+    replicated, internal = rep.database("t"), rep.internal_database("_local")
+    rng = random.Random(seed)
+    for _ in range(20):
+        with rep.begin() as txn:
+            for _ in range(rng.randint(1, 5)):
+                key = f"k{rng.randrange(40):03d}".encode()
+                replicated.put(key, rng.randbytes(8), txn=txn)
+                internal.put(key, rng.randbytes(8), txn=txn)
+    counters = rep.env.stats.as_dict(), utilization_of(rep.env)
+    rep.close()
+    rep = ReplicatedEnvironment.open(disk, small_config())
+    items = list(rep.database("t").items()), list(rep.internal_database("_local").items())
+    rep.close()
+    return items, counters, disk_state(disk)
 
 
 def recovery_answers(env: Environment):
