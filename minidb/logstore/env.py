@@ -91,7 +91,7 @@ from minidb.logstore.checkpoint.checkpointer import CHECKPOINTER
 from minidb.logstore.checkpoint.dirty_map import DIRTY_IN_MAP
 from minidb.logstore.checkpoint.records import CheckpointResult
 from minidb.logstore.cleaner import CLEANER, CleanerThread, FileCleaning
-from minidb.logstore.cleaner.utilization import FileSummary, UtilizationTracker
+from minidb.logstore.cleaner.utilization import UTILIZATION_TRACKER, FileSummary
 from minidb.logstore.config import EnvironmentConfig, EnvironmentHooks
 from minidb.logstore.core import EnvCore
 from minidb.logstore.database import DATABASE, Database
@@ -167,7 +167,7 @@ class Environment:
         """The composition root: each part gets the few collaborators it needs, and nothing else. A part
         that must call one built after it (the node logger the cleaner, the cache the mapping tree) is given
         a function of the environment's, which calls it when the time comes."""
-        self.utilization = UtilizationTracker(self.log, self._write_file_summary)
+        self.utilization = UTILIZATION_TRACKER.call(self.log, self._write_file_summary)
         self.core = core = EnvCore(self.disk, self.config, self.hooks, self.log, self.utilization)
         core.after_operation = self.after_operation
         self.latch, self.trace, self.stats = core.latch, core.trace, core.stats

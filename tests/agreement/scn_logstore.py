@@ -1,11 +1,15 @@
-"""The log store's twins: gets and puts (the tree's search, the handle's checks, the lock table), recovery and
-the cleaner.
+"""The log store's twins: gets and puts (the tree's search, the handle's checks, the lock table, the utilization
+tracker's count), recovery and the cleaner.
 
 Four workloads, each seeded:
 
-- :func:`gets_and_puts`: puts, deletes, transactions and gets on a small node budget with checkpoints by
-  log growth, then a clean close and a reopen (whose recovery replays the closing checkpoint). The
-  answers, the evictions in order, the counters and every byte on the disk are the reference's.
+- :func:`gets_and_puts`: puts, deletes, transactions (some writing a record twice) and gets on a small node
+  budget with checkpoints by log growth, then a clean close and a reopen (whose recovery replays the closing
+  checkpoint). The answers, the evictions in order, the counters, the utilization counts and every byte on
+  the disk are the reference's.
+- :func:`replicated_puts`: a replicated environment, whose open puts into its VLSN index in a transaction while
+  recovery runs, then transactions putting into a replicated database (the reference's path) and an internal
+  one; closed and opened again. The records, the counters and every byte on the disk are the reference's.
 - :func:`recovery_in_place`: a workload over at most 60 keys in 128-slot nodes, crashed at seeded points and
   recovered without a node budget. Redo by key then splits nothing and evicts nothing, so the twin must
   leave exactly the reference's trees, utilization counts and recovery counts, and write the same bytes
@@ -30,9 +34,10 @@ import gc
 import random
 
 from minidb import impl
-from minidb.io import CrashMode
+from minidb.io import CrashMode, SimDisk
 from minidb.logstore import Environment, LockConflictError
 from minidb.logstore.tools.verify import records, verify_tree
+from minidb.replication import ReplicatedEnvironment
 
 from tests.agreement.scenarios import disk_state, scenario
 from tests.logstore.helpers import new_env, redo_workload, slots, small_config, utilization_of
@@ -40,10 +45,11 @@ from tests.logstore.helpers import new_env, redo_workload, slots, small_config, 
 TREE, DATABASE, LOCKS = "logstore.tree.tree.Tree", "logstore.database.Database", "logstore.txn.locks.LockTable"
 RECOVERY = "logstore.recovery.manager.RecoveryManager"
 CLEANER = "logstore.cleaner.cleaner.Cleaner"
+UTILIZATION = "logstore.cleaner.utilization.UtilizationTracker"
 SPLIT_SEEDS = range(1, 17)  # recovery_that_splits: enough seeds to reach every case redo by key treats apart
 
 
-@scenario(TREE, DATABASE, LOCKS)
+@scenario(TREE, DATABASE, LOCKS, UTILIZATION)
 def gets_and_puts(seed: int):
     disk, env = new_env(f"paths{seed}", node_budget=14, checkpoint_bytes_interval=6_000)
     db = env.database("t")
@@ -60,6 +66,8 @@ def gets_and_puts(seed: int):
         elif roll < 0.65:
             with env.begin() as txn:
                 db.put(key, value, txn=txn)
+                if rng.random() < 0.3:
+                    db.put(key, value + b"+", txn=txn)  # its own version replaced: obsolete at once
                 db.delete(f"k{rng.randrange(120):04d}".encode(), txn=txn)
         elif roll < 0.7:
             txn = env.begin()
@@ -74,12 +82,32 @@ def gets_and_puts(seed: int):
             answers.append(db.get(key if rng.random() < 0.9 else key.decode()))
         if step % 25 == 0:
             answers.append([db.impl.tree.search(p).node_id for p in (b"", b"a", b"k0000", key, b"k0060x", b"z")])
-    evictions, counters = list(env.evictor.history), env.stats.as_dict()
+    evictions, counters, utilization = list(env.evictor.history), env.stats.as_dict(), utilization_of(env)
     env.close()
     env = Environment.open(disk, small_config())
     items = list(env.database("t").items())
     env.close()
-    return answers, evictions, counters, items, disk_state(disk)
+    return answers, evictions, counters, utilization, items, disk_state(disk)
+
+
+@scenario(DATABASE, LOCKS, UTILIZATION)
+def replicated_puts(seed: int):
+    disk = SimDisk(f"rep{seed}")
+    rep = ReplicatedEnvironment.open(disk, small_config())
+    replicated, internal = rep.database("t"), rep.internal_database("_local")
+    rng = random.Random(seed)
+    for _ in range(20):
+        with rep.begin() as txn:
+            for _ in range(rng.randint(1, 5)):
+                key = f"k{rng.randrange(40):03d}".encode()
+                replicated.put(key, rng.randbytes(8), txn=txn)
+                internal.put(key, rng.randbytes(8), txn=txn)
+    counters = rep.env.stats.as_dict(), utilization_of(rep.env)
+    rep.close()
+    rep = ReplicatedEnvironment.open(disk, small_config())
+    items = list(rep.database("t").items()), list(rep.internal_database("_local").items())
+    rep.close()
+    return items, counters, disk_state(disk)
 
 
 def recovery_answers(env: Environment):
@@ -88,7 +116,7 @@ def recovery_answers(env: Environment):
             utilization_of(env), verify_tree(env))
 
 
-@scenario(RECOVERY, TREE, DATABASE, LOCKS)
+@scenario(RECOVERY, TREE, DATABASE, LOCKS, UTILIZATION)
 def recovery_in_place(seed: int):
     disk, _ = redo_workload(seed, "in-place", node_max_entries=128)
     rng = random.Random(seed)
@@ -128,7 +156,7 @@ def cleaning_answers(env: Environment, done) -> list:
         env.cleaner.last_selection, gc.isenabled()]
 
 
-@scenario(CLEANER, TREE, DATABASE, LOCKS)
+@scenario(CLEANER, TREE, DATABASE, LOCKS, UTILIZATION)
 def cleaning(seed: int):
     disk, env = new_env(f"clean{seed}", file_max=2048, node_max_entries=16, cleaner_lazy_migration=seed % 2 == 0)
     db, rng = env.database("t"), random.Random(seed)

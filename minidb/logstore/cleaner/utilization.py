@@ -127,6 +127,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from minidb import impl
 from minidb.log.logdef import FILE_HEADER, FILE_HEADER_ENTRY_SIZE
 from minidb.logstore.logdef import NODE_TYPES, OLD_FILE_SUMMARY_LN
 from minidb.stats import Stats
@@ -468,11 +469,14 @@ class UtilizationTracker:
         return [self.files[n] for n in sorted(self.files)]
 
 
+#: the environment's tracker: built as ``UTILIZATION_TRACKER.call(log, write_summary)``
+UTILIZATION_TRACKER = impl.hot_spot(UtilizationTracker)
+
+
 def summary_of_entry(entry) -> FileSummary:
     """The FileSummary one FileSummaryLN entry holds: the file's counts then, and the offsets it adds."""
     return FileSummary.from_values(entry.values)
 
 
-__all__ = ["UtilizationTracker", "FileSummary", "file_key", "summary_key", "key_of_summary", "merge_records",
-           "summary_of_entry", "FILE_HEADER_ENTRY_SIZE",
-           "FILE_HEADER"]
+__all__ = ["UtilizationTracker", "UTILIZATION_TRACKER", "FileSummary", "file_key", "summary_key", "key_of_summary",
+           "merge_records", "summary_of_entry", "FILE_HEADER_ENTRY_SIZE", "FILE_HEADER"]

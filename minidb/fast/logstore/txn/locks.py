@@ -19,12 +19,17 @@ goes the reference's way (wait, time out or find a deadlock).
 from __future__ import annotations
 
 from threading import get_ident
+from typing import Any
 
 from minidb import fast
 from minidb.logstore.txn.locks import LockTable as ReferenceLockTable
 
 
 class LockTable(ReferenceLockTable):
+    def __init__(self, *args: Any, **options: Any):
+        super().__init__(*args, **options)
+        self._counts = fast.held_counts(self.stats)  # nWriteLocks: changed under the environment latch only
+
     def check(self, db_id: int, db_name: str, key: bytes, txn_id: int | None, what: str,
               timeout: float = 0.0) -> bool:
         if not self._owners:  # no transaction holds a lock: nothing to look up, nothing to wait for
@@ -45,7 +50,7 @@ class LockTable(ReferenceLockTable):
         else:
             held.append(record)
         self._thread_of[txn_id] = get_ident()
-        fast.held_counts(self.stats)["nWriteLocks"] += 1
+        self._counts["nWriteLocks"] += 1
         return False
 
 
