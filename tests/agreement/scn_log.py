@@ -53,6 +53,8 @@ def _workload(log: LogManager, rng: random.Random, ops: int) -> list[Any]:
     answers: list[Any] = []
     heard: list[tuple] = []
     log.add_listener(lambda lsn, entry_type, vlsn: heard.append((tuple(lsn), entry_type.name, vlsn)))
+    heard_as_logged: list[tuple] = []  # an entry listener hears every entry, plain ones too, as logged
+    log.add_entry_listener(lambda entry: heard_as_logged.extend(_entries([entry])))
     vlsns = iter(range(100, 10_000))
     log.vlsn_allocator = lambda: next(vlsns)
     replicated = []
@@ -83,7 +85,7 @@ def _workload(log: LogManager, rng: random.Random, ops: int) -> list[Any]:
         answers.append(lsn if lsn is None or isinstance(lsn, int) else tuple(lsn))
         if lsn is not None and not isinstance(lsn, int) and rng.random() < 0.2:
             answers.append(format_entry(log.read(lsn)))
-    answers.append(heard)
+    answers += [heard, heard_as_logged]
     return answers
 
 

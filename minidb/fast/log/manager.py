@@ -23,6 +23,8 @@ write):
   which the log store asks after each append for the entry's size), the
   counters changed under the latch only incremented in the stats' dict in place
   (:func:`minidb.fast.held_counts`: no stats lock), the listener loop skipped when there is none;
+- an entry listener, if there is one, hears the entry as the reference's do: its header read back
+  from the buffer under the latch, its item the piece's bytes after the header;
 - its reader, when it is the fast one, given ``_end_position`` (the end as a
   (file, offset) pair, without the rest of :meth:`end`) for its reads by LSN.
 
@@ -44,7 +46,8 @@ from minidb import fast
 from minidb.fast.log.codec import codec_of
 from minidb.fast.log.reader import LogReader as FastLogReader
 from minidb.log import manager as reference
-from minidb.log.header import CRC, Provisional
+from minidb.log.entry import LogEntry
+from minidb.log.header import CRC, HEADER_SIZE, Provisional, read_header
 from minidb.log.lsn import LSN
 from minidb.log.types import EntryType
 
@@ -111,9 +114,14 @@ class LogManager(reference.LogManager):
                 admitted(lsn)
             if noted is not None:
                 noted(lsn)
+            header = read_header(buffer, len(buffer) - size)[0] if self._entry_listeners else None
         finally:
             latch.release()
         if self._listeners:
             for listener in self._listeners:
                 listener(lsn, entry_type, None)
+        if header is not None:
+            logged = LogEntry(lsn, header, bytes(summed[HEADER_SIZE - CRC_SIZE:]))
+            for entry_listener in self._entry_listeners:
+                entry_listener(logged)
         return lsn
