@@ -21,7 +21,15 @@ setting                           JE parameter                    default
 ``read_only``                     je.env.isReadOnly               False
 ``lock_timeout``                  je.lock.timeout (seconds here)  0.5
 ``env_seed``                      none (minidb's own)             None
+``cleaner_whole_summary_offsets`` none (minidb's own)             0 (off)
 ================================  ==============================  ===============
+
+``cleaner_whole_summary_offsets``: while a log file's list of obsolete
+offsets holds at most this many, its FileSummaryLN is one record, rewritten
+whole at each checkpoint that changes the file, instead of a new record per
+checkpoint holding only the new offsets (:mod:`minidb.logstore.cleaner.utilization`,
+"Small files: one record"). With log files of a few kilobytes the records
+that accumulate are most of the log; 0 keeps every record incremental.
 
 ``cleaner_delete_middle_files``: checkpoint step 9 deletes a cleaned file
 wherever it lies, as JE does, a file above a kept one recorded in the
@@ -90,6 +98,7 @@ class EnvironmentConfig:
     env_seed: int | str | None = None
     lock_timeout: float = 0.5
     checkpointer_high_priority: bool = False  # je.checkpointer.highPriority: step 5 logs a subtree in one stretch
+    cleaner_whole_summary_offsets: int = 0
 
     def __post_init__(self) -> None:
         if self.node_max_entries < MIN_NODE_MAX_ENTRIES:
@@ -109,6 +118,8 @@ class EnvironmentConfig:
         check_lock_timeout(self.lock_timeout)
         if self.cleaner_bytes_interval < 1:
             raise UserError(f"cleaner_bytes_interval {self.cleaner_bytes_interval} must be positive")
+        if self.cleaner_whole_summary_offsets < 0:
+            raise UserError(f"cleaner_whole_summary_offsets {self.cleaner_whole_summary_offsets} must be 0 (off) or more")
 
 
 def check_lock_timeout(timeout: object) -> None:

@@ -167,7 +167,8 @@ class Environment:
         """The composition root: each part gets the few collaborators it needs, and nothing else. A part
         that must call one built after it (the node logger the cleaner, the cache the mapping tree) is given
         a function of the environment's, which calls it when the time comes."""
-        self.utilization = UTILIZATION_TRACKER.call(self.log, self._write_file_summary)
+        self.utilization = UTILIZATION_TRACKER.call(self.log, self._write_file_summary,
+                                                    self.config.cleaner_whole_summary_offsets)
         self.core = core = EnvCore(self.disk, self.config, self.hooks, self.log, self.utilization)
         core.after_operation = self.after_operation
         self.latch, self.trace, self.stats = core.latch, core.trace, core.stats
@@ -189,7 +190,8 @@ class Environment:
 
     # The functions the composition root hands to parts built before what they call.
     def _write_file_summary(self, key: bytes, values: dict) -> LSN:
-        return self.records.write_internal(self.db_tree.utilization, key, FILE_SUMMARY_LN, values)
+        # A record rewritten whole replaces its previous version: the profile's upkeep (see utilization).
+        return self.records.write_internal(self.db_tree.utilization, key, FILE_SUMMARY_LN, values, upkeep=True)
 
     def _migrate_marked(self, bin_node: IN) -> None:
         self.cleaner.migrate_marked(bin_node)

@@ -146,9 +146,10 @@ class RecordOps:
         return lsn
 
     def write_internal(self, db: DatabaseImpl, key: bytes, entry_type: EntryType, values: dict[str, Any],
-                       replicated: bool = False, vlsn: int | None = None) -> LSN:
+                       replicated: bool = False, vlsn: int | None = None, upkeep: bool = False) -> LSN:
         """A non-transactional record of an internal database (MapLN, FileSummaryLN); ``replicated``/``vlsn``:
-        a replicated database's creation (:meth:`~minidb.logstore.mapping_tree.DbTree.create`)."""
+        a replicated database's creation (:meth:`~minidb.logstore.mapping_tree.DbTree.create`); ``upkeep``: the
+        version it replaces is the utilization profile's upkeep (a FileSummaryLN rewritten whole)."""
         core = self.core
         bin_node = db.tree.search(key)
         index, exact = bin_node.find(key)
@@ -161,7 +162,7 @@ class RecordOps:
             bin_node.insert_slot(index, key, lsn, False, values)
         bin_node.dirty = True
         if not prev.is_null:
-            self.utilization.count_obsolete(prev)
+            self.utilization.count_obsolete(prev, upkeep=upkeep)
         if not exact:
             db.tree.split_if_needed(bin_node)
         return lsn

@@ -3,7 +3,8 @@
 A file's records are keyed by file number and sequence; reading the profile merges them (the union
 of the offsets, the newest's counts); recovery does the same, crashes between the records of one
 checkpoint included; the cleaner removes all of a deleted file's records; an environment written
-when each file had one record holding its whole list still opens.
+when each file had one record holding its whole list still opens. With
+``cleaner_whole_summary_offsets``, a file whose list is short has one record, rewritten whole in its slot.
 """
 
 import shutil
@@ -70,8 +71,10 @@ def test_an_idle_checkpoint_after_3000_puts_and_2900_deletes_writes_under_1_kb()
     assert idle_checkpoint_bytes(env) < 1024  # the whole list was a 47 KB FileSummaryLN every time
 
 
-def test_each_record_holds_only_the_offsets_since_the_previous_one():
-    _, env = new_env(file_max=3000)
+def half_deleted(**overrides):
+    """20 records, a checkpoint, 20 more of which every other one is deleted, two checkpoints: file 1 changes
+    at each of the three."""
+    disk, env = new_env(file_max=3000, **overrides)
     db = env.database("t")
     fill(db, 20)
     env.checkpoint()
@@ -79,6 +82,11 @@ def test_each_record_holds_only_the_offsets_since_the_previous_one():
         db.delete(key)
     env.checkpoint()
     env.checkpoint()
+    return disk, env
+
+
+def test_each_record_holds_only_the_offsets_since_the_previous_one():
+    _, env = half_deleted()
     number = 1
     records = records_of(env, number)
     assert [r["sequence"] for r in records] == list(range(len(records))) and len(records) >= 3
@@ -329,3 +337,51 @@ def test_a_record_that_waits_for_the_profile_s_upkeep_is_written_by_close():
 
     Environment.open(disk, small_config(file_max=1500), phase_listener=listen).close()
     assert seen == {n: tracker.summary(n).obsolete_size for n in waiting}  # nothing lost
+
+
+# -- small files: one record, rewritten whole ---------------------------------------------------------------------------
+def assert_reopened_with_the_same_counts(disk, env) -> None:
+    """Closed and opened again, every file but the last has the same totals and at least its obsolete offsets
+    (closing appends to the last file, and its checkpoint makes older versions obsolete)."""
+    before, last = env.utilization.report(), env.log.end_lsn.file
+    env.close()
+    again = Environment.open(disk, small_config(file_max=3000, cleaner_whole_summary_offsets=64))
+    for old in before:
+        if old.file_number < last:
+            new = again.utilization.summary(old.file_number)
+            assert (new.total_count, new.total_size, new.node_count, new.node_size) == (
+                old.total_count, old.total_size, old.node_count, old.node_size)
+            assert set(old.obsolete) <= set(new.obsolete)
+    assert utilization_totals_problems(again) == [] and live_but_obsolete(again) == [] and verify_tree(again) == []
+
+
+def test_a_short_lists_record_is_rewritten_whole_in_its_one_slot_and_recovers():
+    disk, env = half_deleted(cleaner_whole_summary_offsets=64)
+    versions = [e for e in entries(env, "FileSummaryLN") if e.values["file_number"] == 1]
+    assert len(versions) >= 3  # one per checkpoint that changed file 1 ...
+    records = records_of(env, 1)
+    summary = env.utilization.summary(1)
+    assert len(records) == 1 and records[0]["sequence"] == 0  # ... all in one slot, the newest holding every offset
+    assert {o["offset"] for o in records[0]["obsolete"]} == set(summary.obsolete)
+    assert len(summary.obsolete) <= 64
+    assert all(env.utilization.is_obsolete(e.lsn) for e in versions[:-1])  # the versions it replaced
+    assert len(utilization_keys(env)) == len(env.utilization.files)  # the profile: one record per file
+    assert_reopened_with_the_same_counts(disk, env)
+
+
+def test_past_the_whole_record_size_a_files_records_become_incremental():
+    disk, env = new_env(file_max=3000, cleaner_whole_summary_offsets=8)
+    db = env.database("t")
+    fill(db, 20)
+    env.checkpoint()
+    for round_ in range(3):
+        for key in fill(db, 20, f"round {round_}")[round_::3]:
+            db.delete(key)
+        env.checkpoint()
+    records = records_of(env, 1)
+    assert [r["sequence"] for r in records] == list(range(len(records))) and len(records) >= 2
+    assert len(records[0]["obsolete"]) <= 8  # the last whole record, then the offsets since each one before
+    offsets = [{o["offset"] for o in r["obsolete"]} for r in records]
+    assert all(not (later & earlier) for i, later in enumerate(offsets) for earlier in offsets[:i])
+    assert merge_records(records).obsolete == env.utilization.summary(1).obsolete
+    assert_reopened_with_the_same_counts(disk, env)

@@ -23,9 +23,9 @@ summaries do: for every file whose counts changed it logs a new
 file's counts (cumulative: the newest record's counts are the file's) and only
 the obsolete offsets tracked *since the file's previous record*. So an idle
 checkpoint writes a few offsets, not the whole list, however big the file is.
-A file has several records, one per flush that changed it, keyed by file
-number and sequence (big-endian, so the keys of a file sort together, oldest
-first)::
+A file may have several records, one per flush that changed it (a small one
+may have one: see below), keyed by file number and sequence (big-endian, so
+the keys of a file sort together, oldest first)::
 
     key of a FileSummaryLN (8 bytes)         key of an OldFileSummaryLN (4 bytes)
     +--------+------+-----------------+      +--------+------+-------------+
@@ -39,6 +39,22 @@ the records were incremental hold one ``OldFileSummaryLN`` per file, keyed by
 the file number alone, carrying the whole list: it is read as sequence 0 (its
 key sorts before the file's 8-byte keys), so such an environment opens, and
 its next record of the file is sequence 1.
+
+**Small files: one record.** Records that only accumulate make the profile
+grow with the checkpoints, not with the files: every record is a new slot, so
+writing one splits the 4-slot nodes of a small tree every other time, and with
+small files (a checkpoint changes many) the profile and its nodes were most of
+what the log held. So with ``cleaner_whole_summary_offsets`` set
+(:mod:`minidb.logstore.config`; 0, off, by default, the records of a file all
+incremental as in JE), while a file's whole list is short (at most that many
+offsets) its next record is the same record again, sequence 0, written whole:
+it replaces the previous one in its slot (no new slot, no split; the old
+version is obsolete like any replaced record, as the profile's upkeep, see
+below), and the profile holds one record per such file. The list only grows,
+so past that size a file's records become incremental (sequence 1, 2, ...:
+each the offsets since the one before) and stay so; a whole record costs at
+most that many offsets, an idle checkpoint of a big file still writes only
+what changed.
 
 Reading the profile merges a file's records (:func:`merge_records`): the
 union of their offsets, the counts of the newest. Each record covers the
@@ -67,8 +83,9 @@ slot goes when the file is deleted. It is not *obsolete*: recovery still reads
 it, so the data eraser keeps it. Without this rule every file would keep one
 live record of itself until it is deleted, and the log's first file (whose
 summary the environment's first checkpoint writes) would rarely be the
-emptiest. What this leaves out: a file's records are never folded into one (a
-file changed at many checkpoints has many small records until it is deleted).
+emptiest. What this leaves out: the incremental records of a big file are
+never folded into one (a file changed at many checkpoints has many small
+records until it is deleted).
 
 Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
 
@@ -76,10 +93,13 @@ Example: put k1 (LN at 0x1/0x40), put k1 again (LN at 0x1/0x70, no txn)::
             utilization = live node bytes / total bytes
 
 A checkpoint then logs record (1, 0): 3 entries ..., offsets 0x0, 0x40, and
-its own CkptStart and CkptEnd follow in file 1. The next checkpoint logs
-(1, 1): the counts now include those two entries (and record (1, 0) itself),
-and the offsets only of CkptStart and CkptEnd. Merged: the counts of (1, 1),
-offsets 0x0, 0x40 and the two checkpoint entries.
+its own CkptStart and CkptEnd follow in file 1. With small files' records
+rewritten whole, the next checkpoint logs (1, 0) again, whole: the counts now
+include those two entries (and the record's first version), offsets 0x0, 0x40
+and the two checkpoint entries; the first version is obsolete. Without
+``cleaner_whole_summary_offsets`` (or with a list longer than it), it logs
+(1, 1): the same counts, and the offsets only of CkptStart and CkptEnd;
+merged with (1, 0): the counts of (1, 1), the union of the offsets.
 
 **Sums kept as they change.** The selector ranks files by live bytes over
 total bytes. Each ``FileSummary`` keeps its obsolete bytes and its own
@@ -172,6 +192,7 @@ class FileSummary:
     node_size: int = 0
     obsolete: dict[int, int] = field(default_factory=dict)  # offset -> size
     sequence: int = -1  # the file's newest record (-1: none yet)
+    keyed_by_file: bool = False  # its newest record is an OldFileSummaryLN (keyed by the file number alone)
     logged: set[int] = field(default_factory=set, repr=False)  # the offsets its records hold
     own: dict[int, int] = field(default_factory=dict, repr=False)  # offset -> size of the file's own summaries
     # Kept as the offsets come, so that no choice or checkpoint goes over all of a file's offsets again:
@@ -220,13 +241,17 @@ class FileSummary:
     def utilization(self) -> float:
         return self.live_size / self.total_size if self.total_size else 0.0
 
-    def next_record(self) -> dict:
+    def next_record(self, whole_offsets: int = 0) -> dict:
         """The values of the file's next FileSummaryLN: the counts, and the offsets no record holds yet
-        (``unlogged``: only those are sorted, not every offset of the file)."""
+        (``unlogged``: only those are sorted, not every offset of the file). While the file has one
+        record and at most ``whole_offsets`` obsolete offsets, the next record is that one again,
+        whole: sequence 0 and every offset (see "Small files: one record" above; 0: never)."""
+        whole = (self.sequence <= 0 and not self.keyed_by_file and 0 < len(self.obsolete) <= whole_offsets)
+        offsets = self.obsolete if whole else self.unlogged
         return {
-            "file_number": self.file_number, "sequence": self.sequence + 1, "total_count": self.total_count,
-            "total_size": self.total_size, "node_count": self.node_count, "node_size": self.node_size,
-            "obsolete": [{"offset": o, "size": s} for o, s in sorted(self.unlogged.items())],
+            "file_number": self.file_number, "sequence": 0 if whole else self.sequence + 1,
+            "total_count": self.total_count, "total_size": self.total_size, "node_count": self.node_count,
+            "node_size": self.node_size, "obsolete": [{"offset": o, "size": s} for o, s in sorted(offsets.items())],
         }
 
     def record_logged(self, values: dict) -> None:
@@ -242,7 +267,8 @@ class FileSummary:
         """One record's counts and the offsets it holds (an OldFileSummaryLN's values: sequence 0)."""
         obsolete = {r["offset"]: r["size"] for r in values["obsolete"]}
         return cls(values["file_number"], values["total_count"], values["total_size"], values["node_count"],
-                   values["node_size"], obsolete, values.get("sequence", 0), set(obsolete))
+                   values["node_size"], obsolete, values.get("sequence", 0), "sequence" not in values,
+                   set(obsolete))
 
     def __str__(self) -> str:
         return (f"file {self.file_number}: {self.total_count} entries, {self.total_size} bytes, "
@@ -267,9 +293,10 @@ class UtilizationTracker:
     """The counts of every log file. ``write_summary(key, values)`` logs one FileSummaryLN (the
     environment gives it: a record of its internal ``_utilization`` database)."""
 
-    def __init__(self, log: LogManager, write_summary: Callable[[bytes, dict], LSN]):
+    def __init__(self, log: LogManager, write_summary: Callable[[bytes, dict], LSN], whole_offsets: int = 0):
         self.log = log
         self.write_summary = write_summary
+        self.whole_offsets = whole_offsets  # a short list's record is rewritten whole (see "Small files")
         self.files: dict[int, FileSummary] = {}
         self.sizes: dict[LSN, int] = {}  # sizes of node entries logged since the environment opened
         self.dirty: set[int] = set()  # files whose next FileSummaryLN is due at the next checkpoint
@@ -382,7 +409,7 @@ class UtilizationTracker:
             summary = self.summary(number)
             self.dirty.discard(number)
             self.waiting.discard(number)
-            record = summary.next_record()
+            record = summary.next_record(self.whole_offsets)
             lsn = self.write_summary(summary_key(number, record["sequence"]), record)
             summary.record_logged(record)
             if lsn.file == number:  # a summary of its own file: see "A file's own summaries" above
@@ -469,7 +496,7 @@ class UtilizationTracker:
         return [self.files[n] for n in sorted(self.files)]
 
 
-#: the environment's tracker: built as ``UTILIZATION_TRACKER.call(log, write_summary)``
+#: the environment's tracker: built as ``UTILIZATION_TRACKER.call(log, write_summary, whole_offsets)``
 UTILIZATION_TRACKER = impl.hot_spot(UtilizationTracker)
 
 
