@@ -7,7 +7,9 @@ transactions that commit or abort, a long transaction that stays open
 across checkpoints (so firstActiveLSN lies before CkptStart) and may still
 be open at the end (a loser), lock conflicts (which must change nothing),
 full checkpoints, and checkpoints stepped pause by pause with other
-operations (and evictions) in between, in every checkpoint state. The log
+operations (and evictions) in between, in every checkpoint state (two of
+them forced, at operations 4 and 8 of a workload of 12 or more, with a
+cleaning between them). The log
 cleaner runs too (its thresholds drawn so that it does clean): files
 cleaned, live LNs migrated, live INs made dirty, and the cleaned files
 deleted at the next checkpoint's step 9 (the log head recorded, then the
@@ -35,7 +37,8 @@ write, random subsets), the environment is opened on the crashed image
 3. every promise holds: an fsync that returned before the crash point left
    its entries in the surviving log;
 4. the trees are well formed, no entry in use is counted obsolete, and the
-   utilization totals match the log;
+   utilization totals match the log (each file's scan kept for the sweep,
+   by the file's bytes);
 5. the cleaner's guarantee: no entry the trees use lies in a deleted file
    (below the log head), so reading every record above never met a
    missing file.
@@ -43,35 +46,43 @@ write, random subsets), the environment is opened on the crashed image
    before the crash point (its last fsync returned) holds: the entries are
    in their erased form (``LOG_ERASED``, the original type and zeros, a
    checksum that verifies). Some operations of the workload run the
-   eraser over the files outside the recovery interval, so its writes and
-   fsyncs are crash points too.
+   eraser over up to :data:`ERASE_FILES` of the files outside the recovery
+   interval (drawn from a third seeded stream), so its writes and fsyncs
+   are crash points too.
 
-What a sweep costs. Recovery starts at the last checkpoint's CkptStart (or
-the first entry of a transaction then active), and the workload
-checkpoints often (its own steps, and the environment's
-``checkpoint_bytes_interval`` in two seeds of three), so a crash point
-does not re-read the history. But this workload's log grows faster than
-its operations. With files this small, each checkpoint logs a
-FileSummaryLN for every file whose counts changed, each a new record of
-the 4-slot ``_utilization`` tree (splits, and a node budget of 5 that
-logs the tree's dirty nodes again right after the checkpoint); and with a
-bytes interval smaller than what a checkpoint and its aftermath write,
-the environment checkpoints after nearly every operation once the log
-holds a few dozen files. The loop that made it grow with the square of
-the operations (the tree's own logging obsoleting old versions of its
-nodes in old files, whose records dirtied more nodes) is cut: those
-records wait (:mod:`minidb.logstore.cleaner.utilization`, "The profile's
-upkeep"). Seeds 0, 1 and 2 write 21, 73 and 78 kB at 48 operations,
-101, 325 and 378 kB at 96, 0.4, 0.9 and 0.8 MB at 192 and 0.9, 2.1 and
-2.4 MB at 384 (they wrote 23, 105 and 122 kB, then 0.15, 2.0 and 2.5 MB,
-1.9, 15 and 11 MB, and 9, 43 and 42 MB: seed 1's 1,429 files at 96 are 231
-now). More log means more crash points, and longer logs to recover and
-check at each (the recovery interval grows with the checkpoints, the
-profile read and the utilization totals checked with the files): the
-sweeps of the three seeds take 0.5 s of CPU at 12 operations, 2.7 s at
-24 and 22 s at 48 (45 s before), so twice the operations still cost
-about five times the sweep at these sizes (``python -m bench scaling``,
-part (e)).
+What a sweep costs. Recovery starts at the last checkpoint's CkptStart (or the
+first entry of a transaction then active), and the workload checkpoints often
+(its own steps, and the environment's ``checkpoint_bytes_interval`` in two
+seeds of three), so a crash point does not re-read the history; the committed
+state at a point is built from the one before it (check 2), and check 4 scans
+a file only for a content it has not had at an earlier point (the images share
+most of their files). So a point costs its recovery interval and the state.
+The number of points follows the log written, which grew faster than the
+operations: each checkpoint logs the dirty nodes up to the roots and a
+FileSummaryLN per changed file, and with files this small the utilization
+profile, a new record per file and checkpoint, was most of the log (the
+workload sets ``cleaner_whole_summary_offsets``: a file with a short list
+keeps one record, rewritten whole, :mod:`minidb.logstore.cleaner.utilization`,
+"Small files: one record"); and an erasure went over every file outside the
+recovery interval, so its cost followed the whole log (163 disk events per
+erasure at operations 48 to 95, 14 in the first 12): it now takes at most
+:data:`ERASE_FILES`. The forced checkpoints come at fixed operations, so the
+sweep of a seed at 2N operations covers the one at N, then N operations more.
+
+Measured (CPU seconds on a busy machine, ``python -m bench scaling`` part
+(e), seeds 0 to 2): 274 crash points in 0.37 to 0.43 s at 12 operations
+and 796 in 1.92 to 2.13 s at 24 (4.96 and 5.20x in two runs) with a record
+per file and checkpoint and erasures of every file; 262 in 0.31 to 0.59 s
+and 545 in 0.75 to 1.23 s now (2.1 to 2.7x over seven runs, the median
+2.4x, the target 2.5x): twice the points, each 1.1 to 1.3 times dearer, as
+the state grows (the trees fill with keys, and the log holds more files:
+over seeds 0 to 19, 4.4 on average after 12 operations, 7.3 after 24).
+Over those seeds, the disk events (so the points) at 12, 24, 48 and 96
+operations were 953, 1,911, 5,251 and 22,701, and are 887, 1,699, 3,727
+and 10,032. Beyond some 48 operations the log still grows faster than the
+operations: the workload cleans in 2% of them, which does not keep up with
+what it writes (16 files on average at 48 operations, 49 at 96), and each
+file adds a record to the profile and to what checkpoints write.
 """
 
 from __future__ import annotations
@@ -99,6 +110,9 @@ from minidb.logstore.tools.inspect import live_lsns
 from minidb.logstore.tools.verify import live_but_obsolete, records, utilization_totals_problems, verify_tree
 
 DATABASES = ("a", "b")
+ERASE_FILES = 2  # files one erasure of the workload erases, at most
+WHOLE_SUMMARY_OFFSETS = 64  # a file's FileSummaryLN rewritten whole while its list is this short
+FORCED_BY = 12  # the forced checkpoints come by this operation (see _Runner.run)
 
 
 def fixed_clock() -> float:
@@ -122,6 +136,7 @@ class Workload:
     erasures: list[tuple[int, int, list[tuple[int, int, int]]]] = field(default_factory=list)  # (event, file, entries)
 
     states: "CommittedStates | None" = field(default=None, repr=False)  # built from the finished workload
+    scanned: dict[tuple[int, bytes], tuple[int, int]] = field(default_factory=dict, repr=False)  # check 4's scans
 
     def expected(self, end: LSN) -> dict[str, dict[bytes, bytes]]:
         """The committed state of a log that ends at ``end`` (see :class:`CommittedStates`, built at the first
@@ -196,6 +211,7 @@ def workload_config(rng: random.Random) -> EnvironmentConfig:
         clock=fixed_clock,
         trace=False,
         cleaner_min_utilization=rng.choice([50, 100]),  # 100: clean the least used file whatever the total
+        cleaner_whole_summary_offsets=WHOLE_SUMMARY_OFFSETS,
     )
 
 
@@ -256,6 +272,7 @@ class _Runner:
     def __init__(self, seed: int, ops: int):
         self.rng = random.Random(seed)
         self.lazy_rng = random.Random(f"lazy migration {seed}")  # its own stream: the workload stays the same
+        self.erase_rng = random.Random(f"erasure {seed}")  # the files an erasure takes: likewise
         config = workload_config(self.rng)
         self.workload = Workload(seed, SimDisk(f"crashtest-logstore-{seed}"), config)
         self.env = Environment.open(self.workload.disk, config)
@@ -310,25 +327,32 @@ class _Runner:
             self.workload.conflicts += 1
 
     def erase(self) -> None:
-        """A checkpoint, then the data eraser over every file outside the recovery interval.
+        """A checkpoint, then the data eraser over up to :data:`ERASE_FILES` of the files outside the
+        recovery interval that hold something to erase (drawn from its own stream).
 
         Each file's erasure is a promise (:func:`erasure_problem`)."""
         disk, eraser = self.workload.disk, self.eraser
         self.record.checkpoint()
+        to_erase = []
         for number in eraser.eligible_files()[0]:
             with disk.open(file_name(number)) as handle:
                 buf = handle.read_all()
             entries = locate(buf, eraser.entries_to_erase(number, buf))
             if entries:
-                self.env.log.sync()
-                erase_file(disk, number, entries, eraser.stats, erasing=self.env.log.erasing)
-                self.workload.erasures.append((len(disk.events) - 1, number,
-                                               [(e.offset, e.header_size, e.item_size) for e in entries]))
+                to_erase.append((number, entries))
+        for number, entries in sorted(self.erase_rng.sample(to_erase, min(ERASE_FILES, len(to_erase)))):
+            self.env.log.sync()
+            erase_file(disk, number, entries, eraser.stats, erasing=self.env.log.erasing)
+            self.workload.erasures.append((len(disk.events) - 1, number,
+                                           [(e.offset, e.header_size, e.item_size) for e in entries]))
 
     def run(self) -> Workload:
         rng, env, wl, record = self.rng, self.env, self.workload, self.record
-        forced = {self.ops // 3, (2 * self.ops) // 3}
-        cleaning = self.ops // 3 + 1  # between the two forced checkpoints: the second one deletes
+        # Two checkpoints at fixed operations (a third and two thirds of the way in a workload of
+        # FORCED_BY operations or fewer), so that a longer workload starts as the shorter one of its seed.
+        first, second = min(self.ops, FORCED_BY) // 3, (2 * min(self.ops, FORCED_BY)) // 3
+        forced = {first, second}
+        cleaning = first + 1  # between the two forced checkpoints: the second one deletes
         for i in range(self.ops):
             roll = rng.random()
             try:
@@ -408,7 +432,7 @@ def recover_and_check(workload: Workload, image: SimDisk, deep: bool = True) -> 
             return Recovered(end, f"database {name}: extra {extra}, missing {missing}, wrong values {wrong} "
                                   f"(log end {end})")
     if deep:
-        problems = verify_tree(env) + live_but_obsolete(env) + utilization_totals_problems(env)
+        problems = verify_tree(env) + live_but_obsolete(env) + utilization_totals_problems(env, workload.scanned)
         problems += [f"{what} at {lsn} lies in a deleted file (the log head is {env.log.head})"
                      for lsn, what in live_lsns(env).items() if lsn.file < env.log.head]
         if problems:

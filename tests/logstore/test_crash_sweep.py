@@ -5,7 +5,7 @@ operations and evictions between their steps, with a tiny node budget; every wri
 fsync of its disk history is a crash point (keeping nothing, everything, a torn write, a random
 subset of the unsynced writes), and recovery must give exactly the committed state. The log cleaner
 cleans files and a later checkpoint deletes them; some workloads run the data eraser (a checkpoint,
-then erasure of the files outside the recovery interval): all their writes and fsyncs are crash points
+then erasure of up to two of the files outside the recovery interval): all their writes and fsyncs are crash points
 too, and an erasure whose last fsync returned must hold. Half of the cleaner's runs migrate LNs lazily.
 """
 
@@ -13,6 +13,7 @@ import random
 
 import pytest
 
+from minidb.crashtest import logstore as logstore_crashtest
 from minidb.crashtest.logstore import DATABASES, CommittedStates, check_point, crash_sweep, run_workload
 from minidb.io import CrashMode, crash_points
 from minidb.log import LSN
@@ -135,3 +136,28 @@ def test_a_sweep_builds_each_crash_points_state_from_the_point_before_not_from_t
             assert check_point(workload, point.disk, point.event.index, deep=False, cache=recovered) is None
         assert len(recovered) > 20 and workload.writes.reads == 1, (seed, len(recovered), workload.writes.reads)
         assert workload.states.applied <= 2 * len(workload.writes), (seed, workload.states.applied)
+
+
+def test_a_longer_workload_starts_as_the_shorter_one_of_its_seed():
+    """The forced checkpoints come at fixed operations: for each seed, the disk history of its workload of 12
+    operations is the start of its workload of 24 (so a sweep at 2N operations covers the one at N)."""
+    for seed in range(6):
+        short, long = run_workload(seed, OPS).disk.events, run_workload(seed, 2 * OPS).disk.events
+        assert [(e.kind, e.name, e.offset, e.data) for e in long[:len(short)]] == [
+            (e.kind, e.name, e.offset, e.data) for e in short], seed
+
+
+def test_an_erasure_of_the_workload_takes_at_most_erase_files_files(monkeypatch):
+    """An erasure over every file outside the recovery interval would cost the whole log each time."""
+    taken = []
+    erase = logstore_crashtest._Runner.erase
+
+    def counted(runner):
+        before = len(runner.workload.erasures)
+        erase(runner)
+        taken.append(len(runner.workload.erasures) - before)
+
+    monkeypatch.setattr(logstore_crashtest._Runner, "erase", counted)
+    for seed in range(12):
+        run_workload(seed, 48)
+    assert max(taken) == logstore_crashtest.ERASE_FILES and sum(taken) >= 10

@@ -4,11 +4,11 @@ another record's data (item 8)."""
 import pytest
 
 from minidb.cli import main
-from minidb.io import OSDisk, SimDisk
+from minidb.io import OSDisk, SimDisk, crash_points
 from minidb.log.header import pack_entry
 from minidb.logstore import Environment, TreeError
 from minidb.logstore.logdef import BIN_ENTRY
-from minidb.logstore.tools.verify import verify_log_trees, verify_tree
+from minidb.logstore.tools.verify import utilization_totals_problems, verify_log_trees, verify_tree
 
 from tests.logstore.helpers import new_env, small_config
 
@@ -140,3 +140,28 @@ def test_the_read_only_check_places_a_checkpoints_ins_as_recovery_does():
     assert env.db_tree.get("accounts").root.level == 4
     assert "step 9: cleaner: deleted files: 1, 2, 3, 4" in result.trace
     assert verify_log_trees(disk) == []
+
+
+def test_the_utilization_totals_kept_by_file_bytes_find_what_a_scan_of_the_log_finds(monkeypatch):
+    """Given what earlier checks scanned, the check scans a file only for bytes it has not seen (the crash
+    images of one history share most files) and finds what scanning the whole log finds, wrong totals too."""
+    disk, env = new_env(file_max=1500)
+    db = env.database("t")
+    for i in range(60):
+        db.put(f"k{i:02d}", "v" * (i % 7 * 10))
+        if i % 20 == 19:
+            env.checkpoint()
+    env.close()
+    scanned: dict = {}
+    images = [point.disk for point in crash_points(disk, start=len(disk.events) - 30, torn_variants=0)]
+    for image in images:
+        recovered = Environment.open(image, small_config(file_max=1500))
+        assert utilization_totals_problems(recovered, scanned) == utilization_totals_problems(recovered) == []
+        summary = recovered.utilization.summary(1)
+        summary.total_size += 1
+        assert utilization_totals_problems(recovered, scanned) == utilization_totals_problems(recovered) != []
+    reads = []
+    scan = type(recovered.log).scan
+    monkeypatch.setattr(type(recovered.log), "scan", lambda log, *a, **k: reads.append(a) or scan(log, *a, **k))
+    assert utilization_totals_problems(recovered, scanned) != [] and reads == []  # every file's bytes seen before
+    assert len({number for number, _ in scanned}) < len(scanned) < len(images) * len({n for n, _ in scanned})

@@ -18,7 +18,9 @@
   BEFORE_CKPT_END case breaks: a cleaner trusting the counts would delete a
   file that still holds a live node.
 - :func:`utilization_totals_problems`: the tracker's entry and byte totals
-  per file equal what a scan of the log finds.
+  per file equal what a scan of the log finds (a caller checking many
+  crash images of one history keeps the scans by the files' bytes, so each
+  check scans only the files that changed).
 - :func:`records`: the records of every user database (no transaction).
 """
 
@@ -193,13 +195,28 @@ def live_but_obsolete(env: "Environment") -> list[str]:
     return problems
 
 
-def utilization_totals_problems(env: "Environment") -> list[str]:
-    """Per file, the tracker's entry count and bytes against a scan of the log."""
-    counts: dict[int, list[int]] = {}
-    for entry in env.log.scan():
-        pair = counts.setdefault(entry.lsn.file, [0, 0])
-        pair[0] += 1
-        pair[1] += entry.size
+def utilization_totals_problems(env: "Environment", scanned: dict[tuple[int, bytes], tuple[int, int]] | None = None
+                                ) -> list[str]:
+    """Per file, the tracker's entry count and bytes against a scan of the log.
+
+    ``scanned``: what earlier checks found, (count, bytes) by file number and the file's bytes, kept by
+    a caller that checks many environments sharing most of their files (a crash sweep's images): each
+    file is then scanned on its own, once for each content it has, so a check costs the files that
+    changed, not the whole log."""
+    counts: dict[int, list[int] | tuple[int, int]] = {}
+    if scanned is None:
+        for entry in env.log.scan():
+            pair = counts.setdefault(entry.lsn.file, [0, 0])
+            pair[0] += 1
+            pair[1] += entry.size
+    else:
+        for number in env.log.end().files:
+            key = (number, env.log.reader.file_bytes(number))
+            if key not in scanned:
+                sizes = [entry.size for entry in env.log.scan(LSN(number, 0), LSN(number + 1, 0))]
+                scanned[key] = (len(sizes), sum(sizes))
+            if scanned[key][0]:
+                counts[number] = scanned[key]
     problems = []
     for number, (count, size) in sorted(counts.items()):
         summary = env.utilization.files.get(number)
