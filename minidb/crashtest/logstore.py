@@ -63,7 +63,9 @@ FileSummaryLN per changed file, and with files this small the utilization
 profile, a new record per file and checkpoint, was most of the log (the
 workload sets ``cleaner_whole_summary_offsets``: a file with a short list
 keeps one record, rewritten whole, :mod:`minidb.logstore.cleaner.utilization`,
-"Small files: one record"); and an erasure went over every file outside the
+"Small files: one record"; the default, a new record per file and
+checkpoint, stays swept by the replication sweeps, whose environments keep
+it); and an erasure went over every file outside the
 recovery interval, so its cost followed the whole log (163 disk events per
 erasure at operations 48 to 95, 14 in the first 12): it now takes at most
 :data:`ERASE_FILES`. The forced checkpoints come at fixed operations, so the
