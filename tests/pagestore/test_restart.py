@@ -271,3 +271,25 @@ def test_a_restart_reads_the_maps_once_a_pass_over_the_stores_not_once_a_store(m
     """Restart's finish looks at every store (extent lists to repair, stores still marked for deletion, TMP
     files to drop): each such pass reads the store map's and extent map's pages once, however many stores."""
     assert map_reads_of_a_restart(monkeypatch, 2) == map_reads_of_a_restart(monkeypatch, 12)
+
+
+def test_a_restart_finds_the_logs_end_once(monkeypatch):
+    """Before the log is opened, restart checks that it reaches past the master checkpoint, which finds
+    where it ends (every entry of the last file read and checked); opening the log then takes that end
+    instead of reading the last file again."""
+    import minidb.log.end as log_end
+    import minidb.log.manager as log_manager
+    import minidb.pagestore.restart.master as master
+
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        sm.create_rec(t, sm.create_file(t), b"x" * 100)
+    sm.checkpoint()
+    sm.disk.crash(CrashMode.everything())
+    searches = []
+    for module in (log_end, log_manager, master):  # wherever the search is called from
+        real = getattr(module, "scan_end", log_end.scan_end)
+        monkeypatch.setattr(module, "scan_end", lambda *a, _real=real, **k: searches.append(1) or _real(*a, **k),
+                            raising=False)
+    open_again(sm.disk, frames=8)
+    assert len(searches) == 1
