@@ -446,7 +446,7 @@ def test_the_rtree_tests_judge_a_students_choose_subtree_and_the_crash_sweep_run
         for test in choice_tests:
             test()
         asked = len(hooks.load_student("18a_choose_subtree").calls)
-        assert crash_sweep(1, 8).summary() == "crash points: 54, violations: 0"
+        assert crash_sweep(1, 8).summary() == "crash points: 50, violations: 0"
         assert len(hooks.load_student("18a_choose_subtree").calls) > asked  # the tree's descents asked it
     beyond = students(tmp_path / "beyond", e18a="def choose_subtree(boxes, new, leaves):\n    return len(boxes)\n")
     with hooks.using("student", beyond, only=["18a"]), \

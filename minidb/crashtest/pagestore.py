@@ -204,7 +204,8 @@ def check_stores(mount: Any, expected: State) -> str | None:
     problems = files.check_large_records()
     if problems:
         return f"damaged large records after restart: {problems[:2]}"
-    stores = {s.store for s in volume.stores()} - {STORE_DIRECTORY, ROOT_INDEX}
+    nodes = {stid.store: node for stid, node in volume.store_nodes().items()}
+    stores = set(nodes) - {STORE_DIRECTORY, ROOT_INDEX}
     wanted = set()
     for fid in expected:
         wanted |= {fid.store} if name_rid(fid) in expected[fid] else {fid.store, files.file_info(fid).large}
@@ -213,7 +214,7 @@ def check_stores(mount: Any, expected: State) -> str | None:
     problems = check_directory(volume, mount.directory, mount.root_index)
     if problems:
         return f"store directory after restart: {problems[:2]}"
-    unlogged = [s for s in sorted(stores) if volume.store_node(s).flags != StoreFlags.REGULAR]
+    unlogged = [s for s in sorted(stores) if nodes[s].flags != StoreFlags.REGULAR]
     if unlogged:
         return f"stores {unlogged} are not REGULAR after restart"
     return None
@@ -262,8 +263,9 @@ def check_repairs(sm: StorageManager, torn: set[tuple[int, int]]) -> str | None:
     """
     report = sm.restart_report
     repaired = {r.pid.key for r in report.redo.pages_repaired}
-    in_use = {pid.key for volume in sm.mounts.volumes() for stid in volume.stores() for pid in volume.store_pages(stid)}
-    if repaired - torn or (torn - repaired) & in_use:
+    left = torn - repaired  # torn pages restart did not repair: none may be a store's (read only if there are some)
+    if repaired - torn or left and left & {pid.key for volume in sm.mounts.volumes() for stid in volume.stores()
+                                          for pid in volume.store_pages(stid)}:
         return f"pages {sorted(torn)} were torn on disk, but restart repaired pages {sorted(repaired)}"
     redo_lsn = report.analysis.redo_lsn
     for repair in report.redo.pages_repaired:

@@ -35,8 +35,16 @@ Besides the checkpoints the steps draw, the workload takes one once
 passed it; drawn from no generator, so the steps stay as they were), first
 writing the pages dirty since before the previous checkpoint. So a restart's
 analysis reads at most an interval, the largest step and a checkpoint of
-log, and its redo about two intervals, however long the workload ran: a
-crash point costs what its recovery interval costs, not the history.
+log, and its redo about two intervals, however long the workload ran. And
+once :data:`TXN_BYTES` (four intervals) of log were written since a
+transaction began, the workload ends it after that step (commits it,
+durably or not, or resolves it if prepared, drawn on a generator of its
+own): restart's undo walks each loser back to its first entry, and the
+check resolves each in-doubt one, so they too read at most that and a
+step. A crash point costs what its recovery interval costs, not the
+history. The limit is far enough that the suite's short workloads run
+almost as they did (transactions still live through several checkpoints;
+the same shapes, commits, aborts and prepared transactions are reached).
 
 Transactions take their locks through
 :class:`~minidb.crashtest.script_locking.ScriptLocking`, a lock table
@@ -93,6 +101,7 @@ LARGE_SHAPES = {"max_small_rec": 8, "index_fanout": 3}  # LARGE_1 holds 3 pages,
 PARTITIONS, PARTITION = 4, 2400
 LOG_SIZE = PARTITIONS * PARTITION  # a bounded log: about one workload's worth
 CHKPT_BYTES = 3000  # a checkpoint once this much log was written since the last: restart's interval
+TXN_BYTES = 4 * CHKPT_BYTES  # a transaction in flight for this much log (written since it began) is ended
 
 
 def clock() -> float:
@@ -118,6 +127,7 @@ class TxnModel:
     prepared_at: int | None = None  # index of the last disk event when prepare returned (it forces)
     aborted_at: int | None = None  # ... when abort_prepared returned (it forces)
     resolution: str = ""  # "commit" or "abort", once resolved before the crash
+    began: int = 0  # the log's byte count (its stats' nBytes) when it began
 
     def snapshot(self) -> tuple:
         return dict(self.writes), set(self.created), set(self.destroyed), set(self.tmp_created)
@@ -203,6 +213,7 @@ class Runner:
         self.prepared: list[TxnModel] = []
         self.in_doubt: list[TxnModel] = []
         self.naming = random.Random((seed << 8) | 0x1D)  # named indexes, on their own generator
+        self.ageing = random.Random((seed << 8) | 0xA9)  # how old transactions end, on their own generator
 
     # -- the model's view ------------------------------------------------------------------------
     def files_seen(self, t: TxnModel) -> list[StoreId]:
@@ -280,11 +291,12 @@ class Runner:
             elif roll < 0.13:
                 self.write_page()
             elif roll < 0.20 and self.in_doubt:
-                self.resolve(self.two_phase.choice(self.in_doubt))
+                self.resolve(self.two_phase.choice(self.in_doubt), self.two_phase)
             elif not self.active or (len(self.active) < MAX_ACTIVE and roll < 0.22):
-                self.active.append(TxnModel(self.sm.begin()))
+                self.active.append(TxnModel(self.sm.begin(), began=self.sm.log.stats["nBytes"]))
             else:
                 self.step(self.rng.choice(self.active))
+            self.end_old_transactions()
             self.largest_step = max(self.largest_step, self.sm.log.stats["nBytes"] - logged)
             if self.sm.log.stats["nBytes"] - self.logged_at_chkpt >= CHKPT_BYTES:
                 self.interval_checkpoint()
@@ -328,6 +340,22 @@ class Runner:
             self.sm.checkpoint()  # scavenges on a bounded log
         except OutOfLogSpaceError:
             self.refused += 1  # it would eat into the reserve kept for restart's checkpoint
+
+    def end_old_transactions(self) -> None:
+        """End the transactions in flight (prepared or not) for :data:`TXN_BYTES` of log or more: commit an
+        active one (durable or not; an abort would log as much again in CLRs, the steps' own aborts cover
+        those), commit or abort a prepared one, as drawn on a generator of their own. A restart undoes the
+        transactions the crash left in flight, and the check resolves those in doubt, each back to its first
+        entry: so that work too stays within a few intervals of log, however long the workload ran. A
+        transaction still lives through several checkpoints (restart's losers and in-doubt ones still reach
+        back before its checkpoint)."""
+        for t in [*self.active, *self.in_doubt]:
+            if self.sm.log.stats["nBytes"] - t.began < TXN_BYTES:
+                continue
+            if t.gtid:
+                self.resolve(t, self.ageing)
+            else:
+                self.guarded(t, lambda t: self.commit(t, durable=self.ageing.random() < 0.85))
 
     def interval_checkpoint(self) -> None:
         """The checkpoint taken every :data:`CHKPT_BYTES` of log: first the pages dirty since before the last
@@ -582,9 +610,10 @@ class Runner:
         self.prepared.append(t)
         self.in_doubt.append(t)
 
-    def resolve(self, t: TxnModel) -> None:
-        if self.two_phase.random() < 0.5:
-            self.commit(t, durable=self.two_phase.random() < 0.85)
+    def resolve(self, t: TxnModel, rng: random.Random) -> None:
+        """Commit or abort the prepared ``t``, as drawn on ``rng``."""
+        if rng.random() < 0.5:
+            self.commit(t, durable=rng.random() < 0.85)
         else:
             self.sm.abort_prepared(t.gtid)
             self.in_doubt.remove(t)

@@ -54,7 +54,8 @@ disk). A full disk refuses the append that needed the space and changes
 nothing: the entry is not logged, and earlier buffered entries stay buffered.
 
 Opening finds the end of the log by reading and checking the last file entry
-by entry (:mod:`minidb.log.end`). With ``keep_opening_scan`` the log keeps
+by entry (:mod:`minidb.log.end`), unless its caller just did and passes it on
+(``opening_end``: what ``scan_end`` gave, nothing written since). With ``keep_opening_scan`` the log keeps
 those checked entries for :meth:`LogManager.take_opening_scan`, once: the log
 store's recovery reads the last file from them instead of reading and
 checking it again. They describe the file's bytes as opened, so writing
@@ -165,6 +166,7 @@ class LogManager(LogSpace):
         erasing: Mapping[int, Mapping[int, int]] | None = None,
         env_id: int | None = None,
         env_seed: int | str | None = None,
+        opening_end: tuple[LogEnd, CheckedFile | None] | None = None,
     ):
         if not isinstance(file_max, int) or not MIN_FILE_MAX <= file_max <= MAX_OFFSET:
             if isinstance(file_max, int) and file_max < MIN_FILE_MAX:
@@ -211,7 +213,7 @@ class LogManager(LogSpace):
 
         if env_id is not None and (not isinstance(env_id, int) or not 0 < env_id < 1 << 64):
             raise UserError(f"env_id {env_id!r} must be a positive 64-bit number")
-        found, checked = scan_end(disk, erasing=erasing, env_id=env_id)
+        found, checked = opening_end or scan_end(disk, erasing=erasing, env_id=env_id)
         # The environment's id: the opener's, else the log's files', else a new log's (minidb.log.envid).
         self.env_id: int = found.env_id if found.env_id is not None else new_env_id(disk, clock, env_seed)
         # The last file as opening checked it, for take_opening_scan (its one reader: recovery).

@@ -360,8 +360,9 @@ class StorageManager:
     def _open_log(disk: Disk, file_max: int, buffer_size: int, clock: Callable[[], float],
                   log_size: int | None = None, partitions: int = DEFAULT_PARTITIONS,
                   keep_opening_scan: bool = False, env_id: int | None = None,
-                  env_seed: int | str | None = None) -> LogManager:
-        ids = dict(env_id=env_id, env_seed=env_seed)  # the volume's id; a new log's seed (minidb.log.envid)
+                  env_seed: int | str | None = None, opening_end: Any = None) -> LogManager:
+        # the volume's id; a new log's seed (minidb.log.envid); the log's end if restart's check just found it
+        ids = dict(env_id=env_id, env_seed=env_seed, opening_end=opening_end)
         if log_size is None:
             return LogManager(disk, file_max=file_max, buffer_size=buffer_size, clock=clock,
                               keep_opening_scan=keep_opening_scan, **ids)

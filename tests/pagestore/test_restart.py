@@ -247,3 +247,49 @@ def test_a_students_redo_test_that_raises_after_reading_the_page_leaves_it_unfix
         with pytest.raises(impl.StudentCodeError, match="oops"):
             sm.restart.redo()
     assert all(frame.pin_count == 0 for frame in sm.bp.frames)
+
+
+def map_reads_of_a_restart(monkeypatch, files: int) -> int:
+    """The map-page reads of a restart after a crash, with ``files`` committed files (two stores each) and a
+    checkpoint after them (so that redo has nothing of theirs to repeat)."""
+    from minidb.pagestore.volume.volmaps import VolumeMaps
+
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        for _ in range(files):
+            sm.create_rec(t, sm.create_file(t), b"x")
+    sm.checkpoint()
+    sm.disk.crash(CrashMode.everything())
+    reads = []
+    read_map = VolumeMaps._read_map
+    monkeypatch.setattr(VolumeMaps, "_read_map", lambda self, number, read: reads.append(number) or read_map(self, number, read))
+    open_again(sm.disk, frames=8)
+    return len(reads)
+
+
+def test_a_restart_reads_the_maps_once_a_pass_over_the_stores_not_once_a_store(monkeypatch):
+    """Restart's finish looks at every store (extent lists to repair, stores still marked for deletion, TMP
+    files to drop): each such pass reads the store map's and extent map's pages once, however many stores."""
+    assert map_reads_of_a_restart(monkeypatch, 2) == map_reads_of_a_restart(monkeypatch, 12)
+
+
+def test_a_restart_finds_the_logs_end_once(monkeypatch):
+    """Before the log is opened, restart checks that it reaches past the master checkpoint, which finds
+    where it ends (every entry of the last file read and checked); opening the log then takes that end
+    instead of reading the last file again."""
+    import minidb.log.end as log_end
+    import minidb.log.manager as log_manager
+    import minidb.pagestore.restart.master as master
+
+    sm = new_sm(frames=8)
+    with sm.transaction() as t:
+        sm.create_rec(t, sm.create_file(t), b"x" * 100)
+    sm.checkpoint()
+    sm.disk.crash(CrashMode.everything())
+    searches = []
+    for module in (log_end, log_manager, master):  # wherever the search is called from
+        real = getattr(module, "scan_end", log_end.scan_end)
+        monkeypatch.setattr(module, "scan_end", lambda *a, _real=real, **k: searches.append(1) or _real(*a, **k),
+                            raising=False)
+    open_again(sm.disk, frames=8)
+    assert len(searches) == 1

@@ -148,8 +148,8 @@ def test_opening_finds_the_log_end_once_and_a_log_cut_before_the_checkpoint_stil
     disk, record = sm.disk, read_master(sm.disk)
     sm.log.close(sync=False)
     calls = []
-    real = master_module.find_end
-    monkeypatch.setattr(master_module, "find_end", lambda d, *env: calls.append(d) or real(d, *env))
+    real = master_module.scan_end
+    monkeypatch.setattr(master_module, "scan_end", lambda d, **env: calls.append(d) or real(d, **env))
     open_again(disk.clone())
     assert calls == []  # the log's opening finds the end; the check before it did not scan again
     with disk.open(file_name(record.end.file)) as f:

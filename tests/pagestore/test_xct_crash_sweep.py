@@ -3,7 +3,7 @@
 import pytest
 
 from minidb.crashtest.pagestore import crash_sweep
-from minidb.crashtest.pagestore_workload import CHKPT_BYTES, FILE_MAX, Runner, run_workload
+from minidb.crashtest.pagestore_workload import CHKPT_BYTES, FILE_MAX, TXN_BYTES, Runner, run_workload
 from minidb.io import CrashMode
 from minidb.log import LogManager
 from minidb.pagestore.restart.master import read_master
@@ -148,6 +148,28 @@ def test_a_restart_reads_at_most_a_checkpoint_interval_of_log_however_long_the_w
             scanned = sum(entry.size for entry in log.scan(None if master is None else master.master))
             log.close()
             assert scanned <= bound, (seed, str(event), scanned, bound)
+
+
+def test_no_transaction_stays_in_flight_for_more_than_a_few_intervals_of_log():
+    """The workload ends every transaction (prepared or not) once TXN_BYTES were logged since it began (after
+    the step that passed it): in long workloads, no transaction's entries span more than that and the
+    largest step. Restart's undo walks each loser back to its first entry, and the check resolves each
+    in-doubt one: so they too read at most that at a crash point, not the workload's history."""
+    spans = []
+    for seed in range(12):
+        workload = run_workload(seed, 48)
+        if workload.log_size is not None:
+            continue  # a bounded log: its first files were scavenged
+        log = LogManager(workload.disk, file_max=FILE_MAX, readonly=True)
+        logged, first, span = 0, {}, {}
+        for entry in log.scan(None):
+            logged += entry.size
+            if entry.txn_id:
+                span[entry.txn_id] = logged - first.setdefault(entry.txn_id, logged - entry.size)
+        log.close()
+        assert max(span.values()) <= TXN_BYTES + workload.largest_step, (seed, max(span.values()))
+        spans += span.values()
+    assert max(spans) > 2 * CHKPT_BYTES  # transactions still live through checkpoints
 
 
 def test_a_crash_during_restart_leaves_what_a_crash_scheduled_in_a_second_restart_would():

@@ -103,7 +103,7 @@ class StoreProperties:
 def drop_tmp_files(files: Any, xcts: Any) -> list[str]:
     """Destroy every TMP file and any TMP store left over, in one committed transaction (what restart does)."""
     volume = files.volume
-    nodes = {stid: volume.store_node(stid.store) for stid in volume.stores()}
+    nodes = volume.store_nodes()
     tmp = [stid for stid, node in nodes.items() if node.flags == StoreFlags.TMP and not node.deleting]
     if not tmp:
         return []

@@ -65,7 +65,7 @@ from dataclasses import dataclass
 
 from minidb import impl
 from minidb.io import Disk
-from minidb.log.end import find_end
+from minidb.log.end import CheckedFile, LogEnd, scan_end
 from minidb.log.files import file_name, log_file_numbers
 from minidb.log.head import read_log_head
 from minidb.log.lsn import LSN, NULL_LSN
@@ -125,13 +125,16 @@ def write_master(disk: Disk, master: LSN, end: LSN) -> MasterRecord:
     return record
 
 
-def check_log_is_whole(disk: Disk, volume_name: str) -> None:
-    """Refuse a log that lost durable entries the volume ``volume_name`` relies on (see the module documentation)."""
+def check_log_is_whole(disk: Disk, volume_name: str) -> tuple[LogEnd, CheckedFile | None]:
+    """Refuse a log that lost durable entries the volume ``volume_name`` relies on (see the module documentation).
+    Returns the log's end as found (:func:`~minidb.log.end.scan_end`), for the log's opening to use."""
     record = check_log_files(disk, volume_name)
-    end = find_end(disk, volume_env_id(disk)).end_lsn  # the volume says which environment's files belong
+    found = scan_end(disk, env_id=volume_env_id(disk))  # the volume says which environment's files belong
+    end = found[0].end_lsn
     if record is not None and record.end >= end:
         raise LogLostError(f"{disk.where(MASTER_FILE)}: the last checkpoint (from {record.master} to {record.end}) "
                            f"lies past the end of the log ({end}): durable log entries are missing")
+    return found
 
 
 def check_log_files(disk: Disk, volume_name: str) -> MasterRecord | None:
@@ -176,14 +179,17 @@ def check_volume_stamp(disk: Disk, record: MasterRecord) -> None:
             f"older copy of the volume; restart would miss the pages written before that checkpoint")
 
 
-def check_volume_and_log(disk: Disk) -> None:
-    """Before a page store's log is opened: its volume and its log must both be there, and the log whole."""
+def check_volume_and_log(disk: Disk) -> tuple[LogEnd, CheckedFile | None] | None:
+    """Before a page store's log is opened: its volume and its log must both be there, and the log whole.
+    Returns the log's end as that check found it (None: no volume, so no check), which the log's opening
+    right after may take instead of searching for it again (nothing is written in between)."""
     volume = volume_file_name(1)
     if disk.exists(volume):
-        check_log_is_whole(disk, volume)
-    elif disk.exists(MASTER_FILE):
+        return check_log_is_whole(disk, volume)
+    if disk.exists(MASTER_FILE):
         raise VolumeCorruptionError(f"{disk.where(volume)}: the volume is missing, but its master checkpoint "
                                     f"record is there: the page store lost its volume")
+    return None
 
 
 #: the check before the storage manager opens the log (restart's opening)

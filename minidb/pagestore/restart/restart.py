@@ -86,9 +86,10 @@ class Restart:
     def opening(disk: Disk) -> Iterator[dict[str, Any]]:
         """Around the storage manager's opening of the volume and its log, and the restart that follows:
         first the volume and the whole log must be there (before the log is opened, which may cut its torn
-        tail). Yields the options to open the log with for restart (none: analysis reads it as it is)."""
-        CHECK_VOLUME_AND_LOG.call(disk)
-        yield {}
+        tail). Yields the options to open the log with for restart: the log's end as that check found it,
+        so that opening does not read the last file again to find it (analysis reads the log as it is)."""
+        end = CHECK_VOLUME_AND_LOG.call(disk)
+        yield {} if end is None else {"opening_end": end}
 
     def analysis(self) -> AnalysisResult:
         self.analysis_result = ANALYSIS_PASS.call(self.log, self.master, self.traces["analysis"])

@@ -38,9 +38,9 @@ class VolumeChecks:
                     problems.append(f"x({self.vid}.{ext}) is free but has pages or links")
                 elif link.owner:
                     owned.setdefault(link.owner, set()).add(ext)
-            in_use = {s.store for s in self.stores()}
-            for snum in sorted(in_use | set(owned)):
-                node = self.store_node(snum)
+            in_use = {stid.store: node for stid, node in self.store_nodes().items()}
+            for snum in sorted(set(in_use) | set(owned)):
+                node = in_use[snum] if snum in in_use else self.store_node(snum)
                 if not node.in_use:
                     problems.append(f"s({self.vid}.{snum}) is unused but owns extents {sorted(owned[snum])}")
                     continue
@@ -84,8 +84,7 @@ class VolumeChecks:
     def dump_stores(self) -> str:
         """The stores in use as text: node fields, extent list, allocated pages."""
         lines = [f"{'store':<9}{'flags':<9}{'deleting':<14}{'first':<9}extents -> allocated pages"]
-        for stid in self.stores():
-            node = self.store_node(stid.store)
+        for stid, node in self.store_nodes().items():
             exts = self._walk(stid.store, node.first_ext)
             pages = [p.page for p in self.store_pages(stid)]
             flags = "|".join(f.name.lower() for f in StoreFlags if f & node.flags) or "-"

@@ -174,12 +174,16 @@ class ExtentAllocation:
         """
         with self._mutex:
             done: list[str] = []
-            for stid in self.stores():
-                node = self.store_node(stid.store)
+            # The maps, read once: a store's repair changes only its own node and its own extents' links
+            # (removing a store frees only its extents), so what is read here stays true for the stores after
+            # it, and for its own extents until it changes them (each link below is changed once at most).
+            links = self.extlinks()
+            owners = self.extents_by_owner(links)
+            for stid, node in self.store_nodes().items():
                 if node.deleting != Deleting.NOT_DELETING or stid.store < 3:
                     continue
-                owned = self.owned_extents(stid.store)
-                chain = self._walk_owned(stid.store, node.first_ext)
+                owned = owners.get(stid.store, [])
+                chain = self._walk_owned(stid.store, links, node.first_ext)
                 if not chain and not owned:
                     self.destroy_store(stid, xct)
                     self.remove_store(stid, xct)
@@ -191,12 +195,12 @@ class ExtentAllocation:
                     done.append(f"{stid}: first extent set to {ExtentId(self.vid, owned[0])}")
                 for i, ext in enumerate(chain):
                     want = chain[i - 1] if i else 0
-                    link = self.extlink(ext)
+                    link = links[ext]
                     if link.prev != want:
                         self._update(self._extmap_pid(ext), SET_EXT_PREV,
                                      {"ext": ext, "prev": want, "old_prev": link.prev}, xct)
                         done.append(f"{stid}: {ExtentId(self.vid, ext)}.prev {link.prev} -> {want}")
-                last = self.extlink(chain[-1])
+                last = links[chain[-1]]  # its prev may have just been set: its next is as read
                 if last.next:
                     self._update(self._extmap_pid(chain[-1]), SET_EXT_NEXT,
                                  {"ext": chain[-1], "next": 0, "old_next": last.next}, xct)

@@ -12,12 +12,14 @@ store node is in range): maps that contradict themselves are a
 never a user error, whatever request met them.
 
 - ``extlink(e)``, ``extlinks()``: one extent's entry, or all of them;
-- ``store_node(s)``, ``stores()``: one store node, or every store in use;
+- ``store_node(s)``, ``stores()``, ``store_nodes()``: one store node, every store in use, or both (a
+  loop over the stores reads each map page once, not once a store);
 - ``store_extents(st)``: the store's extent list, walked from its store node
   (a broken list is a :class:`VolumeCorruptionError` naming the extent);
 - ``owned_extents(s)``: every extent whose owner is store ``s``, by a scan of
   the extent map, whether or not the list reaches it (what removing a store
-  frees, and what the repair after a crash compares with the list);
+  frees, and what the repair after a crash compares with the list); ``extents_by_owner()``, the same
+  for every store from one scan;
 - ``store_pages(st)``, ``is_allocated(pid)``, ``page_allocation(pid)`` (allocated, and its bucket:
   what every record insert asks of its page).
 """
@@ -124,13 +126,18 @@ class VolumeMaps:
 
     def stores(self) -> list[StoreId]:
         """Every store in use (1 and 2 included), by number."""
-        found = []
+        return list(self.store_nodes())
+
+    def store_nodes(self) -> dict[StoreId, StoreNode]:
+        """Every store in use (1 and 2 included) and its node, by number, from one read of each store-map
+        page: what a loop over the stores asks (not :meth:`store_node` per store, a read of its page each)."""
+        found: dict[StoreId, StoreNode] = {}
         for number in self.header.stmap_pages():
-            def read(view: StnodePage) -> list[StoreId]:
+            def read(view: StnodePage) -> list[tuple[StoreId, StoreNode]]:
                 last = min(view.first_store + view.per_page, self.header.num_stores)
-                return [self.stid(s) for s in range(max(1, view.first_store), last)
-                        if self._checked_node(s, view.get(s)).in_use]
-            found += self._read_map(number, read)
+                nodes = [(s, self._checked_node(s, view.get(s))) for s in range(max(1, view.first_store), last)]
+                return [(self.stid(s), node) for s, node in nodes if node.in_use]
+            found.update(self._read_map(number, read))
         return found
 
     def store_extents(self, stid: StoreId) -> list[int]:
@@ -173,14 +180,24 @@ class VolumeMaps:
 
     def owned_extents(self, snum: int) -> list[int]:
         """Every extent owned by store ``snum``, by extent number (a scan of the extent map)."""
-        return [ext for ext, link in enumerate(self.extlinks())
-                if link.owner == snum and ext >= self.header.first_data_ext]
+        return self.extents_by_owner().get(snum, [])
 
-    def _walk_owned(self, snum: int, first_ext: int) -> list[int]:
-        """The list from ``first_ext``, stopping (without complaint) at an extent the store does not own."""
+    def extents_by_owner(self, links: list[Extlink] | None = None) -> dict[int, list[int]]:
+        """Store number -> every extent it owns, by extent number, from one scan of the extent map (or of
+        ``links``, every extlink as :meth:`extlinks` read them; free extents and store 0's are left out):
+        what a loop over the stores asks."""
+        owned: dict[int, list[int]] = {}
+        for ext, link in enumerate(self.extlinks() if links is None else links):
+            if link.owner and ext >= self.header.first_data_ext:
+                owned.setdefault(link.owner, []).append(ext)
+        return owned
+
+    def _walk_owned(self, snum: int, links: list[Extlink], first_ext: int) -> list[int]:
+        """The list from ``first_ext`` in ``links`` (every extlink, as :meth:`extlinks` read them), stopping
+        (without complaint) at an extent the store does not own."""
         exts, ext = [], first_ext
         while ext and ext not in exts and len(exts) <= self.header.num_exts:
-            link = self.extlink(ext)
+            link = links[ext]
             if link.owner != snum:
                 break
             exts.append(ext)

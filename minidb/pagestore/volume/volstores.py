@@ -123,4 +123,4 @@ class StoreLifecycle:
 
     def stores_marked_for_deletion(self) -> list[StoreId]:
         """The stores whose node says DELETING or FREEING_EXTS (what restart searches for)."""
-        return [stid for stid in self.stores() if self.store_node(stid.store).deleting != Deleting.NOT_DELETING]
+        return [stid for stid, node in self.store_nodes().items() if node.deleting != Deleting.NOT_DELETING]

@@ -1,11 +1,12 @@
-"""The check before opening a page store's log, without finding the log's end twice.
+"""The check before opening a page store's log, leaving the search for the log's end to its opening.
 
 The reference :func:`~minidb.pagestore.restart.master.check_volume_and_log`
-finds where the log ends (:func:`~minidb.log.end.find_end`: every entry of the
+finds where the log ends (:func:`~minidb.log.end.scan_end`: every entry of the
 last file read and checksummed) to refuse a log that ends at or before the
-master checkpoint's ``chkpt_end``. The storage manager opens the log right
-after, and opening finds the end again, entry by entry, raising the same
-errors. This twin skips the first search whenever the log *plainly* reaches
+master checkpoint's ``chkpt_end``, and hands that end to the log's opening.
+The fast restart has the opening search instead (it keeps the entries it
+checked, which analysis then reads: ``keep_opening_scan``), so this twin
+skips the check's search whenever the log *plainly* reaches
 past the ``chkpt_end`` (:func:`reaches_past`): the entry lies in a file before
 the last one (only the last file can be torn, the old file is fsynced before
 a new one starts), or the last file's entries up to and including it are
