@@ -51,6 +51,8 @@ groups.start({stand_in!r})
 print(groups.groups[0], flush=True)
 sys.stdin.readline()  # the parent has seen the group alive
 os.kill(os.getpid(), signal.{signal})
+while True:  # Python acts on the signal at its next check, which this loop reaches at once; never ends
+    pass  # the script by itself (its end could come first, and an exit with a KeyboardInterrupt pending is 0)
 """
 
 
@@ -63,7 +65,7 @@ def test_a_python_stopped_by_sigterm_or_ctrl_c_ends_its_groups_on_the_way_out(si
         assert group_alive(pgid)
         child.stdin.write("go\n")
         child.stdin.flush()
-        child.wait()
+        child.wait(timeout=120)
         assert child.returncode == returncode, child.stderr.read()
         assert not group_alive(pgid)
     finally:
