@@ -46,13 +46,14 @@ def test_stop_all_ends_every_group_and_its_children():
 CHILD = """
 import os, signal, sys
 from tests.process_groups import ProcessGroups, group_members
+# Ctrl-C raises KeyboardInterrupt, as in a terminal's Python, even if this one was started with SIGINT ignored
+# (a background job of a shell without job control ignores it, and so would every Python it starts)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 groups = ProcessGroups()
 groups.start({stand_in!r})
 print(groups.groups[0], flush=True)
 sys.stdin.readline()  # the parent has seen the group alive
-os.kill(os.getpid(), signal.{signal})
-while True:  # Python acts on the signal at its next check, which this loop reaches at once; never ends
-    pass  # the script by itself (its end could come first, and an exit with a KeyboardInterrupt pending is 0)
+os.kill(os.getpid(), signal.{signal})  # os.kill acts on a signal to its own process before it returns
 """
 
 
@@ -69,6 +70,8 @@ def test_a_python_stopped_by_sigterm_or_ctrl_c_ends_its_groups_on_the_way_out(si
         assert child.returncode == returncode, child.stderr.read()
         assert not group_alive(pgid)
     finally:
+        if child.poll() is None:
+            child.kill()
         end_if_alive([pgid])
 
 
