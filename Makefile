@@ -5,6 +5,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST := $(BIN)/python -m pytest
+# Python keeps each module it compiles in __pycache__ (its default). Some environments turn that off
+# (PYTHONDONTWRITEBYTECODE), and then every Python the tests start (several hundred: the CLI's, the
+# exercises' meta-tests, notebook kernels) compiles minidb again; here it is always on.
+unexport PYTHONDONTWRITEBYTECODE
 # Jupyter refuses to start as root (containers often run as root) unless told it may.
 LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 

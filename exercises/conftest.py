@@ -21,6 +21,13 @@ fallback for runs in which this conftest is loaded too late to register a
 command-line option (pytest only accepts options from conftests it loads
 before parsing the command line: the rootdir's, and those on the path of a
 command-line argument such as ``exercises/01a_log_end``).
+
+A run that only asks *whether* tests fail (``test_stubs_fail.py`` runs each
+exercise against its stub and every mutant) sets ``MINIDB_EXERCISE_VERDICT_ONLY=1``:
+property-based tests then stop at the first failing example instead of
+shrinking it to the smallest one and explaining it. That saves seconds per
+failing property and changes no verdict; a student's own run keeps shrinking,
+because the smallest failing case is what tells them what is wrong.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ MUTANT = "mutant:"
 DEFAULT_IMPL = "reference"
 ENV_VAR = "MINIDB_IMPL"
 OPTION = "--exercise-impl"
+VERDICT_ONLY = "MINIDB_EXERCISE_VERDICT_ONLY"
 
 _loaded: dict[Path, ModuleType] = {}
 
@@ -70,6 +78,11 @@ def chosen_impl(config: pytest.Config) -> str:
 
 def pytest_configure(config):
     chosen_impl(config)  # a bad $MINIDB_IMPL is a usage error, reported once
+    if os.environ.get(VERDICT_ONLY) == "1":
+        from hypothesis import Phase, settings
+
+        settings.register_profile("verdict-only", phases=[Phase.explicit, Phase.reuse, Phase.generate])
+        settings.load_profile("verdict-only")
 
 
 def pytest_report_header(config):

@@ -20,6 +20,7 @@ If you have solved an exercise in place, its case here fails on purpose:
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import re
 import subprocess
@@ -61,6 +62,8 @@ def run_impl(exercise: Path, which: str) -> subprocess.CompletedProcess:
     # An exercise's tests need none of the installed plugins (nbval, xdist, hypothesis's, Playwright's):
     # not loading them makes each of these runs start in a third of the time.
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    # Only the verdict matters here: a failing property-based test need not be shrunk (conftest.py).
+    env["MINIDB_EXERCISE_VERDICT_ONLY"] = "1"
     command = [sys.executable, "-m", "pytest", os.path.relpath(exercise, ROOT), f"--exercise-impl={which}",
                "-q", "-p", "no:cacheprovider"]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
@@ -124,3 +127,28 @@ def test_each_named_mutant_fails_a_test(exercise, mutant):
         f"{exercise.name}: the mistake {mutant!r} must fail at least one test (and error none), "
         f"but pytest exited with {result.returncode} and {counts}\n{tail}"
     )
+
+
+def test_a_verdict_only_run_does_not_shrink(monkeypatch, pytestconfig):
+    """``run_impl`` asks for the verdict only, and the exercises' set-up then drops hypothesis's shrink
+    and explain phases: a failing property ends at its first failing example (seconds saved per mutant)."""
+    from hypothesis import Phase, settings
+
+    spec = importlib.util.spec_from_file_location("exercises_conftest_under_test", HERE / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    assert conftest.VERDICT_ONLY == "MINIDB_EXERCISE_VERDICT_ONLY"
+    seen = {}
+    monkeypatch.setattr(subprocess, "run", lambda command, **kw: seen.update(kw) or None)
+    run_impl(EXERCISES[0], "student")
+    assert seen["env"].get(conftest.VERDICT_ONLY) == "1"
+
+    previous = settings._current_profile
+    monkeypatch.setenv(conftest.VERDICT_ONLY, "1")
+    try:
+        conftest.pytest_configure(pytestconfig)
+        assert Phase.generate in settings.default.phases and Phase.shrink not in settings.default.phases
+        assert Phase.explain not in settings.default.phases
+    finally:
+        settings.load_profile(previous)
+    assert Phase.shrink in settings.default.phases
