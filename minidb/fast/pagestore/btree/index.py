@@ -35,12 +35,17 @@ from typing import Any
 from minidb.pagestore.btree import index as reference
 from minidb.pagestore.ids import StoreId
 from minidb.pagestore.transactions.locking import NoLocking
+from minidb.pagestore.transactions.xct import Xct, XctState
+
+_ACTIVE = XctState.ACTIVE
 
 
 class IndexManager(reference.IndexManager):
     def lookup(self, xct: Any, stid: StoreId, key: Any) -> list[bytes]:
         xcts = self.xcts
-        xcts.check_active(xct)
+        if type(xct) is not Xct or xct.manager is not xcts or xct.state is not _ACTIVE \
+                or xcts._table.get(xct.txn_id) is not xct:  # check_active's test inline
+            xcts.check_active(xct)  # which says what is wrong
         known = self._known.get(stid) if type(stid) is StoreId else None
         if known is not None and known[0] == (self.directory.changes, xcts.rollbacks) \
                 and known[2].lock_timeout == self.lock_timeout:
@@ -50,4 +55,8 @@ class IndexManager(reference.IndexManager):
         if type(getattr(xcts, "locks", None)) is not NoLocking:
             xcts.lock(xct, stid, "IS", timeout=self.lock_timeout)
         fields = ix.desc.fields  # a descriptor of one field encodes a key as that field does
-        return tree.find(fields[0].encode(key) if len(fields) == 1 else ix.desc.encode(key), xct)
+        if len(fields) != 1:
+            return tree.find(ix.desc.encode(key), xct)
+        if type(key) is bytes and fields[0].kind == "bytes":  # the field's encoding, inline: 00 escaped, 00 00 ends it
+            return tree.find(key.replace(b"\x00", b"\x00\xff") + b"\x00\x00", xct)
+        return tree.find(fields[0].encode(key), xct)

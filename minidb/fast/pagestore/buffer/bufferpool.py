@@ -67,7 +67,15 @@ class BufferPool(reference.BufferPool):
         finally:
             mutex.release()
         if mode is SH and not conditional:  # granted (waiting if need be), and SH sets no recovery LSN
-            frame.latch.acquire(mode)
+            latch = frame.latch
+            lock = latch._lock
+            lock.acquire()
+            if latch._exclusive:  # held EX: the latch's own acquire waits
+                lock.release()
+                latch.acquire(mode)
+            else:  # granted under the latch's lock, as the latch's twin grants it
+                latch._shared += 1
+                lock.release()
             return frame.page
         return self._latch_pinned(frame, mode, conditional)
 
@@ -81,10 +89,17 @@ class BufferPool(reference.BufferPool):
         if frame.pin_count < 1:
             mutex.release()
             return super().unfix(page)  # raises the reference's error
-        if latch.exclusive and not frame.dirty:
+        if latch._exclusive and not frame.dirty:  # the latch's field, not its property's call
             frame.rec_lsn = None  # fixed EX, not changed after all
         frame.failed = False
         frame.pin_count -= 1
         mutex.release()
-        latch.release()
+        lock = latch._lock
+        lock.acquire()
+        if latch.waiting or not latch._shared or latch._exclusive:  # EX, or a waiter to notify: the latch's release
+            lock.release()
+            latch.release()
+        else:  # one SH hold let go under the latch's lock, nobody to notify, as the latch's twin does
+            latch._shared -= 1
+            lock.release()
         return None
