@@ -12,12 +12,17 @@ reading with fewer steps, and nothing else differently:
   and slot 0's level and ``pid0`` read once, then one ``unpack_from`` of the
   slot-table entry per probe and a slice of the record. Each probe makes the
   reference's checks (an entry in use and inside the page, a key inside its
-  entry), with its errors.
+  entry), with its errors. In a unique index's leaf the search stops at a
+  probe that finds the key itself: the leaf holds it once, so the entries
+  before it are the smaller ones and its index is ``bisect_left``'s answer,
+  found about one probe sooner. An interior page's ``bisect_right`` is a
+  ``bisect_left`` of ``sk + 00``, the next byte string, so both loops make one
+  comparison per probe.
 - **the descent without views**: one loop from the root to the leaf, the
   same latches in the same order (SH, the leaf's level in ``mode``, an EX
-  root leaf fixed again), each page checked as the reference's ``_fix``
-  checks it (tag and page id), from the header's bytes. Lookups, inserts and
-  removes ask for no fences, so none are decoded.
+  root leaf fixed again), each page fixed and checked in the loop itself as
+  the reference's ``_fix`` checks it (tag and page id), from the header's
+  bytes. Lookups, inserts and removes ask for no fences, so none are decoded.
 - **one decode of the entry found**: a lookup, an insert and a remove decode
   the entry at the search's position once and use it for the answer, the
   duplicate check and the next key (the reference decodes it for each).
@@ -31,8 +36,8 @@ reading with fewer steps, and nothing else differently:
   locking policy is :class:`~minidb.pagestore.transactions.locking.NoLocking`
   (no lock manager: a single thread, a bench) grants every key-value lock at
   once and holds nothing, so no lock id is built and nothing is asked. The
-  policy is read at each request, so a manager given another one meanwhile
-  is asked again.
+  policy is read at each request (by a unique lookup's hit inline, without
+  the call), so a manager given another one meanwhile is asked again.
 
 Everything else (splits, scans, waits, the next key on the leaves to the
 right, undo) is the reference's code, inherited. The same locks are asked

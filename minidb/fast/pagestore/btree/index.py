@@ -7,8 +7,10 @@ the lock is asked of the transaction manager, which asks its locking policy.
 This twin makes the same steps in the same order in one function, and
 nothing else differently:
 
-- **the transaction checked** by the transaction manager's ``check_active``,
-  with its errors;
+- **the transaction checked** as the transaction manager's ``check_active``
+  checks it (an :class:`~minidb.pagestore.transactions.xct.Xct` of this
+  manager, ACTIVE, in its table), the test inline; a transaction that fails
+  it goes to ``check_active``, for its errors;
 - **the remembered descriptor and tree** used under the reference's own
   condition (the same epoch, directory changes and rollbacks, taken now;
   the same lock timeout); anything else is the reference's ``index_for``,
@@ -19,13 +21,15 @@ nothing else differently:
   at each lookup;
 - **the key encoded** by the descriptor's one field when it has one (the
   first step of :meth:`KeyDescriptor.encode <minidb.pagestore.btree.keydesc.KeyDescriptor.encode>`),
-  with the field's checks and errors.
+  with the field's checks and errors; a ``bytes`` key of a ``bytes`` field
+  inline, as the field escapes it (each zero byte followed by FF, two zero
+  bytes at the end).
 
 Every other operation is the reference's, inherited. The twin keeps nothing
 of its own: what it reads is the reference's memory of descriptors, under
 the reference's rule. ``tests/agreement/scn_btree.py`` and ``scn_xct.py``
-hold it to the reference (a lock manager and none, indexes created and
-destroyed in transactions that roll back).
+hold it to the reference (a lock manager and none, indexes of i4 and of
+bytes keys, indexes created and destroyed in transactions that roll back).
 """
 
 from __future__ import annotations

@@ -27,6 +27,16 @@ the frame itself: the reference's ``_latch_pinned`` would too, and does
 nothing else for it (the latch is granted, waiting if need be, and only an EX
 fix sets a recovery LSN). The agreement scenarios of the page
 store (``scn_forward``, ``scn_restart``) compare the pool's counters.
+
+The SH latch of that fix, and the SH latch a clean unfix lets go, are
+granted and released inline, as the latch's own twin
+(:mod:`minidb.fast.pagestore.buffer.latch`) does, under the latch's lock:
+a latch held EX is asked for by its ``acquire``, which waits; a release
+with a request waiting (to be notified), or of a latch not held SH, is its
+``release``. Safe for the reason that twin gives: its condition shares the
+lock, so a request counted in ``waiting`` is never missed. The latch's
+reference and its twin keep the same fields, so the pool is held to both
+(``scn_buffer``, ``scn_btree``).
 """
 
 from __future__ import annotations
