@@ -12,12 +12,17 @@ reading with fewer steps, and nothing else differently:
   and slot 0's level and ``pid0`` read once, then one ``unpack_from`` of the
   slot-table entry per probe and a slice of the record. Each probe makes the
   reference's checks (an entry in use and inside the page, a key inside its
-  entry), with its errors.
+  entry), with its errors. In a unique index's leaf the search stops at a
+  probe that finds the key itself: the leaf holds it once, so the entries
+  before it are the smaller ones and its index is ``bisect_left``'s answer,
+  found about one probe sooner. An interior page's ``bisect_right`` is a
+  ``bisect_left`` of ``sk + 00``, the next byte string, so both loops make one
+  comparison per probe.
 - **the descent without views**: one loop from the root to the leaf, the
   same latches in the same order (SH, the leaf's level in ``mode``, an EX
-  root leaf fixed again), each page checked as the reference's ``_fix``
-  checks it (tag and page id), from the header's bytes. Lookups, inserts and
-  removes ask for no fences, so none are decoded.
+  root leaf fixed again), each page fixed and checked in the loop itself as
+  the reference's ``_fix`` checks it (tag and page id), from the header's
+  bytes. Lookups, inserts and removes ask for no fences, so none are decoded.
 - **one decode of the entry found**: a lookup, an insert and a remove decode
   the entry at the search's position once and use it for the answer, the
   duplicate check and the next key (the reference decodes it for each).
@@ -31,8 +36,8 @@ reading with fewer steps, and nothing else differently:
   locking policy is :class:`~minidb.pagestore.transactions.locking.NoLocking`
   (no lock manager: a single thread, a bench) grants every key-value lock at
   once and holds nothing, so no lock id is built and nothing is asked. The
-  policy is read at each request, so a manager given another one meanwhile
-  is asked again.
+  policy is read at each request (by a unique lookup's hit inline, without
+  the call), so a manager given another one meanwhile is asked again.
 
 Everything else (splits, scans, waits, the next key on the leaves to the
 right, undo) is the reference's code, inherited. The same locks are asked
@@ -50,7 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minidb.pagestore.btree import btree as reference
-from minidb.pagestore.btree.keyed import CHILD, KEYED_HEADER, KLEN, LEAF_LEVEL, parse_leaf
+from minidb.pagestore.btree.keyed import CHILD, KEYED_HEADER, KLEN, LEAF_LEVEL
 from minidb.pagestore.buffer.latch import EX, SH, LatchMode
 from minidb.pagestore.ids import PageId
 from minidb.pagestore.lock.lockid import LockId
@@ -103,20 +108,24 @@ def search(page: SlottedPage, sk: bytes, unique: bool) -> tuple[int, int, int, i
             end = start + _klen_unpack(buf, offset)[0]
             if end > limit:
                 return _reference_search(page, sk, unique)
-            if buf[start:end] < sk:
+            key = buf[start:end]
+            if key < sk:
                 lo = mid + 1
+            elif key == sk:  # a unique leaf holds a key once: the entries before it are the smaller ones
+                return mid, n, level, pid0
             else:
                 hi = mid
     else:  # the sort key is the rest of the entry: bisect_right past an interior page's child (4 bytes),
-        # bisect_left past a leaf's klen (2 bytes; key + el in an index that is not unique)
-        skip, right = (4, True) if level != LEAF_LEVEL else (2, False)
+        # bisect_left past a leaf's klen (2 bytes; key + el in an index that is not unique). bisect_right is
+        # bisect_left of the next byte string, sk + 00 (x <= sk is x < sk + 00): one comparison for both.
+        skip, bound = (4, sk + b"\x00") if level != LEAF_LEVEL else (2, sk)
         while lo < hi:
             mid = (lo + hi) >> 1
             offset, length = _slot_unpack(buf, slot1 - (mid << 2))
             end = offset + length
             if not offset or end > size:
                 return _reference_search(page, sk, unique)
-            if (buf[offset + skip:end] <= sk) if right else (buf[offset + skip:end] < sk):
+            if buf[offset + skip:end] < bound:
                 lo = mid + 1
             else:
                 hi = mid
@@ -129,7 +138,9 @@ def leaf_at(page: SlottedPage, i: int) -> tuple[bytes, bytes]:
     offset, length = _slot_unpack(buf, len(buf) - FOOTER_SIZE - SLOT_SIZE * (i + 2))
     if not offset:  # the reference's read refuses a free slot
         return reference.KeyedPage(page).leaf(i)
-    return parse_leaf(bytes(buf[offset:offset + length]))
+    data = bytes(buf[offset:offset + length])  # parse_leaf's reading, inline: klen | key | el
+    end = 2 + _klen_unpack(data)[0]
+    return data[2:end], data[end:]
 
 
 @dataclass
@@ -169,36 +180,40 @@ class Tree(reference.Tree):
     def _leaf(self, sk: bytes, mode: LatchMode) -> tuple[SlottedPage, int, int]:
         """The leaf for ``sk`` fixed in ``mode`` (latched as ``descend`` latches), with its position and
         entry count from :func:`search`."""
-        unique, root, bp = self.unique, self.root[2], self._bp  # the root's page number
-        page = self._fix(root, SH)
+        unique, bp = self.unique, self._bp
+        fix, vol, store = bp.fix, self._vol, self._store  # each page fixed and checked inline, as _fix does
+        number, latch = self.root[2], SH  # the root's page number, fixed SH first
+        page = None
         try:
-            i, n, level, pid0 = search(page, sk, unique)
-            while level == LEAF_LEVEL and mode == EX:  # a root leaf: fixed again, EX
-                bp.unfix(page)
-                page = None
-                page = self._fix(root, EX)
+            while True:
+                below = fix(_new_tuple(PageId, (vol, store, number)), latch)
+                buf = below.buf
+                if buf[_TAG_AT] != _BTREE or _PID.unpack_from(buf, _PID_AT) != (vol, store, number):
+                    bp.unfix(below)
+                    below = super()._fix(number, latch)  # fixes it again and raises the reference's error
+                if page is not None:
+                    bp.unfix(page)  # the parent, once its child is latched
+                page = below
                 i, n, level, pid0 = search(page, sk, unique)
                 if level == LEAF_LEVEL:
-                    return page, i, n
-                bp.unfix(page)  # the root grew meanwhile: start again
-                page = None
-                page = self._fix(root, SH)
-                i, n, level, pid0 = search(page, sk, unique)
-            while level != LEAF_LEVEL:
-                buf = page.buf
+                    if latch is mode:
+                        return page, i, n
+                    bp.unfix(page)  # a root leaf fixed SH for an EX descent: fixed again, EX
+                    page, latch = None, EX
+                    continue
+                if latch is not SH:  # the root, fixed EX, grew meanwhile: start again
+                    bp.unfix(page)
+                    page, latch = None, SH
+                    continue
                 slot = len(buf) - FOOTER_SIZE - SLOT_SIZE - (i << 2)  # the slot entry of entry i - 1
                 if i:
                     offset = _slot_unpack(buf, slot)[0]
-                    child = _child_unpack(buf, offset)[0] if offset else _separator(page, i - 1)
+                    number = _child_unpack(buf, offset)[0] if offset else _separator(page, i - 1)
                 else:
-                    child = pid0
+                    number = pid0
                 if i < n and not _slot_unpack(buf, slot - SLOT_SIZE)[0]:
                     _separator(page, i)  # the high fence's entry, which the reference's descent reads
-                below = self._fix(child, mode if level == LEAF_LEVEL + 1 else SH)
-                bp.unfix(page)
-                page = below
-                i, n, level, pid0 = search(page, sk, unique)
-            return page, i, n
+                latch = mode if level == LEAF_LEVEL + 1 else SH
         except BaseException:
             if page is not None:
                 bp.unfix(page)
@@ -213,7 +228,9 @@ class Tree(reference.Tree):
             try:
                 if i < n:
                     found, el = leaf_at(page, i)  # a unique index: the sort key is the key
-                    self._lock(xct, found, "SH")
+                    locks = self.locks  # _lock's test inline: NoLocking grants every request, nothing to ask
+                    if locks is not None and xct is not None and type(getattr(locks, "locks", None)) is not NoLocking:
+                        self._lock(xct, found, "SH")
                     return [el] if found == key else []
                 found = self._next_sk(page, i)
                 self._lock(xct, found, "SH")

@@ -27,6 +27,16 @@ the frame itself: the reference's ``_latch_pinned`` would too, and does
 nothing else for it (the latch is granted, waiting if need be, and only an EX
 fix sets a recovery LSN). The agreement scenarios of the page
 store (``scn_forward``, ``scn_restart``) compare the pool's counters.
+
+The SH latch of that fix, and the SH latch a clean unfix lets go, are
+granted and released inline, as the latch's own twin
+(:mod:`minidb.fast.pagestore.buffer.latch`) does, under the latch's lock:
+a latch held EX is asked for by its ``acquire``, which waits; a release
+with a request waiting (to be notified), or of a latch not held SH, is its
+``release``. Safe for the reason that twin gives: its condition shares the
+lock, so a request counted in ``waiting`` is never missed. The latch's
+reference and its twin keep the same fields, so the pool is held to both
+(``scn_buffer``, ``scn_btree``).
 """
 
 from __future__ import annotations
@@ -67,7 +77,15 @@ class BufferPool(reference.BufferPool):
         finally:
             mutex.release()
         if mode is SH and not conditional:  # granted (waiting if need be), and SH sets no recovery LSN
-            frame.latch.acquire(mode)
+            latch = frame.latch
+            lock = latch._lock
+            lock.acquire()
+            if latch._exclusive:  # held EX: the latch's own acquire waits
+                lock.release()
+                latch.acquire(mode)
+            else:  # granted under the latch's lock, as the latch's twin grants it
+                latch._shared += 1
+                lock.release()
             return frame.page
         return self._latch_pinned(frame, mode, conditional)
 
@@ -81,10 +99,17 @@ class BufferPool(reference.BufferPool):
         if frame.pin_count < 1:
             mutex.release()
             return super().unfix(page)  # raises the reference's error
-        if latch.exclusive and not frame.dirty:
+        if latch._exclusive and not frame.dirty:  # the latch's field, not its property's call
             frame.rec_lsn = None  # fixed EX, not changed after all
         frame.failed = False
         frame.pin_count -= 1
         mutex.release()
-        latch.release()
+        lock = latch._lock
+        lock.acquire()
+        if latch.waiting or not latch._shared or latch._exclusive:  # EX, or a waiter to notify: the latch's release
+            lock.release()
+            latch.release()
+        else:  # one SH hold let go under the latch's lock, nobody to notify, as the latch's twin does
+            latch._shared -= 1
+            lock.release()
         return None
