@@ -20,14 +20,16 @@ If you have solved an exercise in place, its case here fails on purpose:
 from __future__ import annotations
 
 import ast
+import atexit
 import importlib.util
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.forkrun import ForkRunner
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -54,7 +56,7 @@ def summary_counts(output: str) -> dict[str, int]:
 
 
 def run_impl(exercise: Path, which: str) -> subprocess.CompletedProcess:
-    """pytest on one exercise, in a subprocess, against ``which`` (student, reference or mutant:NAME)."""
+    """pytest on one exercise, in a process of its own, against ``which`` (student, reference or mutant:NAME)."""
     env = {k: v for k, v in os.environ.items() if k not in INHERITED}
     # The engine reads the variable too, as soon as a test file imports it: a mutant is the exercises' own
     # notion (the reference with functions replaced), so the engine runs its own code under it.
@@ -64,9 +66,21 @@ def run_impl(exercise: Path, which: str) -> subprocess.CompletedProcess:
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     # Only the verdict matters here: a failing property-based test need not be shrunk (conftest.py).
     env["MINIDB_EXERCISE_VERDICT_ONLY"] = "1"
-    command = [sys.executable, "-m", "pytest", os.path.relpath(exercise, ROOT), f"--exercise-impl={which}",
-               "-q", "-p", "no:cacheprovider"]
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    argv = [os.path.relpath(exercise, ROOT), f"--exercise-impl={which}", "-q", "-p", "no:cacheprovider"]
+    return forked_pytest(env).run(argv, env, timeout=300)
+
+
+_runner: ForkRunner | None = None
+
+
+def forked_pytest(env: dict[str, str]) -> ForkRunner:
+    """The fork server this process's runs go to (tests/forkrun.py: each run a fresh process, without
+    starting Python and importing pytest anew), started at the first run and stopped at exit."""
+    global _runner
+    if _runner is None:
+        _runner = ForkRunner(str(ROOT), env)
+        atexit.register(_runner.close)
+    return _runner
 
 
 def test_there_are_exercises():
@@ -139,7 +153,12 @@ def test_a_verdict_only_run_does_not_shrink(monkeypatch, pytestconfig):
     spec.loader.exec_module(conftest)
     assert conftest.VERDICT_ONLY == "MINIDB_EXERCISE_VERDICT_ONLY"
     seen = {}
-    monkeypatch.setattr(subprocess, "run", lambda command, **kw: seen.update(kw) or None)
+
+    class Runner:
+        def run(self, argv, env, timeout):
+            seen.update(env=env)
+
+    monkeypatch.setitem(globals(), "forked_pytest", lambda env: Runner())
     run_impl(EXERCISES[0], "student")
     assert seen["env"].get(conftest.VERDICT_ONLY) == "1"
 

@@ -17,4 +17,6 @@ if ! "$PYTHON" -m venv .venv 2>/dev/null; then
     rm -rf .venv
     "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[viz,lab,spark,slides,dev]'
+# --no-compile: Python compiles a module when it is first imported (and keeps it, see the Makefile), so
+# only what is used is compiled, not every file of every package (a fifth of the set-up's time).
+.venv/bin/python -m pip install --no-compile --quiet --disable-pip-version-check -c constraints.txt -e '.[viz,lab,spark,slides,dev]'
