@@ -162,7 +162,7 @@ def test_a_verdict_only_run_does_not_shrink(monkeypatch, pytestconfig):
     run_impl(EXERCISES[0], "student")
     assert seen["env"].get(conftest.VERDICT_ONLY) == "1"
 
-    previous = settings._current_profile
+    previous = settings.get_current_profile_name()
     monkeypatch.setenv(conftest.VERDICT_ONLY, "1")
     try:
         conftest.pytest_configure(pytestconfig)
