@@ -186,16 +186,19 @@ def test_a_replica_in_another_process_over_tcp_converges():
         "    replica.pump(timeout=30)\n"
         "print(json.dumps({n: [[k.hex(), v.hex()] for k, v in env.database(n, create=False).items()]\n"
         "                  for n in env.env.database_names()}), flush=True)\n"
+        # the connection stays open until the master has read the acks: a close right behind them would
+        # reach the feeder's next read as an error before its loop sees the last ack counted
+        "sys.stdin.readline()\n"
     )
     child = subprocess.Popen([sys.executable, "-c", script, listener.address, str(master.range.last)],
-                             stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
     try:
         acceptor = HandshakeAcceptor(listener.accept(timeout=30), group, "n1")
         assert acceptor.poll(timeout=30).name == "n2"
         feeder = Feeder(master, acceptor.channel, "n2")
         while feeder.acked_vlsn < last_commit:
             feeder.pump(timeout=30)
-        out, _ = child.communicate(timeout=60)
+        out, _ = child.communicate(input="done\n", timeout=60)
         assert child.returncode == 0
         expected = {n: [[k.hex(), v.hex()] for k, v in items] for n, items in committed(master).items()}
         assert json.loads(out) == expected and feeder.sent == master.range.last
